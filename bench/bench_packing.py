@@ -1,0 +1,57 @@
+"""Benchmarks of the packing and epochs families: one per (configuration,
+method), decision time measured by pytest-benchmark, gap in ``extra_info``.
+
+Run with ``pytest --benchmark`` (``--quick`` for the small suite)."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from instances.registry import get
+from bench.suite import STORE, configs, methods_for
+
+
+def _cases(quick: bool):
+    for cfg in configs(quick):
+        for m in methods_for(cfg.family):
+            yield pytest.param(cfg, m, id=f"{cfg.family}-{cfg.id}-{m}")
+
+
+def pytest_generate_tests(metafunc):
+    if {"cfg", "method"} <= set(metafunc.fixturenames):
+        quick = bool(metafunc.config.getoption("--quick"))
+        metafunc.parametrize(("cfg", "method"), list(_cases(quick)))
+
+
+def test_method(benchmark, cfg, method):
+    insts = cfg.instances()
+    m = get(cfg.family, method)
+    benchmark.group = f"{cfg.family}-{cfg.id}"
+    if m.exact:
+        cycle = itertools.cycle(insts)
+        benchmark.pedantic(lambda inst: STORE.result(cfg, inst, method),
+                           setup=lambda: ((next(cycle),), {}), rounds=len(insts), iterations=1)
+        seconds = [STORE.result(cfg, i, method).seconds for i in insts]
+        STORE.timing[(cfg.id, method)] = float(np.median(seconds))
+    else:
+        STORE.ensure_reference(cfg)
+        for inst in insts:  # checked results (feasibility, value) once per instance
+            STORE.result(cfg, inst, method)
+        cycle = itertools.cycle(insts)
+        rounds = max(20, 10 * len(insts))
+        benchmark.pedantic(m.func, setup=lambda: ((next(cycle),), {}), rounds=rounds, iterations=1,
+                           warmup_rounds=len(insts))
+        STORE.timing[(cfg.id, method)] = float(benchmark.stats.stats.median)
+    gaps = STORE.gaps(cfg, method)
+    vals = np.array([g for g, _, _ in gaps], dtype=float)
+    benchmark.extra_info.update({
+        "family": cfg.family, "config": cfg.id, "method": method, "kind": m.kind,
+        "instances": len(insts),
+        "mean_gap": float(np.nanmean(vals)) if np.isfinite(vals).any() else None,
+        "max_gap": float(np.nanmax(vals)) if np.isfinite(vals).any() else None,
+        "optimal_share": float(np.mean(vals <= 1e-9)),
+        "gap_vs": sorted({k for _, k, _ in gaps}),
+        "statuses": sorted({s for _, _, s in gaps}),
+    })

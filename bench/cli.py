@@ -1,0 +1,193 @@
+"""``epochbench``: generate, solve, score, list, validate, bench."""
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import sys
+from pathlib import Path
+
+from instances import InfeasibleSolution, InstanceError
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _generators():
+    from instances.generators import GENERATORS
+    return GENERATORS
+
+
+def _add_generate(sub) -> None:
+    p = sub.add_parser("generate", help="write a family of instances to a folder",
+                       description="Generate an instance family (deterministic by --seed) into --out: "
+                                   "one JSON file per instance plus manifest.json.")
+    gens = p.add_subparsers(dest="generator", required=True, metavar="GENERATOR")
+    for name, func in _generators().items():
+        doc = (inspect.getdoc(func) or "").split("\n")[0]
+        g = gens.add_parser(name, help=doc, description=inspect.getdoc(func))
+        g.add_argument("--out", required=True, type=Path, help="output folder")
+        for pname, par in inspect.signature(func).parameters.items():
+            if par.kind not in (par.KEYWORD_ONLY, par.POSITIONAL_OR_KEYWORD):
+                continue
+            default = par.default
+            opt = "--" + pname.replace("_", "-")
+            if default is inspect.Parameter.empty:
+                g.add_argument(opt, dest=pname, required=True, help=pname)
+            elif isinstance(default, bool):
+                g.add_argument(opt, dest=pname, action=argparse.BooleanOptionalAction, default=default)
+            elif isinstance(default, (int, float, str)):
+                g.add_argument(opt, dest=pname, type=type(default), default=default,
+                               help=f"default {default}")
+            else:
+                g.add_argument(opt, dest=pname, default=default, type=_literal,
+                               help=f"default {default}")
+
+
+def _literal(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def cmd_generate(args) -> int:
+    from instances import write_family
+    func = _generators()[args.generator]
+    params = {k: v for k, v in vars(args).items()
+              if k in inspect.signature(func).parameters}
+    insts = func(**params)
+    write_family(args.out, insts, generator=args.generator, params=params)
+    print(f"wrote {len(insts)} {args.generator} instance(s) to {args.out}")
+    return 0
+
+
+def cmd_solve(args) -> int:
+    from instances import load_instance
+    from instances.registry import get, solve
+    inst = load_instance(args.file)
+    m = get(inst.kind, args.method)
+    params = {"time_limit": args.time_limit, "threads": args.threads} if m.exact else {}
+    res = solve(inst, args.method, **params)
+    out = res.to_dict()
+    out["instance"] = inst.name
+    if args.json:
+        print(json.dumps(out))
+    else:
+        key = "selected" if inst.kind == "packing" else "bins"
+        print(f"{inst.name}: {args.method} {res.status} value={res.value:g} "
+              f"bound={'-' if res.bound is None else f'{res.bound:g}'} {1000 * res.seconds:.3f} ms")
+        print(f"{key}: {out[key]}")
+    return 0
+
+
+def _instances_from(path: Path):
+    from instances import load_instance, read_family
+    return read_family(path) if path.is_dir() else [load_instance(path)]
+
+
+def cmd_score(args) -> int:
+    from .score import format_table, score, summarize
+    methods = [m for part in args.methods for m in part.split(",") if m]
+    insts = _instances_from(args.dir)
+    table = score(insts, methods, time_limit=args.time_limit, threads=args.threads,
+                  progress=(lambda i, inst: print(f"  [{i}/{len(insts)}] {inst.name}", file=sys.stderr))
+                  if args.verbose else None)
+    out = args.out or (args.dir if args.dir.is_dir() else args.dir.parent) / "scores"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(f"{out}.csv", index=False)
+    table.to_parquet(f"{out}.parquet", index=False)
+    print(format_table(summarize(table)))
+    print(f"wrote {out}.csv and {out}.parquet ({len(table)} rows)")
+    return 0
+
+
+def cmd_list(args) -> int:
+    from instances.registry import methods
+    fams: dict[str, list] = {}
+    for m in methods():
+        fams.setdefault(m.family, []).append(m)
+    for fam, ms in fams.items():
+        print(f"{fam}:")
+        for m in ms:
+            doc = (inspect.getdoc(m.func) or "").split("\n")[0]
+            print(f"  {m.name:<12} {m.kind:<9} {doc}" + ("" if m.origin == "builtin" else f" [{m.origin}]"))
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from .methods import import_function
+    from .validate import validate, verdict_table
+    func = import_function(args.function)
+    v = validate(func, args.family, count=args.count, seed=args.seed, label=args.function,
+                 time_limit=args.time_limit)
+    print(verdict_table(v))
+    for f in v.failures:
+        print(f"FAIL {f}")
+    print("verdict: " + ("PASS" if v.ok else f"FAIL ({len(v.failures)} failing instance(s))"))
+    return 0 if v.ok else 1
+
+
+def cmd_bench(args) -> int:
+    import pytest
+    argv = ["--benchmark", "-q", "-p", "no:cacheprovider", str(PROJECT_ROOT / "bench")]
+    if args.quick:
+        argv.append("--quick")
+    argv += args.pytest_args
+    os.chdir(PROJECT_ROOT)
+    return int(pytest.main(argv))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="epochbench", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    _add_generate(sub)
+
+    s = sub.add_parser("solve", help="solve one instance file with one method")
+    s.add_argument("file", type=Path)
+    s.add_argument("--method", required=True)
+    s.add_argument("--time-limit", type=float, default=10.0, help="seconds, exact methods (default 10)")
+    s.add_argument("--threads", type=int, default=1, help="solver threads, exact methods (default 1)")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+
+    c = sub.add_parser("score", help="score methods on a family folder: CSV, Parquet, summary")
+    c.add_argument("dir", type=Path, help="family folder (or one instance file)")
+    c.add_argument("--methods", nargs="+", required=True, help="comma- or space-separated method names")
+    c.add_argument("--time-limit", type=float, default=10.0)
+    c.add_argument("--threads", type=int, default=1)
+    c.add_argument("--out", type=Path, help="output prefix (default DIR/scores)")
+    c.add_argument("-v", "--verbose", action="store_true")
+
+    sub.add_parser("list", help="registered methods per family")
+
+    v = sub.add_parser("validate", help="check a user's heuristic for feasibility, gap and time")
+    v.add_argument("function", help="MODULE:FUNCTION taking an instance, returning job indices")
+    v.add_argument("--family", default="packing", choices=["packing", "epochs"])
+    v.add_argument("--count", type=int, default=30, help="random instances besides the edge cases")
+    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--time-limit", type=float, default=10.0)
+
+    b = sub.add_parser("bench", help="run the benchmark suite (pytest --benchmark) and print its table")
+    b.add_argument("--quick", action="store_true", help="small sizes and short time limits")
+    b.add_argument("pytest_args", nargs=argparse.REMAINDER, help="more pytest arguments")
+    return p
+
+
+COMMANDS = {"generate": cmd_generate, "solve": cmd_solve, "score": cmd_score, "list": cmd_list,
+            "validate": cmd_validate, "bench": cmd_bench}
+
+
+def main(argv=None) -> int:
+    from .methods import load_all
+    load_all()
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (InstanceError, InfeasibleSolution, KeyError, ValueError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"epochbench {args.command}: error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

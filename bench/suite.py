@@ -1,0 +1,159 @@
+"""The benchmark suite's configurations and its session store.
+
+A configuration is (family, generator, parameters); the suite benchmarks
+every registered method on the instances of every configuration.  Exact
+methods run first, each instance once, and their checked results give the
+reference bound against which every method's gap is measured.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from instances import generators
+from instances.registry import get, names, solve
+
+from .methods import load_all
+from .score import reference
+
+EXACT_ORDER = ("cpsat", "milp-highs", "milp-cbc")
+
+
+@dataclass(frozen=True)
+class Config:
+    family: str
+    generator: str
+    params: tuple  # sorted (key, value) pairs
+    time_limit: float
+
+    @property
+    def id(self) -> str:
+        p = dict(self.params)
+        parts = [self.generator] + [f"{k}{p[k]}" for k in ("k", "dist", "n", "d") if k in p]
+        return "-".join(str(x) for x in parts)
+
+    def instances(self):
+        return _instances(self)
+
+
+_CACHE: dict = {}
+
+
+def _instances(cfg: Config):
+    if cfg not in _CACHE:
+        _CACHE[cfg] = generators.generate(cfg.generator, **dict(cfg.params))
+    return _CACHE[cfg]
+
+
+def configs(quick: bool) -> list[Config]:
+    """Packing: Leinberger K in {2, 4, 8} x uniform/exponential, and LOS, at
+    n = 32, 64, 256 (quick: 32, 64); epochs: seed 000 fig. 1 and VBP n = 20."""
+    sizes = (32, 64) if quick else (32, 64, 256)
+    count = 3 if quick else 8
+    tl = 5.0 if quick else 10.0
+    out = []
+    for k in (2, 4, 8):
+        for dist in ("uniform", "exponential"):
+            for n in sizes:
+                out.append(Config("packing", "leinberger",
+                                  tuple(sorted(dict(n=n, k=k, dist=dist, count=count, seed=1).items())), tl))
+    for n in sizes:
+        out.append(Config("packing", "los", tuple(sorted(dict(n=n, count=count, seed=1).items())), tl))
+    out.append(Config("epochs", "fig1", (), tl))
+    if generators.data_root_exists("vbp"):
+        out.append(Config("epochs", "vbp", tuple(sorted(dict(n=20, d=3, per_class=1 if quick else 2).items())), tl))
+    return out
+
+
+def methods_for(family: str) -> list[str]:
+    """Exact methods first (they set the reference), then heuristics."""
+    load_all()
+    exact = [m for m in EXACT_ORDER if m in names(family, "exact")]
+    exact += [m for m in names(family, "exact") if m not in exact]
+    return exact + names(family, "heuristic")
+
+
+@dataclass
+class Store:
+    results: dict = field(default_factory=dict)  # cfg.id -> inst name -> method -> Result
+    timing: dict = field(default_factory=dict)  # (cfg.id, method) -> median seconds
+    configs: dict = field(default_factory=dict)
+
+    def result(self, cfg: Config, inst, method: str):
+        """Checked result of ``method`` on ``inst`` (solved once per session)."""
+        self.configs[cfg.id] = cfg
+        per = self.results.setdefault(cfg.id, {}).setdefault(inst.name, {})
+        if method not in per:
+            params = {"time_limit": cfg.time_limit, "threads": 1} if get(cfg.family, method).exact else {}
+            per[method] = solve(inst, method, **params)
+        return per[method]
+
+    def ensure_reference(self, cfg: Config) -> None:
+        """Solve every instance with the exact methods not yet run (only
+        needed when a run selects heuristics alone, e.g. with -k)."""
+        for inst in cfg.instances():
+            for m in methods_for(cfg.family):
+                if get(cfg.family, m).exact:
+                    self.result(cfg, inst, m)
+
+    def gaps(self, cfg: Config, method: str) -> list[tuple[float, str, str]]:
+        out = []
+        for inst in cfg.instances():
+            per = self.results.get(cfg.id, {}).get(inst.name, {})
+            if method not in per:
+                continue
+            ref = reference(inst, list(per.values()))
+            r = per[method]
+            g = math.nan if r.status in ("timeout", "infeasible") and not r.decision else _gap(r, ref)
+            out.append((g, ref.kind, r.status))
+        return out
+
+    @property
+    def rows(self) -> list[dict]:
+        rows = []
+        for cid, per_inst in self.results.items():
+            cfg = self.configs[cid]
+            insts = {i.name: i for i in cfg.instances()}
+            for name, per in per_inst.items():
+                inst = insts[name]
+                ref = reference(inst, list(per.values()))
+                for m, r in per.items():
+                    rows.append({"config": cid, "family": cfg.family, "generator": cfg.generator,
+                                 **dict(cfg.params), "instance": name, "method": m,
+                                 "kind": get(cfg.family, m).kind, "value": r.value, "bound": ref.bound,
+                                 "gap": _gap(r, ref), "gap_kind": ref.kind, "status": r.status,
+                                 "seconds": r.seconds})
+        return rows
+
+
+def _gap(r, ref) -> float:
+    from instances import gap
+    if ref.bound is None:
+        return math.nan
+    return gap(r.value, ref.bound)
+
+
+STORE = Store()
+
+
+def summary_table() -> pd.DataFrame:
+    """Per (config, method): mean and max gap, share optimal, median ms.
+
+    Heuristic times are pytest-benchmark medians over rounds cycling through
+    the configuration's instances; exact times are the median of one solve
+    per instance.  ``gap_note`` is ``*`` where some gap is only an upper bound.
+    """
+    df = pd.DataFrame(STORE.rows)
+    out = []
+    for (cid, method), g in df.groupby(["config", "method"], sort=False):
+        gaps = g["gap"].astype(float)
+        t = STORE.timing.get((cid, method), float(np.median(g["seconds"])))
+        out.append({"config": cid, "method": method, "kind": g["kind"].iloc[0], "instances": len(g),
+                    "mean_gap": gaps.mean(), "max_gap": gaps.max(),
+                    "optimal": float((gaps <= 1e-9).mean()),
+                    "median_ms": 1000 * t,
+                    "gap_note": "*" if (g["gap_kind"] != "optimum").any() else ""})
+    return pd.DataFrame(out)

@@ -1,0 +1,141 @@
+"""Validate a user's heuristic: feasibility on edge cases and random instances,
+then gap and time against the exact optimum next to the built-in heuristics.
+
+``epochbench validate MODULE:FUNCTION --family packing`` calls this.  The
+function gets an instance (``capacity``, ``used``, ``demand`` as numpy arrays)
+and returns the indices of the jobs it starts (packing) or a list of bins
+(epochs), or the suite's own :class:`~instances.Result`.
+"""
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from instances import EpochsInstance, InfeasibleSolution, PackingInstance
+from instances.registry import as_result, names
+
+from .score import reference, run_methods
+from instances import gap as _gap
+
+
+def _packing(cap, demand, used=None, name="", **kw) -> PackingInstance:
+    return PackingInstance.build(cap, np.asarray(demand, dtype=np.int64).reshape(-1, len(cap)), used,
+                                 meta={"name": name, "generator": "validate"}, **kw)
+
+
+def packing_edge_cases() -> list[PackingInstance]:
+    """Empty queue, nothing fits, everything fits, K = 1, ties, zero demands,
+    a full machine, and a reservation that forbids the otherwise best choice."""
+    return [
+        _packing([10, 10], [], name="edge-empty-queue"),
+        _packing([10, 10], [[11, 1], [1, 11], [6, 6]], used=[5, 5], name="edge-nothing-fits"),
+        _packing([10, 10], [[1, 2], [2, 1], [3, 3]], name="edge-everything-fits"),
+        _packing([7], [[3], [4], [2], [5], [1]], name="edge-k1"),
+        _packing([8, 8], [[4, 4], [4, 4], [4, 4], [4, 4]], name="edge-ties"),
+        _packing([5, 5, 5], [[0, 0, 0], [5, 5, 5], [0, 1, 0]], name="edge-zero-demand"),
+        _packing([6, 6], [[1, 1], [2, 2]], used=[6, 6], name="edge-machine-full"),
+        _packing([10], [[7], [3], [1], [2], [2]], used=[5], estimate=[4, 5, 6, 4, 2], shadow=28,
+                 extra=[3], now=25, name="edge-reservation-los"),
+    ]
+
+
+def random_packing(count: int, seed: int) -> list[PackingInstance]:
+    """Random queues: K in {1, 2, 4, 8}, n up to 40, a background load, and a
+    reservation on every third instance.  Deterministic in ``seed``."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(count):
+        k = int(rng.choice([1, 2, 4, 8]))
+        n = int(rng.integers(1, 41))
+        cap = rng.integers(8, 101, size=k)
+        demand = (rng.random((n, k)) * cap * rng.uniform(0.1, 0.6)).astype(np.int64)
+        used = (rng.random(k) * cap * 0.5).astype(np.int64)
+        kw = {}
+        if i % 3 == 2:
+            kw = {"shadow": 1.0, "extra": (rng.random(k) * (cap - used)).astype(np.int64),
+                  "runtime_past_shadow": rng.random(n) < 0.5}
+        out.append(_packing(cap, demand, used, name=f"random-{seed}-{i:03d}", **kw))
+    return out
+
+
+def epochs_cases(count: int, seed: int) -> list[EpochsInstance]:
+    rng = np.random.default_rng(seed)
+    out = [EpochsInstance.build([16, 32], [[8, 4], [4, 2], [7, 16], [11, 20], [1, 12], [1, 10]],
+                                meta={"name": "edge-seed000-fig1"}),
+           EpochsInstance.build([5], [[5], [5], [5]], meta={"name": "edge-one-per-epoch"})]
+    for i in range(count):
+        k = int(rng.choice([1, 2, 3]))
+        cap = rng.integers(10, 51, size=k)
+        n = int(rng.integers(2, 13))
+        dem = np.maximum(1, (rng.random((n, k)) * cap * 0.6).astype(np.int64))
+        out.append(EpochsInstance.build(cap, dem, meta={"name": f"random-{seed}-{i:03d}"}))
+    return out
+
+
+@dataclass
+class Verdict:
+    rows: pd.DataFrame
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def _run_user(func, inst, label: str):
+    t0 = time.perf_counter()
+    try:
+        out = func(inst)
+    except Exception as exc:  # the user's bug, reported with the instance
+        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return None, f"{inst.name}: {label} raised {tb}"
+    seconds = time.perf_counter() - t0
+    try:
+        return as_result(inst, label, out, seconds), None
+    except InfeasibleSolution as exc:
+        return None, f"{label} returned an infeasible answer on {exc}"
+    except (TypeError, ValueError) as exc:
+        return None, f"{inst.name}: {label} returned {out!r}, not a decision ({exc})"
+
+
+def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, label: str | None = None,
+             time_limit: float = 10.0, exact: str = "cpsat") -> Verdict:
+    """Run ``func`` and the built-in heuristics of ``family`` on edge cases and
+    ``count`` random instances; check each answer; score against ``exact``."""
+    label = label or getattr(func, "__name__", "candidate")
+    if family == "packing":
+        insts = packing_edge_cases() + random_packing(count, seed)
+    elif family == "epochs":
+        insts = epochs_cases(count, seed)
+    else:
+        raise ValueError(f"validate supports families 'packing' and 'epochs', not {family!r}")
+    builtin = names(family, "heuristic")
+    rows, failures = [], []
+    for inst in insts:
+        ref_results = run_methods(inst, [exact] + builtin, time_limit=time_limit)
+        res, problem = _run_user(func, inst, label)
+        ref = reference(inst, ref_results + ([res] if res is not None else []))
+        if problem:
+            failures.append(problem)
+            rows.append({"instance": inst.name, "method": label, "ok": False, "gap": np.nan, "seconds": np.nan})
+        for r in ([res] if res is not None else []) + ref_results:
+            rows.append({"instance": inst.name, "method": r.method, "ok": True,
+                         "gap": _gap(r.value, ref.bound), "seconds": r.seconds})
+    return Verdict(pd.DataFrame(rows), failures)
+
+
+def verdict_table(v: Verdict) -> str:
+    df = v.rows
+    agg = df.groupby("method", sort=False).agg(
+        instances=("instance", "count"), failures=("ok", lambda s: int((~s.astype(bool)).sum())),
+        mean_gap=("gap", "mean"), max_gap=("gap", "max"),
+        optimal=("gap", lambda g: f"{100 * float((g <= 1e-9).mean()):.0f}%"),
+        median_ms=("seconds", lambda s: f"{1000 * float(np.nanmedian(s)) if s.notna().any() else float('nan'):.3f}"),
+    ).reset_index()
+    for col in ("mean_gap", "max_gap"):
+        agg[col] = agg[col].map(lambda x: "-" if pd.isna(x) else f"{100 * x:.2f}%")
+    return agg.to_string(index=False)

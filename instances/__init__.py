@@ -1,0 +1,9 @@
+"""Problem families, their file formats and generators (see ARCHITECTURE.md)."""
+from .core import InfeasibleSolution, InstanceError, Result, gap
+from .packing import (EpochsInstance, PackingInstance, Reservation, check_epochs, check_packing,
+                      reservation_from_running)
+from .io import check, load_instance, read_family, save_instance, write_family
+
+__all__ = ["InfeasibleSolution", "InstanceError", "Result", "gap", "EpochsInstance", "PackingInstance",
+           "Reservation", "check_epochs", "check_packing", "reservation_from_running", "check",
+           "load_instance", "read_family", "save_instance", "write_family"]

@@ -1,0 +1,198 @@
+"""Packing heuristics: the seeds' worked examples and properties."""
+from itertools import combinations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import heuristics.packing as hp
+from instances import EpochsInstance, PackingInstance, check_packing, reservation_from_running
+from instances.registry import names, solve
+
+FIG1 = [[8, 4], [4, 2], [7, 16], [11, 20], [1, 12], [1, 10]]
+HEURISTICS = ["fcfs", "ff", "bestfit", "worstfit", "bl", "bb", "los"]
+
+
+def fig1():
+    return EpochsInstance.build([16, 32], FIG1, meta={"name": "seed000-fig1"})
+
+
+# ---- seed 000 figure 1 ----------------------------------------------------------
+def test_fig1_fcfs_needs_four_epochs():
+    r = solve(fig1(), "fcfs")
+    assert r.decision == ((0, 1), (2,), (3, 4), (5,))
+    assert r.value == 4
+
+
+def test_fig1_first_fit_needs_three_epochs():
+    r = solve(fig1(), "ff")
+    assert r.decision == ((0, 1, 4, 5), (2,), (3,))
+    assert r.value == 3
+
+
+def test_fig1_first_epoch_loads_match_the_figure():
+    inst = fig1().packing(range(6))
+    assert inst.demand[list(hp.fcfs(inst))].sum(axis=0).tolist() == [12, 6]
+    assert inst.demand[list(hp.first_fit(inst))].sum(axis=0).tolist() == [14, 28]
+
+
+@pytest.mark.parametrize("method", HEURISTICS)
+def test_every_heuristic_solves_fig1_feasibly(method):
+    r = solve(fig1(), method)
+    assert 2 <= r.value <= 4
+
+
+# ---- seed 002 LOS worked example --------------------------------------------------
+TABLE2_UTIL = [
+    [0, 0, 0, 0, 0, 0],
+    [0, 0, 0, 0, 0, 0],
+    [0, 0, 0, 3, 3, 3],
+    [0, 1, 1, 3, 4, 4],
+    [0, 1, 2, 3, 4, 5],
+    [0, 1, 2, 3, 4, 5],
+]
+# the down-left arrows of table 2: selected flags
+TABLE2_SELECTED = [
+    [0, 0, 0, 0, 0, 0],
+    [0, 0, 0, 0, 0, 0],
+    [0, 0, 0, 1, 1, 1],
+    [0, 1, 1, 0, 1, 1],
+    [0, 0, 1, 0, 0, 1],
+    [0, 0, 0, 0, 0, 0],
+]
+LOS_SIZES = [7, 3, 1, 2, 2]
+
+
+def los_instance(**kw):
+    return PackingInstance.build([10], [[s] for s in LOS_SIZES], [5], estimate=[4, 5, 6, 4, 2],
+                                 meta={"name": "seed002-los"}, **kw)
+
+
+def test_los_matrix_equals_table_2():
+    util, sel = hp.los_matrix(LOS_SIZES, 5)
+    assert util.tolist() == TABLE2_UTIL
+    assert sel.astype(int).tolist() == TABLE2_SELECTED
+
+
+def test_los_selects_jobs_2_and_4_for_utilization_5():
+    inst = los_instance()
+    chosen = hp.los(inst)
+    assert sorted(chosen) == [1, 3]  # wj2 and wj4 of the seed, 0-based
+    assert inst.demand[chosen].sum() == 5
+
+
+def test_first_fit_reaches_only_4_on_the_los_example():
+    inst = los_instance()
+    assert hp.first_fit(inst) == [1, 2]
+    assert inst.demand[hp.first_fit(inst)].sum() == 4
+
+
+def test_los_example_shadow_time_is_28():
+    shadow, extra = reservation_from_running([10], [5], [7], [[5]], [3], now=25)
+    assert shadow == 28 and extra.tolist() == [3]
+
+
+def test_los_with_reservation_keeps_the_late_jobs_in_extra():
+    inst = los_instance(shadow=28, extra=[3], now=25)
+    assert inst.reservation.past_shadow.tolist() == [True, True, True, True, False]
+    chosen = hp.los(inst)
+    check_packing(inst, chosen)
+    assert inst.demand[chosen].sum() == 5  # e.g. wj2 (3, late) + wj5 (2, ends before 28)
+    late = [j for j in chosen if inst.reservation.past_shadow[j]]
+    assert inst.demand[late].sum() <= 3
+
+
+# ---- BB and BL (seed 000 section 2.2) ----------------------------------------------
+def test_balance_measure_by_hand():
+    used = np.array([0.5, 0.25])
+    share = np.array([[0.0, 0.25], [0.25, 0.0]])
+    # job 0: (0.5, 0.5) -> max 0.5 / mean 0.5 = 1; job 1: (0.75, 0.25) -> 0.75 / 0.5 = 1.5
+    assert hp.balance_measure(used, share).tolist() == [1.0, 1.5]
+
+
+def test_bb_prefers_the_job_that_balances():
+    # memory is half used; the CPU-heavy job balances, the memory-heavy one does not
+    inst = PackingInstance.build([10, 10], [[1, 4], [4, 1]], [0, 5], meta={"name": "bb"})
+    assert hp.backfill_balanced(inst, fullness=False)[0] == 1
+    assert hp.first_fit(inst)[0] == 0
+
+
+def test_fullness_lets_a_filling_job_beat_a_better_balanced_small_one():
+    # job 0 balances perfectly but is tiny; job 1 is a bit unbalanced and fills the machine
+    inst = PackingInstance.build([10, 10], [[1, 1], [9, 10]], meta={"name": "full"})
+    assert hp.backfill_balanced(inst, fullness=False)[0] == 0
+    assert hp.backfill_balanced(inst, fullness=True)[0] == 1
+
+
+def test_bl_picks_a_job_whose_largest_need_is_the_lowest_resource():
+    # CPU is the least used resource: BL skips the memory-heavy head of the queue
+    inst = PackingInstance.build([10, 10], [[1, 3], [3, 1]], [2, 6], meta={"name": "bl"})
+    assert hp.backfill_lowest(inst, fullness=False)[0] == 1
+    assert hp.window_mismatch(np.array([0.2, 0.6]), np.array([[0.1, 0.3], [0.3, 0.1]]), 1).tolist() == [1.0, 0.0]
+
+
+def test_bl_falls_back_to_first_fit_when_nothing_matches():
+    inst = PackingInstance.build([10, 10], [[1, 3], [2, 4]], [2, 6], meta={"name": "bl2"})
+    assert hp.backfill_lowest(inst, fullness=False) == [0]
+
+
+def test_best_and_worst_fit_pick_largest_and_smallest():
+    inst = PackingInstance.build([10], [[3], [6], [1]], meta={"name": "bf"})
+    assert hp.best_fit(inst)[0] == 1
+    assert hp.worst_fit(inst)[0] == 2
+
+
+# ---- properties on random instances -------------------------------------------------
+@st.composite
+def packing_instances(draw, reservation=None):
+    k = draw(st.integers(1, 3))
+    n = draw(st.integers(0, 9))
+    cap = draw(st.lists(st.integers(1, 12), min_size=k, max_size=k))
+    used = [draw(st.integers(0, c)) for c in cap]
+    demand = [[draw(st.integers(0, c)) for c in cap] for _ in range(n)]
+    kw = {}
+    if reservation if reservation is not None else draw(st.booleans()):
+        kw = dict(shadow=1.0, extra=[draw(st.integers(0, c)) for c in cap],
+                  runtime_past_shadow=[draw(st.booleans()) for _ in range(n)])
+    return PackingInstance.build(cap, np.array(demand, dtype=np.int64).reshape(n, k), used,
+                                 meta={"name": "hyp"}, **kw)
+
+
+def brute_force(inst, objective="utilization"):
+    best = 0.0
+    for r in range(inst.n + 1):
+        for combo in combinations(range(inst.n), r):
+            try:
+                check_packing(inst, combo)
+            except AssertionError:
+                continue
+            best = max(best, inst.value(combo, objective))
+    return best
+
+
+@settings(max_examples=150, deadline=None)
+@given(packing_instances())
+def test_every_heuristic_is_feasible_and_maximal(inst):
+    for m in names("packing", "heuristic"):
+        r = solve(inst, m)  # raises if infeasible
+        if m == "fcfs":
+            assert list(r.decision) == list(range(len(r.decision)))
+            continue
+        rest = [j for j in range(inst.n) if j not in r.decision]
+        for j in rest:  # nothing left could still start
+            with pytest.raises(AssertionError):
+                check_packing(inst, list(r.decision) + [j])
+
+
+@settings(max_examples=150, deadline=None)
+@given(packing_instances())
+def test_los_is_exact_for_one_resource(inst):
+    if inst.k != 1:
+        return
+    assert solve(inst, "los").value == pytest.approx(brute_force(inst))
+
+
+def test_epochs_by_reports_a_job_larger_than_the_machine():
+    inst = EpochsInstance.build([4], [[1], [2]], meta={"name": "e"})
+    with pytest.raises(ValueError):
+        hp.epochs_by(lambda p: [])(inst)
