@@ -13,52 +13,32 @@ from instances import InfeasibleSolution, InstanceError
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
-def _generators():
-    from instances.generators import GENERATORS
-    return GENERATORS
-
-
 def _add_generate(sub) -> None:
+    from instances.generators import GENERATOR_PARAMS, GENERATORS
     p = sub.add_parser("generate", help="write a family of instances to a folder",
                        description="Generate an instance family (deterministic by --seed) into --out: "
                                    "one JSON file per instance plus manifest.json.")
     gens = p.add_subparsers(dest="generator", required=True, metavar="GENERATOR")
-    for name, func in _generators().items():
-        doc = (inspect.getdoc(func) or "").split("\n")[0]
-        g = gens.add_parser(name, help=doc, description=inspect.getdoc(func))
+    for name, func in GENERATORS.items():
+        doc = inspect.getdoc(func) or ""
+        g = gens.add_parser(name, help=doc.split("\n")[0], description=doc)
         g.add_argument("--out", required=True, type=Path, help="output folder")
-        for pname, par in inspect.signature(func).parameters.items():
-            if par.kind not in (par.KEYWORD_ONLY, par.POSITIONAL_OR_KEYWORD):
-                continue
-            default = par.default
+        for pname, par in GENERATOR_PARAMS[name].items():
             opt = "--" + pname.replace("_", "-")
-            if default is inspect.Parameter.empty:
-                g.add_argument(opt, dest=pname, required=True, help=pname)
-            elif isinstance(default, bool):
-                g.add_argument(opt, dest=pname, action=argparse.BooleanOptionalAction, default=default)
-            elif isinstance(default, (int, float, str)):
-                g.add_argument(opt, dest=pname, type=type(default), default=default,
-                               help=f"default {default}")
+            if par.type is bool:
+                g.add_argument(opt, dest=pname, action=argparse.BooleanOptionalAction, default=None,
+                               help=f"{par.help} (default {par.default})")
             else:
-                g.add_argument(opt, dest=pname, default=default, type=_literal,
-                               help=f"default {default}")
-
-
-def _literal(text: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
+                g.add_argument(opt, dest=pname, type=par.type, choices=par.choices, default=None,
+                               help=f"{par.help} (default {par.default})")
 
 
 def cmd_generate(args) -> int:
-    from instances import write_family
-    func = _generators()[args.generator]
-    params = {k: v for k, v in vars(args).items()
-              if k in inspect.signature(func).parameters}
-    insts = func(**params)
-    write_family(args.out, insts, generator=args.generator, params=params)
-    print(f"wrote {len(insts)} {args.generator} instance(s) to {args.out}")
+    from instances.generators import GENERATOR_PARAMS, write_generated
+    params = {k: getattr(args, k) for k in GENERATOR_PARAMS[args.generator]}
+    folder = write_generated(args.generator, args.out, **params)
+    count = len(json.loads((folder / "manifest.json").read_text())["instances"])
+    print(f"wrote {count} {args.generator} instance(s) to {folder}")
     return 0
 
 

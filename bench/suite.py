@@ -63,7 +63,7 @@ def configs(quick: bool) -> list[Config]:
     for n in sizes:
         out.append(Config("packing", "los", tuple(sorted(dict(n=n, count=count, seed=1).items())), tl))
     out.append(Config("epochs", "fig1", (), tl))
-    if generators.data_root_exists("vbp"):
+    if (generators.data_root() / "vbp").is_dir():
         out.append(Config("epochs", "vbp", tuple(sorted(dict(n=20, d=3, per_class=1 if quick else 2).items())), tl))
     return out
 

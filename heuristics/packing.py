@@ -16,154 +16,63 @@ import numpy as np
 from instances.packing import EpochsInstance, PackingInstance
 from instances.registry import register
 
-
-# ---- shared state of a greedy selection ------------------------------------------
-class _Greedy:
-    """Free capacity, remaining extra and the jobs still eligible.
-
-    ``fits()`` is one vectorised test over the whole queue, O(n K).
-    """
-
-    def __init__(self, inst: PackingInstance):
-        self.inst = inst
-        self.demand = inst.demand
-        self.free = inst.free.astype(np.int64).copy()
-        res = inst.reservation
-        self.flag = res.past_shadow if res is not None else None
-        self.extra = res.extra.astype(np.int64).copy() if res is not None else None
-        self.open = np.ones(inst.n, dtype=bool)
-        self.picked: list[int] = []
-
-    def fits(self, start: int = 0) -> np.ndarray:
-        d = self.demand[start:]
-        ok = self.open[start:] & (d <= self.free).all(axis=1)
-        if self.flag is not None:
-            ok &= ~self.flag[start:] | (d <= self.extra).all(axis=1)
-        return ok
-
-    def take(self, j: int) -> None:
-        self.free -= self.demand[j]
-        if self.flag is not None and self.flag[j]:
-            self.extra -= self.demand[j]
-        self.open[j] = False
-        self.picked.append(int(j))
-
-    def shares(self) -> tuple[np.ndarray, np.ndarray]:
-        """(U, R): current machine utilisation per resource and every job's
-        requirement, both as fractions of capacity (seed 000 section 2.2)."""
-        cap = self.inst.capacity.astype(float)
-        safe = np.where(cap > 0, cap, 1.0)
-        used = (self.inst.capacity - self.free) / safe
-        return used, self.demand / safe
+from . import _greedy
 
 
-def _greedy_by_score(inst: PackingInstance, score) -> list[int]:
-    """Repeatedly start the fitting job of lowest ``score(state, candidates)``;
-    ties go to the earlier job in the queue.  O(picks * n K)."""
-    g = _Greedy(inst)
-    while True:
-        cand = np.flatnonzero(g.fits())
-        if cand.size == 0:
-            return g.picked
-        g.take(int(cand[int(np.argmin(score(g, cand)))]))
+# ---- greedy rules (compiled kernel in heuristics/_greedy.py) ---------------------
+def _run(inst: PackingInstance, rule: int, window: int = 1, fullness: bool = True) -> list[int]:
+    res = inst.reservation
+    k = inst.k
+    extra = res.extra.astype(np.int64) if res is not None else np.zeros(k, dtype=np.int64)
+    flag = res.past_shadow.copy() if res is not None else np.zeros(inst.n, dtype=bool)
+    w = min(max(int(window), 1), k)
+    # fresh writable copies: numba compiles read-only arrays as another type
+    picked = _greedy.select(np.array(inst.demand.T, order="C"), inst.capacity.astype(np.float64),
+                            inst.free.astype(np.int64), extra, flag, res is not None, rule, w, bool(fullness))
+    return picked.tolist()
 
 
-# ---- FCFS-family ----------------------------------------------------------------
 @register("packing", "fcfs")
 def fcfs(inst: PackingInstance) -> list[int]:
     """FCFS (seed 002 "Scheduling policies"; seed 000 fig. 1): start jobs in
     queue order and stop at the first one that does not fit.  O(n K)."""
-    g = _Greedy(inst)
-    ok = g.fits()
-    for j in range(inst.n):
-        if not ok[j]:
-            break
-        g.take(j)
-        ok = g.fits()
-    return g.picked
+    return _run(inst, _greedy.FCFS)
 
 
 @register("packing", "ff")
 def first_fit(inst: PackingInstance) -> list[int]:
     """First fit, FCFS/FF (seed 000 section 1): scan the whole queue in order
-    and start every job that fits in what is left.  O(picks * n K)."""
-    g = _Greedy(inst)
-    start = 0
-    while start < inst.n:
-        hit = np.flatnonzero(g.fits(start))
-        if hit.size == 0:
-            break
-        j = start + int(hit[0])
-        g.take(j)
-        start = j + 1
-    return g.picked
-
-
-def _leftover(g: _Greedy, cand: np.ndarray) -> np.ndarray:
-    """Capacity fraction left idle after starting each candidate, summed over K."""
-    used, share = g.shares()
-    return (1.0 - used - share[cand]).sum(axis=1)
+    and start every job that fits in what is left.  O(n K)."""
+    return _run(inst, _greedy.FF)
 
 
 @register("packing", "bestfit")
 def best_fit(inst: PackingInstance) -> list[int]:
     """Best fit, BFit (seed 004 section 3): repeatedly start the job that
-    leaves the smallest fragment (sum over resources of the free share left)."""
-    return _greedy_by_score(inst, _leftover)
+    leaves the smallest fragment, the sum over resources of the capacity
+    share left idle.  O(picks * n K)."""
+    return _run(inst, _greedy.BESTFIT)
 
 
 @register("packing", "worstfit")
 def worst_fit(inst: PackingInstance) -> list[int]:
     """Worst fit, WFit (seed 004 section 3): repeatedly start the job that
-    leaves the largest fragment, i.e. the smallest job first."""
-    return _greedy_by_score(inst, lambda g, cand: -_leftover(g, cand))
-
-
-# ---- resource balancing (seed 000 section 2.2) -----------------------------------
-def _fullness(used: np.ndarray, share: np.ndarray) -> np.ndarray:
-    """Fullness modifier ``1 - sum_i (U_Si + R_Ji) / K``: the average resource
-    availability after starting J (seed 000 section 2.2)."""
-    return 1.0 - (used + share).mean(axis=1)
-
-
-def balance_measure(used: np.ndarray, share: np.ndarray) -> np.ndarray:
-    """BB's max/average balance ``max_i(U_Si + R_Ji) / (sum_i (U_Si + R_Ji) / K)``
-    per candidate row of ``share``; lower is better, 1 is perfect balance
-    (seed 000 section 2.2).  A job that leaves every resource at 0 scores 1."""
-    tot = used + share
-    mean = tot.mean(axis=1)
-    return np.divide(tot.max(axis=1), mean, out=np.ones_like(mean), where=mean > 0)
+    leaves the largest fragment, i.e. the smallest job first.  O(picks * n K)."""
+    return _run(inst, _greedy.WORSTFIT)
 
 
 @register("packing", "bb")
 def backfill_balanced(inst: PackingInstance, fullness: bool = True) -> list[int]:
     """Backfill Balanced, BB (seed 000 section 2.2).
 
-    Repeatedly starts the fitting job with the best (lowest) balance measure,
-    multiplied by the fullness modifier when ``fullness`` is set, so that a
-    job that nearly fills the machine can win over a better-balanced small
-    one.  Ties go to the earlier job.  O(picks * n K).
+    Repeatedly starts the fitting job with the lowest max/average balance
+    measure of U + R (U: machine utilisation, R: the job's requirement, both
+    as capacity shares), multiplied by the fullness modifier 1 - mean(U + R)
+    when ``fullness`` is set, so that a job that nearly fills the machine can
+    win over a better-balanced small one (:func:`heuristics._greedy.balance_score`).
+    Ties go to the earlier job.  O(picks * n K).
     """
-    def score(g, cand):
-        used, share = g.shares()
-        s = balance_measure(used, share[cand])
-        return s * _fullness(used, share[cand]) if fullness else s
-    return _greedy_by_score(inst, score)
-
-
-def window_mismatch(used: np.ndarray, share: np.ndarray, window: int) -> np.ndarray:
-    """Share of each job's ``window`` largest requirements that fall outside the
-    machine's ``window`` least-utilised resources (0 = the job matches).
-
-    For ``window = 1``: 0 if the job's largest requirement is on the least
-    utilised resource, else 1 (ties broken by resource index).
-    """
-    k = used.shape[0]
-    w = min(max(int(window), 1), k)
-    low = np.zeros(k, dtype=bool)
-    low[np.argsort(used, kind="stable")[:w]] = True
-    top = np.argsort(-share, axis=1, kind="stable")[:, :w]
-    return (~low[top]).sum(axis=1) / w
+    return _run(inst, _greedy.BB, fullness=fullness)
 
 
 @register("packing", "bl")
@@ -171,17 +80,14 @@ def backfill_lowest(inst: PackingInstance, window: int = 1, fullness: bool = Tru
     """Backfill Lowest, BL, windowed (seed 000 section 2.2; ``window = 1`` is the
     paper's BL).
 
-    Repeatedly starts the first fitting job whose largest requirements lie on
-    the ``window`` least-utilised resources; if none matches, the one that
-    matches best, then the earliest (so BL degrades to first fit).  With
-    ``fullness`` the score ``(1 + mismatch) * (1 - mean(U + R))`` lets a job
-    that nearly fills the machine win over a better-matching small one.
+    Repeatedly starts the first fitting job whose ``window`` largest
+    requirements lie on the ``window`` least-utilised resources; if none
+    matches, the one that matches best, then the earliest (so BL degrades to
+    first fit).  With ``fullness`` the score ``(1 + mismatch) * (1 - mean(U + R))``
+    lets a job that nearly fills the machine win over a better-matching small
+    one (:func:`heuristics._greedy.lowest_score`).  O(picks * n K (window + 1)).
     """
-    def score(g, cand):
-        used, share = g.shares()
-        s = window_mismatch(used, share[cand], window)
-        return (1.0 + s) * _fullness(used, share[cand]) if fullness else s
-    return _greedy_by_score(inst, score)
+    return _run(inst, _greedy.BL, window=window, fullness=fullness)
 
 
 # ---- LOS dynamic programming (seed 002) ------------------------------------------
@@ -267,22 +173,27 @@ def los(inst: PackingInstance, resource: int = 0) -> list[int]:
     """
     if not 0 <= resource < inst.k:
         raise ValueError(f"resource {resource} out of range for K = {inst.k}")
-    g = _Greedy(inst)
-    fits_alone = g.fits()
-    sizes = np.where(fits_alone, inst.demand[:, resource], 0)
-    free = int(g.free[resource])
-    if inst.reservation is None:
-        chosen = los_trace(sizes, los_matrix(sizes, free)[1])
+    res = inst.reservation
+    free = inst.free.astype(np.int64)
+    extra = res.extra.astype(np.int64) if res is not None else np.zeros(inst.k, dtype=np.int64)
+    flag = res.past_shadow if res is not None else np.zeros(inst.n, dtype=bool)
+    alone = (inst.demand <= free).all(axis=1) & (~flag | (inst.demand <= extra).all(axis=1))
+    sizes = np.where(alone, inst.demand[:, resource], 0)
+    if res is None:
+        chosen = los_trace(sizes, los_matrix(sizes, int(free[resource]))[1])
     else:
-        chosen = los_reserved(sizes, inst.reservation.past_shadow, free,
-                              int(inst.reservation.extra[resource]))
-    for j in chosen:
-        if g.fits(j)[0]:
-            g.take(j)
-    for j in np.flatnonzero(g.fits()):
-        if g.fits(int(j))[0]:
-            g.take(int(j))
-    return g.picked
+        chosen = los_reserved(sizes, flag, int(free[resource]), int(extra[resource]))
+    picked = []
+    for j in chosen:  # K > 1: keep the DP's jobs, in queue order, while they fit
+        d = inst.demand[j]
+        if (d <= free).all() and (not flag[j] or (d <= extra).all()):
+            picked.append(j)
+            free = free - d
+            extra = extra - d if flag[j] else extra
+    rest = np.setdiff1d(np.arange(inst.n), picked)
+    fill = _greedy.select(np.array(inst.demand[rest].T, order="C"), inst.capacity.astype(np.float64),
+                          free, extra, flag[rest], res is not None, _greedy.FF, 1, False)
+    return picked + rest[fill].tolist()
 
 
 # ---- epochs: a packing heuristic applied epoch after epoch ------------------------
@@ -309,3 +220,14 @@ def epochs_by(packer):
 for _name, _f in {"fcfs": fcfs, "ff": first_fit, "bestfit": best_fit, "worstfit": worst_fit,
                   "bl": backfill_lowest, "bb": backfill_balanced, "los": los}.items():
     register("epochs", _name)(epochs_by(_f))
+
+
+def _warm_up() -> None:
+    """Load the compiled kernel once at import, so that the first timed
+    decision does not pay numba's dispatch and cache loading."""
+    tiny = PackingInstance.build([2], [[1]], meta={"name": "warm-up"})
+    for rule in (_greedy.FF, _greedy.BB, _greedy.BL):
+        _run(tiny, rule)
+
+
+_warm_up()

@@ -28,10 +28,9 @@ OBJECTIVES = ("utilization", "count", "profit")
 
 
 def _demand(value, source: str, k: int) -> np.ndarray:
-    arr = np.asarray(value) if not isinstance(value, np.ndarray) else value
     if isinstance(value, (list, tuple)) and len(value) == 0:
-        arr = np.zeros((0, k), dtype=np.int64)
-    demand = int_matrix(arr, "demand", source, ndim=2)
+        value = np.zeros((0, k), dtype=np.int64)
+    demand = int_matrix(value, "demand", source, ndim=2)
     if demand.shape[0] and demand.shape[1] != k:
         raise InstanceError(
             f"{source}: field 'demand' has {demand.shape[1]} resources per job, "

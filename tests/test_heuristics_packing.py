@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import heuristics.packing as hp
+from heuristics import _greedy
 from instances import EpochsInstance, PackingInstance, check_packing, reservation_from_running
 from instances.registry import names, solve
 
@@ -105,9 +106,20 @@ def test_los_with_reservation_keeps_the_late_jobs_in_extra():
 # ---- BB and BL (seed 000 section 2.2) ----------------------------------------------
 def test_balance_measure_by_hand():
     used = np.array([0.5, 0.25])
-    share = np.array([[0.0, 0.25], [0.25, 0.0]])
-    # job 0: (0.5, 0.5) -> max 0.5 / mean 0.5 = 1; job 1: (0.75, 0.25) -> 0.75 / 0.5 = 1.5
-    assert hp.balance_measure(used, share).tolist() == [1.0, 1.5]
+    # job (0, 0.25): U + R = (0.5, 0.5) -> max 0.5 / mean 0.5 = 1
+    assert _greedy.balance_score(used, np.array([0.0, 0.25]), False) == 1.0
+    # job (0.25, 0): (0.75, 0.25) -> 0.75 / 0.5 = 1.5; fullness 1 - 0.5 = 0.5
+    assert _greedy.balance_score(used, np.array([0.25, 0.0]), False) == 1.5
+    assert _greedy.balance_score(used, np.array([0.25, 0.0]), True) == 0.75
+
+
+def test_lowest_score_by_hand():
+    used = np.array([0.2, 0.6])
+    low = np.array([True, False])
+    assert _greedy.lowest_score(used, np.array([0.1, 0.3]), low, 1, False) == 1.0
+    assert _greedy.lowest_score(used, np.array([0.3, 0.1]), low, 1, False) == 0.0
+    # fullness: (1 + 0) * (1 - (0.5 + 0.7) / 2)
+    assert _greedy.lowest_score(used, np.array([0.3, 0.1]), low, 1, True) == pytest.approx(0.4)
 
 
 def test_bb_prefers_the_job_that_balances():
@@ -128,7 +140,6 @@ def test_bl_picks_a_job_whose_largest_need_is_the_lowest_resource():
     # CPU is the least used resource: BL skips the memory-heavy head of the queue
     inst = PackingInstance.build([10, 10], [[1, 3], [3, 1]], [2, 6], meta={"name": "bl"})
     assert hp.backfill_lowest(inst, fullness=False)[0] == 1
-    assert hp.window_mismatch(np.array([0.2, 0.6]), np.array([[0.1, 0.3], [0.3, 0.1]]), 1).tolist() == [1.0, 0.0]
 
 
 def test_bl_falls_back_to_first_fit_when_nothing_matches():

@@ -1,0 +1,137 @@
+"""Compiled kernel of the greedy packing heuristics (FCFS, FF, BFit, WFit, BB, BL).
+
+Measured on n = 256, K = 8 with ~54 jobs started per epoch: the numpy
+version (one vectorised score per pick) took 6.6 ms for BB, about 120 us of
+numpy call overhead per pick; this loop takes a few microseconds per pick.
+One pass per pick over the open jobs; a job that does not fit is closed for
+good, since capacity only shrinks.  O(picks * n * K).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+FCFS, FF, BESTFIT, WORSTFIT, BB, BL = range(6)
+
+
+@njit(cache=True)
+def balance_score(used, share, fullness):
+    """BB score of one job (seed 000 section 2.2): the max/average balance
+    measure ``max_i(U_i + R_i) / (sum_i (U_i + R_i) / K)``, times the fullness
+    modifier ``1 - sum_i (U_i + R_i) / K`` when ``fullness``.  Lower is better."""
+    k = used.shape[0]
+    mx = 0.0
+    sm = 0.0
+    for i in range(k):
+        t = used[i] + share[i]
+        sm += t
+        if t > mx:
+            mx = t
+    bal = mx / (sm / k) if sm > 0 else 1.0
+    return bal * (1.0 - sm / k) if fullness else bal
+
+
+@njit(cache=True)
+def lowest_score(used, share, low, window, fullness):
+    """BL score of one job (seed 000 section 2.2): the share of its ``window``
+    largest requirements that miss the ``window`` least-utilised resources
+    (``low`` flags them); with ``fullness``: ``(1 + mismatch) * (1 - mean(U + R))``.
+    Ties between requirements go to the lower resource index."""
+    k = used.shape[0]
+    taken = np.zeros(k, dtype=np.bool_) if window > 1 else low  # unused when window == 1
+    miss = 0
+    for _ in range(window):
+        best = -1
+        for i in range(k):
+            if not taken[i] and (best < 0 or share[i] > share[best]):
+                best = i
+        if window > 1:
+            taken[best] = True
+        if not low[best]:
+            miss += 1
+    mis = miss / window
+    if not fullness:
+        return mis
+    sm = 0.0
+    for i in range(k):
+        sm += used[i] + share[i]
+    return (1.0 + mis) * (1.0 - sm / k)
+
+
+@njit(cache=True)
+def _fits(dt, j, free, extra, flag, has_res):
+    for i in range(dt.shape[0]):
+        if dt[i, j] > free[i]:
+            return False
+        if has_res and flag[j] and dt[i, j] > extra[i]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def select(dt, capacity, free, extra, flag, has_res, rule, window, fullness):
+    """Jobs started by ``rule``, in pick order.
+
+    ``dt`` is the demand transposed (K x n), ``free`` and ``extra`` (K) are
+    copied, ``flag`` marks jobs running past the shadow time (used only when
+    ``has_res``).  Ties go to the earlier job in the queue.
+    """
+    k, n = dt.shape
+    free = free.copy()
+    extra = extra.copy()
+    scale = np.empty(k)
+    for i in range(k):
+        scale[i] = capacity[i] if capacity[i] > 0 else 1.0
+    share = np.empty(k)
+    used = np.empty(k)
+    low = np.zeros(k, dtype=np.bool_)
+    alive = np.ones(n, dtype=np.bool_)
+    picked = np.empty(n, dtype=np.int64)
+    m = 0
+    start = 0
+    while True:
+        for i in range(k):
+            used[i] = (capacity[i] - free[i]) / scale[i]
+        if rule == BL:
+            order = np.argsort(used, kind="mergesort")
+            low[:] = False
+            for i in range(window):
+                low[order[i]] = True
+        best = -1
+        best_s = np.inf
+        for j in range(start, n):
+            if not alive[j]:
+                continue
+            if not _fits(dt, j, free, extra, flag, has_res):
+                alive[j] = False
+                if rule == FCFS:
+                    return picked[:m]
+                continue
+            if rule == FCFS or rule == FF:
+                best = j
+                break
+            for i in range(k):
+                share[i] = dt[i, j] / scale[i]
+            if rule == BB:
+                s = balance_score(used, share, fullness)
+            elif rule == BL:
+                s = lowest_score(used, share, low, window, fullness)
+            else:
+                left = 0.0
+                for i in range(k):
+                    left += 1.0 - used[i] - share[i]
+                s = left if rule == BESTFIT else -left
+            if s < best_s:
+                best_s = s
+                best = j
+        if best < 0:
+            return picked[:m]
+        for i in range(k):
+            free[i] -= dt[i, best]
+            if has_res and flag[best]:
+                extra[i] -= dt[i, best]
+        alive[best] = False
+        picked[m] = best
+        m += 1
+        if rule == FCFS or rule == FF:
+            start = best + 1

@@ -1,0 +1,533 @@
+"""Instance generators and readers for the ``packing`` and ``epochs`` families.
+
+=============  ========================================================  ============
+name           what                                                      seed
+=============  ========================================================  ============
+leinberger     K-resource packing at one epoch; K-extended Feitelson      000 §3.1
+               workload, background load from running jobs
+los            one-resource packing on N processors, blocked head with    002 (LOS)
+               a shadow-time reservation derived from the running jobs
+los-example    the LOS worked example (N=10, t=25)                        002 table 2
+fig1           the 6-job, 16 CPU / 32 GB example (UNC needs 2 epochs)     000 fig. 1
+vbp            VPSolver vector-bin-packing files of ``data_root()/vbp``   data README
+=============  ========================================================  ============
+
+Every generator takes keyword-only parameters with defaults (listed in
+:data:`GENERATOR_PARAMS`) and returns a list of instances.  Randomness flows
+from ``numpy.random.default_rng(seed)``: instance ``i`` of a call uses the
+``i``-th generator of ``rng.spawn(count)``, so it does not depend on ``count``.
+
+Distribution choices (seed 000 §3.1 names the model, not its numbers):
+
+* Job size (processors) on a machine of P processors: Feitelson 1996 model,
+  a harmonic distribution of order 1.5 (P(s) ~ s**-1.5, s = 1..P), then a
+  fraction ``p_pow2`` (default 0.75) of every size's mass is moved to the
+  nearest power of two in log2 (capped at the largest power of two <= P).
+  Seed 000 gives no numbers for Feitelson's hand-tuning; 0.75 is our choice,
+  close to the Lublin-Feitelson (2003) model, which puts 67 % of parallel
+  batch jobs on powers of two.  With P = 128: 41 % of jobs are serial, 91 %
+  powers of two (serial included), mean size 8.9.
+* Runtime (Leinberger estimates): two-branch hyperexponential, means 300 s
+  and 7200 s, the long branch taken with probability 0.1 + 0.8 log2(s)/log2(P):
+  Feitelson's "weak correlation" of runtime with size.  Whole seconds, >= 1.
+* K requirements (seed 000 §3.1 item 2): K draws uniform on (0, 1] or
+  exponential (mean 1), divided by their maximum (``norm="max"``, default:
+  the largest requirement is exactly the job's share s/P, so nothing exceeds
+  capacity) or by their mean (``norm="mean"``: the average share is s/P and
+  requirements above capacity are capped at capacity and counted in
+  ``meta["capped"]`` / ``meta["capped_running"]``); then
+  ``ceil(share * capacity)`` units, at least 1.
+* LOS estimates: log-uniform between 1 min and 24 h, whole seconds.
+"""
+from __future__ import annotations
+
+import csv
+import inspect
+import math
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from .core import InstanceError
+from .data import data_root
+from .io import write_family
+from .packing import EpochsInstance, PackingInstance, reservation_from_running
+
+__all__ = ["data_root", "feitelson_size_pmf", "draw_sizes", "feitelson_runtimes", "k_requirements",
+           "leinberger", "los", "los_example", "fig1", "load_vbp", "vbp_family", "GENERATORS",
+           "GENERATOR_PARAMS", "Param", "generate", "resolved_params", "write_generated"]
+
+DISTS = ("uniform", "exponential")
+NORMS = ("max", "mean")
+LOAD_RANGE = (0.3, 0.8)
+
+
+# ---- workload model pieces ---------------------------------------------------------
+def feitelson_size_pmf(processors: int, p_pow2: float = 0.75, order: float = 1.5) -> np.ndarray:
+    """Probabilities of job sizes 1..processors (index s-1): harmonic of order
+    ``order`` (Feitelson 1996), with a share ``p_pow2`` of each size's mass moved
+    to the nearest power of two (log2 scale, at most the largest one <= P)."""
+    s = np.arange(1, processors + 1)
+    h = s.astype(float) ** -order
+    h /= h.sum()
+    top = 1 << (int(processors).bit_length() - 1)
+    nearest = np.minimum(np.exp2(np.round(np.log2(s))), top).astype(np.int64)
+    pmf = (1 - p_pow2) * h + p_pow2 * np.bincount(nearest - 1, weights=h, minlength=processors)
+    return pmf / pmf.sum()
+
+
+def draw_sizes(rng: np.random.Generator, pmf: np.ndarray, count: int, low: int = 1,
+               high: int | None = None) -> np.ndarray:
+    """``count`` sizes from ``pmf`` restricted to ``low..high`` (renormalised)."""
+    high = len(pmf) if high is None else high
+    p = pmf[low - 1:high]
+    if high < low or p.sum() <= 0:
+        raise ValueError(f"no job size in {low}..{high}")
+    return rng.choice(np.arange(low, high + 1), size=count, p=p / p.sum()).astype(np.int64)
+
+
+def feitelson_runtimes(rng: np.random.Generator, sizes, processors: int, short: float = 300.0,
+                       long: float = 7200.0) -> np.ndarray:
+    """Runtimes weakly correlated with size: hyperexponential, long branch with
+    probability 0.1 + 0.8 log2(s)/log2(P); whole seconds, at least 1."""
+    sizes = np.asarray(sizes, dtype=float)
+    p_long = 0.1 + 0.8 * np.log2(sizes) / max(math.log2(processors), 1.0)
+    mean = np.where(rng.random(sizes.shape) < p_long, long, short)
+    return np.maximum(np.ceil(rng.exponential(mean)), 1.0)
+
+
+def k_requirements(rng: np.random.Generator, sizes, processors: int, capacity, dist: str = "uniform",
+                   norm: str = "max") -> tuple[np.ndarray, np.ndarray]:
+    """Seed 000 §3.1 item 2: K draws per job (uniform (0,1] or exponential mean 1),
+    normalised by their max or mean, scaled by size/processors, in resource units
+    ``ceil(share * capacity)`` (>= 1).  Returns ``(demand, capped)``: values above
+    capacity are set to capacity and ``capped[j]`` counts them (only with "mean")."""
+    _choice("dist", dist, DISTS)
+    _choice("norm", norm, NORMS)
+    cap = np.asarray(capacity, dtype=np.int64)
+    shape = (len(sizes), len(cap))
+    r = 1.0 - rng.random(shape) if dist == "uniform" else rng.exponential(1.0, shape)
+    scale = r.max(axis=1, keepdims=True) if norm == "max" else r.mean(axis=1, keepdims=True)
+    share = r / scale * (np.asarray(sizes, dtype=float) / processors)[:, None]
+    raw = np.maximum(np.ceil(share * cap), 1).astype(np.int64)
+    return np.minimum(raw, cap), (raw > cap).sum(axis=1)
+
+
+def _fill(rng, target, draw, batch: int = 32, max_misses: int = 32):
+    """Background load: draw running jobs (``draw(rng, m) -> (demand, capped)``)
+    and keep each that fits under ``target`` on every resource, until
+    ``max_misses`` draws in a row do not fit.  Returns (used, rows, capped)."""
+    used = np.zeros(len(target), dtype=np.int64)
+    rows, capped, misses = [], 0, 0
+    while misses < max_misses:
+        demand, cap_count = draw(rng, batch)
+        for d, c in zip(demand, cap_count):
+            if np.all(used + d <= target):
+                used += d
+                rows.append(d)
+                capped += int(c)
+                misses = 0
+            else:
+                misses += 1
+                if misses >= max_misses:
+                    break
+    return used, np.asarray(rows, dtype=np.int64).reshape(-1, len(target)), capped
+
+
+def _log_uniform(rng, lo: float, hi: float, count: int) -> np.ndarray:
+    return np.round(np.exp(rng.uniform(math.log(lo), math.log(hi), count)))
+
+
+# ---- parameter checks ----------------------------------------------------------------
+def _int(name, value, lo):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+        raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
+    return int(value)
+
+
+def _choice(name, value, choices):
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def _fraction(name, value, lo=0.0):
+    if value is not None and not (lo <= float(value) <= 1.0):
+        raise ValueError(f"{name} must lie in [{lo}, 1], got {value!r}")
+    return None if value is None else float(value)
+
+
+def _capacity(capacity, k):
+    cap = [int(capacity)] * k if np.isscalar(capacity) else [int(c) for c in capacity]
+    if len(cap) != k or min(cap) < 1:
+        raise ValueError(f"capacity must be a positive integer or {k} positive integers, got {capacity!r}")
+    return np.asarray(cap, dtype=np.int64)
+
+
+def _children(seed, count):
+    return np.random.default_rng(seed).spawn(count)
+
+
+# ---- leinberger (seed 000 section 3.1) -------------------------------------------------
+def leinberger(*, n: int = 64, k: int = 4, dist: str = "uniform", count: int = 10, seed: int = 0,
+               capacity=1000, processors: int = 128, load: float | None = None, norm: str = "max",
+               p_pow2: float = 0.75) -> list[PackingInstance]:
+    """Packing instances of one scheduling epoch, seed 000 §3.1 workload.
+
+    A queue of ``n`` jobs (row order = queue order), each with K requirements
+    from its Feitelson size (see the module docstring) and a runtime estimate;
+    ``used`` comes from running jobs of the same model kept while they fit under
+    ``floor(load * capacity)`` on every resource (``load`` default: uniform
+    0.3..0.8 per instance).  ``meta`` adds ``size`` (processors per queued job),
+    ``load``, ``running`` (count), ``capped``, ``capped_running``.
+    Cost O(count * (n + running) * K).
+    """
+    n, k, count, seed = _int("n", n, 0), _int("k", k, 1), _int("count", count, 0), _int("seed", seed, 0)
+    processors = _int("processors", processors, 1)
+    _choice("dist", dist, DISTS)
+    _choice("norm", norm, NORMS)
+    load, p_pow2 = _fraction("load", load), _fraction("p_pow2", p_pow2)
+    cap = _capacity(capacity, k)
+    params = dict(n=n, k=k, dist=dist, count=count, seed=seed, capacity=np.asarray(capacity).tolist(),
+                  processors=processors, load=load, norm=norm, p_pow2=p_pow2)
+    pmf = feitelson_size_pmf(processors, p_pow2)
+
+    def jobs(rng, m):
+        sizes = draw_sizes(rng, pmf, m)
+        return (sizes, *k_requirements(rng, sizes, processors, cap, dist, norm))
+
+    out = []
+    for i, rng in enumerate(_children(seed, count)):
+        sizes, demand, capped = jobs(rng, n)
+        estimate = feitelson_runtimes(rng, sizes, processors)
+        frac = rng.uniform(*LOAD_RANGE) if load is None else load
+        used, running, capped_run = _fill(rng, np.floor(frac * cap), lambda r, m: jobs(r, m)[1:])
+        name = f"leinberger-K{k}-{dist}-n{n}-s{seed:04d}-{i:03d}"
+        meta = dict(name=name, family="packing", generator="leinberger", params=params, seed=seed,
+                    index=i, processors=processors, size=sizes.tolist(), load=float(frac),
+                    running=len(running), capped=int(capped.sum()), capped_running=capped_run)
+        out.append(PackingInstance.build(cap, demand, used, estimate=estimate, meta=meta, source=name))
+    return out
+
+
+# ---- LOS (seed 002) ------------------------------------------------------------------------
+def los(*, n: int = 32, count: int = 10, seed: int = 0, machine: int = 320, load: float | None = None,
+        p_block: float = 0.5, now: float = 0.0, p_pow2: float = 0.75, est_min: float = 60.0,
+        est_max: float = 86400.0) -> list[PackingInstance]:
+    """LOS epochs (seed 002, "Notations" and "Freedom from starvation").
+
+    A machine of ``machine`` processors (K = 1) runs jobs (size, remaining
+    time) filling up to ``floor(load * machine)``; ``n`` waiting jobs have
+    Feitelson sizes on ``machine`` and log-uniform estimates in
+    ``[est_min, est_max]`` s.  With probability ``p_block`` the head's size is
+    redrawn above the free capacity, otherwise within it (when possible).  A
+    blocked head gets the reservation of
+    :func:`~instances.packing.reservation_from_running` at time ``now``; flags
+    follow ``now + estimate > shadow``.  ``meta["running"]`` holds the running
+    jobs' ``size`` and ``remaining`` so the reservation can be rederived.
+    """
+    n, count, machine = _int("n", n, 1), _int("count", count, 0), _int("machine", machine, 1)
+    seed = _int("seed", seed, 0)
+    load, p_block, p_pow2 = _fraction("load", load), _fraction("p_block", p_block), _fraction("p_pow2", p_pow2)
+    if not 0 < est_min <= est_max:
+        raise ValueError(f"need 0 < est_min <= est_max, got {est_min!r}, {est_max!r}")
+    params = dict(n=n, count=count, seed=seed, machine=machine, load=load, p_block=p_block,
+                  now=float(now), p_pow2=p_pow2, est_min=float(est_min), est_max=float(est_max))
+    pmf = feitelson_size_pmf(machine, p_pow2)
+    cap = np.array([machine], dtype=np.int64)
+    out = []
+    for i, rng in enumerate(_children(seed, count)):
+        sizes = draw_sizes(rng, pmf, n)
+        estimate = _log_uniform(rng, est_min, est_max, n)
+        frac = rng.uniform(*LOAD_RANGE) if load is None else load
+        used, running, _ = _fill(rng, np.floor([frac * machine]),
+                                 lambda r, m: (draw_sizes(r, pmf, m)[:, None], np.zeros(m, int)))
+        remaining = np.ceil((1.0 - rng.random(len(running))) * _log_uniform(rng, est_min, est_max, len(running)))
+        free = int(machine - used[0])
+        want_block = rng.random() < p_block
+        if want_block and free < machine:
+            sizes[0] = draw_sizes(rng, pmf, 1, low=free + 1)[0]
+        elif not want_block and free >= 1:
+            sizes[0] = draw_sizes(rng, pmf, 1, high=free)[0]
+        name = f"los-N{machine}-n{n}-s{seed:04d}-{i:03d}"
+        meta = dict(name=name, family="packing", generator="los", params=params, seed=seed, index=i,
+                    load=float(frac), now=float(now), head_blocked=bool(sizes[0] > free),
+                    running={"size": running[:, 0].tolist(), "remaining": remaining.tolist()})
+        out.append(_los_instance(cap, used, sizes[:, None], estimate, meta, reserve=sizes[0] > free))
+    return out
+
+
+def _los_instance(cap, used, demand, estimate, meta, reserve):
+    kw = {}
+    if reserve:
+        run = meta["running"]
+        shadow, extra = reservation_from_running(cap, used, demand[0], np.asarray(run["size"]).reshape(-1, 1),
+                                                 run["remaining"], meta["now"])
+        kw = dict(shadow=shadow, extra=extra, now=meta["now"])
+    return PackingInstance.build(cap, demand, used, estimate=estimate, meta=meta, source=meta["name"], **kw)
+
+
+def los_example(*, reservation: bool = False) -> PackingInstance:
+    """Seed 002 LOS worked example: N = 10, t = 25, one running job (size 5,
+    rem 3), waiting (size, time) (7,4), (3,5), (1,6), (2,4), (2,2).  With
+    ``reservation`` the blocked head gets shadow 28 and extra 3.  Either way
+    the best start set uses all 5 free processors (utilization 0.5); LOS
+    without reservation starts jobs 2 and 4 (indices 1 and 3)."""
+    name = "los-example-reservation" if reservation else "los-example"
+    meta = dict(name=name, family="packing", generator="los-example", params={"reservation": reservation},
+                seed=None, now=25.0, head_blocked=True, running={"size": [5], "remaining": [3.0]},
+                optimum=0.5, reference={"LOS selected (seed 002 fig. 1)": [1, 3]})
+    return _los_instance(np.array([10]), np.array([5]), np.array([[7], [3], [1], [2], [2]]),
+                         np.array([4.0, 5, 6, 4, 2]), meta, reserve=reservation)
+
+
+# ---- seed 000 figure 1 ---------------------------------------------------------------------
+def fig1() -> EpochsInstance:
+    """Seed 000 figure 1: 16 CPUs / 32 GB, six jobs; UNC needs 2 epochs
+    ({0, 2, 4}, {1, 3, 5}), FCFS 4, FCFS/FF 3."""
+    meta = dict(name="leinberger-fig1", family="epochs", generator="fig1", params={}, seed=None,
+                optimum=2, reference={"FCFS": 4, "FCFS/FF": 3, "UNC": 2})
+    return EpochsInstance.build([16, 32], [[8, 4], [4, 2], [7, 16], [11, 20], [1, 12], [1, 10]],
+                                meta, source="seed 000 figure 1")
+
+
+# ---- VPSolver vector bin packing files ----------------------------------------------------
+SUMMARY_CSV = "Panigrahy_summary_known.csv"
+_VBP_NAME = re.compile(r"class(\d+)_(\d+)_(\d+)_(\d+)$")
+
+
+def _ints(tokens, count, where, what):
+    if len(tokens) != count:
+        raise InstanceError(f"{where}: expected {what}, got {len(tokens)} number(s)")
+    try:
+        return [int(t) for t in tokens]
+    except ValueError:
+        bad = next(t for t in tokens if not re.fullmatch(r"[+-]?\d+", t))
+        raise InstanceError(f"{where}: {bad!r} is not an integer") from None
+
+
+def _parse_vbp(text: str, src: str) -> tuple[list[int], np.ndarray]:
+    """VPSolver format: d; d capacities; item-type count m; m lines of d sizes
+    and a multiplicity.  Blank lines are skipped; every error names the line."""
+    lines = iter([(no, ln.split()) for no, ln in enumerate(text.splitlines(), 1) if ln.strip()])
+
+    def take(what):
+        try:
+            return next(lines)
+        except StopIteration:
+            raise InstanceError(f"{src}: file ends before {what}") from None
+
+    no, tok = take("line 1 (d, the number of resources)")
+    (d,) = _ints(tok, 1, f"{src}: line {no} (d)", "1 number (the number of resources d)")
+    if d < 1:
+        raise InstanceError(f"{src}: line {no} (d): d must be >= 1, got {d}")
+    no, tok = take(f"the {d} capacities")
+    cap = _ints(tok, d, f"{src}: line {no} (capacities)", f"{d} capacities")
+    if min(cap) < 0:
+        raise InstanceError(f"{src}: line {no} (capacities): negative capacity {min(cap)}")
+    head, tok = take("the item-type count")
+    (m,) = _ints(tok, 1, f"{src}: line {head} (item count)", "1 number (the item-type count)")
+    if m < 0:
+        raise InstanceError(f"{src}: line {head} (item count): negative count {m}")
+    rows = []
+    for i in range(1, m + 1):
+        try:
+            no, tok = next(lines)
+        except StopIteration:
+            raise InstanceError(f"{src}: file ends after {i - 1} of the {m} item lines announced "
+                                f"at line {head}") from None
+        where = f"{src}: line {no} (item {i} of {m})"
+        vals = _ints(tok, d + 1, where, f"{d} sizes and a multiplicity")
+        if min(vals[:d]) < 0:
+            raise InstanceError(f"{where}: negative size {min(vals[:d])}")
+        if vals[d] < 0:
+            raise InstanceError(f"{where}: negative multiplicity {vals[d]}")
+        rows.append(vals)
+    extra = next(lines, None)
+    if extra is not None:
+        raise InstanceError(f"{src}: line {extra[0]}: unexpected content after the {m} item lines")
+    arr = np.asarray(rows, dtype=np.int64).reshape(m, d + 1)
+    return cap, np.repeat(arr[:, :d], arr[:, d], axis=0)
+
+
+@lru_cache(maxsize=8)
+def _summary(path: str) -> dict[str, dict]:
+    """instance_name -> {lower_bound, optimum (None for -1), best_known} of the
+    tab-separated Panigrahy summary."""
+    with open(path, newline="") as fh:
+        reader = csv.DictReader(fh, delimiter="\t")
+        missing = {"instance_name", "LB", "OPT"} - set(reader.fieldnames or ())
+        if missing:
+            raise InstanceError(f"{path}: missing column(s) {sorted(missing)}")
+        table = {}
+        for row in reader:
+            try:
+                lb, opt = int(row["LB"]), int(row["OPT"])
+                best = int(row["best_overall"]) if row.get("best_overall") not in (None, "") else -1
+            except (TypeError, ValueError):
+                raise InstanceError(f"{path}: line {reader.line_num}: LB / OPT / best_overall must be "
+                                    f"integers, got {row}") from None
+            table[row["instance_name"]] = {"lower_bound": lb, "optimum": None if opt == -1 else opt,
+                                           "best_known": None if best == -1 else best}
+    return table
+
+
+def _known_values(path: Path) -> dict:
+    for folder in (path.parent, path.parent.parent):
+        csv_path = folder / SUMMARY_CSV
+        if csv_path.is_file():
+            return dict(_summary(str(csv_path.resolve())).get(path.stem, {"optimum": None}))
+    return {"optimum": None}
+
+
+def load_vbp(path) -> EpochsInstance:
+    """One VPSolver ``.vbp`` file as an epochs instance (multiplicities expanded
+    into separate jobs).  ``meta``: name = file stem; ``optimum`` (None where
+    unknown), ``lower_bound`` and ``best_known`` from ``Panigrahy_summary_known.csv``
+    in the file's folder or its parent; class, nominal n and index parsed from
+    names ``classC_n_d_i``.  Raises :class:`InstanceError` naming file and line."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise InstanceError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InstanceError(f"{path}: cannot read ({exc})") from None
+    cap, demand = _parse_vbp(text, str(path))
+    meta = dict(name=path.stem, family="epochs", generator="vbp",
+                params={"file": f"{path.parent.name}/{path.name}"}, seed=None)
+    m = _VBP_NAME.match(path.stem)
+    if m:
+        meta.update(zip(("class", "n_nominal", "d", "index"), map(int, m.groups())))
+    meta.update(_known_values(path))
+    return EpochsInstance.build(cap, demand, meta, source=str(path))
+
+
+def _int_set(value, name):
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [v for v in value.replace(",", " ").split() if v]
+    items = [value] if np.isscalar(value) else list(value)
+    try:
+        return {int(v) for v in items}
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be integers, got {value!r}") from None
+
+
+def vbp_family(*, n: int | None = None, d: int | None = None, classes=None,
+               root: str | None = None, per_class: int | None = None) -> list[EpochsInstance]:
+    """The ``classC_n_d_i.vbp`` files under ``root`` (default ``data_root()/vbp``)
+    filtered by nominal ``n``, ``d`` and ``classes`` (ints, a list, or "1,2,9"),
+    sorted by (class, n, d, i); with ``per_class``, only files ``i < per_class``.
+    Raises :class:`InstanceError` if the folder is missing or nothing matches."""
+    base = Path(root) if root else data_root() / "vbp"
+    if not base.is_dir():
+        raise InstanceError(f"{base}: no VBP data folder (set EPOCHBENCH_DATA; see ../shared/data/README.md)")
+    want = {"class": _int_set(classes, "classes"), "n": _int_set(n, "n"), "d": _int_set(d, "d")}
+    found = []
+    for f in base.glob("class*/*.vbp"):
+        m = _VBP_NAME.match(f.stem)
+        if m:
+            found.append((tuple(map(int, m.groups())), f))
+    picked = sorted((key, f) for key, f in found
+                    if all(s is None or key[j] in s for j, s in enumerate(want.values()))
+                    and (per_class is None or key[3] < per_class))
+    if not picked:
+        have = {k: sorted({key[j] for key, _ in found}) for j, k in enumerate(want)}
+        raise InstanceError(f"{base}: no classC_n_d_i.vbp file for {want}; available: {have}")
+    return [load_vbp(f) for _, f in picked]
+
+
+# ---- registry ------------------------------------------------------------------------
+def _fig1_family() -> list[EpochsInstance]:
+    """Seed 000 figure 1 (one instance)."""
+    return [fig1()]
+
+
+def _los_example_family(*, reservation: bool = False) -> list[PackingInstance]:
+    """Seed 002 LOS worked example (one instance)."""
+    return [los_example(reservation=reservation)]
+
+
+GENERATORS: dict[str, Callable[..., list]] = {
+    "leinberger": leinberger,
+    "los": los,
+    "los-example": _los_example_family,
+    "vbp": vbp_family,
+    "fig1": _fig1_family,
+}
+
+
+class Param(NamedTuple):
+    """One generator parameter, enough for an argparse option."""
+    default: object
+    type: type
+    help: str
+    choices: tuple | None = None
+
+
+_NONE_TYPES = {"load": float, "n": int, "d": int, "classes": str, "root": str, "per_class": int}
+_CHOICES = {"dist": DISTS, "norm": NORMS}
+_HELP = {
+    "n": "queue length (vbp: nominal item count, 20 or 40)",
+    "k": "number of resources K",
+    "dist": "distribution of a job's K requirements (seed 000 §3.1)",
+    "count": "number of instances",
+    "seed": "seed of numpy.random.default_rng",
+    "capacity": "units per resource",
+    "processors": "processors P of the size model",
+    "load": "background load fraction (default: uniform 0.3..0.8 per instance)",
+    "norm": "normalise the K draws by their max or mean",
+    "p_pow2": "share of sizes rounded to a power of two",
+    "machine": "machine size N (processors)",
+    "p_block": "probability that the queue head does not fit",
+    "now": "time of the scheduling epoch",
+    "est_min": "shortest estimate (s)",
+    "est_max": "longest estimate (s)",
+    "d": "number of resources (vbp files)",
+    "classes": "vbp classes, e.g. 1,2,9",
+    "root": "vbp folder (default: data_root()/vbp)",
+    "reservation": "give the blocked head its reservation",
+    "per_class": "vbp: only the first files of each class (i < per_class)",
+}
+
+
+def _params_of(func) -> dict[str, Param]:
+    out = {}
+    for p in inspect.signature(func).parameters.values():
+        if p.kind is inspect.Parameter.KEYWORD_ONLY:
+            typ = _NONE_TYPES[p.name] if p.default is None else type(p.default)
+            out[p.name] = Param(p.default, typ, _HELP.get(p.name, ""), _CHOICES.get(p.name))
+    return out
+
+
+GENERATOR_PARAMS: dict[str, dict[str, Param]] = {name: _params_of(f) for name, f in GENERATORS.items()}
+
+
+def resolved_params(name: str, **params) -> dict:
+    """Defaults of generator ``name`` updated with ``params`` (``None`` values
+    mean "default"); unknown names raise ``ValueError`` listing the known ones."""
+    if name not in GENERATORS:
+        raise ValueError(f"unknown generator {name!r}; known: {', '.join(sorted(GENERATORS))}")
+    spec = GENERATOR_PARAMS[name]
+    unknown = sorted(set(params) - set(spec))
+    if unknown:
+        raise ValueError(f"generator {name!r} has no parameter {', '.join(unknown)}; "
+                         f"it takes: {', '.join(spec) or 'none'}")
+    return {**{k: p.default for k, p in spec.items()}, **{k: v for k, v in params.items() if v is not None}}
+
+
+def generate(name: str, **params) -> list:
+    """Instances of generator ``name`` (see :data:`GENERATORS`)."""
+    full = resolved_params(name, **params)
+    return GENERATORS[name](**full)
+
+
+def write_generated(name: str, out, **params) -> Path:
+    """Generate and write ``out/NAME.json`` plus ``manifest.json``."""
+    full = resolved_params(name, **params)
+    return write_family(out, GENERATORS[name](**full), generator=name, params=full)

@@ -1,0 +1,124 @@
+"""The command line: generate, solve --json, score, list, validate, bad input."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bench.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture(scope="module")
+def family(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fam")
+    assert main(["generate", "leinberger", "--out", str(folder), "--n", "12", "--k", "2",
+                 "--count", "3", "--seed", "5"]) == 0
+    return folder
+
+
+def test_generate_writes_instances_and_manifest(family):
+    manifest = json.loads((family / "manifest.json").read_text())
+    assert manifest["generator"] == "leinberger" and len(manifest["instances"]) == 3
+    for e in manifest["instances"]:
+        assert (family / e["file"]).exists()
+
+
+@pytest.mark.parametrize("method", ["fcfs", "ff", "bestfit", "worstfit", "bl", "bb", "los",
+                                    "cpsat", "milp-cbc", "milp-highs"])
+def test_solve_json_has_the_contract_fields(capsys, family, method):
+    f = sorted(family.glob("leinberger*.json"))[0]
+    code, out, _ = run(capsys, "solve", f, "--method", method, "--json", "--time-limit", "10")
+    assert code == 0
+    d = json.loads(out)
+    for key in ("method", "status", "value", "bound", "seconds", "selected"):
+        assert key in d
+    assert d["method"] == method
+    if method in ("cpsat", "milp-cbc", "milp-highs"):
+        assert d["status"] == "optimal" and d["bound"] == pytest.approx(d["value"])
+
+
+def test_solve_epochs_prints_bins(capsys, tmp_path):
+    assert main(["generate", "fig1", "--out", str(tmp_path)]) == 0
+    f = next(p for p in tmp_path.glob("*.json") if p.name != "manifest.json")
+    capsys.readouterr()
+    code, out, _ = run(capsys, "solve", f, "--method", "cpsat", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["value"] == 2 and len(d["bins"]) == 2
+
+
+def test_score_writes_csv_and_parquet(capsys, family, tmp_path):
+    code, out, _ = run(capsys, "score", family, "--methods", "ff,bb,los,cpsat", "--out", tmp_path / "s")
+    assert code == 0
+    table = pd.read_parquet(tmp_path / "s.parquet")
+    assert set(table["method"]) == {"ff", "bb", "los", "cpsat"} and len(table) == 12
+    assert (table.loc[table.method == "cpsat", "gap"] == 0).all()
+    assert (table["gap"] >= 0).all() and (table["gap_kind"] == "optimum").all()
+    assert pd.read_csv(tmp_path / "s.csv").shape == table.shape
+    assert "mean_gap" in out and "median_ms" in out
+
+
+def test_list_shows_every_family_and_method(capsys):
+    code, out, _ = run(capsys, "list")
+    assert code == 0
+    for name in ("fcfs", "ff", "bestfit", "worstfit", "bl", "bb", "los", "cpsat", "milp-cbc", "milp-highs"):
+        assert f"  {name} " in out
+    assert "packing:" in out and "epochs:" in out
+
+
+@pytest.mark.parametrize("content, field", [
+    ('{"kind": "packing", "capacity": [4, 4], "demand": [[1, 2, 3]]}', "demand"),
+    ('{"kind": "packing", "capacity": [4, 4], "demand": [[1, -2]]}', "demand"),
+    ('{"kind": "packing", "capacity": [4, 4], "used": [5, 0], "demand": [[1, 2]]}', "used"),
+    ('{"kind": "epochs", "capacity": [4, 4], "demand": [[5, 1]]}', "demand"),
+    ('{"kind": "packing", "demand": [[1, 2]]}', "capacity"),
+    ('{"kind": "packing", "capacity": [4], "demand": [[1.5]]}', "demand"),
+    ('{"kind": "packing", "capacity": [4], "demand": [[1], [2, 3]]}', "demand"),
+    ('{"kind": "nope"}', "kind"),
+    ("{not json", "JSON"),
+])
+def test_bad_input_names_file_and_field_and_exits_non_zero(capsys, tmp_path, content, field):
+    f = tmp_path / "bad.json"
+    f.write_text(content)
+    code, out, err = run(capsys, "solve", f, "--method", "ff")
+    assert code != 0 and out == ""
+    assert str(f) in err and field in err
+
+
+def test_validate_builtin_heuristic_passes(capsys):
+    code, out, _ = run(capsys, "validate", "heuristics.packing:backfill_balanced", "--count", "6")
+    assert code == 0 and "verdict: PASS" in out
+
+
+def test_validate_user_heuristic_passes(capsys):
+    code, out, _ = run(capsys, "validate", "sample_heuristics:smallest_first", "--count", "6")
+    assert code == 0 and "verdict: PASS" in out
+
+
+def test_validate_broken_heuristic_fails_naming_the_instance():
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
+    proc = subprocess.run([sys.executable, "-m", "bench.cli", "validate", "sample_heuristics:overcommit",
+                           "--count", "3"], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert proc.returncode != 0
+    assert "verdict: FAIL" in proc.stdout
+    assert "edge-nothing-fits" in proc.stdout and "over-committed" in proc.stdout
+
+
+def test_validate_reports_an_exception_with_the_instance(capsys):
+    code, out, _ = run(capsys, "validate", "sample_heuristics:crashes", "--count", "1")
+    assert code != 0 and "edge-empty-queue" in out and "boom" in out
+
+
+def test_validate_bad_spec_is_a_clear_error(capsys):
+    code, _, err = run(capsys, "validate", "no_such_module:f")
+    assert code != 0 and "no_such_module" in err

@@ -1,0 +1,278 @@
+"""Generators of instances/generators.py: determinism, validity, round trips,
+the seed worked examples (000 fig. 1, 002 LOS) and the VPSolver reader."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from instances import InstanceError, check, load_instance, read_family, reservation_from_running, save_instance
+from instances.generators import (GENERATOR_PARAMS, GENERATORS, data_root, draw_sizes, feitelson_size_pmf,
+                                  fig1, generate, leinberger, load_vbp, los, los_example, resolved_params,
+                                  vbp_family, write_generated)
+
+VBP = data_root() / "vbp"
+needs_vbp = pytest.mark.skipif(not (VBP / "class1").is_dir(),
+                               reason=f"VBP reference data missing at {VBP} (set EPOCHBENCH_DATA)")
+NAME_OK = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
+def arrays(inst):
+    """Every array of an instance, reservation included, for equality checks."""
+    out = {k: getattr(inst, k) for k in ("capacity", "demand", "used", "estimate") if hasattr(inst, k)}
+    res = getattr(inst, "reservation", None)
+    if res is not None:
+        out.update(shadow=np.array(res.shadow), extra=res.extra, past_shadow=res.past_shadow)
+    return out
+
+
+def assert_same(a, b):
+    xa, xb = arrays(a), arrays(b)
+    assert xa.keys() == xb.keys()
+    for key in xa:
+        if xa[key] is None:
+            assert xb[key] is None, key
+        else:
+            np.testing.assert_array_equal(xa[key], xb[key], err_msg=key)
+    assert a.meta == b.meta
+
+
+# ---- size model --------------------------------------------------------------------
+@pytest.mark.parametrize("processors", [1, 100, 128, 320])
+def test_size_pmf_favours_small_and_powers_of_two(processors):
+    pmf = feitelson_size_pmf(processors)
+    s = np.arange(1, processors + 1)
+    assert pmf.shape == (processors,) and np.all(pmf >= 0) and pmf.sum() == pytest.approx(1.0)
+    assert pmf[0] >= min(0.3, pmf.max())              # serial jobs are the most common
+    assert pmf[(s & (s - 1)) == 0].sum() >= 0.75       # mostly powers of two
+
+
+def test_draw_sizes_respects_bounds():
+    rng = np.random.default_rng(0)
+    pmf = feitelson_size_pmf(64)
+    assert draw_sizes(rng, pmf, 500).min() >= 1
+    sizes = draw_sizes(rng, pmf, 200, low=10, high=20)
+    assert sizes.min() >= 10 and sizes.max() <= 20 and sizes.dtype == np.int64
+    with pytest.raises(ValueError):
+        draw_sizes(rng, pmf, 1, low=65)
+
+
+# ---- leinberger ------------------------------------------------------------------------
+def test_leinberger_deterministic_by_seed():
+    a, b = leinberger(n=32, k=4, count=3, seed=7), leinberger(n=32, k=4, count=3, seed=7)
+    for x, y in zip(a, b):
+        assert_same(x, y)
+    c = leinberger(n=32, k=4, count=3, seed=8)
+    assert not np.array_equal(a[0].demand, c[0].demand)
+    assert not np.array_equal(a[0].demand, a[1].demand)
+
+
+def test_leinberger_instance_independent_of_count():
+    few, many = leinberger(n=16, count=2, seed=3), leinberger(n=16, count=5, seed=3)
+    np.testing.assert_array_equal(few[1].demand, many[1].demand)
+    np.testing.assert_array_equal(few[1].used, many[1].used)
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 8])
+@pytest.mark.parametrize("dist", ["uniform", "exponential"])
+def test_leinberger_shapes_and_limits(k, dist):
+    insts = leinberger(n=24, k=k, dist=dist, count=4, seed=1)
+    assert len(insts) == 4
+    for inst in insts:
+        assert inst.demand.shape == (24, k) and inst.demand.dtype == np.int64
+        assert inst.capacity.tolist() == [1000] * k and inst.used.shape == (k,)
+        assert inst.estimate.shape == (24,) and inst.estimate.dtype == float
+        assert np.all(inst.estimate >= 1)
+        assert np.all(inst.demand >= 1) and np.all(inst.demand <= inst.capacity)
+        assert np.all(inst.used <= np.floor(inst.meta["load"] * inst.capacity))
+        assert 0.3 <= inst.meta["load"] <= 0.8
+        assert inst.meta["capped"] == 0 and inst.meta["capped_running"] == 0   # norm="max" never caps
+        # the largest requirement of a job is its processor share of the machine
+        share = np.asarray(inst.meta["size"]) / inst.meta["processors"]
+        np.testing.assert_array_equal(inst.demand.max(axis=1), np.ceil(share * 1000).astype(int))
+        for key in ("name", "family", "generator", "params", "seed"):
+            assert key in inst.meta
+        assert inst.meta["family"] == "packing" and inst.meta["generator"] == "leinberger"
+    names = [i.name for i in insts]
+    assert len(set(names)) == len(names) and all(NAME_OK.match(n) for n in names)
+    assert names[3] == f"leinberger-K{k}-{dist}-n24-s0001-003"
+
+
+def test_leinberger_mean_norm_caps_explicitly():
+    insts = leinberger(n=64, k=8, dist="exponential", norm="mean", count=5, seed=2, load=0.5)
+    assert sum(i.meta["capped"] for i in insts) > 0
+    for inst in insts:
+        assert np.all(inst.demand <= inst.capacity) and inst.meta["load"] == 0.5
+
+
+def test_leinberger_params_and_validation():
+    inst = leinberger(n=8, k=2, count=1, seed=0, capacity=[10, 500], load=0.4)[0]
+    assert inst.capacity.tolist() == [10, 500] and np.all(inst.used <= [4, 200])
+    assert inst.meta["params"]["capacity"] == [10, 500]
+    assert leinberger(n=0, k=3, count=1)[0].demand.shape == (0, 3)
+    for bad in (dict(k=0), dict(dist="normal"), dict(load=1.5), dict(capacity=[5, 5]), dict(seed=-1),
+                dict(norm="median"), dict(n=-1)):
+        with pytest.raises(ValueError):
+            leinberger(count=1, **bad)
+
+
+# ---- LOS (seed 002) ----------------------------------------------------------------------
+def test_los_deterministic_by_seed():
+    a, b, c = los(n=16, count=4, seed=5), los(n=16, count=4, seed=5), los(n=16, count=4, seed=6)
+    for x, y in zip(a, b):
+        assert_same(x, y)
+    assert any(not np.array_equal(x.demand, y.demand) for x, y in zip(a, c))
+
+
+def test_los_reservation_consistent_with_running_jobs():
+    insts = los(n=20, count=40, seed=11, machine=320, now=100.0)
+    blocked = [i for i in insts if i.meta["head_blocked"]]
+    assert 0 < len(blocked) < len(insts)                 # p_block = 0.5
+    for inst in insts:
+        run = inst.meta["running"]
+        assert inst.k == 1 and inst.capacity.tolist() == [320] and inst.demand.shape == (20, 1)
+        assert inst.used[0] == sum(run["size"]) <= 320
+        assert len(run["size"]) == len(run["remaining"]) and min(run["remaining"], default=1) >= 1
+        assert np.all(inst.demand >= 1) and np.all(inst.demand <= 320)
+        assert np.all((60 <= inst.estimate) & (inst.estimate <= 86400))
+        if not inst.meta["head_blocked"]:
+            assert inst.reservation is None and inst.demand[0, 0] <= inst.free[0]
+            continue
+        assert inst.demand[0, 0] > inst.free[0]
+        shadow, extra = reservation_from_running(inst.capacity, inst.used, inst.demand[0],
+                                                 np.reshape(run["size"], (-1, 1)), run["remaining"],
+                                                 inst.meta["now"])
+        assert inst.reservation.shadow == shadow and shadow > 100.0
+        np.testing.assert_array_equal(inst.reservation.extra, extra)
+        np.testing.assert_array_equal(inst.reservation.past_shadow, 100.0 + inst.estimate > shadow)
+
+
+def test_los_example_values():
+    plain = los_example()
+    assert plain.capacity.tolist() == [10] and plain.used.tolist() == [5]
+    assert plain.demand[:, 0].tolist() == [7, 3, 1, 2, 2]
+    assert plain.estimate.tolist() == [4, 5, 6, 4, 2] and plain.reservation is None
+    res = los_example(reservation=True).reservation
+    assert res.shadow == 28 and res.extra.tolist() == [3]
+    assert res.past_shadow.tolist() == [True, True, True, True, False]
+    assert plain.value([1, 3]) == pytest.approx(0.5) == plain.meta["optimum"]
+
+
+def test_fig1():
+    inst = fig1()
+    assert inst.capacity.tolist() == [16, 32]
+    assert inst.demand.tolist() == [[8, 4], [4, 2], [7, 16], [11, 20], [1, 12], [1, 10]]
+    assert inst.meta["optimum"] == 2 and inst.lower_bound() == 2
+    assert inst.value(check(inst, [(0, 2, 4), (1, 3, 5)])) == 2
+
+
+# ---- JSON round trip ------------------------------------------------------------------------
+@pytest.mark.parametrize("make", [
+    lambda: leinberger(n=12, k=4, dist="exponential", count=2, seed=4),
+    lambda: [i for i in los(n=10, count=8, seed=3) if i.reservation is not None][:1],
+    lambda: [los_example(), los_example(reservation=True), fig1()],
+], ids=["leinberger", "los", "examples"])
+def test_json_round_trip(tmp_path, make):
+    insts = make()
+    assert insts
+    for inst in insts:
+        path = tmp_path / f"{inst.name}.json"
+        save_instance(inst, path)
+        back = load_instance(path)
+        assert type(back) is type(inst)
+        assert_same(inst, back)
+
+
+# ---- VBP --------------------------------------------------------------------------------------
+@needs_vbp
+def test_load_vbp_with_known_values():
+    inst = load_vbp(VBP / "class1" / "class1_20_3_0.vbp")
+    assert inst.name == "class1_20_3_0" and inst.kind == "epochs"
+    assert inst.capacity.tolist() == [1000, 1000, 1000] and inst.demand.shape == (20, 3)
+    assert inst.demand[0].tolist() == [267, 375, 305]
+    assert inst.meta["optimum"] == 6 and inst.meta["lower_bound"] == 6
+    assert (inst.meta["class"], inst.meta["n_nominal"], inst.meta["d"], inst.meta["index"]) == (1, 20, 3, 0)
+    unknown = load_vbp(VBP / "class4" / "class4_20_3_0.vbp")
+    assert unknown.meta["optimum"] is None and unknown.meta["lower_bound"] == 3
+
+
+@needs_vbp
+def test_vbp_family_counts():
+    every = vbp_family()
+    assert len(every) == 360                             # 9 classes x n {20, 40} x d {3, 5} x 10
+    assert len({i.name for i in every}) == 360
+    assert {(i.meta["n_nominal"], i.k) for i in every} == {(20, 3), (20, 5), (40, 3), (40, 5)}
+    some = vbp_family(n=20, d=5, classes="1,9")
+    assert [i.name for i in some[:2]] == ["class1_20_5_0", "class1_20_5_1"] and len(some) == 20
+    assert all(i.meta["optimum"] is None or i.meta["optimum"] >= i.lower_bound() for i in every)
+    with pytest.raises(InstanceError, match="available"):
+        vbp_family(n=60)
+
+
+def test_vbp_multiplicity_and_summary(tmp_path):
+    folder = tmp_path / "vbp" / "class3"
+    folder.mkdir(parents=True)
+    f = folder / "class3_20_2_7.vbp"
+    f.write_text("2\n10 10\n2\n3 4 2\n\n5 1 1\n")
+    (tmp_path / "vbp" / "Panigrahy_summary_known.csv").write_text(
+        "instance_name\tLB\tOPT\tbest_overall\nclass3_20_2_7\t2\t-1\t3\n")
+    inst = load_vbp(f)
+    assert inst.demand.tolist() == [[3, 4], [3, 4], [5, 1]]
+    assert inst.meta["optimum"] is None and inst.meta["lower_bound"] == 2 and inst.meta["best_known"] == 3
+    assert [i.name for i in vbp_family(root=tmp_path / "vbp")] == ["class3_20_2_7"]
+    lone = tmp_path / "lone.vbp"
+    lone.write_text("1\n5\n1\n5 1\n")
+    assert load_vbp(lone).meta["optimum"] is None
+
+
+@pytest.mark.parametrize("text, where", [
+    ("3\n10 10 10\n2\n1 2 3 1\n1 2 1\n", r"line 5 \(item 2 of 2\): expected 3 sizes and a multiplicity, got 3"),
+    ("3\n10 10 10\n1\n1 -2 3 1\n", r"line 4 \(item 1 of 1\): negative size -2"),
+    ("3\n10 10 10\n1\n1 x 3 1\n", r"line 4 \(item 1 of 1\): 'x' is not an integer"),
+    ("3\n10 10 10\n3\n1 2 3 1\n", r"file ends after 1 of the 3 item lines announced at line 3"),
+    ("3\n10 10\n1\n1 2 3 1\n", r"line 2 \(capacities\): expected 3 capacities, got 2"),
+    ("3\n10 10 10\n1\n1 20 3 1\n", r"row 0 \[1, 20, 3\] exceeds the machine"),
+    ("3\n10 10 10\n1\n1 2 3 1\n4 4 4 1\n", r"line 5: unexpected content"),
+    ("", r"file ends before line 1"),
+    ("2.5\n", r"line 1 \(d\): '2.5' is not an integer"),
+], ids=["count", "negative", "token", "truncated", "k-mismatch", "too-big", "extra", "empty", "float"])
+def test_malformed_vbp_names_file_and_line(tmp_path, text, where):
+    path = tmp_path / "bad.vbp"
+    path.write_text(text)
+    with pytest.raises(InstanceError, match=where) as err:
+        load_vbp(path)
+    assert str(path) in str(err.value)
+
+
+def test_missing_vbp_file(tmp_path):
+    with pytest.raises(InstanceError, match="no such file"):
+        load_vbp(tmp_path / "nope.vbp")
+    with pytest.raises(InstanceError, match="no VBP data folder"):
+        vbp_family(root=tmp_path / "nothing")
+
+
+# ---- registry --------------------------------------------------------------------------------
+def test_registry_and_params():
+    assert {"leinberger", "los", "vbp", "fig1"} <= set(GENERATORS) == set(GENERATOR_PARAMS)
+    spec = GENERATOR_PARAMS["leinberger"]
+    assert spec["n"].default == 64 and spec["n"].type is int and spec["dist"].choices == ("uniform", "exponential")
+    assert spec["load"].type is float and GENERATOR_PARAMS["fig1"] == {}
+    assert all(p.help for params in GENERATOR_PARAMS.values() for p in params.values())
+    assert resolved_params("los", n=5, load=None)["load"] is None
+    insts = generate("leinberger", n=8, k=2, count=2, seed=1, load=None)
+    assert_same(insts[1], leinberger(n=8, k=2, count=2, seed=1)[1])
+    assert generate("fig1")[0].name == "leinberger-fig1"
+    with pytest.raises(ValueError, match="known: .*fig1.*leinberger.*los"):
+        generate("nope")
+    with pytest.raises(ValueError, match="no parameter k"):
+        generate("los", k=2)
+
+
+def test_write_generated_folder(tmp_path):
+    folder = write_generated("los", tmp_path / "fam", n=6, count=3, seed=2)
+    back = read_family(folder)
+    fresh = los(n=6, count=3, seed=2)
+    assert [b.name for b in back] == [f.name for f in fresh]
+    for b, f in zip(back, fresh):
+        assert_same(b, f)
