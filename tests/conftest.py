@@ -1,0 +1,4 @@
+"""Correctness tests see every registered method, as the CLI does."""
+from bench.methods import load_all
+
+load_all()

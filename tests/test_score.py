@@ -1,0 +1,75 @@
+"""Scoring: reference bounds, gap labels, solver disagreement, plug-ins."""
+import math
+
+import pytest
+
+from bench import methods as bench_methods
+from bench.score import SolverDisagreement, reference, score, summarize
+from instances import EpochsInstance, PackingInstance, Result, gap
+from instances import registry
+
+
+def pk():
+    return PackingInstance.build([10], [[6], [5], [5]], meta={"name": "p"})
+
+
+def res(method, value, status, bound=None, family="packing"):
+    return Result(family, method, (), value, status, 0.0, bound)
+
+
+def test_gap_formula():
+    assert gap(0.8, 1.0) == pytest.approx(0.2)
+    assert gap(3, 2) == pytest.approx(0.5)
+    assert math.isnan(gap(1.0, None))
+
+
+def test_reference_is_the_proven_optimum():
+    ref = reference(pk(), [res("ff", 0.6, "feasible"), res("cpsat", 1.0, "optimal", 1.0)])
+    assert ref.bound == 1.0 and ref.kind == "optimum"
+
+
+def test_reference_without_proof_is_the_tightest_bound_and_labelled():
+    ref = reference(pk(), [res("a", 0.9, "feasible", 1.2), res("b", 0.8, "feasible", 1.1)])
+    assert ref.bound == 1.1 and ref.kind == "unproven bound"
+
+
+def test_epochs_reference_uses_the_trivial_lower_bound():
+    inst = EpochsInstance.build([10], [[6], [6], [6]], meta={"name": "e"})
+    ref = reference(inst, [res("ff", 3, "feasible", family="epochs")])
+    assert ref.bound == 2 and ref.kind == "unproven bound"  # ceil(18 / 10)
+    inst2 = EpochsInstance.build([10], [[4], [4], [4]], meta={"name": "e2"})
+    ref2 = reference(inst2, [res("ff", 2, "feasible", family="epochs")])
+    assert ref2.bound == 2 and ref2.kind == "optimum"  # a solution meets the bound
+
+
+def test_disagreeing_proofs_are_an_error():
+    with pytest.raises(SolverDisagreement):
+        reference(pk(), [res("cpsat", 1.0, "optimal", 1.0), res("milp-cbc", 0.9, "optimal", 0.9)])
+
+
+def test_score_table_and_summary():
+    table = score([pk()], ["ff", "los", "cpsat"], time_limit=5)
+    assert list(table["method"]) == ["ff", "los", "cpsat"]
+    assert table.loc[table.method == "los", "gap"].iloc[0] == 0  # 5 + 5 = 10
+    assert table.loc[table.method == "ff", "gap"].iloc[0] == pytest.approx(0.4)  # 6 of 10
+    summ = summarize(table)
+    assert set(summ.columns) >= {"mean_gap", "max_gap", "median_s"}
+
+
+def test_entry_point_plugins_are_registered(monkeypatch):
+    class EP:
+        name = "packing:plugin-first"
+        value = "somepkg:plugin"
+
+        @staticmethod
+        def load():
+            return lambda inst: [0] if inst.n else []
+
+    monkeypatch.setattr(bench_methods, "entry_points", lambda group: [EP()] if group == bench_methods.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(bench_methods, "_loaded", False)
+    try:
+        bench_methods.load_all()
+        assert "plugin-first" in registry.names("packing", "heuristic")
+        assert registry.solve(pk(), "plugin-first").decision == (0,)
+    finally:
+        registry._REGISTRY.pop(("packing", "plugin-first"), None)
