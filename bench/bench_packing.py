@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from instances.registry import get
-from bench.suite import STORE, configs, methods_for
+from bench.suite import STORE, configs, methods_for, warm_up
 
 
 def _cases(quick: bool):
@@ -29,6 +29,7 @@ def test_method(benchmark, cfg, method):
     insts = cfg.instances()
     m = get(cfg.family, method)
     benchmark.group = f"{cfg.family}-{cfg.id}"
+    warm_up(cfg, method)
     if m.exact:
         cycle = itertools.cycle(insts)
         benchmark.pedantic(lambda inst: STORE.result(cfg, inst, method),

@@ -5,16 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
-from bench.suite import STORE, summary_table
+from bench.score import shown
+from bench.suite import STORE, by_generator_and_k, median_ms_by_size, summary_table
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
-
-
-@pytest.fixture(scope="session")
-def quick(request) -> bool:
-    return bool(request.config.getoption("--quick"))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -26,11 +21,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     table.to_csv(RESULTS / "bench-summary.csv", index=False)
     tr = terminalreporter
     tr.section("epochbench: gap against the best bound and median decision time")
-    shown = table.copy()
-    for col in ("mean_gap", "max_gap"):
-        shown[col] = shown[col].map(lambda x: "-" if pd.isna(x) else f"{100 * x:.2f}%")
-    shown["optimal"] = shown["optimal"].map(lambda x: f"{100 * x:.0f}%")
-    shown["median_ms"] = shown["median_ms"].map(lambda x: f"{x:.3f}")
-    tr.write_line(shown.to_string(index=False))
+    tr.write_line(shown(table).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    per_k = by_generator_and_k()
+    per_k.to_csv(RESULTS / "bench-by-k.csv", index=False)
+    tr.section("epochbench: gap per generator and K (all sizes)")
+    tr.write_line(shown(per_k).to_string(index=False))
+    by_n = median_ms_by_size()
+    if not by_n.empty:
+        tr.section("epochbench: median decision time (ms) per method and queue length n (packing)")
+        tr.write_line(by_n.to_string(float_format=lambda x: f"{x:.3f}"))
     tr.write_line(f"(tables in {RESULTS}/bench-summary.csv and bench-scores.csv; a gap marked * is "
                   "against an unproven bound, an upper bound on the true gap)")

@@ -113,14 +113,25 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     return table.groupby(keys, sort=False)[["gap", "seconds", "gap_kind"]].apply(agg).reset_index()
 
 
-def format_table(df: pd.DataFrame) -> str:
-    """Plain-text table with gaps in percent and times in ms."""
+def percent(x) -> str:
+    return "-" if pd.isna(x) else f"{100 * x:.2f}%"
+
+
+def shown(df: pd.DataFrame) -> pd.DataFrame:
+    """Copy for printing: gaps in percent (2 decimals), shares in whole percent."""
     out = df.copy()
     for col in ("mean_gap", "max_gap"):
         if col in out:
-            out[col] = out[col].map(lambda x: "-" if pd.isna(x) else f"{100 * x:.2f}%")
-    if "at_bound" in out:
-        out["at_bound"] = out["at_bound"].map(lambda x: f"{100 * x:.0f}%")
+            out[col] = out[col].map(percent)
+    for col in ("at_bound", "optimal"):
+        if col in out and out[col].dtype != object:
+            out[col] = out[col].map(lambda x: f"{100 * x:.0f}%")
+    return out
+
+
+def format_table(df: pd.DataFrame) -> str:
+    """Plain-text summary with gaps in percent and times in ms."""
+    out = shown(df)
     if "median_s" in out:
         out["median_ms"] = out.pop("median_s").map(lambda x: f"{1000 * x:.3f}")
     return out.to_string(index=False)

@@ -18,7 +18,7 @@ import pandas as pd
 from instances import EpochsInstance, InfeasibleSolution, PackingInstance
 from instances.registry import as_result, names
 
-from .score import reference, run_methods
+from .score import reference, run_methods, shown
 from instances import gap as _gap
 
 
@@ -136,6 +136,4 @@ def verdict_table(v: Verdict) -> str:
         optimal=("gap", lambda g: f"{100 * float((g <= 1e-9).mean()):.0f}%"),
         median_ms=("seconds", lambda s: f"{1000 * float(np.nanmedian(s)) if s.notna().any() else float('nan'):.3f}"),
     ).reset_index()
-    for col in ("mean_gap", "max_gap"):
-        agg[col] = agg[col].map(lambda x: "-" if pd.isna(x) else f"{100 * x:.2f}%")
-    return agg.to_string(index=False)
+    return shown(agg).to_string(index=False)
