@@ -124,7 +124,7 @@ def shown(df: pd.DataFrame) -> pd.DataFrame:
         if col in out:
             out[col] = out[col].map(percent)
     for col in ("at_bound", "optimal"):
-        if col in out and out[col].dtype != object:
+        if col in out and pd.api.types.is_numeric_dtype(out[col]):
             out[col] = out[col].map(lambda x: f"{100 * x:.0f}%")
     return out
 

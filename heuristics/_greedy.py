@@ -38,17 +38,23 @@ def lowest_score(used, share, low, window, fullness):
     (``low`` flags them); with ``fullness``: ``(1 + mismatch) * (1 - mean(U + R))``.
     Ties between requirements go to the lower resource index."""
     k = used.shape[0]
-    taken = np.zeros(k, dtype=np.bool_) if window > 1 else low  # unused when window == 1
-    miss = 0
-    for _ in range(window):
-        best = -1
-        for i in range(k):
-            if not taken[i] and (best < 0 or share[i] > share[best]):
+    if window == 1:  # the paper's BL: no scratch array in the hot loop
+        best = 0
+        for i in range(1, k):
+            if share[i] > share[best]:
                 best = i
-        if window > 1:
+        miss = 0 if low[best] else 1
+    else:
+        taken = np.zeros(k, dtype=np.bool_)
+        miss = 0
+        for _ in range(window):
+            best = -1
+            for i in range(k):
+                if not taken[i] and (best < 0 or share[i] > share[best]):
+                    best = i
             taken[best] = True
-        if not low[best]:
-            miss += 1
+            if not low[best]:
+                miss += 1
     mis = miss / window
     if not fullness:
         return mis

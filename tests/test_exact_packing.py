@@ -1,0 +1,338 @@
+"""Exact models of the packing and epochs families (exact/packing.py).
+
+Golden value (seed 000 figure 1), brute force on small random instances,
+agreement between the three backends, the ortools/highspy import trap, and a
+few Panigrahy vector-bin-packing instances with known optima.
+"""
+from __future__ import annotations
+
+import csv
+import itertools
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # the project is not installed in the venv
+    sys.path.insert(0, str(ROOT))
+
+from exact import packing as ep  # noqa: E402
+from instances.packing import EpochsInstance, PackingInstance, check_epochs, check_packing  # noqa: E402
+from instances.registry import get, solve  # noqa: E402
+
+METHODS = ep.METHODS
+LIMIT = 10.0
+DATA = Path(os.environ.get("EPOCHBENCH_DATA") or ROOT.parent / "shared" / "data")
+VBP = DATA / "vbp"
+
+
+# ---- helpers -------------------------------------------------------------------------
+def brute_packing(inst: PackingInstance) -> float:
+    """Best objective over all 2^n subsets (feasibility by check_packing)."""
+    w = inst.weights()
+    best = 0.0
+    for mask in range(1 << inst.n):
+        sel = [j for j in range(inst.n) if mask >> j & 1]
+        try:
+            check_packing(inst, sel)
+        except AssertionError:
+            continue
+        best = max(best, float(w[sel].sum()))
+    return best
+
+
+def brute_bins(inst: EpochsInstance) -> int:
+    """Fewest bins by exhaustive assignment (job j into an open bin or a new one)."""
+    dem, cap = inst.demand.tolist(), inst.capacity.tolist()
+    best = [inst.n]
+
+    def rec(j, loads):
+        if len(loads) >= best[0]:
+            return
+        if j == inst.n:
+            best[0] = len(loads)
+            return
+        for load in loads:
+            if all(a + b <= c for a, b, c in zip(load, dem[j], cap)):
+                for r, d in enumerate(dem[j]):
+                    load[r] += d
+                rec(j + 1, loads)
+                for r, d in enumerate(dem[j]):
+                    load[r] -= d
+        rec(j + 1, loads + [list(dem[j])])
+
+    rec(0, [])
+    return best[0]
+
+
+def random_packing(rng, n, k, reservation, objective) -> PackingInstance:
+    cap = rng.integers(5, 30, size=k)
+    used = rng.integers(0, cap // 3 + 1)
+    dem = rng.integers(0, cap // 2 + 2, size=(n, k))
+    kw = {}
+    if reservation:
+        kw = dict(shadow=5.0, extra=rng.integers(0, cap // 2 + 1), runtime_past_shadow=rng.random(n) < 0.5)
+    profit = np.round(rng.uniform(0.0, 10.0, size=n), 2) if objective == "profit" else None
+    return PackingInstance.build(cap, dem, used, profit=profit, objective=objective,
+                                 meta={"name": f"rand-{n}-{k}-{reservation}-{objective}"}, **kw)
+
+
+def read_vbp(path: Path) -> EpochsInstance:
+    """Minimal VPSolver reader: d; d capacities; m; m lines of d sizes and a multiplicity."""
+    tok = [int(t) for t in path.read_text().split()]
+    d = tok[0]
+    cap, m, pos = tok[1:1 + d], tok[1 + d], 2 + d
+    rows = []
+    for _ in range(m):
+        sizes, mult = tok[pos:pos + d], tok[pos + d]
+        rows += [sizes] * mult
+        pos += d + 1
+    return EpochsInstance.build(cap, rows, meta={"name": path.stem})
+
+
+def vbp_optima() -> dict[str, int]:
+    """Known optima: column OPT, or the lower bound LB where the best known
+    packing meets it (classes 4 and 5 list OPT = -1 but LB = best_overall)."""
+    out = {}
+    with open(VBP / "Panigrahy_summary_known.csv", newline="") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            opt, lb, best = int(row["OPT"]), int(row["LB"]), int(row["best_overall"])
+            if opt > 0 or lb == best:
+                out[row["instance_name"]] = opt if opt > 0 else lb
+    return out
+
+
+FIG1 = EpochsInstance.build([16, 32], [(8, 4), (4, 2), (7, 16), (11, 20), (1, 12), (1, 10)],
+                            meta={"name": "seed000-fig1"})
+
+
+# ---- registration and trivial cases ---------------------------------------------------
+@pytest.mark.parametrize("family", ["packing", "epochs"])
+@pytest.mark.parametrize("method", METHODS)
+def test_registered_exact(family, method):
+    assert get(family, method).exact
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_empty_queues(method):
+    p = PackingInstance.build([10, 10], [])
+    r = solve(p, method, time_limit=LIMIT)
+    assert (r.status, r.value, r.decision, r.bound) == ("optimal", 0.0, (), 0.0)
+    e = EpochsInstance.build([10, 10], [])
+    r = solve(e, method, time_limit=LIMIT)
+    assert (r.status, r.value, r.decision) == ("optimal", 0.0, ())
+
+
+def test_unknown_parameter_rejected():
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        solve(FIG1, "cpsat", time_limit=LIMIT, gap=0.1)
+
+
+# ---- golden: seed 000 figure 1 --------------------------------------------------------
+@pytest.mark.parametrize("method", METHODS)
+def test_seed000_figure1_unc_two_epochs(method):
+    r = solve(FIG1, method, time_limit=LIMIT, threads=1)
+    assert r.status == "optimal" and r.value == 2 and r.bound == 2
+    assert len(ep.ffd_bins(FIG1)) == 3  # the solver, not FFD, found the two exact-fit epochs
+    assert {frozenset(b) for b in r.decision} == {frozenset({0, 2, 4}), frozenset({1, 3, 5})}
+    assert r.info["solver"] in ("CP-SAT", "CBC", "HiGHS")
+
+
+# ---- brute force: packing -------------------------------------------------------------
+PACK_CASES = [(seed, k, res, obj) for seed, (k, res, obj) in enumerate(
+    itertools.product((1, 2, 3), (False, True), ("utilization", "count", "profit")))]
+
+
+@pytest.mark.parametrize("seed,k,reservation,objective", PACK_CASES)
+def test_packing_matches_brute_force(seed, k, reservation, objective):
+    rng = np.random.default_rng(1000 + seed)
+    inst = random_packing(rng, int(rng.integers(6, 13)), k, reservation, objective)
+    best = brute_packing(inst)
+    values = {}
+    for method in METHODS:
+        r = solve(inst, method, time_limit=LIMIT, threads=1)
+        assert r.status == "optimal", (method, r)
+        assert list(r.decision) == sorted(r.decision)
+        assert abs(r.value - best) <= 1e-9, (method, r.value, best)
+        assert r.bound == r.value
+        values[method] = r.value
+    assert max(values.values()) - min(values.values()) <= 1e-9
+
+
+def test_packing_reservation_binds():
+    """Two jobs past the shadow time cannot both start: extra fits only one."""
+    inst = PackingInstance.build([10], [[4], [4], [2]], shadow=3.0, extra=[5],
+                                 runtime_past_shadow=[True, True, False], objective="count")
+    for method in METHODS:
+        r = solve(inst, method, time_limit=LIMIT)
+        assert r.value == 2 and r.status == "optimal"
+        assert 2 in r.decision and len(set(r.decision) & {0, 1}) == 1
+
+
+def test_packing_oversized_jobs_filtered():
+    inst = PackingInstance.build([10, 10], [[11, 1], [3, 3], [5, 12]], used=[2, 0])
+    for method in METHODS:
+        r = solve(inst, method, time_limit=LIMIT)
+        assert r.decision == (1,) and r.status == "optimal"
+
+
+def test_packing_fractional_profits_exact():
+    """Decimal profits are scaled to integers exactly (OR-Library mknap1 style)."""
+    inst = PackingInstance.build([10], [[5], [5], [6]], profit=[1.05, 1.05, 2.15], objective="profit")
+    for method in METHODS:
+        r = solve(inst, method, time_limit=LIMIT)
+        assert r.status == "optimal" and abs(r.value - 2.15) < 1e-12 and r.bound == r.value
+
+
+def test_integer_objective_fallback_rounds():
+    coefs, scale, exact = ep.integer_objective(np.array([1 / 3, 2 / 3]), None, 2)
+    assert not exact and all(isinstance(c, int) for c in coefs)
+    assert abs(coefs[0] / scale - 1 / 3) <= 0.5 / scale
+
+
+def test_packing_awkward_capacities_use_rounded_scaling():
+    """Pairwise coprime large capacities: lcm * K overflows the exact scaling,
+    the rounded one still finds the optimum and a valid bound."""
+    rng = np.random.default_rng(7)
+    cap = [1000003, 999983, 1000033, 999979]
+    dem = rng.integers(1, 400000, size=(10, 4))
+    inst = PackingInstance.build(cap, dem)
+    best = brute_packing(inst)
+    for method in METHODS:
+        r = solve(inst, method, time_limit=LIMIT)
+        assert r.status == "optimal" and abs(r.value - best) <= 1e-9
+        assert "objective_scaling" in r.info
+
+
+# ---- brute force: epochs --------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(10))
+def test_epochs_matches_brute_force(seed):
+    rng = np.random.default_rng(2000 + seed)
+    k, n = int(rng.integers(1, 4)), int(rng.integers(3, 9))
+    cap = rng.integers(8, 20, size=k)
+    dem = np.minimum(rng.integers(0, 12, size=(n, k)), cap)
+    inst = EpochsInstance.build(cap, dem, meta={"name": f"bp{seed}"})
+    best = brute_bins(inst)
+    for method in METHODS:
+        r = solve(inst, method, time_limit=LIMIT, threads=1)
+        assert r.status == "optimal" and r.value == best and r.bound == best, (method, r, best)
+        check_epochs(inst, r.decision)
+        assert all(b for b in r.decision)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_epochs_lower_bounds_are_valid(seed):
+    """Volume, clique, L2 and pattern-LP bounds never exceed the optimum; the
+    answer does not depend on the pattern bound."""
+    rng = np.random.default_rng(3000 + seed)
+    k, n = int(rng.integers(1, 4)), int(rng.integers(2, 9))
+    cap = rng.integers(6, 16, size=k)
+    dem = np.minimum(rng.integers(0, 10, size=(n, k)), cap)
+    inst = EpochsInstance.build(cap, dem)
+    best = brute_bins(inst)
+    clique = ep.conflict_clique(ep.conflicts(inst), ep.ffd_order(inst))
+    assert ep.epochs_lower_bound(inst, clique) <= best
+    assert ep.pattern_lower_bound(inst) <= best
+    assert len(ep.ffd_bins(inst)) >= best
+    r = solve(inst, "cpsat", time_limit=LIMIT, pattern_bound=False)
+    assert r.value == best and r.status == "optimal"
+
+
+def test_l2_bound_beats_volume():
+    """Three items of 6 in bins of 10: volume says 2, L2 says 3."""
+    assert ep.l2_bound(np.array([6, 6, 6]), 10) == 3
+    assert ep.l2_bound(np.array([5, 5, 5, 5]), 10) == 2
+
+
+def test_epochs_zero_demand_job_gets_a_used_bin():
+    inst = EpochsInstance.build([10], [[6], [6], [0], [6]])
+    for method in METHODS:
+        r = solve(inst, method, time_limit=LIMIT)
+        assert r.value == 3 and r.status == "optimal"
+
+
+# ---- the version trap: CP-SAT and HiGHS in one process --------------------------------
+def test_ortools_and_highspy_share_a_process():
+    import highspy
+    from ortools.linear_solver import pywraplp
+    from ortools.sat.python import cp_model
+
+    m = cp_model.CpModel()
+    a, b = m.new_bool_var("a"), m.new_bool_var("b")
+    m.add(a + b <= 1)
+    m.maximize(2 * a + 3 * b)
+    s = cp_model.CpSolver()
+    assert s.solve(m) == cp_model.OPTIMAL and s.objective_value == 3
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    inf = highspy.kHighsInf
+    h.addCol(-2.0, 0.0, 1.0, 0, [], [])
+    h.addCol(-3.0, 0.0, 1.0, 0, [], [])
+    h.changeColIntegrality(0, highspy.HighsVarType.kInteger)
+    h.changeColIntegrality(1, highspy.HighsVarType.kInteger)
+    h.addRow(-inf, 1.0, 2, np.array([0, 1], dtype=np.int32), np.array([1.0, 1.0]))
+    h.run()
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    assert abs(h.getInfo().objective_function_value + 3) < 1e-9
+
+    lp = pywraplp.Solver.CreateSolver("SCIP") or pywraplp.Solver.CreateSolver("CBC")
+    assert lp is not None
+    x, y = lp.BoolVar("x"), lp.BoolVar("y")
+    lp.Add(x + y <= 1)
+    lp.Maximize(2 * x + 3 * y)
+    assert lp.Solve() == pywraplp.Solver.OPTIMAL and abs(lp.Objective().Value() - 3) < 1e-9
+
+
+def test_highs_thread_count_can_change():
+    """HiGHS's global scheduler is reset when another thread count is asked."""
+    for threads in (1, 2, 1):
+        r = solve(FIG1, "milp-highs", time_limit=LIMIT, threads=threads)
+        assert r.status == "optimal" and r.value == 2
+
+
+# ---- Panigrahy vector bin packing (Mommessin et al. 2025 data) ------------------------
+# one instance per class; where the bounds alone settle every n=20 instance of a
+# class (3, 5) any will do, elsewhere one where FFD exceeds every bound, so
+# CP-SAT itself has to close the gap.
+VBP_CASES = ["class1_20_3_5", "class2_20_3_3", "class3_20_3_0", "class4_20_5_5", "class5_20_3_0",
+             "class6_20_3_5", "class7_20_3_8", "class8_20_5_0", "class9_20_3_4"]
+NEEDS_DATA = pytest.mark.skipif(not (VBP / "Panigrahy_summary_known.csv").exists(),
+                                reason=f"VBP data not found under {VBP} (set EPOCHBENCH_DATA)")
+
+
+@NEEDS_DATA
+@pytest.mark.parametrize("name", VBP_CASES)
+def test_vbp_known_optimum_cpsat(name):
+    opt = vbp_optima()[name]
+    inst = read_vbp(VBP / name.split("_")[0] / f"{name}.vbp")
+    assert inst.n in (20, 21) and inst.k in (3, 5)  # class 9 comes in triples: 21 items
+    r = solve(inst, "cpsat", time_limit=LIMIT, threads=1)
+    assert r.value == opt and r.status == "optimal", r
+    if name.split("_")[0] not in ("class3", "class5"):
+        assert r.info["solver"] == "CP-SAT" and r.info["ffd"] > r.info["lower_bound"]
+
+
+@NEEDS_DATA
+def test_vbp_pattern_bound_proves_hard_instance():
+    """class1_20_5_6: volume, L2 and clique bounds say 6, the optimum is 7;
+    the Gilmore-Gomory pattern LP proves 7 at once (the bare models cannot
+    within 10 s)."""
+    name = "class1_20_5_6"
+    inst = read_vbp(VBP / "class1" / f"{name}.vbp")
+    assert ep.epochs_lower_bound(inst, ep.conflict_clique(ep.conflicts(inst), ep.ffd_order(inst))) == 6
+    assert ep.pattern_lower_bound(inst) == vbp_optima()[name] == 7
+    r = solve(inst, "cpsat", time_limit=LIMIT, threads=1)
+    assert r.status == "optimal" and r.value == 7 and r.bound == 7
+
+
+@NEEDS_DATA
+@pytest.mark.parametrize("method", METHODS)
+def test_vbp_bare_model_without_pattern_bound(method):
+    name = "class8_20_5_0"
+    inst = read_vbp(VBP / "class8" / f"{name}.vbp")
+    r = solve(inst, method, time_limit=LIMIT, threads=1, pattern_bound=False)
+    assert r.status == "optimal" and r.value == vbp_optima()[name], r
