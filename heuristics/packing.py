@@ -66,11 +66,12 @@ def backfill_balanced(inst: PackingInstance, fullness: bool = True) -> list[int]
     """Backfill Balanced, BB (seed 000 section 2.2).
 
     Repeatedly starts the fitting job with the lowest max/average balance
-    measure of U + R (U: machine utilisation, R: the job's requirement, both
-    as capacity shares), multiplied by the fullness modifier 1 - mean(U + R)
-    when ``fullness`` is set, so that a job that nearly fills the machine can
-    win over a better-balanced small one (:func:`heuristics._greedy.balance_score`).
-    Ties go to the earlier job.  O(picks * n K).
+    measure b of U + R (U: machine utilisation, R: the job's requirement, both
+    as capacity shares).  With ``fullness`` the score is ``(b - 1) * (1 -
+    mean(U + R))``: a job that nearly fills the machine can win over a
+    better-balanced small one, and near a full machine BB approaches FF, as
+    the paper says (:func:`heuristics._greedy.balance_score` explains the
+    reading).  Ties go to the earlier job.  O(picks * n K).
     """
     return _run(inst, _greedy.BB, fullness=fullness)
 
@@ -83,9 +84,9 @@ def backfill_lowest(inst: PackingInstance, window: int = 1, fullness: bool = Tru
     Repeatedly starts the first fitting job whose ``window`` largest
     requirements lie on the ``window`` least-utilised resources; if none
     matches, the one that matches best, then the earliest (so BL degrades to
-    first fit).  With ``fullness`` the score ``(1 + mismatch) * (1 - mean(U + R))``
-    lets a job that nearly fills the machine win over a better-matching small
-    one (:func:`heuristics._greedy.lowest_score`).  O(picks * n K (window + 1)).
+    first fit).  With ``fullness`` the score is ``mismatch * (1 - mean(U + R))``:
+    among non-matching jobs the one that fills the machine most wins
+    (:func:`heuristics._greedy.lowest_score`).  O(picks * n K (window + 1)).
     """
     return _run(inst, _greedy.BL, window=window, fullness=fullness)
 

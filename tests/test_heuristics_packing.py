@@ -110,7 +110,7 @@ def test_balance_measure_by_hand():
     assert _greedy.balance_score(used, np.array([0.0, 0.25]), False) == 1.0
     # job (0.25, 0): (0.75, 0.25) -> 0.75 / 0.5 = 1.5; fullness 1 - 0.5 = 0.5
     assert _greedy.balance_score(used, np.array([0.25, 0.0]), False) == 1.5
-    assert _greedy.balance_score(used, np.array([0.25, 0.0]), True) == 0.75
+    assert _greedy.balance_score(used, np.array([0.25, 0.0]), True) == 0.25  # (1.5 - 1) * 0.5
 
 
 def test_lowest_score_by_hand():
@@ -118,8 +118,9 @@ def test_lowest_score_by_hand():
     low = np.array([True, False])
     assert _greedy.lowest_score(used, np.array([0.1, 0.3]), low, 1, False) == 1.0
     assert _greedy.lowest_score(used, np.array([0.3, 0.1]), low, 1, False) == 0.0
-    # fullness: (1 + 0) * (1 - (0.5 + 0.7) / 2)
-    assert _greedy.lowest_score(used, np.array([0.3, 0.1]), low, 1, True) == pytest.approx(0.4)
+    # fullness: a matching job scores 0; a missing one 1 * (1 - (0.3 + 0.8) / 2)
+    assert _greedy.lowest_score(used, np.array([0.3, 0.1]), low, 1, True) == 0.0
+    assert _greedy.lowest_score(used, np.array([0.1, 0.2]), low, 1, True) == pytest.approx(0.45)
 
 
 def test_bb_prefers_the_job_that_balances():
@@ -130,8 +131,9 @@ def test_bb_prefers_the_job_that_balances():
 
 
 def test_fullness_lets_a_filling_job_beat_a_better_balanced_small_one():
-    # job 0 balances perfectly but is tiny; job 1 is a bit unbalanced and fills the machine
-    inst = PackingInstance.build([10, 10], [[1, 1], [9, 10]], meta={"name": "full"})
+    # job 0 (4, 5): balance 0.25 / 0.225 = 1.11, availability 0.775 -> 0.111 * 0.775 = 0.086
+    # job 1 (14, 20): balance 1 / 0.85 = 1.18 (worse), availability 0.15 -> 0.176 * 0.15 = 0.026
+    inst = PackingInstance.build([20, 20], [[4, 5], [14, 20]], meta={"name": "full"})
     assert hp.backfill_balanced(inst, fullness=False)[0] == 0
     assert hp.backfill_balanced(inst, fullness=True)[0] == 1
 
