@@ -52,8 +52,24 @@ class Reservation:
     past_shadow: np.ndarray  # bool, one per queued job
 
 
+class _Jobs:
+    """Shape and name of an instance with ``capacity`` (K) and ``demand`` (n x K)."""
+
+    @property
+    def n(self) -> int:
+        return self.demand.shape[0]
+
+    @property
+    def k(self) -> int:
+        return self.capacity.shape[0]
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name", "<unnamed>"))
+
+
 @dataclass(frozen=True, eq=False)
-class PackingInstance:
+class PackingInstance(_Jobs):
     capacity: np.ndarray
     demand: np.ndarray
     used: np.ndarray
@@ -113,20 +129,8 @@ class PackingInstance:
 
     # ---- derived quantities -------------------------------------------------
     @property
-    def n(self) -> int:
-        return self.demand.shape[0]
-
-    @property
-    def k(self) -> int:
-        return self.capacity.shape[0]
-
-    @property
     def free(self) -> np.ndarray:
         return self.capacity - self.used
-
-    @property
-    def name(self) -> str:
-        return str(self.meta.get("name", "<unnamed>"))
 
     def weights(self, objective: str | None = None) -> np.ndarray:
         """Per-job objective coefficient: the objective is ``weights[S].sum()``."""
@@ -176,7 +180,7 @@ class PackingInstance:
 
 
 @dataclass(frozen=True, eq=False)
-class EpochsInstance:
+class EpochsInstance(_Jobs):
     capacity: np.ndarray
     demand: np.ndarray
     meta: dict = field(default_factory=dict)
@@ -197,18 +201,6 @@ class EpochsInstance:
                 f"{source}: field 'demand' row {j} {dem[j].tolist()} exceeds the machine "
                 f"{cap.tolist()}; it can never run")
         return cls(cap, dem, dict(meta or {}))
-
-    @property
-    def n(self) -> int:
-        return self.demand.shape[0]
-
-    @property
-    def k(self) -> int:
-        return self.capacity.shape[0]
-
-    @property
-    def name(self) -> str:
-        return str(self.meta.get("name", "<unnamed>"))
 
     def lower_bound(self) -> int:
         """max_k ceil(sum_j demand[j,k] / capacity[k]) (at least 1 if any job)."""
