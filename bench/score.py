@@ -110,7 +110,8 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
             "unproven": int((df["gap_kind"] != "optimum").sum()),
         })
     keys = ["family", "method"]
-    return table.groupby(keys, sort=False)[["gap", "seconds", "gap_kind"]].apply(agg).reset_index()
+    out = table.groupby(keys, sort=False)[["gap", "seconds", "gap_kind"]].apply(agg).reset_index()
+    return out.astype({"instances": int, "unproven": int})
 
 
 def percent(x) -> str:
