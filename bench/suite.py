@@ -175,10 +175,15 @@ def by_generator_and_k() -> pd.DataFrame:
     """Mean and max gap per (family, generator, K, dist, method) over every size."""
     df = pd.DataFrame(STORE.rows)
     keys = [c for c in ("family", "generator", "k", "dist") if c in df]
-    df[keys] = df[keys].fillna("-")
-    g = df.groupby(keys + ["method"], sort=False)["gap"]
+    df[keys] = df[keys].astype("object").where(df[keys].notna(), "-")
+    if "k" in df:
+        df["k"] = df["k"].map(lambda v: v if v == "-" else int(v))
+    grouped = df.groupby(keys + ["method"], sort=False)
+    g = grouped["gap"]
     return pd.DataFrame({"mean_gap": g.mean(), "max_gap": g.max(),
-                         "optimal": g.apply(lambda s: float((s <= 1e-9).mean()))}).reset_index()
+                         "optimal": g.apply(lambda s: float((s <= 1e-9).mean())),
+                         "unproven": grouped["gap_kind"].apply(lambda s: int((s != "optimum").sum())),
+                         }).reset_index()
 
 
 def median_ms_by_size() -> pd.DataFrame:
