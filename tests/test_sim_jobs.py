@@ -1,0 +1,267 @@
+"""Job streams (sim/jobs.py): the SWF rules of issue 3, drops by reason, machine
+size, kill at estimate, SWF/CSV/Parquet round trips, malformed files, KTH."""
+from __future__ import annotations
+
+import gzip
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from instances import InstanceError
+from instances.data import data_root
+from sim.jobs import (CORE, SWF_FIELDS, Workload, load_workload, make_workload, read_swf, read_table,
+                      write_swf, write_table)
+
+KTH = data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
+
+
+def line(id, submit, runtime, alloc, req_procs, req_time, *, wait=0, status=1):
+    """One SWF job line: the 18 fields, unknown ones -1."""
+    fields = [id, submit, wait, runtime, alloc, -1, -1, req_procs, req_time, -1, status, 7, 3, -1, 1, -1, -1, -1]
+    return " ".join(map(str, fields))
+
+
+def swf(tmp_path, lines, header=("; MaxProcs: 64",), name="t.swf"):
+    path = tmp_path / name
+    text = "\n".join([*header, *lines]) + "\n"
+    path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    return path
+
+
+def by_id(w: Workload) -> pd.DataFrame:
+    return w.jobs.set_index("id")
+
+
+# ---- SWF rules -------------------------------------------------------------------------
+def test_processors_requested_else_allocated(tmp_path):
+    w = read_swf(swf(tmp_path, [line(1, 0, 10, 4, 8, 100), line(2, 5, 10, 4, -1, 100),
+                                line(3, 6, 10, 4, 0, 100)]))
+    assert by_id(w)["procs"].to_dict() == {1: 8, 2: 4, 3: 4}
+    assert w.jobs["procs"].dtype == np.int64
+
+
+def test_estimate_requested_else_runtime_else_one_second(tmp_path):
+    w = read_swf(swf(tmp_path, [line(1, 0, 50, 1, 1, 100), line(2, 0, 50, 1, 1, -1),
+                                line(3, 0, 0, 1, 1, -1), line(4, 0, 0, 1, 1, 0)]))
+    assert by_id(w)["estimate"].to_dict() == {1: 100.0, 2: 50.0, 3: 1.0, 4: 1.0}
+    assert by_id(w)["duration"].to_dict() == {1: 50.0, 2: 50.0, 3: 0.0, 4: 0.0}
+    assert w.meta["adjusted"] == {"estimate_set_to_1s": 2}
+    assert (w.jobs["estimate"] > 0).all()
+
+
+def test_dropped_counted_by_reason_never_silently(tmp_path):
+    lines = [line(1, 0, -1, 1, 1, 10), line(2, 0, -1, -1, -1, 10),     # negative runtime (first rule wins)
+             line(3, 0, 5, -1, -1, 10), line(4, 0, 5, 0, 0, 10),       # no processors
+             line(5, 0, 5, 1, 65, 10),                                 # more than MaxProcs 64
+             line(6, 0, 5, 1, 64, 10), line(7, 1, 5, 2, -1, 10)]       # kept
+    w = read_swf(swf(tmp_path, lines))
+    assert w.dropped == {"negative_runtime": 2, "no_processors": 2, "too_many_processors": 1}
+    assert w.jobs["id"].tolist() == [6, 7]
+    assert w.nodes == 64
+
+
+@pytest.mark.parametrize("header, nodes, expect, source", [
+    (("; MaxNodes: 32", "; MaxProcs: 64"), None, 64, "MaxProcs"),
+    (("; MaxNodes: 32",), None, 32, "MaxNodes"),
+    (("; MaxProcs: -1", "; MaxNodes: 32"), None, 32, "MaxNodes"),
+    ((), None, 40, "largest_job"),
+    (("; MaxProcs: 64",), 16, 16, "nodes"),
+])
+def test_machine_size_rule(tmp_path, header, nodes, expect, source):
+    lines = [line(1, 0, 5, 1, 40, 10), line(2, 0, 5, 1, 16, 10), line(3, 0, -1, 1, 50, 10)]
+    w = read_swf(swf(tmp_path, lines, header=header), nodes=nodes)
+    assert w.capacity.tolist() == [expect] and w.meta["capacity_from"] == source
+    too_many = {16: 1, 32: 1}.get(expect, 0)
+    assert w.dropped.get("too_many_processors", 0) == too_many
+    assert w.dropped["negative_runtime"] == 1          # the 50-processor job is not the largest job
+
+
+def test_kill_at_estimate_on_and_off(tmp_path):
+    path = swf(tmp_path, [line(1, 0, 500, 1, 1, 300), line(2, 0, 100, 1, 1, 300)])
+    on, off = read_swf(path), read_swf(path, kill_at_estimate=False)
+    assert on.jobs["duration"].tolist() == [300.0, 100.0] and on.kill_at_estimate
+    assert off.jobs["duration"].tolist() == [500.0, 100.0] and not off.kill_at_estimate
+    assert on.jobs["runtime"].tolist() == off.jobs["runtime"].tolist() == [500.0, 100.0]
+
+
+def test_header_comments_blank_lines_and_sort(tmp_path):
+    header = ("; Version: 2.2", "; Computer: Test", ";   continued text", ";", "; Note: one",
+              "; Note: two", "; MaxProcs: 64")
+    lines = [line(3, 10, 5, 1, 1, 10), "", "; a comment in the body", line(1, 10, 5, 1, 1, 10),
+             line(2, 5, 5, 1, 1, 10) + "  ; trailing comment"]
+    w = read_swf(swf(tmp_path, lines, header=header))
+    assert w.jobs["id"].tolist() == [2, 1, 3]            # by (submit, id)
+    assert w.meta["header"]["Computer"] == "Test\ncontinued text"
+    assert w.meta["header"]["Note"] == "one\ntwo"
+    assert w.meta["MaxProcs"] == 64 and w.meta["MaxNodes"] is None
+
+
+def test_raw_fields_kept_under_their_names(tmp_path):
+    w = read_swf(swf(tmp_path, [line(1, 0, 5, 2, 4, 10, wait=7, status=0)]))
+    row = w.jobs.iloc[0]
+    assert list(w.jobs.columns[:6]) == list(CORE)
+    assert set(SWF_FIELDS) <= set(w.jobs.columns)
+    assert (row["wait"], row["alloc_procs"], row["req_procs"], row["req_time"], row["status"], row["user"]) == \
+        (7.0, 2, 4, 10.0, 0, 7)
+
+
+def test_gz_reads_like_plain(tmp_path):
+    lines = [line(1, 0, 5, 1, 2, 10), line(2, 3, 5, 1, 3, 10)]
+    plain, gz = read_swf(swf(tmp_path, lines)), read_swf(swf(tmp_path, lines, name="t.swf.gz"))
+    pd.testing.assert_frame_equal(plain.jobs, gz.jobs)
+
+
+# ---- malformed files ---------------------------------------------------------------------
+@pytest.mark.parametrize("bad, message", [
+    ("1 0 0 5 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1", "line 4: expected 18 fields, got 17"),
+    ("1 0 0 5 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1 9", "line 4: expected 18 fields, got 19"),
+    ("1 0 0 five 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1", r"line 4: field 4 \(runtime\) is not a number"),
+    ("1 0 0 5 1.5 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1", r"line 4: field 5 \(alloc_procs\) is not an integer"),
+])
+def test_malformed_line_names_file_and_line(tmp_path, bad, message):
+    path = swf(tmp_path, [line(1, 0, 5, 1, 1, 10), "", bad, line(3, 0, 5, 1, 1, 10)], header=("; MaxProcs: 4",))
+    with pytest.raises(InstanceError, match=message) as err:
+        read_swf(path)
+    assert str(path) in str(err.value)
+
+
+def test_every_line_with_19_fields_is_an_error(tmp_path):
+    path = swf(tmp_path, [line(1, 0, 5, 1, 1, 10) + " 0", line(2, 0, 5, 1, 1, 10) + " 0"])
+    with pytest.raises(InstanceError, match="line 2: expected 18 fields, got 19"):
+        read_swf(path)
+
+
+def test_unknown_suffix_and_missing_file(tmp_path):
+    with pytest.raises(InstanceError, match="unknown workload format"):
+        load_workload(tmp_path / "x.txt")
+    with pytest.raises(InstanceError, match="cannot read"):
+        read_swf(tmp_path / "absent.swf")
+
+
+def test_empty_trace(tmp_path):
+    w = read_swf(swf(tmp_path, []))
+    assert len(w) == 0 and w.nodes == 64 and list(w.jobs.columns[:6]) == list(CORE)
+
+
+# ---- make_workload -----------------------------------------------------------------------
+def frame(**extra):
+    base = dict(id=[3, 1, 2, 4], submit=[5.0, 0.0, 5.0, 1.0], runtime=[10.0, 20.0, 30.0, 5.0],
+                procs=[2, 4, 1, 1], estimate=[15.0, 10.0, -1.0, np.nan])
+    base.update(extra)
+    return pd.DataFrame(base)
+
+
+def test_make_workload_contract():
+    w = make_workload(frame(), 8)
+    assert w.jobs["id"].tolist() == [1, 4, 2, 3]                   # by (submit, id)
+    assert w.jobs["estimate"].tolist() == [10.0, 5.0, 30.0, 15.0]   # unknown -> runtime
+    assert w.jobs["duration"].tolist() == [10.0, 5.0, 30.0, 10.0]
+    assert dict(w.jobs.dtypes[list(CORE)].astype(str)) == {
+        "id": "int64", "submit": "float64", "runtime": "float64", "estimate": "float64", "procs": "int64",
+        "duration": "float64"}
+    assert w.capacity.tolist() == [8] and w.resources == ("procs",) and w.dropped == {}
+
+
+def test_make_workload_extra_resources_deadline_licenses():
+    df = frame(res_mem=[4, 8, 9, 0], deadline=[np.nan, 100.0, 50.0, np.nan], licenses=["a;b", None, "", "c"])
+    w = make_workload(df, [8, 8])
+    assert w.resources == ("procs", "mem") and w.dropped == {"too_much_mem": 1}
+    assert w.jobs["id"].tolist() == [1, 4, 3]
+    assert w.jobs["licenses"].tolist() == ["", "c", "a;b"]
+    assert w.jobs["res_mem"].dtype == np.int64
+    with pytest.raises(InstanceError, match=r"match capacity \[8\]"):
+        make_workload(df, 8)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.drop(columns="procs"), "lacks column"),
+    (lambda d: d.assign(id=[1, 1, 2, 3]), "job id 1 occurs more than once"),
+    (lambda d: d.assign(submit=[0.0, np.nan, 1.0, 2.0]), "column 'submit'"),
+    (lambda d: d.assign(procs=[1.5, 1, 1, 1]), "must hold integers"),
+    (lambda d: d.assign(runtime=["a", "b", "c", "d"]), "not numeric"),
+])
+def test_make_workload_rejects_malformed_tables(change, message):
+    with pytest.raises(InstanceError, match=message):
+        make_workload(change(frame()), 8)
+
+
+def test_make_workload_drops_by_reason():
+    df = frame(submit=[-1.0, 0.0, 5.0, 1.0], runtime=[10.0, -1.0, 30.0, 5.0], procs=[2, 4, 0, 9])
+    w = make_workload(df, 8, dropped={"negative_runtime": 5})
+    assert w.dropped == {"negative_runtime": 6, "negative_submit": 1, "no_processors": 1,
+                         "too_many_processors": 1}
+    assert len(w) == 0
+
+
+# ---- round trips ---------------------------------------------------------------------------
+def stream(n=200, seed=1) -> Workload:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"id": rng.permutation(n) + 1, "submit": np.round(rng.random(n) * 1e5, 3),
+                       "runtime": rng.integers(0, 5000, n).astype(float), "procs": rng.integers(1, 33, n),
+                       "estimate": rng.integers(-1, 8000, n).astype(float), "res_mem": rng.integers(0, 64, n),
+                       "deadline": np.where(rng.random(n) < 0.5, np.nan, rng.random(n) * 1e6),
+                       "licenses": rng.choice(["", "a", "a;b", "x,y"], n)})
+    return make_workload(df, [32, 64], kill_at_estimate=False)
+
+
+@pytest.mark.parametrize("name", ["w.swf", "w.swf.gz", "w.csv", "w.parquet"])
+def test_round_trip(tmp_path, name):
+    w = stream()
+    path = tmp_path / name
+    (write_swf if ".swf" in name else write_table)(w, path)
+    back = load_workload(path, **({"kill_at_estimate": False} if ".swf" in name else {}))
+    cols = list(w.jobs.columns)
+    pd.testing.assert_frame_equal(back.jobs[cols], w.jobs)
+    assert back.capacity.tolist() == [32, 64] and back.resources == ("procs", "mem")
+    assert not back.kill_at_estimate
+    if ".swf" in name:
+        assert (tmp_path / f"{name}.extra.csv").exists()
+        assert (back.jobs["status"] == -1).all() and (back.jobs["req_procs"] == back.jobs["procs"]).all()
+    else:
+        assert back.meta["adjusted"] == w.meta["adjusted"]
+
+
+def test_swf_round_trip_keeps_raw_fields_and_header(tmp_path):
+    header = ("; Version: 2.2", "; Computer: Test", "; MaxNodes: 64", "; MaxProcs: 64", "; Note: hello")
+    lines = [line(1, 0, 5, 2, -1, 10, wait=3), line(2, 3, 0, 3, 4, -1, status=5), line(3, 4, -1, 1, 1, 1)]
+    w = read_swf(swf(tmp_path, lines, header=header))
+    out = write_swf(w, tmp_path / "again.swf")
+    back = read_swf(out)
+    pd.testing.assert_frame_equal(back.jobs, w.jobs)
+    assert back.meta["header"]["Computer"] == "Test" and back.meta["header"]["Note"].startswith("hello\n")
+    assert "negative_runtime=1" in out.read_text()
+    assert not (tmp_path / "again.swf.extra.csv").exists()
+    twice = write_swf(back, tmp_path / "twice.swf").read_text()
+    assert twice.count("epochbench: written from") == 1
+
+
+def test_write_swf_makes_fields_8_and_9_reproduce_procs_and_estimate(tmp_path):
+    df = frame(req_procs=[7, 7, 7, 7], alloc_procs=[-1, -1, -1, -1], req_time=[1.0, 1.0, 1.0, 1.0])
+    w = make_workload(df, 8)                    # the raw fields disagree with procs / estimate
+    back = read_swf(write_swf(w, tmp_path / "x.swf"))
+    pd.testing.assert_frame_equal(back.jobs[list(CORE)], w.jobs[list(CORE)])
+
+
+def test_plain_csv_without_metadata(tmp_path):
+    path = tmp_path / "plain.csv"
+    frame().to_csv(path, index=False)
+    w = read_table(path)
+    assert w.capacity.tolist() == [4] and len(w) == 4
+    small = read_table(path, nodes=2)
+    assert small.dropped == {"too_many_processors": 1} and small.nodes == 2
+
+
+# ---- the KTH trace ---------------------------------------------------------------------------
+@pytest.mark.skipif(not KTH.exists(), reason=f"KTH SWF trace missing at {KTH} (set EPOCHBENCH_DATA)")
+def test_kth_trace_loads_fast():
+    read_swf(KTH)                                          # warm the page cache and imports
+    t = time.perf_counter()
+    w = read_swf(KTH, nodes=100)
+    seconds = time.perf_counter() - t
+    print(f"KTH: {len(w)} jobs, dropped {w.dropped}, adjusted {w.meta['adjusted']}, {seconds:.3f} s")
+    assert len(w) == 27992 and w.dropped == {} and w.nodes == 100
+    assert w.meta["header"]["MaxProcs"] == "100" and w.jobs["procs"].max() <= 100
+    assert (w.jobs["duration"] <= w.jobs["estimate"]).all() and (w.jobs["estimate"] > 0).all()
+    assert seconds < 1.0

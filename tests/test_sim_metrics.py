@@ -1,0 +1,159 @@
+"""Metrics (sim/metrics.py) on hand-computed tiny schedules: wait, response,
+bounded slowdown (seed 004 section 2.3), weighted response (seed 000 section
+3.2), utilization and capacity loss (seed 004 eq. 1, 2), small/large split,
+out-of-order share."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sim.jobs import make_workload
+from sim.metrics import (busy_over_time, capacity_loss, out_of_order, per_job, queue_over_time, summarize,
+                         utilization)
+
+
+def result(rows, shift=0.0):
+    """rows: (id, submit, start, end, procs, duration); estimate = runtime = duration."""
+    df = pd.DataFrame(rows, columns=["id", "submit", "start", "end", "procs", "duration"])
+    for col in ("submit", "start", "end"):
+        df[col] = df[col].astype(float) + shift
+    df["duration"] = df["duration"].astype(float)
+    return df.assign(estimate=df["duration"], runtime=df["duration"])
+
+
+# N = 4.  Job 1 runs on 2 nodes at once; job 2 needs all 4 and waits for job 1;
+# job 3 arrives later and backfills on a free node (it starts before job 2,
+# which arrived earlier: out of order).  Busy nodes: [0,5) 2, [5,8) 3, [8,10) 2,
+# [10,30) 4; job 2 waits on [0,10).
+A = [(1, 0, 0, 10, 2, 10), (2, 0, 10, 30, 4, 20), (3, 5, 5, 8, 1, 3)]
+
+
+def workload_of(res, capacity=4):
+    return make_workload(res[["id", "submit", "runtime", "procs", "estimate"]], capacity)
+
+
+def test_per_job_wait_response_bsld_weight():
+    table = per_job(result(A)).set_index("id")
+    assert table["wait"].tolist() == [0, 10, 0]
+    assert table["response"].tolist() == [10, 30, 3]
+    assert table["bsld"].tolist() == [1.0, 1.5, 1.0]          # job 3: max(3, 10) / max(3, 10)
+    assert table["weight"].tolist() == [20, 80, 3]            # procs x execution time
+    assert table["weighted_response"].tolist() == [200, 2400, 9]
+    assert table["out_of_order"].tolist() == [False, False, True]
+
+
+@pytest.mark.parametrize("wait, duration, tau, expect", [
+    (3, 2, 10, 1.0),        # response 5 < tau: both terms at tau
+    (18, 2, 10, 2.0),       # response 20 over max(2, 10)
+    (50, 100, 10, 1.5),     # long job: plain slowdown
+    (3, 2, 1, 2.5),         # tau = 1: 5 / 2
+    (0, 0, 10, 1.0),        # zero-length job
+])
+def test_bounded_slowdown_threshold(wait, duration, tau, expect):
+    res = result([(1, 0, wait, wait + duration, 1, duration)])
+    assert per_job(res, tau=tau)["bsld"].iloc[0] == pytest.approx(expect)
+
+
+def test_summary_of_schedule_a():
+    res = result(A)
+    s = summarize(res, workload_of(res), small_threshold=2)
+    assert s["jobs"] == 3 and s["makespan"] == 30
+    assert s["wait_mean"] == pytest.approx(10 / 3) and s["wait_median"] == 0 and s["wait_max"] == 10
+    assert s["wait_std"] == pytest.approx(np.sqrt(600 / 27))            # population std
+    assert s["response_mean"] == pytest.approx(43 / 3) and s["response_max"] == 30
+    assert s["bsld_mean"] == pytest.approx(3.5 / 3) and s["bsld_max"] == 1.5
+    assert s["weighted_response"] == pytest.approx(2609 / 3)            # mean of weight x response
+    assert s["weighted_response_norm"] == pytest.approx(2609 / 103)     # normalised by total weight
+    assert s["utilization"] == pytest.approx(103 / 120)                 # eq. 1: (20 + 80 + 3) / (4 x 30)
+    assert s["capacity_loss"] == pytest.approx(17 / 120)                # eq. 2: 2x5 + 1x3 + 2x2 node-s
+    assert (s["small_jobs"], s["small_wait_mean"], s["small_bsld_mean"]) == (2, 0.0, 1.0)
+    assert (s["large_jobs"], s["large_wait_mean"], s["large_bsld_mean"]) == (1, 10.0, 1.5)
+    assert s["out_of_order_jobs"] == 1 and s["out_of_order_share"] == pytest.approx(1 / 3)
+
+
+def test_default_small_threshold_is_32_nodes():
+    res = result([(1, 0, 0, 10, 32, 10), (2, 0, 10, 20, 33, 10)])
+    s = summarize(res, np.array([64]))
+    assert (s["small_jobs"], s["large_jobs"]) == (1, 1)
+    assert (s["small_wait_mean"], s["large_wait_mean"]) == (0.0, 10.0)
+
+
+def test_time_origin_is_first_arrival():
+    """Seed 004 eq. 1 puts the first arrival at t = 0: shifting a run changes nothing."""
+    base, shifted = result(A), result(A, shift=1000.0)
+    for key in ("utilization", "capacity_loss", "makespan"):
+        assert summarize(shifted, [4])[key] == pytest.approx(summarize(base, [4])[key])
+
+
+def test_capacity_loss_counts_only_idle_nodes_while_jobs_wait():
+    # N = 4: job 1 (3 nodes) on [0, 10); job 2 (2 nodes) arrives at 2 and waits until 10;
+    # then runs alone on [10, 20) with nobody waiting: idle but no loss.
+    res = result([(1, 0, 0, 10, 3, 10), (2, 2, 10, 20, 2, 10)])
+    assert capacity_loss(res, [4]) == pytest.approx(1 * 8 / (4 * 20))
+    assert utilization(res, [4]) == pytest.approx((30 + 20) / (4 * 20))
+    # no waiting at all: no loss, even with idle nodes
+    assert capacity_loss(result([(1, 0, 0, 10, 1, 10)]), [4]) == 0.0
+
+
+def test_capacity_loss_at_a_saturated_machine_is_one_minus_utilization():
+    """Seed 004 section 2.3: whenever nodes are idle somebody waits, so kappa = 1 - rho."""
+    res = result(A)
+    assert capacity_loss(res, [4]) + utilization(res, [4]) == pytest.approx(1.0)
+
+
+def test_simultaneous_events_are_applied_together():
+    # job 1 ends at 10 exactly when job 2 starts; job 3 arrives and starts at 10 too
+    res = result([(1, 0, 0, 10, 4, 10), (2, 5, 10, 20, 2, 10), (3, 10, 10, 20, 2, 10)])
+    grid, busy = busy_over_time(res)
+    assert grid.tolist() == [0, 10, 20] and busy.tolist() == [4, 4, 0]
+    grid = np.array([0.0, 5, 10, 20])
+    assert busy_over_time(res, grid=grid)[1].tolist() == [4, 4, 4, 0]
+    _, queued = queue_over_time(res, grid=grid)
+    assert queued.tolist() == [0, 1, 0, 0]
+    assert capacity_loss(res, [4]) == 0.0
+
+
+def test_step_functions_of_schedule_a():
+    grid, busy = busy_over_time(result(A))
+    assert grid.tolist() == [0, 5, 8, 10, 30] and busy.tolist() == [2, 3, 2, 4, 0]
+    grid, queued = queue_over_time(result(A))
+    assert grid.tolist() == [0, 5, 10] and queued.tolist() == [1, 1, 0]
+
+
+def test_out_of_order_ties_broken_by_id():
+    # same submit: id 1 precedes id 2; id 2 starting first is out of order, equal starts are not
+    assert out_of_order([0, 0], [1, 2], [5, 0]).tolist() == [False, True]
+    assert out_of_order([0, 0], [1, 2], [5, 5]).tolist() == [False, False]
+    assert out_of_order([0, 0], [2, 1], [5, 0]).tolist() == [False, False]
+
+
+def test_out_of_order_matches_quadratic_definition():
+    rng = np.random.default_rng(3)
+    n = 300
+    submit, ids, start = rng.integers(0, 50, n), rng.permutation(n), rng.integers(0, 80, n)
+    earlier = (submit[:, None] < submit[None, :]) | ((submit[:, None] == submit[None, :]) & (ids[:, None] < ids[None, :]))
+    brute = (earlier & (start[:, None] > start[None, :])).any(axis=0)
+    assert out_of_order(submit, ids, start).tolist() == brute.tolist()
+
+
+def test_extra_resources_utilization_and_weight():
+    res = result(A).assign(res_mem=[8, 8, 2])
+    w = make_workload(res[["id", "submit", "runtime", "procs", "estimate", "res_mem"]], [4, 8])
+    s = summarize(res, w)
+    assert s["utilization_mem"] == pytest.approx((80 + 160 + 6) / (8 * 30))
+    weights = per_job(res, w).set_index("id")["weight"]
+    # node equivalents: 4 x mean(procs/4, mem/8) x execution time
+    assert weights.tolist() == pytest.approx([4 * (0.5 + 1) / 2 * 10, 4 * 20, 4 * 0.25 * 3])
+
+
+def test_empty_result():
+    res = result([])
+    s = summarize(res, [4])
+    assert s["jobs"] == 0 and np.isnan(s["wait_mean"]) and np.isnan(s["utilization"])
+    assert s["small_jobs"] == 0 and np.isnan(s["out_of_order_share"])
+
+
+def test_missing_columns_are_named():
+    with pytest.raises(ValueError, match="start"):
+        per_job(result(A).drop(columns="start"))
