@@ -1,0 +1,356 @@
+"""Event engine of the online simulator (issue 3; ARCHITECTURE.md "Online simulation").
+
+Three pieces with small interfaces, so that other machine models and
+policies sit on the same loop:
+
+* :class:`JobTable`: the job stream as numpy arrays (row = job, in (submit, id) order);
+* :class:`Machine`: state and start / finish bookkeeping.  :class:`PoolMachine`
+  is the space-shared pool of K resources (seeds 000, 001, 002, 004); the
+  gang-scheduling matrix (seed 004 section 5) and a farm of heterogeneous
+  machines (seed 003) implement the same protocol;
+* :class:`Policy`: the queue order plus what to start at a scheduling pass
+  (:mod:`sim.policies`).
+
+:class:`Engine` runs the events: a heap of finish times and the arrivals in
+order.  At equal times it takes all finishes, then all arrivals, then one
+scheduling pass (when the queue is not empty); a policy may also ask for a
+pass at a time of its own (:meth:`Policy.wakeup`: a reservation falling due).  A job that runs for 0 s ends
+at its start time, which makes a new batch (and pass) at that same time.
+
+:func:`simulate` is the entry point.  Given a policy name and no selector, hook
+or machine it runs the compiled event loop of :mod:`sim.policies` (the fast
+path); otherwise this generic engine.  The two give identical schedules
+(tests/test_sim_engine.py).
+"""
+from __future__ import annotations
+
+import heapq
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Callable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+import pandas as pd
+
+RESOURCE_PREFIX = "res_"
+ENGINES = ("auto", "fast", "generic")
+
+
+# ---- job table ---------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class JobTable:
+    """Job stream as arrays, rows in (submit, id) order.
+
+    ``demand`` is n x K (column 0 = ``procs``, then the ``res_*`` columns in
+    frame order); ``start`` is filled in by the engine (NaN = not started).
+    """
+
+    ids: np.ndarray
+    submit: np.ndarray
+    runtime: np.ndarray
+    estimate: np.ndarray
+    duration: np.ndarray
+    demand: np.ndarray
+    resources: tuple[str, ...]
+    start: np.ndarray = field(repr=False)
+    promised: np.ndarray = field(repr=False)
+
+    @property
+    def n(self) -> int:
+        return self.ids.shape[0]
+
+    @property
+    def k(self) -> int:
+        return self.demand.shape[1]
+
+    @classmethod
+    def from_frame(cls, jobs: pd.DataFrame, capacity: np.ndarray) -> "JobTable":
+        """Validate the column contract of :mod:`sim.jobs` against ``capacity``."""
+        for col in ("id", "submit", "estimate", "procs", "duration"):
+            if col not in jobs.columns:
+                raise ValueError(f"job stream has no column {col!r}")
+        res = tuple(c for c in jobs.columns if str(c).startswith(RESOURCE_PREFIX))
+        if len(res) + 1 != capacity.shape[0]:
+            raise ValueError(f"capacity has K = {capacity.shape[0]} entries but the stream has "
+                             f"procs + {len(res)} resource columns {list(res)}")
+        submit = jobs["submit"].to_numpy(np.float64, copy=True)
+        ids = jobs["id"].to_numpy(np.int64, copy=True)
+        order = np.lexsort((ids, submit))
+        if not np.array_equal(order, np.arange(len(order))):
+            jobs = jobs.iloc[order]
+            submit, ids = submit[order], ids[order]
+        demand = np.array(jobs[["procs", *res]].to_numpy(np.int64), order="C")
+        est = jobs["estimate"].to_numpy(np.float64, copy=True)
+        dur = jobs["duration"].to_numpy(np.float64, copy=True)
+        rt = jobs["runtime"].to_numpy(np.float64, copy=True) if "runtime" in jobs.columns else dur
+        _check(submit, est, dur, demand, capacity)
+        n = len(ids)
+        return cls(ids, submit, rt, est, dur, demand, res, np.full(n, np.nan), np.full(n, np.nan))
+
+
+def _check(submit, est, dur, demand, capacity) -> None:
+    if not (np.isfinite(submit).all() and np.isfinite(dur).all() and (dur >= 0).all()):
+        raise ValueError("submit and duration must be finite, duration >= 0")
+    if not (np.isfinite(est).all() and (est > 0).all()):
+        raise ValueError("estimate must be finite and > 0")
+    if demand.size and (demand.min() < 0 or (demand[:, 0] < 1).any()):
+        raise ValueError("procs must be >= 1 and resources >= 0")
+    big = np.nonzero((demand > capacity).any(axis=1))[0]
+    if big.size:
+        raise ValueError(f"job row {int(big[0])} needs {demand[big[0]].tolist()} > capacity "
+                         f"{capacity.tolist()}; it could never run")
+
+
+# ---- machine model -----------------------------------------------------------------
+@runtime_checkable
+class Machine(Protocol):
+    """What the engine and the policies need from a machine model."""
+
+    capacity: np.ndarray
+
+    def fits(self, job: int) -> bool:
+        """Could ``job`` start now?"""
+
+    def start(self, job: int, now: float) -> float:
+        """Start ``job`` now; return its finish time."""
+
+    def finish(self, job: int, now: float) -> None:
+        """``job`` ends now."""
+
+    def running(self) -> Sequence[int]:
+        """Jobs running now."""
+
+
+class PoolMachine:
+    """Space-shared pool of K resources: a job holds ``demand[job]`` for its
+    whole ``duration`` (seed 004 section 2; seed 000 section 1)."""
+
+    def __init__(self, table: JobTable, capacity):
+        self.table = table
+        self.capacity = np.asarray(capacity, dtype=np.int64)
+        self.free = self.capacity.copy()
+        self._running: dict[int, None] = {}
+
+    @property
+    def used(self) -> np.ndarray:
+        return self.capacity - self.free
+
+    def fits(self, job: int) -> bool:
+        return bool((self.table.demand[job] <= self.free).all())
+
+    def start(self, job: int, now: float) -> float:
+        if not self.fits(job):
+            raise RuntimeError(f"job row {job} does not fit: needs {self.table.demand[job].tolist()}, "
+                               f"free {self.free.tolist()}")
+        self.free -= self.table.demand[job]
+        self._running[job] = None
+        return now + float(self.table.duration[job])
+
+    def finish(self, job: int, now: float) -> None:
+        del self._running[job]
+        self.free += self.table.demand[job]
+
+    def running(self) -> list[int]:
+        return list(self._running)
+
+
+# ---- policy ------------------------------------------------------------------------
+StartFn = Callable[[int], None]
+
+
+class Policy(ABC):
+    """A queue order, a selection step and a reservation rule.
+
+    The engine calls :meth:`reset` once, :meth:`finished` and :meth:`arrive`
+    as events happen, and :meth:`schedule` once per pass; ``schedule`` calls
+    ``start(job)`` for every job it starts (the engine updates the machine at
+    once, so later checks in the same pass see it) and drops them from its
+    queue.
+    """
+
+    name: str = "policy"
+
+    def reset(self, table: JobTable, machine: Machine) -> None:
+        self.table = table
+        self.machine = machine
+
+    @abstractmethod
+    def arrive(self, job: int, now: float) -> None: ...
+
+    def finished(self, job: int, now: float) -> None:
+        return None
+
+    @abstractmethod
+    def queue(self) -> list[int]:
+        """Waiting jobs in policy order."""
+
+    @abstractmethod
+    def __len__(self) -> int:
+        """Number of waiting jobs."""
+
+    @abstractmethod
+    def schedule(self, now: float, machine: Machine, start: StartFn) -> None: ...
+
+    def wakeup(self) -> float:
+        """Time of the next pass this policy needs without any event (a
+        reservation falling due); ``inf`` for none."""
+        return np.inf
+
+    def options(self) -> dict:
+        return {}
+
+
+PassHook = Callable[[float, Machine, list, list], None]
+
+
+# ---- the event loop ----------------------------------------------------------------
+class Engine:
+    """Generic event loop (Python heap).  ``on_pass(time, machine, queue,
+    started)`` is called after every pass with the queue as it was before the
+    pass (policy order) and the jobs started, in order."""
+
+    def __init__(self, table: JobTable, machine: Machine, policy: Policy,
+                 on_pass: PassHook | None = None):
+        self.table, self.machine, self.policy, self.on_pass = table, machine, policy, on_pass
+        self.passes = 0
+
+    def run(self) -> None:
+        tb, m, pol = self.table, self.machine, self.policy
+        pol.reset(tb, m)
+        heap: list[tuple[float, int]] = []
+        n, ai = tb.n, 0
+        while ai < n or heap or pol.wakeup() < np.inf:
+            now = min(heap[0][0] if heap else np.inf, tb.submit[ai] if ai < n else np.inf,
+                      pol.wakeup())
+            while heap and heap[0][0] == now:
+                j = heapq.heappop(heap)[1]
+                m.finish(j, now)
+                pol.finished(j, now)
+            while ai < n and tb.submit[ai] == now:
+                pol.arrive(ai, now)
+                ai += 1
+            self._pass(now, heap)
+
+    def _pass(self, now: float, heap: list) -> None:
+        if not len(self.policy):
+            return
+        self.passes += 1
+        queue = self.policy.queue() if self.on_pass is not None else None
+        started: list[int] = []
+
+        def start(j: int) -> None:
+            heapq.heappush(heap, (self.machine.start(j, now), j))
+            self.table.start[j] = now
+            started.append(j)
+
+        self.policy.schedule(now, self.machine, start)
+        if self.on_pass is not None:
+            self.on_pass(now, self.machine, queue, started)
+
+
+# ---- result ------------------------------------------------------------------------
+@dataclass
+class SimResult:
+    """One simulated run.
+
+    ``jobs``: one row per job in (submit, id) order with ``id, submit, start,
+    end, procs, estimate, runtime, duration``, the ``res_*`` columns and
+    ``promised`` (EASY: the first shadow time computed while the job was the
+    blocked queue head; conservative: its first reservation; NaN otherwise).
+    ``passes``: scheduling passes run (one per batch of events with a
+    non-empty queue).  ``seconds``: wall time of the simulation proper.
+    ``engine``: ``"fast"`` (compiled loop) or ``"generic"``.
+    """
+
+    jobs: pd.DataFrame
+    policy: str
+    options: dict
+    passes: int
+    seconds: float
+    engine: str
+    capacity: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.jobs)
+
+    @property
+    def jobs_per_second(self) -> float:
+        return self.n / self.seconds if self.seconds > 0 else float("inf")
+
+
+def _frame(table: JobTable) -> pd.DataFrame:
+    d = {"id": table.ids, "submit": table.submit, "start": table.start,
+         "end": table.start + table.duration, "procs": table.demand[:, 0],
+         "estimate": table.estimate, "runtime": table.runtime, "duration": table.duration}
+    for k, name in enumerate(table.resources, start=1):
+        d[name] = table.demand[:, k]
+    d["promised"] = table.promised
+    return pd.DataFrame(d)
+
+
+# ---- entry point -------------------------------------------------------------------
+def simulate(jobs: pd.DataFrame, capacity, policy: str | Policy = "easy", *, engine: str = "auto",
+             selector: str | None = None, selector_options: dict | None = None,
+             on_pass: PassHook | None = None, machine: Callable | None = None,
+             **options) -> SimResult:
+    """Replay ``jobs`` on a machine of ``capacity`` (K entries, 0 = processors).
+
+    ``policy``: ``fcfs``, ``nonfcfs``, ``easy``, ``conservative`` (see
+    :mod:`sim.policies`) or a :class:`Policy` object.  ``options`` go to the
+    policy (``starvation_limit`` for ``nonfcfs``, default 86400 s).
+    ``selector``: None for the policy's own selection rule, or the name of a
+    registered packing method (``instances.registry``) that picks the set to
+    start at each selection step (an oracle policy, e.g. EASY backfilled by
+    ``cpsat``); ``selector_options`` go to ``registry.solve``.  ``on_pass``:
+    hook called after each pass (see :class:`Engine`).  ``machine``: factory
+    ``machine(table, capacity)`` of another machine model.  ``engine``:
+    ``auto`` takes the compiled fast path when nothing above asks for the
+    generic one; ``fast`` insists on it; ``generic`` forces the Python loop.
+    """
+    from . import policies
+
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    cap = np.asarray(capacity, dtype=np.int64).reshape(-1)
+    table = JobTable.from_frame(jobs, cap)
+    if isinstance(policy, str):
+        pol = policies.make(policy, selector=selector, selector_options=selector_options, **options)
+    elif selector is not None or selector_options or options:
+        raise ValueError("give selector and options to the Policy object, not to simulate()")
+    else:
+        pol = policy
+    fast_ok = isinstance(policy, str) and selector is None and on_pass is None and machine is None
+    if engine == "fast" and not fast_ok:
+        raise ValueError("the fast path takes a policy name and no selector, on_pass or machine")
+    t0 = time.perf_counter()
+    if fast_ok and engine != "generic":
+        passes = policies.run_fast(pol, table, cap)
+        used = "fast"
+    else:
+        mach = (machine or PoolMachine)(table, cap)
+        eng = Engine(table, mach, pol, on_pass)
+        eng.run()
+        passes, used = eng.passes, "generic"
+    seconds = time.perf_counter() - t0
+    return SimResult(_frame(table), pol.name, pol.options(), passes, seconds, used, cap)
+
+
+def packing_instance(table: JobTable, capacity, free, candidates, *, now: float = 0.0,
+                     shadow: float | None = None, extra=None, meta: dict | None = None):
+    """The packing instance of one selection step (instances.packing): the
+    machine with ``free`` left, the ``candidates`` (job rows, in queue order)
+    and, for EASY, the reservation of the blocked head (jobs with ``now +
+    estimate > shadow`` are flagged as running past the shadow time)."""
+    from instances.packing import PackingInstance
+
+    cand = np.asarray(candidates, dtype=np.int64)
+    cap = np.asarray(capacity, dtype=np.int64)
+    est = table.estimate[cand]
+    kw = {}
+    if shadow is not None:
+        kw = dict(shadow=shadow, extra=np.maximum(np.asarray(extra, dtype=np.int64), 0),
+                  runtime_past_shadow=now + est > shadow)
+    return PackingInstance.build(cap, table.demand[cand].reshape(-1, cap.shape[0]), cap - free,
+                                 estimate=est, meta=dict(meta or {}), now=now, **kw)

@@ -1,0 +1,789 @@
+"""Space-sharing policies of the online simulator (issue 3 item 3).
+
+=============  ===================================================================
+name           rule
+=============  ===================================================================
+fcfs           seed 002 "Scheduling policies": start queue-head jobs while they
+               fit; stop at the first that does not.
+nonfcfs        seed 001 "Non-FCFS": queue by (procs, estimate, submit, id); any job
+               that fits starts, scanning in that order.  Once the oldest waiting
+               job has waited more than ``starvation_limit`` (default 24 h) the
+               queue is FCFS (arrival order, the head blocks) until it starts.
+easy           seed 001 "Aggressive Backfilling", seed 002, seed 004 section 3:
+               the exact rule below.
+conservative   seed 001 "Conservative Backfilling", seed 002, seed 004 section 3:
+               every queued job holds a reservation in an availability profile
+               (:mod:`sim.profile`); compressed on early terminations.
+=============  ===================================================================
+
+EASY, exactly (so results compare across simulators): start queue-head jobs
+while they fit.  For the first that does not (the head) release the running
+jobs in order of expected end ``max(start + estimate, now)`` (ties by id) until
+the head fits: the shadow time is that expected end, and ``extra`` is what is
+free at the shadow time (every job expected to end by then released) minus the
+head's need, per resource.  Then scan the rest of the queue in order and start
+a job if it fits now and either ``now + estimate <= shadow`` or it fits in
+``extra`` on every resource (then ``extra`` shrinks by its demand).  A job
+running past its estimate (only when jobs are not killed at their estimate) is
+expected to end now: ``max(start + estimate, now)``.
+
+Conservative: at each pass, after an early termination (a job ended before
+``start + estimate``) the schedule is compressed: in queue (arrival) order
+each job's reservation is taken out of the profile and booked again at the
+earliest time it fits for its whole estimate, which is never later than
+before.  New arrivals are then booked in arrival order the same way; every job
+whose reservation is now starts.  The one pass in queue order can leave a
+reservation at a time where no job ends any more (the job whose end it
+followed moved away later in the same pass): the policy then asks the engine
+for a pass at that time (``Policy.wakeup``).  A running job that overruns its
+estimate is gone from the profile; a job booked now that then does not fit
+waits and the whole queue is re-booked at the next pass (reservations may then
+move later: only overruns break the guarantee).
+
+Each policy runs two ways: the generic classes below on the Python engine of
+:mod:`sim.engine` (selector, hook, other machine models), and the compiled
+event loop :func:`run_fast` (numba, the default).  They give identical
+schedules.  With ``selector=NAME`` the selection step (fcfs: the whole queue;
+nonfcfs: the queue in priority order; easy: the backfill candidates with the
+head's reservation) is a packing instance solved by ``instances.registry``
+method NAME, e.g. ``cpsat``.
+"""
+from __future__ import annotations
+
+import bisect
+import importlib
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .engine import JobTable, Policy, StartFn, packing_instance
+from .profile import JIT, Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, rows_needed
+
+POLICIES: dict[str, type] = {}
+DAY = 86400.0
+
+
+def register_policy(name: str):
+    """Class decorator: make a policy available by ``name``."""
+    def deco(cls):
+        cls.name = name
+        POLICIES[name] = cls
+        return cls
+    return deco
+
+
+def make(name: str, **options) -> Policy:
+    """A fresh policy object by name; unknown options raise ``TypeError``."""
+    try:
+        cls = POLICIES[name]
+    except KeyError:
+        raise KeyError(f"no policy {name!r}; known: {', '.join(POLICIES)}") from None
+    return cls(**options)
+
+
+# ---- selection step through the packing registry -----------------------------------
+@dataclass
+class Step:
+    """The last selection step of a generic policy: jobs ``candidates`` (rows,
+    queue order) with ``free`` left; EASY adds the head's ``shadow`` and
+    ``extra``.  :func:`sim.engine.packing_instance` turns it into an instance."""
+
+    now: float
+    free: np.ndarray
+    candidates: list
+    shadow: float | None = None
+    extra: np.ndarray | None = None
+
+
+def _method(name: str):
+    from instances import registry
+    try:
+        return registry.get("packing", name)
+    except KeyError:
+        for mod in ("heuristics.packing", "exact.packing"):
+            importlib.import_module(mod)
+        return registry.get("packing", name)
+
+
+class _Base(Policy):
+    has_selector = True
+
+    def __init__(self, selector: str | None = None, selector_options: dict | None = None):
+        if selector is not None:
+            if not self.has_selector:
+                raise ValueError(f"policy {self.name!r} has no packing selection step for a selector")
+            _method(selector)
+        self.selector = selector
+        self.selector_options = dict(selector_options or {})
+        self.step: Step | None = None
+
+    def options(self) -> dict:
+        out = {"selector": self.selector}
+        if self.selector_options:
+            out["selector_options"] = dict(self.selector_options)
+        return out
+
+    def _choose(self, now, machine, cands, start: StartFn, shadow=None, extra=None) -> set:
+        """Start what the selector picks from ``cands``; returns the set started."""
+        self.step = Step(now, machine.free.copy(), list(cands), shadow,
+                         None if extra is None else extra.copy())
+        if not cands:
+            return set()
+        from instances import registry
+        inst = packing_instance(self.table, machine.capacity, machine.free, cands, now=now,
+                                shadow=shadow, extra=extra, meta={"name": f"{self.name}@{now:g}"})
+        picked = [cands[i] for i in registry.solve(inst, self.selector, **self.selector_options).decision]
+        for j in picked:
+            start(j)
+        return set(picked)
+
+
+# ---- generic policies ----------------------------------------------------------------
+@register_policy("fcfs")
+class FCFS(_Base):
+    """FCFS (seed 002): the head blocks the queue.  O(started) per pass."""
+
+    def reset(self, table, machine):
+        super().reset(table, machine)
+        self._q: deque[int] = deque()
+
+    def arrive(self, job, now):
+        self._q.append(job)
+
+    def queue(self):
+        return list(self._q)
+
+    def __len__(self):
+        return len(self._q)
+
+    def schedule(self, now, machine, start):
+        if self.selector is not None:
+            done = self._choose(now, machine, list(self._q), start)
+            self._q = deque(j for j in self._q if j not in done)
+            return
+        self.step = Step(now, machine.free.copy(), list(self._q))
+        while self._q and machine.fits(self._q[0]):
+            start(self._q.popleft())
+
+
+@register_policy("nonfcfs")
+class NonFCFS(_Base):
+    """Non-FCFS with a starvation limit (seed 001 "Non-FCFS", tables 1-2).
+    O(q) per pass."""
+
+    def __init__(self, starvation_limit: float = DAY, selector=None, selector_options=None):
+        super().__init__(selector, selector_options)
+        self.starvation_limit = float(starvation_limit)
+
+    def options(self):
+        return {"starvation_limit": self.starvation_limit, **super().options()}
+
+    def reset(self, table, machine):
+        super().reset(table, machine)
+        self._pq: list[tuple] = []  # (procs, estimate, row), row = (submit, id) order
+        self._fifo: deque[int] = deque()
+        self._waiting: set[int] = set()
+
+    def arrive(self, job, now):
+        tb = self.table
+        bisect.insort(self._pq, (int(tb.demand[job, 0]), float(tb.estimate[job]), job))
+        self._fifo.append(job)
+        self._waiting.add(job)
+
+    def queue(self):
+        return [j for *_, j in self._pq]
+
+    def __len__(self):
+        return len(self._waiting)
+
+    def _oldest(self):
+        while self._fifo and self._fifo[0] not in self._waiting:
+            self._fifo.popleft()
+        return self._fifo[0] if self._fifo else None
+
+    def schedule(self, now, machine, start):
+        self.step = None
+        started = self._starved(now, machine, start)
+        if started is not None:
+            cands = [j for *_, j in self._pq if j not in started]
+            if self.selector is not None:
+                started |= self._choose(now, machine, cands, start)
+            else:
+                self.step = Step(now, machine.free.copy(), cands)
+                for j in cands:
+                    if machine.fits(j):
+                        start(j)
+                        started.add(j)
+        else:
+            started = self._blocked
+        self._waiting -= started
+        self._pq = [x for x in self._pq if x[2] in self._waiting]
+
+    def _starved(self, now, machine, start):
+        """FCFS while the oldest job is starved; None if it blocks (the
+        jobs started so far are then in ``self._blocked``)."""
+        started: set[int] = set()
+        while True:
+            o = self._oldest()
+            if o is None or not now - self.table.submit[o] > self.starvation_limit:
+                return started
+            if not machine.fits(o):
+                self._blocked = started
+                return None
+            start(o)
+            started.add(o)
+            self._waiting.discard(o)
+
+
+@register_policy("easy")
+class EASY(_Base):
+    """EASY backfilling, the exact rule of this module's docstring (seed 001
+    table 3; seed 002 "Freedom from starvation"; seed 004 section 3).
+    O(q + r log r) per pass."""
+
+    def reset(self, table, machine):
+        super().reset(table, machine)
+        self._q: list[int] = []
+
+    def arrive(self, job, now):
+        self._q.append(job)
+
+    def queue(self):
+        return list(self._q)
+
+    def __len__(self):
+        return len(self._q)
+
+    def reservation(self, now, machine, head):
+        """(shadow, extra) of the blocked ``head``."""
+        tb = self.table
+        key = {j: max(tb.start[j] + tb.estimate[j], now) for j in machine.running()}
+        order = sorted(key, key=lambda j: (key[j], tb.ids[j]))
+        free = machine.free.copy()
+        shadow = None
+        for j in order:
+            if shadow is not None and key[j] != shadow:
+                break
+            free = free + tb.demand[j]
+            if shadow is None and (tb.demand[head] <= free).all():
+                shadow = key[j]
+        return float(shadow), free - tb.demand[head]
+
+    def schedule(self, now, machine, start):
+        q, tb = self._q, self.table
+        self.step = None
+        i = 0
+        while i < len(q) and machine.fits(q[i]):
+            start(q[i])
+            i += 1
+        del q[:i]
+        if not q:
+            return
+        shadow, extra = self.reservation(now, machine, q[0])
+        if np.isnan(tb.promised[q[0]]):
+            tb.promised[q[0]] = shadow
+        if self.selector is not None:
+            done = self._choose(now, machine, q[1:], start, shadow, extra)
+        else:
+            self.step = Step(now, machine.free.copy(), q[1:], shadow, extra.copy())
+            done = self._backfill(now, machine, start, shadow, extra)
+        self._q = [j for j in q if j not in done]
+
+    def _backfill(self, now, machine, start, shadow, extra) -> set:
+        tb, done = self.table, set()
+        for j in self._q[1:]:
+            if not machine.fits(j):
+                continue
+            if now + tb.estimate[j] <= shadow:
+                pass
+            elif (tb.demand[j] <= extra).all():
+                extra = extra - tb.demand[j]
+            else:
+                continue
+            start(j)
+            done.add(j)
+        return done
+
+
+@register_policy("conservative")
+class Conservative(_Base):
+    """Conservative backfilling (seed 001 table 4, seed 002, seed 004 section 3)
+    over the numpy :class:`~sim.profile.Profile`.  A booking is O(m log m); a
+    compression re-books the whole queue, O(q m log m)."""
+
+    has_selector = False
+
+    def reset(self, table, machine):
+        super().reset(table, machine)
+        self.profile = Profile(machine.capacity)
+        self._q: list[int] = []
+        self.reserved: dict[int, float] = {}
+        self._compress = False
+        self._wake = np.inf
+
+    def arrive(self, job, now):
+        self.profile.advance(now)
+        self._q.append(job)
+
+    def finished(self, job, now):
+        self.profile.advance(now)
+        tb = self.table
+        end = tb.start[job] + tb.estimate[job]
+        if now < end:
+            self.profile.add(now, end, tb.demand[job], +1)
+            self._compress = True
+
+    def queue(self):
+        return list(self._q)
+
+    def __len__(self):
+        return len(self._q)
+
+    def _book(self, j):
+        tb, prof = self.table, self.profile
+        if j in self.reserved:
+            r = self.reserved[j]
+            prof.add(r, r + tb.estimate[j], tb.demand[j], +1)
+        t = prof.find(tb.demand[j], tb.estimate[j])
+        prof.add(t, t + tb.estimate[j], tb.demand[j], -1)
+        self.reserved[j] = t
+        if np.isnan(tb.promised[j]):
+            tb.promised[j] = t
+
+    def schedule(self, now, machine, start):
+        self.profile.advance(now)
+        for j in self._q:
+            if self._compress or j not in self.reserved:
+                self._book(j)
+        self._compress = False
+        keep = []
+        for j in self._q:
+            if self.reserved[j] <= now:
+                if machine.fits(j):
+                    start(j)
+                    del self.reserved[j]
+                    continue
+                self._compress = True  # only when a running job overran its estimate
+            keep.append(j)
+        self._q = keep
+        self._wake = min((self.reserved[j] for j in keep if self.reserved[j] > now), default=np.inf)
+
+    def wakeup(self):
+        """A reservation can fall where no job ends any more (the job whose
+        end it followed moved away in a compression): a pass is due then."""
+        return self._wake
+
+
+# ---- compiled fast path ----------------------------------------------------------------
+FAST_CODES = {"fcfs": 0, "nonfcfs": 1, "easy": 2, "conservative": 3}
+_FCFS, _NONFCFS, _EASY, _CONS = 0, 1, 2, 3
+
+
+def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray) -> int:
+    """Run ``policy`` (one of :data:`FAST_CODES`, default selector) with the
+    compiled event loop; fills ``table.start`` / ``table.promised``, returns
+    the number of passes.  Work arrays are allocated here, so that the
+    compiled code needs no reference counting."""
+    code = FAST_CODES[policy.name]
+    n, k = table.n, table.k
+    if n == 0:
+        return 0
+    limit = float(getattr(policy, "starvation_limit", DAY))
+    rows = rows_needed(n) if code == _CONS else 1
+    work = (np.array(capacity, dtype=np.int64),            # free
+            np.empty(n + 1), np.empty(n + 1, np.int64),      # heap: times, jobs
+            np.empty(n + 1, np.int64), np.zeros(n, np.bool_),  # queue, queued flags
+            np.empty(n + 1 if code == _EASY else 1, np.int64),  # EASY running list
+            np.empty(rows), np.empty((rows, k), np.int64),   # conservative profile
+            np.full(n if code == _CONS else 1, np.nan),      # reservations
+            np.array([-np.inf, np.inf, np.inf]), np.array([-1]),     # state (see _compress)
+            np.empty(k, np.int64))                           # EASY extra
+    return int(_loop(code, table.submit, table.duration, table.estimate, table.ids, table.demand,
+                     limit, table.start, table.promised, *work))
+
+
+@njit(**JIT)
+def _fits(dem, j, free):
+    for r in range(free.shape[0]):
+        if dem[j, r] > free[r]:
+            return False
+    return True
+
+
+@njit(**JIT)
+def _push(ht, hj, hn, t, j):
+    """Binary min-heap on time; returns the new size."""
+    i = hn
+    while i > 0:
+        p = (i - 1) // 2
+        if ht[p] <= t:
+            break
+        ht[i] = ht[p]
+        hj[i] = hj[p]
+        i = p
+    ht[i] = t
+    hj[i] = j
+    return hn + 1
+
+
+@njit(**JIT)
+def _pop(ht, hj, hn):
+    """Remove the root; returns (job, new size)."""
+    top = hj[0]
+    hn -= 1
+    t, j = ht[hn], hj[hn]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= hn:
+            break
+        if c + 1 < hn and ht[c + 1] < ht[c]:
+            c += 1
+        if ht[c] >= t:
+            break
+        ht[i] = ht[c]
+        hj[i] = hj[c]
+        i = c
+    if hn > 0:
+        ht[i] = t
+        hj[i] = j
+    return top, hn
+
+
+@njit(**JIT)
+def _begin(j, now, dem, dur, free, start, inq, ht, hj, hn):
+    start[j] = now
+    inq[j] = False
+    for r in range(free.shape[0]):
+        free[r] -= dem[j, r]
+    return _push(ht, hj, hn, now + dur[j], j)
+
+
+@njit(**JIT)
+def _compact(q, p0, qt, inq):
+    """Drop the started jobs from q[p0:qt]; returns the new tail."""
+    w = p0
+    for p in range(p0, qt):
+        if inq[q[p]]:
+            q[w] = q[p]
+            w += 1
+    return w
+
+
+# -- EASY: running jobs sorted by (start + estimate, id) --
+@njit(**JIT)
+def _run_pos(run, rn, e, jid, start, est, ids):
+    lo, hi = 0, rn
+    while lo < hi:
+        mid = (lo + hi) // 2
+        k = run[mid]
+        ek = start[k] + est[k]
+        if ek < e or (ek == e and ids[k] < jid):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(**JIT)
+def _run_add(run, rn, j, start, est, ids):
+    p = _run_pos(run, rn, start[j] + est[j], ids[j], start, est, ids)
+    for a in range(rn, p, -1):
+        run[a] = run[a - 1]
+    run[p] = j
+    return rn + 1
+
+
+@njit(**JIT)
+def _run_del(run, rn, j, start, est, ids):
+    p = _run_pos(run, rn, start[j] + est[j], ids[j], start, est, ids)
+    while run[p] != j:
+        p += 1
+    for a in range(p, rn - 1):
+        run[a] = run[a + 1]
+    return rn - 1
+
+
+@njit(**JIT)
+def _shadow(now, h, run, rn, dem, free, start, est, acc):
+    """Shadow time of head h; ``acc`` ends as the free capacity at it."""
+    k = free.shape[0]
+    for r in range(k):
+        acc[r] = free[r]
+    shadow = np.inf
+    found = False
+    for p in range(rn):
+        j = run[p]
+        key = max(start[j] + est[j], now)
+        if found and key != shadow:
+            break
+        for r in range(k):
+            acc[r] += dem[j, r]
+        if not found and _fits(dem, h, acc):
+            shadow = key
+            found = True
+    return shadow
+
+
+@njit(**JIT)
+def _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
+               run, rn, ht, hj, hn, extra):
+    p = qh
+    while p < qt and _fits(dem, q[p], free):
+        j = q[p]
+        hn = _begin(j, now, dem, dur, free, start, inq, ht, hj, hn)
+        rn = _run_add(run, rn, j, start, est, ids)
+        p += 1
+    qh = p
+    if qh == qt:
+        return qh, qt, rn, hn
+    h = q[qh]
+    shadow = _shadow(now, h, run, rn, dem, free, start, est, extra)
+    for r in range(free.shape[0]):
+        extra[r] -= dem[h, r]
+    if np.isnan(promised[h]):
+        promised[h] = shadow
+    first = -1
+    for p in range(qh + 1, qt):
+        if free[0] <= 0:
+            break  # procs >= 1: nothing more fits
+        j = q[p]
+        if not _fits(dem, j, free):
+            continue
+        if now + est[j] <= shadow:
+            pass
+        elif _fits(dem, j, extra):
+            for r in range(free.shape[0]):
+                extra[r] -= dem[j, r]
+        else:
+            continue
+        hn = _begin(j, now, dem, dur, free, start, inq, ht, hj, hn)
+        rn = _run_add(run, rn, j, start, est, ids)
+        if first < 0:
+            first = p
+    if first >= 0:
+        qt = _compact(q, first, qt, inq)
+    return qh, qt, rn, hn
+
+
+# -- Non-FCFS: q[qh:qt] sorted by (procs, estimate, row) --
+@njit(**JIT)
+def _before(a, b, dem, est):
+    if dem[a, 0] != dem[b, 0]:
+        return dem[a, 0] < dem[b, 0]
+    if est[a] != est[b]:
+        return est[a] < est[b]
+    return a < b
+
+
+@njit(**JIT)
+def _prio_insert(q, qh, qt, j, dem, est):
+    lo, hi = qh, qt
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _before(q[mid], j, dem, est):
+            lo = mid + 1
+        else:
+            hi = mid
+    for a in range(qt, lo, -1):
+        q[a] = q[a - 1]
+    q[lo] = j
+    return qt + 1
+
+
+@njit(**JIT)
+def _nonfcfs_pass(now, q, qh, qt, inq, old, ai, limit, submit, dem, dur, free, start, ht, hj, hn):
+    """Returns (old, hn, jobs started).  Started jobs stay in q as dead
+    entries; the loop compacts q when they are the majority."""
+    ns = 0
+    while True:  # starved: FCFS in arrival order, the oldest blocks
+        while old < ai and not inq[old]:
+            old += 1
+        if old >= ai or not now - submit[old] > limit:
+            break
+        if not _fits(dem, old, free):
+            return old, hn, ns
+        hn = _begin(old, now, dem, dur, free, start, inq, ht, hj, hn)
+        ns += 1
+    for p in range(qh, qt):
+        j = q[p]
+        if not inq[j]:
+            continue
+        if dem[j, 0] > free[0]:
+            break  # sorted by procs: no later job fits
+        if _fits(dem, j, free):
+            hn = _begin(j, now, dem, dur, free, start, inq, ht, hj, hn)
+            ns += 1
+    return old, hn, ns
+
+
+# -- conservative: reservations in the compiled profile --
+# A compression checks each queued job where an earlier slot can have opened.
+# Its reservation r was its earliest fit when it was last booked or checked;
+# since then free capacity rose only on the released intervals [now, start +
+# estimate) of jobs that ended early, and on the slots vacated by jobs that
+# moved.  If no job moved since j was last checked (none earlier in this
+# round, none after it in the previous round), a window that became feasible
+# meets a released interval, so it starts before ``rb`` (their largest end)
+# and j fits in the most free capacity ``mr`` seen before rb; otherwise all of
+# [now, r) is searched.  The result is the same as re-booking every job from
+# scratch, as the generic policy does (tests/test_sim_engine.py).
+RB, SOON, WAKE = 0, 1, 2  # float state: release bound (+inf: search all), earliest
+# reservation, earliest reservation after now (a pass is due then)
+LAST_MOVED = 0  # int state: largest row moved in the previous compression (-1: none)
+
+
+@njit(**JIT)
+def _book(j, dem, est, res, promised, pt, pf, m):
+    """Book job j at its earliest fit."""
+    i = p_find(pt, pf, m, dem, j, est[j])
+    res[j] = pt[i]
+    if np.isnan(promised[j]):
+        promised[j] = pt[i]
+    return p_book(pt, pf, m, i, est[j], dem, j)
+
+
+@njit(**JIT)
+def _max_free(pt, pf, m, until, out):
+    """Largest free capacity per resource on [pt[0], until)."""
+    for r in range(pf.shape[1]):
+        out[r] = pf[0, r]
+    i = 1
+    while i < m and pt[i] < until:
+        for r in range(pf.shape[1]):
+            out[r] = max(out[r], pf[i, r])
+        i += 1
+
+
+@njit(**JIT)
+def _compress(now, q, qh, qt, cf, ci, dem, est, res, promised, pt, pf, m, mr):
+    """Re-book the queued jobs in order, each at its earliest fit (never later)."""
+    rb, before, moved = cf[RB], ci[LAST_MOVED], -1
+    _max_free(pt, pf, m, rb, mr)
+    for p in range(qh, qt):
+        j = q[p]
+        r = res[j]
+        if np.isnan(r):
+            continue
+        if r < now:  # due but never started (a job overran): book afresh
+            m = p_add(pt, pf, m, r, r + est[j], dem, j, 1)
+            m = _book(j, dem, est, res, promised, pt, pf, m)
+            moved = j
+            continue
+        if moved >= 0 or before > j:
+            hi = r
+        elif _fits(dem, j, mr):
+            hi = min(r, rb)
+        else:
+            continue
+        if not hi > now:
+            continue
+        i = p_find_before(pt, pf, m, dem, j, est[j], r, hi)
+        if i < 0:
+            continue
+        res[j] = pt[i]
+        m = p_book(pt, pf, m, i, est[j], dem, j)  # row i first: p_add may sweep
+        m = p_add(pt, pf, m, r, r + est[j], dem, j, 1)
+        moved = j
+    ci[LAST_MOVED] = moved
+    return m
+
+
+@njit(**JIT)
+def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, dur, est, free, start, promised,
+               res, pt, pf, m, ht, hj, hn, extra):
+    """Compress if a job ended early, book the ``fresh`` arrivals (the
+    queue's tail), start every job booked now.  Returns (qt, m, hn).  A
+    reservation can fall where no job ends any more (the job whose end it
+    followed moved away in a compression), so the loop also runs a pass at
+    ``cf[WAKE]``."""
+    if cf[RB] > -np.inf:
+        m = _compress(now, q, qh, qt, cf, ci, dem, est, res, promised, pt, pf, m, extra)
+        cf[SOON] = np.inf
+        for p in range(qh, qt - fresh):
+            cf[SOON] = min(cf[SOON], res[q[p]])
+    cf[RB] = -np.inf
+    for p in range(qt - fresh, qt):
+        j = q[p]
+        m = _book(j, dem, est, res, promised, pt, pf, m)
+        cf[SOON] = min(cf[SOON], res[j])
+    if cf[SOON] > now:
+        cf[WAKE] = cf[SOON]
+        return qt, m, hn
+    first = -1
+    soon = wake = np.inf
+    for p in range(qh, qt):
+        j = q[p]
+        if res[j] <= now:
+            if _fits(dem, j, free):
+                hn = _begin(j, now, dem, dur, free, start, inq, ht, hj, hn)
+                if first < 0:
+                    first = p
+                continue
+            cf[RB] = np.inf  # a running job overran its estimate: re-book all
+        else:
+            wake = min(wake, res[j])
+        soon = min(soon, res[j])
+    cf[SOON], cf[WAKE] = soon, wake
+    if first >= 0:
+        qt = _compact(q, first, qt, inq)
+    return qt, m, hn
+
+
+@njit(**JIT)
+def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
+          free, ht, hj, q, inq, run, pt, pf, res, cf, ci, extra):
+    """The whole simulation: finishes, then arrivals, then one pass per event
+    time, as :class:`sim.engine.Engine` does."""
+    n, k = dem.shape
+    m = p_init(pt, pf, free, submit[0])
+    hn = qh = qt = rn = ai = old = passes = dead = 0  # dead: started jobs left in q (nonfcfs)
+    while ai < n or hn > 0 or cf[WAKE] < np.inf:
+        now = ht[0] if hn > 0 else np.inf
+        if ai < n and submit[ai] < now:
+            now = submit[ai]
+        if cf[WAKE] < now:
+            now = cf[WAKE]
+        if code == _CONS:
+            m = p_advance(pt, pf, m, now, True)
+        while hn > 0 and ht[0] == now:
+            j, hn = _pop(ht, hj, hn)
+            for r in range(k):
+                free[r] += dem[j, r]
+            if code == _EASY:
+                rn = _run_del(run, rn, j, start, est, ids)
+            elif code == _CONS and now < start[j] + est[j]:
+                m = p_add(pt, pf, m, now, start[j] + est[j], dem, j, 1)
+                cf[RB] = max(cf[RB], start[j] + est[j])
+        fresh = 0
+        while ai < n and submit[ai] == now:
+            fresh += 1
+            inq[ai] = True
+            if code == _NONFCFS:
+                qt = _prio_insert(q, qh, qt, ai, dem, est)
+            else:
+                q[qt] = ai
+                qt += 1
+            ai += 1
+        if qt - qh == dead:
+            continue  # empty queue: no pass
+        passes += 1
+        if code == _FCFS:
+            while qh < qt and _fits(dem, q[qh], free):
+                hn = _begin(q[qh], now, dem, dur, free, start, inq, ht, hj, hn)
+                qh += 1
+        elif code == _NONFCFS:
+            old, hn, ns = _nonfcfs_pass(now, q, qh, qt, inq, old, ai, limit, submit, dem, dur,
+                                        free, start, ht, hj, hn)
+            dead += ns
+            if 2 * dead > qt - qh:
+                qt, dead = _compact(q, qh, qt, inq), 0
+        elif code == _EASY:
+            qh, qt, rn, hn = _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start,
+                                        promised, run, rn, ht, hj, hn, extra)
+        else:
+            qt, m, hn = _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, dur, est, free, start,
+                                   promised, res, pt, pf, m, ht, hj, hn, extra)
+    return passes

@@ -1,0 +1,276 @@
+"""The event engine: ordering at equal times, passes, the fast path against
+the generic engine, the selector through the packing registry, the pass
+hook, input checks and the two availability profiles."""
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from instances.packing import check_packing
+from sim import policies
+from sim.engine import Engine, JobTable, PoolMachine, SimResult, packing_instance, simulate
+from sim.profile import Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, rows_needed
+
+POLICIES = ["fcfs", "nonfcfs", "easy", "conservative"]
+
+
+def stream(rows, k=1):
+    """rows: (id, submit, procs, duration, estimate, res_1 ... res_{k-1})."""
+    cols = ["id", "submit", "procs", "duration", "estimate"] + [f"res_{x}" for x in range(1, k)]
+    df = pd.DataFrame(rows, columns=cols).astype({"submit": float, "duration": float, "estimate": float})
+    df["runtime"] = df["duration"]
+    return df.sort_values(["submit", "id"], kind="stable").reset_index(drop=True)
+
+
+def random_stream(rng, n, k=1, cap=16, load=1.5, overrun=False):
+    """A busy stream: long queues, ties in submit time, early ends."""
+    procs = rng.integers(1, cap + 1, n)
+    est = rng.integers(1, 50, n).astype(float)
+    run = np.floor(est * rng.uniform(0, 1.6 if overrun else 1.0, n))
+    gaps = rng.choice([0.0, 0.0, 1.0, 3.0, 7.0], n) * (procs * est).mean() / (cap * load * 3)
+    rows = [(int(i), float(s), int(p), float(d), float(e), *[int(x) for x in rng.integers(0, cap + 1, k - 1)])
+            for i, s, p, d, e in zip(rng.permutation(n) + 1, np.cumsum(np.round(gaps)), procs, run, est)]
+    return stream(rows, k)
+
+
+def same_schedule(df, cap, policy, **kw):
+    fast = simulate(df, cap, policy, engine="fast", **kw)
+    gen = simulate(df, cap, policy, engine="generic", **kw)
+    assert fast.engine == "fast" and gen.engine == "generic"
+    pd.testing.assert_frame_equal(fast.jobs, gen.jobs)
+    assert fast.passes == gen.passes
+    return fast
+
+
+# ---- event order ---------------------------------------------------------------------------
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("engine", ["fast", "generic"])
+def test_finishes_come_before_arrivals_at_equal_times(policy, engine):
+    df = stream([(1, 0, 4, 5, 5), (2, 5, 4, 1, 1)])
+    s = simulate(df, [4], policy, engine=engine).jobs["start"].tolist()
+    assert s == [0, 5]
+
+
+@pytest.mark.parametrize("engine", ["fast", "generic"])
+def test_one_pass_per_event_time_with_a_queue(engine):
+    # t=0 arrival (pass, starts), t=1 arrival (pass, waits), t=2 finish (pass, starts),
+    # t=3 finish with an empty queue (no pass)
+    df = stream([(1, 0, 2, 2, 2), (2, 1, 2, 1, 1)])
+    res = simulate(df, [2], "fcfs", engine=engine)
+    assert res.jobs["start"].tolist() == [0, 2] and res.passes == 3
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("engine", ["fast", "generic"])
+def test_a_zero_second_job_frees_its_nodes_at_once(policy, engine):
+    """It ends at its start time: a new batch at that time, whose pass starts
+    the job queued behind it."""
+    df = stream([(1, 0, 4, 0, 2), (2, 0, 4, 3, 3)])
+    res = simulate(df, [4], policy, engine=engine)
+    assert res.jobs["start"].tolist() == [0, 0] and res.jobs["end"].tolist() == [0, 3]
+    assert res.passes == 2
+
+
+def test_queue_order_is_submit_then_id():
+    df = stream([(9, 0, 2, 1, 1), (3, 0, 2, 1, 1), (5, 0, 2, 1, 1)])
+    res = simulate(df.iloc[::-1], [2], "fcfs")  # unsorted input is sorted
+    assert res.jobs["id"].tolist() == [3, 5, 9] and res.jobs["start"].tolist() == [0, 1, 2]
+
+
+def test_result_fields():
+    df = stream([(1, 0, 2, 3, 4, 1), (2, 1, 1, 2, 2, 0)], k=2)
+    res = simulate(df, [2, 1], "easy")
+    assert isinstance(res, SimResult)
+    assert list(res.jobs.columns) == ["id", "submit", "start", "end", "procs", "estimate", "runtime",
+                                      "duration", "res_1", "promised"]
+    assert res.policy == "easy" and res.options == {"selector": None} and res.engine == "fast"
+    assert res.seconds >= 0 and res.passes == 3 and res.n == 2
+    res = simulate(df, [2, 1], "nonfcfs", starvation_limit=60)
+    assert res.options["starvation_limit"] == 60
+
+
+def test_input_errors_are_clear():
+    df = stream([(1, 0, 5, 1, 1)])
+    with pytest.raises(ValueError, match="could never run"):
+        simulate(df, [4], "easy")
+    with pytest.raises(ValueError, match="K = 2"):
+        simulate(df, [8, 2], "easy")
+    with pytest.raises(KeyError, match="no policy"):
+        simulate(df, [8], "sjf")
+    with pytest.raises(TypeError):
+        simulate(df, [8], "easy", starvation_limit=5)
+    with pytest.raises(ValueError, match="fast path"):
+        simulate(df, [8], "easy", engine="fast", selector="ff")
+    with pytest.raises(ValueError, match="no packing selection step"):
+        simulate(df, [8], "conservative", selector="ff")
+    bad = df.assign(estimate=0.0)
+    with pytest.raises(ValueError, match="estimate"):
+        simulate(bad, [8], "easy")
+
+
+def test_an_empty_stream():
+    df = stream([(1, 0, 1, 1, 1)]).iloc[:0]
+    for policy in POLICIES:
+        res = simulate(df, [4], policy)
+        assert res.n == 0 and res.passes == 0
+
+
+# ---- the compiled fast path against the generic engine --------------------------------------
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("k", [1, 2])
+@pytest.mark.parametrize("overrun", [False, True])
+def test_fast_path_equals_generic_engine_on_busy_streams(policy, k, overrun):
+    rng = np.random.default_rng(1000 * k + 7 * overrun + POLICIES.index(policy))
+    df = random_stream(rng, 250, k=k, overrun=overrun)
+    res = same_schedule(df, [16] * k, policy)
+    assert res.jobs["start"].notna().all()
+
+
+@pytest.mark.parametrize("limit", [0.0, 40.0])
+def test_fast_path_equals_generic_engine_nonfcfs_starved(limit):
+    df = random_stream(np.random.default_rng(5), 250)
+    same_schedule(df, [16], "nonfcfs", starvation_limit=limit)
+
+
+@st.composite
+def small_streams(draw):
+    k = draw(st.sampled_from([1, 2]))
+    cap = [draw(st.integers(1, 8)) for _ in range(k)]
+    n = draw(st.integers(1, 20))
+    rows, t = [], 0.0
+    for i in range(n):
+        t += draw(st.sampled_from([0.0, 0.0, 0.5, 1.0, 4.0]))
+        est = float(draw(st.integers(1, 9)))
+        dur = float(draw(st.integers(0, 12)))
+        if draw(st.booleans()):
+            dur = min(dur, est)  # killed at the estimate; otherwise it may overrun
+        rows.append((draw(st.integers(0, 50)) * 100 + i, t, draw(st.integers(1, cap[0])), dur, est,
+                     *[draw(st.integers(0, cap[x])) for x in range(1, k)]))
+    return stream(rows, k), cap
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=small_streams(), policy=st.sampled_from(POLICIES))
+def test_fast_path_equals_generic_engine_on_random_streams(data, policy):
+    same_schedule(*data, policy)
+
+
+def test_conservative_wakes_up_for_a_reservation_left_without_an_event():
+    """Job 13's reservation (3) followed the end of job 14's old slot; job 14
+    moved earlier in the same compression, so no event falls at 3 any more:
+    the policy asks for a pass then, and job 13 starts on time."""
+    rows = [(1, 0, 1, 0, 1), (2, 0, 1, 0, 1), (3, 0, 1, 0, 1), (4, 1, 1, 0, 2)]
+    rows += [(i, 1, 1, 0, 1) for i in range(5, 12)] + [(12, 1, 1, 1, 1), (13, 1, 2, 0, 1), (14, 1, 1, 1, 1)]
+    res = same_schedule(stream(rows), [2], "conservative")
+    j = res.jobs.set_index("id")
+    assert j.loc[13, "start"] == 3 and j.loc[13, "promised"] == 6  # booked at 6, compressed to 3
+
+
+# ---- selector through the packing registry -----------------------------------------------------
+@pytest.mark.parametrize("policy,selector", [("fcfs", "fcfs"), ("nonfcfs", "ff"), ("easy", "ff")])
+def test_registry_selector_reproduces_the_own_rule(policy, selector):
+    df = random_stream(np.random.default_rng(11), 120, k=2)
+    own = simulate(df, [16, 16], policy)
+    via = simulate(df, [16, 16], policy, selector=selector)
+    assert via.engine == "generic" and via.options["selector"] == selector
+    pd.testing.assert_frame_equal(own.jobs, via.jobs)
+
+
+def test_oracle_easy_with_cpsat_keeps_the_reservation():
+    df = random_stream(np.random.default_rng(3), 30)
+    res = simulate(df, [16], "easy", selector="cpsat", selector_options={"time_limit": 5.0})
+    j = res.jobs
+    assert j["start"].notna().all() and (j["start"] >= j["submit"]).all()
+    had = j["promised"].notna()
+    assert (j.loc[had, "start"] <= j.loc[had, "promised"]).all()
+
+
+# ---- the pass hook ---------------------------------------------------------------------------------
+def test_on_pass_sees_every_pass_and_records_packing_instances():
+    df = random_stream(np.random.default_rng(2), 60)
+    pol = policies.make("easy")
+    seen, instances = [], []
+
+    def hook(now, machine, queue, started):
+        assert set(started) <= set(queue)
+        assert isinstance(machine, PoolMachine)
+        seen.append((now, len(queue), len(started)))
+        step = pol.step
+        if step is not None and step.now == now and step.shadow is not None:
+            inst = packing_instance(pol.table, machine.capacity, step.free, step.candidates,
+                                    now=now, shadow=step.shadow, extra=step.extra)
+            chosen = [step.candidates.index(j) for j in started if j in step.candidates]
+            check_packing(inst, chosen)  # the backfill set obeys the reservation
+            instances.append(inst)
+
+    res = simulate(df, [16], pol, on_pass=hook)
+    assert len(seen) == res.passes and res.engine == "generic"
+    assert instances and all(i.reservation is not None for i in instances)
+    pd.testing.assert_frame_equal(res.jobs, simulate(df, [16], "easy").jobs)
+
+
+def test_engine_runs_a_custom_policy():
+    """A policy is a small class: here shortest-estimate-first, first fit."""
+
+    class SJF(policies.FCFS):
+        name = "sjf"
+
+        def schedule(self, now, machine, start):
+            for j in sorted(self._q, key=lambda j: (self.table.estimate[j], j)):
+                if machine.fits(j):
+                    start(j)
+                    self._q.remove(j)
+
+    df = stream([(1, 0, 4, 5, 5), (2, 1, 4, 9, 9), (3, 2, 4, 1, 1)])
+    tb = JobTable.from_frame(df, np.array([4]))
+    eng = Engine(tb, PoolMachine(tb, [4]), SJF())
+    eng.run()
+    assert tb.start.tolist() == [0, 6, 5]
+
+
+# ---- availability profile: numpy and compiled versions agree -----------------------------------------
+def normal(t, f):
+    keep = np.ones(len(t), dtype=bool)
+    keep[1:] = (f[1:] != f[:-1]).any(axis=1)
+    return t[keep], f[keep]
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=st.lists(st.tuples(st.integers(1, 6), st.integers(0, 3), st.integers(1, 9), st.integers(0, 4)),
+                    min_size=1, max_size=30), k=st.sampled_from([1, 2]))
+def test_profiles_agree(ops, k):
+    cap = np.array([6, 3][:k])
+    prof = Profile(cap, 0.0)
+    pt, pf = np.empty(rows_needed(len(ops))), np.empty((rows_needed(len(ops)), k), np.int64)
+    m = p_init(pt, pf, cap, 0.0)
+    now, booked = 0.0, []
+    for procs, other, est, step in ops:
+        dem = np.array([[procs, min(other, 3)][:k]])
+        t = prof.find(dem[0], float(est))
+        i = p_find(pt, pf, m, dem, 0, float(est))
+        assert pt[i] == t
+        prof.add(t, t + est, dem[0], -1)
+        m = p_book(pt, pf, m, i, float(est), dem, 0)
+        booked.append((t, t + est, dem))
+        if step == 0 and booked:  # take one booking out again, as an early end does
+            a, b, d = booked.pop(0)
+            prof.add(max(a, now), b, d[0], +1)
+            m = p_add(pt, pf, m, max(a, now), b, d, 0, 1)
+        elif step == 4 and booked:  # one booking may move earlier: both find the same slot
+            a, b, d = booked[-1]
+            if a > now:
+                i = p_find_before(pt, pf, m, d, 0, b - a, a, a)
+                prof.add(a, b, d[0], +1)
+                t = prof.find(d[0], b - a)
+                assert (pt[i] if i >= 0 else a) == t
+                prof.add(t, t + b - a, d[0], -1)
+                if i >= 0:
+                    m = p_book(pt, pf, m, i, b - a, d, 0)
+                    m = p_add(pt, pf, m, a, b, d, 0, 1)
+                booked[-1] = (t, t + b - a, d)
+        now += step
+        prof.advance(now)
+        m = p_advance(pt, pf, m, now, True)
+        t1, f1 = normal(prof.t, prof.free)
+        t2, f2 = normal(pt[:m], pf[:m])
+        assert np.array_equal(t1, t2) and np.array_equal(f1, f2)
