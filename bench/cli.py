@@ -118,6 +118,78 @@ def cmd_bench(args) -> int:
     return int(pytest.main(argv))
 
 
+class _Progress:
+    """Progress line on stderr for long generic-engine runs: shown only on a
+    terminal, after 2 s, at most twice a second; off with ``--quiet``."""
+
+    def __init__(self, total: int, enabled: bool):
+        import time
+        self.total, self.enabled, self.clock = total, enabled, time.perf_counter
+        self.t0 = self.last = self.clock()
+        self.started = 0
+
+    def __call__(self, now, machine, queue, started) -> None:
+        self.started += len(started)
+        t = self.clock()
+        if self.enabled and t - self.t0 > 2 and t - self.last > 0.5:
+            self.last = t
+            print(f"\r  {self.started}/{self.total} jobs started, t = {now:.0f} s", end="", file=sys.stderr)
+
+    def close(self) -> None:
+        if self.enabled and self.clock() - self.t0 > 2:
+            print(file=sys.stderr)
+
+
+def cmd_simulate(args) -> int:
+    from sim.engine import simulate
+    from sim.jobs import load_workload
+    from sim.metrics import per_job, summarize
+    kw = {"nodes": args.nodes} if args.nodes else {}
+    if args.no_kill:
+        kw["kill_at_estimate"] = False
+    workload = load_workload(args.workload, **kw)
+    options = {"starvation_limit": args.starvation_limit} if args.policy == "nonfcfs" else {}
+    progress = None
+    if args.selector:
+        progress = _Progress(len(workload.jobs), sys.stderr.isatty() and not args.quiet)
+    res = simulate(workload.jobs, workload.capacity, args.policy, selector=args.selector,
+                   on_pass=progress, **options)
+    if progress:
+        progress.close()
+    metrics = summarize(res.jobs, workload, small_threshold=args.small_threshold)
+    report = {"workload": str(args.workload), "policy": res.policy, "options": res.options,
+              "engine": res.engine, "capacity": workload.capacity.tolist(), "jobs": len(workload.jobs),
+              "dropped": workload.dropped, "kill_at_estimate": workload.kill_at_estimate,
+              "seconds": res.seconds, "jobs_per_second": res.jobs_per_second, "passes": res.passes,
+              "metrics": metrics}
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        extra = per_job(res.jobs, workload)
+        jobs = res.jobs.join(extra[[c for c in extra.columns if c not in res.jobs.columns]])
+        jobs.to_csv(args.out / "jobs.csv", index=False)
+        (args.out / "report.json").write_text(json.dumps(report, indent=1, default=_json_default))
+    if args.json:
+        print(json.dumps(report, default=_json_default))
+    else:
+        print(f"{args.workload}: {len(workload.jobs)} jobs on {workload.capacity.tolist()}, policy "
+              f"{res.policy} ({res.engine} engine), {res.seconds:.3f} s, {res.jobs_per_second:,.0f} jobs/s")
+        if workload.dropped:
+            print("dropped: " + ", ".join(f"{k} {v}" for k, v in workload.dropped.items()))
+        width = max(map(len, metrics))
+        for key, val in metrics.items():
+            print(f"  {key:<{width}}  {val:.6g}" if isinstance(val, float) else f"  {key:<{width}}  {val}")
+    return 0
+
+
+def _json_default(obj):
+    import numpy as np
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="epochbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -147,6 +219,21 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--seed", type=int, default=0)
     v.add_argument("--time-limit", type=float, default=10.0)
 
+    m = sub.add_parser("simulate", help="replay a job stream under a scheduling policy",
+                       description="Event-driven simulation of a job stream (SWF, CSV or Parquet) on a "
+                                   "space-shared machine; prints the metrics, writes DIR/jobs.csv and "
+                                   "DIR/report.json with --out.")
+    m.add_argument("--workload", required=True, type=Path, help=".swf, .swf.gz, .csv or .parquet")
+    m.add_argument("--policy", required=True, help="fcfs, nonfcfs, easy, conservative")
+    m.add_argument("--nodes", type=int, help="machine size (overrides the SWF header)")
+    m.add_argument("--selector", help="packing method choosing each start set (oracle policy), e.g. cpsat")
+    m.add_argument("--starvation-limit", type=float, default=86400.0, help="nonfcfs: seconds (default 24 h)")
+    m.add_argument("--no-kill", action="store_true", help="let jobs run past their estimate")
+    m.add_argument("--small-threshold", type=int, default=32, help="nodes; small vs large jobs (default 32)")
+    m.add_argument("--out", type=Path, help="folder for jobs.csv and report.json")
+    m.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    m.add_argument("--quiet", action="store_true", help="no progress line")
+
     b = sub.add_parser("bench", help="run the benchmark suite (pytest --benchmark) and print its table")
     b.add_argument("--quick", action="store_true", help="small sizes and short time limits")
     b.add_argument("pytest_args", nargs=argparse.REMAINDER, help="more pytest arguments")
@@ -154,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS = {"generate": cmd_generate, "solve": cmd_solve, "score": cmd_score, "list": cmd_list,
-            "validate": cmd_validate, "bench": cmd_bench}
+            "validate": cmd_validate, "bench": cmd_bench, "simulate": cmd_simulate}
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,66 @@
+"""``epochbench simulate``: jobs.csv, report.json, --json, dropped jobs."""
+import json
+
+import pandas as pd
+import pytest
+
+from bench.cli import main
+
+SWF = """; MaxProcs: 16
+; MaxNodes: 16
+    1   0  -1   10   8  -1  -1   8   20  -1  1  1  1  -1 -1 -1 -1 -1
+    2   1  -1   30  10  -1  -1  10   40  -1  1  1  1  -1 -1 -1 -1 -1
+    3   2  -1    5   4  -1  -1   4   10  -1  1  1  1  -1 -1 -1 -1 -1
+    4   3  -1   -1   4  -1  -1   4   10  -1  1  1  1  -1 -1 -1 -1 -1
+    5   4  -1    5  32  -1  -1  32   10  -1  1  1  1  -1 -1 -1 -1 -1
+    6   5  -1   50   2  -1  -1   2   20  -1  1  1  1  -1 -1 -1 -1 -1
+"""
+
+
+@pytest.fixture
+def swf(tmp_path):
+    f = tmp_path / "tiny.swf"
+    f.write_text(SWF)
+    return f
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "nonfcfs", "easy", "conservative"])
+def test_simulate_writes_jobs_and_report(swf, tmp_path, capsys, policy):
+    out = tmp_path / "out"
+    assert main(["simulate", "--workload", str(swf), "--policy", policy, "--out", str(out)]) == 0
+    jobs = pd.read_csv(out / "jobs.csv")
+    assert {"id", "submit", "start", "end", "procs", "estimate", "runtime"} <= set(jobs.columns)
+    assert sorted(jobs["id"]) == [1, 2, 3, 6]
+    assert (jobs["start"] >= jobs["submit"]).all()
+    report = json.loads((out / "report.json").read_text())
+    assert report["dropped"] == {"negative_runtime": 1, "too_many_processors": 1}
+    assert report["policy"] == policy and report["jobs"] == 4
+    for key in ("wait_mean", "bsld_mean", "utilization", "capacity_loss"):
+        assert key in report["metrics"]
+    assert "utilization" in capsys.readouterr().out
+
+
+def test_simulate_json_is_one_object(swf, capsys):
+    assert main(["simulate", "--workload", str(swf), "--policy", "easy", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["metrics"]["jobs"] == 4 and report["seconds"] >= 0
+
+
+def test_simulate_job6_runs_past_its_estimate_only_without_kill(swf, tmp_path):
+    for flag, duration in (([], 20.0), (["--no-kill"], 50.0)):
+        out = tmp_path / f"o{len(flag)}"
+        assert main(["simulate", "--workload", str(swf), "--policy", "fcfs", "--out", str(out), *flag]) == 0
+        jobs = pd.read_csv(out / "jobs.csv").set_index("id")
+        assert jobs.loc[6, "end"] - jobs.loc[6, "start"] == duration
+
+
+def test_simulate_oracle_selector(swf, capsys):
+    assert main(["simulate", "--workload", str(swf), "--policy", "easy", "--selector", "cpsat", "--json",
+                 "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["engine"] == "generic" and report["metrics"]["jobs"] == 4
+
+
+def test_simulate_unknown_policy_is_a_clear_error(swf, capsys):
+    assert main(["simulate", "--workload", str(swf), "--policy", "nope"]) != 0
+    assert "nope" in capsys.readouterr().err
