@@ -140,14 +140,14 @@ class _Base(Policy):
         return set(picked)
 
 
-# ---- generic policies ----------------------------------------------------------------
-@register_policy("fcfs")
-class FCFS(_Base):
-    """FCFS (seed 002): the head blocks the queue.  O(started) per pass."""
+class _ArrivalQueue(_Base):
+    """A queue kept in arrival order (``self._q``, a ``queue_type``)."""
+
+    queue_type = list
 
     def reset(self, table, machine):
         super().reset(table, machine)
-        self._q: deque[int] = deque()
+        self._q = self.queue_type()
 
     def arrive(self, job, now):
         self._q.append(job)
@@ -157,6 +157,14 @@ class FCFS(_Base):
 
     def __len__(self):
         return len(self._q)
+
+
+# ---- generic policies ----------------------------------------------------------------
+@register_policy("fcfs")
+class FCFS(_ArrivalQueue):
+    """FCFS (seed 002): the head blocks the queue.  O(started) per pass."""
+
+    queue_type = deque
 
     def schedule(self, now, machine, start):
         if self.selector is not None:
@@ -238,23 +246,10 @@ class NonFCFS(_Base):
 
 
 @register_policy("easy")
-class EASY(_Base):
+class EASY(_ArrivalQueue):
     """EASY backfilling, the exact rule of this module's docstring (seed 001
     table 3; seed 002 "Freedom from starvation"; seed 004 section 3).
     O(q + r log r) per pass."""
-
-    def reset(self, table, machine):
-        super().reset(table, machine)
-        self._q: list[int] = []
-
-    def arrive(self, job, now):
-        self._q.append(job)
-
-    def queue(self):
-        return list(self._q)
-
-    def __len__(self):
-        return len(self._q)
 
     def reservation(self, now, machine, head):
         """(shadow, extra) of the blocked ``head``."""
@@ -308,7 +303,7 @@ class EASY(_Base):
 
 
 @register_policy("conservative")
-class Conservative(_Base):
+class Conservative(_ArrivalQueue):
     """Conservative backfilling (seed 001 table 4, seed 002, seed 004 section 3)
     over the numpy :class:`~sim.profile.Profile`.  A booking is O(m log m); a
     compression re-books the whole queue, O(q m log m)."""
@@ -318,14 +313,13 @@ class Conservative(_Base):
     def reset(self, table, machine):
         super().reset(table, machine)
         self.profile = Profile(machine.capacity)
-        self._q: list[int] = []
         self.reserved: dict[int, float] = {}
         self._compress = False
         self._wake = np.inf
 
     def arrive(self, job, now):
         self.profile.advance(now)
-        self._q.append(job)
+        super().arrive(job, now)
 
     def finished(self, job, now):
         self.profile.advance(now)
@@ -334,12 +328,6 @@ class Conservative(_Base):
         if now < end:
             self.profile.add(now, end, tb.demand[job], +1)
             self._compress = True
-
-    def queue(self):
-        return list(self._q)
-
-    def __len__(self):
-        return len(self._q)
 
     def _book(self, j):
         tb, prof = self.table, self.profile
