@@ -7,7 +7,6 @@ reference bound against which every method's gap is measured.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,7 +16,7 @@ from instances import generators
 from instances.registry import get, names, solve
 
 from .methods import load_all
-from .score import reference
+from .score import score_rows
 
 EXACT_ORDER = ("cpsat", "milp-highs", "milp-cbc")
 
@@ -99,41 +98,24 @@ class Store:
                 if get(cfg.family, m).exact:
                     self.result(cfg, inst, m)
 
-    def gaps(self, cfg: Config, method: str) -> list[tuple[float, str, str]]:
-        out = []
+    def _scored(self, cfg: Config):
+        """Rows of :func:`bench.score.score_rows` for every instance of ``cfg``
+        solved so far (reference bound from all its results)."""
+        per_inst = self.results.get(cfg.id, {})
         for inst in cfg.instances():
-            per = self.results.get(cfg.id, {}).get(inst.name, {})
-            if method not in per:
-                continue
-            ref = reference(inst, list(per.values()))
-            r = per[method]
-            g = math.nan if r.status in ("timeout", "infeasible") and not r.decision else _gap(r, ref)
-            out.append((g, ref.kind, r.status))
-        return out
+            if inst.name in per_inst:
+                yield from score_rows(inst, list(per_inst[inst.name].values()))
+
+    def gaps(self, cfg: Config, method: str) -> list[tuple[float, str, str]]:
+        return [(r["gap"], r["gap_kind"], r["status"]) for r in self._scored(cfg) if r["method"] == method]
 
     @property
     def rows(self) -> list[dict]:
         rows = []
-        for cid, per_inst in self.results.items():
-            cfg = self.configs[cid]
-            insts = {i.name: i for i in cfg.instances()}
-            for name, per in per_inst.items():
-                inst = insts[name]
-                ref = reference(inst, list(per.values()))
-                for m, r in per.items():
-                    rows.append({"config": cid, "family": cfg.family, "generator": cfg.generator,
-                                 **dict(cfg.params), "instance": name, "method": m,
-                                 "kind": get(cfg.family, m).kind, "value": r.value, "bound": ref.bound,
-                                 "gap": _gap(r, ref), "gap_kind": ref.kind, "status": r.status,
-                                 "seconds": r.seconds})
+        for cid, cfg in self.configs.items():
+            for r in self._scored(cfg):
+                rows.append({"config": cid, "generator": cfg.generator, **dict(cfg.params), **r})
         return rows
-
-
-def _gap(r, ref) -> float:
-    from instances import gap
-    if ref.bound is None:
-        return math.nan
-    return gap(r.value, ref.bound)
 
 
 STORE = Store()
