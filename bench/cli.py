@@ -1,4 +1,4 @@
-"""``epochbench``: generate, solve, score, list, validate, bench."""
+"""``epochbench``: generate, solve, score, list, validate, bench, simulate, experiment."""
 from __future__ import annotations
 
 import argparse
@@ -14,7 +14,8 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _add_generate(sub) -> None:
-    from instances.generators import GENERATOR_PARAMS, GENERATORS
+    from instances.generators import GENERATOR_PARAMS, load_generators
+    GENERATORS = load_generators()
     p = sub.add_parser("generate", help="write a family of instances to a folder",
                        description="Generate an instance family (deterministic by --seed) into --out: "
                                    "one JSON file per instance plus manifest.json.")
@@ -37,8 +38,12 @@ def cmd_generate(args) -> int:
     from instances.generators import GENERATOR_PARAMS, write_generated
     params = {k: getattr(args, k) for k in GENERATOR_PARAMS[args.generator]}
     folder = write_generated(args.generator, args.out, **params)
-    count = len(json.loads((folder / "manifest.json").read_text())["instances"])
-    print(f"wrote {count} {args.generator} instance(s) to {folder}")
+    manifest = folder / "manifest.json"
+    if folder.is_dir() and manifest.exists():
+        count = len(json.loads(manifest.read_text())["instances"])
+        print(f"wrote {count} {args.generator} instance(s) to {folder}")
+    else:
+        print(f"wrote {args.generator} to {folder}")
     return 0
 
 
@@ -54,7 +59,8 @@ def cmd_solve(args) -> int:
     if args.json:
         print(json.dumps(out))
     else:
-        key = "selected" if inst.kind == "packing" else "bins"
+        from instances.core import DECISION_KEYS
+        key = DECISION_KEYS.get(inst.kind, "decision")
         print(f"{inst.name}: {args.method} {res.status} value={res.value:g} "
               f"bound={'-' if res.bound is None else f'{res.bound:g}'} {1000 * res.seconds:.3f} ms")
         print(f"{key}: {out[key]}")
@@ -116,6 +122,22 @@ def cmd_bench(args) -> int:
     argv += args.pytest_args
     os.chdir(PROJECT_ROOT)
     return int(pytest.main(argv))
+
+
+def cmd_experiment(args) -> int:
+    from .experiments import Options, load_experiments, run_experiment
+    if args.name == "list":
+        for name, exp in sorted(load_experiments().items()):
+            print(f"  {name:<18} {exp.help}")
+        return 0
+    opts = Options(quick=args.quick, jobs=args.jobs, seeds=args.seeds, out=args.out,
+                   progress=not args.quiet)
+    df, table = run_experiment(args.name, opts)
+    print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    png = args.out / f"{args.name}.png"
+    print(f"wrote {args.out / (args.name + '.csv')} ({len(df)} rows)"
+          + (f" and {png}" if png.exists() else ""))
+    return 0
 
 
 class _Progress:
@@ -234,6 +256,17 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--json", action="store_true", help="print the report as one JSON object")
     m.add_argument("--quiet", action="store_true", help="no progress line")
 
+    e = sub.add_parser("experiment", help="rerun a seed paper's experiment: CSV, PNG and table",
+                       description="Run experiment NAME (`epochbench experiment list` lists them): "
+                                   "independent runs in parallel processes, one tidy row per run in "
+                                   "OUT/NAME.csv, a figure in OUT/NAME.png, the summary table printed.")
+    e.add_argument("name", help="experiment name, or 'list'")
+    e.add_argument("--quick", action="store_true", help="the small version (under 2 minutes)")
+    e.add_argument("--jobs", type=int, help="worker processes (default: all cores; 1 for timing runs)")
+    e.add_argument("--seeds", type=int, help="repetitions per point (default: the experiment's)")
+    e.add_argument("--out", type=Path, default=Path("results"), help="output folder (default results/)")
+    e.add_argument("--quiet", action="store_true", help="no progress lines")
+
     b = sub.add_parser("bench", help="run the benchmark suite (pytest --benchmark) and print its table")
     b.add_argument("--quick", action="store_true", help="small sizes and short time limits")
     b.add_argument("pytest_args", nargs=argparse.REMAINDER, help="more pytest arguments")
@@ -241,7 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS = {"generate": cmd_generate, "solve": cmd_solve, "score": cmd_score, "list": cmd_list,
-            "validate": cmd_validate, "bench": cmd_bench, "simulate": cmd_simulate}
+            "validate": cmd_validate, "bench": cmd_bench, "simulate": cmd_simulate,
+            "experiment": cmd_experiment}
 
 
 def main(argv=None) -> int:

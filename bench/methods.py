@@ -13,9 +13,20 @@ from importlib.metadata import entry_points
 
 from instances import registry
 
-BUILTIN_MODULES = ("heuristics.packing", "exact.packing")
+BUILTIN_PACKAGES = ("heuristics", "exact")
 ENTRY_POINT_GROUP = "epochbench.heuristics"
 _loaded = False
+
+
+def builtin_modules() -> list[str]:
+    """Every public module of :data:`BUILTIN_PACKAGES` (one per family):
+    adding a family's heuristics is adding a module, nothing to list."""
+    import pkgutil
+    out = []
+    for pkg in BUILTIN_PACKAGES:
+        path = importlib.import_module(pkg).__path__
+        out += [f"{pkg}.{m.name}" for m in pkgutil.iter_modules(path) if not m.name.startswith("_")]
+    return sorted(out)
 
 
 def load_all() -> None:
@@ -23,7 +34,7 @@ def load_all() -> None:
     global _loaded
     if _loaded:
         return
-    for mod in BUILTIN_MODULES:
+    for mod in builtin_modules():
         importlib.import_module(mod)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         family, _, name = ep.name.rpartition(":")

@@ -68,7 +68,9 @@ class Result:
         }
 
 
-DECISION_KEYS = {"packing": "selected", "epochs": "bins"}
+#: the JSON key of each family's decision (``solve --json``)
+DECISION_KEYS = {"packing": "selected", "epochs": "bins", "knapsack": "selected",
+                 "assignment": "pairs", "mapping": "assignment"}
 
 
 def _num(x):

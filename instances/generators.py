@@ -460,6 +460,9 @@ GENERATORS: dict[str, Callable[..., list]] = {
     "vbp": vbp_family,
     "fig1": _fig1_family,
 }
+#: generators that write something other than a family folder (e.g. an SWF
+#: workload): ``write(out, **params) -> Path``
+WRITERS: dict[str, Callable[..., Path]] = {}
 
 
 class Param(NamedTuple):
@@ -508,9 +511,56 @@ def _params_of(func) -> dict[str, Param]:
 GENERATOR_PARAMS: dict[str, dict[str, Param]] = {name: _params_of(f) for name, f in GENERATORS.items()}
 
 
+def register_generator(name: str, func: Callable, *, help: dict | None = None, choices: dict | None = None,
+                       none_types: dict | None = None, write: Callable | None = None) -> Callable:
+    """Make ``func`` (keyword-only parameters with defaults) generator ``name``
+    of ``epochbench generate``.  ``help`` / ``choices`` / ``none_types`` describe
+    its parameters (``none_types``: the type of a parameter whose default is
+    ``None``); ``write(out, **params)`` replaces the family-folder writer for
+    generators whose output is not a family of instances."""
+    if name in GENERATORS and GENERATORS[name] is not func:
+        raise ValueError(f"generator {name!r} already registered")
+    _HELP.update({k: v for k, v in (help or {}).items() if k not in _HELP})
+    _CHOICES.update(choices or {})
+    _NONE_TYPES.update(none_types or {})
+    spec = {}
+    for p in inspect.signature(func).parameters.values():
+        if p.kind is inspect.Parameter.KEYWORD_ONLY:
+            typ = (none_types or {}).get(p.name) or (_NONE_TYPES.get(p.name) if p.default is None
+                                                     else type(p.default))
+            if typ is None:
+                raise ValueError(f"generator {name!r}: give the type of parameter {p.name!r} in none_types")
+            spec[p.name] = Param(p.default, typ, (help or {}).get(p.name) or _HELP.get(p.name, ""),
+                                 (choices or {}).get(p.name) or _CHOICES.get(p.name))
+    GENERATORS[name] = func
+    GENERATOR_PARAMS[name] = spec
+    if write is not None:
+        WRITERS[name] = write
+    return func
+
+
+_loaded = False
+
+
+def load_generators() -> dict[str, Callable]:
+    """Import every module of :mod:`instances` so that each family's
+    generators are registered; returns :data:`GENERATORS`."""
+    global _loaded
+    if not _loaded:
+        import importlib
+        import pkgutil
+        from pathlib import Path as _P
+        for mod in pkgutil.iter_modules([str(_P(__file__).parent)]):
+            if not mod.name.startswith("_"):
+                importlib.import_module(f"instances.{mod.name}")
+        _loaded = True
+    return GENERATORS
+
+
 def resolved_params(name: str, **params) -> dict:
     """Defaults of generator ``name`` updated with ``params`` (``None`` values
     mean "default"); unknown names raise ``ValueError`` listing the known ones."""
+    load_generators()
     if name not in GENERATORS:
         raise ValueError(f"unknown generator {name!r}; known: {', '.join(sorted(GENERATORS))}")
     spec = GENERATOR_PARAMS[name]
@@ -528,6 +578,9 @@ def generate(name: str, **params) -> list:
 
 
 def write_generated(name: str, out, **params) -> Path:
-    """Generate and write ``out/NAME.json`` plus ``manifest.json``."""
+    """Generate and write ``out/NAME.json`` plus ``manifest.json`` (or what
+    the generator's own writer writes)."""
     full = resolved_params(name, **params)
+    if name in WRITERS:
+        return Path(WRITERS[name](out, **full))
     return write_family(out, GENERATORS[name](**full), generator=name, params=full)

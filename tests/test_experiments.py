@@ -1,0 +1,59 @@
+"""The experiment registry and sweep runner (bench/experiments)."""
+import pandas as pd
+import pytest
+
+from bench.cli import main
+from bench.experiments import EXPERIMENTS, Experiment, Options, register, run_experiment, sweep
+
+
+def square(task):
+    return [{"x": task["x"], "y": task["x"] ** 2}]
+
+
+def failing(task):
+    raise ZeroDivisionError("boom")
+
+
+def test_sweep_keeps_task_order_in_process_and_in_pool():
+    tasks = [{"x": x} for x in range(6)]
+    serial = sweep(square, tasks, jobs=1, progress=False)
+    parallel = sweep(square, tasks, jobs=2, progress=False)
+    assert serial == parallel
+    assert [r["y"] for r in serial] == [x * x for x in range(6)]
+    assert [r["task"] for r in serial] == list(range(6))
+
+
+def test_sweep_names_the_failing_task():
+    with pytest.raises(RuntimeError, match=r"task \{'x': 3\} failed: ZeroDivisionError"):
+        sweep(failing, [{"x": 3}], jobs=1, progress=False)
+    with pytest.raises(ValueError, match="jobs"):
+        sweep(square, [{"x": 1}], jobs=0)
+
+
+def _toy():
+    def tasks(opts):
+        return [{"x": x} for x in range(2 if opts.quick else 4)]
+
+    def table(df):
+        return df.groupby(lambda i: 0)["y"].sum().rename("total").reset_index(drop=True).to_frame()
+
+    def plot(df, path):
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots()
+        ax.plot(df["x"], df["y"])
+        fig.savefig(path)
+        plt.close(fig)
+
+    return register(Experiment("toy-test", "squares", tasks, square, table, plot))
+
+
+def test_run_experiment_writes_csv_png_and_table(tmp_path, capsys):
+    _toy()
+    df, table = run_experiment("toy-test", Options(quick=True, jobs=1, out=tmp_path, progress=False))
+    assert list(df["y"]) == [0, 1] and int(table["total"].iloc[0]) == 1
+    assert pd.read_csv(tmp_path / "toy-test.csv")["y"].tolist() == [0, 1]
+    assert (tmp_path / "toy-test.png").stat().st_size > 0
+    assert main(["experiment", "toy-test", "--jobs", "1", "--quiet", "--out", str(tmp_path)]) == 0
+    assert "toy-test.csv (4 rows)" in capsys.readouterr().out
+    assert main(["experiment", "no-such", "--out", str(tmp_path)]) == 2
+    EXPERIMENTS.pop("toy-test")
