@@ -73,8 +73,11 @@ def as_result(inst, method: str, out, seconds: float) -> Result:
     else:
         res = Result(inst.kind, method, tuple(out), 0.0, "feasible", seconds)
     decision = check(inst, res.decision)
+    info = res.info
+    if hasattr(inst, "describe"):  # family-specific figures of a decision, e.g. a matching's cardinality
+        info = {**info, **inst.describe(decision)}
     return replace(res, family=inst.kind, method=method, decision=decision,
-                   value=inst.value(decision))
+                   value=inst.value(decision), info=info)
 
 
 def solve(inst, method: str, *, time_limit: float = 10.0, threads: int = 1, **params) -> Result:
