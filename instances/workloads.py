@@ -1,0 +1,747 @@
+"""Job-stream (workload) models, estimate models and load control (issue 4 part 1).
+
+Every model returns a :class:`Stream`: a job table with the columns of the
+:mod:`sim.jobs` contract (``id, submit, runtime, estimate, procs, duration``;
+for K > 1 resources also ``res_1 .. res_{K-1}``) in (submit, id) order, the
+machine ``capacity`` (K entries, entry 0 = processors) and ``meta`` (model,
+parameters, measured offered load).  ``simulate(stream.jobs, stream.capacity,
+policy)`` runs it as it is; ``epochbench generate workload`` writes it as SWF
+(columns SWF has no field for go to the ``.extra.csv`` sidecar of
+:func:`sim.jobs.write_swf`).  Times are whole seconds.  Everything is
+deterministic by ``seed``: the jobs, the arrivals, the K requirements and the
+estimates come from four independent children of
+``numpy.random.default_rng(seed)``, so changing the load, K or the estimate
+model leaves the rest of the stream unchanged (common random numbers).
+
+=============  ===============================================================  ==============
+model          what                                                             source
+=============  ===============================================================  ==============
+feitelson96    sizes favouring small jobs and powers of two, runtimes weakly     seed 000 §3.1
+               correlated with size, repeated runs, Poisson arrivals
+lublin03       two-stage-uniform log2 sizes, hyper-gamma log runtimes            Lublin &
+               correlated with size, gamma inter-arrivals with a daily cycle     Feitelson 2003
+rajaei         16 nodes, 30/40/30 % small/medium/large, estimates 90 s .. 12 h,  seed 001
+               runtime 10-100 % of the estimate, Poisson arrivals                "Implementation
+                                                                                 issues"
+=============  ===============================================================  ==============
+
+Applicable to any stream (real traces included): :func:`k_resources` (the
+K-resource extension of seed 000 §3.1), the estimate models
+:func:`omega_estimates`, :func:`phi_estimates` (seed 004 §2.1) and
+:func:`perfect_estimates`, and load control :func:`scale_arrivals`,
+:func:`scale_runtimes`, :func:`offered_load`, :func:`set_load` (seed 004 §2.1:
+"multiplying the interarrival rate and the service time each by a separate
+multiplicative factor").  :func:`workload` chains them; it is the generator
+``workload`` of ``epochbench generate``.
+
+Offered load (our definition, used by ``load``): rho = max over resources k of
+sum_j demand_jk x t_j / (capacity_k x span), with t_j the job's ``duration``
+(else its runtime) and span = (last - first arrival) x n / (n - 1), the time n
+arrivals take at the stream's mean rate: rho = lambda E[demand x t] / capacity.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+from scipy.special import gammainc
+
+from .generators import (DISTS, NORMS, _choice, _int, draw_sizes, feitelson_runtimes, feitelson_size_pmf,
+                         k_requirements, register_generator)
+
+__all__ = ["Stream", "MODELS", "ESTIMATES", "DEFAULT_LOAD", "LUBLIN_PARAMS", "feitelson96", "lublin03",
+           "lublin_size_pmf", "rajaei", "k_resources", "omega_estimates", "phi_estimates",
+           "perfect_estimates", "with_estimates", "scale_arrivals", "scale_runtimes", "offered_load",
+           "set_load", "poisson_arrivals", "zipf_runs", "workload", "write_workload", "stream_stats"]
+
+DEFAULT_LOAD = 0.7          # offered load of the Poisson models when none is given (our choice)
+MODELS = ("feitelson96", "lublin03", "rajaei")
+ESTIMATES = ("model", "perfect", "omega", "phi")
+LUBLIN_TYPES = ("mixed", "batch", "interactive", "whole")
+HOUR = 3600.0
+
+
+class Stream(NamedTuple):
+    """A generated job stream: ``jobs`` (DataFrame, :mod:`sim.jobs` columns),
+    ``capacity`` (int64, K entries, entry 0 = processors), ``meta`` (dict)."""
+
+    jobs: pd.DataFrame
+    capacity: np.ndarray
+    meta: dict
+
+
+# ---- small helpers ---------------------------------------------------------------------
+def _rng(seed) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def _children(seed) -> list[np.random.Generator]:
+    """Four independent generators: jobs, arrivals, K requirements, estimates."""
+    if isinstance(seed, np.random.Generator):
+        return seed.spawn(4)
+    return np.random.default_rng(_int("seed", seed, 0)).spawn(4)
+
+
+def _positive(name, value) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
+    if not (v > 0 and math.isfinite(v)):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return v
+
+
+def _frame(ids, submit, runtime, estimate, procs, **extra) -> pd.DataFrame:
+    """A job table in (submit, id) order with ``duration`` = min(runtime, estimate)
+    (the :mod:`sim.jobs` rule with jobs killed at their estimate)."""
+    runtime = np.asarray(runtime, dtype=np.float64)
+    estimate = np.asarray(estimate, dtype=np.float64)
+    df = pd.DataFrame({"id": np.asarray(ids, dtype=np.int64), "submit": np.asarray(submit, dtype=np.float64),
+                       "runtime": runtime, "estimate": estimate,
+                       "procs": np.asarray(procs, dtype=np.int64),
+                       "duration": np.minimum(runtime, estimate), **extra})
+    order = np.lexsort((df["id"].to_numpy(), df["submit"].to_numpy()))
+    return df.take(order).reset_index(drop=True)
+
+
+def _require(jobs: pd.DataFrame, *cols) -> None:
+    missing = [c for c in cols if c not in jobs.columns]
+    if missing:
+        raise ValueError(f"job table lacks column(s) {missing}")
+
+
+def _work_time(jobs: pd.DataFrame) -> np.ndarray:
+    col = "duration" if "duration" in jobs.columns else "runtime"
+    return jobs[col].to_numpy(dtype=np.float64)
+
+
+# ---- arrivals and load control ----------------------------------------------------------
+def poisson_arrivals(rng: np.random.Generator, n: int, mean_gap: float = 1.0) -> np.ndarray:
+    """``n`` arrival times of a Poisson process of rate 1/``mean_gap``, the
+    first at 0 (seed 000 §3.1: "the arrival characteristic is generally
+    believed to be Poisson distributed").  O(n)."""
+    gaps = rng.exponential(1.0, max(n - 1, 0))
+    return np.concatenate(([0.0], np.cumsum(gaps)))[:n] * float(mean_gap)
+
+
+def offered_load(jobs: pd.DataFrame, capacity) -> float:
+    """Offered load rho of a stream (module docstring): lambda E[demand x t] /
+    capacity on the bottleneck resource.  NaN for fewer than 2 jobs or all
+    arrivals at one time.  O(n K)."""
+    _require(jobs, "submit", "procs")
+    cap = np.atleast_1d(np.asarray(capacity, dtype=np.float64))
+    n = len(jobs)
+    if n < 2:
+        return float("nan")
+    submit = jobs["submit"].to_numpy(dtype=np.float64)
+    span = (submit.max() - submit.min()) * n / (n - 1)
+    if span <= 0:
+        return float("nan")
+    t = _work_time(jobs)
+    res = [c for c in jobs.columns if str(c).startswith("res_")]
+    if len(res) + 1 != len(cap):
+        raise ValueError(f"capacity has {len(cap)} entries but the stream has procs + {len(res)} resource columns")
+    demand = jobs[["procs", *res]].to_numpy(dtype=np.float64)
+    return float(((demand * t[:, None]).sum(axis=0) / cap).max() / span)
+
+
+def scale_arrivals(jobs: pd.DataFrame, factor: float) -> pd.DataFrame:
+    """Multiply the arrival rate by ``factor``: every gap to the first arrival
+    is divided by it (seed 004 §2.1; seed 000 §3.1's load control).  The same
+    jobs in the same order; times are not rounded.  O(n)."""
+    factor = _positive("factor", factor)
+    _require(jobs, "submit")
+    out = jobs.copy()
+    submit = out["submit"].to_numpy(dtype=np.float64)
+    t0 = submit.min() if len(submit) else 0.0
+    out["submit"] = t0 + (submit - t0) / factor
+    return out
+
+
+def scale_runtimes(jobs: pd.DataFrame, factor: float) -> pd.DataFrame:
+    """Multiply runtimes, estimates (and ``duration``, ``req_time`` where
+    present and positive) by ``factor`` (seed 004 §2.2: average execution time
+    x 1.0 .. 1.8 at a fixed arrival process).  O(n)."""
+    factor = _positive("factor", factor)
+    _require(jobs, "runtime")
+    out = jobs.copy()
+    for col in ("runtime", "estimate", "duration", "req_time"):
+        if col in out.columns:
+            v = out[col].to_numpy(dtype=np.float64)
+            out[col] = np.where(v > 0, v * factor, v) if col == "req_time" else v * factor
+    return out
+
+
+def set_load(jobs: pd.DataFrame, capacity, load: float) -> pd.DataFrame:
+    """Rescale the arrival times so that :func:`offered_load` is ``load``
+    (:func:`scale_arrivals` by load / current load).  O(n K)."""
+    load = _positive("load", load)
+    now = offered_load(jobs, capacity)
+    if not math.isfinite(now):
+        return jobs.copy()
+    return scale_arrivals(jobs, load / now)
+
+
+def _round_times(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Whole seconds: submit rounded, runtime and estimate rounded up (so
+    estimate >= runtime still holds), estimate >= 1; duration recomputed."""
+    out = jobs.copy()
+    out["submit"] = np.round(out["submit"].to_numpy(dtype=np.float64))
+    out["runtime"] = np.ceil(out["runtime"].to_numpy(dtype=np.float64) - 1e-9)
+    out["estimate"] = np.maximum(np.ceil(out["estimate"].to_numpy(dtype=np.float64) - 1e-9), 1.0)
+    out["duration"] = np.minimum(out["runtime"].to_numpy(), out["estimate"].to_numpy())
+    order = np.lexsort((out["id"].to_numpy(), out["submit"].to_numpy()))
+    return out.take(order).reset_index(drop=True)
+
+
+# ---- feitelson96 (seed 000 section 3.1) ---------------------------------------------------
+def zipf_runs(rng: np.random.Generator, count: int, exponent: float = 2.5, max_runs: int = 100) -> np.ndarray:
+    """Number of runs of each job: generalized Zipf, P(r) ~ r**-exponent on
+    1..max_runs (Feitelson 1996's repeated executions; exponent 2.5 is our
+    reading of that paper: mean 1.9 runs at the defaults).  O(count)."""
+    r = np.arange(1, max_runs + 1, dtype=np.float64)
+    p = r ** -float(exponent)
+    return rng.choice(np.arange(1, max_runs + 1), size=count, p=p / p.sum()).astype(np.int64)
+
+
+def feitelson96(n: int = 1000, *, seed=0, processors: int = 128, load: float = DEFAULT_LOAD,
+                p_pow2: float = 0.75, repeats: bool = True, zipf: float = 2.5, max_runs: int = 100) -> Stream:
+    """Feitelson 1996 job stream as used by seed 000 §3.1, on ``processors`` nodes.
+
+    Distinct jobs get a size from :func:`~instances.generators.feitelson_size_pmf`
+    (harmonic of order 1.5, a share ``p_pow2`` of each size's mass moved to the
+    nearest power of two: "favouring small sizes and powers of two"), a runtime
+    from :func:`~instances.generators.feitelson_runtimes` (hyperexponential,
+    means 300 s / 7200 s, long branch with probability 0.1 + 0.8 log2(s) /
+    log2(P): "weakly correlated to the size") and, with ``repeats``, a number of
+    runs from :func:`zipf_runs` (the model's "repeat count": the same job
+    submitted again).  The runs of a job are consecutive submissions with
+    identical size and runtime; SWF field 17 (``prev_job``) names the previous
+    run.  Seed 000 §3.1 replaces the model's closed-loop resubmission by Poisson
+    arrivals for every submission, as here; the rate is set so that
+    :func:`offered_load` is ``load``.  The first ``n`` runs form the stream.
+    Estimates are exact (estimate = runtime); see :func:`with_estimates`.
+
+    Parameter sources: seed 000 names the model, not its numbers; the size and
+    runtime constants are those of :mod:`instances.generators` (module
+    docstring), the Zipf exponent 2.5 and the 100-run cap are our reading of
+    Feitelson 1996, not checked against the original code (not available
+    here).  Cost O(n + P).
+    """
+    n, processors = _int("n", n, 1), _int("processors", processors, 1)
+    rng_jobs, rng_arr, *_ = _children(seed)
+    pmf = feitelson_size_pmf(processors, float(p_pow2))
+    sizes = draw_sizes(rng_jobs, pmf, n)
+    runtimes = feitelson_runtimes(rng_jobs, sizes, processors)
+    runs = zipf_runs(rng_jobs, n, zipf, _int("max_runs", max_runs, 1)) if repeats else np.ones(n, np.int64)
+    job = np.repeat(np.arange(n), runs)[:n]
+    first = np.r_[True, job[1:] != job[:-1]]
+    ids = np.arange(1, n + 1)
+    df = _frame(ids, poisson_arrivals(rng_arr, n), runtimes[job], runtimes[job], sizes[job],
+                prev_job=np.where(first, -1, ids - 1))
+    cap = np.array([processors], dtype=np.int64)
+    df = _round_times(set_load(df, cap, load))
+    meta = dict(model="feitelson96", params=dict(n=n, processors=processors, load=float(load),
+                                                  p_pow2=float(p_pow2), repeats=bool(repeats), zipf=float(zipf),
+                                                  max_runs=int(max_runs)),
+                distinct_jobs=int(job[-1] + 1))
+    return Stream(df, cap, meta)
+
+
+# ---- lublin03 (Lublin & Feitelson 2003) ------------------------------------------------------
+#: Default parameters of the Lublin-Feitelson model (U. Lublin, D. G. Feitelson,
+#: "The workload on parallel supercomputers: modeling the characteristics of
+#: rigid jobs", JPDC 63(11), 2003), as in the authors' generator m_lublin99.c
+#: of the Parallel Workloads Archive, for a machine of 128 nodes.  serial /
+#: pow2: probabilities of a serial job and of a power-of-two parallel job;
+#: ulow, umed, uhi, uprob: the two-stage uniform on log2(size); a1, b1, a2, b2:
+#: the two gammas (shape, scale) of ln(runtime), the first taken with
+#: probability pa x size + pb (clipped to [0, 1]); aarr x arar, barr: gamma of
+#: ln(inter-arrival time) in seconds at rush hours; anum, bnum: gamma giving the
+#: share of arrivals in each half-hour bucket of the day (daily cycle).
+LUBLIN_PARAMS = {
+    "batch": dict(serial=0.2927, pow2=0.6686, ulow=1.2, umed=5.0, uhi=7.0, uprob=0.875,
+                  a1=6.57, b1=0.823, a2=639.1, b2=0.0156, pa=-0.003, pb=0.6986,
+                  aarr=6.0415, barr=0.8531, anum=6.1271, bnum=5.2740, arar=1.0519),
+    "interactive": dict(serial=0.1541, pow2=0.625, ulow=1.0, umed=3.0, uhi=5.5, uprob=0.705,
+                        a1=3.8351, b1=0.6605, a2=7.073, b2=0.6856, pa=-0.0118, pb=0.9156,
+                        aarr=6.5510, barr=0.6621, anum=8.9186, bnum=3.6680, arar=0.9797),
+    "whole": dict(serial=0.244, pow2=0.576, ulow=0.8, umed=4.5, uhi=7.0, uprob=0.86,
+                  a1=4.2, b1=0.94, a2=312.0, b2=0.03, pa=-0.0054, pb=0.78,
+                  aarr=10.2303, barr=0.4871, anum=8.1737, bnum=3.9631, arar=1.0225),
+}
+LUBLIN_TYPE_CODE = {"interactive": 0, "batch": 1, "whole": -1}   # SWF field 15 (queue), as m_lublin99.c
+_BUCKETS, _BUCKET_S, _CYCLIC_START = 48, 1800.0, 11
+_MAX_LOG_RUNTIME, _MAX_LOG_GAP = 12.0, 13.0
+
+
+def _lublin_shape(job_type: str, processors: int) -> dict:
+    """Parameters for ``processors`` nodes: uhi and umed move with log2(P) - 7
+    (the generator's advice: UHi = log2 of the system size, UMed at a fixed
+    distance below it); ulow stays."""
+    p = dict(LUBLIN_PARAMS[job_type])
+    shift = math.log2(processors) - 7.0
+    p["uhi"] += shift
+    p["umed"] += shift
+    if p["umed"] <= p["ulow"]:
+        raise ValueError(f"lublin03 ({job_type} jobs) needs a larger machine: processors={processors} puts "
+                         f"UMed={p['umed']:.2f} below ULow={p['ulow']}")
+    return p
+
+
+def _lublin_sizes(rng, p: dict, count: int, processors: int) -> np.ndarray:
+    """Serial with probability ``serial``; else log2(size) from the two-stage
+    uniform, rounded to an integer for a power-of-two job (probability
+    ``pow2``; capped at the largest power of two <= P); size = round(2**par)."""
+    u = rng.random(count)
+    first = rng.random(count) <= p["uprob"]
+    lo = np.where(first, p["ulow"], p["umed"])
+    hi = np.where(first, p["umed"], p["uhi"])
+    par = lo + rng.random(count) * (hi - lo)
+    pow2 = u <= p["serial"] + p["pow2"]
+    par = np.where(pow2, np.minimum(np.floor(par + 0.5), math.floor(math.log2(processors))), par)
+    size = np.floor(np.exp2(par) + 0.5).astype(np.int64)
+    return np.where(u <= p["serial"], 1, np.clip(size, 1, processors))
+
+
+def lublin_size_pmf(processors: int = 128, job_type: str = "batch") -> np.ndarray:
+    """Exact probabilities of sizes 1..processors under :func:`lublin03`'s size
+    model (index s-1), by integrating the two-stage uniform.  O(P)."""
+    _choice("job_type", job_type, tuple(LUBLIN_PARAMS))
+    p = _lublin_shape(job_type, processors)
+
+    def cdf(x):       # P(par <= x) of the two-stage uniform
+        x = np.asarray(x, dtype=np.float64)
+        a = np.clip((x - p["ulow"]) / (p["umed"] - p["ulow"]), 0, 1)
+        b = np.clip((x - p["umed"]) / (p["uhi"] - p["umed"]), 0, 1)
+        return p["uprob"] * a + (1 - p["uprob"]) * b
+
+    s = np.arange(1, processors + 1, dtype=np.float64)
+    other = np.clip(cdf(np.log2(s + 0.5)) - cdf(np.log2(np.maximum(s - 0.5, 1e-300))), 0, None)
+    other[-1] += 1 - cdf(np.log2(processors + 0.5))
+    pmf = (1 - p["serial"] - p["pow2"]) * other
+    top = math.floor(math.log2(processors))
+    for m in range(0, top + 1):
+        mass = cdf(m + 0.5) - cdf(m - 0.5) if m < top else 1 - cdf(m - 0.5)
+        pmf[(1 << m) - 1] += p["pow2"] * mass
+    pmf[0] += p["serial"]
+    return pmf
+
+
+def _lublin_log_runtimes(rng, p: dict, sizes: np.ndarray) -> np.ndarray:
+    """ln(runtime): hyper-gamma, first gamma with probability pa x size + pb
+    (clipped to [0, 1]); draws above 12 (e**12 s, 1.9 days) are redrawn, branch
+    included, as m_lublin99.c does."""
+    prob = np.clip(p["pa"] * sizes + p["pb"], 0.0, 1.0)
+    out = np.empty(len(sizes))
+    todo = np.arange(len(sizes))
+    while todo.size:
+        first = rng.random(todo.size) <= prob[todo]
+        g = np.where(first, rng.gamma(p["a1"], p["b1"], todo.size), rng.gamma(p["a2"], p["b2"], todo.size))
+        out[todo] = g
+        todo = todo[g > _MAX_LOG_RUNTIME]
+    return out
+
+
+def _lublin_gap_points(rng, p: dict, count: int) -> np.ndarray:
+    """Inter-arrival 'points' of one job type: exp(g) / 1800 with g ~
+    gamma(aarr x arar, barr) (redrawn above 13), one bucket of the mean day
+    worth one point."""
+    g = rng.gamma(p["aarr"] * p["arar"], p["barr"], count)
+    bad = g > _MAX_LOG_GAP
+    while bad.any():
+        g[bad] = rng.gamma(p["aarr"] * p["arar"], p["barr"], int(bad.sum()))
+        bad = g > _MAX_LOG_GAP
+    return np.exp(g) / _BUCKET_S
+
+
+def _lublin_weights(p: dict) -> np.ndarray:
+    """Relative arrival intensity of the 48 half-hour buckets (mean 1): bucket
+    (i - 1) mod 48 gets gammacdf(i + 0.5) - gammacdf(i - 0.5) of gamma(anum,
+    bnum), i = 11 .. 58 (the generator's day shifted to start at bucket 11;
+    its gamma is in bucket units, so the peak falls in the early afternoon)."""
+    i = np.arange(_CYCLIC_START, _BUCKETS + _CYCLIC_START, dtype=np.float64)
+    w = np.empty(_BUCKETS)
+    w[(i.astype(int) - 1) % _BUCKETS] = (gammainc(p["anum"], (i + 0.5) / p["bnum"])
+                                         - gammainc(p["anum"], (i - 0.5) / p["bnum"]))
+    return w / w.mean()
+
+
+def _warp(points: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Seconds from midnight at which the cumulative ``points`` are spent when
+    bucket b of each day costs weights[b mod 48] points (linear inside a
+    bucket): the generator's arrival clock, vectorised.  O(n log n)."""
+    days = int(points.max(initial=0.0) // weights.sum()) + 2
+    w = np.tile(weights, days)
+    cw = np.concatenate(([0.0], np.cumsum(w)))
+    b = np.clip(np.searchsorted(cw, points, side="right") - 1, 0, len(w) - 1)
+    return _BUCKET_S * (b + (points - cw[b]) / w[b])
+
+
+def lublin03(n: int = 1000, *, seed=0, processors: int = 128, job_types: str = "mixed",
+             load_factor: float = 1.0, load: float | None = None) -> Stream:
+    """Lublin-Feitelson 2003 job stream on ``processors`` nodes.
+
+    * Sizes: serial with probability ``serial``; else log2(size) from a
+      two-stage uniform (ulow, umed) w.p. ``uprob`` else (umed, uhi), rounded
+      to an integer for power-of-two jobs (probability ``pow2``); size =
+      round(2**x) (:func:`lublin_size_pmf` gives the exact pmf).
+    * Runtimes: ln(runtime) hyper-gamma, the first gamma taken with
+      probability pa x size + pb: larger jobs run longer; runtime =
+      floor(e**x) s, x <= 12.
+    * Arrivals: ln(inter-arrival) gamma at rush hours, spread over the day by
+      the half-hour weights of :func:`_lublin_weights` (daily cycle); the
+      simulation starts at midnight.  ``job_types="mixed"`` (the generator's
+      default) runs a batch and an interactive process side by side and takes
+      the first ``n`` arrivals (SWF field 15 ``queue``: 1 batch, 0
+      interactive, as m_lublin99.c); "batch" / "interactive" use one of them;
+      "whole" the typeless parameter set (queue -1).
+    * Load: ``load_factor`` multiplies the arrival rate inside the model
+      (points per job divided by it), which keeps the daily cycle; ``load``
+      (if given) first sets :func:`offered_load` to it the same way (within
+      a few per cent, 2 % at worst in our checks: the first ``n`` arrivals of the two processes and the last
+      partial day move with the rate; ``meta["rate_factor"]`` is the factor).
+
+    Parameters (:data:`LUBLIN_PARAMS`) are the defaults of the authors'
+    generator, which are the paper's fitted values; for other machine sizes
+    UHi and UMed shift with log2(P) - 7.  Differences to the C generator: its
+    per-job truncation of arrival times to whole seconds is applied once to
+    the final times here, and numpy's gamma sampler replaces Jain's.
+    Estimates are exact (the model has none).  Cost O(n log n).
+    """
+    n, processors = _int("n", n, 1), _int("processors", processors, 2)
+    _choice("job_types", job_types, LUBLIN_TYPES)
+    factor = _positive("load_factor", load_factor)
+    rng_jobs, rng_arr, *_ = _children(seed)
+    kinds = ("batch", "interactive") if job_types == "mixed" else (job_types,)
+    code = np.array([LUBLIN_TYPE_CODE[k] for k in kinds])
+    # n candidate jobs per type, each with fixed attributes (common random numbers across
+    # rate factors); the stream is the first n arrivals of the merged processes
+    points, weights, sizes, runtime = [], [], [], []
+    for k, rj, ra in zip(kinds, rng_jobs.spawn(len(kinds)), rng_arr.spawn(len(kinds))):
+        p = _lublin_shape(k, processors)
+        points.append(np.cumsum(_lublin_gap_points(ra, p, n)))
+        weights.append(_lublin_weights(p))
+        s = _lublin_sizes(rj, p, n, processors)
+        sizes.append(s)
+        runtime.append(np.floor(np.exp(_lublin_log_runtimes(rj, p, s))))
+    kind = np.repeat(np.arange(len(kinds)), n)
+    sizes, runtime = np.concatenate(sizes), np.concatenate(runtime)
+    cap = np.array([processors], dtype=np.int64)
+
+    def frame(f):
+        t = np.floor(np.concatenate([_warp(pt / f, w) for pt, w in zip(points, weights)]))
+        pick = np.lexsort((code[kind], t))[:n]       # ties: interactive first, as m_lublin99.c
+        return _frame(np.arange(1, n + 1), t[pick], runtime[pick], runtime[pick], sizes[pick],
+                      queue=code[kind[pick]])
+
+    base = 1.0
+    if load is not None:
+        # fixed point on the rate factor: the span is linear in the points up to the last partial
+        # day and the choice of the first n arrivals of the two processes; keep the best of 12
+        target, f, best = _positive("load", load), 1.0, (math.inf, 1.0)
+        for _ in range(12):
+            rho = offered_load(frame(f), cap)
+            if not math.isfinite(rho):
+                break
+            best = min(best, (abs(rho / target - 1), f))
+            if best[0] < 1e-4:
+                break
+            f *= target / rho
+        base = best[1]
+    df = frame(base * factor)
+    meta = dict(model="lublin03", params=dict(n=n, processors=processors, job_types=job_types,
+                                               load_factor=factor, load=None if load is None else float(load)),
+                rate_factor=base * factor)
+    return Stream(df, cap, meta)
+
+
+# ---- rajaei (seed 001, "Implementation issues") ----------------------------------------------
+RAJAEI_CLASSES = (("small", 1, 5, 0.3), ("medium", 6, 10, 0.4), ("large", 11, 16, 0.3))
+RAJAEI_NODES = 16
+
+
+def rajaei(n: int = 1000, *, seed=0, load: float = DEFAULT_LOAD, min_runtime: float = 90.0) -> Stream:
+    """Rajaei & Dadfar's generator (seed 001, "Implementation issues") on 16 nodes.
+
+    1. 30 % small jobs (1-5 nodes), 40 % medium (6-10), 30 % large (11-16),
+       uniform inside a class (``job_class`` column);
+    2. 80 % of the estimated runtimes uniform in 90 s .. 9 h, 20 % uniform in
+       9 h .. 12 h (whole seconds);
+    3. the runtime uniform in 10 % .. 100 % of the estimate, raised to the
+       seed's 90 s minimum ("we use a minimum of 90 seconds runtime").
+
+    Seed 001 gives no arrival process: Poisson arrivals at :func:`offered_load`
+    ``load`` (our choice).  Seed 001 tables 6 and 8 use perfect estimates:
+    :func:`perfect_estimates`.  Cost O(n).
+    """
+    n = _int("n", n, 1)
+    min_runtime = _positive("min_runtime", min_runtime)
+    rng_jobs, rng_arr, *_ = _children(seed)
+    cls = rng_jobs.choice(len(RAJAEI_CLASSES), size=n, p=[c[3] for c in RAJAEI_CLASSES])
+    lo = np.array([c[1] for c in RAJAEI_CLASSES])[cls]
+    hi = np.array([c[2] for c in RAJAEI_CLASSES])[cls]
+    procs = rng_jobs.integers(lo, hi + 1)
+    long = rng_jobs.random(n) < 0.2
+    estimate = np.round(np.where(long, rng_jobs.uniform(9 * HOUR, 12 * HOUR, n), rng_jobs.uniform(90.0, 9 * HOUR, n)))
+    runtime = np.minimum(np.maximum(np.ceil(rng_jobs.uniform(0.1, 1.0, n) * estimate), min_runtime), estimate)
+    names = np.array([c[0] for c in RAJAEI_CLASSES])
+    df = _frame(np.arange(1, n + 1), poisson_arrivals(rng_arr, n), runtime, estimate, procs, job_class=names[cls])
+    cap = np.array([RAJAEI_NODES], dtype=np.int64)
+    df = _round_times(set_load(df, cap, load))
+    return Stream(df, cap, dict(model="rajaei", params=dict(n=n, load=float(load), min_runtime=min_runtime)))
+
+
+# ---- K-resource extension (seed 000 section 3.1 items 1-2) -------------------------------------
+def k_resources(jobs: pd.DataFrame, processors: int, k: int, *, dist: str = "uniform", norm: str = "max",
+                capacity: int = 1000, seed=0) -> Stream:
+    """K resource requirements per job from its size (seed 000 §3.1 items 1-2),
+    for any stream.
+
+    :func:`~instances.generators.k_requirements` draws K numbers per job
+    (uniform (0, 1] or exponential), normalises them by their max (or mean)
+    and scales them by the job's share size / ``processors``; resource 0 stays
+    processors (capacity ``processors``, so ``procs`` becomes
+    ceil(share_0 x P) <= size), resources 1..K-1 are ``res_1 .. res_{K-1}``
+    with ``capacity`` units each.  The original size is kept in column
+    ``size``.  K = 1 returns the stream unchanged.  Cost O(n K).
+    """
+    k, processors = _int("k", k, 1), _int("processors", processors, 1)
+    capacity = _int("capacity", capacity, 1)
+    _choice("dist", dist, DISTS)
+    _choice("norm", norm, NORMS)
+    _require(jobs, "procs")
+    if any(str(c).startswith("res_") for c in jobs.columns):
+        raise ValueError("job table already has res_ columns")
+    cap = np.array([processors] + [capacity] * (k - 1), dtype=np.int64)
+    if k == 1:
+        return Stream(jobs.copy(), cap, {})
+    sizes = jobs["procs"].to_numpy(dtype=np.int64)
+    if sizes.size and (sizes.min() < 1 or sizes.max() > processors):
+        raise ValueError(f"job sizes must lie in 1..{processors}, got {sizes.min()}..{sizes.max()}")
+    demand, capped = k_requirements(_rng(seed), sizes, processors, cap, dist, norm)
+    out = jobs.copy()
+    pos = out.columns.get_loc("procs")
+    out["procs"] = demand[:, 0]
+    out.insert(pos, "size", sizes)
+    at = list(out.columns).index("duration") + 1 if "duration" in out.columns else len(out.columns)
+    for r in range(1, k):
+        out.insert(at + r - 1, f"res_{r}", demand[:, r])
+    return Stream(out, cap, dict(k=k, dist=dist, norm=norm, capacity=capacity, capped=int(capped.sum())))
+
+
+# ---- estimate models (seed 004 section 2.1) ------------------------------------------------
+def _new_estimates(jobs: pd.DataFrame, factor: np.ndarray) -> pd.DataFrame:
+    """estimate = runtime x factor; rounded up to whole seconds where factor > 1
+    (so estimate >= runtime, and factor 1 gives exactly the runtime); at least
+    1 s (the :mod:`sim.jobs` rule); ``duration`` and ``req_time`` follow."""
+    out = jobs.copy()
+    run = out["runtime"].to_numpy(dtype=np.float64)
+    if run.size and run.min() < 0:
+        raise ValueError("runtime must be >= 0 (unknown runtimes cannot get a model estimate)")
+    est = run * factor
+    est = np.maximum(np.where(factor > 1, np.ceil(est - 1e-9 * est), est), 1.0)
+    est = np.maximum(est, run)
+    out["estimate"] = est
+    if "duration" in out.columns:
+        out["duration"] = np.minimum(run, est)
+    if "req_time" in out.columns:
+        out["req_time"] = est
+    return out
+
+
+def omega_estimates(jobs: pd.DataFrame, omega: float, *, seed=0) -> pd.DataFrame:
+    """Seed 004 §2.1 Omega model: estimate = runtime x f, f uniform on
+    [1, 1 + omega]; omega = 0 is perfect knowledge.  The runtime is the
+    dedicated execution time.  A new table; O(n)."""
+    omega = float(omega)
+    if not (omega >= 0 and math.isfinite(omega)):
+        raise ValueError(f"omega must be >= 0, got {omega!r}")
+    _require(jobs, "runtime")
+    u = _rng(seed).random(len(jobs))
+    return _new_estimates(jobs, 1.0 + omega * u)
+
+
+def phi_estimates(jobs: pd.DataFrame, phi: float, *, seed=0) -> pd.DataFrame:
+    """Seed 004 §2.1 Phi model: with y uniform on [0, 1), the overestimation
+    factor is 1 if y < phi (a share phi of jobs ends exactly at its estimate:
+    killed at the limit), else (1 - phi) / (1 - y), so that runtime /
+    estimate is uniform on (0, 1] for the others.  phi = 1 is perfect
+    knowledge.  A new table; O(n)."""
+    phi = float(phi)
+    if not 0.0 <= phi <= 1.0:
+        raise ValueError(f"phi must lie in [0, 1], got {phi!r}")
+    _require(jobs, "runtime")
+    y = _rng(seed).random(len(jobs))
+    return _new_estimates(jobs, np.where(y < phi, 1.0, (1.0 - phi) / (1.0 - y)))
+
+
+def perfect_estimates(jobs: pd.DataFrame) -> pd.DataFrame:
+    """estimate = runtime (at least 1 s): seed 004's Omega = 0 / Phi = 1,
+    seed 001 tables 6 and 8.  A new table; O(n)."""
+    _require(jobs, "runtime")
+    return _new_estimates(jobs, np.ones(len(jobs)))
+
+
+def with_estimates(jobs: pd.DataFrame, model: str, *, omega: float = 1.0, phi: float = 0.2,
+                   seed=0) -> pd.DataFrame:
+    """Apply estimate model ``model`` ("model" keeps the stream's own,
+    "perfect", "omega", "phi") to any job table."""
+    _choice("estimates", model, ESTIMATES)
+    if model == "model":
+        return jobs.copy()
+    if model == "perfect":
+        return perfect_estimates(jobs)
+    if model == "omega":
+        return omega_estimates(jobs, omega, seed=seed)
+    return phi_estimates(jobs, phi, seed=seed)
+
+
+# ---- the generator ------------------------------------------------------------------------
+def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, processors: int | None = None,
+             k: int = 1, dist: str = "uniform", norm: str = "max", capacity: int = 1000,
+             load: float | None = None, load_factor: float = 1.0, runtime_factor: float = 1.0,
+             estimates: str = "model", omega: float = 1.0, phi: float = 0.2, p_pow2: float = 0.75,
+             repeats: bool = True, job_types: str = "mixed") -> Stream:
+    """A job stream of ``model`` (feitelson96, lublin03, rajaei), then K
+    resources, load control and an estimate model (issue 4 part 1).
+
+    Steps, in order: the model with ``jobs`` jobs on ``processors`` nodes
+    (default 128; rajaei: 16 only); with ``k`` > 1, :func:`k_resources`
+    (``dist``, ``norm``, ``capacity`` units per extra resource); arrivals
+    set to :func:`offered_load` ``load`` on the bottleneck resource (default
+    0.7 for the Poisson models; lublin03: the model's own arrival process
+    unless ``load`` is given); arrival rate x ``load_factor``; runtimes and
+    estimates x ``runtime_factor`` (:func:`scale_runtimes`, arrivals fixed,
+    seed 004 §2.2); then ``estimates`` (model / perfect / omega / phi, seed
+    004 §2.1).  lublin03 applies ``load`` and ``load_factor`` inside its
+    daily cycle for K = 1 (and ``load_factor`` for K > 1 without ``load``);
+    otherwise they rescale the time axis (:func:`scale_arrivals`).  Times are whole seconds.  ``p_pow2`` and ``repeats`` are
+    feitelson96's, ``job_types`` lublin03's.  Cost O(n log n + n K).
+    """
+    _choice("model", model, MODELS)
+    _choice("estimates", estimates, ESTIMATES)
+    n = _int("jobs", jobs, 1)
+    rngs = _children(seed)
+    k = _int("k", k, 1)
+    lf, rf = _positive("load_factor", load_factor), _positive("runtime_factor", runtime_factor)
+    target = DEFAULT_LOAD if load is None else _positive("load", load)
+    # K > 1 changes the demand: the offered load is then set on the final stream (bottleneck resource)
+    reload = k > 1 and (model != "lublin03" or load is not None)
+    if model == "rajaei":
+        if processors not in (None, RAJAEI_NODES):
+            raise ValueError(f"rajaei is defined on {RAJAEI_NODES} nodes (seed 001), got processors={processors}")
+        base = rajaei(n, seed=seed, load=target)
+    elif model == "feitelson96":
+        base = feitelson96(n, seed=seed, processors=128 if processors is None else processors,
+                           load=target, p_pow2=p_pow2, repeats=repeats)
+    else:
+        inside = not reload                 # lublin03: rate factors inside the daily cycle where possible
+        base = lublin03(n, seed=seed, processors=128 if processors is None else processors,
+                        job_types=job_types, load_factor=lf if inside else 1.0, load=load if inside else None)
+    df, cap = base.jobs, base.capacity
+    extra = {}
+    if k > 1:
+        df, cap, extra = k_resources(df, int(cap[0]), k, dist=dist, norm=norm, capacity=capacity, seed=rngs[2])
+        if reload:
+            df = set_load(df, cap, target)
+    if lf != 1.0 and (model != "lublin03" or reload):
+        df = scale_arrivals(df, lf)
+    if rf != 1.0:
+        df = scale_runtimes(df, rf)
+    df = with_estimates(df, estimates, omega=omega, phi=phi, seed=rngs[3])
+    df = _round_times(df)
+    meta = dict(base.meta)
+    meta.update(generator="workload", seed=seed,
+                params=dict(model=model, jobs=n, seed=seed, processors=int(cap[0]), k=int(k), dist=dist,
+                            norm=norm, capacity=int(capacity), load=load, load_factor=lf,
+                            runtime_factor=rf, estimates=estimates, omega=float(omega), phi=float(phi),
+                            p_pow2=float(p_pow2), repeats=bool(repeats), job_types=job_types),
+                model_params=base.meta.get("params", {}), offered_load=offered_load(df, cap), **extra)
+    return Stream(df, cap, meta)
+
+
+def _default_name(params: dict) -> str:
+    p = params
+    k = f"-K{p['k']}-{p['dist']}" if p.get("k", 1) > 1 else ""
+    est = "" if p.get("estimates", "model") == "model" else f"-{p['estimates']}"
+    if p.get("estimates") == "omega":
+        est += f"{p['omega']:g}"
+    elif p.get("estimates") == "phi":
+        est += f"{p['phi']:g}"
+    return f"{p.get('model', 'feitelson96')}{k}{est}-n{p.get('jobs', 1000)}-s{int(p.get('seed', 0)):04d}.swf"
+
+
+def write_workload(out, **params) -> Path:
+    """Write :func:`workload` (``params``) to ``out``: a file ending in .swf,
+    .swf.gz, .csv or .parquet, else a folder (created) that gets
+    ``<model>[-K<k>-<dist>][-<estimates>]-n<jobs>-s<seed>.swf``.  SWF carries
+    extra columns in its ``.extra.csv`` sidecar (:func:`sim.jobs.write_swf`).
+    Returns the path written."""
+    # Lazy import: the dependency rule is instances <- sim (sim imports instances);
+    # importing sim.jobs at module level here would make instances depend on sim.
+    from sim.jobs import make_workload, write_swf, write_table
+
+    stream = workload(**params)
+    out = Path(out)
+    name = out.name.lower()
+    if not name.endswith((".swf", ".swf.gz", ".csv", ".parquet", ".pq")):
+        out.mkdir(parents=True, exist_ok=True)
+        out = out / _default_name(stream.meta["params"])
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    header = {"Version": "2.2", "Computer": f"epochbench workload model {stream.meta['model']}",
+              "Note": "generator parameters " + json.dumps(stream.meta["params"], sort_keys=True)}
+    resources = ("procs", *(str(c)[4:] for c in stream.jobs.columns if str(c).startswith("res_")))
+    w = make_workload(stream.jobs, stream.capacity, resources=resources, source=f"workload {stream.meta['model']}",
+                      meta={"header": header, "generator": stream.meta})
+    if out.name.lower().endswith((".csv", ".parquet", ".pq")):
+        return write_table(w, out)
+    return write_swf(w, out)
+
+
+def stream_stats(jobs: pd.DataFrame) -> dict:
+    """Summary figures of a job table: mean and coefficient of variation
+    (population std / mean) of ``procs`` and ``runtime``, shares of serial and
+    power-of-two sizes (1 counted as 2**0), mean estimate / runtime, share of
+    jobs with runtime == estimate.  O(n)."""
+    procs = jobs["procs"].to_numpy(dtype=np.float64)
+    run = jobs["runtime"].to_numpy(dtype=np.float64)
+    est = jobs["estimate"].to_numpy(dtype=np.float64)
+    p = procs.astype(np.int64)
+    pos = run > 0
+    return {"jobs": int(len(jobs)), "size_mean": float(procs.mean()), "size_cv": float(procs.std() / procs.mean()),
+            "runtime_mean": float(run.mean()), "runtime_cv": float(run.std() / run.mean()),
+            "serial_share": float((p == 1).mean()), "pow2_share": float(((p & (p - 1)) == 0).mean()),
+            "overestimate_mean": float((est[pos] / run[pos]).mean()) if pos.any() else float("nan"),
+            "exact_share": float((est == run).mean())}
+
+
+register_generator(
+    "workload", workload, write=write_workload,
+    choices={"model": MODELS, "estimates": ESTIMATES, "job_types": LUBLIN_TYPES, "dist": DISTS, "norm": NORMS},
+    none_types={"processors": int, "load": float},
+    help={
+        "model": "workload model: feitelson96 (seed 000 §3.1), lublin03 (Lublin-Feitelson 2003), rajaei (seed 001)",
+        "jobs": "number of jobs",
+        "seed": "seed of numpy.random.default_rng",
+        "processors": "machine size in nodes (default 128; rajaei: 16)",
+        "k": "number of resources K (1 = processors only; seed 000 §3.1 uses 2, 4, 8)",
+        "dist": "distribution of a job's K requirements (seed 000 §3.1)",
+        "norm": "normalise the K draws by their max or mean",
+        "capacity": "units per extra resource (K > 1)",
+        "load": "offered load (default 0.7; lublin03: the model's own arrivals)",
+        "load_factor": "multiply the arrival rate by this factor",
+        "runtime_factor": "multiply runtimes and estimates by this factor",
+        "estimates": "estimate model: the model's own, perfect, omega or phi (seed 004 §2.1)",
+        "omega": "Omega: estimate = runtime x U[1, 1 + omega]",
+        "phi": "Phi: share of jobs ending exactly at their estimate",
+        "p_pow2": "feitelson96: share of sizes moved to a power of two",
+        "repeats": "feitelson96: repeated runs of the same job",
+        "job_types": "lublin03: mixed (batch + interactive), batch, interactive or whole (typeless)",
+    })

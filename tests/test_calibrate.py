@@ -1,0 +1,79 @@
+"""sim/calibrate.py: the mean queue length (Little's law over a window) and the
+arrival-rate calibration of seed 000 §3.1 (target within 10 %)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from instances.workloads import workload
+from sim.calibrate import calibrate_rate, main, mean_queue_length, queue_window
+from sim.engine import simulate
+from sim.metrics import queue_over_time
+
+
+def test_mean_queue_length_by_hand():
+    # waits: job 0 [0, 0), job 1 [0, 5), job 2 [10, 15), job 3 [20, 20); window [0, 20]
+    res = pd.DataFrame({"submit": [0.0, 0.0, 10.0, 20.0], "start": [0.0, 5.0, 15.0, 20.0]})
+    assert mean_queue_length(res, warmup=0.0) == pytest.approx(10 / 20)
+    assert queue_window(res["submit"], 0.5, 0.0) == (10.0, 20.0)
+    assert mean_queue_length(res, warmup=0.5) == pytest.approx(5 / 10)
+    res.loc[3, "start"] = np.nan                      # never started: waits to the window's end
+    assert mean_queue_length(res, warmup=0.0) == pytest.approx(10 / 20)
+    with pytest.raises(ValueError):
+        queue_window(res["submit"], 0.6, 0.5)
+
+
+def test_mean_queue_length_equals_the_step_function_integral():
+    s = workload(model="feitelson96", jobs=1500, seed=9, load=0.9)
+    res = simulate(s.jobs, s.capacity, "easy").jobs
+    a, b = queue_window(res["submit"], 0.1, 0.1)
+    grid, q = queue_over_time(res)
+    edges = np.clip(grid, a, b)
+    integral = float(np.dot(q[:-1], np.diff(edges)))
+    assert mean_queue_length(res, 0.1, 0.1) == pytest.approx(integral / (b - a), rel=1e-9)
+
+
+@pytest.mark.parametrize("model,k,target", [("feitelson96", 2, 16), ("feitelson96", 4, 64), ("lublin03", 1, 32)])
+def test_calibration_reaches_the_target_within_10_percent(model, k, target):
+    s = workload(model=model, jobs=2000, seed=1, k=k)
+    cal = calibrate_rate(s.jobs, s.capacity, target, "easy")
+    assert cal.converged and abs(cal.rel_error) <= 0.10
+    assert cal.simulations <= 15 and len(cal.history) == cal.simulations
+    # the stream it returns gives that queue length again (common random numbers, deterministic run)
+    again = mean_queue_length(simulate(cal.jobs, s.capacity, "easy").jobs)
+    assert again == pytest.approx(cal.mean_queue)
+    assert cal.jobs["runtime"].equals(s.jobs["runtime"])
+    gaps = np.diff(cal.jobs["submit"].to_numpy())
+    assert cal.rate == pytest.approx(1 / gaps.mean()) and cal.mean_interarrival == pytest.approx(gaps.mean())
+
+
+def test_calibration_takes_any_policy_name_and_options():
+    s = workload(model="rajaei", jobs=800, seed=2)
+    cal = calibrate_rate(s.jobs, s.capacity, 20, "nonfcfs", starvation_limit=3600.0)
+    assert cal.policy == "nonfcfs" and abs(cal.rel_error) <= 0.10
+    fcfs = calibrate_rate(s.jobs, s.capacity, 20, "fcfs")
+    assert fcfs.factor < cal.factor            # FCFS queues up at a lower arrival rate than Non-FCFS
+    with pytest.raises(KeyError):
+        calibrate_rate(s.jobs, s.capacity, 20, "no-such-policy")
+
+
+def test_unreachable_target_is_an_error():
+    s = workload(model="feitelson96", jobs=60, seed=3)
+    with pytest.raises(ValueError, match="too few jobs"):
+        calibrate_rate(s.jobs, s.capacity, 500, "easy")
+    with pytest.raises(ValueError):
+        calibrate_rate(s.jobs, s.capacity, 0, "easy")
+
+
+def test_command_line(tmp_path, capsys):
+    from instances.workloads import write_workload
+    from sim.jobs import read_swf
+    src = write_workload(tmp_path / "w.swf", model="feitelson96", jobs=1000, seed=4, k=2)
+    out = tmp_path / "calibrated.swf"
+    assert main([str(src), "--target", "24", "--policy", "easy", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert '"converged": true' in printed
+    w = read_swf(out)
+    assert w.capacity.tolist() == [128, 1000]
+    assert mean_queue_length(simulate(w.jobs, w.capacity, "easy").jobs) == pytest.approx(24, rel=0.1)
