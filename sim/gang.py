@@ -1,0 +1,504 @@
+"""Gang scheduling on an Ousterhout matrix: GS, BGS, MGS and MBGS (seed 004
+sections 5 and 6; seed 002 "Gang Scheduling"), with their own event loop.
+
+Time sharing changes a running job's finish time whenever the matrix
+changes, so the heap of fixed finish times of :class:`sim.engine.Engine`
+does not fit; :func:`simulate_gang` runs its own loop with the same rules:
+the same :class:`~sim.engine.JobTable` input, at equal times all finishes,
+then all arrivals, then one scheduling pass, queue order (submit, id),
+deterministic; and a :class:`GangResult` (a :class:`~sim.engine.SimResult`)
+whose ``jobs`` table works with :func:`sim.metrics.summarize`.
+
+Machine model (seed 004 section 5)
+    ``n`` processors x ``mpl`` rows; the rows run in turn, one time slice of
+    ``slice`` seconds each (the slice of a row that is empty is skipped).  A
+    job runs only while its row's slice runs, on its columns, and at the speed
+    of a dedicated machine, so its end minus its start exceeds its duration by
+    the time it spent out of its rows.  A job entering execution (its first
+    slice, or a slice whose predecessor did not run it) first spends
+    ``switch_overhead x slice`` seconds on the context switch; a job in two
+    consecutive rows keeps running without one.  ``start`` is the time a job
+    first enters execution, ``placed`` the time it entered the matrix.
+
+Scheduling events (section 5.2)
+    Every arrival and departure is a scheduling event that recomputes the
+    matrix.  *Continuous* scheduling (default) recomputes it at once: the
+    current slice is cut short, the new matrix takes effect immediately in the
+    row whose slice is running (jobs new to that row switch in now; the slice
+    keeps its end, so events never hold the clock on one row), and if that
+    row is now empty the next non-empty row starts a fresh slice.
+    *Discrete* scheduling (``discrete=True``) recomputes it only at slice
+    boundaries (a grid of ``slice`` seconds from the first arrival): a job
+    that ends leaves its cells idle until the boundary, an arriving job waits
+    for it.
+
+Policies (one pass = the steps in this order; ``variant`` as in figures 11/12/23)
+    ``gs``   (6.1): [CleanMatrix] [CompactMatrix] Schedule (FCFS, best-fit row,
+             no backfilling) FillMatrix.  variant 1 = Schedule + FillMatrix,
+             2 = CleanMatrix + Schedule + FillMatrix, 3 (default) = all four.
+    ``bgs``  (6.2): the same with Schedule = conservative backfilling in every
+             row with estimates x ``mpl`` (:mod:`sim.gang_backfill`), and
+             CompactMatrix keeping the reservations.
+    ``mgs``  (6.4): variant 3 (default) = ClearMatrix, CollapseMatrix-1,
+             Schedule-1, CollapseMatrix-2, Schedule-2, FillMatrix-1,
+             FillMatrix-2 (figure 23 line 3); variant 2 = the GS steps +
+             FillMatrix-2 (figure 23 line 2).
+    ``mbgs`` (6.5): ``mgs`` with the Schedule and the reservation checks of ``bgs``.
+    Migration costs ``migration_cost`` seconds (C: checkpoint C/2 + restart
+    C/2) charged as lost execution per eqs. (4)/(5) to the jobs involved, and
+    at most ``migration_limit`` tasks (Q) migrate per time slice (None: no limit).
+
+Capacity loss (eq. 3)
+    Node-seconds lost while jobs wait (delta = 1): empty cells of the running
+    row (e_ij; the cells of a job that ended inside a discrete slice count
+    from its end, the H_ij term), context switches (T C n_j, the part that
+    elapsed before the job was stopped) and migrations (eqs. 4/5), over
+    ``N x t^f_m``.  Eq. (3) as printed has no delta; eq. (2) and the text
+    ("loss of capacity when (i) it has jobs waiting") have it, and without it
+    every idle node-second of a lightly loaded machine would count, so that
+    kappa = 1 - rho at every load, against figure 20.  ``GangResult.kappa``
+    gives the parts, with and without delta.
+
+Cost: O(events x (rows + jobs in a row)) for the loop and O(mpl^2 x jobs)
+per pass for the steps; rows are integer bit sets (:mod:`sim.gang_matrix`).
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from instances.core import InstanceError
+
+from .engine import JobTable, SimResult
+from .gang_backfill import RowBackfill
+from .gang_matrix import (Budget, Clock, Matrix, clean_matrix, collapse_migrating, compact_matrix,
+                          fill_matrix, fill_migrating, schedule_gs)
+
+GANG_POLICIES = {"gs": (False, False), "bgs": (True, False), "mgs": (False, True), "mbgs": (True, True)}
+DEFAULTS = dict(mpl=5, slice=200.0, switch_overhead=0.0, migration_cost=10.0, migration_limit=64,
+                discrete=False, variant=3)
+
+
+@dataclass
+class GangResult(SimResult):
+    """A :class:`~sim.engine.SimResult` of a gang-scheduled run.
+
+    ``jobs`` has the usual columns (``start`` = first execution, ``end`` =
+    completion, so ``end - start >= duration``) plus ``placed`` (entered the
+    matrix), ``executed`` (seconds in execution, switches and migration
+    losses included), ``switches`` (times switched into execution),
+    ``migrations`` (times its tasks were checkpointed and restarted) and
+    ``penalty`` (seconds of execution lost to migrations).  ``kappa``: the
+    capacity loss of eq. (3) and its parts; ``jobs.attrs["capacity_loss"]``
+    holds the same value.  ``trace`` (with ``trace=True``): ("place", t,
+    position, job) and ("run", t, position, row, jobs) records, one "run"
+    per change of the running row.
+    """
+
+    kappa: dict = field(default_factory=dict)
+    stats: dict = field(default_factory=dict)
+    trace: list | None = None
+
+
+class GangSimulator:
+    """The event loop of :func:`simulate_gang` (see the module docstring).
+    ``on_pass(t, sim)`` is called after every pass."""
+
+    def __init__(self, table: JobTable, n: int, policy: str, *, mpl: int, slice: float,
+                 switch_overhead: float, migration_cost: float, migration_limit, discrete: bool,
+                 variant: int, trace: bool = False, check: bool = False,
+                 on_pass: Callable | None = None):
+        self.tb, self.n, self.policy = table, int(n), policy
+        self.backfilling, self.migrating = GANG_POLICIES[policy]
+        self.mpl, self.T, self.C = int(mpl), float(slice), float(switch_overhead)
+        self.switch = self.C * self.T
+        self.cost = float(migration_cost)
+        self.Q = math.inf if migration_limit is None else float(migration_limit)
+        self.discrete, self.variant = bool(discrete), int(variant)
+        self.check, self.on_pass = check, on_pass
+        self.trace = [] if trace else None
+        self.m = Matrix(self.n, self.mpl)
+        self.clock = Clock(self.mpl)
+        self.queue: deque[int] = deque()
+        nj = table.n
+        self.procs = [int(p) for p in table.demand[:, 0]]
+        self.remaining = np.asarray(table.duration, dtype=np.float64).copy()
+        self.end = np.full(nj, np.nan)
+        self.placed = np.full(nj, np.nan)
+        self.executed = np.zeros(nj)
+        self.switches = np.zeros(nj, dtype=np.int64)
+        self.migrations = np.zeros(nj, dtype=np.int64)
+        self.penalty = np.zeros(nj)
+        self.running: dict[int, float] = {}   # job -> time its work resumes (after the switch)
+        self.entered: dict[int, float] = {}   # job -> time it entered execution
+        self.in_switch: dict[int, None] = {}
+        self.busy = 0
+        self.next_fin = math.inf
+        self.slice_end = math.inf
+        self.uniform = True
+        self.pending = False
+        self.budget = Budget(self.Q)
+        self.guard = None
+        self.passes = 0
+        self.lost = dict(idle=0.0, switch=0.0, migration=0.0)      # while jobs wait (delta = 1)
+        self.lost_all = dict(idle=0.0, switch=0.0, migration=0.0)  # at any time
+        self.counts = dict(migrations=0, migrated_tasks=0, slices=0)
+
+    # ---- the loop -----------------------------------------------------------------------
+    def run(self) -> None:
+        tb = self.tb
+        nj = tb.n
+        if nj == 0:
+            return
+        submit = tb.submit
+        t = float(submit[0])
+        self.t0 = t
+        if self.backfilling:
+            self.guard = RowBackfill(tb, self.n, self.mpl, self.mpl, t)
+        if self.discrete:
+            self.slice_end = t  # the grid of slices starts at the first arrival
+        ai = 0
+        while ai < nj or self.queue or len(self.m):
+            wake = self.guard.wake if self.guard is not None else math.inf
+            t_next = min(self.next_fin, float(submit[ai]) if ai < nj else math.inf, wake)
+            if self.uniform and not self.pending and self.trace is None:
+                if self.slice_end < t_next:
+                    self._skip(t_next)
+            t_next = min(t_next, self.slice_end)
+            if t_next == math.inf:
+                raise RuntimeError(f"gang simulation stuck at t = {t} with {len(self.queue)} jobs waiting")
+            self._account(t, t_next)
+            t = t_next
+            if self.guard is not None:
+                self.guard.advance(t)
+            done = []
+            if self.next_fin <= t + 4 * math.ulp(t):
+                tol = t + 4 * math.ulp(t)
+                done = [j for j, rf in self.running.items() if rf + self.remaining[j] <= tol]
+                for j in done:
+                    self._finish(j, t)
+            boundary = t >= self.slice_end
+            arrived = False
+            while ai < nj and submit[ai] == t:
+                self.queue.append(ai)
+                ai += 1
+                arrived = True
+            event = bool(done) or arrived or t >= wake
+            if self.discrete:
+                self.pending = self.pending or event
+                if boundary:
+                    self._boundary(t)
+                    if self.pending:
+                        self._pass(t)
+                        self.pending = False
+                    self._dispatch(t)
+                elif done:
+                    self._refresh()
+            else:
+                if boundary:
+                    self._boundary(t)
+                if event:
+                    self._pass(t)
+                self._dispatch(t)
+
+    # ---- slices -------------------------------------------------------------------------
+    def _boundary(self, t: float) -> None:
+        self.clock.step(1)
+        self.slice_end = t + self.T
+        self.budget.left = self.Q
+        self.counts["slices"] += 1
+
+    def _skip(self, t_next: float) -> None:
+        """Jump over the slice boundaries before ``t_next`` while every
+        non-empty row runs the same jobs (nothing changes at them but the
+        clock position)."""
+        d = t_next - self.slice_end
+        k = int(d // self.T)
+        if self.slice_end + k * self.T < t_next:
+            k += 1
+        rows = self.m.nonempty()
+        clock = self.clock
+        if not rows:
+            clock.step(k)
+        else:
+            full, rest = divmod(k, len(rows))
+            clock.pos += full * self.mpl
+            for _ in range(rest):
+                clock.step(next(i for i in range(1, self.mpl + 1) if self.m.used[(clock.row + i) % self.mpl]))
+            for j in self.running:
+                clock.ran(j)
+        self.slice_end += k * self.T
+        self.budget.left = self.Q
+        self.counts["slices"] += k
+
+    def _dispatch(self, t: float) -> None:
+        """Run the current row's jobs from ``t`` on (continuous scheduling: the
+        new matrix takes effect at once)."""
+        m, clock = self.m, self.clock
+        if not len(m):
+            if not self.discrete:
+                self.slice_end = math.inf
+            self.uniform = True
+            self._refresh()
+            return
+        if not m.used[clock.row]:
+            while not m.used[clock.row]:
+                clock.step(1)
+            self.slice_end = t + self.T
+            self.budget.left = self.Q
+        elif self.slice_end == math.inf:
+            self.slice_end = t + self.T
+            self.budget.left = self.Q
+        row = m.row[clock.row]
+        for j in [j for j in self.running if j not in row]:
+            self._stop(j, t)
+        for j in row:
+            if j not in self.running:
+                self._enter(j, t)
+        if self.check:
+            self._check_progress(row)
+        for j in row:
+            clock.ran(j)
+        if self.trace is not None:
+            self.trace.append(("run", t, clock.pos, clock.row, tuple(sorted(row))))
+        keys = row.keys()
+        self.uniform = all(m.row[r].keys() == keys for r in m.nonempty())
+        self._refresh()
+
+    def _check_progress(self, row) -> None:
+        """The clock rule's promise: no job in the matrix is past its turn."""
+        pos = self.clock.pos
+        for j, dl in self.clock.deadline.items():
+            if dl < pos or (dl == pos and j not in row):
+                raise AssertionError(f"job {j} missed its turn: deadline {dl}, clock at {pos}")
+
+    def _refresh(self) -> None:
+        rem = self.remaining
+        self.next_fin = min((rf + rem[j] for j, rf in self.running.items()), default=math.inf)
+
+    def _enter(self, j: int, t: float) -> None:
+        rf = t + self.switch
+        self.running[j] = rf
+        self.entered[j] = t
+        self.busy += self.procs[j]
+        self.switches[j] += 1
+        if self.switch > 0:
+            self.in_switch[j] = None
+        if np.isnan(self.tb.start[j]):
+            self.tb.start[j] = t
+
+    def _stop(self, j: int, t: float) -> None:
+        rf = self.running.pop(j)
+        self.executed[j] += t - self.entered.pop(j)
+        self.busy -= self.procs[j]
+        if t > rf:
+            self.remaining[j] -= t - rf
+
+    def _finish(self, j: int, t: float) -> None:
+        self.running.pop(j)
+        self.executed[j] += t - self.entered.pop(j)
+        self.busy -= self.procs[j]
+        self.remaining[j] = 0.0
+        self.end[j] = t
+        home = self.m.home[j]
+        self.m.remove(j)
+        self.clock.forget(j)
+        if self.guard is not None:
+            self.guard.finished(j, home, t)
+
+    def _account(self, t: float, t1: float) -> None:
+        """Capacity loss on [t, t1): empty cells of the running row and
+        context switches in progress (eq. 3)."""
+        dt = t1 - t
+        if not dt > 0:
+            return
+        idle = (self.n - self.busy) * dt
+        sw = 0.0
+        if self.in_switch:
+            keep = {}
+            for j in self.in_switch:
+                rf = self.running.get(j)
+                if rf is None or rf <= t:
+                    continue
+                sw += self.procs[j] * (min(rf, t1) - t)
+                if rf > t1:
+                    keep[j] = None
+            self.in_switch = keep
+        self.lost_all["idle"] += idle
+        self.lost_all["switch"] += sw
+        if self.queue:
+            self.lost["idle"] += idle
+            self.lost["switch"] += sw
+
+    # ---- one scheduling pass --------------------------------------------------------------
+    def _pass(self, t: float) -> None:
+        self.passes += 1
+        m, clock, guard, v = self.m, self.clock, self.guard, self.variant
+        self.budget.moved = set()
+        if v >= 2:
+            clean_matrix(m)                           # CleanMatrix / ClearMatrix
+        if v == 3 or (self.migrating and v >= 2):
+            compact_matrix(m, clock, guard)           # CompactMatrix / CollapseMatrix-1
+        self._schedule(t)                             # Schedule / Schedule-1
+        if self.migrating and v == 3:
+            self._migrated(collapse_migrating(m, clock, self.budget, self.cost, guard))  # CollapseMatrix-2
+            self._schedule(t)                         # Schedule-2
+        fill_matrix(m, clock)                         # FillMatrix / FillMatrix-1
+        if self.migrating:
+            self._migrated(fill_migrating(m, clock, self.budget, self.cost))  # FillMatrix-2
+        if self.check:
+            m.grid()
+        if self.on_pass is not None:
+            self.on_pass(t, self)
+
+    def _schedule(self, t: float) -> None:
+        if self.guard is None:
+            placed = schedule_gs(self.m, self.clock, self.queue, self.procs)
+        else:
+            placed, keep = self.guard.schedule(list(self.queue), self.m, self.clock)
+            self.queue = deque(keep)
+        for j in placed:
+            self.placed[j] = t
+            if self.trace is not None:
+                self.trace.append(("place", t, self.clock.pos, j))
+
+    def _migrated(self, migs) -> None:
+        for mig in migs:
+            for j, sec in mig.penalty.items():
+                self.remaining[j] += sec
+                self.penalty[j] += sec
+            for j in (mig.blocked if mig.option == 1 else (mig.job,)):
+                self.migrations[j] += 1
+            self.counts["migrations"] += 1
+            self.counts["migrated_tasks"] += mig.tasks
+            self.lost_all["migration"] += mig.overhead
+            if self.queue:
+                self.lost["migration"] += mig.overhead
+
+    # ---- result ---------------------------------------------------------------------------
+    def result(self, seconds: float, capacity) -> GangResult:
+        tb = self.tb
+        d = {"id": tb.ids, "submit": tb.submit, "start": tb.start, "end": self.end,
+             "procs": tb.demand[:, 0], "estimate": tb.estimate, "runtime": tb.runtime,
+             "duration": tb.duration, "promised": tb.promised, "placed": self.placed,
+             "executed": self.executed, "switches": self.switches, "migrations": self.migrations,
+             "penalty": self.penalty}
+        jobs = pd.DataFrame(d)
+        span = float(np.nanmax(self.end)) - self.t0 if tb.n else float("nan")
+        denom = float(self.n * span) if tb.n and span > 0 else float("nan")
+        kappa = {"capacity_loss": sum(self.lost.values()) / denom}
+        for k, v in self.lost.items():
+            kappa[f"capacity_loss_{k}"] = v / denom
+        kappa["capacity_lost_any_time"] = sum(self.lost_all.values()) / denom
+        for k, v in self.lost_all.items():
+            kappa[f"capacity_lost_any_time_{k}"] = v / denom
+        jobs.attrs["capacity_loss"] = kappa["capacity_loss"]
+        options = {"mpl": self.mpl, "slice": self.T, "switch_overhead": self.C, "discrete": self.discrete,
+                   "variant": self.variant}
+        if self.migrating:
+            options.update(migration_cost=self.cost,
+                           migration_limit=None if self.Q == math.inf else int(self.Q))
+        return GangResult(jobs, self.policy, options, self.passes, seconds, "gang",
+                          np.asarray(capacity, dtype=np.int64), kappa=kappa, stats=dict(self.counts),
+                          trace=self.trace)
+
+
+def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant) -> None:
+    if policy not in GANG_POLICIES:
+        raise InstanceError(f"policy: no gang policy {policy!r}; known: {', '.join(GANG_POLICIES)}")
+    if int(mpl) != mpl or not 1 <= mpl:
+        raise InstanceError(f"mpl: the multiprogramming level must be an integer >= 1, got {mpl!r}")
+    if not (np.isfinite(slice) and slice > 0):
+        raise InstanceError(f"slice: the time slice must be > 0 seconds, got {slice!r}")
+    if not 0 <= switch_overhead < 1:
+        raise InstanceError(f"switch_overhead: a fraction of the slice in [0, 1), got {switch_overhead!r}")
+    if not (np.isfinite(migration_cost) and migration_cost >= 0):
+        raise InstanceError(f"migration_cost: seconds >= 0, got {migration_cost!r}")
+    if migration_limit is not None and not migration_limit >= 0:
+        raise InstanceError(f"migration_limit: tasks per slice >= 0 or None, got {migration_limit!r}")
+    if variant not in (1, 2, 3):
+        raise InstanceError(f"variant: 1, 2 or 3 (seed 004 figures 11/12/23), got {variant!r}")
+    if GANG_POLICIES[policy][1] and variant == 1:
+        raise InstanceError("variant: migration policies take variant 2 (GS + FillMatrix-2) or 3 (all steps)")
+
+
+def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int = 5, slice: float = 200.0,
+                  switch_overhead: float = 0.0, migration_cost: float = 10.0,
+                  migration_limit: int | None = 64, discrete: bool = False, variant: int = 3,
+                  trace: bool = False, check: bool = False, on_pass: Callable | None = None) -> GangResult:
+    """Replay ``jobs`` (the column contract of :mod:`sim.jobs`) under gang
+    scheduling policy ``gs``, ``bgs``, ``mgs`` or ``mbgs`` on ``capacity``
+    processors (one entry; gang scheduling has no other resources).
+
+    ``mpl``: rows of the matrix; ``slice``: T in seconds (seed 004: 200);
+    ``switch_overhead``: C as a fraction of T (seed 004: 0 to 0.05);
+    ``migration_cost``: C of eqs. (4)/(5) in seconds (seed 004 figure 25: 10);
+    ``migration_limit``: Q, tasks migrated per slice (seed 004: 64; None = no
+    limit); ``discrete``: schedule only at slice boundaries; ``variant``:
+    which steps run (module docstring).  ``trace``: keep the trace of
+    placements and running rows (and visit every slice boundary);
+    ``check``: assert the matrix invariants after every pass and the clock
+    rule at every dispatch (slow; for tests).  ``on_pass(t, sim)``: hook
+    after every pass.  See the module docstring for the model; cost
+    O(events x (mpl^2 x jobs in the matrix)).
+    """
+    _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant)
+    cap = np.asarray(capacity, dtype=np.int64).reshape(-1)
+    if cap.shape[0] != 1:
+        raise InstanceError(f"capacity: gang scheduling takes processors only (one entry), got {cap.tolist()}")
+    table = JobTable.from_frame(jobs, cap)
+    sim = GangSimulator(table, int(cap[0]), policy, mpl=int(mpl), slice=float(slice),
+                        switch_overhead=float(switch_overhead), migration_cost=float(migration_cost),
+                        migration_limit=migration_limit, discrete=discrete, variant=int(variant),
+                        trace=trace, check=check, on_pass=on_pass)
+    t0 = time.perf_counter()
+    sim.run()
+    return sim.result(time.perf_counter() - t0, cap)
+
+
+def summarize_gang(result: GangResult, workload, small_threshold: int = 32) -> dict:
+    """:func:`sim.metrics.summarize` of a gang-scheduled run with its
+    ``capacity_loss`` replaced by eq. (3) (the eq. (2) of summarize assumes
+    that a job holds its processors from start to end, which time sharing
+    breaks), plus the parts of eq. (3) and the run's migration counts."""
+    from .metrics import summarize
+
+    out = summarize(result.jobs, workload, small_threshold)
+    out.update(result.kappa)
+    out.update({k: v for k, v in result.stats.items()})
+    return out
+
+
+# ---- command line ----------------------------------------------------------------------
+def add_gang_arguments(parser) -> None:
+    """The options of ``epochbench simulate`` for the gang policies."""
+    g = parser.add_argument_group("gang scheduling (policies gs, bgs, mgs, mbgs; seed 004 sections 5-6)")
+    g.add_argument("--mpl", type=int, default=DEFAULTS["mpl"], help="multiprogramming level: rows of the matrix (default 5)")
+    g.add_argument("--slice", type=float, default=DEFAULTS["slice"], help="time slice in seconds (default 200)")
+    g.add_argument("--switch-overhead", type=float, default=DEFAULTS["switch_overhead"],
+                   help="context switch as a fraction of the slice (default 0)")
+    g.add_argument("--migration-cost", type=float, default=DEFAULTS["migration_cost"],
+                   help="mgs/mbgs: checkpoint + restart seconds per migration (default 10)")
+    g.add_argument("--migration-limit", type=int, default=DEFAULTS["migration_limit"],
+                   help="mgs/mbgs: tasks migrated per slice, -1 = no limit (default 64)")
+    g.add_argument("--discrete", action="store_true", help="schedule at slice boundaries only")
+    g.add_argument("--variant", type=int, default=DEFAULTS["variant"], choices=(1, 2, 3),
+                   help="steps run: 1 Schedule+Fill, 2 +Clean, 3 all (mgs/mbgs: 2 = GS+FillMatrix-2)")
+
+
+def gang_options_from_args(args) -> dict:
+    """Keyword arguments of :func:`simulate_gang` from parsed arguments."""
+    limit = args.migration_limit
+    return dict(mpl=args.mpl, slice=args.slice, switch_overhead=args.switch_overhead,
+                migration_cost=args.migration_cost, migration_limit=None if limit is not None and limit < 0 else limit,
+                discrete=args.discrete, variant=args.variant)
+
+
+__all__ = ["GANG_POLICIES", "GangResult", "GangSimulator", "simulate_gang", "summarize_gang",
+           "add_gang_arguments", "gang_options_from_args"]

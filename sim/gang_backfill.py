@@ -1,0 +1,150 @@
+"""Backfilling inside every row of the Ousterhout matrix: the Schedule step
+of backfilling gang scheduling (BGS, seed 004 section 6.2) and of MBGS
+(section 6.5).
+
+Each row of the matrix is a virtual machine of ``n`` processors that runs at
+``1/mpl`` of the machine's speed in the worst case, so a job's execution time
+there is estimated as ``mpl x estimate`` (section 6.2).  Every row keeps an
+availability profile (free processors over time) of the jobs whose home it is
+(``[placed, placed + mpl x estimate)``) and of the reservations of waiting
+jobs.  The Schedule step is conservative backfilling (seed 004 section 3,
+seed 001 "Conservative Backfilling") on these profiles, exactly as
+:class:`sim.policies.Conservative` runs it on the whole machine:
+
+* a waiting job is booked at the earliest time its processors are free in
+  some row for its whole estimate; of the rows, the one with the earliest
+  such time (ties: the best fit, i.e. fewest processors free now, then the
+  row that runs soonest) takes the reservation;
+* new arrivals are booked in arrival order; when capacity was released early
+  (a job ended before its predicted end, or a job was moved out of a row by
+  CompactMatrix / CollapseMatrix) every waiting job is booked again in queue
+  order (compression), never later than before;
+* every job whose reservation is now starts in its reserved row, on that
+  row's lowest empty columns (if the columns are not empty, because a job
+  overran its prediction, it waits and the whole queue is booked again at the
+  next pass);
+* CompactMatrix may move a job to another row only where it does not break
+  that row's reservations (:meth:`RowBackfill.allows`); FillMatrix ignores
+  the reservations (replicas are temporary).
+
+With ``mpl = 1`` this is :class:`sim.policies.Conservative` step by step, and
+BGS-1 with continuous scheduling gives the same schedule (tests/test_gang.py).
+The profiles are the compiled kernels of :mod:`sim.profile` (``p_*``), one
+set of arrays per row.  A booking costs O(mpl x m) (m breakpoints of a row);
+a compression O(queue x mpl x m).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .gang_matrix import Clock, Matrix
+from .profile import p_add, p_advance, p_book, p_find, p_init, rows_needed
+
+
+class RowBackfill:
+    """Reservations of BGS in every row (see the module docstring).
+
+    ``table``: the :class:`~sim.engine.JobTable` (``promised`` receives each
+    job's first reservation); ``n``: processors; ``mpl``: rows; ``scale``:
+    the factor on the estimates (seed 004: the multiprogramming level);
+    ``now``: time of the first event.
+    """
+
+    def __init__(self, table, n: int, mpl: int, scale: float, now: float):
+        self.table = table
+        self.mpl = int(mpl)
+        self.dem = np.ascontiguousarray(table.demand[:, :1], dtype=np.int64)
+        self.est = np.asarray(table.estimate, dtype=np.float64) * float(scale)
+        size = rows_needed(max(table.n, 1))
+        cap = np.array([n], dtype=np.int64)
+        self.pt = [np.empty(size) for _ in range(self.mpl)]
+        self.pf = [np.empty((size, 1), dtype=np.int64) for _ in range(self.mpl)]
+        self.m = [p_init(self.pt[r], self.pf[r], cap, float(now)) for r in range(self.mpl)]
+        self.res: dict[int, tuple[float, int]] = {}   # waiting job -> (time, row)
+        self.end: dict[int, float] = {}               # job in the matrix -> predicted end
+        self.compress = False
+        self.now = float(now)
+        self.wake = np.inf
+
+    # ---- profile upkeep ------------------------------------------------------------------
+    def advance(self, now: float) -> None:
+        """Forget everything before ``now`` in every row."""
+        self.now = float(now)
+        for r in range(self.mpl):
+            self.m[r] = p_advance(self.pt[r], self.pf[r], self.m[r], self.now, True)
+
+    def _add(self, r: int, t0: float, t1: float, job: int, sign: int) -> None:
+        self.m[r] = p_add(self.pt[r], self.pf[r], self.m[r], t0, t1, self.dem, job, sign)
+
+    def free_until(self, r: int, t1: float) -> int:
+        """Fewest processors free in row ``r`` on ``[now, t1)``."""
+        m, pt = self.m[r], self.pt[r]
+        i1 = max(int(np.searchsorted(pt[:m], t1, side="left")), 1)
+        return int(self.pf[r][:i1, 0].min())
+
+    def finished(self, job: int, row: int, now: float) -> None:
+        """``job`` (home ``row``) ended at ``now``: release the rest of its
+        predicted time; an early end makes the next pass compress."""
+        end = self.end.pop(job)
+        if now < end:
+            self._add(row, now, end, job, +1)
+            self.compress = True
+
+    # ---- the guard of CompactMatrix / CollapseMatrix ------------------------------------
+    def allows(self, job: int, dst: int) -> bool:
+        """Moving ``job`` into row ``dst`` keeps that row's reservations."""
+        end = self.end[job]
+        return end <= self.now or self.free_until(dst, end) >= self.dem[job, 0]
+
+    def moved(self, job: int, src: int, dst: int) -> None:
+        end = self.end[job]
+        if end > self.now:
+            self._add(src, self.now, end, job, +1)
+            self._add(dst, self.now, end, job, -1)
+            self.compress = True
+
+    # ---- Schedule -----------------------------------------------------------------------
+    def _book(self, job: int, clock: Clock) -> None:
+        e, now = float(self.est[job]), self.now
+        if job in self.res:
+            t, r = self.res[job]
+            self._add(r, t, t + e, job, +1)
+        best = None
+        for r in clock.order():
+            i = p_find(self.pt[r], self.pf[r], self.m[r], self.dem, job, e)
+            t = float(self.pt[r][i])
+            key = (t, int(self.pf[r][0, 0]) if t <= now else 0)
+            if best is None or key < best[0]:
+                best = (key, r, i)
+        (t, _), r, i = best
+        self.m[r] = p_book(self.pt[r], self.pf[r], self.m[r], i, e, self.dem, job)
+        self.res[job] = (t, r)
+        promised = self.table.promised
+        if np.isnan(promised[job]):
+            promised[job] = t
+
+    def schedule(self, queue: list, m: Matrix, clock: Clock) -> tuple[list, list]:
+        """One Schedule step at ``self.now`` over ``queue`` (waiting jobs in
+        arrival order): book, then start every job booked now.  Returns
+        (jobs placed, the new queue)."""
+        now = self.now
+        for job in queue:
+            if self.compress or job not in self.res or self.res[job][0] < now:
+                self._book(job, clock)
+        self.compress = False
+        placed, keep = [], []
+        for job in queue:
+            t, r = self.res[job]
+            if t <= now:
+                p = int(self.dem[job, 0])
+                if m.free(r) >= p:
+                    m.place(job, p, r)
+                    clock.placed(job, r)
+                    del self.res[job]
+                    self.end[job] = t + float(self.est[job])
+                    placed.append(job)
+                    continue
+                self.compress = True  # a job overran its prediction: book everything again
+            keep.append(job)
+        self.wake = min((self.res[j][0] for j in keep if self.res[j][0] > now), default=np.inf)
+        return placed, keep
