@@ -11,7 +11,9 @@ policy)`` runs it as it is; ``epochbench generate workload`` writes it as SWF
 deterministic by ``seed``: the jobs, the arrivals, the K requirements and the
 estimates come from four independent children of
 ``numpy.random.default_rng(seed)``, so changing the load, K or the estimate
-model leaves the rest of the stream unchanged (common random numbers).
+model leaves the rest of the stream unchanged (common random numbers; one
+exception: lublin03 with mixed job types takes the first n arrivals of two
+processes, and which ones those are can change with the arrival rate).
 
 =============  ===============================================================  ==============
 model          what                                                             source

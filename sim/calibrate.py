@@ -76,7 +76,8 @@ class Calibration:
     ``mean_interarrival`` = 1 / rate; ``mean_queue``: the mean queue length
     there; ``rel_error`` = mean_queue / target - 1; ``converged``: within
     ``rtol``; ``simulations`` run and ``seconds`` spent; ``history``: every
-    (factor, mean_queue) tried, in order; ``jobs``: the scaled stream.
+    (factor, mean_queue) tried, in order; ``note``: why it did not converge
+    (empty when it did); ``jobs``: the scaled stream.
     """
 
     policy: str
@@ -90,6 +91,7 @@ class Calibration:
     simulations: int
     seconds: float
     history: list = field(default_factory=list)
+    note: str = ""
     jobs: pd.DataFrame | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
@@ -103,13 +105,18 @@ def _rate(jobs: pd.DataFrame) -> float:
 
 
 def calibrate_rate(jobs: pd.DataFrame, capacity, target: float, policy: str = "easy", *, factor: float = 1.0,
-                   rtol: float = 0.05, max_simulations: int = 40, warmup: float = 0.1, cooldown: float = 0.0,
-                   **options) -> Calibration:
+                   rtol: float = 0.05, xtol: float = 1e-4, max_simulations: int = 40, warmup: float = 0.1,
+                   cooldown: float = 0.0, **options) -> Calibration:
     """The arrival-rate factor f at which ``policy`` (any name
     :func:`~sim.engine.simulate` accepts; seed 000 uses FF-EASY) has mean queue
     length ``target`` (within ``rtol``, relative) on ``jobs`` (a :mod:`sim.jobs`
     table with ``duration``) on a machine of ``capacity``.  ``factor`` is the
     first guess; ``options`` go to :func:`~sim.engine.simulate`.
+
+    For a fixed stream q(f) is piecewise smooth with jumps (one start moving
+    past another changes the schedule after it); when the bracket narrows to
+    a relative width ``xtol`` around a jump that skips the target band, the
+    closest point found is returned with ``converged = False`` and a ``note``.
 
     Cost: one simulation per step: about log2 of the distance to the first
     guess for the bracket, then a few regula-falsi steps.  Raises
@@ -143,12 +150,13 @@ def calibrate_rate(jobs: pd.DataFrame, capacity, target: float, policy: str = "e
     def close(v: float) -> bool:
         return abs(v / target - 1.0) <= rtol
 
-    def done(converged: bool) -> Calibration:
+    def done(converged: bool, note: str = "") -> Calibration:
         f, v = min(history, key=lambda fv: abs(fv[1] / target - 1.0) if math.isfinite(fv[1]) else math.inf)
         scaled = cache[f][1]
         rate = _rate(scaled)
-        return Calibration(str(policy), target, f, rate, 1.0 / rate, v, v / target - 1.0, converged,
-                           len(history), time.perf_counter() - t0, list(history), scaled)
+        return Calibration(str(policy), target, f, rate, 1.0 / rate, v, v / target - 1.0, close(v),
+                           len(history), time.perf_counter() - t0, list(history), "" if close(v) else note,
+                           scaled)
 
     try:
         lo = hi = float(factor)
@@ -181,7 +189,7 @@ def calibrate_rate(jobs: pd.DataFrame, capacity, target: float, policy: str = "e
         # regula falsi on r(x) = log q - log target over x = log f, Illinois variant
         res = lambda v: math.log(v / target) if v > 0 else -math.inf  # noqa: E731
         rl, rh, last = res(ql), res(qh), 0
-        while hi / lo > 1.0 + 1e-9:
+        while hi / lo > 1.0 + xtol:
             x0, x1 = math.log(lo), math.log(hi)
             x = x0 - rl * (x1 - x0) / (rh - rl) if math.isfinite(rl) else 0.5 * (x0 + x1)
             if not (x0 + 0.02 * (x1 - x0) < x < x1 - 0.02 * (x1 - x0)):
@@ -200,9 +208,11 @@ def calibrate_rate(jobs: pd.DataFrame, capacity, target: float, policy: str = "e
                 if last == 1 and math.isfinite(rl):
                     rl /= 2.0
                 last = 1
-        return done(False)
+        return done(False, f"q jumps from {math.exp(rl) * target:.4g} to {math.exp(rh) * target:.4g} between "
+                           f"factors {lo:.6g} and {hi:.6g} (a start time moves and the schedule after it "
+                           f"changes): no rate within rtol for this stream; best point returned")
     except _OutOfRuns:
-        return done(False)
+        return done(False, f"max_simulations={max_simulations} reached; best point returned")
 
 
 class _OutOfRuns(Exception):

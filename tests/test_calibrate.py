@@ -77,3 +77,10 @@ def test_command_line(tmp_path, capsys):
     w = read_swf(out)
     assert w.capacity.tolist() == [128, 1000]
     assert mean_queue_length(simulate(w.jobs, w.capacity, "easy").jobs) == pytest.approx(24, rel=0.1)
+
+
+def test_out_of_simulations_returns_the_best_point_with_a_note():
+    s = workload(model="feitelson96", jobs=2000, seed=1, k=2)
+    cal = calibrate_rate(s.jobs, s.capacity, 400, "easy", max_simulations=2)
+    assert not cal.converged and cal.simulations == 2 and "max_simulations" in cal.note
+    assert cal.mean_queue == max(v for _, v in cal.history)          # the closer of the two, from below
