@@ -1,0 +1,205 @@
+"""The assignment family: instances, MIS / MFS / IMFS, exact lexicographic matching (seed 003 section 5)."""
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from bench.cli import main
+from heuristics.assignment import imfs, mfs, mis
+from instances import InfeasibleSolution, InstanceError, load_instance, save_instance
+from instances.assignment import AssignmentInstance, check_assignment, lexicographic_matching
+from instances.data import data_root
+from instances.generators import generate
+from instances.registry import solve
+
+EXACT = ("hungarian", "cpsat", "milp-highs", "milp-cbc")
+
+
+def brute_force(p):
+    """(cardinality, weight) of the lexicographic optimum, by enumeration."""
+    n, m = p.shape
+    best = (0, 0.0)
+
+    def rec(i, used, card, w):
+        nonlocal best
+        if i == n:
+            best = max(best, (card, w))
+            return
+        rec(i + 1, used, card, w)
+        for k in range(m):
+            if p[i, k] > 0 and not used >> k & 1:
+                rec(i + 1, used | 1 << k, card + 1, w + p[i, k])
+
+    rec(0, 0, 0, 0.0)
+    return best
+
+
+def key(inst, pairs):
+    return len(pairs), inst.value(pairs)
+
+
+# ---- instances and checker ---------------------------------------------------------------
+def test_build_validates_and_names_the_field():
+    with pytest.raises(InstanceError, match="negative entry -1.0 at \\[0, 1\\]"):
+        AssignmentInstance.build([[1, -1]])
+    with pytest.raises(InstanceError, match="2 dimensions"):
+        AssignmentInstance.build([1, 2])
+    with pytest.raises(InstanceError, match="non-finite"):
+        AssignmentInstance.build([[np.nan]])
+    with pytest.raises(InstanceError, match="meta.previous.*outside"):
+        AssignmentInstance.build([[1, 2]], {"previous": [[0, 2]]})
+    with pytest.raises(InstanceError, match="meta.previous.*two pairs"):
+        AssignmentInstance.build([[1, 2], [3, 4]], {"previous": [[0, 1], [1, 1]]})
+    with pytest.raises(InstanceError, match="'preference' missing"):
+        AssignmentInstance.from_dict({"kind": "assignment"}, "f.json")
+    assert AssignmentInstance.build([]).n == 0
+
+
+def test_json_round_trip_keeps_the_previous_plan(tmp_path):
+    inst = generate("assign-random", n=6, machines=5, event="leave", count=1)[0]
+    save_instance(inst, tmp_path / "a.json")
+    back = load_instance(tmp_path / "a.json")
+    assert back.kind == "assignment" and np.array_equal(back.preference, inst.preference)
+    assert back.previous() == inst.previous() and len(back.previous()) >= 1
+
+
+def test_checker():
+    inst = AssignmentInstance.build([[3, 0], [2, 5]], {"name": "t"})
+    assert check_assignment(inst, [[1, 1], [0, 0]]) == ((0, 0), (1, 1))
+    with pytest.raises(InfeasibleSolution, match="not eligible"):
+        check_assignment(inst, [[0, 1]])
+    with pytest.raises(InfeasibleSolution, match="job is matched twice"):
+        check_assignment(inst, [[1, 0], [1, 1]])
+    with pytest.raises(InfeasibleSolution, match="machine runs two jobs"):
+        check_assignment(inst, [[0, 0], [1, 0]])
+    with pytest.raises(InfeasibleSolution, match="outside"):
+        check_assignment(inst, [[2, 0]])
+    assert inst.describe([(0, 0)]) == {"cardinality": 1, "max_cardinality": 2}
+
+
+# ---- MIS / MFS hand examples ------------------------------------------------------------
+def test_mis_can_lose_cardinality_mfs_cannot():
+    inst = AssignmentInstance.build([[10, 9], [8, 0]])
+    assert mis(inst) == [(0, 0)]
+    assert mfs(inst) == [(0, 1), (1, 0)]          # 17 with 2 pairs
+    lex = AssignmentInstance.build([[10, 1], [1, 0]])
+    assert mfs(lex) == [(0, 1), (1, 0)]           # cardinality first: 2 pairs of weight 2 beat (0, 0) = 10
+
+
+# ---- MFS = exact optimum (property test) ---------------------------------------------------
+matrices = st.integers(1, 6).flatmap(lambda n: st.integers(1, 6).flatmap(
+    lambda m: st.lists(st.lists(st.sampled_from([0, 0, 1, 2, 3, 5, 8, 13]), min_size=m, max_size=m),
+                       min_size=n, max_size=n)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(matrices)
+def test_mfs_equals_brute_force_and_hungarian(rows):
+    p = np.array(rows, dtype=float)
+    inst = AssignmentInstance.build(p)
+    want = brute_force(p)
+    got = mfs(inst)
+    check_assignment(inst, got)
+    assert key(inst, got) == pytest.approx(want)
+    assert key(inst, lexicographic_matching(p)) == pytest.approx(want)
+    r = imfs(inst)  # from scratch: maximum cardinality, weight at most the optimum
+    check_assignment(inst, r.decision)
+    assert len(r.decision) == want[0] and r.value <= want[1] + 1e-9
+    check_assignment(inst, mis(inst))
+
+
+@settings(max_examples=40, deadline=None)
+@given(matrices, st.integers(0, 2**31))
+def test_imfs_from_any_previous_plan_keeps_maximum_cardinality(rows, seed):
+    p = np.array(rows, dtype=float)
+    rng = np.random.default_rng(seed)
+    n, m = p.shape
+    prev = [(int(i), int(k)) for i, k in zip(rng.permutation(n), rng.permutation(m)) if rng.random() < 0.7]
+    inst = AssignmentInstance.build(p)
+    r = imfs(inst, previous=prev)
+    check_assignment(inst, r.decision)
+    assert len(r.decision) == brute_force(p)[0]
+    assert r.info["inherited"] + r.info["dropped"] == len(prev)
+    assert r.info["dropped"] == sum(1 for i, k in prev if p[i, k] == 0)
+
+
+def test_mfs_equals_exact_on_farm_and_random_instances():
+    insts = (generate("assign-farm", n=40, machines=30, count=3, seed=2)
+             + generate("assign-farm", n=25, machines=35, count=2, seed=3)
+             + generate("assign-random", n=30, machines=30, density=0.2, count=3, seed=4))
+    for inst in insts:
+        got = mfs(inst)
+        for method in EXACT:
+            r = solve(inst, method, time_limit=20, threads=1)
+            assert r.status == "optimal", (inst.name, method)
+            assert r.info["cardinality"] == r.info["max_cardinality"] == len(got), (inst.name, method)
+            assert inst.value(got) == pytest.approx(r.value, rel=1e-9), (inst.name, method)
+            assert r.bound == pytest.approx(r.value)
+
+
+def test_mfs_and_hungarian_reach_the_assign100_optimum():
+    path = data_root() / "assign" / "assign100.txt"
+    if not path.exists():
+        pytest.skip(f"{path} absent (OR-Library data; set EPOCHBENCH_DATA)")
+    (inst,) = generate("orlib-assign")
+    assert inst.meta["optimum"] == 100 * 101 - 305
+    assert inst.value(mfs(inst)) == inst.meta["optimum"]
+    assert solve(inst, "hungarian").value == inst.meta["optimum"]
+
+
+# ---- IMFS ----------------------------------------------------------------------------------
+def test_imfs_keeps_an_optimal_previous_plan():
+    inst = generate("assign-random", n=20, machines=15, density=0.4, count=1, seed=9)[0]
+    best = mfs(inst)
+    r = imfs(inst, previous=best)
+    assert sorted(r.decision) == sorted(best) and r.info["augmentations"] == r.info["even_steps"] == 0
+
+
+def test_imfs_reads_the_previous_plan_from_meta_and_the_parameter_wins():
+    # machine 0 is free: the even path from it moves job 0 over (gain 5 - 1)
+    inst = AssignmentInstance.build([[5, 1]], {"previous": [[0, 1]]})
+    r = imfs(inst)
+    assert r.info["inherited"] == 1 and r.decision == ((0, 0),) and r.info["even_steps"] == 1
+    assert imfs(inst, previous=[]).info["inherited"] == 0
+    # no free job or machine: paths only, no alternating cycle, so a full plan stays (an approximation)
+    full = AssignmentInstance.build([[5, 1], [1, 5]], {"previous": [[0, 1], [1, 0]]})
+    assert sorted(imfs(full).decision) == [(0, 1), (1, 0)]
+
+
+@pytest.mark.parametrize("event", ["arrive", "leave"])
+def test_imfs_after_one_event_is_close_to_mfs(event):
+    for inst in generate("assign-random", n=30, machines=30, density=0.3, event=event, count=3, seed=1):
+        r = solve(inst, "imfs")
+        best = mfs(inst)
+        assert r.info["cardinality"] == len(best) == r.info["max_cardinality"]
+        assert r.value <= inst.value(best) + 1e-9
+        assert (inst.value(best) - r.value) / inst.value(best) < 0.05
+
+
+def test_event_generators_remap_the_previous_plan():
+    for gen, kw in (("assign-random", dict(n=12, machines=10, density=0.5)), ("assign-farm", dict(n=20, machines=15))):
+        base = generate(gen, event="none", count=1, seed=5, **kw)[0]
+        for event, dn in (("arrive", 1), ("leave", -1)):
+            inst = generate(gen, event=event, count=1, seed=5, **kw)[0]
+            assert inst.n == base.n + dn and inst.meta["event"] == event
+            prev = inst.previous()
+            check_assignment(inst, prev)  # distinct, in range, still eligible
+            assert len(prev) >= min(inst.n, inst.k) - 3
+
+
+# ---- command line ---------------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["mis", "mfs", "imfs", "hungarian", "cpsat", "milp-cbc", "milp-highs"])
+def test_cli_solve_json_prints_pairs_and_cardinality(capsys, tmp_path, method):
+    assert main(["generate", "assign-farm", "--out", str(tmp_path), "--n", "12", "--machines", "10",
+                 "--count", "1"]) == 0
+    f = next(p for p in tmp_path.glob("assign*.json"))
+    capsys.readouterr()
+    assert main(["solve", str(f), "--method", method, "--json", "--time-limit", "10"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    for k in ("pairs", "value", "bound", "status", "seconds"):
+        assert k in d
+    inst = load_instance(f)
+    assert d["info"]["cardinality"] == len(d["pairs"]) and d["value"] == pytest.approx(inst.value(d["pairs"]))
+    if method not in ("mis", "imfs"):
+        assert d["info"]["cardinality"] == d["info"]["max_cardinality"]
