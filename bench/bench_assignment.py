@@ -1,0 +1,102 @@
+"""Benchmarks of the assignment family (seed 003 section 5): MIS, MFS, IMFS
+time and gap per size against the lexicographic optimum (Hungarian) on
+seed 003 farm matrices (``assign-farm``) and on random ones
+(``assign-random``, half the pairs eligible, no overhead bonus for the
+previous plan), MFS on 150 x 150, and IMFS against MFS when one job arrives
+or leaves after an optimal plan.  Gaps and times go to
+``extra_info`` and ``results/bench-assignment.csv``.
+
+Cases: ``imfs (no event)`` starts from the farm's generated plan (random
+jobs running) or, on ``assign-random``, from nothing; ``imfs (arrive)`` /
+``imfs (leave)`` from the optimal plan before the event (``meta["previous"]``).
+Gaps: ``gap`` is the weight gap against the optimum's weight, ``card_gap``
+the cardinality shortfall ``(nu - |M|) / nu`` (see instances/assignment.py).
+
+Run with ``pytest --benchmark`` (``--quick`` for fewer sizes)."""
+from __future__ import annotations
+
+import itertools
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.conftest import RESULTS
+from bench.methods import load_all
+from instances.assignment import lexicographic_matching
+from instances.generators import generate
+from instances.registry import get, solve
+
+ROWS: list[dict] = []
+COUNT = 5
+CASES = {  # case -> (method, event)
+    "mis": ("mis", "none"), "mfs": ("mfs", "none"), "hungarian": ("hungarian", "none"),
+    "imfs (no event)": ("imfs", "none"), "imfs (arrive)": ("imfs", "arrive"),
+    "imfs (leave)": ("imfs", "leave"), "mfs (arrive)": ("mfs", "arrive"), "mfs (leave)": ("mfs", "leave")}
+GENERATORS = {"assign-farm": {}, "assign-random": {"density": 0.5}}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _write_rows():
+    load_all()
+    yield
+    if ROWS:
+        RESULTS.mkdir(exist_ok=True)
+        pd.DataFrame(ROWS).to_csv(RESULTS / "bench-assignment.csv", index=False)
+
+
+@lru_cache(maxsize=None)
+def instances(gen: str, size: int, event: str):
+    """``COUNT`` instances and their optimum (cardinality, weight).  Event
+    ``none``: the farm's generated plan (random jobs running), none for
+    ``assign-random`` (IMFS starts empty)."""
+    insts = generate(gen, n=size, machines=size, event=event, count=COUNT, seed=1, **GENERATORS[gen])
+    ref = [lexicographic_matching(i.preference) for i in insts]
+    return insts, [(len(r), i.value(r)) for i, r in zip(insts, ref)]
+
+
+def pytest_generate_tests(metafunc):
+    if {"gen", "size", "case"} <= set(metafunc.fixturenames):
+        sizes = (10, 50, 150) if metafunc.config.getoption("--quick") else (10, 25, 50, 100, 150)
+        metafunc.parametrize(("gen", "size", "case"), [(g, s, c) for g in GENERATORS for s in sizes for c in CASES])
+
+
+def _bench(benchmark, func, insts, rounds):
+    for inst in insts:
+        func(inst)  # compile / load the numba cache
+    cycle = itertools.cycle(insts)
+    benchmark.pedantic(func, setup=lambda: ((next(cycle),), {}), rounds=rounds, iterations=1,
+                       warmup_rounds=len(insts))
+    return 1000 * float(benchmark.stats.stats.median)
+
+
+def test_gap_and_time_per_size(benchmark, gen, size, case):
+    method, event = CASES[case]
+    insts, ref = instances(gen, size, event)
+    gaps, cards = [], []
+    for inst, (nu, w) in zip(insts, ref):
+        r = solve(inst, method, **({"time_limit": 60.0, "threads": 1} if get("assignment", method).exact else {}))
+        gaps.append(abs(w - r.value) / w)
+        cards.append((nu - r.info["cardinality"]) / nu)
+    func = get("assignment", method).func
+    benchmark.group = f"{gen}-{size}x{size}"
+    ms = _bench(benchmark, func, insts, rounds=max(10, 4 * COUNT))
+    info = {"generator": gen, "size": size, "case": case, "method": method, "event": event, "instances": len(insts),
+            "mean_gap": float(np.mean(gaps)), "max_gap": float(np.max(gaps)),
+            "mean_card_gap": float(np.mean(cards)), "max_card_gap": float(np.max(cards)),
+            "optimal_share": float(np.mean((np.array(gaps) <= 1e-9) & (np.array(cards) == 0))),
+            "median_ms": ms}
+    benchmark.extra_info.update(info)
+    ROWS.append({"test": "gap per size", **info})
+
+
+@pytest.mark.parametrize("method", ["mfs", "mis", "hungarian"])
+def test_dense_150(benchmark, method):
+    """Complete 150 x 150 matrices (every pair eligible, preferences 1..100)."""
+    insts = generate("assign-random", n=150, machines=150, count=3, seed=2)
+    func = get("assignment", method).func
+    benchmark.group = "assignment-dense-150x150"
+    ms = _bench(benchmark, func, insts, rounds=15)
+    benchmark.extra_info.update({"method": method, "median_ms": ms})
+    ROWS.append({"test": "dense 150x150", "method": method, "median_ms": ms})

@@ -1,0 +1,91 @@
+"""Benchmarks of the knapsack family (seed 003 section 4.2): greedy MKP speed at
+n = 1000, L = 40; greedy gaps on the 30 OR-Library ``mknapcb1`` problems
+against ``mkcbres.txt``; exact proofs of ``mknapcb1`` problems 1-5 (full
+suite only: CP-SAT needs tens of seconds each).  Gaps and times go to
+``extra_info`` and ``results/bench-knapsack.csv``.
+
+Run with ``pytest --benchmark`` (``--quick`` skips the proofs)."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.conftest import RESULTS
+from bench.methods import load_all
+from instances.data import data_root
+from instances.generators import generate
+from instances.knapsack import load_mknapcb
+from instances.registry import get, solve
+
+MKNAPCB1 = data_root() / "orlib" / "mknapcb1.txt"
+ROWS: list[dict] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _write_rows():
+    load_all()
+    yield
+    if ROWS:
+        RESULTS.mkdir(exist_ok=True)
+        pd.DataFrame(ROWS).to_csv(RESULTS / "bench-knapsack.csv", index=False)
+
+
+@pytest.fixture(scope="module")
+def mknapcb1():
+    if not MKNAPCB1.exists():
+        pytest.skip(f"{MKNAPCB1} absent (OR-Library data; set EPOCHBENCH_DATA)")
+    return load_mknapcb(MKNAPCB1)
+
+
+@pytest.mark.parametrize("method", ["greedy-mkp", "greedy-ratio"])
+def test_greedy_speed_n1000_l40(benchmark, method):
+    """Seed 003 section 6 MKP sizes: 1000 jobs, 40 licenses (ratio 40-45 %)."""
+    insts = generate("farm-mkp", n=1000, machines=100, licenses=40, count=3, seed=1)
+    func = get("knapsack", method).func
+    for inst in insts:
+        func(inst)  # compile / load the numba cache
+    cycle = itertools.cycle(insts)
+    benchmark.group = "knapsack-speed-n1000-L40"
+    benchmark.pedantic(func, setup=lambda: ((next(cycle),), {}), rounds=60, iterations=1, warmup_rounds=3)
+    med = float(benchmark.stats.stats.median)
+    info = {"method": method, "items": [i.n for i in insts], "licenses": insts[0].k, "median_ms": 1000 * med}
+    benchmark.extra_info.update(info)
+    ROWS.append({"test": "speed n=1000 L=40", "method": method, "median_ms": 1000 * med,
+                 "items": float(np.mean([i.n for i in insts]))})
+
+
+@pytest.mark.parametrize("method", ["greedy-mkp", "greedy-ratio"])
+def test_greedy_gap_on_mknapcb1(benchmark, mknapcb1, method):
+    """Gap to the best known values (Chu & Beasley GA, mkcbres.txt) on all 30 problems."""
+    gaps = []
+    for inst in mknapcb1:
+        r = solve(inst, method)  # feasibility-checked
+        gaps.append((inst.meta["best_known"] - r.value) / inst.meta["best_known"])
+    func = get("knapsack", method).func
+    cycle = itertools.cycle(mknapcb1)
+    benchmark.group = "knapsack-mknapcb1"
+    benchmark.pedantic(func, setup=lambda: ((next(cycle),), {}), rounds=60, iterations=1, warmup_rounds=3)
+    g = np.array(gaps)
+    info = {"method": method, "problems": len(g), "mean_gap": float(g.mean()), "max_gap": float(g.max()),
+            "min_gap": float(g.min()), "median_ms": 1000 * float(benchmark.stats.stats.median)}
+    benchmark.extra_info.update(info)
+    ROWS.append({"test": "mknapcb1 gap to mkcbres", **info})
+
+
+@pytest.mark.parametrize("problem", range(5))
+def test_cpsat_proves_mknapcb1_reference_optimal(benchmark, mknapcb1, problem, request):
+    """CP-SAT (1 thread, 300 s limit) on mknapcb1 problems 1-5: the proven
+    optimum equals the GA value of mkcbres.txt."""
+    if request.config.getoption("--quick"):
+        pytest.skip("mknapcb1 exact proofs: full suite only")
+    inst = mknapcb1[problem]
+    benchmark.group = "knapsack-mknapcb1-proofs"
+    r = benchmark.pedantic(lambda: solve(inst, "cpsat", time_limit=300, threads=1), rounds=1, iterations=1)
+    info = {"problem": inst.name, "status": r.status, "value": r.value, "bound": r.bound,
+            "best_known": inst.meta["best_known"], "seconds": r.seconds}
+    benchmark.extra_info.update(info)
+    ROWS.append({"test": "mknapcb1 cpsat proof", "method": "cpsat", **info})
+    assert r.status == "optimal" and r.value == inst.meta["best_known"]
