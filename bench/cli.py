@@ -141,24 +141,25 @@ def cmd_experiment(args) -> int:
 
 
 class _Progress:
-    """Progress line on stderr for long generic-engine runs: shown only on a
-    terminal, after 2 s, at most twice a second; off with ``--quiet``."""
+    """Progress line on stderr for long simulations: shown only on a
+    terminal, after 2 s, refreshed by the engine about twice a second; off
+    with ``--quiet``."""
 
     def __init__(self, total: int, enabled: bool):
         import time
         self.total, self.enabled, self.clock = total, enabled, time.perf_counter
-        self.t0 = self.last = self.clock()
-        self.started = 0
+        self.t0 = self.clock()
+        self.shown = False
 
-    def __call__(self, now, machine, queue, started) -> None:
-        self.started += len(started)
-        t = self.clock()
-        if self.enabled and t - self.t0 > 2 and t - self.last > 0.5:
-            self.last = t
-            print(f"\r  {self.started}/{self.total} jobs started, t = {now:.0f} s", end="", file=sys.stderr)
+    def __call__(self, arrived: int, now: float) -> None:
+        if self.enabled and self.clock() - self.t0 > 2:
+            self.shown = True
+            pct = 100 * arrived / max(self.total, 1)
+            print(f"\r  {arrived:,}/{self.total:,} jobs arrived ({pct:.0f}%), t = {now:,.0f} s",
+                  end="", file=sys.stderr, flush=True)
 
     def close(self) -> None:
-        if self.enabled and self.clock() - self.t0 > 2:
+        if self.shown:
             print(file=sys.stderr)
 
 
@@ -171,13 +172,10 @@ def cmd_simulate(args) -> int:
         kw["kill_at_estimate"] = False
     workload = load_workload(args.workload, **kw)
     options = {"starvation_limit": args.starvation_limit} if args.policy == "nonfcfs" else {}
-    progress = None
-    if args.selector:
-        progress = _Progress(len(workload.jobs), sys.stderr.isatty() and not args.quiet)
+    progress = _Progress(len(workload.jobs), sys.stderr.isatty() and not args.quiet)
     res = simulate(workload.jobs, workload.capacity, args.policy, selector=args.selector,
-                   on_pass=progress, **options)
-    if progress:
-        progress.close()
+                   progress=progress if progress.enabled else None, **options)
+    progress.close()
     metrics = summarize(res.jobs, workload, small_threshold=args.small_threshold)
     report = {"workload": str(args.workload), "policy": res.policy, "options": res.options,
               "engine": res.engine, "capacity": workload.capacity.tolist(), "jobs": len(workload.jobs),

@@ -211,8 +211,9 @@ class Engine:
     pass (policy order) and the jobs started, in order."""
 
     def __init__(self, table: JobTable, machine: Machine, policy: Policy,
-                 on_pass: PassHook | None = None):
+                 on_pass: PassHook | None = None, progress=None, every: float = 0.5):
         self.table, self.machine, self.policy, self.on_pass = table, machine, policy, on_pass
+        self.progress, self.every = progress, every
         self.passes = 0
 
     def run(self) -> None:
@@ -220,6 +221,8 @@ class Engine:
         pol.reset(tb, m)
         heap: list[tuple[float, int]] = []
         n, ai = tb.n, 0
+        clock = time.perf_counter
+        due = clock() + self.every
         while ai < n or heap or pol.wakeup() < np.inf:
             now = min(heap[0][0] if heap else np.inf, tb.submit[ai] if ai < n else np.inf,
                       pol.wakeup())
@@ -231,6 +234,9 @@ class Engine:
                 pol.arrive(ai, now)
                 ai += 1
             self._pass(now, heap)
+            if self.progress is not None and clock() > due:
+                self.progress(ai, now)
+                due = clock() + self.every
 
     def _pass(self, now: float, heap: list) -> None:
         if not len(self.policy):
@@ -294,7 +300,7 @@ def _frame(table: JobTable) -> pd.DataFrame:
 def simulate(jobs: pd.DataFrame, capacity, policy: str | Policy = "easy", *, engine: str = "auto",
              selector: str | None = None, selector_options: dict | None = None,
              on_pass: PassHook | None = None, machine: Callable | None = None,
-             **options) -> SimResult:
+             progress: Callable[[int, float], None] | None = None, **options) -> SimResult:
     """Replay ``jobs`` on a machine of ``capacity`` (K entries, 0 = processors).
 
     ``policy``: ``fcfs``, ``nonfcfs``, ``easy``, ``conservative`` (see
@@ -308,6 +314,8 @@ def simulate(jobs: pd.DataFrame, capacity, policy: str | Policy = "easy", *, eng
     ``machine(table, capacity)`` of another machine model.  ``engine``:
     ``auto`` takes the compiled fast path when nothing above asks for the
     generic one; ``fast`` insists on it; ``generic`` forces the Python loop.
+    ``progress(arrived, now)``: called about twice a second with the number
+    of jobs arrived so far and the simulated time (both engines).
     """
     from . import policies
 
@@ -326,11 +334,11 @@ def simulate(jobs: pd.DataFrame, capacity, policy: str | Policy = "easy", *, eng
         raise ValueError("the fast path takes a policy name and no selector, on_pass or machine")
     t0 = time.perf_counter()
     if fast_ok and engine != "generic":
-        passes = policies.run_fast(pol, table, cap)
+        passes = policies.run_fast(pol, table, cap, progress)
         used = "fast"
     else:
         mach = (machine or PoolMachine)(table, cap)
-        eng = Engine(table, mach, pol, on_pass)
+        eng = Engine(table, mach, pol, on_pass, progress)
         eng.run()
         passes, used = eng.passes, "generic"
     seconds = time.perf_counter() - t0

@@ -132,6 +132,15 @@ def test_fast_path_equals_generic_engine_nonfcfs_starved(limit):
     same_schedule(df, [16], "nonfcfs", starvation_limit=limit)
 
 
+@pytest.mark.parametrize("limit", [30.0, 86400.0])
+def test_nonfcfs_buckets_on_a_wide_machine_equal_the_generic_engine(limit):
+    """The K = 1 fast path keeps a heap per processor count in blocks of 64:
+    a machine of 300 nodes crosses several blocks."""
+    df = random_stream(np.random.default_rng(11), 400, cap=300)
+    res = same_schedule(df, [300], "nonfcfs", starvation_limit=limit)
+    assert res.jobs["start"].notna().all()
+
+
 @st.composite
 def small_streams(draw):
     k = draw(st.sampled_from([1, 2]))
@@ -274,3 +283,26 @@ def test_profiles_agree(ops, k):
         t1, f1 = normal(prof.t, prof.free)
         t2, f2 = normal(pt[:m], pf[:m])
         assert np.array_equal(t1, t2) and np.array_equal(f1, f2)
+
+
+def test_progress_is_reported_and_changes_nothing():
+    """``progress(arrived, now)`` runs beside the loop (fast path: from the
+    calling thread while the compiled loop runs in a worker thread) and
+    leaves the schedule as it is."""
+    cap = np.array([16])
+    for engine, n in (("fast", 3000), ("generic", 300)):
+        df = random_stream(np.random.default_rng(3), n, load=0.5)
+        plain = simulate(df, cap, "conservative")
+        calls = []
+        table = JobTable.from_frame(df, cap)
+        pol = policies.make("conservative")
+        if engine == "fast":
+            policies.run_fast(pol, table, cap, lambda a, t: calls.append((a, t)), every=1e-4)
+        else:
+            Engine(table, PoolMachine(table, cap), pol, progress=lambda a, t: calls.append((a, t)),
+                   every=0.0).run()
+        np.testing.assert_array_equal(table.start, plain.jobs["start"].to_numpy())
+        assert calls, engine
+        arrived = [a for a, _ in calls]
+        assert arrived == sorted(arrived) and 0 <= arrived[0] and arrived[-1] <= len(df)
+        assert [t for _, t in calls] == sorted(t for _, t in calls)
