@@ -1,0 +1,290 @@
+"""Mapping heuristics: independent tasks onto heterogeneous machines from an
+ETC matrix, minimising the makespan (seed 002, "application scheduling";
+Braun et al. 2001, JPDC 61(6), who compare the same heuristics on the same
+test bed).
+
+Every function takes a :class:`~instances.mapping.MappingInstance` and returns
+the machine index of every task (a numpy int64 array of length t).  The
+machines' ready times are their initial availability ``mat(j)``.  Ties go to
+the lowest task index, then the lowest machine index; with this rule Min-Min
+and Max-Min reproduce the REFERENCE.csv makespans of the 12 Braun matrices
+(no tie occurs there: the highest-index rule gives the same mappings).
+
+Greedy: ``olb``, ``uda`` (minimum execution time), ``mct``, ``minmin``,
+``maxmin`` (seed 002), ``sufferage``, ``duplex``.  Metaheuristics: ``ga``,
+``sa``, ``tabu`` (seed 002), deterministic for a given ``seed``; their
+budgets are parameters.  Loops in heuristics/_mapping_kernels.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from instances.mapping import MappingInstance
+from instances.registry import register
+
+from . import _mapping_kernels as _k
+
+__all__ = ["olb", "uda", "mct", "minmin", "maxmin", "sufferage", "duplex", "ga", "sa", "tabu",
+           "makespans", "GAStats"]
+
+
+def _arrays(inst: MappingInstance):
+    # fresh writable C-ordered copies: numba compiles read-only arrays as another type
+    return np.array(inst.etc, dtype=np.float64, order="C"), np.array(inst.ready, dtype=np.float64)
+
+
+# ---- greedy ----------------------------------------------------------------------------
+@register("mapping", "olb")
+def olb(inst: MappingInstance) -> np.ndarray:
+    """OLB, opportunistic load balancing (seed 002 "Scheduling heuristics"):
+    each task in index order to the machine that is available first,
+    regardless of its ETC there.  O(t m)."""
+    return _k.olb(*_arrays(inst))
+
+
+@register("mapping", "uda")
+def uda(inst: MappingInstance) -> np.ndarray:
+    """UDA, user-directed allocation (= MET, minimum execution time; seed 002
+    "Scheduling heuristics"): each task to the machine with its lowest ETC,
+    regardless of availability.  O(t m)."""
+    return np.asarray(inst.etc.argmin(axis=1), dtype=np.int64)
+
+
+@register("mapping", "mct")
+def mct(inst: MappingInstance) -> np.ndarray:
+    """MCT, minimum completion time (Braun et al. 2001 sec. 2): each task in
+    index order to the machine where it completes first.  O(t m)."""
+    return _k.mct(*_arrays(inst))
+
+
+@register("mapping", "minmin")
+def minmin(inst: MappingInstance) -> np.ndarray:
+    """Min-Min (seed 002 "Min-Min"): among the unmapped tasks take the one
+    with the smallest minimum completion time, map it to that machine,
+    update the machine's availability, repeat.  O(t^2 m) at worst."""
+    return _k.batch_greedy(*_arrays(inst), _k.MINMIN)
+
+
+@register("mapping", "maxmin")
+def maxmin(inst: MappingInstance) -> np.ndarray:
+    """Max-Min (seed 002 "Max-Min"): as Min-Min, but take the task whose
+    minimum completion time is largest.  O(t^2 m) at worst."""
+    return _k.batch_greedy(*_arrays(inst), _k.MAXMIN)
+
+
+@register("mapping", "sufferage")
+def sufferage(inst: MappingInstance) -> np.ndarray:
+    """Sufferage (Maheswaran et al. 1999, one task per step): among the
+    unmapped tasks take the one that would suffer most if denied its best
+    machine (second-best minus best completion time) and map it to its best
+    machine.  O(t^2 m) at worst."""
+    return _k.batch_greedy(*_arrays(inst), _k.SUFFERAGE)
+
+
+@register("mapping", "duplex")
+def duplex(inst: MappingInstance) -> np.ndarray:
+    """Duplex (Braun et al. 2001 sec. 2): the better of Min-Min and Max-Min
+    (Min-Min on a tie).  Twice Min-Min's cost."""
+    a, b = minmin(inst), maxmin(inst)
+    return b if inst.value(b) < inst.value(a) else a
+
+
+# ---- evaluation -------------------------------------------------------------------------
+def makespans(inst: MappingInstance, pop: np.ndarray) -> np.ndarray:
+    """Makespan of every row of ``pop`` (P x t machine indices), vectorised:
+    one gather and one bincount over P t entries."""
+    p, t = pop.shape
+    m = inst.k
+    flat = inst.etc.ravel()
+    key = pop + (np.arange(p, dtype=np.int64) * m)[:, None]
+    load = np.bincount(key.ravel(), weights=flat.take(pop + np.arange(t) * m).ravel(),
+                       minlength=p * m).reshape(p, m)
+    if not inst.has_ready:
+        return load.max(axis=1)
+    used = np.bincount(key.ravel(), minlength=p * m).reshape(p, m) > 0
+    return np.where(used, load + inst.ready, 0.0).max(axis=1)
+
+
+def _rng(seed) -> np.random.Generator:
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+# ---- genetic algorithm ------------------------------------------------------------------
+class GAStats(dict):
+    """What :func:`ga` did: ``iterations``, ``elite`` (makespan per
+    iteration, the initial population first), ``seed_makespan``."""
+
+
+@register("mapping", "ga")
+def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, patience: int = 150,
+       crossover_rate: float = 0.6, mutation_rate: float = 0.4, seeded: bool = True, seed=0,
+       stats: dict | None = None) -> np.ndarray:
+    """Genetic algorithm (seed 002 "GA"; Braun et al. 2001 sec. 2): a
+    chromosome is a mapping (t machine indices).  ``population`` chromosomes,
+    random, one of them Min-Min's mapping (``seeded``).  Per iteration:
+    roulette-wheel selection of a new population with elitism (the best
+    chromosome so far is kept, untouched, in slot 0; the wheel's slots are
+    proportional to rank, best ``P``, worst 1, Braun's rank-based wheel:
+    makespans differ too little for a score of 1/makespan to select);
+    single-point crossover of random pairs (each chromosome joins a pair
+    with probability ``crossover_rate``; tails after a random point swapped);
+    mutation (each chromosome with probability ``mutation_rate``: one
+    random task moved to another random machine; 1.0 mutates every
+    chromosome, as the seed's slide reads); evaluation.  Stops after
+    ``max_iter`` iterations or ``patience`` iterations without a new elite.
+    Braun's rates 0.6 / 0.4 are the defaults.  The elite never worsens, so
+    the result is never worse than Min-Min.  Random draws through the numpy
+    Generator, the O(P t) copy / crossover / evaluation of a generation
+    compiled (heuristics/_mapping_kernels.py:ga_generation).  ``stats`` (a dict) receives what :class:`GAStats` lists."""
+    rng = _rng(seed)
+    t, m = inst.etc.shape
+    P = int(population)
+    if P < 2:
+        raise ValueError(f"population must be >= 2, got {population}")
+    pop = rng.integers(0, m, size=(P, t), dtype=np.int64)
+    seed_span = None
+    if seeded:
+        pop[0] = minmin(inst)
+        seed_span = inst.value(pop[0])
+    span = makespans(inst, pop)
+    e = int(np.argmin(span))
+    elite, elite_span = pop[e].copy(), float(span[e])
+    history = [elite_span]
+    rank_score = np.arange(P, 0, -1, dtype=float)  # best P ... worst 1
+    etc, ready = _arrays(inst)
+    new, new_span = np.empty_like(pop), np.empty(P)
+    none = np.empty(0, dtype=np.int64)
+    since = it = 0
+    for it in range(1, max_iter + 1):
+        # selection: rank-based roulette wheel ("add the probabilities until the sum exceeds r")
+        order = np.argsort(span, kind="stable")
+        score = np.empty(P)
+        score[order] = rank_score
+        cum = np.cumsum(score)
+        cum /= cum[-1]
+        pick = np.minimum(np.searchsorted(cum, rng.random(P - 1), side="right"), P - 1)
+        pa = pb = cut = none
+        if t > 1:
+            cand = 1 + np.flatnonzero(rng.random(P - 1) < crossover_rate)
+            rng.shuffle(cand)
+            pairs = cand[: cand.size // 2 * 2].reshape(-1, 2)
+            pa, pb = pairs[:, 0].copy(), pairs[:, 1].copy()
+            cut = rng.integers(1, t, size=len(pairs))
+        mut = task = off = none
+        if m > 1:
+            mut = 1 + np.flatnonzero(rng.random(P - 1) < mutation_rate)
+            task = rng.integers(0, t, size=mut.size)
+            off = rng.integers(1, m, size=mut.size)
+        _k.ga_generation(pop, span, elite, elite_span, pick, pa, pb, cut, mut, task, off, etc, ready, new, new_span)
+        pop, new = new, pop
+        span, new_span = new_span, span
+        b = int(np.argmin(span))
+        if span[b] < elite_span:
+            elite, elite_span, since = pop[b].copy(), float(span[b]), 0
+        else:
+            since += 1
+        history.append(elite_span)
+        if since >= patience:
+            break
+    if stats is not None:
+        stats.update(iterations=it, elite=history, seed_makespan=seed_span)
+    return elite
+
+
+# ---- simulated annealing -------------------------------------------------------------------
+@register("mapping", "sa")
+def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, patience: int = 150,
+       max_iter: int = 100_000, seed=0, stats: dict | None = None) -> np.ndarray:
+    """Simulated annealing (seed 002 "Simulated Annealing"; Braun et al. 2001
+    sec. 2): start from a random mapping (``init="minmin"``: Min-Min's);
+    temperature = its makespan.  Each iteration mutates the current mapping
+    (one random task to another random machine); a lower makespan is
+    accepted, a worse or equal one when a uniform ``z > y``, ``y = 1 / (1 +
+    exp((old - new) / T))``; then ``T`` drops by 10% (``cooling``).  Stops
+    after ``patience`` iterations without a change of the current makespan
+    (Braun's 150) or ``max_iter`` iterations; returns the best mapping seen.
+    O(m) per iteration (compiled)."""
+    rng = _rng(seed)
+    etc, ready = _arrays(inst)
+    t, m = etc.shape
+    if init == "random":
+        cur = rng.integers(0, m, size=t, dtype=np.int64)
+    elif init == "minmin":
+        cur = minmin(inst).astype(np.int64)
+    else:
+        raise ValueError(f"init must be 'random' or 'minmin', got {init!r}")
+    load, cnt = _k.loads_of(etc, cur, m)
+    cur_span = _k.span_of(load, cnt, ready)
+    best, best_span = cur.copy(), cur_span
+    start_span = temp = cur_span
+    since = done = 0
+    if m > 1:
+        chunk = 4096
+        while done < max_iter and since < patience:
+            n = min(chunk, max_iter - done)
+            steps, cur_span, best_span, temp, since = _k.anneal(
+                etc, ready, cur, load, cnt, cur_span, best, best_span, temp, float(cooling), since,
+                int(patience), rng.integers(0, t, size=n), rng.integers(1, m, size=n), rng.random(n))
+            done += steps
+    if stats is not None:
+        stats.update(iterations=done, start_makespan=start_span, final_makespan=cur_span,
+                     best_makespan=best_span)
+    return best
+
+
+# ---- tabu search --------------------------------------------------------------------------
+@register("mapping", "tabu")
+def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_tries: int = 1000, seed=0,
+         stats: dict | None = None) -> np.ndarray:
+    """Tabu search (seed 002 "Tabu search"; Braun et al. 2001 sec. 2): from a
+    random mapping, short hops: scan the task pairs (i, j), i < j, swapping
+    their machines; a swap that lowers the makespan is kept and the scan
+    restarts at i = 0, otherwise it goes on.  When a scan finds no better
+    swap (a local optimum), the mapping joins the tabu list and a long hop
+    jumps to a random mapping that differs from every tabu entry in at least
+    half of the assignments (drawn until one does, at most ``max_tries``
+    draws).  Stops when successful short hops plus long hops reach ``hops``
+    (Braun's 1200).  Returns the best mapping seen.  O(t^2) per full scan
+    (compiled), O(|tabu| t) per long-hop check."""
+    rng = _rng(seed)
+    etc, ready = _arrays(inst)
+    t, m = etc.shape
+    if init == "random":
+        cur = rng.integers(0, m, size=t, dtype=np.int64)
+    elif init == "minmin":
+        cur = minmin(inst).astype(np.int64)
+    else:
+        raise ValueError(f"init must be 'random' or 'minmin', got {init!r}")
+    tabu_list = np.empty((0, t), dtype=np.int64)
+    best, best_span = cur.copy(), inst.value(cur)
+    used = short = long_hops = 0
+    stalled = False
+    while used < hops:
+        load, cnt = _k.loads_of(etc, cur, m)
+        n, span = _k.short_hops(etc, ready, cur, load, cnt, hops - used)
+        used += n
+        short += n
+        if span < best_span:
+            best, best_span = cur.copy(), float(span)
+        if used >= hops:
+            break
+        if long_hops >= len(tabu_list):  # grow by doubling
+            tabu_list = np.concatenate([tabu_list, np.empty((max(len(tabu_list), 8), t), np.int64)])
+        tabu_list[long_hops] = cur
+        need = (t + 1) // 2
+        for _ in range(max_tries):
+            cand = rng.integers(0, m, size=t, dtype=np.int64)
+            if _k.min_distance(cand, tabu_list, long_hops + 1) >= need:
+                break
+        else:
+            stalled = True  # no far-away mapping found (tiny t or m): stop
+            break
+        long_hops += 1
+        used += 1
+        cur = cand
+        span = inst.value(cur)
+        if span < best_span:
+            best, best_span = cur.copy(), span
+    if stats is not None:
+        stats.update(short_hops=short, long_hops=long_hops, best_makespan=best_span, stalled=stalled)
+    return best
