@@ -88,7 +88,7 @@ def _decimal_scale(values: np.ndarray, max_decimals: int = 6) -> int | None:
     for d in range(max_decimals + 1):
         s = 10**d
         v = values * s
-        if np.all(np.abs(v - np.round(v)) <= 1e-9 + 1e-12 * np.abs(v)):
+        if np.all(np.abs(v - np.round(v)) <= 1e-9 + 8 * np.finfo(float).eps * np.abs(v)):
             return s
     return None
 

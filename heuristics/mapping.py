@@ -221,14 +221,15 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
     if m > 1:
         chunk = 4096
         while done < max_iter and since < patience:
+            load, cnt = _k.loads_of(etc, cur, m)  # fresh sums: no drift from the +/- updates
             n = min(chunk, max_iter - done)
             steps, cur_span, best_span, temp, since = _k.anneal(
                 etc, ready, cur, load, cnt, cur_span, best, best_span, temp, float(cooling), since,
                 int(patience), rng.integers(0, t, size=n), rng.integers(1, m, size=n), rng.random(n))
             done += steps
     if stats is not None:
-        stats.update(iterations=done, start_makespan=start_span, final_makespan=cur_span,
-                     best_makespan=best_span)
+        stats.update(iterations=done, start_makespan=start_span, final_makespan=inst.value(cur),
+                     best_makespan=inst.value(best))
     return best
 
 
@@ -286,5 +287,5 @@ def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_t
         if span < best_span:
             best, best_span = cur.copy(), span
     if stats is not None:
-        stats.update(short_hops=short, long_hops=long_hops, best_makespan=best_span, stalled=stalled)
+        stats.update(short_hops=short, long_hops=long_hops, best_makespan=inst.value(best), stalled=stalled)
     return best

@@ -75,7 +75,7 @@ class MappingInstance:
         bad = ~np.isfinite(arr) | (arr <= 0)
         if bad.any():
             i, j = map(int, np.argwhere(bad)[0])
-            raise InstanceError(f"{source}: field 'etc' entry [{i}][{j}] = {arr[i, j]!r} is not a positive number")
+            raise InstanceError(f"{source}: field 'etc' entry [{i}][{j}] = {float(arr[i, j])!r} is not a positive number")
         if ready is None:
             rd = np.zeros(m)
         else:
@@ -89,7 +89,7 @@ class MappingInstance:
             badr = ~np.isfinite(rd) | (rd < 0)
             if badr.any():
                 j = int(np.argmax(badr))
-                raise InstanceError(f"{source}: field 'ready' entry [{j}] = {rd[j]!r} is not a number >= 0")
+                raise InstanceError(f"{source}: field 'ready' entry [{j}] = {float(rd[j])!r} is not a number >= 0")
         arr.setflags(write=False)
         rd.setflags(write=False)
         return cls(arr, rd, dict(meta or {}))

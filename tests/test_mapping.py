@@ -1,0 +1,460 @@
+"""The mapping family (seed 002 ETC mapping): instance model, checker, bounds,
+generators, the Braun files, greedy heuristics against plain reference
+implementations, the metaheuristics' rules, and the exact models against
+brute force and each other."""
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from bench.cli import main
+from exact import mapping as X
+from heuristics import _mapping_kernels as K
+from heuristics import mapping as H
+from instances import InfeasibleSolution, InstanceError, check, load_instance, save_instance
+from instances.generators import generate
+from instances.mapping import (BRAUN_NAMES, MappingInstance, braun_etc, braun_family, braun_range,
+                               check_mapping, dual_bound, load_braun, water_level)
+from instances.registry import solve
+from instances.data import data_root
+
+BRAUN = data_root() / "braun"
+needs_braun = pytest.mark.skipif(not (BRAUN / "REFERENCE.csv").is_file(),
+                                 reason=f"Braun reference data missing at {BRAUN} (set EPOCHBENCH_DATA)")
+GREEDY = ("olb", "uda", "mct", "minmin", "maxmin", "sufferage", "duplex")
+
+
+def random_instance(rng, t, m, *, ready=False, integer=False, name="rand"):
+    etc = rng.integers(1, 10, size=(t, m)).astype(float) if integer else rng.uniform(1, 100, size=(t, m))
+    rd = rng.integers(0, 15, size=m).astype(float) if ready else None
+    return MappingInstance.build(etc, rd, {"name": name})
+
+
+def brute_force(inst) -> float:
+    """Smallest makespan over all m**t mappings."""
+    maps = np.array(list(itertools.product(range(inst.k), repeat=inst.n)), dtype=np.int64)
+    return float(H.makespans(inst, maps).min())
+
+
+# ---- instance model ------------------------------------------------------------------------
+def test_makespan_ignores_idle_machines_and_counts_ready_times():
+    inst = MappingInstance.build([[2, 5, 9], [4, 1, 9]], [0, 3, 100])
+    assert inst.value([0, 0]) == 6            # machine 2 idle: its ready time 100 does not count
+    assert inst.value([0, 1]) == 4            # machine 1: 3 + 1
+    assert inst.value([2, 1]) == 109
+    assert inst.finish_times([0, 1]).tolist() == [2, 4, 0]
+    assert inst.describe([0, 1]) == {"critical_machine": 1, "tasks_per_machine": [1, 1, 0]}
+    assert (inst.n, inst.k, inst.tasks, inst.machines, inst.sense) == (2, 3, 2, 3, "min")
+
+
+@pytest.mark.parametrize("etc, ready, msg", [
+    ([[1, 2], [3]], None, "'etc'"),
+    ([1, 2, 3], None, "t x m"),
+    (np.zeros((0, 3)), None, "at least one task"),
+    ([[1, 0]], None, r"entry \[0\]\[1\] = 0.0 is not a positive"),
+    ([[1, float("nan")]], None, "not a positive"),
+    ([[1, 2]], [0], "one entry per machine"),
+    ([[1, 2]], [0, -1], r"'ready' entry \[1\]"),
+    ([["a", 2]], None, "'etc'"),
+])
+def test_build_rejects_bad_fields(etc, ready, msg):
+    with pytest.raises(InstanceError, match=msg):
+        MappingInstance.build(etc, ready, source="f.json")
+
+
+def test_json_round_trip_and_kind_errors(tmp_path):
+    inst = random_instance(np.random.default_rng(1), 5, 3, ready=True, name="rt")
+    save_instance(inst, tmp_path / "rt.json")
+    back = load_instance(tmp_path / "rt.json")
+    np.testing.assert_array_equal(back.etc, inst.etc)
+    np.testing.assert_array_equal(back.ready, inst.ready)
+    assert back.meta == inst.meta and back.kind == "mapping"
+    data = json.loads((tmp_path / "rt.json").read_text())
+    assert set(data) == {"kind", "etc", "ready", "meta"}
+    del data["etc"]
+    with pytest.raises(InstanceError, match="field 'etc' missing"):
+        MappingInstance.from_dict(data, "x.json")
+    with pytest.raises(InstanceError, match="expected 'mapping'"):
+        MappingInstance.from_dict({"kind": "packing"}, "x.json")
+
+
+def test_checker():
+    inst = MappingInstance.build([[1, 2], [3, 4], [5, 6]], meta={"name": "c"})
+    assert check_mapping(inst, np.array([0, 1, 1])) == (0, 1, 1)
+    assert check(inst, [1.0, 0, 1]) == (1, 0, 1)
+    for bad, msg in [([0, 1], "2 entries"), ([0, 1, 2], "machine 2, outside"), ([0, -1, 0], "outside"),
+                     ([0, 0.5, 1], "not an integer"), ([0, True, 1], "not a machine index"),
+                     ([0, "x", 1], "not a machine index"), (5, "not a sequence")]:
+        with pytest.raises(InfeasibleSolution, match=msg):
+            check_mapping(inst, bad)
+
+
+def test_water_level():
+    assert water_level(np.zeros(4), 8.0) == 2.0
+    assert water_level(np.array([0.0, 10.0]), 4.0) == 4.0          # the late machine stays idle
+    assert water_level(np.array([0.0, 2.0]), 6.0) == 4.0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lower_bounds_are_valid_on_tiny_instances(seed):
+    rng = np.random.default_rng(seed)
+    inst = random_instance(rng, 6, 3, ready=seed % 2 == 1)
+    opt = brute_force(inst)
+    assert inst.lower_bound() <= opt * (1 + 1e-12)
+    assert X.lp_bound(inst) <= opt * (1 + 1e-12)
+    # the cheap Lagrangian bound never beats the LP it approximates
+    assert dual_bound(inst.etc) <= X.lp_bound(inst) * (1 + 1e-9)
+
+
+# ---- generators ------------------------------------------------------------------------------
+def test_braun_range_classes_and_determinism():
+    insts = braun_range(tasks=20, machines=6, task_het="all", machine_het="all", consistency="all", count=2, seed=3)
+    assert len(insts) == 24 and len({i.name for i in insts}) == 24
+    again = generate("braun-range", tasks=20, machines=6, task_het="lo", machine_het="hi", consistency="s",
+                     count=1, seed=3)
+    same = next(i for i in insts if i.name == again[0].name)
+    np.testing.assert_array_equal(same.etc, again[0].etc)   # independent of the other classes and of count
+    for inst in insts:
+        p = inst.meta["params"]
+        e = inst.etc
+        assert e.min() >= 1 and np.all(np.round(e, 2) == e)
+        hi = {"hi": 3000, "lo": 100}[p["task_het"]] * {"hi": 1000, "lo": 10}[p["machine_het"]]
+        assert e.max() <= hi
+        if p["consistency"] == "c":
+            assert np.all(np.diff(e, axis=1) >= 0)
+        elif p["consistency"] == "s":
+            assert np.all(np.diff(e[:, 0::2], axis=1) >= 0) and not np.all(np.diff(e, axis=1) >= 0)
+
+
+def test_braun_etc_ranges_unrounded():
+    e = braun_etc(np.random.default_rng(0), 400, 8, "lo", "lo", "i")
+    assert 1 <= e.min() and e.max() <= 100 * 10 and not np.all(np.round(e, 2) == e)
+    with pytest.raises(ValueError, match="consistency"):
+        braun_etc(np.random.default_rng(0), 4, 2, consistency="x")
+
+
+def test_braun_file_reader_errors(tmp_path):
+    good = tmp_path / "u_c_hilo.0"
+    good.write_text("2 2 0\n1.5\n2\n3\n4.25\n")
+    inst = load_braun(good)
+    assert inst.etc.tolist() == [[1.5, 2], [3, 4.25]]
+    assert inst.meta["consistency"] == "c" and inst.meta["task_het"] == "hi" and inst.meta["machine_het"] == "lo"
+    for text, msg in [("2 x 0\n1\n2\n3\n4\n", "header must be integers"), ("2 2 7\n1\n2\n3\n4\n", "'t m 0'"),
+                      ("2 2 0\n1\n2\n3\n", "the file has 3"), ("2 2 0\n1\n2\nabc\n4\n", r"line 4: 'abc'"),
+                      ("2 2 0\n1\n2\n-3\n4\n", "not a positive")]:
+        bad = tmp_path / "bad.0"
+        bad.write_text(text)
+        with pytest.raises(InstanceError, match=msg):
+            load_braun(bad)
+    with pytest.raises(InstanceError, match="no such file"):
+        load_braun(tmp_path / "missing.0")
+    with pytest.raises(InstanceError, match="not found"):
+        braun_family(root=str(tmp_path), names="u_i_hihi.0")
+
+
+@needs_braun
+def test_braun_files_and_reference_meta():
+    insts = braun_family()
+    assert [i.name for i in insts] == list(BRAUN_NAMES)
+    for inst in insts:
+        assert inst.etc.shape == (512, 16)
+        ref = inst.meta["reference"]
+        assert inst.meta["lp_bound"] == ref["lp_bound"] and inst.meta["best_known"] == ref["best_known"]
+        assert ref["lp_bound"] <= ref["best_known"] <= ref["minmin"]
+        # the cheap bound is valid against the best known makespan and close to the LP
+        assert inst.lower_bound() <= ref["best_known"]
+        assert inst.lower_bound() >= ref["lp_bound"] * (1 - 1e-3)
+        if inst.meta["consistency"] == "c":
+            assert np.all(np.diff(inst.etc, axis=1) >= 0)
+
+
+@needs_braun
+def test_minmin_and_maxmin_reproduce_reference_makespans():
+    """Min-Min and Max-Min on the 12 Braun matrices within 0.01% of
+    REFERENCE.csv (no ties occur there, so the tie rule does not matter)."""
+    for inst in braun_family():
+        ref = inst.meta["reference"]
+        for name in ("minmin", "maxmin"):
+            got = solve(inst, name).value
+            assert got == pytest.approx(ref[name], rel=1e-4), (inst.name, name)
+
+
+# ---- greedy heuristics against plain reference implementations ------------------------------------
+def ref_batch(inst, rule):
+    """Min-Min / Max-Min / Sufferage, O(t^2 m) plain Python, lowest task then
+    lowest machine index on ties."""
+    t, m = inst.etc.shape
+    mat = list(inst.ready)
+    left = list(range(t))
+    out = [None] * t
+    while left:
+        best = None
+        for i in left:
+            ct = [mat[j] + inst.etc[i, j] for j in range(m)]
+            order = sorted(range(m), key=lambda j: (ct[j], j))
+            j1 = order[0]
+            if rule == "minmin":
+                key = -ct[j1]
+            elif rule == "maxmin":
+                key = ct[j1]
+            else:
+                key = ct[order[1]] - ct[j1] if m > 1 else 0.0
+            if best is None or key > best[0]:
+                best = (key, i, j1)
+        _, i, j = best
+        out[i] = j
+        mat[j] += inst.etc[i, j]
+        left.remove(i)
+    return out
+
+
+def ref_sequential(inst, rule):
+    t, m = inst.etc.shape
+    mat = list(inst.ready)
+    out = []
+    for i in range(t):
+        if rule == "mct":
+            j = min(range(m), key=lambda j: (mat[j] + inst.etc[i, j], j))
+        elif rule == "olb":
+            j = min(range(m), key=lambda j: (mat[j], j))
+        else:
+            j = min(range(m), key=lambda j: (inst.etc[i, j], j))
+        out.append(j)
+        mat[j] += inst.etc[i, j]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_greedy_heuristics_match_reference_implementations(seed):
+    rng = np.random.default_rng(seed)
+    t, m = int(rng.integers(1, 25)), int(rng.integers(1, 6))
+    inst = random_instance(rng, t, m, ready=seed % 2 == 0, integer=seed % 3 == 0)  # integers: many ties
+    for rule in ("minmin", "maxmin", "sufferage"):
+        assert getattr(H, rule)(inst).tolist() == ref_batch(inst, rule), rule
+    for rule in ("mct", "olb", "uda"):
+        assert getattr(H, rule)(inst).tolist() == ref_sequential(inst, rule), rule
+    dup = H.duplex(inst)
+    assert inst.value(dup) == min(inst.value(H.minmin(inst)), inst.value(H.maxmin(inst)))
+    assert X.minmin_start(inst).tolist() == H.minmin(inst).tolist()
+
+
+def test_seed_rules_on_a_hand_example():
+    """OLB ignores ETC, UDA ignores availability (seed 002); Min-Min maps the
+    short task first, Max-Min the long one."""
+    inst = MappingInstance.build([[1, 10], [2, 20], [100, 30]], [0, 0])
+    assert H.olb(inst).tolist() == [0, 1, 0]       # free machines in turn, whatever the ETC
+    assert H.uda(inst).tolist() == [0, 0, 1]
+    assert H.minmin(inst).tolist() == [0, 0, 1]    # 1, then 2 on machine 0 (ct 3), then 30 on machine 1
+    assert H.maxmin(inst).tolist() == [0, 0, 1]
+    inst2 = MappingInstance.build([[4, 5], [4, 5], [6, 7]])
+    assert H.minmin(inst2).tolist() == [0, 1, 0]   # 4 on 0; 5 on 1 beats 8 on 0; then 6 on 0 (10) vs 7 on 1 (12)
+    assert H.maxmin(inst2).tolist() == [1, 0, 0]   # 6 on 0; task 0 (5 on 1, tie with task 1); task 1: 10 = 10, machine 0
+
+
+def test_all_registered_methods_pass_the_checker_via_solve():
+    inst = braun_range(tasks=30, machines=5, seed=2)[0]
+    for name in GREEDY + ("ga", "sa", "tabu"):
+        res = solve(inst, name)
+        assert len(res.decision) == 30 and res.value == inst.value(res.decision) and res.status == "feasible"
+
+
+# ---- metaheuristics --------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(4))
+def test_ga_never_worse_than_its_minmin_seed(seed):
+    rng = np.random.default_rng(100 + seed)
+    inst = random_instance(rng, 40, 5, ready=seed == 3)
+    st = {}
+    out = H.ga(inst, population=30, max_iter=60, patience=20, seed=seed, stats=st)
+    mm = inst.value(H.minmin(inst))
+    assert inst.value(out) <= mm
+    assert st["seed_makespan"] == mm and inst.value(out) == st["elite"][-1]
+    assert np.all(np.diff(st["elite"]) <= 0)     # elitism: the elite never worsens
+    assert st["iterations"] <= 60 and len(st["elite"]) == st["iterations"] + 1
+
+
+def test_ga_is_deterministic_and_stops_without_elite_change():
+    inst = braun_range(tasks=50, machines=4, seed=5)[0]
+    a = H.ga(inst, population=20, max_iter=50, seed=7)
+    b = H.ga(inst, population=20, max_iter=50, seed=np.random.default_rng(7))
+    assert a.tolist() == b.tolist()
+    st = {}
+    H.ga(inst, population=20, max_iter=10_000, patience=5, seed=1, stats=st)
+    hist = st["elite"]
+    assert st["iterations"] < 10_000 and hist[-1] == hist[-6] and (len(hist) < 7 or hist[-7] > hist[-6])
+    with pytest.raises(ValueError, match="population"):
+        H.ga(inst, population=1)
+
+
+def test_ga_generation_kernel_crossover_and_mutation():
+    etc = np.arange(1.0, 13.0).reshape(4, 3)
+    pop = np.array([[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2]], dtype=np.int64)
+    span = H.makespans(MappingInstance.build(etc), pop)
+    new, new_span = np.empty_like(pop), np.empty(3)
+    e = np.array([2, 1, 0, 0], dtype=np.int64)
+    K.ga_generation(pop, span, e, 99.0, np.array([1, 2]), np.array([1]), np.array([2]), np.array([3]),
+                    np.array([2]), np.array([0]), np.array([2]), etc, np.zeros(3), new, new_span)
+    assert new.tolist() == [[2, 1, 0, 0], [1, 1, 1, 2], [(2 + 2) % 3, 2, 2, 1]]
+    assert new_span[0] == 99.0
+    inst = MappingInstance.build(etc)
+    assert new_span[1:].tolist() == [inst.value(new[1]), inst.value(new[2])]
+
+
+def test_sa_acceptance_rule():
+    """z = 1 > y accepts every move; z = 0 accepts only improvements; the
+    temperature drops by the cooling factor per step."""
+    rng = np.random.default_rng(0)
+    inst = random_instance(rng, 12, 4, ready=True)
+    etc, ready = np.array(inst.etc), np.array(inst.ready)
+    n = 40
+    task, off = rng.integers(0, 12, n), rng.integers(1, 4, n)
+    for z, everything in ((1.0, True), (0.0, False)):
+        cur = rng.integers(0, 4, 12).astype(np.int64)
+        start = cur.copy()
+        load, cnt = K.loads_of(etc, cur, 4)
+        span0 = K.span_of(load, cnt, ready)
+        best = cur.copy()
+        steps, span, best_span, temp, _ = K.anneal(etc, ready, cur, load, cnt, span0, best, span0, 1e9, 0.9, 0,
+                                                  10**9, task, off, np.full(n, z))
+        assert steps == n and temp == pytest.approx(1e9 * 0.9**n)   # y < 1 throughout at this temperature
+        # replay by hand
+        ref = start.copy()
+        ref_span = inst.value(ref)
+        for k in range(n):
+            trial = ref.copy()
+            trial[task[k]] = (trial[task[k]] + off[k]) % 4
+            v = inst.value(trial)
+            if everything or v < ref_span:
+                ref, ref_span = trial, v
+        assert cur.tolist() == ref.tolist() and span == pytest.approx(ref_span)
+        assert best_span <= span0 and inst.value(best) == pytest.approx(best_span)
+
+
+def test_sa_deterministic_never_worse_than_start_and_patience():
+    inst = braun_range(tasks=60, machines=6, seed=4)[0]
+    st = {}
+    a = H.sa(inst, seed=3, stats=st)
+    assert a.tolist() == H.sa(inst, seed=3).tolist()
+    assert inst.value(a) == st["best_makespan"] <= st["start_makespan"]
+    assert st["iterations"] < 100_000
+    st2 = {}
+    m = H.sa(inst, init="minmin", seed=3, stats=st2)
+    assert inst.value(m) <= inst.value(H.minmin(inst))
+    st3 = {}
+    H.sa(inst, seed=3, max_iter=10, stats=st3)
+    assert st3["iterations"] == 10
+    with pytest.raises(ValueError, match="init"):
+        H.sa(inst, init="bad")
+
+
+def test_tabu_short_hops_reach_a_swap_local_optimum():
+    rng = np.random.default_rng(2)
+    inst = random_instance(rng, 15, 4, ready=True)
+    etc, ready = np.array(inst.etc), np.array(inst.ready)
+    cur = rng.integers(0, 4, 15).astype(np.int64)
+    before = inst.value(cur)
+    load, cnt = K.loads_of(etc, cur, 4)
+    hops, span = K.short_hops(etc, ready, cur, load, cnt, 10**6)
+    assert hops >= 1 and span == pytest.approx(inst.value(cur)) and span < before
+    for i, j in itertools.combinations(range(15), 2):  # no swap improves any more
+        trial = cur.copy()
+        trial[i], trial[j] = cur[j], cur[i]
+        assert inst.value(trial) >= span - 1e-9
+    # the first successful hop is the first improving pair in scan order
+    cur2 = rng.integers(0, 4, 15).astype(np.int64)
+    first = None
+    for i, j in itertools.combinations(range(15), 2):
+        trial = cur2.copy()
+        trial[i], trial[j] = cur2[j], cur2[i]
+        if inst.value(trial) < inst.value(cur2):
+            first = trial
+            break
+    assert first is not None
+    moved = cur2.copy()
+    load, cnt = K.loads_of(etc, moved, 4)
+    n, _ = K.short_hops(etc, ready, moved, load, cnt, 1)
+    assert n == 1 and moved.tolist() == first.tolist()
+
+
+def test_tabu_long_hops_and_determinism():
+    inst = braun_range(tasks=40, machines=4, seed=6)[0]
+    st = {}
+    a = H.tabu(inst, hops=200, seed=2, stats=st)
+    assert a.tolist() == H.tabu(inst, hops=200, seed=2).tolist()
+    assert st["short_hops"] + st["long_hops"] == 200 and st["long_hops"] >= 1
+    assert inst.value(a) == st["best_makespan"]
+    assert K.min_distance(np.array([0, 1, 2]), np.array([[0, 1, 1], [2, 2, 2]]), 2) == 1
+    assert K.min_distance(np.array([0, 1, 2]), np.array([[0, 1, 1], [2, 2, 2]]), 0) == 3
+    tiny = MappingInstance.build([[1.0]])
+    assert H.tabu(tiny, hops=10, seed=0).tolist() == [0]
+
+
+# ---- exact models ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(5))
+def test_exact_models_agree_with_brute_force(seed):
+    rng = np.random.default_rng(40 + seed)
+    t, m = (6, 3) if seed < 4 else (7, 2)
+    inst = random_instance(rng, t, m, ready=seed in (1, 3), integer=seed == 2)
+    if seed == 0:   # decimal data: CP-SAT scales exactly
+        inst = MappingInstance.build(np.round(inst.etc, 2), None, {"name": "dec"})
+    opt = brute_force(inst)
+    for method in X.METHODS:
+        res = solve(inst, method, time_limit=20, threads=1)
+        assert res.status == "optimal", (method, res.info)
+        assert res.value == pytest.approx(opt, rel=1e-6), method
+        assert res.bound <= opt * (1 + 1e-9)
+    sc = X.scaled(inst)
+    assert sc.exact == (seed in (0, 2))
+
+
+def test_cpsat_floor_scaling_bound_is_valid_for_the_unscaled_objective():
+    """Huge, non-decimal entries force the floor scaling: the bound must stay
+    below the true optimum and 'optimal' needs the true value to meet it."""
+    rng = np.random.default_rng(9)
+    inst = MappingInstance.build(rng.uniform(1e13, 3e13, size=(6, 3)) + 1 / 3, None, {"name": "huge"})
+    sc = X.scaled(inst)
+    assert not sc.exact and np.all(sc.etc <= inst.etc * sc.scale)
+    opt = brute_force(inst)
+    res = solve(inst, "cpsat", time_limit=20, threads=1)
+    assert res.bound <= opt * (1 + 1e-12)
+    assert res.value == pytest.approx(opt, rel=1e-9)
+    assert res.status in ("optimal", "feasible") and (res.status == "feasible" or res.bound == res.value)
+
+
+def test_cpsat_proves_a_generated_32x4_instance():
+    inst = braun_range(tasks=32, machines=4, task_het="hi", machine_het="hi", consistency="i", seed=1)[0]
+    res = solve(inst, "cpsat", time_limit=30, threads=1)
+    assert res.status == "optimal" and res.bound == res.value
+    assert res.value <= inst.value(H.minmin(inst)) and res.value >= X.lp_bound(inst)
+    assert res.info["scaling"] == "exact" and res.info["scale"] == 100.0
+
+
+def test_exact_hint_and_start_meeting_the_bound():
+    inst = MappingInstance.build([[1, 5], [5, 1]], meta={"name": "easy"})
+    res = X.solve_mapping(inst, "cpsat", time_limit=5)
+    assert res.status == "optimal" and res.value == 1 and res.info["solver"] == "none"
+    inst2 = random_instance(np.random.default_rng(3), 6, 3)
+    res2 = X.solve_mapping(inst2, "milp-highs", time_limit=10, hint=H.ga(inst2, population=10, max_iter=20))
+    assert res2.status == "optimal" and res2.value == pytest.approx(brute_force(inst2), rel=1e-6)
+    with pytest.raises(ValueError, match="hint"):
+        X.solve_mapping(inst2, "cpsat", time_limit=5, hint=[0, 1])
+    with pytest.raises(KeyError, match="unknown exact method"):
+        X.solve_mapping(inst2, "gurobi", time_limit=5)
+
+
+# ---- CLI ------------------------------------------------------------------------------------------
+def test_cli_generate_and_solve_json(tmp_path, capsys):
+    assert main(["generate", "braun-range", "--out", str(tmp_path / "g"), "--tasks", "6", "--machines", "3",
+                 "--consistency", "c", "--seed", "4"]) == 0
+    f = tmp_path / "g" / "range_c_hihi_6x3_4_0.json"
+    capsys.readouterr()
+    for method in ("minmin", "cpsat"):
+        assert main(["solve", str(f), "--method", method, "--json", "--time-limit", "10"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        inst = load_instance(f)
+        assert out["family"] == "mapping" and len(out["assignment"]) == 6
+        assert out["value"] == pytest.approx(inst.value(out["assignment"]))
+        assert {"bound", "status", "seconds"} <= set(out)
+    assert out["status"] == "optimal" and out["bound"] == pytest.approx(out["value"])
