@@ -173,9 +173,20 @@ def cmd_simulate(args) -> int:
     workload = load_workload(args.workload, **kw)
     options = {"starvation_limit": args.starvation_limit} if args.policy == "nonfcfs" else {}
     progress = _Progress(len(workload.jobs), sys.stderr.isatty() and not args.quiet)
-    res = simulate(workload.jobs, workload.capacity, args.policy, selector=args.selector,
-                   progress=progress if progress.enabled else None, **options)
+    policy, recorder, kw = args.policy, None, {"selector": args.selector, **options}
+    if args.record_epochs:
+        from sim.policies import make
+        from sim.record import EpochRecorder
+        policy, kw = make(args.policy, **kw), {}
+        recorder = EpochRecorder(policy, min_candidates=args.min_candidates)
+    res = simulate(workload.jobs, workload.capacity, policy, on_pass=recorder,
+                   progress=progress if progress.enabled else None, **kw)
     progress.close()
+    if recorder is not None:
+        recorder.write(args.record_epochs, workload=str(args.workload))
+        print(f"recorded {len(recorder.instances)} selection step(s) of {res.passes} pass(es) in "
+              f"{args.record_epochs}; score them with: epochbench score {args.record_epochs} "
+              f"--methods recorded,cpsat", file=sys.stderr)
     metrics = summarize(res.jobs, workload, small_threshold=args.small_threshold)
     report = {"workload": str(args.workload), "policy": res.policy, "options": res.options,
               "engine": res.engine, "capacity": workload.capacity.tolist(), "jobs": len(workload.jobs),
@@ -244,7 +255,14 @@ def build_parser() -> argparse.ArgumentParser:
                                    "space-shared machine; prints the metrics, writes DIR/jobs.csv and "
                                    "DIR/report.json with --out.")
     m.add_argument("--workload", required=True, type=Path, help=".swf, .swf.gz, .csv or .parquet")
-    m.add_argument("--policy", required=True, help="fcfs, nonfcfs, easy, conservative")
+    m.add_argument("--policy", required=True,
+                   help="fcfs, nonfcfs, easy, conservative, ff-easy, bl-easy, bb-easy, los, ff-cons, "
+                        "fcfs-bf, sjf-bf, bfit-bf, wfit-bf")
+    m.add_argument("--record-epochs", type=Path, metavar="DIR",
+                   help="save every selection step as a packing instance with the policy's choice "
+                        "(meta.choice) in DIR; score with 'epochbench score DIR --methods recorded,...'")
+    m.add_argument("--min-candidates", type=int, default=1,
+                   help="--record-epochs: skip steps with fewer candidates (default 1)")
     m.add_argument("--nodes", type=int, help="machine size (overrides the SWF header)")
     m.add_argument("--selector", help="packing method choosing each start set (oracle policy), e.g. cpsat")
     m.add_argument("--starvation-limit", type=float, default=86400.0, help="nonfcfs: seconds (default 24 h)")

@@ -18,12 +18,17 @@ from .core import Result
 from .io import FAMILIES, check
 
 
+#: ``replay`` methods return a decision stored with the instance (a recorded
+#: policy choice); they are called like heuristics but never listed among them
+KINDS = ("heuristic", "exact", "replay")
+
+
 @dataclass(frozen=True)
 class Method:
     family: str
     name: str
     func: Callable
-    kind: str  # "heuristic" or "exact"
+    kind: str  # one of KINDS
     origin: str = "builtin"
 
     @property
@@ -36,8 +41,8 @@ _REGISTRY: dict[tuple[str, str], Method] = {}
 
 def register(family: str, name: str, *, kind: str = "heuristic", origin: str = "builtin"):
     """Decorator: register ``func`` as method ``name`` of ``family``."""
-    if kind not in ("heuristic", "exact"):
-        raise ValueError(f"kind must be 'heuristic' or 'exact', got {kind!r}")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
 
     def deco(func):
         key = (family, name)

@@ -317,7 +317,7 @@ def simulate(jobs: pd.DataFrame, capacity, policy: str | Policy = "easy", *, eng
     ``progress(arrived, now)``: called about twice a second with the number
     of jobs arrived so far and the simulated time (both engines).
     """
-    from . import policies
+    from . import backfill, policies  # noqa: F401  (backfill registers more policies)
 
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
@@ -329,7 +329,8 @@ def simulate(jobs: pd.DataFrame, capacity, policy: str | Policy = "easy", *, eng
         raise ValueError("give selector and options to the Policy object, not to simulate()")
     else:
         pol = policy
-    fast_ok = isinstance(policy, str) and selector is None and on_pass is None and machine is None
+    fast_ok = (isinstance(policy, str) and policy in policies.FAST_CODES and selector is None
+               and on_pass is None and machine is None)
     if engine == "fast" and not fast_ok:
         raise ValueError("the fast path takes a policy name and no selector, on_pass or machine")
     t0 = time.perf_counter()

@@ -76,6 +76,7 @@ def register_policy(name: str):
 
 def make(name: str, **options) -> Policy:
     """A fresh policy object by name; unknown options raise ``TypeError``."""
+    from . import backfill  # noqa: F401  (registers the policies built on these)
     try:
         cls = POLICIES[name]
     except KeyError:

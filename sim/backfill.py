@@ -1,0 +1,156 @@
+"""More space-sharing policies on the generic engine (issue 4 item 2).
+
+=============  ==================================================================
+name           rule
+=============  ==================================================================
+ff-easy        seed 000 section 3: EASY whose backfill step is first fit over K
+               resources.  EASY's own rule *is* first fit in queue order
+               (tests/test_sim_engine.py), so this is ``easy`` (fast path).
+bl-easy        EASY whose backfill step is the BL packing heuristic (seed 000
+               section 2.2), on the candidates with the head's reservation.
+bb-easy        the same with BB (seed 000 section 2.3).
+los            seed 002 "LOS": EASY whose backfill step is the LOS dynamic
+               program with the head's reservation (shadow time, extra).
+ff-cons        seed 000 section 3: conservative backfilling over K resources
+               (``conservative``, fast path).
+fcfs-bf        seed 004 section 3: the schedule of the whole queue is built in
+sjf-bf         priority order at every scheduling event, each job at its
+bfit-bf        earliest fit in the availability profile of the running jobs and
+wfit-bf        the jobs before it; a job starts when its slot is now.  Orders:
+               FCFS (arrival), SJF (estimate), BFit (jobs that fit now first,
+               smallest leftover first, then the others by smallest excess
+               over what is free; recomputed at every event), WFit (size,
+               smallest first).  Lower-priority jobs never delay higher ones,
+               but, unlike ``conservative``, a reservation may move later when
+               a higher-priority job arrives (seed 004: "does not incur a
+               delay on the start time of job i for that particular schedule").
+=============  ==================================================================
+
+The ``*-easy`` and ``los`` policies call a packing heuristic of
+``instances.registry`` at each backfill step, so every such step is a packing
+instance that ``--record-epochs`` can save and score.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .policies import EASY, Conservative, FAST_CODES, _ArrivalQueue, register_policy
+from .profile import JIT, p_add, p_book, p_find, p_init, rows_needed
+
+
+def _easy_with(name: str, selector: str, doc: str):
+    """Register EASY whose backfill step is packing heuristic ``selector``."""
+    default = selector
+
+    def __init__(self, selector: str | None = None, selector_options: dict | None = None):
+        EASY.__init__(self, selector or default, selector_options)
+
+    cls = type(f"EASY_{name.replace('-', '_')}", (EASY,), {"__init__": __init__, "__doc__": doc})
+    return register_policy(name)(cls)
+
+
+@register_policy("ff-easy")
+class FFEASY(EASY):
+    """FF-EASY (seed 000 section 3): EASY's own backfill rule, first fit in
+    queue order over the K resources; compiled fast path as ``easy``."""
+
+
+@register_policy("ff-cons")
+class FFCons(Conservative):
+    """FF-CONS (seed 000 section 3): conservative backfilling over K
+    resources; compiled fast path as ``conservative``."""
+
+
+FAST_CODES["ff-easy"] = FAST_CODES["easy"]
+FAST_CODES["ff-cons"] = FAST_CODES["conservative"]
+
+BLEASY = _easy_with("bl-easy", "bl", "BL-EASY (seed 000 section 3): EASY backfilled by the BL heuristic.")
+BBEASY = _easy_with("bb-easy", "bb", "BB-EASY (seed 000 section 3): EASY backfilled by the BB heuristic.")
+LOS = _easy_with("los", "los", "LOS (seed 002): EASY whose backfill step is the LOS dynamic program "
+                               "with the head's reservation.")
+
+
+# ---- seed 004 section 3: priority orders with backfilling -------------------------------
+@njit(**JIT)
+def rebuild(now, order, running, run_end, dem, est, capacity, pt, pf, res):
+    """Book ``order`` (job rows, priority order) one by one at its earliest
+    fit in the profile of the ``running`` jobs (each busy until
+    ``run_end``; none if that is now); ``res[j]`` = the slot found.
+    O(q m K) for q queued jobs and m breakpoints."""
+    m = p_init(pt, pf, capacity, now)
+    for a in range(running.shape[0]):
+        m = p_add(pt, pf, m, now, run_end[a], dem, running[a], -1)
+    for b in range(order.shape[0]):
+        j = order[b]
+        i = p_find(pt, pf, m, dem, j, est[j])
+        res[j] = pt[i]
+        m = p_book(pt, pf, m, i, est[j], dem, j)
+    return m
+
+
+def _fcfs_key(tb, rows, free):
+    return rows
+
+
+def _sjf_key(tb, rows, free):
+    return rows[np.lexsort((rows, tb.estimate[rows]))]
+
+
+def _wfit_key(tb, rows, free):
+    return rows[np.lexsort((rows, tb.demand[rows, 0]))]
+
+
+def _bfit_key(tb, rows, free):
+    size = tb.demand[rows, 0]
+    left = int(free[0]) - size
+    fits = left >= 0
+    return rows[np.lexsort((rows, np.abs(left), ~fits))]
+
+
+ORDERS = {"fcfs": _fcfs_key, "sjf": _sjf_key, "bfit": _bfit_key, "wfit": _wfit_key}
+
+
+class OrderedBackfill(_ArrivalQueue):
+    """Backfilling under a queue priority order (seed 004 section 3; see the
+    module docstring).  O(q m K) compiled work per pass."""
+
+    order = "fcfs"
+    has_selector = False
+
+    def reset(self, table, machine):
+        super().reset(table, machine)
+        rows = rows_needed(table.n)
+        self._pt, self._pf = np.empty(rows), np.empty((rows, table.k), np.int64)
+        self._res = np.full(table.n, np.nan)
+        self._wake = np.inf
+
+    def schedule(self, now, machine, start):
+        tb = self.table
+        if not self._q:
+            return
+        order = ORDERS[self.order](tb, np.asarray(self._q, dtype=np.int64), machine.free)
+        running = np.asarray(machine.running(), dtype=np.int64)
+        # a job running past its estimate is expected to end now (as in EASY): a
+        # job booked now that then does not fit waits for the next event
+        run_end = np.maximum(tb.start[running] + tb.estimate[running], now)
+        rebuild(now, order, running, run_end, tb.demand, tb.estimate, machine.capacity,
+                self._pt, self._pf, self._res)
+        started = set()
+        for j in order:
+            j = int(j)
+            if np.isnan(tb.promised[j]):
+                tb.promised[j] = self._res[j]
+            if self._res[j] <= now and machine.fits(j):
+                start(j)
+                started.add(j)
+        self._q = [j for j in self._q if j not in started]
+        self._wake = min((self._res[j] for j in self._q if self._res[j] > now), default=np.inf)
+
+    def wakeup(self):
+        return self._wake
+
+
+for _name in ORDERS:
+    register_policy(f"{_name}-bf")(type(f"{_name.upper()}Backfill", (OrderedBackfill,), {
+        "order": _name, "__doc__": f"{_name.upper()} priority order with backfilling (seed 004 section 3)."}))
