@@ -1,0 +1,100 @@
+"""``leinberger``: gain of BL-EASY, BB-EASY and FF-CONS over FF-EASY in
+average and weighted average response time (seed 000 section 3, figures 2
+and 3).
+
+Setup as seed 000 section 3.1: a Feitelson 1996 stream on 128 processors
+(:func:`instances.workloads.workload`, ``feitelson96``) extended to K
+resources (K in {2, 4, 8}, requirements uniform or exponential, scaled by
+the job size); the Poisson arrival rate is calibrated so that FF-EASY keeps a
+mean ready-queue length of 64, 128 or 256 (:func:`sim.calibrate.calibrate_rate`),
+and the same stream is then run under every policy.  Metrics (seed 000
+section 3.2): average response time and weighted average response time
+(weight = resource requirement x execution time, :func:`sim.metrics.per_job`).
+Gain = 1 - metric(policy) / metric(FF-EASY): positive is better, as in the
+seed's figures.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import Experiment, register
+
+POLICIES = ("ff-easy", "bl-easy", "bb-easy", "ff-cons")
+KS = (2, 4, 8)
+DISTS = ("uniform", "exponential")
+QUEUES = (64, 128, 256)
+
+
+def tasks(opts) -> list[dict]:
+    seeds = opts.seeds or (1 if opts.quick else 3)
+    jobs = 600 if opts.quick else 4000
+    ks, queues = ((2, 8), (64,)) if opts.quick else (KS, QUEUES)
+    return [{"k": k, "dist": d, "queue": q, "seed": s, "jobs": jobs}
+            for k in ks for d in DISTS for q in queues for s in range(seeds)]
+
+
+def run(task: dict) -> list[dict]:
+    from instances.workloads import workload
+    from sim.calibrate import calibrate_rate
+    from sim.engine import simulate
+    from sim.jobs import make_workload
+    from sim.metrics import summarize
+
+    stream = workload(model="feitelson96", jobs=task["jobs"], seed=task["seed"], k=task["k"],
+                      dist=task["dist"])
+    wl = make_workload(stream.jobs, stream.capacity)
+    cal = calibrate_rate(wl.jobs, wl.capacity, task["queue"], "ff-easy")
+    wl = make_workload(cal.jobs, wl.capacity)
+    rows = []
+    for policy in POLICIES:
+        res = simulate(wl.jobs, wl.capacity, policy)
+        m = summarize(res.jobs, wl)
+        rows.append({**task, "policy": policy, "mean_queue_target": task["queue"],
+                     "mean_queue_ff_easy": cal.mean_queue, "calibrated": cal.converged,
+                     "rate": cal.rate, "response": m["response_mean"],
+                     "weighted_response": m["weighted_response"], "wait": m["wait_mean"],
+                     "utilization": m["utilization"], "sim_seconds": res.seconds})
+    base = rows[0]
+    for r in rows:
+        r["gain_response"] = 1 - r["response"] / base["response"]
+        r["gain_weighted"] = 1 - r["weighted_response"] / base["weighted_response"]
+    return rows
+
+
+def table(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean gain over seeds per (K, dist, queue) and policy, in percent."""
+    out = (df[df["policy"] != "ff-easy"]
+           .groupby(["k", "dist", "queue", "policy"], sort=False)[["gain_response", "gain_weighted"]]
+           .mean().mul(100).round(1).unstack("policy"))
+    out.columns = [f"{m.replace('gain_', '')}:{p}" for m, p in out.columns]
+    q = df[df["policy"] == "ff-easy"].groupby(["k", "dist", "queue"], sort=False)["mean_queue_ff_easy"].mean()
+    out["ff-easy queue"] = q.round(1)
+    return out.reset_index()
+
+
+def plot(df: pd.DataFrame, path) -> None:
+    import matplotlib.pyplot as plt
+    ks = sorted(df["k"].unique())
+    fig, axes = plt.subplots(2, len(ks), figsize=(4 * len(ks), 6.5), squeeze=False, sharey="row")
+    g = df[df["policy"] != "ff-easy"].groupby(["k", "dist", "queue", "policy"])[
+        ["gain_response", "gain_weighted"]].mean().reset_index()
+    for col, k in enumerate(ks):
+        for row, metric in enumerate(("gain_response", "gain_weighted")):
+            ax = axes[row][col]
+            for (dist, pol), sub in g[g["k"] == k].groupby(["dist", "policy"]):
+                ax.plot(sub["queue"], 100 * sub[metric], marker="o",
+                        linestyle="-" if dist == "uniform" else "--", label=f"{pol} {dist}")
+            ax.axhline(0, color="grey", lw=0.8)
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"K={k}: {'average' if row == 0 else 'weighted average'} response")
+            ax.set_xlabel("FF-EASY mean queue length")
+            ax.set_ylabel("gain over FF-EASY (%)")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+register(Experiment("leinberger", "seed 000 figs. 2-3: BL/BB-EASY and FF-CONS vs FF-EASY, K resources",
+                    tasks, run, table, plot))

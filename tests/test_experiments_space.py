@@ -1,0 +1,40 @@
+"""The ``leinberger`` and ``oracle`` experiments on tiny configurations."""
+import numpy as np
+import pandas as pd
+
+from bench.experiments import Options, load_experiments
+from bench.experiments import leinberger, oracle
+
+
+def test_experiments_are_registered_with_quick_plans():
+    exps = load_experiments()
+    assert {"leinberger", "oracle"} <= set(exps)
+    quick = leinberger.tasks(Options(quick=True))
+    full = leinberger.tasks(Options())
+    assert len(quick) < len(full) and {t["k"] for t in full} == {2, 4, 8}
+    assert {t["queue"] for t in full} == {64, 128, 256}
+
+
+def test_leinberger_run_calibrates_and_compares_to_ff_easy():
+    rows = leinberger.run({"k": 2, "dist": "exponential", "queue": 16, "seed": 1, "jobs": 250})
+    df = pd.DataFrame(rows)
+    assert list(df["policy"]) == list(leinberger.POLICIES)
+    base = df.iloc[0]
+    assert base["gain_response"] == 0 and base["gain_weighted"] == 0
+    assert abs(base["mean_queue_ff_easy"] / 16 - 1) <= 0.1 or not base["calibrated"]
+    assert (df["response"] > 0).all() and df["utilization"].between(0, 1).all()
+    again = pd.DataFrame(leinberger.run({"k": 2, "dist": "exponential", "queue": 16, "seed": 1, "jobs": 250}))
+    pd.testing.assert_frame_equal(df.drop(columns="sim_seconds"), again.drop(columns="sim_seconds"))
+    t = leinberger.table(df.assign(task=0))
+    assert {"response:bb-easy", "weighted:ff-cons"} <= set(t.columns)
+
+
+def test_oracle_scores_recorded_steps_against_cpsat():
+    rows = {p: oracle.run({"k": 2, "policy": p, "seed": 0, "jobs": 250, "time_limit": 0.5, "max_epochs": 20})[0]
+            for p in ("ff-easy", "oracle")}
+    ff, orc = rows["ff-easy"], rows["oracle"]
+    assert 0 < ff["epochs"] <= 20 and ff["recorded"] >= ff["epochs"]
+    assert 0 <= ff["gap_mean"] <= ff["gap_max"] <= 1
+    assert orc["gap_max"] == 0 and orc["optimal_share"] == 1  # CP-SAT against itself, proven
+    gaps = np.array([float(x) for x in ff["gaps"].split()])
+    assert len(gaps) == ff["epochs"] and np.isclose(gaps.mean(), ff["gap_mean"], rtol=1e-3)
