@@ -29,6 +29,8 @@ import numpy as np
 import pulp
 from ortools.sat.python import cp_model
 
+from instances.registry import register
+
 METHODS = ("cpsat", "milp-cbc", "milp-highs")
 
 #: CP-SAT objective coefficients stay below this divided by the variable count.
@@ -321,3 +323,19 @@ def status_info(model: BinaryModel, out: Outcome, slack: float) -> dict:
         info["objective_scaling"] = f"inexact; optimal means within {slack:.3g}"
     return info
 
+
+def register_exact(family: str, solve) -> dict:
+    """Register ``solve(inst, method, *, time_limit, threads, **params)`` as
+    the exact methods :data:`METHODS` of ``family``; returns the registered
+    functions by name (``{family}_{method}``, e.g. ``packing_milp_highs``)
+    for the caller's namespace.  Each one's docstring is the first line of
+    ``solve``'s plus the method."""
+    def make(method: str):
+        def method_func(inst, *, time_limit: float, threads: int = 1, **params):
+            return solve(inst, method, time_limit=time_limit, threads=threads, **params)
+
+        method_func.__name__ = method_func.__qualname__ = f"{family}_{method.replace('-', '_')}"
+        method_func.__doc__ = f"{solve.__doc__.splitlines()[0]} [{method}; see {solve.__name__}]"
+        return register(family, method, kind="exact")(method_func)
+
+    return {f.__name__: f for f in map(make, METHODS)}

@@ -30,7 +30,8 @@ from instances.assignment import AssignmentInstance, lexicographic_matching
 from instances.core import Result
 from instances.registry import register
 
-from ._binary import METHODS, BinaryModel, integer_objective, profit_scale, run_model, status_info, true_bound
+from ._binary import (BinaryModel, integer_objective, profit_scale, register_exact, run_model, status_info,
+                      true_bound)
 
 
 def maximum_matching(p: np.ndarray) -> list[tuple[int, int]]:
@@ -85,9 +86,10 @@ def assignment_model(p: np.ndarray, nu: int, hint: list[tuple[int, int]]) -> tup
 
 def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float, threads: int = 1,
                      seed: int = 0) -> Result:
-    """Lexicographic optimum with backend ``method``: maximum cardinality nu
-    by Hopcroft-Karp, then the heaviest matching of nu pairs by the 0-1 model
-    (:func:`assignment_model`).  ``bound``: an upper bound on the weight of
+    """Lexicographic optimum matching (seed 003 section 5) with backend ``method``.
+
+    Maximum cardinality nu by Hopcroft-Karp, then the heaviest matching of
+    nu pairs by the 0-1 model (:func:`assignment_model`).  ``bound``: an upper bound on the weight of
     any maximum-cardinality matching.  ``time_limit`` covers build and
     solve."""
     t0 = time.perf_counter()
@@ -115,17 +117,4 @@ def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float
     return Result(inst.kind, method, pairs, value, status, time.perf_counter() - t0, max(bound, value), info)
 
 
-def _make(method: str):
-    def method_func(inst, *, time_limit: float, threads: int = 1, **params) -> Result:
-        return solve_assignment(inst, method, time_limit=time_limit, threads=threads, **params)
-
-    method_func.__name__ = method_func.__qualname__ = f"assignment_{method.replace('-', '_')}"
-    method_func.__doc__ = (f"Lexicographic optimum matching (seed 003 section 5) [{method}; "
-                           "see solve_assignment]")
-    return register("assignment", method, kind="exact")(method_func)
-
-
-for _m in METHODS:
-    _f = _make(_m)
-    globals()[_f.__name__] = _f  # assignment_cpsat, assignment_milp_cbc, assignment_milp_highs
-del _m, _f
+globals().update(register_exact("assignment", solve_assignment))  # assignment_cpsat, ...

@@ -21,9 +21,9 @@ from dataclasses import replace
 from instances.core import Result
 from instances.knapsack import KnapsackInstance
 from instances.packing import PackingInstance
-from instances.registry import register
 
-from .packing import METHODS, solve_packing
+from ._binary import register_exact
+from .packing import solve_packing
 
 
 def as_packing(inst: KnapsackInstance) -> PackingInstance:
@@ -35,24 +35,13 @@ def as_packing(inst: KnapsackInstance) -> PackingInstance:
 
 def solve_knapsack(inst: KnapsackInstance, method: str, *, time_limit: float, threads: int = 1,
                    seed: int = 0) -> Result:
-    """Most profitable feasible job set with backend ``method`` (the packing
-    family's MKP model).  Selected jobs in ascending order, a proven upper
-    bound, status ``optimal`` / ``feasible`` / ``timeout``.  Exponential in
+    """Best license knapsack (seed 003 4.2 MKP) with backend ``method``.
+
+    The packing family's MKP model; selected jobs in ascending order, a
+    proven upper bound, status ``optimal`` / ``feasible`` / ``timeout``.  Exponential in
     the worst case; ``time_limit`` covers build and solve."""
     res = solve_packing(as_packing(inst), method, time_limit=time_limit, threads=threads, seed=seed)
     return replace(res, family=inst.kind, method=method)
 
 
-def _make(method: str):
-    def method_func(inst, *, time_limit: float, threads: int = 1, **params) -> Result:
-        return solve_knapsack(inst, method, time_limit=time_limit, threads=threads, **params)
-
-    method_func.__name__ = method_func.__qualname__ = f"knapsack_{method.replace('-', '_')}"
-    method_func.__doc__ = f"Best license knapsack (seed 003 4.2 MKP) [{method}; see solve_knapsack]"
-    return register("knapsack", method, kind="exact")(method_func)
-
-
-for _m in METHODS:
-    _f = _make(_m)
-    globals()[_f.__name__] = _f  # knapsack_cpsat, knapsack_milp_cbc, knapsack_milp_highs
-del _m, _f
+globals().update(register_exact("knapsack", solve_knapsack))  # knapsack_cpsat, knapsack_milp_cbc, ...

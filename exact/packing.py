@@ -30,11 +30,10 @@ from scipy.sparse import csc_matrix
 
 from instances.core import Result
 from instances.packing import EpochsInstance, PackingInstance
-from instances.registry import register
 
 from ._binary import (  # noqa: F401  (public names re-exported: they were defined here)
     BACKENDS, INT_LIMIT, METHODS, MILP_INT_LIMIT, BinaryModel, Outcome, integer_objective, profit_scale,
-    run_model, status_info, true_bound,
+    register_exact, run_model, status_info, true_bound,
 )
 
 
@@ -393,17 +392,5 @@ def solve_epochs(inst: EpochsInstance, method: str, *, time_limit: float, thread
 
 
 # ---- registration --------------------------------------------------------------------
-def _make(solve, family: str, method: str):
-    def method_func(inst, *, time_limit: float, threads: int = 1, **params) -> Result:
-        return solve(inst, method, time_limit=time_limit, threads=threads, **params)
-
-    method_func.__name__ = method_func.__qualname__ = f"{family}_{method.replace('-', '_')}"
-    method_func.__doc__ = f"{solve.__doc__.splitlines()[0]} [{method}; see {solve.__name__}]"
-    return register(family, method, kind="exact")(method_func)
-
-
-for _m in METHODS:
-    for _family, _solve in (("packing", solve_packing), ("epochs", solve_epochs)):
-        _f = _make(_solve, _family, _m)
-        globals()[_f.__name__] = _f  # packing_cpsat, epochs_milp_highs, ...
-del _m, _family, _solve, _f
+globals().update(register_exact("packing", solve_packing))  # packing_cpsat, packing_milp_cbc, ...
+globals().update(register_exact("epochs", solve_epochs))    # epochs_cpsat, epochs_milp_highs, ...
