@@ -1,0 +1,117 @@
+"""Benchmarks of the mapping family (seed 002 ETC mapping): decision time of
+every heuristic on 512 x 16 ETC matrices (the 12 Braun et al. 2001 files,
+or the 12 Braun-range classes generated at that size when the data are
+absent), 1000 GA generations on 512 x 16, and the exact proofs on generated
+32 x 4 (quick) and 64 x 8 (full suite) instances with every heuristic's gap
+there.  Targets from the issue: Min-Min < 20 ms, 1000 GA generations < 10 s
+(``extra_info["target_met"]``).  Rows also go to ``results/bench-mapping.csv``.
+
+Run with ``pytest --benchmark`` (``--quick``: 32 x 4 proofs only, GA timed
+once)."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.conftest import RESULTS
+from bench.experiments.braun import GREEDY, exact_run, exact_table
+from bench.methods import load_all
+from instances.data import data_root
+from instances.mapping import BRAUN_NAMES, braun_family, braun_range
+from instances.registry import get, solve
+
+ROWS: list[dict] = []
+TARGET_MS = {"minmin": 20.0}
+GA_TARGET_S = 10.0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _write_rows():
+    load_all()
+    yield
+    if ROWS:
+        RESULTS.mkdir(exist_ok=True)
+        pd.DataFrame(ROWS).to_csv(RESULTS / "bench-mapping.csv", index=False)
+
+
+@pytest.fixture(scope="module")
+def big():
+    """The 12 Braun matrices, or 12 generated Braun-range ones of 512 x 16."""
+    if (data_root() / "braun" / BRAUN_NAMES[0]).is_file():
+        return braun_family(), "braun"
+    return braun_range(tasks=512, machines=16, task_het="all", machine_het="all", consistency="all",
+                       seed=0), "braun-range"
+
+
+@pytest.mark.parametrize("method", GREEDY + ("sa", "tabu"))
+def test_heuristic_512x16(benchmark, big, method):
+    insts, source = big
+    func = get("mapping", method).func
+    for inst in insts:
+        func(inst)  # numba kernels load / compile
+    gaps = []
+    for inst in insts:
+        ref = inst.meta.get("best_known") or inst.lower_bound()
+        gaps.append(solve(inst, method).value / ref - 1)
+    cycle = itertools.cycle(insts)
+    benchmark.group = f"mapping-512x16-{source}"
+    rounds = 24 if method in ("sa", "tabu") else 60
+    benchmark.pedantic(func, setup=lambda: ((next(cycle),), {}), rounds=rounds, iterations=1, warmup_rounds=2)
+    med = 1000 * float(benchmark.stats.stats.median)
+    info = {"method": method, "source": source, "median_ms": med, "mean_gap_best": float(np.mean(gaps)),
+            "gap_vs": "best known" if source == "braun" else "lower bound"}
+    if method in TARGET_MS:
+        info.update(target_ms=TARGET_MS[method], target_met=med < TARGET_MS[method])
+    benchmark.extra_info.update(info)
+    ROWS.append({"test": "heuristic 512x16", **info})
+
+
+def test_ga_1000_generations_512x16(benchmark, big, request):
+    """1000 generations (no early stop), population 200, Min-Min seed."""
+    insts, source = big
+    inst = insts[5 if len(insts) > 5 else 0]  # u_i_hilo.0 with the Braun data
+    get("mapping", "ga").func(inst, max_iter=2, seed=0)  # compile
+    stats: dict = {}
+
+    def run():
+        stats.clear()
+        return get("mapping", "ga").func(inst, max_iter=1000, patience=10**9, seed=0, stats=stats)
+
+    rounds = 1 if request.config.getoption("--quick") else 3
+    best = benchmark.pedantic(run, rounds=rounds, iterations=1)
+    med = float(benchmark.stats.stats.median)
+    benchmark.group = "mapping-ga"
+    info = {"instance": inst.name, "generations": stats["iterations"], "median_s": med,
+            "ms_per_generation": 1000 * med / stats["iterations"], "target_s": GA_TARGET_S,
+            "target_met": med < GA_TARGET_S, "makespan": inst.value(best),
+            "minmin_makespan": stats["seed_makespan"]}
+    assert stats["iterations"] == 1000
+    benchmark.extra_info.update(info)
+    ROWS.append({"test": "ga 1000 generations", **info})
+
+
+@pytest.mark.parametrize("size", [(32, 4), (64, 8)], ids=["32x4", "64x8"])
+def test_exact_proofs_and_heuristic_gaps(benchmark, size, request):
+    """CP-SAT, HiGHS, CBC (30 s, 1 thread) on one generated instance per
+    Braun-range class; every heuristic's gap to the proven optimum.  64 x 8
+    in the full suite only (several minutes)."""
+    t, m = size
+    if request.config.getoption("--quick") and t > 32:
+        pytest.skip("64 x 8 proofs: full suite only")
+    tasks = [{"tasks": t, "machines": m, "cls": name, "seed": 1, "time_limit": 30.0} for name in BRAUN_NAMES]
+    rows: list[dict] = []
+    benchmark.group = "mapping-exact"
+    benchmark.pedantic(lambda: rows.extend(r for task in tasks for r in exact_run(task)), rounds=1, iterations=1)
+    table = exact_table(pd.DataFrame(rows))
+    proven = table.dropna(subset=["proven"]).set_index("method")
+    benchmark.extra_info.update({
+        "size": f"{t}x{m}", "instances": len(tasks),
+        "proven": {k: int(v) for k, v in proven["proven"].items()},
+        "median_s": {k: float(v) for k, v in proven["median_s"].items()},
+        "mean_gap": {r.method: float(r.mean_gap) for r in table.itertuples()},
+        "unproven_reference": int(table["unproven"].max())})
+    for r in table.to_dict("records"):
+        ROWS.append({"test": f"exact {t}x{m}", **r})
