@@ -132,8 +132,9 @@ def lp_bound(inst: MappingInstance, *, return_x: bool = False):
     give the Lagrangian bound ``sum_i min_j w_j etc[i, j]``, valid for every
     ``w`` on the simplex (the LP is solved without ready times: the bound
     ignores them, which keeps it valid; the caller may take the max with
-    :meth:`~instances.mapping.MappingInstance.lower_bound`).  Returns the bound (and the fractional ``x`` with
-    ``return_x``).  One LP with t m + 1 variables."""
+    :meth:`~instances.mapping.MappingInstance.lower_bound`).  Returns the
+    bound; with ``return_x``: ``(bound, fractional x (t, m), LP objective)``.
+    One LP with t m + 1 variables (0.15 s at 512 x 16)."""
     t, m = inst.etc.shape
     nx = t * m
     # variables: x (task-major), then C; rows: machine loads <= C

@@ -25,7 +25,7 @@ from instances.registry import register
 from . import _mapping_kernels as _k
 
 __all__ = ["olb", "uda", "mct", "minmin", "maxmin", "sufferage", "duplex", "ga", "sa", "tabu",
-           "makespans", "GAStats"]
+           "makespans"]
 
 
 def _arrays(inst: MappingInstance):
@@ -110,11 +110,6 @@ def _rng(seed) -> np.random.Generator:
 
 
 # ---- genetic algorithm ------------------------------------------------------------------
-class GAStats(dict):
-    """What :func:`ga` did: ``iterations``, ``elite`` (makespan per
-    iteration, the initial population first), ``seed_makespan``."""
-
-
 @register("mapping", "ga")
 def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, patience: int = 150,
        crossover_rate: float = 0.6, mutation_rate: float = 0.4, seeded: bool = True, seed=0,
@@ -135,7 +130,9 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
     Braun's rates 0.6 / 0.4 are the defaults.  The elite never worsens, so
     the result is never worse than Min-Min.  Random draws through the numpy
     Generator, the O(P t) copy / crossover / evaluation of a generation
-    compiled (heuristics/_mapping_kernels.py:ga_generation).  ``stats`` (a dict) receives what :class:`GAStats` lists."""
+    compiled (heuristics/_mapping_kernels.py:ga_generation).  ``stats`` (a
+    dict) receives ``iterations``, ``elite`` (the elite's makespan, initial
+    population first, then per iteration) and ``seed_makespan`` (Min-Min's)."""
     rng = _rng(seed)
     t, m = inst.etc.shape
     P = int(population)
@@ -203,7 +200,8 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
     exp((old - new) / T))``; then ``T`` drops by 10% (``cooling``).  Stops
     after ``patience`` iterations without a change of the current makespan
     (Braun's 150) or ``max_iter`` iterations; returns the best mapping seen.
-    O(m) per iteration (compiled)."""
+    O(m) per iteration (compiled).  ``stats`` (a dict) receives
+    ``iterations``, ``start_makespan``, ``final_makespan``, ``best_makespan``."""
     rng = _rng(seed)
     etc, ready = _arrays(inst)
     t, m = etc.shape
@@ -246,7 +244,9 @@ def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_t
     half of the assignments (drawn until one does, at most ``max_tries``
     draws).  Stops when successful short hops plus long hops reach ``hops``
     (Braun's 1200).  Returns the best mapping seen.  O(t^2) per full scan
-    (compiled), O(|tabu| t) per long-hop check."""
+    (compiled), O(|tabu| t) per long-hop check.  ``stats`` (a dict) receives
+    ``short_hops``, ``long_hops``, ``best_makespan``, ``stalled`` (no
+    far-away mapping found)."""
     rng = _rng(seed)
     etc, ready = _arrays(inst)
     t, m = etc.shape

@@ -37,7 +37,7 @@ import numpy as np
 from .core import InfeasibleSolution, InstanceError
 from .data import data_root
 
-__all__ = ["MappingInstance", "check_mapping", "makespan", "braun_etc", "braun_range", "load_braun",
+__all__ = ["MappingInstance", "check_mapping", "water_level", "dual_bound", "braun_etc", "braun_range", "load_braun",
            "braun_family", "TASK_RANGE", "MACHINE_RANGE", "CONSISTENCY", "BRAUN_NAMES"]
 
 #: Braun et al. 2001 section 3: upper end of the task-baseline range (phi_b) and
@@ -75,7 +75,8 @@ class MappingInstance:
         bad = ~np.isfinite(arr) | (arr <= 0)
         if bad.any():
             i, j = map(int, np.argwhere(bad)[0])
-            raise InstanceError(f"{source}: field 'etc' entry [{i}][{j}] = {float(arr[i, j])!r} is not a positive number")
+            raise InstanceError(f"{source}: field 'etc' entry [{i}][{j}] = {float(arr[i, j])!r} "
+                                "is not a positive number")
         if ready is None:
             rd = np.zeros(m)
         else:
@@ -195,10 +196,6 @@ def dual_bound(etc: np.ndarray, steps: int = 60) -> float:
         w /= w.sum()
         eta *= 0.95
     return best
-
-
-def makespan(inst: MappingInstance, decision) -> float:
-    return inst.value(decision)
 
 
 # ---- independent feasibility check ------------------------------------------------

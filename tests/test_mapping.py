@@ -251,7 +251,8 @@ def test_seed_rules_on_a_hand_example():
     assert H.maxmin(inst).tolist() == [0, 0, 1]
     inst2 = MappingInstance.build([[4, 5], [4, 5], [6, 7]])
     assert H.minmin(inst2).tolist() == [0, 1, 0]   # 4 on 0; 5 on 1 beats 8 on 0; then 6 on 0 (10) vs 7 on 1 (12)
-    assert H.maxmin(inst2).tolist() == [1, 0, 0]   # 6 on 0; task 0 (5 on 1, tie with task 1); task 1: 10 = 10, machine 0
+    # Max-Min: 6 on 0; task 0 (5 on 1, tied with task 1); task 1: 10 on 0 = 10 on 1, machine 0
+    assert H.maxmin(inst2).tolist() == [1, 0, 0]
 
 
 def test_all_registered_methods_pass_the_checker_via_solve():
