@@ -520,9 +520,6 @@ def register_generator(name: str, func: Callable, *, help: dict | None = None, c
     generators whose output is not a family of instances."""
     if name in GENERATORS and GENERATORS[name] is not func:
         raise ValueError(f"generator {name!r} already registered")
-    _HELP.update({k: v for k, v in (help or {}).items() if k not in _HELP})
-    _CHOICES.update(choices or {})
-    _NONE_TYPES.update(none_types or {})
     spec = {}
     for p in inspect.signature(func).parameters.values():
         if p.kind is inspect.Parameter.KEYWORD_ONLY:
