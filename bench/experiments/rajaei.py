@@ -6,9 +6,10 @@ Workload: :func:`instances.workloads.rajaei` (seed 001 "Implementation
 issues": 16 nodes; 30 / 40 / 30 % small / medium / large jobs; estimates 90 s
 to 9 h for 80 % and 9 to 12 h for 20 %; runtime 10-100 % of the estimate,
 at least 90 s).  Seed 001 gives neither the arrival process nor the number
-of jobs: Poisson arrivals at offered load :data:`LOADS` (our choice, from
-unsaturated to overloaded; the seed's utilizations of 78-89 % suggest a
-machine near saturation) and 5,000 jobs per stream.
+of jobs: Poisson arrivals at offered load :data:`LOADS` (our choice, 0.3
+to 1.0: from light load, where Non-FCFS never reaches its starvation limit,
+to overload; the seed's utilizations of 78-89 % suggest a machine near
+saturation) and 5,000 jobs per stream.
 
 Estimates, three settings on the same jobs and arrivals:
 
@@ -36,7 +37,7 @@ the wait time among the jobs more evenly") and the share of jobs started
 before an earlier arrival (seed 001: "more jobs are executed in their order
 of arrival" under backfilling).  All times in seconds.
 
-Default 5 seeds (``--seeds``); ``--quick``: 2,000 jobs, 2 seeds.  Cost: 4
+Default 5 seeds (``--seeds``); ``--quick``: 2,000 jobs, 2 seeds.  Cost: 8
 loads x 3 estimate settings x 3 policies x seeds runs, each well under a
 second (compiled fast path).
 """
@@ -47,7 +48,7 @@ import pandas as pd
 from . import Experiment, Options, register
 
 POLICIES = ("nonfcfs", "easy", "conservative")
-LOADS = (0.6, 0.8, 0.9, 1.0)
+LOADS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 ESTIMATES = ("model", "perfect", "runtime=estimate")
 JOBS, QUICK_JOBS = 5_000, 2_000
 STARVATION_LIMIT = 86400.0      # seed 001: "a 24 hour limit is used to determine starved jobs"
