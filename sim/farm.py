@@ -1,0 +1,519 @@
+"""Online simulation of a computing farm with licenses and deadlines (seed 003, issue 8).
+
+Seed 003 (Capannini et al., SC07) sections 3 and 6: heterogeneous machines,
+each running one job at a time; a job runs on machine m at speed
+``BM_m / BM_m-bar`` (its estimate is measured on a machine of benchmark
+``BM_m-bar``); floating licenses, each with a number of copies usable at
+once; jobs with CPUs, licenses, input, an optional deadline, and preemption
+where the policy allows it ("a job's execution may be interrupted whenever a
+schedule event happens", section 3).
+
+* :class:`FarmStream` -- machines, license copies, bandwidth and the job
+  stream; :func:`generate_stream` draws one with the ranges of seed 003
+  section 6 through :func:`instances.farm.generate_farm` (150 machines, 20
+  licenses, 1500 jobs, exponential inter-arrival times, 30% without
+  deadline);
+* :class:`FarmView` -- what a policy sees at a scheduling pass (the jobs in
+  the system as an :class:`instances.farm.FarmState`, free machines, free
+  license copies, estimated remaining times);
+* :func:`simulate_farm` -- the event loop.  Preemption changes finish
+  times, so instead of the engine's fixed finish heap the next finish is the
+  minimum over the running jobs (O(M) per event).  Same ordering rules as
+  :mod:`sim.engine`: at equal times all finishes, then all arrivals, then
+  one scheduling pass; deterministic.  Every plan a policy returns is
+  checked (one job per machine, eligible machine, license copies, no
+  interruption under a non-preemptive policy) before it is applied;
+* :class:`FarmResult` with the per-job table and :func:`farm_metrics`:
+  share of (deadline) jobs finishing late, slowdown ``(Tw + Te) / Te`` of the
+  jobs without deadline (section 6, fig. 5), machine usage ``active /
+  min(machines, jobs in system)`` averaged over time (fig. 6), license usage
+  (copies in use over ``sum_l min(copies_l, jobs in system asking for l)``,
+  averaged over time; our analogue of the machine usage, the seed gives no
+  formula), scheduling time per pass (fig. 7), workload series (fig. 3).
+
+Modelling choices the seed leaves open: the actual work of a job equals its
+estimate (``runtime`` can differ; no job is killed); a preempted or migrated
+job resumes with its progress and no overhead; its partial results then sit
+on the machine it left (the Input heuristic's ``input_location``).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from instances import farm as _farm
+from instances.core import InstanceError
+
+QUEUED, RUNNING, DONE, FUTURE = 1, 2, 3, 0
+EPS = 1e-9
+
+
+# ---- the stream ------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class FarmStream:
+    """Farm (machines, license ``copies``, ``bandwidth``) and a job stream as
+    :class:`instances.farm.Jobs` (``submit`` ascending; ``running_on`` /
+    ``progress`` unused) plus ``runtime`` (actual work in seconds on the
+    estimate's reference machine; default the estimate)."""
+
+    machines: _farm.Machines
+    copies: np.ndarray
+    bandwidth: np.ndarray
+    jobs: _farm.Jobs
+    runtime: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return self.jobs.n
+
+    @property
+    def m(self) -> int:
+        return self.machines.m
+
+    @classmethod
+    def build(cls, machines, copies, bandwidth, jobs, runtime=None, meta=None,
+              source: str = "farm stream") -> "FarmStream":
+        """Validate: shapes (through :class:`FarmState`), submit times sorted
+        and finite, positive estimates, benchmarks and runtimes, and every job
+        eligible on some machine (else it could never run).  Raises
+        :class:`InstanceError` naming ``source`` and the field."""
+        copies = np.asarray(copies, dtype=np.int64)
+        try:
+            _farm.FarmState(machines, copies, jobs, np.asarray(bandwidth, dtype=float))
+        except InstanceError as exc:
+            raise InstanceError(f"{source}: {exc}") from None
+        j = jobs
+        if not np.all(np.isfinite(j.submit)) or np.any(np.diff(j.submit) < 0):
+            raise InstanceError(f"{source}: field 'submit' must be finite and ascending")
+        for name in ("estimate", "bench"):
+            a = getattr(j, name)
+            if a.size and not (np.all(np.isfinite(a)) and a.min() > 0):
+                raise InstanceError(f"{source}: field '{name}' must be finite and > 0")
+        if machines.bench.size and machines.bench.min() <= 0:
+            raise InstanceError(f"{source}: field 'machines.bench' must be > 0")
+        rt = np.array(j.estimate if runtime is None else runtime, dtype=float)
+        if rt.shape != (j.n,) or (rt.size and not (np.all(np.isfinite(rt)) and rt.min() > 0)):
+            raise InstanceError(f"{source}: field 'runtime' must hold {j.n} finite values > 0")
+        dl = j.deadline[~np.isnan(j.deadline)]
+        if dl.size and not np.all(np.isfinite(dl)):
+            raise InstanceError(f"{source}: field 'deadline' must be finite or NaN")
+        ok = eligible_matrix(machines, jobs)
+        bad = np.nonzero(~ok.any(axis=1))[0]
+        if bad.size:
+            raise InstanceError(f"{source}: job {int(j.ids[bad[0]])} (and {bad.size - 1} more) fits no machine "
+                                "(CPUs or license types); it could never run")
+        rt.setflags(write=False)
+        return cls(machines, copies, np.asarray(bandwidth, dtype=float), jobs, rt, dict(meta or {}))
+
+
+def eligible_matrix(machines: _farm.Machines, jobs: _farm.Jobs) -> np.ndarray:
+    """Minimal requirements (seed 003 4.1): job i may run on machine m iff m
+    has its CPUs and can run all its license types.  O(N M L)."""
+    cpu_ok = machines.cpus[None, :] >= jobs.cpus[:, None]
+    bad = jobs.licenses.astype(np.int32) @ (~machines.license_ok).T.astype(np.int32) > 0
+    return cpu_ok & ~bad
+
+
+def generate_stream(*, jobs: int = 1500, machines: int = 150, licenses: int = 20, interarrival: float = 10.0,
+                    seed: int | np.random.Generator = 0, **farm_kw) -> FarmStream:
+    """A seed 003 section 6 stream: the farm and jobs of
+    :func:`instances.farm.generate_farm` (its ranges and readings; no previous
+    plan), submit times shifted so the first job arrives at 0 (the gaps are
+    i.i.d. exponential with mean ``interarrival``), deadlines shifted with
+    them.  A job no machine can run is redrawn (none at the default sizes).
+    O(N M L)."""
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    if interarrival <= 0:
+        raise ValueError(f"interarrival must be > 0, got {interarrival}")
+    state = _farm.generate_farm(rng, jobs=jobs, machines=machines, licenses=licenses,
+                                interarrival=interarrival, busy=0.0, **farm_kw)
+    j = state.jobs
+    for _ in range(100):  # redraw the (rare) jobs that fit no machine
+        bad = np.nonzero(~eligible_matrix(state.machines, j).any(axis=1))[0]
+        if bad.size == 0:
+            break
+        fresh = _farm.generate_farm(rng, jobs=bad.size, machines=machines, licenses=licenses, busy=0.0,
+                                    **farm_kw).jobs
+        fields = {f: np.array(getattr(j, f)) for f in ("estimate", "bench", "cpus", "licenses", "input_size")}
+        for f in fields:
+            fields[f][bad] = getattr(fresh, f)
+        j = replace(j, **{f: _farm._frozen(v, v.dtype) for f, v in fields.items()})
+    shift = -float(j.submit[0]) if j.n else 0.0
+    j = replace(j, submit=_farm._frozen(j.submit + shift, float), deadline=_farm._frozen(j.deadline + shift, float))
+    meta = {**state.meta, "jobs": jobs, "machines": machines, "licenses": licenses, "interarrival": interarrival}
+    return FarmStream.build(state.machines, state.copies, state.bandwidth, j, meta=meta)
+
+
+# ---- what a policy sees ------------------------------------------------------------------------
+class FarmView:
+    """The farm at a scheduling pass (read-only for policies).
+
+    ``jobs``: stream indices of the jobs in the system (arrived, not done),
+    ascending; ``running_on[k]`` the machine of ``jobs[k]`` (-1 queued);
+    ``machine_job[m]`` the stream index on machine m (-1 free);
+    ``license_free`` copies not in use; ``eligible`` the stream's (N, M)
+    eligibility; :meth:`state` the :class:`instances.farm.FarmState` of the
+    jobs in the system (rows in ``jobs`` order, ``ids`` = stream indices)."""
+
+    def __init__(self, sim: "_Sim"):
+        self._sim = sim
+        self.stream = sim.stream
+        self.now = sim.now
+        self.jobs = np.nonzero((sim.status == QUEUED) | (sim.status == RUNNING))[0]
+        self.running_on = sim.machine_of[self.jobs]
+        self.machine_job = sim.machine_job.copy()
+        self.license_free = sim.stream.copies - sim.lic_used
+        self.eligible = sim.eligible
+        self.passes = sim.passes
+        self._state = None
+
+    @property
+    def queued(self) -> np.ndarray:
+        return self.jobs[self.running_on < 0]
+
+    @property
+    def running(self) -> np.ndarray:
+        return self.jobs[self.running_on >= 0]
+
+    def progress(self, idx) -> np.ndarray:
+        """Fraction of the estimate done (capped at 1)."""
+        s = self._sim
+        done = s.stream.runtime[idx] - s.work_left[idx]
+        return np.minimum(done / s.stream.jobs.estimate[idx], 1.0)
+
+    def remaining(self, idx, machines) -> np.ndarray:
+        """Estimated remaining seconds of jobs ``idx`` on ``machines``
+        (broadcast): ``Estimated (1 - Progress) BM_m-bar / BM_m`` (seed 003
+        4.1, Nxtime)."""
+        j = self.stream.jobs
+        idx = np.asarray(idx)
+        left = j.estimate[idx] * (1.0 - self.progress(idx))
+        return left * j.bench[idx] / self.stream.machines.bench[np.asarray(machines)]
+
+    def state(self) -> _farm.FarmState:
+        """The jobs in the system as a seed 003 farm state at ``now``. O(N L)."""
+        if self._state is None:
+            s, idx = self._sim, self.jobs
+            j = s.stream.jobs
+            jobs = _farm.Jobs(estimate=j.estimate[idx], bench=j.bench[idx], cpus=j.cpus[idx],
+                              licenses=j.licenses[idx], input_size=j.input_size[idx],
+                              input_location=s.input_location[idx], deadline=j.deadline[idx],
+                              submit=j.submit[idx], progress=self.progress(idx), running_on=self.running_on,
+                              ids=idx)
+            self._state = _farm.FarmState(s.stream.machines, s.stream.copies, jobs, s.stream.bandwidth,
+                                          now=self.now)
+        return self._state
+
+
+class FarmPolicy:
+    """A farm scheduling policy: ``plan(view)`` returns the full set of
+    running jobs after the pass as ``{stream index: machine}``; jobs running
+    now and missing from it are suspended (only if ``preemptive``), jobs on a
+    new machine migrate.  ``stats`` collects per-policy figures."""
+
+    name = "farm-policy"
+    preemptive = False
+
+    def reset(self, stream: FarmStream) -> None:
+        self.stats: dict = {}
+
+    def plan(self, view: FarmView) -> dict[int, int]:
+        raise NotImplementedError
+
+    def options(self) -> dict:
+        return {}
+
+
+class PlanError(RuntimeError):
+    """A policy returned a plan the farm cannot run."""
+
+
+# ---- the simulator ---------------------------------------------------------------------------
+class _Sim:
+    def __init__(self, stream: FarmStream):
+        n, m = stream.n, stream.m
+        self.stream = stream
+        self.now = 0.0
+        self.status = np.full(n, FUTURE, dtype=np.int8)
+        self.work_left = np.array(stream.runtime, dtype=float)
+        self.machine_of = np.full(n, -1, dtype=np.int64)
+        self.machine_job = np.full(m, -1, dtype=np.int64)
+        self.lic_used = np.zeros(stream.copies.shape[0], dtype=np.int64)
+        self.input_location = np.array(stream.jobs.input_location, dtype=np.int64)
+        self.eligible = eligible_matrix(stream.machines, stream.jobs)
+        self.speed = np.zeros(n)                      # work seconds per second on its machine
+        self.finish_at = np.full(n, np.inf)
+        self.first_start = np.full(n, np.nan)
+        self.end = np.full(n, np.nan)
+        self.exec_time = np.zeros(n)
+        self.preemptions = np.zeros(n, dtype=np.int64)
+        self.migrations = np.zeros(n, dtype=np.int64)
+        self.passes = 0
+
+    def check(self, plan: dict, policy: FarmPolicy) -> dict[int, int]:
+        """Reject a plan the farm cannot run (see :class:`PlanError`)."""
+        st = self.stream
+        out: dict[int, int] = {}
+        used_m: dict[int, int] = {}
+        for i, m in plan.items():
+            i, m = int(i), int(m)
+            if not 0 <= i < st.n or self.status[i] not in (QUEUED, RUNNING):
+                raise PlanError(f"{policy.name}: job {i} is not in the system at t={self.now}")
+            if not 0 <= m < st.m:
+                raise PlanError(f"{policy.name}: machine {m} outside 0..{st.m - 1}")
+            if m in used_m:
+                raise PlanError(f"{policy.name}: jobs {used_m[m]} and {i} both on machine {m} at t={self.now}")
+            if not self.eligible[i, m]:
+                raise PlanError(f"{policy.name}: job {i} cannot run on machine {m} (CPUs or license types)")
+            used_m[m] = i
+            out[i] = m
+        idx = np.fromiter(out, dtype=np.int64, count=len(out))
+        lic = st.jobs.licenses[idx].sum(axis=0) if idx.size else np.zeros_like(st.copies)
+        over = np.nonzero(lic > st.copies)[0]
+        if over.size:
+            raise PlanError(f"{policy.name}: license {int(over[0])} used {int(lic[over[0]])} times, "
+                            f"{int(st.copies[over[0]])} copies, at t={self.now}")
+        if not policy.preemptive:
+            for i in np.nonzero(self.status == RUNNING)[0]:
+                if out.get(int(i)) != self.machine_of[i]:
+                    raise PlanError(f"{policy.name} is not preemptive but moves or stops running job {int(i)} "
+                                    f"at t={self.now}")
+        return out
+
+    def apply(self, plan: dict[int, int]) -> None:
+        st = self.stream
+        for i in np.nonzero(self.status == RUNNING)[0]:
+            m = int(self.machine_of[i])
+            new = plan.get(int(i), -1)
+            if new == m:
+                continue
+            self.machine_job[m] = -1
+            self.lic_used -= st.jobs.licenses[i]
+            self.input_location[i] = m          # partial results stay where the job ran
+            if new < 0:
+                self.preemptions[i] += 1
+                self.status[i] = QUEUED
+                self.machine_of[i] = -1
+                self.finish_at[i] = np.inf
+            else:
+                self.migrations[i] += 1
+                self.machine_of[i] = -1
+        for i, m in plan.items():
+            if self.machine_of[i] == m:
+                continue
+            if np.isnan(self.first_start[i]):
+                self.first_start[i] = self.now
+            self.status[i] = RUNNING
+            self.machine_of[i] = m
+            self.machine_job[m] = i
+            self.lic_used += st.jobs.licenses[i]
+            self.speed[i] = st.machines.bench[m] / st.jobs.bench[i]
+            self.finish_at[i] = self.now + self.work_left[i] / self.speed[i]
+
+    def advance(self, t: float) -> None:
+        dt = t - self.now
+        run = np.nonzero(self.status == RUNNING)[0]
+        if dt > 0 and run.size:
+            self.work_left[run] = np.maximum(self.work_left[run] - dt * self.speed[run], 0.0)
+            self.exec_time[run] += dt
+        self.now = t
+
+
+@dataclass
+class FarmResult:
+    """One farm run: ``jobs`` (one row per stream job: ``id, submit,
+    deadline, start, end, exec_time, wait, slowdown, late, preemptions,
+    migrations``), ``metrics`` (:func:`farm_metrics`), ``series`` (time,
+    queued, running after every pass: fig. 3), ``sched_seconds`` per pass,
+    the policy's ``stats``."""
+
+    policy: str
+    options: dict
+    jobs: pd.DataFrame
+    metrics: dict
+    series: pd.DataFrame
+    sched_seconds: np.ndarray
+    stats: dict
+    seconds: float
+
+
+def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable | None = None,
+                  max_events: int | None = None) -> FarmResult:
+    """Run ``policy`` on ``stream`` (seed 003 section 6: events are job
+    arrivals and terminations, a new plan at each).  At equal times: all
+    finishes, then all arrivals, then one pass.  ``on_pass(view, plan)`` is
+    called after each checked plan.  O(E (M + policy)) for E events."""
+    t0 = time.perf_counter()
+    sim = _Sim(stream)
+    policy.reset(stream)
+    n, M, copies = stream.n, stream.m, stream.copies
+    submit = stream.jobs.submit
+    lic = stream.jobs.licenses
+    nxt = 0
+    done = 0
+    sched = []
+    ser_t, ser_q, ser_r = [], [], []
+    # time integrals for the usages
+    mu_num = mu_den = lu_num = lu_den = 0.0
+    events = 0
+    while done < n:
+        running = np.nonzero(sim.status == RUNNING)[0]
+        tf = sim.finish_at[running].min() if running.size else np.inf
+        ta = submit[nxt] if nxt < n else np.inf
+        t = min(tf, ta)
+        if not np.isfinite(t):
+            stuck = np.nonzero(sim.status == QUEUED)[0]
+            raise PlanError(f"{policy.name}: nothing runs and nothing arrives at t={sim.now}, "
+                            f"{stuck.size} job(s) queued (first {stuck[:5].tolist()})")
+        dt = t - sim.now
+        if dt > 0:
+            insys = np.nonzero((sim.status == QUEUED) | (sim.status == RUNNING))[0]
+            if insys.size:
+                mu_num += dt * running.size / min(M, insys.size)
+                mu_den += dt
+                want = np.minimum(lic[insys].sum(axis=0), copies).sum()
+                if want > 0:
+                    lu_num += dt * sim.lic_used.sum() / want
+                    lu_den += dt
+        sim.advance(t)
+        # finishes
+        if running.size:
+            fin = running[sim.finish_at[running] <= t + EPS * max(1.0, abs(t))]
+            for i in fin:
+                m = sim.machine_of[i]
+                sim.machine_job[m] = -1
+                sim.lic_used -= lic[i]
+                sim.machine_of[i] = -1
+                sim.status[i] = DONE
+                sim.work_left[i] = 0.0
+                sim.finish_at[i] = np.inf
+                sim.end[i] = t
+            done += fin.size
+        # arrivals
+        while nxt < n and submit[nxt] <= t:
+            sim.status[nxt] = QUEUED
+            nxt += 1
+        events += 1
+        if max_events is not None and events > max_events:
+            raise RuntimeError(f"more than {max_events} events")
+        if not (sim.status == QUEUED).any():
+            continue
+        view = FarmView(sim)
+        c0 = time.perf_counter()
+        plan = policy.plan(view)
+        sched.append(time.perf_counter() - c0)
+        plan = sim.check(plan, policy)
+        sim.apply(plan)
+        sim.passes += 1
+        if on_pass is not None:
+            on_pass(view, plan)
+        ser_t.append(t)
+        ser_q.append(int((sim.status == QUEUED).sum()))
+        ser_r.append(int((sim.status == RUNNING).sum()))
+    j = stream.jobs
+    wait = sim.end - j.submit - sim.exec_time
+    jobs = pd.DataFrame({"id": j.ids, "submit": j.submit, "deadline": j.deadline, "start": sim.first_start,
+                         "end": sim.end, "exec_time": sim.exec_time, "wait": np.maximum(wait, 0.0),
+                         "slowdown": (sim.end - j.submit) / sim.exec_time,
+                         "late": ~np.isnan(j.deadline) & (sim.end > j.deadline + EPS),
+                         "preemptions": sim.preemptions, "migrations": sim.migrations})
+    series = pd.DataFrame({"time": ser_t, "queued": ser_q, "running": ser_r})
+    sched = np.asarray(sched)
+    usage = {"machine_usage": mu_num / mu_den if mu_den > 0 else float("nan"),
+             "license_usage": lu_num / lu_den if lu_den > 0 else float("nan")}
+    metrics = farm_metrics(jobs, sched, series, usage)
+    return FarmResult(policy.name, policy.options(), jobs, metrics, series, sched,
+                      dict(getattr(policy, "stats", {})), time.perf_counter() - t0)
+
+
+def farm_metrics(jobs: pd.DataFrame, sched: np.ndarray, series: pd.DataFrame, usage: dict) -> dict:
+    """Seed 003 section 6 figures of one run: ``late_share`` (jobs with a
+    deadline that end after it, over the jobs with a deadline; fig. 4),
+    ``slowdown_mean`` of the jobs without deadline (fig. 5), the time-averaged
+    ``machine_usage`` (fig. 6) and ``license_usage``, scheduling time per
+    pass (fig. 7), the mean / max workload (jobs in the system after a pass,
+    fig. 3), preemptions and migrations."""
+    has = ~np.isnan(jobs["deadline"].to_numpy())
+    nod = ~has
+    load = series["queued"] + series["running"]
+    return {"jobs": int(len(jobs)), "deadline_jobs": int(has.sum()), "late": int(jobs["late"].sum()),
+            "late_share": float(jobs["late"][has].mean()) if has.any() else float("nan"),
+            "slowdown_mean": float(jobs["slowdown"][nod].mean()) if nod.any() else float("nan"),
+            **usage,
+            "sched_ms_mean": float(1000 * sched.mean()) if sched.size else 0.0,
+            "sched_ms_max": float(1000 * sched.max()) if sched.size else 0.0,
+            "passes": int(sched.size), "workload_mean": float(load.mean()) if len(load) else 0.0,
+            "workload_max": int(load.max()) if len(load) else 0,
+            "preemptions": int(jobs["preemptions"].sum()), "migrations": int(jobs["migrations"].sum()),
+            "makespan": float(jobs["end"].max()) if len(jobs) else 0.0}
+
+
+# ---- CLI glue (bench/cli.py calls these; see the issue 8 report) ------------------------------
+def add_farm_arguments(parser) -> None:
+    """Options of ``epochbench simulate --machine farm`` (seed 003 section 6
+    defaults); ``--policy`` and ``--out`` / ``--json`` come from the
+    ``simulate`` parser itself."""
+    g = parser.add_argument_group("farm (--machine farm, seed 003)")
+    g.add_argument("--farm-jobs", type=int, default=1500, help="jobs in the generated stream (default 1500)")
+    g.add_argument("--machines", type=int, default=150, help="machines (default 150)")
+    g.add_argument("--licenses", type=int, default=20, help="license types (default 20)")
+    g.add_argument("--interarrival", type=float, default=10.0, help="mean inter-arrival time (default 10)")
+    g.add_argument("--seed", type=int, default=0, help="stream seed (default 0)")
+    g.add_argument("--matcher", help="CS matching: mis, mfs, imfs or an exact assignment method "
+                                     "(hungarian, cpsat); default imfs for cs-i-*, mfs for cs-ni-*")
+    g.add_argument("--mkp", default="greedy-mkp", help="CS license knapsack method (default greedy-mkp; "
+                                                      "exact: cpsat, milp-highs)")
+    g.add_argument("--exact-time-limit", type=float, default=1.0, help="seconds per exact call (default 1)")
+    g.add_argument("--oracle-every", type=int, default=0,
+                   help="CS: every K-th pass, also solve the knapsack and the matching exactly and record "
+                        "the per-epoch gaps (default 0: never)")
+
+
+def run_farm_from_args(args) -> dict:
+    """Generate the stream, run ``args.policy`` (:data:`sim.farm_policies.POLICIES`),
+    write ``OUT/jobs.csv`` and ``OUT/report.json`` when ``args.out`` is set,
+    and return the report (``metrics``, options, timing)."""
+    import json
+    from pathlib import Path
+
+    from sim.farm_policies import make_farm_policy
+
+    stream = generate_stream(jobs=args.farm_jobs, machines=args.machines, licenses=args.licenses,
+                             interarrival=args.interarrival, seed=args.seed)
+    kw = {}
+    if args.policy.startswith("cs-"):
+        kw = {"matcher": args.matcher, "knapsack": args.mkp, "exact_time_limit": args.exact_time_limit,
+              "oracle_every": args.oracle_every}
+    policy = make_farm_policy(args.policy, **kw)
+    res = simulate_farm(stream, policy)
+    report = {"machine": "farm", "policy": res.policy, "options": res.options, "stream": stream.meta,
+              "seconds": res.seconds, "metrics": res.metrics, "stats": _plain(res.stats)}
+    out = getattr(args, "out", None)
+    if out:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        res.jobs.to_csv(out / "jobs.csv", index=False)
+        (out / "report.json").write_text(json.dumps(report, indent=1, default=float))
+    return report
+
+
+def _plain(stats: dict) -> dict:
+    """Summaries of list-valued stats (per-epoch gaps) for a JSON report."""
+    out = {}
+    for k, v in stats.items():
+        if isinstance(v, list):
+            a = np.asarray(v, dtype=float)
+            out[k] = {"count": int(a.size), "mean": float(a.mean()) if a.size else None,
+                      "max": float(a.max()) if a.size else None}
+        else:
+            out[k] = v
+    return out
+
+
+__all__ = ["FarmStream", "eligible_matrix", "generate_stream", "FarmView", "FarmPolicy", "PlanError",
+           "FarmResult", "simulate_farm", "farm_metrics", "add_farm_arguments", "run_farm_from_args"]

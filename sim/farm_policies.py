@@ -1,0 +1,378 @@
+"""Farm scheduling policies of seed 003 (Capannini et al., SC07) section 6.
+
+* :class:`ConvergentScheduling` -- CS (sections 4-5): the Job-Machine
+  matrix ``P`` of the seven heuristics (:func:`instances.farm.preference_matrix`),
+  Clustering & Pre-Matching (the license MKP over the jobs asking for
+  critical licenses, ``greedy-mkp`` by default or any ``knapsack`` method of
+  the registry, e.g. ``cpsat`` as an oracle; rows of discarded jobs cleared),
+  then the matching on what is left (``mis``, ``mfs``, ``imfs`` or an exact
+  ``assignment`` method such as ``hungarian``).  Every knapsack and matching
+  goes through :func:`instances.registry.solve`, hence through the
+  families' feasibility checkers.  Four versions (section 6):
+
+  ========== ============ ========== =====================================
+  name       incremental  preemptive matching default
+  ========== ============ ========== =====================================
+  cs-i-p     yes          yes        IMFS from the previous plan
+  cs-i-np    yes          no         IMFS
+  cs-ni-p    no           yes        MFS from scratch
+  cs-ni-np   no           no         MFS
+  ========== ============ ========== =====================================
+
+  Preemptive versions use the constants of footnote 1 (overhead Delta 8) and
+  re-plan all jobs in the system (running ones may be stopped or moved);
+  non-preemptive ones use Delta 800 and, beyond the seed's "simulate
+  non-preemptable jobs by a large Delta", keep every running job on its
+  machine structurally: the knapsack sees the copies left by the running
+  jobs and the matching the free machines only, so no plan can interrupt a
+  job.  ``incremental`` means the matching starts from the previous plan
+  (IMFS, section 5); the matrix is recomputed in full at every event (the
+  deadline and anti-aging terms change with the clock for every job).
+  ``oracle_every=K`` solves every K-th epoch's knapsack (``cpsat``) and
+  matching (``hungarian``) exactly as well and records the gaps in
+  ``stats`` (issue 8 "per-epoch").
+* :class:`EDF` -- section 6: jobs by earliest deadline (jobs without one
+  last, by arrival), machines by decreasing benchmark, each job on the best
+  free machine meeting its CPUs and licenses; a job that finds none may
+  preempt the running job with the latest deadline (later than its own) on
+  an eligible machine if that frees what it needs.
+* :class:`FarmBackfill` -- EASY backfilling on the farm (``easy``: arrival
+  order) and flexible backfilling with CS priorities (``bf-rm``: queue by
+  the CS priority ``c-bar_i`` of 4.2, reservation for the first job
+  recomputed at every event; ``bf-unrm``: the reserved job keeps its
+  reservation through events until it starts).  The reservation is the
+  earliest estimated time an eligible machine and the head's licenses are
+  free together; a later job starts now on a free machine if it ends (by
+  estimate) before that time or leaves the reserved machine and the
+  reserved license copies alone.  Non-preemptive.
+
+Cost per pass: CS O(N M L) for the matrix plus the matcher (MFS O(nu M
+(N + M)), IMFS O((a + e) N M)); EDF O(N M); backfilling O(N M + R log R).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from instances import farm as _farm
+from instances.assignment import AssignmentInstance
+from instances.core import gap
+from instances.knapsack import KnapsackInstance
+from instances.registry import solve
+
+from .farm import FarmPolicy, FarmStream, FarmView
+
+
+def _load_methods() -> None:
+    from bench.methods import load_all
+    load_all()
+
+
+# ---- convergent scheduling ----------------------------------------------------------------------
+def license_knapsack(lic: np.ndarray, capacity: np.ndarray, profit: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                                          np.ndarray]:
+    """Seed 003 4.2 pre-matching input: among candidate jobs (rows of ``lic``,
+    0/1 license requests) with ``profit`` > 0 and license ``capacity`` left,
+    the critical licenses (demand > capacity, i.e. ``rho_l > 1``), the jobs
+    that cannot run at all (they ask for a license with no copy left) and
+    the knapsack items (jobs asking for a critical license).  Returns
+    ``(items, blocked, critical)``: item and blocked row indices, critical
+    mask.  O(N L)."""
+    cand = profit > 0
+    blocked = cand & (lic[:, capacity <= 0].any(axis=1) if lic.shape[1] else False)
+    live = cand & ~blocked
+    crit = lic[live].sum(axis=0) > capacity
+    items = live & (lic[:, crit].any(axis=1) if crit.any() else False)
+    return np.nonzero(items)[0], np.nonzero(blocked)[0], crit
+
+
+class ConvergentScheduling(FarmPolicy):
+    """CS of seed 003 sections 4-5 (module docstring).  ``matcher`` /
+    ``knapsack``: registry method names; ``constants`` override footnote 1;
+    ``oracle_every`` records per-epoch gaps against ``cpsat`` / ``hungarian``."""
+
+    def __init__(self, incremental: bool = True, preemptive: bool = True, *, matcher: str | None = None,
+                 knapsack: str = "greedy-mkp", constants: _farm.Constants | None = None,
+                 exact_time_limit: float = 1.0, oracle_every: int = 0, threads: int = 1):
+        self.incremental, self.preemptive = bool(incremental), bool(preemptive)
+        self.matcher = matcher or ("imfs" if incremental else "mfs")
+        self.knapsack = knapsack
+        self.constants = constants or (_farm.Constants() if preemptive else _farm.Constants.non_preemptive())
+        self.exact_time_limit, self.threads = float(exact_time_limit), int(threads)
+        self.oracle_every = int(oracle_every)
+        self.name = f"cs-{'i' if incremental else 'ni'}-{'p' if preemptive else 'np'}"
+        _load_methods()
+
+    def options(self) -> dict:
+        return {"matcher": self.matcher, "knapsack": self.knapsack, "oracle_every": self.oracle_every}
+
+    def reset(self, stream: FarmStream) -> None:
+        self.stats = {"knapsacks": 0, "discarded": 0, "blocked": 0, "mkp_gap": [], "match_gap": [],
+                      "match_card_gap": []}
+
+    def _exact_kw(self, method: str, family: str) -> dict:
+        from instances.registry import get
+        return {"time_limit": self.exact_time_limit, "threads": self.threads} if get(family, method).exact else {}
+
+    def plan(self, view: FarmView) -> dict[int, int]:
+        state = view.state()
+        p = _farm.preference_matrix(state, self.constants)
+        run = state.jobs.running_on
+        if self.preemptive:
+            rows = np.arange(state.n)
+            cols = np.arange(state.m)
+            capacity = state.copies.astype(np.int64)
+            fixed: dict[int, int] = {}
+        else:
+            rows = np.nonzero(run < 0)[0]
+            cols = np.nonzero(view.machine_job < 0)[0]
+            capacity = view.license_free.astype(np.int64)
+            fixed = {int(view.jobs[k]): int(run[k]) for k in np.nonzero(run >= 0)[0]}
+        sub = p[np.ix_(rows, cols)]
+        # Clustering & Pre-Matching (4.2): clear the rows the license knapsack discards
+        lic = state.jobs.licenses[rows]
+        profit = _farm.mkp_profit(sub)
+        items, blocked, crit = license_knapsack(lic, capacity, profit)
+        sub[blocked] = 0.0
+        self.stats["blocked"] += int(blocked.size)
+        if items.size:
+            inst = KnapsackInstance.build(capacity[crit], lic[items][:, crit].astype(np.int64), profit[items],
+                                          {"name": f"{self.name}-mkp-{view.passes}"})
+            res = solve(inst, self.knapsack, **self._exact_kw(self.knapsack, "knapsack"))
+            keep = np.zeros(items.size, dtype=bool)
+            keep[list(res.decision)] = True
+            sub[items[~keep]] = 0.0
+            self.stats["knapsacks"] += 1
+            self.stats["discarded"] += int((~keep).sum())
+            if self._oracle(view):
+                ex = solve(inst, "cpsat", time_limit=self.exact_time_limit, threads=self.threads)
+                ref = ex.value if ex.status == "optimal" else max(ex.bound, ex.value)
+                self.stats["mkp_gap"].append(gap(res.value, ref))
+        # Matching (5)
+        prev = None
+        if self.incremental and self.preemptive:
+            pos = {int(c): k for k, c in enumerate(cols)}
+            prev = [[int(k), pos[int(run[r])]] for k, r in enumerate(rows) if run[r] >= 0 and sub[k, pos[int(run[r])]] > 0]
+        inst = AssignmentInstance.build(sub, {"name": f"{self.name}-match-{view.passes}", "previous": prev})
+        kw = self._exact_kw(self.matcher, "assignment")
+        if self.matcher == "imfs":
+            kw["previous"] = prev or []
+        res = solve(inst, self.matcher, **kw)
+        if self._oracle(view):
+            ex = solve(inst, "hungarian")
+            self.stats["match_gap"].append(gap(res.value, ex.value) if ex.value > 0 else 0.0)
+            card = len(ex.decision)
+            self.stats["match_card_gap"].append((card - len(res.decision)) / card if card else 0.0)
+        plan = dict(fixed)
+        for k, c in res.decision:
+            plan[int(view.jobs[rows[k]])] = int(cols[c])
+        return plan
+
+    def _oracle(self, view: FarmView) -> bool:
+        return self.oracle_every > 0 and view.passes % self.oracle_every == 0
+
+
+# ---- EDF ----------------------------------------------------------------------------------------
+class EDF(FarmPolicy):
+    """Seed 003 section 6 EDF (module docstring); preemptive by default.
+    O(N M) per pass."""
+
+    def __init__(self, preemptive: bool = True):
+        self.preemptive = bool(preemptive)
+        self.name = "edf" if preemptive else "edf-np"
+
+    def reset(self, stream: FarmStream) -> None:
+        self.stats = {"preempted": 0}
+        self.order_m = np.argsort(-stream.machines.bench, kind="stable")
+        self.lic = stream.jobs.licenses
+        dl = stream.jobs.deadline
+        self.key = np.where(np.isnan(dl), np.inf, dl)
+
+    def plan(self, view: FarmView) -> dict[int, int]:
+        plan = {int(i): int(m) for i, m in zip(view.running, view.running_on[view.running_on >= 0])}
+        mjob = view.machine_job.copy()
+        free_lic = view.license_free.copy()
+        q = view.queued
+        q = q[np.lexsort((q, view.stream.jobs.submit[q], self.key[q]))]
+        om = self.order_m
+        for i in q:
+            need = self.lic[i]
+            lic_ok = bool(np.all(free_lic[need] >= 1))
+            free = mjob[om] < 0
+            if lic_ok and free.any():
+                cand = om[free & view.eligible[i, om]]
+                if cand.size:
+                    m = int(cand[0])
+                    plan[int(i)] = m
+                    mjob[m] = i
+                    free_lic -= need
+                    continue
+            if not self.preemptive or not np.isfinite(self.key[i]):
+                if not free.any():
+                    break  # no machine free and no later job may preempt (EDF order)
+                continue
+            # preempt the running job with the latest deadline after ours that frees what i needs
+            jm = mjob[om]
+            ok = view.eligible[i, om] & (jm >= 0)
+            if not ok.any():
+                continue
+            jj = np.where(ok, jm, 0)
+            ok &= self.key[jj] > self.key[i]
+            short = need & (free_lic < 1)
+            if short.any():
+                ok &= self.lic[jj][:, short].all(axis=1)
+            if not ok.any():
+                continue
+            k = int(np.argmax(np.where(ok, self.key[jj], -np.inf)))  # first (fastest) among the latest
+            best = int(om[k])
+            j = int(mjob[best])
+            del plan[j]
+            free_lic += self.lic[j]
+            free_lic -= need
+            plan[int(i)] = best
+            mjob[best] = i
+            self.stats["preempted"] += 1
+        return plan
+
+
+# ---- backfilling -------------------------------------------------------------------------------
+class FarmBackfill(FarmPolicy):
+    """EASY / flexible backfilling on the farm (module docstring).
+    ``order``: ``"fcfs"`` (EASY) or ``"cs"`` (CS priority ``c-bar_i``);
+    ``keep_reservation``: BF-unrm.  Non-preemptive.  O(N M + R log R)."""
+
+    preemptive = False
+
+    def __init__(self, order: str = "fcfs", keep_reservation: bool = False, name: str | None = None,
+                 constants: _farm.Constants | None = None):
+        if order not in ("fcfs", "cs"):
+            raise ValueError(f"order must be 'fcfs' or 'cs', got {order!r}")
+        self.order, self.keep = order, bool(keep_reservation)
+        self.constants = constants or _farm.Constants.non_preemptive()
+        self.name = name or ("easy" if order == "fcfs" else ("bf-unrm" if keep_reservation else "bf-rm"))
+
+    def options(self) -> dict:
+        return {"order": self.order, "keep_reservation": self.keep}
+
+    def reset(self, stream: FarmStream) -> None:
+        self.stats = {"backfilled": 0, "reservations": 0}
+        self.order_m = np.argsort(-stream.machines.bench, kind="stable")
+        self.lic = stream.jobs.licenses
+        self.reserved = -1
+
+    def _queue(self, view: FarmView) -> np.ndarray:
+        q = view.queued
+        if self.order == "fcfs":
+            return q[np.lexsort((q, view.stream.jobs.submit[q]))]
+        state = view.state()
+        prio = _farm.mkp_profit(_farm.preference_matrix(state, self.constants))
+        pos = np.searchsorted(view.jobs, q)
+        order = np.lexsort((q, -prio[pos]))
+        q = q[order]
+        if self.keep and self.reserved >= 0 and self.reserved in q:
+            q = np.concatenate(([self.reserved], q[q != self.reserved]))
+        return q
+
+    def _start(self, i, mjob, free_lic, view, avoid=-1):
+        """Best (highest benchmark) free eligible machine for i, -1 if none or
+        licenses short."""
+        if not np.all(free_lic[self.lic[i]] >= 1):
+            return -1
+        ok = (mjob[self.order_m] < 0) & view.eligible[i, self.order_m]
+        if avoid >= 0:
+            ok &= self.order_m != avoid
+        cand = self.order_m[ok]
+        return int(cand[0]) if cand.size else -1
+
+    def plan(self, view: FarmView) -> dict[int, int]:
+        plan = {int(i): int(m) for i, m in zip(view.running, view.running_on[view.running_on >= 0])}
+        mjob = view.machine_job.copy()
+        free_lic = view.license_free.copy()
+        q = list(self._queue(view))
+        # start jobs in queue order while the head fits
+        while q:
+            m = self._start(q[0], mjob, free_lic, view)
+            if m < 0:
+                break
+            i = int(q.pop(0))
+            plan[i], mjob[m] = m, i
+            free_lic -= self.lic[i]
+            if i == self.reserved:
+                self.reserved = -1
+        if not q:
+            return plan
+        head = int(q[0])
+        if self.keep and self.reserved < 0:
+            self.reserved = head
+        shadow, rm, extra = self._reservation(head, plan, mjob, free_lic, view)
+        self.stats["reservations"] += 1
+        for i in q[1:]:
+            if not (mjob < 0).any():
+                break
+            i = int(i)
+            need = self.lic[i]
+            if not np.all(free_lic[need] >= 1):
+                continue
+            ok = (mjob[self.order_m] < 0) & view.eligible[i, self.order_m]
+            for m in self.order_m[ok]:
+                m = int(m)
+                ends = view.now + float(view.remaining([i], [m])[0]) <= shadow
+                if not ends and (m == rm or np.any(extra[need] < 1)):
+                    continue
+                plan[i], mjob[m] = m, i
+                free_lic -= need
+                if not ends:
+                    extra -= need
+                self.stats["backfilled"] += 1
+                break
+        return plan
+
+    def _reservation(self, head, plan, mjob, free_lic, view):
+        """Earliest estimated time ``shadow`` at which an eligible machine
+        ``rm`` and the head's licenses are free together (running jobs end
+        by estimate), and the license copies ``extra`` left at that time
+        beyond the head's."""
+        run = np.array(sorted(plan), dtype=np.int64)
+        mach = np.array([plan[i] for i in run], dtype=np.int64)
+        end = view.now + view.remaining(run, mach) if run.size else np.zeros(0)
+        order = np.argsort(end, kind="stable")
+        lic = free_lic.copy()
+        freem = mjob < 0
+        need = self.lic[head]
+        elig = view.eligible[head]
+        t = view.now
+        for k in order:
+            t = float(end[k])
+            freem[mach[k]] = True
+            lic += self.lic[run[k]]
+            if np.all(lic[need] >= 1):
+                ok = freem[self.order_m] & elig[self.order_m]
+                if ok.any():
+                    rm = int(self.order_m[ok][0])
+                    return t, rm, lic - need
+        raise RuntimeError(f"{self.name}: job {head} fits nowhere even on an empty farm")
+
+
+POLICIES = ("cs-i-p", "cs-i-np", "cs-ni-p", "cs-ni-np", "edf", "easy", "bf-rm", "bf-unrm")
+
+
+def make_farm_policy(name: str, **kw) -> FarmPolicy:
+    """A policy by name (:data:`POLICIES`); CS options ``matcher``,
+    ``knapsack``, ``exact_time_limit``, ``oracle_every``, ``constants``."""
+    if name.startswith("cs-") and name in POLICIES:
+        _, inc, pre = name.split("-")
+        kw = {k: v for k, v in kw.items() if v is not None}
+        return ConvergentScheduling(inc == "i", pre == "p", **kw)
+    if kw and any(v is not None for v in kw.values()):
+        raise ValueError(f"policy {name!r} takes no options, got {sorted(kw)}")
+    if name == "edf":
+        return EDF()
+    if name == "easy":
+        return FarmBackfill("fcfs")
+    if name == "bf-rm":
+        return FarmBackfill("cs", keep_reservation=False)
+    if name == "bf-unrm":
+        return FarmBackfill("cs", keep_reservation=True)
+    raise ValueError(f"unknown farm policy {name!r}; known: {', '.join(POLICIES)}")
+
+
+__all__ = ["license_knapsack", "ConvergentScheduling", "EDF", "FarmBackfill", "POLICIES", "make_farm_policy"]

@@ -1,0 +1,198 @@
+"""The seed 003 farm simulator (sim/farm.py): machine model, event loop, metrics.
+
+f1 and equation (1) on a fixed state are in tests/test_farm.py
+(test_f1_follows_figure_2, test_deadline_delta_is_equation_1); here they are
+checked against hand-computed numbers, and their update as a job progresses
+inside a simulation."""
+import numpy as np
+import pytest
+
+from instances import InstanceError
+from instances import farm as fm
+from sim.farm import FarmPolicy, FarmStream, PlanError, generate_stream, simulate_farm
+from sim.farm_policies import make_farm_policy
+
+
+def stream(estimate, submit, *, bench=None, cpus=None, licenses=None, deadline=None, m_bench=(200.0, 400.0),
+           m_cpus=None, copies=None, license_ok=None, runtime=None):
+    """A hand-made farm: machines with benchmarks ``m_bench`` (8 CPUs, every
+    license usable by default), jobs as given."""
+    n, M = len(estimate), len(m_bench)
+    L = len(copies) if copies is not None else 1
+    jobs = fm.Jobs(estimate=np.array(estimate, float), bench=np.array(bench or [400.0] * n, float),
+                   cpus=np.array(cpus or [1] * n), licenses=np.array(licenses or [[0] * L] * n, dtype=bool),
+                   input_size=np.full(n, 100.0), input_location=np.zeros(n, dtype=np.int64),
+                   deadline=np.array(deadline if deadline is not None else [np.nan] * n, float),
+                   submit=np.array(submit, float), progress=np.zeros(n), running_on=np.full(n, -1),
+                   ids=np.arange(n))
+    mach = fm.Machines(cpus=np.array(m_cpus or [8] * M), bench=np.array(m_bench, float),
+                       license_ok=np.array(license_ok if license_ok is not None else [[True] * L] * M, dtype=bool))
+    bw = np.full((M, M), 10.0)
+    np.fill_diagonal(bw, np.inf)
+    return FarmStream.build(mach, np.array(copies or [1] * L), bw, jobs, runtime=runtime)
+
+
+class Fixed(FarmPolicy):
+    """Test policy: a callable decides the plan."""
+
+    def __init__(self, fn, preemptive=True):
+        self.fn, self.preemptive, self.name = fn, preemptive, "fixed"
+
+    def plan(self, view):
+        return self.fn(view)
+
+
+# ---- f1 and equation (1), hand-computed ----------------------------------------------------
+def test_f1_and_equation_1_hand_values():
+    # job: Estimated 1000 on BM 400, deadline 1500, Now 0; machines BM 200 / 400:
+    # Nxtime = 2000 / 1000; k = 1.3: t = 1500 - 2600 = -1100 / 1500 - 1300 = 200.
+    # m0: Extime 2000 > 1500 -> Min = 0.1.  m1: Extime 1000: 9.9 / 1300 * 800 + 0.1 = 6.192308
+    # f-bar = (9.9, 3.807692), d = 13.707692, sum f1 = 6.292308
+    # Delta = 6.292308 * (9.9, 3.807692) / 13.707692 = (4.544444, 1.747863)
+    s = stream([1000.0], [0.0], deadline=[1500.0])
+    c = fm.Constants()
+    state = fm.FarmState(s.machines, s.copies, s.jobs, s.bandwidth, now=0.0)
+    assert fm.f1([2000.0, 1000.0], [-1100.0, 200.0], 1500.0, c.min, c.max) == pytest.approx([0.1, 6.192308], abs=1e-6)
+    d = fm.deadline_delta(state, c, fm.eligible(state))
+    assert d[0] == pytest.approx([4.544444, 1.747863], abs=1e-6)
+
+
+def test_deadline_update_as_the_job_progresses():
+    # job 0 (Estimated 1000 on BM 400, deadline 1500) starts at 0 on machine 1 (BM 400, EASY takes the
+    # fastest); at t = 500 job 1 arrives: Progress 0.5, Nxtime = (1000, 500), Extime = (1500, 1000),
+    # t = (1500 - 1300, 1500 - 650) = (200, 850): f1 = (Max = 10, 9.9 / 650 * 150 + 0.1 = 2.384615),
+    # f-bar = (0, 7.615385): Delta = (0, 12.384615)
+    s = stream([1000.0, 1000.0], [0.0, 500.0], deadline=[1500.0, np.nan])
+    seen = {}
+
+    def hook(view, plan):
+        if view.now == 500.0:
+            st = view.state()
+            seen["progress"] = st.jobs.progress.tolist()
+            seen["delta"] = fm.deadline_delta(st, fm.Constants(), fm.eligible(st))[0].tolist()
+
+    res = simulate_farm(s, make_farm_policy("easy"), on_pass=hook)
+    assert seen["progress"] == pytest.approx([0.5, 0.0])
+    assert seen["delta"] == pytest.approx([0.0, 12.384615], abs=1e-6)
+    assert res.jobs["end"].tolist() == pytest.approx([1000.0, 2500.0])  # job 1 on machine 0 at half speed
+
+
+# ---- machine model and event loop -------------------------------------------------------------
+def test_speed_is_the_benchmark_ratio_and_metrics_by_hand():
+    # one machine BM 400; jobs of 1000 s on BM 200 run 500 s; arrivals 0 and 100
+    s = stream([1000.0, 1000.0], [0.0, 100.0], bench=[200.0, 200.0], m_bench=(400.0,), deadline=[900.0, 900.0])
+    res = simulate_farm(s, make_farm_policy("easy"))
+    j = res.jobs
+    assert j["start"].tolist() == [0.0, 500.0] and j["end"].tolist() == [500.0, 1000.0]
+    assert j["exec_time"].tolist() == [500.0, 500.0] and j["wait"].tolist() == [0.0, 400.0]
+    assert j["late"].tolist() == [False, True] and res.metrics["late_share"] == 0.5
+    # machine busy whenever a job is in the system: usage 1
+    assert res.metrics["machine_usage"] == pytest.approx(1.0)
+    assert res.metrics["passes"] == 3  # arrivals at 0 and 100, job 0 ends at 500 with job 1 queued; none at 1000
+
+
+def test_machine_usage_is_time_averaged_over_min_machines_jobs():
+    # two machines, a job needing 8 CPUs only fits machine 1; jobs 0 and 1 both need 8 CPUs
+    s = stream([400.0, 400.0], [0.0, 0.0], m_cpus=[1, 8], cpus=[8, 8], m_bench=(400.0, 400.0))
+    res = simulate_farm(s, make_farm_policy("easy"))
+    # [0, 400): 2 jobs, 1 active of min(2, 2) -> 0.5; [400, 800): 1 job, 1 active of 1 -> 1
+    assert res.metrics["machine_usage"] == pytest.approx(0.75)
+    assert res.jobs["slowdown"].tolist() == pytest.approx([1.0, 2.0])
+    assert res.metrics["slowdown_mean"] == pytest.approx(1.5)  # both without deadline
+
+
+def test_license_usage_by_hand():
+    # one license with 1 copy, two machines; both jobs need it: [0, 400) 1 of min(1, 2) -> 1; then 1 of 1
+    s = stream([400.0, 400.0], [0.0, 0.0], licenses=[[1], [1]], copies=[1], m_bench=(400.0, 400.0))
+    res = simulate_farm(s, make_farm_policy("easy"))
+    assert res.jobs["end"].tolist() == [400.0, 800.0]
+    assert res.metrics["license_usage"] == pytest.approx(1.0)
+    assert res.metrics["machine_usage"] == pytest.approx(0.75)  # licence, not machines, held job 1 back
+
+
+def test_preemption_keeps_progress_and_migration_changes_speed():
+    # job 0 (1000 s on BM 400) starts on machine 1 (BM 400); at t = 200 job 1 arrives: job 0 moves to
+    # machine 0 (BM 200, half speed) and job 1 takes machine 1; job 0 has 800 s of work left -> ends 1800
+    s = stream([1000.0, 100.0], [0.0, 200.0])
+
+    def fn(view):
+        if view.now == 0.0:
+            return {0: 1}
+        if view.now == 200.0:
+            return {0: 0, 1: 1}
+        return {int(i): int(m) for i, m in zip(view.running, view.running_on[view.running_on >= 0])}
+
+    res = simulate_farm(s, Fixed(fn))
+    j = res.jobs
+    assert j["end"].tolist() == pytest.approx([1800.0, 300.0])
+    assert j["migrations"].tolist() == [1, 0] and j["exec_time"].tolist() == pytest.approx([1800.0, 100.0])
+
+
+def test_suspended_job_waits_and_resumes():
+    s = stream([1000.0, 100.0], [0.0, 200.0], m_bench=(400.0,))
+
+    def fn(view):
+        if view.now == 200.0:
+            return {1: 0}          # suspend job 0
+        return {int(view.jobs[0]): 0}
+
+    res = simulate_farm(s, Fixed(fn))
+    j = res.jobs
+    assert j["preemptions"].tolist() == [1, 0]
+    assert j["end"].tolist() == pytest.approx([1100.0, 300.0])
+    assert j["wait"].tolist() == pytest.approx([100.0, 0.0])   # Tw: time spent suspended
+
+
+def test_equal_times_finishes_then_arrivals_then_one_pass():
+    # job 0 ends at 500 when job 1 arrives: one pass sees machine 0 free and job 1 queued
+    s = stream([500.0, 100.0], [0.0, 500.0], m_bench=(400.0,))
+    seen = []
+    simulate_farm(s, make_farm_policy("easy"), on_pass=lambda v, p: seen.append((v.now, v.jobs.tolist(),
+                                                                                    v.machine_job.tolist())))
+    assert seen == [(0.0, [0], [-1]), (500.0, [1], [-1])]
+
+
+@pytest.mark.parametrize("bad, msg", [
+    (lambda v: {0: 0, 1: 0}, "both on machine 0"),
+    (lambda v: {0: 5}, "outside"),
+    (lambda v: {0: 0, 1: 1}, "license 0 used 2 times"),
+    (lambda v: {7: 0}, "not in the system"),
+])
+def test_engine_rejects_infeasible_plans(bad, msg):
+    s = stream([100.0, 100.0], [0.0, 0.0], licenses=[[1], [1]], copies=[1])
+    with pytest.raises(PlanError, match=msg):
+        simulate_farm(s, Fixed(bad))
+
+
+def test_engine_rejects_ineligible_machine_and_interrupting_a_non_preemptive_job():
+    s = stream([100.0], [0.0], cpus=[4], m_cpus=[2, 8])
+    with pytest.raises(PlanError, match="cannot run on machine 0"):
+        simulate_farm(s, Fixed(lambda v: {0: 0}))
+    s = stream([1000.0, 100.0], [0.0, 10.0])
+    with pytest.raises(PlanError, match="not preemptive"):
+        simulate_farm(s, Fixed(lambda v: {0: 1} if v.now == 0 else {1: 1}, preemptive=False))
+    with pytest.raises(PlanError, match="nothing runs"):
+        simulate_farm(s, Fixed(lambda v: {}))
+
+
+def test_stream_validation():
+    with pytest.raises(InstanceError, match="fits no machine"):
+        stream([100.0], [0.0], cpus=[8], m_cpus=[2, 4])
+    with pytest.raises(InstanceError, match="submit"):
+        stream([100.0, 100.0], [5.0, 0.0])
+    with pytest.raises(InstanceError, match="runtime"):
+        stream([100.0], [0.0], runtime=[-1.0])
+
+
+def test_generate_stream_shift_and_determinism():
+    a = generate_stream(jobs=60, machines=20, licenses=5, interarrival=4.0, seed=3)
+    b = generate_stream(jobs=60, machines=20, licenses=5, interarrival=4.0, seed=3)
+    assert a.jobs.submit[0] == 0.0 and np.all(np.diff(a.jobs.submit) >= 0)
+    assert np.array_equal(a.jobs.submit, b.jobs.submit) and np.array_equal(a.copies, b.copies)
+    dl = ~np.isnan(a.jobs.deadline)
+    assert np.all(a.jobs.deadline[dl] > a.jobs.submit[dl])
+    assert np.isclose(np.diff(a.jobs.submit).mean(), 4.0, rtol=0.5)
+    ra = simulate_farm(a, make_farm_policy("cs-i-p"))
+    rb = simulate_farm(b, make_farm_policy("cs-i-p"))
+    assert ra.jobs["end"].equals(rb.jobs["end"])   # deterministic
+    assert ra.jobs["end"].notna().all()
