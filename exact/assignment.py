@@ -23,24 +23,13 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from instances.assignment import AssignmentInstance, lexicographic_matching
+from instances.assignment import AssignmentInstance, lexicographic_matching, maximum_matching
 from instances.core import Result
 from instances.registry import register
 
 from ._binary import (BinaryModel, integer_objective, profit_scale, register_exact, run_model, status_info,
                       true_bound)
-
-
-def maximum_matching(p: np.ndarray) -> list[tuple[int, int]]:
-    """A maximum-cardinality matching of the eligible pairs ``p > 0``
-    (Hopcroft-Karp, scipy).  O(E sqrt(n + m))."""
-    if p.size == 0 or not (p > 0).any():
-        return []
-    col_of = maximum_bipartite_matching(csr_matrix(p > 0), perm_type="column")
-    return [(int(i), int(k)) for i, k in enumerate(col_of) if k >= 0]
 
 
 @register("assignment", "hungarian", kind="exact")

@@ -98,12 +98,8 @@ class AssignmentInstance:
         return float(sum(self.preference[i, m] for i, m in pairs))
 
     def max_cardinality(self) -> int:
-        """Size of a maximum matching on the eligible pairs (Hopcroft-Karp,
-        scipy).  O(E sqrt(n + m))."""
-        if self.preference.size == 0:
-            return 0
-        match = maximum_bipartite_matching(csr_matrix(self.preference > 0), perm_type="column")
-        return int((match >= 0).sum())
+        """Size of a maximum matching on the eligible pairs (:func:`maximum_matching`)."""
+        return len(maximum_matching(self.preference))
 
     def describe(self, pairs) -> dict:
         return {"cardinality": len(pairs), "max_cardinality": self.max_cardinality()}
@@ -162,6 +158,16 @@ def check_assignment(inst: AssignmentInstance, pairs) -> tuple[tuple[int, int], 
     if len(set(machines)) != len(machines):
         raise InfeasibleSolution(f"{name}: a machine runs two jobs in {sorted(out)}")
     return tuple(sorted(out))
+
+
+def maximum_matching(p: np.ndarray) -> list[tuple[int, int]]:
+    """A maximum-cardinality matching of the eligible pairs ``p > 0``
+    (Hopcroft-Karp, scipy).  O(E sqrt(n + m))."""
+    p = np.asarray(p)
+    if p.size == 0 or not (p > 0).any():
+        return []
+    col_of = maximum_bipartite_matching(csr_matrix(p > 0), perm_type="column")
+    return [(int(i), int(k)) for i, k in enumerate(col_of) if k >= 0]
 
 
 def lexicographic_matching(p: np.ndarray) -> list[tuple[int, int]]:
@@ -332,5 +338,5 @@ register_generator("assign-farm", farm_assignment, help={
 register_generator("orlib-assign", _orlib_assign_family,
                    help={"root": "folder of assign100.txt (default data_root()/assign)"}, none_types={"root": str})
 
-__all__ = ["AssignmentInstance", "check_assignment", "lexicographic_matching", "random_assignment", "from_farm",
+__all__ = ["AssignmentInstance", "check_assignment", "maximum_matching", "lexicographic_matching", "random_assignment", "from_farm",
            "farm_assignment", "load_orlib_assign", "ASSIGN_OPTIMA", "EVENTS"]
