@@ -326,10 +326,12 @@ def deadline_delta(state: FarmState, c: Constants, ok: np.ndarray) -> np.ndarray
 
 def license_rho(requests: np.ndarray, copies: np.ndarray) -> np.ndarray:
     """``rho_l = sum_i s[i, l] / a_l`` (seed 003 4.1, Licenses; with integer
-    weights ``a[i, l]`` it is the demand-to-capacity ratio of the MKP).  A
-    license is critical iff ``rho_l > 1``.  O(N L)."""
+    weights ``a[i, l]`` it is the demand-to-capacity ratio of the MKP; inf
+    for a requested license without copies).  A license is critical iff
+    ``rho_l > 1``.  O(N L)."""
     copies = np.asarray(copies, dtype=float)
-    return np.asarray(requests, dtype=float).sum(axis=0) / copies
+    demand = np.asarray(requests, dtype=float).sum(axis=0)
+    return np.divide(demand, copies, out=np.where(demand > 0, np.inf, 0.0), where=copies > 0)
 
 
 def license_weight(licenses: np.ndarray, copies: np.ndarray) -> np.ndarray:

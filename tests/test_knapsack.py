@@ -216,3 +216,11 @@ def test_cli_solve_json_prints_selected(capsys, tmp_path, method):
     assert d["value"] == pytest.approx(inst.value(d["selected"]))
     if method.startswith(("cpsat", "milp")):
         assert d["status"] == "optimal" and d["value"] == pytest.approx(brute_force(inst))
+
+
+def test_a_license_without_copies_excludes_its_jobs():
+    inst = KnapsackInstance.build([0, 2, 0], [[1, 1, 0], [0, 1, 0], [0, 1, 0]], [1.0, 2.0, 3.0])
+    assert np.isinf(inst.rho()[0]) and inst.rho()[2] == 0
+    assert greedy_mkp(inst).decision == (2, 1)
+    for m in EXACT:
+        assert solve(inst, m, time_limit=5, threads=1).value == brute_force(inst) == 5.0
