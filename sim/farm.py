@@ -516,4 +516,27 @@ def _plain(stats: dict) -> dict:
 
 
 __all__ = ["FarmStream", "eligible_matrix", "generate_stream", "FarmView", "FarmPolicy", "PlanError",
-           "FarmResult", "simulate_farm", "farm_metrics", "add_farm_arguments", "run_farm_from_args"]
+           "FarmResult", "simulate_farm", "farm_metrics", "snapshot", "add_farm_arguments", "run_farm_from_args"]
+
+
+def snapshot(state: _farm.FarmState) -> FarmView:
+    """A :class:`FarmView` of a seed 003 farm state (e.g. one of
+    :func:`instances.farm.generate_farm`): its jobs in the system, running
+    ones (``running_on``) with their progress, at ``state.now``; for timing
+    one scheduling pass (fig. 8).  Jobs are re-ordered by submit time."""
+    j = state.jobs
+    order = np.argsort(j.submit, kind="stable")
+    jobs = j.take(order)
+    s = FarmStream.build(state.machines, state.copies, state.bandwidth, jobs, source="snapshot")
+    sim = _Sim(s)
+    sim.now = float(state.now)
+    run = jobs.running_on >= 0
+    sim.status[:] = np.where(run, RUNNING, QUEUED)
+    sim.work_left = s.runtime * (1.0 - jobs.progress)
+    for i in np.nonzero(run)[0]:
+        m = int(jobs.running_on[i])
+        sim.machine_of[i], sim.machine_job[m] = m, i
+        sim.lic_used += jobs.licenses[i]
+        sim.speed[i] = s.machines.bench[m] / jobs.bench[i]
+        sim.finish_at[i] = sim.now + sim.work_left[i] / sim.speed[i]
+    return FarmView(sim)

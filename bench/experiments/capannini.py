@@ -1,0 +1,167 @@
+"""``epochbench experiment capannini``: seed 003 figures 3-8, convergent
+scheduling against EDF, EASY and flexible backfilling on a farm.
+
+Full version (seed 003 section 6): 150 machines, 20 licenses, 1500 jobs,
+mean inter-arrival times Ta = 4, 6, 8, 10, 12, 16, 20, 20 repetitions (each
+a fresh stream, :func:`sim.farm.generate_stream`), the eight policies of
+:data:`sim.farm_policies.POLICIES`.  Every CS run also solves every
+``ORACLE_EVERY``-th epoch's knapsack (CP-SAT) and matching (Hungarian)
+exactly and records the per-epoch gaps; ``cs-ni-np-exact`` (CP-SAT knapsack,
+Hungarian matching in every epoch) gives the end-to-end effect of exact
+steps (first ``EXACT_SEEDS`` repetitions).  Figure 8 (scalability): the time
+of one scheduling pass of cs-i-p, cs-ni-p and EDF on a farm state with n jobs
+(half the machines busy, :func:`instances.farm.generate_farm`).
+
+``EPOCHBENCH_NO_EXACT=1`` in the environment leaves out the exact arm and
+the per-epoch oracles (for a machine without the solvers).
+
+``--quick``: 30 machines, 6 licenses, 150 jobs, Ta = 4, 10, 20 scaled by
+150 / 30 to keep the load per machine, 1 repetition, scalability at n = 50,
+150, 300 (well under 2 minutes on 2 cores).  Rows: one per run (``kind`` =
+``run``) and one per timed pass (``kind`` = ``scale``).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+
+from . import Experiment, Options, register
+
+TA = (4, 6, 8, 10, 12, 16, 20)
+POLICIES = ("cs-i-p", "cs-i-np", "cs-ni-p", "cs-ni-np", "edf", "easy", "bf-rm", "bf-unrm")
+EXACT = "cs-ni-np-exact"
+ORACLE_EVERY = 20
+EXACT_SEEDS = 2
+FULL = {"jobs": 1500, "machines": 150, "licenses": 20}
+QUICK = {"jobs": 150, "machines": 30, "licenses": 6}
+SCALE_N = (100, 250, 500, 1000, 1500)
+SCALE_POLICIES = ("cs-i-p", "cs-ni-p", "edf")
+
+
+def tasks(opts: Options) -> list[dict]:
+    size = QUICK if opts.quick else FULL
+    seeds = opts.seeds if opts.seeds is not None else (1 if opts.quick else 20)
+    tas = (4, 10, 20) if opts.quick else TA
+    limit = 0.5 if opts.quick else 2.0
+    exact = not os.environ.get("EPOCHBENCH_NO_EXACT")
+    out = []
+    for s in range(seeds):
+        for ta in tas:
+            for p in POLICIES + ((EXACT,) if exact and s < (1 if opts.quick else EXACT_SEEDS) else ()):
+                out.append({"kind": "run", "ta": ta, "policy": p, "seed": s, **size, "time_limit": limit,
+                            "oracle_every": 0 if not exact else 10 if opts.quick else ORACLE_EVERY})
+    for n in ((50, 150, 300) if opts.quick else SCALE_N):
+        for p in SCALE_POLICIES:
+            out.append({"kind": "scale", "n": n, "policy": p, "seed": 0, "machines": size["machines"],
+                        "licenses": size["licenses"], "repeats": 2 if opts.quick else 5})
+    return out
+
+
+def run(task: dict) -> list[dict]:
+    """One simulation (``kind`` run) or the timing of one pass (``scale``)."""
+    import time
+
+    from sim.farm import generate_stream, simulate_farm, snapshot
+    from sim.farm_policies import make_farm_policy
+
+    if task["kind"] == "scale":
+        from instances.farm import generate_farm
+        state = generate_farm(np.random.default_rng(task["seed"]), jobs=task["n"], machines=task["machines"],
+                              licenses=task["licenses"], busy=0.5)
+        pol = make_farm_policy(task["policy"])
+        times = []
+        for _ in range(task["repeats"] + 1):  # first call warms up (numba cache, imports)
+            view = snapshot(state)
+            pol.reset(view.stream)
+            t0 = time.perf_counter()
+            pol.plan(view)
+            times.append(time.perf_counter() - t0)
+        return [{**task, "ms": 1000 * float(np.median(times[1:]))}]
+    scale = 150.0 / task["machines"]  # the paper's Ta is for 150 machines; keep the load per machine
+    stream = generate_stream(jobs=task["jobs"], machines=task["machines"], licenses=task["licenses"],
+                             interarrival=task["ta"] * scale, seed=[task["seed"], task["ta"]])
+    name = task["policy"]
+    if name == EXACT:
+        pol = make_farm_policy("cs-ni-np", matcher="hungarian", knapsack="cpsat",
+                               exact_time_limit=task["time_limit"])
+    elif name.startswith("cs-"):
+        pol = make_farm_policy(name, oracle_every=task["oracle_every"], exact_time_limit=task["time_limit"])
+    else:
+        pol = make_farm_policy(name)
+    res = simulate_farm(stream, pol)
+    st = res.stats
+    load = (res.series["queued"] + res.series["running"]).to_numpy()
+    pick = np.linspace(0, len(load) - 1, 40).round().astype(int) if len(load) else []
+    row = {**task, **res.metrics, "sim_seconds": res.seconds,
+           "workload_series": " ".join(str(int(load[k])) for k in pick)}
+    for key in ("mkp_gap", "match_gap", "match_card_gap"):
+        g = np.asarray(st.get(key, []), dtype=float)
+        row[f"{key}_mean"] = float(g.mean()) if g.size else np.nan
+        row[f"{key}_max"] = float(g.max()) if g.size else np.nan
+        row[f"{key}_n"] = int(g.size)
+    row["knapsacks"] = st.get("knapsacks", 0)
+    row["discarded"] = st.get("discarded", 0)
+    return [row]
+
+
+def table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (Ta, policy): means over the repetitions of the fig. 4-7 figures
+    and the per-epoch gaps; then the fig. 8 pass times (ta = 'n=...')."""
+    runs = df[df["kind"] == "run"]
+    cols = {"late_share": "late %", "slowdown_mean": "slowdown", "machine_usage": "machine use %",
+            "license_usage": "license use %", "sched_ms_mean": "sched ms", "workload_mean": "workload",
+            "preemptions": "preempt", "mkp_gap_mean": "mkp gap %", "match_gap_mean": "match gap %",
+            "match_card_gap_mean": "card gap %"}
+    g = runs.groupby(["ta", "policy"], sort=True)
+    out = g.agg(runs=("seed", "size"), **{v: (k, "mean") for k, v in cols.items()}).reset_index()
+    for c in ("late %", "machine use %", "license use %", "mkp gap %", "match gap %", "card gap %"):
+        out[c] = 100 * out[c]
+    out["ta"] = out["ta"].astype(str)
+    sc = df[df["kind"] == "scale"]
+    if len(sc):
+        s = sc.groupby(["n", "policy"], sort=True)["ms"].median().reset_index()
+        s = pd.DataFrame({"ta": "n=" + s["n"].astype(int).astype(str), "policy": s["policy"], "runs": 1,
+                          "sched ms": s["ms"]})
+        out = pd.concat([out, s], ignore_index=True)
+    return out.round(3)
+
+
+def plot(df: pd.DataFrame, path) -> None:
+    import matplotlib.pyplot as plt
+    runs = df[df["kind"] == "run"]
+    fig, ax = plt.subplots(2, 3, figsize=(15, 8))
+    ax = ax.ravel()
+    # fig. 3: workload through the simulation (cs-i-p, first repetition) per Ta
+    for ta, g in runs[(runs["policy"] == "cs-i-p") & (runs["seed"] == runs["seed"].min())].groupby("ta"):
+        ser = [int(x) for x in str(g["workload_series"].iloc[0]).split()]
+        ax[0].plot(np.linspace(0, 1, len(ser)), ser, label=f"Ta={ta}")
+    ax[0].set(title="fig. 3 workload (cs-i-p)", xlabel="simulation progress", ylabel="jobs in system")
+    ax[0].legend(fontsize=7)
+    for a, (col, title, scale) in zip(ax[1:4], (("late_share", "fig. 4 late jobs %", 100),
+                                                 ("slowdown_mean", "fig. 5 slowdown (no deadline)", 1),
+                                                 ("machine_usage", "fig. 6 machine usage %", 100))):
+        for pol, g in runs.groupby("policy", sort=False):
+            m = g.groupby("ta")[col].mean() * scale
+            a.plot(m.index, m.values, marker="o", label=pol)
+        a.set(title=title, xlabel="Ta")
+    ax[1].legend(fontsize=7)
+    t = runs.groupby("policy", sort=False)["sched_ms_mean"].mean()
+    ax[4].bar(range(len(t)), t.values)
+    ax[4].set_xticks(range(len(t)), t.index, rotation=45, fontsize=7)
+    ax[4].set(title="fig. 7 mean scheduling time per pass (ms)", yscale="log")
+    sc = df[df["kind"] == "scale"]
+    for pol, g in sc.groupby("policy", sort=False):
+        m = g.groupby("n")["ms"].median()
+        ax[5].plot(m.index, m.values, marker="o", label=pol)
+    ax[5].set(title="fig. 8 one pass vs jobs (ms)", xlabel="jobs", yscale="log")
+    ax[5].legend(fontsize=7)
+    fig.suptitle("seed 003: convergent scheduling vs EDF / EASY / flexible backfilling")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+register(Experiment("capannini", "seed 003 figs. 3-8: CS (4 versions) vs EDF, EASY, BF-rm, BF-unrm on a farm",
+                    tasks, run, table, plot, timing=True))
