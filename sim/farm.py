@@ -424,8 +424,8 @@ def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable |
                          "preemptions": sim.preemptions, "migrations": sim.migrations})
     series = pd.DataFrame({"time": ser_t, "queued": ser_q, "running": ser_r})
     sched = np.asarray(sched)
-    usage = {"machine_usage": mu_num / mu_den if mu_den > 0 else float("nan"),
-             "license_usage": lu_num / lu_den if lu_den > 0 else float("nan")}
+    usage = {"machine_usage": float(mu_num / mu_den) if mu_den > 0 else float("nan"),
+             "license_usage": float(lu_num / lu_den) if lu_den > 0 else float("nan")}
     metrics = farm_metrics(jobs, sched, series, usage)
     return FarmResult(policy.name, policy.options(), jobs, metrics, series, sched,
                       dict(getattr(policy, "stats", {})), time.perf_counter() - t0)
