@@ -163,37 +163,43 @@ class _Progress:
             print(file=sys.stderr)
 
 
+def _simulate_farm(args) -> int:
+    """``simulate --machine farm``: seed 003's farm, generated (sim/farm.py)."""
+    if args.workload:
+        raise ValueError("--machine farm generates its own stream (seed 003 section 6); drop --workload")
+    from sim.farm import run_farm_from_args
+    report = run_farm_from_args(args)
+    if args.json:
+        print(json.dumps(report, default=_json_default))
+    else:
+        print(f"farm: policy {report['policy']} {report['options']}, {report['seconds']:.1f} s")
+        for key, val in report["metrics"].items():
+            print(f"  {key:<16} {val:.6g}" if isinstance(val, float) else f"  {key:<16} {val}")
+    return 0
+
+
+GANG_POLICIES = ("gs", "bgs", "mgs", "mbgs")
+
+
 def cmd_simulate(args) -> int:
-    from sim.engine import simulate
+    if args.machine == "farm":
+        return _simulate_farm(args)
+    if not args.workload:
+        raise ValueError("--workload is required (except with --machine farm)")
     from sim.jobs import load_workload
-    from sim.metrics import per_job, summarize
     kw = {"nodes": args.nodes} if args.nodes else {}
     if args.no_kill:
         kw["kill_at_estimate"] = False
     workload = load_workload(args.workload, **kw)
-    options = {"starvation_limit": args.starvation_limit} if args.policy == "nonfcfs" else {}
-    progress = _Progress(len(workload.jobs), sys.stderr.isatty() and not args.quiet)
-    policy, recorder, kw = args.policy, None, {"selector": args.selector, **options}
-    if args.record_epochs:
-        from sim.policies import make
-        from sim.record import EpochRecorder
-        policy, kw = make(args.policy, **kw), {}
-        recorder = EpochRecorder(policy, min_candidates=args.min_candidates)
-    res = simulate(workload.jobs, workload.capacity, policy, on_pass=recorder,
-                   progress=progress if progress.enabled else None, **kw)
-    progress.close()
-    if recorder is not None:
-        recorder.write(args.record_epochs, workload=str(args.workload))
-        print(f"recorded {len(recorder.instances)} selection step(s) of {res.passes} pass(es) in "
-              f"{args.record_epochs}; score them with: epochbench score {args.record_epochs} "
-              f"--methods recorded,cpsat", file=sys.stderr)
-    metrics = summarize(res.jobs, workload, small_threshold=args.small_threshold)
+    gang = args.machine == "gang" or args.policy in GANG_POLICIES
+    res, metrics = (_run_gang if gang else _run_pool)(args, workload)
     report = {"workload": str(args.workload), "policy": res.policy, "options": res.options,
               "engine": res.engine, "capacity": workload.capacity.tolist(), "jobs": len(workload.jobs),
               "dropped": workload.dropped, "kill_at_estimate": workload.kill_at_estimate,
               "seconds": res.seconds, "jobs_per_second": res.jobs_per_second, "passes": res.passes,
               "metrics": metrics}
     if args.out:
+        from sim.metrics import per_job
         args.out.mkdir(parents=True, exist_ok=True)
         extra = per_job(res.jobs, workload)
         jobs = res.jobs.join(extra[[c for c in extra.columns if c not in res.jobs.columns]])
@@ -210,6 +216,40 @@ def cmd_simulate(args) -> int:
         for key, val in metrics.items():
             print(f"  {key:<{width}}  {val:.6g}" if isinstance(val, float) else f"  {key:<{width}}  {val}")
     return 0
+
+
+def _run_pool(args, workload):
+    """The space-shared policies (sim.policies, sim.backfill)."""
+    from sim.engine import simulate
+    from sim.metrics import summarize
+    options = {"starvation_limit": args.starvation_limit} if args.policy == "nonfcfs" else {}
+    progress = _Progress(len(workload.jobs), sys.stderr.isatty() and not args.quiet)
+    policy, recorder, kw = args.policy, None, {"selector": args.selector, **options}
+    if args.record_epochs:
+        from sim.policies import make
+        from sim.record import EpochRecorder
+        policy, kw = make(args.policy, **kw), {}
+        recorder = EpochRecorder(policy, min_candidates=args.min_candidates)
+    res = simulate(workload.jobs, workload.capacity, policy, on_pass=recorder,
+                   progress=progress if progress.enabled else None, **kw)
+    progress.close()
+    if recorder is not None:
+        recorder.write(args.record_epochs, workload=str(args.workload))
+        print(f"recorded {len(recorder.instances)} selection step(s) of {res.passes} pass(es) in "
+              f"{args.record_epochs}; score them with: epochbench score {args.record_epochs} "
+              f"--methods recorded,cpsat", file=sys.stderr)
+    return res, summarize(res.jobs, workload, small_threshold=args.small_threshold)
+
+
+def _run_gang(args, workload):
+    """Gang scheduling on the Ousterhout matrix (sim.gang, seed 004 sections 5-6)."""
+    from sim.gang import gang_options_from_args, simulate_gang, summarize_gang
+    if args.policy not in GANG_POLICIES:
+        raise ValueError(f"--machine gang takes the policies {', '.join(GANG_POLICIES)}, not {args.policy!r}")
+    if args.selector or args.record_epochs:
+        raise ValueError("--selector and --record-epochs apply to the space-shared policies only")
+    res = simulate_gang(workload.jobs, workload.capacity, args.policy, **gang_options_from_args(args))
+    return res, summarize_gang(res, workload, small_threshold=args.small_threshold)
 
 
 def _json_default(obj):
@@ -254,10 +294,14 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Event-driven simulation of a job stream (SWF, CSV or Parquet) on a "
                                    "space-shared machine; prints the metrics, writes DIR/jobs.csv and "
                                    "DIR/report.json with --out.")
-    m.add_argument("--workload", required=True, type=Path, help=".swf, .swf.gz, .csv or .parquet")
+    m.add_argument("--workload", type=Path, help=".swf, .swf.gz, .csv or .parquet (not with --machine farm)")
+    m.add_argument("--machine", choices=["pool", "gang", "farm"], default="pool",
+                   help="pool: space-shared K resources (default); gang: Ousterhout matrix (seed 004, "
+                        "implied by the gs/bgs/mgs/mbgs policies); farm: seed 003 farm with licenses")
     m.add_argument("--policy", required=True,
                    help="fcfs, nonfcfs, easy, conservative, ff-easy, bl-easy, bb-easy, los, ff-cons, "
-                        "fcfs-bf, sjf-bf, bfit-bf, wfit-bf")
+                        "fcfs-bf, sjf-bf, bfit-bf, wfit-bf; gang: gs, bgs, mgs, mbgs; farm: cs-i-p, "
+                        "cs-i-np, cs-ni-p, cs-ni-np, edf, easy, bf-rm, bf-unrm")
     m.add_argument("--record-epochs", type=Path, metavar="DIR",
                    help="save every selection step as a packing instance with the policy's choice "
                         "(meta.choice) in DIR; score with 'epochbench score DIR --methods recorded,...'")
@@ -271,6 +315,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--out", type=Path, help="folder for jobs.csv and report.json")
     m.add_argument("--json", action="store_true", help="print the report as one JSON object")
     m.add_argument("--quiet", action="store_true", help="no progress line")
+    from sim.farm import add_farm_arguments
+    from sim.gang import add_gang_arguments
+    add_gang_arguments(m)
+    add_farm_arguments(m)
 
     e = sub.add_parser("experiment", help="rerun a seed paper's experiment: CSV, PNG and table",
                        description="Run experiment NAME (`epochbench experiment list` lists them): "

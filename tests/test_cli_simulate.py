@@ -64,3 +64,28 @@ def test_simulate_oracle_selector(swf, capsys):
 def test_simulate_unknown_policy_is_a_clear_error(swf, capsys):
     assert main(["simulate", "--workload", str(swf), "--policy", "nope"]) != 0
     assert "nope" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("policy", ["gs", "bgs", "mgs", "mbgs"])
+def test_simulate_gang_policies(swf, tmp_path, capsys, policy):
+    out = tmp_path / "g"
+    assert main(["simulate", "--workload", str(swf), "--policy", policy, "--mpl", "2", "--slice", "5",
+                 "--switch-overhead", "0.01", "--out", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["policy"] == policy and report["engine"] == "gang" and report["jobs"] == 4
+    assert "capacity_loss" in report["metrics"]
+    jobs = pd.read_csv(out / "jobs.csv")
+    assert (jobs["end"] - jobs["start"] >= jobs["duration"] - 1e-9).all()
+
+
+def test_simulate_farm(tmp_path, capsys):
+    assert main(["simulate", "--machine", "farm", "--policy", "cs-ni-np", "--farm-jobs", "60",
+                 "--machines", "12", "--licenses", "4", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert 0 <= report["metrics"]["late_share"] <= 1 and report["metrics"]["jobs"] == 60
+    assert main(["simulate", "--machine", "farm", "--policy", "edf", "--workload", "x.swf"]) == 2
+
+
+def test_gang_machine_rejects_pool_policies(swf, capsys):
+    assert main(["simulate", "--workload", str(swf), "--machine", "gang", "--policy", "easy"]) == 2
+    assert "gs, bgs, mgs, mbgs" in capsys.readouterr().err
