@@ -36,9 +36,42 @@ a compression O(queue x mpl x m).
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from .gang_matrix import Clock, Matrix
-from .profile import p_add, p_advance, p_book, p_find, p_init, rows_needed
+from .profile import JIT, p_add, p_advance, p_book, p_find, p_init, rows_needed
+
+
+@njit(**JIT)
+def _advance(pt, pf, m, now):
+    for r in range(m.shape[0]):
+        m[r] = p_advance(pt[r], pf[r], m[r], now, True)
+
+
+@njit(**JIT)
+def _book(pt, pf, m, dem, est, jobs, res_t, res_r, promised, order, now):
+    """Book ``jobs`` in order, each at its earliest fit over the rows (ties:
+    fewest processors free now, then clock order); a job booked before is
+    taken out of its row first.  O(len(jobs) x mpl x m)."""
+    for a in range(jobs.shape[0]):
+        j = jobs[a]
+        e = est[j]
+        if res_r[j] >= 0:
+            r = res_r[j]
+            m[r] = p_add(pt[r], pf[r], m[r], res_t[j], res_t[j] + e, dem, j, 1)
+        best_r, best_i, best_t, best_f = -1, -1, np.inf, 0
+        for q in range(order.shape[0]):
+            r = order[q]
+            i = p_find(pt[r], pf[r], m[r], dem, j, e)
+            t = pt[r, i]
+            f = pf[r, 0, 0] if t <= now else 0
+            if best_r < 0 or t < best_t or (t == best_t and f < best_f):
+                best_r, best_i, best_t, best_f = r, i, t, f
+        m[best_r] = p_book(pt[best_r], pf[best_r], m[best_r], best_i, e, dem, j)
+        res_t[j] = best_t
+        res_r[j] = best_r
+        if np.isnan(promised[j]):
+            promised[j] = best_t
 
 
 class RowBackfill:
@@ -47,7 +80,10 @@ class RowBackfill:
     ``table``: the :class:`~sim.engine.JobTable` (``promised`` receives each
     job's first reservation); ``n``: processors; ``mpl``: rows; ``scale``:
     the factor on the estimates (seed 004: the multiprogramming level);
-    ``now``: time of the first event.
+    ``now``: time of the first event.  The profiles of all rows live in
+    ``pt`` (mpl x size), ``pf`` (mpl x size x 1) and ``m`` (rows used);
+    ``res_t`` / ``res_r`` hold each waiting job's reservation (time, row;
+    row -1 = none).
     """
 
     def __init__(self, table, n: int, mpl: int, scale: float, now: float):
@@ -57,10 +93,12 @@ class RowBackfill:
         self.est = np.asarray(table.estimate, dtype=np.float64) * float(scale)
         size = rows_needed(max(table.n, 1))
         cap = np.array([n], dtype=np.int64)
-        self.pt = [np.empty(size) for _ in range(self.mpl)]
-        self.pf = [np.empty((size, 1), dtype=np.int64) for _ in range(self.mpl)]
-        self.m = [p_init(self.pt[r], self.pf[r], cap, float(now)) for r in range(self.mpl)]
-        self.res: dict[int, tuple[float, int]] = {}   # waiting job -> (time, row)
+        self.pt = np.empty((self.mpl, size))
+        self.pf = np.empty((self.mpl, size, 1), dtype=np.int64)
+        self.m = np.array([p_init(self.pt[r], self.pf[r], cap, float(now)) for r in range(self.mpl)],
+                          dtype=np.int64)
+        self.res_t = np.full(table.n, np.nan)
+        self.res_r = np.full(table.n, -1, dtype=np.int64)
         self.end: dict[int, float] = {}               # job in the matrix -> predicted end
         self.compress = False
         self.now = float(now)
@@ -70,17 +108,16 @@ class RowBackfill:
     def advance(self, now: float) -> None:
         """Forget everything before ``now`` in every row."""
         self.now = float(now)
-        for r in range(self.mpl):
-            self.m[r] = p_advance(self.pt[r], self.pf[r], self.m[r], self.now, True)
+        _advance(self.pt, self.pf, self.m, self.now)
 
     def _add(self, r: int, t0: float, t1: float, job: int, sign: int) -> None:
         self.m[r] = p_add(self.pt[r], self.pf[r], self.m[r], t0, t1, self.dem, job, sign)
 
     def free_until(self, r: int, t1: float) -> int:
         """Fewest processors free in row ``r`` on ``[now, t1)``."""
-        m, pt = self.m[r], self.pt[r]
+        m, pt = int(self.m[r]), self.pt[r]
         i1 = max(int(np.searchsorted(pt[:m], t1, side="left")), 1)
-        return int(self.pf[r][:i1, 0].min())
+        return int(self.pf[r, :i1, 0].min())
 
     def finished(self, job: int, row: int, now: float) -> None:
         """``job`` (home ``row``) ended at ``now``: release the rest of its
@@ -104,47 +141,40 @@ class RowBackfill:
             self.compress = True
 
     # ---- Schedule -----------------------------------------------------------------------
-    def _book(self, job: int, clock: Clock) -> None:
-        e, now = float(self.est[job]), self.now
-        if job in self.res:
-            t, r = self.res[job]
-            self._add(r, t, t + e, job, +1)
-        best = None
-        for r in clock.order():
-            i = p_find(self.pt[r], self.pf[r], self.m[r], self.dem, job, e)
-            t = float(self.pt[r][i])
-            key = (t, int(self.pf[r][0, 0]) if t <= now else 0)
-            if best is None or key < best[0]:
-                best = (key, r, i)
-        (t, _), r, i = best
-        self.m[r] = p_book(self.pt[r], self.pf[r], self.m[r], i, e, self.dem, job)
-        self.res[job] = (t, r)
-        promised = self.table.promised
-        if np.isnan(promised[job]):
-            promised[job] = t
-
     def schedule(self, queue: list, m: Matrix, clock: Clock) -> tuple[list, list]:
         """One Schedule step at ``self.now`` over ``queue`` (waiting jobs in
-        arrival order): book, then start every job booked now.  Returns
-        (jobs placed, the new queue)."""
+        arrival order): book (every job when compressing, else the new
+        ones), then start every job whose reservation has come (under
+        discrete scheduling it may lie before the boundary where the pass
+        runs; the job keeps its booked interval).  Returns (jobs placed, the
+        new queue)."""
         now = self.now
-        for job in queue:
-            if self.compress or job not in self.res or self.res[job][0] < now:
-                self._book(job, clock)
+        res_t, res_r = self.res_t, self.res_r
+        if self.compress:
+            todo = queue
+        else:
+            todo = [j for j in queue if res_r[j] < 0]
+        if todo:
+            _book(self.pt, self.pf, self.m, self.dem, self.est, np.asarray(todo, dtype=np.int64),
+                  res_t, res_r, self.table.promised, np.asarray(clock.order(), dtype=np.int64), now)
         self.compress = False
         placed, keep = [], []
+        wake = np.inf
         for job in queue:
-            t, r = self.res[job]
+            t = res_t[job]
             if t <= now:
+                r = int(res_r[job])
                 p = int(self.dem[job, 0])
                 if m.free(r) >= p:
                     m.place(job, p, r)
                     clock.placed(job, r)
-                    del self.res[job]
-                    self.end[job] = t + float(self.est[job])
+                    res_r[job] = -1
+                    self.end[job] = float(t + self.est[job])
                     placed.append(job)
                     continue
                 self.compress = True  # a job overran its prediction: book everything again
+            elif t < wake:
+                wake = t
             keep.append(job)
-        self.wake = min((self.res[j][0] for j in keep if self.res[j][0] > now), default=np.inf)
+        self.wake = float(wake)
         return placed, keep

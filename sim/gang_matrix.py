@@ -162,6 +162,8 @@ class Matrix:
         if job in self.home:
             raise RuntimeError(f"job {job} is already in the matrix")
         size = int(size)
+        if size > self.free(r):
+            raise RuntimeError(f"row {r} has {self.free(r)} empty cells, job {job} needs {size}")
         if cols is None:
             cols = lowest_bits(self.full & ~self.occ[r], size)
         elif cols.bit_count() != size:
@@ -281,7 +283,7 @@ class Clock:
 
     def order(self) -> list[int]:
         """The rows in the order they come up, current row first."""
-        return [(self.row + i) % self.mpl for i in range(self.mpl)]
+        return [*range(self.row, self.mpl), *range(self.row)]
 
     def at(self, r: int) -> int:
         """Absolute position at which row ``r`` next runs."""
@@ -347,7 +349,10 @@ def compact_matrix(m: Matrix, clock: Clock, guard: Guard | None = None) -> int:
         for a, i in enumerate(asc):
             if not m.used[i]:
                 continue
+            smallest = min(m.size[x] for x in m.row[i])
             for j in sorted(asc[a + 1:], key=lambda r: (-m.used[r], r)):
+                if m.used[j] < m.used[i] or m.free(j) < smallest:
+                    continue
                 for job in list(m.row[i]):
                     if m.used[j] < m.used[i] or m.free(j) < m.size[job]:
                         continue
@@ -393,30 +398,33 @@ def fill_matrix(m: Matrix, clock: Clock, order: Iterable[int] | None = None) -> 
     """FillMatrix (seed 004 section 6.1): ``do { for each job in starting
     time order: for all rows (clock order): if the job can be replicated in
     the same columns, do it and break } while the matrix changes``.  Each
-    round replicates a job at most once.  Returns the replicas added.
-    O(rounds x jobs x mpl), rounds <= mpl."""
-    jobs = list(m.order if order is None else order)
+    round replicates a job at most once.  Rows only lose empty cells during
+    the step, so a job that found no row in one round finds none later: each
+    round after the first retries only the jobs replicated in the round
+    before (same result, less work).  Returns the replicas added.
+    O(jobs x mpl) for the first round, O(replicas x mpl) for the others."""
+    jobs = [j for j in (m.order if order is None else order) if j in m.home]
     added = 0
-    while True:
-        room = max(m.free(r) for r in range(m.mpl))
-        if room == 0:
-            return added
-        changed = False
-        rows = clock.order()
+    n, occ, used, rows_of, cols_of, size = m.n, m.occ, m.used, m.rows, m.cols, m.size
+    while jobs:
+        rows = [r for r in clock.order() if used[r] < n]
+        if not rows:
+            break
+        room = n - min(used[r] for r in rows)
+        again = []
         for job in jobs:
-            if job not in m.home:
-                continue
-            s, c = m.size[job], m.cols[job]
+            s = size[job]
             if s > room:
                 continue
+            c, jr = cols_of[job], rows_of[job]
             for r in rows:
-                if m.used[r] + s <= m.n and not (m.rows[job] >> r) & 1 and not m.occ[r] & c:
+                if used[r] + s <= n and not (jr >> r) & 1 and not occ[r] & c:
                     m.replicate(job, r)
                     added += 1
-                    changed = True
+                    again.append(job)
                     break
-        if not changed:
-            return added
+        jobs = again
+    return added
 
 
 # ---- migration (section 6.4) -----------------------------------------------------------
@@ -501,7 +509,10 @@ def collapse_migrating(m: Matrix, clock: Clock, budget: Budget, cost: float,
         for a, i in enumerate(asc):
             if not m.used[i]:
                 continue
+            smallest = min(m.size[x] for x in m.row[i])
             for j in sorted(asc[a + 1:], key=lambda r: (-m.used[r], r)):
+                if m.used[j] < m.used[i] or m.free(j) < smallest:
+                    continue
                 jobs = sorted((x for x in m.row[i] if m.home[x] == i and m.single(x)),
                               key=lambda x: (m.size[x], x))
                 for job in jobs:

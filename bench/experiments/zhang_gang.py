@@ -1,0 +1,337 @@
+"""``zhang-gang``: slowdown, wait and capacity loss against utilization for
+backfilling (BF), gang scheduling (GS-2/3/5), backfilling gang scheduling
+(BGS-2/3/5) and migration (MGS-5, MBGS-5) at context-switch overheads 0, 1,
+2 and 5 % of the time slice (seed 004 section 6, figures 15-21 and 25).
+
+Setup as seed 004 section 6.3: a machine of 320 nodes, FCFS priority, time
+slice T = 200 s, the Phi model of overestimation with Phi = 0.2, continuous
+scheduling; MGS/MBGS with MPL 5, migration cost 10 s (5 % of the slice) and
+Q = 64 tasks migrated per slice (figure 25).  BF is conservative backfilling
+on the whole machine (:mod:`sim.policies`, fast path); the gang policies run
+in :func:`sim.gang.simulate_gang` (all four steps, figure 11 line 3).
+
+Streams: :func:`.zhang_queues.zhang_stream` (lublin03 on 320 nodes, offered
+load 0.55 x runtime factor; see that module for the workload choice), the
+same streams as ``zhang-queues`` and ``zhang-estimates``.  The runtime
+factors run from 0.4 (offered load 0.22) to 1.8 (0.99): seed 004 uses 1.0
+.. 1.8 only, but on this stream every policy has a bounded slowdown above 20
+at load 0.55 already (a daily arrival cycle and many short jobs), so the
+lower loads are needed to find where a policy crosses a slowdown of 20.
+Figure 21 adds discrete scheduling (BF stays continuous; BGS-1 = BF with
+discrete scheduling) at overhead 0.
+
+``zhang-gang-kth``: the same sweep on the KTH SP2 trace (100 nodes, its first
+10,000 jobs with their own user estimates), the load set by scaling the
+arrival times (:func:`instances.workloads.set_load`) to offered loads 0.3 ..
+0.95.  One stream only, so ``--seeds`` is ignored there.
+
+Rows: one per (stream, policy, MPL, overhead, discrete, load point, seed)
+with :func:`sim.gang.summarize_gang` (capacity loss eq. 3; eq. 2 for BF,
+the same thing at MPL 1).  :func:`table` gives per configuration the
+utilization at which the mean bounded slowdown crosses 20 (seed 004 section
+6.3: about 0.67 GS-5, 0.76 BF, 0.82 BGS-2, 0.87 BGS-5), 50 and 100 (linear
+interpolation between load points), the highest utilization reached and
+slowdown / wait at the lowest and highest load.  :func:`claims` checks seed
+004's orderings point by point.
+
+``--quick``: 2,000 jobs, factors 0.6 / 1.2 / 1.8 (KTH: loads 0.4 / 0.7 /
+0.9), every configuration, 1 seed: well under 2 minutes on 2 cores.  Full:
+10,000 jobs, 8 load points, 1 seed (``--seeds`` for more): about 300 runs of
+2-20 s each, ~30 minutes on 2 cores.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import Experiment, Options, register
+from .zhang_queues import NODES, zhang_stream
+
+SLICE = 200.0                    # seed 004 figures 11-12: time slice 200 s
+PHI = 0.2                        # seed 004 section 6.2: Phi model, Phi = 0.2
+OVERHEADS = (0.0, 0.01, 0.02, 0.05)
+MPLS = (2, 3, 5)
+MIGRATION = dict(migration_cost=10.0, migration_limit=64)   # seed 004 figure 25
+FACTORS = (0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8)
+QUICK_FACTORS = (0.6, 1.2, 1.8)
+KTH_LOADS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+QUICK_KTH_LOADS = (0.4, 0.7, 0.9)
+JOBS, QUICK_JOBS = 10_000, 2_000
+THRESHOLDS = (20.0, 50.0, 100.0)
+METRICS = ("utilization", "capacity_loss", "wait_mean", "wait_std", "bsld_mean", "bsld_std", "response_mean",
+           "small_wait_mean", "large_wait_mean", "small_bsld_mean", "large_bsld_mean", "makespan")
+
+
+def label(policy: str, mpl: int | None, discrete: bool = False) -> str:
+    """``BF``, ``GS-5``, ``BGS-2``, ``MBGS-5``; ``(d)`` for discrete scheduling."""
+    name = "BF" if policy == "bf" else f"{policy.upper()}-{mpl}"
+    return name + (" (d)" if discrete else "")
+
+
+def configs(quick: bool) -> list[dict]:
+    """Every (policy, mpl, overhead, discrete) of the sweep (module docstring)."""
+    out = [dict(policy="bf", mpl=1, overhead=0.0, discrete=False)]
+    for c in OVERHEADS:
+        for pol in ("gs", "bgs"):
+            out += [dict(policy=pol, mpl=m, overhead=c, discrete=False) for m in MPLS]
+    out += [dict(policy=p, mpl=5, overhead=0.0, discrete=False) for p in ("mgs", "mbgs")]
+    out += [dict(policy="bgs", mpl=m, overhead=0.0, discrete=True) for m in (1, 2, 5)]
+    out += [dict(policy="gs", mpl=5, overhead=0.0, discrete=True)]
+    return out
+
+
+def _tasks(opts: Options, stream: str) -> list[dict]:
+    if stream == "kth":
+        seeds, points = 1, (QUICK_KTH_LOADS if opts.quick else KTH_LOADS)
+    else:
+        seeds = opts.seeds if opts.seeds is not None else 1
+        points = QUICK_FACTORS if opts.quick else FACTORS
+    jobs = QUICK_JOBS if opts.quick else JOBS
+    cfgs = configs(opts.quick)
+    # heaviest first (high load, migration and MPL 5), so that the process pool ends evenly
+    weight = {"mbgs": 4, "mgs": 4, "bgs": 3, "gs": 2, "bf": 0}
+    cfgs = sorted(cfgs, key=lambda c: -(weight[c["policy"]] + c["mpl"] / 5))
+    return [{"stream": stream, **c, "point": p, "seed": s, "jobs": jobs}
+            for p in sorted(points, reverse=True) for c in cfgs for s in range(seeds)]
+
+
+def tasks(opts: Options) -> list[dict]:
+    return _tasks(opts, "lublin03")
+
+
+def tasks_kth(opts: Options) -> list[dict]:
+    return _tasks(opts, "kth")
+
+
+def make_stream(stream: str, jobs: int, point: float, seed: int):
+    """(workload, offered load): lublin03 at runtime factor ``point`` (Phi =
+    0.2 estimates), or the first ``jobs`` KTH jobs at offered load ``point``."""
+    if stream == "kth":
+        from instances.data import data_root
+        from instances.workloads import offered_load, set_load
+        from sim.jobs import make_workload, read_swf
+
+        path = data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
+        if not path.exists():
+            raise FileNotFoundError(f"KTH trace absent at {path} (set EPOCHBENCH_DATA)")
+        w = read_swf(path)
+        j = set_load(w.jobs.head(jobs), w.capacity, point)
+        wl = make_workload(j[["id", "submit", "runtime", "estimate", "procs"]], w.capacity, source="KTH")
+        return wl, offered_load(wl.jobs, wl.capacity)
+    st, wl = zhang_stream(jobs, seed, point, "phi", PHI)
+    return wl, st.meta["offered_load"]
+
+
+def run(task: dict) -> list[dict]:
+    """One stream under one configuration: one tidy row."""
+    from sim.engine import simulate
+    from sim.gang import simulate_gang, summarize_gang
+    from sim.metrics import summarize
+
+    wl, offered = make_stream(task["stream"], task["jobs"], task["point"], task["seed"])
+    pol = task["policy"]
+    extra = {}
+    if pol == "bf":
+        res = simulate(wl.jobs, wl.capacity, "conservative")
+        m = summarize(res.jobs, wl)
+    else:
+        kw = dict(mpl=task["mpl"], slice=SLICE, switch_overhead=task["overhead"], discrete=task["discrete"])
+        if pol in ("mgs", "mbgs"):
+            kw.update(MIGRATION)
+        res = simulate_gang(wl.jobs, wl.capacity, pol, **kw)
+        m = summarize_gang(res, wl)
+        extra = {"capacity_loss_switch": m["capacity_loss_switch"],
+                 "capacity_loss_migration": m["capacity_loss_migration"],
+                 "migrations": m["migrations"], "migrated_tasks": m["migrated_tasks"]}
+    return [{"stream": task["stream"], "config": label(pol, task["mpl"], task["discrete"]), "policy": pol,
+             "mpl": task["mpl"], "overhead": task["overhead"], "discrete": task["discrete"],
+             "point": task["point"], "seed": task["seed"], "jobs": task["jobs"], "nodes": int(wl.capacity[0]),
+             "offered_load": offered, **{k: m[k] for k in METRICS}, **extra, "sim_seconds": res.seconds,
+             "passes": res.passes}]
+
+
+# ---- summaries ----------------------------------------------------------------------------
+def _curves(df: pd.DataFrame) -> pd.DataFrame:
+    """Means over seeds per (stream, config, overhead, point)."""
+    cols = ["offered_load", "utilization", "bsld_mean", "wait_mean", "capacity_loss", "bsld_std", "wait_std",
+            "small_bsld_mean", "large_bsld_mean", "small_wait_mean", "large_wait_mean"]
+    return df.groupby(["stream", "config", "policy", "mpl", "overhead", "discrete", "point"],
+                      sort=False)[cols].mean().reset_index()
+
+
+def utilization_at(util, value, threshold: float) -> float:
+    """Utilization where ``value`` (along increasing load) first reaches
+    ``threshold``, by linear interpolation between load points; NaN if it is
+    above the threshold at the lowest load, inf if it never reaches it."""
+    u, v = np.asarray(util, dtype=float), np.asarray(value, dtype=float)
+    if len(v) == 0 or v[0] > threshold:
+        return float("nan")
+    for k in range(1, len(v)):
+        if v[k] >= threshold:
+            f = (threshold - v[k - 1]) / (v[k] - v[k - 1]) if v[k] != v[k - 1] else 1.0
+            return float(u[k - 1] + f * (u[k] - u[k - 1]))
+    return float("inf")
+
+
+def table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (stream, config, overhead): utilization at mean bounded slowdown
+    20 / 50 / 100 (NaN: above it at the lowest load; inf: never reached), the
+    highest utilization reached, and slowdown, wait and capacity loss at the
+    lowest and the highest load point."""
+    rows = []
+    for key, g in _curves(df).groupby(["stream", "config", "overhead"], sort=False):
+        g = g.sort_values("point")
+        row = dict(zip(("stream", "config", "overhead"), key))
+        for th in THRESHOLDS:
+            row[f"rho@sld{th:g}"] = utilization_at(g["utilization"], g["bsld_mean"], th)
+        row["max_util"] = g["utilization"].max()
+        lo, hi = g.iloc[0], g.iloc[-1]
+        row.update(sld_lo=lo["bsld_mean"], sld_hi=hi["bsld_mean"], wait_lo=lo["wait_mean"], wait_hi=hi["wait_mean"],
+                   kappa_lo=lo["capacity_loss"], kappa_hi=hi["capacity_loss"])
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    order = {c: i for i, c in enumerate(["BF"] + [label(p, m) for p in ("gs", "bgs") for m in MPLS]
+                                        + ["MGS-5", "MBGS-5"])}
+    out["_o"] = out["config"].map(lambda c: order.get(c, 99))
+    out = out.sort_values(["stream", "overhead", "_o", "config"], kind="stable").drop(columns="_o")
+    return out.reset_index(drop=True)
+
+
+def claims(df: pd.DataFrame) -> pd.DataFrame:
+    """Seed 004's orderings, point by point (continuous scheduling): for each
+    stream, overhead and MPL, the share of load points where BGS-m has a lower
+    mean slowdown / wait than GS-m and than BF, and where the slowdown falls
+    with the MPL (BGS-5 <= BGS-3 <= BGS-2)."""
+    c = _curves(df)
+    c = c[~c["discrete"]]
+    rows = []
+    for (stream, over), g in c.groupby(["stream", "overhead"]):
+        bf = c[(c["stream"] == stream) & (c["config"] == "BF")].set_index("point")
+        by = {cfg: x.set_index("point") for cfg, x in g.groupby("config")}
+        for m in MPLS:
+            b, s = by.get(f"BGS-{m}"), by.get(f"GS-{m}")
+            if b is None or s is None:
+                continue
+            pts = b.index.intersection(s.index).intersection(bf.index)
+            rows.append({"stream": stream, "overhead": over, "mpl": m, "points": len(pts),
+                         "bgs<gs sld": float((b.loc[pts, "bsld_mean"] < s.loc[pts, "bsld_mean"]).mean()),
+                         "bgs<gs wait": float((b.loc[pts, "wait_mean"] < s.loc[pts, "wait_mean"]).mean()),
+                         "bgs<bf sld": float((b.loc[pts, "bsld_mean"] < bf.loc[pts, "bsld_mean"]).mean()),
+                         "bgs<bf wait": float((b.loc[pts, "wait_mean"] < bf.loc[pts, "wait_mean"]).mean()),
+                         "gs<bf sld": float((s.loc[pts, "bsld_mean"] < bf.loc[pts, "bsld_mean"]).mean())})
+        if all(f"BGS-{m}" in by for m in MPLS):
+            b2, b3, b5 = (by[f"BGS-{m}"]["bsld_mean"] for m in MPLS)
+            pts = b2.index.intersection(b3.index).intersection(b5.index)
+            rows.append({"stream": stream, "overhead": over, "mpl": "2>3>5", "points": len(pts),
+                         "monotone sld": float(((b5[pts] <= b3[pts]) & (b3[pts] <= b2[pts])).mean())})
+    return pd.DataFrame(rows)
+
+
+# ---- figures ---------------------------------------------------------------------------------
+STYLE = {"BF": dict(color="k", lw=2.2), "GS-2": dict(color="tab:red", ls=":"), "GS-3": dict(color="tab:red", ls="--"),
+         "GS-5": dict(color="tab:red"), "BGS-2": dict(color="tab:blue", ls=":"),
+         "BGS-3": dict(color="tab:blue", ls="--"), "BGS-5": dict(color="tab:blue"),
+         "MGS-5": dict(color="tab:orange"), "MBGS-5": dict(color="tab:green")}
+
+
+def _line(ax, g, ycol, cfg, scale=1.0, **kw):
+    g = g.sort_values("point")
+    ax.plot(g["utilization"], g[ycol] / scale, marker="o", ms=3, label=cfg, **{**STYLE.get(cfg, {}), **kw})
+
+
+def plot(df: pd.DataFrame, path) -> None:
+    """``NAME.png``: figures 15 (slowdown), 17 (wait) and 20 (capacity loss),
+    one column per overhead; ``NAME-extra.png``: figures 16/18 (standard
+    deviations), 19 (small and large jobs), 21 (continuous vs discrete) and
+    25 (GS, BGS, MGS, MBGS) at overhead 0."""
+    import matplotlib.pyplot as plt
+    from pathlib import Path
+
+    c = _curves(df)
+    for stream in dict.fromkeys(c["stream"]):
+        cs = c[c["stream"] == stream]
+        cont = cs[~cs["discrete"]]
+        bf = cont[cont["config"] == "BF"]
+        overs = sorted(set(cont["overhead"]))
+        fig, axes = plt.subplots(3, len(overs), figsize=(4.2 * len(overs), 11), squeeze=False)
+        for k, over in enumerate(overs):
+            g = cont[(cont["overhead"] == over) & cont["policy"].isin(["gs", "bgs"])]
+            for r, (ycol, name, scale) in enumerate((("bsld_mean", "average bounded slowdown", 1.0),
+                                                     ("wait_mean", "average wait (x 10^3 s)", 1e3),
+                                                     ("capacity_loss", "capacity loss kappa (eq. 3)", 1.0))):
+                ax = axes[r][k]
+                _line(ax, bf, ycol, "BF", scale)
+                for cfg, x in g.groupby("config", sort=False):
+                    _line(ax, x, ycol, cfg, scale)
+                if r < 2:
+                    ax.set_yscale("log")
+                    if r == 0:
+                        ax.axhline(20, color="grey", lw=0.7, ls="-.")
+                else:
+                    u = np.linspace(0.2, 1.0, 9)
+                    ax.plot(u, 1 - u, "k--", lw=0.7, label="1 - rho")
+                ax.set_title(f"{name.split(' (')[0]}, overhead {over:.0%}", fontsize=9)
+                ax.set_xlabel("utilization rho")
+                ax.set_ylabel(name, fontsize=8)
+                ax.legend(fontsize=6)
+        fig.suptitle(f"seed 004 figs. 15, 17, 20 ({stream}, {int(df['nodes'].iloc[0])} nodes, T = {SLICE:g} s)")
+        fig.tight_layout()
+        out = Path(path) if stream == c["stream"].iloc[0] else Path(path).with_name(f"{Path(path).stem}-{stream}.png")
+        fig.savefig(out, dpi=100)
+        plt.close(fig)
+        _extra(cs, Path(out).with_name(f"{Path(out).stem}-extra.png"), stream)
+
+
+def _extra(cs: pd.DataFrame, path, stream: str) -> None:
+    import matplotlib.pyplot as plt
+
+    zero = cs[(cs["overhead"] == 0.0)]
+    cont = zero[~zero["discrete"]]
+    fig, axes = plt.subplots(2, 3, figsize=(14, 8.5))
+    for ax, ycol, name in ((axes[0][0], "bsld_std", "std of bounded slowdown (fig. 16)"),
+                           (axes[0][1], "wait_std", "std of wait, s (fig. 18)")):
+        for cfg, x in cont[cont["policy"].isin(["bf", "gs", "bgs"])].groupby("config", sort=False):
+            _line(ax, x, ycol, cfg)
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=9)
+    ax = axes[0][2]
+    for cfg in ("BF", "BGS-5"):
+        x = cont[cont["config"] == cfg]
+        _line(ax, x, "small_bsld_mean", f"{cfg} small", color=STYLE[cfg]["color"], ls="--")
+        _line(ax, x, "large_bsld_mean", f"{cfg} large", color=STYLE[cfg]["color"], ls="-")
+    ax.set_yscale("log")
+    ax.set_title("slowdown of small (<= 32 nodes) and large jobs (fig. 19)", fontsize=9)
+    ax = axes[1][0]
+    for cfg in ("BF", "BGS-5"):
+        x = cont[cont["config"] == cfg]
+        _line(ax, x, "small_wait_mean", f"{cfg} small", color=STYLE[cfg]["color"], ls="--")
+        _line(ax, x, "large_wait_mean", f"{cfg} large", color=STYLE[cfg]["color"], ls="-")
+    ax.set_yscale("log")
+    ax.set_title("wait (s) of small and large jobs (fig. 19)", fontsize=9)
+    ax = axes[1][1]
+    for cfg, x in zero.groupby("config", sort=False):
+        if cfg in ("BF", "GS-5", "BGS-2", "BGS-5") or x["discrete"].iloc[0]:
+            _line(ax, x, "bsld_mean", cfg, ls="--" if x["discrete"].iloc[0] else "-",
+                  color=None if x["discrete"].iloc[0] else STYLE.get(cfg, {}).get("color"))
+    ax.axhline(20, color="grey", lw=0.7, ls="-.")
+    ax.set_yscale("log")
+    ax.set_title("continuous vs discrete (d) scheduling (fig. 21)", fontsize=9)
+    ax = axes[1][2]
+    for cfg in ("GS-5", "BGS-5", "MGS-5", "MBGS-5"):
+        _line(ax, cont[cont["config"] == cfg], "bsld_mean", cfg)
+    ax.set_yscale("log")
+    ax.set_title("GS, BGS, MGS, MBGS, MPL 5 (fig. 25)", fontsize=9)
+    for row in axes:
+        for ax in row:
+            ax.set_xlabel("utilization rho")
+            ax.legend(fontsize=6)
+    fig.suptitle(f"seed 004 figs. 16, 18, 19, 21, 25 at overhead 0 ({stream})")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+register(Experiment("zhang-gang", "seed 004 figs. 15-21, 25: BF, GS, BGS, MGS, MBGS vs utilization at "
+                                  "context-switch overheads 0-5 % (lublin03, 320 nodes)", tasks, run, table, plot))
+register(Experiment("zhang-gang-kth", "zhang-gang on the KTH SP2 trace (100 nodes, arrivals scaled)",
+                    tasks_kth, run, table, plot))

@@ -1,0 +1,397 @@
+"""Gang scheduling (seed 004 sections 5-6): the matrix of figure 9, the steps
+on hand-made matrices, the clock rule, migration costs (eqs. 4-5), the
+event loop on small worked streams, capacity loss (eq. 3), options and CLI
+wiring."""
+import argparse
+from collections import deque
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from instances.core import InstanceError
+from sim.engine import simulate
+from sim.gang import add_gang_arguments, gang_options_from_args, simulate_gang, summarize_gang
+from sim.gang_matrix import (Budget, Clock, Matrix, bits, clean_matrix, collapse_migrating, compact_matrix,
+                             fill_matrix, fill_migrating, lowest_bits, mask_of, migration_overhead,
+                             schedule_gs)
+from sim.metrics import capacity_loss
+
+E = -1
+
+
+def stream(rows):
+    """rows: (id, submit, procs, duration[, estimate])."""
+    out = []
+    for r in rows:
+        i, sub, procs, dur = r[:4]
+        est = r[4] if len(r) > 4 else max(dur, 1.0)
+        out.append({"id": i, "submit": float(sub), "runtime": float(dur), "estimate": float(est),
+                    "procs": procs, "duration": float(min(dur, est))})
+    return pd.DataFrame(out).astype({"id": "int64", "procs": "int64"})
+
+
+def clock_with(mpl, row=0, pos=None, deadlines=None):
+    c = Clock(mpl, row, row if pos is None else pos)
+    c.deadline.update(deadlines or {})
+    return c
+
+
+# ---- bit sets --------------------------------------------------------------------------------
+def test_lowest_bits_and_masks():
+    m = mask_of([1, 3, 4, 9, 12])
+    assert bits(lowest_bits(m, 3)) == [1, 3, 4]
+    assert lowest_bits(m, 5) == m and lowest_bits(m, 0) == 0
+    with pytest.raises(ValueError):
+        lowest_bits(m, 6)
+    assert bits(mask_of(range(300, 320))) == list(range(300, 320))
+
+
+# ---- figure 9 ----------------------------------------------------------------------------------
+FIG9 = np.array([[1, 1, 1, 1, 1, 1, 1, 1],
+                 [2, 2, 2, 2, 2, 2, 2, 2],
+                 [3, 3, 3, 3, 4, 4, 5, 5],
+                 [6, 6, 6, 6, 4, 4, 5, 5]])
+
+
+def fig9_built():
+    """Jobs J1..J6 (8, 8, 4, 2, 2, 4 processors) arrive in that order at an
+    empty 8 x 4 matrix: Schedule (FCFS, best fit) then FillMatrix."""
+    m, clock = Matrix(8, 4), Clock(4)
+    procs = {1: 8, 2: 8, 3: 4, 4: 2, 5: 2, 6: 4}
+    queue = deque(procs)
+    assert schedule_gs(m, clock, queue, procs) == [1, 2, 3, 4, 5, 6] and not queue
+    assert fill_matrix(m, clock) == 2
+    return m, clock
+
+
+def test_figure9_is_built_by_schedule_and_fill():
+    """Seed 004 section 5: two 8-way jobs and several smaller ones; J3 on P0-P3,
+    J4 and J5 replicated over time slices 2 and 3 in the same columns."""
+    m, _ = fig9_built()
+    np.testing.assert_array_equal(m.grid(), FIG9)
+    assert {j: m.home[j] for j in m.home} == {1: 0, 2: 1, 3: 2, 4: 2, 5: 2, 6: 3}
+    assert bits(m.rows[4]) == bits(m.rows[5]) == [2, 3]  # J4, J5 in two rows, same columns
+    assert bits(m.cols[4]) == [4, 5] and bits(m.cols[5]) == [6, 7]
+
+
+def test_figure9_a_new_8_way_job_needs_a_fifth_row():
+    """Section 5.1: an 8-way job fits only in a new row; with MPL 4 it waits,
+    even after CleanMatrix and CompactMatrix."""
+    m, clock = fig9_built()
+    clean_matrix(m)
+    compact_matrix(m, clock_with(4, deadlines={j: 10 for j in m.home}))
+    q = deque([7])
+    assert schedule_gs(m, clock, q, {7: 8}) == [] and list(q) == [7]
+
+
+def test_figure9_clean_opens_room_for_a_waiting_job():
+    """CleanMatrix drops the replicas of J4 and J5 in slice 3, so a 4-way job
+    fits there (without it the expanded jobs keep the cells: fig. 11 line 1)."""
+    m, clock = fig9_built()
+    q = deque([7])
+    assert schedule_gs(m, clock, q, {7: 4}) == []  # no room while J4, J5 are replicated
+    assert clean_matrix(m) == 2
+    np.testing.assert_array_equal(m.grid()[3], [6, 6, 6, 6, E, E, E, E])
+    assert schedule_gs(m, clock, q, {7: 4}) == [7]
+    np.testing.assert_array_equal(m.grid()[3], [6, 6, 6, 6, 7, 7, 7, 7])
+
+
+def test_figure9_compacted_after_j3_leaves():
+    """J3 ends.  Cleaning leaves slices 2 (J4, J5) and 3 (J6) half full;
+    CompactMatrix moves J4 and J5 into slice 3 (same columns), which frees a
+    whole row for a new 8-way job J7."""
+    m, _ = fig9_built()
+    m.remove(3)
+    clean_matrix(m)
+    clock = clock_with(4, row=0, pos=4, deadlines={1: 8, 2: 9, 4: 7, 5: 7, 6: 7})
+    assert compact_matrix(m, clock) == 2
+    np.testing.assert_array_equal(m.grid(), [[1] * 8, [2] * 8, [E] * 8, [6, 6, 6, 6, 4, 4, 5, 5]])
+    assert m.home[4] == m.home[5] == 3
+    q = deque([7])
+    assert schedule_gs(m, clock, q, {7: 8}) == [7] and m.home[7] == 2
+
+
+# ---- the steps on hand-made matrices ------------------------------------------------------------
+def test_clean_matrix_keeps_home_rows_only():
+    g = [[1, 1, 2, 2, E, E],
+         [1, 1, 3, 3, 3, E],
+         [1, 1, 2, 2, 4, 4]]
+    m = Matrix.from_grid(g, homes={1: 1, 2: 2})
+    assert clean_matrix(m) == 3  # J1 in rows 0 and 2, J2 in row 0
+    np.testing.assert_array_equal(m.grid(), [[E] * 6, [1, 1, 3, 3, 3, E], [E, E, 2, 2, 4, 4]])
+    assert all(m.single(j) for j in m.home)
+
+
+def test_compact_matrix_moves_from_less_to_more_populated_rows():
+    g = [[1, E, E, E, E, E],   # 1 cell
+         [E, 2, 2, E, 3, E],   # 3 cells
+         [E, E, E, 4, E, 5]]   # 2 cells
+    m = Matrix.from_grid(g)
+    clock = clock_with(3, deadlines={j: 3 for j in range(1, 6)})
+    moves = compact_matrix(m, clock)
+    # row 0 (least populated) empties into row 1 (most); then row 2 into row 1 where columns allow:
+    # J4 (col 3) and J5 (col 5) fit in row 1; J1 (col 0) too.
+    np.testing.assert_array_equal(m.grid(), [[E] * 6, [1, 2, 2, 4, 3, 5], [E] * 6])
+    assert moves == 3 and m.used == [0, 6, 0]
+
+
+def test_compact_matrix_needs_the_same_columns_free():
+    g = [[1, 1, E, E],
+         [2, 2, 2, E]]
+    m = Matrix.from_grid(g)
+    assert compact_matrix(m, clock_with(2, deadlines={1: 2, 2: 2})) == 0  # J1's columns are busy in row 1
+    np.testing.assert_array_equal(m.grid(), g)
+
+
+def test_clock_rule_never_moves_a_job_behind_its_last_run():
+    """Figure 10.  Clock at row 1 (position 5).  J7 was placed in row 2 and has
+    not run: it is due at position 6, so it may go to rows 1 or 2 but not to
+    rows 3 or 0 (positions 7, 8), which would run it later than promised.
+    J8 in the same row last ran at row 0 (position 4): due at 8, it may go
+    anywhere."""
+    g = [[1, 1, 1, E, E, E],   # row 0: 3 cells
+         [E] * 6,              # row 1 (now): empty
+         [E, E, E, 7, 8, E],   # row 2: 2 cells
+         [2, 2, 2, E, E, 9]]   # row 3: 4 cells
+    m = Matrix.from_grid(g)
+    clock = clock_with(4, row=1, pos=5, deadlines={1: 8, 2: 7, 7: 6, 8: 8, 9: 7})
+    assert clock.allowed(7, 1) and clock.allowed(7, 2) and not clock.allowed(7, 3) and not clock.allowed(7, 0)
+    assert all(clock.allowed(8, r) for r in range(4))
+    compact_matrix(m, clock)
+    assert m.home[7] == 2 and m.home[8] == 3  # J8 joins the most populated row, J7 may not
+    # no job ever sits in a row that comes after its deadline
+    for j in m.home:
+        assert clock.at(m.home[j]) <= clock.deadline[j]
+
+
+def test_fill_matrix_replicates_in_starting_time_order():
+    g = [[1, 1, E, E],
+         [E, E, 2, 2],
+         [E, 3, 3, E]]
+    m = Matrix.from_grid(g)
+    # starting-time order 3, 1, 2: J3 takes row 0? no (col 1 busy) -> row 1? col 2 busy -> none;
+    # J1 -> row 1 (cols 0-1 free), then row 2? col 1 busy; J2 -> row 0 (cols 2-3 free)
+    added = fill_matrix(m, Clock(3), order=[3, 1, 2])
+    np.testing.assert_array_equal(m.grid(), [[1, 1, 2, 2], [1, 1, 2, 2], [E, 3, 3, E]])
+    assert added == 2 and m.home == {1: 0, 2: 1, 3: 2}
+    # a job is replicated as often as rows allow, one row per round, rows in clock order
+    m = Matrix.from_grid([[5, E], [E, E], [E, E]])
+    assert fill_matrix(m, Clock(3, row=2)) == 2 and bits(m.rows[5]) == [0, 1, 2]
+
+
+def test_fill_matrix_prefers_the_row_that_runs_next():
+    m = Matrix.from_grid([[1, E], [E, E], [E, E]])
+    m2 = Matrix.from_grid([[1, 2], [E, 2], [E, E]])
+    fill_matrix(m2, Clock(3, row=1), order=[1, 2])
+    assert bits(m2.rows[1]) == [0, 1, 2] and bits(m2.rows[2]) == [0, 1, 2]
+    fill_matrix(m, Clock(3, row=2), order=[1])
+    assert bits(m.rows[1]) == [0, 1, 2]
+
+
+def test_schedule_gs_is_best_fit_and_stops_at_the_first_misfit():
+    g = [[1, 1, 1, E, E, E],   # 3 free
+         [2, 2, 2, 2, 2, E],   # 1 free
+         [E] * 6]              # 6 free
+    m = Matrix.from_grid(g)
+    clock = Clock(3)
+    q = deque([10, 11, 12, 13])
+    placed = schedule_gs(m, clock, q, {10: 1, 11: 3, 12: 6, 13: 1})
+    # J10 -> row 1 (best fit: 1 free), J11 -> row 0 (3 free), J12 (6) -> row 2; J13: nothing left
+    assert placed == [10, 11, 12] and list(q) == [13]
+    assert (m.home[10], m.home[11], m.home[12]) == (1, 0, 2)
+    assert clock.deadline[12] == 2  # placed, not run yet: due when row 2 comes up
+
+
+def test_matrix_invariants_are_enforced():
+    m = Matrix(4, 2)
+    m.place(1, 2, 0)
+    with pytest.raises(RuntimeError):
+        m.place(2, 3, 0)  # not enough columns
+    m.place(2, 2, 0)
+    with pytest.raises(RuntimeError):
+        m.replicate(1, 0)  # already there
+    m.replicate(1, 1)
+    with pytest.raises(RuntimeError):
+        m.move(1, 1)  # has a replica
+    with pytest.raises(RuntimeError):
+        m.recolumn(1, mask_of([2, 3]))
+    with pytest.raises(InstanceError, match="different columns"):
+        Matrix.from_grid([[1, 1, E], [E, 1, 1]])
+
+
+# ---- migration (section 6.4) -----------------------------------------------------------------
+def test_migration_overheads_equations_4_and_5():
+    assert migration_overhead(1, 8, [2, 3], 10.0) == 10 / 2 * 8 + 10 * 5   # eq. (4)
+    assert migration_overhead(2, 8, [2, 3], 10.0) == 10 * 8 + 10 / 2 * 5   # eq. (5)
+    with pytest.raises(ValueError):
+        migration_overhead(3, 1, [], 1.0)
+
+
+def test_collapse_with_migration_takes_the_cheaper_option():
+    # Row 0: J1 (4 cells, cols 0-3).  Row 1: J2 on cols 0-1 blocks J1's columns, 6 cells used (J2, J3).
+    g = [[1, 1, 1, 1, E, E, E, E, E, E],
+         [2, 2, E, E, 3, 3, 3, 3, E, E]]
+    m = Matrix.from_grid(g)
+    clock = clock_with(2, deadlines={1: 2, 2: 2, 3: 2})
+    migs = collapse_migrating(m, clock, Budget(), 10.0)
+    # S(A) = {J2} (2 tasks) < |A| = 4: option 1 (eq. 4 = 5*4 + 10*2 = 40 < eq. 5 = 40 + 10 = 50)
+    assert len(migs) == 1 and migs[0].option == 1 and migs[0].blocked == (2,) and migs[0].tasks == 2
+    assert migs[0].overhead == 40.0 and migs[0].penalty == {2: 10.0, 1: 5.0}
+    grid = m.grid()
+    assert (grid[0] == E).all() and list(grid[1, :4]) == [1, 1, 1, 1] and (grid[1] == 2).sum() == 2
+    # A small job blocked by a large one: option 2 moves A itself
+    g = [[1, E, E, E, E, E],
+         [2, 2, 2, 2, E, E]]
+    m = Matrix.from_grid(g)
+    migs = collapse_migrating(m, clock_with(2, deadlines={1: 2, 2: 2}), Budget(), 10.0)
+    assert migs[0].option == 2 and migs[0].tasks == 1 and migs[0].penalty == {2: 5.0, 1: 10.0}
+    assert m.home[1] == 1 and bits(m.cols[1]) == [4] and bits(m.cols[2]) == [0, 1, 2, 3]
+
+
+def test_migration_respects_the_task_limit_q():
+    g = [[1, 1, 1, 1, E, E, E, E, E, E],
+         [2, 2, E, E, 3, 3, 3, 3, E, E]]
+    m = Matrix.from_grid(g)
+    clock = clock_with(2, deadlines={1: 2, 2: 2, 3: 2})
+    assert collapse_migrating(m, clock, Budget(left=1), 10.0) == []  # 2 or 4 tasks > Q = 1
+    np.testing.assert_array_equal(m.grid(), g)
+    b = Budget(left=3)
+    migs = collapse_migrating(m, clock, b, 10.0)
+    assert migs and migs[0].option == 1 and b.left == 1
+
+
+def test_fill_with_migration_moves_the_blocking_job():
+    # J1 (row 0, cols 0-1) cannot be replicated in row 1 because J2 holds col 1; row 1 has room.
+    g = [[1, 1, 3, 3, 3],
+         [E, 2, E, E, 4]]
+    m = Matrix.from_grid(g)
+    clock = Clock(2)
+    assert fill_matrix(m, clock) == 0
+    migs = fill_migrating(m, clock, Budget(), 10.0)
+    assert [(x.job, x.option, x.blocked, x.penalty) for x in migs] == [(1, 1, (2,), {2: 10.0, 1: 5.0})]
+    np.testing.assert_array_equal(m.grid(), [[1, 1, 3, 3, 3], [1, 1, 2, E, 4]])
+    assert m.rows[1] == 0b11 and m.single(2)
+    # a blocking job that appears in several rows is never migrated (same columns in every
+    # row): J1 cannot go to rows 1-2 past J2; J2 goes to row 0 after J1 (one row only) moves
+    m = Matrix.from_grid([[1, 1, E, E], [E, 2, E, E], [E, 2, E, E]])
+    migs = fill_migrating(m, Clock(3), Budget(), 10.0)
+    assert [(x.job, x.blocked) for x in migs] == [(2, (1,))]
+    assert bits(m.cols[2]) == [1] and bits(m.cols[1]) == [0, 2]
+    m.grid()
+
+
+# ---- the event loop on worked streams ---------------------------------------------------------
+def test_time_sharing_two_full_width_jobs():
+    """Two 4-way jobs on 4 processors, MPL 2, slice 10 s, context switch 10 %
+    (1 s).  J1 runs in slice 0 from 0 (switch to 1) and ends at 6; J2, replicated
+    into row 0 by FillMatrix, switches in at 6 and keeps running into slice 1
+    (its own row) without another switch: it ends at 12."""
+    df = stream([(1, 0, 4, 5), (2, 0, 4, 5)])
+    r = simulate_gang(df, [4], "gs", mpl=2, slice=10, switch_overhead=0.1, check=True)
+    assert r.jobs["start"].tolist() == [0, 6] and r.jobs["end"].tolist() == [6, 12]
+    assert r.jobs["switches"].tolist() == [1, 1] and r.jobs["placed"].tolist() == [0, 0]
+    assert r.kappa["capacity_loss"] == 0  # nobody waits in the queue
+    assert r.kappa["capacity_lost_any_time_switch"] == pytest.approx(8 / (4 * 12))
+    # discrete scheduling: J1's cells idle until the boundary at 10, then J2 switches in
+    r = simulate_gang(df, [4], "gs", mpl=2, slice=10, switch_overhead=0.1, discrete=True, check=True)
+    assert r.jobs["end"].tolist() == [6, 16] and r.jobs["start"].tolist() == [0, 10]
+    assert r.kappa["capacity_lost_any_time_idle"] == pytest.approx(4 * 4 / (4 * 16))
+
+
+def test_gang_scheduling_alternates_rows():
+    """Two 4-way jobs of 25 s, MPL 2, slice 10: they alternate 10 s slices."""
+    df = stream([(1, 0, 4, 25), (2, 0, 4, 25)])
+    r = simulate_gang(df, [4], "gs", mpl=2, slice=10, check=True)
+    assert r.jobs["start"].tolist() == [0, 10]
+    # J1: 0-10, 20-30, 40-45 ; J2: 10-20, 30-40, then alone (replicated) 45-50
+    assert r.jobs["end"].tolist() == [45, 50]
+    assert (r.jobs["executed"] == r.jobs["duration"]).all()
+
+
+def test_mpl1_gs_is_fcfs_and_bgs1_is_conservative_on_a_small_stream():
+    df = stream([(1, 0, 6, 30, 40), (2, 1, 6, 10, 20), (3, 2, 12, 10, 10), (4, 3, 4, 15, 15),
+                 (5, 3, 4, 30, 30), (6, 50, 16, 5, 5)])
+    for pol, ref in (("gs", "fcfs"), ("bgs", "conservative")):
+        a = simulate(df, [16], ref).jobs
+        b = simulate_gang(df, [16], pol, mpl=1, check=True).jobs
+        pd.testing.assert_frame_equal(a[["id", "start", "end", "promised"]], b[["id", "start", "end", "promised"]])
+
+
+def test_capacity_loss_eq3_reduces_to_eq2_with_mpl1():
+    df = stream([(1, 0, 2, 100), (2, 0, 4, 10), (3, 5, 1, 30), (4, 20, 3, 50)])
+    r = simulate_gang(df, [4], "gs", mpl=1)
+    assert r.kappa["capacity_loss"] == pytest.approx(capacity_loss(r.jobs, [4]))
+    assert r.jobs.attrs["capacity_loss"] == r.kappa["capacity_loss"]
+    s = summarize_gang(r, np.array([4]))
+    assert s["capacity_loss"] == r.kappa["capacity_loss"] and s["jobs"] == 4
+
+
+def test_backfilling_gang_scales_estimates_by_mpl():
+    """BGS-2: a waiting job's reservation assumes running jobs take 2 x their estimate."""
+    df = stream([(1, 0, 4, 10, 10), (2, 0, 4, 10, 10), (3, 0, 4, 10, 10)])
+    r = simulate_gang(df, [4], "bgs", mpl=2, slice=5, check=True)
+    j = r.jobs.set_index("id")
+    assert j.loc[3, "promised"] == 20  # rows hold J1 and J2 until 2 x 10
+    assert j.loc[1, "start"] == 0 and j.loc[2, "start"] == 5
+    assert (j["end"] - j["start"] >= j["duration"]).all()
+
+
+def test_migration_policies_run_and_record_migrations():
+    rng = np.random.default_rng(3)
+    n = 60
+    df = stream([(i + 1, float(s), int(p), float(d)) for i, (s, p, d) in
+                 enumerate(zip(np.cumsum(rng.integers(0, 20, n)), rng.integers(1, 9, n), rng.integers(5, 200, n)))])
+    for pol in ("mgs", "mbgs"):
+        r = simulate_gang(df, [8], pol, mpl=3, slice=20, migration_cost=4, migration_limit=None, check=True)
+        assert r.jobs["end"].notna().all()
+        assert (r.jobs["executed"] >= r.jobs["duration"] + r.jobs["penalty"] - 1e-9).all()
+        assert r.stats["migrations"] >= 1 and r.jobs["migrations"].sum() >= 1
+        assert r.jobs["penalty"].sum() > 0
+        r0 = simulate_gang(df, [8], pol, mpl=3, slice=20, migration_limit=0, check=True)
+        assert r0.stats["migrated_tasks"] == 0
+
+
+def test_empty_stream_and_options():
+    df = stream([(1, 0, 1, 1)]).iloc[:0]
+    r = simulate_gang(df, [4], "bgs")
+    assert r.n == 0 and r.passes == 0
+    df = stream([(1, 0, 1, 1)])
+    r = simulate_gang(df, [4], "mbgs", mpl=3, slice=100, switch_overhead=0.02, migration_cost=5,
+                      migration_limit=None, discrete=True, variant=2)
+    assert r.options == {"mpl": 3, "slice": 100.0, "switch_overhead": 0.02, "discrete": True, "variant": 2,
+                         "migration_cost": 5.0, "migration_limit": None}
+    assert r.engine == "gang" and r.policy == "mbgs"
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(policy="rr"), "no gang policy"), (dict(mpl=0), "mpl"), (dict(slice=0), "slice"),
+    (dict(switch_overhead=1.0), "switch_overhead"), (dict(migration_cost=-1), "migration_cost"),
+    (dict(migration_limit=-2), "migration_limit"), (dict(variant=4), "variant"),
+    (dict(policy="mgs", variant=1), "variant")])
+def test_bad_options_are_named(kw, match):
+    df = stream([(1, 0, 1, 1)])
+    kw = dict(kw)
+    policy = kw.pop("policy", "gs")
+    with pytest.raises(InstanceError, match=match):
+        simulate_gang(df, [4], policy, **kw)
+
+
+def test_gang_takes_processors_only():
+    df = stream([(1, 0, 1, 1)]).assign(res_mem=1)
+    with pytest.raises(InstanceError, match="processors only"):
+        simulate_gang(df, [4, 2], "gs")
+    with pytest.raises(ValueError, match="could never run"):
+        simulate_gang(stream([(1, 0, 5, 1)]), [4], "gs")
+
+
+def test_cli_options():
+    p = argparse.ArgumentParser()
+    add_gang_arguments(p)
+    args = p.parse_args(["--mpl", "3", "--slice", "60", "--switch-overhead", "0.01", "--migration-cost", "5",
+                         "--migration-limit", "-1", "--discrete", "--variant", "2"])
+    assert gang_options_from_args(args) == dict(mpl=3, slice=60.0, switch_overhead=0.01, migration_cost=5.0,
+                                                migration_limit=None, discrete=True, variant=2)
+    args = p.parse_args([])
+    assert gang_options_from_args(args) == dict(mpl=5, slice=200.0, switch_overhead=0.0, migration_cost=10.0,
+                                                migration_limit=64, discrete=False, variant=3)
