@@ -6,8 +6,9 @@ tabu over several seeds (default 5; ``--seeds``), the exact models with a
 time limit (30 s, 1 thread).  Gaps: to the LP bound (our LP relaxation,
 rigorous through its duals; it equals REFERENCE.csv's HiGHS figure) and to
 the best makespan known (Gogos et al. 2016, REFERENCE.csv).  ``--quick``
-(< 2 minutes): 2 seeds, GA 100 generations, exact methods 1 s; the table's
-``budget`` column says which.  Needs ``data_root()/braun``.
+(93 s measured on a loaded 2-core machine; the full run took 19.5 min): 2
+seeds, GA 100 generations, exact methods 1 s; the table's ``budget``
+column says which.  Needs ``data_root()/braun``.
 
 ``epochbench experiment mapping-exact``: the exact models on generated
 Braun-range instances of 32 x 4 and 64 x 8 (one per class, 12 classes),
