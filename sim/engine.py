@@ -237,6 +237,8 @@ class Engine:
             if self.progress is not None and clock() > due:
                 self.progress(ai, now)
                 due = clock() + self.every
+        if self.progress is not None:
+            self.progress(ai, now if n else 0.0)  # the final state, always reported
 
     def _pass(self, now: float, heap: list) -> None:
         if not len(self.policy):
@@ -315,7 +317,8 @@ def simulate(jobs: pd.DataFrame, capacity, policy: str | Policy = "easy", *, eng
     ``auto`` takes the compiled fast path when nothing above asks for the
     generic one; ``fast`` insists on it; ``generic`` forces the Python loop.
     ``progress(arrived, now)``: called about twice a second with the number
-    of jobs arrived so far and the simulated time (both engines).
+    of jobs arrived so far and the simulated time, and once at the end (both
+    engines).
     """
     from . import backfill, policies  # noqa: F401  (backfill registers more policies)
 

@@ -377,7 +377,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
     the number of passes.  Work arrays are allocated here, so that the
     compiled code needs no reference counting.  With ``progress``, the loop
     runs in a worker thread (it holds no GIL) and ``progress(arrived, now)``
-    is called every ``every`` seconds from this one."""
+    is called every ``every`` seconds from this one, and once at the end."""
     code = FAST_CODES[policy.name]
     n, k = table.n, table.k
     if n == 0:
@@ -408,6 +408,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
             progress(int(prog[0]), float(prog[1]))
     if not out:
         raise RuntimeError("the compiled event loop failed (see the traceback above)")
+    progress(int(prog[0]), float(prog[1]))  # the final state, always reported
     return int(out[0])
 
 
