@@ -227,9 +227,11 @@ class GangSimulator:
         clock position)."""
         # a boundary within the finish tolerance of t_next is not skipped: at it the
         # finish counts as simultaneous, as it does when every boundary is visited
+        # (boundaries by repeated addition, as _boundary makes them, so that both agree)
         limit = t_next - 4 * math.ulp(t_next)
-        k = max(int((limit - self.slice_end) // self.T), 0)
-        while self.slice_end + k * self.T < limit:
+        end, k = self.slice_end, 0
+        while end < limit:
+            end += self.T
             k += 1
         if k == 0:
             return
@@ -244,7 +246,7 @@ class GangSimulator:
                 clock.step(next(i for i in range(1, self.mpl + 1) if self.m.used[(clock.row + i) % self.mpl]))
             for j in self.running:
                 clock.ran(j)
-        self.slice_end += k * self.T
+        self.slice_end = end
         self.budget.left = self.Q
         self.counts["slices"] += k
 

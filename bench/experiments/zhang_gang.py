@@ -35,9 +35,10 @@ slowdown / wait at the lowest and highest load.  :func:`claims` checks seed
 004's orderings point by point.
 
 ``--quick``: 2,000 jobs, factors 0.6 / 1.2 / 1.8 (KTH: loads 0.4 / 0.7 /
-0.9), every configuration, 1 seed: well under 2 minutes on 2 cores.  Full:
-10,000 jobs, 8 load points, 1 seed (``--seeds`` for more): about 300 runs of
-2-20 s each, ~30 minutes on 2 cores.
+0.9), every configuration, 1 seed: 93 runs, about 1 minute on 2 cores.
+Full: 10,000 jobs, 8 load points, 1 seed (``--seeds`` for more): 248 runs of
+0.4-15 s, about 6.5 minutes (KTH: 5.5) with 2 worker processes on 2 cores
+(measured on a shared machine).
 """
 from __future__ import annotations
 
