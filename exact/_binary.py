@@ -174,42 +174,48 @@ _CBC_BOUND = re.compile(r"^(?:Lower|Upper) bound:\s*(\S+)", re.M)
 _CBC_RESULT = re.compile(r"^Result - (.*)$", re.M)
 
 
-def _cbc(model: BinaryModel, time_limit: float, threads: int, seed: int) -> Outcome:
-    """Solve with CBC (PuLP's bundled binary); the bound is read from CBC's log
-    (printed to 3 decimals, so widened by 5e-4 towards safety).  CBC always
-    runs serially, whatever ``threads`` says: the bundled CBC 2.10.3 with
-    ``-threads N`` (N >= 1) stalls now and then for about 10 s even on tiny
-    models, past its time limit (7% of runs with N = 1)."""
-    units = _milp_units(model)
+def run_cbc(prob, time_limit: float, seed: int, *, warm: bool) -> tuple[str, float | None, str]:
+    """Solve the PuLP problem ``prob`` with serial CBC (PuLP's bundled
+    binary).  Returns (status, the bound as CBC's log prints it (3 decimals;
+    ``None`` if it printed none), CBC's result line).  CBC always runs
+    serially: the bundled CBC 2.10.3 with ``-threads N`` (N >= 1) stalls now
+    and then for about 10 s even on tiny models, past its time limit (7% of
+    runs with N = 1)."""
     fd, log_path = tempfile.mkstemp(prefix="epochbench-cbc-", suffix=".log")
     os.close(fd)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            prob, x = _pulp_problem(model, units)
-            warm = model.hint is not None
-            if warm:
-                for v, h in zip(x, model.hint):
-                    v.setInitialValue(int(h))
-            solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=max(float(time_limit), 0.01), threads=None,
-                                       gapRel=0, logPath=log_path, warmStart=warm,
-                                       options=[f"randomCbcSeed {int(seed) + 1}"])
-            prob.solve(solver)
+        solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=max(float(time_limit), 0.01), threads=None,
+                                   gapRel=0, logPath=log_path, warmStart=warm,
+                                   options=[f"randomCbcSeed {int(seed) + 1}"])
+        prob.solve(solver)
         with open(log_path) as fh:
             log = fh.read()
     finally:
         os.unlink(log_path)
     status = {pulp.LpSolutionOptimal: "optimal", pulp.LpSolutionIntegerFeasible: "feasible",
               pulp.LpSolutionInfeasible: "infeasible"}.get(prob.sol_status, "timeout")
-    found = _CBC_BOUND.findall(log)
+    found, result = _CBC_BOUND.findall(log), _CBC_RESULT.findall(log)
+    return (status, float(found[-1]) if found else None,
+            result[-1].strip() if result else pulp.LpSolution[prob.sol_status])
+
+
+def _cbc(model: BinaryModel, time_limit: float, threads: int, seed: int) -> Outcome:
+    """Solve with CBC (:func:`run_cbc`, always serial); the bound read from
+    CBC's log is widened by 5e-4 towards safety (it prints 3 decimals)."""
+    units = _milp_units(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        prob, x = _pulp_problem(model, units)
+        warm = model.hint is not None
+        if warm:
+            for v, h in zip(x, model.hint):
+                v.setInitialValue(int(h))
+        status, raw, result = run_cbc(prob, time_limit, seed, warm=warm)
     bound = None
-    if found:
-        b = float(found[-1])
-        bound = b + 5e-4 if model.sense == "max" else b - 5e-4
+    if raw is not None:
+        bound = raw + 5e-4 if model.sense == "max" else raw - 5e-4
     vals = _pulp_values(x) if status in ("optimal", "feasible") else None
-    result = _CBC_RESULT.findall(log)
-    return Outcome(status, vals, bound, units, {"solver": "CBC", "threads": 1, "solver_status": result[-1].strip()
-                                                if result else pulp.LpSolution[prob.sol_status]})
+    return Outcome(status, vals, bound, units, {"solver": "CBC", "threads": 1, "solver_status": result})
 
 
 @contextlib.contextmanager

@@ -37,8 +37,6 @@ each is ``f(inst, *, time_limit, threads=1, seed=0, hint=None) -> Result``.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import time
 import warnings
 from dataclasses import dataclass
@@ -54,7 +52,7 @@ from instances.core import Result
 from instances.mapping import MappingInstance
 from instances.registry import register
 
-from ._binary import _CBC_BOUND, _CBC_RESULT, _highs_scheduler, _HiGHSWithStart, _stdout_to_stderr
+from ._binary import _highs_scheduler, _HiGHSWithStart, _stdout_to_stderr, run_cbc
 
 METHODS = ("cpsat", "milp-cbc", "milp-highs")
 #: largest scaled column sum (sum of a machine's entries + its ready time) for CP-SAT
@@ -283,25 +281,10 @@ def _milp(inst, method, hint, lb_true, time_limit, threads, seed):
             for v, val in start:
                 v.setInitialValue(val)
             cmax.setInitialValue(ub)
-            fd, log_path = tempfile.mkstemp(prefix="epochbench-cbc-", suffix=".log")
-            os.close(fd)
-            try:
-                # serial CBC, whatever ``threads`` says (see exact/_binary.py: threaded CBC stalls)
-                solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=max(float(time_limit), 0.01), threads=None,
-                                           gapRel=0, logPath=log_path, warmStart=True,
-                                           options=[f"randomCbcSeed {int(seed) + 1}"])
-                prob.solve(solver)
-                with open(log_path) as fh:
-                    log = fh.read()
-            finally:
-                os.unlink(log_path)
-            status = {pulp.LpSolutionOptimal: "optimal", pulp.LpSolutionIntegerFeasible: "feasible"}.get(
-                prob.sol_status, "timeout")
-            found = _CBC_BOUND.findall(log)
-            raw = float(found[-1]) - 5e-4 if found else None  # CBC prints 3 decimals
-            res = _CBC_RESULT.findall(log)
-            details = {"solver": "CBC", "threads": 1,
-                       "solver_status": res[-1].strip() if res else pulp.LpSolution[prob.sol_status]}
+            status, raw, result = run_cbc(prob, time_limit, seed, warm=True)  # serial CBC (exact/_binary.py)
+            if raw is not None:
+                raw -= 5e-4  # CBC prints 3 decimals
+            details = {"solver": "CBC", "threads": 1, "solver_status": result}
     assign = None
     if status in ("optimal", "feasible"):
         assign = np.full(inst.n, -1, dtype=np.int64)
