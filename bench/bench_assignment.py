@@ -19,11 +19,9 @@ import itertools
 from functools import lru_cache
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from bench.conftest import RESULTS
-from bench.methods import load_all
+from bench.suite import rows_writer
 from instances.assignment import lexicographic_matching
 from instances.generators import generate
 from instances.registry import get, solve
@@ -37,13 +35,7 @@ CASES = {  # case -> (method, event)
 GENERATORS = {"assign-farm": {}, "assign-random": {"density": 0.5}}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _write_rows():
-    load_all()
-    yield
-    if ROWS:
-        RESULTS.mkdir(exist_ok=True)
-        pd.DataFrame(ROWS).to_csv(RESULTS / "bench-assignment.csv", index=False)
+_write_rows = rows_writer(ROWS, "bench-assignment.csv")
 
 
 @lru_cache(maxsize=None)

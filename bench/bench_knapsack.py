@@ -10,11 +10,9 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from bench.conftest import RESULTS
-from bench.methods import load_all
+from bench.suite import rows_writer
 from instances.data import data_root
 from instances.generators import generate
 from instances.knapsack import load_mknapcb
@@ -24,13 +22,7 @@ MKNAPCB1 = data_root() / "orlib" / "mknapcb1.txt"
 ROWS: list[dict] = []
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _write_rows():
-    load_all()
-    yield
-    if ROWS:
-        RESULTS.mkdir(exist_ok=True)
-        pd.DataFrame(ROWS).to_csv(RESULTS / "bench-knapsack.csv", index=False)
+_write_rows = rows_writer(ROWS, "bench-knapsack.csv")
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.conftest import RESULTS
 from bench.experiments.braun import GREEDY, exact_run, exact_table
-from bench.methods import load_all
+from bench.suite import rows_writer
 from instances.data import data_root
 from instances.mapping import BRAUN_NAMES, braun_family, braun_range
 from instances.registry import get, solve
@@ -28,13 +27,7 @@ TARGET_MS = {"minmin": 20.0}
 GA_TARGET_S = 10.0
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _write_rows():
-    load_all()
-    yield
-    if ROWS:
-        RESULTS.mkdir(exist_ok=True)
-        pd.DataFrame(ROWS).to_csv(RESULTS / "bench-mapping.csv", index=False)
+_write_rows = rows_writer(ROWS, "bench-mapping.csv")
 
 
 @pytest.fixture(scope="module")

@@ -177,3 +177,22 @@ def median_ms_by_size() -> pd.DataFrame:
     table = table[table["config"].isin(cfg_n)]
     table = table.assign(n=table["config"].map(cfg_n))
     return table.pivot_table(index="method", columns="n", values="median_ms", aggfunc="median", sort=False)
+
+
+def rows_writer(rows: list, name: str):
+    """A module-scoped autouse fixture for a benchmark module that keeps its
+    own tidy ``rows``: loads every method first and writes the rows to
+    ``results/NAME`` when the module is done."""
+    import pytest
+
+    @pytest.fixture(scope="module", autouse=True)
+    def _write_rows():
+        from bench.conftest import RESULTS
+        from bench.methods import load_all
+        load_all()
+        yield
+        if rows:
+            RESULTS.mkdir(exist_ok=True)
+            pd.DataFrame(rows).to_csv(RESULTS / name, index=False)
+
+    return _write_rows
