@@ -188,6 +188,16 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
     return elite
 
 
+
+def _start(inst: MappingInstance, init: str, rng: np.random.Generator) -> np.ndarray:
+    """The first mapping of SA and tabu: uniform random, or Min-Min."""
+    t, m = inst.etc.shape
+    if init == "random":
+        return rng.integers(0, m, size=t, dtype=np.int64)
+    if init == "minmin":
+        return minmin(inst).astype(np.int64)
+    raise ValueError(f"init must be 'random' or 'minmin', got {init!r}")
+
 # ---- simulated annealing -------------------------------------------------------------------
 @register("mapping", "sa")
 def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, patience: int = 150,
@@ -205,12 +215,7 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
     rng = _rng(seed)
     etc, ready = _arrays(inst)
     t, m = etc.shape
-    if init == "random":
-        cur = rng.integers(0, m, size=t, dtype=np.int64)
-    elif init == "minmin":
-        cur = minmin(inst).astype(np.int64)
-    else:
-        raise ValueError(f"init must be 'random' or 'minmin', got {init!r}")
+    cur = _start(inst, init, rng)
     load, cnt = _k.loads_of(etc, cur, m)
     cur_span = _k.span_of(load, cnt, ready)
     best, best_span = cur.copy(), cur_span
@@ -250,12 +255,7 @@ def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_t
     rng = _rng(seed)
     etc, ready = _arrays(inst)
     t, m = etc.shape
-    if init == "random":
-        cur = rng.integers(0, m, size=t, dtype=np.int64)
-    elif init == "minmin":
-        cur = minmin(inst).astype(np.int64)
-    else:
-        raise ValueError(f"init must be 'random' or 'minmin', got {init!r}")
+    cur = _start(inst, init, rng)
     tabu_list = np.empty((0, t), dtype=np.int64)
     best, best_span = cur.copy(), inst.value(cur)
     used = short = long_hops = 0
