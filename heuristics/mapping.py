@@ -188,7 +188,6 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
     return elite
 
 
-
 def _start(inst: MappingInstance, init: str, rng: np.random.Generator) -> np.ndarray:
     """The first mapping of SA and tabu: uniform random, or Min-Min."""
     t, m = inst.etc.shape
