@@ -86,7 +86,7 @@ def test_minimal_requirements_check_cpus_and_license_types():
 def test_deadline_delta_is_equation_1():
     # one job, Estimated 1000 on benchmark 400: Nxtime 2000 on machine 0, 1000 on machine 1
     s = small_state(deadline=[1500.0])
-    c = fm.Constants()
+    c = fm.Constants(literal_fbar=True)
     nx = np.array([2000.0, 1000.0])
     f = fm.f1(nx, 1500.0 - c.k * nx, 1500.0, c.min, c.max)   # Now = 0: Extime = Nxtime
     fbar = c.max - f
@@ -95,6 +95,18 @@ def test_deadline_delta_is_equation_1():
     assert got[0] == pytest.approx(want)
     assert f.tolist()[0] == c.min and c.min < f[1] < c.max  # late on machine 0, urgent on machine 1
     assert np.all(fm.deadline_delta(small_state(), c, fm.eligible(small_state())) == 0)  # no deadline
+
+
+def test_deadline_delta_gives_nothing_to_machines_where_the_job_is_late():
+    """Default reading: f-bar_1 = 0 where Extime > Deadline, so the whole
+    urgency goes to machine 1, the only one that meets the deadline.  By
+    hand: t = 1500 - 1.3 * 1000 = 200 on machine 1, f_1 = 0.1 + 9.9 * (1000 -
+    200) / (1500 - 200) = 6.192308; sum f_1 = 6.292308 (machine 0: Min)."""
+    s = small_state(deadline=[1500.0])
+    got = fm.deadline_delta(s, fm.Constants(), fm.eligible(s))[0]
+    assert got == pytest.approx([0.0, 6.292308], abs=1e-6)
+    literal = fm.deadline_delta(s, fm.Constants(literal_fbar=True), fm.eligible(s))[0]
+    assert literal[0] > literal[1]  # the literal formula favours the machine where it is late
 
 
 def test_license_weight_and_delta():
