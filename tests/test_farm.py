@@ -97,18 +97,6 @@ def test_deadline_delta_is_equation_1():
     assert np.all(fm.deadline_delta(small_state(), c, fm.eligible(small_state())) == 0)  # no deadline
 
 
-def test_deadline_delta_gives_nothing_to_machines_where_the_job_is_late():
-    """Default reading: f-bar_1 = 0 where Extime > Deadline, so the whole
-    urgency goes to machine 1, the only one that meets the deadline.  By
-    hand: t = 1500 - 1.3 * 1000 = 200 on machine 1, f_1 = 0.1 + 9.9 * (1000 -
-    200) / (1500 - 200) = 6.192308; sum f_1 = 6.292308 (machine 0: Min)."""
-    s = small_state(deadline=[1500.0])
-    got = fm.deadline_delta(s, fm.Constants(), fm.eligible(s))[0]
-    assert got == pytest.approx([0.0, 6.292308], abs=1e-6)
-    literal = fm.deadline_delta(s, fm.Constants(literal_fbar=True), fm.eligible(s))[0]
-    assert literal[0] > literal[1]  # the literal formula favours the machine where it is late
-
-
 def test_license_weight_and_delta():
     # copies (1, 5); s = [[1,0],[1,1],[0,1]]: rho = (2, 0.4), license 0 critical
     s = small_state(licenses=[[1, 0], [1, 1], [0, 1]], estimate=[1000.0] * 3)

@@ -48,13 +48,16 @@ def test_f1_and_equation_1_hand_values():
     # Nxtime = 2000 / 1000; k = 1.3: t = 1500 - 2600 = -1100 / 1500 - 1300 = 200.
     # m0: Extime 2000 > 1500 -> Min = 0.1.  m1: Extime 1000: 9.9 / 1300 * 800 + 0.1 = 6.192308
     # f-bar = (9.9, 3.807692), d = 13.707692, sum f1 = 6.292308
-    # Delta = 6.292308 * (9.9, 3.807692) / 13.707692 = (4.544444, 1.747863)
+    # literal formula: Delta = 6.292308 * (9.9, 3.807692) / 13.707692 = (4.544444, 1.747863), most of
+    # it on m0, where the job is late.  Default reading: f-bar = 0 on m0, so Delta = (0, 6.292308).
     s = stream([1000.0], [0.0], deadline=[1500.0])
     c = fm.Constants()
     state = fm.FarmState(s.machines, s.copies, s.jobs, s.bandwidth, now=0.0)
     assert fm.f1([2000.0, 1000.0], [-1100.0, 200.0], 1500.0, c.min, c.max) == pytest.approx([0.1, 6.192308], abs=1e-6)
-    d = fm.deadline_delta(state, c, fm.eligible(state))
+    d = fm.deadline_delta(state, fm.Constants(literal_fbar=True), fm.eligible(state))
     assert d[0] == pytest.approx([4.544444, 1.747863], abs=1e-6)
+    d = fm.deadline_delta(state, c, fm.eligible(state))
+    assert d[0] == pytest.approx([0.0, 6.292308], abs=1e-6)
 
 
 def test_deadline_update_as_the_job_progresses():
