@@ -415,16 +415,21 @@ HEURISTICS = {"deadline": deadline_delta, "licenses": license_delta, "input": in
 
 
 def preference_matrix(state: FarmState, constants: Constants | None = None, *,
-                      heuristics=tuple(HEURISTICS)) -> np.ndarray:
+                      heuristics=tuple(HEURISTICS), ok: np.ndarray | None = None) -> np.ndarray:
     """The Job-Machine matrix ``P`` (N, M) of seed 003 section 4: Minimal
     requirements fixes the eligible pairs (``Constants.base`` there, 0
     elsewhere) and each heuristic in ``heuristics`` adds its ``Delta``.
-    Every eligible entry is > 0.  O(N M (L + 1))."""
+    Every eligible entry is > 0.  ``ok``: the eligibility (N, M) if already
+    known (it does not change while a job is in the system), else computed
+    here.  O(N M (L + 1))."""
     c = constants or Constants()
     unknown = set(heuristics) - set(HEURISTICS)
     if unknown:
         raise ValueError(f"unknown heuristic(s) {sorted(unknown)}; known: {list(HEURISTICS)}")
-    ok = eligible(state)
+    if ok is None:
+        ok = eligible(state)
+    elif ok.shape != (state.n, state.m):
+        raise ValueError(f"eligibility has shape {ok.shape}, expected {(state.n, state.m)}")
     p = np.where(ok, c.base, 0.0)
     for name in heuristics:
         p += HEURISTICS[name](state, c, ok)

@@ -124,8 +124,9 @@ def check_knapsack(inst: KnapsackInstance, selected) -> tuple[int, ...]:
         raise InfeasibleSolution(f"{name}: selection {list(sel)} has an index outside 0..{inst.n - 1}")
     if len(set(sel)) != len(sel):
         raise InfeasibleSolution(f"{name}: selection {list(sel)} takes a job twice")
+    loads = inst.weights[list(sel)].sum(axis=0, dtype=np.int64) if sel else np.zeros(inst.k, dtype=np.int64)
     for r in range(inst.k):
-        load = sum(int(inst.weights[j, r]) for j in sel)
+        load = int(loads[r])
         if load > int(inst.capacity[r]):
             raise InfeasibleSolution(f"{name}: license {r} over-committed: {load} > capacity "
                                      f"{int(inst.capacity[r])}")

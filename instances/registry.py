@@ -71,28 +71,33 @@ def methods(family: str | None = None) -> list[Method]:
     return [m for (f, _), m in _REGISTRY.items() if family is None or f == family]
 
 
-def as_result(inst, method: str, out, seconds: float) -> Result:
-    """Wrap a heuristic's raw decision (or Result) as a checked :class:`Result`."""
+def as_result(inst, method: str, out, seconds: float, describe: bool = True) -> Result:
+    """Wrap a heuristic's raw decision (or Result) as a checked :class:`Result`;
+    ``describe=False`` skips the family's ``describe`` figures (the check
+    always runs)."""
     if isinstance(out, Result):
         res = out if out.seconds else replace(out, seconds=seconds)
     else:
         res = Result(inst.kind, method, tuple(out), 0.0, "feasible", seconds)
     decision = check(inst, res.decision)
     info = res.info
-    if hasattr(inst, "describe"):  # family-specific figures of a decision, e.g. a matching's cardinality
+    if describe and hasattr(inst, "describe"):  # family-specific figures of a decision, e.g. a matching's cardinality
         info = {**info, **inst.describe(decision)}
     return replace(res, family=inst.kind, method=method, decision=decision,
                    value=inst.value(decision), info=info)
 
 
-def solve(inst, method: str, *, time_limit: float = 10.0, threads: int = 1, **params) -> Result:
+def solve(inst, method: str, *, time_limit: float = 10.0, threads: int = 1, describe: bool = True,
+          **params) -> Result:
     """Run ``method`` on ``inst``: timed, feasibility-checked, objective recomputed.
 
     Raises :class:`~instances.core.InfeasibleSolution` if the decision fails
     the family's checker.  An exact method that found no solution returns
     status ``timeout`` or ``infeasible`` with an empty decision, which is
     checked too (an empty packing is feasible; an empty epoch plan is not
-    unless the queue is empty, and then its status says why).
+    unless the queue is empty, and then its status says why).  ``describe=False``
+    leaves the family's ``describe`` figures out of ``info`` (a simulator
+    calling a method at every event does not need them).
     """
     if inst.kind not in FAMILIES:
         raise KeyError(f"unknown family {inst.kind!r}")
@@ -105,4 +110,4 @@ def solve(inst, method: str, *, time_limit: float = 10.0, threads: int = 1, **pa
     seconds = time.perf_counter() - t0
     if m.exact and isinstance(out, Result) and out.status in ("infeasible", "timeout") and not out.decision:
         return replace(out, family=inst.kind, method=method, seconds=out.seconds or seconds)
-    return as_result(inst, method, out, seconds)
+    return as_result(inst, method, out, seconds, describe)

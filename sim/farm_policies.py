@@ -115,7 +115,7 @@ class ConvergentScheduling(FarmPolicy):
 
     def plan(self, view: FarmView) -> dict[int, int]:
         state = view.state()
-        p = _farm.preference_matrix(state, self.constants)
+        p = _farm.preference_matrix(state, self.constants, ok=view.eligible[view.jobs])
         run = state.jobs.running_on
         if self.preemptive:
             rows = np.arange(state.n)
@@ -137,7 +137,7 @@ class ConvergentScheduling(FarmPolicy):
         if items.size:
             inst = KnapsackInstance.build(capacity[crit], lic[items][:, crit].astype(np.int64), profit[items],
                                           {"name": f"{self.name}-mkp-{view.passes}"})
-            res = solve(inst, self.knapsack, **self._exact_kw(self.knapsack, "knapsack"))
+            res = solve(inst, self.knapsack, describe=False, **self._exact_kw(self.knapsack, "knapsack"))
             keep = np.zeros(items.size, dtype=bool)
             keep[list(res.decision)] = True
             sub[items[~keep]] = 0.0
@@ -156,7 +156,7 @@ class ConvergentScheduling(FarmPolicy):
         kw = self._exact_kw(self.matcher, "assignment")
         if self.matcher == "imfs":
             kw["previous"] = prev or []
-        res = solve(inst, self.matcher, **kw)
+        res = solve(inst, self.matcher, describe=False, **kw)
         if self._oracle(view):
             ex = solve(inst, "hungarian")
             self.stats["match_gap"].append(gap(res.value, ex.value) if ex.value > 0 else 0.0)
@@ -264,7 +264,7 @@ class FarmBackfill(FarmPolicy):
         if self.order == "fcfs":
             return q[np.lexsort((q, view.stream.jobs.submit[q]))]
         state = view.state()
-        prio = _farm.mkp_profit(_farm.preference_matrix(state, self.constants))
+        prio = _farm.mkp_profit(_farm.preference_matrix(state, self.constants, ok=view.eligible[view.jobs]))
         pos = np.searchsorted(view.jobs, q)
         order = np.lexsort((q, -prio[pos]))
         q = q[order]
