@@ -430,10 +430,28 @@ def preference_matrix(state: FarmState, constants: Constants | None = None, *,
         ok = eligible(state)
     elif ok.shape != (state.n, state.m):
         raise ValueError(f"eligibility has shape {ok.shape}, expected {(state.n, state.m)}")
+    if set(heuristics) == set(HEURISTICS):
+        return _fused(state, c, ok)
     p = np.where(ok, c.base, 0.0)
     for name in heuristics:
         p += HEURISTICS[name](state, c, ok)
     return p
+
+
+def _fused(state: FarmState, c: Constants, ok: np.ndarray) -> np.ndarray:
+    """All seven heuristics in one compiled pass (:mod:`instances._farm_matrix`);
+    the same entries as summing the ``*_delta`` functions, to rounding."""
+    from ._farm_matrix import fused_matrix
+
+    j = state.jobs
+    w = license_weight(j.licenses, state.copies) if state.n_licenses else np.zeros(state.n)
+    top = w.max() if w.size else 0.0
+    lic = c.licenses * w / top if top > 0 else np.zeros(state.n)
+    return fused_matrix(np.ascontiguousarray(ok), float(state.now), j.estimate * (1.0 - j.progress) * j.bench,
+                        j.deadline, c.aging * np.maximum(state.now - j.submit, 0.0), j.input_size,
+                        j.input_location, j.running_on, lic, state.machines.bench, state.bandwidth,
+                        c.base, c.max, c.min, c.k, c.input, c.wait, c.overhead, c.literal_fbar,
+                        np.empty((state.n, state.m)))
 
 
 def mkp_profit(p: np.ndarray) -> np.ndarray:

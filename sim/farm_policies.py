@@ -150,8 +150,9 @@ class ConvergentScheduling(FarmPolicy):
         # Matching (5)
         prev = None
         if self.incremental and self.preemptive:
-            pos = {int(c): k for k, c in enumerate(cols)}
-            prev = [[int(k), pos[int(run[r])]] for k, r in enumerate(rows) if run[r] >= 0 and sub[k, pos[int(run[r])]] > 0]
+            k = np.nonzero(run >= 0)[0]  # preemptive: rows and cols are all jobs and all machines
+            keep = sub[k, run[k]] > 0
+            prev = np.stack([k[keep], run[k][keep]], axis=1).tolist()
         inst = AssignmentInstance.build(sub, {"name": f"{self.name}-match-{view.passes}", "previous": prev})
         kw = self._exact_kw(self.matcher, "assignment")
         if self.matcher == "imfs":

@@ -122,14 +122,23 @@ def test_input_wait_overhead_aging():
     assert fm.Constants.non_preemptive().overhead == 800.0
 
 
-def test_preference_matrix_sums_the_heuristics_and_zeroes_ineligible():
-    s = fm.generate_farm(np.random.default_rng(1), jobs=40, machines=12, licenses=6)
-    c = fm.Constants()
+@pytest.mark.parametrize("seed,c", [(1, fm.Constants()), (2, fm.Constants(literal_fbar=True)),
+                                    (3, fm.Constants.non_preemptive()), (4, fm.Constants(k=2.0))])
+def test_preference_matrix_sums_the_heuristics_and_zeroes_ineligible(seed, c):
+    """The compiled all-heuristics pass equals the sum of the seven numpy
+    heuristics; interarrival 200 spreads the jobs over all three parts of
+    f_1 (early, urgent, late)."""
+    s = fm.generate_farm(np.random.default_rng(seed), jobs=40, machines=12, licenses=6, interarrival=200.0)
     ok = fm.eligible(s)
     p = fm.preference_matrix(s, c)
     want = np.where(ok, c.base, 0.0) + sum(h(s, c, ok) for h in fm.HEURISTICS.values())
-    assert p == pytest.approx(want)
+    assert p == pytest.approx(want, rel=1e-12, abs=1e-12)
     assert np.all((p > 0) == ok)
+    nx = fm.nxtime(s)
+    dl = s.jobs.deadline[:, None]
+    regions = {(s.now + nx <= dl - c.k * nx)[ok].any(), (s.now + nx > dl)[ok].any()}
+    assert regions == {True}  # both an early and a late entry occur (NaN deadlines compare False)
+    assert np.array_equal(fm.preference_matrix(s, c, ok=ok), p)
     only = fm.preference_matrix(s, c, heuristics=("aging",))
     assert only == pytest.approx(np.where(ok, c.base, 0.0) + fm.aging_delta(s, c, ok))
     with pytest.raises(ValueError, match="unknown heuristic"):

@@ -1,0 +1,69 @@
+"""The seed 003 Job-Machine matrix in one compiled pass (see
+:func:`instances.farm.preference_matrix`).
+
+The numpy version sums seven (N, M) arrays, each a few whole-matrix
+operations: about 7 ms per pass at N = 200, M = 150, more than half of a CS
+scheduling pass (profile of a cs-i-p run, issue 8).  This kernel computes the
+same entries row by row, adding the heuristics in the same order; it agrees
+with the per-heuristic functions to rounding (tests/test_farm.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _f1(extime, t, deadline, lo, hi):
+    """Seed 003 figure 2 for one entry (same operations as ``farm.f1``)."""
+    if extime > t and extime <= deadline:
+        return (hi - lo) / (deadline - t) * (extime - t) + lo
+    return lo
+
+
+@njit(cache=True)
+def fused_matrix(ok, now, left, deadline, age, input_size, location, running, lic, mbench, bw,
+                 base, hi, lo, k, inp, wait, overhead, literal, out):
+    """Fill ``out`` (N, M) with P.  ``left[i] = Estimated (1 - Progress)
+    BM_m-bar`` (Nxtime = left / BM_m), ``age`` already times AA, ``lic`` the
+    Licenses Delta per job.  O(N M)."""
+    n, m = ok.shape
+    sup = 0.0  # SupRemaining: max Nxtime over eligible pairs (Wait minimization)
+    for i in range(n):
+        for c in range(m):
+            if ok[i, c]:
+                sup = max(sup, left[i] / mbench[c])
+    fbar = np.empty(m)
+    for i in range(n):
+        has = not np.isnan(deadline[i])
+        sf = sfb = tot = 0.0
+        for c in range(m):
+            fbar[c] = 0.0
+            if not ok[i, c]:
+                continue
+            tot += input_size[i] / bw[location[i], c]  # 0 where the input sits (bandwidth inf)
+            if has:
+                nx = left[i] / mbench[c]
+                ext = now + nx
+                f = _f1(ext, deadline[i] - k * nx, deadline[i], lo, hi)
+                sf += f
+                if literal or ext <= deadline[i]:
+                    fbar[c] = hi - f
+                    sfb += fbar[c]
+        for c in range(m):
+            if not ok[i, c]:
+                out[i, c] = 0.0
+                continue
+            v = base
+            if sfb > 0:
+                v += sf * fbar[c] / sfb
+            v += lic[i]
+            share = 0.0
+            if tot > 0:
+                share = input_size[i] / bw[location[i], c] / tot
+            v += inp * (1.0 - share)
+            v += wait * (1.0 - left[i] / mbench[c] / sup) if sup > 0 else wait
+            if running[i] == c:
+                v += overhead
+            out[i, c] = v + age[i]
+    return out
