@@ -6,13 +6,11 @@ of jobs (fig. 8: cs-i-p, cs-ni-p, EDF).  Run with ``pytest --benchmark``;
 ``--quick`` keeps n <= 500 in the scalability sweep."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 
 from instances.farm import generate_farm
-from sim.farm import snapshot
+from sim.farm import next_event_state, snapshot
 from sim.farm_policies import POLICIES, make_farm_policy
 
 
@@ -34,29 +32,11 @@ def _pass(benchmark, state, name):
     return plan
 
 
-def _next_event(state, name):
-    """The state one event after a pass of ``name`` on ``state``: the pass's
-    plan is running (progressed by one time unit) and one job arrives (a copy
-    of a queued one).  This is what a CS pass sees inside a simulation: the
-    incremental versions inherit their own previous plan, not a random one."""
-    pol = make_farm_policy(name)
-    view = snapshot(state)
-    pol.reset(view.stream)
-    plan = pol.plan(view)                  # keys: positions in submit order, as snapshot orders them
-    jobs = state.jobs.take(np.argsort(state.jobs.submit, kind="stable"))
-    now = state.now + 1.0
-    state = state.with_jobs(jobs).advance(now, plan)
-    q = int(np.nonzero(state.jobs.running_on < 0)[0][0])
-    new = replace(state.jobs.take([q]), submit=np.array([now]), progress=np.zeros(1),
-                  ids=np.array([state.n]))
-    return state.with_jobs(state.jobs.concat(new))
-
-
 @pytest.mark.parametrize("policy", POLICIES)
 def test_one_event_150_machines_300_queued(benchmark, policy):
     """One event inside a run: 150 jobs running under the policy's own
     previous plan, 300 queued, one arrival."""
-    state = _next_event(_state(450, busy=1.0), policy)   # 150 running (one per machine) + 300 queued + 1
+    state = next_event_state(_state(450, busy=1.0), make_farm_policy(policy))   # 150 running (one per machine) + 300 queued + 1
     plan = _pass(benchmark, state, policy)
     benchmark.group = "farm-event-150x300"
     benchmark.extra_info.update({"running": int((state.jobs.running_on >= 0).sum()), "jobs": state.n,

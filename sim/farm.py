@@ -516,7 +516,8 @@ def _plain(stats: dict) -> dict:
 
 
 __all__ = ["FarmStream", "eligible_matrix", "generate_stream", "FarmView", "FarmPolicy", "PlanError",
-           "FarmResult", "simulate_farm", "farm_metrics", "snapshot", "add_farm_arguments", "run_farm_from_args"]
+           "FarmResult", "simulate_farm", "farm_metrics", "snapshot", "next_event_state", "add_farm_arguments",
+           "run_farm_from_args"]
 
 
 def snapshot(state: _farm.FarmState) -> FarmView:
@@ -540,3 +541,24 @@ def snapshot(state: _farm.FarmState) -> FarmView:
         sim.speed[i] = s.machines.bench[m] / jobs.bench[i]
         sim.finish_at[i] = sim.now + sim.work_left[i] / sim.speed[i]
     return FarmView(sim)
+
+
+def next_event_state(state: _farm.FarmState, policy: FarmPolicy, dt: float = 1.0) -> _farm.FarmState:
+    """The farm one event after a pass of ``policy`` on ``state``: that
+    pass's plan is running (progressed by ``dt``) and one job arrives (a copy
+    of the first queued one).  This is what a pass sees inside a simulation,
+    where an incremental CS version inherits its own previous plan; timing a
+    pass on a state with a random previous plan (:func:`instances.farm.generate_farm`)
+    measures a cold start instead.  Jobs come back in submit order."""
+    view = snapshot(state)
+    policy.reset(view.stream)
+    plan = policy.plan(view)             # keys: positions in submit order, as snapshot orders them
+    jobs = state.jobs.take(np.argsort(state.jobs.submit, kind="stable"))
+    now = state.now + float(dt)
+    state = state.with_jobs(jobs).advance(state.now, plan).advance(now)  # the plan runs from state.now
+    queued = np.nonzero(state.jobs.running_on < 0)[0]
+    if not queued.size:
+        raise ValueError("next_event_state: no queued job to copy as the arrival")
+    new = replace(state.jobs.take(queued[:1]), submit=np.array([now]), progress=np.zeros(1),
+                  ids=np.array([state.n]))
+    return state.with_jobs(state.jobs.concat(new))

@@ -199,3 +199,27 @@ def test_generate_stream_shift_and_determinism():
     rb = simulate_farm(b, make_farm_policy("cs-i-p"))
     assert ra.jobs["end"].equals(rb.jobs["end"])   # deterministic
     assert ra.jobs["end"].notna().all()
+
+
+def test_next_event_state_runs_the_previous_plan_and_adds_one_arrival():
+    from instances.farm import generate_farm
+    from sim.farm import next_event_state, snapshot
+    from sim.farm_policies import make_farm_policy
+
+    state = generate_farm(np.random.default_rng(3), jobs=60, machines=30, licenses=3, busy=1.0)
+    pol = make_farm_policy("cs-i-p")
+    view = snapshot(state)
+    pol.reset(view.stream)
+    plan = pol.plan(view)
+    nxt = next_event_state(state, make_farm_policy("cs-i-p"))
+    assert nxt.n == state.n + 1 and nxt.now == state.now + 1.0
+    run = nxt.jobs.running_on
+    assert {int(i): int(run[i]) for i in np.nonzero(run >= 0)[0]} == plan   # the plan now runs
+    assert run[-1] == -1 and nxt.jobs.submit[-1] == nxt.now and nxt.jobs.progress[-1] == 0.0
+    moved = nxt.jobs.progress[run >= 0] > 0
+    assert moved.all()  # every running job progressed by dt
+    # the incremental matching inherits that plan: the next pass keeps most of it
+    view = snapshot(nxt)
+    pol.reset(view.stream)
+    again = pol.plan(view)
+    assert sum(again.get(i) == m for i, m in plan.items()) >= 0.8 * len(plan)

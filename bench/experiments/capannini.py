@@ -63,7 +63,7 @@ def run(task: dict) -> list[dict]:
     """One simulation (``kind`` run) or the timing of one pass (``scale``)."""
     import time
 
-    from sim.farm import generate_stream, simulate_farm, snapshot
+    from sim.farm import generate_stream, next_event_state, simulate_farm, snapshot
     from sim.farm_policies import make_farm_policy
 
     if task["kind"] == "scale":
@@ -71,6 +71,7 @@ def run(task: dict) -> list[dict]:
         state = generate_farm(np.random.default_rng(task["seed"]), jobs=task["n"], machines=task["machines"],
                               licenses=task["licenses"], busy=0.5)
         pol = make_farm_policy(task["policy"])
+        state = next_event_state(state, pol)  # the policy's own previous plan, as inside a run
         times = []
         for _ in range(task["repeats"] + 1):  # first call warms up (numba cache, imports)
             view = snapshot(state)
