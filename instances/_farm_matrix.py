@@ -26,43 +26,45 @@ def fused_matrix(ok, now, left, deadline, age, input_size, location, running, li
                  base, hi, lo, k, inp, wait, overhead, literal, out):
     """Fill ``out`` (N, M) with P.  ``left[i] = Estimated (1 - Progress)
     BM_m-bar`` (Nxtime = left / BM_m), ``age`` already times AA, ``lic`` the
-    Licenses Delta per job.  O(N M)."""
+    Licenses Delta per job.  O(N M); one division per entry and row sums
+    kept in row buffers (divisions were most of the cost)."""
     n, m = ok.shape
+    inv_mb = 1.0 / mbench
     sup = 0.0  # SupRemaining: max Nxtime over eligible pairs (Wait minimization)
     for i in range(n):
         for c in range(m):
             if ok[i, c]:
-                sup = max(sup, left[i] / mbench[c])
+                sup = max(sup, left[i] * inv_mb[c])
+    wscale = wait / sup if sup > 0 else 0.0
     fbar = np.empty(m)
+    tr = np.empty(m)
     for i in range(n):
         has = not np.isnan(deadline[i])
         sf = sfb = tot = 0.0
+        bwrow = bw[location[i]]
         for c in range(m):
             fbar[c] = 0.0
             if not ok[i, c]:
                 continue
-            tot += input_size[i] / bw[location[i], c]  # 0 where the input sits (bandwidth inf)
+            tr[c] = input_size[i] / bwrow[c]  # 0 where the input sits (bandwidth inf)
+            tot += tr[c]
             if has:
-                nx = left[i] / mbench[c]
+                nx = left[i] * inv_mb[c]
                 ext = now + nx
                 f = _f1(ext, deadline[i] - k * nx, deadline[i], lo, hi)
                 sf += f
                 if literal or ext <= deadline[i]:
                     fbar[c] = hi - f
                     sfb += fbar[c]
+        dscale = sf / sfb if sfb > 0 else 0.0
+        iscale = inp / tot if tot > 0 else 0.0
+        row = base + lic[i]
         for c in range(m):
             if not ok[i, c]:
                 out[i, c] = 0.0
                 continue
-            v = base
-            if sfb > 0:
-                v += sf * fbar[c] / sfb
-            v += lic[i]
-            share = 0.0
-            if tot > 0:
-                share = input_size[i] / bw[location[i], c] / tot
-            v += inp * (1.0 - share)
-            v += wait * (1.0 - left[i] / mbench[c] / sup) if sup > 0 else wait
+            v = row + dscale * fbar[c] + inp - iscale * tr[c]
+            v += wait - wscale * left[i] * inv_mb[c]
             if running[i] == c:
                 v += overhead
             out[i, c] = v + age[i]

@@ -459,8 +459,9 @@ def mkp_profit(p: np.ndarray) -> np.ndarray:
     the mean positive preference of each job (0 for a job no machine can
     run).  O(N M)."""
     p = np.asarray(p, dtype=float)
-    cnt = (p > 0).sum(axis=1)
-    return np.divide(np.where(p > 0, p, 0.0).sum(axis=1), cnt, out=np.zeros(p.shape[0]), where=cnt > 0)
+    pos = p > 0
+    cnt = pos.sum(axis=1)
+    return np.divide(np.add.reduce(p, axis=1, where=pos), cnt, out=np.zeros(p.shape[0]), where=cnt > 0)
 
 
 def previous_pairs(state: FarmState, p: np.ndarray | None = None) -> list[list[int]]:
