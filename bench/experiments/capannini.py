@@ -12,6 +12,12 @@ steps (first ``EXACT_SEEDS`` repetitions).  Figure 8 (scalability): the time
 of one scheduling pass of cs-i-p, cs-ni-p and EDF on a farm state with n jobs
 (half the machines busy, :func:`instances.farm.generate_farm`).
 
+Sensitivity arms (:data:`VARIANTS`, every repetition): cs-i-p with the
+deadline heuristic's f-bar exactly as printed (``literal_fbar``, see
+:func:`instances.farm.deadline_delta`) and with the anti-aging weight AA at
+a tenth and at zero (footnote 1 sets 0.02 per time unit; at the ages of an
+overloaded farm that outweighs the deadline term, whose maximum is 10).
+
 ``EPOCHBENCH_NO_EXACT=1`` in the environment leaves out the exact arm and
 the per-epoch oracles (for a machine without the solvers).
 
@@ -31,6 +37,9 @@ from . import Experiment, Options, register
 
 TA = (4, 6, 8, 10, 12, 16, 20)
 POLICIES = ("cs-i-p", "cs-i-np", "cs-ni-p", "cs-ni-np", "edf", "easy", "bf-rm", "bf-unrm")
+#: sensitivity arms, ``policy:constant=value`` (:class:`instances.farm.Constants`): the deadline
+#: heuristic's f-bar as printed in the seed, and the anti-aging weight AA at a tenth and at zero
+VARIANTS = ("cs-i-p:literal_fbar=1", "cs-i-p:aging=0.002", "cs-i-p:aging=0")
 EXACT = "cs-ni-np-exact"
 ORACLE_EVERY = 20
 EXACT_SEEDS = 2
@@ -49,7 +58,7 @@ def tasks(opts: Options) -> list[dict]:
     out = []
     for s in range(seeds):
         for ta in tas:
-            for p in POLICIES + ((EXACT,) if exact and s < (1 if opts.quick else EXACT_SEEDS) else ()):
+            for p in POLICIES + VARIANTS + ((EXACT,) if exact and s < (1 if opts.quick else EXACT_SEEDS) else ()):
                 out.append({"kind": "run", "ta": ta, "policy": p, "seed": s, **size, "time_limit": limit,
                             "oracle_every": 0 if not exact else 10 if opts.quick else ORACLE_EVERY})
     for n in ((50, 150, 300) if opts.quick else SCALE_N):
@@ -57,6 +66,24 @@ def tasks(opts: Options) -> list[dict]:
             out.append({"kind": "scale", "n": n, "policy": p, "seed": 0, "machines": size["machines"],
                         "licenses": size["licenses"], "repeats": 2 if opts.quick else 5})
     return out
+
+
+def variant_constants(spec: str):
+    """``"cs-i-p:aging=0.002,literal_fbar=1"`` -> the version's footnote-1
+    constants with those fields replaced."""
+    from dataclasses import fields
+
+    from instances.farm import Constants
+
+    name, _, over = spec.partition(":")
+    types = {f.name: f.type for f in fields(Constants)}
+    kw = {}
+    for item in filter(None, over.split(",")):
+        key, _, val = item.partition("=")
+        if key not in types:
+            raise ValueError(f"{spec}: unknown constant {key!r}; known: {', '.join(types)}")
+        kw[key] = val.strip() in ("1", "true", "True") if types[key] in (bool, "bool") else float(val)
+    return Constants(**kw) if name.endswith("-p") else Constants.non_preemptive(**kw)
 
 
 def run(task: dict) -> list[dict]:
@@ -87,6 +114,8 @@ def run(task: dict) -> list[dict]:
     if name == EXACT:
         pol = make_farm_policy("cs-ni-np", matcher="hungarian", knapsack="cpsat",
                                exact_time_limit=task["time_limit"])
+    elif ":" in name:
+        pol = make_farm_policy(name.split(":")[0], constants=variant_constants(name))
     elif name.startswith("cs-"):
         pol = make_farm_policy(name, oracle_every=task["oracle_every"], exact_time_limit=task["time_limit"])
     else:
