@@ -30,6 +30,31 @@ def test_sweep_names_the_failing_task():
         sweep(square, [{"x": 1}], jobs=0)
 
 
+CALLS = []
+
+
+def counted(task):
+    CALLS.append(task["x"])
+    if task["x"] == 3 and task.get("fail"):
+        raise ZeroDivisionError("killed")
+    return square(task)
+
+
+def test_sweep_checkpoint_resumes_an_interrupted_sweep(tmp_path):
+    ck = tmp_path / "exp.partial.jsonl"
+    tasks = [{"x": x, "fail": True} for x in range(5)]
+    with pytest.raises(RuntimeError, match="killed"):
+        sweep(counted, tasks, jobs=1, progress=False, checkpoint=ck)
+    assert len(ck.read_text().splitlines()) == 3  # tasks 0, 1, 2 finished
+    with open(ck, "a") as f:
+        f.write('{"task": {"x": 4, "fa')          # a line cut short by a kill
+    CALLS.clear()
+    rows = sweep(counted, [dict(t, fail=False) if t["x"] >= 3 else t for t in tasks], jobs=1, progress=False,
+                 checkpoint=ck)
+    assert CALLS == [3, 4]                          # only the missing tasks ran
+    assert [r["y"] for r in rows] == [x * x for x in range(5)] and [r["task"] for r in rows] == list(range(5))
+
+
 def _toy():
     def tasks(opts):
         return [{"x": x} for x in range(2 if opts.quick else 4)]
