@@ -86,6 +86,27 @@ class Constants:
     def non_preemptive(cls, **kw) -> "Constants":
         return cls(overhead=800.0, **kw)
 
+    @classmethod
+    def parse(cls, items, preemptive: bool = True) -> "Constants":
+        """Footnote-1 constants of a preemptive (or non-preemptive) CS version
+        with ``KEY=VALUE`` overrides (``items``: strings, or one string with
+        commas), e.g. ``["aging=0.002", "literal_fbar=1"]``."""
+        if isinstance(items, str):
+            items = items.split(",")
+        types = {name: f.type for name, f in cls.__dataclass_fields__.items()}
+        kw = {}
+        for item in filter(None, (i.strip() for i in items)):
+            key, sep, val = item.partition("=")
+            if key not in types or not sep:
+                raise ValueError(f"constant {item!r}: expected KEY=VALUE with KEY one of {', '.join(types)}")
+            if types[key] in (bool, "bool"):
+                if val not in ("0", "1", "true", "false", "True", "False"):
+                    raise ValueError(f"constant {key} is a flag: 0/1 or true/false, got {val!r}")
+                kw[key] = val in ("1", "true", "True")
+            else:
+                kw[key] = float(val)
+        return cls(**kw) if preemptive else cls.non_preemptive(**kw)
+
 
 def _frozen(a, dtype) -> np.ndarray:
     arr = np.array(a, dtype=dtype)

@@ -469,6 +469,9 @@ def add_farm_arguments(parser) -> None:
     g.add_argument("--mkp", default="greedy-mkp", help="CS license knapsack method (default greedy-mkp; "
                                                       "exact: cpsat, milp-highs)")
     g.add_argument("--exact-time-limit", type=float, default=1.0, help="seconds per exact call (default 1)")
+    g.add_argument("--cs-constant", action="append", default=[], metavar="KEY=VALUE",
+                   help="CS: override a footnote-1 constant (repeatable), e.g. aging=0.002, literal_fbar=1 "
+                        "(the deadline heuristic's f-bar exactly as printed in the seed)")
     g.add_argument("--oracle-every", type=int, default=0,
                    help="CS: every K-th pass, also solve the knapsack and the matching exactly and record "
                         "the per-epoch gaps (default 0: never)")
@@ -488,7 +491,10 @@ def run_farm_from_args(args) -> dict:
     kw = {}
     if args.policy.startswith("cs-"):
         kw = {"matcher": args.matcher, "knapsack": args.mkp, "exact_time_limit": args.exact_time_limit,
-              "oracle_every": args.oracle_every}
+              "oracle_every": args.oracle_every,
+              "constants": _farm.Constants.parse(args.cs_constant, preemptive=args.policy.endswith("-p"))}
+    elif args.cs_constant:
+        raise ValueError(f"--cs-constant applies to the CS policies only, not {args.policy!r}")
     policy = make_farm_policy(args.policy, **kw)
     res = simulate_farm(stream, policy)
     report = {"machine": "farm", "policy": res.policy, "options": res.options, "stream": stream.meta,

@@ -51,6 +51,8 @@ Cost per pass: CS O(N M L) for the matrix plus the matcher (MFS O(nu M
 """
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import numpy as np
 
 from instances import farm as _farm
@@ -103,7 +105,8 @@ class ConvergentScheduling(FarmPolicy):
         _load_methods()
 
     def options(self) -> dict:
-        return {"matcher": self.matcher, "knapsack": self.knapsack, "oracle_every": self.oracle_every}
+        return {"matcher": self.matcher, "knapsack": self.knapsack, "oracle_every": self.oracle_every,
+                "constants": asdict(self.constants)}
 
     def reset(self, stream: FarmStream) -> None:
         self.stats = {"knapsacks": 0, "discarded": 0, "blocked": 0, "mkp_gap": [], "match_gap": [],

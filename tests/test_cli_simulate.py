@@ -84,6 +84,14 @@ def test_simulate_farm(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert 0 <= report["metrics"]["late_share"] <= 1 and report["metrics"]["jobs"] == 60
     assert main(["simulate", "--machine", "farm", "--policy", "edf", "--workload", "x.swf"]) == 2
+    capsys.readouterr()
+    assert main(["simulate", "--machine", "farm", "--policy", "cs-ni-np", "--farm-jobs", "30", "--machines", "12",
+                 "--licenses", "4", "--cs-constant", "aging=0", "--cs-constant", "literal_fbar=1", "--json"]) == 0
+    consts = json.loads(capsys.readouterr().out)["options"]["constants"]
+    assert consts["aging"] == 0.0 and consts["literal_fbar"] is True and consts["overhead"] == 800.0
+    assert main(["simulate", "--machine", "farm", "--policy", "edf", "--cs-constant", "aging=0"]) == 2
+    assert main(["simulate", "--machine", "farm", "--policy", "cs-i-p", "--cs-constant", "agin=0"]) == 2
+    assert "KEY one of" in capsys.readouterr().err
 
 
 def test_gang_machine_rejects_pool_policies(swf, capsys):

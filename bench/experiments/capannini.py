@@ -71,19 +71,10 @@ def tasks(opts: Options) -> list[dict]:
 def variant_constants(spec: str):
     """``"cs-i-p:aging=0.002,literal_fbar=1"`` -> the version's footnote-1
     constants with those fields replaced."""
-    from dataclasses import fields
-
     from instances.farm import Constants
 
     name, _, over = spec.partition(":")
-    types = {f.name: f.type for f in fields(Constants)}
-    kw = {}
-    for item in filter(None, over.split(",")):
-        key, _, val = item.partition("=")
-        if key not in types:
-            raise ValueError(f"{spec}: unknown constant {key!r}; known: {', '.join(types)}")
-        kw[key] = val.strip() in ("1", "true", "True") if types[key] in (bool, "bool") else float(val)
-    return Constants(**kw) if name.endswith("-p") else Constants.non_preemptive(**kw)
+    return Constants.parse(over, preemptive=name.endswith("-p"))
 
 
 def run(task: dict) -> list[dict]:
