@@ -42,7 +42,7 @@ POLICIES = ("cs-i-p", "cs-i-np", "cs-ni-p", "cs-ni-np", "edf", "easy", "bf-rm", 
 #: heuristic's f-bar as printed in the seed, and the anti-aging weight AA at a tenth and at zero
 VARIANTS = ("cs-i-p:literal_fbar=1", "cs-i-p:aging=0.002", "cs-i-p:aging=0")
 EXACT = "cs-ni-np-exact"
-ORACLE_EVERY = 20
+ORACLE_EVERY = 100
 EXACT_SEEDS = 2
 FULL = {"jobs": 1500, "machines": 150, "licenses": 20}
 QUICK = {"jobs": 150, "machines": 30, "licenses": 6}
