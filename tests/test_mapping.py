@@ -445,6 +445,96 @@ def test_exact_hint_and_start_meeting_the_bound():
         X.solve_mapping(inst2, "gurobi", time_limit=5)
 
 
+# ---- branch-and-price on the configuration LP (bnp) ----------------------------------------------
+def test_knapsack_dp_matches_brute_force():
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        n = int(rng.integers(1, 9))
+        w = rng.integers(0, 20, size=n).astype(np.int64)
+        p = rng.uniform(-0.2, 1.0, size=n)
+        cap = int(rng.integers(0, 40))
+        val, sel = X._knap(w, p, cap)
+        best = max(sum(p[k] for k in range(n) if bits >> k & 1)
+                   for bits in range(2**n) if sum(w[k] for k in range(n) if bits >> k & 1) <= cap)
+        assert val == pytest.approx(max(best, 0.0))
+        assert w[sel].sum() <= cap and p[sel].sum() == pytest.approx(val)
+        bval, bsel, complete = X._knap_exact(w, p, cap, 0.0)
+        assert complete and bval == pytest.approx(val)
+        assert bsel is None and val == 0 or w[bsel].sum() <= cap and p[bsel].sum() == pytest.approx(val)
+        assert X._knap_exact(w, p, cap, 0.0, limit=0)[0] <= val + 1e-12
+
+
+@pytest.mark.parametrize("grid, bb_nodes", [(None, None), (16, None), (16, 0)])
+@pytest.mark.parametrize("seed", range(6))
+def test_bnp_decisions_agree_with_brute_force(seed, grid, bb_nodes, monkeypatch):
+    """Root certificates never cut the optimum off; the full decision finds a
+    mapping at T = optimum and closes the tree at T = optimum - 1: on the
+    integer data, on a coarse grid with the exact branch-and-bound knapsack,
+    and on the grid alone (floor / ceil weights; no knapsack node allowed)."""
+    if grid is not None:
+        monkeypatch.setattr(X, "CFG_GRID", grid)
+        monkeypatch.setattr(X, "CFG_COARSE", (4,))
+    if bb_nodes is not None:
+        monkeypatch.setattr(X, "KNAP_BB_NODES", bb_nodes)
+    rng = np.random.default_rng(70 + seed)
+    t, m = (7, 3) if seed % 2 else (6, 2)
+    etc = rng.integers(1, 30, size=(t, m)).astype(float)
+    rd = rng.integers(0, 20, size=m).astype(float) if seed in (2, 5) else None
+    inst = MappingInstance.build(etc, rd, {"name": f"bnp{seed}"})
+    opt = int(brute_force(inst))
+    cfg = X.ConfigLP(etc.astype(np.int64), inst.ready.astype(np.int64))
+    deadline = float("inf")
+    for T in range(opt, opt + 3):
+        assert not cfg.prove(T, deadline)
+    status, mapping = cfg.decide(opt, deadline)
+    assert status == "feasible" and inst.value(mapping) <= opt
+    assert cfg.decide(opt - 1, deadline) == ("infeasible", None)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_bnp_solves_tiny_instances_to_the_brute_force_optimum(seed):
+    rng = np.random.default_rng(40 + seed)
+    t, m = (6, 3) if seed < 4 else (7, 2)
+    inst = random_instance(rng, t, m, ready=seed in (1, 3), integer=seed == 2)
+    if seed == 0:
+        inst = MappingInstance.build(np.round(inst.etc, 2), None, {"name": "dec"})
+    opt = brute_force(inst)
+    res = X.solve_mapping(inst, "bnp", time_limit=20, presolve=0)
+    assert res.info["solver"].startswith("branch-and-price")
+    assert res.value == pytest.approx(opt, rel=1e-6)
+    assert res.bound <= opt * (1 + 1e-9)
+    assert res.status in ("optimal", "feasible") and (res.status == "feasible" or res.bound == res.value)
+    if X.scaled(inst).exact:
+        assert res.status == "optimal"
+
+
+def test_bnp_floor_scaling_keeps_the_bound_valid():
+    rng = np.random.default_rng(9)
+    inst = MappingInstance.build(rng.uniform(1e13, 3e13, size=(6, 3)) + 1 / 3, None, {"name": "huge"})
+    opt = brute_force(inst)
+    res = X.solve_mapping(inst, "bnp", time_limit=20, presolve=0)
+    assert res.info["scaling"] == "floor"
+    assert res.bound <= opt * (1 + 1e-12)
+    assert res.value == pytest.approx(opt, rel=1e-9)
+
+
+def test_bnp_cpsat_and_milp_agree_on_small_generated_instances():
+    """Cross-check on 12 x 3 Braun-range instances (one per consistency and
+    machine heterogeneity): every method that proves agrees; bnp proves all."""
+    insts = braun_range(tasks=12, machines=3, task_het="hi", machine_het="all", consistency="all", seed=3)
+    for inst in insts:
+        vals = {}
+        for method in ("cpsat", "milp-highs"):
+            r = solve(inst, method, time_limit=10, threads=1)
+            if r.status == "optimal":
+                vals[method] = r.value
+        r = solve(inst, "bnp", time_limit=20, threads=1, presolve=0)
+        assert r.status == "optimal" and r.bound == r.value, (inst.name, r.info)
+        for method, v in vals.items():
+            assert v == pytest.approx(r.value, rel=1e-6), (inst.name, method)
+        assert vals, inst.name
+
+
 # ---- CLI ------------------------------------------------------------------------------------------
 def test_cli_generate_and_solve_json(tmp_path, capsys):
     assert main(["generate", "braun-range", "--out", str(tmp_path / "g"), "--tasks", "6", "--machines", "3",
