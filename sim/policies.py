@@ -59,7 +59,7 @@ import numpy as np
 from numba import njit
 
 from .engine import JobTable, Policy, StartFn, packing_instance
-from .profile import JIT, Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, rows_needed
+from .profile import JIT, Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move, rows_needed
 
 POLICIES: dict[str, type] = {}
 DAY = 86400.0
@@ -388,7 +388,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
             np.empty(n + 1), np.empty(n + 1, np.int64),      # heap: times, jobs
             np.empty(n + 1, np.int64), np.zeros(n, np.bool_),  # queue, queued flags
             np.empty(n + 1 if code == _EASY else 1, np.int64),  # EASY running list
-            np.empty(rows), np.empty((rows, k), np.int64),   # conservative profile
+            *_profile(table, rows),                          # conservative profile
             np.full(n if code == _CONS else 1, np.nan),      # reservations
             np.array([-np.inf, np.inf, np.inf]), np.array([-1]),     # state (see _compress)
             np.empty(k, np.int64),                           # EASY extra
@@ -410,6 +410,15 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
         raise RuntimeError("the compiled event loop failed (see the traceback above)")
     progress(int(prog[0]), float(prog[1]))  # the final state, always reported
     return int(out[0])
+
+
+def _profile(table: JobTable, rows: int) -> tuple:
+    """Profile arrays (times, free) and the demand as the profile holds it:
+    1-D with one resource, so that the kernels of :mod:`sim.profile` skip
+    the loop over resources."""
+    if table.k == 1:
+        return np.empty(rows), np.empty(rows, np.int64), np.ascontiguousarray(table.demand[:, 0])
+    return np.empty(rows), np.empty((rows, table.k), np.int64), table.demand
 
 
 def _buckets(table: JobTable, capacity, used: bool) -> tuple:
@@ -739,18 +748,25 @@ LAST_MOVED = 0  # int state: largest row moved in the previous compression (-1: 
 
 
 @njit(**JIT)
-def _book(j, dem, est, res, promised, pt, pf, m):
-    """Book job j at its earliest fit."""
-    i = p_find(pt, pf, m, dem, j, est[j])
+def _book(j, pdem, est, res, promised, pt, pf, m):
+    """Book job j at its earliest fit (``pdem``: the demand as the profile holds it)."""
+    i = p_find(pt, pf, m, pdem, j, est[j])
     res[j] = pt[i]
     if np.isnan(promised[j]):
         promised[j] = pt[i]
-    return p_book(pt, pf, m, i, est[j], dem, j)
+    return p_book(pt, pf, m, i, est[j], pdem, j)
 
 
 @njit(**JIT)
 def _max_free(pt, pf, m, until, out):
     """Largest free capacity per resource on [pt[0], until)."""
+    if pf.ndim == 1:
+        out[0] = pf[0]
+        i = 1
+        while i < m and pt[i] < until:
+            out[0] = max(out[0], pf[i])
+            i += 1
+        return
     for r in range(pf.shape[1]):
         out[r] = pf[0, r]
     i = 1
@@ -761,7 +777,7 @@ def _max_free(pt, pf, m, until, out):
 
 
 @njit(**JIT)
-def _compress(now, q, qh, qt, cf, ci, dem, est, res, promised, pt, pf, m, mr):
+def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, mr):
     """Re-book the queued jobs in order, each at its earliest fit (never later)."""
     rb, before, moved = cf[RB], ci[LAST_MOVED], -1
     _max_free(pt, pf, m, rb, mr)
@@ -771,8 +787,8 @@ def _compress(now, q, qh, qt, cf, ci, dem, est, res, promised, pt, pf, m, mr):
         if np.isnan(r):
             continue
         if r < now:  # due but never started (a job overran): book afresh
-            m = p_add(pt, pf, m, r, r + est[j], dem, j, 1)
-            m = _book(j, dem, est, res, promised, pt, pf, m)
+            m = p_add(pt, pf, m, r, r + est[j], pdem, j, 1)
+            m = _book(j, pdem, est, res, promised, pt, pf, m)
             moved = j
             continue
         if moved >= 0 or before > j:
@@ -783,19 +799,18 @@ def _compress(now, q, qh, qt, cf, ci, dem, est, res, promised, pt, pf, m, mr):
             continue
         if not hi > now:
             continue
-        i = p_find_before(pt, pf, m, dem, j, est[j], r, hi)
+        i = p_find_before(pt, pf, m, pdem, j, est[j], r, hi)
         if i < 0:
             continue
         res[j] = pt[i]
-        m = p_book(pt, pf, m, i, est[j], dem, j)  # row i first: p_add may sweep
-        m = p_add(pt, pf, m, r, r + est[j], dem, j, 1)
+        m = p_move(pt, pf, m, i, r, est[j], pdem, j)
         moved = j
     ci[LAST_MOVED] = moved
     return m
 
 
 @njit(**JIT)
-def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, dur, est, free, start, promised,
+def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, start, promised,
                res, pt, pf, m, ht, hj, hn, extra):
     """Compress if a job ended early, book the ``fresh`` arrivals (the
     queue's tail), start every job booked now.  Returns (qt, m, hn).  A
@@ -803,14 +818,14 @@ def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, dur, est, free, start, p
     followed moved away in a compression), so the loop also runs a pass at
     ``cf[WAKE]``."""
     if cf[RB] > -np.inf:
-        m = _compress(now, q, qh, qt, cf, ci, dem, est, res, promised, pt, pf, m, extra)
+        m = _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, extra)
         cf[SOON] = np.inf
         for p in range(qh, qt - fresh):
             cf[SOON] = min(cf[SOON], res[q[p]])
     cf[RB] = -np.inf
     for p in range(qt - fresh, qt):
         j = q[p]
-        m = _book(j, dem, est, res, promised, pt, pf, m)
+        m = _book(j, pdem, est, res, promised, pt, pf, m)
         cf[SOON] = min(cf[SOON], res[j])
     if cf[SOON] > now:
         cf[WAKE] = cf[SOON]
@@ -837,7 +852,7 @@ def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, dur, est, free, start, p
 
 @njit(nogil=True, **JIT)
 def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
-          free, ht, hj, q, inq, run, pt, pf, res, cf, ci, extra, bh, bs, off, blk, prog):
+          free, ht, hj, q, inq, run, pt, pf, pdem, res, cf, ci, extra, bh, bs, off, blk, prog):
     """The whole simulation: finishes, then arrivals, then one pass per event
     time, as :class:`sim.engine.Engine` does."""
     n, k = dem.shape
@@ -859,7 +874,7 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
             if code == _EASY:
                 rn = _run_del(run, rn, j, start, est, ids)
             elif code == _CONS and now < start[j] + est[j]:
-                m = p_add(pt, pf, m, now, start[j] + est[j], dem, j, 1)
+                m = p_add(pt, pf, m, now, start[j] + est[j], pdem, j, 1)
                 cf[RB] = max(cf[RB], start[j] + est[j])
         fresh = 0
         while ai < n and submit[ai] == now:
@@ -899,6 +914,6 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
             qh, qt, rn, hn = _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start,
                                         promised, run, rn, ht, hj, hn, extra)
         else:
-            qt, m, hn = _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, dur, est, free, start,
+            qt, m, hn = _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, start,
                                    promised, res, pt, pf, m, ht, hj, hn, extra)
     return passes
