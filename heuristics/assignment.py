@@ -174,7 +174,7 @@ def mfs(inst: AssignmentInstance) -> list[tuple[int, int]]:
     """Seed 003 section 5, MFS: maximum cardinality, then maximum weight, by
     successive longest augmenting paths from all free jobs (module
     docstring).  O(nu m (n + m))."""
-    p = np.array(inst.preference, dtype=np.float64)
+    p = np.asarray(inst.preference, dtype=np.float64)  # read-only: the kernels never write p
     n, m = p.shape
     match_j = np.full(n, -1, dtype=np.int64)
     match_m = np.full(m, -1, dtype=np.int64)
@@ -319,7 +319,7 @@ def imfs(inst: AssignmentInstance, previous=None, max_even: int | None = None) -
     else ``inst.meta["previous"]``, else empty) improve by layered longest
     paths, odd ones first (module docstring).  Maximum cardinality; weight
     approximate.  O((a + e) n m) for a augmentations and e even steps."""
-    p = np.array(inst.preference, dtype=np.float64)
+    p = np.asarray(inst.preference, dtype=np.float64)  # read-only: the kernels never write p
     n, m = p.shape
     prev = inst.previous() if previous is None else [tuple(map(int, q)) for q in previous]
     match_j = np.full(n, -1, dtype=np.int64)

@@ -95,7 +95,8 @@ class AssignmentInstance:
         return cls(p, meta)
 
     def value(self, pairs) -> float:
-        return float(sum(self.preference[i, m] for i, m in pairs))
+        a = np.asarray(list(pairs), dtype=np.int64).reshape(-1, 2)
+        return float(self.preference[a[:, 0], a[:, 1]].sum())
 
     def max_cardinality(self) -> int:
         """Size of a maximum matching on the eligible pairs (:func:`maximum_matching`)."""
