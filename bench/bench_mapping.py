@@ -88,9 +88,10 @@ def test_ga_1000_generations_512x16(benchmark, big, request):
 
 @pytest.mark.parametrize("size", [(32, 4), (64, 8)], ids=["32x4", "64x8"])
 def test_exact_proofs_and_heuristic_gaps(benchmark, size, request):
-    """CP-SAT, HiGHS, CBC (30 s, 1 thread) on one generated instance per
-    Braun-range class; every heuristic's gap to the proven optimum.  64 x 8
-    in the full suite only (several minutes)."""
+    """CP-SAT, HiGHS, CBC and bnp (30 s, 1 thread) on one generated
+    instance per Braun-range class; proofs per method and by any; every
+    heuristic's gap to the proven optimum.  64 x 8 in the full suite only
+    (about 15 minutes)."""
     t, m = size
     if request.config.getoption("--quick") and t > 32:
         pytest.skip("64 x 8 proofs: full suite only")

@@ -33,10 +33,11 @@ is the solver's dual bound widened by 1e-6 relative.
 ``bnp``: branch-and-price on the configuration LP (:class:`ConfigLP`: one
 0-1 knapsack per machine, Martello, Soumis and Toth 1997), after a short
 CP-SAT run (``presolve`` seconds, default min(4 s, 15% of the limit); its
-incumbent is the start, its proof is kept when it has one).  On the integer
-data of :func:`scaled`; bisection with root certificates gives the
-configuration-LP bound, then the decision "a mapping of makespan <= best -
-1?" is searched until its tree closes.  Why: the assignment LP is weak on
+incumbent is the start, its proof is kept when it has one; ``presolve=0``:
+branch and price alone).  On the integer data of :func:`scaled`; bisection
+with root certificates gives the configuration-LP bound, then the decision
+"a mapping of makespan <= best - 1?" is searched (after a few seconds of
+CP-SAT from the best mapping) until its tree closes.  Why: the assignment LP is weak on
 consistent / semi-consistent low-machine-heterogeneity instances (slow
 machines get 3 to 5 large tasks; on 64 x 8 the optimum is 0.8% to 3.5%
 above it, and CP-SAT / HiGHS bounds stall 0.3% to 1.5% below the optimum
@@ -244,12 +245,17 @@ def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, time_limit, threads, seed, u
 CFG_GRID = 2**16
 #: pricing grids tried before :data:`CFG_GRID` (cheap rounds first)
 CFG_COARSE = (2**11, 2**13)
+#: dual smoothing of the column generation: price at CFG_SMOOTH * center + (1 - CFG_SMOOTH) * duals
+CFG_SMOOTH = 0.5
+#: before each decision ``bnp`` runs CP-SAT from the best mapping for min(IMPROVE_S, IMPROVE_SHARE * time left)
+IMPROVE_S, IMPROVE_SHARE = 3.0, 0.2
 #: node limit of the exact knapsack (:func:`_knap_bb`) used above the grid
 KNAP_BB_NODES = 20000
 #: ``bnp`` first runs CP-SAT for min(PRESOLVE_S, PRESOLVE_SHARE * time limit) seconds
 PRESOLVE_S, PRESOLVE_SHARE = 4.0, 0.15
-#: the root-only bisection of :func:`_bnp` stops at this relative width
-ROOT_TOL = 2e-5
+#: the root-only bisection of :func:`_bnp` stops at this relative width or after this
+#: share of the time left (on c_hihi 64 x 8 it took all 26 s otherwise)
+ROOT_TOL, ROOT_SHARE = 2e-5, 0.4
 
 
 @njit(cache=True)
@@ -464,9 +470,36 @@ class ConfigLP:
         usable = [T - int(R[j]) >= 0 for j in range(m)]
         top = max([T - int(R[j]) for j in range(m)] + [0])
         items = [free & ok[:, j] for j in range(m)]
+        def price(u, wts, final, grid):
+            """Best column per machine at duals u (exact knapsack above the grid
+            when branch and bound finishes), sum of their values (a lower bound
+            on sum_j K_j), the part of it known exact, the machines left loose."""
+            out, k_lb, k_ub, loose = [], 0.0, 0.0, []
+            for j in range(m):
+                if wts[j] is None:
+                    continue
+                w, cap = wts[j]
+                pj = np.where(items[j], u, 0.0)
+                cap -= int(w[forced[j]].sum())
+                val, sel = _knap(w, pj, cap) if cap >= 0 else (0.0, np.zeros(t, dtype=bool))
+                exact_j = T - int(R[j]) <= grid  # the grid weights are E itself
+                if final and not exact_j:
+                    bval, bsel, exact_j = _knap_exact(E[:, j], pj, T - int(R[j]) - int(base[j]), val)
+                    if bsel is not None and bval > val:
+                        val, sel = bval, bsel
+                val += u[forced[j]].sum()
+                k_lb += val
+                if exact_j:
+                    k_ub += val
+                else:
+                    loose.append(j)
+                out.append((j, sel | forced[j]))
+            return out, k_lb, k_ub, loose
+
         for grid in [g for g in CFG_COARSE if g < min(top, CFG_GRID)] + [CFG_GRID]:
             final = grid == CFG_GRID
             wts = [self._weights(j, T, False, grid) if usable[j] else None for j in range(m)]
+            center, phi_c = None, -np.inf  # stability center (Wentges smoothing)
             while True:
                 if time.perf_counter() > deadline:
                     return "timeout", None
@@ -479,34 +512,25 @@ class ConfigLP:
                 u, pi = np.clip(xv[:t], 0.0, 1.0), xv[t:]
                 if -h.getInfo().objective_function_value <= 1e-9:  # restricted master covers every task
                     return "lp", self._fractional(rows, np.asarray(sol.row_dual), t, m)
-                new, k_lb, k_ub, loose = [], 0.0, 0.0, []
-                for j in range(m):
-                    if wts[j] is None:
-                        continue
-                    w, cap = wts[j]
-                    pj = np.where(items[j], u, 0.0)
-                    cap -= int(w[forced[j]].sum())
-                    val, sel = _knap(w, pj, cap) if cap >= 0 else (0.0, np.zeros(t, dtype=bool))
-                    exact_j = T - int(R[j]) <= grid  # the grid weights are E itself
-                    if final and not exact_j:  # the exact knapsack, when branch and bound finishes
-                        bval, bsel, exact_j = _knap_exact(E[:, j], pj, T - int(R[j]) - int(base[j]), val)
-                        if bsel is not None and bval > val:
-                            val, sel = bval, bsel
-                    val += u[forced[j]].sum()
-                    k_lb += val
-                    if exact_j:
-                        k_ub += val
-                    else:
-                        loose.append(j)
-                    if val > pi[j] + 1e-9:
-                        S = sel | forced[j]
+                alpha = CFG_SMOOTH if center is not None else 0.0
+                while True:
+                    us = alpha * center + (1.0 - alpha) * u if alpha > 0 else u
+                    cols_s, k_lb, k_ub, loose = price(us, wts, final, grid)
+                    if us.sum() - k_lb > phi_c:
+                        center, phi_c = us, us.sum() - k_lb
+                    if us.sum() - k_lb > 1e-9:  # necessary for a certificate (loose machines: floor weights)
+                        k_ub += self._k_upper(us, T, forced, items, grid, loose)
+                        if us.sum() - k_ub > 1e-9:
+                            return "infeasible", us
+                    new = []
+                    for j, S in cols_s:
                         assert int(E[S, j].sum()) + R[j] <= T, "priced column exceeds the capacity"
-                        self._add(j, S)
-                        new.append((j, np.flatnonzero(S)))
-                if u.sum() - k_lb > 1e-9:  # necessary for a certificate (loose machines: floor weights)
-                    k_ub += self._k_upper(u, T, forced, items, grid, loose)
-                    if u.sum() - k_ub > 1e-9:
-                        return "infeasible", u
+                        if u[S].sum() > pi[j] + 1e-9:  # improves the master at its own duals
+                            self._add(j, S)
+                            new.append((j, np.flatnonzero(S)))
+                    if new or alpha == 0.0:
+                        break
+                    alpha = 0.0  # mispricing: price at the master's duals
                 if not new:
                     break
                 add_rows(new)
@@ -588,30 +612,43 @@ class ConfigLP:
         return status == "infeasible"
 
 
-def _bnp(inst, sc: Scaled, start: np.ndarray, lo: int, deadline: float, threads: int):
+def _bnp(inst, sc: Scaled, start: np.ndarray, lo: int, deadline: float, threads: int, improve=None):
     """Makespan on the integer data by :class:`ConfigLP`: bisection on the
     trial makespan T with root-node certificates only (the configuration-LP
-    bound ``lo``), then descent: the full branch-and-price decision at ``T
-    = best - 1`` until its tree closes (the best is optimal) or time runs
-    out; a mapping found there becomes the best.  (Trying T nearer ``lo``
-    first cost more: every closed tree near the optimum takes seconds, and
-    the start from CP-SAT is mostly optimal already.)  Returns status,
-    mapping, ``lo`` (integer units: no mapping is below it), details."""
+    bound ``lo``; at most :data:`ROOT_SHARE` of the time left), then
+    descent: ``improve(best, lo, seconds)`` (a short CP-SAT run from the
+    best mapping with ``C >= lo``; it finds better mappings far more often
+    than the tree does, and proves when it reaches ``lo``), then the full
+    branch-and-price decision at ``T = best - 1``, until a tree closes (the
+    best is optimal) or time runs out; a mapping found becomes the best.
+    (Bisecting between ``lo`` and the best instead cost more: every closed
+    tree near the optimum takes seconds.)  Returns status, mapping, ``lo``
+    (integer units: no mapping is below it), details."""
     cfg = ConfigLP(sc.etc, sc.ready, threads)
     cfg.add_mapping(start)
     best, hi = start, sc.makespan(start)
     lo = max(lo, _scaled_lower_bound(sc))
     tol = max(1, int(hi * ROOT_TOL))
     a, b = lo, hi - 1
-    while b - a > tol and time.perf_counter() < deadline:  # root only: the configuration-LP bound
+    now = time.perf_counter()
+    stop = now + ROOT_SHARE * max(deadline - now, 0.0)
+    while b - a > tol and time.perf_counter() < stop:  # root only: the configuration-LP bound
         mid = (a + b) // 2
-        if cfg.prove(mid, deadline):
+        if cfg.prove(mid, stop):
             lo = max(lo, mid + 1)
             a = mid + 1
         else:
             b = mid - 1
     root = lo
     while lo < hi and time.perf_counter() < deadline:  # descent: is there a mapping below the best?
+        if improve is not None:  # a few seconds of CP-SAT from the best, with the bound lo
+            st, a, raw = improve(best, lo, min(IMPROVE_S, IMPROVE_SHARE * (deadline - time.perf_counter())))
+            lo = max(lo, raw)
+            if a is not None and sc.makespan(a) < hi:
+                best, hi = a, sc.makespan(a)
+            if st == "optimal" or lo >= hi:
+                lo = max(lo, hi) if st == "optimal" else lo
+                break
         status, assign = cfg.decide(hi - 1, deadline)
         if status == "infeasible":
             lo = hi
@@ -760,7 +797,12 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
         if pre > 0 and st == "optimal":
             status, assign, raw, details = "optimal", first, lo, {"solver": "CP-SAT (presolve)"}
         else:
-            status, assign, raw, details = _bnp(inst, sc, first, lo, deadline, threads)
+            def improve(best, lo_int, seconds):
+                st, a, raw, _ = _cpsat(inst, sc, best, _allowed(inst, best, sc), lo_int, seconds, threads, seed)
+                return st, a, math.ceil(raw - _TOL)
+
+            status, assign, raw, details = _bnp(inst, sc, first, lo, deadline, threads,
+                                                improve if pre > 0 else None)
         details.update(pre_info)
         bound = raw / sc.scale
         details["scaling"] = "exact" if sc.exact else "floor"
