@@ -556,7 +556,7 @@ def snapshot(state: _farm.FarmState) -> FarmView:
 def next_event_state(state: _farm.FarmState, policy: FarmPolicy, dt: float = 1.0) -> _farm.FarmState:
     """The farm one event after a pass of ``policy`` on ``state``: that
     pass's plan is running (progressed by ``dt``) and one job arrives (a copy
-    of the first queued one).  This is what a pass sees inside a simulation,
+    of the latest one, not started).  This is what a pass sees inside a simulation,
     where an incremental CS version inherits its own previous plan; timing a
     pass on a state with a random previous plan (:func:`instances.farm.generate_farm`)
     measures a cold start instead.  Jobs come back in submit order."""
@@ -566,9 +566,8 @@ def next_event_state(state: _farm.FarmState, policy: FarmPolicy, dt: float = 1.0
     jobs = state.jobs.take(np.argsort(state.jobs.submit, kind="stable"))
     now = state.now + float(dt)
     state = state.with_jobs(jobs).advance(state.now, plan).advance(now)  # the plan runs from state.now
-    queued = np.nonzero(state.jobs.running_on < 0)[0]
-    if not queued.size:
-        raise ValueError("next_event_state: no queued job to copy as the arrival")
-    new = replace(state.jobs.take(queued[:1]), submit=np.array([now]), progress=np.zeros(1),
-                  ids=np.array([state.n]))
+    if not state.n:
+        raise ValueError("next_event_state: no job to copy as the arrival")
+    new = replace(state.jobs.take([state.n - 1]), submit=np.array([now]), progress=np.zeros(1),
+                  running_on=np.array([-1]), ids=np.array([state.n]))
     return state.with_jobs(state.jobs.concat(new))

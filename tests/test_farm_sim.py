@@ -216,6 +216,8 @@ def test_next_event_state_runs_the_previous_plan_and_adds_one_arrival():
     run = nxt.jobs.running_on
     assert {int(i): int(run[i]) for i in np.nonzero(run >= 0)[0]} == plan   # the plan now runs
     assert run[-1] == -1 and nxt.jobs.submit[-1] == nxt.now and nxt.jobs.progress[-1] == 0.0
+    few = generate_farm(np.random.default_rng(3), jobs=10, machines=30, licenses=3, busy=0.2)
+    assert next_event_state(few, make_farm_policy("cs-i-p")).n == 11  # every job planned: the copy still arrives
     moved = nxt.jobs.progress[run >= 0] > 0
     assert moved.all()  # every running job progressed by dt
     # the incremental matching inherits that plan: the next pass keeps most of it
