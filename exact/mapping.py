@@ -247,7 +247,7 @@ CFG_GRID = 2**16
 CFG_COARSE = (2**11, 2**13)
 #: dual smoothing of the column generation: price at CFG_SMOOTH * center + (1 - CFG_SMOOTH) * duals
 CFG_SMOOTH = 0.5
-#: before each decision ``bnp`` runs CP-SAT from the best mapping for min(IMPROVE_S, IMPROVE_SHARE * time left)
+#: before its first decision ``bnp`` runs CP-SAT from the best mapping for min(IMPROVE_S, IMPROVE_SHARE * time left)
 IMPROVE_S, IMPROVE_SHARE = 3.0, 0.2
 #: node limit of the exact knapsack (:func:`_knap_bb`) used above the grid
 KNAP_BB_NODES = 20000
@@ -255,7 +255,7 @@ KNAP_BB_NODES = 20000
 PRESOLVE_S, PRESOLVE_SHARE = 4.0, 0.15
 #: the root-only bisection of :func:`_bnp` stops at this relative width or after this
 #: share of the time left (on c_hihi 64 x 8 it took all 26 s otherwise)
-ROOT_TOL, ROOT_SHARE = 2e-5, 0.4
+ROOT_TOL, ROOT_SHARE = 1e-4, 0.3
 
 
 @njit(cache=True)
@@ -351,6 +351,47 @@ def _knap_exact(w, p, cap, lb_val, limit=None):
     mask = np.zeros(w.shape[0], dtype=bool)
     mask[order[sel]] = True
     return val, (mask if mask.any() else None), complete
+
+
+def _descent(E: np.ndarray, R: np.ndarray, assign: np.ndarray, rounds: int = 200) -> np.ndarray:
+    """Local descent on the integer data: move a task off the most loaded
+    machine, or swap it with a task elsewhere, while that lowers the larger
+    of the two finishing times below the current makespan (ties: most
+    decrease).  The primal heuristic of :meth:`ConfigLP.decide` after LP
+    rounding.  O(rounds * (t m + t^2 / m))."""
+    a = assign.copy()
+    t, m = E.shape
+    rows = np.arange(t)
+    for _ in range(rounds):
+        load = np.bincount(a, weights=E[rows, a], minlength=m).astype(np.int64)
+        used = np.bincount(a, minlength=m) > 0
+        fin = np.where(used, load + R, 0)
+        c = int(fin.argmax())
+        top = fin[c]
+        on = np.flatnonzero(a == c)
+        base_k = load + R  # finishing time of machine k once it receives a task
+        # moves: task i (on c) to machine k
+        new_c = top - E[on, c]                                  # (n_c,)
+        new_k = base_k[None, :] + E[on, :]                      # (n_c, m)
+        mv = np.maximum(np.where(on.size > 1, new_c, 0)[:, None], new_k)
+        mv[:, c] = top
+        # swaps: task i (on c) with task l (on k != c)
+        off = np.flatnonzero(a != c)
+        k_of = a[off]
+        sw_c = top - E[on, c][:, None] + E[off, c][None, :]      # (n_c, n_off)
+        sw_k = (fin[k_of] - E[off, k_of])[None, :] + E[on][:, k_of]
+        sw = np.maximum(sw_c, sw_k)
+        best_mv = mv.min() if mv.size else top
+        best_sw = sw.min() if sw.size else top
+        if min(best_mv, best_sw) >= top:
+            break
+        if best_mv <= best_sw:
+            i, k = np.unravel_index(int(mv.argmin()), mv.shape)
+            a[on[i]] = k
+        else:
+            i, l = np.unravel_index(int(sw.argmin()), sw.shape)
+            a[on[i]], a[off[l]] = a[off[l]], c
+    return a
 
 
 class ConfigLP:
@@ -567,7 +608,9 @@ class ConfigLP:
         """``("infeasible", None)`` when no mapping has makespan ``<= T`` (the
         search tree closed), ``("feasible", mapping)`` with one that has, or
         ``("timeout", None)``.  Depth first; the branch "task i on machine
-        j" first, on the pair whose master share is nearest 1/2."""
+        j" first, on the pair whose master share is nearest 1/2.  At every
+        node the master's largest shares, improved by :func:`_descent`, are
+        tried as a mapping."""
         E, R = self.E, self.R
         t, m = E.shape
         ok0 = (E + R[None, :] <= T) if ok is None else ok & (E + R[None, :] <= T)
@@ -586,6 +629,10 @@ class ConfigLP:
             cand = np.where(force >= 0, force, np.where(ok, x, -1.0).argmax(axis=1))
             loads = np.bincount(cand, weights=E[np.arange(t), cand], minlength=m)
             used = np.bincount(cand, minlength=m) > 0
+            if not np.all(~used | (loads + R <= T)):
+                cand = _descent(E, R, cand)  # any mapping within T answers the decision, node or not
+                loads = np.bincount(cand, weights=E[np.arange(t), cand], minlength=m)
+                used = np.bincount(cand, minlength=m) > 0
             if np.all(~used | (loads + R <= T)):
                 self.add_mapping(cand)
                 return "feasible", cand
@@ -616,8 +663,8 @@ def _bnp(inst, sc: Scaled, start: np.ndarray, lo: int, deadline: float, threads:
     """Makespan on the integer data by :class:`ConfigLP`: bisection on the
     trial makespan T with root-node certificates only (the configuration-LP
     bound ``lo``; at most :data:`ROOT_SHARE` of the time left), then
-    descent: ``improve(best, lo, seconds)`` (a short CP-SAT run from the
-    best mapping with ``C >= lo``; it finds better mappings far more often
+    descent: once ``improve(best, lo, seconds)`` (a short CP-SAT run from
+    the best mapping with ``C >= lo``; it finds better mappings more often
     than the tree does, and proves when it reaches ``lo``), then the full
     branch-and-price decision at ``T = best - 1``, until a tree closes (the
     best is optimal) or time runs out; a mapping found becomes the best.
@@ -641,8 +688,9 @@ def _bnp(inst, sc: Scaled, start: np.ndarray, lo: int, deadline: float, threads:
             b = mid - 1
     root = lo
     while lo < hi and time.perf_counter() < deadline:  # descent: is there a mapping below the best?
-        if improve is not None:  # a few seconds of CP-SAT from the best, with the bound lo
+        if improve is not None:  # once: a few seconds of CP-SAT from the best, with the bound lo
             st, a, raw = improve(best, lo, min(IMPROVE_S, IMPROVE_SHARE * (deadline - time.perf_counter())))
+            improve = None
             lo = max(lo, raw)
             if a is not None and sc.makespan(a) < hi:
                 best, hi = a, sc.makespan(a)

@@ -464,6 +464,19 @@ def test_knapsack_dp_matches_brute_force():
         assert X._knap_exact(w, p, cap, 0.0, limit=0)[0] <= val + 1e-12
 
 
+def test_bnp_descent_never_worsens_and_reaches_a_local_optimum():
+    rng = np.random.default_rng(8)
+    for trial in range(40):
+        t, m = int(rng.integers(1, 9)), int(rng.integers(1, 4))
+        etc = rng.integers(1, 50, size=(t, m))
+        rd = rng.integers(0, 20, size=m) * (trial % 2)
+        inst = MappingInstance.build(etc.astype(float), rd.astype(float), {"name": "d"})
+        a = rng.integers(0, m, size=t)
+        b = X._descent(etc, rd, a)
+        assert inst.value(b) <= inst.value(a)
+        assert inst.value(X._descent(etc, rd, b)) == inst.value(b)  # no improving move or swap left
+
+
 @pytest.mark.parametrize("grid, bb_nodes", [(None, None), (16, None), (16, 0)])
 @pytest.mark.parametrize("seed", range(6))
 def test_bnp_decisions_agree_with_brute_force(seed, grid, bb_nodes, monkeypatch):
