@@ -59,7 +59,7 @@ import numpy as np
 from numba import njit
 
 from .engine import JobTable, Policy, StartFn, packing_instance
-from .profile import JIT, Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move, rows_needed
+from .profile import INLINE, JIT, Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move, rows_needed
 
 POLICIES: dict[str, type] = {}
 DAY = 86400.0
@@ -390,7 +390,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
             np.empty(n + 1 if code == _EASY else 1, np.int64),  # EASY running list
             *_profile(table, rows),                          # conservative profile
             np.full(n if code == _CONS else 1, np.nan),      # reservations
-            np.array([-np.inf, np.inf, np.inf]), np.array([-1]),     # state (see _compress)
+            np.array([-np.inf, np.inf, np.inf, np.inf]), np.array([-1]),     # state (see _compress)
             np.empty(k, np.int64),                           # EASY extra
             *_buckets(table, capacity, code == _NONFCFS and k == 1))
     prog = np.zeros(2)
@@ -736,18 +736,20 @@ def _starved_pass(now, old, ai, limit, submit, inq, dem, dur, free, start, ht, h
 # Its reservation r was its earliest fit when it was last booked or checked;
 # since then free capacity rose only on the released intervals [now, start +
 # estimate) of jobs that ended early, and on the slots vacated by jobs that
-# moved.  If no job moved since j was last checked (none earlier in this
-# round, none after it in the previous round), a window that became feasible
-# meets a released interval, so it starts before ``rb`` (their largest end)
-# and j fits in the most free capacity ``mr`` seen before rb; otherwise all of
-# [now, r) is searched.  The result is the same as re-booking every job from
-# scratch, as the generic policy does (tests/test_sim_engine.py).
-RB, SOON, WAKE = 0, 1, 2  # float state: release bound (+inf: search all), earliest
-# reservation, earliest reservation after now (a pass is due then)
+# moved.  If no slot vacated since j was last checked (by a job earlier in
+# this round or after it in the previous round) starts before r, a window that
+# became feasible meets a released interval before r, so it starts before
+# ``rb`` (their largest end) and j fits in the most free capacity ``mr`` seen
+# before rb (free capacity there only fell since); otherwise all of [now, r)
+# is searched.  The result is the same as re-booking every job from scratch,
+# as the generic policy does (tests/test_sim_engine.py).
+RB, SOON, WAKE, VAC = 0, 1, 2, 3  # float state: release bound (+inf: search all),
+# earliest reservation, earliest reservation after now (a pass is due then),
+# earliest start of a slot vacated in the previous compression
 LAST_MOVED = 0  # int state: largest row moved in the previous compression (-1: none)
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _book(j, pdem, est, res, promised, pt, pf, m):
     """Book job j at its earliest fit (``pdem``: the demand as the profile holds it)."""
     i = p_find(pt, pf, m, pdem, j, est[j])
@@ -776,10 +778,11 @@ def _max_free(pt, pf, m, until, out):
         i += 1
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, mr):
     """Re-book the queued jobs in order, each at its earliest fit (never later)."""
     rb, before, moved = cf[RB], ci[LAST_MOVED], -1
+    vac = np.inf  # earliest start of a slot vacated in this round
     _max_free(pt, pf, m, rb, mr)
     for p in range(qh, qt):
         j = q[p]
@@ -789,9 +792,10 @@ def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, 
         if r < now:  # due but never started (a job overran): book afresh
             m = p_add(pt, pf, m, r, r + est[j], pdem, j, 1)
             m = _book(j, pdem, est, res, promised, pt, pf, m)
-            moved = j
+            moved, vac = j, now
             continue
-        if moved >= 0 or before > j:
+        lo = min(vac, cf[VAC]) if before > j else vac
+        if lo < r:
             hi = r
         elif _fits(dem, j, mr):
             hi = min(r, rb)
@@ -804,12 +808,12 @@ def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, 
             continue
         res[j] = pt[i]
         m = p_move(pt, pf, m, i, r, est[j], pdem, j)
-        moved = j
-    ci[LAST_MOVED] = moved
+        moved, vac = j, min(vac, max(r, res[j] + est[j]))
+    ci[LAST_MOVED], cf[VAC] = moved, vac
     return m
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, start, promised,
                res, pt, pf, m, ht, hj, hn, extra):
     """Compress if a job ended early, book the ``fresh`` arrivals (the
