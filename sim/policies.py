@@ -59,7 +59,7 @@ import numpy as np
 from numba import njit
 
 from .engine import JobTable, Policy, StartFn, packing_instance
-from .profile import INLINE, JIT, Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move, rows_needed
+from .profile import INLINE, JIT, Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move, p_release, rows_needed
 
 POLICIES: dict[str, type] = {}
 DAY = 86400.0
@@ -878,7 +878,7 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
             if code == _EASY:
                 rn = _run_del(run, rn, j, start, est, ids)
             elif code == _CONS and now < start[j] + est[j]:
-                m = p_add(pt, pf, m, now, start[j] + est[j], pdem, j, 1)
+                m = p_release(pt, pf, m, start[j] + est[j], pdem, j)
                 cf[RB] = max(cf[RB], start[j] + est[j])
         fresh = 0
         while ai < n and submit[ai] == now:

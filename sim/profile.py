@@ -165,7 +165,7 @@ def _locate(pt, m, t):
     return lo
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _open(pt, pf, m, i):
     """Shift rows i.. one down; row i keeps its old values (a copy of the
     row it splits).  Returns the new m."""
@@ -340,4 +340,22 @@ def p_move(pt, pf, m, i, r, e, dem, j):
         if pt[a] >= r:
             _take(pf, a, dem, j, 1)
         a += 1
+    return m
+
+
+@njit(**INLINE)
+def p_release(pt, pf, m, t1, dem, j):
+    """Give job j's capacity back on [pt[0], t1), t1 > pt[0] (a job that
+    ended early at pt[0]): :func:`p_add` with ``sign = +1`` without its
+    bisections.  O(m K)."""
+    k = 1
+    while k < m and pt[k] < t1:
+        k += 1
+    if not (k < m and pt[k] == t1):
+        if m + 1 > pt.shape[0]:  # rare: p_add sweeps first
+            return p_add(pt, pf, m, pt[0], t1, dem, j, 1)
+        m = _open(pt, pf, m, k - 1)
+        pt[k] = t1
+    for a in range(k):
+        _take(pf, a, dem, j, 1)
     return m

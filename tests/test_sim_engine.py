@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 from instances.packing import check_packing
 from sim import policies
 from sim.engine import Engine, JobTable, PoolMachine, SimResult, packing_instance, simulate
-from sim.profile import Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, rows_needed
+from sim.profile import (Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move,
+                         p_release, rows_needed)
 
 POLICIES = ["fcfs", "nonfcfs", "easy", "conservative"]
 
@@ -248,23 +249,37 @@ def normal(t, f):
 @given(ops=st.lists(st.tuples(st.integers(1, 6), st.integers(0, 3), st.integers(1, 9), st.integers(0, 4)),
                     min_size=1, max_size=30), k=st.sampled_from([1, 2]))
 def test_profiles_agree(ops, k):
+    """Profile (numpy) and the compiled kernels give the same step function;
+    the fused kernels (p_move, p_release) and the 1-D rows of K = 1 give the
+    same rows as p_book + p_add on rows x K arrays."""
     cap = np.array([6, 3][:k])
     prof = Profile(cap, 0.0)
-    pt, pf = np.empty(rows_needed(len(ops))), np.empty((rows_needed(len(ops)), k), np.int64)
+    rows = rows_needed(len(ops))
+    pt, pf = np.empty(rows), np.empty((rows, k), np.int64)
+    qt, qf = np.empty(rows), (np.empty(rows, np.int64) if k == 1 else np.empty((rows, k), np.int64))
     m = p_init(pt, pf, cap, 0.0)
+    n = p_init(qt, qf, cap, 0.0)
     now, booked = 0.0, []
+
+    def same():
+        assert m == n and np.array_equal(pt[:m], qt[:n]) and np.array_equal(pf[:m].reshape(qf[:n].shape), qf[:n])
+
     for procs, other, est, step in ops:
         dem = np.array([[procs, min(other, 3)][:k]])
+        qd = dem[:, 0].copy() if k == 1 else dem
         t = prof.find(dem[0], float(est))
         i = p_find(pt, pf, m, dem, 0, float(est))
-        assert pt[i] == t
+        assert pt[i] == t and p_find(qt, qf, n, qd, 0, float(est)) == i
         prof.add(t, t + est, dem[0], -1)
         m = p_book(pt, pf, m, i, float(est), dem, 0)
+        n = p_book(qt, qf, n, i, float(est), qd, 0)
         booked.append((t, t + est, dem))
         if step == 0 and booked:  # take one booking out again, as an early end does
             a, b, d = booked.pop(0)
             prof.add(max(a, now), b, d[0], +1)
             m = p_add(pt, pf, m, max(a, now), b, d, 0, 1)
+            dd = d[:, 0].copy() if k == 1 else d
+            n = p_release(qt, qf, n, b, dd, 0) if a <= now < b else p_add(qt, qf, n, max(a, now), b, dd, 0, 1)
         elif step == 4 and booked:  # one booking may move earlier: both find the same slot
             a, b, d = booked[-1]
             if a > now:
@@ -276,10 +291,14 @@ def test_profiles_agree(ops, k):
                 if i >= 0:
                     m = p_book(pt, pf, m, i, b - a, d, 0)
                     m = p_add(pt, pf, m, a, b, d, 0, 1)
+                    n = p_move(qt, qf, n, i, a, b - a, d[:, 0].copy() if k == 1 else d, 0)
                 booked[-1] = (t, t + b - a, d)
+        same()
         now += step
         prof.advance(now)
         m = p_advance(pt, pf, m, now, True)
+        n = p_advance(qt, qf, n, now, True)
+        same()
         t1, f1 = normal(prof.t, prof.free)
         t2, f2 = normal(pt[:m], pf[:m])
         assert np.array_equal(t1, t2) and np.array_equal(f1, f2)
