@@ -780,36 +780,30 @@ def _max_free(pt, pf, m, until, out):
 
 @njit(**INLINE)
 def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, mr):
-    """Re-book the queued jobs in order, each at its earliest fit (never later)."""
+    """Re-book the queued jobs in order, each at its earliest fit (never
+    later); sets ``cf[SOON]`` to the earliest reservation."""
     rb, before, moved = cf[RB], ci[LAST_MOVED], -1
-    vac = np.inf  # earliest start of a slot vacated in this round
+    vac = soon = np.inf  # vac: earliest start of a slot vacated in this round
     _max_free(pt, pf, m, rb, mr)
     for p in range(qh, qt):
         j = q[p]
         r = res[j]
         if np.isnan(r):
-            continue
+            continue  # a fresh arrival, booked next
         if r < now:  # due but never started (a job overran): book afresh
             m = p_add(pt, pf, m, r, r + est[j], pdem, j, 1)
             m = _book(j, pdem, est, res, promised, pt, pf, m)
             moved, vac = j, now
-            continue
-        lo = min(vac, cf[VAC]) if before > j else vac
-        if lo < r:
-            hi = r
-        elif _fits(dem, j, mr):
-            hi = min(r, rb)
         else:
-            continue
-        if not hi > now:
-            continue
-        i = p_find_before(pt, pf, m, pdem, j, est[j], r, hi)
-        if i < 0:
-            continue
-        res[j] = pt[i]
-        m = p_move(pt, pf, m, i, r, est[j], pdem, j)
-        moved, vac = j, min(vac, max(r, res[j] + est[j]))
-    ci[LAST_MOVED], cf[VAC] = moved, vac
+            lo = min(vac, cf[VAC]) if before > j else vac
+            hi = r if lo < r else (min(r, rb) if _fits(dem, j, mr) else now)
+            i = p_find_before(pt, pf, m, pdem, j, est[j], r, hi) if hi > now else -1
+            if i >= 0:
+                res[j] = pt[i]
+                m = p_move(pt, pf, m, i, r, est[j], pdem, j)
+                moved, vac = j, min(vac, max(r, res[j] + est[j]))
+        soon = min(soon, res[j])
+    ci[LAST_MOVED], cf[VAC], cf[SOON] = moved, vac, soon
     return m
 
 
@@ -823,9 +817,6 @@ def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, st
     ``cf[WAKE]``."""
     if cf[RB] > -np.inf:
         m = _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, extra)
-        cf[SOON] = np.inf
-        for p in range(qh, qt - fresh):
-            cf[SOON] = min(cf[SOON], res[q[p]])
     cf[RB] = -np.inf
     for p in range(qt - fresh, qt):
         j = q[p]
