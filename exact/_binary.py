@@ -258,19 +258,17 @@ class _HiGHSWithStart(pulp.HiGHS):
         lp.solverModel.run()
 
 
-def _highs(model: BinaryModel, time_limit: float, threads: int, seed: int) -> Outcome:
-    """Solve with HiGHS in-process; status and dual bound come from the highspy
-    model PuLP leaves on ``prob.solverModel``."""
-    units = _milp_units(model)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        prob, x = _pulp_problem(model, units)
-        start = None if model.hint is None else list(zip(x, model.hint.tolist()))
-        solver = _HiGHSWithStart(start, msg=False, timeLimit=max(float(time_limit), 0.01), threads=int(threads),
-                                 gapRel=0, random_seed=int(seed))
-        _highs_scheduler(int(threads))
-        with _stdout_to_stderr():
-            prob.solve(solver)
+def run_highs(prob, start, time_limit: float, threads: int, seed: int, where: str = "HiGHS"
+              ) -> tuple[str, float | None, dict]:
+    """Solve the PuLP problem ``prob`` with HiGHS in-process (``start``:
+    [(variable, value)] warm start or ``None``).  Returns (status, the dual
+    bound in the model's own sense, ``None`` if not finite; details); status
+    and bound come from the highspy model PuLP leaves on ``prob.solverModel``."""
+    solver = _HiGHSWithStart(start, msg=False, timeLimit=max(float(time_limit), 0.01), threads=int(threads),
+                             gapRel=0, random_seed=int(seed))
+    _highs_scheduler(int(threads))
+    with _stdout_to_stderr():
+        prob.solve(solver)
     h = prob.solverModel
     ms, info = h.getModelStatus(), h.getInfo()
     S = highspy.HighsModelStatus
@@ -283,12 +281,26 @@ def _highs(model: BinaryModel, time_limit: float, threads: int, seed: int) -> Ou
                 S.kObjectiveTarget, S.kUnknown):
         status = "feasible" if has_sol else "timeout"
     else:
-        raise RuntimeError(f"HiGHS: {h.modelStatusToString(ms)} (pulp status {pulp.LpStatus[prob.status]})")
+        raise RuntimeError(f"{where}: HiGHS says {h.modelStatusToString(ms)} "
+                           f"(pulp status {pulp.LpStatus[prob.status]})")
     bound = info.mip_dual_bound
-    bound = None if bound is None or not math.isfinite(bound) else (-bound if model.sense == "max" else bound)
+    bound = None if bound is None or not math.isfinite(bound) else bound
+    return status, bound, {"solver": "HiGHS", "solver_status": h.modelStatusToString(ms),
+                           "nodes": int(info.mip_node_count)}
+
+
+def _highs(model: BinaryModel, time_limit: float, threads: int, seed: int) -> Outcome:
+    """Solve with HiGHS in-process (:func:`run_highs`)."""
+    units = _milp_units(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        prob, x = _pulp_problem(model, units)
+        start = None if model.hint is None else list(zip(x, model.hint.tolist()))
+        status, bound, details = run_highs(prob, start, time_limit, threads, seed)
+    if bound is not None and model.sense == "max":
+        bound = -bound
     vals = _pulp_values(x) if status in ("optimal", "feasible") else None
-    return Outcome(status, vals, bound, units, {"solver": "HiGHS", "solver_status": h.modelStatusToString(ms),
-                                                "nodes": int(info.mip_node_count)})
+    return Outcome(status, vals, bound, units, details)
 
 
 BACKENDS = {"cpsat": _cpsat, "milp-cbc": _cbc, "milp-highs": _highs}

@@ -68,7 +68,7 @@ from instances.core import Result
 from instances.mapping import MappingInstance
 from instances.registry import register
 
-from ._binary import _highs_scheduler, _HiGHSWithStart, _stdout_to_stderr, run_cbc
+from ._binary import run_cbc, run_highs
 
 METHODS = ("cpsat", "milp-cbc", "milp-highs", "bnp")
 #: largest scaled column sum (sum of a machine's entries + its ready time) for CP-SAT
@@ -760,24 +760,7 @@ def _milp(inst, method, hint, lb_true, time_limit, threads, seed):
         warnings.simplefilter("ignore", DeprecationWarning)
         prob, x, cmax, start = _pulp_model(inst, coef, ready, allowed, lb, ub, hint)
         if method == "milp-highs":
-            solver = _HiGHSWithStart(start, msg=False, timeLimit=max(float(time_limit), 0.01),
-                                     threads=int(threads), gapRel=0, random_seed=int(seed))
-            _highs_scheduler(int(threads))
-            with _stdout_to_stderr():
-                prob.solve(solver)
-            h = prob.solverModel
-            ms, info = h.getModelStatus(), h.getInfo()
-            S = highspy.HighsModelStatus
-            has_sol = info.primal_solution_status == 2
-            if ms == S.kOptimal:
-                status = "optimal"
-            elif ms in (S.kTimeLimit, S.kInterrupt, S.kIterationLimit, S.kSolutionLimit, S.kUnknown):
-                status = "feasible" if has_sol else "timeout"
-            else:
-                raise RuntimeError(f"{inst.name}: HiGHS says {h.modelStatusToString(ms)}")
-            raw = info.mip_dual_bound
-            details = {"solver": "HiGHS", "solver_status": h.modelStatusToString(ms),
-                       "nodes": int(info.mip_node_count)}
+            status, raw, details = run_highs(prob, start, time_limit, threads, seed, where=inst.name)
         else:
             for v, val in start:
                 v.setInitialValue(val)
