@@ -331,6 +331,31 @@ def _rows_ascending(m: Matrix) -> list[int]:
     return sorted(range(m.mpl), key=lambda r: (m.used[r], r))
 
 
+def _row_pairs(m: Matrix):
+    """One round of the (source i, destination j) row pairs of CompactMatrix
+    and CollapseMatrix-2: i from least to most populated, j among the rows
+    after i from most to least populated, skipping pairs where j is less
+    populated than i or cannot hold i's smallest job.  Lazy, so the moves
+    made for one pair count for the next."""
+    asc = _rows_ascending(m)
+    for a, i in enumerate(asc):
+        if not m.used[i]:
+            continue
+        smallest = min(m.size[x] for x in m.row[i])
+        for j in sorted(asc[a + 1:], key=lambda r: (-m.used[r], r)):
+            if m.used[j] < m.used[i] or m.free(j) < smallest:
+                continue
+            yield i, j
+
+
+def _may_move(m: Matrix, clock: Clock, guard: Guard | None, job: int, i: int, j: int) -> bool:
+    """Row j (still) at least as populated as row i, room for ``job``, and
+    the clock rule and the reservations (``guard``) allow it there."""
+    if m.used[j] < m.used[i] or m.free(j) < m.size[job]:
+        return False
+    return clock.allowed(job, j) and (guard is None or guard.allows(job, j))
+
+
 def compact_matrix(m: Matrix, clock: Clock, guard: Guard | None = None) -> int:
     """CompactMatrix (seed 004 section 6.1; the do-while of seed 002).
 
@@ -345,26 +370,17 @@ def compact_matrix(m: Matrix, clock: Clock, guard: Guard | None = None) -> int:
     moves = 0
     while True:
         changed = False
-        asc = _rows_ascending(m)
-        for a, i in enumerate(asc):
-            if not m.used[i]:
-                continue
-            smallest = min(m.size[x] for x in m.row[i])
-            for j in sorted(asc[a + 1:], key=lambda r: (-m.used[r], r)):
-                if m.used[j] < m.used[i] or m.free(j) < smallest:
+        for i, j in _row_pairs(m):
+            for job in list(m.row[i]):
+                if m.home[job] != i or not m.single(job) or m.occ[j] & m.cols[job]:
                     continue
-                for job in list(m.row[i]):
-                    if m.used[j] < m.used[i] or m.free(j) < m.size[job]:
-                        continue
-                    if m.home[job] != i or not m.single(job) or m.occ[j] & m.cols[job]:
-                        continue
-                    if not clock.allowed(job, j) or (guard is not None and not guard.allows(job, j)):
-                        continue
-                    m.move(job, j)
-                    if guard is not None:
-                        guard.moved(job, i, j)
-                    moves += 1
-                    changed = True
+                if not _may_move(m, clock, guard, job, i, j):
+                    continue
+                m.move(job, j)
+                if guard is not None:
+                    guard.moved(job, i, j)
+                moves += 1
+                changed = True
         if not changed:
             return moves
 
@@ -505,32 +521,22 @@ def collapse_migrating(m: Matrix, clock: Clock, budget: Budget, cost: float,
     done: list[Migration] = []
     while True:
         changed = False
-        asc = _rows_ascending(m)
-        for a, i in enumerate(asc):
-            if not m.used[i]:
-                continue
-            smallest = min(m.size[x] for x in m.row[i])
-            for j in sorted(asc[a + 1:], key=lambda r: (-m.used[r], r)):
-                if m.used[j] < m.used[i] or m.free(j) < smallest:
+        for i, j in _row_pairs(m):
+            jobs = sorted((x for x in m.row[i] if m.home[x] == i and m.single(x)),
+                          key=lambda x: (m.size[x], x))
+            for job in jobs:
+                if not _may_move(m, clock, guard, job, i, j):
                     continue
-                jobs = sorted((x for x in m.row[i] if m.home[x] == i and m.single(x)),
-                              key=lambda x: (m.size[x], x))
-                for job in jobs:
-                    s = m.size[job]
-                    if m.used[j] < m.used[i] or m.free(j) < s:
+                if not m.occ[j] & m.cols[job]:
+                    m.move(job, j)
+                else:
+                    mig = _collapse_one(m, job, i, j, budget, cost)
+                    if mig is None:
                         continue
-                    if not clock.allowed(job, j) or (guard is not None and not guard.allows(job, j)):
-                        continue
-                    if not m.occ[j] & m.cols[job]:
-                        m.move(job, j)
-                    else:
-                        mig = _collapse_one(m, job, i, j, budget, cost)
-                        if mig is None:
-                            continue
-                        done.append(mig)
-                    if guard is not None:
-                        guard.moved(job, i, j)
-                    changed = True
+                    done.append(mig)
+                if guard is not None:
+                    guard.moved(job, i, j)
+                changed = True
         if not changed:
             return done
 
