@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from instances.io import write_family
 
 from .engine import Policy, packing_instance

@@ -80,6 +80,18 @@ def load_experiments() -> dict[str, Experiment]:
     return EXPERIMENTS
 
 
+def save_figure(fig, path, title: str | None = None, dpi: int = 110) -> None:
+    """Give ``fig`` its ``title``, lay it out, write it to ``path`` and close it
+    (every experiment's plot ends this way)."""
+    import matplotlib.pyplot as plt
+
+    if title is not None:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+
+
 def _label(task: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in task.items() if isinstance(v, (str, int, float)))[:100]
 

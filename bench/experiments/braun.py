@@ -26,7 +26,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from . import Experiment, Options, register
+from . import Experiment, Options, register, save_figure
 
 GREEDY = ("olb", "uda", "mct", "minmin", "maxmin", "sufferage", "duplex")
 META = ("ga", "sa", "tabu")
@@ -139,9 +139,7 @@ def braun_plot(df: pd.DataFrame, path) -> None:
     ax.set_yscale("log")
     ax.set_ylabel("mean gap to best known (%)")
     ax.set_title("Braun et al. 2001 ETC matrices (512 x 16): makespan gap per method")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 # ---- exact proofs on generated instances -----------------------------------------------------
@@ -221,9 +219,7 @@ def exact_plot(df: pd.DataFrame, path) -> None:
     ax.tick_params(axis="x", rotation=45)
     ax.legend()
     ax.set_title("generated Braun-range instances: gap to the proven optimum")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def _mini():

@@ -34,7 +34,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from . import Experiment, Options, register
+from . import Experiment, Options, register, save_figure
 
 TA = (4, 6, 8, 10, 12, 16, 20)
 POLICIES = ("cs-i-p", "cs-i-np", "cs-ni-p", "cs-ni-np", "edf", "easy", "bf-rm", "bf-unrm")
@@ -182,10 +182,7 @@ def plot(df: pd.DataFrame, path) -> None:
         ax[5].plot(m.index, m.values, marker="o", label=pol)
     ax[5].set(title="fig. 8 one pass vs jobs (ms)", xlabel="jobs", yscale="log")
     ax[5].legend(fontsize=7)
-    fig.suptitle("seed 003: convergent scheduling vs EDF / EASY / flexible backfilling")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, "seed 003: convergent scheduling vs EDF / EASY / flexible backfilling")
 
 
 register(Experiment("capannini", "seed 003 figs. 3-8: CS (4 versions) vs EDF, EASY, BF-rm, BF-unrm on a farm",

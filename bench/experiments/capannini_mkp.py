@@ -25,7 +25,7 @@ import pandas as pd
 
 from instances.farm import TABLE1_RATIOS
 
-from . import Experiment, Options, register
+from . import Experiment, Options, register, save_figure
 
 METHODS = ("cpsat", "greedy-mkp", "greedy-ratio")
 EXACT = "cpsat"
@@ -107,10 +107,7 @@ def plot(df: pd.DataFrame, path) -> None:
     a2.set_ylabel("mean time (ms)")
     a2.set_yscale("log")
     a1.legend(fontsize=8)
-    fig.suptitle("seed 003 table 1: greedy MKP vs exact")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, "seed 003 table 1: greedy MKP vs exact", dpi=120)
 
 
 register(Experiment("capannini-mkp", "seed 003 table 1: greedy license knapsack vs CP-SAT per license ratio",

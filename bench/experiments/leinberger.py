@@ -15,10 +15,9 @@ seed's figures.
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from . import Experiment, register
+from . import Experiment, register, save_figure
 
 POLICIES = ("ff-easy", "bl-easy", "bb-easy", "ff-cons")
 KS = (2, 4, 8)
@@ -91,9 +90,7 @@ def plot(df: pd.DataFrame, path) -> None:
             ax.set_xlabel("FF-EASY mean queue length")
             ax.set_ylabel("gain over FF-EASY (%)")
     axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 register(Experiment("leinberger", "seed 000 figs. 2-3: BL/BB-EASY and FF-CONS vs FF-EASY, K resources",

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import Experiment, register
+from . import Experiment, register, save_figure
 
 POLICIES = {1: ("ff-easy", "bl-easy", "bb-easy", "los", "oracle"), 2: ("ff-easy", "bl-easy", "bb-easy", "oracle")}
 OWN = {"ff-easy": "ff", "bl-easy": "bl", "bb-easy": "bb", "los": "los", "oracle": "cpsat"}
@@ -102,9 +102,7 @@ def plot(df: pd.DataFrame, path) -> None:
         ax.set_xticks(range(1, len(labels) + 1), labels)
         ax.set_ylabel("per-epoch gap to CP-SAT (%)")
         ax.set_title(f"K={k}: EASY backfill steps")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 register(Experiment("oracle", "per-epoch gaps of FF/BL/BB/LOS inside EASY, and the CP-SAT oracle end to end",

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import Experiment, Options, register
+from . import Experiment, Options, register, save_figure
 
 POLICIES = ("nonfcfs", "easy", "conservative")
 LOADS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -157,10 +157,7 @@ def plot(df: pd.DataFrame, path) -> None:
     axes[1].set_yscale("log")
     axes[2].set_yscale("log")
     axes[0].legend(fontsize=6)
-    fig.suptitle("seed 001 tables 5-8: Non-FCFS, EASY and conservative backfilling on Rajaei's generator (16 nodes)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, "seed 001 tables 5-8: Non-FCFS, EASY and conservative backfilling on Rajaei's generator (16 nodes)")
 
 
 register(Experiment("rajaei", "seed 001 tables 5-8: Non-FCFS, EASY and conservative on Rajaei's generator, "

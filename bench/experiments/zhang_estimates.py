@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import Experiment, Options, register
+from . import Experiment, Options, register, save_figure
 from .zhang_queues import FACTORS, JOBS, NODES, QUICK_FACTORS, estimate_label, simulate_row, zhang_stream
 
 POLICY = "conservative"
@@ -117,10 +117,7 @@ def plot(df: pd.DataFrame, path) -> None:
         for ax in axes[row]:
             ax.set_xlabel("utilization rho")
             ax.legend(fontsize=7)
-    fig.suptitle(f"seed 004 figs. 6-7: overestimation under conservative backfilling (lublin03, {NODES} nodes)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, f"seed 004 figs. 6-7: overestimation under conservative backfilling (lublin03, {NODES} nodes)")
 
 
 register(Experiment("zhang-estimates", "seed 004 figs. 6-7: slowdown and wait vs utilization for Omega and Phi "

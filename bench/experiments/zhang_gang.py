@@ -45,8 +45,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import Experiment, Options, register
-from .zhang_queues import NODES, zhang_stream
+from . import Experiment, Options, register, save_figure
+from .zhang_queues import zhang_stream
 
 SLICE = 200.0                    # seed 004 figures 11-12: time slice 200 s
 PHI = 0.2                        # seed 004 section 6.2: Phi model, Phi = 0.2
@@ -275,11 +275,9 @@ def plot(df: pd.DataFrame, path) -> None:
                 ax.set_xlabel("utilization rho")
                 ax.set_ylabel(name, fontsize=8)
                 ax.legend(fontsize=6)
-        fig.suptitle(f"seed 004 figs. 15, 17, 20 ({stream}, {int(df['nodes'].iloc[0])} nodes, T = {SLICE:g} s)")
-        fig.tight_layout()
         out = Path(path) if stream == c["stream"].iloc[0] else Path(path).with_name(f"{Path(path).stem}-{stream}.png")
-        fig.savefig(out, dpi=100)
-        plt.close(fig)
+        save_figure(fig, out, f"seed 004 figs. 15, 17, 20 ({stream}, {int(df['nodes'].iloc[0])} nodes, T = {SLICE:g} s)",
+                    dpi=100)
         _extra(cs, Path(out).with_name(f"{Path(out).stem}-extra.png"), stream)
 
 
@@ -326,10 +324,7 @@ def _extra(cs: pd.DataFrame, path, stream: str) -> None:
         for ax in row:
             ax.set_xlabel("utilization rho")
             ax.legend(fontsize=6)
-    fig.suptitle(f"seed 004 figs. 16, 18, 19, 21, 25 at overhead 0 ({stream})")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, f"seed 004 figs. 16, 18, 19, 21, 25 at overhead 0 ({stream})", dpi=100)
 
 
 register(Experiment("zhang-gang", "seed 004 figs. 15-21, 25: BF, GS, BGS, MGS, MBGS vs utilization at "

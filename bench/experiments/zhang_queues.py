@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import Experiment, Options, register
+from . import Experiment, Options, register, save_figure
 
 POLICIES = ("fcfs-bf", "sjf-bf", "bfit-bf", "wfit-bf")
 NODES = 320                                  # seed 004 section 2.3
@@ -161,10 +161,7 @@ def plot(df: pd.DataFrame, path) -> None:
         for ax in (a, b):
             ax.set_xlabel("utilization rho")
             ax.legend(fontsize=7)
-    fig.suptitle(f"seed 004 fig. 5: queue orders with backfilling (lublin03, {NODES} nodes)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, f"seed 004 fig. 5: queue orders with backfilling (lublin03, {NODES} nodes)")
 
 
 register(Experiment("zhang-queues", "seed 004 fig. 5: wait and capacity loss vs utilization, FCFS/SJF/BFit/WFit "
