@@ -293,20 +293,14 @@ def _extra(cs: pd.DataFrame, path, stream: str) -> None:
             _line(ax, x, ycol, cfg)
         ax.set_yscale("log")
         ax.set_title(name, fontsize=9)
-    ax = axes[0][2]
-    for cfg in ("BF", "BGS-5"):
-        x = cont[cont["config"] == cfg]
-        _line(ax, x, "small_bsld_mean", f"{cfg} small", color=STYLE[cfg]["color"], ls="--")
-        _line(ax, x, "large_bsld_mean", f"{cfg} large", color=STYLE[cfg]["color"], ls="-")
-    ax.set_yscale("log")
-    ax.set_title("slowdown of small (<= 32 nodes) and large jobs (fig. 19)", fontsize=9)
-    ax = axes[1][0]
-    for cfg in ("BF", "BGS-5"):
-        x = cont[cont["config"] == cfg]
-        _line(ax, x, "small_wait_mean", f"{cfg} small", color=STYLE[cfg]["color"], ls="--")
-        _line(ax, x, "large_wait_mean", f"{cfg} large", color=STYLE[cfg]["color"], ls="-")
-    ax.set_yscale("log")
-    ax.set_title("wait (s) of small and large jobs (fig. 19)", fontsize=9)
+    for ax, metric, name in ((axes[0][2], "bsld", "slowdown of small (<= 32 nodes) and large jobs (fig. 19)"),
+                             (axes[1][0], "wait", "wait (s) of small and large jobs (fig. 19)")):
+        for cfg in ("BF", "BGS-5"):
+            x = cont[cont["config"] == cfg]
+            for size, ls in (("small", "--"), ("large", "-")):
+                _line(ax, x, f"{size}_{metric}_mean", f"{cfg} {size}", color=STYLE[cfg]["color"], ls=ls)
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=9)
     ax = axes[1][1]
     for cfg, x in zero.groupby("config", sort=False):
         if cfg in ("BF", "GS-5", "BGS-2", "BGS-5") or x["discrete"].iloc[0]:
