@@ -169,8 +169,26 @@ class Jobs:
 _JOB_FIELDS = tuple(Jobs.__dataclass_fields__)
 
 
+class _FarmShape:
+    """``n`` jobs, ``m`` machines and ``n_licenses`` of a class with
+    ``jobs``, ``machines`` and ``copies`` (:class:`FarmState`, the
+    simulator's ``FarmStream``)."""
+
+    @property
+    def n(self) -> int:
+        return self.jobs.n
+
+    @property
+    def m(self) -> int:
+        return self.machines.m
+
+    @property
+    def n_licenses(self) -> int:
+        return self.copies.shape[0]
+
+
 @dataclass(frozen=True, eq=False)
-class FarmState:
+class FarmState(_FarmShape):
     """The farm at time ``now``: machines, license ``copies`` (L,) usable at
     once, the jobs, and ``bandwidth`` (M, M) between machines."""
 
@@ -197,18 +215,6 @@ class FarmState:
         busy = run[run >= 0]
         if busy.size and (busy.max() >= m or np.unique(busy).size != busy.size):
             raise InstanceError("farm state: field 'jobs.running_on' must name distinct machines in 0..M-1")
-
-    @property
-    def n(self) -> int:
-        return self.jobs.n
-
-    @property
-    def m(self) -> int:
-        return self.machines.m
-
-    @property
-    def n_licenses(self) -> int:
-        return self.copies.shape[0]
 
     def with_jobs(self, jobs: Jobs, now: float | None = None) -> "FarmState":
         return replace(self, jobs=jobs, now=self.now if now is None else float(now))

@@ -54,7 +54,7 @@ EPS = 1e-9
 
 # ---- the stream ------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class FarmStream:
+class FarmStream(_farm._FarmShape):
     """Farm (machines, license ``copies``, ``bandwidth``) and a job stream as
     :class:`instances.farm.Jobs` (``submit`` ascending; ``running_on`` /
     ``progress`` unused) plus ``runtime`` (actual work in seconds on the
@@ -66,14 +66,6 @@ class FarmStream:
     jobs: _farm.Jobs
     runtime: np.ndarray
     meta: dict = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        return self.jobs.n
-
-    @property
-    def m(self) -> int:
-        return self.machines.m
 
     @classmethod
     def build(cls, machines, copies, bandwidth, jobs, runtime=None, meta=None,
