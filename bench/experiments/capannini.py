@@ -153,35 +153,52 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
     return out.round(3)
 
 
+def _styles(runs: pd.DataFrame) -> dict:
+    """Line style per policy: the main policies solid, the sensitivity and
+    exact arms dashed (their label says how many repetitions they have when
+    fewer than the main ones), each with its own colour."""
+    import matplotlib.pyplot as plt
+    cmap = plt.get_cmap("tab20")
+    seeds = runs.groupby("policy", sort=False)["seed"].nunique()
+    full = seeds.max()
+    out = {}
+    for i, (pol, k) in enumerate(seeds.items()):
+        arm = ":" in pol or pol.endswith("-exact")
+        label = pol if k == full else f"{pol} ({k} reps)"
+        out[pol] = dict(color=cmap(2 * i % 20 + (i * 2 // 20) % 2), marker="x" if arm else "o",
+                        ls="--" if arm else "-", lw=1.0 if arm else 1.5, label=label)
+    return out
+
+
 def plot(df: pd.DataFrame, path) -> None:
     import matplotlib.pyplot as plt
     runs = df[df["kind"] == "run"]
+    style = _styles(runs)
     fig, ax = plt.subplots(2, 3, figsize=(15, 8))
     ax = ax.ravel()
     # fig. 3: workload through the simulation (cs-i-p, first repetition) per Ta
     for ta, g in runs[(runs["policy"] == "cs-i-p") & (runs["seed"] == runs["seed"].min())].groupby("ta"):
         ser = [int(x) for x in str(g["workload_series"].iloc[0]).split()]
-        ax[0].plot(np.linspace(0, 1, len(ser)), ser, label=f"Ta={ta}")
+        ax[0].plot(np.linspace(0, 1, len(ser)), ser, label=f"Ta={ta:g}")
     ax[0].set(title="fig. 3 workload (cs-i-p)", xlabel="simulation progress", ylabel="jobs in system")
     ax[0].legend(fontsize=7)
-    for a, (col, title, scale) in zip(ax[1:4], (("late_share", "fig. 4 late jobs %", 100),
+    for a, (col, title, scale) in zip(ax[1:5], (("late_share", "fig. 4 late jobs %", 100),
                                                  ("slowdown_mean", "fig. 5 slowdown (no deadline)", 1),
-                                                 ("machine_usage", "fig. 6 machine usage %", 100))):
+                                                 ("machine_usage", "fig. 6 machine usage %", 100),
+                                                 ("sched_ms_mean", "fig. 7 mean scheduling time per pass (ms)", 1))):
         for pol, g in runs.groupby("policy", sort=False):
             m = g.groupby("ta")[col].mean() * scale
-            a.plot(m.index, m.values, marker="o", label=pol)
+            a.plot(m.index, m.values, **style[pol])
         a.set(title=title, xlabel="Ta")
-    ax[1].legend(fontsize=7)
-    t = runs.groupby("policy", sort=False)["sched_ms_mean"].mean()
-    ax[4].bar(range(len(t)), t.values)
-    ax[4].set_xticks(range(len(t)), t.index, rotation=45, fontsize=7)
-    ax[4].set(title="fig. 7 mean scheduling time per pass (ms)", yscale="log")
+    ax[4].set_yscale("log")
+    ax[1].legend(fontsize=6)
     sc = df[df["kind"] == "scale"]
     for pol, g in sc.groupby("policy", sort=False):
         m = g.groupby("n")["ms"].median()
         ax[5].plot(m.index, m.values, marker="o", label=pol)
     ax[5].set(title="fig. 8 one pass vs jobs (ms)", xlabel="jobs", yscale="log")
-    ax[5].legend(fontsize=7)
+    if len(sc):
+        ax[5].legend(fontsize=7)
     save_figure(fig, path, "seed 003: convergent scheduling vs EDF / EASY / flexible backfilling")
 
 

@@ -1,0 +1,85 @@
+"""Experiment capannini (seed 003 figs. 3-8): the task list of the full and
+quick versions, one tiny run of each kind of arm (main policy with per-epoch
+oracles, sensitivity arm, exact arm, baseline, fig. 8 pass), the summary
+table and the figure."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.experiments import Options
+from bench.experiments import capannini as cap
+
+TINY = {"jobs": 60, "machines": 12, "licenses": 4}
+
+
+def test_task_list_has_the_seed_grid(monkeypatch):
+    monkeypatch.delenv("EPOCHBENCH_NO_EXACT", raising=False)
+    full = cap.tasks(Options())
+    runs = [t for t in full if t["kind"] == "run"]
+    assert {t["ta"] for t in runs} == {4, 6, 8, 10, 12, 16, 20}
+    assert {t["seed"] for t in runs} == set(range(20))
+    assert {(t["jobs"], t["machines"], t["licenses"]) for t in runs} == {(1500, 150, 20)}
+    per = pd.DataFrame(runs).groupby("policy")["seed"].nunique()
+    assert all(per[p] == 20 for p in cap.POLICIES)
+    assert all(per[v] == cap.VARIANT_SEEDS for v in cap.VARIANTS)
+    assert per[cap.EXACT] == cap.EXACT_SEEDS
+    # 20 x 7 x 8 main runs, the variant and exact arms, 5 x 3 fig. 8 passes
+    assert len(full) == 20 * 7 * 8 + cap.VARIANT_SEEDS * 7 * 3 + cap.EXACT_SEEDS * 7 + 5 * 3
+    oracle = {t["seed"] for t in runs if t["oracle_every"]}
+    assert oracle == set(range(cap.EXACT_SEEDS))
+    monkeypatch.setenv("EPOCHBENCH_NO_EXACT", "1")
+    assert not [t for t in cap.tasks(Options()) if t["policy"] == cap.EXACT or t.get("oracle_every")]
+
+
+def _task(policy, oracle_every=0):
+    return {"kind": "run", "ta": 10, "policy": policy, "seed": 0, **TINY, "time_limit": 0.5,
+            "oracle_every": oracle_every}
+
+
+@pytest.fixture(scope="module")
+def rows():
+    out = []
+    for pol, every in (("cs-i-p", 5), ("cs-ni-np", 5), ("edf", 0), ("cs-i-p:aging=0", 0), (cap.EXACT, 0)):
+        out += cap.run(_task(pol, every))
+    out += cap.run({"kind": "scale", "n": 40, "policy": "cs-i-p", "seed": 0, "machines": 12,
+                    "licenses": 4, "repeats": 1})
+    return out
+
+
+def test_rows_are_sane(rows):
+    runs = [r for r in rows if r["kind"] == "run"]
+    for r in runs:
+        assert 0 <= r["late_share"] <= 1
+        assert r["slowdown_mean"] >= 1 - 1e-9
+        assert 0 < r["machine_usage"] <= 1 + 1e-9
+        assert 0 <= r["license_usage"] <= 1 + 1e-9
+        assert len(r["workload_series"].split()) == 40
+    by = {r["policy"]: r for r in runs}
+    # the per-epoch oracles ran in the CS runs that asked for them: gaps are >= 0
+    for pol in ("cs-i-p", "cs-ni-np"):
+        assert by[pol]["match_gap_n"] > 0
+        assert by[pol]["match_gap_mean"] >= -1e-9
+    assert by["edf"]["match_gap_n"] == 0
+    scale = [r for r in rows if r["kind"] == "scale"]
+    assert len(scale) == 1 and scale[0]["ms"] > 0
+
+
+def test_variant_constants_parse():
+    c = cap.variant_constants("cs-i-p:aging=0,literal_fbar=1")
+    assert c.aging == 0 and c.literal_fbar
+    assert cap.variant_constants("cs-i-np:aging=0").aging == 0
+    with pytest.raises(ValueError, match="no_such_constant"):
+        cap.variant_constants("cs-i-p:no_such_constant=1")
+
+
+def test_table_and_plot(rows, tmp_path):
+    df = pd.DataFrame(rows)
+    t = cap.table(df)
+    runs = t[~t["ta"].str.startswith("n=")]
+    assert set(runs["policy"]) == {"cs-i-p", "cs-ni-np", "edf", "cs-i-p:aging=0", cap.EXACT}
+    assert (runs["runs"] == 1).all()
+    edf = next(r for r in rows if r["kind"] == "run" and r["policy"] == "edf")
+    assert np.isclose(runs.set_index("policy").loc["edf", "late %"], 100 * edf["late_share"], atol=1e-3)
+    assert (t["ta"] == "n=40").sum() == 1
+    cap.plot(df, tmp_path / "cap.png")
+    assert (tmp_path / "cap.png").stat().st_size > 0
