@@ -312,11 +312,17 @@ def eligible(state: FarmState) -> np.ndarray:
     return cpu_ok & ~lic_bad
 
 
+def work_left(state: FarmState) -> np.ndarray:
+    """``Estimated_i (1 - Progress_i) BM_m-bar`` per job: the estimated work
+    left, in benchmark-seconds.  O(N)."""
+    j = state.jobs
+    return j.estimate * (1.0 - j.progress) * j.bench
+
+
 def nxtime(state: FarmState) -> np.ndarray:
     """``Nxtime[i, m] = Estimated_i (1 - Progress_i) BM_m-bar / BM_m`` (seed 003
     4.1, Deadline; also Remaining of Wait minimization).  O(N M)."""
-    j = state.jobs
-    return (j.estimate * (1.0 - j.progress) * j.bench)[:, None] / state.machines.bench[None, :]
+    return work_left(state)[:, None] / state.machines.bench[None, :]
 
 
 def f1(extime, t, deadline, lo: float, hi: float) -> np.ndarray:
@@ -384,12 +390,17 @@ def license_weight(licenses: np.ndarray, copies: np.ndarray) -> np.ndarray:
     return s.shape[1] * (s[:, crit] @ rho[crit]) + s[:, ~crit] @ rho[~crit]
 
 
-def license_delta(state: FarmState, c: Constants, ok: np.ndarray) -> np.ndarray:
-    """Licenses heuristic: ``Delta[i, m] = LI w(i) / max_i w(i)`` on M_Aff_i
-    (0 when no job needs a license).  O(N L + N M)."""
+def license_score(state: FarmState, c: Constants) -> np.ndarray:
+    """``LI w(i) / max_i w(i)`` per job (0 when no job needs a license).  O(N L)."""
     w = license_weight(state.jobs.licenses, state.copies) if state.n_licenses else np.zeros(state.n)
     top = w.max() if w.size else 0.0
-    return np.where(ok, (c.licenses * w / top)[:, None], 0.0) if top > 0 else np.zeros(ok.shape)
+    return c.licenses * w / top if top > 0 else np.zeros(state.n)
+
+
+def license_delta(state: FarmState, c: Constants, ok: np.ndarray) -> np.ndarray:
+    """Licenses heuristic: ``Delta[i, m] =`` :func:`license_score` on
+    M_Aff_i.  O(N L + N M)."""
+    return np.where(ok, license_score(state, c)[:, None], 0.0)
 
 
 def transfer_time(state: FarmState) -> np.ndarray:
@@ -429,11 +440,14 @@ def overhead_delta(state: FarmState, c: Constants, ok: np.ndarray) -> np.ndarray
     return out
 
 
+def aging_score(state: FarmState, c: Constants) -> np.ndarray:
+    """``AA (Wallclock - Submit_i)`` per job (never negative).  O(N)."""
+    return c.aging * np.maximum(state.now - state.jobs.submit, 0.0)
+
+
 def aging_delta(state: FarmState, c: Constants, ok: np.ndarray) -> np.ndarray:
-    """Anti-aging: ``Delta[i, m] = AA (Wallclock - Submit_i)`` on M_Aff_i
-    (never negative).  O(N M)."""
-    age = np.maximum(state.now - state.jobs.submit, 0.0)
-    return np.where(ok, (c.aging * age)[:, None], 0.0)
+    """Anti-aging: ``Delta[i, m] =`` :func:`aging_score` on M_Aff_i.  O(N M)."""
+    return np.where(ok, aging_score(state, c)[:, None], 0.0)
 
 
 #: the heuristics after Minimal requirements, in seed 003 order
@@ -471,12 +485,9 @@ def _fused(state: FarmState, c: Constants, ok: np.ndarray) -> np.ndarray:
     from ._farm_matrix import fused_matrix
 
     j = state.jobs
-    w = license_weight(j.licenses, state.copies) if state.n_licenses else np.zeros(state.n)
-    top = w.max() if w.size else 0.0
-    lic = c.licenses * w / top if top > 0 else np.zeros(state.n)
-    return fused_matrix(np.ascontiguousarray(ok), float(state.now), j.estimate * (1.0 - j.progress) * j.bench,
-                        j.deadline, c.aging * np.maximum(state.now - j.submit, 0.0), j.input_size,
-                        j.input_location, j.running_on, lic, state.machines.bench, state.bandwidth,
+    return fused_matrix(np.ascontiguousarray(ok), float(state.now), work_left(state),
+                        j.deadline, aging_score(state, c), j.input_size, j.input_location, j.running_on,
+                        license_score(state, c), state.machines.bench, state.bandwidth,
                         c.base, c.max, c.min, c.k, c.input, c.wait, c.overhead, c.literal_fbar,
                         np.empty((state.n, state.m)))
 
@@ -499,7 +510,7 @@ def previous_pairs(state: FarmState, p: np.ndarray | None = None) -> list[list[i
     return pairs if p is None else [[i, m] for i, m in pairs if p[i, m] > 0]
 
 
-__all__ = ["Constants", "Machines", "Jobs", "FarmState", "generate_farm", "eligible", "nxtime", "f1",
-           "deadline_delta", "license_rho", "license_weight", "license_delta", "transfer_time",
-           "input_delta", "wait_delta", "overhead_delta", "aging_delta", "HEURISTICS", "preference_matrix",
-           "mkp_profit", "previous_pairs", "TABLE1_RATIOS"]
+__all__ = ["Constants", "Machines", "Jobs", "FarmState", "generate_farm", "eligible", "work_left", "nxtime",
+           "f1", "deadline_delta", "license_rho", "license_weight", "license_score", "license_delta",
+           "transfer_time", "input_delta", "wait_delta", "overhead_delta", "aging_score", "aging_delta",
+           "HEURISTICS", "preference_matrix", "mkp_profit", "previous_pairs", "TABLE1_RATIOS"]
