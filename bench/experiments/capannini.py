@@ -59,10 +59,10 @@ def tasks(opts: Options) -> list[dict]:
     exact = not os.environ.get("EPOCHBENCH_NO_EXACT")
     out = []
     for s in range(seeds):
+        oracle = exact and s < (1 if opts.quick else EXACT_SEEDS)  # exact arm and per-epoch gaps: first repetitions
+        arms = POLICIES + (VARIANTS if s < VARIANT_SEEDS else ()) + ((EXACT,) if oracle else ())
         for ta in tas:
-            arms = POLICIES + (VARIANTS if s < VARIANT_SEEDS else ())
-            for p in arms + ((EXACT,) if exact and s < (1 if opts.quick else EXACT_SEEDS) else ()):
-                oracle = exact and s < (1 if opts.quick else EXACT_SEEDS)  # per-epoch gaps: first repetitions
+            for p in arms:
                 out.append({"kind": "run", "ta": ta, "policy": p, "seed": s, **size, "time_limit": limit,
                             "oracle_every": 0 if not oracle else 10 if opts.quick else ORACLE_EVERY})
     for n in ((50, 150, 300) if opts.quick else SCALE_N):
@@ -165,7 +165,8 @@ def _styles(runs: pd.DataFrame) -> dict:
     for i, (pol, k) in enumerate(seeds.items()):
         arm = ":" in pol or pol.endswith("-exact")
         label = pol if k == full else f"{pol} ({k} reps)"
-        out[pol] = dict(color=cmap(2 * i % 20 + (i * 2 // 20) % 2), marker="x" if arm else "o",
+        # the ten dark tab20 shades first, then the light ones
+        out[pol] = dict(color=cmap(2 * i % 20 + i // 10 % 2), marker="x" if arm else "o",
                         ls="--" if arm else "-", lw=1.0 if arm else 1.5, label=label)
     return out
 
