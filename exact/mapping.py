@@ -181,13 +181,11 @@ def _allowed(inst: MappingInstance, hint: np.ndarray, sc: Scaled | None) -> np.n
     return sc.etc + sc.ready <= ub
 
 
-def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, time_limit, threads, seed, ub_int=None):
-    """CP-SAT on the integer model; ``C <= ub_int`` (default: the hint's
-    makespan).  With ``ub_int`` below the hint's makespan, "infeasible" is a
-    possible status (no mapping within the bound and ``allowed``)."""
+def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, time_limit, threads, seed):
+    """CP-SAT on the integer model, ``C`` at most the hint's makespan."""
     t, m = inst.etc.shape
     model = cp_model.CpModel()
-    ub = sc.makespan(hint) if ub_int is None else int(ub_int)
+    ub = sc.makespan(hint)
     cmax = model.new_int_var(min(lb_int, ub), ub, "C")
     x = {}
     for i in range(t):
@@ -215,15 +213,13 @@ def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, time_limit, threads, seed, u
     model.minimize(cmax)
     for (i, j), v in x.items():
         model.add_hint(v, int(hint[i] == j))
-    model.add_hint(cmax, min(ub, sc.makespan(hint)))
+    model.add_hint(cmax, ub)
     s = cp_model.CpSolver()
     s.parameters.max_time_in_seconds = max(float(time_limit), 0.01)
     s.parameters.num_workers = max(int(threads), 1)
     s.parameters.random_seed = int(seed)
     code = s.solve(model)
     status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible", cp_model.UNKNOWN: "timeout"}.get(code)
-    if code == cp_model.INFEASIBLE and ub_int is not None:
-        status = "infeasible"
     if status is None:  # INFEASIBLE / MODEL_INVALID: the hint is a solution, so a bug
         raise RuntimeError(f"{inst.name}: CP-SAT says {s.status_name(code)} ({model.validate()})")
     assign = None
@@ -232,9 +228,7 @@ def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, time_limit, threads, seed, u
         for (i, j), v in x.items():
             if s.boolean_value(v):
                 assign[i] = j
-    bound = float(s.best_objective_bound) if status not in ("timeout", "infeasible") else float(lb_int)
-    if status == "infeasible":
-        bound = float(ub + 1)
+    bound = float(s.best_objective_bound) if status != "timeout" else float(lb_int)
     return status, assign, bound, {"solver": "CP-SAT", "solver_status": s.status_name(code),
                                    "branches": int(s.num_branches)}
 
@@ -508,7 +502,6 @@ class ConfigLP:
 
         if cols:
             add_rows(cols)
-        usable = [T - int(R[j]) >= 0 for j in range(m)]
         top = max([T - int(R[j]) for j in range(m)] + [0])
         items = [free & ok[:, j] for j in range(m)]
         def price(u, wts, final, grid):
@@ -539,7 +532,7 @@ class ConfigLP:
 
         for grid in [g for g in CFG_COARSE if g < min(top, CFG_GRID)] + [CFG_GRID]:
             final = grid == CFG_GRID
-            wts = [self._weights(j, T, False, grid) if usable[j] else None for j in range(m)]
+            wts = [self._weights(j, T, False, grid) for j in range(m)]
             center, phi_c = None, -np.inf  # stability center (Wentges smoothing)
             while True:
                 if time.perf_counter() > deadline:
@@ -604,7 +597,7 @@ class ConfigLP:
         return x
 
     # ---- branch and price ----
-    def decide(self, T: int, deadline: float, ok: np.ndarray | None = None):
+    def decide(self, T: int, deadline: float):
         """``("infeasible", None)`` when no mapping has makespan ``<= T`` (the
         search tree closed), ``("feasible", mapping)`` with one that has, or
         ``("timeout", None)``.  Depth first; the branch "task i on machine
@@ -613,8 +606,12 @@ class ConfigLP:
         tried as a mapping."""
         E, R = self.E, self.R
         t, m = E.shape
-        ok0 = (E + R[None, :] <= T) if ok is None else ok & (E + R[None, :] <= T)
-        stack = [(np.full(t, -1, dtype=np.int64), ok0)]
+        stack = [(np.full(t, -1, dtype=np.int64), E + R[None, :] <= T)]
+
+        def fits(a):  # makespan of mapping a at most T
+            loads = np.bincount(a, weights=E[np.arange(t), a], minlength=m)
+            return bool(np.all((np.bincount(a, minlength=m) == 0) | (loads + R <= T)))
+
         while stack:
             force, ok = stack.pop()
             self.nodes += 1
@@ -627,13 +624,9 @@ class ConfigLP:
                 continue
             # rounding: the largest share of each task
             cand = np.where(force >= 0, force, np.where(ok, x, -1.0).argmax(axis=1))
-            loads = np.bincount(cand, weights=E[np.arange(t), cand], minlength=m)
-            used = np.bincount(cand, minlength=m) > 0
-            if not np.all(~used | (loads + R <= T)):
+            if not fits(cand):
                 cand = _descent(E, R, cand)  # any mapping within T answers the decision, node or not
-                loads = np.bincount(cand, weights=E[np.arange(t), cand], minlength=m)
-                used = np.bincount(cand, minlength=m) > 0
-            if np.all(~used | (loads + R <= T)):
+            if fits(cand):
                 self.add_mapping(cand)
                 return "feasible", cand
             frac = np.where(ok & (force < 0)[:, None], np.minimum(x, 1.0 - x), -1.0)
@@ -676,14 +669,13 @@ def _bnp(inst, sc: Scaled, start: np.ndarray, lo: int, deadline: float, threads:
     best, hi = start, sc.makespan(start)
     lo = max(lo, _scaled_lower_bound(sc))
     tol = max(1, int(hi * ROOT_TOL))
-    a, b = lo, hi - 1
+    b = hi - 1
     now = time.perf_counter()
     stop = now + ROOT_SHARE * max(deadline - now, 0.0)
-    while b - a > tol and time.perf_counter() < stop:  # root only: the configuration-LP bound
-        mid = (a + b) // 2
+    while b - lo > tol and time.perf_counter() < stop:  # root only: the configuration-LP bound
+        mid = (lo + b) // 2
         if cfg.prove(mid, stop):
-            lo = max(lo, mid + 1)
-            a = mid + 1
+            lo = mid + 1
         else:
             b = mid - 1
     root = lo
@@ -805,21 +797,18 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
                       time.perf_counter() - t0, start_value, {**info, "solver": "none",
                                                                "note": "start meets the lower bound"})
     left = time_limit - (time.perf_counter() - t0)
-    if method == "cpsat":
+    if method in ("cpsat", "bnp"):
         sc = scaled(inst)
         lb_int = math.ceil(lb * sc.scale * (1 - 1e-12) - 1e-9) if sc.exact else 0
+    if method == "cpsat":
         status, assign, raw, details = _cpsat(inst, sc, start, _allowed(inst, start, sc), lb_int, left,
                                               threads, seed)
         bound = math.ceil(raw - _TOL) / sc.scale
-        details["scaling"] = "exact" if sc.exact else "floor"
-        details["scale"] = sc.scale
     elif method == "bnp":
-        sc = scaled(inst)
         deadline = time.perf_counter() + left
         pre = min(PRESOLVE_S, PRESOLVE_SHARE * left) if presolve is None else min(float(presolve), left)
         lo, first, pre_info = 0, start, {}
         if pre > 0:  # a short CP-SAT run: incumbent and bound (and the proof on easy instances)
-            lb_int = math.ceil(lb * sc.scale * (1 - 1e-12) - 1e-9) if sc.exact else 0
             st, a, raw, d = _cpsat(inst, sc, start, _allowed(inst, start, sc), lb_int, pre, threads, seed)
             if a is not None and sc.makespan(a) <= sc.makespan(start):
                 first = a
@@ -836,10 +825,11 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
                                                 improve if pre > 0 else None)
         details.update(pre_info)
         bound = raw / sc.scale
-        details["scaling"] = "exact" if sc.exact else "floor"
-        details["scale"] = sc.scale
     else:
         status, assign, bound, details = _milp(inst, method, start, lb, left, threads, seed)
+    if method in ("cpsat", "bnp"):
+        details["scaling"] = "exact" if sc.exact else "floor"
+        details["scale"] = sc.scale
     if assign is None:
         assign = start
     value = inst.value(assign)
