@@ -342,16 +342,29 @@ COMMANDS = {"generate": cmd_generate, "solve": cmd_solve, "score": cmd_score, "l
             "experiment": cmd_experiment}
 
 
+#: exceptions that mean bad input: one line on stderr, exit status 2
+USER_ERRORS = (InstanceError, InfeasibleSolution, KeyError, ValueError)
+
+
+def _error_line(command: str, exc: BaseException) -> str:
+    msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+    return f"epochbench {command}: error: {msg}"
+
+
+def run_command(args) -> int:
+    """Run the parsed command; bad input becomes one line and status 2."""
+    try:
+        return COMMANDS[args.command](args)
+    except USER_ERRORS as exc:
+        print(_error_line(args.command, exc), file=sys.stderr)
+        return 2
+
+
 def main(argv=None) -> int:
     from .methods import load_all
     load_all()
     args = build_parser().parse_args(argv)
-    try:
-        return COMMANDS[args.command](args)
-    except (InstanceError, InfeasibleSolution, KeyError, ValueError) as exc:
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"epochbench {args.command}: error: {msg}", file=sys.stderr)
-        return 2
+    return run_command(args)
 
 
 if __name__ == "__main__":
