@@ -1,117 +1,422 @@
 """Scoring: run methods on instances, check every answer, measure the gap.
 
-Gap convention (ARCHITECTURE.md): ``gap = |bound - value| / |bound|`` against
-the best bound known for the instance.  Where a method proved optimality (or
-the instance carries a reference optimum in ``meta["optimum"]``) that bound is
-the optimum and the gap is exact (``gap_kind = "optimum"``); otherwise it is
-the tightest proven bound of the exact methods, the gap is an upper bound on
-the true gap and is labelled ``"unproven bound"``.
+Gap convention (ARCHITECTURE.md): ``gap = |reference - value| / |reference|``
+against the strongest reference known for the instance, and every gap says
+what it is measured against (``gap_kind``) and where that came from
+(``ref_source``):
+
+============  ================================================================
+gap_kind      reference
+============  ================================================================
+optimum       a proven optimum: an exact method proved it in this run, a
+              checked solution of this run meets a valid bound, or the
+              instance / a reference file carries it (``optimum``)
+best known    a data set's best-known value (``best_known``): the gap is
+              relative to it, and a method that beats it has
+              ``beats_reference`` True
+bound         the tightest valid bound: the best bound an exact method proved
+              in this run, the instance's ``lp_bound`` / ``lower_bound``
+              (minimising) / ``upper_bound`` (maximising), a reference file's
+              bound, or the family's own cheap bound (``inst.lower_bound()``);
+              the gap is then an upper bound on the true gap
+no bound      nothing trustworthy: the gap is NaN and the summary says so
+============  ================================================================
+
+Only methods registered as exact prove anything: a heuristic's ``optimal``
+status or bound is a claim, not a proof.  Two proofs that disagree, or a
+bound that a checked solution violates, raise :class:`SolverDisagreement`.
+
+Units: an instance whose ``meta["cost"]`` maps the family's objective back to
+its data set's (``{"offset": a, "scale": b, "sense": "min", "units": "cost"}``:
+data value ``a + b * value``, e.g. OR-Library assignment costs loaded as
+preferences) is reported in those units (``value``, ``bound``, ``gap``;
+column ``units``), with the family's own figures in ``family_value`` and
+``family_bound``.  Reference values in ``meta`` are in family units; those of
+a reference file (:func:`read_references`) in the data set's units, as
+``score`` prints them.
 """
 from __future__ import annotations
 
+import csv
 import math
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from instances import Result, gap
+from instances import InstanceError, Result, gap
 from instances.registry import get, solve
 
 COLUMNS = ["family", "instance", "method", "kind", "n", "k", "value", "bound", "gap", "gap_kind",
-           "status", "seconds"]
+           "ref_source", "beats_reference", "units", "family_value", "family_bound", "status", "seconds"]
+GAP_KINDS = ("optimum", "best known", "bound", "no bound")
+#: columns of a reference file besides ``instance`` and ``dataset``
+REFERENCE_COLUMNS = ("optimum", "best_known", "lower_bound", "upper_bound")
+TOL = 1e-6
 
 
 class SolverDisagreement(RuntimeError):
-    """Two methods proved different optima on one instance: a solver bug."""
+    """Two proofs disagree (two proven optima, or a bound that a checked
+    solution violates): a solver bug or a wrong reference value."""
 
 
+# ---- units ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Units:
+    """Affine map ``data = offset + scale * family`` from a family's objective
+    to its data set's (``meta["cost"]``); the identity when absent."""
+    offset: float = 0.0
+    scale: float = 1.0
+    sense: str = "max"
+    name: str = "family"
+
+    @classmethod
+    def of(cls, inst) -> "Units":
+        cost = inst.meta.get("cost")
+        if not cost:
+            return cls(sense=inst.sense)
+        bad = f"{inst.name}: meta field 'cost' must be {{'offset': a, 'scale': b (non-zero), 'sense': 'min' " \
+              f"or 'max', 'units': name}} with finite numbers, got {cost!r}"
+        if not isinstance(cost, dict):
+            raise InstanceError(bad)
+        try:
+            offset, scale = float(cost.get("offset", 0.0)), float(cost.get("scale", 1.0))
+        except (TypeError, ValueError):
+            raise InstanceError(bad) from None
+        flipped = {"max": "min", "min": "max"}[inst.sense]
+        if not (math.isfinite(offset) and math.isfinite(scale) and scale != 0) or \
+                cost.get("sense") != (inst.sense if scale > 0 else flipped):
+            raise InstanceError(bad)
+        return cls(offset, scale, cost["sense"], str(cost.get("units", "data set")))
+
+    def data(self, x):
+        """Family value -> data set value (None / NaN pass through)."""
+        return x if _missing(x) else self.offset + self.scale * float(x)
+
+    def family(self, x):
+        """Data set value -> family value."""
+        return x if _missing(x) else (float(x) - self.offset) / self.scale
+
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, (float, np.floating)) and math.isnan(x))
+
+
+# ---- reference values named on the command line ---------------------------------------
+@dataclass(frozen=True)
+class ReferenceFile:
+    """Rows of one results file: ``(dataset or None, instance) -> {column: value}``."""
+    path: str
+    rows: dict
+
+    def lookup(self, inst) -> dict:
+        """Values for ``inst``: the row naming its data set (``meta["dataset"]``)
+        and name, else a row with no data set and its name; ``{}`` if none."""
+        ds = inst.meta.get("dataset")
+        row = self.rows.get((ds, inst.name)) if ds is not None else None
+        return row if row is not None else self.rows.get((None, inst.name), {})
+
+
+def read_reference_file(path) -> ReferenceFile:
+    """Read a results file: CSV (or tab-separated) with a column ``instance``,
+    optional ``dataset``, and one or more of :data:`REFERENCE_COLUMNS`, values
+    in the data set's units; empty cells mean "not known", other columns are
+    ignored.  Raises :class:`~instances.InstanceError` naming the file, line
+    and column of anything malformed."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InstanceError(f"{path}: no such reference file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InstanceError(f"{path}: cannot read the reference file ({exc})") from None
+    head = text.split("\n", 1)[0]
+    reader = csv.DictReader(text.splitlines(), delimiter="\t" if "\t" in head and "," not in head else ",")
+    fields = [f.strip() for f in (reader.fieldnames or [])]
+    reader.fieldnames = fields
+    if "instance" not in fields:
+        raise InstanceError(f"{path}: column 'instance' missing (header: {','.join(fields) or 'empty'})")
+    cols = [c for c in REFERENCE_COLUMNS if c in fields]
+    if not cols:
+        raise InstanceError(f"{path}: no reference column; give one or more of {', '.join(REFERENCE_COLUMNS)}")
+    rows: dict = {}
+    for row in reader:
+        line = reader.line_num
+        name = (row.get("instance") or "").strip()
+        if not name:
+            raise InstanceError(f"{path}: line {line}: column 'instance' is empty")
+        ds = (row.get("dataset") or "").strip() or None
+        vals = {c: _ref_number(row.get(c), path, line, c) for c in cols}
+        vals = {c: v for c, v in vals.items() if v is not None}
+        if (ds, name) in rows:
+            raise InstanceError(f"{path}: line {line}: instance {name!r}"
+                                f"{'' if ds is None else f' of data set {ds!r}'} listed twice")
+        rows[(ds, name)] = vals
+    return ReferenceFile(str(path), rows)
+
+
+def _ref_number(cell, path, line, col):
+    cell = (cell or "").strip()
+    if not cell:
+        return None
+    try:
+        x = float(cell)
+    except ValueError:
+        raise InstanceError(f"{path}: line {line}: column '{col}' is not a number: {cell!r}") from None
+    if not math.isfinite(x):
+        raise InstanceError(f"{path}: line {line}: column '{col}' must be finite, got {cell!r}")
+    return x
+
+
+def read_references(paths) -> list[ReferenceFile]:
+    """:func:`read_reference_file` of every path (``--reference``, repeatable)."""
+    return [p if isinstance(p, ReferenceFile) else read_reference_file(p) for p in (paths or ())]
+
+
+# ---- the reference of one instance ---------------------------------------------------
 @dataclass(frozen=True)
 class Reference:
+    """The strongest reference of one instance, in family units."""
     bound: float | None
-    kind: str  # "optimum", "unproven bound" or "no bound"
+    kind: str  # one of GAP_KINDS
+    source: str = ""
 
 
-def reference(inst, results: list[Result], tol: float = 1e-6) -> Reference:
-    """Best bound known for ``inst`` from ``results`` and the instance itself.
+@dataclass
+class _Claims:
+    """Reference values of one instance with their sources (family units)."""
+    optimum: list = field(default_factory=list)     # (value, source)
+    best_known: list = field(default_factory=list)
+    bounds: list = field(default_factory=list)
 
-    Raises :class:`SolverDisagreement` if two proofs of optimality disagree.
+
+def _method(inst, name: str):
+    """The registered method ``name`` of ``inst``'s family, or None (a user's
+    function under ``validate``)."""
+    try:
+        return get(inst.kind, name)
+    except KeyError:
+        return None
+
+
+def _is_exact(inst, name: str) -> bool:
+    m = _method(inst, name)
+    return m is not None and m.exact
+
+
+def has_solution(r: Result) -> bool:
+    """Whether ``r`` holds a checked decision (an empty packing counts; a
+    timeout or infeasible answer without a decision does not)."""
+    return r.status in ("optimal", "feasible") or bool(r.decision)
+
+
+#: family -> whether a checked result competes with the reference on
+#: ``value`` alone.  Assignment is lexicographic (cardinality, then weight):
+#: a matching with fewer pairs than the maximum may weigh more than the
+#: optimum without refuting it (instances/assignment.py).
+COMPARABLE = {
+    "assignment": lambda r: r.info.get("cardinality", 0) >= r.info.get("max_cardinality", 0),
+}
+
+
+def comparable(inst, r: Result) -> bool:
+    """Whether ``r`` has a solution whose ``value`` can prove, refute or beat
+    a reference of ``inst`` (see :data:`COMPARABLE`)."""
+    return has_solution(r) and not _missing(r.value) and COMPARABLE.get(inst.kind, lambda _: True)(r)
+
+
+def _meta_number(inst, key):
+    x = inst.meta.get(key)
+    if x is None:
+        return None
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)) or not math.isfinite(x):
+        raise InstanceError(f"{inst.name}: meta field '{key}' must be a finite number or null, got {x!r}")
+    return float(x)
+
+
+def _meta_claims(inst, claims: _Claims) -> None:
+    meta = inst.meta
+    src = f"instance meta ({meta['ref_source']})" if meta.get("ref_source") else "instance meta"
+    valid_bound = "upper_bound" if inst.sense == "max" else "lower_bound"
+    for key, target in (("optimum", claims.optimum), ("best_known", claims.best_known),
+                        ("lp_bound", claims.bounds), (valid_bound, claims.bounds)):
+        x = _meta_number(inst, key)
+        if x is not None:
+            target.append((x, f"{src} {key}" if target is claims.bounds else src))
+
+
+def _file_claims(inst, units: Units, files, claims: _Claims) -> None:
+    valid_bound = "lower_bound" if units.sense == "min" else "upper_bound"
+    for ref in files:
+        row = ref.lookup(inst)
+        src = Path(ref.path).name
+        for key, target in (("optimum", claims.optimum), ("best_known", claims.best_known),
+                            (valid_bound, claims.bounds)):
+            if key in row:
+                target.append((units.family(row[key]), f"{src} {key}" if target is claims.bounds else src))
+
+
+def better(a: float, b: float, sense: str) -> bool:
+    """``a`` strictly better than ``b`` beyond the tolerance."""
+    slack = TOL * max(1.0, abs(b))
+    return a > b + slack if sense == "max" else a < b - slack
+
+
+def _same(a: float, b: float) -> bool:
+    return abs(a - b) <= TOL * max(1.0, abs(a), abs(b))
+
+
+def reference(inst, results: list[Result], files=()) -> Reference:
+    """Strongest reference for ``inst`` from ``results`` (checked), the
+    instance's ``meta`` and the reference ``files``, in family units.
+
+    Order: a proven optimum; a best-known value; the tightest valid bound
+    (``optimum`` instead where a checked solution meets it); ``no bound``.
+    Raises :class:`SolverDisagreement` if proofs disagree or a checked
+    solution beats a proof or bound.  Cost O(len(results)).
     """
-    proven = [r.value for r in results if r.status == "optimal"]
-    known = inst.meta.get("optimum")
-    if known is not None:
-        proven.append(float(known))
-    if proven:
-        if max(proven) - min(proven) > tol * max(1.0, abs(max(proven))):
-            detail = ", ".join(f"{r.method}={r.value:g}" for r in results if r.status == "optimal")
-            raise SolverDisagreement(f"{inst.name}: proven optima disagree ({detail}; reference {known})")
-        return Reference(proven[0], "optimum")
-    bounds = [r.bound for r in results if r.bound is not None and not math.isnan(r.bound)]
-    best_values = [r.value for r in results if r.status in ("optimal", "feasible")]
-    if inst.sense == "max":
-        bound = min(bounds) if bounds else None
-        if bound is not None and best_values and max(best_values) >= bound - tol:
-            return Reference(bound, "optimum")  # a solution meets the bound
-    else:
-        lb = float(inst.lower_bound()) if hasattr(inst, "lower_bound") else None
-        bound = max([b for b in bounds] + ([lb] if lb is not None else []), default=None)
-        if bound is not None and best_values and min(best_values) <= bound + tol:
-            return Reference(bound, "optimum")
-    return Reference(bound, "unproven bound" if bound is not None else "no bound")
+    sense = inst.sense
+    claims = _Claims()
+    _meta_claims(inst, claims)
+    _file_claims(inst, Units.of(inst), read_references(files), claims)
+    for r in results:
+        if r.status == "optimal" and _is_exact(inst, r.method):
+            claims.optimum.append((float(r.value), f"run ({r.method})"))
+        if _is_exact(inst, r.method) and not _missing(r.bound):
+            claims.bounds.append((float(r.bound), f"run ({r.method} bound)"))
+    if sense == "min" and hasattr(inst, "lower_bound"):
+        claims.bounds.append((float(inst.lower_bound()), "instance (lower_bound())"))
+    solutions = [(float(r.value), r.method) for r in results if comparable(inst, r)]
+    best = (max if sense == "max" else min)(solutions, key=lambda s: s[0], default=None)
+
+    met = [src for v, src in claims.bounds if best is not None and _same(v, best[0])]
+    for v, src in claims.optimum + claims.bounds:
+        if best is not None and better(best[0], v, sense):
+            raise SolverDisagreement(f"{inst.name}: {best[1]} found a checked value {best[0]:g}, better than "
+                                     f"{v:g} proved by {src}")
+    if claims.optimum:
+        vals = [v for v, _ in claims.optimum]
+        if max(vals) - min(vals) > TOL * max(1.0, abs(max(vals))):
+            detail = ", ".join(f"{s}={v:g}" for v, s in claims.optimum)
+            raise SolverDisagreement(f"{inst.name}: proven optima disagree ({detail})")
+        return Reference(vals[0], "optimum", "; ".join(dict.fromkeys(s for _, s in claims.optimum)))
+    if met:  # a checked solution meets a valid bound: both are the optimum
+        return Reference(best[0], "optimum", f"run ({best[1]} meets {met[0]})")
+    if claims.best_known:
+        v, src = (max if sense == "max" else min)(claims.best_known, key=lambda c: c[0])
+        return Reference(v, "best known", src)
+    if claims.bounds:
+        v, src = (min if sense == "max" else max)(claims.bounds, key=lambda c: c[0])
+        return Reference(v, "bound", src)
+    return Reference(None, "no bound", "")
 
 
-def run_methods(inst, methods: list[str], *, time_limit: float = 10.0, threads: int = 1) -> list[Result]:
-    """Every method on ``inst``, exact ones with the time limit and threads.
+# ---- rows ----------------------------------------------------------------------------
+def run_methods(inst, methods: list[str], *, time_limit: float = 10.0, threads: int = 1,
+                params: dict | None = None) -> list[Result]:
+    """Every method on ``inst``, exact ones with the time limit and threads;
+    ``params[name]``: keyword arguments of method ``name``.
 
     Every decision passes the family's feasibility checker inside
     :func:`instances.registry.solve`; an infeasible one raises there."""
-    out = []
+    out, extra = [], params or {}
     for name in methods:
         params = {"time_limit": time_limit, "threads": threads} if get(inst.kind, name).exact else {}
-        out.append(solve(inst, name, **params))
+        out.append(solve(inst, name, **params, **extra.get(name, {})))
     return out
 
 
-def score_rows(inst, results: list[Result]) -> list[dict]:
-    """Tidy rows (one per method) for one instance."""
-    ref = reference(inst, results)
+def gap_fields(inst, r: Result, ref: Reference, units: Units | None = None) -> dict:
+    """The gap columns of one result against ``ref``: ``value``, ``bound``
+    (the reference) and ``gap`` in the data set's units, ``gap_kind``,
+    ``ref_source``, ``beats_reference``, ``units``, ``family_value``,
+    ``family_bound``.  ``gap`` is NaN without a solution or a reference."""
+    units = units or Units.of(inst)
+    solved = has_solution(r) and not _missing(r.value)
+    value = float(r.value) if solved else math.nan
+    g = gap(units.data(value), units.data(ref.bound)) if solved else math.nan
+    beats = bool(comparable(inst, r) and ref.bound is not None and better(value, ref.bound, inst.sense))
+    return {"value": units.data(value), "bound": units.data(ref.bound), "gap": g, "gap_kind": ref.kind,
+            "ref_source": ref.source, "beats_reference": beats, "units": units.name,
+            "family_value": value, "family_bound": ref.bound}
+
+
+def gap_of(inst, r: Result, others=(), files=()) -> dict:
+    """:func:`gap_fields` of ``r`` against the reference of ``inst`` built
+    from ``r``, the ``others`` results (e.g. an exact method's) and ``files``:
+    the one gap rule for the benchmarks and experiments."""
+    return gap_fields(inst, r, reference(inst, [*others, r], files))
+
+
+def score_rows(inst, results: list[Result], files=()) -> list[dict]:
+    """Tidy rows (one per method, :data:`COLUMNS`) for one instance."""
+    ref = reference(inst, results, files)
+    units = Units.of(inst)
     rows = []
     for r in results:
-        g = gap(r.value, ref.bound) if r.decision or r.status in ("optimal", "feasible") else math.nan
+        m = _method(inst, r.method)
         rows.append({"family": inst.kind, "instance": inst.name, "method": r.method,
-                     "kind": get(inst.kind, r.method).kind, "n": inst.n, "k": inst.k,
-                     "value": r.value, "bound": ref.bound, "gap": g, "gap_kind": ref.kind,
-                     "status": r.status, "seconds": r.seconds})
+                     "kind": m.kind if m else "user", "n": inst.n, "k": inst.k,
+                     **gap_fields(inst, r, ref, units), "status": r.status, "seconds": r.seconds})
     return rows
 
 
 def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: int = 1,
-          progress=None) -> pd.DataFrame:
-    """Score ``methods`` on ``instances``: a tidy table with :data:`COLUMNS`."""
+          progress=None, references=(), params: dict | None = None) -> pd.DataFrame:
+    """Score ``methods`` on ``instances``: a tidy table with :data:`COLUMNS`.
+
+    ``references``: results files (paths or :class:`ReferenceFile`) whose
+    values join the instances' own (see :func:`read_reference_file`).
+    ``params``: per family, per method, keyword arguments of the method."""
+    files = read_references(references)
     rows = []
     for i, inst in enumerate(instances):
-        rows.extend(score_rows(inst, run_methods(inst, methods, time_limit=time_limit, threads=threads)))
+        rows.extend(score_rows(inst, run_methods(inst, methods, time_limit=time_limit, threads=threads,
+                                                  params=(params or {}).get(inst.kind)), files))
         if progress:
             progress(i + 1, inst)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+# ---- summary -------------------------------------------------------------------------
+def gap_vs(kinds) -> str:
+    """What a group's gaps are measured against: ``"optimum"`` or, mixed,
+    ``"optimum 8, no bound 2"`` (in :data:`GAP_KINDS` order)."""
+    c = Counter(kinds)
+    if len(c) == 1:
+        return next(iter(c))
+    return ", ".join(f"{k} {c[k]}" for k in GAP_KINDS if k in c)
+
+
 def summarize(table: pd.DataFrame) -> pd.DataFrame:
-    """Per (family, method): mean and max gap, share of instances at the bound,
-    median seconds, and how many gaps are only upper bounds."""
+    """Per (family, method): mean and max gap (over rows that have one), share
+    of instances at the reference, median seconds, what the gaps are measured
+    against (``gap_vs``), how many are not against an optimum (``unproven``)
+    and how many beat their reference; ``units`` where not the family's."""
     def agg(df):
         g = df["gap"].astype(float)
-        return pd.Series({
+        has = g.notna()
+        out = {
             "instances": len(df),
             "mean_gap": g.mean(),
             "max_gap": g.max(),
-            "at_bound": float((g <= 1e-9).mean()),
+            "at_bound": float((g[has] <= 1e-9).mean()) if has.any() else math.nan,
             "median_s": float(np.median(df["seconds"])),
+            "gap_vs": gap_vs(df["gap_kind"]),
             "unproven": int((df["gap_kind"] != "optimum").sum()),
-        })
+            "beats": int(df["beats_reference"].astype(bool).sum()),
+        }
+        if "units" in df:
+            out["units"] = ", ".join(sorted(set(df["units"])))
+        return pd.Series(out)
     keys = ["family", "method"]
-    out = table.groupby(keys, sort=False)[["gap", "seconds", "gap_kind"]].apply(agg).reset_index()
-    return out.astype({"instances": int, "unproven": int})
+    cols = [c for c in ("gap", "seconds", "gap_kind", "beats_reference", "units") if c in table]
+    out = table.groupby(keys, sort=False)[cols].apply(agg).reset_index()
+    if "units" in out and (out["units"] == "family").all():
+        out = out.drop(columns="units")
+    return out.astype({"instances": int, "unproven": int, "beats": int})
 
 
 def percent(x) -> str:
@@ -119,14 +424,16 @@ def percent(x) -> str:
 
 
 def shown(df: pd.DataFrame) -> pd.DataFrame:
-    """Copy for printing: gaps in percent (2 decimals), shares in whole percent."""
+    """Copy for printing: gaps in percent (2 decimals), shares in whole
+    percent; a gap with nothing to measure against reads "no bound"."""
     out = df.copy()
+    nothing = out["gap_vs"] == "no bound" if "gap_vs" in out else pd.Series(False, index=out.index)
     for col in ("mean_gap", "max_gap"):
         if col in out:
-            out[col] = out[col].map(percent)
+            out[col] = [("no bound" if nb else percent(x)) for x, nb in zip(out[col], nothing)]
     for col in ("at_bound", "optimal"):
         if col in out and pd.api.types.is_numeric_dtype(out[col]):
-            out[col] = out[col].map(lambda x: f"{100 * x:.0f}%")
+            out[col] = out[col].map(lambda x: "-" if pd.isna(x) else f"{100 * x:.0f}%")
     return out
 
 

@@ -18,8 +18,7 @@ import pandas as pd
 from instances import EpochsInstance, InfeasibleSolution, PackingInstance
 from instances.registry import as_result, names
 
-from .score import reference, run_methods, shown
-from instances import gap as _gap
+from .score import better, comparable, gap_fields, gap_vs, reference, run_methods, shown
 
 
 def _packing(cap, demand, used=None, name="", **kw) -> PackingInstance:
@@ -102,10 +101,32 @@ def _run_user(func, inst, label: str):
         return None, f"{inst.name}: {label} returned {out!r}, not a decision ({exc})"
 
 
+def false_claim(inst, res, ref_results, label: str, exact: str) -> str | None:
+    """A failure line if ``res`` claims ``optimal`` but is not: ``exact`` proved
+    a different optimum, or another checked answer of this run is better.
+    None when the claim holds or cannot be checked (``exact`` proved nothing)."""
+    if res is None or res.status != "optimal":
+        return None
+    proof = next((r for r in ref_results if r.method == exact and r.status == "optimal"), None)
+    if proof is not None and abs(proof.value - res.value) > 1e-6 * max(1.0, abs(proof.value)):
+        return (f"{inst.name}: {label} claims optimal value {res.value:g}, but {exact} proved the optimum "
+                f"{proof.value:g}")
+    beat = [r for r in ref_results if comparable(inst, r) and better(r.value, res.value, inst.sense)]
+    if beat:
+        return (f"{inst.name}: {label} claims optimal value {res.value:g}, but {beat[0].method} found "
+                f"{beat[0].value:g}")
+    return None
+
+
 def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, label: str | None = None,
              time_limit: float = 10.0, exact: str = "cpsat") -> Verdict:
     """Run ``func`` and the built-in heuristics of ``family`` on edge cases and
-    ``count`` random instances; check each answer; score against ``exact``."""
+    ``count`` random instances; check each answer; score against ``exact``.
+
+    Gaps follow :func:`bench.score.reference` (a heuristic's ``optimal`` is a
+    claim, not a proof); a result object of ``func`` that claims ``optimal``
+    is checked against ``exact``'s proven optimum (:func:`false_claim`) and
+    a false claim is a failure of the verdict."""
     label = label or getattr(func, "__name__", "candidate")
     if family == "packing":
         insts = packing_edge_cases() + random_packing(count, seed)
@@ -118,22 +139,31 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
     for inst in insts:
         ref_results = run_methods(inst, [exact] + builtin, time_limit=time_limit)
         res, problem = _run_user(func, inst, label)
-        ref = reference(inst, ref_results + ([res] if res is not None else []))
+        problem = problem or false_claim(inst, res, ref_results, label, exact)
+        ours = [res] if res is not None else []
+        ref = reference(inst, ref_results + ours)
         if problem:
             failures.append(problem)
-            rows.append({"instance": inst.name, "method": label, "ok": False, "gap": np.nan, "seconds": np.nan})
-        for r in ([res] if res is not None else []) + ref_results:
-            rows.append({"instance": inst.name, "method": r.method, "ok": True,
-                         "gap": _gap(r.value, ref.bound), "seconds": r.seconds})
+        if res is None:
+            rows.append({"instance": inst.name, "method": label, "ok": False, "gap": np.nan,
+                         "gap_kind": ref.kind, "seconds": np.nan})
+        for r in ours + ref_results:
+            g = gap_fields(inst, r, ref)
+            rows.append({"instance": inst.name, "method": r.method, "ok": not (r is res and problem),
+                         "gap": g["gap"], "gap_kind": g["gap_kind"], "seconds": r.seconds})
     return Verdict(pd.DataFrame(rows), failures)
 
 
 def verdict_table(v: Verdict) -> str:
+    """Per method: instances, failures, mean / max gap ("no bound" where no
+    instance had a reference), share at the reference, what the gaps are
+    measured against (``gap_vs``), median ms."""
     df = v.rows
     agg = df.groupby("method", sort=False).agg(
         instances=("instance", "count"), failures=("ok", lambda s: int((~s.astype(bool)).sum())),
         mean_gap=("gap", "mean"), max_gap=("gap", "max"),
-        optimal=("gap", lambda g: f"{100 * float((g <= 1e-9).mean()):.0f}%"),
+        optimal=("gap", lambda g: f"{100 * float((g.dropna() <= 1e-9).mean()):.0f}%" if g.notna().any() else "-"),
+        gap_vs=("gap_kind", gap_vs),
         median_ms=("seconds", lambda s: f"{1000 * float(np.nanmedian(s)) if s.notna().any() else float('nan'):.3f}"),
     ).reset_index()
     return shown(agg).to_string(index=False)

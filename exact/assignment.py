@@ -14,7 +14,9 @@ objective: maximum cardinality first, then maximum total preference.
                 the hint.
 
 All return a :class:`Result` whose ``value`` is the weight, ``bound`` a
-proven upper bound on the weight of every maximum-cardinality matching, and
+proven upper bound on the weight of every maximum-cardinality matching
+(``None`` when the solver proved none: then the status is ``feasible``,
+never ``optimal``, even with the Hopcroft-Karp matching as the answer), and
 ``info["cardinality"]`` / ``info["max_cardinality"]`` (added by the
 registry).  Threads pinned, CBC serial; deterministic.
 """
@@ -28,8 +30,8 @@ from instances.assignment import AssignmentInstance, lexicographic_matching, max
 from instances.core import Result
 from instances.registry import register
 
-from ._binary import (BinaryModel, integer_objective, profit_scale, register_exact, run_model, status_info,
-                      true_bound)
+from ._binary import (BinaryModel, integer_objective, profit_scale, proven, register_exact, run_model,
+                      status_info, true_bound)
 
 
 @register("assignment", "hungarian", kind="exact")
@@ -45,7 +47,7 @@ def hungarian(inst: AssignmentInstance, *, time_limit: float = 0.0, threads: int
                            "(preferences too far apart for BIG + p in floating point)")
     value = inst.value(pairs)
     return Result(inst.kind, "hungarian", pairs, value, "optimal", time.perf_counter() - t0, value,
-                  {"solver": "scipy linear_sum_assignment"})
+                  {"solver": "scipy linear_sum_assignment", "bound_kind": "solver"})
 
 
 def assignment_model(p: np.ndarray, nu: int, hint: list[tuple[int, int]]) -> tuple[BinaryModel, np.ndarray]:
@@ -79,31 +81,29 @@ def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float
 
     Maximum cardinality nu by Hopcroft-Karp, then the heaviest matching of
     nu pairs by the 0-1 model (:func:`assignment_model`).  ``bound``: an upper bound on the weight of
-    any maximum-cardinality matching.  ``time_limit`` covers build and
-    solve."""
+    any maximum-cardinality matching, ``None`` when the solver proved none.
+    ``time_limit`` covers build and solve."""
     t0 = time.perf_counter()
     p = inst.preference
     start = maximum_matching(p)
     nu = len(start)
     if nu == 0:
         return Result(inst.kind, method, (), 0.0, "optimal", time.perf_counter() - t0, 0.0,
-                      {"solver": "none", "note": "no eligible pair"})
+                      {"solver": "none", "note": "no eligible pair", "bound_kind": "combinatorial"})
     model, keys = assignment_model(p, nu, start)
     out = run_model(model, method, time_limit - (time.perf_counter() - t0), threads, seed)
     bound, slack = true_bound(model, out)
     info = status_info(model, out, slack)
-    if out.x is None:  # no solution in time: the maximum matching found first
+    if out.x is None:  # no solution in time: the maximum matching found first, nothing proved
         pairs, status = tuple(sorted(start)), "feasible"
         info["note"] = "no solver solution in time; Hopcroft-Karp matching"
     else:
         pairs = tuple(sorted((int(i), int(k)) for i, k in keys[out.x.astype(bool)]))
         status = out.status
     value = inst.value(pairs)
-    if bound is None:
-        bound = value if status == "optimal" else float(np.sort(model.weights)[::-1][:nu].sum())
-    if status == "optimal" or bound <= value + 1e-12 * max(1.0, abs(value)):
-        status, bound = "optimal", value
-    return Result(inst.kind, method, pairs, value, status, time.perf_counter() - t0, max(bound, value), info)
+    status, bound = proven(status, value, bound, "max")
+    info["bound_kind"] = "none" if bound is None else "solver"
+    return Result(inst.kind, method, pairs, value, status, time.perf_counter() - t0, bound, info)
 
 
 globals().update(register_exact("assignment", solve_assignment))  # assignment_cpsat, ...

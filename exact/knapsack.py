@@ -11,7 +11,7 @@ CP-SAT / CBC / HiGHS backends of ``exact/_binary.py``.
 
 Registered as ``cpsat``, ``milp-cbc``, ``milp-highs`` for ``knapsack``;
 ``f(inst, *, time_limit, threads, seed=0) -> Result`` with a proven upper
-bound on the profit and the status.  Threads pinned (CBC always serial);
+bound on the profit (``None`` when the solver proved none) and the status.  Threads pinned (CBC always serial);
 deterministic for a given seed and thread count.
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ def solve_knapsack(inst: KnapsackInstance, method: str, *, time_limit: float, th
     """Best license knapsack (seed 003 4.2 MKP) with backend ``method``.
 
     The packing family's MKP model; selected jobs in ascending order, a
-    proven upper bound, status ``optimal`` / ``feasible`` / ``timeout``.  Exponential in
+    proven upper bound or ``None``, status ``optimal`` / ``feasible`` / ``timeout``.  Exponential in
     the worst case; ``time_limit`` covers build and solve."""
     res = solve_packing(as_packing(inst), method, time_limit=time_limit, threads=threads, seed=seed)
     return replace(res, family=inst.kind, method=method)

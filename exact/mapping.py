@@ -68,7 +68,7 @@ from instances.core import Result
 from instances.mapping import MappingInstance
 from instances.registry import register
 
-from ._binary import run_cbc, run_highs
+from ._binary import deadline_after, run_cbc, run_highs, time_left
 
 METHODS = ("cpsat", "milp-cbc", "milp-highs", "bnp")
 #: largest scaled column sum (sum of a machine's entries + its ready time) for CP-SAT
@@ -181,8 +181,10 @@ def _allowed(inst: MappingInstance, hint: np.ndarray, sc: Scaled | None) -> np.n
     return sc.etc + sc.ready <= ub
 
 
-def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, time_limit, threads, seed):
-    """CP-SAT on the integer model, ``C`` at most the hint's makespan."""
+def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, deadline, threads, seed):
+    """CP-SAT on the integer model, ``C`` at most the hint's makespan, until
+    ``deadline`` (``time.perf_counter()`` seconds, model building included).
+    The bound is ``lb_int`` unless CP-SAT returned a solution with its own."""
     t, m = inst.etc.shape
     model = cp_model.CpModel()
     ub = sc.makespan(hint)
@@ -214,8 +216,12 @@ def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, time_limit, threads, seed):
     for (i, j), v in x.items():
         model.add_hint(v, int(hint[i] == j))
     model.add_hint(cmax, ub)
+    left = time_left(deadline)
+    if left <= 0:
+        return "timeout", None, float(lb_int), {"solver": "CP-SAT", "solver_status": "not started",
+                                                "branches": 0}
     s = cp_model.CpSolver()
-    s.parameters.max_time_in_seconds = max(float(time_limit), 0.01)
+    s.parameters.max_time_in_seconds = left
     s.parameters.num_workers = max(int(threads), 1)
     s.parameters.random_seed = int(seed)
     code = s.solve(model)
@@ -228,7 +234,7 @@ def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, time_limit, threads, seed):
         for (i, j), v in x.items():
             if s.boolean_value(v):
                 assign[i] = j
-    bound = float(s.best_objective_bound) if status != "timeout" else float(lb_int)
+    bound = max(float(s.best_objective_bound), float(lb_int)) if status != "timeout" else float(lb_int)
     return status, assign, bound, {"solver": "CP-SAT", "solver_status": s.status_name(code),
                                    "branches": int(s.num_branches)}
 
@@ -740,9 +746,14 @@ def _pulp_model(inst, coef: np.ndarray, ready: np.ndarray, allowed, lb, ub, hint
     return prob, x, cmax, start
 
 
-def _milp(inst, method, hint, lb_true, time_limit, threads, seed):
+def _milp(inst, method, hint, lb_true, deadline, threads, seed):
     """CBC or HiGHS on the float model normalised so that the start's makespan
-    is :data:`MILP_NORM`; returns status, mapping, bound in true units, info."""
+    is :data:`MILP_NORM`, until ``deadline`` (``time.perf_counter()``
+    seconds); returns status, mapping, bound in true units (``None`` when the
+    solver proved none), info."""
+    if time_left(deadline) <= 0:
+        return "timeout", None, None, {"solver": "HiGHS" if method == "milp-highs" else "CBC",
+                                       "solver_status": "not started", "objective_units": "float"}
     ub_true = inst.value(hint)
     unit = MILP_NORM / ub_true
     coef, ready = inst.etc * unit, inst.ready * unit
@@ -752,12 +763,12 @@ def _milp(inst, method, hint, lb_true, time_limit, threads, seed):
         warnings.simplefilter("ignore", DeprecationWarning)
         prob, x, cmax, start = _pulp_model(inst, coef, ready, allowed, lb, ub, hint)
         if method == "milp-highs":
-            status, raw, details = run_highs(prob, start, time_limit, threads, seed, where=inst.name)
+            status, raw, details = run_highs(prob, start, deadline, threads, seed, where=inst.name)
         else:
             for v, val in start:
                 v.setInitialValue(val)
             cmax.setInitialValue(ub)
-            status, raw, result = run_cbc(prob, time_limit, seed, warm=True)  # serial CBC (exact/_binary.py)
+            status, raw, result = run_cbc(prob, deadline, seed, warm=True)  # serial CBC (exact/_binary.py)
             if raw is not None:
                 raw -= 5e-4  # CBC prints 3 decimals
             details = {"solver": "CBC", "threads": 1, "solver_status": result}
@@ -781,11 +792,16 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
                   hint=None, presolve: float | None = None) -> Result:
     """Minimum makespan of a mapping instance with backend ``method`` (cpsat,
     milp-cbc, milp-highs); start / hint Min-Min unless ``hint`` is given.
-    ``bound``: a proven lower bound on the true (unscaled) optimum; status
-    ``optimal`` only when the returned mapping's true makespan meets it."""
+    ``bound``: a proven lower bound on the true (unscaled) optimum (at least
+    :meth:`~instances.mapping.MappingInstance.lower_bound`;
+    ``info["bound_kind"]`` says ``solver`` when the backend proved more,
+    else ``combinatorial``); status ``optimal`` only when the returned
+    mapping's true makespan meets it.  ``time_limit`` is the wall time of
+    the whole call (start mapping, model building and solver)."""
     if method not in METHODS:
         raise KeyError(f"unknown exact method {method!r}; known: {', '.join(METHODS)}")
     t0 = time.perf_counter()
+    deadline = t0 + float(time_limit)
     start = minmin_start(inst) if hint is None else np.asarray(hint, dtype=np.int64)
     if start.shape != (inst.n,) or start.min() < 0 or start.max() >= inst.k:
         raise ValueError(f"{inst.name}: hint must give each of {inst.n} tasks a machine in 0..{inst.k - 1}")
@@ -794,22 +810,23 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
     info = {"start_makespan": start_value, "lower_bound": lb}
     if start_value <= lb * (1 + 1e-12):
         return Result(inst.kind, method, tuple(start.tolist()), start_value, "optimal",
-                      time.perf_counter() - t0, start_value, {**info, "solver": "none",
+                      time.perf_counter() - t0, start_value, {**info, "solver": "none", "bound_kind": "combinatorial",
                                                                "note": "start meets the lower bound"})
-    left = time_limit - (time.perf_counter() - t0)
     if method in ("cpsat", "bnp"):
         sc = scaled(inst)
         lb_int = math.ceil(lb * sc.scale * (1 - 1e-12) - 1e-9) if sc.exact else 0
     if method == "cpsat":
-        status, assign, raw, details = _cpsat(inst, sc, start, _allowed(inst, start, sc), lb_int, left,
+        status, assign, raw, details = _cpsat(inst, sc, start, _allowed(inst, start, sc), lb_int, deadline,
                                               threads, seed)
         bound = math.ceil(raw - _TOL) / sc.scale
+        by_solver = status != "timeout"  # else raw is lb_int, the lower bound on the integer grid
     elif method == "bnp":
-        deadline = time.perf_counter() + left
+        left = time_left(deadline)
         pre = min(PRESOLVE_S, PRESOLVE_SHARE * left) if presolve is None else min(float(presolve), left)
         lo, first, pre_info = 0, start, {}
         if pre > 0:  # a short CP-SAT run: incumbent and bound (and the proof on easy instances)
-            st, a, raw, d = _cpsat(inst, sc, start, _allowed(inst, start, sc), lb_int, pre, threads, seed)
+            st, a, raw, d = _cpsat(inst, sc, start, _allowed(inst, start, sc), lb_int, deadline_after(pre),
+                                   threads, seed)
             if a is not None and sc.makespan(a) <= sc.makespan(start):
                 first = a
             lo = math.ceil(raw - _TOL)
@@ -818,15 +835,18 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
             status, assign, raw, details = "optimal", first, lo, {"solver": "CP-SAT (presolve)"}
         else:
             def improve(best, lo_int, seconds):
-                st, a, raw, _ = _cpsat(inst, sc, best, _allowed(inst, best, sc), lo_int, seconds, threads, seed)
+                st, a, raw, _ = _cpsat(inst, sc, best, _allowed(inst, best, sc), lo_int,
+                                       min(deadline_after(seconds), deadline), threads, seed)
                 return st, a, math.ceil(raw - _TOL)
 
             status, assign, raw, details = _bnp(inst, sc, first, lo, deadline, threads,
                                                 improve if pre > 0 else None)
         details.update(pre_info)
         bound = raw / sc.scale
+        by_solver = True
     else:
-        status, assign, bound, details = _milp(inst, method, start, lb, left, threads, seed)
+        status, assign, bound, details = _milp(inst, method, start, lb, deadline, threads, seed)
+        by_solver = bound is not None
     if method in ("cpsat", "bnp"):
         details["scaling"] = "exact" if sc.exact else "floor"
         details["scale"] = sc.scale
@@ -835,6 +855,8 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
     value = inst.value(assign)
     if value > start_value:  # never worse than the start the solver was given
         assign, value = start, start_value
+    by_solver = status == "optimal" or (by_solver and bound is not None and bound > lb)
+    details["bound_kind"] = "solver" if by_solver else "combinatorial"
     bound = lb if bound is None else max(bound, lb)
     if status == "optimal" and details.get("scaling") == "floor" and value > bound * (1 + 1e-9):
         status = "feasible"  # proven for the rounded data only

@@ -12,8 +12,11 @@ backends:
 Registered for both families with ``kind="exact"``; each method is
 ``f(inst, *, time_limit, threads, seed=0) -> Result`` (epochs also takes
 ``pattern_bound=True``) with the proven bound (packing: an upper bound on the
-best objective; epochs: a lower bound on the number of epochs) and a status
-``optimal`` / ``feasible`` / ``timeout`` / ``infeasible``.  The public entry
+best objective, ``None`` when the solver proved none; epochs: a lower bound
+on the number of epochs, at least the combinatorial one) labelled in
+``info["bound_kind"]`` (``solver``, ``combinatorial`` or ``none``) and a
+status ``optimal`` (proved) / ``feasible`` / ``timeout`` / ``infeasible``.
+``time_limit`` is the wall time of the whole call.  The public entry
 points are :func:`solve_packing` and :func:`solve_epochs`; the registered
 functions are ``packing_cpsat``, ``packing_milp_cbc``, ``packing_milp_highs``,
 ``epochs_cpsat``, ``epochs_milp_cbc``, ``epochs_milp_highs``.
@@ -33,7 +36,7 @@ from instances.packing import EpochsInstance, PackingInstance
 
 from ._binary import (  # noqa: F401  (public names re-exported: they were defined here)
     BACKENDS, INT_LIMIT, METHODS, MILP_INT_LIMIT, BinaryModel, Outcome, integer_objective, profit_scale,
-    register_exact, run_model, status_info, true_bound,
+    no_time, proven, register_exact, run_model, status_info, true_bound,
 )
 
 
@@ -99,31 +102,28 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
     """Best start set of a packing instance with backend ``method``.
 
     Returns the selected jobs in ascending order, their objective
-    (``inst.value``), a proven upper bound and the status.  Exponential in
-    the worst case; ``time_limit`` covers the model build and the solve.
+    (``inst.value``), a proven upper bound (``None`` when the solver proved
+    none: no solution in time) and the status (``timeout`` with no
+    decision when the solver found nothing).  Exponential in the worst
+    case; ``time_limit`` covers the model build and the solve.
     """
     t0 = time.perf_counter()
     cand = packing_candidates(inst)
     if cand.size == 0:
         return Result(inst.kind, method, (), 0.0, "optimal", time.perf_counter() - t0, 0.0,
-                      {"solver": "none", "note": "no job fits"})
+                      {"solver": "none", "note": "no job fits", "bound_kind": "combinatorial"})
     model = packing_model(inst, cand)
     out = run_model(model, method, time_limit - (time.perf_counter() - t0), threads, seed)
     bound, slack = true_bound(model, out)
-    if out.x is None:
-        fallback = float(model.weights.sum())
-        return Result(inst.kind, method, (), 0.0, out.status, time.perf_counter() - t0,
-                      None if out.status == "infeasible" else min(fallback, bound if bound is not None else fallback),
-                      status_info(model, out, slack))
+    info = status_info(model, out, slack)
+    if out.x is None:  # no solution: nothing proved either (infeasible cannot happen: () is feasible)
+        return Result(inst.kind, method, (), 0.0, out.status, time.perf_counter() - t0, None,
+                      {**info, "bound_kind": "none"})
     sel = tuple(int(j) for j in sorted(cand[out.x.astype(bool)]))
     value = inst.value(sel)
-    status = out.status
-    if bound is None:
-        bound = value if status == "optimal" else float(model.weights.sum())
-    if status == "optimal" or bound <= value + 1e-12 * max(1.0, abs(value)):
-        status, bound = "optimal", value
-    return Result(inst.kind, method, sel, value, status, time.perf_counter() - t0, max(bound, value),
-                  status_info(model, out, slack))
+    status, bound = proven(out.status, value, bound, "max")
+    return Result(inst.kind, method, sel, value, status, time.perf_counter() - t0, bound,
+                  {**info, "bound_kind": "none" if bound is None else "solver"})
 
 
 # ---- epochs --------------------------------------------------------------------------
@@ -367,12 +367,17 @@ def solve_epochs(inst: EpochsInstance, method: str, *, time_limit: float, thread
     if len(ffd) <= lb:
         return Result(inst.kind, method, _bins_tuple(ffd), float(len(ffd)), "optimal",
                       time.perf_counter() - t0, float(len(ffd)),
-                      {"solver": "none", "note": "ffd meets lower bound", **info})
+                      {"solver": "none", "note": "ffd meets lower bound", **info, "bound_kind": "combinatorial"})
     start = canonical_bins(ffd, {int(j): i for i, j in enumerate(order)})
-    model, xkey = epochs_model(inst, order, len(clique), start, lb, conf)
-    out = run_model(model, method, time_limit - (time.perf_counter() - t0), threads, seed)
-    bound, slack = true_bound(model, out)
-    info = {**status_info(model, out, slack), **info}
+    if time.perf_counter() - t0 >= time_limit:  # the bounds took the time: the FFD packing, unsolved
+        model, out = None, no_time("int", method)
+        bound, info = None, {**out.info, **info}
+    else:
+        model, xkey = epochs_model(inst, order, len(clique), start, lb, conf)
+        out = run_model(model, method, time_limit - (time.perf_counter() - t0), threads, seed)
+        bound, slack = true_bound(model, out)
+        info = {**status_info(model, out, slack), **info}
+    kind = "solver" if out.status == "optimal" or (bound is not None and bound > lb) else "combinatorial"
     bound = float(lb) if bound is None else max(float(lb), bound)
     if out.x is None:
         if out.status == "infeasible":  # cannot happen: the FFD packing is feasible
@@ -386,9 +391,9 @@ def solve_epochs(inst: EpochsInstance, method: str, *, time_limit: float, thread
                 bins[b].append(int(order[i]))
         bins, status = _bins_tuple(bins), out.status
     value = float(len(bins))
-    if status == "optimal" or bound >= value:
-        status, bound = "optimal", value
-    return Result(inst.kind, method, bins, value, status, time.perf_counter() - t0, min(bound, value), info)
+    status, bound = proven(status, value, bound, "min")
+    return Result(inst.kind, method, bins, value, status, time.perf_counter() - t0, bound,
+                  {**info, "bound_kind": kind})
 
 
 # ---- registration --------------------------------------------------------------------

@@ -12,21 +12,45 @@ import numpy as np
 from numba import njit
 
 FCFS, FF, BESTFIT, WORSTFIT, BB, BL = range(6)
+#: how the fullness modifier f = 1 - mean(U + R) enters the BB / BL score
+#: (:data:`heuristics.packing.FULLNESS` names them)
+OFF, EXCESS, SCALED = range(3)
+
+
+@njit(cache=True)
+def _modify(measure, floor, avail, fullness):
+    """Apply the fullness modifier ``avail`` to a balance ``measure`` whose
+    best value is ``floor``: OFF the measure, EXCESS ``(measure - floor) *
+    avail``, SCALED ``measure * avail``.  Lower is better."""
+    if fullness == SCALED:
+        return measure * avail
+    if fullness == EXCESS:
+        return (measure - floor) * avail
+    return measure
 
 
 @njit(cache=True)
 def balance_score(used, share, fullness):
-    """BB score of one job (seed 000 section 2.2): the max/average balance
-    measure ``b = max_i(U_i + R_i) / (sum_i (U_i + R_i) / K)`` (>= 1); with
-    ``fullness``, its excess over perfect balance scaled by the fullness
-    modifier, ``(b - 1) * (1 - sum_i (U_i + R_i) / K)``.  Lower is better.
+    """BB score of one job (seed 000 section 2.2), lower is better.
 
-    The paper gives the modifier, not how it combines with the measure; this
-    reading does what it says the modifier does: a job that nearly fills the
-    machine can beat a better-balanced small one, and as availability falls
-    every score tends to 0, so ties go to queue order and BB "approaches FF".
-    (Multiplying b itself would approach best fit instead: measured on the
-    Leinberger family it picked exactly BFit's set on 11-18 of 20 queues.)"""
+    The max/average balance measure ``b = max_i(U_i + R_i) / (sum_i (U_i +
+    R_i) / K)`` (>= 1) with the fullness modifier ``f = 1 - sum_i (U_i +
+    R_i) / K`` (the average availability after the job) applied as
+    ``fullness`` says: SCALED (the default of :func:`heuristics.packing.backfill_balanced`)
+    ``b * f``; EXCESS ``(b - 1) * f``; OFF ``b``.
+
+    The paper gives the modifier and what it must do, not the formula that
+    combines it: "this allows a larger job which achieves a worse balance to
+    be selected over a smaller job which achieves a better balance when the
+    larger job nearly fills the machine".  SCALED, the measure times the
+    modifier, does that for every pair: a perfectly balanced small job
+    scores ``1 * f`` with f near 1, a job that nearly fills the machine
+    ``b * f`` with f near 0.  EXCESS gives any perfectly balanced job the
+    score 0, which nothing can beat (empty 100/100 machine, jobs (100, 90)
+    and (1, 1): EXCESS starts the 1 % job and blocks the 95 % one; SCALED
+    starts the large one).  As availability falls every SCALED score tends
+    to 0 and the fullest job wins; the paper's "BB approaches FF" holds for
+    EXCESS (ties go to queue order) and only roughly for SCALED.  O(K)."""
     k = used.shape[0]
     mx = 0.0
     sm = 0.0
@@ -36,19 +60,24 @@ def balance_score(used, share, fullness):
         if t > mx:
             mx = t
     bal = mx / (sm / k) if sm > 0 else 1.0
-    return (bal - 1.0) * (1.0 - sm / k) if fullness else bal
+    return _modify(bal, 1.0, 1.0 - sm / k, fullness)
 
 
 @njit(cache=True)
 def lowest_score(used, share, low, window, fullness):
-    """BL score of one job (seed 000 section 2.2): the share of its ``window``
-    largest requirements that miss the ``window`` least-utilised resources
-    (``low`` flags them); with ``fullness``: ``mismatch * (1 - mean(U + R))``,
-    read as for :func:`balance_score` (a matching job scores 0; among the
-    others the fuller wins; near a full machine BL approaches FF).  Ties
-    between requirements go to the lower resource index."""
+    """BL score of one job (seed 000 section 2.2), lower is better.
+
+    The mismatch m, the share of its ``window`` largest requirements that
+    miss the ``window`` least-utilised resources (``low`` flags them; 0 when
+    ``window`` is 0), read as the measure ``1 + m`` (1 = matches) with the
+    fullness modifier ``f = 1 - mean(U + R)`` applied as for
+    :func:`balance_score`: SCALED ``(1 + m) * f``, EXCESS ``m * f`` (a
+    matching job scores 0 and always wins), OFF ``m``.  Ties between
+    requirements go to the lower resource index.  O(K window)."""
     k = used.shape[0]
-    if window == 1:  # the paper's BL: no scratch array in the hot loop
+    if window == 0:
+        miss = 0
+    elif window == 1:  # the paper's BL: no scratch array in the hot loop
         best = 0
         for i in range(1, k):
             if share[i] > share[best]:
@@ -65,13 +94,13 @@ def lowest_score(used, share, low, window, fullness):
             taken[best] = True
             if not low[best]:
                 miss += 1
-    mis = miss / window
-    if not fullness:
+    mis = miss / window if window > 0 else 0.0
+    if fullness == OFF:
         return mis
     sm = 0.0
     for i in range(k):
         sm += used[i] + share[i]
-    return mis * (1.0 - sm / k)
+    return _modify(1.0 + mis, 1.0, 1.0 - sm / k, fullness)
 
 
 @njit(cache=True)
@@ -90,7 +119,8 @@ def select(dt, capacity, free, extra, flag, has_res, rule, window, fullness):
 
     ``dt`` is the demand transposed (K x n), ``free`` and ``extra`` (K) are
     copied, ``flag`` marks jobs running past the shadow time (used only when
-    ``has_res``).  Ties go to the earlier job in the queue.
+    ``has_res``).  ``window`` (0..K) is BL's, ``fullness`` (OFF, EXCESS,
+    SCALED) BB's and BL's.  Ties go to the earlier job in the queue.
     """
     k, n = dt.shape
     free = free.copy()

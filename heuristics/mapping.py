@@ -17,6 +17,8 @@ budgets are parameters.  Loops in heuristics/_mapping_kernels.py.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from instances.mapping import MappingInstance
@@ -200,7 +202,8 @@ def _start(inst: MappingInstance, init: str, rng: np.random.Generator) -> np.nda
 # ---- simulated annealing -------------------------------------------------------------------
 @register("mapping", "sa")
 def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, patience: int = 150,
-       max_iter: int = 100_000, seed=0, stats: dict | None = None) -> np.ndarray:
+       max_iter: int = 100_000, time_limit: float | None = None, seed=0,
+       stats: dict | None = None) -> np.ndarray:
     """Simulated annealing (seed 002 "Simulated Annealing"; Braun et al. 2001
     sec. 2): start from a random mapping (``init="minmin"``: Min-Min's);
     temperature = its makespan.  Each iteration mutates the current mapping
@@ -208,9 +211,24 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
     accepted, a worse or equal one when a uniform ``z > y``, ``y = 1 / (1 +
     exp((old - new) / T))``; then ``T`` drops by 10% (``cooling``).  Stops
     after ``patience`` iterations without a change of the current makespan
-    (Braun's 150) or ``max_iter`` iterations; returns the best mapping seen.
+    (Braun's 150), ``max_iter`` iterations or, with ``time_limit`` (seconds;
+    None: no budget), once that much time has passed (checked every 256
+    iterations); returns the best mapping seen.  ``seed`` seeds the draws.
+
+    The seed's 10 % cooling (``cooling=0.9``, the default) freezes within
+    a few dozen iterations: T falls below any makespan difference and the
+    walk stops in a one-move local optimum.  A slower ``cooling`` (e.g.
+    0.999) keeps accepting worse moves longer and explores more.
+
+    Notes
+    -----
     O(m) per iteration (compiled).  ``stats`` (a dict) receives
     ``iterations``, ``start_makespan``, ``final_makespan``, ``best_makespan``."""
+    if not 0.0 < float(cooling) < 1.0:
+        raise ValueError(f"sa: option 'cooling' must lie in (0, 1), got {cooling!r}")
+    if time_limit is not None and not float(time_limit) >= 0.0:
+        raise ValueError(f"sa: option 'time_limit' must be >= 0 seconds or None, got {time_limit!r}")
+    t0 = time.perf_counter()
     rng = _rng(seed)
     etc, ready = _arrays(inst)
     t, m = etc.shape
@@ -221,8 +239,10 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
     start_span = temp = cur_span
     since = done = 0
     if m > 1:
-        chunk = 4096
+        chunk = 4096 if time_limit is None else 256
         while done < max_iter and since < patience:
+            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+                break
             load, cnt = _k.loads_of(etc, cur, m)  # fresh sums: no drift from the +/- updates
             n = min(chunk, max_iter - done)
             steps, cur_span, best_span, temp, since = _k.anneal(

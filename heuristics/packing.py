@@ -20,15 +20,40 @@ from . import _greedy
 
 
 # ---- greedy rules (compiled kernel in heuristics/_greedy.py) ---------------------
-def _run(inst: PackingInstance, rule: int, window: int = 1, fullness: bool = True) -> list[int]:
+#: BB / BL fullness readings, by what they compute (:func:`heuristics._greedy.balance_score`):
+#: ``scaled`` measure x availability (seed 000's modifier, the default), ``excess``
+#: (measure - 1) x availability (epochbench's earlier reading), ``off`` the measure alone
+FULLNESS = {"scaled": _greedy.SCALED, "excess": _greedy.EXCESS, "off": _greedy.OFF}
+DEFAULT_FULLNESS = "scaled"
+
+
+def fullness_mode(fullness) -> int:
+    """Kernel code of a fullness reading: a name of :data:`FULLNESS`, or a
+    bool (True: the default reading, False: ``off``)."""
+    if isinstance(fullness, (bool, np.bool_)):
+        fullness = DEFAULT_FULLNESS if fullness else "off"
+    if fullness not in FULLNESS:
+        raise ValueError(f"option 'fullness' must be one of {sorted(FULLNESS)} or a bool, got {fullness!r}")
+    return FULLNESS[fullness]
+
+
+def _window(window, k: int) -> int:
+    """BL's window as the kernel takes it: seed 000's w, clipped to K (w >= K
+    flags every resource as low, so every job matches, as w = 0 does)."""
+    if isinstance(window, bool) or int(window) != window or window < 0:
+        raise ValueError(f"option 'window' must be an integer >= 0 (seed 000: 0 <= w <= K - 1), got {window!r}")
+    return min(int(window), k)
+
+
+def _run(inst: PackingInstance, rule: int, window: int = 1, fullness="off") -> list[int]:
     res = inst.reservation
     k = inst.k
     extra = res.extra.astype(np.int64) if res is not None else np.zeros(k, dtype=np.int64)
     flag = res.past_shadow.copy() if res is not None else np.zeros(inst.n, dtype=bool)
-    w = min(max(int(window), 1), k)
     # fresh writable copies: numba compiles read-only arrays as another type
     picked = _greedy.select(np.array(inst.demand.T, order="C"), inst.capacity.astype(np.float64),
-                            inst.free.astype(np.int64), extra, flag, res is not None, rule, w, bool(fullness))
+                            inst.free.astype(np.int64), extra, flag, res is not None, rule,
+                            _window(window, k), fullness_mode(fullness))
     return picked.tolist()
 
 
@@ -62,30 +87,37 @@ def worst_fit(inst: PackingInstance) -> list[int]:
 
 
 @register("packing", "bb")
-def backfill_balanced(inst: PackingInstance, fullness: bool = True) -> list[int]:
+def backfill_balanced(inst: PackingInstance, fullness: str = DEFAULT_FULLNESS) -> list[int]:
     """Backfill Balanced, BB (seed 000 section 2.2).
 
-    Repeatedly starts the fitting job with the lowest max/average balance
-    measure b of U + R (U: machine utilisation, R: the job's requirement, both
-    as capacity shares).  With ``fullness`` the score is ``(b - 1) * (1 -
-    mean(U + R))``: a job that nearly fills the machine can win over a
-    better-balanced small one, and near a full machine BB approaches FF, as
-    the paper says (:func:`heuristics._greedy.balance_score` explains the
-    reading).  Ties go to the earlier job.  O(picks * n K).
+    Repeatedly starts the fitting job with the lowest score built from the
+    max/average balance measure b of U + R (U: machine utilisation, R: the
+    job's requirement, both as capacity shares) and the fullness modifier
+    f = 1 - mean(U + R).  ``fullness`` (:data:`FULLNESS`): ``scaled``
+    (default) ``b * f``, so a job that nearly fills the machine wins over a
+    better-balanced small one, as the paper says; ``excess`` ``(b - 1) * f``
+    (the earlier reading: a perfectly balanced job scores 0 and always wins);
+    ``off`` b alone; a bool means default / off
+    (:func:`heuristics._greedy.balance_score` explains the readings).  Ties go
+    to the earlier job.  O(picks * n K).
     """
     return _run(inst, _greedy.BB, fullness=fullness)
 
 
 @register("packing", "bl")
-def backfill_lowest(inst: PackingInstance, window: int = 1, fullness: bool = True) -> list[int]:
+def backfill_lowest(inst: PackingInstance, window: int = 1, fullness: str = DEFAULT_FULLNESS) -> list[int]:
     """Backfill Lowest, BL, windowed (seed 000 section 2.2; ``window = 1`` is the
     paper's BL).
 
-    Repeatedly starts the first fitting job whose ``window`` largest
-    requirements lie on the ``window`` least-utilised resources; if none
-    matches, the one that matches best, then the earliest (so BL degrades to
-    first fit).  With ``fullness`` the score is ``mismatch * (1 - mean(U + R))``:
-    among non-matching jobs the one that fills the machine most wins
+    ``window`` is the paper's w, ``0 <= w <= K - 1``: the job's w largest
+    requirements should lie on the w least-utilised resources; its mismatch
+    m is the share that does not.  w = 0 (and any w >= K) checks nothing:
+    every job matches.  Without the modifier (``fullness="off"``) BL starts
+    the first job with the lowest m, so it degrades to first fit.  With the
+    fullness modifier f = 1 - mean(U + R) (:data:`FULLNESS`): ``scaled``
+    (default) ``(1 + m) * f``, so a non-matching job that nearly fills the
+    machine beats a matching small one; ``excess`` ``m * f`` (the earlier
+    reading: a matching job always wins)
     (:func:`heuristics._greedy.lowest_score`).  O(picks * n K (window + 1)).
     """
     return _run(inst, _greedy.BL, window=window, fullness=fullness)
@@ -193,7 +225,7 @@ def los(inst: PackingInstance, resource: int = 0) -> list[int]:
             extra = extra - d if flag[j] else extra
     rest = np.setdiff1d(np.arange(inst.n), picked)
     fill = _greedy.select(np.array(inst.demand[rest].T, order="C"), inst.capacity.astype(np.float64),
-                          free, extra, flag[rest], res is not None, _greedy.FF, 1, False)
+                          free, extra, flag[rest], res is not None, _greedy.FF, 1, _greedy.OFF)
     return picked + rest[fill].tolist()
 
 
@@ -228,7 +260,7 @@ def _warm_up() -> None:
     decision does not pay numba's dispatch and cache loading."""
     tiny = PackingInstance.build([2], [[1]], meta={"name": "warm-up"})
     for rule in (_greedy.FF, _greedy.BB, _greedy.BL):
-        _run(tiny, rule)
+        _run(tiny, rule, fullness=DEFAULT_FULLNESS)
 
 
 _warm_up()

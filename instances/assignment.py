@@ -35,6 +35,7 @@ farm state, :mod:`instances.farm`), ``orlib-assign`` (OR-Library
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -44,7 +45,8 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from . import farm as _farm
-from .core import InfeasibleSolution, InstanceError
+from .checks import SEQUENCES, index, short
+from .core import InfeasibleSolution, InstanceError, float_array
 from .data import data_root
 from .generators import _children, _choice, _fraction, _int, register_generator
 
@@ -75,10 +77,7 @@ class AssignmentInstance:
     @classmethod
     def build(cls, preference, meta=None, source="<instance>") -> "AssignmentInstance":
         """Validate and build; every error names ``source`` and the field."""
-        try:
-            p = np.array(preference, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise InstanceError(f"{source}: field 'preference' is not a rectangular numeric array ({exc})") from None
+        p = float_array(preference, "preference", source)  # finite numbers, no booleans
         if p.size == 0 and p.ndim < 2:
             p = p.reshape(0, 0)
         if p.ndim != 2:
@@ -116,8 +115,7 @@ class AssignmentInstance:
     def from_dict(cls, d: dict, source="<dict>") -> "AssignmentInstance":
         if d.get("kind") != "assignment":
             raise InstanceError(f"{source}: field 'kind' is {d.get('kind')!r}, expected 'assignment'")
-        if "preference" not in d:
-            raise InstanceError(f"{source}: field 'preference' missing")
+        _io.check_fields(d, {"preference": "matrix"}, source, required=("preference",))
         return cls.build(d["preference"], d.get("meta"), source=source)
 
 
@@ -136,16 +134,35 @@ def _pairs(value, shape, where) -> list[list[int]]:
     return pairs
 
 
+def _decision_pairs(pairs, name: str) -> list[tuple[int, int]]:
+    """``pairs`` read strictly as [job, machine] pairs of integers (an
+    (p, 2) integer array, or a sequence of 2-sequences); range not checked."""
+    if isinstance(pairs, np.ndarray) and pairs.dtype.kind in "iu" and pairs.ndim == 2 and pairs.shape[1] == 2:
+        return [(a, b) for a, b in pairs.tolist()]
+    if not isinstance(pairs, SEQUENCES) or (isinstance(pairs, np.ndarray) and pairs.size and pairs.dtype != object):
+        raise InfeasibleSolution(f"{name}: {short(pairs, 40)} ({type(pairs).__name__}) is not a sequence of "
+                                 "[job, machine] pairs")
+    out = []
+    for i, p in enumerate(pairs):
+        if not isinstance(p, SEQUENCES) or (isinstance(p, np.ndarray) and p.ndim != 1) or len(p) != 2:
+            raise InfeasibleSolution(f"{name}: pair {i} is {short(p, 40)}, not a [job, machine] pair")
+        out.append((index(p[0], f"{name}: pair {i} job", "job"), index(p[1], f"{name}: pair {i} machine", "machine")))
+    return out
+
+
 def check_assignment(inst: AssignmentInstance, pairs) -> tuple[tuple[int, int], ...]:
     """Raise :class:`InfeasibleSolution` unless ``pairs`` is a matching of
-    eligible pairs: each a [job, machine] pair of integers in range, no job
-    and no machine twice, ``preference > 0`` on every pair.  Returns the
-    pairs sorted by job."""
+    eligible pairs: a sequence of [job, machine] pairs (each a 2-sequence of
+    integers: no floats, booleans or strings, :func:`instances.checks.index`)
+    in range, no job and no machine twice, ``preference > 0`` on every pair.
+    Returns the pairs sorted by job, as tuples of Python ints.
+
+    Notes
+    -----
+    O(p log p) for p pairs; nothing from any solver.
+    """
     name = inst.name
-    try:
-        out = [(int(a), int(b)) for a, b in pairs]
-    except (TypeError, ValueError):
-        raise InfeasibleSolution(f"{name}: {pairs!r} is not a list of [job, machine] pairs") from None
+    out = _decision_pairs(pairs, name)
     n, m = inst.preference.shape
     for a, b in out:
         if not (0 <= a < n and 0 <= b < m):
@@ -292,17 +309,22 @@ def load_orlib_assign(path=None) -> AssignmentInstance:
     n, then n x n integer costs, row = job.  Preference ``(max cost + 1) -
     cost`` (every pair eligible, so the lexicographic optimum is the
     minimum-cost assignment); ``meta["optimum"] = n (max cost + 1) - min
-    cost`` where the minimum cost is known (:data:`ASSIGN_OPTIMA`)."""
+    cost`` where the minimum cost is known (:data:`ASSIGN_OPTIMA`), and
+    ``meta["cost"]`` the map back to cost, ``n (max cost + 1) - weight``
+    (a missing pair costs max cost + 1), in which ``score`` reports."""
     path = Path(path) if path else data_root() / "assign" / "assign100.txt"
     try:
         tok = path.read_text().split()
     except FileNotFoundError:
         raise InstanceError(f"{path}: no such file (set EPOCHBENCH_DATA; see ../shared/data/README.md)") from None
-    try:
-        vals = [int(t) for t in tok]
-    except ValueError:
-        bad = next(t for t in tok if not t.lstrip("+-").isdigit())
-        raise InstanceError(f"{path}: {bad!r} is not an integer") from None
+    except IsADirectoryError:
+        raise InstanceError(f"{path}: is a folder, expected a file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InstanceError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from None
+    bad = next((t for t in tok if not re.fullmatch(r"[+-]?\d{1,15}", t)), None)
+    if bad is not None:     # costs up to 10^15: n (max cost + 1) stays far inside int64
+        raise InstanceError(f"{path}: {bad[:40]!r} is not an integer below 10^15")
+    vals = [int(t) for t in tok]
     if not vals:
         raise InstanceError(f"{path}: empty file")
     n = vals[0]
@@ -313,9 +335,11 @@ def load_orlib_assign(path=None) -> AssignmentInstance:
         raise InstanceError(f"{path}: negative cost {cost.min()}")
     top = int(cost.max()) + 1
     meta = dict(name=path.stem, family="assignment", generator="orlib-assign", params={"file": path.name},
-                seed=None, cost_offset=top)
+                seed=None, cost_offset=top, dataset="orlib-assign",
+                cost={"offset": n * top, "scale": -1, "sense": "min", "units": "cost"})
     if path.name in ASSIGN_OPTIMA:
-        meta.update(min_cost=ASSIGN_OPTIMA[path.name], optimum=float(n * top - ASSIGN_OPTIMA[path.name]))
+        meta.update(min_cost=ASSIGN_OPTIMA[path.name], optimum=float(n * top - ASSIGN_OPTIMA[path.name]),
+                    ref_source="OR-Library assigninfo")
     return AssignmentInstance.build(top - cost, meta, source=str(path))
 
 

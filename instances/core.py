@@ -33,8 +33,10 @@ class Result:
     ``decision`` is the family's decision: a tuple of job indices in pick
     order (packing) or a tuple of bins, each a tuple of job indices (epochs).
     ``value`` is the objective of that decision, recomputed by the family,
-    ``bound`` the best bound the method proved (``None`` for heuristics),
-    ``status`` one of :data:`STATUSES`, ``seconds`` the wall time.
+    ``bound`` the best bound the method proved (``None`` when nothing was
+    proved: heuristics, and exact methods that timed out without one; never
+    0 or a guess), ``status`` one of :data:`STATUSES` (``optimal`` only when
+    proved, then ``bound == value``), ``seconds`` the wall time.
     """
 
     family: str
@@ -95,26 +97,112 @@ def _plain(obj: Any):
     return obj
 
 
-def int_matrix(value, name: str, source: str, *, ndim: int, allow_negative=False) -> np.ndarray:
-    """Validate ``value`` as an integer array of ``ndim`` dimensions.
+#: the int64 range every integer field must fit in (the checkers sum exactly: ``instances.checks``)
+INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 
-    Raises :class:`InstanceError` naming ``source`` and ``name``; never clips.
+
+def _at(arr: np.ndarray, flat: int) -> str:
+    """`` at [i][j]``: where flat index ``flat`` of ``arr`` sits ("" for a scalar)."""
+    return " at " + "".join(f"[{int(i)}]" for i in np.unravel_index(flat, arr.shape)) if arr.ndim else ""
+
+
+def _numbers(value, name: str, source: str, ndim: int | None) -> np.ndarray:
+    """``value`` as an array of numbers, every entry as it was written.
+
+    Refuses ragged lists, a dimension other than ``ndim`` (an empty value
+    may stand for an empty matrix), booleans (numpy reads ``true`` as 1,
+    even in a list mixed with numbers), strings, ``None`` and other objects.
+    A numpy numeric array, a single number, and a list of plain ints (or of
+    plain floats) that numpy holds exactly come back as numpy made them;
+    any other list comes back as an object array of its own ``int`` /
+    ``float`` entries, so that no big integer is rounded through a float
+    before the caller checks its range.  O(size): a list costs one scan of
+    its entries' types on top of ``np.asarray`` (about 3x for 80,000).
     """
     try:
         arr = np.asarray(value)
-    except Exception as exc:  # ragged lists
-        raise InstanceError(f"{source}: field '{name}' is not a rectangular array ({exc})") from None
-    if arr.size == 0 and ndim == 2:
-        arr = arr.reshape(0, 0) if arr.ndim < 2 else arr
-    if arr.ndim != ndim:
+    except (ValueError, TypeError):  # ragged lists
+        raise InstanceError(f"{source}: field '{name}' is not a rectangular array "
+                            "(rows of different lengths)") from None
+    except OverflowError:
+        raise InstanceError(f"{source}: field '{name}' has a number too large for a float") from None
+    if ndim is not None and arr.ndim != ndim and not (arr.size == 0 and ndim == 2 and arr.ndim < 2):
         raise InstanceError(f"{source}: field '{name}' must have {ndim} dimension(s), got shape {arr.shape}")
-    if arr.size and arr.dtype.kind not in "iu":
-        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
-            arr = arr.astype(np.int64)
-        elif arr.dtype.kind == "b":
-            arr = arr.astype(np.int64)
-        else:
-            raise InstanceError(f"{source}: field '{name}' must hold integers, got dtype {arr.dtype}")
+    if arr.size == 0:
+        return arr
+    if arr.dtype.kind == "b":
+        raise InstanceError(f"{source}: field '{name}' holds booleans; expected numbers")
+    if arr.dtype.kind in "iuf" and (isinstance(value, (np.ndarray, np.integer, np.floating))
+                                    or type(value) in (int, float)):
+        return arr
+    if arr.dtype.kind not in "iufO":
+        raise InstanceError(f"{source}: field '{name}' must hold numbers, got dtype {arr.dtype}")
+    obj = arr if arr.dtype == object else np.asarray(value, dtype=object)
+    types = set(map(type, obj.flat))
+    if (types == {int} and arr.dtype.kind in "iu") or (types == {float} and arr.dtype.kind == "f"):
+        return arr  # plain ints numpy held exactly, or plain floats
+    for flat, x in enumerate(obj.flat):
+        if isinstance(x, (bool, np.bool_)):
+            raise InstanceError(f"{source}: field '{name}' has a boolean ({x}){_at(obj, flat)}; expected a number")
+        if not isinstance(x, (int, float, np.integer, np.floating)):
+            raise InstanceError(f"{source}: field '{name}' has {type(x).__name__} {x!r:.40}{_at(obj, flat)}; "
+                                "expected a number")
+    return obj
+
+
+def _integral(fl: np.ndarray, shaped: np.ndarray, pos: np.ndarray, name: str, source: str) -> None:
+    """Refuse non-finite, fractional or beyond-int64 entries of the float array
+    ``fl``; entry k sits at flat index ``pos[k]`` of ``shaped`` (for messages)."""
+    fin = np.isfinite(fl)
+    checks = ((~fin, "has a non-finite entry {v}{at}"),
+              (fin & (fl != np.round(fl)), "must hold integers, got {v}{at}"),
+              (fin & ((fl >= 2.0 ** 63) | (fl < -(2.0 ** 63))), "has {v}{at}, beyond the int64 range"))
+    for bad, what in checks:
+        if bad.any():
+            k = int(np.argmax(bad))
+            at = _at(shaped, int(pos[k]))
+            raise InstanceError(f"{source}: field '{name}' " + what.format(v=float(fl[k]), at=at))
+
+
+def int_matrix(value, name: str, source: str, *, ndim: int, allow_negative=False) -> np.ndarray:
+    """Validate ``value`` as a read-only int64 array of ``ndim`` dimensions.
+
+    Accepts integers and, since some JSON writers write every number as a
+    float, floats with an integral value (``3.0`` reads as 3).  Refuses
+    booleans (``true`` is not a count, not even mixed into a list of
+    numbers), fractions, NaN and infinities, strings and ``None``, values
+    outside the int64 range (a JSON integer Python reads as a big int), and
+    negative entries unless ``allow_negative``.  Never clips or rounds.
+
+    Raises
+    ------
+    InstanceError
+        One line naming ``source``, the field ``name`` and the bad entry.
+
+    Notes
+    -----
+    O(size): a numpy integer array costs one copy; Python lists are
+    scanned entry by entry, so mixed lists keep big integers exact.
+    """
+    arr = _numbers(value, name, source, ndim)
+    if arr.size == 0:
+        arr = np.zeros(arr.shape if arr.ndim == ndim else (0,) * ndim, dtype=np.int64)
+    elif arr.dtype == object:  # Python numbers
+        isf = np.fromiter((isinstance(x, (float, np.floating)) for x in arr.flat), bool, arr.size)
+        if isf.any():
+            pos = np.flatnonzero(isf)
+            _integral(arr.ravel()[pos].astype(float), arr, pos, name, source)
+        ints = [int(x) for x in arr.flat]
+        big = next((f for f, x in enumerate(ints) if not INT64_MIN <= x <= INT64_MAX), None)
+        if big is not None:
+            raise InstanceError(f"{source}: field '{name}' has {ints[big]}{_at(arr, big)}, beyond the int64 range")
+        arr = np.array(ints, dtype=np.int64).reshape(arr.shape)
+    elif arr.dtype.kind == "f":
+        _integral(arr.ravel(), arr, np.arange(arr.size), name, source)
+    elif arr.dtype.kind == "u" and int(arr.max()) > INT64_MAX:
+        big = int(np.argmax(arr.ravel()))
+        raise InstanceError(f"{source}: field '{name}' has {int(arr.flat[big])}{_at(arr, big)}, "
+                            "beyond the int64 range")
     arr = arr.astype(np.int64)
     if not allow_negative and arr.size and arr.min() < 0:
         idx = np.unravel_index(int(np.argmin(arr)), arr.shape)
@@ -123,35 +211,130 @@ def int_matrix(value, name: str, source: str, *, ndim: int, allow_negative=False
     return arr
 
 
+def float_array(value, name: str, source: str, *, ndim: int | None = None, finite: bool = True) -> np.ndarray:
+    """Validate ``value`` as a read-only float array of ``ndim`` dimensions
+    (any when ``None``; 0 for a scalar).
+
+    Refuses what :func:`int_matrix` refuses short of fractions: booleans,
+    strings, ``None``, NaN and infinities (``finite=False`` leaves those to
+    a caller whose range check names them), and integers too large for a
+    float (a JSON integer beyond about 1.8e308).  Range checks (positive,
+    non-negative) stay with the caller.
+
+    Raises
+    ------
+    InstanceError
+        One line naming ``source``, the field ``name`` and the bad entry.
+
+    Notes
+    -----
+    O(size); Python lists are scanned entry by entry.
+    """
+    arr = _numbers(value, name, source, ndim)
+    try:
+        out = np.array(arr, dtype=float)
+    except OverflowError:
+        big = next(f for f, x in enumerate(arr.flat) if not _fits_float(x))
+        raise InstanceError(f"{source}: field '{name}' has a number too large for a float{_at(arr, big)}") from None
+    bad = ~np.isfinite(out) if finite else None
+    if finite and bad.any():
+        k = int(np.argmax(bad.ravel()))
+        raise InstanceError(f"{source}: field '{name}' has a non-finite entry {float(out.flat[k])}{_at(out, k)}")
+    out.setflags(write=False)
+    return out
+
+
+def _fits_float(x) -> bool:
+    try:
+        float(x)
+    except OverflowError:
+        return False
+    return True
+
+
 def float_vector(value, name: str, source: str, n: int) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
+    """Validate ``value`` as ``n`` finite floats, read-only: the refusals of
+    :func:`float_array`, and a shape other than ``(n,)``."""
+    arr = float_array(value, name, source)
     if arr.shape != (n,):
         raise InstanceError(f"{source}: field '{name}' must have length {n}, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise InstanceError(f"{source}: field '{name}' has a non-finite entry")
-    arr.setflags(write=False)
     return arr
 
 
-def read_json(path: str | Path) -> dict:
+def read_json(path: str | Path, *, kind: bool = True):
+    """Parse the JSON file ``path``; with ``kind`` it must be an object with a
+    string field ``kind``.
+
+    Every failure is an :class:`InstanceError` of one line naming the file
+    (and the field where there is one): missing file, a folder, unreadable or
+    non-UTF-8 bytes, invalid JSON, nesting too deep, ``NaN`` / ``Infinity``
+    literals or numbers beyond float range (``1e400``), integers beyond
+    int64.  Cost O(size of the file).
+    """
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise InstanceError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InstanceError(f"{path}: is a folder, expected a JSON file") from None
+    except OSError as exc:
+        raise InstanceError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise InstanceError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise InstanceError(f"{path}: not valid JSON ({exc})") from None
-    if not isinstance(data, dict) or "kind" not in data:
-        raise InstanceError(f"{path}: field 'kind' missing (expected a JSON object with 'kind')")
+    except (ValueError, RecursionError) as exc:   # int beyond str-digits limit, nesting too deep
+        raise InstanceError(f"{path}: not valid JSON ({type(exc).__name__}: {exc})") from None
+    bad = _bad_number(data, "")
+    if bad is not None:
+        raise InstanceError(f"{path}: field '{bad[0] or '(top)'}' holds {bad[1]}")
+    if kind:
+        if not isinstance(data, dict) or "kind" not in data:
+            raise InstanceError(f"{path}: field 'kind' missing (expected a JSON object with 'kind')")
+        if not isinstance(data["kind"], str):
+            got = {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "an object",
+                   type(None): "null"}.get(type(data["kind"]), "something else")
+            raise InstanceError(f"{path}: field 'kind' must be a string, got {got}")
     return data
 
 
+_INT64 = 2**63
+
+
+def _bad_number(obj, where: str):
+    """``(field path, description)`` of the first number JSON may parse but
+    no array can hold (NaN, +-inf, an integer beyond int64), else None."""
+    stack = [(obj, where)]
+    while stack:
+        x, at = stack.pop()
+        if isinstance(x, dict):
+            stack.extend((v, f"{at}.{k}" if at else str(k)) for k, v in reversed(list(x.items())))
+        elif isinstance(x, list):
+            stack.extend((v, f"{at}[{i}]") for i, v in reversed(list(enumerate(x))))
+        elif isinstance(x, float) and not math.isfinite(x):
+            return at, f"{x} (NaN, Infinity or a number beyond float range)"
+        elif isinstance(x, int) and not isinstance(x, bool) and not -_INT64 <= x < _INT64:
+            return at, "an integer beyond the int64 range"
+    return None
+
+
 def write_json(path: str | Path, data: dict) -> None:
-    Path(path).write_text(json.dumps(_plain(data), separators=(",", ":")))
+    """Write ``data`` as compact JSON, atomically (:func:`instances.files.write_text`)."""
+    from .files import write_text
+    write_text(path, json.dumps(_plain(data), separators=(",", ":")))
 
 
-def gap(value: float, bound: float | None, eps: float = 1e-9) -> float:
-    """Relative gap ``|bound - value| / max(|bound|, eps)`` (ARCHITECTURE.md)."""
-    if bound is None or value is None or math.isnan(bound):
+def gap(value: float | None, bound: float | None, eps: float = 1e-9) -> float:
+    """Relative gap ``|bound - value| / max(|bound|, eps)`` (ARCHITECTURE.md).
+
+    ``bound`` is the reference (a proven optimum, a best-known value or a
+    valid bound; ``bench.score.reference`` picks it).  NaN when either side
+    is missing (``None``), NaN or infinite: no reference, no number.
+    """
+    if bound is None or value is None:
+        return math.nan
+    value, bound = float(value), float(bound)
+    if not (math.isfinite(value) and math.isfinite(bound)):
         return math.nan
     return abs(bound - value) / max(abs(bound), eps)

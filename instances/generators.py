@@ -299,14 +299,23 @@ SUMMARY_CSV = "Panigrahy_summary_known.csv"
 _VBP_NAME = re.compile(r"class(\d+)_(\d+)_(\d+)_(\d+)$")
 
 
+#: most jobs a file may expand to (multiplicities summed): refused before allocating
+MAX_FILE_ITEMS = 10**7
+_INT64 = 2**63
+
+
 def _ints(tokens, count, where, what):
+    """``count`` integer tokens within int64, else :class:`InstanceError` naming ``where``."""
     if len(tokens) != count:
         raise InstanceError(f"{where}: expected {what}, got {len(tokens)} number(s)")
-    try:
-        return [int(t) for t in tokens]
-    except ValueError:
-        bad = next(t for t in tokens if not re.fullmatch(r"[+-]?\d+", t))
-        raise InstanceError(f"{where}: {bad!r} is not an integer") from None
+    bad = next((t for t in tokens if not re.fullmatch(r"[+-]?\d{1,19}", t)), None)
+    if bad is not None:
+        raise InstanceError(f"{where}: {bad[:40]!r} is not an integer" + (" within int64" if re.fullmatch(
+            r"[+-]?\d+", bad) else ""))
+    vals = [int(t) for t in tokens]
+    if any(not -_INT64 <= v < _INT64 for v in vals):
+        raise InstanceError(f"{where}: a number beyond the int64 range")
+    return vals
 
 
 def _parse_vbp(text: str, src: str) -> tuple[list[int], np.ndarray]:
@@ -346,6 +355,8 @@ def _parse_vbp(text: str, src: str) -> tuple[list[int], np.ndarray]:
         if vals[d] < 0:
             raise InstanceError(f"{where}: negative multiplicity {vals[d]}")
         rows.append(vals)
+        if sum(r[d] for r in rows) > MAX_FILE_ITEMS:
+            raise InstanceError(f"{where}: multiplicity {vals[d]} takes the file past {MAX_FILE_ITEMS} items")
     extra = next(lines, None)
     if extra is not None:
         raise InstanceError(f"{src}: line {extra[0]}: unexpected content after the {m} item lines")
@@ -353,16 +364,24 @@ def _parse_vbp(text: str, src: str) -> tuple[list[int], np.ndarray]:
     return cap, np.repeat(arr[:, :d], arr[:, d], axis=0)
 
 
+#: the data set whose reference values ``Panigrahy_summary_known.csv`` holds
+VBP_DATASET = "panigrahy-vbp"
+#: items per file beyond the nominal n of the name, per class, in that data
+#: set (class 9 files hold n + 1 items)
+_VBP_EXTRA_ITEMS = {9: 1}
+
+
 @lru_cache(maxsize=8)
-def _summary(path: str) -> dict[str, dict]:
+def _summary(path: str) -> dict[str, dict | None]:
     """instance_name -> {lower_bound, optimum (None for -1), best_known} of the
-    tab-separated Panigrahy summary."""
+    tab-separated Panigrahy summary; a name listed twice maps to None (the
+    table cannot tell which row is meant)."""
     with open(path, newline="") as fh:
         reader = csv.DictReader(fh, delimiter="\t")
         missing = {"instance_name", "LB", "OPT"} - set(reader.fieldnames or ())
         if missing:
             raise InstanceError(f"{path}: missing column(s) {sorted(missing)}")
-        table = {}
+        table: dict[str, dict | None] = {}
         for row in reader:
             try:
                 lb, opt = int(row["LB"]), int(row["OPT"])
@@ -370,25 +389,51 @@ def _summary(path: str) -> dict[str, dict]:
             except (TypeError, ValueError):
                 raise InstanceError(f"{path}: line {reader.line_num}: LB / OPT / best_overall must be "
                                     f"integers, got {row}") from None
-            table[row["instance_name"]] = {"lower_bound": lb, "optimum": None if opt == -1 else opt,
-                                           "best_known": None if best == -1 else best}
+            name = row["instance_name"]
+            entry = {"lower_bound": lb, "optimum": None if opt == -1 else opt,
+                     "best_known": None if best == -1 else best}
+            table[name] = None if name in table else entry
     return table
 
 
-def _known_values(path: Path) -> dict:
-    for folder in (path.parent, path.parent.parent):
-        csv_path = folder / SUMMARY_CSV
-        if csv_path.is_file():
-            return dict(_summary(str(csv_path.resolve())).get(path.stem, {"optimum": None}))
-    return {"optimum": None}
+def _known_values(path: Path, capacity, demand) -> dict:
+    """Reference values of ``path`` from the Panigrahy summary, only where the
+    file is identified as that data set's instance: named ``classC_n_d_i``
+    inside a folder ``classC`` whose parent holds the summary, listed once
+    there, with d resources and n items (class 9: n + 1) as its name says,
+    and a volume bound no larger than the table's optimum and best value.
+    Otherwise ``{"optimum": None}``: a file stem alone never matches (two
+    public VBP sets reuse the same stems for different data).  Cost O(n d)."""
+    none = {"optimum": None}
+    m = _VBP_NAME.match(path.stem)
+    csv_path = path.parent.parent / SUMMARY_CSV
+    if not m or not csv_path.is_file():
+        return none
+    cls, n, d, _ = map(int, m.groups())
+    if path.parent.name != f"class{cls}":
+        return none
+    row = _summary(str(csv_path.resolve())).get(path.stem)
+    demand = np.asarray(demand)
+    if row is None or len(capacity) != d or len(demand) != n + _VBP_EXTRA_ITEMS.get(cls, 0):
+        return none
+    cap = np.asarray(capacity, dtype=float)
+    if np.any(cap <= 0):
+        return none
+    volume = int(np.ceil((demand.sum(axis=0) / cap).max() - 1e-9)) if len(demand) else 0
+    if any(v is not None and volume > v for v in (row["optimum"], row["best_known"])):
+        return none
+    return {**row, "dataset": VBP_DATASET, "ref_source": SUMMARY_CSV}
 
 
 def load_vbp(path) -> EpochsInstance:
     """One VPSolver ``.vbp`` file as an epochs instance (multiplicities expanded
-    into separate jobs).  ``meta``: name = file stem; ``optimum`` (None where
-    unknown), ``lower_bound`` and ``best_known`` from ``Panigrahy_summary_known.csv``
-    in the file's folder or its parent; class, nominal n and index parsed from
-    names ``classC_n_d_i``.  Raises :class:`InstanceError` naming file and line."""
+    into separate jobs).  ``meta``: name = file stem; class, nominal n and
+    index parsed from names ``classC_n_d_i``; ``optimum`` (None where
+    unknown), ``lower_bound``, ``best_known``, ``dataset`` and ``ref_source``
+    from ``Panigrahy_summary_known.csv`` only where :func:`_known_values`
+    identifies the file as that data set's (``root/classC/classC_n_d_i.vbp``
+    with the summary in ``root``, matching d and n).  Raises
+    :class:`InstanceError` naming file and line."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -402,7 +447,7 @@ def load_vbp(path) -> EpochsInstance:
     m = _VBP_NAME.match(path.stem)
     if m:
         meta.update(zip(("class", "n_nominal", "d", "index"), map(int, m.groups())))
-    meta.update(_known_values(path))
+    meta.update(_known_values(path, cap, demand))
     return EpochsInstance.build(cap, demand, meta, source=str(path))
 
 
@@ -466,11 +511,69 @@ WRITERS: dict[str, Callable[..., Path]] = {}
 
 
 class Param(NamedTuple):
-    """One generator parameter, enough for an argparse option."""
+    """One generator parameter, enough for an argparse option.
+
+    ``bounds`` is ``(lo, hi)``, inclusive, for numbers (:data:`PARAM_BOUNDS`);
+    ``name`` the parameter's name, for messages.
+    """
     default: object
     type: type
     help: str
     choices: tuple | None = None
+    bounds: tuple | None = None
+    name: str = ""
+
+    def check(self, value):
+        """``value`` if it is of this parameter's type (a finite number for
+        ``float``, an integer for ``int``) within :attr:`bounds`, else
+        ``ValueError`` naming the parameter."""
+        if self.type in (int, float) and value is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise ValueError(f"{self.name} must be a number, got {value!r}")
+            if self.type is int and not isinstance(value, (int, np.integer)):
+                raise ValueError(f"{self.name} must be an integer, got {value!r}")
+            if not math.isfinite(value):
+                raise ValueError(f"{self.name} must be a finite number, got {value!r}")
+            if self.bounds is not None and not self.bounds[0] <= value <= self.bounds[1]:
+                raise ValueError(f"{self.name} must lie in [{self.bounds[0]:g}, {self.bounds[1]:g}], got {value!r}")
+        return value
+
+    def parse(self, text: str):
+        """argparse ``type`` of the option: convert ``text`` and :meth:`check` it;
+        errors are ``argparse.ArgumentTypeError`` (one line, exit status 2)."""
+        import argparse
+        try:
+            value = self.type(text)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"must be {'an integer' if self.type is int else 'a number'}"
+                                             f", got {text!r}") from None
+        try:
+            return self.check(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+_FRACTION = (0.0, 1.0)
+_TINY = 1e-300
+#: (lo, hi) of every numeric generator parameter by name, inclusive; wide
+#: enough for every sensible use, narrow enough to refuse before allocating
+#: (``--n 1000000000000``); :data:`GENERATOR_BOUNDS` overrides per generator
+PARAM_BOUNDS = {
+    "n": (0, 10**7), "k": (1, 10**4), "d": (1, 10**4), "count": (1, 10**6), "seed": (0, 2**63 - 1),
+    "capacity": (1, 2**62), "processors": (1, 10**9), "machine": (1, 10**9), "machines": (0, 10**6),
+    "licenses": (1, 10**4), "tasks": (1, 10**7), "jobs": (1, 10**8), "per_class": (1, 10**6),
+    "file": (1, 10**3), "first": (1, 10**6), "max_value": (1, 2**40), "decimals": (0, 12),
+    "load": _FRACTION, "p_pow2": _FRACTION, "p_block": _FRACTION, "density": _FRACTION, "busy": _FRACTION,
+    "need": _FRACTION, "ratio_lo": _FRACTION, "ratio_hi": _FRACTION, "tightness": _FRACTION,
+    "phi": _FRACTION, "omega": (0.0, 1e6), "load_factor": (_TINY, 1e6), "runtime_factor": (_TINY, 1e6),
+    "now": (0.0, 1e15), "est_min": (_TINY, 1e15), "est_max": (_TINY, 1e15),
+}
+#: generator -> {parameter: (lo, hi)} where it differs from :data:`PARAM_BOUNDS`
+GENERATOR_BOUNDS = {"workload": {"load": (_TINY, 100.0)}}
+
+
+def _bounds(generator: str, name: str):
+    return GENERATOR_BOUNDS.get(generator, {}).get(name, PARAM_BOUNDS.get(name))
 
 
 _NONE_TYPES = {"load": float, "n": int, "d": int, "classes": str, "root": str, "per_class": int}
@@ -499,16 +602,17 @@ _HELP = {
 }
 
 
-def _params_of(func) -> dict[str, Param]:
+def _params_of(func, generator: str = "") -> dict[str, Param]:
     out = {}
     for p in inspect.signature(func).parameters.values():
         if p.kind is inspect.Parameter.KEYWORD_ONLY:
             typ = _NONE_TYPES[p.name] if p.default is None else type(p.default)
-            out[p.name] = Param(p.default, typ, _HELP.get(p.name, ""), _CHOICES.get(p.name))
+            out[p.name] = Param(p.default, typ, _HELP.get(p.name, ""), _CHOICES.get(p.name),
+                                _bounds(generator, p.name), p.name)
     return out
 
 
-GENERATOR_PARAMS: dict[str, dict[str, Param]] = {name: _params_of(f) for name, f in GENERATORS.items()}
+GENERATOR_PARAMS: dict[str, dict[str, Param]] = {name: _params_of(f, name) for name, f in GENERATORS.items()}
 
 
 def register_generator(name: str, func: Callable, *, help: dict | None = None, choices: dict | None = None,
@@ -528,7 +632,8 @@ def register_generator(name: str, func: Callable, *, help: dict | None = None, c
             if typ is None:
                 raise ValueError(f"generator {name!r}: give the type of parameter {p.name!r} in none_types")
             spec[p.name] = Param(p.default, typ, (help or {}).get(p.name) or _HELP.get(p.name, ""),
-                                 (choices or {}).get(p.name) or _CHOICES.get(p.name))
+                                 (choices or {}).get(p.name) or _CHOICES.get(p.name),
+                                 _bounds(name, p.name), p.name)
     GENERATORS[name] = func
     GENERATOR_PARAMS[name] = spec
     if write is not None:
@@ -565,7 +670,11 @@ def resolved_params(name: str, **params) -> dict:
     if unknown:
         raise ValueError(f"generator {name!r} has no parameter {', '.join(unknown)}; "
                          f"it takes: {', '.join(spec) or 'none'}")
-    return {**{k: p.default for k, p in spec.items()}, **{k: v for k, v in params.items() if v is not None}}
+    given = {k: v for k, v in params.items() if v is not None}
+    for k, v in given.items():
+        if isinstance(v, (int, float)):        # lists and strings: the generator's own checks
+            spec[k].check(v)
+    return {**{k: p.default for k, p in spec.items()}, **given}
 
 
 def generate(name: str, **params) -> list:

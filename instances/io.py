@@ -6,8 +6,9 @@ registers its instance class and feasibility checker here.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+import numpy as np
 
 from .core import InfeasibleSolution, InstanceError, read_json, write_json
 
@@ -21,12 +22,101 @@ def register_family(kind: str, cls: type, checker) -> None:
 
 
 def load_instance(path):
-    """Read one instance file (a JSON object with a ``kind``)."""
+    """Read one instance file (a JSON object with a string ``kind``)."""
     data = read_json(path)
     kind = data["kind"]
     if kind not in FAMILIES:
         raise InstanceError(f"{path}: field 'kind' is {kind!r}; known kinds: {sorted(FAMILIES)}")
     return FAMILIES[kind].from_dict(data, source=str(path))
+
+
+#: JSON type of each field type code of :func:`check_fields` (``bool`` is
+#: not a number here, though Python says it is an ``int``)
+_JSON_TYPES = {"number": "a number", "string": "a string", "object": "an object", "bool": "true or false",
+               "array": "an array of numbers", "matrix": "an array of arrays of numbers",
+               "flags": "an array of true / false"}
+#: fields every family's ``meta`` may carry, with their type codes
+META_FIELDS = {"name": "string", "optimum": "number", "best_known": "number", "lower_bound": "number",
+               "upper_bound": "number", "lp_bound": "number", "dataset": "string"}
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+
+
+def _json_type_ok(value, code: str) -> bool:
+    if isinstance(value, (np.ndarray, tuple)):     # from the API, not a file: the builder checks it
+        return code in ("array", "matrix", "flags")
+    if code == "number":
+        return _is_number(value)
+    if code == "string":
+        return isinstance(value, str)
+    if code == "object":
+        return isinstance(value, dict)
+    if code == "bool":
+        return isinstance(value, bool)
+    if code == "flags":
+        return isinstance(value, list) and all(isinstance(v, (bool, np.bool_)) for v in value)
+    if code == "array":
+        return isinstance(value, list) and all(_is_number(v) for v in value)
+    if code == "matrix":
+        return isinstance(value, list) and all(isinstance(r, list) and all(_is_number(v) for v in r)
+                                               for r in value)
+    raise ValueError(f"unknown JSON type code {code!r}")
+
+
+def check_fields(d: dict, fields: dict[str, str], source: str, *, required=()) -> None:
+    """Refuse wrong JSON types before any array is built.
+
+    Parameters
+    ----------
+    d : dict
+        The parsed instance object.
+    fields : dict
+        Field name -> type code: ``number`` (not a boolean), ``string``,
+        ``object``, ``bool``, ``array`` (of numbers), ``matrix`` (array of
+        arrays of numbers), ``flags`` (array of booleans).  ``null`` is
+        accepted for fields not in ``required``.
+    source : str
+        Named in the error.
+    required : iterable of str
+        Fields that must be present and not null.
+
+    Raises
+    ------
+    InstanceError
+        One line naming ``source`` and the field.  ``meta`` is checked too
+        (:data:`META_FIELDS`).
+
+    Notes
+    -----
+    Cost O(size of the arrays).
+    """
+    for key in required:
+        if d.get(key) is None:
+            raise InstanceError(f"{source}: field '{key}' missing")
+    for key, code in {**fields, "meta": "object"}.items():
+        value = d.get(key)
+        if value is not None and not _json_type_ok(value, code):
+            raise InstanceError(f"{source}: field '{key}' must be {_JSON_TYPES[code]}, got {_json_name(value)}")
+    meta = d.get("meta") or {}
+    for key, code in META_FIELDS.items():
+        value = meta.get(key)
+        if value is not None and not _json_type_ok(value, code):
+            raise InstanceError(f"{source}: field 'meta.{key}' must be {_JSON_TYPES[code]}, "
+                                f"got {_json_name(value)}")
+
+
+def _json_name(value) -> str:
+    """The JSON type of a parsed value, for messages (nested: the first odd entry)."""
+    names = {bool: "a boolean", str: "a string", dict: "an object", type(None): "null",
+             int: "a number", float: "a number"}
+    if isinstance(value, list):
+        odd = next((v for v in value if not _is_number(v)), None)
+        if odd is None:
+            return "an array of numbers"
+        return f"an array holding {_json_name(odd)}"
+    return names.get(type(value), type(value).__name__)
 
 
 def save_instance(inst, path) -> None:
@@ -58,16 +148,16 @@ def write_family(folder, instances, *, generator: str, params: dict) -> Path:
 
 def read_family(folder):
     """Instances of a family folder, in manifest order (or sorted file order
-    when the folder has no manifest)."""
+    when the folder has no manifest).  Manifest entries must name files
+    inside the folder (no absolute paths, no ``..``)."""
     folder = Path(folder)
+    if not folder.exists():
+        raise InstanceError(f"{folder}: no such folder")
     if not folder.is_dir():
         raise InstanceError(f"{folder}: not a folder")
     manifest = folder / "manifest.json"
     if manifest.exists():
-        try:
-            files = [folder / e["file"] for e in json.loads(manifest.read_text())["instances"]]
-        except (KeyError, TypeError, json.JSONDecodeError) as exc:
-            raise InstanceError(f"{manifest}: field 'instances' malformed ({exc})") from None
+        files = _manifest_files(manifest, read_json(manifest, kind=False))
     else:
         files = sorted(p for p in folder.glob("*.json"))
     if not files:
@@ -75,5 +165,26 @@ def read_family(folder):
     return [load_instance(f) for f in files]
 
 
+def _manifest_files(manifest: Path, data) -> list[Path]:
+    """The instance files a parsed ``manifest.json`` lists, each checked to lie
+    inside the manifest's folder."""
+    entries = data.get("instances") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise InstanceError(f"{manifest}: field 'instances' must be an array of objects with a 'file'")
+    folder = manifest.parent
+    root = folder.resolve()
+    files = []
+    for i, e in enumerate(entries):
+        name = e.get("file") if isinstance(e, dict) else None
+        if not isinstance(name, str) or not name:
+            raise InstanceError(f"{manifest}: field 'instances[{i}].file' must be a file name")
+        rel = Path(name)
+        target = (folder / rel).resolve()
+        if rel.is_absolute() or ".." in rel.parts or not target.is_relative_to(root):
+            raise InstanceError(f"{manifest}: field 'instances[{i}].file' {name!r} points outside the folder")
+        files.append(folder / rel)
+    return files
+
+
 __all__ = ["FAMILIES", "CHECKERS", "register_family", "load_instance", "save_instance", "check",
-           "write_family", "read_family", "InfeasibleSolution"]
+           "write_family", "read_family", "check_fields", "META_FIELDS", "InfeasibleSolution"]

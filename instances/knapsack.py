@@ -35,6 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from . import farm as _farm
+from .checks import distinct, exact_loads, indices, over
 from .core import InfeasibleSolution, InstanceError, float_vector, int_matrix
 from .data import data_root
 from .generators import _children, _choice, _fraction, _int, register_generator
@@ -104,32 +105,32 @@ class KnapsackInstance:
     def from_dict(cls, d: dict, source="<dict>") -> "KnapsackInstance":
         if d.get("kind") != "knapsack":
             raise InstanceError(f"{source}: field 'kind' is {d.get('kind')!r}, expected 'knapsack'")
-        for key in ("capacity", "weights", "profit"):
-            if key not in d:
-                raise InstanceError(f"{source}: field '{key}' missing")
+        _io.check_fields(d, {"capacity": "array", "weights": "matrix", "profit": "array"}, source,
+                         required=("capacity", "weights", "profit"))
         return cls.build(d["capacity"], d["weights"], d["profit"], d.get("meta"), source=source)
 
 
 def check_knapsack(inst: KnapsackInstance, selected) -> tuple[int, ...]:
     """Raise :class:`InfeasibleSolution` unless ``selected`` is a feasible
-    selection: integer indices in range, no repeats, and on every license the
-    summed weights within ``capacity``.  Plain integer sums, nothing from any
-    solver.  Returns the indices in the given order."""
+    selection: a sequence of integer job indices (no floats, booleans or
+    strings: :func:`instances.checks.indices`) in range, no repeats, and on
+    every license the summed weights within ``capacity``.  Nothing from any
+    solver.  Returns the indices in the given order, as Python ints.
+
+    Notes
+    -----
+    O(|selected| L).  Sums are exact (:func:`instances.checks.exact_loads`):
+    int64 when the magnitudes prove no overflow, Python integers otherwise
+    (weights near 2**62 cannot wrap into a feasible-looking sum).
+    """
     name = inst.name
-    try:
-        sel = tuple(int(j) for j in selected)
-    except (TypeError, ValueError):
-        raise InfeasibleSolution(f"{name}: selection {selected!r} is not a list of job indices") from None
-    if any(not 0 <= j < inst.n for j in sel):
-        raise InfeasibleSolution(f"{name}: selection {list(sel)} has an index outside 0..{inst.n - 1}")
-    if len(set(sel)) != len(sel):
-        raise InfeasibleSolution(f"{name}: selection {list(sel)} takes a job twice")
-    loads = inst.weights[list(sel)].sum(axis=0, dtype=np.int64) if sel else np.zeros(inst.k, dtype=np.int64)
-    for r in range(inst.k):
-        load = int(loads[r])
-        if load > int(inst.capacity[r]):
-            raise InfeasibleSolution(f"{name}: license {r} over-committed: {load} > capacity "
-                                     f"{int(inst.capacity[r])}")
+    sel = indices(selected, inst.n, f"{name}: selection")
+    distinct(sel, f"{name}: selection", "takes")
+    loads = exact_loads(inst.weights, sel)
+    r = over(loads, inst.capacity)
+    if r is not None:
+        raise InfeasibleSolution(f"{name}: license {r} over-committed: {int(loads[r])} > capacity "
+                                 f"{int(inst.capacity[r])}")
     return sel
 
 
@@ -228,8 +229,14 @@ def _numbers(path: Path) -> list[str]:
         return path.read_text().split()
     except FileNotFoundError:
         raise InstanceError(f"{path}: no such file (set EPOCHBENCH_DATA; see ../shared/data/README.md)") from None
+    except IsADirectoryError:
+        raise InstanceError(f"{path}: is a folder, expected a file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InstanceError(f"{path}: cannot read ({exc})") from None
+
+
+_INT_TOKEN = re.compile(r"[+-]?\d{1,18}")
+_NUMBER_TOKEN = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?")
 
 
 def parse_orlib_mkp(path) -> list[tuple[int, int, float, np.ndarray, np.ndarray, np.ndarray]]:
@@ -248,11 +255,12 @@ def parse_orlib_mkp(path) -> list[tuple[int, int, float, np.ndarray, np.ndarray,
                                 f"{len(tok) - pos} left)")
         chunk = tok[pos:pos + count]
         pos += count
-        try:
-            return [conv(t) for t in chunk]
-        except ValueError:
-            bad = next(t for t in chunk if not re.fullmatch(r"[+-]?\d+(\.\d*)?([eE][+-]?\d+)?", t))
-            raise InstanceError(f"{path}: {what}: {bad!r} is not a number") from None
+        pattern = _INT_TOKEN if conv is int else _NUMBER_TOKEN
+        bad = next((t for t in chunk if not pattern.fullmatch(t)), None)
+        if bad is not None:
+            kind = "an integer within int64" if conv is int else "a number"
+            raise InstanceError(f"{path}: {what}: {bad[:40]!r} is not {kind}")
+        return [conv(t) for t in chunk]
 
     (count,) = take(1, "the problem count", int)
     out = []
@@ -278,7 +286,8 @@ def load_mknap1(path=None) -> list[KnapsackInstance]:
     out = []
     for q, (n, m, opt, profit, w, cap) in enumerate(parse_orlib_mkp(path), 1):
         meta = dict(name=f"mknap1-{q}", family="knapsack", generator="orlib-mknap1",
-                    params={"file": path.name, "problem": q}, seed=None, optimum=opt)
+                    params={"file": path.name, "problem": q}, seed=None, optimum=opt,
+                    dataset="orlib-mknap1", ref_source=path.name)
         out.append(KnapsackInstance.build(cap, w, profit, meta, source=f"{path}: problem {q}"))
     return out
 
@@ -321,8 +330,9 @@ def load_mknapcb(path, results=None, first: int | None = None) -> list[KnapsackI
         if first is not None and q >= first:
             break
         name = f"{m}.{n}-{q:02d}"
+        known = {**table[name], "ref_source": res_path.name} if name in table else {}
         meta = dict(name=name, family="knapsack", generator="orlib-mknapcb",
-                    params={"file": path.name, "problem": q}, seed=None, **table.get(name, {}))
+                    params={"file": path.name, "problem": q}, seed=None, dataset="orlib-mknapcb", **known)
         out.append(KnapsackInstance.build(cap, w, profit, meta, source=f"{path}: problem {q}"))
     return out
 

@@ -34,7 +34,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .core import InfeasibleSolution, InstanceError
+from .checks import indices
+from .core import InfeasibleSolution, InstanceError, float_array
 from .data import data_root
 
 __all__ = ["MappingInstance", "check_mapping", "water_level", "dual_bound", "braun_etc", "braun_range", "load_braun",
@@ -49,6 +50,11 @@ CONSISTENCY = ("c", "i", "s")
 HETEROGENEITY = ("hi", "lo")
 BRAUN_NAMES = tuple(f"u_{c}_{th}{mh}.0" for c in CONSISTENCY for th in HETEROGENEITY for mh in HETEROGENEITY)
 _BRAUN_NAME = re.compile(r"^u_([cis])_(hi|lo)(hi|lo)\.\d+$")
+#: tasks x machines of the Braun et al. 2001 matrices (REFERENCE.csv's figures are of these)
+BRAUN_SHAPE = (512, 16)
+BRAUN_DATASET = "braun2001"
+#: most ETC values a file may announce (refused before reading on)
+MAX_ETC_VALUES = 10**8
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,10 +69,8 @@ class MappingInstance:
     @classmethod
     def build(cls, etc, ready=None, meta=None, source: str = "<instance>") -> "MappingInstance":
         """Validate and build; every error names ``source`` and the field."""
-        try:
-            arr = np.array(etc, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise InstanceError(f"{source}: field 'etc' is not a rectangular array of numbers ({exc})") from None
+        # numbers only (no booleans, strings, integers beyond a float); NaN / inf refused below with the range
+        arr = float_array(etc, "etc", source, finite=False)
         if arr.ndim != 2:
             raise InstanceError(f"{source}: field 'etc' must be a t x m matrix, got shape {arr.shape}")
         t, m = arr.shape
@@ -80,10 +84,7 @@ class MappingInstance:
         if ready is None:
             rd = np.zeros(m)
         else:
-            try:
-                rd = np.array(ready, dtype=float)
-            except (TypeError, ValueError) as exc:
-                raise InstanceError(f"{source}: field 'ready' is not a list of numbers ({exc})") from None
+            rd = float_array(ready, "ready", source, finite=False)
             if rd.shape != (m,):
                 raise InstanceError(f"{source}: field 'ready' must have one entry per machine (m = {m}), "
                                     f"got shape {rd.shape}")
@@ -156,8 +157,7 @@ class MappingInstance:
     def from_dict(cls, d: dict, source="<dict>") -> "MappingInstance":
         if d.get("kind") != "mapping":
             raise InstanceError(f"{source}: field 'kind' is {d.get('kind')!r}, expected 'mapping'")
-        if "etc" not in d:
-            raise InstanceError(f"{source}: field 'etc' missing")
+        _io.check_fields(d, {"etc": "matrix", "ready": "array"}, source, required=("etc",))
         meta = d.get("meta") or {}
         if not isinstance(meta, dict):
             raise InstanceError(f"{source}: field 'meta' must be an object")
@@ -201,29 +201,15 @@ def dual_bound(etc: np.ndarray, steps: int = 60) -> float:
 # ---- independent feasibility check ------------------------------------------------
 def check_mapping(inst: MappingInstance, decision) -> tuple[int, ...]:
     """Raise :class:`InfeasibleSolution` unless ``decision`` gives every task
-    exactly one machine: a sequence of t integers in ``0..m-1``.  Returns the
-    normalised tuple.  Plain Python checks, nothing from any solver."""
+    exactly one machine: a sequence of t integer machine indices in
+    ``0..m-1`` (no floats, not even ``2.0``, no booleans or strings:
+    :func:`instances.checks.indices`).  Returns the normalised tuple of
+    Python ints.  O(t); nothing from any solver."""
     name = inst.name
-    try:
-        items = list(decision)
-    except TypeError:
-        raise InfeasibleSolution(f"{name}: assignment {decision!r} is not a sequence of machine indices") from None
-    if len(items) != inst.n:
-        raise InfeasibleSolution(f"{name}: assignment has {len(items)} entries, the instance has {inst.n} tasks")
-    out = []
-    for i, v in enumerate(items):
-        if isinstance(v, (bool, np.bool_)):
-            raise InfeasibleSolution(f"{name}: task {i} is mapped to {v!r}, not a machine index")
-        try:
-            j = int(v)
-        except (TypeError, ValueError):
-            raise InfeasibleSolution(f"{name}: task {i} is mapped to {v!r}, not a machine index") from None
-        if j != v:
-            raise InfeasibleSolution(f"{name}: task {i} is mapped to {v!r}, not an integer")
-        if not 0 <= j < inst.k:
-            raise InfeasibleSolution(f"{name}: task {i} is mapped to machine {j}, outside 0..{inst.k - 1}")
-        out.append(j)
-    return tuple(out)
+    out = indices(decision, inst.k, f"{name}: assignment", noun="machine", item="of task")
+    if len(out) != inst.n:
+        raise InfeasibleSolution(f"{name}: assignment has {len(out)} entries, the instance has {inst.n} tasks")
+    return out
 
 
 # ---- Braun's range-based generator ---------------------------------------------------
@@ -321,9 +307,10 @@ def load_braun(path) -> MappingInstance:
     """One Braun ETC file: a header line ``t m 0``, then t*m values task-major
     (value k is ``etc[k // m][k % m]``).  ``meta``: name = file name;
     consistency and heterogeneity parsed from ``u_{c}_{task}{machine}.N``;
+    for a Braun matrix (named ``u_*``, 512 x 16: ``dataset`` "braun2001")
     with ``REFERENCE.csv`` beside it, ``reference`` (Min-Min, Max-Min, LP
-    bound, best known, Gogos et al.'s two values), ``lp_bound`` and
-    ``best_known``.  Raises :class:`InstanceError` naming file and line."""
+    bound, best known, Gogos et al.'s two values), ``lp_bound``,
+    ``best_known`` and ``ref_source``.  Raises :class:`InstanceError` naming file and line."""
     path = Path(path)
     try:
         lines = path.read_text().split("\n")
@@ -334,6 +321,10 @@ def load_braun(path) -> MappingInstance:
     head = lines[0].split()
     try:
         t, m, *rest = (int(x) for x in head)
+        if t * m > MAX_ETC_VALUES:
+            raise InstanceError(f"{path}: line 1: header asks for {t} x {m} values, more than {MAX_ETC_VALUES}")
+    except InstanceError:
+        raise
     except ValueError:
         raise InstanceError(f"{path}: line 1: header must be integers 't m 0', got {lines[0]!r}") from None
     if t < 1 or m < 1 or rest not in ([], [0]):
@@ -353,10 +344,13 @@ def load_braun(path) -> MappingInstance:
     if mt:
         meta.update(consistency=mt.group(1), task_het=mt.group(2), machine_het=mt.group(3))
     ref_path = path.parent / REFERENCE_CSV
-    if ref_path.is_file():
+    if mt and (t, m) == BRAUN_SHAPE:  # a Braun matrix by name and shape; REFERENCE.csv's figures are of these
+        meta.update(dataset=BRAUN_DATASET)
+    if ref_path.is_file() and "dataset" in meta:
         ref = _reference(str(ref_path.resolve())).get(path.name)
         if ref is not None:
-            meta.update(reference=ref, lp_bound=ref["lp_bound"], best_known=ref["best_known"])
+            meta.update(reference=ref, lp_bound=ref["lp_bound"], best_known=ref["best_known"],
+                        ref_source=REFERENCE_CSV)
     return MappingInstance.build(np.array(values).reshape(t, m), None, meta, source=str(path))
 
 

@@ -20,9 +20,11 @@ import numpy as np
 from .core import (
     InfeasibleSolution,
     InstanceError,
+    float_array,
     float_vector,
     int_matrix,
 )
+from .checks import SEQUENCES, distinct, exact_bin_loads, exact_loads, indices, over, short
 
 OBJECTIVES = ("utilization", "count", "profit")
 
@@ -39,6 +41,22 @@ def _demand(value, source: str, k: int) -> np.ndarray:
         demand = np.zeros((0, k), dtype=np.int64)
         demand.setflags(write=False)
     return demand
+
+
+def _flags(value, name: str, source: str) -> np.ndarray:
+    """``value`` as a bool vector: booleans, or the integers 0 and 1; NaN,
+    fractions, other numbers and strings refused (numpy would read any
+    non-zero as true).  O(n)."""
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError):
+        raise InstanceError(f"{source}: field '{name}' is not a flat array of true / false") from None
+    if arr.dtype.kind == "b":
+        return arr
+    if arr.size == 0 or (arr.dtype.kind in "iu" and np.isin(arr, (0, 1)).all()):
+        return arr.astype(bool)
+    raise InstanceError(f"{source}: field '{name}' must hold true / false (or 0 / 1), got "
+                        f"{short(arr.tolist(), 40)}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,6 +127,8 @@ class PackingInstance(_Jobs):
         if shadow is not None or extra is not None or runtime_past_shadow is not None:
             if shadow is None or extra is None:
                 raise InstanceError(f"{source}: a reservation needs both 'shadow' and 'extra'")
+            shadow = float(float_array(shadow, "shadow", source, ndim=0))
+            now = float(float_array(now, "now", source, ndim=0))
             ext = int_matrix(extra, "extra", source, ndim=1)
             if ext.shape[0] != k:
                 raise InstanceError(f"{source}: field 'extra' has length {ext.shape[0]}, capacity has K = {k}")
@@ -118,7 +138,7 @@ class PackingInstance(_Jobs):
                         f"{source}: reservation needs 'runtime_past_shadow' flags or 'estimate'")
                 flags = now + est > float(shadow)
             else:
-                flags = np.asarray(runtime_past_shadow, dtype=bool)
+                flags = _flags(runtime_past_shadow, "runtime_past_shadow", source)
                 if flags.shape != (n,):
                     raise InstanceError(
                         f"{source}: field 'runtime_past_shadow' must have length {n}, got {flags.shape}")
@@ -170,12 +190,11 @@ class PackingInstance(_Jobs):
     @classmethod
     def from_dict(cls, d: dict, source="<dict>") -> "PackingInstance":
         _expect_kind(d, "packing", source)
-        for key in ("capacity", "demand"):
-            if key not in d:
-                raise InstanceError(f"{source}: field '{key}' missing")
+        _io.check_fields(d, PACKING_FIELDS, source, required=("capacity", "demand"))
+        now = d.get("now")
         return cls.build(d["capacity"], d["demand"], d.get("used"), estimate=d.get("estimate"),
                          profit=d.get("profit"), shadow=d.get("shadow"), extra=d.get("extra"),
-                         runtime_past_shadow=d.get("runtime_past_shadow"), now=d.get("now", 0.0),
+                         runtime_past_shadow=d.get("runtime_past_shadow"), now=0.0 if now is None else now,
                          objective=d.get("objective", "utilization"), meta=d.get("meta"), source=source)
 
 
@@ -226,10 +245,15 @@ class EpochsInstance(_Jobs):
     @classmethod
     def from_dict(cls, d: dict, source="<dict>") -> "EpochsInstance":
         _expect_kind(d, "epochs", source)
-        for key in ("capacity", "demand"):
-            if key not in d:
-                raise InstanceError(f"{source}: field '{key}' missing")
+        _io.check_fields(d, EPOCHS_FIELDS, source, required=("capacity", "demand"))
         return cls.build(d["capacity"], d["demand"], d.get("meta"), source=source)
+
+
+#: JSON type of each field of a packing / epochs instance file (:func:`instances.io.check_fields`)
+PACKING_FIELDS = {"capacity": "array", "demand": "matrix", "used": "array", "estimate": "array",
+                  "profit": "array", "shadow": "number", "extra": "array", "runtime_past_shadow": "flags",
+                  "now": "number", "objective": "string"}
+EPOCHS_FIELDS = {"capacity": "array", "demand": "matrix"}
 
 
 def _expect_kind(d: dict, kind: str, source: str) -> None:
@@ -241,58 +265,78 @@ def _expect_kind(d: dict, kind: str, source: str) -> None:
 def check_packing(inst: PackingInstance, selected) -> tuple[int, ...]:
     """Raise :class:`InfeasibleSolution` unless ``selected`` is a feasible start set.
 
-    Checks: integer indices in range, no repeats, the sum of demands fits in
-    ``capacity - used`` on every resource, and, with a reservation, the jobs
-    flagged past the shadow time fit in ``extra``.  Uses plain integer sums,
-    nothing from any solver.
+    Checks: a sequence of integer job indices (no floats, booleans or
+    strings: :func:`instances.checks.indices`) in range, no repeats, the
+    sum of demands fits in ``capacity - used`` on every resource, and, with
+    a reservation, the jobs flagged past the shadow time fit in ``extra``.
+    Returns the indices in pick order, as Python ints.  Nothing from any
+    solver.
+
+    Notes
+    -----
+    O(|selected| K).  Sums are exact (:func:`instances.checks.exact_loads`):
+    int64 when the magnitudes prove no overflow, Python integers otherwise.
     """
     name = inst.name
-    try:
-        sel = tuple(int(j) for j in selected)
-    except (TypeError, ValueError):
-        raise InfeasibleSolution(f"{name}: selection {selected!r} is not a list of job indices") from None
-    if any(not 0 <= j < inst.n for j in sel):
-        raise InfeasibleSolution(f"{name}: selection {list(sel)} has an index outside 0..{inst.n - 1}")
-    if len(set(sel)) != len(sel):
-        raise InfeasibleSolution(f"{name}: selection {list(sel)} starts a job twice")
-    load = [int(u) for u in inst.used]
-    ext = [0] * inst.k
-    for j in sel:
-        for r in range(inst.k):
-            load[r] += int(inst.demand[j, r])
-            if inst.reservation is not None and inst.reservation.past_shadow[j]:
-                ext[r] += int(inst.demand[j, r])
-    for r in range(inst.k):
-        if load[r] > int(inst.capacity[r]):
-            raise InfeasibleSolution(
-                f"{name}: resource {r} over-committed: used {int(inst.used[r])} + selected "
-                f"{load[r] - int(inst.used[r])} > capacity {int(inst.capacity[r])}")
-        if inst.reservation is not None and ext[r] > int(inst.reservation.extra[r]):
+    sel = indices(selected, inst.n, f"{name}: selection")
+    distinct(sel, f"{name}: selection", "starts")
+    load = exact_loads(inst.demand, sel, inst.used)
+    r = over(load, inst.capacity)
+    if r is not None:
+        raise InfeasibleSolution(
+            f"{name}: resource {r} over-committed: used {int(inst.used[r])} + selected "
+            f"{int(load[r]) - int(inst.used[r])} > capacity {int(inst.capacity[r])}")
+    res = inst.reservation
+    if res is not None and sel:
+        late = tuple(j for j in sel if res.past_shadow[j])
+        ext = exact_loads(inst.demand, late)
+        r = over(ext, res.extra)
+        if r is not None:
             raise InfeasibleSolution(
                 f"{name}: reservation broken on resource {r}: jobs running past the shadow time "
-                f"need {ext[r]} > extra {int(inst.reservation.extra[r])}")
+                f"need {int(ext[r])} > extra {int(res.extra[r])}")
     return sel
 
 
 def check_epochs(inst: EpochsInstance, bins) -> tuple[tuple[int, ...], ...]:
     """Raise :class:`InfeasibleSolution` unless ``bins`` runs every job exactly
-    once and every bin fits in ``capacity``."""
+    once and every bin fits in ``capacity``.
+
+    ``bins`` is a sequence of non-empty bins, each a sequence of integer job
+    indices (:func:`instances.checks.indices`); an empty bin is refused, an
+    empty plan accepted only for an empty queue.  Returns the bins as tuples
+    of Python ints.
+
+    Notes
+    -----
+    O(n K); exact sums (:func:`instances.checks.exact_bin_loads`).
+    """
     name = inst.name
-    out = tuple(tuple(int(j) for j in b) for b in bins)
+    if not isinstance(bins, SEQUENCES):
+        raise InfeasibleSolution(f"{name}: bins {short(bins, 40)} ({type(bins).__name__}) is not a sequence of bins")
+    out = []
+    for e, b in enumerate(bins):
+        if not isinstance(b, SEQUENCES):
+            raise InfeasibleSolution(f"{name}: epoch {e} is {short(b, 40)} ({type(b).__name__}), "
+                                     "not a sequence of job indices")
+        out.append(indices(b, inst.n, f"{name}: epoch {e}"))
+    out = tuple(out)
     seen = sorted(j for b in out for j in b)
     if seen != list(range(inst.n)):
         missing = sorted(set(range(inst.n)) - set(seen))
         raise InfeasibleSolution(
             f"{name}: bins must hold every job exactly once (missing {missing[:10]}, "
             f"{len(seen) - len(set(seen))} repeated)")
-    for e, b in enumerate(out):
-        if not b:
-            raise InfeasibleSolution(f"{name}: epoch {e} is empty")
-        load = [sum(int(inst.demand[j, r]) for j in b) for r in range(inst.k)]
-        for r in range(inst.k):
-            if load[r] > int(inst.capacity[r]):
-                raise InfeasibleSolution(
-                    f"{name}: epoch {e} over-commits resource {r}: {load[r]} > {int(inst.capacity[r])}")
+    empty = next((e for e, b in enumerate(out) if not b), None)
+    if empty is not None:
+        raise InfeasibleSolution(f"{name}: epoch {empty} is empty")
+    if out:
+        loads = exact_bin_loads(inst.demand, out)
+        bad = np.argwhere(np.asarray(loads > inst.capacity, dtype=bool))
+        if bad.size:
+            e, r = map(int, bad[0])
+            raise InfeasibleSolution(
+                f"{name}: epoch {e} over-commits resource {r}: {int(loads[e, r])} > {int(inst.capacity[r])}")
     return out
 
 
@@ -304,8 +348,11 @@ def reservation_from_running(capacity, used, head_demand, running_demand, runnin
     Running jobs are released in order of (remaining time, index); the shadow
     time is ``now + rem`` of the first running job whose release makes the head
     fit, and ``extra`` is the capacity free at that time beyond the head's
-    demand.  Returns ``(shadow, extra)``; ``(now, free - head)`` if the head
-    fits already.  Raises :class:`InstanceError` if it never fits.
+    demand: every running job that ends at or before the shadow time, those
+    ending exactly then included, has freed its resources (as the simulator's
+    EASY counts them).  Returns ``(shadow, extra)``; ``(now, free - head)`` if
+    the head fits already.  Raises :class:`InstanceError` if it never fits.
+    O(m log m + m K) for m running jobs.
     """
     cap = np.asarray(capacity, dtype=np.int64)
     free = cap - np.asarray(used, dtype=np.int64)
@@ -317,6 +364,7 @@ def reservation_from_running(capacity, used, head_demand, running_demand, runnin
     for i in sorted(range(len(rem)), key=lambda i: (rem[i], i)):
         free = free + rd[i]
         if np.all(head <= free):
+            free = free + rd[(rem == rem[i]) & (np.arange(len(rem)) > i)].sum(axis=0)  # same end time
             return float(now + rem[i]), free - head
     raise InstanceError(f"head job {head.tolist()} does not fit even when every running job has ended")
 

@@ -109,5 +109,32 @@ def solve(inst, method: str, *, time_limit: float = 10.0, threads: int = 1, desc
         out = m.func(inst, **params)
     seconds = time.perf_counter() - t0
     if m.exact and isinstance(out, Result) and out.status in ("infeasible", "timeout") and not out.decision:
-        return replace(out, family=inst.kind, method=method, seconds=out.seconds or seconds)
-    return as_result(inst, method, out, seconds, describe)
+        return replace(out, family=inst.kind, method=method, seconds=out.seconds or seconds, bound=None)
+    res = as_result(inst, method, out, seconds, describe)
+    return honest(res, getattr(inst, "sense", "max")) if m.exact else res
+
+
+#: relative tolerance of :func:`honest` between a claimed optimum or bound and the value
+CLAIM_TOL = 1e-9
+
+
+def honest(res: Result, sense: str) -> Result:
+    """An exact method's result whose claims hold together: ``optimal`` needs
+    ``bound == value`` (:data:`CLAIM_TOL` relative; a method that proved
+    optimality reports its value as the bound), and a bound on the wrong
+    side of the checked value (below it for ``sense="max"``) proves nothing.
+    A claim that fails is withdrawn (``feasible``, ``bound=None``) and
+    ``info["withdrawn"]`` says why.  O(1)."""
+    if res.bound is None:
+        if res.status == "optimal":
+            return replace(res, bound=res.value)
+        return res
+    tol = CLAIM_TOL * max(1.0, abs(res.value))
+    wrong_side = res.bound < res.value - tol if sense == "max" else res.bound > res.value + tol
+    if wrong_side:
+        why = f"bound {res.bound!r} is on the wrong side of the value {res.value!r}"
+    elif res.status == "optimal" and abs(res.bound - res.value) > tol:
+        why = f"optimal claimed with bound {res.bound!r} != value {res.value!r}"
+    else:
+        return res
+    return replace(res, status="feasible", bound=None, info={**res.info, "withdrawn": why})

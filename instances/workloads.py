@@ -22,8 +22,8 @@ feitelson96    sizes favouring small jobs and powers of two, runtimes weakly    
                correlated with size, repeated runs, Poisson arrivals
 lublin03       two-stage-uniform log2 sizes, hyper-gamma log runtimes            Lublin &
                correlated with size, gamma inter-arrivals with a daily cycle     Feitelson 2003
-rajaei         16 nodes, 30/40/30 % small/medium/large, estimates 90 s .. 12 h,  seed 001
-               runtime 10-100 % of the estimate, Poisson arrivals                "Implementation
+rajaei         16 nodes, 30/40/30 % small/medium/large, runtimes 90 s .. 12 h,   seed 001
+               each 10-100 % of its estimate, Poisson arrivals                   "Implementation
                                                                                  issues"
 =============  ===============================================================  ==============
 
@@ -61,7 +61,8 @@ __all__ = ["Stream", "MODELS", "ESTIMATES", "DEFAULT_LOAD", "LUBLIN_PARAMS", "fe
            "set_load", "poisson_arrivals", "zipf_runs", "workload", "write_workload", "stream_stats"]
 
 DEFAULT_LOAD = 0.7          # offered load of the Poisson models when none is given (our choice)
-MODELS = ("feitelson96", "lublin03", "rajaei")
+MODELS = ("feitelson96", "lublin03", "rajaei", "hypererlang")
+OWN_ARRIVALS = ("lublin03", "hypererlang")   # models with their own arrival process (load optional)
 ESTIMATES = ("model", "perfect", "omega", "phi")
 LUBLIN_TYPES = ("mixed", "batch", "interactive", "whole")
 HOUR = 3600.0
@@ -468,15 +469,26 @@ RAJAEI_CLASSES = (("small", 1, 5, 0.3), ("medium", 6, 10, 0.4), ("large", 11, 16
 RAJAEI_NODES = 16
 
 
-def rajaei(n: int = 1000, *, seed=0, load: float = DEFAULT_LOAD, min_runtime: float = 90.0) -> Stream:
+RAJAEI_SPLITS = ("runtimes", "estimates")
+
+
+def rajaei(n: int = 1000, *, seed=0, load: float = DEFAULT_LOAD, min_runtime: float = 90.0,
+           split: str = "runtimes") -> Stream:
     """Rajaei & Dadfar's generator (seed 001, "Implementation issues") on 16 nodes.
 
     1. 30 % small jobs (1-5 nodes), 40 % medium (6-10), 30 % large (11-16),
        uniform inside a class (``job_class`` column);
-    2. 80 % of the estimated runtimes uniform in 90 s .. 9 h, 20 % uniform in
-       9 h .. 12 h (whole seconds);
-    3. the runtime uniform in 10 % .. 100 % of the estimate, raised to the
-       seed's 90 s minimum ("we use a minimum of 90 seconds runtime").
+    2. ``split="runtimes"`` (default, the seed's words: "80 % of jobs with
+       simulated runtime between 90 seconds and 9 hours, 20 % ... between 9
+       hours and 12 hours"): 80 % of the runtimes uniform in 90 s .. 9 h,
+       20 % uniform in 9 h .. 12 h (whole seconds, at least ``min_runtime``);
+    3. "a simulated runtime may be anywhere between 10 % to 100 % of the
+       estimated runtime": the estimate is the runtime divided by a uniform
+       draw in 10 % .. 100 % (rounded up, so estimates reach 120 h).
+
+    ``split="estimates"`` is epochbench's earlier reading: the 80/20 split
+    drawn for the estimates (90 s .. 12 h), the runtime uniform in 10 % ..
+    100 % of the estimate, raised to the 90 s minimum.
 
     Seed 001 gives no arrival process: Poisson arrivals at :func:`offered_load`
     ``load`` (our choice).  Seed 001 tables 6 and 8 use perfect estimates:
@@ -484,19 +496,27 @@ def rajaei(n: int = 1000, *, seed=0, load: float = DEFAULT_LOAD, min_runtime: fl
     """
     n = _int("n", n, 1)
     min_runtime = _positive("min_runtime", min_runtime)
+    _choice("split", split, RAJAEI_SPLITS)
     rng_jobs, rng_arr, *_ = _children(seed)
     cls = rng_jobs.choice(len(RAJAEI_CLASSES), size=n, p=[c[3] for c in RAJAEI_CLASSES])
     lo = np.array([c[1] for c in RAJAEI_CLASSES])[cls]
     hi = np.array([c[2] for c in RAJAEI_CLASSES])[cls]
     procs = rng_jobs.integers(lo, hi + 1)
     long = rng_jobs.random(n) < 0.2
-    estimate = np.round(np.where(long, rng_jobs.uniform(9 * HOUR, 12 * HOUR, n), rng_jobs.uniform(90.0, 9 * HOUR, n)))
-    runtime = np.minimum(np.maximum(np.ceil(rng_jobs.uniform(0.1, 1.0, n) * estimate), min_runtime), estimate)
+    drawn = np.round(np.where(long, rng_jobs.uniform(9 * HOUR, 12 * HOUR, n), rng_jobs.uniform(90.0, 9 * HOUR, n)))
+    share = rng_jobs.uniform(0.1, 1.0, n)
+    if split == "runtimes":
+        runtime = np.maximum(drawn, min_runtime)
+        estimate = np.ceil(runtime / share)
+    else:
+        estimate = drawn
+        runtime = np.minimum(np.maximum(np.ceil(share * estimate), min_runtime), estimate)
     names = np.array([c[0] for c in RAJAEI_CLASSES])
     df = _frame(np.arange(1, n + 1), poisson_arrivals(rng_arr, n), runtime, estimate, procs, job_class=names[cls])
     cap = np.array([RAJAEI_NODES], dtype=np.int64)
     df = _round_times(set_load(df, cap, load))
-    return Stream(df, cap, dict(model="rajaei", params=dict(n=n, load=float(load), min_runtime=min_runtime)))
+    return Stream(df, cap, dict(model="rajaei", params=dict(n=n, load=float(load), min_runtime=min_runtime,
+                                                              split=split)))
 
 
 # ---- K-resource extension (seed 000 section 3.1 items 1-2) -------------------------------------
@@ -609,8 +629,9 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
              k: int = 1, dist: str = "uniform", norm: str = "max", capacity: int = 1000,
              load: float | None = None, load_factor: float = 1.0, runtime_factor: float = 1.0,
              estimates: str = "model", omega: float = 1.0, phi: float = 0.2, p_pow2: float = 0.75,
-             repeats: bool = True, job_types: str = "mixed") -> Stream:
-    """A job stream of ``model`` (feitelson96, lublin03, rajaei), then K
+             repeats: bool = True, job_types: str = "mixed", fit: str | None = None,
+             he_params: str | None = None, he_out: str | None = None) -> Stream:
+    """A job stream of ``model`` (feitelson96, lublin03, rajaei, hypererlang), then K
     resources, load control and an estimate model (issue 4 part 1).
 
     Steps, in order: the model with ``jobs`` jobs on ``processors`` nodes
@@ -624,7 +645,13 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     004 §2.1).  lublin03 applies ``load`` and ``load_factor`` inside its
     daily cycle for K = 1 (and ``load_factor`` for K > 1 without ``load``);
     otherwise they rescale the time axis (:func:`scale_arrivals`).  Times are whole seconds.  ``p_pow2`` and ``repeats`` are
-    feitelson96's, ``job_types`` lublin03's.  Cost O(n log n + n K).
+    feitelson96's, ``job_types`` lublin03's.  hypererlang (seed 004 §2.1,
+    :mod:`instances.hypererlang`) is fitted to the trace ``fit``, read from
+    ``he_params`` (a JSON file or string as :func:`~instances.hypererlang.fit_trace`
+    returns) or, with neither, the built-in fit to KTH SP2; ``he_out`` writes
+    the parameters used to that file.  It keeps
+    its fitted arrival rates unless ``load`` is given, and its machine is the
+    trace's unless ``processors`` is.  Cost O(n log n + n K).
     """
     _choice("model", model, MODELS)
     _choice("estimates", estimates, ESTIMATES)
@@ -634,7 +661,9 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     lf, rf = _positive("load_factor", load_factor), _positive("runtime_factor", runtime_factor)
     target = DEFAULT_LOAD if load is None else _positive("load", load)
     # K > 1 changes the demand: the offered load is then set on the final stream (bottleneck resource)
-    reload = k > 1 and (model != "lublin03" or load is not None)
+    reload = k > 1 and (model not in OWN_ARRIVALS or load is not None)
+    if model != "hypererlang" and (fit, he_params, he_out) != (None, None, None):
+        raise ValueError(f"fit, he_params and he_out apply to model hypererlang only, not {model!r}")
     if model == "rajaei":
         if processors not in (None, RAJAEI_NODES):
             raise ValueError(f"rajaei is defined on {RAJAEI_NODES} nodes (seed 001), got processors={processors}")
@@ -642,6 +671,13 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     elif model == "feitelson96":
         base = feitelson96(n, seed=seed, processors=128 if processors is None else processors,
                            load=target, p_pow2=p_pow2, repeats=repeats)
+    elif model == "hypererlang":
+        from .hypererlang import hypererlang
+        base = hypererlang(n, seed=seed, fit=fit, params=he_params, processors=processors,
+                           load=None if reload else load)
+        if he_out:
+            from .files import write_text
+            write_text(he_out, json.dumps(base.meta["fit"], indent=1))
     else:
         inside = not reload                 # lublin03: rate factors inside the daily cycle where possible
         base = lublin03(n, seed=seed, processors=128 if processors is None else processors,
@@ -665,6 +701,8 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
                             runtime_factor=rf, estimates=estimates, omega=float(omega), phi=float(phi),
                             p_pow2=float(p_pow2), repeats=bool(repeats), job_types=job_types),
                 model_params=base.meta.get("params", {}), offered_load=offered_load(df, cap), **extra)
+    if model == "hypererlang":
+        meta["params"].update(fit=fit, he_params=he_params)
     return Stream(df, cap, meta)
 
 
@@ -727,9 +765,13 @@ def stream_stats(jobs: pd.DataFrame) -> dict:
 register_generator(
     "workload", workload, write=write_workload,
     choices={"model": MODELS, "estimates": ESTIMATES, "job_types": LUBLIN_TYPES, "dist": DISTS, "norm": NORMS},
-    none_types={"processors": int, "load": float},
+    none_types={"processors": int, "load": float, "fit": str, "he_params": str, "he_out": str},
     help={
-        "model": "workload model: feitelson96 (seed 000 §3.1), lublin03 (Lublin-Feitelson 2003), rajaei (seed 001)",
+        "model": "workload model: feitelson96 (seed 000 §3.1), lublin03 (Lublin-Feitelson 2003), "
+                 "rajaei (seed 001), hypererlang (seed 004 §2.1; --fit, --he-params, default: fit to KTH SP2)",
+        "fit": "hypererlang: fit the model to this trace (SWF, CSV or Parquet)",
+        "he_params": "hypererlang: fitted parameters, a JSON file or string (as written by --he-out)",
+        "he_out": "hypererlang: write the parameters used to this JSON file",
         "jobs": "number of jobs",
         "seed": "seed of numpy.random.default_rng",
         "processors": "machine size in nodes (default 128; rajaei: 16)",

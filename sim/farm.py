@@ -499,8 +499,10 @@ def run_farm_from_args(args) -> dict:
     if out:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        res.jobs.to_csv(out / "jobs.csv", index=False)
-        (out / "report.json").write_text(json.dumps(report, indent=1, default=float))
+        from instances.files import atomic_path, write_text
+        with atomic_path(out / "jobs.csv") as tmp:
+            res.jobs.to_csv(tmp, index=False)
+        write_text(out / "report.json", json.dumps(report, indent=1, default=float))
     return report
 
 

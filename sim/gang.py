@@ -113,7 +113,7 @@ class GangSimulator:
     def __init__(self, table: JobTable, n: int, policy: str, *, mpl: int, slice: float,
                  switch_overhead: float, migration_cost: float, migration_limit, discrete: bool,
                  variant: int, trace: bool = False, check: bool = False,
-                 on_pass: Callable | None = None):
+                 on_pass: Callable | None = None, recorder=None):
         self.tb, self.n, self.policy = table, int(n), policy
         self.backfilling, self.migrating = GANG_POLICIES[policy]
         self.mpl, self.T, self.C = int(mpl), float(slice), float(switch_overhead)
@@ -122,6 +122,7 @@ class GangSimulator:
         self.Q = math.inf if migration_limit is None else float(migration_limit)
         self.discrete, self.variant = bool(discrete), int(variant)
         self.check, self.on_pass = check, on_pass
+        self.recorder = recorder     # sim.record.GangRecorder: reads the state, never changes it
         self.trace = [] if trace else None
         self.m = Matrix(self.n, self.mpl)
         self.clock = Clock(self.mpl)
@@ -364,7 +365,10 @@ class GangSimulator:
         if self.migrating and v == 3:
             self._migrated(collapse_migrating(m, clock, self.budget, self.cost, guard))  # CollapseMatrix-2
             self._schedule(t)                         # Schedule-2
+        before = self.recorder.before_fill(self) if self.recorder is not None else None
         fill_matrix(m, clock)                         # FillMatrix / FillMatrix-1
+        if before is not None:
+            self.recorder.fill(t, self, before)
         if self.migrating:
             self._migrated(fill_migrating(m, clock, self.budget, self.cost))  # FillMatrix-2
         if self.check:
@@ -373,11 +377,14 @@ class GangSimulator:
             self.on_pass(t, self)
 
     def _schedule(self, t: float) -> None:
+        before = self.recorder.before_schedule(self) if self.recorder is not None else None
         if self.guard is None:
             placed = schedule_gs(self.m, self.clock, self.queue, self.procs)
         else:
             placed, keep = self.guard.schedule(list(self.queue), self.m, self.clock)
             self.queue = deque(keep)
+        if before is not None:
+            self.recorder.schedule(t, self, before, placed)
         for j in placed:
             self.placed[j] = t
             if self.trace is not None:
@@ -447,7 +454,8 @@ def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limi
 def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int = 5, slice: float = 200.0,
                   switch_overhead: float = 0.0, migration_cost: float = 10.0,
                   migration_limit: int | None = 64, discrete: bool = False, variant: int = 3,
-                  trace: bool = False, check: bool = False, on_pass: Callable | None = None) -> GangResult:
+                  trace: bool = False, check: bool = False, on_pass: Callable | None = None,
+                  recorder=None) -> GangResult:
     """Replay ``jobs`` (the column contract of :mod:`sim.jobs`) under gang
     scheduling policy ``gs``, ``bgs``, ``mgs`` or ``mbgs`` on ``capacity``
     processors (one entry; gang scheduling has no other resources).
@@ -461,7 +469,9 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
     placements and running rows (and visit every slice boundary);
     ``check``: assert the matrix invariants after every pass and the clock
     rule at every dispatch (slow; for tests).  ``on_pass(t, sim)``: hook
-    after every pass.  See the module docstring for the model; cost
+    after every pass.  ``recorder``: a :class:`sim.record.GangRecorder` that
+    saves every Schedule and FillMatrix step as ``packing`` instances (the
+    schedule is the same with and without it).  See the module docstring for the model; cost
     O(events x (mpl^2 x jobs in the matrix)).
     """
     _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant)
@@ -472,7 +482,7 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
     sim = GangSimulator(table, int(cap[0]), policy, mpl=int(mpl), slice=float(slice),
                         switch_overhead=float(switch_overhead), migration_cost=float(migration_cost),
                         migration_limit=migration_limit, discrete=discrete, variant=int(variant),
-                        trace=trace, check=check, on_pass=on_pass)
+                        trace=trace, check=check, on_pass=on_pass, recorder=recorder)
     t0 = time.perf_counter()
     sim.run()
     return sim.result(time.perf_counter() - t0, cap)

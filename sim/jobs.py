@@ -51,6 +51,7 @@ import io
 import json
 import re
 import warnings
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,6 +59,7 @@ import numpy as np
 import pandas as pd
 
 from instances.core import InstanceError, _plain
+from instances.files import atomic_path, write_bytes
 
 SWF_FIELDS = ("id", "submit", "wait", "runtime", "alloc_procs", "avg_cpu", "mem", "req_procs", "req_time",
               "req_mem", "status", "user", "group", "app", "queue", "partition", "prev_job", "think_time")
@@ -260,9 +262,16 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True) -
     src = str(path)
     try:
         raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    except (OSError, EOFError) as exc:
-        raise InstanceError(f"{src}: cannot read SWF file ({exc})") from None
+    except IsADirectoryError:
+        raise InstanceError(f"{src}: is a folder, expected an SWF file") from None
+    except (OSError, EOFError, zlib.error) as exc:    # BadGzipFile is an OSError; a truncated .gz an EOFError
+        raise InstanceError(f"{src}: cannot read SWF file ({type(exc).__name__}: {exc})") from None
     header = _swf_header(raw)
+    for key, value in (("MaxProcs", _header_int(header, "MaxProcs")), ("MaxNodes", _header_int(header, "MaxNodes")),
+                       ("nodes", nodes)):
+        if value is not None and not 0 < value <= MAX_NODES:
+            raise InstanceError(f"{src}: {'option --nodes' if key == 'nodes' else f'header field {key!r}'} "
+                                f"= {value} is outside 1..{MAX_NODES}")
     df = _swf_body(raw, src)
     req, alloc = df["req_procs"].to_numpy(), df["alloc_procs"].to_numpy()
     df.insert(3, "procs", np.maximum(np.where(req > 0, req, alloc), 0))
@@ -296,6 +305,10 @@ def _swf_header(raw: bytes) -> dict:
     return header
 
 
+#: the largest machine size (nodes, or units of a resource) a workload may declare
+MAX_NODES = 2**53
+
+
 def _header_int(header: dict, key: str) -> int | None:
     m = re.match(r"\s*(\d+)", header.get(key, ""))
     return int(m.group(1)) if m and int(m.group(1)) > 0 else None
@@ -315,7 +328,7 @@ def _swf_body(raw: bytes, src: str) -> pd.DataFrame:
     arr = table.to_numpy(dtype=np.float64)
     ok = np.isfinite(arr[:, :18]).all() and np.isnan(arr[:, 18]).all()
     ints = [k for k, f in enumerate(SWF_FIELDS) if f not in SWF_FLOAT]
-    if not ok or np.any(arr[:, ints] != np.round(arr[:, ints])):
+    if not ok or np.any(arr[:, ints] != np.round(arr[:, ints])) or np.any(np.abs(arr[:, ints]) > MAX_NODES):
         _raise_bad_line(raw, src, None)
     return pd.DataFrame({f: arr[:, k] if f in SWF_FLOAT else arr[:, k].astype(np.int64)
                          for k, f in enumerate(SWF_FIELDS)})
@@ -334,8 +347,9 @@ def _raise_bad_line(raw: bytes, src: str, exc) -> None:
                 value = float(tok)
             except ValueError:
                 value = None
-            if value is None or not np.isfinite(value) or (SWF_FIELDS[k] not in SWF_FLOAT and value != round(value)):
-                kind = "a number" if SWF_FIELDS[k] in SWF_FLOAT else "an integer"
+            if value is None or not np.isfinite(value) or (SWF_FIELDS[k] not in SWF_FLOAT and (
+                    value != round(value) or abs(value) > MAX_NODES)):
+                kind = "a number" if SWF_FIELDS[k] in SWF_FLOAT else f"an integer of at most {MAX_NODES}"
                 raise InstanceError(f"{src}, line {lineno}: field {k + 1} ({SWF_FIELDS[k]}) is not "
                                     f"{kind}: {tok!r}")
     raise InstanceError(f"{src}: malformed SWF ({exc})")
@@ -396,11 +410,11 @@ def write_swf(workload: Workload, path) -> Path:
     path = Path(path)
     data = _swf_header_text(workload).encode("latin-1", errors="replace") + \
         _csv_bytes(_swf_fields(workload.jobs), header=False, delimiter=" ")
-    path.write_bytes(gzip.compress(data, compresslevel=6, mtime=0) if path.suffix == ".gz" else data)
+    write_bytes(path, gzip.compress(data, compresslevel=6, mtime=0) if path.suffix == ".gz" else data)
     extra = [c for c in workload.jobs.columns if c not in SWF_FIELDS and c not in CORE]
     side = _sidecar(path)
     if extra:
-        side.write_bytes(_csv_bytes(workload.jobs[["id", *extra]]))
+        write_bytes(side, _csv_bytes(workload.jobs[["id", *extra]]))
     elif side.exists():
         side.unlink()
     return path
@@ -460,14 +474,15 @@ def write_table(workload: Workload, path) -> Path:
     Parquet schema metadata ``epochbench``); returns the path."""
     path = Path(path)
     if path.suffix == ".csv":
-        path.write_bytes((CSV_TAG + _table_meta(workload) + "\n").encode() + _csv_bytes(workload.jobs))
+        write_bytes(path, (CSV_TAG + _table_meta(workload) + "\n").encode() + _csv_bytes(workload.jobs))
     elif path.suffix in (".parquet", ".pq"):
         import pyarrow as pa
         import pyarrow.parquet as pq
         table = pa.Table.from_pandas(workload.jobs, preserve_index=False)
         table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                                PARQUET_KEY: _table_meta(workload).encode()})
-        pq.write_table(table, path)
+        with atomic_path(path) as tmp:
+            pq.write_table(table, tmp)
     else:
         raise InstanceError(f"{path}: write_table writes .csv or .parquet")
     return path
@@ -485,18 +500,20 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
     path = Path(path)
     src = str(path)
     if path.suffix == ".csv":
-        with path.open() as fh:
-            first = fh.readline()
-        info = json.loads(first[len(CSV_TAG):]) if first.startswith(CSV_TAG) else {}
+        first = _first_line(path)
+        info = _json_info(first[len(CSV_TAG):], src, "the header line") if first.startswith(CSV_TAG) else {}
         df = _read_csv(path, skiprows=1 if info else 0)
     elif path.suffix in (".parquet", ".pq"):
+        import pyarrow as pa
         import pyarrow.parquet as pq
+        if path.is_dir():       # pyarrow would read a folder as an (empty) data set
+            raise InstanceError(f"{src}: is a folder, expected a Parquet file")
         try:
             table = pq.read_table(path)
-        except Exception as exc:  # pyarrow raises several types
+        except (pa.ArrowException, OSError, ValueError) as exc:   # ArrowInvalid, ArrowIOError, ...
             raise InstanceError(f"{src}: cannot read Parquet ({exc})") from None
         blob = (table.schema.metadata or {}).get(PARQUET_KEY)
-        info = json.loads(blob) if blob else {}
+        info = _json_info(blob, src, f"metadata {PARQUET_KEY!r}") if blob else {}
         df = table.to_pandas()
     else:
         raise InstanceError(f"{src}: read_table reads .csv or .parquet")
@@ -509,8 +526,13 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
             raise InstanceError(f"{src}: job table lacks column(s) {missing}")
         cap = [_largest(df, "procs" if n == "procs" else f"res_{n}") for n in names]
         info.setdefault("meta", {})["capacity_from"] = "largest_job"
-    cap = np.array(np.atleast_1d(cap), dtype=np.int64)
+    try:
+        cap = np.array(np.atleast_1d(cap), dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        raise InstanceError(f"{src}: capacity must be positive integers, got {cap!r}") from None
     if nodes is not None:
+        if not 0 < nodes <= MAX_NODES:
+            raise InstanceError(f"{src}: option --nodes = {nodes} is outside 1..{MAX_NODES}")
         cap[0] = nodes
     meta = dict(info.get("meta", {}))
     kill = meta.pop("kill_at_estimate", True) if kill_at_estimate is None else kill_at_estimate
@@ -518,11 +540,42 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
                          dropped=info.get("dropped"))
 
 
+def _first_line(path: Path) -> str:
+    """The first line of a text file; :class:`InstanceError` naming it when
+    it is missing, a folder, unreadable or not UTF-8."""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return fh.readline()
+    except FileNotFoundError:
+        raise InstanceError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InstanceError(f"{path}: is a folder, expected a file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InstanceError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from None
+
+
+def _json_info(text, src: str, where: str) -> dict:
+    """The JSON object of a table's embedded metadata, else :class:`InstanceError`."""
+    try:
+        info = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise InstanceError(f"{src}: {where} is not valid JSON ({exc})") from None
+    if not isinstance(info, dict):
+        raise InstanceError(f"{src}: {where} must be a JSON object")
+    return info
+
+
 def _read_csv(path, **kw) -> pd.DataFrame:
     try:
         df = pd.read_csv(path, keep_default_na=False, na_values=["", "NaN", "nan"], **kw)
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise InstanceError(f"{path}: malformed CSV ({exc})") from None
+    except pd.errors.EmptyDataError:
+        raise InstanceError(f"{path}: empty file (no header, no jobs)") from None
+    except (ValueError, pd.errors.ParserError) as exc:   # UnicodeDecodeError is a ValueError
+        raise InstanceError(f"{path}: malformed CSV ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
+    except IsADirectoryError:
+        raise InstanceError(f"{path}: is a folder, expected a file") from None
+    except OSError as exc:
+        raise InstanceError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if "licenses" in df.columns:
         df["licenses"] = df["licenses"].fillna("").astype(str)
     return df
@@ -542,8 +595,15 @@ def load_workload(path, **kw) -> Workload:
     """Read a job stream by suffix: ``.swf``/``.swf.gz`` (:func:`read_swf`),
     ``.csv``/``.parquet`` (:func:`read_table`); ``kw`` goes to the reader."""
     name = Path(path).name.lower()
-    if name.endswith((".swf", ".swf.gz")):
-        return read_swf(path, **kw)
-    if name.endswith((".csv", ".parquet", ".pq")):
-        return read_table(path, **kw)
-    raise InstanceError(f"{path}: unknown workload format (expected .swf, .swf.gz, .csv or .parquet)")
+    readers = {(".swf", ".swf.gz"): read_swf, (".csv", ".parquet", ".pq"): read_table}
+    reader = next((r for suffixes, r in readers.items() if name.endswith(suffixes)), None)
+    if reader is None:
+        raise InstanceError(f"{path}: unknown workload format (expected .swf, .swf.gz, .csv or .parquet)")
+    if not Path(path).exists():
+        raise InstanceError(f"{path}: no such file")
+    workload = reader(path, **kw)
+    if not len(workload.jobs):
+        dropped = f" ({', '.join(f'{k} {v}' for k, v in workload.dropped.items())} dropped)" \
+            if workload.dropped else ""
+        raise InstanceError(f"{path}: no runnable jobs{dropped}: an empty workload has no metrics")
+    return workload

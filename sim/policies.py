@@ -46,7 +46,10 @@ event loop :func:`run_fast` (numba, the default).  They give identical
 schedules.  With ``selector=NAME`` the selection step (fcfs: the whole queue;
 nonfcfs: the queue in priority order; easy: the backfill candidates with the
 head's reservation) is a packing instance solved by ``instances.registry``
-method NAME, e.g. ``cpsat``.
+method NAME, e.g. ``cpsat``.  An exact selector that times out without a
+solution does not start nothing: that step falls back to the policy's own
+rule; ``options()["selector_stats"]`` counts the steps, the unproven ones
+and the fallbacks.
 """
 from __future__ import annotations
 
@@ -76,7 +79,7 @@ def register_policy(name: str):
 
 def make(name: str, **options) -> Policy:
     """A fresh policy object by name; unknown options raise ``TypeError``."""
-    from . import backfill  # noqa: F401  (registers the policies built on these)
+    from . import backfill, variants  # noqa: F401  (register the policies built on these)
     try:
         cls = POLICIES[name]
     except KeyError:
@@ -120,14 +123,28 @@ class _Base(Policy):
         self.selector_options = dict(selector_options or {})
         self.step: Step | None = None
 
+    def reset(self, table, machine):
+        super().reset(table, machine)
+        self.selector_stats = {"steps": 0, "unproven": 0, "fallback": 0}
+
     def options(self) -> dict:
         out = {"selector": self.selector}
         if self.selector_options:
             out["selector_options"] = dict(self.selector_options)
+        if self.selector is not None and hasattr(self, "selector_stats"):
+            out["selector_stats"] = dict(self.selector_stats)
         return out
 
-    def _choose(self, now, machine, cands, start: StartFn, shadow=None, extra=None) -> set:
-        """Start what the selector picks from ``cands``; returns the set started."""
+    def _choose(self, now, machine, cands, start: StartFn, fallback, shadow=None, extra=None) -> set:
+        """Start what the selector picks from ``cands``; returns the set started.
+
+        ``fallback()``: the policy's own rule for this step (starts its jobs,
+        returns the set started).  An exact selector that returns no
+        solution (timed out, status ``timeout``) does not mean "start
+        nothing": the step falls back to the policy's rule.  Counted in
+        ``selector_stats``: ``steps`` solved by the selector, ``unproven``
+        (an exact selector's answer without a proven optimum, fallbacks
+        included) and ``fallback``; reported in :meth:`options`."""
         self.step = Step(now, machine.free.copy(), list(cands), shadow,
                          None if extra is None else extra.copy())
         if not cands:
@@ -135,7 +152,15 @@ class _Base(Policy):
         from instances import registry
         inst = packing_instance(self.table, machine.capacity, machine.free, cands, now=now,
                                 shadow=shadow, extra=extra, meta={"name": f"{self.name}@{now:g}"})
-        picked = [cands[i] for i in registry.solve(inst, self.selector, **self.selector_options).decision]
+        res = registry.solve(inst, self.selector, **self.selector_options)
+        stats = self.selector_stats
+        stats["steps"] += 1
+        if registry.get("packing", self.selector).exact and res.status != "optimal":
+            stats["unproven"] += 1
+            if not res.decision and res.status in ("timeout", "infeasible"):
+                stats["fallback"] += 1
+                return fallback()
+        picked = [cands[i] for i in res.decision]
         for j in picked:
             start(j)
         return set(picked)
@@ -169,12 +194,23 @@ class FCFS(_ArrivalQueue):
 
     def schedule(self, now, machine, start):
         if self.selector is not None:
-            done = self._choose(now, machine, list(self._q), start)
+            done = self._choose(now, machine, list(self._q), start, lambda: self._head_first(machine, start))
             self._q = deque(j for j in self._q if j not in done)
             return
         self.step = Step(now, machine.free.copy(), list(self._q))
         while self._q and machine.fits(self._q[0]):
             start(self._q.popleft())
+
+    def _head_first(self, machine, start) -> set:
+        """FCFS's own rule without touching the queue: start jobs in queue
+        order until one does not fit."""
+        done = set()
+        for j in self._q:
+            if not machine.fits(j):
+                break
+            start(j)
+            done.add(j)
+        return done
 
 
 @register_policy("nonfcfs")
@@ -218,17 +254,24 @@ class NonFCFS(_Base):
         if started is not None:
             cands = [j for *_, j in self._pq if j not in started]
             if self.selector is not None:
-                started |= self._choose(now, machine, cands, start)
+                started |= self._choose(now, machine, cands, start, lambda: self._first_fit(cands, machine, start))
             else:
                 self.step = Step(now, machine.free.copy(), cands)
-                for j in cands:
-                    if machine.fits(j):
-                        start(j)
-                        started.add(j)
+                started |= self._first_fit(cands, machine, start)
         else:
             started = self._blocked
         self._waiting -= started
         self._pq = [x for x in self._pq if x[2] in self._waiting]
+
+    @staticmethod
+    def _first_fit(cands, machine, start) -> set:
+        """Start every job of ``cands`` (priority order) that fits."""
+        started = set()
+        for j in cands:
+            if machine.fits(j):
+                start(j)
+                started.add(j)
+        return started
 
     def _starved(self, now, machine, start):
         """FCFS while the oldest job is starved; None if it blocks (the
@@ -250,7 +293,14 @@ class NonFCFS(_Base):
 class EASY(_ArrivalQueue):
     """EASY backfilling, the exact rule of this module's docstring (seed 001
     table 3; seed 002 "Freedom from starvation"; seed 004 section 3).
-    O(q + r log r) per pass."""
+
+    Seed 001's prose for table 3 differs from this strict rule: it lets Job6
+    (4 nodes, 3 units) wait until Job5 ends, counting only jobs that end
+    before the shadow time (3).  Here Job6 starts at 1, when Job2 ends: it
+    runs past the shadow time but needs no more than the 4 extra nodes (16
+    free at 3 minus Job3's 12), so Job3 is not delayed.  The simulator
+    follows the rule, not the prose (``tests/test_sim_policies.py``
+    ``test_easy_table3``).  O(q + r log r) per pass."""
 
     def reservation(self, now, machine, head):
         """(shadow, extra) of the blocked ``head``."""
@@ -281,7 +331,8 @@ class EASY(_ArrivalQueue):
         if np.isnan(tb.promised[q[0]]):
             tb.promised[q[0]] = shadow
         if self.selector is not None:
-            done = self._choose(now, machine, q[1:], start, shadow, extra)
+            done = self._choose(now, machine, q[1:], start,
+                                lambda: self._backfill(now, machine, start, shadow, extra), shadow, extra)
         else:
             self.step = Step(now, machine.free.copy(), q[1:], shadow, extra.copy())
             done = self._backfill(now, machine, start, shadow, extra)
@@ -307,7 +358,14 @@ class EASY(_ArrivalQueue):
 class Conservative(_ArrivalQueue):
     """Conservative backfilling (seed 001 table 4, seed 002, seed 004 section 3)
     over the numpy :class:`~sim.profile.Profile`.  A booking is O(m log m); a
-    compression re-books the whole queue, O(q m log m)."""
+    compression re-books the whole queue, O(q m log m).
+
+    Seed 001's prose for table 4 differs from the strict rule: it reserves
+    Job6 after Job4, "since Job6 cannot be backfilled".  Under the rule
+    Job6 gets the earliest slot where it fits for its whole estimate without
+    delaying a reservation: at 1, when Job2 ends, 4 nodes stay free beside
+    Job3's reservation on [3, 4), so it starts at 1.  The simulator follows
+    the rule, not the prose (``test_conservative_table4``)."""
 
     has_selector = False
 

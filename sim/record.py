@@ -9,10 +9,15 @@ reservation (shadow time and extra resources).  :class:`EpochRecorder` is an
 ``meta["choice"]`` (candidate positions of the jobs the policy started, in
 start order), so the ``recorded`` packing method replays the policy's own
 choice and ``epochbench score`` puts it next to the exact optimum.
+:class:`GangRecorder` does the same for the row-filling steps of the gang
+simulator (:mod:`sim.gang`: Schedule and FillMatrix, one instance per row).
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
+
+import numpy as np
 
 from instances.io import write_family
 
@@ -70,4 +75,179 @@ def choice_of(inst) -> list[int]:
                        "epochbench simulate --record-epochs") from None
 
 
-__all__ = ["EpochRecorder", "choice_of"]
+# ---- gang scheduling (sim.gang) -----------------------------------------------------------
+def _bit_rows(masks, n: int) -> np.ndarray:
+    """Bit sets (Python ints) of columns as a boolean matrix, one row per mask."""
+    nb = (n + 7) // 8
+    buf = np.frombuffer(b"".join(int(x).to_bytes(nb, "little") for x in masks), dtype=np.uint8)
+    return np.unpackbits(buf.reshape(len(masks), nb), axis=1, bitorder="little")[:, :n].astype(bool)
+
+
+class GangRecorder:
+    """``recorder`` of :func:`sim.gang.simulate_gang`: every row-filling
+    decision of GS / BGS / MGS / MBGS as a ``packing`` instance with the
+    policy's choice in ``meta["choice"]``, like :class:`EpochRecorder`.
+
+    The matrix is one knapsack per row (seed 004 section 5: each row is a
+    virtual machine of ``n`` processors), so every step gives one instance
+    per row that has something to decide (some candidate fits its empty
+    cells); objective ``profit`` = processors, so the value is the cells the
+    step fills in that row and the gap is relative to the best fill.
+
+    * ``schedule`` (Schedule, Schedule-1, Schedule-2): candidates = the
+      waiting jobs, queue order, less those the step placed in other rows;
+      the choice = those placed in the row (their home).  Resource 0: the
+      row's empty cells (a new job takes any empty columns).  BGS / MBGS
+      add the row's reservations: resources 1.. are the intervals of the
+      row's availability profile (running jobs and the bookings of the jobs
+      still waiting, :mod:`sim.gang_backfill`), merged where the same
+      candidates would run; a candidate started now needs
+      its processors on every interval before now + ``mpl`` x estimate (a job
+      placed by the step keeps its booked end).  A candidate's own future
+      booking stays in the profile, so the instance's optimum is a lower
+      bound on the best start set that delays no reservation (our reading:
+      conservative backfilling has no single-reservation form).
+    * ``fill`` (FillMatrix, FillMatrix-1): candidates = the jobs of the
+      matrix not in the row whose columns are empty there, starting-time
+      order; the choice = those replicated into the row.  Replicas keep
+      their columns, so the resources are the column blocks the candidates
+      cut the row into (capacity = the block's columns; a job needs all of
+      each block it covers).  Rows take replicas independently, so the sum
+      of the per-row optima is reachable.  FillMatrix-2 and the compaction
+      steps move jobs between columns or rows and are not recorded.
+
+    A Schedule row is scored given what the step put into the other rows;
+    two rows' optima may use the same waiting job, so summed over rows they
+    can exceed what one step can reach; per row it is exact.  ``min_candidates``: skip steps with
+    fewer candidates; ``every``: keep one in ``every`` of the steps that have
+    something to decide (an even sample of a long run; ``seen`` counts them);
+    ``limit``: stop after that many instances; ``steps``: which steps to
+    record.  Recording reads the simulator's state only: the
+    schedule is bit-identical with and without it (tests/test_gang_record.py).
+    Cost per step O(rows x candidates x (profile intervals + columns)).
+    """
+
+    STEPS = ("schedule", "fill")
+
+    def __init__(self, *, label: str = "", min_candidates: int = 1, limit: int | None = None,
+                 steps=STEPS, every: int = 1):
+        bad = sorted(set(steps) - set(self.STEPS))
+        if bad:
+            raise ValueError(f"steps: no gang step {bad[0]!r}; known: {', '.join(self.STEPS)}")
+        self.label, self.limit, self.steps = label, limit, tuple(steps)
+        self.min_candidates = max(int(min_candidates), 1)
+        if int(every) != every or every < 1:
+            raise ValueError(f"every: keep one step in every k >= 1, got {every!r}")
+        self.every, self.seen = int(every), 0
+        self.instances: list = []
+        self.policy = None
+
+    def _full(self) -> bool:
+        return self.limit is not None and len(self.instances) >= self.limit
+
+    def _keep(self) -> bool:
+        """Count a step with something to decide; True for one in ``every``."""
+        self.seen += 1
+        return (self.seen - 1) % self.every == 0
+
+    def _add(self, sim, t, step, r, cands, demand, capacity, used, estimate, choice, resources) -> None:
+        from instances.packing import PackingInstance
+
+        self.policy = sim.policy
+        meta = {"name": f"{self.label}epoch{len(self.instances):06d}", "choice": choice, "policy": sim.policy,
+                "step": step, "row": int(r), "mpl": sim.mpl, "time": float(t),
+                "job_ids": [int(sim.tb.ids[j]) for j in cands], "resources": resources}
+        procs = np.array([sim.procs[j] for j in cands], dtype=np.int64)
+        self.instances.append(PackingInstance.build(capacity, demand, used, estimate=estimate, profit=procs,
+                                                    objective="profit", meta=meta,
+                                                    source=f"gang {step} step at t={t:g}"))
+
+    # ---- Schedule ----------------------------------------------------------------------
+    def before_schedule(self, sim):
+        if "schedule" not in self.steps or self._full() or len(sim.queue) < self.min_candidates:
+            return None
+        return list(sim.queue), list(sim.m.used)
+
+    def schedule(self, t, sim, before, placed) -> None:
+        queue, used = before
+        n, home, g = sim.n, sim.m.home, sim.guard
+        procs = np.array([sim.procs[j] for j in queue], dtype=np.int64)
+        row_of = np.array([home.get(j, -1) for j in queue], dtype=np.int64)   # -1: still waiting
+        if g is None:
+            est = np.asarray(sim.tb.estimate, dtype=np.float64)[queue]
+            end = None
+        else:
+            est = g.est[queue]
+            end = np.where(row_of >= 0, [g.end.get(j, math.inf) for j in queue], t + est)
+        for r in range(sim.mpl):
+            if self._full():
+                return
+            sel = np.nonzero((row_of < 0) | (row_of == r))[0]   # jobs placed in other rows are taken
+            mine = np.nonzero(row_of[sel] == r)[0]
+            if not sel.size or (not mine.size and n - used[r] < procs[sel].min()):
+                continue                                   # nothing fits: nothing to decide
+            if not self._keep():
+                continue
+            p = procs[sel]
+            demand, cap, usd, names = p[:, None], [n], [used[r]], ["cells"]
+            if g is not None:
+                d, u, tk = self._profile(g, r, n, p, end[sel], {int(i): end[sel][i] for i in mine})
+                demand = np.hstack([demand, d])
+                cap, usd, names = cap + [n] * len(u), usd + u, names + [f"profile@{x:g}" for x in tk]
+            self._add(sim, t, "schedule", r, [queue[i] for i in sel], demand, cap, usd, est[sel],
+                      [int(i) for i in mine], names)
+
+    @staticmethod
+    def _profile(g, r, n, procs, end, started):
+        """Interval resources of row ``r``'s profile: (demand, used, start
+        times), intervals merged where the same candidates run (their ends)."""
+        m = int(g.m[r])
+        pt = g.pt[r, :m].copy()
+        free = g.pf[r, :m, 0].astype(np.int64)
+        for i, e in started.items():                       # the step's own starts: back to waiting
+            free = free + np.where(pt < e, procs[i], 0)
+        ends = np.unique(end)
+        grp = np.searchsorted(ends, pt, side="right")      # candidates whose end is <= the interval start
+        keep = grp < len(ends)
+        if not keep.any():
+            return np.zeros((len(procs), 0), np.int64), [], []
+        pt, free, grp = pt[keep], free[keep], grp[keep]
+        first = np.r_[0, np.nonzero(np.diff(grp))[0] + 1]           # grp is non-decreasing along pt
+        used = np.clip(n - np.minimum.reduceat(free, first), 0, n)
+        demand = np.where(pt[first][None, :] < np.asarray(end)[:, None], procs[:, None], 0)
+        return demand.astype(np.int64), [int(u) for u in used], [float(x) for x in pt[first]]
+
+    # ---- FillMatrix ----------------------------------------------------------------------
+    def before_fill(self, sim):
+        if "fill" not in self.steps or self._full():
+            return None
+        m = sim.m
+        return list(m.occ), dict(m.rows), list(m.order)
+
+    def fill(self, t, sim, before) -> None:
+        occ, rows, order = before
+        m, n = sim.m, sim.n
+        for r in range(sim.mpl):
+            if self._full():
+                return
+            cands = [j for j in order if not (rows[j] >> r) & 1 and not occ[r] & m.cols[j]]
+            if not cands or len(cands) < self.min_candidates or not self._keep():
+                continue
+            cols = _bit_rows([m.cols[j] for j in cands], n)
+            blocks, width = np.unique(cols[:, cols.any(axis=0)], axis=1, return_counts=True)
+            choice = [i for i, j in enumerate(cands) if (m.rows[j] >> r) & 1]
+            est = np.asarray(sim.tb.estimate, dtype=np.float64)[cands]
+            self._add(sim, t, "fill", r, cands, blocks * width, width, np.zeros(len(width), np.int64), est,
+                      choice, [f"columns x{w}" for w in width])
+
+    def write(self, folder, **params) -> Path:
+        """The recorded steps as a family folder (as :meth:`EpochRecorder.write`)."""
+        if not self.instances:
+            raise ValueError(f"gang policy {self.policy or '?'}: no row-filling step with "
+                             f">= {self.min_candidates} candidate(s): nothing to record")
+        return write_family(folder, self.instances, generator="record-epochs",
+                            params={"policy": self.policy, "machine": "gang", "steps": list(self.steps),
+                                    **params})
+
+
+__all__ = ["EpochRecorder", "GangRecorder", "choice_of"]

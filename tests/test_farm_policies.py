@@ -132,12 +132,36 @@ def test_edf_runs_earliest_deadline_first_and_preempts():
     assert j["late"].sum() == 0
 
 
+def _reservation_heads(pol):
+    """Per pass that makes a reservation: (head reserved, jobs queued before
+    the pass, jobs in the plan), recorded by wrapping ``pol._reservation``."""
+    seen, inner = [], pol._reservation
+
+    def spy(head, plan, mjob, free_lic, view):
+        seen.append((head, set(map(int, view.queued)), set(plan)))
+        return inner(head, plan, mjob, free_lic, view)
+    pol._reservation = spy
+    return seen
+
+
+def _lost(seen):
+    """Passes where the previous pass's reserved job was still waiting (queued,
+    not started in this pass) but another job got the reservation."""
+    return [k for k in range(1, len(seen)) if seen[k][0] != seen[k - 1][0]
+            and seen[k - 1][0] in seen[k][1] and seen[k - 1][0] not in seen[k][2]]
+
+
 def test_bf_unrm_keeps_its_reservation():
     s = generate_stream(jobs=80, machines=8, licenses=3, interarrival=2.0, seed=2)
+    lost = {}
     for name in ("bf-rm", "bf-unrm"):
         pol = make_farm_policy(name)
+        seen = _reservation_heads(pol)
         res = simulate_farm(s, pol)
         assert res.jobs["end"].notna().all() and pol.stats["reservations"] > 0
+        lost[name] = _lost(seen)
+    assert lost["bf-rm"], "the stream must make bf-rm move its reservation to another job"
+    assert lost["bf-unrm"] == [], f"bf-unrm moved its reservation at passes {lost['bf-unrm']}"
 
 
 def test_cs_exact_oracles_and_per_epoch_gaps():

@@ -213,14 +213,14 @@ def test_vbp_family_counts():
 def test_vbp_multiplicity_and_summary(tmp_path):
     folder = tmp_path / "vbp" / "class3"
     folder.mkdir(parents=True)
-    f = folder / "class3_20_2_7.vbp"
+    f = folder / "class3_3_2_7.vbp"  # n = 3 items (multiplicities expanded), d = 2: as its name says
     f.write_text("2\n10 10\n2\n3 4 2\n\n5 1 1\n")
     (tmp_path / "vbp" / "Panigrahy_summary_known.csv").write_text(
-        "instance_name\tLB\tOPT\tbest_overall\nclass3_20_2_7\t2\t-1\t3\n")
+        "instance_name\tLB\tOPT\tbest_overall\nclass3_3_2_7\t2\t-1\t3\n")
     inst = load_vbp(f)
     assert inst.demand.tolist() == [[3, 4], [3, 4], [5, 1]]
     assert inst.meta["optimum"] is None and inst.meta["lower_bound"] == 2 and inst.meta["best_known"] == 3
-    assert [i.name for i in vbp_family(root=tmp_path / "vbp")] == ["class3_20_2_7"]
+    assert [i.name for i in vbp_family(root=tmp_path / "vbp")] == ["class3_3_2_7"]
     lone = tmp_path / "lone.vbp"
     lone.write_text("1\n5\n1\n5 1\n")
     assert load_vbp(lone).meta["optimum"] is None

@@ -84,7 +84,8 @@ def test_json_round_trip_and_kind_errors(tmp_path):
 def test_checker():
     inst = MappingInstance.build([[1, 2], [3, 4], [5, 6]], meta={"name": "c"})
     assert check_mapping(inst, np.array([0, 1, 1])) == (0, 1, 1)
-    assert check(inst, [1.0, 0, 1]) == (1, 0, 1)
+    with pytest.raises(InfeasibleSolution, match="not an integer"):  # no floats, not even 1.0
+        check(inst, [1.0, 0, 1])
     for bad, msg in [([0, 1], "2 entries"), ([0, 1, 2], "machine 2, outside"), ([0, -1, 0], "outside"),
                      ([0, 0.5, 1], "not an integer"), ([0, True, 1], "not a machine index"),
                      ([0, "x", 1], "not a machine index"), (5, "not a sequence")]:

@@ -25,6 +25,8 @@ from typing import Callable
 
 import pandas as pd
 
+from instances.files import atomic_path, output_lock
+
 
 @dataclass(frozen=True)
 class Options:
@@ -88,8 +90,11 @@ def save_figure(fig, path, title: str | None = None, dpi: int = 110) -> None:
     if title is not None:
         fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=dpi)
+    finally:
+        plt.close(fig)
 
 
 def _label(task: dict) -> str:
@@ -108,15 +113,40 @@ def _load_checkpoint(path: Path | None, tasks: list[dict]) -> dict[int, list[dic
         return {}
     index = {_key(t): i for i, t in enumerate(tasks)}
     done = {}
-    for line in path.read_text().splitlines():
+    for line in path.read_bytes().splitlines():
         try:
             rec = json.loads(line)
-        except json.JSONDecodeError:
+            i, rows = index.get(_key(rec["task"])), list(rec["rows"])
+        except (ValueError, KeyError, TypeError):
             continue  # a line cut short when the previous sweep was killed
-        i = index.get(_key(rec["task"]))
         if i is not None:
-            done[i] = rec["rows"]
+            done[i] = rows
     return done
+
+
+def _repair_tail(path: Path) -> None:
+    """Cut a torn last line (no final newline: the writer was killed in the
+    middle of it) off the checkpoint ``path``, so that the next record
+    appended starts on a line of its own.  O(length of the last line)."""
+    try:
+        fh = open(path, "rb+")
+    except FileNotFoundError:
+        return
+    with fh:
+        size = fh.seek(0, os.SEEK_END)
+        end = size
+        while end > 0:
+            start = max(0, end - 65536)
+            fh.seek(start)
+            chunk = fh.read(end - start)
+            if end == size and chunk.endswith(b"\n"):
+                return                                 # intact
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                fh.truncate(start + cut + 1)
+                return
+            end = start
+        fh.truncate(0)
 
 
 def sweep(run: Callable[[dict], list[dict]], tasks: list[dict], *, jobs: int | None = None,
@@ -126,7 +156,10 @@ def sweep(run: Callable[[dict], list[dict]], tasks: list[dict], *, jobs: int | N
     all cores); ``jobs == 1`` runs in this process.  A failing task stops the
     sweep with its error and its task named.  ``checkpoint``: a JSON-lines
     file that gets each finished task's rows; tasks already in it are not
-    run again (an interrupted sweep resumes)."""
+    run again (an interrupted sweep resumes); a torn last line (a sweep
+    killed mid-write) is cut off before new records are appended.  Ctrl-C
+    stops the workers and raises ``KeyboardInterrupt("interrupted; N of M
+    runs saved, ...")``."""
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
@@ -137,6 +170,8 @@ def sweep(run: Callable[[dict], list[dict]], tasks: list[dict], *, jobs: int | N
     if progress and len(todo) < len(tasks):
         print(f"  resuming: {len(tasks) - len(todo)} of {len(tasks)} tasks done in {checkpoint}",
               file=sys.stderr, flush=True)
+    if checkpoint is not None:
+        _repair_tail(checkpoint)
     log = open(checkpoint, "a") if checkpoint is not None else None
     t0 = time.perf_counter()
 
@@ -154,14 +189,79 @@ def sweep(run: Callable[[dict], list[dict]], tasks: list[dict], *, jobs: int | N
             for done, i in enumerate(todo, 1):
                 finish(i, _checked(run, tasks[i]), done)
         else:
-            with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
-                futures = {pool.submit(_checked, run, tasks[i]): i for i in todo}
-                for done, fut in enumerate(as_completed(futures), 1):
-                    finish(futures[fut], fut.result(), done)
+            _in_pool(run, tasks, todo, min(jobs, len(todo)), finish)
+    except KeyboardInterrupt:
+        saved = sum(r is not None for r in results)
+        raise KeyboardInterrupt(f"interrupted; {saved} of {len(tasks)} runs saved, "
+                                "run the same command to resume") from None
     finally:
         if log is not None:
             log.close()
     return [{**row, "task": i} for i, rows in enumerate(results) for row in rows]
+
+
+def _in_pool(run, tasks: list[dict], todo: list[int], workers: int, finish) -> None:
+    """Run ``tasks[i]`` for ``i`` in ``todo`` in ``workers`` processes, calling
+    ``finish(i, rows, done)`` as each completes.  The workers ignore SIGINT
+    (the parent decides) and die with the parent (:func:`_worker_init`); on
+    any exception, Ctrl-C included, pending tasks are cancelled and the
+    workers are terminated before the exception goes on."""
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(os.getpid(),))
+    try:
+        futures = {pool.submit(_checked, run, tasks[i]): i for i in todo}
+        for done, fut in enumerate(as_completed(futures), 1):
+            finish(futures[fut], fut.result(), done)
+    except BaseException:
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        manager = getattr(pool, "_executor_manager_thread", None)
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.join(5)
+        if manager is not None:
+            # let the pool's manager thread see the dead workers and close its
+            # wake-up pipe now; otherwise the exit hook of concurrent.futures
+            # may write into that pipe as it closes (EBADF noise on 3.11)
+            manager.join(5)
+        raise
+    pool.shutdown()
+
+
+def _worker_init(parent: int) -> None:
+    """Pool initializer: ignore SIGINT and die with the parent process.
+
+    On Linux ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` has the kernel kill the
+    worker when the parent dies (``kill -9`` included); elsewhere a daemon
+    thread polls :func:`os.getppid` once a second and exits the worker when
+    the parent is gone."""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if _pdeathsig(signal.SIGKILL):
+        if os.getppid() != parent:                     # the parent died before prctl
+            os._exit(1)
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="epochbench-parent-watch", daemon=True).start()
+
+
+def _pdeathsig(sig: int) -> bool:
+    """``prctl(PR_SET_PDEATHSIG, sig)`` through libc; False where unavailable."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(1, int(sig), 0, 0, 0) == 0   # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False
 
 
 def _plain(x):
@@ -184,7 +284,10 @@ def run_experiment(name: str, opts: Options) -> tuple[pd.DataFrame, pd.DataFrame
     ``OUT/NAME-table.csv``; return (all rows, summary table).  Finished runs
     go to ``OUT/NAME.partial.jsonl`` as they complete; an interrupted
     experiment started again with the same options runs only what is
-    missing, and the file is removed once ``NAME.csv`` is written."""
+    missing, and the file is removed once ``NAME.csv`` is written.  Every
+    file is written atomically and ``OUT`` is locked while the experiment
+    runs (:mod:`instances.files`): a second run on it raises
+    :class:`instances.files.OutputBusy`."""
     exps = load_experiments()
     if name not in exps:
         raise ValueError(f"unknown experiment {name!r}; known: {', '.join(sorted(exps)) or 'none'}")
@@ -194,19 +297,25 @@ def run_experiment(name: str, opts: Options) -> tuple[pd.DataFrame, pd.DataFrame
         raise ValueError(f"experiment {name!r} has no runs for these options")
     jobs = opts.jobs if opts.jobs is not None else (1 if exp.timing else None)
     out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
-    partial = out / f"{name}.partial.jsonl"
-    rows = sweep(exp.run, tasks, jobs=jobs, progress=opts.progress, checkpoint=partial)
-    df = pd.DataFrame(rows)
-    df.to_csv(out / f"{name}.csv", index=False)
-    partial.unlink()  # complete: NAME.csv holds everything
-    table = exp.table(df)
-    table.to_csv(out / f"{name}-table.csv", index=False)
-    if exp.plot is not None:
-        import matplotlib
-        matplotlib.use("Agg")
-        exp.plot(df, out / f"{name}.png")
+    with output_lock(out):
+        partial = out / f"{name}.partial.jsonl"
+        rows = sweep(exp.run, tasks, jobs=jobs, progress=opts.progress, checkpoint=partial)
+        df = pd.DataFrame(rows)
+        _write_csv(df, out / f"{name}.csv")
+        partial.unlink()  # complete: NAME.csv holds everything
+        table = exp.table(df)
+        _write_csv(table, out / f"{name}-table.csv")
+        if exp.plot is not None:
+            import matplotlib
+            matplotlib.use("Agg")
+            exp.plot(df, out / f"{name}.png")
     return df, table
+
+
+def _write_csv(df: pd.DataFrame, path: Path) -> None:
+    """``df`` to ``path`` as CSV, atomically (:func:`instances.files.atomic_path`)."""
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False)
 
 
 __all__ = ["Options", "Experiment", "EXPERIMENTS", "register", "load_experiments", "sweep",

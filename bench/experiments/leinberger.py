@@ -12,6 +12,12 @@ section 3.2): average response time and weighted average response time
 (weight = resource requirement x execution time, :func:`sim.metrics.per_job`).
 Gain = 1 - metric(policy) / metric(FF-EASY): positive is better, as in the
 seed's figures.
+
+BL-EASY and BB-EASY run with both readings of the seed's fullness modifier
+(:data:`heuristics.packing.FULLNESS`): ``scaled`` (measure x availability,
+the default, so a job that nearly fills the machine wins) and ``excess``
+((measure - 1) x availability, the earlier reading, arms ``bl-easy/excess``
+and ``bb-easy/excess``).
 """
 from __future__ import annotations
 
@@ -19,7 +25,11 @@ import pandas as pd
 
 from . import Experiment, register, save_figure
 
-POLICIES = ("ff-easy", "bl-easy", "bb-easy", "ff-cons")
+#: arm label -> (policy, selector options); the first arm is the baseline
+ARMS = {"ff-easy": ("ff-easy", None), "bl-easy": ("bl-easy", None), "bb-easy": ("bb-easy", None),
+        "bl-easy/excess": ("bl-easy", {"fullness": "excess"}),
+        "bb-easy/excess": ("bb-easy", {"fullness": "excess"}), "ff-cons": ("ff-cons", None)}
+POLICIES = tuple(ARMS)      # the arm labels, in run order (column 'policy')
 KS = (2, 4, 8)
 DISTS = ("uniform", "exponential")
 QUEUES = (64, 128, 256)
@@ -46,10 +56,10 @@ def run(task: dict) -> list[dict]:
     cal = calibrate_rate(wl.jobs, wl.capacity, task["queue"], "ff-easy")
     wl = make_workload(cal.jobs, wl.capacity)
     rows = []
-    for policy in POLICIES:
-        res = simulate(wl.jobs, wl.capacity, policy)
+    for label, (policy, options) in ARMS.items():
+        res = simulate(wl.jobs, wl.capacity, policy, selector_options=options)
         m = summarize(res.jobs, wl)
-        rows.append({**task, "policy": policy, "mean_queue_target": task["queue"],
+        rows.append({**task, "policy": label, "mean_queue_target": task["queue"],
                      "mean_queue_ff_easy": cal.mean_queue, "calibrated": cal.converged,
                      "rate": cal.rate, "response": m["response_mean"],
                      "weighted_response": m["weighted_response"], "wait": m["wait_mean"],

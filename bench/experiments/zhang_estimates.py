@@ -25,6 +25,10 @@ wait and slowdown relative to perfect estimates at the same factor (seed
 004: overestimation barely matters; up to rho = 0.90 it lowers the slowdown
 by ~20 %).  The perfect runs appear in both blocks (Omega = 0, Phi = 1).
 
+``zhang-estimates-he``: the same on the hyper-Erlang model fitted to KTH SP2
+(100 nodes; :func:`.zhang_queues.zhang_stream` with ``workload_model=
+"hypererlang"``, seed 004 section 2.1's kind of workload).
+
 Default 5 seeds (``--seeds``); ``--quick``: 5,000 jobs, factors 1.0 / 1.3 /
 1.6 / 1.8, 1 seed.  Cost: 10 settings x 9 factors x seeds runs of well under
 a second each (fast path; generating the stream dominates).
@@ -34,7 +38,7 @@ from __future__ import annotations
 import pandas as pd
 
 from . import Experiment, Options, register, save_figure
-from .zhang_queues import FACTORS, JOBS, NODES, QUICK_FACTORS, estimate_label, simulate_row, zhang_stream
+from .zhang_queues import FACTORS, JOBS, QUICK_FACTORS, estimate_label, simulate_row, zhang_stream
 
 POLICY = "conservative"
 OMEGAS = (0.5, 1.0, 2.0, 5.0, 10.0)
@@ -43,25 +47,33 @@ SETTINGS = (("perfect", None),) + tuple(("omega", o) for o in OMEGAS) + tuple(("
 QUICK_JOBS = 5_000
 
 
-def tasks(opts: Options) -> list[dict]:
+def tasks(opts: Options, workload_model: str = "lublin03") -> list[dict]:
     seeds = opts.seeds if opts.seeds is not None else (1 if opts.quick else 5)
     jobs = QUICK_JOBS if opts.quick else JOBS
     factors = QUICK_FACTORS if opts.quick else FACTORS
-    return [{"est_model": m, "est_value": v, "runtime_factor": f, "seed": s, "jobs": jobs}
+    arm = {} if workload_model == "lublin03" else {"workload": workload_model}
+    return [{"est_model": m, "est_value": v, "runtime_factor": f, "seed": s, "jobs": jobs, **arm}
             for f in factors for m, v in SETTINGS for s in range(seeds)]
+
+
+def tasks_he(opts: Options) -> list[dict]:
+    """:func:`tasks` of the hyper-Erlang arm (``zhang-estimates-he``)."""
+    return tasks(opts, "hypererlang")
 
 
 def run(task: dict) -> list[dict]:
     """One stream with one estimate setting under conservative backfilling: one tidy row."""
     from instances.workloads import stream_stats
 
+    arm = task.get("workload", "lublin03")
     stream, wl = zhang_stream(task["jobs"], task["seed"], task["runtime_factor"], task["est_model"],
-                              task["est_value"])
+                              task["est_value"], arm)
     st = stream_stats(stream.jobs)
     return [{"policy": POLICY, "estimates": estimate_label(task["est_model"], task["est_value"]),
              "est_model": task["est_model"], "est_value": task["est_value"],
              "runtime_factor": task["runtime_factor"], "seed": task["seed"], "jobs": task["jobs"],
-             "nodes": NODES, "offered_load": stream.meta["offered_load"],
+             "nodes": int(wl.capacity[0]), **({} if arm == "lublin03" else {"workload": arm}),
+             "offered_load": stream.meta["offered_load"],
              "overestimate_mean": st["overestimate_mean"], "exact_share": st["exact_share"],
              **simulate_row(wl, POLICY)}]
 
@@ -117,8 +129,12 @@ def plot(df: pd.DataFrame, path) -> None:
         for ax in axes[row]:
             ax.set_xlabel("utilization rho")
             ax.legend(fontsize=7)
-    save_figure(fig, path, f"seed 004 figs. 6-7: overestimation under conservative backfilling (lublin03, {NODES} nodes)")
+    arm = df["workload"].iloc[0] if "workload" in df else "lublin03"
+    save_figure(fig, path, f"seed 004 figs. 6-7: overestimation under conservative backfilling ({arm}, "
+                           f"{int(df['nodes'].iloc[0])} nodes)")
 
 
 register(Experiment("zhang-estimates", "seed 004 figs. 6-7: slowdown and wait vs utilization for Omega and Phi "
                                        "overestimation (conservative backfilling)", tasks, run, table, plot))
+register(Experiment("zhang-estimates-he", "zhang-estimates on the hyper-Erlang model fitted to KTH SP2 (seed 004 "
+                                          "section 2.1; 100 nodes)", tasks_he, run, table, plot))

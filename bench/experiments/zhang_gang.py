@@ -34,11 +34,28 @@ interpolation between load points), the highest utilization reached and
 slowdown / wait at the lowest and highest load.  :func:`claims` checks seed
 004's orderings point by point.
 
+Per-epoch gaps (issue: the gang steps are packing decisions too): every
+gang run at overhead 0 records its row-filling steps
+(:class:`sim.record.GangRecorder`: Schedule and FillMatrix, one ``packing``
+instance per row, value = cells filled) on an even sample of about
+:data:`GAP_EPOCHS` steps and scores the policy's choice against CP-SAT with
+a short time limit (:data:`GAP_TIME_LIMIT`, one thread).  Columns
+``gap_schedule`` / ``gap_fill``: mean relative gap over the sampled steps
+whose reference is a proven optimum (CP-SAT proved it, or the choice meets
+CP-SAT's bound); ``gap_epochs``: steps scored, ``gap_unproven``: those whose
+reference is only a bound (left out of the means; ``gap_vs`` in the table
+says what the means are against).  A Schedule row is scored given what the
+step put into the other rows (per-row knapsacks, see GangRecorder; BGS rows
+carry their reservations).  GS and MGS never backfill: a row whose free
+cells only later jobs could fill scores a gap of 100 % there.
+
 ``--quick``: 2,000 jobs, factors 0.6 / 1.2 / 1.8 (KTH: loads 0.4 / 0.7 /
-0.9), every configuration, 1 seed: 93 runs, about 1 minute on 2 cores.
+0.9), every configuration, 1 seed: 93 runs, about 1 minute on 2 cores
+(51 s with one worker, 36 runs scoring 60 steps each at 0.5 s, measured).
 Full: 10,000 jobs, 8 load points, 1 seed (``--seeds`` for more): 248 runs of
 0.4-15 s, about 6.5 minutes (KTH: 5.5) with 2 worker processes on 2 cores
-(measured on a shared machine).
+(measured on a shared machine, before the per-epoch scoring; that adds 96
+runs x 300 steps, most of them solved by CP-SAT in milliseconds).
 """
 from __future__ import annotations
 
@@ -59,6 +76,10 @@ KTH_LOADS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 QUICK_KTH_LOADS = (0.4, 0.7, 0.9)
 JOBS, QUICK_JOBS = 10_000, 2_000
 THRESHOLDS = (20.0, 50.0, 100.0)
+GAP_EPOCHS, QUICK_GAP_EPOCHS = 300, 60          # row-filling steps scored per gang run (overhead 0)
+GAP_TIME_LIMIT, QUICK_GAP_TIME_LIMIT = 2.0, 0.5  # CP-SAT seconds per step
+STEPS_PER_JOB = 10                               # about how many decidable row steps a job brings (measured:
+                                                 # 9-11 on lublin03 at MPL 5), to spread the sample
 METRICS = ("utilization", "capacity_loss", "wait_mean", "wait_std", "bsld_mean", "bsld_std", "response_mean",
            "small_wait_mean", "large_wait_mean", "small_bsld_mean", "large_bsld_mean", "makespan")
 
@@ -92,7 +113,10 @@ def _tasks(opts: Options, stream: str) -> list[dict]:
     # heaviest first (high load, migration and MPL 5), so that the process pool ends evenly
     weight = {"mbgs": 4, "mgs": 4, "bgs": 3, "gs": 2, "bf": 0}
     cfgs = sorted(cfgs, key=lambda c: -(weight[c["policy"]] + c["mpl"] / 5))
-    return [{"stream": stream, **c, "point": p, "seed": s, "jobs": jobs}
+    gaps = {"gap_epochs": QUICK_GAP_EPOCHS if opts.quick else GAP_EPOCHS,
+            "gap_time_limit": QUICK_GAP_TIME_LIMIT if opts.quick else GAP_TIME_LIMIT}
+    return [{"stream": stream, **c, "point": p, "seed": s, "jobs": jobs,
+             **(gaps if c["policy"] != "bf" and c["overhead"] == 0 else {})}
             for p in sorted(points, reverse=True) for c in cfgs for s in range(seeds)]
 
 
@@ -123,11 +147,40 @@ def make_stream(stream: str, jobs: int, point: float, seed: int):
     return wl, st.meta["offered_load"]
 
 
+def epoch_gaps(instances, time_limit: float) -> dict:
+    """Score recorded gang steps: the policy's choice (``recorded``) against
+    CP-SAT (``time_limit`` s, one thread) on each instance; the mean gap per
+    step kind over the steps whose reference is a proven optimum, and the
+    counts (module docstring)."""
+    from bench.methods import load_all
+    from bench.score import reference
+    from instances import gap
+    from instances.registry import solve
+
+    load_all()
+    by = {"schedule": [], "fill": []}
+    unproven = 0
+    for inst in instances:
+        mine = solve(inst, "recorded")
+        exact = solve(inst, "cpsat", time_limit=time_limit, threads=1)
+        ref = reference(inst, [mine, exact])
+        if ref.kind != "optimum":
+            unproven += 1
+            continue
+        by[inst.meta["step"]].append(gap(mine.value, ref.bound))
+    mean = {k: float(np.mean(v)) if v else float("nan") for k, v in by.items()}
+    return {"gap_schedule": mean["schedule"], "gap_fill": mean["fill"], "gap_epochs": len(instances),
+            "gap_unproven": unproven,
+            "gap_optimal_share": float(np.mean([x <= 1e-9 for v in by.values() for x in v]))
+            if any(by.values()) else float("nan")}
+
+
 def run(task: dict) -> list[dict]:
     """One stream under one configuration: one tidy row."""
     from sim.engine import simulate
     from sim.gang import simulate_gang, summarize_gang
     from sim.metrics import summarize
+    from sim.record import GangRecorder
 
     wl, offered = make_stream(task["stream"], task["jobs"], task["point"], task["seed"])
     pol = task["policy"]
@@ -139,11 +192,17 @@ def run(task: dict) -> list[dict]:
         kw = dict(mpl=task["mpl"], slice=SLICE, switch_overhead=task["overhead"], discrete=task["discrete"])
         if pol in ("mgs", "mbgs"):
             kw.update(MIGRATION)
-        res = simulate_gang(wl.jobs, wl.capacity, pol, **kw)
+        rec = None
+        if task.get("gap_epochs"):
+            every = max(1, STEPS_PER_JOB * task["jobs"] // task["gap_epochs"])
+            rec = GangRecorder(every=every, limit=task["gap_epochs"])
+        res = simulate_gang(wl.jobs, wl.capacity, pol, recorder=rec, **kw)
         m = summarize_gang(res, wl)
         extra = {"capacity_loss_switch": m["capacity_loss_switch"],
                  "capacity_loss_migration": m["capacity_loss_migration"],
                  "migrations": m["migrations"], "migrated_tasks": m["migrated_tasks"]}
+        if rec is not None:
+            extra.update(epoch_gaps(rec.instances, task["gap_time_limit"]))
     return [{"stream": task["stream"], "config": label(pol, task["mpl"], task["discrete"]), "policy": pol,
              "mpl": task["mpl"], "overhead": task["overhead"], "discrete": task["discrete"],
              "point": task["point"], "seed": task["seed"], "jobs": task["jobs"], "nodes": int(wl.capacity[0]),
@@ -178,8 +237,13 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
     """Per (stream, config, overhead): utilization at mean bounded slowdown
     20 / 50 / 100 (NaN: above it at the lowest load; inf: never reached), the
     highest utilization reached, and slowdown, wait and capacity loss at the
-    lowest and the highest load point."""
+    lowest and the highest load point; for the gang runs that scored their
+    steps, the mean per-epoch gaps in per cent over all their load points
+    (``gap_sched %``, ``gap_fill %``, against proven optima only), the
+    steps scored and ``gap_vs`` (``optimum``, or how many steps had only a
+    bound and were left out)."""
     rows = []
+    gaps = _gaps(df)
     for key, g in _curves(df).groupby(["stream", "config", "overhead"], sort=False):
         g = g.sort_values("point")
         row = dict(zip(("stream", "config", "overhead"), key))
@@ -189,6 +253,9 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
         lo, hi = g.iloc[0], g.iloc[-1]
         row.update(sld_lo=lo["bsld_mean"], sld_hi=hi["bsld_mean"], wait_lo=lo["wait_mean"], wait_hi=hi["wait_mean"],
                    kappa_lo=lo["capacity_loss"], kappa_hi=hi["capacity_loss"])
+        if gaps is not None:
+            row.update(gaps.get(key, {"gap_sched %": np.nan, "gap_fill %": np.nan, "epochs": 0,
+                                      "gap_vs": "not scored"}))
         rows.append(row)
     out = pd.DataFrame(rows)
     order = {c: i for i, c in enumerate(["BF"] + [label(p, m) for p in ("gs", "bgs") for m in MPLS]
@@ -196,6 +263,20 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
     out["_o"] = out["config"].map(lambda c: order.get(c, 99))
     out = out.sort_values(["stream", "overhead", "_o", "config"], kind="stable").drop(columns="_o")
     return out.reset_index(drop=True)
+
+
+def _gaps(df: pd.DataFrame) -> dict | None:
+    """(stream, config, overhead) -> the gap columns of :func:`table`, or
+    None when no run scored its steps."""
+    if "gap_epochs" not in df or not df["gap_epochs"].notna().any():
+        return None
+    out = {}
+    for key, g in df[df["gap_epochs"].notna()].groupby(["stream", "config", "overhead"], sort=False):
+        n, left = int(g["gap_epochs"].sum()), int(g["gap_unproven"].sum())
+        out[key] = {"gap_sched %": round(100 * g["gap_schedule"].mean(), 2),
+                    "gap_fill %": round(100 * g["gap_fill"].mean(), 2), "epochs": n,
+                    "gap_vs": "optimum" if left == 0 else f"optimum {n - left}, bound {left} (left out)"}
+    return out
 
 
 def claims(df: pd.DataFrame) -> pd.DataFrame:

@@ -27,6 +27,15 @@ stream of 100 nodes) would give a single sample per load.  Unlike seed
 hours even at moderate mean load, so absolute waits are higher than a
 stationary model's at the same utilization.
 
+``zhang-queues-he``: the same sweep on seed 004's own kind of workload, the
+hyper-Erlang model of common order (:mod:`instances.hypererlang`, seed 004
+section 2.1), fitted to the KTH SP2 trace (the only trace here; LLNL's is
+not: seed 004's own parameters are not published) and run on KTH's 100 nodes at the same offered loads (0.55 x factor,
+the fitted arrival process rescaled).  Its arrivals are stationary renewal
+processes per size class, so it shows the orders without a daily cycle.
+The fit is built in (:data:`instances.hypererlang.KTH_PARAMS`): the arm
+needs no trace.
+
 With one resource, WFit never consults the estimates: a job that does not
 fit now only blocks larger ones, so smallest-first while jobs fit is the
 whole rule, and its perfect and Phi rows coincide.
@@ -62,16 +71,20 @@ def estimate_label(model: str, value) -> str:
     return model if value is None else f"{model}={value:g}"
 
 
-def zhang_stream(jobs: int, seed: int, factor: float, model: str = "perfect", value=None):
+def zhang_stream(jobs: int, seed: int, factor: float, model: str = "perfect", value=None,
+                 workload_model: str = "lublin03"):
     """The seed 004 section 2.2 stream of this module (docstring): lublin03 on
-    320 nodes at offered load 0.55, runtimes x ``factor``, then estimate
-    model ``model`` ("perfect", "omega" or "phi" with ``value``).  Returns
-    (:class:`~instances.workloads.Stream`, :class:`~sim.jobs.Workload`)."""
+    320 nodes (or, ``workload_model="hypererlang"``, the hyper-Erlang fit to
+    KTH on its 100 nodes) at offered load 0.55, runtimes x ``factor``, then
+    estimate model ``model`` ("perfect", "omega" or "phi" with ``value``).
+    Returns (:class:`~instances.workloads.Stream`, :class:`~sim.jobs.Workload`)."""
     from instances.workloads import workload
     from sim.jobs import make_workload
 
     kw = {} if model == "perfect" else {model: float(value)}
-    stream = workload(model="lublin03", jobs=jobs, seed=seed, processors=NODES, load=BASE_LOAD,
+    if workload_model != "hypererlang":      # hypererlang: its fit's machine (KTH, 100 nodes)
+        kw["processors"] = NODES
+    stream = workload(model=workload_model, jobs=jobs, seed=seed, load=BASE_LOAD,
                       runtime_factor=factor, estimates=model, **kw)
     return stream, make_workload(stream.jobs, stream.capacity)
 
@@ -88,23 +101,31 @@ def simulate_row(wl, policy: str) -> dict:
             "engine": res.engine}
 
 
-def tasks(opts: Options) -> list[dict]:
+def tasks(opts: Options, workload_model: str = "lublin03") -> list[dict]:
     seeds = opts.seeds if opts.seeds is not None else (1 if opts.quick else 3)
     jobs = QUICK_JOBS if opts.quick else JOBS
     factors = QUICK_FACTORS if opts.quick else FACTORS
     # heaviest runs first (high factors), so that the process pool ends evenly
+    arm = {} if workload_model == "lublin03" else {"workload": workload_model}
     return [{"policy": p, "estimates": estimate_label(m, v), "est_model": m, "est_value": v,
-             "runtime_factor": f, "seed": s, "jobs": jobs}
+             "runtime_factor": f, "seed": s, "jobs": jobs, **arm}
             for f in sorted(factors, reverse=True) for m, v in ESTIMATES for p in POLICIES
             for s in range(seeds)]
 
 
+def tasks_he(opts: Options) -> list[dict]:
+    """:func:`tasks` of the hyper-Erlang arm (``zhang-queues-he``)."""
+    return tasks(opts, "hypererlang")
+
+
 def run(task: dict) -> list[dict]:
     """One stream under one policy: one tidy row."""
+    arm = task.get("workload", "lublin03")
     stream, wl = zhang_stream(task["jobs"], task["seed"], task["runtime_factor"], task["est_model"],
-                              task["est_value"])
+                              task["est_value"], arm)
     return [{"policy": task["policy"], "estimates": task["estimates"], "runtime_factor": task["runtime_factor"],
-             "seed": task["seed"], "jobs": task["jobs"], "nodes": NODES,
+             "seed": task["seed"], "jobs": task["jobs"], "nodes": int(wl.capacity[0]),
+             **({} if arm == "lublin03" else {"workload": arm}),
              "offered_load": stream.meta["offered_load"], **simulate_row(wl, task["policy"])}]
 
 
@@ -161,8 +182,11 @@ def plot(df: pd.DataFrame, path) -> None:
         for ax in (a, b):
             ax.set_xlabel("utilization rho")
             ax.legend(fontsize=7)
-    save_figure(fig, path, f"seed 004 fig. 5: queue orders with backfilling (lublin03, {NODES} nodes)")
+    arm = df["workload"].iloc[0] if "workload" in df else "lublin03"
+    save_figure(fig, path, f"seed 004 fig. 5: queue orders with backfilling ({arm}, {int(df['nodes'].iloc[0])} nodes)")
 
 
 register(Experiment("zhang-queues", "seed 004 fig. 5: wait and capacity loss vs utilization, FCFS/SJF/BFit/WFit "
                                     "with backfilling", tasks, run, table, plot))
+register(Experiment("zhang-queues-he", "zhang-queues on the hyper-Erlang model fitted to KTH SP2 (seed 004 "
+                                       "section 2.1; 100 nodes)", tasks_he, run, table, plot))

@@ -1,0 +1,151 @@
+"""Strict pieces shared by the families' independent feasibility checkers.
+
+A decision names jobs, machines or tasks by index.  Every checker reads
+those indices here, so that all five families refuse the same things:
+
+* an index is a Python ``int`` or a numpy integer (scalar or array entry);
+  never a float (not even ``2.0``), a boolean (``True`` is an ``int`` in
+  Python, and a numpy boolean array indexes as a mask), a string, or a
+  nested sequence where a number belongs;
+* a decision is a list, tuple, ``range`` or numpy array (no strings, sets,
+  dicts or other iterables, whose order or meaning is not a decision's);
+* indices lie in range; repeats are refused where the family forbids them.
+
+Capacity sums are exact (:func:`exact_loads`, :func:`exact_bin_loads`):
+int64 when a bound on the magnitudes proves that no sum can wrap, Python
+integers otherwise.  Nothing here calls a solver.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import INT64_MAX, InfeasibleSolution
+
+#: what a decision (or one level of a nested decision) may be
+SEQUENCES = (list, tuple, range, np.ndarray)
+
+
+def short(value, width: int = 60) -> str:
+    """``repr(value)`` cut to ``width`` characters, for one-line messages."""
+    text = repr(value) if not isinstance(value, np.ndarray) else repr(value.tolist())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def index(value, where: str, noun: str) -> int:
+    """``value`` as a Python int if it is an integer (Python or numpy, not a
+    boolean); else :class:`InfeasibleSolution` naming ``where``."""
+    if isinstance(value, (bool, np.bool_)):
+        raise InfeasibleSolution(f"{where} is {value!r}, a boolean, not a {noun} index")
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        raise InfeasibleSolution(f"{where} is {value!r}, not an integer {noun} index")
+    raise InfeasibleSolution(f"{where} is {short(value, 40)} ({type(value).__name__}), not a {noun} index")
+
+
+def indices(values, size: int, where: str, *, noun: str = "job", item: str = "entry") -> tuple[int, ...]:
+    """A flat decision as a tuple of Python ints in ``0..size-1``.
+
+    Parameters
+    ----------
+    values : list, tuple, range or 1-D numpy array
+        The indices; a numpy array must have an integer dtype (or be empty).
+    size : int
+        Number of valid indices.
+    where : str
+        Start of every message, e.g. ``"inst: selection"``.
+    noun, item : str
+        What an index names (``job``, ``machine``) and what an entry is
+        called in messages (``entry``, ``task``).
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    InfeasibleSolution
+        One line naming the first bad entry.
+
+    Notes
+    -----
+    O(len(values)): one pass in Python (a numpy array: one ``tolist``).
+    """
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise InfeasibleSolution(f"{where} is an array of shape {values.shape}, not a sequence of {noun} indices")
+        if values.dtype.kind in "iu" or values.size == 0:
+            out = tuple(values.tolist())
+        elif values.dtype == object:
+            out = tuple(index(v, f"{where} {item} {i}", noun) for i, v in enumerate(values))
+        else:
+            raise InfeasibleSolution(f"{where} is an array of {values.dtype}, not of integer {noun} indices")
+    elif isinstance(values, SEQUENCES):
+        out = tuple(v if type(v) is int else index(v, f"{where} {item} {i}", noun) for i, v in enumerate(values))
+    else:
+        raise InfeasibleSolution(f"{where} {short(values, 40)} ({type(values).__name__}) is not a sequence "
+                                 f"of {noun} indices")
+    if out and (min(out) < 0 or max(out) >= size):
+        i = next(i for i, v in enumerate(out) if not 0 <= v < size)
+        raise InfeasibleSolution(f"{where} {item} {i} is {noun} {out[i]}, outside 0..{size - 1}")
+    return out
+
+
+def distinct(out: tuple[int, ...], where: str, verb: str, noun: str = "job") -> None:
+    """Refuse an index that occurs twice in ``out``: ``"{where} {verb} {noun} J twice"``.  O(len(out))."""
+    if len(set(out)) != len(out):
+        seen = set()
+        twice = next(v for v in out if v in seen or seen.add(v))
+        raise InfeasibleSolution(f"{where} {verb} {noun} {twice} twice")
+
+
+def _fits_int64(rows: np.ndarray, count: int, base) -> bool:
+    """True if every sum of ``count`` rows of ``rows`` plus ``base`` provably
+    stays inside int64: ``count * max|rows| + max|base| <= 2**63 - 1``,
+    in Python integers.  O(rows.size)."""
+    if rows.dtype.kind not in "iu" or (base is not None and base.dtype.kind not in "iu"):
+        return False
+    top = max(int(rows.max()), -int(rows.min())) if rows.size else 0
+    low = max(int(base.max()), -int(base.min())) if base is not None and base.size else 0
+    return count * top + low <= INT64_MAX
+
+
+def exact_loads(matrix: np.ndarray, idx: tuple[int, ...], base: np.ndarray | None = None) -> np.ndarray:
+    """``base + matrix[idx].sum(axis=0)``, exact.
+
+    int64 when :func:`_fits_int64` proves that no partial sum can wrap (the
+    usual case), else an object array of Python integers.  Compare the
+    result with a capacity as it is: numpy compares an int64 or Python-int
+    array with an int64 one exactly.
+
+    Notes
+    -----
+    O(len(idx) K); the Python-integer path is about 50 times slower and is
+    taken only for magnitudes near 2**63 / len(idx).
+    """
+    rows = matrix[np.asarray(idx, dtype=np.intp)] if idx else matrix[:0]
+    if _fits_int64(rows, len(idx), base):
+        load = rows.sum(axis=0, dtype=np.int64)
+        return load if base is None else load + base.astype(np.int64)
+    load = rows.astype(object).sum(axis=0) if idx else np.zeros(matrix.shape[1], dtype=np.int64).astype(object)
+    return load if base is None else load + base.astype(object)
+
+
+def exact_bin_loads(matrix: np.ndarray, bins: tuple[tuple[int, ...], ...]) -> np.ndarray:
+    """Per-bin column sums of ``matrix`` (one row per bin), exact as in
+    :func:`exact_loads`.  Every bin must be non-empty.  O(n K)."""
+    order = np.fromiter((j for b in bins for j in b), dtype=np.intp)
+    starts = np.cumsum([0] + [len(b) for b in bins[:-1]])
+    rows = matrix[order]
+    if _fits_int64(rows, max(map(len, bins)), None):
+        return np.add.reduceat(rows.astype(np.int64, copy=False), starts, axis=0)
+    return np.add.reduceat(rows.astype(object), starts, axis=0)
+
+
+def over(load: np.ndarray, capacity: np.ndarray) -> int | None:
+    """First resource on which ``load`` exceeds ``capacity`` (None if none)."""
+    bad = np.flatnonzero(np.asarray(load > capacity, dtype=bool))
+    return int(bad[0]) if bad.size else None
+
+
+__all__ = ["SEQUENCES", "short", "index", "indices", "distinct", "exact_loads", "exact_bin_loads", "over"]

@@ -1,0 +1,188 @@
+"""Safe output: atomic file writes and a lock on an output folder.
+
+Every file the suite writes goes through :func:`atomic_path` (or its
+shortcuts :func:`write_bytes` / :func:`write_text`): the data is written to
+a temporary name in the same folder and renamed into place with
+:func:`os.replace`, so a run killed at any point leaves either the old file
+or the new one, never a torn one.  :func:`output_lock` holds an exclusive
+``flock`` on ``FOLDER/.epochbench.lock`` for as long as a command writes
+into ``FOLDER``; a second run on the same folder is refused with
+:class:`OutputBusy`.  The kernel releases the lock when its holder dies, so
+a ``kill -9`` leaves no stale lock behind.
+
+This module sits in the lowest layer (``instances``) so that every layer may
+import it.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+try:                                   # POSIX; elsewhere folders are not locked
+    import fcntl
+except ImportError:                    # pragma: no cover - Windows
+    fcntl = None
+
+LOCK_NAME = ".epochbench.lock"
+TMP_PREFIX = ".tmp-"
+
+#: folders this process holds, by resolved path: {path: [fd, depth]}
+_HELD: dict[str, list[int]] = {}
+
+
+class OutputError(ValueError):
+    """The output folder cannot be used (bad input: exit status 2)."""
+
+
+class OutputBusy(OutputError):
+    """Another run holds the output folder."""
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """A temporary name next to ``path`` that becomes ``path`` on success.
+
+    Yields ``Path`` ``FOLDER/.tmp-<token>-NAME`` (same folder, so the rename
+    is atomic; same suffixes, so writers that choose the format by suffix,
+    such as ``savefig``, still do).  When the block ends normally the
+    temporary file replaces ``path`` (:func:`os.replace`); when it raises,
+    the temporary file is removed and ``path`` is left as it was.
+
+    Parameters
+    ----------
+    path : str or Path
+        Final file name.  Its folder must exist.
+
+    Notes
+    -----
+    Safe against the process being killed (the rename is atomic); the data
+    is not fsync'ed, so a power loss right after the rename may still lose
+    it.  Cost: one rename.
+    """
+    path = Path(path)
+    tmp = path.with_name(f"{TMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}-{path.name}")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def write_bytes(path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (:func:`atomic_path`); returns ``path``."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+    return path
+
+
+def write_text(path, text: str, encoding: str = "utf-8") -> Path:
+    """Write ``text`` to ``path`` atomically (:func:`atomic_path`); returns ``path``."""
+    return write_bytes(path, text.encode(encoding))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:                                    # exists, owned by someone else
+        return True
+    return True
+
+
+def remove_stale(folder) -> list[Path]:
+    """Remove the temporary files of :func:`atomic_path` in ``folder`` whose
+    writing process is gone (a run killed mid-write); returns them.
+
+    Notes
+    -----
+    One listing of ``folder``; a temporary file of a live process is kept.
+    """
+    gone = []
+    for p in Path(folder).glob(f"{TMP_PREFIX}*"):
+        pid = p.name[len(TMP_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+            with contextlib.suppress(OSError):
+                p.unlink()
+                gone.append(p)
+    return gone
+
+
+def _holder(fd: int) -> str:
+    """What the lock file says about its holder (``pid N``), or ''."""
+    try:
+        text = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return ""
+    return f" (pid {text})" if text.isdigit() else ""
+
+
+@contextlib.contextmanager
+def output_lock(folder):
+    """Hold the output folder ``folder`` (created if missing) for this run.
+
+    Takes an exclusive, non-blocking ``flock`` on ``FOLDER/.epochbench.lock``
+    and writes this process's id into it, then removes what killed runs
+    left half-written (:func:`remove_stale`).  Nested uses in one process
+    share the lock.
+
+    Raises
+    ------
+    OutputBusy
+        Another process holds the folder.
+    OutputError
+        The folder cannot be created or written.
+
+    Notes
+    -----
+    The kernel drops the lock when the holding process exits or is killed,
+    so no stale lock survives a crash; the (empty) lock file stays.  Without
+    ``fcntl`` (Windows) nothing is locked.
+    """
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{folder}: cannot create the output folder ({exc.strerror or exc})") from None
+    if fcntl is None:                                  # pragma: no cover
+        yield folder
+        return
+    key = os.path.realpath(folder)
+    held = _HELD.get(key)
+    if held is not None:
+        held[1] += 1
+        try:
+            yield folder
+        finally:
+            held[1] -= 1
+        return
+    lock = folder / LOCK_NAME
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise OutputError(f"{lock}: cannot write in the output folder ({exc.strerror or exc})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        who = _holder(fd)
+        os.close(fd)
+        raise OutputBusy(f"{folder}: output folder in use by another epochbench run{who}; "
+                         "wait for it to finish or choose another --out") from None
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        _HELD[key] = [fd, 1]
+        remove_stale(folder)
+        yield folder
+    finally:
+        _HELD.pop(key, None)
+        os.close(fd)                                   # releases the flock
+
+
+__all__ = ["OutputError", "OutputBusy", "atomic_path", "write_bytes", "write_text", "output_lock",
+           "remove_stale", "LOCK_NAME"]

@@ -1,0 +1,605 @@
+"""Seed 002's backfilling variants ("Backfilling Variants"), generic engine.
+
+==============  =================================================================
+name            rule
+==============  =================================================================
+easy-sjf        EASY (:class:`sim.policies.EASY`, the head's reservation
+                unchanged) whose backfill scan takes the queue by estimated
+                runtime, shortest first (ties: arrival order).
+easy-xfactor    the same, scanned by estimated slowdown ``(now - submit +
+                estimate) / estimate``, largest first (ties: arrival order).
+slack-bf        slack-based (dynamic) backfilling: every queued job holds a
+                promise (its first reservation) and a slack; any job may start
+                now unless some reserved job, re-planned, would start later
+                than ``promise + slack`` (and later than it was planned
+                before this start).
+threshold-bf    the same where only jobs whose expected slowdown exceeds
+                ``slowdown_threshold`` hold a reservation (slack 0).
+multi-queue     multiple-queue backfilling: a queue per estimated-runtime
+                class, each running EASY on its own partition of the
+                processors; optionally idle partitions lend their nodes.
+==============  =================================================================
+
+Seed 002 lists three variants: (1) the order in which the queue is scanned
+for backfill jobs, "by estimated runtime or estimated slowdown"; (2) dynamic
+or slack-based backfilling, "each job in the queue is associated with a
+slack, maximum delay after reservation; important jobs will have little
+slack; backfilling is allowed only if the backfilled job does not delay any
+other job by more than that job's slack; e.g. reservations to only those jobs
+whose expected slowdowns > threshold"; (3) multiple-queue backfilling, "each
+job is assigned to a queue according to its expected execution time; each
+queue is assigned to a disjoint partition of the parallel system on which
+only jobs from this queue can be executed".  Our readings are in each class.
+
+The slowdown of the seed, ``(wait + running time) / running time``, is
+"expected" while a job waits: we use its estimate for the running time and
+its wait so far, ``(now - submit + estimate) / estimate``.
+
+Only the two EASY scan orders and ``multi-queue`` have a
+packing selection step (``--selector``, ``--record-epochs``); the slack
+policies decide against a whole re-planned schedule of deadlines, which is
+no single-reservation packing instance, so they have none (a selector or a
+recorder is refused with a one-line error).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .engine import StartFn
+from .policies import EASY, Step, _ArrivalQueue, _Base, register_policy
+from .profile import Profile
+
+
+def expected_slowdown(now: float, submit, estimate):
+    """Seed 002's slowdown with the estimate as running time: ``(now - submit
+    + estimate) / estimate`` (numpy, elementwise)."""
+    est = np.asarray(estimate, dtype=np.float64)
+    return (now - np.asarray(submit, dtype=np.float64) + est) / est
+
+
+# ---- (1) the scan order of EASY's backfill step -----------------------------------------
+class _EASYOrdered(EASY):
+    """EASY whose backfill candidates are scanned in :meth:`order`; the head
+    (arrival order) and its reservation are EASY's.  O(q log q + r log r) per
+    pass."""
+
+    def order(self, now: float, cands: list) -> list:
+        raise NotImplementedError
+
+    def schedule(self, now, machine, start):
+        q, tb = self._q, self.table
+        self.step = None
+        i = 0
+        while i < len(q) and machine.fits(q[i]):
+            start(q[i])
+            i += 1
+        del q[:i]
+        if not q:
+            return
+        shadow, extra = self.reservation(now, machine, q[0])
+        if np.isnan(tb.promised[q[0]]):
+            tb.promised[q[0]] = shadow
+        cands = self.order(now, q[1:])
+        if self.selector is not None:
+            done = self._choose(now, machine, cands, start,
+                                lambda: self._scan(cands, now, machine, start, shadow, extra), shadow, extra)
+        else:
+            self.step = Step(now, machine.free.copy(), cands, shadow, extra.copy())
+            done = self._scan(cands, now, machine, start, shadow, extra)
+        self._q = [j for j in q if j not in done]
+
+    def _scan(self, cands, now, machine, start, shadow, extra) -> set:
+        """EASY's backfill rule over ``cands`` in the given order."""
+        tb, done = self.table, set()
+        for j in cands:
+            if not machine.fits(j):
+                continue
+            if now + tb.estimate[j] <= shadow:
+                pass
+            elif (tb.demand[j] <= extra).all():
+                extra = extra - tb.demand[j]
+            else:
+                continue
+            start(j)
+            done.add(j)
+        return done
+
+
+@register_policy("easy-sjf")
+class EASYSJF(_EASYOrdered):
+    """EASY backfilling scanned by estimated runtime, shortest first (seed 002
+    "Backfilling Variants" 1: "by estimated runtime"); ties in arrival order.
+    The head keeps EASY's reservation, so it is never delayed by a backfill."""
+
+    def order(self, now, cands):
+        if not cands:
+            return []
+        c = np.asarray(cands)
+        return c[np.lexsort((c, self.table.estimate[c]))].tolist()
+
+
+@register_policy("easy-xfactor")
+class EASYXFactor(_EASYOrdered):
+    """EASY backfilling scanned by expected slowdown (:func:`expected_slowdown`,
+    seed 002 "Backfilling Variants" 1: "by estimated slowdown"), largest first;
+    ties in arrival order.  The order is recomputed at every pass (the
+    slowdown grows with the wait)."""
+
+    def order(self, now, cands):
+        if not cands:
+            return []
+        c = np.asarray(cands)
+        tb = self.table
+        x = expected_slowdown(now, tb.submit[c], tb.estimate[c])
+        return c[np.lexsort((c, -x))].tolist()
+
+
+# ---- (2) slack-based backfilling ---------------------------------------------------------
+@register_policy("slack-bf")
+class SlackBackfill(_ArrivalQueue):
+    """Slack-based (dynamic) backfilling (seed 002 "Backfilling Variants" 2).
+
+    Every queued job j has a slack ``slack_factor * estimate`` (important
+    jobs: ``important_slack_factor * estimate``; a job is important when it
+    needs at least ``important_procs`` processors, none when that is None:
+    wide jobs are the ones backfilling starves).  Its promise is its first
+    reservation: at the first pass after it arrives, its earliest fit
+    (estimates) in the profile of the running jobs and of the jobs reserved
+    before it, planned in that order; ``deadline = promise + slack``.  A
+    new reservation never moves an older one.  At each pass:
+
+    1. plan B: the reserved jobs in the order they were reserved (here:
+       arrival order), each at its earliest fit;
+       those planned now start;
+    2. scan the rest of the queue in arrival order; a job c that fits now
+       starts if, with c running, the new plan S puts every reserved job j
+       no later than ``max(deadline_j, B_j)`` (a job already past its
+       deadline, after a running job overran, may not be delayed further);
+       then B = S.
+
+    Unless a running job overruns its estimate, no reserved job starts
+    after its deadline.  With ``slack_factor = 0`` no job starts later than
+    its first reservation, as in conservative backfilling, but a job may take a hole
+    that conservative keeps for a later-queued job if that job can move to
+    another slot no later than its promise.  ``slack_factor = inf``: no
+    guarantees (first fit in arrival order).  ``tb.promised`` holds the
+    promise.  Cost O(q^2 (m + q)) per pass for q queued jobs and m
+    profile breakpoints (a plan per candidate that fits now).
+    """
+
+    has_selector = False
+
+    def __init__(self, slack_factor: float = 1.0, important_procs: int | None = None,
+                 important_slack_factor: float = 0.0, selector=None, selector_options=None):
+        super().__init__(selector, selector_options)
+        for key, val in (("slack_factor", slack_factor), ("important_slack_factor", important_slack_factor)):
+            if not float(val) >= 0:
+                raise ValueError(f"{key}: a factor of the estimate >= 0 (inf allowed), got {val!r}")
+        if important_procs is not None and (int(important_procs) != important_procs or important_procs < 1):
+            raise ValueError(f"important_procs: an integer >= 1 (processors), got {important_procs!r}")
+        self.slack_factor = float(slack_factor)
+        self.important_procs = None if important_procs is None else int(important_procs)
+        self.important_slack_factor = float(important_slack_factor)
+
+    def options(self):
+        return {"slack_factor": self.slack_factor, "important_procs": self.important_procs,
+                "important_slack_factor": self.important_slack_factor}
+
+    def reset(self, table, machine):
+        super().reset(table, machine)
+        self.deadline: dict[int, float] = {}   # reserved jobs: promise + slack
+        self._seen: set[int] = set()
+        self._wake = np.inf
+
+    def slack(self, j: int) -> float:
+        """The slack of job ``j`` in seconds."""
+        tb = self.table
+        important = self.important_procs is not None and tb.demand[j, 0] >= self.important_procs
+        f = self.important_slack_factor if important else self.slack_factor
+        return f * float(tb.estimate[j]) if f < np.inf else np.inf
+
+    def _to_reserve(self, now: float, queue: list) -> dict:
+        """Jobs that get a reservation at this pass, with their slack: the
+        new arrivals of finite slack (the others are marked, never reserved)."""
+        out = {}
+        for j in queue:
+            if j not in self._seen:
+                self._seen.add(j)
+                s = self.slack(j)
+                if s < np.inf:
+                    out[j] = s
+        return out
+
+    def _reserve(self, now: float, queue: list) -> None:
+        """Give the jobs of :meth:`_to_reserve` their promise (planned after
+        the jobs reserved before, in queue order among themselves) and deadline."""
+        new = self._to_reserve(now, queue)
+        if not new:
+            return
+        tb = self.table
+        plan = self._plan(now, self._guarded(queue) + list(new))
+        for j, s in new.items():
+            if np.isnan(tb.promised[j]):
+                tb.promised[j] = plan[j]
+            self.deadline[j] = plan[j] + s
+
+    def _profile(self, now: float) -> Profile:
+        tb = self.table
+        prof = Profile(self.machine.capacity, now)
+        for r in self.machine.running():
+            prof.add(now, max(tb.start[r] + tb.estimate[r], now), tb.demand[r], -1)
+        return prof
+
+    def _plan(self, now: float, jobs: list, starting: int | None = None) -> dict:
+        """Earliest fit of ``jobs`` in order, after the running jobs (and job
+        ``starting`` as if it started now)."""
+        tb, prof, out = self.table, self._profile(now), {}
+        if starting is not None:
+            prof.add(now, now + tb.estimate[starting], tb.demand[starting], -1)
+        for j in jobs:
+            t = prof.find(tb.demand[j], tb.estimate[j])
+            prof.add(t, t + tb.estimate[j], tb.demand[j], -1)
+            out[j] = t
+        return out
+
+    def _guarded(self, queue: list) -> list:
+        """Queued jobs holding a reservation, in the order they got it (a new
+        reservation is planned after the older ones, so it never moves them)."""
+        waiting = set(queue)
+        return [j for j in self.deadline if j in waiting]
+
+    def schedule(self, now, machine, start: StartFn):
+        self.step = None
+        q, tb = self._q, self.table
+        self._reserve(now, q)
+        guarded = self._guarded(q)
+        plan = self._plan(now, guarded)
+        done = set()
+        for j in guarded:
+            if plan[j] <= now and machine.fits(j):
+                start(j)
+                done.add(j)
+        for c in q:
+            if machine.free[0] <= 0:
+                break
+            if c in done or not machine.fits(c):
+                continue
+            rest = [j for j in guarded if j not in done and j != c]
+            if rest:
+                s = self._plan(now, rest, c)
+                if any(s[j] > max(self.deadline[j], plan[j]) for j in rest):
+                    continue
+                plan = s
+            start(c)
+            done.add(c)
+        self._q = [j for j in q if j not in done]
+        for j in done:
+            self.deadline.pop(j, None)
+        self._wake = min((plan[j] for j in self._guarded(self._q) if plan.get(j, np.inf) > now),
+                         default=np.inf)
+
+    def wakeup(self):
+        """A planned start can fall where no job ends: a pass is due then."""
+        return self._wake
+
+
+@register_policy("threshold-bf")
+class ThresholdBackfill(SlackBackfill):
+    """Reservations only for jobs whose expected slowdown exceeds a threshold
+    (seed 002 "Backfilling Variants" 2, "e.g. reservations to only those jobs
+    whose expected slowdowns > threshold").
+
+    At each pass a waiting job whose :func:`expected_slowdown` exceeds
+    ``slowdown_threshold`` (default 2) and holds no reservation gets one:
+    its planned start (after the reserved jobs before it) is its promise,
+    with slack 0; the rule of :class:`SlackBackfill` then keeps every
+    reservation.  Jobs below the threshold have no guarantee and start in
+    arrival order whenever they fit without delaying a reserved job.  The
+    slowdown grows while a job waits, so every job is eventually reserved:
+    no starvation.  The threshold is checked at passes only.  Cost as
+    :class:`SlackBackfill`.
+    """
+
+    def __init__(self, slowdown_threshold: float = 2.0, selector=None, selector_options=None):
+        if not float(slowdown_threshold) >= 1:
+            raise ValueError(f"slowdown_threshold: an expected slowdown >= 1, got {slowdown_threshold!r}")
+        super().__init__(0.0, None, 0.0, selector, selector_options)
+        self.slowdown_threshold = float(slowdown_threshold)
+
+    def options(self):
+        return {"slowdown_threshold": self.slowdown_threshold}
+
+    def _to_reserve(self, now, queue):
+        """Unreserved jobs whose expected slowdown exceeds the threshold now
+        (slack 0)."""
+        free = [j for j in queue if j not in self.deadline]
+        if not free:
+            return {}
+        tb, c = self.table, np.asarray(free)
+        over = expected_slowdown(now, tb.submit[c], tb.estimate[c]) > self.slowdown_threshold
+        return {j: 0.0 for j, o in zip(free, over) if o}
+
+
+# ---- (3) multiple-queue backfilling -------------------------------------------------------
+def parse_partitions(partitions, procs: int, queues: int) -> np.ndarray:
+    """Partition sizes (processors) from ``partitions``: counts summing to
+    ``procs``, or shares summing to 1 (rounded down, the rest to the last
+    queue); None: equal shares.  Raises ``ValueError`` naming the option."""
+    if partitions is None:
+        sizes = np.full(queues, procs // queues, dtype=np.int64)
+        sizes[-1] += procs - sizes.sum()
+    else:
+        p = np.asarray(partitions, dtype=np.float64).reshape(-1)
+        if p.shape[0] != queues:
+            raise ValueError(f"partitions: {queues} queue(s) need {queues} partition sizes, got {p.shape[0]}")
+        if not (np.isfinite(p).all() and (p > 0).all()):
+            raise ValueError(f"partitions: sizes must be > 0, got {p.tolist()}")
+        if np.isclose(p.sum(), 1.0) and (p < 1).all():
+            sizes = np.floor(p * procs).astype(np.int64)
+            sizes[-1] += procs - sizes.sum()
+        elif (p == np.round(p)).all() and p.sum() == procs:
+            sizes = p.astype(np.int64)
+        else:
+            raise ValueError(f"partitions: processor counts summing to {procs} or shares summing to 1, "
+                             f"got {p.tolist()}")
+    if (sizes < 1).any():
+        raise ValueError(f"partitions: every partition needs >= 1 processor, got {sizes.tolist()}")
+    return sizes
+
+
+@register_policy("multi-queue")
+class MultiQueue(_Base):
+    """Multiple-queue backfilling (seed 002 "Backfilling Variants" 3).
+
+    A job goes to queue i when its estimate is in ``(bounds[i-1],
+    bounds[i]]`` (``queue_bounds``, seconds, increasing; default one hour:
+    two queues).  Queue i owns a disjoint partition of ``partitions[i]``
+    processors (:func:`parse_partitions`; default equal shares) and runs
+    EASY on it: head-first starts, the head's reservation computed from the
+    partition's running jobs (released by expected end), the rest scanned in
+    arrival order.  Queues are served shortest first at every pass.  Only
+    processors are partitioned: the stream must have K = 1.
+
+    Without lending (default) a job wider than its queue's partition goes
+    to the nearest queue of longer jobs whose partition holds it, else the
+    nearest of shorter jobs; a job wider than every partition is an error.
+    With ``lend=True`` a queue may also use the idle processors of every
+    partition whose own queue is empty at that moment (own processors are
+    taken first, then the lenders' in queue order); borrowed processors
+    return to their partition when the job ends, so the lender's next jobs
+    may wait for them (its head's reservation counts them at their expected
+    end).  A job wider than its partition then stays in its queue, and its
+    reservation is computed on the whole machine: it holds against its own
+    queue only, the other queues do not see it (a soft guarantee).
+
+    A backfilled job counts whole against the head's ``extra``, borrowed
+    processors included (EASY's rule on the partition, conservative with
+    lending).
+
+    Selection step (``--record-epochs``): the queue steps of a pass are in
+    ``steps``; ``step`` (what the recorder takes) is the one with the most
+    candidates: the processors its jobs may take (own and lent), its head's
+    reservation, the candidates no wider than the partition (with lending a
+    wider job may take more; it is left out of the instance).  No selector.
+    Cost O(q + r log r) per queue and pass.
+    """
+
+    def __init__(self, queue_bounds=(3600.0,), partitions=None, lend: bool = False, selector=None,
+                 selector_options=None):
+        if selector is not None:
+            raise ValueError("policy 'multi-queue' takes no selector: its steps are per partition")
+        super().__init__(None, selector_options)
+        b = np.asarray(queue_bounds, dtype=np.float64).reshape(-1)
+        if b.size == 0 or not (np.isfinite(b).all() and (b > 0).all() and (np.diff(b) > 0).all()):
+            raise ValueError(f"queue_bounds: increasing estimates in seconds > 0, got {b.tolist()}")
+        self.bounds = b
+        self.partitions = None if partitions is None else [float(x) for x in np.ravel(partitions)]
+        if self.partitions is not None and (len(self.partitions) != b.size + 1
+                                            or not all(0 < x < np.inf for x in self.partitions)):
+            raise ValueError(f"partitions: {b.size + 1} sizes > 0 for {b.size + 1} queues, got {self.partitions}")
+        self.lend = bool(lend)
+
+    def options(self):
+        return {"queue_bounds": self.bounds.tolist(), "partitions": self.partitions, "lend": self.lend}
+
+    def reset(self, table, machine):
+        super().reset(table, machine)
+        if table.k != 1:
+            raise ValueError(f"multi-queue: partitions split processors only; the stream has "
+                             f"resources {list(table.resources)}")
+        n = self.bounds.size + 1
+        self.sizes = parse_partitions(self.partitions, int(machine.capacity[0]), n)
+        self.free = self.sizes.copy()
+        self.held: dict[int, np.ndarray] = {}
+        self.queues: list[list[int]] = [[] for _ in range(n)]
+        self.steps: list[Step] = []
+        if not self.lend and table.n and table.demand[:, 0].max() > self.sizes.max():
+            j = int(np.argmax(table.demand[:, 0]))
+            raise ValueError(f"partitions: job id {int(table.ids[j])} needs {int(table.demand[j, 0])} "
+                             f"processors > the largest partition {int(self.sizes.max())} (no lending)")
+
+    def queue_of(self, j: int) -> int:
+        """The queue of job row ``j`` (class docstring)."""
+        i = int(np.searchsorted(self.bounds, self.table.estimate[j], side="left"))
+        need = self.table.demand[j, 0]
+        if self.lend or need <= self.sizes[i]:
+            return i
+        ok = np.nonzero(self.sizes >= need)[0]
+        up = ok[ok > i]
+        return int(up[0]) if up.size else int(ok[ok < i][-1])
+
+    def arrive(self, job, now):
+        self.queues[self.queue_of(job)].append(job)
+
+    def finished(self, job, now):
+        self.free += self.held.pop(job)
+
+    def queue(self):
+        return [j for q in self.queues for j in q]
+
+    def __len__(self):
+        return sum(len(q) for q in self.queues)
+
+    def _lenders(self, i: int, need: int) -> list[int]:
+        """Partitions queue ``i`` may borrow from for a job of ``need``
+        processors: those whose queue is empty; every other partition too
+        for a job wider than partition ``i``.  None without lending."""
+        if not self.lend:
+            return []
+        others = [p for p in range(len(self.queues)) if p != i]
+        idle = [p for p in others if not self.queues[p]]
+        return idle + ([p for p in others if self.queues[p]] if need > self.sizes[i] else [])
+
+    def _usable(self, i: int, j: int) -> int:
+        """Processors job ``j`` of queue ``i`` could take now."""
+        need = int(self.table.demand[j, 0])
+        return int(self.free[i]) + sum(int(self.free[p]) for p in self._lenders(i, need))
+
+    def _take(self, i: int, j: int, start: StartFn) -> None:
+        need = int(self.table.demand[j, 0])
+        got = np.zeros_like(self.free)
+        for p in [i, *self._lenders(i, need)]:
+            got[p] = min(need - got.sum(), int(self.free[p]))
+        self.free -= got
+        self.held[j] = got
+        start(j)
+
+    def _reservation(self, now: float, i: int, head: int) -> tuple[float, int, bool]:
+        """(shadow, extra, own): EASY's reservation of queue ``i``'s head on
+        its partition (``own``), or on the whole machine if it is wider."""
+        tb = self.table
+        need = int(tb.demand[head, 0])
+        own = need <= self.sizes[i]
+        hold = {j: (int(h[i]) if own else int(h.sum())) for j, h in self.held.items()}
+        free = int(self.free[i]) if own else int(self.free.sum())
+        key = {j: max(tb.start[j] + tb.estimate[j], now) for j, h in hold.items() if h > 0}
+        shadow = None
+        for j in sorted(key, key=lambda j: (key[j], tb.ids[j])):
+            if shadow is not None and key[j] != shadow:
+                break
+            free += hold[j]
+            if shadow is None and need <= free:
+                shadow = key[j]
+        return float(shadow), free - need, own
+
+    def schedule(self, now, machine, start: StartFn):
+        self.steps = []
+        for i in range(len(self.queues)):
+            if self.queues[i]:
+                self._serve(now, i, start)
+        self.step = max(self.steps, key=lambda s: len(s.candidates), default=None)
+
+    def _serve(self, now: float, i: int, start: StartFn) -> None:
+        q, tb = self.queues[i], self.table
+        k = 0
+        while k < len(q) and tb.demand[q[k], 0] <= self._usable(i, q[k]):
+            self._take(i, q[k], start)
+            k += 1
+        del q[:k]
+        if not q:
+            return
+        shadow, extra, _ = self._reservation(now, i, q[0])
+        if np.isnan(tb.promised[q[0]]):
+            tb.promised[q[0]] = shadow
+        usable = int(self.free[i]) + sum(int(self.free[p]) for p in self._lenders(i, 1))
+        narrow = [j for j in q[1:] if tb.demand[j, 0] <= self.sizes[i]]
+        self.steps.append(Step(now, np.array([usable]), narrow, shadow, np.array([extra])))
+        done = set()
+        for j in q[1:]:
+            need = int(tb.demand[j, 0])
+            if need > self._usable(i, j):
+                continue
+            if now + tb.estimate[j] <= shadow:
+                pass
+            elif need <= extra:
+                extra -= need
+            else:
+                continue
+            self._take(i, j, start)
+            done.add(j)
+        self.queues[i] = [j for j in q if j not in done]
+
+
+# ---- command line (epochbench simulate) ----------------------------------------------------
+def _float_at_least(low: float, what: str):
+    def parse(text: str) -> float:
+        import argparse
+        try:
+            x = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what}, got {text!r}") from None
+        if not x >= low:                        # NaN fails too
+            raise argparse.ArgumentTypeError(f"{what}, got {text}")
+        return x
+    return parse
+
+
+def _int_at_least_one(text: str) -> int:
+    import argparse
+    try:
+        x = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if x < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text}")
+    return x
+
+
+def _number_list(what: str, increasing: bool):
+    def parse(text: str) -> list[float]:
+        import argparse
+        try:
+            xs = [float(x) for x in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what}, got {text!r}") from None
+        ok = all(0 < x < np.inf for x in xs) and (not increasing or all(b > a for a, b in zip(xs, xs[1:])))
+        if not ok:
+            raise argparse.ArgumentTypeError(f"{what}, got {text}")
+        return xs
+    return parse
+
+
+#: CLI option (argparse dest) -> (policy it applies to, policy keyword)
+CLI_OPTIONS = {
+    "slack_factor": ("slack-bf", "slack_factor"),
+    "important_procs": ("slack-bf", "important_procs"),
+    "important_slack_factor": ("slack-bf", "important_slack_factor"),
+    "slowdown_threshold": ("threshold-bf", "slowdown_threshold"),
+    "queue_bounds": ("multi-queue", "queue_bounds"),
+    "partitions": ("multi-queue", "partitions"),
+    "lend": ("multi-queue", "lend"),
+}
+
+
+def add_variant_arguments(parser) -> None:
+    """The options of this module's policies on ``epochbench simulate``."""
+    g = parser.add_argument_group("seed 002 backfilling variants (sim.variants)")
+    g.add_argument("--slack-factor", type=_float_at_least(0, "must be a number >= 0 (inf allowed)"),
+                   help="slack-bf: slack = factor x estimate (default 1; inf: no guarantee)")
+    g.add_argument("--important-procs", type=_int_at_least_one,
+                   help="slack-bf: jobs with at least this many processors are important (default: none)")
+    g.add_argument("--important-slack-factor", type=_float_at_least(0, "must be a number >= 0"),
+                   help="slack-bf: slack factor of important jobs (default 0)")
+    g.add_argument("--slowdown-threshold", type=_float_at_least(1, "must be an expected slowdown >= 1"),
+                   help="threshold-bf: reserve for jobs whose expected slowdown exceeds this (default 2)")
+    g.add_argument("--queue-bounds", type=_number_list("must be increasing seconds > 0, comma-separated", True),
+                   help="multi-queue: estimate bounds between the queues, e.g. 3600,36000 (default 3600)")
+    g.add_argument("--partitions", type=_number_list("must be sizes > 0, comma-separated", False),
+                   help="multi-queue: processors per queue summing to the machine, or shares summing "
+                        "to 1 (default: equal)")
+    g.add_argument("--lend", action="store_true", default=None,
+                   help="multi-queue: queues with an empty queue lend their idle processors")
+
+
+def variant_options(args) -> dict:
+    """The policy keywords given on the command line for ``args.policy``;
+    ``ValueError`` (one line) for an option of another policy."""
+    out = {}
+    for dest, (policy, key) in CLI_OPTIONS.items():
+        val = getattr(args, dest, None)
+        if val is None:
+            continue
+        if args.policy != policy:
+            raise ValueError(f"--{dest.replace('_', '-')} applies to policy {policy} only, not {args.policy!r}")
+        out[key] = val
+    return out

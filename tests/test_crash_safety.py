@@ -1,0 +1,374 @@
+"""Outputs survive crashes and concurrency; plug-ins cannot break the tool.
+
+Atomic writes (instances.files), the output-folder lock, the experiment
+checkpoint after kill -9 / a torn line / Ctrl-C, worker processes dying with
+their parent, quiet output into a closed pipe, and broken plug-ins.  The
+subprocess tests run ``tests/crash_experiment.py`` (a tiny registered
+experiment) through the real CLI; every process started here is stopped in
+a ``finally``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import crash_experiment as cx
+from bench import cli, methods
+from bench.experiments import EXPERIMENTS, Options, _load_checkpoint, run_experiment, sweep
+from instances import files, registry
+from instances.core import write_json
+from instances.files import LOCK_NAME, OutputBusy, atomic_path, output_lock, write_text
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = Path(cx.__file__).resolve()
+WALL = ["seconds"]                      # wall-time columns: differ between runs
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and flock")
+EXPERIMENTS.pop(cx.NAME)                # registered only while these tests run (fixture below)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _test_experiment():
+    EXPERIMENTS[cx.NAME] = cx.EXPERIMENT
+    yield
+    EXPERIMENTS.pop(cx.NAME, None)
+
+
+def _experiment(out: Path, *extra: str, **kw) -> subprocess.Popen:
+    """The test experiment in a subprocess (own session: a group signal
+    reaches it and its workers, as Ctrl-C on a terminal would)."""
+    cmd = [sys.executable, str(SCRIPT), "experiment", cx.NAME, "--out", str(out), "--quiet", *extra]
+    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, **kw)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+
+
+def _wait_for(cond, timeout: float = 30.0, what: str = "condition") -> None:
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def _holds_lock(out: Path, proc: subprocess.Popen) -> bool:
+    lock = out / LOCK_NAME
+    return proc.poll() is not None or (lock.exists() and lock.read_text().strip() == str(proc.pid))
+
+
+def _records(out: Path) -> int:
+    part = out / f"{cx.NAME}.partial.jsonl"
+    return part.read_bytes().count(b"\n") if part.exists() else 0
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (Linux /proc)."""
+    kids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(int(d.name))
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> pd.DataFrame:
+    """The uninterrupted run (in this process, one worker)."""
+    out = tmp_path_factory.mktemp("reference")
+    df, _ = run_experiment(cx.NAME, Options(out=out, jobs=2, progress=False))
+    assert not (out / f"{cx.NAME}.partial.jsonl").exists()
+    return pd.read_csv(out / f"{cx.NAME}.csv")
+
+
+def _same_apart_from_wall_time(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    assert len(want) == 2 * cx.TASKS
+    pd.testing.assert_frame_equal(got.drop(columns=WALL), want.drop(columns=WALL))
+
+
+# ---- atomic writes -------------------------------------------------------------------------
+def test_atomic_writer_keeps_the_old_file_when_the_write_fails(tmp_path):
+    path = tmp_path / "scores.csv"
+    path.write_text("old\n")
+    with pytest.raises(RuntimeError, match="midway"):
+        with atomic_path(path) as tmp:
+            tmp.write_text("new, half writ")
+            raise RuntimeError("killed midway")
+    assert path.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.csv"]      # no temporary left
+    with pytest.raises(TypeError):                                            # not JSON: fails midway
+        write_json(path, {"kind": "packing", "bad": object()})
+    assert path.read_text() == "old\n"
+    write_text(path, "new\n")
+    assert path.read_text() == "new\n" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_atomic_path_keeps_the_suffix_for_writers_that_choose_by_suffix(tmp_path):
+    with atomic_path(tmp_path / "fig.png") as tmp:
+        assert tmp.parent == tmp_path and tmp.name.endswith("fig.png") and not tmp.exists()
+        tmp.write_bytes(b"png")
+    assert (tmp_path / "fig.png").read_bytes() == b"png"
+
+
+def test_taking_the_lock_removes_what_killed_runs_left_half_written(tmp_path):
+    dead = tmp_path / ".tmp-999999999-0a1b2c3d-inst.json"          # pid above any pid_max
+    live = tmp_path / f".tmp-{os.getppid()}-0a1b2c3d-inst.json"
+    for p in (dead, live):
+        p.write_text("{")
+    with output_lock(tmp_path):
+        pass
+    assert not dead.exists() and live.exists()
+
+
+# ---- checkpoint ------------------------------------------------------------------------------
+def test_torn_checkpoint_line_loses_nothing_after_it(tmp_path):
+    tasks = cx.tasks(Options())[:6]
+    part = tmp_path / "x.partial.jsonl"
+    good = [json.dumps({"task": t, "rows": cx.run(t)}) for t in tasks[:2]]
+    torn = json.dumps({"task": tasks[2], "rows": cx.run(tasks[2])})[:37]      # killed mid-line
+    part.write_text("\n".join(good) + "\n" + torn)
+    assert sorted(_load_checkpoint(part, tasks)) == [0, 1]
+    calls = []
+
+    def run(task):
+        calls.append(task)
+        if len(calls) == 2:
+            raise KeyboardInterrupt                                           # stop after one new record
+        return cx.run(task)
+
+    with pytest.raises(KeyboardInterrupt, match=r"interrupted; 3 of 6 runs saved"):
+        sweep(run, tasks, jobs=1, progress=False, checkpoint=part)
+    assert calls[0] == tasks[2]
+    lines = part.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and all(json.loads(l) for l in lines[:-1])        # the torn tail is gone
+    assert sorted(_load_checkpoint(part, tasks)) == [0, 1, 2]                 # the next record is readable
+    rows = sweep(cx.run, tasks, jobs=1, progress=False, checkpoint=part)
+    assert sorted(_load_checkpoint(part, tasks)) == list(range(6))
+    assert [r["task"] for r in rows] == [i for i in range(6) for _ in range(2)]
+
+
+# ---- kill -9, resume -------------------------------------------------------------------------
+@posix_only
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_kill_9_three_times_then_resume_equals_an_uninterrupted_run(tmp_path, reference):
+    rng = np.random.default_rng(20261124)
+    out = tmp_path / "out"
+    for attempt in range(3):
+        before = _records(out)
+        proc = _experiment(out, "--jobs", "2")
+        try:
+            _wait_for(lambda: _holds_lock(out, proc), what="the experiment to start")
+            _wait_for(lambda: proc.poll() is not None or len(_children(proc.pid)) >= 2, what="workers")
+            workers = _children(proc.pid)
+            time.sleep(rng.uniform(0.0, 0.4))
+            assert proc.poll() is None, proc.communicate()
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+            _wait_for(lambda: not any(_alive(w) for w in workers), timeout=10,
+                      what="the workers to die with their parent")
+        finally:
+            _stop(proc)
+        assert not (out / f"{cx.NAME}.csv").exists()
+        assert _records(out) >= before                                       # nothing saved is lost
+    proc = _experiment(out, "--jobs", "2")
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        _stop(proc)
+    assert proc.returncode == 0, err
+    assert not (out / f"{cx.NAME}.partial.jsonl").exists()
+    _same_apart_from_wall_time(pd.read_csv(out / f"{cx.NAME}.csv"), reference)
+
+
+@posix_only
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_worker_watchdog_ends_a_worker_whose_parent_died():
+    """The portable fallback (no prctl): the worker polls its parent id."""
+    code = ("import os, time\nimport bench.experiments as e\ne._pdeathsig = lambda sig: False\n"
+            "parent = os.getpid()\npid = os.fork()\nif pid == 0:\n    e._worker_init(parent)\n"
+            "    time.sleep(60)\n    os._exit(0)\nprint(pid, flush=True)\nos._exit(0)\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    worker = int(res.stdout)
+    try:
+        _wait_for(lambda: not _alive(worker), timeout=15, what="the orphaned worker to exit")
+    finally:
+        if _alive(worker):
+            os.kill(worker, signal.SIGKILL)
+
+
+# ---- two runs on one --out -------------------------------------------------------------------
+@posix_only
+def test_second_run_on_the_same_out_is_refused_and_the_first_finishes(tmp_path, reference, capsys):
+    out = tmp_path / "out"
+    first = _experiment(out, "--jobs", "2")
+    try:
+        _wait_for(lambda: _holds_lock(out, first), what="the first run to hold --out")
+        assert first.poll() is None
+        status = cli.main(["experiment", cx.NAME, "--out", str(out), "--quiet"])
+        err = capsys.readouterr().err
+        assert status == 2
+        assert err.count("\n") == 1 and "Traceback" not in err
+        assert f"{out}: output folder in use by another epochbench run (pid {first.pid})" in err
+        _, ferr = first.communicate(timeout=60)
+    finally:
+        _stop(first)
+    assert first.returncode == 0, ferr
+    _same_apart_from_wall_time(pd.read_csv(out / f"{cx.NAME}.csv"), reference)
+    with output_lock(out):                                                    # released at exit
+        pass
+
+
+@posix_only
+def test_output_lock_is_refused_across_processes_and_nests_within_one(tmp_path):
+    out = tmp_path / "o"
+    with output_lock(out):
+        with output_lock(out):                                                # same process: nests
+            pass
+        code = ("import sys; from instances.files import output_lock, OutputBusy\n"
+                "try:\n    held = output_lock(sys.argv[1]); held.__enter__()\nexcept OutputBusy as e:\n"
+                "    print(e); sys.exit(2)\n")
+        res = subprocess.run([sys.executable, "-c", code, str(out)], cwd=ROOT, capture_output=True,
+                             text=True, timeout=60)
+        assert res.returncode == 2 and f"(pid {os.getpid()})" in res.stdout
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(files.OutputError, match="cannot create the output folder"):
+        with output_lock(tmp_path / "file" / "sub"):
+            pass
+
+
+def test_score_and_generate_refuse_a_held_out_folder(tmp_path, capsys):
+    out = tmp_path / "fam"
+    assert cli.main(["generate", "leinberger", "--out", str(out), "--n", "6", "--k", "2",
+                     "--count", "1", "--seed", "1"]) == 0
+    capsys.readouterr()
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from instances.files import "
+                               "output_lock; held = output_lock(sys.argv[1]); held.__enter__(); print('held', flush=True);"
+                               " time.sleep(60)", str(out)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        for argv in (["generate", "leinberger", "--out", str(out), "--count", "1"],
+                     ["score", str(out), "--methods", "ff"],
+                     ["simulate", "--workload", str(tmp_path / "w.swf"), "--policy", "fcfs", "--out", str(out)],
+                     ["experiment", cx.NAME, "--out", str(out)]):
+            assert cli.main(argv) == 2
+            err = capsys.readouterr().err
+            assert err.startswith(f"epochbench {argv[0]}: error: {out}: output folder in use") and \
+                err.count("\n") == 1
+    finally:
+        holder.kill()
+        holder.communicate(timeout=30)
+    assert cli.main(["score", str(out), "--methods", "ff"]) == 0
+    assert (out / "scores.csv").exists() and not list(out.glob(".tmp-*"))
+
+
+# ---- Ctrl-C ----------------------------------------------------------------------------------
+@posix_only
+def test_sigint_prints_one_line_exits_130_and_the_rerun_resumes(tmp_path, reference):
+    out = tmp_path / "out"
+    proc = _experiment(out, "--jobs", "2")
+    try:
+        _wait_for(lambda: proc.poll() is not None or _records(out) >= 2, what="two saved runs")
+        assert proc.poll() is None
+        os.killpg(proc.pid, signal.SIGINT)                                    # Ctrl-C: the whole group
+        _, err = proc.communicate(timeout=30)
+    finally:
+        _stop(proc)
+    assert proc.returncode == 130, err
+    saved = _records(out)
+    assert err == (f"epochbench experiment: interrupted; {saved} of {cx.TASKS} runs saved, "
+                   "run the same command to resume\n")
+    assert 2 <= saved < cx.TASKS
+    proc = _experiment(out, "--jobs", "2")
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        _stop(proc)
+    assert proc.returncode == 0, err
+    _same_apart_from_wall_time(pd.read_csv(out / f"{cx.NAME}.csv"), reference)
+
+
+def test_keyboard_interrupt_elsewhere_is_one_plain_line(monkeypatch, capsys):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(cli.COMMANDS, "list", interrupted)
+    assert cli.main(["list"]) == 130
+    assert capsys.readouterr().err == "epochbench list: interrupted\n"
+
+
+# ---- closed pipe -----------------------------------------------------------------------------
+@posix_only
+def test_list_into_a_closed_pipe_is_quiet(tmp_path):
+    r, w = os.pipe()
+    os.close(r)                                       # no reader: every write gets EPIPE
+    try:
+        res = subprocess.run([sys.executable, "-m", "bench.cli", "list"], cwd=ROOT, stdout=w,
+                             stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(w)
+    assert res.returncode == 141 and res.stderr == ""
+    res = subprocess.run(["bash", "-c", f"'{sys.executable}' -m bench.cli list | head -1"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and res.stdout == "packing:\n" and res.stderr == ""
+
+
+# ---- plug-ins --------------------------------------------------------------------------------
+def _plugin_package(root: Path, lines: list[str]) -> None:
+    """A distribution ``brokenplug`` in ``root`` (importlib.metadata finds its
+    dist-info on sys.path) with the entry points ``lines``."""
+    info = root / "brokenplug-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[epochbench.heuristics]\n" + "\n".join(lines) + "\n")
+    (root / "brokenplug_mod.py").write_text(
+        "def first(inst):\n    \"\"\"Plug-in: the first job.\"\"\"\n    return [0]\n\n"
+        "def ff(inst):\n    return [0]\n\nVALUE = 3\n")
+
+
+def test_broken_plugins_warn_once_each_and_list_still_works(tmp_path, monkeypatch, capsys):
+    _plugin_package(tmp_path, ["gone = brokenplug_missing:f", "ff = brokenplug_mod:ff",
+                               "notfunc = brokenplug_mod:VALUE", "plugfirst = brokenplug_mod:first"])
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))   # restored afterwards
+    monkeypatch.setattr(methods, "_loaded", False)
+    try:
+        assert cli.main(["list"]) == 0
+        out, err = capsys.readouterr()
+    finally:
+        sys.modules.pop("brokenplug_mod", None)
+    warnings = err.splitlines()
+    assert len(warnings) == 3, err
+    assert warnings[0].startswith("epochbench: warning: plug-in entry point 'gone = brokenplug_missing:f'")
+    assert "ModuleNotFoundError" in warnings[0]
+    assert warnings[1].startswith("epochbench: warning: plug-in entry point 'ff = brokenplug_mod:ff'")
+    assert "already exists (builtin)" in warnings[1]
+    assert "'notfunc = brokenplug_mod:VALUE'" in warnings[2] and "not a function" in warnings[2]
+    assert all(w.endswith("; skipped") for w in warnings)
+    assert "plugfirst" in out and "[entry point brokenplug_mod:first]" in out
+    assert registry.get("packing", "ff").origin == "builtin"
+    cli.main(["list"])                                                        # loaded once: no repeat
+    assert capsys.readouterr().err == ""

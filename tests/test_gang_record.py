@@ -1,0 +1,164 @@
+"""Per-epoch recording of the gang simulator (sim/record.py GangRecorder,
+``simulate --machine gang --record-epochs``): every Schedule and FillMatrix
+row-filling step is a ``packing`` instance whose ``recorded`` solution is the
+policy's own choice, the schedule does not change when recording, and
+``score`` gives finite gaps against proven optima."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.cli import main
+from instances import read_family
+from instances.registry import solve
+from sim.gang import simulate_gang
+from sim.record import GangRecorder, choice_of
+
+
+def busy_stream(seed: int, n: int = 60, nodes: int = 16) -> pd.DataFrame:
+    """A loaded stream: long queues, estimates above the runtimes."""
+    rng = np.random.default_rng(seed)
+    run = rng.integers(5, 300, n).astype(float)
+    return pd.DataFrame({"id": np.arange(1, n + 1), "submit": np.cumsum(rng.exponential(12.0, n)).round(),
+                         "runtime": run, "estimate": np.ceil(run * rng.uniform(1, 3, n)),
+                         "procs": rng.integers(1, nodes + 1, n), "duration": run})
+
+
+def record(policy, df, **kw):
+    rec = GangRecorder()
+    res = simulate_gang(df, [16], policy, mpl=3, slice=50.0, recorder=rec, **kw)
+    return rec, res
+
+
+@pytest.mark.parametrize("discrete", [False, True])
+@pytest.mark.parametrize("policy", ["gs", "bgs", "mgs", "mbgs"])
+def test_recording_leaves_the_schedule_bit_identical(policy, discrete):
+    df = busy_stream(1)
+    plain = simulate_gang(df, [16], policy, mpl=3, slice=50.0, discrete=discrete)
+    rec, res = record(policy, df, discrete=discrete)
+    pd.testing.assert_frame_equal(plain.jobs, res.jobs)
+    assert plain.passes == res.passes and plain.kappa == res.kappa
+    steps = {i.meta["step"] for i in rec.instances}
+    assert steps == {"schedule", "fill"}
+    # the policy placed and replicated jobs: some recorded choice is not empty
+    assert any(choice_of(i) for i in rec.instances if i.meta["step"] == "schedule")
+    assert any(choice_of(i) for i in rec.instances if i.meta["step"] == "fill")
+
+
+@pytest.mark.parametrize("policy,discrete", [("gs", False), ("bgs", False), ("mbgs", False), ("bgs", True)])
+def test_recorded_gang_epochs_replay_the_choice_and_pass_the_checker(policy, discrete):
+    # discrete BGS starts jobs whose booking began before the boundary: they keep their booked end
+    rec, _ = record(policy, busy_stream(2), discrete=discrete)
+    assert len(rec.instances) > 10
+    for inst in rec.instances:
+        got = solve(inst, "recorded")           # solve() runs the family checker on the decision
+        assert list(got.decision) == choice_of(inst)
+        procs = inst.profit[choice_of(inst)]
+        assert got.value == pytest.approx(procs.sum())           # value = cells filled in the row
+        if inst.meta["step"] == "schedule":
+            assert inst.used[0] + procs.sum() <= inst.capacity[0]       # the row's cells
+
+
+def test_bgs_steps_carry_the_rows_reservations():
+    rec, _ = record("bgs", busy_stream(3))
+    sched = [i for i in rec.instances if i.meta["step"] == "schedule"]
+    # resource 0 is the row's cells, the others the intervals of its availability profile
+    assert all(i.meta["resources"][0] == "cells" for i in sched)
+    assert any(i.k > 2 for i in sched)
+    for inst in sched:
+        times = [float(r.split("@")[1]) for r in inst.meta["resources"][1:]]
+        assert times == sorted(times) and (not times or times[0] == inst.meta["time"])
+
+
+def test_fill_step_blocks_follow_the_columns():
+    rec, _ = record("gs", busy_stream(4))
+    fills = [i for i in rec.instances if i.meta["step"] == "fill"]
+    assert fills
+    for inst in fills:
+        # a candidate covers whole column blocks: its demand sums to its processors
+        assert (inst.demand.sum(axis=1) == inst.profit).all()
+        assert (inst.used == 0).all() and inst.capacity.sum() <= 16
+
+
+def test_schedule_row_has_a_known_optimum():
+    # 8 processors, one row: job 1 (6 procs) runs from t = 0; at t = 1 jobs 2 (3 procs) and 3 (2 procs)
+    # arrive.  GS (FCFS) stops at job 2, which does not fit the 2 empty cells; job 3 would fill them.
+    df = pd.DataFrame({"id": [1, 2, 3], "submit": [0.0, 1.0, 1.0], "runtime": [100.0, 50.0, 50.0],
+                       "estimate": [100.0, 50.0, 50.0], "procs": [6, 3, 2], "duration": [100.0, 50.0, 50.0]})
+    rec = GangRecorder(steps=("schedule",))
+    simulate_gang(df, [8], "gs", mpl=1, slice=50.0, recorder=rec)
+    inst = next(i for i in rec.instances if i.meta["time"] == 1.0)
+    assert inst.meta["job_ids"] == [2, 3] and choice_of(inst) == []    # GS stops at the first misfit
+    best = solve(inst, "cpsat", time_limit=5, threads=1)
+    assert best.status == "optimal" and list(best.decision) == [1] and best.value == 2
+
+
+def test_cli_records_gang_epochs_and_scores_them(tmp_path):
+    trace = tmp_path / "s.csv"
+    busy_stream(5, n=40).to_csv(trace, index=False)
+    out = tmp_path / "epochs"
+    assert main(["simulate", "--workload", str(trace), "--nodes", "16", "--machine", "gang", "--policy", "bgs",
+                 "--mpl", "2", "--slice", "50", "--record-epochs", str(out), "--quiet"]) == 0
+    insts = read_family(out)
+    assert insts and all(i.meta["policy"] == "bgs" and "choice" in i.meta for i in insts)
+    assert main(["score", str(out), "--methods", "recorded,cpsat", "--time-limit", "5"]) == 0
+    table = pd.read_csv(out / "scores.csv")
+    rec = table[table["method"] == "recorded"]
+    assert len(rec) == len(insts)
+    proven = rec[rec["gap_kind"] == "optimum"]
+    assert len(proven) == len(rec)                       # small rows: CP-SAT proves every optimum
+    assert np.isfinite(proven["gap"]).all() and (proven["gap"] >= 0).all() and (proven["gap"] <= 1).all()
+
+
+def test_gang_recorder_rejects_unknown_steps():
+    with pytest.raises(ValueError, match="no gang step"):
+        GangRecorder(steps=("compact",))
+
+
+def test_a_job_placed_in_one_row_is_no_candidate_of_another():
+    rec, _ = record("bgs", busy_stream(6))
+    steps: dict = {}
+    for inst in rec.instances:
+        if inst.meta["step"] == "schedule":
+            steps.setdefault(inst.meta["time"], []).append(inst)
+    seen = 0
+    for insts in steps.values():
+        for a in insts:
+            taken = {a.meta["job_ids"][i] for i in choice_of(a)}
+            for b in insts:
+                if b is not a and b.meta["row"] != a.meta["row"]:
+                    seen += bool(taken)
+                    assert not taken & set(b.meta["job_ids"])
+    assert seen
+
+
+def test_every_keeps_an_even_sample():
+    df = busy_stream(7)
+    full, _ = record("gs", df)
+    rec = GangRecorder(every=3)
+    simulate_gang(df, [16], "gs", mpl=3, slice=50.0, recorder=rec)
+    assert rec.seen == full.seen == len(full.instances)
+    assert len(rec.instances) == -(-full.seen // 3)
+    assert [i.meta["job_ids"] for i in rec.instances] == [i.meta["job_ids"] for i in full.instances[::3]]
+    with pytest.raises(ValueError, match="every"):
+        GangRecorder(every=0)
+
+
+def test_zhang_gang_scores_the_gang_steps():
+    from bench.experiments import Options
+    from bench.experiments import zhang_gang as zg
+
+    quick = zg.tasks(Options(quick=True))
+    scored = [t for t in quick if t.get("gap_epochs")]
+    assert scored and all(t["policy"] != "bf" and t["overhead"] == 0 for t in scored)
+    task = {"stream": "lublin03", "policy": "bgs", "mpl": 2, "overhead": 0.0, "discrete": False, "point": 1.2,
+            "seed": 0, "jobs": 150, "gap_epochs": 12, "gap_time_limit": 2.0}
+    row = zg.run(task)[0]
+    assert 0 < row["gap_epochs"] <= 12 and row["gap_unproven"] == 0
+    assert 0 <= row["gap_schedule"] <= 1 and 0 <= row["gap_fill"] <= 1
+    gs = zg.run({**task, "policy": "gs", "overhead": 0.01, "gap_epochs": None})[0]
+    assert "gap_schedule" not in gs                       # not scored: no gap columns
+    t = zg.table(pd.DataFrame([row, gs]))
+    got = t.set_index("config")
+    assert got.loc["BGS-2", "gap_vs"] == "optimum" and got.loc["BGS-2", "epochs"] == row["gap_epochs"]
+    assert got.loc["BGS-2", "gap_sched %"] == pytest.approx(100 * row["gap_schedule"], abs=0.01)
+    assert np.isnan(got.loc["GS-2", "gap_sched %"])

@@ -1,0 +1,287 @@
+"""Gaps only against references that can be trusted: gap kinds and sources,
+"no bound" on a timeout that proved nothing, reference values matched by data
+set and name (the VBP stem collision), ``score --reference FILE``, gaps in a
+data set's cost units (assign100), false ``optimal`` claims in ``validate``."""
+import itertools
+import math
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.cli import main
+from bench.score import SolverDisagreement, format_table, read_reference_file, reference, score, summarize
+from bench.validate import validate, verdict_table
+from instances import InstanceError, PackingInstance, Result, registry
+from instances.assignment import load_orlib_assign
+from instances.data import data_root
+from instances.generators import load_vbp
+from instances.mapping import load_braun
+
+DATA = data_root()
+VBP = DATA / "vbp"
+ASSIGN100 = DATA / "assign" / "assign100.txt"
+
+
+def pk(name="p"):
+    return PackingInstance.build([10], [[6], [5], [5]], meta={"name": name})
+
+
+# ---- a fake exact method: a timeout that proved nothing --------------------------------------
+def _timeout(bound):
+    def fake(inst, *, time_limit=1.0, threads=1):
+        return Result(inst.kind, "fake", (), math.nan, "timeout", 0.001, bound)
+    return fake
+
+
+@pytest.fixture
+def fake_exact(monkeypatch):
+    """Registers exact packing method ``fake-none``: a timeout that proved
+    nothing (no solution, bound None)."""
+    for name, bound in (("fake-none", None),):
+        monkeypatch.setitem(registry._REGISTRY, ("packing", name),
+                            registry.Method("packing", name, _timeout(bound), "exact", "test"))
+
+
+def test_timeout_without_bound_gives_no_gap_and_says_no_bound(fake_exact):
+    table = score([pk()], ["fake-none", "ff"], time_limit=0.1)
+    assert (table["gap_kind"] == "no bound").all()
+    assert table["gap"].isna().all() and table["bound"].isna().all()
+    assert table.loc[table.method == "ff", "value"].iloc[0] == pytest.approx(0.6)  # still reported
+    assert table.loc[table.method == "fake-none", "status"].iloc[0] == "timeout"
+    text = format_table(summarize(table))
+    assert "no bound" in text and "nan" not in text.lower()
+
+
+def test_printed_score_summary_says_no_bound(fake_exact, tmp_path, capsys):
+    folder = tmp_path / "fam"
+    assert main(["generate", "leinberger", "--out", str(folder), "--n", "6", "--k", "2", "--count", "2",
+                 "--seed", "3"]) == 0
+    capsys.readouterr()
+    assert main(["score", str(folder), "--methods", "fake-none,ff", "--time-limit", "0.1",
+                 "--out", str(tmp_path / "s")]) == 0
+    out = capsys.readouterr().out
+    summary = [ln for ln in out.splitlines() if " ff " in f" {ln} " or "fake-none" in ln]
+    assert summary and all("no bound" in ln and "%" not in ln for ln in summary)
+    table = pd.read_csv(tmp_path / "s.csv")
+    assert (table["gap_kind"] == "no bound").all() and table["gap"].isna().all()
+
+
+def test_a_bound_that_a_checked_solution_beats_is_refused(tmp_path, capsys):
+    wrong = [Result("packing", "cpsat", (), 0.0, "timeout", 0.0, 0.0), Result("packing", "ff", (0,), 0.6,
+                                                                             "feasible", 0.0)]
+    with pytest.raises(SolverDisagreement, match=r"ff found a checked value 0.6, better than 0 proved by run"):
+        reference(pk(), wrong)
+    from instances import save_instance
+    save_instance(pk(), tmp_path / "p.json")
+    (tmp_path / "ub.csv").write_text("instance,upper_bound\np,0.5\n")
+    assert main(["score", str(tmp_path / "p.json"), "--methods", "ff", "--reference", str(tmp_path / "ub.csv")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "disagreement" in err[0] and "ub.csv upper_bound" in err[0]
+
+
+def test_reference_kinds_and_sources():
+    bound_only = reference(pk(), [Result("packing", "cpsat", (0,), 0.6, "feasible", 0.0, 1.2)])
+    assert (bound_only.kind, bound_only.bound, bound_only.source) == ("bound", 1.2, "run (cpsat bound)")
+    met = reference(pk(), [Result("packing", "cpsat", (1, 2), 1.0, "feasible", 0.0, 1.0)])
+    assert met.kind == "optimum" and "meets" in met.source
+    meta = PackingInstance.build([10], [[6], [5], [5]], meta={"name": "q", "best_known": 1.0, "upper_bound": 1.5,
+                                                              "ref_source": "paper.csv"})
+    ref = reference(meta, [Result("packing", "ff", (0,), 0.6, "feasible", 0.0)])
+    assert (ref.kind, ref.bound, ref.source) == ("best known", 1.0, "instance meta (paper.csv)")
+    # a heuristic's claim of optimality proves nothing
+    claim = reference(pk(), [Result("packing", "ff", (0,), 0.6, "optimal", 0.0, 0.6)])
+    assert claim.kind == "no bound"
+
+
+# ---- VBP: reference values only for the data set's own files -----------------------------------
+def _vbp(path, d, items):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{d}\n" + " ".join(["10"] * d) + f"\n{len(items)}\n"
+                    + "".join(" ".join(map(str, it)) + " 1\n" for it in items))
+    return path
+
+
+def test_vbp_stem_collision_only_the_right_file_gets_the_optimum(tmp_path):
+    items = [[6, 1], [6, 1], [3, 3]]  # n = 3, d = 2, optimum 2
+    root = tmp_path / "vbp"
+    root.mkdir()
+    (root / "Panigrahy_summary_known.csv").write_text(
+        "instance_name\tLB\tOPT\tbest_overall\nclass1_3_2_0\t2\t2\t2\nclass1_3_2_1\t2\t2\t2\nclass1_3_2_1\t3\t3\t3\n")
+    right = load_vbp(_vbp(root / "class1" / "class1_3_2_0.vbp", 2, items))
+    assert right.meta["optimum"] == 2 and right.meta["dataset"] == "panigrahy-vbp"
+    assert right.meta["ref_source"] == "Panigrahy_summary_known.csv"
+    impostors = {
+        "other class folder": _vbp(root / "class2" / "class1_3_2_0.vbp", 2, items),
+        "beside the summary": _vbp(root / "class1_3_2_0.vbp", 2, items),
+        "another data set": _vbp(tmp_path / "other" / "class1" / "class1_3_2_0.vbp", 2, items),
+        "n differs": _vbp(tmp_path / "x" / "vbp" / "class1" / "class1_3_2_0.vbp", 2, items + [[1, 1]]),
+        "d differs": _vbp(tmp_path / "y" / "vbp" / "class1" / "class1_3_2_0.vbp", 3, [i + [1] for i in items]),
+        "needs more bins than the optimum": _vbp(tmp_path / "z" / "vbp" / "class1" / "class1_3_2_0.vbp", 2,
+                                                 [[9, 9], [9, 9], [9, 9]]),
+        "listed twice": _vbp(root / "class1" / "class1_3_2_1.vbp", 2, items),
+    }
+    for where in ("x", "y", "z"):
+        shutil.copy(root / "Panigrahy_summary_known.csv", tmp_path / where / "vbp")
+    for why, path in impostors.items():
+        meta = load_vbp(path).meta
+        assert meta["optimum"] is None and "dataset" not in meta and "lower_bound" not in meta, why
+
+
+@pytest.mark.skipif(not (DATA / "braun" / "REFERENCE.csv").is_file(), reason="Braun data absent")
+def test_braun_reference_on_the_real_files():
+    meta = load_braun(DATA / "braun" / "u_c_hihi.0").meta
+    assert meta["dataset"] == "braun2001" and meta["ref_source"] == "REFERENCE.csv"
+    assert meta["lp_bound"] <= meta["best_known"]
+
+
+@pytest.mark.skipif(not (VBP / "Panigrahy_summary_known.csv").is_file(), reason=f"{VBP} absent (VBP data)")
+def test_vbp_stem_collision_on_the_real_data(tmp_path):
+    real = load_vbp(VBP / "class1" / "class1_20_3_0.vbp")
+    assert real.meta["optimum"] == 6 and real.meta["dataset"] == "panigrahy-vbp"
+    # class 2 data (optimum 13, 20 items, d = 3) under class 1's name in a copy of the data tree:
+    # by stem alone it got optimum 6 and an 83 % or larger "gap to optimum"
+    (tmp_path / "vbp" / "class1").mkdir(parents=True)
+    shutil.copy(VBP / "Panigrahy_summary_known.csv", tmp_path / "vbp")
+    fake = tmp_path / "vbp" / "class1" / "class1_20_3_0.vbp"
+    shutil.copy(VBP / "class2" / "class2_20_3_0.vbp", fake)
+    impostor = load_vbp(fake)
+    assert impostor.meta["optimum"] is None and "best_known" not in impostor.meta
+    table = score([impostor], ["ff"])
+    assert table["gap_kind"].iloc[0] == "bound" and table["ref_source"].iloc[0] == "instance (lower_bound())"
+    assert table["bound"].iloc[0] > 6
+    every_real = [load_vbp(p) for p in sorted(VBP.glob("class*/*.vbp"))]
+    assert all(i.meta.get("dataset") == "panigrahy-vbp" for i in every_real)
+
+
+def test_braun_reference_needs_the_braun_shape(tmp_path):
+    (tmp_path / "REFERENCE.csv").write_text(
+        "instance,minmin_recomputed,maxmin_recomputed,lp_lower_bound_highs,chgogos_MS_makespan,"
+        "chgogos_CPR_makespan,best_known_verified,gap_best_vs_lp_pct\nu_c_hilo.0,9,9,1,1,1,1,0\n")
+    (tmp_path / "u_c_hilo.0").write_text("2 2 0\n1.5\n2\n3\n4.25\n")
+    meta = load_braun(tmp_path / "u_c_hilo.0").meta
+    assert "best_known" not in meta and "lp_bound" not in meta and "dataset" not in meta
+
+
+# ---- score --reference FILE ---------------------------------------------------------------
+def test_score_uses_a_reference_file_named_on_the_command_line(tmp_path, capsys):
+    folder = tmp_path / "fam"
+    assert main(["generate", "leinberger", "--out", str(folder), "--n", "6", "--k", "2", "--count", "3",
+                 "--seed", "3"]) == 0
+    names = sorted(p.stem for p in folder.glob("leinberger*.json"))
+    ref = tmp_path / "mine.csv"
+    ref.write_text("dataset,instance,best_known,upper_bound,notes\n"
+                   f",{names[0]},0.01,,beaten by anything\n"
+                   f",{names[1]},,1.0,trivial\n"
+                   f"elsewhere,{names[2]},0.5,,another data set\n")
+    capsys.readouterr()
+    assert main(["score", str(folder), "--methods", "ff", "--reference", str(ref),
+                 "--out", str(tmp_path / "s")]) == 0
+    t = pd.read_csv(tmp_path / "s.csv").set_index("instance")
+    assert t.loc[names[0], "gap_kind"] == "best known" and t.loc[names[0], "ref_source"] == "mine.csv"
+    assert t.loc[names[0], "bound"] == pytest.approx(0.01) and bool(t.loc[names[0], "beats_reference"])
+    assert t.loc[names[1], "gap_kind"] == "bound" and t.loc[names[1], "ref_source"] == "mine.csv upper_bound"
+    assert t.loc[names[1], "gap"] == pytest.approx(1 - t.loc[names[1], "value"])
+    assert t.loc[names[2], "gap_kind"] == "no bound"  # the dataset column does not match
+    # the same file twice with a contradicting optimum: a clear one-line refusal, exit 1
+    bad = tmp_path / "bad.csv"
+    bad.write_text(f"instance,optimum\n{names[1]},0.0001\n")
+    capsys.readouterr()
+    assert main(["score", str(folder), "--methods", "ff", "--reference", str(ref), "--reference", str(bad),
+                 "--out", str(tmp_path / "s2")]) == 1
+    assert "bad.csv" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, match", [
+    ("name,optimum\na,1\n", "column 'instance' missing"),
+    ("instance,notes\na,x\n", "no reference column"),
+    ("instance,optimum\na,abc\n", r"line 2: column 'optimum' is not a number"),
+    ("instance,lower_bound\na,nan\n", r"line 2: column 'lower_bound' must be finite"),
+    ("instance,optimum\na,1\na,2\n", r"line 3: instance 'a' listed twice"),
+    ("instance,optimum\n,1\n", r"line 2: column 'instance' is empty"),
+])
+def test_malformed_reference_file_is_one_clear_line(tmp_path, capsys, text, match):
+    path = tmp_path / "ref.csv"
+    path.write_text(text)
+    with pytest.raises(InstanceError, match=match):
+        read_reference_file(path)
+    (tmp_path / "p").mkdir()
+    from instances import save_instance
+    save_instance(pk(), tmp_path / "p" / "p.json")
+    capsys.readouterr()
+    assert main(["score", str(tmp_path / "p"), "--methods", "ff", "--reference", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(path) in err[0]
+
+
+def test_missing_reference_file(tmp_path, capsys):
+    assert main(["score", str(tmp_path), "--methods", "ff", "--reference", str(tmp_path / "no.csv")]) == 2
+    assert "no.csv: no such reference file" in capsys.readouterr().err
+
+
+# ---- cost units -------------------------------------------------------------------------
+def test_assignment_costs_are_scored_in_cost_units(tmp_path):
+    cost = np.array([[4, 1, 3], [2, 0, 5], [3, 2, 2]])
+    path = tmp_path / "assign3.txt"
+    path.write_text("3\n" + "\n".join(" ".join(map(str, r)) for r in cost) + "\n")
+    inst = load_orlib_assign(path)
+    best = min(sum(cost[i, p[i]] for i in range(3)) for p in itertools.permutations(range(3)))
+    t = score([inst], ["hungarian", "mis"]).set_index("method")
+    assert (t["units"] == "cost").all()
+    assert t.loc["hungarian", "value"] == best and t.loc["hungarian", "bound"] == best
+    assert t.loc["hungarian", "gap_kind"] == "optimum" and t.loc["hungarian", "gap"] == 0
+    assert t.loc["hungarian", "family_value"] == 3 * 6 - best  # preferences (max cost + 1) - cost
+    mis_cost = t.loc["mis", "value"]
+    assert t.loc["mis", "gap"] == pytest.approx((mis_cost - best) / best)
+
+
+@pytest.mark.skipif(not ASSIGN100.is_file(), reason=f"{ASSIGN100} absent (OR-Library data)")
+def test_assign100_mis_gap_in_cost_units(tmp_path, capsys):
+    (inst,) = [load_orlib_assign(ASSIGN100)]
+    t = score([inst], ["mis", "hungarian"]).set_index("method")
+    assert t.loc["hungarian", "value"] == 305 and t.loc["hungarian", "family_value"] == 9795
+    assert t.loc["mis", "value"] == 522 and t.loc["mis", "bound"] == 305
+    assert t.loc["mis", "gap"] == pytest.approx(217 / 305) and t.loc["mis", "gap"] == pytest.approx(0.71, abs=0.005)
+    assert t.loc["mis", "units"] == "cost" and t.loc["mis", "gap_kind"] == "optimum"
+    assert "71.15%" in format_table(summarize(t.reset_index()))
+    # a results file in the data set's units agrees with the instance's optimum (305 = 9795 as preference)
+    ok, wrong = tmp_path / "ok.csv", tmp_path / "wrong.csv"
+    ok.write_text("dataset,instance,optimum\norlib-assign,assign100,305\n")
+    wrong.write_text("dataset,instance,optimum\norlib-assign,assign100,300\n")
+    assert score([inst], ["mis"], references=[ok])["gap"].iloc[0] == pytest.approx(217 / 305)
+    with pytest.raises(SolverDisagreement, match="wrong.csv"):
+        score([inst], ["mis"], references=[wrong])
+
+
+# ---- validate: a false claim of optimality is a failure, not a traceback -----------------------
+def claims_optimal_empty(inst):
+    """Starts nothing and claims that is optimal."""
+    return Result(inst.kind, "x", (), 0.0, "optimal", 0.0)
+
+
+def claims_optimal_honestly(inst):
+    """CP-SAT's proven answer, claimed optimal."""
+    return registry.solve(inst, "cpsat", time_limit=5.0, threads=1)
+
+
+def test_validate_reports_a_false_optimal_claim():
+    v = validate(claims_optimal_empty, "packing", count=2, seed=1, time_limit=5.0)
+    assert not v.ok
+    lines = [f for f in v.failures if "claims optimal value 0" in f]
+    assert lines and all("cpsat proved the optimum" in f for f in lines)
+    assert any(f.startswith("edge-everything-fits: ") for f in lines)
+    assert not any(f.startswith("edge-nothing-fits") for f in v.failures)  # there 0 is the optimum
+    assert "claims_optimal_empty" in verdict_table(v)
+    honest = validate(claims_optimal_honestly, "packing", count=2, seed=1, time_limit=5.0)
+    assert honest.ok, honest.failures
+    mine = honest.rows[honest.rows.method == "claims_optimal_honestly"]
+    assert (mine["gap"] == 0).all() and (mine["gap_kind"] == "optimum").all()
+
+
+def test_validate_cli_prints_the_false_claim(capsys):
+    code = main(["validate", "test_references:claims_optimal_empty", "--count", "1", "--time-limit", "5"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "Traceback" not in out + err
+    assert "FAIL edge-everything-fits: test_references:claims_optimal_empty claims optimal value 0" in out
+    assert "verdict: FAIL" in out

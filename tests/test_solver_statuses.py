@@ -1,0 +1,367 @@
+"""Honest exact results: statuses, bounds, wall-time limits, quiet HiGHS.
+
+* A solve that found no solution reports ``bound=None`` (never CP-SAT's 0 on
+  UNKNOWN, never a made-up bound) on every backend and family; ``optimal``
+  only with a proof (``bound == value``).
+* ``time_limit`` is the wall time of the whole exact call (model building
+  and the solver hand-over included); CBC is killed when it overruns.
+* HiGHS's stray ``transformNewIntegerFeasibleSolution`` line never reaches
+  the terminal, and ``solve --json`` stdout stays one JSON object.
+* The simulators' per-epoch oracles: an exact selector that times out
+  without a solution falls back to the policy's own rule (counted), and the
+  farm records gaps only against proven optima or bounds.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.methods import load_all
+from exact import _binary, mapping as em
+from instances.assignment import load_orlib_assign
+from instances.core import Result
+from instances.data import data_root
+from instances.generators import generate
+from instances import registry
+from instances.io import save_instance
+from instances.packing import EpochsInstance
+from instances.registry import honest, solve
+
+load_all()
+
+BACKENDS = ("cpsat", "milp-cbc", "milp-highs")
+FAMILIES = ("packing", "epochs", "knapsack", "assignment", "mapping")
+ROOT = Path(__file__).resolve().parents[1]
+EPOCHBENCH = Path(sys.executable).with_name("epochbench")
+ASSIGN100 = data_root() / "assign" / "assign100.txt"
+ASSIGN100_OPTIMUM = 9795.0  # weight of the lexicographic optimum (minimum cost 305)
+
+
+# ---- instances: small, but the solver is really called on each -------------------------------------
+def instance(family: str):
+    """A small instance of ``family`` on which the exact methods call a
+    solver (no shortcut proves it first)."""
+    if family == "packing":
+        return generate("leinberger", n=40, k=3, count=1, seed=2)[0]
+    if family == "epochs":
+        p = generate("leinberger", n=24, k=3, count=1, seed=4)[0]
+        return EpochsInstance.build(p.capacity, p.demand)  # FFD 3 bins, lower bound 2 without patterns
+    if family == "knapsack":
+        return generate("mkp", n=30, k=3, seed=1)[0]
+    if family == "assignment":
+        return generate("assign-random", n=12, machines=12, seed=1)[0]
+    return generate("braun-range", tasks=24, machines=4, seed=1)[0]
+
+
+PARAMS = {"epochs": {"pattern_bound": False}}
+
+
+def optimum(inst) -> float:
+    """The proved optimum of a small instance (CP-SAT, 1 thread)."""
+    r = solve(inst, "cpsat", time_limit=20.0, threads=1, **PARAMS.get(inst.kind, {}))
+    assert r.status == "optimal", (inst.kind, r)
+    return r.value
+
+
+def no_solution_backend(method: str):
+    """A backend that ran out of time without a solution and reports the
+    bogus bound 0 CP-SAT gives on UNKNOWN."""
+    def backend(model, deadline, threads, seed):
+        return _binary.Outcome("timeout", None, 0.0, "int", {"solver": method, "solver_status": "UNKNOWN"})
+    return backend
+
+
+def patch_no_solution(monkeypatch, method: str) -> None:
+    """Every exact path of ``method`` returns "no solution, bound 0"."""
+    monkeypatch.setitem(_binary.BACKENDS, method, no_solution_backend(method))
+
+    def fake_cpsat(inst, sc, hint, allowed, lb_int, deadline, threads, seed):
+        return "timeout", None, float(lb_int), {"solver": "CP-SAT", "solver_status": "UNKNOWN", "branches": 0}
+
+    def fake_run(*args, **kwargs):
+        return "timeout", None, {"solver": method, "solver_status": "no solution"}
+
+    def fake_cbc(*args, **kwargs):
+        return "timeout", None, "no solution"
+
+    monkeypatch.setattr(em, "_cpsat", fake_cpsat)
+    monkeypatch.setattr(em, "run_highs", fake_run)
+    monkeypatch.setattr(em, "run_cbc", fake_cbc)
+
+
+# ---- 1. no solution -> no bound; optimal only with a proof ------------------------------------------
+@pytest.mark.parametrize("method", BACKENDS)
+@pytest.mark.parametrize("family", FAMILIES)
+def test_no_solution_reports_no_bound_and_no_optimum(monkeypatch, family, method):
+    inst = instance(family)
+    opt = optimum(inst) if family in ("epochs", "mapping") else None
+    patch_no_solution(monkeypatch, method)
+    r = solve(inst, method, time_limit=5.0, threads=1, **PARAMS.get(family, {}))
+    assert r.status != "optimal", r
+    if family in ("packing", "knapsack"):  # nothing to fall back on: no decision, no bound
+        assert (r.status, r.decision, r.bound) == ("timeout", (), None)
+        assert r.info["bound_kind"] == "none"
+    elif family == "assignment":  # the Hopcroft-Karp matching, a solution without a proof
+        assert r.status == "feasible" and r.decision and r.bound is None
+        assert r.info["bound_kind"] == "none"
+    else:  # epochs / mapping: the start solution and the method's own (proved) combinatorial bound
+        assert r.status == "feasible" and r.info["bound_kind"] == "combinatorial"
+        assert r.bound == pytest.approx(float(r.info["lower_bound"]))
+        assert r.bound <= opt + 1e-9 and r.value > r.bound  # valid, and not a false "meets the value"
+
+
+@pytest.mark.parametrize("method", BACKENDS)
+@pytest.mark.parametrize("family", FAMILIES)
+def test_no_time_at_all_reports_no_bound(family, method):
+    """A limit of 0 s: the solver never starts, nothing is proved."""
+    inst = instance(family)
+    r = solve(inst, method, time_limit=0.0, threads=1, **PARAMS.get(family, {}))
+    assert r.status != "optimal", r
+    if family in ("packing", "knapsack", "assignment"):
+        assert r.bound is None
+    else:
+        assert r.info["bound_kind"] == "combinatorial" and r.bound <= optimum(inst) + 1e-9
+
+
+@pytest.mark.parametrize("method", BACKENDS)
+def test_backend_outcome_without_solution_has_no_bound(method):
+    model = _binary.BinaryModel(3, "max", [1, 2, 3])
+    model.add_row([0, 1, 2], [1, 1, 1], None, 1)
+    out = _binary.run_model(model, method, 0.0, 1)
+    assert (out.status, out.x, out.bound) == ("timeout", None, None)
+    out = _binary.run_model(model, method, 10.0, 1)
+    assert out.status == "optimal" and out.x.tolist() == [0, 0, 1]
+    bound = _binary.true_bound(model, out)[0]
+    if method == "milp-cbc" and bound is None:  # CBC prints no bound when presolve solves the model
+        return
+    assert bound == pytest.approx(3.0, abs=1e-3)
+
+
+@pytest.mark.parametrize("method", BACKENDS)
+@pytest.mark.parametrize("family", FAMILIES)
+def test_real_solves_claim_optimal_only_with_proof(family, method):
+    inst = instance(family)
+    r = solve(inst, method, time_limit=20.0, threads=1, **PARAMS.get(family, {}))
+    opt = optimum(inst)
+    assert r.status == "optimal" and r.bound == r.value
+    assert r.value == pytest.approx(opt, rel=1e-6)
+    assert r.info["bound_kind"] in ("solver", "combinatorial")
+
+
+def test_cpsat_unknown_on_a_large_packing_gives_no_bound():
+    """The issue's repro (leinberger n=256, K=8, seed 3, 0.01 s): bound 0 before."""
+    inst = generate("leinberger", n=256, k=8, count=1, seed=3)[0]
+    r = solve(inst, "cpsat", time_limit=0.01, threads=1)
+    if r.decision:  # a fast machine found a solution: then its bound is a real one
+        assert r.bound is not None and r.bound >= r.value - 1e-9
+    else:
+        assert r.status == "timeout" and r.bound is None
+
+
+@pytest.mark.parametrize("limit", [0.01, 2.0])
+def test_assign100_is_never_a_false_optimum(limit):
+    if not ASSIGN100.exists():
+        pytest.skip(f"reference data absent: {ASSIGN100} (set EPOCHBENCH_DATA to the data folder)")
+    inst = load_orlib_assign(ASSIGN100)
+    r = solve(inst, "cpsat", time_limit=limit, threads=1)
+    assert r.status != "optimal" or r.value == ASSIGN100_OPTIMUM, r
+    assert r.value <= ASSIGN100_OPTIMUM
+    assert r.bound is None or r.bound >= ASSIGN100_OPTIMUM - 1e-6  # a bound is a valid one
+    assert solve(inst, "hungarian").value == ASSIGN100_OPTIMUM
+
+
+# ---- the promotion rule and the registry's consistency check ---------------------------------------
+def test_proven_promotes_only_on_a_proved_bound():
+    assert _binary.proven("feasible", 5.0, None, "max") == ("feasible", None)
+    assert _binary.proven("optimal", 5.0, None, "max") == ("optimal", 5.0)
+    assert _binary.proven("feasible", 5.0, 5.0 + 1e-13, "max") == ("optimal", 5.0)
+    assert _binary.proven("feasible", 5.0, 6.0, "max") == ("feasible", 6.0)
+    assert _binary.proven("feasible", 5.0, 4.0, "min") == ("feasible", 4.0)
+    assert _binary.proven("feasible", 5.0, 5.0, "min") == ("optimal", 5.0)
+
+
+def test_registry_withdraws_inconsistent_exact_claims(monkeypatch):
+    inst = instance("packing")
+    claims = {"false-optimal": ("optimal", 123.0), "wrong-side": ("feasible", 0.0), "fine": ("feasible", None)}
+
+    def fake(name):
+        def method(inst, *, time_limit, threads=1):
+            status, bound = claims[name]
+            return Result(inst.kind, name, (0,), 0.0, status, 0.01, bound)
+        return method
+
+    for name in claims:
+        monkeypatch.setitem(registry._REGISTRY, ("packing", name),
+                            registry.Method("packing", name, fake(name), "exact", "test"))
+    value = inst.value((0,))
+    assert value > 0
+    r = solve(inst, "false-optimal", time_limit=1.0)
+    assert (r.status, r.bound) == ("feasible", None) and "optimal claimed" in r.info["withdrawn"]
+    r = solve(inst, "wrong-side", time_limit=1.0)
+    assert (r.status, r.bound) == ("feasible", None) and "wrong side" in r.info["withdrawn"]
+    r = solve(inst, "fine", time_limit=1.0)
+    assert (r.status, r.bound) == ("feasible", None) and "withdrawn" not in r.info
+    ok = honest(Result("packing", "x", (0,), value, "optimal", 0.0, None), "max")
+    assert ok.status == "optimal" and ok.bound == value
+
+
+def test_cbc_bound_parsing_refuses_placeholders():
+    assert _binary._finite("1e+50") is None and _binary._finite("nan") is None
+    assert _binary._finite("-inf") is None and _binary._finite("x") is None
+    assert _binary._finite("5099.000") == 5099.0
+
+
+# ---- 3. the time limit is the wall time of the whole call -------------------------------------------
+LIMIT = 1.0
+
+
+def tolerance(limit: float) -> float:
+    """Generous: the machine is shared (0.5 s + 50 %)."""
+    return 0.5 + 0.5 * limit
+
+
+def timed(inst, method, limit, **params):
+    t0 = time.perf_counter()
+    r = solve(inst, method, time_limit=limit, threads=1, **params)
+    return r, time.perf_counter() - t0
+
+
+@pytest.mark.parametrize("method", BACKENDS)
+def test_wall_time_limit_packing(method):
+    inst = generate("leinberger", n=2000, k=8, count=1, seed=3)[0]  # not solved in 1 s by any backend
+    r, seconds = timed(inst, method, LIMIT)
+    assert seconds <= LIMIT + tolerance(LIMIT), (method, seconds, r.info)
+    assert r.status != "optimal" or r.bound == r.value
+
+
+@pytest.mark.parametrize("method", BACKENDS + ("bnp",))
+def test_wall_time_limit_mapping(method):
+    inst = generate("braun-range", tasks=512, machines=16, seed=1)[0]
+    r, seconds = timed(inst, method, LIMIT)
+    assert seconds <= LIMIT + tolerance(LIMIT), (method, seconds, r.info)
+    assert r.status == "feasible" and r.bound < r.value  # not solved: a real timeout was measured
+
+
+def test_wall_time_limit_counts_model_building():
+    """Dense 200 x 200 assignment: building and writing the CBC model take
+    most of the limit; CBC is started with what is left, or killed."""
+    inst = generate("assign-random", n=200, machines=200, seed=1)[0]
+    r, seconds = timed(inst, "milp-cbc", 0.5)
+    assert seconds <= 0.5 + tolerance(0.5), (seconds, r.info)
+    assert r.decision and (r.status != "optimal" or r.bound == r.value)
+
+
+def test_cbc_is_killed_at_the_deadline(monkeypatch):
+    """CBC that does not look at its clock (here: told to run 100 s) is
+    killed shortly after the deadline and reports no solution."""
+    monkeypatch.setattr(_binary, "cbc_seconds", lambda left: 100.0)
+    inst = generate("leinberger", n=2000, k=8, count=1, seed=3)[0]
+    r, seconds = timed(inst, "milp-cbc", LIMIT)
+    assert seconds <= LIMIT + tolerance(LIMIT)
+    assert (r.status, r.bound) == ("timeout", None)
+    assert r.info["solver_status"] == "killed at the time limit"
+
+
+# ---- 4. quiet HiGHS -----------------------------------------------------------------------------
+NOISE = "transformNewIntegerFeasibleSolution"
+
+
+def noisy_packing():
+    """A packing instance on which HiGHS 1.12 finds improving solutions (and
+    prints the stray line for each)."""
+    return generate("leinberger", n=64, k=4, count=1, seed=1)[0]
+
+
+def test_highs_noise_is_filtered_in_process(capfd, monkeypatch):
+    inst = noisy_packing()
+    r = solve(inst, "milp-highs", time_limit=10.0)
+    out, err = capfd.readouterr()
+    assert r.status == "optimal" and NOISE not in out and NOISE not in err
+    monkeypatch.setattr(_binary, "HIGHS_NOISE", re.compile("^$never"))  # filter off
+    solve(inst, "milp-highs", time_limit=10.0)
+    out, err = capfd.readouterr()
+    assert NOISE in out + err  # the instance does trigger the line: the filter is what removes it
+    assert NOISE not in out   # and it goes to stderr, never into stdout
+
+
+def test_solve_json_is_quiet_through_the_cli(tmp_path):
+    path = tmp_path / "noisy.json"
+    save_instance(noisy_packing(), path)
+    proc = subprocess.run([str(EPOCHBENCH), "solve", str(path), "--method", "milp-highs", "--time-limit", "10",
+                           "--json"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert NOISE not in proc.stdout and NOISE not in proc.stderr
+    doc = json.loads(proc.stdout)  # stdout is one JSON object
+    assert doc["status"] == "optimal" and doc["bound"] == doc["value"]
+
+
+# ---- 5. the simulators' per-epoch oracles -------------------------------------------------------------
+def busy_stream(seed: int, n: int = 60, cap: int = 16) -> pd.DataFrame:
+    """A stream with long queues, so every policy has selection steps."""
+    rng = np.random.default_rng(seed)
+    est = rng.integers(1, 50, n).astype(float)
+    df = pd.DataFrame({"id": np.arange(1, n + 1), "submit": np.cumsum(rng.choice([0.0, 1.0, 3.0], n)),
+                       "procs": rng.integers(1, cap + 1, n), "duration": np.floor(est * rng.uniform(0, 1, n)),
+                       "estimate": est})
+    df["runtime"] = df["duration"]
+    return df
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "nonfcfs", "easy"])
+def test_exact_selector_without_time_falls_back_to_the_policy(policy):
+    from sim.engine import simulate
+    df = busy_stream(5)
+    own = simulate(df, [16], policy, engine="generic")
+    via = simulate(df, [16], policy, selector="cpsat", selector_options={"time_limit": 0.0})
+    stats = via.options["selector_stats"]
+    assert stats["steps"] > 0 and stats["fallback"] > 0
+    assert stats["unproven"] == stats["fallback"]  # no step solved; the others had nothing to choose
+    pd.testing.assert_frame_equal(own.jobs, via.jobs)  # every fallback step is the policy's own rule
+
+
+def test_exact_selector_with_time_counts_no_fallback():
+    from sim.engine import simulate
+    via = simulate(busy_stream(5, n=25), [16], "easy", selector="cpsat",
+                   selector_options={"time_limit": 5.0, "threads": 1})
+    stats = via.options["selector_stats"]
+    assert stats["steps"] > 0 and stats["fallback"] == 0 and stats["unproven"] == 0
+    assert via.jobs["start"].notna().all()
+
+
+def test_farm_oracle_without_proof_records_no_gap():
+    from sim.farm import generate_stream, simulate_farm
+    from sim.farm_policies import ConvergentScheduling
+    s = generate_stream(jobs=40, machines=8, licenses=3, interarrival=2.0, seed=4, ratio=(0.2, 0.3), need=0.5)
+    pol = ConvergentScheduling(False, False, knapsack="cpsat", oracle_every=1, exact_time_limit=0.0)
+    res = simulate_farm(s, pol)
+    st = pol.stats
+    assert st["knapsacks"] > 0
+    assert st["knapsack_fallback"] == st["knapsacks"]        # every exact knapsack fell back to greedy
+    assert st["mkp_oracle_unproven"] == st["knapsacks"]      # and no oracle proved anything
+    assert st["mkp_gap"] == [] and st["mkp_gap_vs_bound"] == []
+    assert res.jobs["end"].notna().all()
+    greedy = ConvergentScheduling(False, False, knapsack="greedy-mkp")
+    pd.testing.assert_frame_equal(res.jobs, simulate_farm(s, greedy).jobs)  # the fallback is the own rule
+
+
+def test_farm_oracle_with_proof_records_finite_gaps():
+    from sim.farm import _plain, generate_stream, simulate_farm
+    from sim.farm_policies import ConvergentScheduling
+    s = generate_stream(jobs=40, machines=8, licenses=3, interarrival=2.0, seed=4, ratio=(0.2, 0.3), need=0.5)
+    pol = ConvergentScheduling(False, False, oracle_every=1, exact_time_limit=5.0)
+    simulate_farm(s, pol)
+    st = pol.stats
+    assert len(st["mkp_gap"]) + len(st["mkp_gap_vs_bound"]) + st["mkp_oracle_unproven"] == st["knapsacks"] > 0
+    assert all(math.isfinite(g) and g >= 0 for g in st["mkp_gap"] + st["mkp_gap_vs_bound"])
+    text = json.dumps(_plain(st), allow_nan=False)  # the report's stats: no NaN
+    assert "mkp_oracle_unproven" in text
+
