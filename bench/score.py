@@ -443,3 +443,14 @@ def format_table(df: pd.DataFrame) -> str:
     if "median_s" in out:
         out["median_ms"] = out.pop("median_s").map(lambda x: f"{1000 * x:.3f}")
     return out.to_string(index=False)
+
+
+def recorded_gap(inst, *, time_limit: float, method: str = "cpsat") -> float | None:
+    """Gap of a recorded epoch's own choice (method ``recorded``) to the
+    optimum proved by exact ``method`` (one thread); ``None`` when the
+    reference is not a proven optimum.  Used by the experiments that score
+    a sample of their simulators' epochs."""
+    mine = solve(inst, "recorded")
+    exact = solve(inst, method, time_limit=time_limit, threads=1)
+    ref = reference(inst, [mine, exact])
+    return gap(mine.value, ref.bound) if ref.kind == "optimum" else None
