@@ -11,9 +11,8 @@ import sys
 import zlib
 from pathlib import Path
 
-from instances import InfeasibleSolution, InstanceError
+from epochbench.instances import InfeasibleSolution, InstanceError
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
 class Parser(argparse.ArgumentParser):
@@ -60,9 +59,9 @@ def nonnegative_int(text: str) -> int:
 
 
 #: option dest -> its argparse ``type`` in every command but ``generate``
-#: (whose parameters check themselves, :func:`instances.generators.Param.parse`);
+#: (whose parameters check themselves, :func:`epochbench.instances.generators.Param.parse`);
 #: applied by :func:`_strict_types`, so options that other modules add
-#: (``sim.gang``, ``sim.farm``) are covered too
+#: (``epochbench.sim.gang``, ``epochbench.sim.farm``) are covered too
 OPTION_TYPES = {
     "time_limit": positive_float, "threads": positive_int, "count": positive_int, "seeds": positive_int,
     "jobs": positive_int, "nodes": positive_int, "min_candidates": positive_int,
@@ -87,7 +86,7 @@ def _strict_types(parser: argparse.ArgumentParser, skip=("generate",)) -> None:
 
 
 def _add_generate(sub) -> None:
-    from instances.generators import GENERATOR_PARAMS, load_generators
+    from epochbench.instances.generators import GENERATOR_PARAMS, load_generators
     GENERATORS = load_generators()
     p = sub.add_parser("generate", help="write a family of instances to a folder",
                        description="Generate an instance family (deterministic by --seed) into --out: "
@@ -108,7 +107,7 @@ def _add_generate(sub) -> None:
 
 
 def cmd_generate(args) -> int:
-    from instances.generators import GENERATOR_PARAMS, write_generated
+    from epochbench.instances.generators import GENERATOR_PARAMS, write_generated
     params = {k: getattr(args, k) for k in GENERATOR_PARAMS[args.generator]}
     folder = write_generated(args.generator, args.out, **params)
     manifest = folder / "manifest.json"
@@ -175,7 +174,7 @@ def check_params(func, params: dict, label: str) -> dict:
 def method_params(kind: str, methods, params: dict) -> dict:
     """Per method, the ``params`` it accepts; ValueError for a parameter no
     method of ``methods`` accepts."""
-    from instances.registry import get
+    from epochbench.instances.registry import get
     if not params:
         return {}
     out, takes = {}, {}
@@ -193,8 +192,8 @@ def method_params(kind: str, methods, params: dict) -> dict:
 
 
 def cmd_solve(args) -> int:
-    from instances import load_instance
-    from instances.registry import get, solve
+    from epochbench.instances import load_instance
+    from epochbench.instances.registry import get, solve
     inst = load_instance(args.file)
     m = get(inst.kind, args.method)
     params = {"time_limit": args.time_limit, "threads": args.threads} if m.exact else {}
@@ -205,7 +204,7 @@ def cmd_solve(args) -> int:
     if args.json:
         print(json.dumps(out))
     else:
-        from instances.core import DECISION_KEYS
+        from epochbench.instances.core import DECISION_KEYS
         key = DECISION_KEYS.get(inst.kind, "decision")
         print(f"{inst.name}: {args.method} {res.status} value={res.value:g} "
               f"bound={'-' if res.bound is None else f'{res.bound:g}'} {1000 * res.seconds:.3f} ms")
@@ -214,7 +213,7 @@ def cmd_solve(args) -> int:
 
 
 def _instances_from(path: Path):
-    from instances import load_instance, read_family
+    from epochbench.instances import load_instance, read_family
     return read_family(path) if path.is_dir() else [load_instance(path)]
 
 
@@ -235,7 +234,7 @@ def cmd_score(args) -> int:
         return 1
     out = args.out or (args.dir if args.dir.is_dir() else args.dir.parent) / "scores"
     out.parent.mkdir(parents=True, exist_ok=True)
-    from instances.files import atomic_path
+    from epochbench.instances.files import atomic_path
     with atomic_path(f"{out}.csv") as tmp:
         table.to_csv(tmp, index=False)
     with atomic_path(f"{out}.parquet") as tmp:
@@ -246,7 +245,7 @@ def cmd_score(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from instances.registry import methods
+    from epochbench.instances.registry import methods
     fams: dict[str, list] = {}
     for m in methods():
         fams.setdefault(m.family, []).append(m)
@@ -282,11 +281,13 @@ def cmd_validate(args) -> int:
 
 def cmd_bench(args) -> int:
     import pytest
-    argv = ["--benchmark", "-q", "-p", "no:cacheprovider", str(PROJECT_ROOT / "bench")]
+    from .benchmarks.plugin import HERE
+    argv = ["--benchmark", "-q", "-p", "no:cacheprovider", "-p", "epochbench.benchmarks.plugin",
+            "-o", "python_files=bench_*.py", "--rootdir", str(HERE), "--results", str(Path("results").resolve()),
+            str(HERE)]
     if args.quick:
         argv.append("--quick")
     argv += args.pytest_args
-    os.chdir(PROJECT_ROOT)
     return int(pytest.main(argv))
 
 
@@ -333,7 +334,7 @@ def _simulate_farm(args) -> int:
     """``simulate --machine farm``: seed 003's farm, generated (sim/farm.py)."""
     if args.workload:
         raise ValueError("--machine farm generates its own stream (seed 003 section 6); drop --workload")
-    from sim.farm import run_farm_from_args
+    from epochbench.sim.farm import run_farm_from_args
     report = run_farm_from_args(args)
     if args.json:
         print(json.dumps(report, default=_json_default))
@@ -352,7 +353,7 @@ def cmd_simulate(args) -> int:
         return _simulate_farm(args)
     if not args.workload:
         raise ValueError("--workload is required (except with --machine farm)")
-    from sim.jobs import load_workload
+    from epochbench.instances.jobs import load_workload
     kw = {"nodes": args.nodes} if args.nodes else {}
     if args.no_kill:
         kw["kill_at_estimate"] = False
@@ -365,11 +366,11 @@ def cmd_simulate(args) -> int:
               "seconds": res.seconds, "jobs_per_second": res.jobs_per_second, "passes": res.passes,
               "metrics": metrics}
     if args.out:
-        from sim.metrics import per_job
+        from epochbench.sim.metrics import per_job
         args.out.mkdir(parents=True, exist_ok=True)
         extra = per_job(res.jobs, workload)
         jobs = res.jobs.join(extra[[c for c in extra.columns if c not in res.jobs.columns]])
-        from instances.files import atomic_path, write_text
+        from epochbench.instances.files import atomic_path, write_text
         with atomic_path(args.out / "jobs.csv") as tmp:
             jobs.to_csv(tmp, index=False)
         write_text(args.out / "report.json", json.dumps(report, indent=1, default=_json_default))
@@ -388,9 +389,9 @@ def cmd_simulate(args) -> int:
 
 def _run_pool(args, workload):
     """The space-shared policies (sim.policies, sim.backfill)."""
-    from sim.engine import simulate
-    from sim.metrics import summarize
-    from sim.variants import variant_options
+    from epochbench.sim.engine import simulate
+    from epochbench.sim.metrics import summarize
+    from epochbench.sim.variants import variant_options
     options = {"starvation_limit": args.starvation_limit} if args.policy == "nonfcfs" else {}
     options.update(variant_options(args))
     progress = _Progress(len(workload.jobs), sys.stderr.isatty() and not args.quiet)
@@ -399,8 +400,8 @@ def _run_pool(args, workload):
     if params:
         kw["selector_options"] = _selector_params(args.policy, kw, params)
     if args.record_epochs:
-        from sim.policies import make
-        from sim.record import EpochRecorder
+        from epochbench.sim.policies import make
+        from epochbench.sim.record import EpochRecorder
         policy, kw = make(args.policy, **kw), {}
         recorder = EpochRecorder(policy, min_candidates=args.min_candidates)
     res = simulate(workload.jobs, workload.capacity, policy, on_pass=recorder,
@@ -417,8 +418,8 @@ def _run_pool(args, workload):
 def _selector_params(policy: str, kw: dict, params: dict) -> dict:
     """``--param`` of ``simulate``: options of the policy's packing selector
     (bl-easy's BL, bb-easy's BB, ``--selector``'s), checked against it."""
-    from instances.registry import get
-    from sim.policies import make
+    from epochbench.instances.registry import get
+    from epochbench.sim.policies import make
     selector = getattr(make(policy, **kw), "selector", None)
     if selector is None:
         raise ValueError(f"--param: policy {policy!r} has no packing selector to pass it to "
@@ -428,14 +429,14 @@ def _selector_params(policy: str, kw: dict, params: dict) -> dict:
 
 def _run_gang(args, workload):
     """Gang scheduling on the Ousterhout matrix (sim.gang, seed 004 sections 5-6)."""
-    from sim.gang import gang_options_from_args, simulate_gang, summarize_gang
+    from epochbench.sim.gang import gang_options_from_args, simulate_gang, summarize_gang
     if args.policy not in GANG_POLICIES:
         raise ValueError(f"--machine gang takes the policies {', '.join(GANG_POLICIES)}, not {args.policy!r}")
     if args.selector:
         raise ValueError("--selector applies to the space-shared policies only")
     recorder = None
     if args.record_epochs:
-        from sim.record import GangRecorder
+        from epochbench.sim.record import GangRecorder
         recorder = GangRecorder(min_candidates=args.min_candidates)
     res = simulate_gang(workload.jobs, workload.capacity, args.policy, recorder=recorder,
                         **gang_options_from_args(args))
@@ -536,9 +537,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--out", type=Path, help="folder for jobs.csv and report.json")
     m.add_argument("--json", action="store_true", help="print the report as one JSON object")
     m.add_argument("--quiet", action="store_true", help="no progress line")
-    from sim.farm import add_farm_arguments
-    from sim.gang import add_gang_arguments
-    from sim.variants import add_variant_arguments
+    from epochbench.sim.farm import add_farm_arguments
+    from epochbench.sim.gang import add_gang_arguments
+    from epochbench.sim.variants import add_variant_arguments
     add_variant_arguments(m)
     add_gang_arguments(m)
     add_farm_arguments(m)
@@ -612,7 +613,7 @@ OUTPUT_FOLDERS = {
     "score": lambda a: [_score_folder(a)],
     "simulate": lambda a: [p for p in (a.out, a.record_epochs) if p],
     "experiment": lambda a: [] if a.name == "list" else [a.out],
-    "bench": lambda a: [PROJECT_ROOT / "results"],
+    "bench": lambda a: [Path("results")],
 }
 
 
@@ -620,7 +621,7 @@ OUTPUT_FOLDERS = {
 def _output_locks(args):
     """Hold every output folder of ``args.command`` while it runs (a second
     run on the same folder fails with one line, status 2)."""
-    from instances.files import output_lock
+    from epochbench.instances.files import output_lock
     with contextlib.ExitStack() as stack:
         for folder in OUTPUT_FOLDERS.get(args.command, lambda a: [])(args):
             stack.enter_context(output_lock(folder))

@@ -15,9 +15,9 @@ import importlib
 import sys
 from importlib.metadata import entry_points
 
-from instances import registry
+from epochbench.instances import registry
 
-BUILTIN_PACKAGES = ("heuristics", "exact")
+BUILTIN_PACKAGES = ("epochbench.heuristics", "epochbench.exact")
 ENTRY_POINT_GROUP = "epochbench.heuristics"
 _loaded = False
 

@@ -46,8 +46,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from instances import InstanceError, Result, gap
-from instances.registry import get, solve
+from epochbench.instances import InstanceError, Result, gap
+from epochbench.instances.registry import get, solve
 
 COLUMNS = ["family", "instance", "method", "kind", "n", "k", "value", "bound", "gap", "gap_kind",
            "ref_source", "beats_reference", "units", "family_value", "family_bound", "status", "seconds"]
@@ -123,7 +123,7 @@ def read_reference_file(path) -> ReferenceFile:
     """Read a results file: CSV (or tab-separated) with a column ``instance``,
     optional ``dataset``, and one or more of :data:`REFERENCE_COLUMNS`, values
     in the data set's units; empty cells mean "not known", other columns are
-    ignored.  Raises :class:`~instances.InstanceError` naming the file, line
+    ignored.  Raises :class:`~epochbench.instances.InstanceError` naming the file, line
     and column of anything malformed."""
     path = Path(path)
     try:
@@ -320,7 +320,7 @@ def run_methods(inst, methods: list[str], *, time_limit: float = 10.0, threads: 
     ``params[name]``: keyword arguments of method ``name``.
 
     Every decision passes the family's feasibility checker inside
-    :func:`instances.registry.solve`; an infeasible one raises there."""
+    :func:`epochbench.instances.registry.solve`; an infeasible one raises there."""
     out, extra = [], params or {}
     for name in methods:
         params = {"time_limit": time_limit, "threads": threads} if get(inst.kind, name).exact else {}

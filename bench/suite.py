@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from instances import generators
-from instances.registry import get, names, solve
+from epochbench.instances import generators
+from epochbench.instances.registry import get, names, solve
 
 from .methods import load_all
 from .score import gap_vs, score_rows
@@ -99,7 +99,7 @@ class Store:
                     self.result(cfg, inst, m)
 
     def _scored(self, cfg: Config):
-        """Rows of :func:`bench.score.score_rows` for every instance of ``cfg``
+        """Rows of :func:`epochbench.score.score_rows` for every instance of ``cfg``
         solved so far (reference bound from all its results)."""
         per_inst = self.results.get(cfg.id, {})
         for inst in cfg.instances():
@@ -139,7 +139,7 @@ def summary_table() -> pd.DataFrame:
     Heuristic times are pytest-benchmark medians over rounds cycling through
     the configuration's instances; exact times are the median of one solve
     per instance.  ``gap_vs`` says what the gaps are measured against
-    (:func:`bench.score.gap_vs`); ``gap_note`` is ``*`` where some gap is not
+    (:func:`epochbench.score.gap_vs`); ``gap_note`` is ``*`` where some gap is not
     against a proven optimum.
     """
     df = pd.DataFrame(STORE.rows)
@@ -190,13 +190,13 @@ def rows_writer(rows: list, name: str):
 
     @pytest.fixture(scope="module", autouse=True)
     def _write_rows():
-        from bench.conftest import RESULTS
-        from bench.methods import load_all
+        from epochbench.benchmarks.conftest import RESULTS
+        from epochbench.methods import load_all
         load_all()
         yield
         if rows:
             RESULTS.mkdir(exist_ok=True)
-            from instances.files import atomic_path
+            from epochbench.instances.files import atomic_path
             with atomic_path(RESULTS / name) as tmp:
                 pd.DataFrame(rows).to_csv(tmp, index=False)
 

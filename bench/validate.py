@@ -4,7 +4,7 @@ then gap and time against the exact optimum next to the built-in heuristics.
 ``epochbench validate MODULE:FUNCTION --family packing`` calls this.  The
 function gets an instance (``capacity``, ``used``, ``demand`` as numpy arrays)
 and returns the indices of the jobs it starts (packing) or a list of bins
-(epochs), or the suite's own :class:`~instances.Result`.
+(epochs), or the suite's own :class:`~epochbench.instances.Result`.
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from instances import EpochsInstance, InfeasibleSolution, PackingInstance
-from instances.registry import as_result, names
+from epochbench.instances import EpochsInstance, InfeasibleSolution, PackingInstance
+from epochbench.instances.registry import as_result, names
 
 from .score import better, comparable, gap_fields, gap_vs, reference, run_methods, shown
 
@@ -123,7 +123,7 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
     """Run ``func`` and the built-in heuristics of ``family`` on edge cases and
     ``count`` random instances; check each answer; score against ``exact``.
 
-    Gaps follow :func:`bench.score.reference` (a heuristic's ``optimal`` is a
+    Gaps follow :func:`epochbench.score.reference` (a heuristic's ``optimal`` is a
     claim, not a proof); a result object of ``func`` that claims ``optimal``
     is checked against ``exact``'s proven optimum (:func:`false_claim`) and
     a false claim is a failure of the verdict."""

@@ -39,7 +39,7 @@ import numpy as np
 import pulp
 from ortools.sat.python import cp_model
 
-from instances.registry import register
+from epochbench.instances.registry import register
 
 METHODS = ("cpsat", "milp-cbc", "milp-highs")
 

@@ -1,7 +1,7 @@
 """Exact methods of the ``assignment`` family (seed 003 section 5), lexicographic
 objective: maximum cardinality first, then maximum total preference.
 
-``hungarian``   :func:`instances.assignment.lexicographic_matching` (scipy
+``hungarian``   :func:`epochbench.instances.assignment.lexicographic_matching` (scipy
                 ``linear_sum_assignment`` with ``BIG + p`` on eligible pairs),
                 cardinality checked against Hopcroft-Karp.  O((n + m)^3).
 ``cpsat``,      the 0-1 model of ``exact/_binary.py``: one variable per
@@ -26,9 +26,9 @@ import time
 
 import numpy as np
 
-from instances.assignment import AssignmentInstance, lexicographic_matching, maximum_matching
-from instances.core import Result
-from instances.registry import register
+from epochbench.instances.assignment import AssignmentInstance, lexicographic_matching, maximum_matching
+from epochbench.instances.core import Result
+from epochbench.instances.registry import register
 
 from ._binary import (BinaryModel, integer_objective, profit_scale, proven, register_exact, run_model,
                       status_info, true_bound)

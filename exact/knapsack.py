@@ -2,10 +2,10 @@
 
 The license knapsack is the packing family's 0-1 multidimensional knapsack
 with a profit objective: :func:`as_packing` states it as a
-:class:`~instances.packing.PackingInstance` (``capacity``, ``demand =
+:class:`~epochbench.instances.packing.PackingInstance` (``capacity``, ``demand =
 weights``, ``objective="profit"``) and :func:`solve_knapsack` hands it to
-:func:`exact.packing.solve_packing`, so both families share one model
-(:func:`exact.packing.packing_model`: jobs that fit alone, one row per
+:func:`epochbench.exact.packing.solve_packing`, so both families share one model
+(:func:`epochbench.exact.packing.packing_model`: jobs that fit alone, one row per
 license that can bind, exact integer objective for decimal profits) and the
 CP-SAT / CBC / HiGHS backends of ``exact/_binary.py``.
 
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from instances.core import Result
-from instances.knapsack import KnapsackInstance
-from instances.packing import PackingInstance
+from epochbench.instances.core import Result
+from epochbench.instances.knapsack import KnapsackInstance
+from epochbench.instances.packing import PackingInstance
 
 from ._binary import register_exact
 from .packing import solve_packing

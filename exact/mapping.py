@@ -12,7 +12,7 @@ positive), makespan ``C``::
 A start mapping (Min-Min; ``hint=`` to give another) is the hint and the
 upper bound ``UB``; ``x[i, j]`` is fixed to 0 where ``ready[j] + etc[i, j] >
 UB`` (no mapping as good as the hint uses it).  ``C`` starts at the lower
-bound of :meth:`~instances.mapping.MappingInstance.lower_bound`.
+bound of :meth:`~epochbench.instances.mapping.MappingInstance.lower_bound`.
 
 CP-SAT works on integers: entries on a decimal grid (``etc * 10**d``
 integral, d <= 6, column sums below 2**50) are scaled exactly and the
@@ -64,9 +64,9 @@ from ortools.sat.python import cp_model
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
-from instances.core import Result
-from instances.mapping import MappingInstance
-from instances.registry import register
+from epochbench.instances.core import Result
+from epochbench.instances.mapping import MappingInstance
+from epochbench.instances.registry import register
 
 from ._binary import deadline_after, run_cbc, run_highs, time_left
 
@@ -146,7 +146,7 @@ def lp_bound(inst: MappingInstance, *, return_x: bool = False):
     give the Lagrangian bound ``sum_i min_j w_j etc[i, j]``, valid for every
     ``w`` on the simplex (the LP is solved without ready times: the bound
     ignores them, which keeps it valid; the caller may take the max with
-    :meth:`~instances.mapping.MappingInstance.lower_bound`).  Returns the
+    :meth:`~epochbench.instances.mapping.MappingInstance.lower_bound`).  Returns the
     bound; with ``return_x``: ``(bound, fractional x (t, m), LP objective)``.
     One LP with t m + 1 variables (0.15 s at 512 x 16)."""
     t, m = inst.etc.shape
@@ -793,7 +793,7 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
     """Minimum makespan of a mapping instance with backend ``method`` (cpsat,
     milp-cbc, milp-highs); start / hint Min-Min unless ``hint`` is given.
     ``bound``: a proven lower bound on the true (unscaled) optimum (at least
-    :meth:`~instances.mapping.MappingInstance.lower_bound`;
+    :meth:`~epochbench.instances.mapping.MappingInstance.lower_bound`;
     ``info["bound_kind"]`` says ``solver`` when the backend proved more,
     else ``combinatorial``); status ``optimal`` only when the returned
     mapping's true makespan meets it.  ``time_limit`` is the wall time of

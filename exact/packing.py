@@ -31,8 +31,8 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csc_matrix
 
-from instances.core import Result
-from instances.packing import EpochsInstance, PackingInstance
+from epochbench.instances.core import Result
+from epochbench.instances.packing import EpochsInstance, PackingInstance
 
 from ._binary import (  # noqa: F401  (public names re-exported: they were defined here)
     BACKENDS, INT_LIMIT, METHODS, MILP_INT_LIMIT, BinaryModel, Outcome, integer_objective, profit_scale,

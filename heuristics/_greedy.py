@@ -13,7 +13,7 @@ from numba import njit
 
 FCFS, FF, BESTFIT, WORSTFIT, BB, BL = range(6)
 #: how the fullness modifier f = 1 - mean(U + R) enters the BB / BL score
-#: (:data:`heuristics.packing.FULLNESS` names them)
+#: (:data:`epochbench.heuristics.packing.FULLNESS` names them)
 OFF, EXCESS, SCALED = range(3)
 
 
@@ -36,7 +36,7 @@ def balance_score(used, share, fullness):
     The max/average balance measure ``b = max_i(U_i + R_i) / (sum_i (U_i +
     R_i) / K)`` (>= 1) with the fullness modifier ``f = 1 - sum_i (U_i +
     R_i) / K`` (the average availability after the job) applied as
-    ``fullness`` says: SCALED (the default of :func:`heuristics.packing.backfill_balanced`)
+    ``fullness`` says: SCALED (the default of :func:`epochbench.heuristics.packing.backfill_balanced`)
     ``b * f``; EXCESS ``(b - 1) * f``; OFF ``b``.
 
     The paper gives the modifier and what it must do, not the formula that

@@ -38,9 +38,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from instances.assignment import AssignmentInstance
-from instances.core import Result
-from instances.registry import register
+from epochbench.instances.assignment import AssignmentInstance
+from epochbench.instances.core import Result
+from epochbench.instances.registry import register
 
 
 @register("assignment", "mis")

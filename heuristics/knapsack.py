@@ -25,9 +25,9 @@ from numba import njit
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from instances.core import Result
-from instances.knapsack import KnapsackInstance
-from instances.registry import register
+from epochbench.instances.core import Result
+from epochbench.instances.knapsack import KnapsackInstance
+from epochbench.instances.registry import register
 
 
 def critical_licenses(inst: KnapsackInstance) -> np.ndarray:

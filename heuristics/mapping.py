@@ -3,7 +3,7 @@ ETC matrix, minimising the makespan (seed 002, "application scheduling";
 Braun et al. 2001, JPDC 61(6), who compare the same heuristics on the same
 test bed).
 
-Every function takes a :class:`~instances.mapping.MappingInstance` and returns
+Every function takes a :class:`~epochbench.instances.mapping.MappingInstance` and returns
 the machine index of every task (a numpy int64 array of length t).  The
 machines' ready times are their initial availability ``mat(j)``.  Ties go to
 the lowest task index, then the lowest machine index; with this rule Min-Min
@@ -21,8 +21,8 @@ import time
 
 import numpy as np
 
-from instances.mapping import MappingInstance
-from instances.registry import register
+from epochbench.instances.mapping import MappingInstance
+from epochbench.instances.registry import register
 
 from . import _mapping_kernels as _k
 

@@ -1,6 +1,6 @@
 """Packing heuristics: which queued jobs start now on a K-resource machine.
 
-Every function takes a :class:`~instances.packing.PackingInstance` and returns
+Every function takes a :class:`~epochbench.instances.packing.PackingInstance` and returns
 the indices of the jobs it starts, in the order it picks them.  All respect
 the instance's reservation when it has one (a job flagged as running past the
 shadow time must also fit in what is left of ``extra``), so they serve as the
@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from instances.packing import EpochsInstance, PackingInstance
-from instances.registry import register
+from epochbench.instances.packing import EpochsInstance, PackingInstance
+from epochbench.instances.registry import register
 
 from . import _greedy
 
 
 # ---- greedy rules (compiled kernel in heuristics/_greedy.py) ---------------------
-#: BB / BL fullness readings, by what they compute (:func:`heuristics._greedy.balance_score`):
+#: BB / BL fullness readings, by what they compute (:func:`epochbench.heuristics._greedy.balance_score`):
 #: ``scaled`` measure x availability (seed 000's modifier, the default), ``excess``
 #: (measure - 1) x availability (epochbench's earlier reading), ``off`` the measure alone
 FULLNESS = {"scaled": _greedy.SCALED, "excess": _greedy.EXCESS, "off": _greedy.OFF}
@@ -98,7 +98,7 @@ def backfill_balanced(inst: PackingInstance, fullness: str = DEFAULT_FULLNESS) -
     better-balanced small one, as the paper says; ``excess`` ``(b - 1) * f``
     (the earlier reading: a perfectly balanced job scores 0 and always wins);
     ``off`` b alone; a bool means default / off
-    (:func:`heuristics._greedy.balance_score` explains the readings).  Ties go
+    (:func:`epochbench.heuristics._greedy.balance_score` explains the readings).  Ties go
     to the earlier job.  O(picks * n K).
     """
     return _run(inst, _greedy.BB, fullness=fullness)
@@ -118,7 +118,7 @@ def backfill_lowest(inst: PackingInstance, window: int = 1, fullness: str = DEFA
     (default) ``(1 + m) * f``, so a non-matching job that nearly fills the
     machine beats a matching small one; ``excess`` ``m * f`` (the earlier
     reading: a matching job always wins)
-    (:func:`heuristics._greedy.lowest_score`).  O(picks * n K (window + 1)).
+    (:func:`epochbench.heuristics._greedy.lowest_score`).  O(picks * n K (window + 1)).
     """
     return _run(inst, _greedy.BL, window=window, fullness=fullness)
 

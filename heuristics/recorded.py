@@ -4,8 +4,8 @@ scheduling epoch (``epochbench simulate --record-epochs``), replayed so that
 optimum, feasibility check)."""
 from __future__ import annotations
 
-from instances.core import InstanceError
-from instances.registry import register
+from epochbench.instances.core import InstanceError
+from epochbench.instances.registry import register
 
 
 @register("packing", "recorded", kind="replay")

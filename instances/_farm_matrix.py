@@ -1,5 +1,5 @@
 """The seed 003 Job-Machine matrix in one compiled pass (see
-:func:`instances.farm.preference_matrix`).
+:func:`epochbench.instances.farm.preference_matrix`).
 
 The numpy version sums seven (N, M) arrays, each a few whole-matrix
 operations: about 7 ms per pass at N = 200, M = 150, more than half of a CS

@@ -30,7 +30,7 @@ them); ``meta["optimum"]`` the weight of a known lexicographic optimum.
 
 Generators: ``assign-random`` (random matrices, optionally one job arriving
 or leaving after an optimal plan), ``assign-farm`` (the matrix of a seed 003
-farm state, :mod:`instances.farm`), ``orlib-assign`` (OR-Library
+farm state, :mod:`epochbench.instances.farm`), ``orlib-assign`` (OR-Library
 ``assign100.txt``, cost turned into preference).
 """
 from __future__ import annotations
@@ -153,7 +153,7 @@ def _decision_pairs(pairs, name: str) -> list[tuple[int, int]]:
 def check_assignment(inst: AssignmentInstance, pairs) -> tuple[tuple[int, int], ...]:
     """Raise :class:`InfeasibleSolution` unless ``pairs`` is a matching of
     eligible pairs: a sequence of [job, machine] pairs (each a 2-sequence of
-    integers: no floats, booleans or strings, :func:`instances.checks.index`)
+    integers: no floats, booleans or strings, :func:`epochbench.instances.checks.index`)
     in range, no job and no machine twice, ``preference > 0`` on every pair.
     Returns the pairs sorted by job, as tuples of Python ints.
 
@@ -252,7 +252,7 @@ def random_assignment(*, n: int = 20, machines: int = 20, density: float = 1.0, 
 
 def from_farm(state: _farm.FarmState, constants: _farm.Constants | None = None,
               meta: dict | None = None) -> AssignmentInstance:
-    """The Job-Machine matrix of a farm state (:func:`instances.farm.preference_matrix`)
+    """The Job-Machine matrix of a farm state (:func:`epochbench.instances.farm.preference_matrix`)
     as an assignment instance; the previous plan (``jobs.running_on``, pairs
     still eligible) goes to ``meta["previous"]``.  O(N M L)."""
     p = _farm.preference_matrix(state, constants)
@@ -265,7 +265,7 @@ def farm_assignment(*, n: int = 150, machines: int = 150, licenses: int = 20, bu
                     preemptive: bool = True, event: str = "none", count: int = 10,
                     seed: int = 0) -> list[AssignmentInstance]:
     """Job-Machine matrices of seed 003 farms (section 6: 150 machines, 20
-    licenses; ranges of :func:`instances.farm.generate_farm`), constants of
+    licenses; ranges of :func:`epochbench.instances.farm.generate_farm`), constants of
     footnote 1 (``preemptive``: overhead Delta 8, else 800).  ``event``:
     ``none`` keeps the generated previous plan (``busy`` x machines running
     jobs); ``arrive`` / ``leave`` first plans the state optimally

@@ -97,7 +97,7 @@ def _plain(obj: Any):
     return obj
 
 
-#: the int64 range every integer field must fit in (the checkers sum exactly: ``instances.checks``)
+#: the int64 range every integer field must fit in (the checkers sum exactly: ``epochbench.instances.checks``)
 INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 
 
@@ -320,7 +320,7 @@ def _bad_number(obj, where: str):
 
 
 def write_json(path: str | Path, data: dict) -> None:
-    """Write ``data`` as compact JSON, atomically (:func:`instances.files.write_text`)."""
+    """Write ``data`` as compact JSON, atomically (:func:`epochbench.instances.files.write_text`)."""
     from .files import write_text
     write_text(path, json.dumps(_plain(data), separators=(",", ":")))
 
@@ -329,7 +329,7 @@ def gap(value: float | None, bound: float | None, eps: float = 1e-9) -> float:
     """Relative gap ``|bound - value| / max(|bound|, eps)`` (ARCHITECTURE.md).
 
     ``bound`` is the reference (a proven optimum, a best-known value or a
-    valid bound; ``bench.score.reference`` picks it).  NaN when either side
+    valid bound; ``epochbench.score.reference`` picks it).  NaN when either side
     is missing (``None``), NaN or infinite: no reference, no number.
     """
     if bound is None or value is None:

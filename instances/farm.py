@@ -480,7 +480,7 @@ def preference_matrix(state: FarmState, constants: Constants | None = None, *,
 
 
 def _fused(state: FarmState, c: Constants, ok: np.ndarray) -> np.ndarray:
-    """All seven heuristics in one compiled pass (:mod:`instances._farm_matrix`);
+    """All seven heuristics in one compiled pass (:mod:`epochbench.instances._farm_matrix`);
     the same entries as summing the ``*_delta`` functions, to rounding."""
     from ._farm_matrix import fused_matrix
 

@@ -225,7 +225,7 @@ def los(*, n: int = 32, count: int = 10, seed: int = 0, machine: int = 320, load
     ``[est_min, est_max]`` s.  With probability ``p_block`` the head's size is
     redrawn above the free capacity, otherwise within it (when possible).  A
     blocked head gets the reservation of
-    :func:`~instances.packing.reservation_from_running` at time ``now``; flags
+    :func:`~epochbench.instances.packing.reservation_from_running` at time ``now``; flags
     follow ``now + estimate > shadow``.  ``meta["running"]`` holds the running
     jobs' ``size`` and ``remaining`` so the reservation can be rederived.
     """
@@ -654,7 +654,7 @@ def load_generators() -> dict[str, Callable]:
         from pathlib import Path as _P
         for mod in pkgutil.iter_modules([str(_P(__file__).parent)]):
             if not mod.name.startswith("_"):
-                importlib.import_module(f"instances.{mod.name}")
+                importlib.import_module(f"{__package__}.{mod.name}")
         _loaded = True
     return GENERATORS
 

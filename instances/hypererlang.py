@@ -19,12 +19,12 @@ the method of its reference [12], Jann et al. 1997:
    (their frequencies in the trace: the model gives only the class).
 
 Load is changed by multiplying the interarrival rate and the service time by
-separate factors (:func:`instances.workloads.scale_arrivals`,
-:func:`~instances.workloads.scale_runtimes`).  The model is
+separate factors (:func:`epochbench.instances.workloads.scale_arrivals`,
+:func:`~epochbench.instances.workloads.scale_runtimes`).  The model is
 ``epochbench generate workload --model hypererlang --fit TRACE.swf`` or
 ``--he-params FILE.json`` (the JSON of :func:`fit_trace`, written by
 ``--he-out``), by default the fit to KTH SP2 built in here
-(:data:`KTH_PARAMS`); see :func:`instances.workloads.workload`.
+(:data:`KTH_PARAMS`); see :func:`epochbench.instances.workloads.workload`.
 
 References
 ----------
@@ -322,7 +322,7 @@ def sample_stream(params: dict, n: int, rng: np.random.Generator):
 
 # ---- the fit to KTH SP2 (the default model) ------------------------------------------------
 #: :func:`fit_trace` of the KTH SP2 trace (Parallel Workloads Archive,
-#: KTH-SP2-1996-2.1-cln.swf, 27,992 jobs read by :func:`sim.jobs.read_swf`, 100
+#: KTH-SP2-1996-2.1-cln.swf, 27,992 jobs read by :func:`epochbench.instances.jobs.read_swf`, 100
 #: nodes; tests/test_hypererlang.py checks it against a fresh fit): per size
 #: class (class, sizes, job counts, interarrival fit, runtime fit), each fit
 #: (order, branch probabilities, branch rates per second).  Every fit is of
@@ -408,10 +408,10 @@ def hypererlang(n: int = 1000, *, seed=0, fit: str | None = None, params=None, p
 
     Times are whole seconds (runtimes rounded up, at least 1 s); estimates
     are exact (the model has none: see
-    :func:`instances.workloads.with_estimates`).  ``processors``: the
+    :func:`epochbench.instances.workloads.with_estimates`).  ``processors``: the
     machine (default: the trace's / the parameters'); it must hold the
     largest size.  ``load``: if given, arrivals are rescaled to that
-    :func:`~instances.workloads.offered_load` (otherwise the fitted rates).
+    :func:`~epochbench.instances.workloads.offered_load` (otherwise the fitted rates).
     ``meta["fit"]`` holds the parameters.  Cost O(n log n) plus the fit."""
     from .generators import _int
     from .workloads import Stream, _children, _frame, _positive, _round_times, set_load
@@ -420,7 +420,7 @@ def hypererlang(n: int = 1000, *, seed=0, fit: str | None = None, params=None, p
     if fit is not None and params is not None:
         raise ValueError("hypererlang: give one of fit (a trace) or he_params (fitted parameters), not both")
     if fit is not None:
-        from sim.jobs import load_workload   # lazy: instances does not depend on sim at import time
+        from epochbench.instances.jobs import load_workload   # lazy: instances does not depend on sim at import time
 
         path = Path(fit)
         if not path.exists():

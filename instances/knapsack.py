@@ -113,13 +113,13 @@ class KnapsackInstance:
 def check_knapsack(inst: KnapsackInstance, selected) -> tuple[int, ...]:
     """Raise :class:`InfeasibleSolution` unless ``selected`` is a feasible
     selection: a sequence of integer job indices (no floats, booleans or
-    strings: :func:`instances.checks.indices`) in range, no repeats, and on
+    strings: :func:`epochbench.instances.checks.indices`) in range, no repeats, and on
     every license the summed weights within ``capacity``.  Nothing from any
     solver.  Returns the indices in the given order, as Python ints.
 
     Notes
     -----
-    O(|selected| L).  Sums are exact (:func:`instances.checks.exact_loads`):
+    O(|selected| L).  Sums are exact (:func:`epochbench.instances.checks.exact_loads`):
     int64 when the magnitudes prove no overflow, Python integers otherwise
     (weights near 2**62 cannot wrap into a feasible-looking sum).
     """
@@ -152,8 +152,8 @@ def from_farm(state: _farm.FarmState, p: np.ndarray | None = None, meta: dict | 
     jobs asking for at least one critical license (``rho_l > 1`` over all
     jobs in the system) that some machine can run; weights are their license
     requests (0/1, all L licenses), capacity the license copies, profit
-    ``c-bar_i`` (:func:`instances.farm.mkp_profit`) of the Job-Machine matrix
-    ``p`` (default: :func:`instances.farm.preference_matrix`).  ``meta`` gets
+    ``c-bar_i`` (:func:`epochbench.instances.farm.mkp_profit`) of the Job-Machine matrix
+    ``p`` (default: :func:`epochbench.instances.farm.preference_matrix`).  ``meta`` gets
     ``jobs`` (farm positions of the items), ``critical`` and ``no_machine``
     (jobs with a critical license but no eligible machine, left out).
     O(N M L)."""
@@ -177,7 +177,7 @@ def farm_mkp(*, n: int = 300, machines: int = 100, licenses: int = 40, ratio_lo:
     ``machines`` machines and ``licenses`` licenses (section 6: 100, 40), the
     license ratio uniform in [``ratio_lo``, ``ratio_hi``] (table 1: 0.40-0.45,
     0.45-0.50, 0.50-0.55, 0.55-0.60), each license needed with probability
-    ``need``; other farm ranges as :func:`instances.farm.generate_farm`.
+    ``need``; other farm ranges as :func:`epochbench.instances.farm.generate_farm`.
     Items: the jobs asking for a critical license (:func:`from_farm`)."""
     n, machines, licenses = _int("n", n, 0), _int("machines", machines, 1), _int("licenses", licenses, 1)
     count, seed = _int("count", count, 0), _int("seed", seed, 0)

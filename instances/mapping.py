@@ -143,7 +143,7 @@ class MappingInstance:
         (the least total work fits below C); (3) the LP dual bound
         ``sum_i min_j w_j etc[i, j]`` for weights ``w`` on the simplex (any such
         ``w`` gives a bound: ``sum_j w_j mat(j) <= C``), ``w`` improved by
-        exponentiated-gradient steps.  :mod:`exact.mapping` has the LP itself."""
+        exponentiated-gradient steps.  :mod:`epochbench.exact.mapping` has the LP itself."""
         etc, ready = self.etc, self.ready
         lb1 = float((etc + ready).min(axis=1).max())
         lb2 = water_level(ready, float(etc.min(axis=1).sum()))
@@ -203,7 +203,7 @@ def check_mapping(inst: MappingInstance, decision) -> tuple[int, ...]:
     """Raise :class:`InfeasibleSolution` unless ``decision`` gives every task
     exactly one machine: a sequence of t integer machine indices in
     ``0..m-1`` (no floats, not even ``2.0``, no booleans or strings:
-    :func:`instances.checks.indices`).  Returns the normalised tuple of
+    :func:`epochbench.instances.checks.indices`).  Returns the normalised tuple of
     Python ints.  O(t); nothing from any solver."""
     name = inst.name
     out = indices(decision, inst.k, f"{name}: assignment", noun="machine", item="of task")

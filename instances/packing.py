@@ -249,7 +249,7 @@ class EpochsInstance(_Jobs):
         return cls.build(d["capacity"], d["demand"], d.get("meta"), source=source)
 
 
-#: JSON type of each field of a packing / epochs instance file (:func:`instances.io.check_fields`)
+#: JSON type of each field of a packing / epochs instance file (:func:`epochbench.instances.io.check_fields`)
 PACKING_FIELDS = {"capacity": "array", "demand": "matrix", "used": "array", "estimate": "array",
                   "profit": "array", "shadow": "number", "extra": "array", "runtime_past_shadow": "flags",
                   "now": "number", "objective": "string"}
@@ -266,7 +266,7 @@ def check_packing(inst: PackingInstance, selected) -> tuple[int, ...]:
     """Raise :class:`InfeasibleSolution` unless ``selected`` is a feasible start set.
 
     Checks: a sequence of integer job indices (no floats, booleans or
-    strings: :func:`instances.checks.indices`) in range, no repeats, the
+    strings: :func:`epochbench.instances.checks.indices`) in range, no repeats, the
     sum of demands fits in ``capacity - used`` on every resource, and, with
     a reservation, the jobs flagged past the shadow time fit in ``extra``.
     Returns the indices in pick order, as Python ints.  Nothing from any
@@ -274,7 +274,7 @@ def check_packing(inst: PackingInstance, selected) -> tuple[int, ...]:
 
     Notes
     -----
-    O(|selected| K).  Sums are exact (:func:`instances.checks.exact_loads`):
+    O(|selected| K).  Sums are exact (:func:`epochbench.instances.checks.exact_loads`):
     int64 when the magnitudes prove no overflow, Python integers otherwise.
     """
     name = inst.name
@@ -303,13 +303,13 @@ def check_epochs(inst: EpochsInstance, bins) -> tuple[tuple[int, ...], ...]:
     once and every bin fits in ``capacity``.
 
     ``bins`` is a sequence of non-empty bins, each a sequence of integer job
-    indices (:func:`instances.checks.indices`); an empty bin is refused, an
+    indices (:func:`epochbench.instances.checks.indices`); an empty bin is refused, an
     empty plan accepted only for an empty queue.  Returns the bins as tuples
     of Python ints.
 
     Notes
     -----
-    O(n K); exact sums (:func:`instances.checks.exact_bin_loads`).
+    O(n K); exact sums (:func:`epochbench.instances.checks.exact_bin_loads`).
     """
     name = inst.name
     if not isinstance(bins, SEQUENCES):

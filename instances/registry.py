@@ -3,7 +3,7 @@ and the CLI, the benchmarks and the simulator find it here.
 
 A *heuristic* is a plain function ``f(instance, **params)`` returning the
 decision (packing: job indices in pick order; epochs: list of bins) or a
-:class:`~instances.core.Result`.  An *exact* method is ``f(instance, *,
+:class:`~epochbench.instances.core.Result`.  An *exact* method is ``f(instance, *,
 time_limit, threads, **params)`` returning a :class:`Result` with its bound
 and status.  :func:`solve` times the call, runs the family's independent
 feasibility check and recomputes the objective; nothing unchecked leaves it.
@@ -91,7 +91,7 @@ def solve(inst, method: str, *, time_limit: float = 10.0, threads: int = 1, desc
           **params) -> Result:
     """Run ``method`` on ``inst``: timed, feasibility-checked, objective recomputed.
 
-    Raises :class:`~instances.core.InfeasibleSolution` if the decision fails
+    Raises :class:`~epochbench.instances.core.InfeasibleSolution` if the decision fails
     the family's checker.  An exact method that found no solution returns
     status ``timeout`` or ``infeasible`` with an empty decision, which is
     checked too (an empty packing is feasible; an empty epoch plan is not

@@ -1,13 +1,13 @@
 """Job-stream (workload) models, estimate models and load control (issue 4 part 1).
 
 Every model returns a :class:`Stream`: a job table with the columns of the
-:mod:`sim.jobs` contract (``id, submit, runtime, estimate, procs, duration``;
+:mod:`epochbench.instances.jobs` contract (``id, submit, runtime, estimate, procs, duration``;
 for K > 1 resources also ``res_1 .. res_{K-1}``) in (submit, id) order, the
 machine ``capacity`` (K entries, entry 0 = processors) and ``meta`` (model,
 parameters, measured offered load).  ``simulate(stream.jobs, stream.capacity,
 policy)`` runs it as it is; ``epochbench generate workload`` writes it as SWF
 (columns SWF has no field for go to the ``.extra.csv`` sidecar of
-:func:`sim.jobs.write_swf`).  Times are whole seconds.  Everything is
+:func:`epochbench.instances.jobs.write_swf`).  Times are whole seconds.  Everything is
 deterministic by ``seed``: the jobs, the arrivals, the K requirements and the
 estimates come from four independent children of
 ``numpy.random.default_rng(seed)``, so changing the load, K or the estimate
@@ -69,7 +69,7 @@ HOUR = 3600.0
 
 
 class Stream(NamedTuple):
-    """A generated job stream: ``jobs`` (DataFrame, :mod:`sim.jobs` columns),
+    """A generated job stream: ``jobs`` (DataFrame, :mod:`epochbench.instances.jobs` columns),
     ``capacity`` (int64, K entries, entry 0 = processors), ``meta`` (dict)."""
 
     jobs: pd.DataFrame
@@ -101,7 +101,7 @@ def _positive(name, value) -> float:
 
 def _frame(ids, submit, runtime, estimate, procs, **extra) -> pd.DataFrame:
     """A job table in (submit, id) order with ``duration`` = min(runtime, estimate)
-    (the :mod:`sim.jobs` rule with jobs killed at their estimate)."""
+    (the :mod:`epochbench.instances.jobs` rule with jobs killed at their estimate)."""
     runtime = np.asarray(runtime, dtype=np.float64)
     estimate = np.asarray(estimate, dtype=np.float64)
     df = pd.DataFrame({"id": np.asarray(ids, dtype=np.int64), "submit": np.asarray(submit, dtype=np.float64),
@@ -216,10 +216,10 @@ def feitelson96(n: int = 1000, *, seed=0, processors: int = 128, load: float = D
                 p_pow2: float = 0.75, repeats: bool = True, zipf: float = 2.5, max_runs: int = 100) -> Stream:
     """Feitelson 1996 job stream as used by seed 000 §3.1, on ``processors`` nodes.
 
-    Distinct jobs get a size from :func:`~instances.generators.feitelson_size_pmf`
+    Distinct jobs get a size from :func:`~epochbench.instances.generators.feitelson_size_pmf`
     (harmonic of order 1.5, a share ``p_pow2`` of each size's mass moved to the
     nearest power of two: "favouring small sizes and powers of two"), a runtime
-    from :func:`~instances.generators.feitelson_runtimes` (hyperexponential,
+    from :func:`~epochbench.instances.generators.feitelson_runtimes` (hyperexponential,
     means 300 s / 7200 s, long branch with probability 0.1 + 0.8 log2(s) /
     log2(P): "weakly correlated to the size") and, with ``repeats``, a number of
     runs from :func:`zipf_runs` (the model's "repeat count": the same job
@@ -231,7 +231,7 @@ def feitelson96(n: int = 1000, *, seed=0, processors: int = 128, load: float = D
     Estimates are exact (estimate = runtime); see :func:`with_estimates`.
 
     Parameter sources: seed 000 names the model, not its numbers; the size and
-    runtime constants are those of :mod:`instances.generators` (module
+    runtime constants are those of :mod:`epochbench.instances.generators` (module
     docstring), the Zipf exponent 2.5 and the 100-run cap are our reading of
     Feitelson 1996, not checked against the original code (not available
     here).  Cost O(n + P).
@@ -525,7 +525,7 @@ def k_resources(jobs: pd.DataFrame, processors: int, k: int, *, dist: str = "uni
     """K resource requirements per job from its size (seed 000 §3.1 items 1-2),
     for any stream.
 
-    :func:`~instances.generators.k_requirements` draws K numbers per job
+    :func:`~epochbench.instances.generators.k_requirements` draws K numbers per job
     (uniform (0, 1] or exponential), normalises them by their max (or mean)
     and scales them by the job's share size / ``processors``; resource 0 stays
     processors (capacity ``processors``, so ``procs`` becomes
@@ -561,7 +561,7 @@ def k_resources(jobs: pd.DataFrame, processors: int, k: int, *, dist: str = "uni
 def _new_estimates(jobs: pd.DataFrame, factor: np.ndarray) -> pd.DataFrame:
     """estimate = runtime x factor; rounded up to whole seconds where factor > 1
     (so estimate >= runtime, and factor 1 gives exactly the runtime); at least
-    1 s (the :mod:`sim.jobs` rule); ``duration`` and ``req_time`` follow."""
+    1 s (the :mod:`epochbench.instances.jobs` rule); ``duration`` and ``req_time`` follow."""
     out = jobs.copy()
     run = out["runtime"].to_numpy(dtype=np.float64)
     if run.size and run.min() < 0:
@@ -646,8 +646,8 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     daily cycle for K = 1 (and ``load_factor`` for K > 1 without ``load``);
     otherwise they rescale the time axis (:func:`scale_arrivals`).  Times are whole seconds.  ``p_pow2`` and ``repeats`` are
     feitelson96's, ``job_types`` lublin03's.  hypererlang (seed 004 §2.1,
-    :mod:`instances.hypererlang`) is fitted to the trace ``fit``, read from
-    ``he_params`` (a JSON file or string as :func:`~instances.hypererlang.fit_trace`
+    :mod:`epochbench.instances.hypererlang`) is fitted to the trace ``fit``, read from
+    ``he_params`` (a JSON file or string as :func:`~epochbench.instances.hypererlang.fit_trace`
     returns) or, with neither, the built-in fit to KTH SP2; ``he_out`` writes
     the parameters used to that file.  It keeps
     its fitted arrival rates unless ``load`` is given, and its machine is the
@@ -721,11 +721,11 @@ def write_workload(out, **params) -> Path:
     """Write :func:`workload` (``params``) to ``out``: a file ending in .swf,
     .swf.gz, .csv or .parquet, else a folder (created) that gets
     ``<model>[-K<k>-<dist>][-<estimates>]-n<jobs>-s<seed>.swf``.  SWF carries
-    extra columns in its ``.extra.csv`` sidecar (:func:`sim.jobs.write_swf`).
+    extra columns in its ``.extra.csv`` sidecar (:func:`epochbench.instances.jobs.write_swf`).
     Returns the path written."""
     # Lazy import: the dependency rule is instances <- sim (sim imports instances);
     # importing sim.jobs at module level here would make instances depend on sim.
-    from sim.jobs import make_workload, write_swf, write_table
+    from epochbench.instances.jobs import make_workload, write_swf, write_table
 
     stream = workload(**params)
     out = Path(out)

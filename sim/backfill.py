@@ -27,7 +27,7 @@ wfit-bf        the jobs before it; a job starts when its slot is now.  Orders:
 =============  ==================================================================
 
 The ``*-easy`` and ``los`` policies call a packing heuristic of
-``instances.registry`` at each backfill step, so every such step is a packing
+``epochbench.instances.registry`` at each backfill step, so every such step is a packing
 instance that ``--record-epochs`` can save and score.
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@ produce a desired average ready queue length", lengths 64, 128, 256).
 
 The stream is fixed (same jobs, same unit inter-arrival draws: common random
 numbers); only its arrival rate is multiplied by a factor f
-(:func:`instances.workloads.scale_arrivals`), so the mean queue length q(f)
+(:func:`epochbench.instances.workloads.scale_arrivals`), so the mean queue length q(f)
 is a near-monotone function of one variable.  :func:`calibrate_rate` brackets
 the target by doubling or halving f, then narrows the bracket by regula falsi
 on (log f, log q) with the Illinois modification (bisection in log f where q
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from instances.workloads import scale_arrivals
+from epochbench.instances.workloads import scale_arrivals
 
 from .engine import simulate
 
@@ -55,7 +55,7 @@ def mean_queue_length(result: pd.DataFrame, warmup: float = 0.1, cooldown: float
     """Time-average number of waiting jobs in the window of :func:`queue_window`
     (Little's law: sum of each job's waiting time inside the window / window
     length).  ``result`` needs ``submit`` and ``start`` (a
-    :class:`~sim.engine.SimResult`'s ``jobs``); jobs never started wait to
+    :class:`~epochbench.sim.engine.SimResult`'s ``jobs``); jobs never started wait to
     the end.  NaN when the window has length 0.  O(n log n)."""
     submit = result["submit"].to_numpy(dtype=np.float64)
     start = result["start"].to_numpy(dtype=np.float64)
@@ -108,10 +108,10 @@ def calibrate_rate(jobs: pd.DataFrame, capacity, target: float, policy: str = "e
                    rtol: float = 0.05, xtol: float = 1e-4, max_simulations: int = 40, warmup: float = 0.1,
                    cooldown: float = 0.0, **options) -> Calibration:
     """The arrival-rate factor f at which ``policy`` (any name
-    :func:`~sim.engine.simulate` accepts; seed 000 uses FF-EASY) has mean queue
-    length ``target`` (within ``rtol``, relative) on ``jobs`` (a :mod:`sim.jobs`
+    :func:`~epochbench.sim.engine.simulate` accepts; seed 000 uses FF-EASY) has mean queue
+    length ``target`` (within ``rtol``, relative) on ``jobs`` (a :mod:`epochbench.instances.jobs`
     table with ``duration``) on a machine of ``capacity``.  ``factor`` is the
-    first guess; ``options`` go to :func:`~sim.engine.simulate`.
+    first guess; ``options`` go to :func:`~epochbench.sim.engine.simulate`.
 
     For a fixed stream q(f) is piecewise smooth with jumps (one start moving
     past another changes the schedule after it); when the bracket narrows to
@@ -220,14 +220,14 @@ class _OutOfRuns(Exception):
 
 
 def main(argv=None) -> int:
-    """``python -m sim.calibrate WORKLOAD --target Q [--policy P] [--out FILE]``:
+    """``python -m epochbench.sim.calibrate WORKLOAD --target Q [--policy P] [--out FILE]``:
     print the calibration as JSON; ``--out`` writes the scaled stream (SWF,
     CSV or Parquet by suffix)."""
     import json
 
-    from .jobs import load_workload, make_workload, write_swf, write_table
+    from ..instances.jobs import load_workload, make_workload, write_swf, write_table
 
-    p = argparse.ArgumentParser(prog="python -m sim.calibrate", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m epochbench.sim.calibrate", description=__doc__.split("\n\n")[0])
     p.add_argument("workload", help=".swf, .swf.gz, .csv or .parquet")
     p.add_argument("--target", type=float, required=True, help="target mean queue length (jobs)")
     p.add_argument("--policy", default="easy", help="policy name of sim.engine.simulate (default easy)")

@@ -9,7 +9,7 @@ policies sit on the same loop:
   gang-scheduling matrix (seed 004 section 5) and a farm of heterogeneous
   machines (seed 003) implement the same protocol;
 * :class:`Policy`: the queue order plus what to start at a scheduling pass
-  (:mod:`sim.policies`).
+  (:mod:`epochbench.sim.policies`).
 
 :class:`Engine` runs the events: a heap of finish times and the arrivals in
 order.  At equal times it takes all finishes, then all arrivals, then one
@@ -18,7 +18,7 @@ pass at a time of its own (:meth:`Policy.wakeup`: a reservation falling due).  A
 at its start time, which makes a new batch (and pass) at that same time.
 
 :func:`simulate` is the entry point.  Given a policy name and no selector, hook
-or machine it runs the compiled event loop of :mod:`sim.policies` (the fast
+or machine it runs the compiled event loop of :mod:`epochbench.sim.policies` (the fast
 path); otherwise this generic engine.  The two give identical schedules
 (tests/test_sim_engine.py).
 """
@@ -66,7 +66,7 @@ class JobTable:
 
     @classmethod
     def from_frame(cls, jobs: pd.DataFrame, capacity: np.ndarray) -> "JobTable":
-        """Validate the column contract of :mod:`sim.jobs` against ``capacity``."""
+        """Validate the column contract of :mod:`epochbench.instances.jobs` against ``capacity``."""
         for col in ("id", "submit", "estimate", "procs", "duration"):
             if col not in jobs.columns:
                 raise ValueError(f"job stream has no column {col!r}")
@@ -306,10 +306,10 @@ def simulate(jobs: pd.DataFrame, capacity, policy: str | Policy = "easy", *, eng
     """Replay ``jobs`` on a machine of ``capacity`` (K entries, 0 = processors).
 
     ``policy``: ``fcfs``, ``nonfcfs``, ``easy``, ``conservative`` (see
-    :mod:`sim.policies`) or a :class:`Policy` object.  ``options`` go to the
+    :mod:`epochbench.sim.policies`) or a :class:`Policy` object.  ``options`` go to the
     policy (``starvation_limit`` for ``nonfcfs``, default 86400 s).
     ``selector``: None for the policy's own selection rule, or the name of a
-    registered packing method (``instances.registry``) that picks the set to
+    registered packing method (``epochbench.instances.registry``) that picks the set to
     start at each selection step (an oracle policy, e.g. EASY backfilled by
     ``cpsat``); ``selector_options`` go to ``registry.solve``.  ``on_pass``:
     hook called after each pass (see :class:`Engine`).  ``machine``: factory
@@ -355,7 +355,7 @@ def packing_instance(table: JobTable, capacity, free, candidates, *, now: float 
     machine with ``free`` left, the ``candidates`` (job rows, in queue order)
     and, for EASY, the reservation of the blocked head (jobs with ``now +
     estimate > shadow`` are flagged as running past the shadow time)."""
-    from instances.packing import PackingInstance
+    from epochbench.instances.packing import PackingInstance
 
     cand = np.asarray(candidates, dtype=np.int64)
     cap = np.asarray(capacity, dtype=np.int64)

@@ -10,16 +10,16 @@ schedule event happens", section 3).
 
 * :class:`FarmStream` -- machines, license copies, bandwidth and the job
   stream; :func:`generate_stream` draws one with the ranges of seed 003
-  section 6 through :func:`instances.farm.generate_farm` (150 machines, 20
+  section 6 through :func:`epochbench.instances.farm.generate_farm` (150 machines, 20
   licenses, 1500 jobs, exponential inter-arrival times, 30% without
   deadline);
 * :class:`FarmView` -- what a policy sees at a scheduling pass (the jobs in
-  the system as an :class:`instances.farm.FarmState`, free machines, free
+  the system as an :class:`epochbench.instances.farm.FarmState`, free machines, free
   license copies, estimated remaining times);
 * :func:`simulate_farm` -- the event loop.  Preemption changes finish
   times, so instead of the engine's fixed finish heap the next finish is the
   minimum over the running jobs (O(M) per event).  Same ordering rules as
-  :mod:`sim.engine`: at equal times all finishes, then all arrivals, then
+  :mod:`epochbench.sim.engine`: at equal times all finishes, then all arrivals, then
   one scheduling pass; deterministic.  Every plan a policy returns is
   checked (one job per machine, eligible machine, license copies, no
   interruption under a non-preemptive policy) before it is applied;
@@ -45,8 +45,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from instances import farm as _farm
-from instances.core import InstanceError
+from epochbench.instances import farm as _farm
+from epochbench.instances.core import InstanceError
 
 QUEUED, RUNNING, DONE, FUTURE = 1, 2, 3, 0
 EPS = 1e-9
@@ -56,7 +56,7 @@ EPS = 1e-9
 @dataclass(frozen=True, eq=False)
 class FarmStream(_farm._FarmShape):
     """Farm (machines, license ``copies``, ``bandwidth``) and a job stream as
-    :class:`instances.farm.Jobs` (``submit`` ascending; ``running_on`` /
+    :class:`epochbench.instances.farm.Jobs` (``submit`` ascending; ``running_on`` /
     ``progress`` unused) plus ``runtime`` (actual work in seconds on the
     estimate's reference machine; default the estimate)."""
 
@@ -114,7 +114,7 @@ def eligible_matrix(machines: _farm.Machines, jobs: _farm.Jobs) -> np.ndarray:
 def generate_stream(*, jobs: int = 1500, machines: int = 150, licenses: int = 20, interarrival: float = 10.0,
                     seed: int | np.random.Generator = 0, **farm_kw) -> FarmStream:
     """A seed 003 section 6 stream: the farm and jobs of
-    :func:`instances.farm.generate_farm` (its ranges and readings; no previous
+    :func:`epochbench.instances.farm.generate_farm` (its ranges and readings; no previous
     plan), submit times shifted so the first job arrives at 0 (the gaps are
     i.i.d. exponential with mean ``interarrival``), deadlines shifted with
     them.  A job no machine can run is redrawn (none at the default sizes).
@@ -149,7 +149,7 @@ class FarmView:
     ascending; ``running_on[k]`` the machine of ``jobs[k]`` (-1 queued);
     ``machine_job[m]`` the stream index on machine m (-1 free);
     ``license_free`` copies not in use; ``eligible`` the stream's (N, M)
-    eligibility; :meth:`state` the :class:`instances.farm.FarmState` of the
+    eligibility; :meth:`state` the :class:`epochbench.instances.farm.FarmState` of the
     jobs in the system (rows in ``jobs`` order, ``ids`` = stream indices)."""
 
     def __init__(self, sim: "_Sim"):
@@ -474,13 +474,13 @@ def add_farm_arguments(parser) -> None:
 
 
 def run_farm_from_args(args) -> dict:
-    """Generate the stream, run ``args.policy`` (:data:`sim.farm_policies.POLICIES`),
+    """Generate the stream, run ``args.policy`` (:data:`epochbench.sim.farm_policies.POLICIES`),
     write ``OUT/jobs.csv`` and ``OUT/report.json`` when ``args.out`` is set,
     and return the report (``metrics``, options, timing)."""
     import json
     from pathlib import Path
 
-    from sim.farm_policies import make_farm_policy
+    from epochbench.sim.farm_policies import make_farm_policy
 
     stream = generate_stream(jobs=args.farm_jobs, machines=args.machines, licenses=args.licenses,
                              interarrival=args.interarrival, seed=args.seed)
@@ -499,7 +499,7 @@ def run_farm_from_args(args) -> dict:
     if out:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        from instances.files import atomic_path, write_text
+        from epochbench.instances.files import atomic_path, write_text
         with atomic_path(out / "jobs.csv") as tmp:
             res.jobs.to_csv(tmp, index=False)
         write_text(out / "report.json", json.dumps(report, indent=1, default=float))
@@ -526,7 +526,7 @@ __all__ = ["FarmStream", "eligible_matrix", "generate_stream", "FarmView", "Farm
 
 def snapshot(state: _farm.FarmState) -> FarmView:
     """A :class:`FarmView` of a seed 003 farm state (e.g. one of
-    :func:`instances.farm.generate_farm`): its jobs in the system, running
+    :func:`epochbench.instances.farm.generate_farm`): its jobs in the system, running
     ones (``running_on``) with their progress, at ``state.now``; for timing
     one scheduling pass (fig. 8).  Jobs are re-ordered by submit time."""
     j = state.jobs
@@ -552,7 +552,7 @@ def next_event_state(state: _farm.FarmState, policy: FarmPolicy, dt: float = 1.0
     pass's plan is running (progressed by ``dt``) and one job arrives (a copy
     of the latest one, not started).  This is what a pass sees inside a simulation,
     where an incremental CS version inherits its own previous plan; timing a
-    pass on a state with a random previous plan (:func:`instances.farm.generate_farm`)
+    pass on a state with a random previous plan (:func:`epochbench.instances.farm.generate_farm`)
     measures a cold start instead.  Jobs come back in submit order."""
     view = snapshot(state)
     policy.reset(view.stream)

@@ -1,13 +1,13 @@
 """Farm scheduling policies of seed 003 (Capannini et al., SC07) section 6.
 
 * :class:`ConvergentScheduling` -- CS (sections 4-5): the Job-Machine
-  matrix ``P`` of the seven heuristics (:func:`instances.farm.preference_matrix`),
+  matrix ``P`` of the seven heuristics (:func:`epochbench.instances.farm.preference_matrix`),
   Clustering & Pre-Matching (the license MKP over the jobs asking for
   critical licenses, ``greedy-mkp`` by default or any ``knapsack`` method of
   the registry, e.g. ``cpsat`` as an oracle; rows of discarded jobs cleared),
   then the matching on what is left (``mis``, ``mfs``, ``imfs`` or an exact
   ``assignment`` method such as ``hungarian``).  Every knapsack and matching
-  goes through :func:`instances.registry.solve`, hence through the
+  goes through :func:`epochbench.instances.registry.solve`, hence through the
   families' feasibility checkers.  Four versions (section 6):
 
   ========== ============ ========== =====================================
@@ -67,17 +67,17 @@ from dataclasses import asdict
 
 import numpy as np
 
-from instances import farm as _farm
-from instances.assignment import AssignmentInstance
-from instances.core import gap
-from instances.knapsack import KnapsackInstance
-from instances.registry import solve
+from epochbench.instances import farm as _farm
+from epochbench.instances.assignment import AssignmentInstance
+from epochbench.instances.core import gap
+from epochbench.instances.knapsack import KnapsackInstance
+from epochbench.instances.registry import solve
 
 from .farm import FarmPolicy, FarmStream, FarmView
 
 
 def _load_methods() -> None:
-    from bench.methods import load_all
+    from epochbench.methods import load_all
     load_all()
 
 
@@ -126,7 +126,7 @@ class ConvergentScheduling(FarmPolicy):
                       "match_card_gap": []}
 
     def _exact_kw(self, method: str, family: str) -> dict:
-        from instances.registry import get
+        from epochbench.instances.registry import get
         return {"time_limit": self.exact_time_limit, "threads": self.threads} if get(family, method).exact else {}
 
     def plan(self, view: FarmView) -> dict[int, int]:

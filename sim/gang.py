@@ -2,12 +2,12 @@
 sections 5 and 6; seed 002 "Gang Scheduling"), with their own event loop.
 
 Time sharing changes a running job's finish time whenever the matrix
-changes, so the heap of fixed finish times of :class:`sim.engine.Engine`
+changes, so the heap of fixed finish times of :class:`epochbench.sim.engine.Engine`
 does not fit; :func:`simulate_gang` runs its own loop with the same rules:
-the same :class:`~sim.engine.JobTable` input, at equal times all finishes,
+the same :class:`~epochbench.sim.engine.JobTable` input, at equal times all finishes,
 then all arrivals, then one scheduling pass, queue order (submit, id),
-deterministic; and a :class:`GangResult` (a :class:`~sim.engine.SimResult`)
-whose ``jobs`` table works with :func:`sim.metrics.summarize`.
+deterministic; and a :class:`GangResult` (a :class:`~epochbench.sim.engine.SimResult`)
+whose ``jobs`` table works with :func:`epochbench.sim.metrics.summarize`.
 
 Machine model (seed 004 section 5)
     ``n`` processors x ``mpl`` rows; the rows run in turn, one time slice of
@@ -37,7 +37,7 @@ Policies (one pass = the steps in this order; ``variant`` as in figures 11/12/23
              no backfilling) FillMatrix.  variant 1 = Schedule + FillMatrix,
              2 = CleanMatrix + Schedule + FillMatrix, 3 (default) = all four.
     ``bgs``  (6.2): the same with Schedule = conservative backfilling in every
-             row with estimates x ``mpl`` (:mod:`sim.gang_backfill`), and
+             row with estimates x ``mpl`` (:mod:`epochbench.sim.gang_backfill`), and
              CompactMatrix keeping the reservations.
     ``mgs``  (6.4): variant 3 (default) = ClearMatrix, CollapseMatrix-1,
              Schedule-1, CollapseMatrix-2, Schedule-2, FillMatrix-1,
@@ -60,7 +60,7 @@ Capacity loss (eq. 3)
     gives the parts, with and without delta.
 
 Cost: O(events x (rows + jobs in a row)) for the loop and O(mpl^2 x jobs)
-per pass for the steps; rows are integer bit sets (:mod:`sim.gang_matrix`).
+per pass for the steps; rows are integer bit sets (:mod:`epochbench.sim.gang_matrix`).
 """
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from instances.core import InstanceError
+from epochbench.instances.core import InstanceError
 
 from .engine import JobTable, SimResult
 from .gang_backfill import RowBackfill
@@ -87,7 +87,7 @@ DEFAULTS = dict(mpl=5, slice=200.0, switch_overhead=0.0, migration_cost=10.0, mi
 
 @dataclass
 class GangResult(SimResult):
-    """A :class:`~sim.engine.SimResult` of a gang-scheduled run.
+    """A :class:`~epochbench.sim.engine.SimResult` of a gang-scheduled run.
 
     ``jobs`` has the usual columns (``start`` = first execution, ``end`` =
     completion, so ``end - start >= duration``) plus ``placed`` (entered the
@@ -456,7 +456,7 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
                   migration_limit: int | None = 64, discrete: bool = False, variant: int = 3,
                   trace: bool = False, check: bool = False, on_pass: Callable | None = None,
                   recorder=None) -> GangResult:
-    """Replay ``jobs`` (the column contract of :mod:`sim.jobs`) under gang
+    """Replay ``jobs`` (the column contract of :mod:`epochbench.instances.jobs`) under gang
     scheduling policy ``gs``, ``bgs``, ``mgs`` or ``mbgs`` on ``capacity``
     processors (one entry; gang scheduling has no other resources).
 
@@ -469,7 +469,7 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
     placements and running rows (and visit every slice boundary);
     ``check``: assert the matrix invariants after every pass and the clock
     rule at every dispatch (slow; for tests).  ``on_pass(t, sim)``: hook
-    after every pass.  ``recorder``: a :class:`sim.record.GangRecorder` that
+    after every pass.  ``recorder``: a :class:`epochbench.sim.record.GangRecorder` that
     saves every Schedule and FillMatrix step as ``packing`` instances (the
     schedule is the same with and without it).  See the module docstring for the model; cost
     O(events x (mpl^2 x jobs in the matrix)).
@@ -489,7 +489,7 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
 
 
 def summarize_gang(result: GangResult, workload, small_threshold: int = 32) -> dict:
-    """:func:`sim.metrics.summarize` of a gang-scheduled run with its
+    """:func:`epochbench.sim.metrics.summarize` of a gang-scheduled run with its
     ``capacity_loss`` replaced by eq. (3) (the eq. (2) of summarize assumes
     that a job holds its processors from start to end, which time sharing
     breaks), plus the parts of eq. (3) and the run's migration counts."""

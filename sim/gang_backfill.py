@@ -9,7 +9,7 @@ availability profile (free processors over time) of the jobs whose home it is
 (``[placed, placed + mpl x estimate)``) and of the reservations of waiting
 jobs.  The Schedule step is conservative backfilling (seed 004 section 3,
 seed 001 "Conservative Backfilling") on these profiles, exactly as
-:class:`sim.policies.Conservative` runs it on the whole machine:
+:class:`epochbench.sim.policies.Conservative` runs it on the whole machine:
 
 * a waiting job is booked at the earliest time its processors are free in
   some row for its whole estimate; of the rows, the one with the earliest
@@ -27,9 +27,9 @@ seed 001 "Conservative Backfilling") on these profiles, exactly as
   that row's reservations (:meth:`RowBackfill.allows`); FillMatrix ignores
   the reservations (replicas are temporary).
 
-With ``mpl = 1`` this is :class:`sim.policies.Conservative` step by step, and
+With ``mpl = 1`` this is :class:`epochbench.sim.policies.Conservative` step by step, and
 BGS-1 with continuous scheduling gives the same schedule (tests/test_gang.py).
-The profiles are the compiled kernels of :mod:`sim.profile` (``p_*``), one
+The profiles are the compiled kernels of :mod:`epochbench.sim.profile` (``p_*``), one
 set of arrays per row.  A booking costs O(mpl x m) (m breakpoints of a row);
 a compression O(queue x mpl x m).
 """
@@ -77,7 +77,7 @@ def _book(pt, pf, m, dem, est, jobs, res_t, res_r, promised, order, now):
 class RowBackfill:
     """Reservations of BGS in every row (see the module docstring).
 
-    ``table``: the :class:`~sim.engine.JobTable` (``promised`` receives each
+    ``table``: the :class:`~epochbench.sim.engine.JobTable` (``promised`` receives each
     job's first reservation); ``n``: processors; ``mpl``: rows; ``scale``:
     the factor on the estimates (seed 004: the multiprogramming level);
     ``now``: time of the first event.  The profiles of all rows live in

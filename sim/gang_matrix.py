@@ -38,7 +38,7 @@ from typing import Iterable, Protocol
 
 import numpy as np
 
-from instances.core import InstanceError
+from epochbench.instances.core import InstanceError
 
 EMPTY = -1
 

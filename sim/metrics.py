@@ -24,7 +24,7 @@ def _check(result: pd.DataFrame) -> None:
 
 
 def _capacity(workload) -> np.ndarray:
-    """``workload.capacity`` of a :class:`~sim.jobs.Workload`, or the capacity itself."""
+    """``workload.capacity`` of a :class:`~epochbench.instances.jobs.Workload`, or the capacity itself."""
     return np.atleast_1d(np.asarray(getattr(workload, "capacity", workload), dtype=np.int64))
 
 

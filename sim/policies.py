@@ -13,7 +13,7 @@ easy           seed 001 "Aggressive Backfilling", seed 002, seed 004 section 3:
                the exact rule below.
 conservative   seed 001 "Conservative Backfilling", seed 002, seed 004 section 3:
                every queued job holds a reservation in an availability profile
-               (:mod:`sim.profile`); compressed on early terminations.
+               (:mod:`epochbench.sim.profile`); compressed on early terminations.
 =============  ===================================================================
 
 EASY, exactly (so results compare across simulators): start queue-head jobs
@@ -41,11 +41,11 @@ waits and the whole queue is re-booked at the next pass (reservations may then
 move later: only overruns break the guarantee).
 
 Each policy runs two ways: the generic classes below on the Python engine of
-:mod:`sim.engine` (selector, hook, other machine models), and the compiled
+:mod:`epochbench.sim.engine` (selector, hook, other machine models), and the compiled
 event loop :func:`run_fast` (numba, the default).  They give identical
 schedules.  With ``selector=NAME`` the selection step (fcfs: the whole queue;
 nonfcfs: the queue in priority order; easy: the backfill candidates with the
-head's reservation) is a packing instance solved by ``instances.registry``
+head's reservation) is a packing instance solved by ``epochbench.instances.registry``
 method NAME, e.g. ``cpsat``.  An exact selector that times out without a
 solution does not start nothing: that step falls back to the policy's own
 rule; ``options()["selector_stats"]`` counts the steps, the unproven ones
@@ -92,7 +92,7 @@ def make(name: str, **options) -> Policy:
 class Step:
     """The last selection step of a generic policy: jobs ``candidates`` (rows,
     queue order) with ``free`` left; EASY adds the head's ``shadow`` and
-    ``extra``.  :func:`sim.engine.packing_instance` turns it into an instance."""
+    ``extra``.  :func:`epochbench.sim.engine.packing_instance` turns it into an instance."""
 
     now: float
     free: np.ndarray
@@ -102,11 +102,11 @@ class Step:
 
 
 def _method(name: str):
-    from instances import registry
+    from epochbench.instances import registry
     try:
         return registry.get("packing", name)
     except KeyError:
-        for mod in ("heuristics.packing", "exact.packing"):
+        for mod in ("epochbench.heuristics.packing", "epochbench.exact.packing"):
             importlib.import_module(mod)
         return registry.get("packing", name)
 
@@ -149,7 +149,7 @@ class _Base(Policy):
                          None if extra is None else extra.copy())
         if not cands:
             return set()
-        from instances import registry
+        from epochbench.instances import registry
         inst = packing_instance(self.table, machine.capacity, machine.free, cands, now=now,
                                 shadow=shadow, extra=extra, meta={"name": f"{self.name}@{now:g}"})
         res = registry.solve(inst, self.selector, **self.selector_options)
@@ -357,7 +357,7 @@ class EASY(_ArrivalQueue):
 @register_policy("conservative")
 class Conservative(_ArrivalQueue):
     """Conservative backfilling (seed 001 table 4, seed 002, seed 004 section 3)
-    over the numpy :class:`~sim.profile.Profile`.  A booking is O(m log m); a
+    over the numpy :class:`~epochbench.sim.profile.Profile`.  A booking is O(m log m); a
     compression re-books the whole queue, O(q m log m).
 
     Seed 001's prose for table 4 differs from the strict rule: it reserves
@@ -472,7 +472,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
 
 def _profile(table: JobTable, rows: int) -> tuple:
     """Profile arrays (times, free) and the demand as the profile holds it:
-    1-D with one resource, so that the kernels of :mod:`sim.profile` skip
+    1-D with one resource, so that the kernels of :mod:`epochbench.sim.profile` skip
     the loop over resources."""
     if table.k == 1:
         return np.empty(rows), np.empty(rows, np.int64), np.ascontiguousarray(table.demand[:, 0])
@@ -907,7 +907,7 @@ def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, st
 def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
           free, ht, hj, q, inq, run, pt, pf, pdem, res, cf, ci, extra, bh, bs, off, blk, prog):
     """The whole simulation: finishes, then arrivals, then one pass per event
-    time, as :class:`sim.engine.Engine` does."""
+    time, as :class:`epochbench.sim.engine.Engine` does."""
     n, k = dem.shape
     m = p_init(pt, pf, free, submit[0])
     hn = qh = qt = rn = ai = old = passes = dead = 0  # dead: started jobs left in q (nonfcfs)

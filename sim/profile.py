@@ -13,7 +13,7 @@ Two implementations of the same step function:
 
 * :class:`Profile`, numpy-vectorised, used by the generic engine;
 * the ``p_*`` kernels, compiled with numba over preallocated arrays, used by
-  the fast event loop of :mod:`sim.policies`.
+  the fast event loop of :mod:`epochbench.sim.policies`.
 
 Both return the same earliest start: it is a property of the step function
 alone (the earliest fit is ``now`` or a time where free capacity rises), not

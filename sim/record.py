@@ -5,12 +5,12 @@ A selection step is the packing problem the policy solves at a scheduling
 pass: the machine with what is free after the queue head's starts, the
 candidates in queue order and, for EASY-style policies, the head's
 reservation (shadow time and extra resources).  :class:`EpochRecorder` is an
-``on_pass`` hook of :class:`sim.engine.Engine`; its instances carry
+``on_pass`` hook of :class:`epochbench.sim.engine.Engine`; its instances carry
 ``meta["choice"]`` (candidate positions of the jobs the policy started, in
 start order), so the ``recorded`` packing method replays the policy's own
 choice and ``epochbench score`` puts it next to the exact optimum.
 :class:`GangRecorder` does the same for the row-filling steps of the gang
-simulator (:mod:`sim.gang`: Schedule and FillMatrix, one instance per row).
+simulator (:mod:`epochbench.sim.gang`: Schedule and FillMatrix, one instance per row).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from instances.io import write_family
+from epochbench.instances.io import write_family
 
 from .engine import Policy, packing_instance
 
@@ -84,7 +84,7 @@ def _bit_rows(masks, n: int) -> np.ndarray:
 
 
 class GangRecorder:
-    """``recorder`` of :func:`sim.gang.simulate_gang`: every row-filling
+    """``recorder`` of :func:`epochbench.sim.gang.simulate_gang`: every row-filling
     decision of GS / BGS / MGS / MBGS as a ``packing`` instance with the
     policy's choice in ``meta["choice"]``, like :class:`EpochRecorder`.
 
@@ -100,7 +100,7 @@ class GangRecorder:
       row's empty cells (a new job takes any empty columns).  BGS / MBGS
       add the row's reservations: resources 1.. are the intervals of the
       row's availability profile (running jobs and the bookings of the jobs
-      still waiting, :mod:`sim.gang_backfill`), merged where the same
+      still waiting, :mod:`epochbench.sim.gang_backfill`), merged where the same
       candidates would run; a candidate started now needs
       its processors on every interval before now + ``mpl`` x estimate (a job
       placed by the step keeps its booked end).  A candidate's own future
@@ -151,7 +151,7 @@ class GangRecorder:
         return (self.seen - 1) % self.every == 0
 
     def _add(self, sim, t, step, r, cands, demand, capacity, used, estimate, choice, resources) -> None:
-        from instances.packing import PackingInstance
+        from epochbench.instances.packing import PackingInstance
 
         self.policy = sim.policy
         meta = {"name": f"{self.label}epoch{len(self.instances):06d}", "choice": choice, "policy": sim.policy,

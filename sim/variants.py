@@ -3,7 +3,7 @@
 ==============  =================================================================
 name            rule
 ==============  =================================================================
-easy-sjf        EASY (:class:`sim.policies.EASY`, the head's reservation
+easy-sjf        EASY (:class:`epochbench.sim.policies.EASY`, the head's reservation
                 unchanged) whose backfill scan takes the queue by estimated
                 runtime, shortest first (ties: arrival order).
 easy-xfactor    the same, scanned by estimated slowdown ``(now - submit +

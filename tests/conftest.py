@@ -1,4 +1,4 @@
 """Correctness tests see every registered method, as the CLI does."""
-from bench.methods import load_all
+from epochbench.methods import load_all
 
 load_all()

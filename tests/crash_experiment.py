@@ -3,7 +3,7 @@ tasks, a little sleep each, one wall-time column (``seconds``).
 
 Run it as the CLI would: ``python tests/crash_experiment.py experiment
 crash-test --out DIR ...`` registers the experiment, then calls
-:func:`bench.cli.main` with the arguments.
+:func:`epochbench.cli.main` with the arguments.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from bench.experiments import Experiment, Options, register
+from epochbench.experiments import Experiment, Options, register
 
 NAME = "crash-test"
 TASKS = 40
@@ -42,5 +42,5 @@ EXPERIMENT = register(Experiment(NAME, "test experiment (crash safety)", tasks, 
 
 
 if __name__ == "__main__":
-    from bench.cli import main
+    from epochbench.cli import main
     sys.exit(main(sys.argv[1:]))

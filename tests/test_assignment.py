@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bench.cli import main
-from heuristics.assignment import imfs, mfs, mis
-from instances import InfeasibleSolution, InstanceError, load_instance, save_instance
-from instances.assignment import AssignmentInstance, check_assignment, lexicographic_matching
-from instances.data import data_root
-from instances.generators import generate
-from instances.registry import solve
+from epochbench.cli import main
+from epochbench.heuristics.assignment import imfs, mfs, mis
+from epochbench.instances import InfeasibleSolution, InstanceError, load_instance, save_instance
+from epochbench.instances.assignment import AssignmentInstance, check_assignment, lexicographic_matching
+from epochbench.instances.data import data_root
+from epochbench.instances.generators import generate
+from epochbench.instances.registry import solve
 
 EXACT = ("hungarian", "cpsat", "milp-highs", "milp-cbc")
 

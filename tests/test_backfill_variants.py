@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sim.engine import simulate
-from sim.policies import make
+from epochbench.sim.engine import simulate
+from epochbench.sim.policies import make
 from test_sim_engine import random_stream, stream
 
 
@@ -165,8 +165,8 @@ def test_bad_options_raise_one_clear_error(policy, kw, msg):
 
 
 def test_cli_options_reach_the_policy_and_bad_values_fail(tmp_path, capsys):
-    from bench.cli import main
-    from sim.jobs import make_workload, write_swf
+    from epochbench.cli import main
+    from epochbench.instances.jobs import make_workload, write_swf
     path = write_swf(make_workload(SLACK.drop(columns="duration"), 4), tmp_path / "s.swf")
     out = tmp_path / "run"
     assert main(["simulate", "--workload", str(path), "--policy", "slack-bf", "--slack-factor", "0.5",
@@ -197,10 +197,10 @@ class _noop:
                                        ("multi-queue", {"queue_bounds": [20.0], "partitions": [8, 8]}),
                                        ("multi-queue", {"queue_bounds": [20.0], "partitions": [6, 10], "lend": True})])
 def test_selection_steps_are_recorded_and_replay_feasibly(policy, kw):
-    from instances import registry
-    from sim.record import EpochRecorder
-    import exact.packing  # noqa: F401  (registers cpsat)
-    import heuristics.packing  # noqa: F401
+    from epochbench.instances import registry
+    from epochbench.sim.record import EpochRecorder
+    import epochbench.exact.packing  # noqa: F401  (registers cpsat)
+    import epochbench.heuristics.packing  # noqa: F401
 
     df = random_stream(np.random.default_rng(3), 60)
     if not kw.get("lend"):
@@ -224,8 +224,8 @@ def test_easy_sjf_with_a_selector_runs():
 
 # ---- the experiment -----------------------------------------------------------------------
 def test_experiment_task_grid():
-    from bench.experiments import Options, load_experiments
-    from bench.experiments.backfill_variants import POLICIES, STREAMS
+    from epochbench.experiments import Options, load_experiments
+    from epochbench.experiments.backfill_variants import POLICIES, STREAMS
     exp = load_experiments()["backfill-variants"]
     quick = exp.tasks(Options(quick=True))
     assert len(quick) == len(STREAMS) * len(POLICIES)      # KTH once, one Lublin seed
@@ -237,7 +237,7 @@ def test_experiment_task_grid():
 
 
 def test_experiment_tiny_run_and_table(tmp_path):
-    from bench.experiments.backfill_variants import plot, run, table
+    from epochbench.experiments.backfill_variants import plot, run, table
     rows = [run({"stream": "lublin03", "seed": 0, "policy": p, "jobs": 60, "max_epochs": 3, "time_limit": 1.0})[0]
             for p in ("easy-sjf", "slack-bf")]
     df = pd.DataFrame(rows)

@@ -2,7 +2,7 @@
 option), exit status 2, and no traceback (issue 14 point 5).
 
 The corpus is built in ``tmp_path``: each case is a function ``tmp -> (argv,
-needles)`` run in-process through :func:`bench.cli.main`; argparse errors
+needles)`` run in-process through :func:`epochbench.cli.main`; argparse errors
 raise ``SystemExit(2)``, other bad input returns 2.  A few cases also run
 through a real subprocess.
 """
@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.cli import main
-from instances.generators import GENERATOR_PARAMS, load_generators
+from epochbench.cli import main
+from epochbench.instances.generators import GENERATOR_PARAMS, load_generators
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -434,7 +434,7 @@ def _numeric_params():
     """Every int / float parameter of the built-in generators (plug-ins aside)."""
     generators = load_generators()
     for gen, spec in sorted(GENERATOR_PARAMS.items()):
-        if not generators[gen].__module__.startswith("instances."):
+        if not generators[gen].__module__.startswith("epochbench.instances."):
             continue
         for name, par in spec.items():
             if par.type in (int, float):
@@ -559,7 +559,7 @@ def test_valid_files_of_each_parser_load(tmp_path, capsys):
 
 def test_nan_and_huge_numbers_never_load_silently(tmp_path):
     """In the API too: NaN, inf and beyond-int64 numbers are refused at load time."""
-    from instances import InstanceError, load_instance
+    from epochbench.instances import InstanceError, load_instance
     for text in ("NaN", "1e400", str(2**63)):
         path = tmp_path / "x.json"
         path.write_text(json.dumps(BASES["knapsack"]).replace("3.0", text, 1))
@@ -577,7 +577,7 @@ SUBPROCESS_CASES = ["solve-time-limit--1", "json-not-utf8", "csv-header-only", "
 def test_bad_input_through_a_real_process(name, workspace):
     cls, build, needles = CASES[name]
     argv, file_needles = build(workspace)
-    proc = subprocess.run([sys.executable, "-m", "bench.cli", *argv], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "epochbench.cli", *argv], capture_output=True, text=True,
                           cwd=ROOT, timeout=120)
     assert proc.stdout == ""
     assert_one_clear_line(proc.returncode, proc.stderr, [*file_needles, *needles])

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from instances.workloads import workload
-from sim.calibrate import calibrate_rate, main, mean_queue_length, queue_window
-from sim.engine import simulate
-from sim.metrics import queue_over_time
+from epochbench.instances.workloads import workload
+from epochbench.sim.calibrate import calibrate_rate, main, mean_queue_length, queue_window
+from epochbench.sim.engine import simulate
+from epochbench.sim.metrics import queue_over_time
 
 
 def test_mean_queue_length_by_hand():
@@ -49,7 +49,7 @@ def test_calibration_reaches_the_target_within_10_percent(model, k, target):
 
 
 def test_calibration_takes_any_policy_name_and_options():
-    from instances.workloads import rajaei
+    from epochbench.instances.workloads import rajaei
     s = rajaei(800, seed=2, split="estimates")   # the stream this test was written on (80/20 split on estimates)
     cal = calibrate_rate(s.jobs, s.capacity, 20, "nonfcfs", starvation_limit=3600.0)
     assert cal.policy == "nonfcfs" and abs(cal.rel_error) <= 0.10
@@ -68,8 +68,8 @@ def test_unreachable_target_is_an_error():
 
 
 def test_command_line(tmp_path, capsys):
-    from instances.workloads import write_workload
-    from sim.jobs import read_swf
+    from epochbench.instances.workloads import write_workload
+    from epochbench.instances.jobs import read_swf
     src = write_workload(tmp_path / "w.swf", model="feitelson96", jobs=1000, seed=4, k=2)
     out = tmp_path / "calibrated.swf"
     assert main([str(src), "--target", "24", "--policy", "easy", "--out", str(out)]) == 0

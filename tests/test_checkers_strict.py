@@ -13,14 +13,14 @@ import json
 import numpy as np
 import pytest
 
-from instances import InfeasibleSolution, InstanceError, check, load_instance
-from instances.assignment import AssignmentInstance
-from instances.core import float_array, float_vector, int_matrix
-from instances.generators import generate
-from instances.knapsack import KnapsackInstance
-from instances.mapping import MappingInstance
-from instances.packing import EpochsInstance, PackingInstance
-from instances.registry import solve
+from epochbench.instances import InfeasibleSolution, InstanceError, check, load_instance
+from epochbench.instances.assignment import AssignmentInstance
+from epochbench.instances.core import float_array, float_vector, int_matrix
+from epochbench.instances.generators import generate
+from epochbench.instances.knapsack import KnapsackInstance
+from epochbench.instances.mapping import MappingInstance
+from epochbench.instances.packing import EpochsInstance, PackingInstance
+from epochbench.instances.registry import solve
 
 # ---- a valid decision per family, from a heuristic ------------------------------------------------
 

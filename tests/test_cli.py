@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.cli import main
+from epochbench.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,7 +96,7 @@ def test_bad_input_names_file_and_field_and_exits_non_zero(capsys, tmp_path, con
 
 
 def test_validate_builtin_heuristic_passes(capsys):
-    code, out, _ = run(capsys, "validate", "heuristics.packing:backfill_balanced", "--count", "6")
+    code, out, _ = run(capsys, "validate", "epochbench.heuristics.packing:backfill_balanced", "--count", "6")
     assert code == 0 and "verdict: PASS" in out
 
 
@@ -107,7 +107,7 @@ def test_validate_user_heuristic_passes(capsys):
 
 def test_validate_broken_heuristic_fails_naming_the_instance():
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
-    proc = subprocess.run([sys.executable, "-m", "bench.cli", "validate", "sample_heuristics:overcommit",
+    proc = subprocess.run([sys.executable, "-m", "epochbench.cli", "validate", "sample_heuristics:overcommit",
                            "--count", "3"], capture_output=True, text=True, env=env, cwd=ROOT)
     assert proc.returncode != 0
     assert "verdict: FAIL" in proc.stdout

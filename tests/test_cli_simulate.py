@@ -4,7 +4,7 @@ import json
 import pandas as pd
 import pytest
 
-from bench.cli import main
+from epochbench.cli import main
 
 SWF = """; MaxProcs: 16
 ; MaxNodes: 16

@@ -22,11 +22,11 @@ import pandas as pd
 import pytest
 
 import crash_experiment as cx
-from bench import cli, methods
-from bench.experiments import EXPERIMENTS, Options, _load_checkpoint, run_experiment, sweep
-from instances import files, registry
-from instances.core import write_json
-from instances.files import LOCK_NAME, OutputBusy, atomic_path, output_lock, write_text
+from epochbench import cli, methods
+from epochbench.experiments import EXPERIMENTS, Options, _load_checkpoint, run_experiment, sweep
+from epochbench.instances import files, registry
+from epochbench.instances.core import write_json
+from epochbench.instances.files import LOCK_NAME, OutputBusy, atomic_path, output_lock, write_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(cx.__file__).resolve()
@@ -326,12 +326,12 @@ def test_list_into_a_closed_pipe_is_quiet(tmp_path):
     r, w = os.pipe()
     os.close(r)                                       # no reader: every write gets EPIPE
     try:
-        res = subprocess.run([sys.executable, "-m", "bench.cli", "list"], cwd=ROOT, stdout=w,
+        res = subprocess.run([sys.executable, "-m", "epochbench.cli", "list"], cwd=ROOT, stdout=w,
                              stderr=subprocess.PIPE, text=True, timeout=60)
     finally:
         os.close(w)
     assert res.returncode == 141 and res.stderr == ""
-    res = subprocess.run(["bash", "-c", f"'{sys.executable}' -m bench.cli list | head -1"], cwd=ROOT,
+    res = subprocess.run(["bash", "-c", f"'{sys.executable}' -m epochbench.cli list | head -1"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and res.stdout == "packing:\n" and res.stderr == ""
 

@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # the project is not installed in the venv
     sys.path.insert(0, str(ROOT))
 
-from exact import packing as ep  # noqa: E402
-from instances.packing import EpochsInstance, PackingInstance, check_epochs, check_packing  # noqa: E402
-from instances.registry import get, solve  # noqa: E402
+from epochbench.exact import packing as ep  # noqa: E402
+from epochbench.instances.packing import EpochsInstance, PackingInstance, check_epochs, check_packing  # noqa: E402
+from epochbench.instances.registry import get, solve  # noqa: E402
 
 METHODS = ep.METHODS
 LIMIT = 10.0

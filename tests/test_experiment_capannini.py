@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.experiments import Options
-from bench.experiments import capannini as cap
+from epochbench.experiments import Options
+from epochbench.experiments import capannini as cap
 
 TINY = {"jobs": 60, "machines": 12, "licenses": 4}
 

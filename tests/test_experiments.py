@@ -2,8 +2,8 @@
 import pandas as pd
 import pytest
 
-from bench.cli import main
-from bench.experiments import EXPERIMENTS, Experiment, Options, register, run_experiment, sweep
+from epochbench.cli import main
+from epochbench.experiments import EXPERIMENTS, Experiment, Options, register, run_experiment, sweep
 
 
 def square(task):

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.experiments import Options, load_experiments
-from bench.experiments import rajaei as rj
-from bench.experiments import zhang_estimates as ze
-from bench.experiments import zhang_queues as zq
+from epochbench.experiments import Options, load_experiments
+from epochbench.experiments import rajaei as rj
+from epochbench.experiments import zhang_estimates as ze
+from epochbench.experiments import zhang_queues as zq
 
 TINY = 150          # jobs per stream in these tests
 VOLATILE = {"sim_seconds"}

@@ -2,8 +2,8 @@
 import numpy as np
 import pandas as pd
 
-from bench.experiments import Options, load_experiments
-from bench.experiments import leinberger, oracle
+from epochbench.experiments import Options, load_experiments
+from epochbench.experiments import leinberger, oracle
 
 
 def test_experiments_are_registered_with_quick_plans():

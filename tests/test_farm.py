@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from instances import InstanceError
-from instances import farm as fm
+from epochbench.instances import InstanceError
+from epochbench.instances import farm as fm
 
 
 def small_state(**jobs_kw):

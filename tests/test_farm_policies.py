@@ -5,9 +5,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from instances import farm as fm
-from sim.farm import generate_stream, simulate_farm
-from sim.farm_policies import POLICIES, ConvergentScheduling, license_knapsack, make_farm_policy
+from epochbench.instances import farm as fm
+from epochbench.sim.farm import generate_stream, simulate_farm
+from epochbench.sim.farm_policies import POLICIES, ConvergentScheduling, license_knapsack, make_farm_policy
 
 from test_farm_sim import stream
 
@@ -193,8 +193,8 @@ def test_oracle_time_is_left_out_of_the_pass_time(monkeypatch):
     for 10 s."""
     import types
 
-    import sim.farm as farm_mod
-    from sim.farm import FarmPolicy
+    import epochbench.sim.farm as farm_mod
+    from epochbench.sim.farm import FarmPolicy
 
     clock = [0.0]
     monkeypatch.setattr(farm_mod, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))

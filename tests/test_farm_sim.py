@@ -7,10 +7,10 @@ inside a simulation."""
 import numpy as np
 import pytest
 
-from instances import InstanceError
-from instances import farm as fm
-from sim.farm import FarmPolicy, FarmStream, PlanError, generate_stream, simulate_farm
-from sim.farm_policies import make_farm_policy
+from epochbench.instances import InstanceError
+from epochbench.instances import farm as fm
+from epochbench.sim.farm import FarmPolicy, FarmStream, PlanError, generate_stream, simulate_farm
+from epochbench.sim.farm_policies import make_farm_policy
 
 
 def stream(estimate, submit, *, bench=None, cpus=None, licenses=None, deadline=None, m_bench=(200.0, 400.0),
@@ -202,9 +202,9 @@ def test_generate_stream_shift_and_determinism():
 
 
 def test_next_event_state_runs_the_previous_plan_and_adds_one_arrival():
-    from instances.farm import generate_farm
-    from sim.farm import next_event_state, snapshot
-    from sim.farm_policies import make_farm_policy
+    from epochbench.instances.farm import generate_farm
+    from epochbench.sim.farm import next_event_state, snapshot
+    from epochbench.sim.farm_policies import make_farm_policy
 
     state = generate_farm(np.random.default_rng(3), jobs=60, machines=30, licenses=3, busy=1.0)
     pol = make_farm_policy("cs-i-p")

@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from instances.core import InstanceError
-from sim.engine import simulate
-from sim.gang import add_gang_arguments, gang_options_from_args, simulate_gang, summarize_gang
-from sim.gang_matrix import (Budget, Clock, Matrix, bits, clean_matrix, collapse_migrating, compact_matrix,
+from epochbench.instances.core import InstanceError
+from epochbench.sim.engine import simulate
+from epochbench.sim.gang import add_gang_arguments, gang_options_from_args, simulate_gang, summarize_gang
+from epochbench.sim.gang_matrix import (Budget, Clock, Matrix, bits, clean_matrix, collapse_migrating, compact_matrix,
                              fill_matrix, fill_migrating, lowest_bits, mask_of, migration_overhead,
                              schedule_gs)
-from sim.metrics import capacity_loss
+from epochbench.sim.metrics import capacity_loss
 
 E = -1
 

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from instances.data import data_root
-from sim.engine import simulate
-from sim.gang import simulate_gang
-from sim.gang_matrix import bits
+from epochbench.instances.data import data_root
+from epochbench.sim.engine import simulate
+from epochbench.sim.gang import simulate_gang
+from epochbench.sim.gang_matrix import bits
 
 N = 8
 KTH = data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -137,7 +137,7 @@ def test_mpl1_reduces_to_space_sharing(df, overrun, data):
 def test_mpl1_equals_space_sharing_on_kth(policy, ref):
     if not KTH.exists():
         pytest.skip(f"KTH trace absent at {KTH} (set EPOCHBENCH_DATA)")
-    from sim.jobs import read_swf
+    from epochbench.instances.jobs import read_swf
     w = read_swf(KTH)
     jobs = w.jobs.head(1500)
     a = simulate(jobs, w.capacity, ref).jobs

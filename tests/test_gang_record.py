@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.cli import main
-from instances import read_family
-from instances.registry import solve
-from sim.gang import simulate_gang
-from sim.record import GangRecorder, choice_of
+from epochbench.cli import main
+from epochbench.instances import read_family
+from epochbench.instances.registry import solve
+from epochbench.sim.gang import simulate_gang
+from epochbench.sim.record import GangRecorder, choice_of
 
 
 def busy_stream(seed: int, n: int = 60, nodes: int = 16) -> pd.DataFrame:
@@ -144,8 +144,8 @@ def test_every_keeps_an_even_sample():
 
 
 def test_zhang_gang_scores_the_gang_steps():
-    from bench.experiments import Options
-    from bench.experiments import zhang_gang as zg
+    from epochbench.experiments import Options
+    from epochbench.experiments import zhang_gang as zg
 
     quick = zg.tasks(Options(quick=True))
     scored = [t for t in quick if t.get("gap_epochs")]

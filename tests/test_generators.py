@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from instances import InstanceError, check, load_instance, read_family, reservation_from_running, save_instance
-from instances.generators import (GENERATOR_PARAMS, GENERATORS, data_root, draw_sizes, feitelson_size_pmf,
+from epochbench.instances import InstanceError, check, load_instance, read_family, reservation_from_running, save_instance
+from epochbench.instances.generators import (GENERATOR_PARAMS, GENERATORS, data_root, draw_sizes, feitelson_size_pmf,
                                   fig1, generate, leinberger, load_vbp, los, los_example, resolved_params,
                                   vbp_family, write_generated)
 

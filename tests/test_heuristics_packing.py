@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import heuristics.packing as hp
-from heuristics import _greedy
-from instances import EpochsInstance, PackingInstance, check_packing, reservation_from_running
-from instances.registry import names, solve
+import epochbench.heuristics.packing as hp
+from epochbench.heuristics import _greedy
+from epochbench.instances import EpochsInstance, PackingInstance, check_packing, reservation_from_running
+from epochbench.instances.registry import names, solve
 
 FIG1 = [[8, 4], [4, 2], [7, 16], [11, 20], [1, 12], [1, 10]]
 HEURISTICS = ["fcfs", "ff", "bestfit", "worstfit", "bl", "bb", "los"]

@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.cli import main
-from instances.data import data_root
-from instances.hypererlang import (KTH_PARAMS, HyperErlang, fit_moments, fit_sample, fit_trace, hypererlang,
+from epochbench.cli import main
+from epochbench.instances.data import data_root
+from epochbench.instances.hypererlang import (KTH_PARAMS, HyperErlang, fit_moments, fit_sample, fit_trace, hypererlang,
                                    load_params, sample_stream, size_classes)
-from instances.workloads import offered_load, workload
+from epochbench.instances.workloads import offered_load, workload
 
 KTH = data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
 
@@ -75,7 +75,7 @@ def test_size_classes_are_power_of_two_bins():
 
 @pytest.mark.skipif(not KTH.exists(), reason=f"KTH trace absent at {KTH} (set EPOCHBENCH_DATA)")
 def test_fit_to_kth_matches_the_traces_moments():
-    from sim.jobs import read_swf
+    from epochbench.instances.jobs import read_swf
 
     w = read_swf(KTH)
     jobs = w.jobs
@@ -159,15 +159,15 @@ def test_cli_fits_a_trace_and_replays_the_parameters(tmp_path):
     assert json.loads(params.read_text())["model"] == "hypererlang"
     assert main(["generate", "workload", "--model", "hypererlang", "--he-params", str(params),
                  "--jobs", "200", "--seed", "7", "--out", str(tmp_path / "b.csv")]) == 0
-    from sim.jobs import load_workload
+    from epochbench.instances.jobs import load_workload
     a, b = load_workload(tmp_path / "a.csv").jobs, load_workload(tmp_path / "b.csv").jobs
     assert len(a) == 200 and a[["submit", "runtime", "procs"]].equals(b[["submit", "runtime", "procs"]])
 
 
 def test_zhang_experiments_have_a_hyper_erlang_arm():
-    from bench.experiments import Options, load_experiments
-    from bench.experiments import zhang_estimates as ze
-    from bench.experiments import zhang_queues as zq
+    from epochbench.experiments import Options, load_experiments
+    from epochbench.experiments import zhang_estimates as ze
+    from epochbench.experiments import zhang_queues as zq
 
     exps = load_experiments()
     assert "zhang-queues-he" in exps and "zhang-estimates-he" in exps

@@ -5,15 +5,15 @@ import json
 import numpy as np
 import pytest
 
-from bench.cli import main
-from exact.knapsack import as_packing
-from heuristics.knapsack import critical_licenses, greedy_mkp, greedy_ratio, license_clusters
-from instances import InfeasibleSolution, InstanceError, load_instance, save_instance
-from instances.data import data_root
-from instances.generators import generate
-from instances.knapsack import (KnapsackInstance, check_knapsack, license_usage, load_mknap1, load_mknapcb,
+from epochbench.cli import main
+from epochbench.exact.knapsack import as_packing
+from epochbench.heuristics.knapsack import critical_licenses, greedy_mkp, greedy_ratio, license_clusters
+from epochbench.instances import InfeasibleSolution, InstanceError, load_instance, save_instance
+from epochbench.instances.data import data_root
+from epochbench.instances.generators import generate
+from epochbench.instances.knapsack import (KnapsackInstance, check_knapsack, license_usage, load_mknap1, load_mknapcb,
                                 read_mkcbres)
-from instances.registry import solve
+from epochbench.instances.registry import solve
 
 ORLIB = data_root() / "orlib"
 EXACT = ("cpsat", "milp-highs", "milp-cbc")

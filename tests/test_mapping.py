@@ -10,16 +10,16 @@ import json
 import numpy as np
 import pytest
 
-from bench.cli import main
-from exact import mapping as X
-from heuristics import _mapping_kernels as K
-from heuristics import mapping as H
-from instances import InfeasibleSolution, InstanceError, check, load_instance, save_instance
-from instances.generators import generate
-from instances.mapping import (BRAUN_NAMES, MappingInstance, braun_etc, braun_family, braun_range,
+from epochbench.cli import main
+from epochbench.exact import mapping as X
+from epochbench.heuristics import _mapping_kernels as K
+from epochbench.heuristics import mapping as H
+from epochbench.instances import InfeasibleSolution, InstanceError, check, load_instance, save_instance
+from epochbench.instances.generators import generate
+from epochbench.instances.mapping import (BRAUN_NAMES, MappingInstance, braun_etc, braun_family, braun_range,
                                check_mapping, dual_bound, load_braun, water_level)
-from instances.registry import solve
-from instances.data import data_root
+from epochbench.instances.registry import solve
+from epochbench.instances.data import data_root
 
 BRAUN = data_root() / "braun"
 needs_braun = pytest.mark.skipif(not (BRAUN / "REFERENCE.csv").is_file(),

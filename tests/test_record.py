@@ -5,13 +5,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.cli import main
-from instances import load_instance, read_family
-from instances.core import InstanceError
-from instances.registry import solve
-from sim.engine import simulate
-from sim.policies import make
-from sim.record import EpochRecorder, choice_of
+from epochbench.cli import main
+from epochbench.instances import load_instance, read_family
+from epochbench.instances.core import InstanceError
+from epochbench.instances.registry import solve
+from epochbench.sim.engine import simulate
+from epochbench.sim.policies import make
+from epochbench.sim.record import EpochRecorder, choice_of
 from test_sim_engine import random_stream
 
 

@@ -10,14 +10,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.cli import main
-from bench.score import SolverDisagreement, format_table, read_reference_file, reference, score, summarize
-from bench.validate import validate, verdict_table
-from instances import InstanceError, PackingInstance, Result, registry
-from instances.assignment import load_orlib_assign
-from instances.data import data_root
-from instances.generators import load_vbp
-from instances.mapping import load_braun
+from epochbench.cli import main
+from epochbench.score import SolverDisagreement, format_table, read_reference_file, reference, score, summarize
+from epochbench.validate import validate, verdict_table
+from epochbench.instances import InstanceError, PackingInstance, Result, registry
+from epochbench.instances.assignment import load_orlib_assign
+from epochbench.instances.data import data_root
+from epochbench.instances.generators import load_vbp
+from epochbench.instances.mapping import load_braun
 
 DATA = data_root()
 VBP = DATA / "vbp"
@@ -73,7 +73,7 @@ def test_a_bound_that_a_checked_solution_beats_is_refused(tmp_path, capsys):
                                                                              "feasible", 0.0)]
     with pytest.raises(SolverDisagreement, match=r"ff found a checked value 0.6, better than 0 proved by run"):
         reference(pk(), wrong)
-    from instances import save_instance
+    from epochbench.instances import save_instance
     save_instance(pk(), tmp_path / "p.json")
     (tmp_path / "ub.csv").write_text("instance,upper_bound\np,0.5\n")
     assert main(["score", str(tmp_path / "p.json"), "--methods", "ff", "--reference", str(tmp_path / "ub.csv")]) == 1
@@ -207,7 +207,7 @@ def test_malformed_reference_file_is_one_clear_line(tmp_path, capsys, text, matc
     with pytest.raises(InstanceError, match=match):
         read_reference_file(path)
     (tmp_path / "p").mkdir()
-    from instances import save_instance
+    from epochbench.instances import save_instance
     save_instance(pk(), tmp_path / "p" / "p.json")
     capsys.readouterr()
     assert main(["score", str(tmp_path / "p"), "--methods", "ff", "--reference", str(path)]) == 2

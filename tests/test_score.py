@@ -3,10 +3,10 @@ import math
 
 import pytest
 
-from bench import methods as bench_methods
-from bench.score import SolverDisagreement, reference, score, summarize
-from instances import EpochsInstance, PackingInstance, Result, gap
-from instances import registry
+from epochbench import methods as bench_methods
+from epochbench.score import SolverDisagreement, reference, score, summarize
+from epochbench.instances import EpochsInstance, PackingInstance, Result, gap
+from epochbench.instances import registry
 
 
 def pk():

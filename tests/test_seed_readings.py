@@ -7,16 +7,16 @@ import time
 import numpy as np
 import pytest
 
-import heuristics.packing as hp
-from bench.cli import check_params, main, param_value, parse_params
-from heuristics import mapping as hm
-from instances import PackingInstance, reservation_from_running
-from instances.mapping import MappingInstance
-from instances.workloads import rajaei
-from sim.engine import simulate
-from sim.farm import generate_stream, simulate_farm
-from sim.farm_policies import ConvergentScheduling, make_farm_policy
-from sim.policies import make
+import epochbench.heuristics.packing as hp
+from epochbench.cli import check_params, main, param_value, parse_params
+from epochbench.heuristics import mapping as hm
+from epochbench.instances import PackingInstance, reservation_from_running
+from epochbench.instances.mapping import MappingInstance
+from epochbench.instances.workloads import rajaei
+from epochbench.sim.engine import simulate
+from epochbench.sim.farm import generate_stream, simulate_farm
+from epochbench.sim.farm_policies import ConvergentScheduling, make_farm_policy
+from epochbench.sim.policies import make
 from test_farm_sim import stream as farm_stream
 from test_sim_policies import stream as job_stream
 
@@ -155,10 +155,10 @@ def test_solve_and_score_take_param(tmp_path, capsys):
 
 
 def test_validate_takes_param(capsys):
-    assert main(["validate", "heuristics.packing:backfill_lowest", "--count", "1", "--time-limit", "1",
+    assert main(["validate", "epochbench.heuristics.packing:backfill_lowest", "--count", "1", "--time-limit", "1",
                  "--param", "window=2", "--param", "fullness=excess"]) == 0
     assert "verdict: PASS" in capsys.readouterr().out
-    assert main(["validate", "heuristics.packing:backfill_lowest", "--count", "1", "--param", "w=2"]) == 2
+    assert main(["validate", "epochbench.heuristics.packing:backfill_lowest", "--count", "1", "--param", "w=2"]) == 2
     assert "accepts: window, fullness" in capsys.readouterr().err
 
 

@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from instances.packing import check_packing
-from sim import policies
-from sim.engine import Engine, JobTable, PoolMachine, SimResult, packing_instance, simulate
-from sim.profile import (Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move,
+from epochbench.instances.packing import check_packing
+from epochbench.sim import policies
+from epochbench.sim.engine import Engine, JobTable, PoolMachine, SimResult, packing_instance, simulate
+from epochbench.sim.profile import (Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move,
                          p_release, rows_needed)
 
 POLICIES = ["fcfs", "nonfcfs", "easy", "conservative"]

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from instances import InstanceError
-from instances.data import data_root
-from sim.jobs import (CORE, SWF_FIELDS, Workload, load_workload, make_workload, read_swf, read_table,
+from epochbench.instances import InstanceError
+from epochbench.instances.data import data_root
+from epochbench.instances.jobs import (CORE, SWF_FIELDS, Workload, load_workload, make_workload, read_swf, read_table,
                       write_swf, write_table)
 
 KTH = data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"

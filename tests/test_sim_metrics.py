@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sim.jobs import make_workload
-from sim.metrics import (busy_over_time, capacity_loss, out_of_order, per_job, queue_over_time, summarize,
+from epochbench.instances.jobs import make_workload
+from epochbench.sim.metrics import (busy_over_time, capacity_loss, out_of_order, per_job, queue_over_time, summarize,
                          utilization)
 
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from sim.engine import simulate
+from epochbench.sim.engine import simulate
 
 ENGINES = ["fast", "generic"]
 POLICIES = ["fcfs", "nonfcfs", "easy", "conservative"]

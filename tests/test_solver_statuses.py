@@ -25,16 +25,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.methods import load_all
-from exact import _binary, mapping as em
-from instances.assignment import load_orlib_assign
-from instances.core import Result
-from instances.data import data_root
-from instances.generators import generate
-from instances import registry
-from instances.io import save_instance
-from instances.packing import EpochsInstance
-from instances.registry import honest, solve
+from epochbench.methods import load_all
+from epochbench.exact import _binary, mapping as em
+from epochbench.instances.assignment import load_orlib_assign
+from epochbench.instances.core import Result
+from epochbench.instances.data import data_root
+from epochbench.instances.generators import generate
+from epochbench.instances import registry
+from epochbench.instances.io import save_instance
+from epochbench.instances.packing import EpochsInstance
+from epochbench.instances.registry import honest, solve
 
 load_all()
 
@@ -318,7 +318,7 @@ def busy_stream(seed: int, n: int = 60, cap: int = 16) -> pd.DataFrame:
 
 @pytest.mark.parametrize("policy", ["fcfs", "nonfcfs", "easy"])
 def test_exact_selector_without_time_falls_back_to_the_policy(policy):
-    from sim.engine import simulate
+    from epochbench.sim.engine import simulate
     df = busy_stream(5)
     own = simulate(df, [16], policy, engine="generic")
     via = simulate(df, [16], policy, selector="cpsat", selector_options={"time_limit": 0.0})
@@ -329,7 +329,7 @@ def test_exact_selector_without_time_falls_back_to_the_policy(policy):
 
 
 def test_exact_selector_with_time_counts_no_fallback():
-    from sim.engine import simulate
+    from epochbench.sim.engine import simulate
     via = simulate(busy_stream(5, n=25), [16], "easy", selector="cpsat",
                    selector_options={"time_limit": 5.0, "threads": 1})
     stats = via.options["selector_stats"]
@@ -338,8 +338,8 @@ def test_exact_selector_with_time_counts_no_fallback():
 
 
 def test_farm_oracle_without_proof_records_no_gap():
-    from sim.farm import generate_stream, simulate_farm
-    from sim.farm_policies import ConvergentScheduling
+    from epochbench.sim.farm import generate_stream, simulate_farm
+    from epochbench.sim.farm_policies import ConvergentScheduling
     s = generate_stream(jobs=40, machines=8, licenses=3, interarrival=2.0, seed=4, ratio=(0.2, 0.3), need=0.5)
     pol = ConvergentScheduling(False, False, knapsack="cpsat", oracle_every=1, exact_time_limit=0.0)
     res = simulate_farm(s, pol)
@@ -354,8 +354,8 @@ def test_farm_oracle_without_proof_records_no_gap():
 
 
 def test_farm_oracle_with_proof_records_finite_gaps():
-    from sim.farm import _plain, generate_stream, simulate_farm
-    from sim.farm_policies import ConvergentScheduling
+    from epochbench.sim.farm import _plain, generate_stream, simulate_farm
+    from epochbench.sim.farm_policies import ConvergentScheduling
     s = generate_stream(jobs=40, machines=8, licenses=3, interarrival=2.0, seed=4, ratio=(0.2, 0.3), need=0.5)
     pol = ConvergentScheduling(False, False, oracle_every=1, exact_time_limit=5.0)
     simulate_farm(s, pol)

@@ -14,14 +14,14 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bench.cli import main
-from instances.data import data_root
-from instances.generators import GENERATORS, feitelson_size_pmf
-from instances.workloads import (LUBLIN_PARAMS, MODELS, RAJAEI_CLASSES, _lublin_weights, feitelson96, k_resources,
+from epochbench.cli import main
+from epochbench.instances.data import data_root
+from epochbench.instances.generators import GENERATORS, feitelson_size_pmf
+from epochbench.instances.workloads import (LUBLIN_PARAMS, MODELS, RAJAEI_CLASSES, _lublin_weights, feitelson96, k_resources,
                                  lublin03, lublin_size_pmf, offered_load, omega_estimates, perfect_estimates,
                                  phi_estimates, rajaei, scale_arrivals, scale_runtimes, set_load, stream_stats,
                                  with_estimates, workload, write_workload)
-from sim.jobs import read_swf, read_table
+from epochbench.instances.jobs import read_swf, read_table
 
 N = 20_000
 KTH = data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"

@@ -25,7 +25,7 @@ from typing import Callable
 
 import pandas as pd
 
-from instances.files import atomic_path, output_lock
+from epochbench.instances.files import atomic_path, output_lock
 
 
 @dataclass(frozen=True)
@@ -286,8 +286,8 @@ def run_experiment(name: str, opts: Options) -> tuple[pd.DataFrame, pd.DataFrame
     experiment started again with the same options runs only what is
     missing, and the file is removed once ``NAME.csv`` is written.  Every
     file is written atomically and ``OUT`` is locked while the experiment
-    runs (:mod:`instances.files`): a second run on it raises
-    :class:`instances.files.OutputBusy`."""
+    runs (:mod:`epochbench.instances.files`): a second run on it raises
+    :class:`epochbench.instances.files.OutputBusy`."""
     exps = load_experiments()
     if name not in exps:
         raise ValueError(f"unknown experiment {name!r}; known: {', '.join(sorted(exps)) or 'none'}")
@@ -313,7 +313,7 @@ def run_experiment(name: str, opts: Options) -> tuple[pd.DataFrame, pd.DataFrame
 
 
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
-    """``df`` to ``path`` as CSV, atomically (:func:`instances.files.atomic_path`)."""
+    """``df`` to ``path`` as CSV, atomically (:func:`epochbench.instances.files.atomic_path`)."""
     with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False)
 

@@ -1,4 +1,4 @@
-"""``backfill-variants``: seed 002's backfilling variants (:mod:`sim.variants`)
+"""``backfill-variants``: seed 002's backfilling variants (:mod:`epochbench.sim.variants`)
 against EASY and conservative backfilling.
 
 Streams: the KTH SP2 trace (``data_root()/swf/KTH-SP2-1996-2.1-cln.swf.gz``,
@@ -11,11 +11,11 @@ setting each, :data:`POLICIES`): ``easy``, ``conservative``, ``easy-sjf``,
 estimate, equal partitions, lending on: both streams hold jobs as wide as
 the machine, which no partition could run without it).
 
-Metrics (:func:`sim.metrics.summarize`): mean wait, mean bounded slowdown
+Metrics (:func:`epochbench.sim.metrics.summarize`): mean wait, mean bounded slowdown
 (tau = 10 s), utilization.  Per-epoch gap: every selection step of the
 policies that have one (the EASY family and multi-queue: the queue step with
 the most candidates) is recorded as a packing instance with the policy's
-choice (:class:`sim.record.EpochRecorder`); an even sample of at most
+choice (:class:`epochbench.sim.record.EpochRecorder`); an even sample of at most
 ``max_epochs`` steps is scored: the choice (``recorded``) against CP-SAT
 (``time_limit`` s, one thread), objective the step's utilization.  Only
 steps whose reference is a proven optimum enter the gap; the others are
@@ -61,11 +61,11 @@ def tasks(opts: Options) -> list[dict]:
 
 def make_stream(stream: str, jobs: int, seed: int):
     """The workload of ``stream`` (module docstring) and its offered load."""
-    from instances.workloads import offered_load, workload
-    from sim.jobs import make_workload, read_swf
+    from epochbench.instances.workloads import offered_load, workload
+    from epochbench.instances.jobs import make_workload, read_swf
 
     if stream == "kth":
-        from instances.data import data_root
+        from epochbench.instances.data import data_root
         path = data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
         if not path.exists():
             raise FileNotFoundError(f"KTH trace absent at {path} (set EPOCHBENCH_DATA)")
@@ -84,8 +84,8 @@ def make_stream(stream: str, jobs: int, seed: int):
 def epoch_gaps(instances, max_epochs: int, time_limit: float) -> dict:
     """Score an even sample of at most ``max_epochs`` recorded steps:
     ``recorded`` against CP-SAT; gaps over proven optima only."""
-    from bench.methods import load_all
-    from bench.score import recorded_gap
+    from epochbench.methods import load_all
+    from epochbench.score import recorded_gap
 
     if not instances:
         return {"epochs": 0, "unproven": 0, "gap_mean": np.nan, "gap_p90": np.nan, "optimal_share": np.nan}
@@ -107,10 +107,10 @@ def epoch_gaps(instances, max_epochs: int, time_limit: float) -> dict:
 
 def run(task: dict) -> list[dict]:
     """One stream under one policy: one tidy row."""
-    from sim.engine import simulate
-    from sim.metrics import summarize
-    from sim.policies import make
-    from sim.record import EpochRecorder
+    from epochbench.sim.engine import simulate
+    from epochbench.sim.metrics import summarize
+    from epochbench.sim.policies import make
+    from epochbench.sim.record import EpochRecorder
 
     wl, offered = make_stream(task["stream"], task["jobs"], task["seed"])
     name, kw = POLICIES[task["policy"]]

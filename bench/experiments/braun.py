@@ -45,18 +45,18 @@ def _budget(quick: bool) -> dict:
 
 @lru_cache(maxsize=16)
 def _braun(name: str):
-    from instances.mapping import braun_family
+    from epochbench.instances.mapping import braun_family
     return braun_family(names=name)[0]
 
 
 @lru_cache(maxsize=16)
 def _lp(name: str) -> float:
-    from exact.mapping import lp_bound
+    from epochbench.exact.mapping import lp_bound
     return lp_bound(_braun(name))
 
 
 def braun_tasks(opts: Options) -> list[dict]:
-    from instances.mapping import BRAUN_NAMES
+    from epochbench.instances.mapping import BRAUN_NAMES
     seeds = opts.seeds if opts.seeds is not None else (2 if opts.quick else 5)
     out = []
     for name in BRAUN_NAMES:
@@ -67,7 +67,7 @@ def braun_tasks(opts: Options) -> list[dict]:
 
 
 def _solve(inst, method: str, seed, quick: bool):
-    from instances.registry import get, solve
+    from epochbench.instances.registry import get, solve
     b = _budget(quick)
     if get("mapping", method).exact:
         return solve(inst, method, time_limit=b["exact_s"], threads=1)
@@ -78,7 +78,7 @@ def _solve(inst, method: str, seed, quick: bool):
 
 
 def braun_run(task: dict) -> list[dict]:
-    from bench.methods import load_all
+    from epochbench.methods import load_all
     load_all()
     inst = _braun(task["instance"])
     r = _solve(inst, task["method"], task["seed"], task["quick"])
@@ -147,7 +147,7 @@ SIZES = ((32, 4), (64, 8))
 
 
 def exact_tasks(opts: Options) -> list[dict]:
-    from instances.mapping import BRAUN_NAMES
+    from epochbench.instances.mapping import BRAUN_NAMES
     sizes = SIZES[:1] if opts.quick else SIZES
     seeds = opts.seeds if opts.seeds is not None else 1
     return [{"tasks": t, "machines": m, "cls": name, "seed": s, "time_limit": 30.0}
@@ -157,9 +157,9 @@ def exact_tasks(opts: Options) -> list[dict]:
 def exact_run(task: dict) -> list[dict]:
     """One generated instance (class ``cls``): every exact method with the
     time limit, every heuristic (metaheuristics seed 0, default budgets)."""
-    from bench.methods import load_all
-    from instances.mapping import braun_range
-    from instances.registry import get, solve
+    from epochbench.methods import load_all
+    from epochbench.instances.mapping import braun_range
+    from epochbench.instances.registry import get, solve
     load_all()
     c, th, mh = task["cls"][2], task["cls"][4:6], task["cls"][6:8]
     (inst,) = braun_range(tasks=task["tasks"], machines=task["machines"], task_het=th, machine_het=mh,
@@ -223,7 +223,7 @@ def exact_plot(df: pd.DataFrame, path) -> None:
 
 
 def _mini():
-    from instances.mapping import MappingInstance
+    from epochbench.instances.mapping import MappingInstance
     return MappingInstance.build([[1.0, 2.0], [2.0, 1.0], [3.0, 3.0]], meta={"name": "warm-up"})
 
 

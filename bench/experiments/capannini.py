@@ -3,19 +3,19 @@ scheduling against EDF, EASY and flexible backfilling on a farm.
 
 Full version (seed 003 section 6): 150 machines, 20 licenses, 1500 jobs,
 mean inter-arrival times Ta = 4, 6, 8, 10, 12, 16, 20, 20 repetitions (each
-a fresh stream, :func:`sim.farm.generate_stream`), the eight policies of
-:data:`sim.farm_policies.POLICIES`.  In the first ``EXACT_SEEDS``
+a fresh stream, :func:`epochbench.sim.farm.generate_stream`), the eight policies of
+:data:`epochbench.sim.farm_policies.POLICIES`.  In the first ``EXACT_SEEDS``
 repetitions every CS run also solves every ``ORACLE_EVERY``-th epoch's
 knapsack (CP-SAT) and matching (Hungarian) exactly and records the
 per-epoch gaps; ``cs-ni-np-exact`` (CP-SAT knapsack,
 Hungarian matching in every epoch) gives the end-to-end effect of exact
 steps (first ``EXACT_SEEDS`` repetitions).  Figure 8 (scalability): the time
 of one scheduling pass of cs-i-p, cs-ni-p and EDF on a farm state with n jobs
-(half the machines busy, :func:`instances.farm.generate_farm`).
+(half the machines busy, :func:`epochbench.instances.farm.generate_farm`).
 
 Sensitivity arms (:data:`VARIANTS`, first ``VARIANT_SEEDS`` repetitions): cs-i-p with the
 deadline heuristic's f-bar exactly as printed (``literal_fbar``, see
-:func:`instances.farm.deadline_delta`) and with the anti-aging weight AA at
+:func:`epochbench.instances.farm.deadline_delta`) and with the anti-aging weight AA at
 a tenth and at zero (footnote 1 sets 0.02 per time unit; at the ages of an
 overloaded farm that outweighs the deadline term, whose maximum is 10).
 
@@ -38,7 +38,7 @@ from . import Experiment, Options, register, save_figure
 
 TA = (4, 6, 8, 10, 12, 16, 20)
 POLICIES = ("cs-i-p", "cs-i-np", "cs-ni-p", "cs-ni-np", "edf", "easy", "bf-rm", "bf-unrm")
-#: sensitivity arms, ``policy:constant=value`` (:class:`instances.farm.Constants`): the deadline
+#: sensitivity arms, ``policy:constant=value`` (:class:`epochbench.instances.farm.Constants`): the deadline
 #: heuristic's f-bar as printed in the seed, and the anti-aging weight AA at a tenth and at zero
 VARIANTS = ("cs-i-p:literal_fbar=1", "cs-i-p:aging=0.002", "cs-i-p:aging=0")
 EXACT = "cs-ni-np-exact"
@@ -75,7 +75,7 @@ def tasks(opts: Options) -> list[dict]:
 def variant_constants(spec: str):
     """``"cs-i-p:aging=0.002,literal_fbar=1"`` -> the version's footnote-1
     constants with those fields replaced."""
-    from instances.farm import Constants
+    from epochbench.instances.farm import Constants
 
     name, _, over = spec.partition(":")
     return Constants.parse(over, preemptive=name.endswith("-p"))
@@ -85,11 +85,11 @@ def run(task: dict) -> list[dict]:
     """One simulation (``kind`` run) or the timing of one pass (``scale``)."""
     import time
 
-    from sim.farm import generate_stream, next_event_state, simulate_farm, snapshot
-    from sim.farm_policies import make_farm_policy
+    from epochbench.sim.farm import generate_stream, next_event_state, simulate_farm, snapshot
+    from epochbench.sim.farm_policies import make_farm_policy
 
     if task["kind"] == "scale":
-        from instances.farm import generate_farm
+        from epochbench.instances.farm import generate_farm
         state = generate_farm(np.random.default_rng(task["seed"]), jobs=task["n"], machines=task["machines"],
                               licenses=task["licenses"], busy=0.5)
         pol = make_farm_policy(task["policy"])

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from instances.farm import TABLE1_RATIOS
+from epochbench.instances.farm import TABLE1_RATIOS
 
 from . import Experiment, Options, register, save_figure
 
@@ -42,9 +42,9 @@ def tasks(opts: Options) -> list[dict]:
 def run(task: dict) -> list[dict]:
     """One event: draw n, generate the farm knapsack, solve it with every
     method (greedy timed after an untimed warm-up call)."""
-    from bench.methods import load_all
-    from instances.generators import generate
-    from instances.registry import solve
+    from epochbench.methods import load_all
+    from epochbench.instances.generators import generate
+    from epochbench.instances.registry import solve
 
     load_all()
     rng = np.random.default_rng([task["seed"], round(100 * task["ratio_lo"])])

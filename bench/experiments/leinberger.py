@@ -3,18 +3,18 @@ average and weighted average response time (seed 000 section 3, figures 2
 and 3).
 
 Setup as seed 000 section 3.1: a Feitelson 1996 stream on 128 processors
-(:func:`instances.workloads.workload`, ``feitelson96``) extended to K
+(:func:`epochbench.instances.workloads.workload`, ``feitelson96``) extended to K
 resources (K in {2, 4, 8}, requirements uniform or exponential, scaled by
 the job size); the Poisson arrival rate is calibrated so that FF-EASY keeps a
-mean ready-queue length of 64, 128 or 256 (:func:`sim.calibrate.calibrate_rate`),
+mean ready-queue length of 64, 128 or 256 (:func:`epochbench.sim.calibrate.calibrate_rate`),
 and the same stream is then run under every policy.  Metrics (seed 000
 section 3.2): average response time and weighted average response time
-(weight = resource requirement x execution time, :func:`sim.metrics.per_job`).
+(weight = resource requirement x execution time, :func:`epochbench.sim.metrics.per_job`).
 Gain = 1 - metric(policy) / metric(FF-EASY): positive is better, as in the
 seed's figures.
 
 BL-EASY and BB-EASY run with both readings of the seed's fullness modifier
-(:data:`heuristics.packing.FULLNESS`): ``scaled`` (measure x availability,
+(:data:`epochbench.heuristics.packing.FULLNESS`): ``scaled`` (measure x availability,
 the default, so a job that nearly fills the machine wins) and ``excess``
 ((measure - 1) x availability, the earlier reading, arms ``bl-easy/excess``
 and ``bb-easy/excess``).
@@ -44,11 +44,11 @@ def tasks(opts) -> list[dict]:
 
 
 def run(task: dict) -> list[dict]:
-    from instances.workloads import workload
-    from sim.calibrate import calibrate_rate
-    from sim.engine import simulate
-    from sim.jobs import make_workload
-    from sim.metrics import summarize
+    from epochbench.instances.workloads import workload
+    from epochbench.sim.calibrate import calibrate_rate
+    from epochbench.sim.engine import simulate
+    from epochbench.instances.jobs import make_workload
+    from epochbench.sim.metrics import summarize
 
     stream = workload(model="feitelson96", jobs=task["jobs"], seed=task["seed"], k=task["k"],
                       dist=task["dist"])

@@ -4,7 +4,7 @@ backfill step, and what an optimal step would change end to end.
 For each workload (a Feitelson 1996 stream on 128 processors with K = 1,
 and its K = 2 extension, seed 000 section 3.1, offered load 0.9) and each
 policy, the run records every backfill step as a ``packing`` instance with
-the policy's choice (:class:`sim.record.EpochRecorder`); the recorded
+the policy's choice (:class:`epochbench.sim.record.EpochRecorder`); the recorded
 choices are scored against CP-SAT on the same instance (objective: the
 utilization of the step, seed 000 section 2).  The oracle policy is EASY
 whose backfill step is CP-SAT itself (``--selector cpsat``).  Rows: one per
@@ -37,16 +37,16 @@ def tasks(opts) -> list[dict]:
 
 
 def run(task: dict) -> list[dict]:
-    from bench.methods import load_all
-    from bench.score import reference
-    from instances import gap
-    from instances.registry import solve
-    from instances.workloads import workload
-    from sim.engine import simulate
-    from sim.jobs import make_workload
-    from sim.metrics import summarize
-    from sim.policies import make
-    from sim.record import EpochRecorder
+    from epochbench.methods import load_all
+    from epochbench.score import reference
+    from epochbench.instances import gap
+    from epochbench.instances.registry import solve
+    from epochbench.instances.workloads import workload
+    from epochbench.sim.engine import simulate
+    from epochbench.instances.jobs import make_workload
+    from epochbench.sim.metrics import summarize
+    from epochbench.sim.policies import make
+    from epochbench.sim.record import EpochRecorder
 
     load_all()
     stream = workload(model="feitelson96", jobs=task["jobs"], seed=task["seed"], k=task["k"], load=0.9)

@@ -2,7 +2,7 @@
 Rajaei's generator, with and without perfect estimates (seed 001, "Simulation
 results", tables 5 to 8).
 
-Workload: :func:`instances.workloads.rajaei` (seed 001 "Implementation
+Workload: :func:`epochbench.instances.workloads.rajaei` (seed 001 "Implementation
 issues": 16 nodes; 30 / 40 / 30 % small / medium / large jobs; estimates 90 s
 to 9 h for 80 % and 9 to 12 h for 20 %; runtime 10-100 % of the estimate,
 at least 90 s).  Seed 001 gives neither the arrival process nor the number
@@ -21,14 +21,14 @@ Estimates, three settings on the same jobs and arrivals:
   offered load) grows by ~1.8x at the same arrivals.  Tables 5 -> 6 support
   this reading: the average execution time grows 2.5x (301 -> 764 s).
 
-Policies (:mod:`sim.policies`, fast path): ``nonfcfs`` (queue by nodes, then
+Policies (:mod:`epochbench.sim.policies`, fast path): ``nonfcfs`` (queue by nodes, then
 estimate; a job that has waited 24 h makes the queue FCFS until it starts:
 seed 001 "Non-FCFS"), ``easy`` (aggressive backfilling: one reservation,
 first-fit backfill), ``conservative`` (a reservation for every job).  Seed
 001's tables 6 and 8 leave Non-FCFS out; it is run here too (it uses the
 estimate only to break ties in its order).
 
-Metrics, the columns of seed 001 tables 5-8 (:func:`sim.metrics.summarize`):
+Metrics, the columns of seed 001 tables 5-8 (:func:`epochbench.sim.metrics.summarize`):
 average execution time (mean of the run times as executed), average wait
 time, % system utilization (seed 004 eq. 1: work / (16 x span from the first
 arrival to the last end)), highest response time; plus the mean response
@@ -67,7 +67,7 @@ def rajaei_stream(jobs: int, seed: int, load: float, estimates: str):
     """Rajaei's stream at offered load ``load`` (before any estimate change)
     with the estimate setting ``estimates`` (:data:`ESTIMATES`).  Returns
     (job table, capacity, offered load of the final table)."""
-    from instances.workloads import offered_load, perfect_estimates, workload
+    from epochbench.instances.workloads import offered_load, perfect_estimates, workload
 
     if estimates not in ESTIMATES:
         raise ValueError(f"estimates must be one of {ESTIMATES}, got {estimates!r}")
@@ -89,9 +89,9 @@ def tasks(opts: Options) -> list[dict]:
 
 def run(task: dict) -> list[dict]:
     """One stream under the three policies: three tidy rows."""
-    from sim.engine import simulate
-    from sim.jobs import make_workload
-    from sim.metrics import summarize
+    from epochbench.sim.engine import simulate
+    from epochbench.instances.jobs import make_workload
+    from epochbench.sim.metrics import summarize
 
     df, cap, offered = rajaei_stream(task["jobs"], task["seed"], task["load"], task["estimates"])
     wl = make_workload(df, cap)

@@ -17,7 +17,7 @@ execution times are the same for every setting (common random numbers).
 Policy: conservative backfilling in FCFS order (seed 004 sections 1 and 4:
 "a job selected out of order completes before the jobs that are ahead of it
 in the priority queue are scheduled to start"; reservations compressed on
-early terminations), the compiled fast path of :mod:`sim.policies`.
+early terminations), the compiled fast path of :mod:`epochbench.sim.policies`.
 
 Table per (model, value, runtime factor): means over seeds of offered load,
 utilization (eq. 1), mean wait, mean bounded slowdown (Gamma = 10 s), and the
@@ -63,7 +63,7 @@ def tasks_he(opts: Options) -> list[dict]:
 
 def run(task: dict) -> list[dict]:
     """One stream with one estimate setting under conservative backfilling: one tidy row."""
-    from instances.workloads import stream_stats
+    from epochbench.instances.workloads import stream_stats
 
     arm = task.get("workload", "lublin03")
     stream, wl = zhang_stream(task["jobs"], task["seed"], task["runtime_factor"], task["est_model"],

@@ -7,8 +7,8 @@ Setup as seed 004 section 6.3: a machine of 320 nodes, FCFS priority, time
 slice T = 200 s, the Phi model of overestimation with Phi = 0.2, continuous
 scheduling; MGS/MBGS with MPL 5, migration cost 10 s (5 % of the slice) and
 Q = 64 tasks migrated per slice (figure 25).  BF is conservative backfilling
-on the whole machine (:mod:`sim.policies`, fast path); the gang policies run
-in :func:`sim.gang.simulate_gang` (all four steps, figure 11 line 3).
+on the whole machine (:mod:`epochbench.sim.policies`, fast path); the gang policies run
+in :func:`epochbench.sim.gang.simulate_gang` (all four steps, figure 11 line 3).
 
 Streams: :func:`.zhang_queues.zhang_stream` (lublin03 on 320 nodes, offered
 load 0.55 x runtime factor; see that module for the workload choice), the
@@ -22,11 +22,11 @@ discrete scheduling) at overhead 0.
 
 ``zhang-gang-kth``: the same sweep on the KTH SP2 trace (100 nodes, its first
 10,000 jobs with their own user estimates), the load set by scaling the
-arrival times (:func:`instances.workloads.set_load`) to offered loads 0.3 ..
+arrival times (:func:`epochbench.instances.workloads.set_load`) to offered loads 0.3 ..
 0.95.  One stream only, so ``--seeds`` is ignored there.
 
 Rows: one per (stream, policy, MPL, overhead, discrete, load point, seed)
-with :func:`sim.gang.summarize_gang` (capacity loss eq. 3; eq. 2 for BF,
+with :func:`epochbench.sim.gang.summarize_gang` (capacity loss eq. 3; eq. 2 for BF,
 the same thing at MPL 1).  :func:`table` gives per configuration the
 utilization at which the mean bounded slowdown crosses 20 (seed 004 section
 6.3: about 0.67 GS-5, 0.76 BF, 0.82 BGS-2, 0.87 BGS-5), 50 and 100 (linear
@@ -36,7 +36,7 @@ slowdown / wait at the lowest and highest load.  :func:`claims` checks seed
 
 Per-epoch gaps (issue: the gang steps are packing decisions too): every
 gang run at overhead 0 records its row-filling steps
-(:class:`sim.record.GangRecorder`: Schedule and FillMatrix, one ``packing``
+(:class:`epochbench.sim.record.GangRecorder`: Schedule and FillMatrix, one ``packing``
 instance per row, value = cells filled) on an even sample of about
 :data:`GAP_EPOCHS` steps and scores the policy's choice against CP-SAT with
 a short time limit (:data:`GAP_TIME_LIMIT`, one thread).  Columns
@@ -132,9 +132,9 @@ def make_stream(stream: str, jobs: int, point: float, seed: int):
     """(workload, offered load): lublin03 at runtime factor ``point`` (Phi =
     0.2 estimates), or the first ``jobs`` KTH jobs at offered load ``point``."""
     if stream == "kth":
-        from instances.data import data_root
-        from instances.workloads import offered_load, set_load
-        from sim.jobs import make_workload, read_swf
+        from epochbench.instances.data import data_root
+        from epochbench.instances.workloads import offered_load, set_load
+        from epochbench.instances.jobs import make_workload, read_swf
 
         path = data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
         if not path.exists():
@@ -152,8 +152,8 @@ def epoch_gaps(instances, time_limit: float) -> dict:
     CP-SAT (``time_limit`` s, one thread) on each instance; the mean gap per
     step kind over the steps whose reference is a proven optimum, and the
     counts (module docstring)."""
-    from bench.methods import load_all
-    from bench.score import recorded_gap
+    from epochbench.methods import load_all
+    from epochbench.score import recorded_gap
 
     load_all()
     by = {"schedule": [], "fill": []}
@@ -173,10 +173,10 @@ def epoch_gaps(instances, time_limit: float) -> dict:
 
 def run(task: dict) -> list[dict]:
     """One stream under one configuration: one tidy row."""
-    from sim.engine import simulate
-    from sim.gang import simulate_gang, summarize_gang
-    from sim.metrics import summarize
-    from sim.record import GangRecorder
+    from epochbench.sim.engine import simulate
+    from epochbench.sim.gang import simulate_gang, summarize_gang
+    from epochbench.sim.metrics import summarize
+    from epochbench.sim.record import GangRecorder
 
     wl, offered = make_stream(task["stream"], task["jobs"], task["point"], task["seed"])
     pol = task["policy"]

@@ -5,13 +5,13 @@ section 3, figure 5).
 Setup as seed 004 sections 2.2-2.3: a machine of 320 nodes, streams of
 10,000 jobs; a baseline stream at offered load 0.55 and 8 more with every
 execution time (and estimate) multiplied by 1.1 .. 1.8 at fixed arrivals
-(:func:`instances.workloads.scale_runtimes` through ``runtime_factor``), so
+(:func:`epochbench.instances.workloads.scale_runtimes` through ``runtime_factor``), so
 the offered load runs from 0.55 to ~0.99 and the slower orders saturate.
 Each stream is run under ``fcfs-bf``, ``sjf-bf``, ``bfit-bf`` and
-``wfit-bf`` (:mod:`sim.backfill`: the whole queue is booked in priority order
+``wfit-bf`` (:mod:`epochbench.sim.backfill`: the whole queue is booked in priority order
 at every event, lower-priority jobs never delay higher ones); estimates
 perfect (figure 5 a-b: Omega = 0) and Phi = 0.2 (figure 5 c-d).  Metrics
-(:func:`sim.metrics.summarize`): utilization (eq. 1), capacity loss kappa
+(:func:`epochbench.sim.metrics.summarize`): utilization (eq. 1), capacity loss kappa
 (eq. 2), mean wait, mean bounded slowdown (Gamma = 10 s).
 
 Workload choice: seed 004 fits a hyper-Erlang model to the ASCI Blue-Pacific
@@ -28,12 +28,12 @@ hours even at moderate mean load, so absolute waits are higher than a
 stationary model's at the same utilization.
 
 ``zhang-queues-he``: the same sweep on seed 004's own kind of workload, the
-hyper-Erlang model of common order (:mod:`instances.hypererlang`, seed 004
+hyper-Erlang model of common order (:mod:`epochbench.instances.hypererlang`, seed 004
 section 2.1), fitted to the KTH SP2 trace (the only trace here; LLNL's is
 not: seed 004's own parameters are not published) and run on KTH's 100 nodes at the same offered loads (0.55 x factor,
 the fitted arrival process rescaled).  Its arrivals are stationary renewal
 processes per size class, so it shows the orders without a daily cycle.
-The fit is built in (:data:`instances.hypererlang.KTH_PARAMS`): the arm
+The fit is built in (:data:`epochbench.instances.hypererlang.KTH_PARAMS`): the arm
 needs no trace.
 
 With one resource, WFit never consults the estimates: a job that does not
@@ -77,9 +77,9 @@ def zhang_stream(jobs: int, seed: int, factor: float, model: str = "perfect", va
     320 nodes (or, ``workload_model="hypererlang"``, the hyper-Erlang fit to
     KTH on its 100 nodes) at offered load 0.55, runtimes x ``factor``, then
     estimate model ``model`` ("perfect", "omega" or "phi" with ``value``).
-    Returns (:class:`~instances.workloads.Stream`, :class:`~sim.jobs.Workload`)."""
-    from instances.workloads import workload
-    from sim.jobs import make_workload
+    Returns (:class:`~epochbench.instances.workloads.Stream`, :class:`~epochbench.instances.jobs.Workload`)."""
+    from epochbench.instances.workloads import workload
+    from epochbench.instances.jobs import make_workload
 
     kw = {} if model == "perfect" else {model: float(value)}
     if workload_model != "hypererlang":      # hypererlang: its fit's machine (KTH, 100 nodes)
@@ -92,8 +92,8 @@ def zhang_stream(jobs: int, seed: int, factor: float, model: str = "perfect", va
 def simulate_row(wl, policy: str) -> dict:
     """Simulate ``policy`` on workload ``wl``; the metrics of :data:`METRICS`
     plus ``sim_seconds`` and ``passes``."""
-    from sim.engine import simulate
-    from sim.metrics import summarize
+    from epochbench.sim.engine import simulate
+    from epochbench.sim.metrics import summarize
 
     res = simulate(wl.jobs, wl.capacity, policy)
     m = summarize(res.jobs, wl)

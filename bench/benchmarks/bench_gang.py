@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from bench.experiments.zhang_queues import zhang_stream
-from instances.data import data_root
-from sim.gang import simulate_gang, summarize_gang
+from epochbench.experiments.zhang_queues import zhang_stream
+from epochbench.instances.data import data_root
+from epochbench.sim.gang import simulate_gang, summarize_gang
 
 KTH = data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
 FACTOR = 1.4  # offered load 0.55 x 1.4 = 0.77 (seed 004 section 2.2's scaling)
@@ -54,5 +54,5 @@ def test_mpl5_kth(benchmark, request, policy):
         pytest.skip("whole KTH trace: full suite only")
     if not KTH.exists():
         pytest.skip(f"KTH trace absent at {KTH} (set EPOCHBENCH_DATA)")
-    from sim.jobs import read_swf
+    from epochbench.instances.jobs import read_swf
     _run(benchmark, request, read_swf(KTH), policy, "gang-kth", mpl=5)

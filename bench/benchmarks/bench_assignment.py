@@ -21,11 +21,11 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from bench.score import gap_of
-from bench.suite import rows_writer
-from instances.assignment import lexicographic_matching
-from instances.generators import generate
-from instances.registry import get, solve
+from epochbench.score import gap_of
+from epochbench.suite import rows_writer
+from epochbench.instances.assignment import lexicographic_matching
+from epochbench.instances.generators import generate
+from epochbench.instances.registry import get, solve
 
 ROWS: list[dict] = []
 COUNT = 5

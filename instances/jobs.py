@@ -58,8 +58,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from instances.core import InstanceError, _plain
-from instances.files import atomic_path, write_bytes
+from epochbench.instances.core import InstanceError, _plain
+from epochbench.instances.files import atomic_path, write_bytes
 
 SWF_FIELDS = ("id", "submit", "wait", "runtime", "alloc_procs", "avg_cpu", "mem", "req_procs", "req_time",
               "req_mem", "status", "user", "group", "app", "queue", "partition", "prev_job", "think_time")
@@ -114,7 +114,7 @@ def make_workload(jobs, capacity, *, resources=None, kill_at_estimate: bool = Tr
     (missing, NaN or <= 0 means unknown: the runtime, then at least 1 s).
     ``capacity`` is an int or K ints; without ``resources`` the extra names come
     from the ``res_<name>`` columns in table order.  Raises
-    :class:`~instances.core.InstanceError` on missing columns, non-numeric or
+    :class:`~epochbench.instances.core.InstanceError` on missing columns, non-numeric or
     NaN values, fractional counts and duplicate ids; drops by reason the jobs
     that cannot run (module docstring), adding to ``dropped``.
     """

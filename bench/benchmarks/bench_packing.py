@@ -9,8 +9,8 @@ import itertools
 import numpy as np
 import pytest
 
-from instances.registry import get
-from bench.suite import STORE, configs, methods_for, warm_up
+from epochbench.instances.registry import get
+from epochbench.suite import STORE, configs, methods_for, warm_up
 
 
 def _cases(quick: bool):

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from instances.farm import generate_farm
-from sim.farm import next_event_state, snapshot
-from sim.farm_policies import POLICIES, make_farm_policy
+from epochbench.instances.farm import generate_farm
+from epochbench.sim.farm import next_event_state, snapshot
+from epochbench.sim.farm_policies import POLICIES, make_farm_policy
 
 
 def _state(n: int, busy: float):

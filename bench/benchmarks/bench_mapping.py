@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.experiments.braun import GREEDY, exact_run, exact_table
-from bench.score import gap_of
-from bench.suite import rows_writer
-from instances.data import data_root
-from instances.mapping import BRAUN_NAMES, braun_family, braun_range
-from instances.registry import get, solve
+from epochbench.experiments.braun import GREEDY, exact_run, exact_table
+from epochbench.score import gap_of
+from epochbench.suite import rows_writer
+from epochbench.instances.data import data_root
+from epochbench.instances.mapping import BRAUN_NAMES, braun_family, braun_range
+from epochbench.instances.registry import get, solve
 
 ROWS: list[dict] = []
 TARGET_MS = {"minmin": 20.0}

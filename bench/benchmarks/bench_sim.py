@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from instances.data import data_root
-from sim.engine import simulate
-from sim.jobs import make_workload, read_swf
-from sim.metrics import summarize
+from epochbench.instances.data import data_root
+from epochbench.sim.engine import simulate
+from epochbench.instances.jobs import make_workload, read_swf
+from epochbench.sim.metrics import summarize
 
 KTH = data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
 
