@@ -1,0 +1,161 @@
+"""One registry mechanism for everything found by name: methods, generators,
+experiments, policies.
+
+A :class:`Catalog` maps keys to entries.  Entries are added by a decorator
+when the module that defines them is imported; a catalog *completes itself*:
+a lookup that misses imports the next of its *sources* (built-in modules,
+then plug-in entry points, cheapest first) until the key is found or every
+source has been tried, so no caller ever loads anything by hand and nothing
+heavy is imported before it is needed.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from importlib.metadata import entry_points
+from typing import Any, Callable, Generic, Hashable, Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
+
+#: a source of entries: a callable that imports (and so registers) something
+Source = Callable[[], None]
+
+
+class PluginError(ValueError):
+    """A plug-in entry point that cannot be registered."""
+
+
+def modules_of(package: str, *, private: bool = False) -> Source:
+    """A source importing every module of ``package`` (those starting with
+    ``_`` only with ``private=True``), in name order."""
+    def load() -> None:
+        import pkgutil
+        pkg = importlib.import_module(package)
+        for m in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+            if private or not m.name.startswith("_"):
+                importlib.import_module(f"{package}.{m.name}")
+    load.__qualname__ = f"modules_of({package!r})"
+    return load
+
+
+def module(name: str) -> Source:
+    """A source importing module ``name``."""
+    def load() -> None:
+        importlib.import_module(name)
+    load.__qualname__ = f"module({name!r})"
+    return load
+
+
+def plugins(group: str, register: Callable[[Any], None]) -> Source:
+    """A source loading every entry point of ``group`` with ``register(ep)``;
+    one that fails (its import raises, its name is taken) is skipped with one
+    warning on stderr naming it, and every other entry stays usable."""
+    def load() -> None:
+        for ep in entry_points(group=group):
+            try:
+                register(ep)
+            except Exception as exc:  # a plug-in's own import may raise anything
+                reason = str(exc) if isinstance(exc, PluginError) else f"{type(exc).__name__}: {exc}"
+                first = reason.splitlines()[0] if reason else type(exc).__name__
+                print(f"epochbench: warning: plug-in entry point '{ep.name} = {ep.value}' ({group}): {first}; "
+                      "skipped", file=sys.stderr)
+    load.__qualname__ = f"plugins({group!r})"
+    return load
+
+
+class Catalog(Generic[T]):
+    """Entries of one kind, by key, completed lazily from ordered sources.
+
+    Parameters
+    ----------
+    what : str
+        What an entry is, for messages ("method", "generator", "policy").
+    sources : iterable of callables
+        Tried in order, each at most once, when a lookup misses or when the
+        whole catalog is listed.  A source that raises is retried at the next
+        miss (the error propagates to the caller that triggered it).
+    describe_key : callable, optional
+        ``key -> str`` for error messages.
+    """
+
+    def __init__(self, what: str, sources: Iterable[Source] = (), *,
+                 describe_key: Callable[[Hashable], str] = repr) -> None:
+        self.what = what
+        self._items: dict[Hashable, T] = {}
+        self._origins: dict[Hashable, str] = {}
+        self._sources: list[Source] = list(sources)
+        self._done = 0                       # sources[:_done] have been loaded
+        self._describe = describe_key
+
+    # -- registering -------------------------------------------------------
+    def add(self, key: Hashable, entry: T, *, origin: str = "builtin", same=None) -> T:
+        """Register ``entry`` under ``key``; a *different* entry already there
+        raises ``ValueError`` (``same(old, new)`` decides what counts as the
+        same; default identity)."""
+        old = self._items.get(key)
+        if old is not None and not (same(old, entry) if same else old is entry):
+            raise ValueError(f"{self.what} {self._describe(key)} already registered by "
+                             f"{self._origins.get(key, 'builtin')}")
+        self._items[key] = entry
+        self._origins[key] = origin
+        return entry
+
+    def add_source(self, source: Source) -> None:
+        """Append a source (tried after the existing ones)."""
+        self._sources.append(source)
+
+    # -- finding -----------------------------------------------------------
+    def _load_next(self) -> bool:
+        if self._done >= len(self._sources):
+            return False
+        source = self._sources[self._done]
+        source()                             # raises: not counted, retried next time
+        self._done += 1
+        return True
+
+    def complete(self) -> "Catalog[T]":
+        """Load every source (listing needs all of them)."""
+        while self._load_next():
+            pass
+        return self
+
+    def find(self, key: Hashable) -> T | None:
+        """The entry of ``key``, loading sources until it appears; ``None``
+        if no source has it."""
+        while key not in self._items:
+            if not self._load_next():
+                return None
+        return self._items[key]
+
+    def get(self, key: Hashable) -> T:
+        """The entry of ``key``; ``KeyError`` naming the known keys otherwise."""
+        entry = self.find(key)
+        if entry is None:
+            known = ", ".join(sorted(map(str, self.complete()._items))) or "none"
+            raise KeyError(f"no {self.what} {self._describe(key)}; known: {known}")
+        return entry
+
+    def origin(self, key: Hashable) -> str:
+        return self._origins.get(key, "builtin")
+
+    def __contains__(self, key: Hashable) -> bool:
+        return self.find(key) is not None
+
+    def items(self) -> list[tuple[Hashable, T]]:
+        return list(self.complete()._items.items())
+
+    def keys(self) -> list[Hashable]:
+        return list(self.complete()._items)
+
+    def values(self) -> list[T]:
+        return list(self.complete()._items.values())
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self.complete()._items)
+
+    def loaded(self) -> dict[Hashable, T]:
+        """The entries registered so far, without loading any source."""
+        return dict(self._items)
