@@ -650,8 +650,6 @@ def main(argv=None) -> int:
     shell reports a tool that SIGPIPE ended)."""
     command = "epochbench"
     try:
-        from .methods import load_all
-        load_all()
         args = build_parser().parse_args(argv)
         command = f"epochbench {args.command}"
         status = run_command(args)

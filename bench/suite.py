@@ -8,6 +8,7 @@ reference bound against which every method's gap is measured.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,7 +16,6 @@ import pandas as pd
 from epochbench.instances import generators
 from epochbench.instances.registry import get, names, solve
 
-from .methods import load_all
 from .score import gap_vs, score_rows
 
 EXACT_ORDER = ("cpsat", "milp-highs", "milp-cbc")
@@ -69,7 +69,6 @@ def configs(quick: bool) -> list[Config]:
 
 def methods_for(family: str) -> list[str]:
     """Exact methods first (they set the reference), then heuristics."""
-    load_all()
     exact = [m for m in EXACT_ORDER if m in names(family, "exact")]
     exact += [m for m in names(family, "exact") if m not in exact]
     return exact + names(family, "heuristic")
@@ -189,15 +188,13 @@ def rows_writer(rows: list, name: str):
     import pytest
 
     @pytest.fixture(scope="module", autouse=True)
-    def _write_rows():
-        from epochbench.benchmarks.conftest import RESULTS
-        from epochbench.methods import load_all
-        load_all()
+    def _write_rows(request):
         yield
         if rows:
-            RESULTS.mkdir(exist_ok=True)
+            results = Path(request.config.getoption("--results") or "results").resolve()
+            results.mkdir(parents=True, exist_ok=True)
             from epochbench.instances.files import atomic_path
-            with atomic_path(RESULTS / name) as tmp:
+            with atomic_path(results / name) as tmp:
                 pd.DataFrame(rows).to_csv(tmp, index=False)
 
     return _write_rows

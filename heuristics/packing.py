@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from epochbench.instances.packing import EpochsInstance, PackingInstance
+from epochbench.instances.packing import epochs_by  # noqa: F401  (re-exported)
 from epochbench.instances.registry import register
 
 from . import _greedy
@@ -229,30 +230,9 @@ def los(inst: PackingInstance, resource: int = 0) -> list[int]:
     return picked + rest[fill].tolist()
 
 
-# ---- epochs: a packing heuristic applied epoch after epoch ------------------------
-def epochs_by(packer):
-    """Turn a packing heuristic into an ``epochs`` solver: each epoch starts
-    what ``packer`` picks from the jobs left on an empty machine (seed 000
-    fig. 1).  Raises ``ValueError`` if it ever picks nothing."""
-    def solve(inst: EpochsInstance, **params) -> list[list[int]]:
-        remaining = np.arange(inst.n)
-        bins = []
-        while remaining.size:
-            picked = packer(inst.packing(remaining), **params)
-            if not len(picked):
-                raise ValueError(f"{inst.name}: {packer.__name__} started nothing with "
-                                 f"{remaining.size} jobs left")
-            bins.append([int(remaining[i]) for i in picked])
-            remaining = np.delete(remaining, list(picked))
-        return bins
-    solve.__name__ = f"epochs_{packer.__name__}"
-    solve.__doc__ = f"Epoch-after-epoch {packer.__name__}: " + (packer.__doc__ or "").split("\n")[0]
-    return solve
-
-
-for _name, _f in {"fcfs": fcfs, "ff": first_fit, "bestfit": best_fit, "worstfit": worst_fit,
-                  "bl": backfill_lowest, "bb": backfill_balanced, "los": los}.items():
-    register("epochs", _name)(epochs_by(_f))
+# ---- epochs: every packing heuristic also solves ``epochs`` ----------------------
+# (epoch after epoch, :func:`epochbench.instances.packing.epochs_by`; the
+# registry derives the ``epochs`` method of each packing heuristic on lookup)
 
 
 def _warm_up() -> None:

@@ -156,6 +156,27 @@ class Catalog(Generic[T]):
     def __len__(self) -> int:
         return len(self.complete()._items)
 
+    # -- for tests: undo registrations ------------------------------------
+    def snapshot(self) -> tuple:
+        """The catalog's state, complete (an entry registered by a module
+        import cannot be registered again), for :meth:`restore`."""
+        self.complete()
+        return dict(self._items), dict(self._origins), self._done
+
+    def restore(self, state: tuple) -> None:
+        """Back to a :meth:`snapshot` (the dicts are updated in place)."""
+        items, origins, done = state
+        self._items.clear()
+        self._items.update(items)
+        self._origins.clear()
+        self._origins.update(origins)
+        self._done = done
+
+    def rewind(self, source: Source) -> None:
+        """Load ``source`` (and every later one) again at the next miss or
+        listing; re-importing an imported module is a no-op."""
+        self._done = min(self._done, self._sources.index(source))
+
     def loaded(self) -> dict[Hashable, T]:
         """The entries registered so far, without loading any source."""
         return dict(self._items)

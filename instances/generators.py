@@ -51,6 +51,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from .catalog import Catalog, modules_of, plugins
 from .core import InstanceError
 from .data import data_root
 from .io import write_family
@@ -498,13 +499,22 @@ def _los_example_family(*, reservation: bool = False) -> list[PackingInstance]:
     return [los_example(reservation=reservation)]
 
 
-GENERATORS: dict[str, Callable[..., list]] = {
-    "leinberger": leinberger,
-    "los": los,
-    "los-example": _los_example_family,
-    "vbp": vbp_family,
-    "fig1": _fig1_family,
-}
+def _plugin_generator(ep) -> None:
+    """Entry point ``NAME = module:function`` of group ``epochbench.generators``."""
+    func = ep.load()
+    if GENERATORS.get(ep.name) is not func:
+        register_generator(ep.name, func)
+
+
+#: every generator by name, completed on lookup: the modules of this package
+#: (each family's module registers its generators), then plug-ins
+CATALOG: Catalog[Callable[..., list]] = Catalog(
+    "generator", [modules_of(__package__), plugins("epochbench.generators", _plugin_generator)])
+for _name, _func in {"leinberger": leinberger, "los": los, "los-example": _los_example_family,
+                     "vbp": vbp_family, "fig1": _fig1_family}.items():
+    CATALOG.add(_name, _func)
+#: the generators registered so far, by name (:func:`load_generators` completes it)
+GENERATORS: dict[str, Callable[..., list]] = CATALOG._items
 #: generators that write something other than a family folder (e.g. an SWF
 #: workload): ``write(out, **params) -> Path``
 WRITERS: dict[str, Callable[..., Path]] = {}
@@ -622,8 +632,7 @@ def register_generator(name: str, func: Callable, *, help: dict | None = None, c
     its parameters (``none_types``: the type of a parameter whose default is
     ``None``); ``write(out, **params)`` replaces the family-folder writer for
     generators whose output is not a family of instances."""
-    if name in GENERATORS and GENERATORS[name] is not func:
-        raise ValueError(f"generator {name!r} already registered")
+    CATALOG.add(name, func)                          # a different function under a taken name raises
     spec = {}
     for p in inspect.signature(func).parameters.values():
         if p.kind is inspect.Parameter.KEYWORD_ONLY:
@@ -634,28 +643,16 @@ def register_generator(name: str, func: Callable, *, help: dict | None = None, c
             spec[p.name] = Param(p.default, typ, (help or {}).get(p.name) or _HELP.get(p.name, ""),
                                  (choices or {}).get(p.name) or _CHOICES.get(p.name),
                                  _bounds(name, p.name), p.name)
-    GENERATORS[name] = func
     GENERATOR_PARAMS[name] = spec
     if write is not None:
         WRITERS[name] = write
     return func
 
 
-_loaded = False
-
-
 def load_generators() -> dict[str, Callable]:
-    """Import every module of :mod:`instances` so that each family's
-    generators are registered; returns :data:`GENERATORS`."""
-    global _loaded
-    if not _loaded:
-        import importlib
-        import pkgutil
-        from pathlib import Path as _P
-        for mod in pkgutil.iter_modules([str(_P(__file__).parent)]):
-            if not mod.name.startswith("_"):
-                importlib.import_module(f"{__package__}.{mod.name}")
-        _loaded = True
+    """Every generator (built-in modules of :mod:`epochbench.instances` and
+    plug-ins imported on first call); returns :data:`GENERATORS`."""
+    CATALOG.complete()
     return GENERATORS
 
 

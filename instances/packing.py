@@ -373,3 +373,23 @@ from . import io as _io  # noqa: E402  (registration after the classes exist)
 
 _io.register_family("packing", PackingInstance, check_packing)
 _io.register_family("epochs", EpochsInstance, check_epochs)
+
+
+def epochs_by(packer):
+    """Turn a packing heuristic into an ``epochs`` solver: each epoch starts
+    what ``packer`` picks from the jobs left on an empty machine (seed 000
+    fig. 1).  Raises ``ValueError`` if it ever picks nothing."""
+    def solve(inst: "EpochsInstance", **params) -> list[list[int]]:
+        remaining = np.arange(inst.n)
+        bins = []
+        while remaining.size:
+            picked = packer(inst.packing(remaining), **params)
+            if not len(picked):
+                raise ValueError(f"{inst.name}: {packer.__name__} started nothing with "
+                                 f"{remaining.size} jobs left")
+            bins.append([int(remaining[i]) for i in picked])
+            remaining = np.delete(remaining, list(picked))
+        return bins
+    solve.__name__ = f"epochs_{packer.__name__}"
+    solve.__doc__ = f"Epoch-after-epoch {packer.__name__}: " + (packer.__doc__ or "").split("\n")[0]
+    return solve

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from .catalog import Catalog, PluginError, modules_of, plugins
 from .core import Result
 from .io import FAMILIES, check
 
@@ -21,6 +22,16 @@ from .io import FAMILIES, check
 #: ``replay`` methods return a decision stored with the instance (a recorded
 #: policy choice); they are called like heuristics but never listed among them
 KINDS = ("heuristic", "exact", "replay")
+
+#: the built-in method packages, imported by name on the first lookup that
+#: needs them (cheap heuristics first, exact solvers last, so that nothing
+#: imports OR-Tools, PuLP or SciPy before an exact method is asked for)
+HEURISTIC_PACKAGE = "epochbench.heuristics"
+EXACT_PACKAGE = "epochbench.exact"
+
+#: entry-point group of third-party methods: ``NAME`` or ``FAMILY:NAME`` =
+#: ``module:function`` (family ``packing`` when omitted)
+ENTRY_POINT_GROUP = "epochbench.heuristics"
 
 
 @dataclass(frozen=True)
@@ -36,7 +47,54 @@ class Method:
         return self.kind == "exact"
 
 
-_REGISTRY: dict[tuple[str, str], Method] = {}
+def _derive_epochs() -> None:
+    """Every packing heuristic, built-in or plug-in, also serves ``epochs``
+    (applied epoch after epoch, :func:`~epochbench.instances.packing.epochs_by`),
+    unless an ``epochs`` method of that name exists."""
+    from .packing import epochs_by
+    for (family, name), m in list(METHODS.loaded().items()):
+        if family == "packing" and m.kind == "heuristic" and ("epochs", name) not in METHODS.loaded():
+            METHODS.add(("epochs", name), Method("epochs", name, epochs_by(m.func), "heuristic", m.origin))
+
+
+def _heuristics() -> None:
+    modules_of(HEURISTIC_PACKAGE)()
+    _derive_epochs()
+
+
+def _load_plugin(ep) -> None:
+    """Import entry point ``ep`` and register it (unless loading it already
+    did); a name taken by another method, built-in or plug-in, is refused."""
+    family, _, name = ep.name.rpartition(":")
+    family = family or "packing"
+    if not name:
+        raise PluginError("empty method name")
+    func = ep.load()
+    if not callable(func):
+        raise PluginError(f"{ep.value} is a {type(func).__name__}, not a function")
+    if any(m.func is func for m in methods_loaded(family)):
+        return                                          # registered itself (decorator) on import
+    taken = METHODS.loaded().get((family, name))
+    if taken is not None:
+        raise PluginError(f"{family} method {name!r} already exists ({taken.origin}); "
+                          "a plug-in cannot replace it")
+    register(family, name, origin=f"entry point {ep.value}")(func)
+
+
+def _plugins() -> None:
+    plugins(ENTRY_POINT_GROUP, _load_plugin)()
+    _derive_epochs()
+
+
+def _exact() -> None:
+    modules_of(EXACT_PACKAGE)()
+
+
+#: every method, by ``(family, name)``; complete itself on lookup
+METHODS: Catalog[Method] = Catalog("method", [_heuristics, _plugins, _exact],
+                                   describe_key=lambda k: f"{k[1]!r} for family {k[0]!r}")
+#: the catalog's dict of methods (tests patch single entries in it)
+_REGISTRY = METHODS._items
 
 
 def register(family: str, name: str, *, kind: str = "heuristic", origin: str = "builtin"):
@@ -45,30 +103,49 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str = "
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
 
     def deco(func):
-        key = (family, name)
-        old = _REGISTRY.get(key)
+        old = METHODS.loaded().get((family, name))
         if old is not None and old.func is not func:
             raise ValueError(f"method {name!r} already registered for family {family!r} by {old.origin}")
-        _REGISTRY[key] = Method(family, name, func, kind, origin)
+        METHODS.add((family, name), Method(family, name, func, kind, origin), same=lambda a, b: True)
         return func
 
     return deco
 
 
 def get(family: str, name: str) -> Method:
-    try:
-        return _REGISTRY[(family, name)]
-    except KeyError:
+    """The method ``name`` of ``family``, importing built-in modules and
+    plug-ins as needed; ``KeyError`` listing the family's methods otherwise."""
+    m = METHODS.find((family, name))
+    if m is None:
         known = ", ".join(names(family)) or "none"
-        raise KeyError(f"no method {name!r} for family {family!r}; registered: {known}") from None
+        raise KeyError(f"no method {name!r} for family {family!r}; registered: {known}")
+    return m
+
+
+def methods_loaded(family: str | None = None) -> list[Method]:
+    """The methods registered so far (no import)."""
+    return [m for (f, _), m in METHODS.loaded().items() if family is None or f == family]
 
 
 def names(family: str, kind: str | None = None) -> list[str]:
-    return [m.name for (f, _), m in _REGISTRY.items() if f == family and (kind is None or m.kind == kind)]
+    return [m.name for m in methods(family) if kind is None or m.kind == kind]
+
+
+#: listing order: families as the README presents them, then exact methods
+#: (they set the reference), heuristics, replays; registration order within
+FAMILY_ORDER = ("packing", "epochs", "knapsack", "assignment", "mapping")
+
+
+def _rank(m: Method) -> tuple:
+    fam = FAMILY_ORDER.index(m.family) if m.family in FAMILY_ORDER else len(FAMILY_ORDER)
+    return fam, ("exact", "heuristic", "replay").index(m.kind)
 
 
 def methods(family: str | None = None) -> list[Method]:
-    return [m for (f, _), m in _REGISTRY.items() if family is None or f == family]
+    """Every method of ``family`` (all families with ``None``), in listing
+    order (:data:`FAMILY_ORDER`, exact methods first); loads every source."""
+    METHODS.complete()
+    return sorted(methods_loaded(family), key=_rank)
 
 
 def as_result(inst, method: str, out, seconds: float, describe: bool = True) -> Result:

@@ -76,11 +76,6 @@ from epochbench.instances.registry import solve
 from .farm import FarmPolicy, FarmStream, FarmView
 
 
-def _load_methods() -> None:
-    from epochbench.methods import load_all
-    load_all()
-
-
 # ---- convergent scheduling ----------------------------------------------------------------------
 def license_knapsack(lic: np.ndarray, capacity: np.ndarray, profit: np.ndarray) -> tuple[np.ndarray, np.ndarray,
                                                                                           np.ndarray]:
@@ -114,7 +109,6 @@ class ConvergentScheduling(FarmPolicy):
         self.exact_time_limit, self.threads = float(exact_time_limit), int(threads)
         self.oracle_every = int(oracle_every)
         self.name = f"cs-{'i' if incremental else 'ni'}-{'p' if preemptive else 'np'}"
-        _load_methods()
 
     def options(self) -> dict:
         return {"matcher": self.matcher, "knapsack": self.knapsack, "oracle_every": self.oracle_every,

@@ -54,12 +54,13 @@ and the fallbacks.
 from __future__ import annotations
 
 import bisect
-import importlib
 from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
+
+from epochbench.instances import registry
 
 from .engine import JobTable, Policy, StartFn, packing_instance
 from .profile import INLINE, JIT, Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move, p_release, rows_needed
@@ -102,13 +103,8 @@ class Step:
 
 
 def _method(name: str):
-    from epochbench.instances import registry
-    try:
-        return registry.get("packing", name)
-    except KeyError:
-        for mod in ("epochbench.heuristics.packing", "epochbench.exact.packing"):
-            importlib.import_module(mod)
-        return registry.get("packing", name)
+    """The packing method ``name`` (the registry imports it on first use)."""
+    return registry.get("packing", name)
 
 
 class _Base(Policy):

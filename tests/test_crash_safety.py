@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 import crash_experiment as cx
-from epochbench import cli, methods
+from epochbench import cli
 from epochbench.experiments import EXPERIMENTS, Options, _load_checkpoint, run_experiment, sweep
 from epochbench.instances import files, registry
 from epochbench.instances.core import write_json
@@ -352,13 +352,17 @@ def _plugin_package(root: Path, lines: list[str]) -> None:
 def test_broken_plugins_warn_once_each_and_list_still_works(tmp_path, monkeypatch, capsys):
     _plugin_package(tmp_path, ["gone = brokenplug_missing:f", "ff = brokenplug_mod:ff",
                                "notfunc = brokenplug_mod:VALUE", "plugfirst = brokenplug_mod:first"])
+    state = registry.METHODS.snapshot()                 # before the plug-in is on sys.path
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))   # restored afterwards
-    monkeypatch.setattr(methods, "_loaded", False)
+    registry.METHODS.rewind(registry._plugins)
     try:
         assert cli.main(["list"]) == 0
         out, err = capsys.readouterr()
+        assert registry.get("packing", "ff").origin == "builtin"
+        cli.main(["list"])                                                    # loaded once: no repeat
+        assert capsys.readouterr().err == ""
     finally:
+        registry.METHODS.restore(state)
         sys.modules.pop("brokenplug_mod", None)
     warnings = err.splitlines()
     assert len(warnings) == 3, err
@@ -369,6 +373,3 @@ def test_broken_plugins_warn_once_each_and_list_still_works(tmp_path, monkeypatc
     assert "'notfunc = brokenplug_mod:VALUE'" in warnings[2] and "not a function" in warnings[2]
     assert all(w.endswith("; skipped") for w in warnings)
     assert "plugfirst" in out and "[entry point brokenplug_mod:first]" in out
-    assert registry.get("packing", "ff").origin == "builtin"
-    cli.main(["list"])                                                        # loaded once: no repeat
-    assert capsys.readouterr().err == ""

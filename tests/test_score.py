@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from epochbench import methods as bench_methods
+from epochbench.instances import catalog
 from epochbench.score import SolverDisagreement, reference, score, summarize
 from epochbench.instances import EpochsInstance, PackingInstance, Result, gap
 from epochbench.instances import registry
@@ -65,11 +65,12 @@ def test_entry_point_plugins_are_registered(monkeypatch):
         def load():
             return lambda inst: [0] if inst.n else []
 
-    monkeypatch.setattr(bench_methods, "entry_points", lambda group: [EP()] if group == bench_methods.ENTRY_POINT_GROUP else [])
-    monkeypatch.setattr(bench_methods, "_loaded", False)
+    state = registry.METHODS.snapshot()                 # before the fake entry point is visible
+    monkeypatch.setattr(catalog, "entry_points", lambda group: [EP()] if group == registry.ENTRY_POINT_GROUP else [])
+    registry.METHODS.rewind(registry._plugins)
     try:
-        bench_methods.load_all()
         assert "plugin-first" in registry.names("packing", "heuristic")
         assert registry.solve(pk(), "plugin-first").decision == (0,)
+        assert "plugin-first" in registry.names("epochs", "heuristic")     # every packing heuristic serves epochs
     finally:
-        registry._REGISTRY.pop(("packing", "plugin-first"), None)
+        registry.METHODS.restore(state)

@@ -25,7 +25,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from epochbench.methods import load_all
 from epochbench.exact import _binary, mapping as em
 from epochbench.instances.assignment import load_orlib_assign
 from epochbench.instances.core import Result
@@ -36,7 +35,6 @@ from epochbench.instances.io import save_instance
 from epochbench.instances.packing import EpochsInstance
 from epochbench.instances.registry import honest, solve
 
-load_all()
 
 BACKENDS = ("cpsat", "milp-cbc", "milp-highs")
 FAMILIES = ("packing", "epochs", "knapsack", "assignment", "mapping")

@@ -12,10 +12,8 @@ imports every module here, so nothing else has to list it.
 """
 from __future__ import annotations
 
-import importlib
 import json
 import os
-import pkgutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -25,6 +23,7 @@ from typing import Callable
 
 import pandas as pd
 
+from epochbench.instances.catalog import Catalog, PluginError, modules_of, plugins
 from epochbench.instances.files import atomic_path, output_lock
 
 
@@ -59,26 +58,32 @@ class Experiment:
     notes: dict = field(default_factory=dict)
 
 
-EXPERIMENTS: dict[str, Experiment] = {}
-_loaded = False
+def _plugin_experiment(ep) -> None:
+    """Entry point ``NAME = module:EXPERIMENT`` of group ``epochbench.experiments``
+    (an :class:`Experiment`; registering it on import is enough)."""
+    exp = ep.load()
+    if not isinstance(exp, Experiment):
+        raise PluginError(f"{ep.value} is a {type(exp).__name__}, not an Experiment")
+    register(exp)
+
+
+#: every experiment by name, completed on lookup: the modules of this package
+#: (each registers its experiments), then plug-ins
+CATALOG: Catalog[Experiment] = Catalog(
+    "experiment", [modules_of(__name__), plugins("epochbench.experiments", _plugin_experiment)])
+#: the experiments registered so far (:func:`load_experiments` completes it)
+EXPERIMENTS: dict[str, Experiment] = CATALOG._items
 
 
 def register(exp: Experiment) -> Experiment:
-    old = EXPERIMENTS.get(exp.name)
-    if old is not None and old is not exp and old.run is not exp.run:
-        raise ValueError(f"experiment {exp.name!r} already registered")
-    EXPERIMENTS[exp.name] = exp
+    CATALOG.add(exp.name, exp, same=lambda old, new: old.run is new.run)
     return exp
 
 
 def load_experiments() -> dict[str, Experiment]:
-    """Import every module of this package (each registers its experiments)."""
-    global _loaded
-    if not _loaded:
-        for mod in pkgutil.iter_modules(__path__):
-            if not mod.name.startswith("_"):
-                importlib.import_module(f"{__name__}.{mod.name}")
-        _loaded = True
+    """Every experiment (this package's modules and plug-ins, imported on
+    first call); returns :data:`EXPERIMENTS`."""
+    CATALOG.complete()
     return EXPERIMENTS
 
 

@@ -78,8 +78,6 @@ def _solve(inst, method: str, seed, quick: bool):
 
 
 def braun_run(task: dict) -> list[dict]:
-    from epochbench.methods import load_all
-    load_all()
     inst = _braun(task["instance"])
     r = _solve(inst, task["method"], task["seed"], task["quick"])
     ref = inst.meta.get("reference", {})
@@ -157,10 +155,8 @@ def exact_tasks(opts: Options) -> list[dict]:
 def exact_run(task: dict) -> list[dict]:
     """One generated instance (class ``cls``): every exact method with the
     time limit, every heuristic (metaheuristics seed 0, default budgets)."""
-    from epochbench.methods import load_all
     from epochbench.instances.mapping import braun_range
     from epochbench.instances.registry import get, solve
-    load_all()
     c, th, mh = task["cls"][2], task["cls"][4:6], task["cls"][6:8]
     (inst,) = braun_range(tasks=task["tasks"], machines=task["machines"], task_het=th, machine_het=mh,
                           consistency=c, seed=task["seed"])

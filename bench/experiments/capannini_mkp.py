@@ -42,11 +42,9 @@ def tasks(opts: Options) -> list[dict]:
 def run(task: dict) -> list[dict]:
     """One event: draw n, generate the farm knapsack, solve it with every
     method (greedy timed after an untimed warm-up call)."""
-    from epochbench.methods import load_all
     from epochbench.instances.generators import generate
     from epochbench.instances.registry import solve
 
-    load_all()
     rng = np.random.default_rng([task["seed"], round(100 * task["ratio_lo"])])
     n = int(rng.integers(N_RANGE[0], N_RANGE[1] + 1))
     (inst,) = generate("farm-mkp", n=n, ratio_lo=task["ratio_lo"], ratio_hi=task["ratio_hi"], count=1,

@@ -37,7 +37,6 @@ def tasks(opts) -> list[dict]:
 
 
 def run(task: dict) -> list[dict]:
-    from epochbench.methods import load_all
     from epochbench.score import reference
     from epochbench.instances import gap
     from epochbench.instances.registry import solve
@@ -48,7 +47,6 @@ def run(task: dict) -> list[dict]:
     from epochbench.sim.policies import make
     from epochbench.sim.record import EpochRecorder
 
-    load_all()
     stream = workload(model="feitelson96", jobs=task["jobs"], seed=task["seed"], k=task["k"], load=0.9)
     wl = make_workload(stream.jobs, stream.capacity)
     lim = {"time_limit": task["time_limit"], "threads": 1}

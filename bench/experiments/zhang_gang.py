@@ -152,10 +152,8 @@ def epoch_gaps(instances, time_limit: float) -> dict:
     CP-SAT (``time_limit`` s, one thread) on each instance; the mean gap per
     step kind over the steps whose reference is a proven optimum, and the
     counts (module docstring)."""
-    from epochbench.methods import load_all
     from epochbench.score import recorded_gap
 
-    load_all()
     by = {"schedule": [], "fill": []}
     unproven = 0
     for inst in instances:
