@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from epochbench.instances.core import Result
 from epochbench.instances.knapsack import KnapsackInstance
@@ -50,6 +48,8 @@ def license_clusters(inst: KnapsackInstance, critical: np.ndarray | None = None)
         return []
     n_lic = int(crit.sum())
     rows, cols = np.nonzero(uses[jobs])
+    from scipy.sparse import csr_matrix          # lazy: SciPy only when used
+    from scipy.sparse.csgraph import connected_components
     # bipartite graph: licenses 0..n_lic-1, jobs n_lic..; components of it
     graph = csr_matrix((np.ones(rows.size), (cols, n_lic + rows)), shape=(n_lic + jobs.size,) * 2)
     _, label = connected_components(graph, directed=False)

@@ -40,9 +40,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from . import farm as _farm
 from .checks import SEQUENCES, index, short
@@ -181,6 +178,8 @@ def check_assignment(inst: AssignmentInstance, pairs) -> tuple[tuple[int, int], 
 def maximum_matching(p: np.ndarray) -> list[tuple[int, int]]:
     """A maximum-cardinality matching of the eligible pairs ``p > 0``
     (Hopcroft-Karp, scipy).  O(E sqrt(n + m))."""
+    from scipy.sparse import csr_matrix          # lazy: SciPy only when a matching is computed
+    from scipy.sparse.csgraph import maximum_bipartite_matching
     p = np.asarray(p)
     if p.size == 0 or not (p > 0).any():
         return []
@@ -196,6 +195,7 @@ def lexicographic_matching(p: np.ndarray) -> list[tuple[int, int]]:
     is ``|M| BIG + w(M)`` over its eligible pairs ``M``.  Exact for integer
     ``p`` while ``min(n, m) (BIG + max p) < 2**53``; for floats up to that
     sum's rounding.  O((n + m)^3)."""
+    from scipy.optimize import linear_sum_assignment   # lazy: SciPy only when used
     p = np.asarray(p, dtype=float)
     elig = p > 0
     if not elig.any():

@@ -50,7 +50,6 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy.special import gammainc
 
 from .generators import (DISTS, NORMS, _choice, _int, draw_sizes, feitelson_runtimes, feitelson_size_pmf,
                          k_requirements, register_generator)
@@ -368,6 +367,7 @@ def _lublin_weights(p: dict) -> np.ndarray:
     (i - 1) mod 48 gets gammacdf(i + 0.5) - gammacdf(i - 0.5) of gamma(anum,
     bnum), i = 11 .. 58 (the generator's day shifted to start at bucket 11;
     its gamma is in bucket units, so the peak falls in the early afternoon)."""
+    from scipy.special import gammainc           # lazy: SciPy only for the Lublin model
     i = np.arange(_CYCLIC_START, _BUCKETS + _CYCLIC_START, dtype=np.float64)
     w = np.empty(_BUCKETS)
     w[(i.astype(int) - 1) % _BUCKETS] = (gammainc(p["anum"], (i + 0.5) / p["bnum"])

@@ -1,3 +1,9 @@
-"""Event-driven online simulator: job streams (:mod:`epochbench.instances.jobs`), policies and
-machine models on one event engine, and the metrics of :mod:`epochbench.sim.metrics`
-(see ARCHITECTURE.md, "Online simulation")."""
+"""Event-driven online simulation: one face, :func:`simulate`, over three
+machine models (the space-shared pool, the gang-scheduling matrix, the farm
+with licenses), policies in one registry (:mod:`epochbench.sim.registry`),
+one result type (:class:`SimResult`) and one metrics summary
+(:mod:`epochbench.sim.metrics`)."""
+from .engine import SimResult
+from .simulate import report, simulate, write_run
+
+__all__ = ["simulate", "SimResult", "report", "write_run"]

@@ -22,9 +22,7 @@ after the last arrival, when no job arrives any more, is never counted).
 """
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 import time
 from dataclasses import dataclass, field
 
@@ -33,7 +31,7 @@ import pandas as pd
 
 from epochbench.instances.workloads import scale_arrivals
 
-from .engine import simulate
+from .pool import simulate_pool as simulate
 
 __all__ = ["mean_queue_length", "queue_window", "Calibration", "calibrate_rate", "main"]
 
@@ -217,33 +215,3 @@ def calibrate_rate(jobs: pd.DataFrame, capacity, target: float, policy: str = "e
 
 class _OutOfRuns(Exception):
     pass
-
-
-def main(argv=None) -> int:
-    """``python -m epochbench.sim.calibrate WORKLOAD --target Q [--policy P] [--out FILE]``:
-    print the calibration as JSON; ``--out`` writes the scaled stream (SWF,
-    CSV or Parquet by suffix)."""
-    import json
-
-    from ..instances.jobs import load_workload, make_workload, write_swf, write_table
-
-    p = argparse.ArgumentParser(prog="python -m epochbench.sim.calibrate", description=__doc__.split("\n\n")[0])
-    p.add_argument("workload", help=".swf, .swf.gz, .csv or .parquet")
-    p.add_argument("--target", type=float, required=True, help="target mean queue length (jobs)")
-    p.add_argument("--policy", default="easy", help="policy name of sim.engine.simulate (default easy)")
-    p.add_argument("--rtol", type=float, default=0.05, help="relative tolerance (default 0.05)")
-    p.add_argument("--warmup", type=float, default=0.1, help="share of arrivals before the window (default 0.1)")
-    p.add_argument("--out", help="write the scaled stream here")
-    args = p.parse_args(argv)
-    w = load_workload(args.workload)
-    cal = calibrate_rate(w.jobs, w.capacity, args.target, args.policy, rtol=args.rtol, warmup=args.warmup)
-    print(json.dumps(cal.to_dict()))
-    if args.out:
-        out = make_workload(cal.jobs, w.capacity, resources=w.resources, source=f"{w.source} x{cal.factor:.6g}",
-                            kill_at_estimate=w.kill_at_estimate, meta={"header": w.meta.get("header")})
-        (write_table if args.out.endswith((".csv", ".parquet", ".pq")) else write_swf)(out, args.out)
-    return 0 if cal.converged else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -260,7 +260,7 @@ class Engine:
 # ---- result ------------------------------------------------------------------------
 @dataclass
 class SimResult:
-    """One simulated run.
+    """One simulated run, on any machine (the base of the gang and farm results).
 
     ``jobs``: one row per job in (submit, id) order with ``id, submit, start,
     end, procs, estimate, runtime, duration``, the ``res_*`` columns and
@@ -278,6 +278,26 @@ class SimResult:
     seconds: float
     engine: str
     capacity: np.ndarray
+    machine: str = "pool"
+
+    def summary(self, workload=None, small_threshold: int = 32) -> dict:
+        """The run's metrics (:func:`epochbench.sim.metrics.summarize`: wait,
+        bounded slowdown, utilization, capacity loss, ...); machines with
+        other metrics override it."""
+        from .metrics import summarize
+        return summarize(self.jobs, workload, small_threshold=small_threshold)
+
+    def job_table(self, workload=None):
+        """The ``jobs.csv`` table: :attr:`jobs` with the per-job metrics
+        (:func:`epochbench.sim.metrics.per_job`) that it lacks."""
+        from .metrics import per_job
+        extra = per_job(self.jobs, workload)
+        return self.jobs.join(extra[[c for c in extra.columns if c not in self.jobs.columns]])
+
+    @property
+    def extras(self) -> dict:
+        """Machine-specific results for the report (none on the pool)."""
+        return {}
 
     @property
     def n(self) -> int:
@@ -296,57 +316,6 @@ def _frame(table: JobTable) -> pd.DataFrame:
         d[name] = table.demand[:, k]
     d["promised"] = table.promised
     return pd.DataFrame(d)
-
-
-# ---- entry point -------------------------------------------------------------------
-def simulate(jobs: pd.DataFrame, capacity, policy: str | Policy = "easy", *, engine: str = "auto",
-             selector: str | None = None, selector_options: dict | None = None,
-             on_pass: PassHook | None = None, machine: Callable | None = None,
-             progress: Callable[[int, float], None] | None = None, **options) -> SimResult:
-    """Replay ``jobs`` on a machine of ``capacity`` (K entries, 0 = processors).
-
-    ``policy``: ``fcfs``, ``nonfcfs``, ``easy``, ``conservative`` (see
-    :mod:`epochbench.sim.policies`) or a :class:`Policy` object.  ``options`` go to the
-    policy (``starvation_limit`` for ``nonfcfs``, default 86400 s).
-    ``selector``: None for the policy's own selection rule, or the name of a
-    registered packing method (``epochbench.instances.registry``) that picks the set to
-    start at each selection step (an oracle policy, e.g. EASY backfilled by
-    ``cpsat``); ``selector_options`` go to ``registry.solve``.  ``on_pass``:
-    hook called after each pass (see :class:`Engine`).  ``machine``: factory
-    ``machine(table, capacity)`` of another machine model.  ``engine``:
-    ``auto`` takes the compiled fast path when nothing above asks for the
-    generic one; ``fast`` insists on it; ``generic`` forces the Python loop.
-    ``progress(arrived, now)``: called about twice a second with the number
-    of jobs arrived so far and the simulated time, and once at the end (both
-    engines).
-    """
-    from . import backfill, policies  # noqa: F401  (backfill registers more policies)
-
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    cap = np.asarray(capacity, dtype=np.int64).reshape(-1)
-    table = JobTable.from_frame(jobs, cap)
-    if isinstance(policy, str):
-        pol = policies.make(policy, selector=selector, selector_options=selector_options, **options)
-    elif selector is not None or selector_options or options:
-        raise ValueError("give selector and options to the Policy object, not to simulate()")
-    else:
-        pol = policy
-    fast_ok = (isinstance(policy, str) and policy in policies.FAST_CODES and selector is None
-               and on_pass is None and machine is None)
-    if engine == "fast" and not fast_ok:
-        raise ValueError("the fast path takes a policy name and no selector, on_pass or machine")
-    t0 = time.perf_counter()
-    if fast_ok and engine != "generic":
-        passes = policies.run_fast(pol, table, cap, progress)
-        used = "fast"
-    else:
-        mach = (machine or PoolMachine)(table, cap)
-        eng = Engine(table, mach, pol, on_pass, progress)
-        eng.run()
-        passes, used = eng.passes, "generic"
-    seconds = time.perf_counter() - t0
-    return SimResult(_frame(table), pol.name, pol.options(), passes, seconds, used, cap)
 
 
 def packing_instance(table: JobTable, capacity, free, candidates, *, now: float = 0.0,

@@ -48,6 +48,8 @@ import pandas as pd
 from epochbench.instances import farm as _farm
 from epochbench.instances.core import InstanceError
 
+from .engine import SimResult
+
 QUEUED, RUNNING, DONE, FUTURE = 1, 2, 3, 0
 EPS = 1e-9
 
@@ -320,21 +322,31 @@ class _Sim:
 
 
 @dataclass
-class FarmResult:
-    """One farm run: ``jobs`` (one row per stream job: ``id, submit,
-    deadline, start, end, exec_time, wait, slowdown, late, preemptions,
-    migrations``), ``metrics`` (:func:`farm_metrics`), ``series`` (time,
-    queued, running after every pass: fig. 3), ``sched_seconds`` per pass,
-    the policy's ``stats``."""
+class FarmResult(SimResult):
+    """One farm run (a :class:`~epochbench.sim.engine.SimResult`): ``jobs``
+    (one row per stream job: ``id, submit, deadline, start, end, exec_time,
+    wait, slowdown, late, preemptions, migrations``), ``metrics``
+    (:func:`farm_metrics`), ``series`` (time, queued, running after every
+    pass: fig. 3), ``sched_seconds`` per pass, the policy's ``stats``,
+    ``stream`` (the generator's parameters).  ``capacity`` holds the
+    machines' count; ``engine`` is ``"farm"``."""
 
-    policy: str
-    options: dict
-    jobs: pd.DataFrame
-    metrics: dict
-    series: pd.DataFrame
-    sched_seconds: np.ndarray
-    stats: dict
-    seconds: float
+    metrics: dict = field(default_factory=dict)
+    series: pd.DataFrame | None = None
+    sched_seconds: np.ndarray | None = None
+    stats: dict = field(default_factory=dict)
+    stream: dict = field(default_factory=dict)
+
+    def summary(self, workload=None, small_threshold: int = 32) -> dict:
+        """The farm's metrics (:func:`farm_metrics`, seed 003 section 6)."""
+        return dict(self.metrics)
+
+    def job_table(self, workload=None) -> pd.DataFrame:
+        return self.jobs
+
+    @property
+    def extras(self) -> dict:
+        return {"stream": self.stream, "stats": _plain(self.stats)}
 
 
 def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable | None = None,
@@ -423,8 +435,10 @@ def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable |
     usage = {"machine_usage": float(mu_num / mu_den) if mu_den > 0 else float("nan"),
              "license_usage": float(lu_num / lu_den) if lu_den > 0 else float("nan")}
     metrics = farm_metrics(jobs, sched, series, usage)
-    return FarmResult(policy.name, policy.options(), jobs, metrics, series, sched,
-                      dict(getattr(policy, "stats", {})), time.perf_counter() - t0)
+    return FarmResult(jobs, policy.name, policy.options(), sim.passes, time.perf_counter() - t0, "farm",
+                      np.asarray([len(stream.machines.bench)], dtype=np.int64),
+                      "farm", metrics=metrics, series=series, sched_seconds=sched,
+                      stats=dict(getattr(policy, "stats", {})), stream=dict(stream.meta))
 
 
 def farm_metrics(jobs: pd.DataFrame, sched: np.ndarray, series: pd.DataFrame, usage: dict) -> dict:
@@ -449,63 +463,6 @@ def farm_metrics(jobs: pd.DataFrame, sched: np.ndarray, series: pd.DataFrame, us
             "makespan": float(jobs["end"].max()) if len(jobs) else 0.0}
 
 
-# ---- CLI glue (bench/cli.py calls these; see the issue 8 report) ------------------------------
-def add_farm_arguments(parser) -> None:
-    """Options of ``epochbench simulate --machine farm`` (seed 003 section 6
-    defaults); ``--policy`` and ``--out`` / ``--json`` come from the
-    ``simulate`` parser itself."""
-    g = parser.add_argument_group("farm (--machine farm, seed 003)")
-    g.add_argument("--farm-jobs", type=int, default=1500, help="jobs in the generated stream (default 1500)")
-    g.add_argument("--machines", type=int, default=150, help="machines (default 150)")
-    g.add_argument("--licenses", type=int, default=20, help="license types (default 20)")
-    g.add_argument("--interarrival", type=float, default=10.0, help="mean inter-arrival time (default 10)")
-    g.add_argument("--seed", type=int, default=0, help="stream seed (default 0)")
-    g.add_argument("--matcher", help="CS matching: mis, mfs, imfs or an exact assignment method "
-                                     "(hungarian, cpsat); default imfs for cs-i-*, mfs for cs-ni-*")
-    g.add_argument("--mkp", default="greedy-mkp", help="CS license knapsack method (default greedy-mkp; "
-                                                      "exact: cpsat, milp-highs)")
-    g.add_argument("--exact-time-limit", type=float, default=1.0, help="seconds per exact call (default 1)")
-    g.add_argument("--cs-constant", action="append", default=[], metavar="KEY=VALUE",
-                   help="CS: override a footnote-1 constant (repeatable), e.g. aging=0.002, literal_fbar=1 "
-                        "(the deadline heuristic's f-bar exactly as printed in the seed)")
-    g.add_argument("--oracle-every", type=int, default=0,
-                   help="CS: every K-th pass, also solve the knapsack and the matching exactly and record "
-                        "the per-epoch gaps (default 0: never)")
-
-
-def run_farm_from_args(args) -> dict:
-    """Generate the stream, run ``args.policy`` (:data:`epochbench.sim.farm_policies.POLICIES`),
-    write ``OUT/jobs.csv`` and ``OUT/report.json`` when ``args.out`` is set,
-    and return the report (``metrics``, options, timing)."""
-    import json
-    from pathlib import Path
-
-    from epochbench.sim.farm_policies import make_farm_policy
-
-    stream = generate_stream(jobs=args.farm_jobs, machines=args.machines, licenses=args.licenses,
-                             interarrival=args.interarrival, seed=args.seed)
-    kw = {}
-    if args.policy.startswith("cs-"):
-        kw = {"matcher": args.matcher, "knapsack": args.mkp, "exact_time_limit": args.exact_time_limit,
-              "oracle_every": args.oracle_every,
-              "constants": _farm.Constants.parse(args.cs_constant, preemptive=args.policy.endswith("-p"))}
-    elif args.cs_constant:
-        raise ValueError(f"--cs-constant applies to the CS policies only, not {args.policy!r}")
-    policy = make_farm_policy(args.policy, **kw)
-    res = simulate_farm(stream, policy)
-    report = {"machine": "farm", "policy": res.policy, "options": res.options, "stream": stream.meta,
-              "seconds": res.seconds, "metrics": res.metrics, "stats": _plain(res.stats)}
-    out = getattr(args, "out", None)
-    if out:
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        from epochbench.instances.files import atomic_path, write_text
-        with atomic_path(out / "jobs.csv") as tmp:
-            res.jobs.to_csv(tmp, index=False)
-        write_text(out / "report.json", json.dumps(report, indent=1, default=float))
-    return report
-
-
 def _plain(stats: dict) -> dict:
     """Summaries of list-valued stats (per-epoch gaps) for a JSON report."""
     out = {}
@@ -520,8 +477,7 @@ def _plain(stats: dict) -> dict:
 
 
 __all__ = ["FarmStream", "eligible_matrix", "generate_stream", "FarmView", "FarmPolicy", "PlanError",
-           "FarmResult", "simulate_farm", "farm_metrics", "snapshot", "next_event_state", "add_farm_arguments",
-           "run_farm_from_args"]
+           "FarmResult", "simulate_farm", "farm_metrics", "snapshot", "next_event_state"]
 
 
 def snapshot(state: _farm.FarmState) -> FarmView:

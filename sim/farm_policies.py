@@ -73,6 +73,7 @@ from epochbench.instances.core import gap
 from epochbench.instances.knapsack import KnapsackInstance
 from epochbench.instances.registry import solve
 
+from . import registry as _registry
 from .farm import FarmPolicy, FarmStream, FarmView
 
 
@@ -437,6 +438,46 @@ def make_farm_policy(name: str, **kw) -> FarmPolicy:
     if name == "bf-unrm":
         return FarmBackfill("cs", keep_reservation=True)
     raise ValueError(f"unknown farm policy {name!r}; known: {', '.join(POLICIES)}")
+
+
+def _named(name: str):
+    def make(**kw) -> FarmPolicy:
+        return make_farm_policy(name, **kw)
+    make.__name__ = name.replace("-", "_")
+    return make
+
+
+_RULES = {"cs-i-p": "convergent scheduling, incremental matching (IMFS), preemptive (seed 003 sections 4-5)",
+          "cs-i-np": "convergent scheduling, incremental matching, non-preemptive (seed 003 sections 4-5)",
+          "cs-ni-p": "convergent scheduling, non-incremental matching (MFS), preemptive (seed 003 sections 4-5)",
+          "cs-ni-np": "convergent scheduling, non-incremental matching, non-preemptive (seed 003 sections 4-5)",
+          "edf": "earliest deadline first (seed 003 section 6)",
+          "easy": "EASY backfilling on the farm, FCFS order (seed 003 section 6)",
+          "bf-rm": "backfilling in CS priority order, reservation removed at each event (seed 003 section 6)",
+          "bf-unrm": "backfilling in CS priority order, reservation kept (seed 003 section 6)"}
+for _name in POLICIES:
+    _registry.register_policy("farm", _name, _named(_name), rule=_RULES[_name])
+
+_O = _registry.Option
+_CS = ("cs-i-p", "cs-i-np", "cs-ni-p", "cs-ni-np")
+_registry.declare_options(
+    "farm",
+    _O("farm_jobs", int, 1500, "jobs in the generated stream (default 1500)"),
+    _O("machines", int, 150, "machines (default 150)"),
+    _O("licenses", int, 20, "license types (default 20)"),
+    _O("interarrival", float, 10.0, "mean inter-arrival time (default 10)"),
+    _O("seed", int, 0, "stream seed (default 0)"),
+    _O("matcher", str, None, "CS matching: mis, mfs, imfs or an exact assignment method (hungarian, cpsat); "
+       "default imfs for cs-i-*, mfs for cs-ni-*", applies=_CS),
+    _O("mkp", str, "greedy-mkp", "CS license knapsack method (default greedy-mkp; exact: cpsat, milp-highs)",
+       applies=_CS),
+    _O("exact_time_limit", float, 1.0, "seconds per exact call (default 1)", applies=_CS),
+    _O("cs_constant", str, None, "CS: override a footnote-1 constant (repeatable), e.g. aging=0.002, "
+       "literal_fbar=1 (the deadline heuristic's f-bar exactly as printed in the seed)", repeat=True,
+       metavar="KEY=VALUE", applies=_CS),
+    _O("oracle_every", int, 0, "CS: every K-th pass, also solve the knapsack and the matching exactly and "
+       "record the per-epoch gaps (default 0: never)", applies=_CS),
+)
 
 
 __all__ = ["license_knapsack", "ConvergentScheduling", "EDF", "FarmBackfill", "POLICIES", "make_farm_policy"]

@@ -75,6 +75,7 @@ import pandas as pd
 
 from epochbench.instances.core import InstanceError
 
+from . import registry as _registry
 from .engine import JobTable, SimResult
 from .gang_backfill import RowBackfill
 from .gang_matrix import (Budget, Clock, Matrix, clean_matrix, collapse_migrating, compact_matrix,
@@ -104,6 +105,14 @@ class GangResult(SimResult):
     kappa: dict = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
     trace: list | None = None
+
+    def summary(self, workload=None, small_threshold: int = 32) -> dict:
+        """:func:`summarize_gang`: the pool's metrics with eq. (3)'s capacity loss."""
+        return summarize_gang(self, workload, small_threshold)
+
+    @property
+    def extras(self) -> dict:
+        return {"kappa": dict(self.kappa), "stats": dict(self.stats)}
 
 
 class GangSimulator:
@@ -428,7 +437,7 @@ class GangSimulator:
             options.update(migration_cost=self.cost,
                            migration_limit=None if self.Q == math.inf else int(self.Q))
         return GangResult(jobs, self.policy, options, self.passes, seconds, "gang",
-                          np.asarray(capacity, dtype=np.int64), kappa=kappa, stats=dict(self.counts),
+                          np.asarray(capacity, dtype=np.int64), "gang", kappa=kappa, stats=dict(self.counts),
                           trace=self.trace)
 
 
@@ -501,30 +510,35 @@ def summarize_gang(result: GangResult, workload, small_threshold: int = 32) -> d
     return out
 
 
-# ---- command line ----------------------------------------------------------------------
-def add_gang_arguments(parser) -> None:
-    """The options of ``epochbench simulate`` for the gang policies."""
-    g = parser.add_argument_group("gang scheduling (policies gs, bgs, mgs, mbgs; seed 004 sections 5-6)")
-    g.add_argument("--mpl", type=int, default=DEFAULTS["mpl"], help="multiprogramming level: rows of the matrix (default 5)")
-    g.add_argument("--slice", type=float, default=DEFAULTS["slice"], help="time slice in seconds (default 200)")
-    g.add_argument("--switch-overhead", type=float, default=DEFAULTS["switch_overhead"],
-                   help="context switch as a fraction of the slice (default 0)")
-    g.add_argument("--migration-cost", type=float, default=DEFAULTS["migration_cost"],
-                   help="mgs/mbgs: checkpoint + restart seconds per migration (default 10)")
-    g.add_argument("--migration-limit", type=int, default=DEFAULTS["migration_limit"],
-                   help="mgs/mbgs: tasks migrated per slice, -1 = no limit (default 64)")
-    g.add_argument("--discrete", action="store_true", help="schedule at slice boundaries only")
-    g.add_argument("--variant", type=int, default=DEFAULTS["variant"], choices=(1, 2, 3),
-                   help="steps run: 1 Schedule+Fill, 2 +Clean, 3 all (mgs/mbgs: 2 = GS+FillMatrix-2)")
+# ---- the policies and their options in the registry -----------------------------------
+def _named(name: str):
+    def make() -> str:
+        return name
+    make.__name__ = name
+    return make
 
 
-def gang_options_from_args(args) -> dict:
-    """Keyword arguments of :func:`simulate_gang` from parsed arguments."""
-    limit = args.migration_limit
-    return dict(mpl=args.mpl, slice=args.slice, switch_overhead=args.switch_overhead,
-                migration_cost=args.migration_cost, migration_limit=None if limit is not None and limit < 0 else limit,
-                discrete=args.discrete, variant=args.variant)
+_RULES = {"gs": "gang scheduling: the Ousterhout matrix, first fit into rows (seed 004 section 5)",
+          "bgs": "gang scheduling with backfilling of each row (seed 004 section 5)",
+          "mgs": "gang scheduling with migration between rows (seed 004 section 6)",
+          "mbgs": "gang scheduling with backfilling and migration (seed 004 section 6)"}
+for _name in GANG_POLICIES:
+    _registry.register_policy("gang", _name, _named(_name), rule=_RULES[_name])
+
+_O = _registry.Option
+_registry.declare_options(
+    "gang",
+    _O("mpl", int, DEFAULTS["mpl"], "multiprogramming level: rows of the matrix (default 5)"),
+    _O("slice", float, DEFAULTS["slice"], "time slice in seconds (default 200)"),
+    _O("switch_overhead", float, DEFAULTS["switch_overhead"], "context switch as a fraction of the slice (default 0)"),
+    _O("migration_cost", float, DEFAULTS["migration_cost"],
+       "mgs/mbgs: checkpoint + restart seconds per migration (default 10)"),
+    _O("migration_limit", int, DEFAULTS["migration_limit"],
+       "mgs/mbgs: tasks migrated per slice, -1 = no limit (default 64)"),
+    _O("discrete", bool, False, "schedule at slice boundaries only", flag=True),
+    _O("variant", int, DEFAULTS["variant"], "steps run: 1 Schedule+Fill, 2 +Clean, 3 all (mgs/mbgs: 2 = GS+FillMatrix-2)",
+       choices=(1, 2, 3)),
+)
 
 
-__all__ = ["GANG_POLICIES", "GangResult", "GangSimulator", "simulate_gang", "summarize_gang",
-           "add_gang_arguments", "gang_options_from_args"]
+__all__ = ["GANG_POLICIES", "GangResult", "GangSimulator", "simulate_gang", "summarize_gang"]

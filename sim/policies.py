@@ -62,6 +62,7 @@ from numba import njit
 
 from epochbench.instances import registry
 
+from . import registry as _registry
 from .engine import JobTable, Policy, StartFn, packing_instance
 from .profile import INLINE, JIT, Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move, p_release, rows_needed
 
@@ -69,23 +70,33 @@ POLICIES: dict[str, type] = {}
 DAY = 86400.0
 
 
-def register_policy(name: str):
-    """Class decorator: make a policy available by ``name``."""
+def _rule_of(doc: str | None) -> str:
+    """The first sentence of a docstring's first paragraph, on one line."""
+    para = " ".join((doc or "").strip().split("\n\n")[0].split())
+    cut = para.find(". ")
+    return para if cut < 0 else para[:cut + 1]
+
+
+def register_policy(name: str, *, paper: str = ""):
+    """Class decorator: make a pool policy available by ``name`` (in the
+    policy registry :mod:`epochbench.sim.registry`, machine ``pool``)."""
     def deco(cls):
         cls.name = name
         POLICIES[name] = cls
+        rule = _rule_of(cls.__doc__)
+        _registry.register_policy("pool", name, cls, rule=rule, paper=paper)
         return cls
     return deco
 
 
 def make(name: str, **options) -> Policy:
-    """A fresh policy object by name; unknown options raise ``TypeError``."""
-    from . import backfill, variants  # noqa: F401  (register the policies built on these)
-    try:
-        cls = POLICIES[name]
-    except KeyError:
-        raise KeyError(f"no policy {name!r}; known: {', '.join(POLICIES)}") from None
-    return cls(**options)
+    """A fresh pool policy object by name (the registry imports the module
+    that defines it); unknown options raise ``TypeError``."""
+    return _registry.get_policy("pool", name).make(**options)
+
+
+_registry.declare_options("pool", _registry.Option(
+    "starvation_limit", float, None, "nonfcfs: seconds (default 24 h)", applies=("nonfcfs",)))
 
 
 # ---- selection step through the packing registry -----------------------------------

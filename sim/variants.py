@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import registry as _registry
 from .engine import StartFn
 from .policies import EASY, Step, _ArrivalQueue, _Base, register_policy
 from .profile import Profile
@@ -520,7 +521,7 @@ class MultiQueue(_Base):
         self.queues[i] = [j for j in q if j not in done]
 
 
-# ---- command line (epochbench simulate) ----------------------------------------------------
+# ---- options of these policies (declared once; epochbench simulate reads them) -------------
 def _float_at_least(low: float, what: str):
     def parse(text: str) -> float:
         import argparse
@@ -559,47 +560,22 @@ def _number_list(what: str, increasing: bool):
     return parse
 
 
-#: CLI option (argparse dest) -> (policy it applies to, policy keyword)
-CLI_OPTIONS = {
-    "slack_factor": ("slack-bf", "slack_factor"),
-    "important_procs": ("slack-bf", "important_procs"),
-    "important_slack_factor": ("slack-bf", "important_slack_factor"),
-    "slowdown_threshold": ("threshold-bf", "slowdown_threshold"),
-    "queue_bounds": ("multi-queue", "queue_bounds"),
-    "partitions": ("multi-queue", "partitions"),
-    "lend": ("multi-queue", "lend"),
-}
-
-
-def add_variant_arguments(parser) -> None:
-    """The options of this module's policies on ``epochbench simulate``."""
-    g = parser.add_argument_group("seed 002 backfilling variants (sim.variants)")
-    g.add_argument("--slack-factor", type=_float_at_least(0, "must be a number >= 0 (inf allowed)"),
-                   help="slack-bf: slack = factor x estimate (default 1; inf: no guarantee)")
-    g.add_argument("--important-procs", type=_int_at_least_one,
-                   help="slack-bf: jobs with at least this many processors are important (default: none)")
-    g.add_argument("--important-slack-factor", type=_float_at_least(0, "must be a number >= 0"),
-                   help="slack-bf: slack factor of important jobs (default 0)")
-    g.add_argument("--slowdown-threshold", type=_float_at_least(1, "must be an expected slowdown >= 1"),
-                   help="threshold-bf: reserve for jobs whose expected slowdown exceeds this (default 2)")
-    g.add_argument("--queue-bounds", type=_number_list("must be increasing seconds > 0, comma-separated", True),
-                   help="multi-queue: estimate bounds between the queues, e.g. 3600,36000 (default 3600)")
-    g.add_argument("--partitions", type=_number_list("must be sizes > 0, comma-separated", False),
-                   help="multi-queue: processors per queue summing to the machine, or shares summing "
-                        "to 1 (default: equal)")
-    g.add_argument("--lend", action="store_true", default=None,
-                   help="multi-queue: queues with an empty queue lend their idle processors")
-
-
-def variant_options(args) -> dict:
-    """The policy keywords given on the command line for ``args.policy``;
-    ``ValueError`` (one line) for an option of another policy."""
-    out = {}
-    for dest, (policy, key) in CLI_OPTIONS.items():
-        val = getattr(args, dest, None)
-        if val is None:
-            continue
-        if args.policy != policy:
-            raise ValueError(f"--{dest.replace('_', '-')} applies to policy {policy} only, not {args.policy!r}")
-        out[key] = val
-    return out
+_O = _registry.Option
+_registry.declare_options(
+    "pool",
+    _O("slack_factor", _float_at_least(0, "must be a number >= 0 (inf allowed)"), None,
+       "slack-bf: slack = factor x estimate (default 1; inf: no guarantee)", applies=("slack-bf",)),
+    _O("important_procs", _int_at_least_one, None,
+       "slack-bf: jobs with at least this many processors are important (default: none)", applies=("slack-bf",)),
+    _O("important_slack_factor", _float_at_least(0, "must be a number >= 0"), None,
+       "slack-bf: slack factor of important jobs (default 0)", applies=("slack-bf",)),
+    _O("slowdown_threshold", _float_at_least(1, "must be an expected slowdown >= 1"), None,
+       "threshold-bf: reserve for jobs whose expected slowdown exceeds this (default 2)", applies=("threshold-bf",)),
+    _O("queue_bounds", _number_list("must be increasing seconds > 0, comma-separated", True), None,
+       "multi-queue: estimate bounds between the queues, e.g. 3600,36000 (default 3600)", applies=("multi-queue",)),
+    _O("partitions", _number_list("must be sizes > 0, comma-separated", False), None,
+       "multi-queue: processors per queue summing to the machine, or shares summing to 1 (default: equal)",
+       applies=("multi-queue",)),
+    _O("lend", bool, None, "multi-queue: queues with an empty queue lend their idle processors", flag=True,
+       applies=("multi-queue",)),
+)

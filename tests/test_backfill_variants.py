@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from epochbench.sim.engine import simulate
+from epochbench.sim.pool import simulate_pool as simulate
 from epochbench.sim.policies import make
 from test_sim_engine import random_stream, stream
 

@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 from epochbench.instances.workloads import workload
-from epochbench.sim.calibrate import calibrate_rate, main, mean_queue_length, queue_window
-from epochbench.sim.engine import simulate
+from epochbench.cli import main
+from epochbench.sim.calibrate import calibrate_rate, mean_queue_length, queue_window
+from epochbench.sim.pool import simulate_pool as simulate
 from epochbench.sim.metrics import queue_over_time
 
 
@@ -72,7 +73,7 @@ def test_command_line(tmp_path, capsys):
     from epochbench.instances.jobs import read_swf
     src = write_workload(tmp_path / "w.swf", model="feitelson96", jobs=1000, seed=4, k=2)
     out = tmp_path / "calibrated.swf"
-    assert main([str(src), "--target", "24", "--policy", "easy", "--out", str(out)]) == 0
+    assert main(["calibrate", str(src), "--target", "24", "--policy", "easy", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert '"converged": true' in printed
     w = read_swf(out)

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from epochbench.instances.core import InstanceError
-from epochbench.sim.engine import simulate
-from epochbench.sim.gang import add_gang_arguments, gang_options_from_args, simulate_gang, summarize_gang
+from epochbench.sim.pool import simulate_pool as simulate
+from epochbench.sim.gang import simulate_gang, summarize_gang
 from epochbench.sim.gang_matrix import (Budget, Clock, Matrix, bits, clean_matrix, collapse_migrating, compact_matrix,
                              fill_matrix, fill_migrating, lowest_bits, mask_of, migration_overhead,
                              schedule_gs)
@@ -386,12 +386,14 @@ def test_gang_takes_processors_only():
 
 
 def test_cli_options():
-    p = argparse.ArgumentParser()
-    add_gang_arguments(p)
-    args = p.parse_args(["--mpl", "3", "--slice", "60", "--switch-overhead", "0.01", "--migration-cost", "5",
-                         "--migration-limit", "-1", "--discrete", "--variant", "2"])
-    assert gang_options_from_args(args) == dict(mpl=3, slice=60.0, switch_overhead=0.01, migration_cost=5.0,
-                                                migration_limit=None, discrete=True, variant=2)
-    args = p.parse_args([])
-    assert gang_options_from_args(args) == dict(mpl=5, slice=200.0, switch_overhead=0.0, migration_cost=10.0,
-                                                migration_limit=64, discrete=False, variant=3)
+    """The gang options come from the policy registry's declarations."""
+    from epochbench.cli import build_parser
+    from epochbench.cli_simulate import _machine_options
+    p = build_parser("simulate")
+    args = p.parse_args(["simulate", "--policy", "mgs", "--mpl", "3", "--slice", "60", "--switch-overhead", "0.01",
+                         "--migration-cost", "5", "--migration-limit", "0", "--discrete", "--variant", "2"])
+    assert _machine_options(args, "gang") == dict(mpl=3, slice=60.0, switch_overhead=0.01, migration_cost=5.0,
+                                                  migration_limit=0, discrete=True, variant=2)
+    args = p.parse_args(["simulate", "--policy", "gs"])
+    assert _machine_options(args, "gang") == dict(mpl=5, slice=200.0, switch_overhead=0.0, migration_cost=10.0,
+                                                  migration_limit=64, discrete=False, variant=3)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from epochbench.instances.data import data_root
-from epochbench.sim.engine import simulate
+from epochbench.sim.pool import simulate_pool as simulate
 from epochbench.sim.gang import simulate_gang
 from epochbench.sim.gang_matrix import bits
 

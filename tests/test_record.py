@@ -9,7 +9,7 @@ from epochbench.cli import main
 from epochbench.instances import load_instance, read_family
 from epochbench.instances.core import InstanceError
 from epochbench.instances.registry import solve
-from epochbench.sim.engine import simulate
+from epochbench.sim.pool import simulate_pool as simulate
 from epochbench.sim.policies import make
 from epochbench.sim.record import EpochRecorder, choice_of
 from test_sim_engine import random_stream

@@ -13,7 +13,7 @@ from epochbench.heuristics import mapping as hm
 from epochbench.instances import PackingInstance, reservation_from_running
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.workloads import rajaei
-from epochbench.sim.engine import simulate
+from epochbench.sim.pool import simulate_pool as simulate
 from epochbench.sim.farm import generate_stream, simulate_farm
 from epochbench.sim.farm_policies import ConvergentScheduling, make_farm_policy
 from epochbench.sim.policies import make

@@ -8,7 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 from epochbench.instances.packing import check_packing
 from epochbench.sim import policies
-from epochbench.sim.engine import Engine, JobTable, PoolMachine, SimResult, packing_instance, simulate
+from epochbench.sim.engine import Engine, JobTable, PoolMachine, SimResult, packing_instance
+from epochbench.sim.pool import simulate_pool as simulate
 from epochbench.sim.profile import (Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move,
                          p_release, rows_needed)
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from epochbench.sim.engine import simulate
+from epochbench.sim.pool import simulate_pool as simulate
 
 ENGINES = ["fast", "generic"]
 POLICIES = ["fcfs", "nonfcfs", "easy", "conservative"]

@@ -316,7 +316,7 @@ def busy_stream(seed: int, n: int = 60, cap: int = 16) -> pd.DataFrame:
 
 @pytest.mark.parametrize("policy", ["fcfs", "nonfcfs", "easy"])
 def test_exact_selector_without_time_falls_back_to_the_policy(policy):
-    from epochbench.sim.engine import simulate
+    from epochbench.sim.pool import simulate_pool as simulate
     df = busy_stream(5)
     own = simulate(df, [16], policy, engine="generic")
     via = simulate(df, [16], policy, selector="cpsat", selector_options={"time_limit": 0.0})
@@ -327,7 +327,7 @@ def test_exact_selector_without_time_falls_back_to_the_policy(policy):
 
 
 def test_exact_selector_with_time_counts_no_fallback():
-    from epochbench.sim.engine import simulate
+    from epochbench.sim.pool import simulate_pool as simulate
     via = simulate(busy_stream(5, n=25), [16], "easy", selector="cpsat",
                    selector_options={"time_limit": 5.0, "threads": 1})
     stats = via.options["selector_stats"]

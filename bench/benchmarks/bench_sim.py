@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from epochbench.instances.data import data_root
-from epochbench.sim.engine import simulate
+from epochbench.sim.pool import simulate_pool as simulate
 from epochbench.instances.jobs import make_workload, read_swf
 from epochbench.sim.metrics import summarize
 

@@ -105,7 +105,7 @@ def epoch_gaps(instances, max_epochs: int, time_limit: float) -> dict:
 
 def run(task: dict) -> list[dict]:
     """One stream under one policy: one tidy row."""
-    from epochbench.sim.engine import simulate
+    from epochbench.sim.pool import simulate_pool as simulate
     from epochbench.sim.metrics import summarize
     from epochbench.sim.policies import make
     from epochbench.sim.record import EpochRecorder

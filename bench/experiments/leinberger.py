@@ -46,7 +46,7 @@ def tasks(opts) -> list[dict]:
 def run(task: dict) -> list[dict]:
     from epochbench.instances.workloads import workload
     from epochbench.sim.calibrate import calibrate_rate
-    from epochbench.sim.engine import simulate
+    from epochbench.sim.pool import simulate_pool as simulate
     from epochbench.instances.jobs import make_workload
     from epochbench.sim.metrics import summarize
 

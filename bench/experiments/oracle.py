@@ -41,7 +41,7 @@ def run(task: dict) -> list[dict]:
     from epochbench.instances import gap
     from epochbench.instances.registry import solve
     from epochbench.instances.workloads import workload
-    from epochbench.sim.engine import simulate
+    from epochbench.sim.pool import simulate_pool as simulate
     from epochbench.instances.jobs import make_workload
     from epochbench.sim.metrics import summarize
     from epochbench.sim.policies import make

@@ -89,7 +89,7 @@ def tasks(opts: Options) -> list[dict]:
 
 def run(task: dict) -> list[dict]:
     """One stream under the three policies: three tidy rows."""
-    from epochbench.sim.engine import simulate
+    from epochbench.sim.pool import simulate_pool as simulate
     from epochbench.instances.jobs import make_workload
     from epochbench.sim.metrics import summarize
 

@@ -171,7 +171,7 @@ def epoch_gaps(instances, time_limit: float) -> dict:
 
 def run(task: dict) -> list[dict]:
     """One stream under one configuration: one tidy row."""
-    from epochbench.sim.engine import simulate
+    from epochbench.sim.pool import simulate_pool as simulate
     from epochbench.sim.gang import simulate_gang, summarize_gang
     from epochbench.sim.metrics import summarize
     from epochbench.sim.record import GangRecorder

@@ -92,7 +92,7 @@ def zhang_stream(jobs: int, seed: int, factor: float, model: str = "perfect", va
 def simulate_row(wl, policy: str) -> dict:
     """Simulate ``policy`` on workload ``wl``; the metrics of :data:`METRICS`
     plus ``sim_seconds`` and ``passes``."""
-    from epochbench.sim.engine import simulate
+    from epochbench.sim.pool import simulate_pool as simulate
     from epochbench.sim.metrics import summarize
 
     res = simulate(wl.jobs, wl.capacity, policy)

@@ -1,0 +1,182 @@
+"""Pieces the command-line modules share: a parser whose errors are one
+line, the validators of numeric options, ``--param NAME=VALUE`` parsing and
+checking, JSON of numpy values, a progress line."""
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line on stderr and exit
+    status 2: ``epochbench solve: error: argument --time-limit: ...``
+    (argparse's own prints the usage first).  Subparsers inherit it."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {' '.join(str(message).split())}\n")
+
+
+def _number(text: str, kind: type, ok, what: str):
+    try:
+        value = kind(text)
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"{what}, got {text!r}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"{what}, got {text}")
+    return value
+
+
+def _finite(x: float) -> bool:
+    return x == x and abs(x) != float("inf")
+
+
+def positive_float(text: str) -> float:
+    """argparse ``type``: a finite number > 0 (seconds, rates)."""
+    return _number(text, float, lambda x: _finite(x) and x > 0, "must be a positive finite number")
+
+
+def nonnegative_float(text: str) -> float:
+    """argparse ``type``: a finite number >= 0."""
+    return _number(text, float, lambda x: _finite(x) and x >= 0, "must be a finite number >= 0")
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type``: an integer >= 1."""
+    return _number(text, int, lambda x: x >= 1, "must be an integer >= 1")
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse ``type``: an integer >= 0."""
+    return _number(text, int, lambda x: x >= 0, "must be an integer >= 0")
+
+
+#: option dest -> its argparse ``type`` in every command but ``generate``
+#: (whose parameters check themselves, :func:`epochbench.instances.generators.Param.parse`);
+#: applied by :func:`_strict_types`, so options that other modules add
+#: (``epochbench.sim.gang``, ``epochbench.sim.farm``) are covered too
+OPTION_TYPES = {
+    "time_limit": positive_float, "threads": positive_int, "count": positive_int, "seeds": positive_int,
+    "jobs": positive_int, "nodes": positive_int, "min_candidates": positive_int,
+    "starvation_limit": nonnegative_float, "small_threshold": nonnegative_int, "seed": nonnegative_int,
+    "farm_jobs": positive_int, "machines": positive_int, "licenses": positive_int,
+    "interarrival": positive_float, "exact_time_limit": positive_float, "oracle_every": nonnegative_int,
+    "mpl": positive_int, "slice": positive_float, "switch_overhead": nonnegative_float,
+    "migration_cost": nonnegative_float, "migration_limit": nonnegative_int,
+}
+
+
+def _strict_types(parser: argparse.ArgumentParser, skip=("generate",)) -> None:
+    """Give every plain ``int`` / ``float`` option named in :data:`OPTION_TYPES`
+    its validator, in ``parser`` and its subcommands (not those in ``skip``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, subparser in action.choices.items():
+                if name not in skip:
+                    _strict_types(subparser, skip)
+        elif action.dest in OPTION_TYPES and action.type in (int, float):
+            action.type = OPTION_TYPES[action.dest]
+
+
+#: keyword arguments set by their own options, never by --param
+_OWN_OPTIONS = ("time_limit", "threads")
+
+
+def param_value(text: str):
+    """A ``--param`` value: int, then float, then bool (true / false), else
+    the string itself."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(text.lower(), text)
+
+
+def parse_params(items) -> dict:
+    """``--param NAME=VALUE`` options (repeatable) as a dict; ValueError on a
+    malformed or repeated one."""
+    out = {}
+    for item in items or ():
+        name, sep, value = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or not name.isidentifier():
+            raise ValueError(f"--param {item!r}: expected NAME=VALUE")
+        if name in out:
+            raise ValueError(f"--param {name} given twice")
+        out[name] = param_value(value)
+    return out
+
+
+def accepted_params(func) -> tuple[list[str], bool]:
+    """The keyword parameters ``func`` takes after the instance (those set
+    by their own options left out), and whether it takes ``**kwargs``."""
+    sig = inspect.signature(func).parameters.values()
+    named = [p.name for p in list(sig)[1:] if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+             and p.name not in _OWN_OPTIONS]
+    return named, any(p.kind is p.VAR_KEYWORD for p in sig)
+
+
+def check_params(func, params: dict, label: str) -> dict:
+    """``params`` if ``func`` accepts every one (:func:`inspect.signature`),
+    else ValueError naming the first unknown one and those it accepts."""
+    named, var = accepted_params(func)
+    for name in params:
+        if name in _OWN_OPTIONS:
+            raise ValueError(f"--param {name}: set it with --{name.replace('_', '-')}")
+        if name not in named and not var:
+            raise ValueError(f"--param {name}: {label} has no parameter {name!r}; it accepts: "
+                             + (", ".join(named) or "none"))
+    return params
+
+
+def method_params(kind: str, methods, params: dict) -> dict:
+    """Per method, the ``params`` it accepts; ValueError for a parameter no
+    method of ``methods`` accepts."""
+    from epochbench.instances.registry import get
+    if not params:
+        return {}
+    out, takes = {}, {}
+    for name in methods:
+        named, var = accepted_params(get(kind, name).func)
+        out[name] = {p: v for p, v in params.items() if var or p in named}
+        takes[name] = named
+    for p in params:
+        if p in _OWN_OPTIONS:
+            raise ValueError(f"--param {p}: set it with --{p.replace('_', '-')}")
+        if not any(p in got for got in out.values()):
+            raise ValueError(f"--param {p}: no method of {', '.join(methods)} has a parameter {p!r}; accepted: "
+                             + "; ".join(f"{m}: {', '.join(a) or 'none'}" for m, a in takes.items()))
+    return out
+
+
+def _json_default(obj):
+    import numpy as np
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+class _Progress:
+    """Progress line on stderr for long simulations: shown only on a
+    terminal, after 2 s, refreshed by the engine about twice a second; off
+    with ``--quiet``."""
+
+    def __init__(self, total: int, enabled: bool):
+        import time
+        self.total, self.enabled, self.clock = total, enabled, time.perf_counter
+        self.t0 = self.clock()
+        self.shown = False
+
+    def __call__(self, arrived: int, now: float) -> None:
+        if self.enabled and self.clock() - self.t0 > 2:
+            self.shown = True
+            pct = 100 * arrived / max(self.total, 1)
+            print(f"\r  {arrived:,}/{self.total:,} jobs arrived ({pct:.0f}%), t = {now:,.0f} s",
+                  end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.shown:
+            print(file=sys.stderr)

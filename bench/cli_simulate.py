@@ -1,0 +1,235 @@
+"""``epochbench simulate``, ``epochbench calibrate`` and ``epochbench list
+--policies``: the command line of the simulator face
+(:func:`epochbench.sim.simulate`).  Every policy name, its rule and every
+machine option come from the policy registry (:mod:`epochbench.sim.registry`);
+nothing here lists them."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .cli_args import _Progress, check_params, parse_params
+
+#: options of the command itself, not of a machine (their argparse dests)
+COMMON = ("workload", "machine", "policy", "record_epochs", "min_candidates", "nodes", "selector", "param",
+          "no_kill", "small_threshold", "out", "json", "quiet")
+
+_GROUPS = {"pool": "space-shared machine (--machine pool)",
+           "gang": "gang scheduling (--machine gang; seed 004 sections 5-6)",
+           "farm": "farm with licenses (--machine farm, seed 003)"}
+
+
+def _policy_help() -> str:
+    from epochbench.sim.registry import MACHINES, policy_names
+    return "; ".join(f"{m}: {', '.join(policy_names(m))}" for m in MACHINES) + \
+        " (epochbench list --policies describes them)"
+
+
+def _add_option(group, opt) -> None:
+    flag = "--" + opt.name.replace("_", "-")
+    if opt.flag:
+        group.add_argument(flag, dest=opt.name, action="store_true", default=opt.default, help=opt.help)
+        return
+    kw = {"type": opt.type, "default": [] if opt.repeat else opt.default, "help": opt.help}
+    if opt.choices:
+        kw["choices"] = opt.choices
+    if opt.repeat:
+        kw["action"] = "append"
+    if opt.metavar:
+        kw["metavar"] = opt.metavar
+    group.add_argument(flag, dest=opt.name, **kw)
+
+
+def add_simulate(sub) -> None:
+    from epochbench.sim.registry import MACHINES, machine_options
+    m = sub.add_parser("simulate", help="replay a job stream under a scheduling policy",
+                       description="Event-driven simulation of a job stream (SWF, CSV or Parquet) on a "
+                                   "space-shared machine, a gang-scheduled one or a farm; prints the metrics, "
+                                   "writes DIR/jobs.csv and DIR/report.json with --out.")
+    m.add_argument("--workload", type=Path, help=".swf, .swf.gz, .csv or .parquet (not with --machine farm)")
+    m.add_argument("--machine", choices=list(MACHINES), default=None,
+                   help="pool: space-shared K resources; gang: Ousterhout matrix; farm: seed 003 farm with "
+                        "licenses (default: the first machine that has the policy)")
+    m.add_argument("--policy", required=True, help=_policy_help())
+    m.add_argument("--record-epochs", type=Path, metavar="DIR",
+                   help="save every selection step as a packing instance with the policy's choice "
+                        "(meta.choice) in DIR; score with 'epochbench score DIR --methods recorded,...' "
+                        "(gang policies: every Schedule and FillMatrix row)")
+    m.add_argument("--min-candidates", type=int, default=1,
+                   help="--record-epochs: skip steps with fewer candidates (default 1)")
+    m.add_argument("--nodes", type=int, help="machine size (overrides the SWF header)")
+    m.add_argument("--selector", help="packing method choosing each start set (oracle policy), e.g. cpsat")
+    m.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="option of the policy's packing selector (bl-easy, bb-easy, --selector) (repeatable; "
+                        "int, float, true/false or text), e.g. --param window=2")
+    m.add_argument("--no-kill", action="store_true", help="let jobs run past their estimate")
+    m.add_argument("--small-threshold", type=int, default=32, help="nodes; small vs large jobs (default 32)")
+    m.add_argument("--out", type=Path, help="folder for jobs.csv and report.json")
+    m.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    m.add_argument("--quiet", action="store_true", help="no progress line")
+    seen = set(COMMON)
+    for machine in MACHINES:
+        group = m.add_argument_group(_GROUPS[machine])
+        for opt in machine_options(machine):
+            if opt.name not in seen:
+                seen.add(opt.name)
+                _add_option(group, opt)
+
+
+def _machine_options(args, machine: str) -> dict:
+    from epochbench.sim.registry import machine_options
+    return {o.name: getattr(args, o.name) for o in machine_options(machine) if hasattr(args, o.name)}
+
+
+def _selector_params(policy: str, kw: dict, params: dict) -> dict:
+    """``--param`` options checked against the policy's packing selector
+    (bl-easy's BL, bb-easy's BB, ``--selector``'s)."""
+    from epochbench.instances.registry import get
+    from epochbench.sim.policies import make
+    selector = getattr(make(policy, **kw), "selector", None)
+    if selector is None:
+        raise ValueError(f"--param: policy {policy!r} has no packing selector to pass it to "
+                         "(use bl-easy, bb-easy, los or --selector)")
+    return check_params(get("packing", selector).func, params, f"selector {selector!r} of {policy}")
+
+
+def _pool_options(args, options: dict, workload) -> tuple[dict, object]:
+    progress = _Progress(len(workload.jobs), sys.stderr.isatty() and not args.quiet)
+    kw = {"selector": args.selector, **{k: v for k, v in options.items() if v is not None}}
+    params = parse_params(args.param)
+    if params:
+        kw["selector_options"] = _selector_params(args.policy, kw, params)
+    recorder = None
+    if args.record_epochs:
+        from epochbench.sim.record import EpochRecorder
+        holder = {}
+
+        def record(policy):
+            holder["r"] = EpochRecorder(policy, min_candidates=args.min_candidates)
+            return holder["r"]
+        kw["record"] = record
+        recorder = holder
+    if progress.enabled:
+        kw["progress"] = progress
+    return kw, (progress, recorder)
+
+
+def _gang_options(args, options: dict, workload) -> tuple[dict, object]:
+    if args.param:
+        raise ValueError("--param applies to the space-shared policies' selectors only")
+    kw = dict(options, selector=args.selector)
+    holder = {}
+    if args.record_epochs:
+        from epochbench.sim.record import GangRecorder
+        holder["r"] = kw["recorder"] = GangRecorder(min_candidates=args.min_candidates)
+    return kw, (None, holder)
+
+
+def _farm_options(args, options: dict, workload) -> tuple[dict, object]:
+    if args.workload:
+        raise ValueError("--machine farm generates its own stream (seed 003 section 6); drop --workload")
+    return options, (None, {})
+
+
+#: per machine: the run's keyword options from the parsed arguments
+MACHINE_ARGS = {"pool": _pool_options, "gang": _gang_options, "farm": _farm_options}
+#: per machine: what "steps" a recorder recorded
+RECORDED = {"pool": "selection step(s)", "gang": "row-filling step(s)"}
+
+
+def cmd_simulate(args) -> int:
+    from epochbench.sim import registry, report, simulate, write_run
+    from epochbench.sim.simulate import to_json
+    machine = registry.machine_of(args.policy, args.machine)
+    registry.get_policy(machine, args.policy)
+    workload = None
+    if machine != "farm":
+        if not args.workload:
+            raise ValueError("--workload is required (except with --machine farm)")
+        from epochbench.instances.jobs import load_workload
+        kw = {"nodes": args.nodes} if args.nodes else {}
+        if args.no_kill:
+            kw["kill_at_estimate"] = False
+        workload = load_workload(args.workload, **kw)
+    options, (progress, recorder) = MACHINE_ARGS[machine](args, _machine_options(args, machine), workload)
+    res = simulate(workload, args.policy, machine=machine, **options)
+    if progress is not None:
+        progress.close()
+    if recorder and "r" in recorder:
+        recorder["r"].write(args.record_epochs, workload=str(args.workload))
+        print(f"recorded {len(recorder['r'].instances)} {RECORDED[machine]} of {res.passes} pass(es) in "
+              f"{args.record_epochs}; score them with: epochbench score {args.record_epochs} "
+              f"--methods recorded,cpsat", file=sys.stderr)
+    rep = report(res, workload, source=str(args.workload) if args.workload else None,
+                 small_threshold=args.small_threshold)
+    if args.out:
+        write_run(args.out, res, rep, workload)
+    if args.json:
+        print(to_json(rep))
+    else:
+        HEADERS.get(machine, _header)(rep, workload)
+        metrics = rep["metrics"]
+        width = max(map(len, metrics)) if metrics else 0
+        for key, val in metrics.items():
+            print(f"  {key:<{width}}  {val:.6g}" if isinstance(val, float) else f"  {key:<{width}}  {val}")
+    return 0
+
+
+def _header(rep: dict, workload) -> None:
+    print(f"{rep['workload']}: {rep['jobs']} jobs on {rep['capacity']}, policy {rep['policy']} "
+          f"({rep['engine']} engine), {rep['seconds']:.3f} s, {rep['jobs_per_second']:,.0f} jobs/s")
+    if rep["dropped"]:
+        print("dropped: " + ", ".join(f"{k} {v}" for k, v in rep["dropped"].items()))
+
+
+def _farm_header(rep: dict, workload) -> None:
+    print(f"farm: policy {rep['policy']} {rep['options']}, {rep['seconds']:.1f} s")
+
+
+HEADERS = {"farm": _farm_header}
+
+
+# ---- list --policies -------------------------------------------------------------------
+def list_policies() -> int:
+    """Print machine, name, rule and the options of every registered policy."""
+    from epochbench.sim.registry import MACHINES, machine_options, policies
+    for machine in MACHINES:
+        print(f"{machine}:")
+        for spec in policies(machine):
+            print(f"  {spec.name:<13} {spec.rule}")
+        opts = machine_options(machine)
+        if opts:
+            print("  options: " + ", ".join(
+                "--" + o.name.replace("_", "-") + (f" ({', '.join(o.applies)})" if o.applies else "")
+                for o in opts))
+    return 0
+
+
+# ---- calibrate --------------------------------------------------------------------------
+def add_calibrate(sub) -> None:
+    c = sub.add_parser("calibrate", help="scale a job stream's arrivals to a target mean queue length",
+                       description="Scale the arrival times of WORKLOAD so that POLICY's mean queue length "
+                                   "is TARGET jobs (seed 000 section 3.1); prints the calibration as JSON, "
+                                   "--out writes the scaled stream (SWF, CSV or Parquet by suffix).")
+    c.add_argument("workload", type=Path, help=".swf, .swf.gz, .csv or .parquet")
+    c.add_argument("--target", type=float, required=True, help="target mean queue length (jobs)")
+    c.add_argument("--policy", default="easy", help="pool policy (default easy)")
+    c.add_argument("--rtol", type=float, default=0.05, help="relative tolerance (default 0.05)")
+    c.add_argument("--warmup", type=float, default=0.1, help="share of arrivals before the window (default 0.1)")
+    c.add_argument("--out", type=Path, help="write the scaled stream here")
+
+
+def cmd_calibrate(args) -> int:
+    """Exit status 0 when the calibration converged, 1 otherwise."""
+    from epochbench.instances.jobs import load_workload, make_workload, write_swf, write_table
+    from epochbench.sim.calibrate import calibrate_rate
+    w = load_workload(args.workload)
+    cal = calibrate_rate(w.jobs, w.capacity, args.target, args.policy, rtol=args.rtol, warmup=args.warmup)
+    print(json.dumps(cal.to_dict()))
+    if args.out:
+        out = make_workload(cal.jobs, w.capacity, resources=w.resources, source=f"{w.source} x{cal.factor:.6g}",
+                            kill_at_estimate=w.kill_at_estimate, meta={"header": w.meta.get("header")})
+        (write_table if args.out.suffix in (".csv", ".parquet", ".pq") else write_swf)(out, args.out)
+    return 0 if cal.converged else 1

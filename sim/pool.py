@@ -1,0 +1,63 @@
+"""The space-shared K-resource pool machine: :func:`simulate_pool` runs a
+policy of the registry (:mod:`epochbench.sim.registry`) on the generic event
+engine (:mod:`epochbench.sim.engine`) or, where one exists, on its compiled
+fast path (:func:`epochbench.sim.policies.run_fast`, tested for identical
+schedules against the generic engine)."""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from . import policies
+from .engine import ENGINES, Engine, JobTable, PassHook, Policy, PoolMachine, SimResult, _frame
+
+
+def simulate_pool(jobs: pd.DataFrame, capacity, policy: str | Policy = "easy", *, engine: str = "auto",
+             selector: str | None = None, selector_options: dict | None = None,
+             on_pass: PassHook | None = None, machine: Callable | None = None,
+             progress: Callable[[int, float], None] | None = None, **options) -> SimResult:
+    """Replay ``jobs`` on a machine of ``capacity`` (K entries, 0 = processors).
+
+    ``policy``: ``fcfs``, ``nonfcfs``, ``easy``, ``conservative`` (see
+    :mod:`epochbench.sim.policies`) or a :class:`Policy` object.  ``options`` go to the
+    policy (``starvation_limit`` for ``nonfcfs``, default 86400 s).
+    ``selector``: None for the policy's own selection rule, or the name of a
+    registered packing method (``epochbench.instances.registry``) that picks the set to
+    start at each selection step (an oracle policy, e.g. EASY backfilled by
+    ``cpsat``); ``selector_options`` go to ``registry.solve``.  ``on_pass``:
+    hook called after each pass (see :class:`Engine`).  ``machine``: factory
+    ``machine(table, capacity)`` of another machine model.  ``engine``:
+    ``auto`` takes the compiled fast path when nothing above asks for the
+    generic one; ``fast`` insists on it; ``generic`` forces the Python loop.
+    ``progress(arrived, now)``: called about twice a second with the number
+    of jobs arrived so far and the simulated time, and once at the end (both
+    engines).
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    cap = np.asarray(capacity, dtype=np.int64).reshape(-1)
+    table = JobTable.from_frame(jobs, cap)
+    if isinstance(policy, str):
+        pol = policies.make(policy, selector=selector, selector_options=selector_options, **options)
+    elif selector is not None or selector_options or options:
+        raise ValueError("give selector and options to the Policy object, not to simulate()")
+    else:
+        pol = policy
+    fast_ok = (isinstance(policy, str) and policy in policies.FAST_CODES and selector is None
+               and on_pass is None and machine is None)
+    if engine == "fast" and not fast_ok:
+        raise ValueError("the fast path takes a policy name and no selector, on_pass or machine")
+    t0 = time.perf_counter()
+    if fast_ok and engine != "generic":
+        passes = policies.run_fast(pol, table, cap, progress)
+        used = "fast"
+    else:
+        mach = (machine or PoolMachine)(table, cap)
+        eng = Engine(table, mach, pol, on_pass, progress)
+        eng.run()
+        passes, used = eng.passes, "generic"
+    seconds = time.perf_counter() - t0
+    return SimResult(_frame(table), pol.name, pol.options(), passes, seconds, used, cap)

@@ -1,0 +1,137 @@
+"""One policy registry for the three machine models, keyed by ``(machine, name)``.
+
+A policy module declares its policies with :func:`register_policy` and the
+options of its machine with :func:`declare_options` (name, type, default,
+help, the policies an option applies to), once; the simulator face
+(:func:`epochbench.sim.simulate.simulate`), ``epochbench list --policies``
+and the command line's ``simulate`` options all read them here.  The
+catalog completes itself: the modules that define policies are imported on
+the first lookup, then plug-ins of the entry-point group
+``epochbench.policies`` (``MACHINE:NAME = module:factory``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from epochbench.instances.catalog import Catalog, PluginError, module, plugins
+
+#: the machine models: space-shared K-resource pool, gang-scheduling matrix, farm with licenses
+MACHINES = ("pool", "gang", "farm")
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option of a machine's policies, declared once.
+
+    ``name`` is the keyword (and the command line's ``--name`` with ``-``);
+    ``type`` converts and checks a command-line value (raises ``ValueError``
+    or ``argparse.ArgumentTypeError`` with a one-line message); ``default``
+    None means "the policy's own default"; ``flag``: a switch; ``applies``:
+    the policies it applies to (empty: every policy of the machine)."""
+
+    name: str
+    type: Callable[[str], Any] = str
+    default: Any = None
+    help: str = ""
+    choices: tuple | None = None
+    flag: bool = False
+    applies: tuple[str, ...] = ()
+    repeat: bool = False
+    metavar: str | None = None
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A registered policy: ``make(**options)`` builds it (a policy object,
+    or for the gang machine the rule's name); ``rule`` is one line; ``paper``
+    the bibliography key and section."""
+
+    machine: str
+    name: str
+    make: Callable[..., Any]
+    rule: str = ""
+    paper: str = ""
+
+
+def _plugin_policy(ep) -> None:
+    machine, _, name = ep.name.rpartition(":")
+    machine = machine or "pool"
+    if machine not in MACHINES or not name:
+        raise PluginError(f"entry point name must be MACHINE:NAME with MACHINE in {', '.join(MACHINES)}")
+    factory = ep.load()
+    if not callable(factory):
+        raise PluginError(f"{ep.value} is a {type(factory).__name__}, not a policy factory")
+    if (machine, name) not in POLICIES.loaded():
+        register_policy(machine, name, factory, rule=(factory.__doc__ or "").strip().split("\n")[0],
+                        origin=f"entry point {ep.value}")
+
+
+#: every policy by ``(machine, name)``
+POLICIES: Catalog[PolicySpec] = Catalog(
+    "policy", [module("epochbench.sim.policies"), module("epochbench.sim.backfill"), module("epochbench.sim.variants"),
+               module("epochbench.sim.gang"), module("epochbench.sim.farm_policies"),
+               plugins("epochbench.policies", _plugin_policy)],
+    describe_key=lambda k: f"{k[1]!r} on machine {k[0]!r}")
+
+#: options by machine, in declaration order
+OPTIONS: dict[str, dict[str, Option]] = {m: {} for m in MACHINES}
+
+
+def register_policy(machine: str, name: str, make: Callable[..., Any], *, rule: str = "", paper: str = "",
+                    origin: str = "builtin") -> PolicySpec:
+    """Register policy ``name`` of ``machine`` built by ``make(**options)``."""
+    if machine not in MACHINES:
+        raise ValueError(f"machine must be one of {', '.join(MACHINES)}, got {machine!r}")
+    spec = PolicySpec(machine, name, make, rule, paper)
+    return POLICIES.add((machine, name), spec, origin=origin, same=lambda old, new: old.make is new.make)
+
+
+def declare_options(machine: str, *options: Option) -> None:
+    """Declare options of ``machine``'s policies (a name declared twice must
+    be the same declaration)."""
+    for opt in options:
+        old = OPTIONS[machine].get(opt.name)
+        if old is not None and old != opt:
+            raise ValueError(f"option {opt.name!r} of machine {machine!r} declared twice differently")
+        OPTIONS[machine][opt.name] = opt
+
+
+def get_policy(machine: str, name: str) -> PolicySpec:
+    """The policy ``name`` of ``machine``; ``KeyError`` naming the machine's policies."""
+    spec = POLICIES.find((machine, name))
+    if spec is None:
+        known = ", ".join(policy_names(machine)) or "none"
+        raise KeyError(f"no policy {name!r} on machine {machine!r}; known: {known}")
+    return spec
+
+
+def policies(machine: str | None = None) -> list[PolicySpec]:
+    """Every policy (of ``machine``), machines in :data:`MACHINES` order."""
+    specs = POLICIES.values()
+    return sorted((s for s in specs if machine is None or s.machine == machine),
+                  key=lambda s: MACHINES.index(s.machine))
+
+
+def policy_names(machine: str) -> list[str]:
+    return [s.name for s in policies(machine)]
+
+
+def machine_of(policy: str, machine: str | None = None) -> str:
+    """The machine of ``policy`` when none is named: the first of
+    :data:`MACHINES` that has a policy of that name (``pool`` for ``easy``)."""
+    if machine is not None:
+        if machine not in MACHINES:
+            raise ValueError(f"machine must be one of {', '.join(MACHINES)}, got {machine!r}")
+        return machine
+    for m in MACHINES:
+        if POLICIES.find((m, policy)) is not None:
+            return m
+    known = "; ".join(f"{m}: {', '.join(policy_names(m))}" for m in MACHINES)
+    raise KeyError(f"no policy {policy!r} ({known})")
+
+
+def machine_options(machine: str) -> list[Option]:
+    """The options declared for ``machine`` (loads the policy modules)."""
+    POLICIES.complete()
+    return list(OPTIONS[machine].values())

@@ -1,0 +1,186 @@
+"""One simulator face over the three machine models.
+
+:func:`simulate` replays a job stream under a registered policy
+(:mod:`epochbench.sim.registry`) on the space-shared pool, the
+gang-scheduling matrix or the farm with licenses, and returns a
+:class:`~epochbench.sim.engine.SimResult` (the gang and farm results are
+subclasses with their extras).  :func:`report` and :func:`write_run` give
+every machine the same ``report.json`` keys and one ``jobs.csv`` writer.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from . import registry
+from .engine import SimResult
+
+#: top-level keys of every ``report.json`` (machine-specific content under ``extras``)
+REPORT_KEYS = ("machine", "workload", "policy", "options", "engine", "capacity", "jobs", "dropped",
+               "kill_at_estimate", "seconds", "jobs_per_second", "passes", "metrics", "extras")
+
+
+def _jobs_and_capacity(workload) -> tuple:
+    """``(jobs, capacity)`` of a :class:`~epochbench.instances.jobs.Workload`,
+    a path of one, or a ``(jobs, capacity)`` pair."""
+    if isinstance(workload, (str, Path)):
+        from epochbench.instances.jobs import load_workload
+        workload = load_workload(workload)
+    if isinstance(workload, tuple) and len(workload) == 2:
+        return workload
+    if hasattr(workload, "jobs") and hasattr(workload, "capacity"):
+        return workload.jobs, workload.capacity
+    raise TypeError(f"workload: expected a Workload, a path or (jobs, capacity), got {type(workload).__name__}")
+
+
+def _check_applies(machine: str, policy: str, options: dict) -> None:
+    """An option of another policy of the machine, set to other than its
+    default, is refused (one line naming it)."""
+    declared = registry.OPTIONS[machine]
+    for key, val in options.items():
+        opt = declared.get(key)
+        if opt is None or not opt.applies or policy in opt.applies:
+            continue
+        if val is not None and val != opt.default and val != []:
+            flag = "--" + key.replace("_", "-")
+            raise ValueError(f"{flag} applies to policy {', '.join(opt.applies)} only, not {policy!r}")
+
+
+def _pool(workload, policy, *, record=None, **options) -> SimResult:
+    """The pool; ``record(policy_object) -> on_pass hook`` (e.g.
+    :class:`~epochbench.sim.record.EpochRecorder`) sees every pass."""
+    from .pool import simulate_pool
+    jobs, cap = _jobs_and_capacity(workload)
+    if record is not None:
+        from .policies import make
+        run = {k: options.pop(k) for k in ("engine", "progress") if k in options}
+        policy = make(policy, **options)
+        return simulate_pool(jobs, cap, policy, on_pass=record(policy), **run)
+    return simulate_pool(jobs, cap, policy, **options)
+
+
+def _gang(workload, policy, **options) -> SimResult:
+    from .gang import simulate_gang
+    jobs, cap = _jobs_and_capacity(workload)
+    limit = options.get("migration_limit", 64)
+    if limit is not None and limit < 0:
+        options["migration_limit"] = None
+    if options.pop("selector", None):
+        raise ValueError("--selector applies to the space-shared policies only")
+    return simulate_gang(jobs, cap, registry.get_policy("gang", policy).make(), **options)
+
+
+_STREAM = {"farm_jobs": "jobs", "machines": "machines", "licenses": "licenses", "interarrival": "interarrival",
+           "seed": "seed"}
+
+
+def _farm(workload, policy, *, on_pass=None, **options) -> SimResult:
+    from epochbench.instances import farm as _farm_model
+    from .farm import FarmStream, generate_stream, simulate_farm
+    stream_kw = {_STREAM[k]: options.pop(k) for k in list(options) if k in _STREAM}
+    if workload is not None and not isinstance(workload, FarmStream):
+        raise ValueError("the farm machine generates its own stream (seed 003 section 6): give no workload, "
+                         "or a FarmStream")
+    stream = workload if workload is not None else generate_stream(**stream_kw)
+    constants = options.pop("cs_constant", None) or []
+    kw = {}
+    if policy.startswith("cs-"):
+        kw = {"matcher": options.pop("matcher", None), "knapsack": options.pop("mkp", "greedy-mkp"),
+              "exact_time_limit": options.pop("exact_time_limit", 1.0), "oracle_every": options.pop("oracle_every", 0),
+              "constants": _farm_model.Constants.parse(constants, preemptive=policy.endswith("-p"))}
+    elif constants:
+        raise ValueError(f"--cs-constant applies to the CS policies only, not {policy!r}")
+    else:
+        for key in ("matcher", "mkp", "exact_time_limit", "oracle_every"):
+            options.pop(key, None)
+    if options:
+        raise TypeError(f"farm policy {policy!r}: unknown options {sorted(options)}")
+    return simulate_farm(stream, registry.get_policy("farm", policy).make(**kw), on_pass=on_pass)
+
+
+#: the machine runners: ``run(workload, policy, **options) -> SimResult``
+RUNNERS: dict[str, Callable[..., SimResult]] = {"pool": _pool, "gang": _gang, "farm": _farm}
+
+
+def simulate(workload=None, policy: str = "easy", *, machine: str | None = None, **options) -> SimResult:
+    """Replay a job stream under a registered policy on one machine model.
+
+    Parameters
+    ----------
+    workload : Workload, path, (jobs, capacity) or None
+        The job stream (:mod:`epochbench.instances.jobs`; SWF, CSV or Parquet
+        by path).  The farm generates its own stream from its options
+        (``farm_jobs``, ``machines``, ``licenses``, ``interarrival``,
+        ``seed``) when ``workload`` is None.
+    policy : str
+        A policy of :func:`epochbench.sim.registry.policies`.
+    machine : {"pool", "gang", "farm"}, optional
+        Default: the first machine that has ``policy`` (``pool`` for
+        ``easy``; ``gang`` for ``gs``, ``bgs``, ``mgs``, ``mbgs``; ``farm``
+        for the ``cs-*`` policies).
+    **options
+        The policy's and machine's options (``epochbench list --policies``
+        lists them), plus the pool's ``selector``, ``selector_options``,
+        ``engine``, ``on_pass``, ``progress`` and ``recorder``.  None means
+        "the default".
+
+    Returns
+    -------
+    SimResult
+        ``jobs`` (one row per job), ``policy``, ``options``, ``machine``,
+        ``passes``, ``seconds``, ``engine``, ``capacity``; ``summary()`` the
+        metrics, ``extras`` the machine's own results (gang: capacity-loss
+        parts and migration counts; farm: the stream and the policy's stats).
+
+    Notes
+    -----
+    Cost: that of the machine's event loop (see :func:`epochbench.sim.pool.simulate_pool`,
+    :func:`epochbench.sim.gang.simulate_gang`, :func:`epochbench.sim.farm.simulate_farm`).
+    """
+    machine = registry.machine_of(policy, machine)
+    registry.get_policy(machine, policy)                       # KeyError naming the machine's policies
+    registry.machine_options(machine)
+    options = {k: v for k, v in options.items() if v is not None}
+    _check_applies(machine, policy, options)
+    return RUNNERS[machine](workload, policy, **options)
+
+
+def _plain(obj: Any):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def report(result: SimResult, workload=None, *, metrics: dict | None = None, source: str | None = None,
+           small_threshold: int = 32) -> dict:
+    """The run's report with :data:`REPORT_KEYS` (the same for every machine)."""
+    metrics = result.summary(workload, small_threshold) if metrics is None else metrics
+    return {"machine": result.machine,
+            "workload": source if source is not None else getattr(workload, "source", None),
+            "policy": result.policy, "options": result.options, "engine": result.engine,
+            "capacity": np.asarray(result.capacity).tolist(), "jobs": len(result.jobs),
+            "dropped": dict(getattr(workload, "dropped", {}) or {}),
+            "kill_at_estimate": getattr(workload, "kill_at_estimate", None),
+            "seconds": result.seconds, "jobs_per_second": result.jobs_per_second, "passes": result.passes,
+            "metrics": metrics, "extras": result.extras}
+
+
+def to_json(obj, **kw) -> str:
+    """JSON text of a report (numpy values as plain numbers)."""
+    return json.dumps(obj, default=_plain, **kw)
+
+
+def write_run(out, result: SimResult, rep: dict, workload=None) -> None:
+    """``OUT/jobs.csv`` (:meth:`SimResult.job_table`) and ``OUT/report.json``,
+    each written atomically."""
+    from epochbench.instances.files import atomic_path, write_text
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out / "jobs.csv") as tmp:
+        result.job_table(workload).to_csv(tmp, index=False)
+    write_text(out / "report.json", to_json(rep, indent=1))
