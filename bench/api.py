@@ -76,7 +76,7 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
         gap_kind, ref_source, beats_reference, units, status, seconds, ...``;
         ``gap`` is NaN where no reference exists (``gap_kind == "no bound"``).
     """
-    from .score import score as _score
+    from .scoring import score as _score
     if isinstance(methods, str):
         methods = [m for m in methods.split(",") if m]
     methods = list(methods)
@@ -102,7 +102,7 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
         ``ok`` (every answer feasible, no false claim), ``failures`` (one
         line each), ``table`` (per-instance gaps and times).
     """
-    from .validate import validate as _validate
+    from .validation import validate as _validate
     if not callable(func):
         raise ValueError(f"func: expected a function, got {type(func).__name__}")
     return _validate(func, family, count=count, seed=seed, time_limit=time_limit, exact=exact)
@@ -132,8 +132,8 @@ def save(instance, path) -> None:
 def simulate(workload=None, policy: str = "easy", machine: str | None = None, **options) -> SimResult:
     """Replay a job stream under a registered policy (``epochbench list
     --policies``) on the ``pool``, ``gang`` or ``farm`` machine; see
-    :func:`epochbench.sim.simulate.simulate`.  ``workload``: a
+    :func:`epochbench.sim.runner.simulate`.  ``workload``: a
     :class:`~epochbench.instances.jobs.Workload`, a path (SWF, CSV, Parquet)
     or ``(jobs, capacity)``; None for the farm's generated stream."""
-    from epochbench.sim.simulate import simulate as _simulate
+    from epochbench.sim.runner import simulate as _simulate
     return _simulate(workload, policy, machine=machine, **options)

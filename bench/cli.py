@@ -79,7 +79,7 @@ def _instances_from(path: Path):
 
 
 def cmd_score(args) -> int:
-    from .score import SolverDisagreement, format_table, read_references, score, summarize
+    from .scoring import SolverDisagreement, format_table, read_references, score, summarize
     methods = [m for part in args.methods for m in part.split(",") if m]
     refs = read_references(args.reference)
     insts = _instances_from(args.dir)
@@ -123,8 +123,8 @@ def cmd_list(args) -> int:
 
 def cmd_validate(args) -> int:
     from .methods import import_function
-    from .score import SolverDisagreement
-    from .validate import validate, verdict_table
+    from .scoring import SolverDisagreement
+    from .validation import validate, verdict_table
     func = import_function(args.function)
     params = check_params(func, parse_params(args.param), args.function)
     if params:
@@ -213,7 +213,7 @@ def _add_score(sub) -> None:
 def _add_validate(sub) -> None:
     v = sub.add_parser("validate", help="check a user's heuristic for feasibility, gap and time")
     v.add_argument("function", help="MODULE:FUNCTION taking an instance, returning job indices")
-    v.add_argument("--family", default="packing", choices=["packing", "epochs"])
+    v.add_argument("--family", default="packing", choices=["packing", "epochs", "knapsack", "assignment", "mapping"])
     v.add_argument("--count", type=int, default=30, help="random instances besides the edge cases")
     v.add_argument("--seed", type=int, default=0)
     v.add_argument("--time-limit", type=float, default=10.0)

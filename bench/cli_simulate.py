@@ -1,6 +1,6 @@
 """``epochbench simulate``, ``epochbench calibrate`` and ``epochbench list
 --policies``: the command line of the simulator face
-(:func:`epochbench.sim.simulate`).  Every policy name, its rule and every
+(:func:`epochbench.sim.runner`).  Every policy name, its rule and every
 machine option come from the policy registry (:mod:`epochbench.sim.registry`);
 nothing here lists them."""
 from __future__ import annotations
@@ -141,7 +141,7 @@ RECORDED = {"pool": "selection step(s)", "gang": "row-filling step(s)"}
 
 def cmd_simulate(args) -> int:
     from epochbench.sim import registry, report, simulate, write_run
-    from epochbench.sim.simulate import to_json
+    from epochbench.sim.runner import to_json
     machine = registry.machine_of(args.policy, args.machine)
     registry.get_policy(machine, args.policy)
     workload = None

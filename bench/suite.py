@@ -16,7 +16,7 @@ import pandas as pd
 from epochbench.instances import generators
 from epochbench.instances.registry import get, names, solve
 
-from .score import gap_vs, score_rows
+from .scoring import gap_vs, score_rows
 
 EXACT_ORDER = ("cpsat", "milp-highs", "milp-cbc")
 
@@ -98,7 +98,7 @@ class Store:
                     self.result(cfg, inst, m)
 
     def _scored(self, cfg: Config):
-        """Rows of :func:`epochbench.score.score_rows` for every instance of ``cfg``
+        """Rows of :func:`epochbench.scoring.score_rows` for every instance of ``cfg``
         solved so far (reference bound from all its results)."""
         per_inst = self.results.get(cfg.id, {})
         for inst in cfg.instances():
@@ -138,7 +138,7 @@ def summary_table() -> pd.DataFrame:
     Heuristic times are pytest-benchmark medians over rounds cycling through
     the configuration's instances; exact times are the median of one solve
     per instance.  ``gap_vs`` says what the gaps are measured against
-    (:func:`epochbench.score.gap_vs`); ``gap_note`` is ``*`` where some gap is not
+    (:func:`epochbench.scoring.gap_vs`); ``gap_note`` is ``*`` where some gap is not
     against a proven optimum.
     """
     df = pd.DataFrame(STORE.rows)

@@ -329,7 +329,7 @@ def gap(value: float | None, bound: float | None, eps: float = 1e-9) -> float:
     """Relative gap ``|bound - value| / max(|bound|, eps)`` (ARCHITECTURE.md).
 
     ``bound`` is the reference (a proven optimum, a best-known value or a
-    valid bound; ``epochbench.score.reference`` picks it).  NaN when either side
+    valid bound; ``epochbench.scoring.reference`` picks it).  NaN when either side
     is missing (``None``), NaN or infinite: no reference, no number.
     """
     if bound is None or value is None:

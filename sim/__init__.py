@@ -4,6 +4,6 @@ with licenses), policies in one registry (:mod:`epochbench.sim.registry`),
 one result type (:class:`SimResult`) and one metrics summary
 (:mod:`epochbench.sim.metrics`)."""
 from .engine import SimResult
-from .simulate import report, simulate, write_run
+from .runner import report, simulate, write_run
 
 __all__ = ["simulate", "SimResult", "report", "write_run"]

@@ -3,7 +3,7 @@
 A policy module declares its policies with :func:`register_policy` and the
 options of its machine with :func:`declare_options` (name, type, default,
 help, the policies an option applies to), once; the simulator face
-(:func:`epochbench.sim.simulate.simulate`), ``epochbench list --policies``
+(:func:`epochbench.sim.runner.simulate`), ``epochbench list --policies``
 and the command line's ``simulate`` options all read them here.  The
 catalog completes itself: the modules that define policies are imported on
 the first lookup, then plug-ins of the entry-point group

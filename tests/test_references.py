@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from epochbench.cli import main
-from epochbench.score import SolverDisagreement, format_table, read_reference_file, reference, score, summarize
-from epochbench.validate import validate, verdict_table
+from epochbench.scoring import SolverDisagreement, format_table, read_reference_file, reference, score, summarize
+from epochbench.validation import validate, verdict_table
 from epochbench.instances import InstanceError, PackingInstance, Result, registry
 from epochbench.instances.assignment import load_orlib_assign
 from epochbench.instances.data import data_root

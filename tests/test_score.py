@@ -4,7 +4,7 @@ import math
 import pytest
 
 from epochbench.instances import catalog
-from epochbench.score import SolverDisagreement, reference, score, summarize
+from epochbench.scoring import SolverDisagreement, reference, score, summarize
 from epochbench.instances import EpochsInstance, PackingInstance, Result, gap
 from epochbench.instances import registry
 

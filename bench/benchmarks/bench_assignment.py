@@ -21,7 +21,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from epochbench.score import gap_of
+from epochbench.scoring import gap_of
 from epochbench.suite import rows_writer
 from epochbench.instances.assignment import lexicographic_matching
 from epochbench.instances.generators import generate

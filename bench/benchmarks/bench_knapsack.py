@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 import pytest
 
-from epochbench.score import gap_of
+from epochbench.scoring import gap_of
 from epochbench.suite import rows_writer
 from epochbench.instances.data import data_root
 from epochbench.instances.generators import generate
@@ -53,7 +53,7 @@ def test_greedy_speed_n1000_l40(benchmark, method):
 @pytest.mark.parametrize("method", ["greedy-mkp", "greedy-ratio"])
 def test_greedy_gap_on_mknapcb1(benchmark, mknapcb1, method):
     """Gap to the best known values (Chu & Beasley GA, mkcbres.txt) on all 30
-    problems, by :func:`epochbench.score.gap_of` (``beats``: problems where the
+    problems, by :func:`epochbench.scoring.gap_of` (``beats``: problems where the
     greedy beats the GA value)."""
     gaps, kinds, beats = [], set(), 0
     for inst in mknapcb1:

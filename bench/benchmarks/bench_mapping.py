@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from epochbench.experiments.braun import GREEDY, exact_run, exact_table
-from epochbench.score import gap_of
+from epochbench.scoring import gap_of
 from epochbench.suite import rows_writer
 from epochbench.instances.data import data_root
 from epochbench.instances.mapping import BRAUN_NAMES, braun_family, braun_range

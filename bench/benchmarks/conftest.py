@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from epochbench.score import shown
+from epochbench.scoring import shown
 from epochbench.suite import STORE, by_generator_and_k, median_ms_by_size, summary_table
 
 

@@ -84,7 +84,7 @@ def make_stream(stream: str, jobs: int, seed: int):
 def epoch_gaps(instances, max_epochs: int, time_limit: float) -> dict:
     """Score an even sample of at most ``max_epochs`` recorded steps:
     ``recorded`` against CP-SAT; gaps over proven optima only."""
-    from epochbench.score import recorded_gap
+    from epochbench.scoring import recorded_gap
 
     if not instances:
         return {"epochs": 0, "unproven": 0, "gap_mean": np.nan, "gap_p90": np.nan, "optimal_share": np.nan}

@@ -37,7 +37,7 @@ def tasks(opts) -> list[dict]:
 
 
 def run(task: dict) -> list[dict]:
-    from epochbench.score import reference
+    from epochbench.scoring import reference
     from epochbench.instances import gap
     from epochbench.instances.registry import solve
     from epochbench.instances.workloads import workload

@@ -152,7 +152,7 @@ def epoch_gaps(instances, time_limit: float) -> dict:
     CP-SAT (``time_limit`` s, one thread) on each instance; the mean gap per
     step kind over the steps whose reference is a proven optimum, and the
     counts (module docstring)."""
-    from epochbench.score import recorded_gap
+    from epochbench.scoring import recorded_gap
 
     by = {"schedule": [], "fill": []}
     unproven = 0

@@ -18,7 +18,7 @@ import pandas as pd
 from epochbench.instances import EpochsInstance, InfeasibleSolution, PackingInstance
 from epochbench.instances.registry import as_result, names
 
-from .score import better, comparable, gap_fields, gap_vs, reference, run_methods, shown
+from .scoring import better, comparable, gap_fields, gap_vs, reference, run_methods, shown
 
 
 def _packing(cap, demand, used=None, name="", **kw) -> PackingInstance:
@@ -75,6 +75,81 @@ def epochs_cases(count: int, seed: int) -> list[EpochsInstance]:
     return out
 
 
+def _knapsack(cap, weights, profit, name):
+    from epochbench.instances.knapsack import KnapsackInstance
+    w = np.asarray(weights, dtype=np.int64).reshape(-1, len(cap))
+    return KnapsackInstance.build(cap, w, profit, meta={"name": name, "generator": "validate"})
+
+
+def knapsack_cases(count: int, seed: int) -> list:
+    """0-1 MKP edge cases (no job, one job that fits / does not, identical
+    jobs, zero weights, a license with no copy) and ``count`` random ones
+    (L in 1..4 licenses, n up to 25)."""
+    out = [_knapsack([3, 2], [], [], "edge-no-job"),
+           _knapsack([3], [[2]], [5], "edge-one-fits"),
+           _knapsack([3], [[4]], [5], "edge-one-too-big"),
+           _knapsack([4, 4], [[2, 2]] * 4, [3] * 4, "edge-identical"),
+           _knapsack([2, 2], [[0, 0], [1, 2], [2, 1]], [1, 4, 4], "edge-zero-weight"),
+           _knapsack([0, 5], [[1, 0], [0, 3], [0, 3]], [7, 2, 2], "edge-license-without-copies")]
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        k, n = int(rng.integers(1, 5)), int(rng.integers(1, 26))
+        w = rng.integers(0, 10, size=(n, k))
+        cap = np.maximum(1, (w.sum(axis=0) * rng.uniform(0.2, 0.7)).astype(np.int64))
+        out.append(_knapsack(cap, w, rng.integers(1, 50, size=n), f"random-{seed}-{i:03d}"))
+    return out
+
+
+def _assignment(p, name):
+    from epochbench.instances.assignment import AssignmentInstance
+    return AssignmentInstance.build(np.asarray(p, dtype=float), meta={"name": name, "generator": "validate"})
+
+
+def assignment_cases(count: int, seed: int) -> list:
+    """Matching edge cases (no job, one pair, nothing eligible, all equal,
+    more jobs than machines, one machine) and ``count`` random preference
+    matrices (up to 12 x 12, densities 0.2 to 1)."""
+    out = [_assignment(np.zeros((0, 3)), "edge-no-job"),
+           _assignment([[4.0]], "edge-one-pair"),
+           _assignment(np.zeros((3, 3)), "edge-nothing-eligible"),
+           _assignment(np.full((4, 4), 2.0), "edge-all-equal"),
+           _assignment([[1, 2], [2, 1], [3, 3], [1, 0]], "edge-more-jobs-than-machines"),
+           _assignment([[5], [7], [0]], "edge-one-machine")]
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        n, m = int(rng.integers(1, 13)), int(rng.integers(1, 13))
+        p = rng.integers(1, 100, size=(n, m)) * (rng.random((n, m)) < rng.uniform(0.2, 1.0))
+        out.append(_assignment(p, f"random-{seed}-{i:03d}"))
+    return out
+
+
+def _mapping(etc, name, ready=None):
+    from epochbench.instances.mapping import MappingInstance
+    return MappingInstance.build(np.asarray(etc, dtype=float), ready, meta={"name": name, "generator": "validate"})
+
+
+def mapping_cases(count: int, seed: int) -> list:
+    """ETC edge cases (one task, one machine, all equal, a machine busy
+    until late, tiny times) and ``count`` random matrices (up to 10 tasks x 4
+    machines, so that the exact reference proves its optimum quickly)."""
+    out = [_mapping([[3.0, 5.0]], "edge-one-task"),
+           _mapping([[3.0], [1.0], [2.0]], "edge-one-machine"),
+           _mapping(np.full((4, 2), 2.0), "edge-all-equal"),
+           _mapping([[1.0, 9.0], [1.0, 9.0], [2.0, 8.0]], "edge-busy-machine", ready=[30.0, 0.0]),
+           _mapping([[0.01, 1.0], [0.01, 0.01]], "edge-tiny-times")]
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        t, m = int(rng.integers(1, 11)), int(rng.integers(1, 5))
+        out.append(_mapping(rng.uniform(1, 100, size=(t, m)).round(2), f"random-{seed}-{i:03d}"))
+    return out
+
+
+#: family -> instances(count, seed): edge cases first, then ``count`` random ones
+CASES = {"packing": lambda count, seed: packing_edge_cases() + random_packing(count, seed),
+         "epochs": epochs_cases, "knapsack": knapsack_cases, "assignment": assignment_cases,
+         "mapping": mapping_cases}
+
+
 @dataclass
 class Verdict:
     rows: pd.DataFrame
@@ -123,17 +198,14 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
     """Run ``func`` and the built-in heuristics of ``family`` on edge cases and
     ``count`` random instances; check each answer; score against ``exact``.
 
-    Gaps follow :func:`epochbench.score.reference` (a heuristic's ``optimal`` is a
+    Gaps follow :func:`epochbench.scoring.reference` (a heuristic's ``optimal`` is a
     claim, not a proof); a result object of ``func`` that claims ``optimal``
     is checked against ``exact``'s proven optimum (:func:`false_claim`) and
     a false claim is a failure of the verdict."""
     label = label or getattr(func, "__name__", "candidate")
-    if family == "packing":
-        insts = packing_edge_cases() + random_packing(count, seed)
-    elif family == "epochs":
-        insts = epochs_cases(count, seed)
-    else:
-        raise ValueError(f"validate supports families 'packing' and 'epochs', not {family!r}")
+    if family not in CASES:
+        raise ValueError(f"validate supports the families {', '.join(CASES)}, not {family!r}")
+    insts = CASES[family](count, seed)
     builtin = names(family, "heuristic")
     rows, failures = [], []
     for inst in insts:

@@ -1,0 +1,67 @@
+"""``validate`` on every family: edge cases for each, a correct heuristic
+passes, a broken one fails with a line naming the instance."""
+import numpy as np
+import pytest
+
+import epochbench as eb
+from epochbench.instances.registry import get
+from epochbench.validation import CASES
+
+GOOD = {"packing": "ff", "epochs": "ff", "knapsack": "greedy-mkp", "assignment": "mis", "mapping": "minmin"}
+
+
+def _everything(inst):
+    """Broken on purpose: every job / pair / task at once."""
+    return list(range(inst.n))
+
+
+def _all_on_one_machine_twice(inst):
+    return [(i, 0) for i in range(inst.preference.shape[0])]
+
+
+def _machine_out_of_range(inst):
+    return [inst.etc.shape[1]] * inst.etc.shape[0]
+
+
+def _epochs_one_bin(inst):
+    return [list(range(inst.n))]
+
+
+BROKEN = {"packing": _everything, "epochs": _epochs_one_bin, "knapsack": _everything,
+          "assignment": _all_on_one_machine_twice, "mapping": _machine_out_of_range}
+
+
+@pytest.mark.parametrize("family", sorted(CASES))
+def test_every_family_has_edge_cases_then_random_ones(family):
+    cases = CASES[family](3, 7)
+    names = [c.name for c in cases]
+    assert sum(n.startswith("edge-") for n in names) >= 2 and sum(n.startswith("random-") for n in names) == 3
+    assert all(c.kind == family for c in cases)
+    assert [c.name for c in CASES[family](3, 7)] == names                 # deterministic in the seed
+
+
+@pytest.mark.parametrize("family", sorted(CASES))
+def test_a_builtin_heuristic_passes(family):
+    v = eb.validate(get(family, GOOD[family]).func, family, count=2, time_limit=2)
+    assert v.ok, v.failures
+    assert set(v.rows["method"]) >= {"cpsat"}
+    assert v.rows["gap"].dropna().ge(-1e-9).all()
+
+
+@pytest.mark.parametrize("family", sorted(CASES))
+def test_a_broken_heuristic_fails_naming_the_instance(family):
+    v = eb.validate(BROKEN[family], family, count=1, time_limit=2)
+    assert not v.ok
+    assert any(("edge-" in f or "random-" in f) for f in v.failures), v.failures
+
+
+def test_unknown_family_is_one_clear_error():
+    with pytest.raises(ValueError, match="knapsack, assignment, mapping"):
+        eb.validate(_everything, "nope")
+
+
+def test_cli_validate_takes_every_family(capsys):
+    from epochbench.cli import main
+    assert main(["validate", "epochbench.heuristics.mapping:minmin", "--family", "mapping", "--count", "1",
+                 "--time-limit", "2"]) == 0
+    assert "verdict: PASS" in capsys.readouterr().out
