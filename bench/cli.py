@@ -294,6 +294,9 @@ def build_parser(command: str | None = "") -> argparse.ArgumentParser:
     ``""`` for all."""
     p = Parser(prog="epochbench", description=__doc__)
     p.add_argument("--version", action="version", version=f"epochbench {_version()}")
+    p.add_argument("--data", type=Path, metavar="DIR",
+                   help="folder of the reference data (VBP, SWF, OR-Library, Braun); default $EPOCHBENCH_DATA, "
+                        "or ../shared/data beside a source checkout")
     sub = p.add_subparsers(dest="command", required=True)
     for name, (help_, add, _) in COMMAND_TABLE.items():
         if command == "" or command == name:
@@ -403,6 +406,8 @@ def main(argv=None) -> int:
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = build_parser(_command_in(argv)).parse_args(argv)
+        if args.data is not None:                   # workers and the benchmark suite inherit it
+            os.environ["EPOCHBENCH_DATA"] = str(args.data.resolve())
         command = f"epochbench {args.command}"
         status = run_command(args)
         sys.stdout.flush()

@@ -1,16 +1,39 @@
-"""Where the reference data lives (``../shared/data`` by default; see its README)."""
+"""Where the reference data lives (VBP, SWF, OR-Library, Braun; see
+``../shared/data/README.md`` in a checkout).
+
+Resolution: ``$EPOCHBENCH_DATA`` (``epochbench --data DIR`` sets it), else,
+in a source checkout, ``<checkout>/../shared/data``; an installed package
+has no default, and :func:`data_root` then returns :data:`NOT_SET`, a path
+that names the remedy in every "absent" message built from it.
+"""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+#: the folder holding the package's source folders (a checkout's root, or site-packages)
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+#: what :func:`data_root` returns when nothing says where the data is
+NOT_SET = Path("<no data folder: set EPOCHBENCH_DATA or pass epochbench --data DIR>")
+
+
+def _checkout_default() -> Path | None:
+    """``../shared/data`` beside a source checkout (one with this project's
+    ``pyproject.toml``), else None."""
+    pyproject = PROJECT_ROOT / "pyproject.toml"
+    if pyproject.is_file() and 'name = "epochbench"' in pyproject.read_text(errors="replace"):
+        return PROJECT_ROOT.parent / "shared" / "data"
+    return None
 
 
 def data_root() -> Path:
-    """``$EPOCHBENCH_DATA`` if set (and non-empty), else ``<project root>/../shared/data``.
+    """``$EPOCHBENCH_DATA`` if set (and non-empty), else the checkout's
+    ``../shared/data``, else :data:`NOT_SET`.
 
-    The folder is not checked for existence; callers say what they miss.
+    The folder is not checked for existence; callers say what they miss
+    (tests that need data skip, commands fail with one line).
     """
     env = os.environ.get("EPOCHBENCH_DATA")
-    return Path(env) if env else PROJECT_ROOT.parent / "shared" / "data"
+    if env:
+        return Path(env)
+    return _checkout_default() or NOT_SET

@@ -1,0 +1,87 @@
+"""A third-party plug-in package, found through its entry point only: it
+appears in ``list``, ``score``, ``validate`` and as an ``epochs`` method,
+in a fresh process (nothing loads it by hand)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PLUGIN = '''
+"""A user's packing heuristic: largest total demand first, first fit."""
+import numpy as np
+
+
+def largest_first(inst):
+    """Largest total demand first, each job started if it fits."""
+    free = inst.capacity - inst.used
+    picked = []
+    for j in np.argsort(-inst.demand.sum(axis=1), kind="stable"):
+        if (inst.demand[j] <= free).all():
+            free = free - inst.demand[j]
+            picked.append(int(j))
+    if inst.reservation is not None:          # keep it simple: no job past the shadow time
+        picked = [j for j in picked if not inst.reservation.past_shadow[j]]
+    return picked
+'''
+
+
+@pytest.fixture
+def plugin_env(tmp_path):
+    """A folder with module ``userplug`` and a ``userplug-1.0.dist-info``
+    declaring ``[epochbench.heuristics] largest = userplug:largest_first``."""
+    (tmp_path / "userplug.py").write_text(PLUGIN)
+    info = tmp_path / "userplug-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: userplug\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[epochbench.heuristics]\nlargest = userplug:largest_first\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    return tmp_path, env
+
+
+def run(env, cwd, *argv):
+    proc = subprocess.run([sys.executable, "-m", "epochbench.cli", *argv], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=300)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_plugin_is_listed_for_packing_and_epochs(plugin_env):
+    tmp, env = plugin_env
+    code, out, err = run(env, tmp, "list")
+    assert code == 0, err
+    sections = {}
+    for line in out.splitlines():
+        if not line.startswith(" "):
+            fam = line.rstrip(":")
+        elif line.split()[0] == "largest":
+            sections[fam] = line
+    assert set(sections) == {"packing", "epochs"}, out
+    assert "[entry point userplug:largest_first]" in sections["packing"]
+
+
+def test_plugin_is_scored_validated_and_solves_epochs(plugin_env):
+    tmp, env = plugin_env
+    code, _, err = run(env, tmp, "generate", "leinberger", "--out", "fam", "--n", "10", "--k", "2", "--count", "2",
+                       "--seed", "3")
+    assert code == 0, err
+    code, out, err = run(env, tmp, "score", "fam", "--methods", "largest,ff,cpsat", "--time-limit", "5")
+    assert code == 0, err
+    import pandas as pd
+    table = pd.read_csv(tmp / "fam" / "scores.csv")
+    assert set(table["method"]) == {"largest", "ff", "cpsat"} and len(table) == 6
+    mine = table[table["method"] == "largest"]
+    assert (mine["gap_kind"] == "optimum").all() and mine["gap"].ge(0).all()
+
+    code, out, err = run(env, tmp, "validate", "userplug:largest_first", "--count", "3", "--time-limit", "5")
+    assert code == 0, err + out
+    assert "verdict: PASS" in out
+
+    from epochbench.instances import EpochsInstance, save_instance
+    save_instance(EpochsInstance.build([10, 10], [[6, 2], [5, 5], [4, 4], [3, 9]], meta={"name": "e"}),
+                  tmp / "e.json")
+    code, out, err = run(env, tmp, "solve", "e.json", "--method", "largest", "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["method"] == "largest" and sorted(j for b in res["bins"] for j in b) == [0, 1, 2, 3]
