@@ -285,19 +285,28 @@ class SimResult:
         bounded slowdown, utilization, capacity loss, ...); machines with
         other metrics override it."""
         from .metrics import summarize
-        return summarize(self.jobs, workload, small_threshold=small_threshold)
+        return summarize(self.jobs, self._machine(workload), small_threshold=small_threshold)
 
     def job_table(self, workload=None):
         """The ``jobs.csv`` table: :attr:`jobs` with the per-job metrics
         (:func:`epochbench.sim.metrics.per_job`) that it lacks."""
         from .metrics import per_job
-        extra = per_job(self.jobs, workload)
+        extra = per_job(self.jobs, self._machine(workload))
         return self.jobs.join(extra[[c for c in extra.columns if c not in self.jobs.columns]])
 
     @property
     def extras(self) -> dict:
         """Machine-specific results for the report (none on the pool)."""
         return {}
+
+    def _machine(self, workload):
+        """``workload``, or this run's capacity and resource names (from the
+        ``res_*`` columns) when none is given."""
+        if workload is not None:
+            return workload
+        from types import SimpleNamespace
+        names = ("procs", *(c[len(RESOURCE_PREFIX):] for c in self.jobs.columns if c.startswith(RESOURCE_PREFIX)))
+        return SimpleNamespace(capacity=np.asarray(self.capacity), resources=names)
 
     @property
     def n(self) -> int:

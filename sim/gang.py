@@ -108,7 +108,7 @@ class GangResult(SimResult):
 
     def summary(self, workload=None, small_threshold: int = 32) -> dict:
         """:func:`summarize_gang`: the pool's metrics with eq. (3)'s capacity loss."""
-        return summarize_gang(self, workload, small_threshold)
+        return summarize_gang(self, self._machine(workload), small_threshold)
 
     @property
     def extras(self) -> dict:

@@ -1,0 +1,110 @@
+"""The public face (``import epochbench as eb``): the README's library
+example runs unchanged, the face's doctests pass, the names resolve lazily,
+and bad arguments are one clear error."""
+import doctest
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import epochbench as eb
+
+ROOT = Path(__file__).resolve().parents[1]
+FACE = ["register", "solve", "score", "validate", "generate", "load", "save", "simulate", "Result", "SimResult"]
+
+
+def test_readme_library_example_runs_unchanged(tmp_path, capsys, monkeypatch):
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Library"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md (Library)", "exec"), {})
+    out = capsys.readouterr().out
+    assert "optimal" in out and "pool fast" in out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_face_doctests():
+    import epochbench.api as api
+    result = doctest.testmod(api, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 2 and result.failed == 0
+
+
+def test_every_face_name_resolves_and_is_listed():
+    assert set(FACE) <= set(eb.__all__) and set(FACE) <= set(dir(eb))
+    for name in FACE:
+        assert getattr(eb, name) is not None
+    assert callable(eb.score) and callable(eb.validate) and callable(eb.simulate)   # not submodules
+    assert re.match(r"\d+\.\d+", eb.__version__)
+    with pytest.raises(AttributeError):
+        eb.no_such_name
+
+
+def test_import_is_light():
+    code = ("import sys, epochbench; print(sorted(m for m in ('ortools', 'pulp', 'scipy', 'highspy', 'pandas', "
+            "'numba') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_commands_import_no_solver_unless_an_exact_method_is_asked_for(tmp_path):
+    kth = None
+    code = f"""
+import sys
+from epochbench.cli import main
+main(["generate", "leinberger", "--out", r"{tmp_path / 'fam'}", "--n", "8", "--k", "2", "--count", "2"])
+main(["solve", r"{tmp_path / 'fam'}/leinberger-K2-uniform-n8-s0000-000.json", "--method", "bb"])
+main(["list", "--policies"])
+print("HEAVY", sorted(m for m in ("ortools", "pulp", "highspy") if m in sys.modules))
+main(["solve", r"{tmp_path / 'fam'}/leinberger-K2-uniform-n8-s0000-000.json", "--method", "cpsat"])
+print("HEAVY", sorted(m for m in ("ortools", "pulp", "highspy") if m in sys.modules))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    heavy = [line for line in out.stdout.splitlines() if line.startswith("HEAVY")]
+    assert heavy == ["HEAVY []", "HEAVY ['highspy', 'ortools', 'pulp']"], out.stdout + out.stderr
+
+
+def test_solve_and_score_check_their_arguments():
+    inst = eb.generate("leinberger", n=5, k=2, count=1, seed=2)[0]
+    with pytest.raises(ValueError, match="method"):
+        eb.solve(inst, "")
+    with pytest.raises(ValueError, match="instance"):
+        eb.solve("not an instance", "ff")
+    with pytest.raises(KeyError, match="no method 'nope'"):
+        eb.solve(inst, "nope")
+    with pytest.raises(ValueError, match="at least one method"):
+        eb.score([inst], "")
+    assert eb.solve(inst, "ff", time_limit=3).status == "feasible"          # limits are ignored by heuristics
+
+
+def test_save_load_round_trip_and_score_from_a_folder(tmp_path):
+    fam = eb.generate("leinberger", n=6, k=2, count=2, seed=4)
+    for inst in fam:
+        eb.save(inst, tmp_path / f"{inst.name}.json")
+    back = [eb.load(tmp_path / f"{inst.name}.json") for inst in fam]
+    assert [b.name for b in back] == [f.name for f in fam]
+    assert all(np.array_equal(a.demand, b.demand) for a, b in zip(fam, back))
+    table = eb.score(tmp_path / f"{fam[0].name}.json", "ff,cpsat", time_limit=5)
+    assert isinstance(table, pd.DataFrame) and set(table["method"]) == {"ff", "cpsat"}
+
+
+def test_simulate_on_all_three_machines():
+    from epochbench.instances.jobs import make_workload
+    jobs = {"id": range(1, 9), "submit": [0, 1, 2, 3, 4, 5, 6, 7], "runtime": [30, 20, 40, 10, 60, 5, 15, 25],
+            "estimate": [40, 20, 50, 10, 60, 10, 20, 30], "procs": [8, 4, 2, 8, 6, 1, 3, 5]}
+    w = make_workload(jobs, [8])
+    pool = eb.simulate(w, "easy")
+    gang = eb.simulate(w, "gs", mpl=2)
+    farm = eb.simulate(None, "edf", farm_jobs=20)
+    assert [r.machine for r in (pool, gang, farm)] == ["pool", "gang", "farm"]
+    assert all(isinstance(r, eb.SimResult) for r in (pool, gang, farm))
+    assert len(pool.jobs) == len(gang.jobs) == 8 and len(farm.jobs) == 20
+    assert pool.summary()["jobs"] == 8 and "capacity_loss" in gang.summary() and "late" in farm.summary()
+    with pytest.raises(KeyError, match="no policy 'gs' on machine 'pool'"):
+        eb.simulate(w, "gs", machine="pool")
+    with pytest.raises(ValueError, match="--slack-factor applies to policy slack-bf only"):
+        eb.simulate(w, "easy", slack_factor=2.0)

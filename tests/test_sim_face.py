@@ -1,0 +1,85 @@
+"""The simulator's one face: one policy registry keyed by (machine, name),
+options declared once and read by the command line, one report and one
+writer with the same keys on every machine."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from epochbench.cli import build_parser, main
+from epochbench.instances.jobs import make_workload, write_swf
+from epochbench.sim import registry
+from epochbench.sim.runner import REPORT_KEYS
+
+
+@pytest.fixture
+def swf(tmp_path):
+    jobs = {"id": range(1, 13), "submit": [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22],
+            "runtime": [50, 30, 40, 10, 60, 5, 15, 25, 35, 45, 55, 65],
+            "estimate": [60, 40, 40, 20, 90, 10, 20, 30, 40, 50, 60, 70],
+            "procs": [8, 4, 2, 8, 6, 1, 3, 5, 7, 2, 4, 6]}
+    path = tmp_path / "w.swf"
+    write_swf(make_workload(jobs, [8]), path)
+    return path
+
+
+def test_every_machine_has_policies_and_keys_are_unique():
+    specs = registry.policies()
+    assert {s.machine for s in specs} == set(registry.MACHINES)
+    keys = [(s.machine, s.name) for s in specs]
+    assert len(keys) == len(set(keys))
+    assert ("pool", "easy") in keys and ("farm", "easy") in keys                 # one name, two machines
+    assert registry.machine_of("easy") == "pool" and registry.machine_of("mbgs") == "gang"
+    assert registry.machine_of("cs-i-p") == "farm"
+    assert all(s.rule for s in specs)
+
+
+def test_registering_a_policy_twice_differently_is_refused():
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register_policy("pool", "easy", lambda **kw: None)
+
+
+def test_cli_options_and_help_come_from_the_registry():
+    parser = build_parser("simulate")
+    sim = parser._subparsers._group_actions[0].choices["simulate"]
+    dests = {a.dest for a in sim._actions}
+    for machine in registry.MACHINES:
+        assert {o.name for o in registry.machine_options(machine)} <= dests
+    policy_help = next(a.help for a in sim._actions if a.dest == "policy")
+    for spec in registry.policies():
+        assert spec.name in policy_help
+
+
+def test_list_policies_prints_every_policy_and_its_options(capsys):
+    assert main(["list", "--policies"]) == 0
+    out = capsys.readouterr().out
+    for spec in registry.policies():
+        assert f"  {spec.name} " in out
+    assert "--slack-factor (slack-bf)" in out and "--mpl" in out and "--farm-jobs" in out
+
+
+@pytest.mark.parametrize("argv", [["--policy", "easy"], ["--policy", "gs", "--mpl", "2"],
+                                  ["--machine", "farm", "--policy", "edf", "--farm-jobs", "30"]])
+def test_one_writer_same_report_keys_on_every_machine(tmp_path, swf, argv):
+    out = tmp_path / "run"
+    full = ["simulate", *([] if "farm" in argv else ["--workload", str(swf)]), *argv, "--out", str(out), "--quiet"]
+    assert main(full) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert tuple(report) == REPORT_KEYS
+    header = (out / "jobs.csv").read_text().splitlines()[0].split(",")
+    assert header[:2] == ["id", "submit"] and report["jobs"] == sum(1 for _ in open(out / "jobs.csv")) - 1
+
+
+def test_an_option_of_another_policy_is_one_clear_error(swf, capsys):
+    assert main(["simulate", "--workload", str(swf), "--policy", "easy", "--slack-factor", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--slack-factor applies to policy slack-bf only" in err
+
+
+def test_calibrate_is_a_command(tmp_path, swf):
+    proc = subprocess.run([sys.executable, "-m", "epochbench.cli", "calibrate", str(swf), "--target", "1",
+                           "--out", str(tmp_path / "c.swf")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr
+    cal = json.loads(proc.stdout)
+    assert "factor" in cal and (tmp_path / "c.swf").exists()
