@@ -17,8 +17,8 @@ COMMON = ("workload", "machine", "policy", "record_epochs", "min_candidates", "n
           "no_kill", "small_threshold", "out", "json", "quiet")
 
 _GROUPS = {"pool": "space-shared machine (--machine pool)",
-           "gang": "gang scheduling (--machine gang; seed 004 sections 5-6)",
-           "farm": "farm with licenses (--machine farm, seed 003)"}
+           "gang": "gang scheduling (--machine gang; [zhang-comparative] sections 5-6)",
+           "farm": "farm with licenses (--machine farm, [capannini2007])"}
 
 
 def _policy_help() -> str:
@@ -50,7 +50,7 @@ def add_simulate(sub) -> None:
                                    "writes DIR/jobs.csv and DIR/report.json with --out.")
     m.add_argument("--workload", type=Path, help=".swf, .swf.gz, .csv or .parquet (not with --machine farm)")
     m.add_argument("--machine", choices=list(MACHINES), default=None,
-                   help="pool: space-shared K resources; gang: Ousterhout matrix; farm: seed 003 farm with "
+                   help="pool: space-shared K resources; gang: Ousterhout matrix; farm: [capannini2007] farm with "
                         "licenses (default: the first machine that has the policy)")
     m.add_argument("--policy", required=True, help=_policy_help())
     m.add_argument("--record-epochs", type=Path, metavar="DIR",
@@ -129,7 +129,7 @@ def _gang_options(args, options: dict, workload) -> tuple[dict, object]:
 
 def _farm_options(args, options: dict, workload) -> tuple[dict, object]:
     if args.workload:
-        raise ValueError("--machine farm generates its own stream (seed 003 section 6); drop --workload")
+        raise ValueError("--machine farm generates its own stream ([capannini2007] section 6); drop --workload")
     return options, (None, {})
 
 
@@ -211,7 +211,7 @@ def list_policies() -> int:
 def add_calibrate(sub) -> None:
     c = sub.add_parser("calibrate", help="scale a job stream's arrivals to a target mean queue length",
                        description="Scale the arrival times of WORKLOAD so that POLICY's mean queue length "
-                                   "is TARGET jobs (seed 000 section 3.1); prints the calibration as JSON, "
+                                   "is TARGET jobs ([leinberger1999] section 3.1); prints the calibration as JSON, "
                                    "--out writes the scaled stream (SWF, CSV or Parquet by suffix).")
     c.add_argument("workload", type=Path, help=".swf, .swf.gz, .csv or .parquet")
     c.add_argument("--target", type=float, required=True, help="target mean queue length (jobs)")

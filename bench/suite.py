@@ -49,7 +49,7 @@ def _instances(cfg: Config):
 
 def configs(quick: bool) -> list[Config]:
     """Packing: Leinberger K in {2, 4, 8} x uniform/exponential, and LOS, at
-    n = 32, 64, 256 (quick: 32, 64); epochs: seed 000 fig. 1 and VBP n = 20."""
+    n = 32, 64, 256 (quick: 32, 64); epochs: [leinberger1999] fig. 1 and VBP n = 20."""
     sizes = (32, 64) if quick else (32, 64, 256)
     count = 3 if quick else 5
     tl = 5.0 if quick else 10.0

@@ -1,4 +1,4 @@
-"""Exact methods of the ``assignment`` family (seed 003 section 5), lexicographic
+"""Exact methods of the ``assignment`` family ([capannini2007] section 5), lexicographic
 objective: maximum cardinality first, then maximum total preference.
 
 ``hungarian``   :func:`epochbench.instances.assignment.lexicographic_matching` (scipy
@@ -77,7 +77,7 @@ def assignment_model(p: np.ndarray, nu: int, hint: list[tuple[int, int]]) -> tup
 
 def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float, threads: int = 1,
                      seed: int = 0) -> Result:
-    """Lexicographic optimum matching (seed 003 section 5) with backend ``method``.
+    """Lexicographic optimum matching ([capannini2007] section 5) with backend ``method``.
 
     Maximum cardinality nu by Hopcroft-Karp, then the heaviest matching of
     nu pairs by the 0-1 model (:func:`assignment_model`).  ``bound``: an upper bound on the weight of

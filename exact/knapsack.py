@@ -1,4 +1,4 @@
-"""Exact models of the ``knapsack`` family (seed 003 section 4.2's MKP).
+"""Exact models of the ``knapsack`` family ([capannini2007] section 4.2's MKP).
 
 The license knapsack is the packing family's 0-1 multidimensional knapsack
 with a profit objective: :func:`as_packing` states it as a
@@ -35,7 +35,7 @@ def as_packing(inst: KnapsackInstance) -> PackingInstance:
 
 def solve_knapsack(inst: KnapsackInstance, method: str, *, time_limit: float, threads: int = 1,
                    seed: int = 0) -> Result:
-    """Best license knapsack (seed 003 4.2 MKP) with backend ``method``.
+    """Best license knapsack ([capannini2007] 4.2 MKP) with backend ``method``.
 
     The packing family's MKP model; selected jobs in ascending order, a
     proven upper bound or ``None``, status ``optimal`` / ``feasible`` / ``timeout``.  Exponential in

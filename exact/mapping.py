@@ -1,4 +1,4 @@
-"""Exact models of the ``mapping`` family (seed 002 ETC mapping; R||Cmax with
+"""Exact models of the ``mapping`` family ([vadhiyar-notes] ETC mapping; R||Cmax with
 machine ready times): CP-SAT, MILP (CBC, HiGHS) and the LP relaxation bound.
 
 Model (one for every backend): ``x[i, j] = 1`` when task i runs on machine j,
@@ -121,7 +121,7 @@ def scaled(inst: MappingInstance, limit: int = INT_LIMIT) -> Scaled:
 
 # ---- start mapping, bounds -----------------------------------------------------------------
 def minmin_start(inst: MappingInstance) -> np.ndarray:
-    """Min-Min (seed 002) in plain numpy, for the hint: lowest task index,
+    """Min-Min ([vadhiyar-notes]) in plain numpy, for the hint: lowest task index,
     then lowest machine index, on ties (heuristics/mapping.py has the fast
     version; the two packages do not import each other).  O(t^2 m)."""
     t, m = inst.etc.shape
@@ -400,7 +400,7 @@ class ConfigLP:
     :func:`scaled`).  Bound: the Lagrangian dual of the assignment
     constraints, one 0-1 knapsack per machine (Martello, Soumis and Toth
     1997; the LP of :func:`lp_bound` strengthened by the capacity ``T -
-    R[j]`` of every machine; seed 002's ETC model).
+    R[j]`` of every machine; [vadhiyar-notes]'s ETC model).
 
     For any ``u >= 0``, a mapping of makespan ``<= T`` gives ``sum_i u_i =
     sum_j u(S_j) <= sum_j K_j(u)``, ``K_j`` the best knapsack of machine j; so
@@ -873,7 +873,7 @@ def _make(method: str):
         return solve_mapping(inst, method, time_limit=time_limit, threads=threads, **params)
 
     method_func.__name__ = method_func.__qualname__ = f"mapping_{method.replace('-', '_')}"
-    method_func.__doc__ = (f"Minimum makespan mapping, {method} (seed 002 ETC mapping; "
+    method_func.__doc__ = (f"Minimum makespan mapping, {method} ([vadhiyar-notes] ETC mapping; "
                            f"see exact.mapping.solve_mapping)")
     return register("mapping", method, kind="exact")(method_func)
 

@@ -72,8 +72,8 @@ def packing_candidates(inst: PackingInstance) -> np.ndarray:
 
 
 def packing_model(inst: PackingInstance, cand: np.ndarray) -> BinaryModel:
-    """0-1 multidimensional knapsack over ``cand`` (seed 000 section 2: start
-    the set of queued jobs that best fills the K resources; seed 002 LOS
+    """0-1 multidimensional knapsack over ``cand`` ([leinberger1999] section 2: start
+    the set of queued jobs that best fills the K resources; [vadhiyar-notes] LOS
     "Freedom from starvation": jobs running past the shadow time fit in
     ``extra``).  Rows that can never bind are left out.  Cost O(n K)."""
     w = inst.weights()[cand]
@@ -267,7 +267,7 @@ def canonical_bins(bins, pos: dict[int, int]) -> list[list[int]]:
 def epochs_model(inst: EpochsInstance, order: np.ndarray, n_clique: int, start: list[list[int]], lb: int,
                  conf: np.ndarray, fill: bool = True):
     """Assignment model of vector bin packing with ``U = len(start)`` bins
-    (seed 000 figure 1, "UNC": the fewest epochs that run the whole queue).
+    ([leinberger1999] figure 1, "UNC": the fewest epochs that run the whole queue).
 
     ``order`` puts a conflict clique first (its ``n_clique`` jobs are fixed
     to bins ``0..n_clique-1``), then the rest by FFD order.  Variables

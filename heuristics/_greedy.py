@@ -31,7 +31,7 @@ def _modify(measure, floor, avail, fullness):
 
 @njit(cache=True)
 def balance_score(used, share, fullness):
-    """BB score of one job (seed 000 section 2.2), lower is better.
+    """BB score of one job ([leinberger1999] section 2.2), lower is better.
 
     The max/average balance measure ``b = max_i(U_i + R_i) / (sum_i (U_i +
     R_i) / K)`` (>= 1) with the fullness modifier ``f = 1 - sum_i (U_i +
@@ -65,7 +65,7 @@ def balance_score(used, share, fullness):
 
 @njit(cache=True)
 def lowest_score(used, share, low, window, fullness):
-    """BL score of one job (seed 000 section 2.2), lower is better.
+    """BL score of one job ([leinberger1999] section 2.2), lower is better.
 
     The mismatch m, the share of its ``window`` largest requirements that
     miss the ``window`` least-utilised resources (``low`` flags them; 0 when

@@ -84,7 +84,7 @@ def _bucket_remove(mem, cnt, pos, i, j):
 
 @njit(cache=True)
 def batch_greedy(etc, ready, rule):
-    """Min-Min / Max-Min / Sufferage (seed 002 "Scheduling heuristics"):
+    """Min-Min / Max-Min / Sufferage ([vadhiyar-notes] "Scheduling heuristics"):
     repeatedly pick, among the unmapped tasks, the one whose minimum
     completion time is smallest (Min-Min) or largest (Max-Min), or whose
     sufferage (second-best minus best completion time) is largest (lowest
@@ -214,7 +214,7 @@ def span_of(load, cnt, ready):
 @njit(cache=True)
 def anneal(etc, ready, cur, load, cnt, cur_span, best, best_span, temp, cooling, since, patience,
            r_task, r_off, r_z):
-    """Simulated annealing steps (seed 002 "Simulated Annealing"), one per
+    """Simulated annealing steps ([vadhiyar-notes] "Simulated Annealing"), one per
     entry of the pre-drawn ``r_task`` / ``r_off`` / ``r_z``: move task
     ``r_task[k]`` to machine ``(current + r_off[k]) % m``; accept if the
     makespan drops, else if ``z = r_z[k] > y = 1 / (1 + exp((old - new) / T))``;
@@ -282,7 +282,7 @@ def _top3(fin):
 
 @njit(cache=True)
 def short_hops(etc, ready, assign, load, cnt, limit):
-    """Tabu search short hops (seed 002 "Tabu search"): scan the task pairs
+    """Tabu search short hops ([vadhiyar-notes] "Tabu search"): scan the task pairs
     (i, j), i < j, in order; swap their machines when that lowers the
     makespan (a successful hop) and restart the scan at (0, 1), else go on.
     Ends after ``limit`` successful hops or a full scan without one.

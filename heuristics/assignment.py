@@ -1,4 +1,4 @@
-"""Job-machine matching on the Job-Machine matrix (seed 003 section 5).
+"""Job-machine matching on the Job-Machine matrix ([capannini2007] section 5).
 
 * :func:`mis` (``mis``) -- Maximum Iterative Search: repeatedly the largest
   remaining entry whose job and machine are both free.  O(E log E) for E
@@ -45,7 +45,7 @@ from epochbench.instances.registry import register
 
 @register("assignment", "mis")
 def mis(inst: AssignmentInstance) -> list[tuple[int, int]]:
-    """Seed 003 section 5, MIS: take the largest remaining eligible entry,
+    """[capannini2007] section 5, MIS: take the largest remaining eligible entry,
     drop its row and column, repeat (ties: lower job, then lower machine).
     O(E log E)."""
     p = inst.preference
@@ -171,7 +171,7 @@ def _pairs(match_j) -> list[tuple[int, int]]:
 
 @register("assignment", "mfs")
 def mfs(inst: AssignmentInstance) -> list[tuple[int, int]]:
-    """Seed 003 section 5, MFS: maximum cardinality, then maximum weight, by
+    """[capannini2007] section 5, MFS: maximum cardinality, then maximum weight, by
     successive longest augmenting paths from all free jobs (module
     docstring).  O(nu m (n + m))."""
     p = np.asarray(inst.preference, dtype=np.float64)  # read-only: the kernels never write p
@@ -315,7 +315,7 @@ def _imfs_kernel(p, match_j, match_m, max_even, tol):
 
 @register("assignment", "imfs")
 def imfs(inst: AssignmentInstance, previous=None, max_even: int | None = None) -> Result:
-    """Seed 003 section 5, IMFS: from the previous plan's pairs (``previous``,
+    """[capannini2007] section 5, IMFS: from the previous plan's pairs (``previous``,
     else ``inst.meta["previous"]``, else empty) improve by layered longest
     paths, odd ones first (module docstring).  Maximum cardinality; weight
     approximate.  O((a + e) n m) for a augmentations and e even steps."""

@@ -1,6 +1,6 @@
-"""License knapsack heuristics (seed 003 section 4.2, Clustering & Pre-Matching).
+"""License knapsack heuristics ([capannini2007] section 4.2, Clustering & Pre-Matching).
 
-* :func:`critical_licenses` -- ``rho_l > 1`` (seed 003 4.1, Licenses);
+* :func:`critical_licenses` -- ``rho_l > 1`` ([capannini2007] 4.1, Licenses);
 * :func:`license_clusters` -- jobs sharing critical licenses, the connected
   components of the license hypergraph (licenses are nodes, jobs hyperedges);
 * :func:`greedy_mkp` (``greedy-mkp``) -- the paper's greedy: Eilon's
@@ -30,14 +30,14 @@ from epochbench.instances.registry import register
 
 def critical_licenses(inst: KnapsackInstance) -> np.ndarray:
     """Boolean mask of the licenses with ``rho_l > 1``: more requested than
-    copies (seed 003 4.1, Licenses).  O(n L)."""
+    copies ([capannini2007] 4.1, Licenses).  O(n L)."""
     return inst.rho() > 1.0
 
 
 def license_clusters(inst: KnapsackInstance, critical: np.ndarray | None = None) -> list[np.ndarray]:
     """Jobs asking for critical licenses, grouped so that jobs sharing a
     critical license (directly or through a chain) are in one cluster and each
-    job in exactly one (seed 003 4.2): connected components of the hypergraph
+    job in exactly one ([capannini2007] 4.2): connected components of the hypergraph
     whose nodes are the critical licenses and whose arcs are the jobs.
     Clusters as ascending index arrays, ordered by their first job; jobs asking
     for no critical license belong to none.  O(n L)."""
@@ -137,7 +137,7 @@ def _run(inst: KnapsackInstance, crit: np.ndarray, reweight: bool, method: str) 
 
 @register("knapsack", "greedy-mkp")
 def greedy_mkp(inst: KnapsackInstance, reweight: bool = True) -> Result:
-    """Seed 003 4.2 greedy MKP: Eilon surrogate over the critical licenses,
+    """[capannini2007] 4.2 greedy MKP: Eilon surrogate over the critical licenses,
     decreasing c-bar / a-bar, weights and order recomputed after each discard.
     O(n L + F n (L + log n)), F <= L licenses that stop being critical."""
     return _run(inst, critical_licenses(inst), bool(reweight), "greedy-mkp")

@@ -1,5 +1,5 @@
 """Mapping heuristics: independent tasks onto heterogeneous machines from an
-ETC matrix, minimising the makespan (seed 002, "application scheduling";
+ETC matrix, minimising the makespan ([vadhiyar-notes], "application scheduling";
 Braun et al. 2001, JPDC 61(6), who compare the same heuristics on the same
 test bed).
 
@@ -11,8 +11,8 @@ and Max-Min reproduce the REFERENCE.csv makespans of the 12 Braun matrices
 (no tie occurs there: the highest-index rule gives the same mappings).
 
 Greedy: ``olb``, ``uda`` (minimum execution time), ``mct``, ``minmin``,
-``maxmin`` (seed 002), ``sufferage``, ``duplex``.  Metaheuristics: ``ga``,
-``sa``, ``tabu`` (seed 002), deterministic for a given ``seed``; their
+``maxmin`` ([vadhiyar-notes]), ``sufferage``, ``duplex``.  Metaheuristics: ``ga``,
+``sa``, ``tabu`` ([vadhiyar-notes]), deterministic for a given ``seed``; their
 budgets are parameters.  Loops in heuristics/_mapping_kernels.py.
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ def _arrays(inst: MappingInstance):
 # ---- greedy ----------------------------------------------------------------------------
 @register("mapping", "olb")
 def olb(inst: MappingInstance) -> np.ndarray:
-    """OLB, opportunistic load balancing (seed 002 "Scheduling heuristics"):
+    """OLB, opportunistic load balancing ([vadhiyar-notes] "Scheduling heuristics"):
     each task in index order to the machine that is available first,
     regardless of its ETC there.  O(t m)."""
     return _k.olb(*_arrays(inst))
@@ -46,7 +46,7 @@ def olb(inst: MappingInstance) -> np.ndarray:
 
 @register("mapping", "uda")
 def uda(inst: MappingInstance) -> np.ndarray:
-    """UDA, user-directed allocation (= MET, minimum execution time; seed 002
+    """UDA, user-directed allocation (= MET, minimum execution time; [vadhiyar-notes]
     "Scheduling heuristics"): each task to the machine with its lowest ETC,
     regardless of availability.  O(t m)."""
     return np.asarray(inst.etc.argmin(axis=1), dtype=np.int64)
@@ -61,7 +61,7 @@ def mct(inst: MappingInstance) -> np.ndarray:
 
 @register("mapping", "minmin")
 def minmin(inst: MappingInstance) -> np.ndarray:
-    """Min-Min (seed 002 "Min-Min"): among the unmapped tasks take the one
+    """Min-Min ([vadhiyar-notes] "Min-Min"): among the unmapped tasks take the one
     with the smallest minimum completion time, map it to that machine,
     update the machine's availability, repeat.  O(t^2 m) at worst."""
     return _k.batch_greedy(*_arrays(inst), _k.MINMIN)
@@ -69,7 +69,7 @@ def minmin(inst: MappingInstance) -> np.ndarray:
 
 @register("mapping", "maxmin")
 def maxmin(inst: MappingInstance) -> np.ndarray:
-    """Max-Min (seed 002 "Max-Min"): as Min-Min, but take the task whose
+    """Max-Min ([vadhiyar-notes] "Max-Min"): as Min-Min, but take the task whose
     minimum completion time is largest.  O(t^2 m) at worst."""
     return _k.batch_greedy(*_arrays(inst), _k.MAXMIN)
 
@@ -116,7 +116,7 @@ def _rng(seed) -> np.random.Generator:
 def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, patience: int = 150,
        crossover_rate: float = 0.6, mutation_rate: float = 0.4, seeded: bool = True, seed=0,
        stats: dict | None = None) -> np.ndarray:
-    """Genetic algorithm (seed 002 "GA"; Braun et al. 2001 sec. 2): a
+    """Genetic algorithm ([vadhiyar-notes] "GA"; Braun et al. 2001 sec. 2): a
     chromosome is a mapping (t machine indices).  ``population`` chromosomes,
     random, one of them Min-Min's mapping (``seeded``).  Per iteration:
     roulette-wheel selection of a new population with elitism (the best
@@ -204,7 +204,7 @@ def _start(inst: MappingInstance, init: str, rng: np.random.Generator) -> np.nda
 def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, patience: int = 150,
        max_iter: int = 100_000, time_limit: float | None = None, seed=0,
        stats: dict | None = None) -> np.ndarray:
-    """Simulated annealing (seed 002 "Simulated Annealing"; Braun et al. 2001
+    """Simulated annealing ([vadhiyar-notes] "Simulated Annealing"; Braun et al. 2001
     sec. 2): start from a random mapping (``init="minmin"``: Min-Min's);
     temperature = its makespan.  Each iteration mutates the current mapping
     (one random task to another random machine); a lower makespan is
@@ -259,7 +259,7 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
 @register("mapping", "tabu")
 def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_tries: int = 1000, seed=0,
          stats: dict | None = None) -> np.ndarray:
-    """Tabu search (seed 002 "Tabu search"; Braun et al. 2001 sec. 2): from a
+    """Tabu search ([vadhiyar-notes] "Tabu search"; Braun et al. 2001 sec. 2): from a
     random mapping, short hops: scan the task pairs (i, j), i < j, swapping
     their machines; a swap that lowers the makespan is kept and the scan
     restarts at i = 0, otherwise it goes on.  When a scan finds no better

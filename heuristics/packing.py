@@ -22,7 +22,7 @@ from . import _greedy
 
 # ---- greedy rules (compiled kernel in heuristics/_greedy.py) ---------------------
 #: BB / BL fullness readings, by what they compute (:func:`epochbench.heuristics._greedy.balance_score`):
-#: ``scaled`` measure x availability (seed 000's modifier, the default), ``excess``
+#: ``scaled`` measure x availability ([leinberger1999]'s modifier, the default), ``excess``
 #: (measure - 1) x availability (epochbench's earlier reading), ``off`` the measure alone
 FULLNESS = {"scaled": _greedy.SCALED, "excess": _greedy.EXCESS, "off": _greedy.OFF}
 DEFAULT_FULLNESS = "scaled"
@@ -39,10 +39,10 @@ def fullness_mode(fullness) -> int:
 
 
 def _window(window, k: int) -> int:
-    """BL's window as the kernel takes it: seed 000's w, clipped to K (w >= K
+    """BL's window as the kernel takes it: [leinberger1999]'s w, clipped to K (w >= K
     flags every resource as low, so every job matches, as w = 0 does)."""
     if isinstance(window, bool) or int(window) != window or window < 0:
-        raise ValueError(f"option 'window' must be an integer >= 0 (seed 000: 0 <= w <= K - 1), got {window!r}")
+        raise ValueError(f"option 'window' must be an integer >= 0 ([leinberger1999]: 0 <= w <= K - 1), got {window!r}")
     return min(int(window), k)
 
 
@@ -60,21 +60,21 @@ def _run(inst: PackingInstance, rule: int, window: int = 1, fullness="off") -> l
 
 @register("packing", "fcfs")
 def fcfs(inst: PackingInstance) -> list[int]:
-    """FCFS (seed 002 "Scheduling policies"; seed 000 fig. 1): start jobs in
+    """FCFS ([vadhiyar-notes] "Scheduling policies"; [leinberger1999] fig. 1): start jobs in
     queue order and stop at the first one that does not fit.  O(n K)."""
     return _run(inst, _greedy.FCFS)
 
 
 @register("packing", "ff")
 def first_fit(inst: PackingInstance) -> list[int]:
-    """First fit, FCFS/FF (seed 000 section 1): scan the whole queue in order
+    """First fit, FCFS/FF ([leinberger1999] section 1): scan the whole queue in order
     and start every job that fits in what is left.  O(n K)."""
     return _run(inst, _greedy.FF)
 
 
 @register("packing", "bestfit")
 def best_fit(inst: PackingInstance) -> list[int]:
-    """Best fit, BFit (seed 004 section 3): repeatedly start the job that
+    """Best fit, BFit ([zhang-comparative] section 3): repeatedly start the job that
     leaves the smallest fragment, the sum over resources of the capacity
     share left idle.  O(picks * n K)."""
     return _run(inst, _greedy.BESTFIT)
@@ -82,14 +82,14 @@ def best_fit(inst: PackingInstance) -> list[int]:
 
 @register("packing", "worstfit")
 def worst_fit(inst: PackingInstance) -> list[int]:
-    """Worst fit, WFit (seed 004 section 3): repeatedly start the job that
+    """Worst fit, WFit ([zhang-comparative] section 3): repeatedly start the job that
     leaves the largest fragment, i.e. the smallest job first.  O(picks * n K)."""
     return _run(inst, _greedy.WORSTFIT)
 
 
 @register("packing", "bb")
 def backfill_balanced(inst: PackingInstance, fullness: str = DEFAULT_FULLNESS) -> list[int]:
-    """Backfill Balanced, BB (seed 000 section 2.2).
+    """Backfill Balanced, BB ([leinberger1999] section 2.2).
 
     Repeatedly starts the fitting job with the lowest score built from the
     max/average balance measure b of U + R (U: machine utilisation, R: the
@@ -107,7 +107,7 @@ def backfill_balanced(inst: PackingInstance, fullness: str = DEFAULT_FULLNESS) -
 
 @register("packing", "bl")
 def backfill_lowest(inst: PackingInstance, window: int = 1, fullness: str = DEFAULT_FULLNESS) -> list[int]:
-    """Backfill Lowest, BL, windowed (seed 000 section 2.2; ``window = 1`` is the
+    """Backfill Lowest, BL, windowed ([leinberger1999] section 2.2; ``window = 1`` is the
     paper's BL).
 
     ``window`` is the paper's w, ``0 <= w <= K - 1``: the job's w largest
@@ -124,9 +124,9 @@ def backfill_lowest(inst: PackingInstance, window: int = 1, fullness: str = DEFA
     return _run(inst, _greedy.BL, window=window, fullness=fullness)
 
 
-# ---- LOS dynamic programming (seed 002) ------------------------------------------
+# ---- LOS dynamic programming ([vadhiyar-notes]) ------------------------------------------
 def los_matrix(sizes, free: int) -> tuple[np.ndarray, np.ndarray]:
-    """Algorithm 1 of seed 002 (LOS, constructing M).
+    """Algorithm 1 of [vadhiyar-notes] (LOS, constructing M).
 
     Returns ``(util, selected)``, both of shape ``(len(sizes) + 1, free + 1)``:
     ``util[i, j]`` is the most processors jobs 1..i can use with j free,
@@ -149,7 +149,7 @@ def los_matrix(sizes, free: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def los_trace(sizes, selected: np.ndarray) -> list[int]:
-    """Algorithm 2 of seed 002 (constructing S): follow the flags back from the
+    """Algorithm 2 of [vadhiyar-notes] (constructing S): follow the flags back from the
     last cell.  Returns 0-based job indices in queue order."""
     sizes = np.asarray(sizes, dtype=np.int64)
     i, j, out = selected.shape[0] - 1, selected.shape[1] - 1, []
@@ -162,7 +162,7 @@ def los_trace(sizes, selected: np.ndarray) -> list[int]:
 
 
 def los_reserved(sizes, past_shadow, free: int, extra: int) -> list[int]:
-    """LOS with the head-of-queue reservation (seed 002 "Freedom from
+    """LOS with the head-of-queue reservation ([vadhiyar-notes] "Freedom from
     starvation"; Shmueli and Feitelson's reservation DP).
 
     Maximises the processors used subject to ``sum(size) <= free`` and, over
@@ -195,7 +195,7 @@ def los_reserved(sizes, past_shadow, free: int, extra: int) -> list[int]:
 
 @register("packing", "los")
 def los(inst: PackingInstance, resource: int = 0) -> list[int]:
-    """LOS, the Lookahead Optimizing Scheduler (seed 002, algorithms 1 and 2).
+    """LOS, the Lookahead Optimizing Scheduler ([vadhiyar-notes], algorithms 1 and 2).
 
     Dynamic programming over the free processors (resource ``resource``)
     selects the job set that uses the most of them; with a reservation the DP

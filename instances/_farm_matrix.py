@@ -1,4 +1,4 @@
-"""The seed 003 Job-Machine matrix in one compiled pass (see
+"""The [capannini2007] Job-Machine matrix in one compiled pass (see
 :func:`epochbench.instances.farm.preference_matrix`).
 
 The numpy version sums seven (N, M) arrays, each a few whole-matrix
@@ -15,7 +15,7 @@ from numba import njit
 
 @njit(cache=True)
 def _f1(extime, t, deadline, lo, hi):
-    """Seed 003 figure 2 for one entry (same operations as ``farm.f1``)."""
+    """[capannini2007] figure 2 for one entry (same operations as ``farm.f1``)."""
     if extime > t and extime <= deadline:
         return (hi - lo) / (deadline - t) * (extime - t) + lo
     return lo

@@ -1,4 +1,4 @@
-"""The ``assignment`` family: match jobs to machines on the Job-Machine matrix (seed 003 section 5).
+"""The ``assignment`` family: match jobs to machines on the Job-Machine matrix ([capannini2007] section 5).
 
 ``preference`` is an n x m matrix of non-negative numbers, ``P[i, m] > 0``
 the preference of job i for machine m and ``0`` "not eligible".  A decision
@@ -7,7 +7,7 @@ only eligible pairs.  JSON::
 
     {"kind": "assignment", "preference": [[...]], "meta": {...}}
 
-Objective, lexicographic as seed 003 section 5 asks ("maximizes both the
+Objective, lexicographic as [capannini2007] section 5 asks ("maximizes both the
 cardinality ... and the sum of the selected associations"): first the number
 of pairs, then their total preference.  How the suite scores it:
 
@@ -29,7 +29,7 @@ of pairs, then their total preference.  How the suite scores it:
 them); ``meta["optimum"]`` the weight of a known lexicographic optimum.
 
 Generators: ``assign-random`` (random matrices, optionally one job arriving
-or leaving after an optimal plan), ``assign-farm`` (the matrix of a seed 003
+or leaving after an optimal plan), ``assign-farm`` (the matrix of a [capannini2007]
 farm state, :mod:`epochbench.instances.farm`), ``orlib-assign`` (OR-Library
 ``assign100.txt``, cost turned into preference).
 """
@@ -222,7 +222,7 @@ def random_assignment(*, n: int = 20, machines: int = 20, density: float = 1.0, 
     ``arrive`` / ``leave`` the matrix is first planned optimally
     (:func:`lexicographic_matching`), then one job (a new random row; a
     matched job) arrives / leaves; the plan left becomes ``meta["previous"]``
-    (the IMFS setting of seed 003 section 5).  Cost O(count (n + m)^3) with
+    (the IMFS setting of [capannini2007] section 5).  Cost O(count (n + m)^3) with
     an event, O(count n m) without."""
     n, machines, count, seed = _int("n", n, 0), _int("machines", machines, 0), _int("count", count, 0), _int("seed", seed, 0)
     density, max_value = _fraction("density", density), _int("max_value", max_value, 1)
@@ -264,7 +264,7 @@ def from_farm(state: _farm.FarmState, constants: _farm.Constants | None = None,
 def farm_assignment(*, n: int = 150, machines: int = 150, licenses: int = 20, busy: float = 0.5,
                     preemptive: bool = True, event: str = "none", count: int = 10,
                     seed: int = 0) -> list[AssignmentInstance]:
-    """Job-Machine matrices of seed 003 farms (section 6: 150 machines, 20
+    """Job-Machine matrices of [capannini2007] farms (section 6: 150 machines, 20
     licenses; ranges of :func:`epochbench.instances.farm.generate_farm`), constants of
     footnote 1 (``preemptive``: overhead Delta 8, else 800).  ``event``:
     ``none`` keeps the generated previous plan (``busy`` x machines running

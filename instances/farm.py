@@ -1,6 +1,6 @@
-"""A computing farm at one scheduling event and its Job-Machine matrix (seed 003).
+"""A computing farm at one scheduling event and its Job-Machine matrix ([capannini2007]).
 
-Seed 003 (Capannini et al., SC07) schedules batch jobs on heterogeneous
+[capannini2007] (Capannini et al., SC07) schedules batch jobs on heterogeneous
 machines with floating software licenses by "convergent scheduling": seven
 heuristics each add a preference ``Delta p[i, m]`` to a Job-Machine matrix
 ``P`` (section 4.1), jobs whose critical licenses cannot all be served are
@@ -12,7 +12,7 @@ discarded by a 0-1 multidimensional knapsack (section 4.2, family
   event (frozen dataclasses over numpy arrays; ``Jobs.take`` / ``Jobs.concat``
   / ``FarmState.with_jobs`` / ``FarmState.advance`` let a simulator move from
   one event to the next);
-* :func:`generate_farm` -- a random state with the ranges of seed 003
+* :func:`generate_farm` -- a random state with the ranges of [capannini2007]
   section 6;
 * the seven heuristics of section 4.1 with the constants of its footnote 1
   (:class:`Constants`): :func:`eligible`, :func:`deadline_delta` (``f_1`` and
@@ -50,7 +50,7 @@ import numpy as np
 
 from .core import InstanceError
 
-#: seed 003 section 6 ranges (uniform)
+#: [capannini2007] section 6 ranges (uniform)
 ESTIMATE = (500.0, 3000.0)
 DEADLINE_SLACK = (25.0, 150.0)  # percent of the estimate (see module docstring)
 CPUS = (1, 8)
@@ -60,13 +60,13 @@ LICENSE_RATIO = (0.55, 0.65)
 SUITABILITY = 0.9
 NEED = 0.2
 NO_DEADLINE = 0.3
-#: license ratio ranges of seed 003 table 1 (the MKP evaluation)
+#: license ratio ranges of [capannini2007] table 1 (the MKP evaluation)
 TABLE1_RATIOS = ((0.40, 0.45), (0.45, 0.50), (0.50, 0.55), (0.55, 0.60))
 
 
 @dataclass(frozen=True)
 class Constants:
-    """Heuristic constants; defaults are seed 003 footnote 1 for the
+    """Heuristic constants; defaults are [capannini2007] footnote 1 for the
     preemptive CS versions (``overhead = 800`` simulates non-preemptable
     jobs: :meth:`non_preemptive`).  ``base`` is the value an eligible entry
     starts from (the Minimal requirements heuristic), ours."""
@@ -237,14 +237,14 @@ class FarmState(_FarmShape):
         return replace(self, jobs=jobs, now=float(now))
 
 
-# ---- generator (seed 003 section 6) ---------------------------------------------------------
+# ---- generator ([capannini2007] section 6) ---------------------------------------------------------
 def generate_farm(rng: np.random.Generator, *, jobs: int = 150, machines: int = 150, licenses: int = 20,
                   ratio: tuple[float, float] = LICENSE_RATIO, suitability: float = SUITABILITY,
                   need: float = NEED, no_deadline: float = NO_DEADLINE,
                   deadline_slack: tuple[float, float] = DEADLINE_SLACK, interarrival: float = 10.0,
                   busy: float = 0.5, bandwidth: tuple[float, float] = (10.0, 100.0),
                   now: float = 0.0) -> FarmState:
-    """A random farm state with the ranges of seed 003 section 6 (see the
+    """A random farm state with the ranges of [capannini2007] section 6 (see the
     module docstring for the readings): machines with CPUs [1-8], benchmark
     [200-600], each license usable with probability ``suitability``; license
     copies ``ratio`` x usable machines; jobs with estimate [500-3000],
@@ -282,7 +282,7 @@ def generate_farm(rng: np.random.Generator, *, jobs: int = 150, machines: int = 
               progress=_frozen(np.zeros(N), float), running_on=_frozen(np.full(N, -1), np.int64),
               ids=_frozen(np.arange(N), np.int64))
     state = FarmState(mach, copies, jb, _frozen(bw, float), float(now),
-                      {"generator": "seed 003 section 6", "ratio": list(ratio), "need": need,
+                      {"generator": "[capannini2007] section 6", "ratio": list(ratio), "need": need,
                        "suitability": suitability, "busy": busy, "interarrival": interarrival})
     # previous plan: random jobs on random free eligible machines
     ok = eligible(state)
@@ -301,7 +301,7 @@ def generate_farm(rng: np.random.Generator, *, jobs: int = 150, machines: int = 
     return state.with_jobs(replace(jb, running_on=_frozen(running, np.int64), progress=_frozen(progress, float)))
 
 
-# ---- the seven heuristics (seed 003 section 4.1) ------------------------------------------
+# ---- the seven heuristics ([capannini2007] section 4.1) ------------------------------------------
 def eligible(state: FarmState) -> np.ndarray:
     """Minimal requirements: ``E[i, m]`` iff machine m has at least the CPUs
     of job i and can run every license type job i needs (M_Aff_i).  O(N M L)."""
@@ -320,13 +320,13 @@ def work_left(state: FarmState) -> np.ndarray:
 
 
 def nxtime(state: FarmState) -> np.ndarray:
-    """``Nxtime[i, m] = Estimated_i (1 - Progress_i) BM_m-bar / BM_m`` (seed 003
+    """``Nxtime[i, m] = Estimated_i (1 - Progress_i) BM_m-bar / BM_m`` ([capannini2007]
     4.1, Deadline; also Remaining of Wait minimization).  O(N M)."""
     return work_left(state)[:, None] / state.machines.bench[None, :]
 
 
 def f1(extime, t, deadline, lo: float, hi: float) -> np.ndarray:
-    """Seed 003 section 4.1, the deadline function: ``Min`` while ``Extime <=
+    """[capannini2007] section 4.1, the deadline function: ``Min`` while ``Extime <=
     t``, then the line through ``(t, Min)`` and ``(Deadline, Max)``, and
     ``Min`` again once ``Extime > Deadline`` (figure 2).  Elementwise."""
     extime, t, deadline = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (extime, t, deadline)))
@@ -338,7 +338,7 @@ def f1(extime, t, deadline, lo: float, hi: float) -> np.ndarray:
 
 
 def deadline_delta(state: FarmState, c: Constants, ok: np.ndarray) -> np.ndarray:
-    """Deadline heuristic, equation (1) of seed 003: with ``Extime = Now +
+    """Deadline heuristic, equation (1) of [capannini2007]: with ``Extime = Now +
     Nxtime``, ``t = Deadline - k Nxtime`` and ``f-bar_1 = Max - f_1``,
     ``Delta[i, m] = (sum_{k in M_Aff_i} f_1[i, k]) * f-bar_1[i, m] / d_i``,
     ``d_i = sum_{m in M_Aff_i} f-bar_1[i, m]``.  Jobs without deadline get 0,
@@ -372,7 +372,7 @@ def deadline_delta(state: FarmState, c: Constants, ok: np.ndarray) -> np.ndarray
 
 
 def license_rho(requests: np.ndarray, copies: np.ndarray) -> np.ndarray:
-    """``rho_l = sum_i s[i, l] / a_l`` (seed 003 4.1, Licenses; with integer
+    """``rho_l = sum_i s[i, l] / a_l`` ([capannini2007] 4.1, Licenses; with integer
     weights ``a[i, l]`` it is the demand-to-capacity ratio of the MKP; inf
     for a requested license without copies).  A license is critical iff
     ``rho_l > 1``.  O(N L)."""
@@ -383,7 +383,7 @@ def license_rho(requests: np.ndarray, copies: np.ndarray) -> np.ndarray:
 
 def license_weight(licenses: np.ndarray, copies: np.ndarray) -> np.ndarray:
     """``w(i) = |L| sum_{l in L_c} s[i,l] rho_l + sum_{l in L_nc} s[i,l] rho_l``
-    (seed 003 4.1, Licenses).  O(N L)."""
+    ([capannini2007] 4.1, Licenses).  O(N L)."""
     s = np.asarray(licenses, dtype=float)
     rho = license_rho(s, copies)
     crit = rho > 1.0
@@ -450,14 +450,14 @@ def aging_delta(state: FarmState, c: Constants, ok: np.ndarray) -> np.ndarray:
     return np.where(ok, aging_score(state, c)[:, None], 0.0)
 
 
-#: the heuristics after Minimal requirements, in seed 003 order
+#: the heuristics after Minimal requirements, in [capannini2007] order
 HEURISTICS = {"deadline": deadline_delta, "licenses": license_delta, "input": input_delta,
               "wait": wait_delta, "overhead": overhead_delta, "aging": aging_delta}
 
 
 def preference_matrix(state: FarmState, constants: Constants | None = None, *,
                       heuristics=tuple(HEURISTICS), ok: np.ndarray | None = None) -> np.ndarray:
-    """The Job-Machine matrix ``P`` (N, M) of seed 003 section 4: Minimal
+    """The Job-Machine matrix ``P`` (N, M) of [capannini2007] section 4: Minimal
     requirements fixes the eligible pairs (``Constants.base`` there, 0
     elsewhere) and each heuristic in ``heuristics`` adds its ``Delta``.
     Every eligible entry is > 0.  ``ok``: the eligibility (N, M) if already
@@ -493,7 +493,7 @@ def _fused(state: FarmState, c: Constants, ok: np.ndarray) -> np.ndarray:
 
 
 def mkp_profit(p: np.ndarray) -> np.ndarray:
-    """Seed 003 section 4.2: ``c-bar_i = sum_m p[i, m] / |{m : p[i, m] > 0}|``,
+    """[capannini2007] section 4.2: ``c-bar_i = sum_m p[i, m] / |{m : p[i, m] > 0}|``,
     the mean positive preference of each job (0 for a job no machine can
     run).  O(N M)."""
     p = np.asarray(p, dtype=float)

@@ -17,20 +17,20 @@ Every generator takes keyword-only parameters with defaults (listed in
 from ``numpy.random.default_rng(seed)``: instance ``i`` of a call uses the
 ``i``-th generator of ``rng.spawn(count)``, so it does not depend on ``count``.
 
-Distribution choices (seed 000 §3.1 names the model, not its numbers):
+Distribution choices ([leinberger1999] §3.1 names the model, not its numbers):
 
 * Job size (processors) on a machine of P processors: Feitelson 1996 model,
   a harmonic distribution of order 1.5 (P(s) ~ s**-1.5, s = 1..P), then a
   fraction ``p_pow2`` (default 0.75) of every size's mass is moved to the
   nearest power of two in log2 (capped at the largest power of two <= P).
-  Seed 000 gives no numbers for Feitelson's hand-tuning; 0.75 is our choice,
+  [leinberger1999] gives no numbers for Feitelson's hand-tuning; 0.75 is our choice,
   close to the Lublin-Feitelson (2003) model, which puts 67 % of parallel
   batch jobs on powers of two.  With P = 128: 41 % of jobs are serial, 91 %
   powers of two (serial included), mean size 8.9.
 * Runtime (Leinberger estimates): two-branch hyperexponential, means 300 s
   and 7200 s, the long branch taken with probability 0.1 + 0.8 log2(s)/log2(P):
   Feitelson's "weak correlation" of runtime with size.  Whole seconds, >= 1.
-* K requirements (seed 000 §3.1 item 2): K draws uniform on (0, 1] or
+* K requirements ([leinberger1999] §3.1 item 2): K draws uniform on (0, 1] or
   exponential (mean 1), divided by their maximum (``norm="max"``, default:
   the largest requirement is exactly the job's share s/P, so nothing exceeds
   capacity) or by their mean (``norm="mean"``: the average share is s/P and
@@ -102,7 +102,7 @@ def feitelson_runtimes(rng: np.random.Generator, sizes, processors: int, short: 
 
 def k_requirements(rng: np.random.Generator, sizes, processors: int, capacity, dist: str = "uniform",
                    norm: str = "max") -> tuple[np.ndarray, np.ndarray]:
-    """Seed 000 §3.1 item 2: K draws per job (uniform (0,1] or exponential mean 1),
+    """[leinberger1999] §3.1 item 2: K draws per job (uniform (0,1] or exponential mean 1),
     normalised by their max or mean, scaled by size/processors, in resource units
     ``ceil(share * capacity)`` (>= 1).  Returns ``(demand, capped)``: values above
     capacity are set to capacity and ``capped[j]`` counts them (only with "mean")."""
@@ -172,11 +172,11 @@ def _children(seed, count):
     return np.random.default_rng(seed).spawn(count)
 
 
-# ---- leinberger (seed 000 section 3.1) -------------------------------------------------
+# ---- leinberger ([leinberger1999] section 3.1) -------------------------------------------------
 def leinberger(*, n: int = 64, k: int = 4, dist: str = "uniform", count: int = 10, seed: int = 0,
                capacity=1000, processors: int = 128, load: float | None = None, norm: str = "max",
                p_pow2: float = 0.75) -> list[PackingInstance]:
-    """Packing instances of one scheduling epoch, seed 000 §3.1 workload.
+    """Packing instances of one scheduling epoch, [leinberger1999] §3.1 workload.
 
     A queue of ``n`` jobs (row order = queue order), each with K requirements
     from its Feitelson size (see the module docstring) and a runtime estimate;
@@ -214,11 +214,11 @@ def leinberger(*, n: int = 64, k: int = 4, dist: str = "uniform", count: int = 1
     return out
 
 
-# ---- LOS (seed 002) ------------------------------------------------------------------------
+# ---- LOS ([vadhiyar-notes]) ------------------------------------------------------------------------
 def los(*, n: int = 32, count: int = 10, seed: int = 0, machine: int = 320, load: float | None = None,
         p_block: float = 0.5, now: float = 0.0, p_pow2: float = 0.75, est_min: float = 60.0,
         est_max: float = 86400.0) -> list[PackingInstance]:
-    """LOS epochs (seed 002, "Notations" and "Freedom from starvation").
+    """LOS epochs ([vadhiyar-notes], "Notations" and "Freedom from starvation").
 
     A machine of ``machine`` processors (K = 1) runs jobs (size, remaining
     time) filling up to ``floor(load * machine)``; ``n`` waiting jobs have
@@ -272,7 +272,7 @@ def _los_instance(cap, used, demand, estimate, meta, reserve):
 
 
 def los_example(*, reservation: bool = False) -> PackingInstance:
-    """Seed 002 LOS worked example: N = 10, t = 25, one running job (size 5,
+    """[vadhiyar-notes] LOS worked example: N = 10, t = 25, one running job (size 5,
     rem 3), waiting (size, time) (7,4), (3,5), (1,6), (2,4), (2,2).  With
     ``reservation`` the blocked head gets shadow 28 and extra 3.  Either way
     the best start set uses all 5 free processors (utilization 0.5); LOS
@@ -280,19 +280,19 @@ def los_example(*, reservation: bool = False) -> PackingInstance:
     name = "los-example-reservation" if reservation else "los-example"
     meta = dict(name=name, family="packing", generator="los-example", params={"reservation": reservation},
                 seed=None, now=25.0, head_blocked=True, running={"size": [5], "remaining": [3.0]},
-                optimum=0.5, reference={"LOS selected (seed 002 fig. 1)": [1, 3]})
+                optimum=0.5, reference={"LOS selected ([vadhiyar-notes] fig. 1)": [1, 3]})
     return _los_instance(np.array([10]), np.array([5]), np.array([[7], [3], [1], [2], [2]]),
                          np.array([4.0, 5, 6, 4, 2]), meta, reserve=reservation)
 
 
-# ---- seed 000 figure 1 ---------------------------------------------------------------------
+# ---- [leinberger1999] figure 1 ---------------------------------------------------------------------
 def fig1() -> EpochsInstance:
-    """Seed 000 figure 1: 16 CPUs / 32 GB, six jobs; UNC needs 2 epochs
+    """[leinberger1999] figure 1: 16 CPUs / 32 GB, six jobs; UNC needs 2 epochs
     ({0, 2, 4}, {1, 3, 5}), FCFS 4, FCFS/FF 3."""
     meta = dict(name="leinberger-fig1", family="epochs", generator="fig1", params={}, seed=None,
                 optimum=2, reference={"FCFS": 4, "FCFS/FF": 3, "UNC": 2})
     return EpochsInstance.build([16, 32], [[8, 4], [4, 2], [7, 16], [11, 20], [1, 12], [1, 10]],
-                                meta, source="seed 000 figure 1")
+                                meta, source="[leinberger1999] figure 1")
 
 
 # ---- VPSolver vector bin packing files ----------------------------------------------------
@@ -490,12 +490,12 @@ def vbp_family(*, n: int | None = None, d: int | None = None, classes=None,
 
 # ---- registry ------------------------------------------------------------------------
 def _fig1_family() -> list[EpochsInstance]:
-    """Seed 000 figure 1 (one instance)."""
+    """[leinberger1999] figure 1 (one instance)."""
     return [fig1()]
 
 
 def _los_example_family(*, reservation: bool = False) -> list[PackingInstance]:
-    """Seed 002 LOS worked example (one instance)."""
+    """[vadhiyar-notes] LOS worked example (one instance)."""
     return [los_example(reservation=reservation)]
 
 
@@ -591,7 +591,7 @@ _CHOICES = {"dist": DISTS, "norm": NORMS}
 _HELP = {
     "n": "queue length (vbp: nominal item count, 20 or 40)",
     "k": "number of resources K",
-    "dist": "distribution of a job's K requirements (seed 000 §3.1)",
+    "dist": "distribution of a job's K requirements ([leinberger1999] §3.1)",
     "count": "number of instances",
     "seed": "seed of numpy.random.default_rng",
     "capacity": "units per resource",

@@ -1,11 +1,11 @@
 """Hyper-Erlang distributions of common order and the workload model built
-on them (seed 004 section 2.1, after Jann et al. 1997).
+on them ([zhang-comparative] section 2.1, after Jann et al. 1997).
 
 A hyper-Erlang distribution of common order ``n`` with two branches is the
 mixture ``p Erlang(n, lambda_1) + (1 - p) Erlang(n, lambda_2)``: with
 probability p_i the value is the sum of ``n`` exponentials of rate
 lambda_i.  Its k-th moment is ``(n)_k sum_i p_i / lambda_i**k`` with the
-rising factorial ``(n)_k = n (n + 1) .. (n + k - 1)``.  Seed 004 section 2.1
+rising factorial ``(n)_k = n (n + 1) .. (n + k - 1)``.  [zhang-comparative] section 2.1
 fits one to the first three moments of each quantity ("we select the Hyper
 Erlang Distribution of Common Order that fits these 3 observed moments"),
 the method of its reference [12], Jann et al. 1997:
@@ -31,8 +31,8 @@ References
 .. [1] J. Jann, P. Pattnaik, H. Franke, F. Wang, J. Skovira and J. Riordan,
    "Modeling of workload in MPPs", in *Job Scheduling Strategies for
    Parallel Processing (IPPS'97 workshop)*, LNCS 1291, Springer, 1997,
-   pp. 95-116.  (Seed 004 reference [12].)
-.. [2] Y. Zhang, H. Franke, J. Moreira and A. Sivasubramaniam, seed 004,
+   pp. 95-116.  ([zhang-comparative] reference [12].)
+.. [2] Y. Zhang, H. Franke, J. Moreira and A. Sivasubramaniam, [zhang-comparative],
    section 2.1.
 """
 from __future__ import annotations
@@ -115,7 +115,7 @@ class HyperErlang:
 
 def fit_moments(m1: float, m2: float, m3: float, *, max_order: int = MAX_ORDER) -> HyperErlang:
     """The two-branch hyper-Erlang of common order that has the raw moments
-    ``m1, m2, m3`` (seed 004 section 2.1; Jann et al. 1997's three-moment fit).
+    ``m1, m2, m3`` ([zhang-comparative] section 2.1; Jann et al. 1997's three-moment fit).
 
     For an order n, write mu_k = m_k / (n)_k: the branch means a_i = 1 /
     lambda_i and weights p_i form a two-point distribution with moments mu_1,
@@ -192,7 +192,7 @@ def fit_sample(x, *, max_order: int = MAX_ORDER) -> HyperErlang:
 
 
 def size_classes(procs) -> np.ndarray:
-    """Class of each job size (seed 004 section 2.1: "each class is a bin in
+    """Class of each job size ([zhang-comparative] section 2.1: "each class is a bin in
     which the upper boundary is a power of 2"): class c holds sizes in
     (2**(c-1), 2**c], class 0 size 1.  O(n)."""
     p = np.asarray(procs, dtype=np.int64)
@@ -400,7 +400,7 @@ KTH_PARAMS = _builtin(KTH_CLASSES, KTH_NODES, KTH_SOURCE, KTH_JOBS, KTH_SPAN)
 
 def hypererlang(n: int = 1000, *, seed=0, fit: str | None = None, params=None, processors: int | None = None,
                 load: float | None = None):
-    """Hyper-Erlang job stream (seed 004 section 2.1): the model of
+    """Hyper-Erlang job stream ([zhang-comparative] section 2.1): the model of
     :func:`fit_trace` fitted to the SWF / CSV / Parquet trace ``fit``, or
     given as ``params`` (dict, JSON string or JSON file; at most one of the
     two; neither: :data:`KTH_PARAMS`, the fit to KTH SP2), sampled by

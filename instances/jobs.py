@@ -15,7 +15,7 @@ estimate    float64  user estimate, > 0: requested time (field 9) if > 0, else t
 procs       int64    processors (nodes), 1 <= procs <= capacity[0]: requested (field 8)
                      if > 0, else allocated (field 5)
 duration    float64  what the simulator runs the job for: min(runtime, estimate) when
-                     ``meta["kill_at_estimate"]`` (default; seed 004 section 2.1: jobs are
+                     ``meta["kill_at_estimate"]`` (default; [zhang-comparative] section 2.1: jobs are
                      killed at their estimate), else runtime.  Always derived, never read.
 res_<name>  int64    optional, one per extra resource ``resources[k]``, k >= 1, with
                      0 <= res_<name> <= capacity[k]

@@ -1,4 +1,4 @@
-"""The ``knapsack`` family: which jobs may hold critical licenses (seed 003 4.2).
+"""The ``knapsack`` family: which jobs may hold critical licenses ([capannini2007] 4.2).
 
 A 0-1 multidimensional knapsack (MKP): job i brings ``profit[i]`` and uses
 ``weights[i, l]`` units of license l (0/1 in the farm; any non-negative
@@ -10,7 +10,7 @@ copies of each license.  Maximise the total profit.  JSON::
 Generators (``epochbench generate NAME``):
 
 =============  ===============================================================  =========
-farm-mkp       jobs asking for critical licenses in a seed 003 farm, profit       003 §4.2,
+farm-mkp       jobs asking for critical licenses in a [capannini2007] farm, profit       003 §4.2,
                c-bar_i from the Job-Machine matrix, license ratio ranges of       §6, tab. 1
                table 1
 mkp            random MKP, uncorrelated or correlated profits (Chu & Beasley      --
@@ -89,12 +89,12 @@ class KnapsackInstance:
         return float(self.profit[idx].sum()) if idx.size else 0.0
 
     def rho(self) -> np.ndarray:
-        """``rho_l`` of seed 003 4.1 over all jobs: demand / capacity."""
+        """``rho_l`` of [capannini2007] 4.1 over all jobs: demand / capacity."""
         return _farm.license_rho(self.weights, self.capacity)
 
     def describe(self, selected) -> dict:
         """License usage of a selection: used / capacity over the licenses
-        critical in the instance (``rho_l > 1``), seed 003 table 1's figure."""
+        critical in the instance (``rho_l > 1``), [capannini2007] table 1's figure."""
         return {"license_usage": license_usage(self, selected)}
 
     def to_dict(self) -> dict:
@@ -146,9 +146,9 @@ def license_usage(inst: KnapsackInstance, selected) -> float:
     return float(used / inst.capacity[crit].sum())
 
 
-# ---- seed 003 farm ----------------------------------------------------------------------------
+# ---- [capannini2007] farm ----------------------------------------------------------------------------
 def from_farm(state: _farm.FarmState, p: np.ndarray | None = None, meta: dict | None = None) -> KnapsackInstance:
-    """The MKP of seed 003 section 4.2 at one farm state: the items are the
+    """The MKP of [capannini2007] section 4.2 at one farm state: the items are the
     jobs asking for at least one critical license (``rho_l > 1`` over all
     jobs in the system) that some machine can run; weights are their license
     requests (0/1, all L licenses), capacity the license copies, profit
@@ -173,7 +173,7 @@ def from_farm(state: _farm.FarmState, p: np.ndarray | None = None, meta: dict | 
 
 def farm_mkp(*, n: int = 300, machines: int = 100, licenses: int = 40, ratio_lo: float = 0.40,
              ratio_hi: float = 0.45, need: float = _farm.NEED, count: int = 10, seed: int = 0) -> list[KnapsackInstance]:
-    """License knapsacks of seed 003 table 1: ``n`` jobs in a farm of
+    """License knapsacks of [capannini2007] table 1: ``n`` jobs in a farm of
     ``machines`` machines and ``licenses`` licenses (section 6: 100, 40), the
     license ratio uniform in [``ratio_lo``, ``ratio_hi``] (table 1: 0.40-0.45,
     0.45-0.50, 0.50-0.55, 0.55-0.60), each license needed with probability

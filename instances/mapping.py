@@ -1,12 +1,12 @@
 """The ``mapping`` family: independent tasks onto heterogeneous machines
-(seed 002, "application scheduling": the ETC matrix, Min-Min, GA, ...).
+([vadhiyar-notes], "application scheduling": the ETC matrix, Min-Min, GA, ...).
 
 An instance is an expected-time-to-compute matrix ``etc`` (t tasks x m
 machines, positive) and the machines' availability times ``ready`` (m,
 default 0).  A decision maps every task to one machine: a tuple of t machine
 indices.  With ``mat(j) = ready[j] + sum of etc[i, j] over the tasks i on j``,
 every task on machine j completes by ``mat(j)``, and the objective is the
-makespan of seed 002, ``max ct(i, j)`` over the tasks: the largest ``mat(j)``
+makespan of [vadhiyar-notes], ``max ct(i, j)`` over the tasks: the largest ``mat(j)``
 over the machines that receive a task (a machine left idle does not count,
 whatever its ready time; with ``ready = 0`` this is just the largest load).
 
@@ -128,7 +128,7 @@ class MappingInstance:
         return np.where(used, load + self.ready, 0.0)
 
     def value(self, decision: Sequence[int]) -> float:
-        """Makespan (seed 002): ``max ct(i, j)`` over the tasks.  O(t + m)."""
+        """Makespan ([vadhiyar-notes]): ``max ct(i, j)`` over the tasks.  O(t + m)."""
         return float(self.finish_times(decision).max())
 
     def describe(self, decision) -> dict:
@@ -248,7 +248,7 @@ def _classes(value, allowed, name):
 
 def braun_range(*, tasks: int = 512, machines: int = 16, task_het: str = "hi", machine_het: str = "hi",
                 consistency: str = "i", count: int = 1, seed: int = 0, decimals: int = 2) -> list[MappingInstance]:
-    """Braun's range-based ETC matrices (Braun et al. 2001 sec. 3; seed 002 ETC
+    """Braun's range-based ETC matrices (Braun et al. 2001 sec. 3; [vadhiyar-notes] ETC
     mapping), ``count`` per class; "all" for ``task_het``, ``machine_het`` or
     ``consistency`` gives every class (12 with all three).  Entries rounded to
     ``decimals`` (-1: not rounded), so that the exact models scale them to

@@ -1,13 +1,13 @@
-"""The ``packing`` and ``epochs`` families (seed 000 section 2, seed 002 LOS).
+"""The ``packing`` and ``epochs`` families ([leinberger1999] section 2, [vadhiyar-notes] LOS).
 
 ``packing``: which queued jobs start now on a machine of K resources.  Job j
 needs ``demand[j]`` (a K-vector); the selected jobs must fit in
 ``capacity - used``.  With a reservation for the blocked queue head (EASY /
-LOS, seed 002 "Freedom from starvation"), jobs flagged ``runtime_past_shadow``
+LOS, [vadhiyar-notes] "Freedom from starvation"), jobs flagged ``runtime_past_shadow``
 (still running at the shadow time) must also fit together in ``extra``.
 
 ``epochs``: the fewest equal-length epochs that run every job, each epoch a
-set of jobs fitting in ``capacity`` (vector bin packing; seed 000 figure 1,
+set of jobs fitting in ``capacity`` (vector bin packing; [leinberger1999] figure 1,
 "UNC").
 """
 from __future__ import annotations
@@ -342,7 +342,7 @@ def check_epochs(inst: EpochsInstance, bins) -> tuple[tuple[int, ...], ...]:
 
 def reservation_from_running(capacity, used, head_demand, running_demand, running_remaining,
                              now: float = 0.0):
-    """Shadow time and extra capacity for a blocked queue head (seed 002,
+    """Shadow time and extra capacity for a blocked queue head ([vadhiyar-notes],
     "Freedom from starvation"; EASY).
 
     Running jobs are released in order of (remaining time, index); the shadow
@@ -377,7 +377,7 @@ _io.register_family("epochs", EpochsInstance, check_epochs)
 
 def epochs_by(packer):
     """Turn a packing heuristic into an ``epochs`` solver: each epoch starts
-    what ``packer`` picks from the jobs left on an empty machine (seed 000
+    what ``packer`` picks from the jobs left on an empty machine ([leinberger1999]
     fig. 1).  Raises ``ValueError`` if it ever picks nothing."""
     def solve(inst: "EpochsInstance", **params) -> list[list[int]]:
         remaining = np.arange(inst.n)

@@ -18,20 +18,20 @@ processes, and which ones those are can change with the arrival rate).
 =============  ===============================================================  ==============
 model          what                                                             source
 =============  ===============================================================  ==============
-feitelson96    sizes favouring small jobs and powers of two, runtimes weakly     seed 000 §3.1
+feitelson96    sizes favouring small jobs and powers of two, runtimes weakly     [leinberger1999] §3.1
                correlated with size, repeated runs, Poisson arrivals
 lublin03       two-stage-uniform log2 sizes, hyper-gamma log runtimes            Lublin &
                correlated with size, gamma inter-arrivals with a daily cycle     Feitelson 2003
-rajaei         16 nodes, 30/40/30 % small/medium/large, runtimes 90 s .. 12 h,   seed 001
+rajaei         16 nodes, 30/40/30 % small/medium/large, runtimes 90 s .. 12 h,   [rajaei-dadfar]
                each 10-100 % of its estimate, Poisson arrivals                   "Implementation
                                                                                  issues"
 =============  ===============================================================  ==============
 
 Applicable to any stream (real traces included): :func:`k_resources` (the
-K-resource extension of seed 000 §3.1), the estimate models
-:func:`omega_estimates`, :func:`phi_estimates` (seed 004 §2.1) and
+K-resource extension of [leinberger1999] §3.1), the estimate models
+:func:`omega_estimates`, :func:`phi_estimates` ([zhang-comparative] §2.1) and
 :func:`perfect_estimates`, and load control :func:`scale_arrivals`,
-:func:`scale_runtimes`, :func:`offered_load`, :func:`set_load` (seed 004 §2.1:
+:func:`scale_runtimes`, :func:`offered_load`, :func:`set_load` ([zhang-comparative] §2.1:
 "multiplying the interarrival rate and the service time each by a separate
 multiplicative factor").  :func:`workload` chains them; it is the generator
 ``workload`` of ``epochbench generate``.
@@ -125,7 +125,7 @@ def _work_time(jobs: pd.DataFrame) -> np.ndarray:
 # ---- arrivals and load control ----------------------------------------------------------
 def poisson_arrivals(rng: np.random.Generator, n: int, mean_gap: float = 1.0) -> np.ndarray:
     """``n`` arrival times of a Poisson process of rate 1/``mean_gap``, the
-    first at 0 (seed 000 §3.1: "the arrival characteristic is generally
+    first at 0 ([leinberger1999] §3.1: "the arrival characteristic is generally
     believed to be Poisson distributed").  O(n)."""
     gaps = rng.exponential(1.0, max(n - 1, 0))
     return np.concatenate(([0.0], np.cumsum(gaps)))[:n] * float(mean_gap)
@@ -154,7 +154,7 @@ def offered_load(jobs: pd.DataFrame, capacity) -> float:
 
 def scale_arrivals(jobs: pd.DataFrame, factor: float) -> pd.DataFrame:
     """Multiply the arrival rate by ``factor``: every gap to the first arrival
-    is divided by it (seed 004 §2.1; seed 000 §3.1's load control).  The same
+    is divided by it ([zhang-comparative] §2.1; [leinberger1999] §3.1's load control).  The same
     jobs in the same order; times are not rounded.  O(n)."""
     factor = _positive("factor", factor)
     _require(jobs, "submit")
@@ -167,7 +167,7 @@ def scale_arrivals(jobs: pd.DataFrame, factor: float) -> pd.DataFrame:
 
 def scale_runtimes(jobs: pd.DataFrame, factor: float) -> pd.DataFrame:
     """Multiply runtimes, estimates (and ``duration``, ``req_time`` where
-    present and positive) by ``factor`` (seed 004 §2.2: average execution time
+    present and positive) by ``factor`` ([zhang-comparative] §2.2: average execution time
     x 1.0 .. 1.8 at a fixed arrival process).  O(n)."""
     factor = _positive("factor", factor)
     _require(jobs, "runtime")
@@ -201,7 +201,7 @@ def _round_times(jobs: pd.DataFrame) -> pd.DataFrame:
     return out.take(order).reset_index(drop=True)
 
 
-# ---- feitelson96 (seed 000 section 3.1) ---------------------------------------------------
+# ---- feitelson96 ([leinberger1999] section 3.1) ---------------------------------------------------
 def zipf_runs(rng: np.random.Generator, count: int, exponent: float = 2.5, max_runs: int = 100) -> np.ndarray:
     """Number of runs of each job: generalized Zipf, P(r) ~ r**-exponent on
     1..max_runs (Feitelson 1996's repeated executions; exponent 2.5 is our
@@ -213,7 +213,7 @@ def zipf_runs(rng: np.random.Generator, count: int, exponent: float = 2.5, max_r
 
 def feitelson96(n: int = 1000, *, seed=0, processors: int = 128, load: float = DEFAULT_LOAD,
                 p_pow2: float = 0.75, repeats: bool = True, zipf: float = 2.5, max_runs: int = 100) -> Stream:
-    """Feitelson 1996 job stream as used by seed 000 §3.1, on ``processors`` nodes.
+    """Feitelson 1996 job stream as used by [leinberger1999] §3.1, on ``processors`` nodes.
 
     Distinct jobs get a size from :func:`~epochbench.instances.generators.feitelson_size_pmf`
     (harmonic of order 1.5, a share ``p_pow2`` of each size's mass moved to the
@@ -224,12 +224,12 @@ def feitelson96(n: int = 1000, *, seed=0, processors: int = 128, load: float = D
     runs from :func:`zipf_runs` (the model's "repeat count": the same job
     submitted again).  The runs of a job are consecutive submissions with
     identical size and runtime; SWF field 17 (``prev_job``) names the previous
-    run.  Seed 000 §3.1 replaces the model's closed-loop resubmission by Poisson
+    run.  [leinberger1999] §3.1 replaces the model's closed-loop resubmission by Poisson
     arrivals for every submission, as here; the rate is set so that
     :func:`offered_load` is ``load``.  The first ``n`` runs form the stream.
     Estimates are exact (estimate = runtime); see :func:`with_estimates`.
 
-    Parameter sources: seed 000 names the model, not its numbers; the size and
+    Parameter sources: [leinberger1999] names the model, not its numbers; the size and
     runtime constants are those of :mod:`epochbench.instances.generators` (module
     docstring), the Zipf exponent 2.5 and the 100-run cap are our reading of
     Feitelson 1996, not checked against the original code (not available
@@ -464,7 +464,7 @@ def lublin03(n: int = 1000, *, seed=0, processors: int = 128, job_types: str = "
     return Stream(df, cap, meta)
 
 
-# ---- rajaei (seed 001, "Implementation issues") ----------------------------------------------
+# ---- rajaei ([rajaei-dadfar], "Implementation issues") ----------------------------------------------
 RAJAEI_CLASSES = (("small", 1, 5, 0.3), ("medium", 6, 10, 0.4), ("large", 11, 16, 0.3))
 RAJAEI_NODES = 16
 
@@ -474,7 +474,7 @@ RAJAEI_SPLITS = ("runtimes", "estimates")
 
 def rajaei(n: int = 1000, *, seed=0, load: float = DEFAULT_LOAD, min_runtime: float = 90.0,
            split: str = "runtimes") -> Stream:
-    """Rajaei & Dadfar's generator (seed 001, "Implementation issues") on 16 nodes.
+    """Rajaei & Dadfar's generator ([rajaei-dadfar], "Implementation issues") on 16 nodes.
 
     1. 30 % small jobs (1-5 nodes), 40 % medium (6-10), 30 % large (11-16),
        uniform inside a class (``job_class`` column);
@@ -490,8 +490,8 @@ def rajaei(n: int = 1000, *, seed=0, load: float = DEFAULT_LOAD, min_runtime: fl
     drawn for the estimates (90 s .. 12 h), the runtime uniform in 10 % ..
     100 % of the estimate, raised to the 90 s minimum.
 
-    Seed 001 gives no arrival process: Poisson arrivals at :func:`offered_load`
-    ``load`` (our choice).  Seed 001 tables 6 and 8 use perfect estimates:
+    [rajaei-dadfar] gives no arrival process: Poisson arrivals at :func:`offered_load`
+    ``load`` (our choice).  [rajaei-dadfar] tables 6 and 8 use perfect estimates:
     :func:`perfect_estimates`.  Cost O(n).
     """
     n = _int("n", n, 1)
@@ -519,10 +519,10 @@ def rajaei(n: int = 1000, *, seed=0, load: float = DEFAULT_LOAD, min_runtime: fl
                                                               split=split)))
 
 
-# ---- K-resource extension (seed 000 section 3.1 items 1-2) -------------------------------------
+# ---- K-resource extension ([leinberger1999] section 3.1 items 1-2) -------------------------------------
 def k_resources(jobs: pd.DataFrame, processors: int, k: int, *, dist: str = "uniform", norm: str = "max",
                 capacity: int = 1000, seed=0) -> Stream:
-    """K resource requirements per job from its size (seed 000 §3.1 items 1-2),
+    """K resource requirements per job from its size ([leinberger1999] §3.1 items 1-2),
     for any stream.
 
     :func:`~epochbench.instances.generators.k_requirements` draws K numbers per job
@@ -557,7 +557,7 @@ def k_resources(jobs: pd.DataFrame, processors: int, k: int, *, dist: str = "uni
     return Stream(out, cap, dict(k=k, dist=dist, norm=norm, capacity=capacity, capped=int(capped.sum())))
 
 
-# ---- estimate models (seed 004 section 2.1) ------------------------------------------------
+# ---- estimate models ([zhang-comparative] section 2.1) ------------------------------------------------
 def _new_estimates(jobs: pd.DataFrame, factor: np.ndarray) -> pd.DataFrame:
     """estimate = runtime x factor; rounded up to whole seconds where factor > 1
     (so estimate >= runtime, and factor 1 gives exactly the runtime); at least
@@ -578,7 +578,7 @@ def _new_estimates(jobs: pd.DataFrame, factor: np.ndarray) -> pd.DataFrame:
 
 
 def omega_estimates(jobs: pd.DataFrame, omega: float, *, seed=0) -> pd.DataFrame:
-    """Seed 004 §2.1 Omega model: estimate = runtime x f, f uniform on
+    """[zhang-comparative] §2.1 Omega model: estimate = runtime x f, f uniform on
     [1, 1 + omega]; omega = 0 is perfect knowledge.  The runtime is the
     dedicated execution time.  A new table; O(n)."""
     omega = float(omega)
@@ -590,7 +590,7 @@ def omega_estimates(jobs: pd.DataFrame, omega: float, *, seed=0) -> pd.DataFrame
 
 
 def phi_estimates(jobs: pd.DataFrame, phi: float, *, seed=0) -> pd.DataFrame:
-    """Seed 004 §2.1 Phi model: with y uniform on [0, 1), the overestimation
+    """[zhang-comparative] §2.1 Phi model: with y uniform on [0, 1), the overestimation
     factor is 1 if y < phi (a share phi of jobs ends exactly at its estimate:
     killed at the limit), else (1 - phi) / (1 - y), so that runtime /
     estimate is uniform on (0, 1] for the others.  phi = 1 is perfect
@@ -604,8 +604,8 @@ def phi_estimates(jobs: pd.DataFrame, phi: float, *, seed=0) -> pd.DataFrame:
 
 
 def perfect_estimates(jobs: pd.DataFrame) -> pd.DataFrame:
-    """estimate = runtime (at least 1 s): seed 004's Omega = 0 / Phi = 1,
-    seed 001 tables 6 and 8.  A new table; O(n)."""
+    """estimate = runtime (at least 1 s): [zhang-comparative]'s Omega = 0 / Phi = 1,
+    [rajaei-dadfar] tables 6 and 8.  A new table; O(n)."""
     _require(jobs, "runtime")
     return _new_estimates(jobs, np.ones(len(jobs)))
 
@@ -641,11 +641,11 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     0.7 for the Poisson models; lublin03: the model's own arrival process
     unless ``load`` is given); arrival rate x ``load_factor``; runtimes and
     estimates x ``runtime_factor`` (:func:`scale_runtimes`, arrivals fixed,
-    seed 004 §2.2); then ``estimates`` (model / perfect / omega / phi, seed
+    [zhang-comparative] §2.2); then ``estimates`` (model / perfect / omega / phi, seed
     004 §2.1).  lublin03 applies ``load`` and ``load_factor`` inside its
     daily cycle for K = 1 (and ``load_factor`` for K > 1 without ``load``);
     otherwise they rescale the time axis (:func:`scale_arrivals`).  Times are whole seconds.  ``p_pow2`` and ``repeats`` are
-    feitelson96's, ``job_types`` lublin03's.  hypererlang (seed 004 §2.1,
+    feitelson96's, ``job_types`` lublin03's.  hypererlang ([zhang-comparative] §2.1,
     :mod:`epochbench.instances.hypererlang`) is fitted to the trace ``fit``, read from
     ``he_params`` (a JSON file or string as :func:`~epochbench.instances.hypererlang.fit_trace`
     returns) or, with neither, the built-in fit to KTH SP2; ``he_out`` writes
@@ -666,7 +666,7 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
         raise ValueError(f"fit, he_params and he_out apply to model hypererlang only, not {model!r}")
     if model == "rajaei":
         if processors not in (None, RAJAEI_NODES):
-            raise ValueError(f"rajaei is defined on {RAJAEI_NODES} nodes (seed 001), got processors={processors}")
+            raise ValueError(f"rajaei is defined on {RAJAEI_NODES} nodes ([rajaei-dadfar]), got processors={processors}")
         base = rajaei(n, seed=seed, load=target)
     elif model == "feitelson96":
         base = feitelson96(n, seed=seed, processors=128 if processors is None else processors,
@@ -767,22 +767,22 @@ register_generator(
     choices={"model": MODELS, "estimates": ESTIMATES, "job_types": LUBLIN_TYPES, "dist": DISTS, "norm": NORMS},
     none_types={"processors": int, "load": float, "fit": str, "he_params": str, "he_out": str},
     help={
-        "model": "workload model: feitelson96 (seed 000 §3.1), lublin03 (Lublin-Feitelson 2003), "
-                 "rajaei (seed 001), hypererlang (seed 004 §2.1; --fit, --he-params, default: fit to KTH SP2)",
+        "model": "workload model: feitelson96 ([leinberger1999] §3.1), lublin03 (Lublin-Feitelson 2003), "
+                 "rajaei ([rajaei-dadfar]), hypererlang ([zhang-comparative] §2.1; --fit, --he-params, default: fit to KTH SP2)",
         "fit": "hypererlang: fit the model to this trace (SWF, CSV or Parquet)",
         "he_params": "hypererlang: fitted parameters, a JSON file or string (as written by --he-out)",
         "he_out": "hypererlang: write the parameters used to this JSON file",
         "jobs": "number of jobs",
         "seed": "seed of numpy.random.default_rng",
         "processors": "machine size in nodes (default 128; rajaei: 16)",
-        "k": "number of resources K (1 = processors only; seed 000 §3.1 uses 2, 4, 8)",
-        "dist": "distribution of a job's K requirements (seed 000 §3.1)",
+        "k": "number of resources K (1 = processors only; [leinberger1999] §3.1 uses 2, 4, 8)",
+        "dist": "distribution of a job's K requirements ([leinberger1999] §3.1)",
         "norm": "normalise the K draws by their max or mean",
         "capacity": "units per extra resource (K > 1)",
         "load": "offered load (default 0.7; lublin03: the model's own arrivals)",
         "load_factor": "multiply the arrival rate by this factor",
         "runtime_factor": "multiply runtimes and estimates by this factor",
-        "estimates": "estimate model: the model's own, perfect, omega or phi (seed 004 §2.1)",
+        "estimates": "estimate model: the model's own, perfect, omega or phi ([zhang-comparative] §2.1)",
         "omega": "Omega: estimate = runtime x U[1, 1 + omega]",
         "phi": "Phi: share of jobs ending exactly at their estimate",
         "p_pow2": "feitelson96: share of sizes moved to a power of two",

@@ -3,17 +3,17 @@
 =============  ==================================================================
 name           rule
 =============  ==================================================================
-ff-easy        seed 000 section 3: EASY whose backfill step is first fit over K
+ff-easy        [leinberger1999] section 3: EASY whose backfill step is first fit over K
                resources.  EASY's own rule *is* first fit in queue order
                (tests/test_sim_engine.py), so this is ``easy`` (fast path).
-bl-easy        EASY whose backfill step is the BL packing heuristic (seed 000
+bl-easy        EASY whose backfill step is the BL packing heuristic ([leinberger1999]
                section 2.2), on the candidates with the head's reservation.
-bb-easy        the same with BB (seed 000 section 2.3).
-los            seed 002 "LOS": EASY whose backfill step is the LOS dynamic
+bb-easy        the same with BB ([leinberger1999] section 2.3).
+los            [vadhiyar-notes] "LOS": EASY whose backfill step is the LOS dynamic
                program with the head's reservation (shadow time, extra).
-ff-cons        seed 000 section 3: conservative backfilling over K resources
+ff-cons        [leinberger1999] section 3: conservative backfilling over K resources
                (``conservative``, fast path).
-fcfs-bf        seed 004 section 3: the schedule of the whole queue is built in
+fcfs-bf        [zhang-comparative] section 3: the schedule of the whole queue is built in
 sjf-bf         priority order at every scheduling event, each job at its
 bfit-bf        earliest fit in the availability profile of the running jobs and
 wfit-bf        the jobs before it; a job starts when its slot is now.  Orders:
@@ -22,7 +22,7 @@ wfit-bf        the jobs before it; a job starts when its slot is now.  Orders:
                over what is free; recomputed at every event), WFit (size,
                smallest first).  Lower-priority jobs never delay higher ones,
                but, unlike ``conservative``, a reservation may move later when
-               a higher-priority job arrives (seed 004: "does not incur a
+               a higher-priority job arrives ([zhang-comparative]: "does not incur a
                delay on the start time of job i for that particular schedule").
 =============  ==================================================================
 
@@ -52,26 +52,26 @@ def _easy_with(name: str, selector: str, doc: str):
 
 @register_policy("ff-easy")
 class FFEASY(EASY):
-    """FF-EASY (seed 000 section 3): EASY's own backfill rule, first fit in
+    """FF-EASY ([leinberger1999] section 3): EASY's own backfill rule, first fit in
     queue order over the K resources; compiled fast path as ``easy``."""
 
 
 @register_policy("ff-cons")
 class FFCons(Conservative):
-    """FF-CONS (seed 000 section 3): conservative backfilling over K
+    """FF-CONS ([leinberger1999] section 3): conservative backfilling over K
     resources; compiled fast path as ``conservative``."""
 
 
 FAST_CODES["ff-easy"] = FAST_CODES["easy"]
 FAST_CODES["ff-cons"] = FAST_CODES["conservative"]
 
-BLEASY = _easy_with("bl-easy", "bl", "BL-EASY (seed 000 section 3): EASY backfilled by the BL heuristic.")
-BBEASY = _easy_with("bb-easy", "bb", "BB-EASY (seed 000 section 3): EASY backfilled by the BB heuristic.")
-LOS = _easy_with("los", "los", "LOS (seed 002): EASY whose backfill step is the LOS dynamic program "
+BLEASY = _easy_with("bl-easy", "bl", "BL-EASY ([leinberger1999] section 3): EASY backfilled by the BL heuristic.")
+BBEASY = _easy_with("bb-easy", "bb", "BB-EASY ([leinberger1999] section 3): EASY backfilled by the BB heuristic.")
+LOS = _easy_with("los", "los", "LOS ([vadhiyar-notes]): EASY whose backfill step is the LOS dynamic program "
                                "with the head's reservation.")
 
 
-# ---- seed 004 section 3: priority orders with backfilling -------------------------------
+# ---- [zhang-comparative] section 3: priority orders with backfilling -------------------------------
 @njit(**JIT)
 def rebuild(now, order, running, run_end, dem, est, capacity, pt, pf, res):
     """Book ``order`` (job rows, priority order) one by one at its earliest
@@ -112,7 +112,7 @@ ORDERS = {"fcfs": _fcfs_key, "sjf": _sjf_key, "bfit": _bfit_key, "wfit": _wfit_k
 
 
 class OrderedBackfill(_ArrivalQueue):
-    """Backfilling under a queue priority order (seed 004 section 3; see the
+    """Backfilling under a queue priority order ([zhang-comparative] section 3; see the
     module docstring).  O(q m K) compiled work per pass."""
 
     order = "fcfs"
@@ -153,4 +153,4 @@ class OrderedBackfill(_ArrivalQueue):
 
 for _name in ORDERS:
     register_policy(f"{_name}-bf")(type(f"{_name.upper()}Backfill", (OrderedBackfill,), {
-        "order": _name, "__doc__": f"{_name.upper()} priority order with backfilling (seed 004 section 3)."}))
+        "order": _name, "__doc__": f"{_name.upper()} priority order with backfilling ([zhang-comparative] section 3)."}))

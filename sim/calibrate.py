@@ -1,5 +1,5 @@
 """Calibrate the arrival rate of a job stream to a target mean queue length
-(seed 000 §3.1, item 3: "a series of experiments were run using FCFS/FF-EASY
+([leinberger1999] §3.1, item 3: "a series of experiments were run using FCFS/FF-EASY
 to determine an average arrival rate from a Poisson process which would
 produce a desired average ready queue length", lengths 64, 128, 256).
 
@@ -106,7 +106,7 @@ def calibrate_rate(jobs: pd.DataFrame, capacity, target: float, policy: str = "e
                    rtol: float = 0.05, xtol: float = 1e-4, max_simulations: int = 40, warmup: float = 0.1,
                    cooldown: float = 0.0, **options) -> Calibration:
     """The arrival-rate factor f at which ``policy`` (any name
-    :func:`~epochbench.sim.engine.simulate` accepts; seed 000 uses FF-EASY) has mean queue
+    :func:`~epochbench.sim.engine.simulate` accepts; [leinberger1999] uses FF-EASY) has mean queue
     length ``target`` (within ``rtol``, relative) on ``jobs`` (a :mod:`epochbench.instances.jobs`
     table with ``duration``) on a machine of ``capacity``.  ``factor`` is the
     first guess; ``options`` go to :func:`~epochbench.sim.engine.simulate`.

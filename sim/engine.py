@@ -5,9 +5,9 @@ policies sit on the same loop:
 
 * :class:`JobTable`: the job stream as numpy arrays (row = job, in (submit, id) order);
 * :class:`Machine`: state and start / finish bookkeeping.  :class:`PoolMachine`
-  is the space-shared pool of K resources (seeds 000, 001, 002, 004); the
-  gang-scheduling matrix (seed 004 section 5) and a farm of heterogeneous
-  machines (seed 003) implement the same protocol;
+  is the space-shared pool of K resources ([leinberger1999], [rajaei-dadfar], [vadhiyar-notes], [zhang-comparative]); the
+  gang-scheduling matrix ([zhang-comparative] section 5) and a farm of heterogeneous
+  machines ([capannini2007]) implement the same protocol;
 * :class:`Policy`: the queue order plus what to start at a scheduling pass
   (:mod:`epochbench.sim.policies`).
 
@@ -124,7 +124,7 @@ class Machine(Protocol):
 
 class PoolMachine:
     """Space-shared pool of K resources: a job holds ``demand[job]`` for its
-    whole ``duration`` (seed 004 section 2; seed 000 section 1)."""
+    whole ``duration`` ([zhang-comparative] section 2; [leinberger1999] section 1)."""
 
     def __init__(self, table: JobTable, capacity):
         self.table = table

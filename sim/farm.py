@@ -1,6 +1,6 @@
-"""Online simulation of a computing farm with licenses and deadlines (seed 003, issue 8).
+"""Online simulation of a computing farm with licenses and deadlines ([capannini2007], issue 8).
 
-Seed 003 (Capannini et al., SC07) sections 3 and 6: heterogeneous machines,
+[capannini2007] (Capannini et al., SC07) sections 3 and 6: heterogeneous machines,
 each running one job at a time; a job runs on machine m at speed
 ``BM_m / BM_m-bar`` (its estimate is measured on a machine of benchmark
 ``BM_m-bar``); floating licenses, each with a number of copies usable at
@@ -9,7 +9,7 @@ where the policy allows it ("a job's execution may be interrupted whenever a
 schedule event happens", section 3).
 
 * :class:`FarmStream` -- machines, license copies, bandwidth and the job
-  stream; :func:`generate_stream` draws one with the ranges of seed 003
+  stream; :func:`generate_stream` draws one with the ranges of [capannini2007]
   section 6 through :func:`epochbench.instances.farm.generate_farm` (150 machines, 20
   licenses, 1500 jobs, exponential inter-arrival times, 30% without
   deadline);
@@ -106,7 +106,7 @@ class FarmStream(_farm._FarmShape):
 
 
 def eligible_matrix(machines: _farm.Machines, jobs: _farm.Jobs) -> np.ndarray:
-    """Minimal requirements (seed 003 4.1): job i may run on machine m iff m
+    """Minimal requirements ([capannini2007] 4.1): job i may run on machine m iff m
     has its CPUs and can run all its license types.  O(N M L)."""
     cpu_ok = machines.cpus[None, :] >= jobs.cpus[:, None]
     bad = jobs.licenses.astype(np.int32) @ (~machines.license_ok).T.astype(np.int32) > 0
@@ -115,7 +115,7 @@ def eligible_matrix(machines: _farm.Machines, jobs: _farm.Jobs) -> np.ndarray:
 
 def generate_stream(*, jobs: int = 1500, machines: int = 150, licenses: int = 20, interarrival: float = 10.0,
                     seed: int | np.random.Generator = 0, **farm_kw) -> FarmStream:
-    """A seed 003 section 6 stream: the farm and jobs of
+    """A [capannini2007] section 6 stream: the farm and jobs of
     :func:`epochbench.instances.farm.generate_farm` (its ranges and readings; no previous
     plan), submit times shifted so the first job arrives at 0 (the gaps are
     i.i.d. exponential with mean ``interarrival``), deadlines shifted with
@@ -182,7 +182,7 @@ class FarmView:
 
     def remaining(self, idx, machines) -> np.ndarray:
         """Estimated remaining seconds of jobs ``idx`` on ``machines``
-        (broadcast): ``Estimated (1 - Progress) BM_m-bar / BM_m`` (seed 003
+        (broadcast): ``Estimated (1 - Progress) BM_m-bar / BM_m`` ([capannini2007]
         4.1, Nxtime)."""
         j = self.stream.jobs
         idx = np.asarray(idx)
@@ -190,7 +190,7 @@ class FarmView:
         return left * j.bench[idx] / self.stream.machines.bench[np.asarray(machines)]
 
     def state(self) -> _farm.FarmState:
-        """The jobs in the system as a seed 003 farm state at ``now``. O(N L)."""
+        """The jobs in the system as a [capannini2007] farm state at ``now``. O(N L)."""
         if self._state is None:
             s, idx = self._sim, self.jobs
             j = s.stream.jobs
@@ -338,7 +338,7 @@ class FarmResult(SimResult):
     stream: dict = field(default_factory=dict)
 
     def summary(self, workload=None, small_threshold: int = 32) -> dict:
-        """The farm's metrics (:func:`farm_metrics`, seed 003 section 6)."""
+        """The farm's metrics (:func:`farm_metrics`, [capannini2007] section 6)."""
         return dict(self.metrics)
 
     def job_table(self, workload=None) -> pd.DataFrame:
@@ -351,7 +351,7 @@ class FarmResult(SimResult):
 
 def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable | None = None,
                   max_events: int | None = None) -> FarmResult:
-    """Run ``policy`` on ``stream`` (seed 003 section 6: events are job
+    """Run ``policy`` on ``stream`` ([capannini2007] section 6: events are job
     arrivals and terminations, a new plan at each).  At equal times: all
     finishes, then all arrivals, then one pass.  ``on_pass(view, plan)`` is
     called after each checked plan.  O(E (M + policy)) for E events."""
@@ -442,7 +442,7 @@ def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable |
 
 
 def farm_metrics(jobs: pd.DataFrame, sched: np.ndarray, series: pd.DataFrame, usage: dict) -> dict:
-    """Seed 003 section 6 figures of one run: ``late_share`` (jobs with a
+    """[capannini2007] section 6 figures of one run: ``late_share`` (jobs with a
     deadline that end after it, over the jobs with a deadline; fig. 4),
     ``slowdown_mean`` of the jobs without deadline (fig. 5), the time-averaged
     ``machine_usage`` (fig. 6) and ``license_usage``, scheduling time per
@@ -481,7 +481,7 @@ __all__ = ["FarmStream", "eligible_matrix", "generate_stream", "FarmView", "Farm
 
 
 def snapshot(state: _farm.FarmState) -> FarmView:
-    """A :class:`FarmView` of a seed 003 farm state (e.g. one of
+    """A :class:`FarmView` of a [capannini2007] farm state (e.g. one of
     :func:`epochbench.instances.farm.generate_farm`): its jobs in the system, running
     ones (``running_on``) with their progress, at ``state.now``; for timing
     one scheduling pass (fig. 8).  Jobs are re-ordered by submit time."""

@@ -1,4 +1,4 @@
-"""Farm scheduling policies of seed 003 (Capannini et al., SC07) section 6.
+"""Farm scheduling policies of [capannini2007] (Capannini et al., SC07) section 6.
 
 * :class:`ConvergentScheduling` -- CS (sections 4-5): the Job-Machine
   matrix ``P`` of the seven heuristics (:func:`epochbench.instances.farm.preference_matrix`),
@@ -80,7 +80,7 @@ from .farm import FarmPolicy, FarmStream, FarmView
 # ---- convergent scheduling ----------------------------------------------------------------------
 def license_knapsack(lic: np.ndarray, capacity: np.ndarray, profit: np.ndarray) -> tuple[np.ndarray, np.ndarray,
                                                                                           np.ndarray]:
-    """Seed 003 4.2 pre-matching input: among candidate jobs (rows of ``lic``,
+    """[capannini2007] 4.2 pre-matching input: among candidate jobs (rows of ``lic``,
     0/1 license requests) with ``profit`` > 0 and license ``capacity`` left,
     the critical licenses (demand > capacity, i.e. ``rho_l > 1``), the jobs
     that cannot run at all (they ask for a license with no copy left) and
@@ -96,7 +96,7 @@ def license_knapsack(lic: np.ndarray, capacity: np.ndarray, profit: np.ndarray) 
 
 
 class ConvergentScheduling(FarmPolicy):
-    """CS of seed 003 sections 4-5 (module docstring).  ``matcher`` /
+    """CS of [capannini2007] sections 4-5 (module docstring).  ``matcher`` /
     ``knapsack``: registry method names; ``constants`` override footnote 1;
     ``oracle_every`` records per-epoch gaps against ``cpsat`` / ``hungarian``."""
 
@@ -233,9 +233,9 @@ class ConvergentScheduling(FarmPolicy):
 
 # ---- EDF ----------------------------------------------------------------------------------------
 class EDF(FarmPolicy):
-    """Seed 003 section 6 EDF (module docstring); preemptive by default.
+    """[capannini2007] section 6 EDF (module docstring); preemptive by default.
 
-    Jobs are taken by increasing deadline.  Seed 003 writes that EDF sorts
+    Jobs are taken by increasing deadline.  [capannini2007] writes that EDF sorts
     the jobs "in decreasing order" of deadline; that contradicts the name
     (Earliest Deadline First) and the policy's purpose (the most urgent job
     first), so we read it as decreasing urgency, i.e. increasing deadline.
@@ -447,14 +447,14 @@ def _named(name: str):
     return make
 
 
-_RULES = {"cs-i-p": "convergent scheduling, incremental matching (IMFS), preemptive (seed 003 sections 4-5)",
-          "cs-i-np": "convergent scheduling, incremental matching, non-preemptive (seed 003 sections 4-5)",
-          "cs-ni-p": "convergent scheduling, non-incremental matching (MFS), preemptive (seed 003 sections 4-5)",
-          "cs-ni-np": "convergent scheduling, non-incremental matching, non-preemptive (seed 003 sections 4-5)",
-          "edf": "earliest deadline first (seed 003 section 6)",
-          "easy": "EASY backfilling on the farm, FCFS order (seed 003 section 6)",
-          "bf-rm": "backfilling in CS priority order, reservation removed at each event (seed 003 section 6)",
-          "bf-unrm": "backfilling in CS priority order, reservation kept (seed 003 section 6)"}
+_RULES = {"cs-i-p": "convergent scheduling, incremental matching (IMFS), preemptive ([capannini2007] sections 4-5)",
+          "cs-i-np": "convergent scheduling, incremental matching, non-preemptive ([capannini2007] sections 4-5)",
+          "cs-ni-p": "convergent scheduling, non-incremental matching (MFS), preemptive ([capannini2007] sections 4-5)",
+          "cs-ni-np": "convergent scheduling, non-incremental matching, non-preemptive ([capannini2007] sections 4-5)",
+          "edf": "earliest deadline first ([capannini2007] section 6)",
+          "easy": "EASY backfilling on the farm, FCFS order ([capannini2007] section 6)",
+          "bf-rm": "backfilling in CS priority order, reservation removed at each event ([capannini2007] section 6)",
+          "bf-unrm": "backfilling in CS priority order, reservation kept ([capannini2007] section 6)"}
 for _name in POLICIES:
     _registry.register_policy("farm", _name, _named(_name), rule=_RULES[_name])
 

@@ -1,5 +1,5 @@
-"""Gang scheduling on an Ousterhout matrix: GS, BGS, MGS and MBGS (seed 004
-sections 5 and 6; seed 002 "Gang Scheduling"), with their own event loop.
+"""Gang scheduling on an Ousterhout matrix: GS, BGS, MGS and MBGS ([zhang-comparative]
+sections 5 and 6; [vadhiyar-notes] "Gang Scheduling"), with their own event loop.
 
 Time sharing changes a running job's finish time whenever the matrix
 changes, so the heap of fixed finish times of :class:`epochbench.sim.engine.Engine`
@@ -9,7 +9,7 @@ then all arrivals, then one scheduling pass, queue order (submit, id),
 deterministic; and a :class:`GangResult` (a :class:`~epochbench.sim.engine.SimResult`)
 whose ``jobs`` table works with :func:`epochbench.sim.metrics.summarize`.
 
-Machine model (seed 004 section 5)
+Machine model ([zhang-comparative] section 5)
     ``n`` processors x ``mpl`` rows; the rows run in turn, one time slice of
     ``slice`` seconds each (the slice of a row that is empty is skipped).  A
     job runs only while its row's slice runs, on its columns, and at the speed
@@ -455,7 +455,7 @@ def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limi
     if migration_limit is not None and not migration_limit >= 0:
         raise InstanceError(f"migration_limit: tasks per slice >= 0 or None, got {migration_limit!r}")
     if variant not in (1, 2, 3):
-        raise InstanceError(f"variant: 1, 2 or 3 (seed 004 figures 11/12/23), got {variant!r}")
+        raise InstanceError(f"variant: 1, 2 or 3 ([zhang-comparative] figures 11/12/23), got {variant!r}")
     if GANG_POLICIES[policy][1] and variant == 1:
         raise InstanceError("variant: migration policies take variant 2 (GS + FillMatrix-2) or 3 (all steps)")
 
@@ -469,10 +469,10 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
     scheduling policy ``gs``, ``bgs``, ``mgs`` or ``mbgs`` on ``capacity``
     processors (one entry; gang scheduling has no other resources).
 
-    ``mpl``: rows of the matrix; ``slice``: T in seconds (seed 004: 200);
-    ``switch_overhead``: C as a fraction of T (seed 004: 0 to 0.05);
-    ``migration_cost``: C of eqs. (4)/(5) in seconds (seed 004 figure 25: 10);
-    ``migration_limit``: Q, tasks migrated per slice (seed 004: 64; None = no
+    ``mpl``: rows of the matrix; ``slice``: T in seconds ([zhang-comparative]: 200);
+    ``switch_overhead``: C as a fraction of T ([zhang-comparative]: 0 to 0.05);
+    ``migration_cost``: C of eqs. (4)/(5) in seconds ([zhang-comparative] figure 25: 10);
+    ``migration_limit``: Q, tasks migrated per slice ([zhang-comparative]: 64; None = no
     limit); ``discrete``: schedule only at slice boundaries; ``variant``:
     which steps run (module docstring).  ``trace``: keep the trace of
     placements and running rows (and visit every slice boundary);
@@ -518,10 +518,10 @@ def _named(name: str):
     return make
 
 
-_RULES = {"gs": "gang scheduling: the Ousterhout matrix, first fit into rows (seed 004 section 5)",
-          "bgs": "gang scheduling with backfilling of each row (seed 004 section 5)",
-          "mgs": "gang scheduling with migration between rows (seed 004 section 6)",
-          "mbgs": "gang scheduling with backfilling and migration (seed 004 section 6)"}
+_RULES = {"gs": "gang scheduling: the Ousterhout matrix, first fit into rows ([zhang-comparative] section 5)",
+          "bgs": "gang scheduling with backfilling of each row ([zhang-comparative] section 5)",
+          "mgs": "gang scheduling with migration between rows ([zhang-comparative] section 6)",
+          "mbgs": "gang scheduling with backfilling and migration ([zhang-comparative] section 6)"}
 for _name in GANG_POLICIES:
     _registry.register_policy("gang", _name, _named(_name), rule=_RULES[_name])
 

@@ -1,5 +1,5 @@
 """Backfilling inside every row of the Ousterhout matrix: the Schedule step
-of backfilling gang scheduling (BGS, seed 004 section 6.2) and of MBGS
+of backfilling gang scheduling (BGS, [zhang-comparative] section 6.2) and of MBGS
 (section 6.5).
 
 Each row of the matrix is a virtual machine of ``n`` processors that runs at
@@ -7,8 +7,8 @@ Each row of the matrix is a virtual machine of ``n`` processors that runs at
 there is estimated as ``mpl x estimate`` (section 6.2).  Every row keeps an
 availability profile (free processors over time) of the jobs whose home it is
 (``[placed, placed + mpl x estimate)``) and of the reservations of waiting
-jobs.  The Schedule step is conservative backfilling (seed 004 section 3,
-seed 001 "Conservative Backfilling") on these profiles, exactly as
+jobs.  The Schedule step is conservative backfilling ([zhang-comparative] section 3,
+[rajaei-dadfar] "Conservative Backfilling") on these profiles, exactly as
 :class:`epochbench.sim.policies.Conservative` runs it on the whole machine:
 
 * a waiting job is booked at the earliest time its processors are free in
@@ -79,7 +79,7 @@ class RowBackfill:
 
     ``table``: the :class:`~epochbench.sim.engine.JobTable` (``promised`` receives each
     job's first reservation); ``n``: processors; ``mpl``: rows; ``scale``:
-    the factor on the estimates (seed 004: the multiprogramming level);
+    the factor on the estimates ([zhang-comparative]: the multiprogramming level);
     ``now``: time of the first event.  The profiles of all rows live in
     ``pt`` (mpl x size), ``pf`` (mpl x size x 1) and ``m`` (rows used);
     ``res_t`` / ``res_r`` hold each waiting job's reservation (time, row;

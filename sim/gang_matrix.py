@@ -1,15 +1,15 @@
 """The Ousterhout matrix of gang scheduling and the steps that recompute it
-(seed 004 sections 5, 6.1 and 6.4; seed 002 "Gang Scheduling Steps").
+([zhang-comparative] sections 5, 6.1 and 6.4; [vadhiyar-notes] "Gang Scheduling Steps").
 
 The matrix has ``mpl`` rows (time slices, one virtual machine each) and ``n``
 columns (processors).  A job occupies the same set of columns in every row it
 appears in; one of those rows is its *home row*, the others are replicas
-(seed 004 section 5.1, conditions 3-4).  Rows and columns are held as Python
+([zhang-comparative] section 5.1, conditions 3-4).  Rows and columns are held as Python
 integers used as bit sets: a row's occupied columns, a job's columns and a
 job's rows.  Testing whether a job can go into a row in its own columns is one
 ``&`` on two integers, whatever ``n``.
 
-:class:`Clock` is the clock algorithm of seed 004 figure 10: the rows are
+:class:`Clock` is the clock algorithm of [zhang-comparative] figure 10: the rows are
 positions on a clock that turns once per scheduling cycle, each job has a
 *deadline* position by which it must run again (one turn after it last ran,
 or the position of its home row when it has not run yet), and a job may only
@@ -20,7 +20,7 @@ The steps are plain functions on a :class:`Matrix` and a :class:`Clock`:
 
 ==========================  =====================================================
 :func:`clean_matrix`        CleanMatrix (6.1): drop every instance outside the home row
-:func:`compact_matrix`      CompactMatrix (6.1, seed 002's do-while): move jobs from
+:func:`compact_matrix`      CompactMatrix (6.1, [vadhiyar-notes]'s do-while): move jobs from
                             less to more populated rows, same columns, clock rule
 :func:`schedule_gs`         Schedule (6.1): FCFS, best-fit row, stop at the first job
                             that does not fit
@@ -78,7 +78,7 @@ def mask_of(columns: Iterable[int]) -> int:
 
 
 class Matrix:
-    """Ousterhout matrix, ``mpl`` rows x ``n`` columns (seed 004 figure 9).
+    """Ousterhout matrix, ``mpl`` rows x ``n`` columns ([zhang-comparative] figure 9).
 
     Per row: ``occ[r]`` (bit set of occupied columns), ``used[r]`` (their
     number) and ``row[r]`` (the jobs in the row, insertion order).  Per job:
@@ -261,7 +261,7 @@ class Matrix:
 
 
 class Clock:
-    """The clock algorithm (seed 004 section 6.1, figure 10).
+    """The clock algorithm ([zhang-comparative] section 6.1, figure 10).
 
     ``row`` is the row whose slice is running (or starts now), ``pos`` its
     absolute position (it grows by the number of rows the clock passes, so
@@ -308,7 +308,7 @@ class Clock:
 
 class Guard(Protocol):
     """What backfilling gang scheduling adds to a move between rows
-    (seed 004 section 6.2): the destination row's reservations must hold."""
+    ([zhang-comparative] section 6.2): the destination row's reservations must hold."""
 
     def allows(self, job: int, dst: int) -> bool: ...
 
@@ -317,7 +317,7 @@ class Guard(Protocol):
 
 # ---- the four steps of section 5.2 / 6.1 ----------------------------------------------
 def clean_matrix(m: Matrix) -> int:
-    """CleanMatrix (seed 004 section 6.1): remove every instance of a job
+    """CleanMatrix ([zhang-comparative] section 6.1): remove every instance of a job
     that is not in its home row; returns the number removed.  O(jobs x mpl)."""
     removed = 0
     for r in range(m.mpl):
@@ -357,7 +357,7 @@ def _may_move(m: Matrix, clock: Clock, guard: Guard | None, job: int, i: int, j:
 
 
 def compact_matrix(m: Matrix, clock: Clock, guard: Guard | None = None) -> int:
-    """CompactMatrix (seed 004 section 6.1; the do-while of seed 002).
+    """CompactMatrix ([zhang-comparative] section 6.1; the do-while of [vadhiyar-notes]).
 
     ``for i = least to most populated row: for j = most to least populated
     row (after i): for all jobs in row i: move the job to row j if it can``,
@@ -386,7 +386,7 @@ def compact_matrix(m: Matrix, clock: Clock, guard: Guard | None = None) -> int:
 
 
 def schedule_gs(m: Matrix, clock: Clock, queue, procs) -> list[int]:
-    """Schedule of plain gang scheduling (seed 004 section 6.1): take the
+    """Schedule of plain gang scheduling ([zhang-comparative] section 6.1): take the
     waiting jobs in FCFS order (``queue``, a deque, is consumed from the
     left); put each in the row with the fewest empty cells that can hold it
     (best fit; ties: the row that runs soonest), on that row's lowest empty
@@ -411,7 +411,7 @@ def schedule_gs(m: Matrix, clock: Clock, queue, procs) -> list[int]:
 
 
 def fill_matrix(m: Matrix, clock: Clock, order: Iterable[int] | None = None) -> int:
-    """FillMatrix (seed 004 section 6.1): ``do { for each job in starting
+    """FillMatrix ([zhang-comparative] section 6.1): ``do { for each job in starting
     time order: for all rows (clock order): if the job can be replicated in
     the same columns, do it and break } while the matrix changes``.  Each
     round replicates a job at most once.  Rows only lose empty cells during
@@ -447,7 +447,7 @@ def fill_matrix(m: Matrix, clock: Clock, order: Iterable[int] | None = None) -> 
 @dataclass
 class Budget:
     """Migration allowance: ``left`` tasks may still migrate in the current
-    time slice (the limit Q of seed 004 section 6.4); ``moved`` are the jobs
+    time slice (the limit Q of [zhang-comparative] section 6.4); ``moved`` are the jobs
     migrated in the current scheduling pass (each at most once, so that no
     job ping-pongs within one matrix)."""
 
@@ -475,7 +475,7 @@ class Migration:
 
 
 def migration_overhead(option: int, size_a: int, sizes_blocked, cost: float) -> float:
-    """Node-seconds lost by migrating job A with blocking jobs S(A), seed 004
+    """Node-seconds lost by migrating job A with blocking jobs S(A), [zhang-comparative]
     section 6.4: option 1, eq. (4): C/2 |A| + C sum|J|; option 2, eq. (5):
     C |A| + C/2 sum|J| (C: checkpoint plus restart, each C/2)."""
     s = float(sum(sizes_blocked))
@@ -508,7 +508,7 @@ def _clear_blockers(m: Matrix, job: int, r: int, blocked: list[int]) -> None:
 
 def collapse_migrating(m: Matrix, clock: Clock, budget: Budget, cost: float,
                        guard: Guard | None = None) -> list[Migration]:
-    """CollapseMatrix-2 (seed 004 section 6.4): the loop of
+    """CollapseMatrix-2 ([zhang-comparative] section 6.4): the loop of
     :func:`compact_matrix` (rows from least to most populated, jobs of a row
     from smallest to largest) where a job may also go to other columns of
     the destination row: the row must have ``size`` empty cells, the clock
@@ -568,7 +568,7 @@ def _collapse_one(m: Matrix, job: int, i: int, j: int, budget: Budget, cost: flo
 
 def fill_migrating(m: Matrix, clock: Clock, budget: Budget, cost: float,
                    order: Iterable[int] | None = None) -> list[Migration]:
-    """FillMatrix-2 (seed 004 section 6.4): as :func:`fill_matrix`, jobs in
+    """FillMatrix-2 ([zhang-comparative] section 6.4): as :func:`fill_matrix`, jobs in
     first-come first-serve order (``order``, default: job number), but where a
     job's columns are busy in a row that has ``size`` empty cells, the
     blocking jobs are migrated to other columns of that row first (option 1

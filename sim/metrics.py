@@ -2,7 +2,7 @@
 
 Input is the simulator's per-job result table: at least ``id, submit, start,
 end, procs, duration`` (``estimate``, ``runtime`` and ``res_<name>`` columns
-are carried along), times in seconds.  Notation of seed 004 section 2.3:
+are carried along), times in seconds.  Notation of [zhang-comparative] section 2.3:
 t^a = submit, t^s = start, t^f = end, t^e = duration (execution time in a
 dedicated setting: the run time, cut at the estimate when jobs are killed
 there), n = procs, N = capacity[0].  Everything is vectorised: O(n log n) for
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-TAU = 10.0  # seed 004 section 2.3: Gamma = 10 s
+TAU = 10.0  # [zhang-comparative] section 2.3: Gamma = 10 s
 NEEDED = ("id", "submit", "start", "end", "procs", "duration")
 
 
@@ -66,11 +66,11 @@ def per_job(result: pd.DataFrame, workload=None, *, tau: float = TAU) -> pd.Data
     """Per-job metrics: the result's ``id, submit, start, end, procs, duration``
     plus
 
-    - ``wait`` = t^s - t^a and ``response`` = t^f - t^a (seed 004 section 2.3);
-    - ``bsld`` = max(t^r, tau) / max(t^e, tau), the bounded slowdown of seed 004
+    - ``wait`` = t^s - t^a and ``response`` = t^f - t^a ([zhang-comparative] section 2.3);
+    - ``bsld`` = max(t^r, tau) / max(t^e, tau), the bounded slowdown of [zhang-comparative]
       section 2.3 with Gamma = tau = 10 s (equal to max(t^r / max(t^e, tau), 1)
       whenever t^r >= t^e, which always holds);
-    - ``weight`` = requirement x t^e (seed 000 section 3.2; see
+    - ``weight`` = requirement x t^e ([leinberger1999] section 3.2; see
       :func:`requirement`) and ``weighted_response`` = weight x response;
     - ``out_of_order``: started before some job that arrived earlier
       (:func:`out_of_order`).
@@ -115,13 +115,13 @@ def queue_over_time(result: pd.DataFrame, grid=None):
 
 
 def _horizon(result) -> tuple[float, float]:
-    """(first arrival, t^f_m - first arrival): seed 004 eq. 1 puts the first arrival at t = 0."""
+    """(first arrival, t^f_m - first arrival): [zhang-comparative] eq. 1 puts the first arrival at t = 0."""
     t0 = float(result["submit"].min())
     return t0, float(result["end"].max()) - t0
 
 
 def utilization(result: pd.DataFrame, workload, column: str = "procs") -> float:
-    """rho = sum_i n_i t^e_i / (N x t^f_m), seed 004 eq. 1, time measured from the
+    """rho = sum_i n_i t^e_i / (N x t^f_m), [zhang-comparative] eq. 1, time measured from the
     first arrival; for ``column = "res_<name>"`` the same with that resource's
     amounts and capacity.  NaN for an empty or zero-length run."""
     if len(result) == 0:
@@ -134,7 +134,7 @@ def utilization(result: pd.DataFrame, workload, column: str = "procs") -> float:
 
 
 def capacity_loss(result: pd.DataFrame, workload) -> float:
-    """kappa = sum_i e_i (psi_{i+1} - psi_i) delta_i / (t^f_m x N), seed 004 eq. 2
+    """kappa = sum_i e_i (psi_{i+1} - psi_i) delta_i / (t^f_m x N), [zhang-comparative] eq. 2
     (purely space-shared machine): the node-time left empty while at least one
     job waits, over N x t^f_m.  The psi are the distinct submit, start and end
     times (starts coincide with arrivals or terminations under continuous
@@ -174,17 +174,17 @@ def _group(prefix: str, table: pd.DataFrame) -> dict:
 def summarize(result: pd.DataFrame, workload, small_threshold: int = 32, *, tau: float = TAU) -> dict:
     """One flat dict of run metrics (JSON-ready floats and ints).
 
-    - ``jobs``; ``makespan`` = t^f_m - first arrival (seed 004 eq. 1's t^f_m);
+    - ``jobs``; ``makespan`` = t^f_m - first arrival ([zhang-comparative] eq. 1's t^f_m);
     - ``wait_*``, ``response_*``, ``bsld_*`` with ``*`` in mean, median, max, std
-      (population std, ddof = 0; seed 004 section 2.3 reads the std as fairness);
+      (population std, ddof = 0; [zhang-comparative] section 2.3 reads the std as fairness);
     - ``weighted_response`` = mean over jobs of weight x response, exactly seed
       000 section 3.2 (unit node x s^2, compare only on one workload), and
       ``weighted_response_norm`` = sum(weight x response) / sum(weight), the same
       weighting normalised back to seconds;
-    - ``utilization`` (seed 004 eq. 1), ``utilization_<name>`` per extra
+    - ``utilization`` ([zhang-comparative] eq. 1), ``utilization_<name>`` per extra
       resource, ``capacity_loss`` (eq. 2);
     - ``small_*`` / ``large_*``: jobs, mean and std of wait and bounded slowdown
-      for jobs with procs <= ``small_threshold`` and above (seed 004 section 2.2:
+      for jobs with procs <= ``small_threshold`` and above ([zhang-comparative] section 2.2:
       small jobs use 32 or fewer nodes);
     - ``out_of_order_jobs`` and ``out_of_order_share`` (:func:`out_of_order`).
     """

@@ -3,15 +3,15 @@
 =============  ===================================================================
 name           rule
 =============  ===================================================================
-fcfs           seed 002 "Scheduling policies": start queue-head jobs while they
+fcfs           [vadhiyar-notes] "Scheduling policies": start queue-head jobs while they
                fit; stop at the first that does not.
-nonfcfs        seed 001 "Non-FCFS": queue by (procs, estimate, submit, id); any job
+nonfcfs        [rajaei-dadfar] "Non-FCFS": queue by (procs, estimate, submit, id); any job
                that fits starts, scanning in that order.  Once the oldest waiting
                job has waited more than ``starvation_limit`` (default 24 h) the
                queue is FCFS (arrival order, the head blocks) until it starts.
-easy           seed 001 "Aggressive Backfilling", seed 002, seed 004 section 3:
+easy           [rajaei-dadfar] "Aggressive Backfilling", [vadhiyar-notes], [zhang-comparative] section 3:
                the exact rule below.
-conservative   seed 001 "Conservative Backfilling", seed 002, seed 004 section 3:
+conservative   [rajaei-dadfar] "Conservative Backfilling", [vadhiyar-notes], [zhang-comparative] section 3:
                every queued job holds a reservation in an availability profile
                (:mod:`epochbench.sim.profile`); compressed on early terminations.
 =============  ===================================================================
@@ -195,7 +195,7 @@ class _ArrivalQueue(_Base):
 # ---- generic policies ----------------------------------------------------------------
 @register_policy("fcfs")
 class FCFS(_ArrivalQueue):
-    """FCFS (seed 002): the head blocks the queue.  O(started) per pass."""
+    """FCFS ([vadhiyar-notes]): the head blocks the queue.  O(started) per pass."""
 
     queue_type = deque
 
@@ -222,7 +222,7 @@ class FCFS(_ArrivalQueue):
 
 @register_policy("nonfcfs")
 class NonFCFS(_Base):
-    """Non-FCFS with a starvation limit (seed 001 "Non-FCFS", tables 1-2).
+    """Non-FCFS with a starvation limit ([rajaei-dadfar] "Non-FCFS", tables 1-2).
     O(q) per pass."""
 
     def __init__(self, starvation_limit: float = DAY, selector=None, selector_options=None):
@@ -298,10 +298,10 @@ class NonFCFS(_Base):
 
 @register_policy("easy")
 class EASY(_ArrivalQueue):
-    """EASY backfilling, the exact rule of this module's docstring (seed 001
-    table 3; seed 002 "Freedom from starvation"; seed 004 section 3).
+    """EASY backfilling, the exact rule of this module's docstring ([rajaei-dadfar]
+    table 3; [vadhiyar-notes] "Freedom from starvation"; [zhang-comparative] section 3).
 
-    Seed 001's prose for table 3 differs from this strict rule: it lets Job6
+    [rajaei-dadfar]'s prose for table 3 differs from this strict rule: it lets Job6
     (4 nodes, 3 units) wait until Job5 ends, counting only jobs that end
     before the shadow time (3).  Here Job6 starts at 1, when Job2 ends: it
     runs past the shadow time but needs no more than the 4 extra nodes (16
@@ -363,11 +363,11 @@ class EASY(_ArrivalQueue):
 
 @register_policy("conservative")
 class Conservative(_ArrivalQueue):
-    """Conservative backfilling (seed 001 table 4, seed 002, seed 004 section 3)
+    """Conservative backfilling ([rajaei-dadfar] table 4, [vadhiyar-notes], [zhang-comparative] section 3)
     over the numpy :class:`~epochbench.sim.profile.Profile`.  A booking is O(m log m); a
     compression re-books the whole queue, O(q m log m).
 
-    Seed 001's prose for table 4 differs from the strict rule: it reserves
+    [rajaei-dadfar]'s prose for table 4 differs from the strict rule: it reserves
     Job6 after Job4, "since Job6 cannot be backfilled".  Under the rule
     Job6 gets the earliest slot where it fits for its whole estimate without
     delaying a reservation: at 1, when Job2 ends, 4 nodes stay free beside

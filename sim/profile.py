@@ -1,5 +1,5 @@
-"""Availability profile of conservative backfilling (seed 001 "Conservative
-Backfilling"; seed 002 "Conservative Backfilling"; seed 004 section 3).
+"""Availability profile of conservative backfilling ([rajaei-dadfar] "Conservative
+Backfilling"; [vadhiyar-notes] "Conservative Backfilling"; [zhang-comparative] section 3).
 
 The profile is a step function of the free capacity (K resources) over time,
 held as sorted breakpoints ``pt[0] < pt[1] < ... < pt[m-1]`` and rows

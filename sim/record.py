@@ -88,7 +88,7 @@ class GangRecorder:
     decision of GS / BGS / MGS / MBGS as a ``packing`` instance with the
     policy's choice in ``meta["choice"]``, like :class:`EpochRecorder`.
 
-    The matrix is one knapsack per row (seed 004 section 5: each row is a
+    The matrix is one knapsack per row ([zhang-comparative] section 5: each row is a
     virtual machine of ``n`` processors), so every step gives one instance
     per row that has something to decide (some candidate fits its empty
     cells); objective ``profit`` = processors, so the value is the cells the

@@ -82,7 +82,7 @@ def _farm(workload, policy, *, on_pass=None, **options) -> SimResult:
     from .farm import FarmStream, generate_stream, simulate_farm
     stream_kw = {_STREAM[k]: options.pop(k) for k in list(options) if k in _STREAM}
     if workload is not None and not isinstance(workload, FarmStream):
-        raise ValueError("the farm machine generates its own stream (seed 003 section 6): give no workload, "
+        raise ValueError("the farm machine generates its own stream ([capannini2007] section 6): give no workload, "
                          "or a FarmStream")
     stream = workload if workload is not None else generate_stream(**stream_kw)
     constants = options.pop("cs_constant", None) or []

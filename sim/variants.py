@@ -1,4 +1,4 @@
-"""Seed 002's backfilling variants ("Backfilling Variants"), generic engine.
+"""[vadhiyar-notes]'s backfilling variants ("Backfilling Variants"), generic engine.
 
 ==============  =================================================================
 name            rule
@@ -20,7 +20,7 @@ multi-queue     multiple-queue backfilling: a queue per estimated-runtime
                 processors; optionally idle partitions lend their nodes.
 ==============  =================================================================
 
-Seed 002 lists three variants: (1) the order in which the queue is scanned
+[vadhiyar-notes] lists three variants: (1) the order in which the queue is scanned
 for backfill jobs, "by estimated runtime or estimated slowdown"; (2) dynamic
 or slack-based backfilling, "each job in the queue is associated with a
 slack, maximum delay after reservation; important jobs will have little
@@ -52,7 +52,7 @@ from .profile import Profile
 
 
 def expected_slowdown(now: float, submit, estimate):
-    """Seed 002's slowdown with the estimate as running time: ``(now - submit
+    """[vadhiyar-notes]'s slowdown with the estimate as running time: ``(now - submit
     + estimate) / estimate`` (numpy, elementwise)."""
     est = np.asarray(estimate, dtype=np.float64)
     return (now - np.asarray(submit, dtype=np.float64) + est) / est
@@ -108,7 +108,7 @@ class _EASYOrdered(EASY):
 
 @register_policy("easy-sjf")
 class EASYSJF(_EASYOrdered):
-    """EASY backfilling scanned by estimated runtime, shortest first (seed 002
+    """EASY backfilling scanned by estimated runtime, shortest first ([vadhiyar-notes]
     "Backfilling Variants" 1: "by estimated runtime"); ties in arrival order.
     The head keeps EASY's reservation, so it is never delayed by a backfill."""
 
@@ -122,7 +122,7 @@ class EASYSJF(_EASYOrdered):
 @register_policy("easy-xfactor")
 class EASYXFactor(_EASYOrdered):
     """EASY backfilling scanned by expected slowdown (:func:`expected_slowdown`,
-    seed 002 "Backfilling Variants" 1: "by estimated slowdown"), largest first;
+    [vadhiyar-notes] "Backfilling Variants" 1: "by estimated slowdown"), largest first;
     ties in arrival order.  The order is recomputed at every pass (the
     slowdown grows with the wait)."""
 
@@ -138,7 +138,7 @@ class EASYXFactor(_EASYOrdered):
 # ---- (2) slack-based backfilling ---------------------------------------------------------
 @register_policy("slack-bf")
 class SlackBackfill(_ArrivalQueue):
-    """Slack-based (dynamic) backfilling (seed 002 "Backfilling Variants" 2).
+    """Slack-based (dynamic) backfilling ([vadhiyar-notes] "Backfilling Variants" 2).
 
     Every queued job j has a slack ``slack_factor * estimate`` (important
     jobs: ``important_slack_factor * estimate``; a job is important when it
@@ -287,7 +287,7 @@ class SlackBackfill(_ArrivalQueue):
 @register_policy("threshold-bf")
 class ThresholdBackfill(SlackBackfill):
     """Reservations only for jobs whose expected slowdown exceeds a threshold
-    (seed 002 "Backfilling Variants" 2, "e.g. reservations to only those jobs
+    ([vadhiyar-notes] "Backfilling Variants" 2, "e.g. reservations to only those jobs
     whose expected slowdowns > threshold").
 
     At each pass a waiting job whose :func:`expected_slowdown` exceeds
@@ -350,7 +350,7 @@ def parse_partitions(partitions, procs: int, queues: int) -> np.ndarray:
 
 @register_policy("multi-queue")
 class MultiQueue(_Base):
-    """Multiple-queue backfilling (seed 002 "Backfilling Variants" 3).
+    """Multiple-queue backfilling ([vadhiyar-notes] "Backfilling Variants" 3).
 
     A job goes to queue i when its estimate is in ``(bounds[i-1],
     bounds[i]]`` (``queue_bounds``, seconds, increasing; default one hour:

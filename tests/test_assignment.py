@@ -1,4 +1,4 @@
-"""The assignment family: instances, MIS / MFS / IMFS, exact lexicographic matching (seed 003 section 5)."""
+"""The assignment family: instances, MIS / MFS / IMFS, exact lexicographic matching ([capannini2007] section 5)."""
 import json
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Seed 002's backfilling variants (sim/variants.py): golden hand examples,
+"""[vadhiyar-notes]'s backfilling variants (sim/variants.py): golden hand examples,
 invariants, options, recording and the ``backfill-variants`` experiment."""
 import numpy as np
 import pandas as pd

@@ -1,5 +1,5 @@
 """sim/calibrate.py: the mean queue length (Little's law over a window) and the
-arrival-rate calibration of seed 000 §3.1 (target within 10 %)."""
+arrival-rate calibration of [leinberger1999] §3.1 (target within 10 %)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,6 @@
 """Exact models of the packing and epochs families (exact/packing.py).
 
-Golden value (seed 000 figure 1), brute force on small random instances,
+Golden value ([leinberger1999] figure 1), brute force on small random instances,
 agreement between the three backends, the ortools/highspy import trap, and a
 few Panigrahy vector-bin-packing instances with known optima.
 """
@@ -131,7 +131,7 @@ def test_unknown_parameter_rejected():
         solve(FIG1, "cpsat", time_limit=LIMIT, gap=0.1)
 
 
-# ---- golden: seed 000 figure 1 --------------------------------------------------------
+# ---- golden: [leinberger1999] figure 1 --------------------------------------------------------
 @pytest.mark.parametrize("method", METHODS)
 def test_seed000_figure1_unc_two_epochs(method):
     r = solve(FIG1, method, time_limit=LIMIT, threads=1)

@@ -1,4 +1,4 @@
-"""Experiment capannini (seed 003 figs. 3-8): the task list of the full and
+"""Experiment capannini ([capannini2007] figs. 3-8): the task list of the full and
 quick versions, one tiny run of each kind of arm (main policy with per-epoch
 oracles, sensitivity arm, exact arm, baseline, fig. 8 pass), the summary
 table and the figure."""

@@ -1,5 +1,5 @@
-"""Experiments zhang-queues, zhang-estimates (seed 004 figs. 5-7) and rajaei
-(seed 001 tables 5-8): task lists, one tiny run each, the summary tables."""
+"""Experiments zhang-queues, zhang-estimates ([zhang-comparative] figs. 5-7) and rajaei
+([rajaei-dadfar] tables 5-8): task lists, one tiny run each, the summary tables."""
 import math
 
 import numpy as np
@@ -87,7 +87,7 @@ def test_zhang_estimates_rows_and_table(tmp_path):
     by_f = pd.DataFrame(rows).groupby("runtime_factor")["offered_load"].nunique()
     assert (by_f == 1).all()
     assert _stable(ze.run(tasks[1])) == _stable(rows[1:2])
-    # seed 004: FCFS with (conservative) backfilling and perfect estimates is fcfs-bf
+    # [zhang-comparative]: FCFS with (conservative) backfilling and perfect estimates is fcfs-bf
     q = zq.run({"policy": "fcfs-bf", "estimates": "perfect", "est_model": "perfect", "est_value": None,
                 "runtime_factor": 1.0, "seed": 1, "jobs": TINY})[0]
     assert q["wait_mean"] == pytest.approx(rows[0]["wait_mean"])

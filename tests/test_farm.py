@@ -1,4 +1,4 @@
-"""The seed 003 farm state and its Job-Machine matrix (instances/farm.py)."""
+"""The [capannini2007] farm state and its Job-Machine matrix (instances/farm.py)."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""Farm policies of seed 003 section 6 (sim/farm_policies.py): CS, EDF, EASY,
+"""Farm policies of [capannini2007] section 6 (sim/farm_policies.py): CS, EDF, EASY,
 flexible backfilling; plans respect licenses and machines (property test)."""
 import numpy as np
 import pytest
@@ -12,7 +12,7 @@ from epochbench.sim.farm_policies import POLICIES, ConvergentScheduling, license
 from test_farm_sim import stream
 
 
-# ---- the license heuristic's ordering (seed 003 4.1, Licenses) -------------------------------
+# ---- the license heuristic's ordering ([capannini2007] 4.1, Licenses) -------------------------------
 def test_license_weight_orders_critical_before_non_critical():
     # copies (1, 1, 4); requests: license 0 by 3 jobs (rho 3, critical), 1 by 2 (rho 2), 2 by 3 (0.75)
     lic = np.array([[1, 0, 0], [1, 1, 0], [0, 1, 1], [1, 0, 1], [0, 0, 1], [0, 0, 0]], dtype=bool)

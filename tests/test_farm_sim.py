@@ -1,4 +1,4 @@
-"""The seed 003 farm simulator (sim/farm.py): machine model, event loop, metrics.
+"""The [capannini2007] farm simulator (sim/farm.py): machine model, event loop, metrics.
 
 f1 and equation (1) on a fixed state are in tests/test_farm.py
 (test_f1_follows_figure_2, test_deadline_delta_is_equation_1); here they are

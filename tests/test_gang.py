@@ -1,4 +1,4 @@
-"""Gang scheduling (seed 004 sections 5-6): the matrix of figure 9, the steps
+"""Gang scheduling ([zhang-comparative] sections 5-6): the matrix of figure 9, the steps
 on hand-made matrices, the clock rule, migration costs (eqs. 4-5), the
 event loop on small worked streams, capacity loss (eq. 3), options and CLI
 wiring."""
@@ -66,7 +66,7 @@ def fig9_built():
 
 
 def test_figure9_is_built_by_schedule_and_fill():
-    """Seed 004 section 5: two 8-way jobs and several smaller ones; J3 on P0-P3,
+    """[zhang-comparative] section 5: two 8-way jobs and several smaller ones; J3 on P0-P3,
     J4 and J5 replicated over time slices 2 and 3 in the same columns."""
     m, _ = fig9_built()
     np.testing.assert_array_equal(m.grid(), FIG9)

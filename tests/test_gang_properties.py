@@ -1,7 +1,7 @@
 """Gang scheduling under property tests: matrix invariants after every pass,
 progress of every job in every scheduling cycle (the clock rule), node-time
 conservation, the boundary skipping being exact, and the reductions of
-seed 004 section 5.1 (MPL 1 = space sharing): GS-1 = FCFS, BGS-1 =
+[zhang-comparative] section 5.1 (MPL 1 = space sharing): GS-1 = FCFS, BGS-1 =
 conservative backfilling."""
 import numpy as np
 import pandas as pd
@@ -120,7 +120,7 @@ def test_invariants_progress_and_conservation(df, policy, mpl, variant, discrete
 @settings(max_examples=80, deadline=None)
 @given(df=streams(n_max=25), overrun=st.booleans(), data=st.data())
 def test_mpl1_reduces_to_space_sharing(df, overrun, data):
-    """Seed 004 section 5.1: MPL 1 is space sharing.  GS-1 starts and ends every
+    """[zhang-comparative] section 5.1: MPL 1 is space sharing.  GS-1 starts and ends every
     job as FCFS does; BGS-1 (continuous scheduling) as conservative backfilling,
     reservations included."""
     if overrun:

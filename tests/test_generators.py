@@ -117,7 +117,7 @@ def test_leinberger_params_and_validation():
             leinberger(count=1, **bad)
 
 
-# ---- LOS (seed 002) ----------------------------------------------------------------------
+# ---- LOS ([vadhiyar-notes]) ----------------------------------------------------------------------
 def test_los_deterministic_by_seed():
     a, b, c = los(n=16, count=4, seed=5), los(n=16, count=4, seed=5), los(n=16, count=4, seed=6)
     for x, y in zip(a, b):

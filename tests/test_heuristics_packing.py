@@ -18,7 +18,7 @@ def fig1():
     return EpochsInstance.build([16, 32], FIG1, meta={"name": "seed000-fig1"})
 
 
-# ---- seed 000 figure 1 ----------------------------------------------------------
+# ---- [leinberger1999] figure 1 ----------------------------------------------------------
 def test_fig1_fcfs_needs_four_epochs():
     r = solve(fig1(), "fcfs")
     assert r.decision == ((0, 1), (2,), (3, 4), (5,))
@@ -43,7 +43,7 @@ def test_every_heuristic_solves_fig1_feasibly(method):
     assert 2 <= r.value <= 4
 
 
-# ---- seed 002 LOS worked example --------------------------------------------------
+# ---- [vadhiyar-notes] LOS worked example --------------------------------------------------
 TABLE2_UTIL = [
     [0, 0, 0, 0, 0, 0],
     [0, 0, 0, 0, 0, 0],
@@ -103,7 +103,7 @@ def test_los_with_reservation_keeps_the_late_jobs_in_extra():
     assert inst.demand[late].sum() <= 3
 
 
-# ---- BB and BL (seed 000 section 2.2) ----------------------------------------------
+# ---- BB and BL ([leinberger1999] section 2.2) ----------------------------------------------
 def test_balance_measure_by_hand():
     used = np.array([0.5, 0.25])
     # job (0, 0.25): U + R = (0.5, 0.5) -> max 0.5 / mean 0.5 = 1

@@ -1,4 +1,4 @@
-"""Hyper-Erlang of common order (instances/hypererlang.py, seed 004 section
+"""Hyper-Erlang of common order (instances/hypererlang.py, [zhang-comparative] section
 2.1 after Jann et al. 1997): three-moment fits, parameter recovery from a
 sample, the fit to KTH, and ``generate workload --model hypererlang``."""
 import json
@@ -90,7 +90,7 @@ def test_fit_to_kth_matches_the_traces_moments():
             assert mine[q]["probs"] == pytest.approx(built[q]["probs"], rel=1e-12)
             assert mine[q]["rates"] == pytest.approx(built[q]["rates"], rel=1e-12)
     # per class, the fit has the trace's first three moments of interarrival time and runtime (exactly,
-    # up to rounding: the fit is closed form) -- seed 004 section 2.1 step 2
+    # up to rounding: the fit is closed form) -- [zhang-comparative] section 2.1 step 2
     for c in p["classes"]:
         assert c["interarrival"]["matched"] == 3 and c["runtime"]["matched"] == 3
         for q in ("interarrival", "runtime"):
@@ -188,4 +188,4 @@ def test_default_model_is_the_built_in_kth_fit():
     assert set(size_classes(s.jobs["procs"])) <= {c["cls"] for c in KTH_PARAMS["classes"]}
     for c in KTH_PARAMS["classes"]:
         he = HyperErlang.from_dict(c["runtime"])
-        assert he.order == 1 and he.matched == 3 and he.cv > 1          # over-dispersive, as seed 004 says
+        assert he.order == 1 and he.matched == 3 and he.cv > 1          # over-dispersive, as [zhang-comparative] says

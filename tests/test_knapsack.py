@@ -1,4 +1,4 @@
-"""The knapsack family: instances, OR-Library loaders, greedy MKP, exact models (seed 003 4.2)."""
+"""The knapsack family: instances, OR-Library loaders, greedy MKP, exact models ([capannini2007] 4.2)."""
 import itertools
 import json
 

@@ -1,4 +1,4 @@
-"""The mapping family (seed 002 ETC mapping): instance model, checker, bounds,
+"""The mapping family ([vadhiyar-notes] ETC mapping): instance model, checker, bounds,
 generators, the Braun files, greedy heuristics against plain reference
 implementations, the metaheuristics' rules, and the exact models against
 brute force and each other."""
@@ -243,7 +243,7 @@ def test_greedy_heuristics_match_reference_implementations(seed):
 
 
 def test_seed_rules_on_a_hand_example():
-    """OLB ignores ETC, UDA ignores availability (seed 002); Min-Min maps the
+    """OLB ignores ETC, UDA ignores availability ([vadhiyar-notes]); Min-Min maps the
     short task first, Max-Min the long one."""
     inst = MappingInstance.build([[1, 10], [2, 20], [100, 30]], [0, 0])
     assert H.olb(inst).tolist() == [0, 1, 0]       # free machines in turn, whatever the ETC

@@ -1,6 +1,6 @@
 """Readings of the seed papers: BB / BL's fullness modifier and window (seed
-000 section 2.2), ``--param``, Rajaei's generator (seed 001), the EASY
-reservation, cs-i-np, EDF's order (seed 003) and SA's cooling (seed 002)."""
+000 section 2.2), ``--param``, Rajaei's generator ([rajaei-dadfar]), the EASY
+reservation, cs-i-np, EDF's order ([capannini2007]) and SA's cooling ([vadhiyar-notes])."""
 import json
 import time
 
@@ -21,7 +21,7 @@ from test_farm_sim import stream as farm_stream
 from test_sim_policies import stream as job_stream
 
 
-# ---- fullness modifier (seed 000 section 2.2) --------------------------------------------
+# ---- fullness modifier ([leinberger1999] section 2.2) --------------------------------------------
 def bb_example():
     """Empty 100/100 machine; the small job first in the queue."""
     return PackingInstance.build([100, 100], [[1, 1], [100, 90]], meta={"name": "bb-full"})
@@ -201,7 +201,7 @@ def test_selector_options_reach_bb_in_the_simulator():
     assert dict(zip(default.jobs["id"], default.jobs["start"])) == starts["scaled"]
 
 
-# ---- Rajaei's generator (seed 001) ------------------------------------------------------------
+# ---- Rajaei's generator ([rajaei-dadfar]) ------------------------------------------------------------
 def test_rajaei_splits_the_runtimes_80_20():
     df = rajaei(20000, seed=7).jobs
     run, est = df["runtime"].to_numpy(), df["estimate"].to_numpy()
@@ -251,7 +251,7 @@ def test_cs_incremental_previous_plan(monkeypatch, preemptive):
         assert not any(prevs)                  # cs-i-np: documented, IMFS always from scratch
 
 
-# ---- EDF: increasing deadline (seed 003 writes "decreasing order") --------------------------------
+# ---- EDF: increasing deadline ([capannini2007] writes "decreasing order") --------------------------------
 def test_edf_orders_by_increasing_deadline():
     s = farm_stream([100.0] * 4, [0.0] * 4, deadline=[900.0, 300.0, 600.0, 150.0], m_bench=(400.0,))
     res = simulate_farm(s, make_farm_policy("edf"))
@@ -259,7 +259,7 @@ def test_edf_orders_by_increasing_deadline():
     assert np.argsort(starts).tolist() == [3, 1, 2, 0]      # 150, 300, 600, 900
 
 
-# ---- SA: cooling factor and time budget (seed 002) -----------------------------------------------
+# ---- SA: cooling factor and time budget ([vadhiyar-notes]) -----------------------------------------------
 def sa_instance():
     rng = np.random.default_rng(5)
     etc = rng.uniform(1, 100, size=(64, 8))

@@ -1,4 +1,4 @@
-"""K-resource EASY variants, LOS, FF-CONS and the seed 004 priority orders
+"""K-resource EASY variants, LOS, FF-CONS and the [zhang-comparative] priority orders
 with backfilling (sim/backfill.py)."""
 import numpy as np
 import pandas as pd
@@ -33,7 +33,7 @@ def test_ff_variants_are_the_compiled_policies(alias, base, k):
 @pytest.mark.parametrize("k", [1, 2])
 def test_packing_easy_variants_keep_capacity_and_the_head_reservation(policy, k):
     if policy == "los" and k > 1:
-        pytest.skip("LOS is a one-resource dynamic program (seed 002)")
+        pytest.skip("LOS is a one-resource dynamic program ([vadhiyar-notes])")
     df = random_stream(np.random.default_rng(30 + k), 150, k=k)
     res = simulate(df, [16] * k, policy)
     assert res.engine == "generic" and res.jobs["start"].notna().all()

@@ -1,6 +1,6 @@
 """Metrics (sim/metrics.py) on hand-computed tiny schedules: wait, response,
-bounded slowdown (seed 004 section 2.3), weighted response (seed 000 section
-3.2), utilization and capacity loss (seed 004 eq. 1, 2), small/large split,
+bounded slowdown ([zhang-comparative] section 2.3), weighted response ([leinberger1999] section
+3.2), utilization and capacity loss ([zhang-comparative] eq. 1, 2), small/large split,
 out-of-order share."""
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_default_small_threshold_is_32_nodes():
 
 
 def test_time_origin_is_first_arrival():
-    """Seed 004 eq. 1 puts the first arrival at t = 0: shifting a run changes nothing."""
+    """[zhang-comparative] eq. 1 puts the first arrival at t = 0: shifting a run changes nothing."""
     base, shifted = result(A), result(A, shift=1000.0)
     for key in ("utilization", "capacity_loss", "makespan"):
         assert summarize(shifted, [4])[key] == pytest.approx(summarize(base, [4])[key])
@@ -97,7 +97,7 @@ def test_capacity_loss_counts_only_idle_nodes_while_jobs_wait():
 
 
 def test_capacity_loss_at_a_saturated_machine_is_one_minus_utilization():
-    """Seed 004 section 2.3: whenever nodes are idle somebody waits, so kappa = 1 - rho."""
+    """[zhang-comparative] section 2.3: whenever nodes are idle somebody waits, so kappa = 1 - rho."""
     res = result(A)
     assert capacity_loss(res, [4]) + utilization(res, [4]) == pytest.approx(1.0)
 

@@ -14,7 +14,7 @@ H = 3600.0  # the seed's "time unit": one hour
 
 def stream(rows, k=1):
     """rows: (id, submit, procs, duration[, estimate][, res_1 ... res_{k-1}]);
-    estimate defaults to the duration (exact estimates, as in seed 001)."""
+    estimate defaults to the duration (exact estimates, as in [rajaei-dadfar])."""
     out = []
     for r in rows:
         i, sub, procs, dur = r[:4]
@@ -32,7 +32,7 @@ def starts(res, unit=1.0):
     return {int(i): s / unit for i, s in zip(res.jobs["id"], res.jobs["start"])}
 
 
-# ---- seed 001, tables 1 and 2: Non-FCFS with a 24 h starvation limit -----------------
+# ---- [rajaei-dadfar], tables 1 and 2: Non-FCFS with a 24 h starvation limit -----------------
 def table1(waited):
     """16 nodes.  Job1 (6 nodes) and Job2 (6) run until 3 and 2 (time units of
     one hour); Job3 (12 nodes, 1 unit) has waited ``waited`` hours; Job4 (5
@@ -64,7 +64,7 @@ def test_nonfcfs_starvation_limit_is_an_option(engine):
     assert s[5] == 0 and s[4] == 2 and s[3] == 5
 
 
-# ---- seed 001, tables 3 and 4: EASY ("aggressive") and conservative backfilling -------
+# ---- [rajaei-dadfar], tables 3 and 4: EASY ("aggressive") and conservative backfilling -------
 def table3():
     """16 nodes.  Job1 (6 nodes) runs until 3, Job2 (6) until 1; Job3 (12
     nodes, 1 unit) and Job4 (14, 1) are queued in that order; Job5 (4, 2
@@ -109,7 +109,7 @@ def test_conservative_table4(engine):
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_fcfs_blocks_behind_the_head_seed002(engine):
-    """Seed 002 figure 1: a 64-node job runs on 128 nodes; the queued 128-node
+    """[vadhiyar-notes] figure 1: a 64-node job runs on 128 nodes; the queued 128-node
     job blocks the 32-node job behind it, which would fit."""
     df = stream([(1, 0, 64, 10), (2, 1, 128, 5), (3, 2, 32, 1)])
     s = starts(simulate(df, [128], "fcfs", engine=engine))

@@ -1,6 +1,6 @@
 """Workload models of instances/workloads.py: statistics against the models'
-analytic values (within sampling tolerance), the estimate models of seed 004
-§2.1, the K-resource extension of seed 000 §3.1, load control, determinism by
+analytic values (within sampling tolerance), the estimate models of [zhang-comparative]
+§2.1, the K-resource extension of [leinberger1999] §3.1, load control, determinism by
 seed and the SWF round trip.
 
 Tolerances are about 5 standard deviations of the statistic over seeds
@@ -77,7 +77,7 @@ def test_common_random_numbers_across_estimates_k_and_load():
     np.testing.assert_allclose(faster.jobs["submit"], base.jobs["submit"] / 2, atol=1.0)
 
 
-# ---- feitelson96 (seed 000 section 3.1) -------------------------------------------------------
+# ---- feitelson96 ([leinberger1999] section 3.1) -------------------------------------------------------
 def test_feitelson96_sizes_and_runtimes_match_the_model():
     s = feitelson96(N, seed=11)
     st = stream_stats(s.jobs)
@@ -194,7 +194,7 @@ def test_lublin_size_pmf_on_other_machine_sizes():
         assert stream_stats(df)["size_mean"] == pytest.approx(pmf_moments(pmf)[1], rel=0.1)
 
 
-# ---- rajaei (seed 001) ---------------------------------------------------------------------------
+# ---- rajaei ([rajaei-dadfar]) ---------------------------------------------------------------------------
 def test_rajaei_classes_and_runtime_ranges():
     s = rajaei(N, seed=31, split="estimates")   # the 80/20 split on the estimates (the default splits runtimes)
     df = s.jobs
@@ -219,7 +219,7 @@ def test_rajaei_classes_and_runtime_ranges():
         workload(model="rajaei", processors=32)
 
 
-# ---- estimate models (seed 004 section 2.1) -------------------------------------------------------
+# ---- estimate models ([zhang-comparative] section 2.1) -------------------------------------------------------
 def test_phi_share_ending_exactly_at_the_estimate():
     df = rajaei(N, seed=41).jobs
     for phi in (0.0, 0.2, 0.5, 1.0):
@@ -266,7 +266,7 @@ def test_estimate_models_on_a_real_trace():
     assert offered_load(scaled, w.capacity) == pytest.approx(2 * offered_load(w.jobs, w.capacity), rel=1e-3)
 
 
-# ---- K-resource extension (seed 000 section 3.1) ---------------------------------------------------
+# ---- K-resource extension ([leinberger1999] section 3.1) ---------------------------------------------------
 @pytest.mark.parametrize("k", [2, 4, 8])
 @pytest.mark.parametrize("dist", ["uniform", "exponential"])
 def test_k_resources_scaled_by_job_size(k, dist):

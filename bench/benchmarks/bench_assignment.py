@@ -1,6 +1,6 @@
-"""Benchmarks of the assignment family (seed 003 section 5): MIS, MFS, IMFS
+"""Benchmarks of the assignment family ([capannini2007] section 5): MIS, MFS, IMFS
 time and gap per size against the lexicographic optimum (Hungarian) on
-seed 003 farm matrices (``assign-farm``) and on random ones
+[capannini2007] farm matrices (``assign-farm``) and on random ones
 (``assign-random``, half the pairs eligible, no overhead bonus for the
 previous plan), MFS on 150 x 150, and IMFS against MFS when one job arrives
 or leaves after an optimal plan.  Gaps and times go to

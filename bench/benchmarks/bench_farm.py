@@ -1,5 +1,5 @@
-"""Farm scheduling speed (seed 003 figs. 7-8): the time of one scheduling
-pass of each farm policy on a seed 003 farm state, 150 machines and 20
+"""Farm scheduling speed ([capannini2007] figs. 7-8): the time of one scheduling
+pass of each farm policy on a [capannini2007] farm state, 150 machines and 20
 licenses, 150 jobs running and 300 queued (issue 8 target: under 50 ms for
 the incremental CS versions), and the scalability of one pass with the number
 of jobs (fig. 8: cs-i-p, cs-ni-p, EDF).  Run with ``pytest --benchmark``;

@@ -1,4 +1,4 @@
-"""Gang-scheduling simulator speed (seed 004 sections 5-6): GS-5 over a
+"""Gang-scheduling simulator speed ([zhang-comparative] sections 5-6): GS-5 over a
 10,000-job stream on 320 processors (the issue's target: under 30 s), and
 BGS-5, MGS-5, MBGS-5 and GS-5 with 5 % context switches on the same
 stream; GS-5 and BGS-5 over the whole KTH SP2 trace (27,992 jobs, 100
@@ -14,7 +14,7 @@ from epochbench.instances.data import data_root
 from epochbench.sim.gang import simulate_gang, summarize_gang
 
 KTH = data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
-FACTOR = 1.4  # offered load 0.55 x 1.4 = 0.77 (seed 004 section 2.2's scaling)
+FACTOR = 1.4  # offered load 0.55 x 1.4 = 0.77 ([zhang-comparative] section 2.2's scaling)
 
 
 @pytest.fixture(scope="module")

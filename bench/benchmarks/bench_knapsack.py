@@ -1,4 +1,4 @@
-"""Benchmarks of the knapsack family (seed 003 section 4.2): greedy MKP speed at
+"""Benchmarks of the knapsack family ([capannini2007] section 4.2): greedy MKP speed at
 n = 1000, L = 40; greedy gaps on the 30 OR-Library ``mknapcb1`` problems
 against ``mkcbres.txt``; exact proofs of ``mknapcb1`` problems 1-5 (full
 suite only: CP-SAT needs tens of seconds each).  Gaps and times go to
@@ -35,7 +35,7 @@ def mknapcb1():
 
 @pytest.mark.parametrize("method", ["greedy-mkp", "greedy-ratio"])
 def test_greedy_speed_n1000_l40(benchmark, method):
-    """Seed 003 section 6 MKP sizes: 1000 jobs, 40 licenses (ratio 40-45 %)."""
+    """[capannini2007] section 6 MKP sizes: 1000 jobs, 40 licenses (ratio 40-45 %)."""
     insts = generate("farm-mkp", n=1000, machines=100, licenses=40, count=3, seed=1)
     func = get("knapsack", method).func
     for inst in insts:

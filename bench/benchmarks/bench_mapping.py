@@ -1,4 +1,4 @@
-"""Benchmarks of the mapping family (seed 002 ETC mapping): decision time of
+"""Benchmarks of the mapping family ([vadhiyar-notes] ETC mapping): decision time of
 every heuristic on 512 x 16 ETC matrices (the 12 Braun et al. 2001 files,
 or the 12 Braun-range classes generated at that size when the data are
 absent), 1000 GA generations on 512 x 16, and the exact proofs on generated

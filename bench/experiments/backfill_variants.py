@@ -1,10 +1,10 @@
-"""``backfill-variants``: seed 002's backfilling variants (:mod:`epochbench.sim.variants`)
+"""``backfill-variants``: [vadhiyar-notes]'s backfilling variants (:mod:`epochbench.sim.variants`)
 against EASY and conservative backfilling.
 
 Streams: the KTH SP2 trace (``data_root()/swf/KTH-SP2-1996-2.1-cln.swf.gz``,
 100 nodes, its first ``jobs`` jobs with their own arrivals and user
 estimates) and a Lublin-Feitelson 2003 stream (``lublin03``, 128 nodes,
-offered load 0.85, Phi = 0.2 estimates as in seed 004).  Policies (one
+offered load 0.85, Phi = 0.2 estimates as in [zhang-comparative]).  Policies (one
 setting each, :data:`POLICIES`): ``easy``, ``conservative``, ``easy-sjf``,
 ``easy-xfactor``, ``slack-bf`` (slack 0.5 x estimate), ``threshold-bf``
 (expected slowdown 2) and ``multi-queue`` (two queues split at one hour of
@@ -161,10 +161,10 @@ def plot(df: pd.DataFrame, path) -> None:
         ax.set_xlabel("policy")
         ax.set_ylabel(label)
     fig.legend(loc="upper left", title="stream")
-    save_figure(fig, path, "seed 002 backfilling variants vs EASY and conservative "
+    save_figure(fig, path, "[vadhiyar-notes] backfilling variants vs EASY and conservative "
                            "(gap: EASY family and multi-queue only)")
 
 
-register(Experiment("backfill-variants", "seed 002 backfilling variants (scan order, slack, threshold, "
+register(Experiment("backfill-variants", "[vadhiyar-notes] backfilling variants (scan order, slack, threshold, "
                                          "multiple queues) vs EASY and conservative on KTH and lublin03",
                     tasks, run, table, plot))

@@ -1,4 +1,4 @@
-"""Mapping experiments (seed 002 ETC mapping):
+"""Mapping experiments ([vadhiyar-notes] ETC mapping):
 
 ``epochbench experiment braun``: every mapping method on the 12 Braun et al.
 2001 ETC matrices (512 tasks x 16 machines): the greedy rules once, GA / SA /
@@ -225,7 +225,7 @@ def _mini():
 
 MINI = _mini()
 
-register(Experiment("braun", "seed 002 ETC mapping: every method on the 12 Braun et al. 2001 matrices",
+register(Experiment("braun", "[vadhiyar-notes] ETC mapping: every method on the 12 Braun et al. 2001 matrices",
                     braun_tasks, braun_run, braun_table, braun_plot, timing=True))
-register(Experiment("mapping-exact", "seed 002 ETC mapping: exact proofs on generated 32x4 / 64x8, heuristic gaps",
+register(Experiment("mapping-exact", "[vadhiyar-notes] ETC mapping: exact proofs on generated 32x4 / 64x8, heuristic gaps",
                     exact_tasks, exact_run, exact_table, exact_plot, timing=True))

@@ -1,7 +1,7 @@
-"""``epochbench experiment capannini``: seed 003 figures 3-8, convergent
+"""``epochbench experiment capannini``: [capannini2007] figures 3-8, convergent
 scheduling against EDF, EASY and flexible backfilling on a farm.
 
-Full version (seed 003 section 6): 150 machines, 20 licenses, 1500 jobs,
+Full version ([capannini2007] section 6): 150 machines, 20 licenses, 1500 jobs,
 mean inter-arrival times Ta = 4, 6, 8, 10, 12, 16, 20, 20 repetitions (each
 a fresh stream, :func:`epochbench.sim.farm.generate_stream`), the eight policies of
 :data:`epochbench.sim.farm_policies.POLICIES`.  In the first ``EXACT_SEEDS``
@@ -200,8 +200,8 @@ def plot(df: pd.DataFrame, path) -> None:
     ax[5].set(title="fig. 8 one pass vs jobs (ms)", xlabel="jobs", yscale="log")
     if len(sc):
         ax[5].legend(fontsize=7)
-    save_figure(fig, path, "seed 003: convergent scheduling vs EDF / EASY / flexible backfilling")
+    save_figure(fig, path, "[capannini2007]: convergent scheduling vs EDF / EASY / flexible backfilling")
 
 
-register(Experiment("capannini", "seed 003 figs. 3-8: CS (4 versions) vs EDF, EASY, BF-rm, BF-unrm on a farm",
+register(Experiment("capannini", "[capannini2007] figs. 3-8: CS (4 versions) vs EDF, EASY, BF-rm, BF-unrm on a farm",
                     tasks, run, table, plot, timing=True))

@@ -1,7 +1,7 @@
-"""``epochbench experiment capannini-mkp``: seed 003 table 1, the greedy license
+"""``epochbench experiment capannini-mkp``: [capannini2007] table 1, the greedy license
 knapsack next to an exact solver.
 
-Seed 003 section 6 runs its MKP greedy and a branch & bound on the same job
+[capannini2007] section 6 runs its MKP greedy and a branch & bound on the same job
 streams (100 machines, 40 licenses, license ratio in [40-45], [45-50],
 [50-55], [55-60] %) and reports per range the smallest, average and best
 license usage and the mean time; the greedy lands "on average 3% distant"
@@ -66,7 +66,7 @@ def run(task: dict) -> list[dict]:
 
 
 def table(df: pd.DataFrame) -> pd.DataFrame:
-    """Seed 003 table 1 per (license ratio, method), plus gap and time share."""
+    """[capannini2007] table 1 per (license ratio, method), plus gap and time share."""
     full = df[~df["empty"].astype(bool)].copy()
     ex = full[full["method"] == EXACT].set_index(["ratio", "seed"])
     ref = ex["bound"].where(ex["status"] != "optimal", ex["value"])
@@ -105,8 +105,8 @@ def plot(df: pd.DataFrame, path) -> None:
     a2.set_ylabel("mean time (ms)")
     a2.set_yscale("log")
     a1.legend(fontsize=8)
-    save_figure(fig, path, "seed 003 table 1: greedy MKP vs exact", dpi=120)
+    save_figure(fig, path, "[capannini2007] table 1: greedy MKP vs exact", dpi=120)
 
 
-register(Experiment("capannini-mkp", "seed 003 table 1: greedy license knapsack vs CP-SAT per license ratio",
+register(Experiment("capannini-mkp", "[capannini2007] table 1: greedy license knapsack vs CP-SAT per license ratio",
                     tasks, run, table, plot, timing=True))

@@ -1,13 +1,13 @@
 """``leinberger``: gain of BL-EASY, BB-EASY and FF-CONS over FF-EASY in
-average and weighted average response time (seed 000 section 3, figures 2
+average and weighted average response time ([leinberger1999] section 3, figures 2
 and 3).
 
-Setup as seed 000 section 3.1: a Feitelson 1996 stream on 128 processors
+Setup as [leinberger1999] section 3.1: a Feitelson 1996 stream on 128 processors
 (:func:`epochbench.instances.workloads.workload`, ``feitelson96``) extended to K
 resources (K in {2, 4, 8}, requirements uniform or exponential, scaled by
 the job size); the Poisson arrival rate is calibrated so that FF-EASY keeps a
 mean ready-queue length of 64, 128 or 256 (:func:`epochbench.sim.calibrate.calibrate_rate`),
-and the same stream is then run under every policy.  Metrics (seed 000
+and the same stream is then run under every policy.  Metrics ([leinberger1999]
 section 3.2): average response time and weighted average response time
 (weight = resource requirement x execution time, :func:`epochbench.sim.metrics.per_job`).
 Gain = 1 - metric(policy) / metric(FF-EASY): positive is better, as in the
@@ -103,5 +103,5 @@ def plot(df: pd.DataFrame, path) -> None:
     save_figure(fig, path)
 
 
-register(Experiment("leinberger", "seed 000 figs. 2-3: BL/BB-EASY and FF-CONS vs FF-EASY, K resources",
+register(Experiment("leinberger", "[leinberger1999] figs. 2-3: BL/BB-EASY and FF-CONS vs FF-EASY, K resources",
                     tasks, run, table, plot))

@@ -2,11 +2,11 @@
 backfill step, and what an optimal step would change end to end.
 
 For each workload (a Feitelson 1996 stream on 128 processors with K = 1,
-and its K = 2 extension, seed 000 section 3.1, offered load 0.9) and each
+and its K = 2 extension, [leinberger1999] section 3.1, offered load 0.9) and each
 policy, the run records every backfill step as a ``packing`` instance with
 the policy's choice (:class:`epochbench.sim.record.EpochRecorder`); the recorded
 choices are scored against CP-SAT on the same instance (objective: the
-utilization of the step, seed 000 section 2).  The oracle policy is EASY
+utilization of the step, [leinberger1999] section 2).  The oracle policy is EASY
 whose backfill step is CP-SAT itself (``--selector cpsat``).  Rows: one per
 (workload, policy) with the per-epoch gap distribution (mean, median, 90th
 percentile, max, share of epochs where the policy was optimal, how many

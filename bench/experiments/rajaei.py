@@ -1,11 +1,11 @@
 """``rajaei``: Non-FCFS, aggressive (EASY) and conservative backfilling on
-Rajaei's generator, with and without perfect estimates (seed 001, "Simulation
+Rajaei's generator, with and without perfect estimates ([rajaei-dadfar], "Simulation
 results", tables 5 to 8).
 
-Workload: :func:`epochbench.instances.workloads.rajaei` (seed 001 "Implementation
+Workload: :func:`epochbench.instances.workloads.rajaei` ([rajaei-dadfar] "Implementation
 issues": 16 nodes; 30 / 40 / 30 % small / medium / large jobs; estimates 90 s
 to 9 h for 80 % and 9 to 12 h for 20 %; runtime 10-100 % of the estimate,
-at least 90 s).  Seed 001 gives neither the arrival process nor the number
+at least 90 s).  [rajaei-dadfar] gives neither the arrival process nor the number
 of jobs: Poisson arrivals at offered load :data:`LOADS` (our choice, 0.3
 to 1.0: from light load, where Non-FCFS never reaches its starvation limit,
 to overload; the seed's utilizations of 78-89 % suggest a machine near
@@ -15,7 +15,7 @@ Estimates, three settings on the same jobs and arrivals:
 
 * ``model``: the generator's own (runtime 10-100 % of the estimate): tables 5, 7;
 * ``perfect``: estimate := runtime (the Omega = 0 reading of "perfect estimate");
-* ``runtime=estimate``: runtime := estimate, the literal reading of seed 001
+* ``runtime=estimate``: runtime := estimate, the literal reading of [rajaei-dadfar]
   ("we assume the simulated runtime of a job be the same as a perfect
   estimation time"): every job runs its full estimate, so the work (and the
   offered load) grows by ~1.8x at the same arrivals.  Tables 5 -> 6 support
@@ -23,18 +23,18 @@ Estimates, three settings on the same jobs and arrivals:
 
 Policies (:mod:`epochbench.sim.policies`, fast path): ``nonfcfs`` (queue by nodes, then
 estimate; a job that has waited 24 h makes the queue FCFS until it starts:
-seed 001 "Non-FCFS"), ``easy`` (aggressive backfilling: one reservation,
+[rajaei-dadfar] "Non-FCFS"), ``easy`` (aggressive backfilling: one reservation,
 first-fit backfill), ``conservative`` (a reservation for every job).  Seed
 001's tables 6 and 8 leave Non-FCFS out; it is run here too (it uses the
 estimate only to break ties in its order).
 
-Metrics, the columns of seed 001 tables 5-8 (:func:`epochbench.sim.metrics.summarize`):
+Metrics, the columns of [rajaei-dadfar] tables 5-8 (:func:`epochbench.sim.metrics.summarize`):
 average execution time (mean of the run times as executed), average wait
-time, % system utilization (seed 004 eq. 1: work / (16 x span from the first
+time, % system utilization ([zhang-comparative] eq. 1: work / (16 x span from the first
 arrival to the last end)), highest response time; plus the mean response
-time, the standard deviation of the wait (seed 001: backfilling "distributes
+time, the standard deviation of the wait ([rajaei-dadfar]: backfilling "distributes
 the wait time among the jobs more evenly") and the share of jobs started
-before an earlier arrival (seed 001: "more jobs are executed in their order
+before an earlier arrival ([rajaei-dadfar]: "more jobs are executed in their order
 of arrival" under backfilling).  All times in seconds.
 
 Default 5 seeds (``--seeds``); ``--quick``: 2,000 jobs, 2 seeds.  Cost: 8
@@ -51,12 +51,12 @@ POLICIES = ("nonfcfs", "easy", "conservative")
 LOADS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 ESTIMATES = ("model", "perfect", "runtime=estimate")
 JOBS, QUICK_JOBS = 5_000, 2_000
-STARVATION_LIMIT = 86400.0      # seed 001: "a 24 hour limit is used to determine starved jobs"
+STARVATION_LIMIT = 86400.0      # [rajaei-dadfar]: "a 24 hour limit is used to determine starved jobs"
 
 
 def runtime_at_estimate(jobs: pd.DataFrame) -> pd.DataFrame:
     """Every job runs exactly its estimate (runtime := estimate; duration
-    follows): the literal reading of seed 001 tables 6 and 8.  O(n)."""
+    follows): the literal reading of [rajaei-dadfar] tables 6 and 8.  O(n)."""
     out = jobs.copy()
     out["runtime"] = out["estimate"].to_numpy(dtype=float)
     out["duration"] = out["runtime"]
@@ -112,7 +112,7 @@ def run(task: dict) -> list[dict]:
 
 
 def table(df: pd.DataFrame) -> pd.DataFrame:
-    """Seed 001 tables 5-8 per (load, estimates, policy), means over seeds:
+    """[rajaei-dadfar] tables 5-8 per (load, estimates, policy), means over seeds:
     average execution time, average wait, % utilization, highest response
     time (mean over seeds of each run's maximum), then mean response, wait
     std, out-of-order share and the utilization gain over Non-FCFS in
@@ -157,8 +157,8 @@ def plot(df: pd.DataFrame, path) -> None:
     axes[1].set_yscale("log")
     axes[2].set_yscale("log")
     axes[0].legend(fontsize=6)
-    save_figure(fig, path, "seed 001 tables 5-8: Non-FCFS, EASY and conservative backfilling on Rajaei's generator (16 nodes)")
+    save_figure(fig, path, "[rajaei-dadfar] tables 5-8: Non-FCFS, EASY and conservative backfilling on Rajaei's generator (16 nodes)")
 
 
-register(Experiment("rajaei", "seed 001 tables 5-8: Non-FCFS, EASY and conservative on Rajaei's generator, "
+register(Experiment("rajaei", "[rajaei-dadfar] tables 5-8: Non-FCFS, EASY and conservative on Rajaei's generator, "
                               "with and without perfect estimates", tasks, run, table, plot))

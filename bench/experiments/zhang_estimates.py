@@ -1,11 +1,11 @@
 """``zhang-estimates``: average bounded slowdown and wait against utilization
 under backfilling for several degrees of overestimation, Omega model and Phi
-model (seed 004 section 4, figures 6 and 7).
+model ([zhang-comparative] section 4, figures 6 and 7).
 
 Same streams as ``zhang-queues`` (:func:`.zhang_queues.zhang_stream`:
 lublin03 on 320 nodes, 10,000 jobs, offered load 0.55 x runtime factor 1.0
 .. 1.8; see that module for the workload choice), each with the estimates
-of seed 004 section 2.1: perfect (Omega = 0, which is Phi = 1), Omega model
+of [zhang-comparative] section 2.1: perfect (Omega = 0, which is Phi = 1), Omega model
 (estimate = runtime x U[1, 1 + Omega]) for Omega in :data:`OMEGAS`, Phi model
 (a share Phi of the jobs ends exactly at its estimate, runtime / estimate
 uniform on (0, 1] for the others) for Phi in :data:`PHIS`.  The text of seed
@@ -14,7 +14,7 @@ other values are our choice, spread from mild to heavy overestimation.  The
 estimates change only what the scheduler believes; the jobs and their
 execution times are the same for every setting (common random numbers).
 
-Policy: conservative backfilling in FCFS order (seed 004 sections 1 and 4:
+Policy: conservative backfilling in FCFS order ([zhang-comparative] sections 1 and 4:
 "a job selected out of order completes before the jobs that are ahead of it
 in the priority queue are scheduled to start"; reservations compressed on
 early terminations), the compiled fast path of :mod:`epochbench.sim.policies`.
@@ -27,7 +27,7 @@ by ~20 %).  The perfect runs appear in both blocks (Omega = 0, Phi = 1).
 
 ``zhang-estimates-he``: the same on the hyper-Erlang model fitted to KTH SP2
 (100 nodes; :func:`.zhang_queues.zhang_stream` with ``workload_model=
-"hypererlang"``, seed 004 section 2.1's kind of workload).
+"hypererlang"``, [zhang-comparative] section 2.1's kind of workload).
 
 Default 5 seeds (``--seeds``); ``--quick``: 5,000 jobs, factors 1.0 / 1.3 /
 1.6 / 1.8, 1 seed.  Cost: 10 settings x 9 factors x seeds runs of well under
@@ -90,7 +90,7 @@ def _blocks(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def table(df: pd.DataFrame) -> pd.DataFrame:
-    """Seed 004 figures 6 (Omega) and 7 (Phi) as numbers; see the module docstring."""
+    """[zhang-comparative] figures 6 (Omega) and 7 (Phi) as numbers; see the module docstring."""
     b = _blocks(df)
     g = b.groupby(["model", "value", "runtime_factor"])
     out = g[["offered_load", "utilization", "wait_mean", "bsld_mean"]].mean()
@@ -130,11 +130,11 @@ def plot(df: pd.DataFrame, path) -> None:
             ax.set_xlabel("utilization rho")
             ax.legend(fontsize=7)
     arm = df["workload"].iloc[0] if "workload" in df else "lublin03"
-    save_figure(fig, path, f"seed 004 figs. 6-7: overestimation under conservative backfilling ({arm}, "
+    save_figure(fig, path, f"[zhang-comparative] figs. 6-7: overestimation under conservative backfilling ({arm}, "
                            f"{int(df['nodes'].iloc[0])} nodes)")
 
 
-register(Experiment("zhang-estimates", "seed 004 figs. 6-7: slowdown and wait vs utilization for Omega and Phi "
+register(Experiment("zhang-estimates", "[zhang-comparative] figs. 6-7: slowdown and wait vs utilization for Omega and Phi "
                                        "overestimation (conservative backfilling)", tasks, run, table, plot))
-register(Experiment("zhang-estimates-he", "zhang-estimates on the hyper-Erlang model fitted to KTH SP2 (seed 004 "
+register(Experiment("zhang-estimates-he", "zhang-estimates on the hyper-Erlang model fitted to KTH SP2 ([zhang-comparative] "
                                           "section 2.1; 100 nodes)", tasks_he, run, table, plot))

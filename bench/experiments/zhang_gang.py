@@ -1,9 +1,9 @@
 """``zhang-gang``: slowdown, wait and capacity loss against utilization for
 backfilling (BF), gang scheduling (GS-2/3/5), backfilling gang scheduling
 (BGS-2/3/5) and migration (MGS-5, MBGS-5) at context-switch overheads 0, 1,
-2 and 5 % of the time slice (seed 004 section 6, figures 15-21 and 25).
+2 and 5 % of the time slice ([zhang-comparative] section 6, figures 15-21 and 25).
 
-Setup as seed 004 section 6.3: a machine of 320 nodes, FCFS priority, time
+Setup as [zhang-comparative] section 6.3: a machine of 320 nodes, FCFS priority, time
 slice T = 200 s, the Phi model of overestimation with Phi = 0.2, continuous
 scheduling; MGS/MBGS with MPL 5, migration cost 10 s (5 % of the slice) and
 Q = 64 tasks migrated per slice (figure 25).  BF is conservative backfilling
@@ -13,7 +13,7 @@ in :func:`epochbench.sim.gang.simulate_gang` (all four steps, figure 11 line 3).
 Streams: :func:`.zhang_queues.zhang_stream` (lublin03 on 320 nodes, offered
 load 0.55 x runtime factor; see that module for the workload choice), the
 same streams as ``zhang-queues`` and ``zhang-estimates``.  The runtime
-factors run from 0.4 (offered load 0.22) to 1.8 (0.99): seed 004 uses 1.0
+factors run from 0.4 (offered load 0.22) to 1.8 (0.99): [zhang-comparative] uses 1.0
 .. 1.8 only, but on this stream every policy has a bounded slowdown above 20
 at load 0.55 already (a daily arrival cycle and many short jobs), so the
 lower loads are needed to find where a policy crosses a slowdown of 20.
@@ -28,7 +28,7 @@ arrival times (:func:`epochbench.instances.workloads.set_load`) to offered loads
 Rows: one per (stream, policy, MPL, overhead, discrete, load point, seed)
 with :func:`epochbench.sim.gang.summarize_gang` (capacity loss eq. 3; eq. 2 for BF,
 the same thing at MPL 1).  :func:`table` gives per configuration the
-utilization at which the mean bounded slowdown crosses 20 (seed 004 section
+utilization at which the mean bounded slowdown crosses 20 ([zhang-comparative] section
 6.3: about 0.67 GS-5, 0.76 BF, 0.82 BGS-2, 0.87 BGS-5), 50 and 100 (linear
 interpolation between load points), the highest utilization reached and
 slowdown / wait at the lowest and highest load.  :func:`claims` checks seed
@@ -65,11 +65,11 @@ import pandas as pd
 from . import Experiment, Options, register, save_figure
 from .zhang_queues import zhang_stream
 
-SLICE = 200.0                    # seed 004 figures 11-12: time slice 200 s
-PHI = 0.2                        # seed 004 section 6.2: Phi model, Phi = 0.2
+SLICE = 200.0                    # [zhang-comparative] figures 11-12: time slice 200 s
+PHI = 0.2                        # [zhang-comparative] section 6.2: Phi model, Phi = 0.2
 OVERHEADS = (0.0, 0.01, 0.02, 0.05)
 MPLS = (2, 3, 5)
-MIGRATION = dict(migration_cost=10.0, migration_limit=64)   # seed 004 figure 25
+MIGRATION = dict(migration_cost=10.0, migration_limit=64)   # [zhang-comparative] figure 25
 FACTORS = (0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8)
 QUICK_FACTORS = (0.6, 1.2, 1.8)
 KTH_LOADS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
@@ -274,7 +274,7 @@ def _gaps(df: pd.DataFrame) -> dict | None:
 
 
 def claims(df: pd.DataFrame) -> pd.DataFrame:
-    """Seed 004's orderings, point by point (continuous scheduling): for each
+    """[zhang-comparative]'s orderings, point by point (continuous scheduling): for each
     stream, overhead and MPL, the share of load points where BGS-m has a lower
     mean slowdown / wait than GS-m and than BF, and where the slowdown falls
     with the MPL (BGS-5 <= BGS-3 <= BGS-2)."""
@@ -351,7 +351,7 @@ def plot(df: pd.DataFrame, path) -> None:
                 ax.set_ylabel(name, fontsize=8)
                 ax.legend(fontsize=6)
         out = Path(path) if stream == c["stream"].iloc[0] else Path(path).with_name(f"{Path(path).stem}-{stream}.png")
-        save_figure(fig, out, f"seed 004 figs. 15, 17, 20 ({stream}, {int(df['nodes'].iloc[0])} nodes, T = {SLICE:g} s)",
+        save_figure(fig, out, f"[zhang-comparative] figs. 15, 17, 20 ({stream}, {int(df['nodes'].iloc[0])} nodes, T = {SLICE:g} s)",
                     dpi=100)
         _extra(cs, Path(out).with_name(f"{Path(out).stem}-extra.png"), stream)
 
@@ -393,10 +393,10 @@ def _extra(cs: pd.DataFrame, path, stream: str) -> None:
         for ax in row:
             ax.set_xlabel("utilization rho")
             ax.legend(fontsize=6)
-    save_figure(fig, path, f"seed 004 figs. 16, 18, 19, 21, 25 at overhead 0 ({stream})", dpi=100)
+    save_figure(fig, path, f"[zhang-comparative] figs. 16, 18, 19, 21, 25 at overhead 0 ({stream})", dpi=100)
 
 
-register(Experiment("zhang-gang", "seed 004 figs. 15-21, 25: BF, GS, BGS, MGS, MBGS vs utilization at "
+register(Experiment("zhang-gang", "[zhang-comparative] figs. 15-21, 25: BF, GS, BGS, MGS, MBGS vs utilization at "
                                   "context-switch overheads 0-5 % (lublin03, 320 nodes)", tasks, run, table, plot))
 register(Experiment("zhang-gang-kth", "zhang-gang on the KTH SP2 trace (100 nodes, arrivals scaled)",
                     tasks_kth, run, table, plot))

@@ -1,8 +1,8 @@
 """``zhang-queues``: average wait and capacity loss against utilization for the
-FCFS, SJF, best-fit and worst-fit queue orders with backfilling (seed 004
+FCFS, SJF, best-fit and worst-fit queue orders with backfilling ([zhang-comparative]
 section 3, figure 5).
 
-Setup as seed 004 sections 2.2-2.3: a machine of 320 nodes, streams of
+Setup as [zhang-comparative] sections 2.2-2.3: a machine of 320 nodes, streams of
 10,000 jobs; a baseline stream at offered load 0.55 and 8 more with every
 execution time (and estimate) multiplied by 1.1 .. 1.8 at fixed arrivals
 (:func:`epochbench.instances.workloads.scale_runtimes` through ``runtime_factor``), so
@@ -14,23 +14,23 @@ perfect (figure 5 a-b: Omega = 0) and Phi = 0.2 (figure 5 c-d).  Metrics
 (:func:`epochbench.sim.metrics.summarize`): utilization (eq. 1), capacity loss kappa
 (eq. 2), mean wait, mean bounded slowdown (Gamma = 10 s).
 
-Workload choice: seed 004 fits a hyper-Erlang model to the ASCI Blue-Pacific
+Workload choice: [zhang-comparative] fits a hyper-Erlang model to the ASCI Blue-Pacific
 (LLNL) log; neither that log nor the fitted parameters are available.  We
 use the Lublin-Feitelson 2003 model (``lublin03``, mixed batch and
 interactive jobs; the authors' parameters, fitted to several production
-logs) on 320 nodes: like seed 004's workload it is a model fitted to real
+logs) on 320 nodes: like [zhang-comparative]'s workload it is a model fitted to real
 traces, its sizes run from 1 to 320 with the power-of-two peaks up to 256
-(seed 004: 1 to 256), and a seed gives an independent stream, so
+([zhang-comparative]: 1 to 256), and a seed gives an independent stream, so
 ``--seeds`` repetitions are real repetitions.  The KTH SP2 trace (one
 stream of 100 nodes) would give a single sample per load.  Unlike seed
 004's model, lublin03 has a daily arrival cycle: queues build up at rush
 hours even at moderate mean load, so absolute waits are higher than a
 stationary model's at the same utilization.
 
-``zhang-queues-he``: the same sweep on seed 004's own kind of workload, the
-hyper-Erlang model of common order (:mod:`epochbench.instances.hypererlang`, seed 004
+``zhang-queues-he``: the same sweep on [zhang-comparative]'s own kind of workload, the
+hyper-Erlang model of common order (:mod:`epochbench.instances.hypererlang`, [zhang-comparative]
 section 2.1), fitted to the KTH SP2 trace (the only trace here; LLNL's is
-not: seed 004's own parameters are not published) and run on KTH's 100 nodes at the same offered loads (0.55 x factor,
+not: [zhang-comparative]'s own parameters are not published) and run on KTH's 100 nodes at the same offered loads (0.55 x factor,
 the fitted arrival process rescaled).  Its arrivals are stationary renewal
 processes per size class, so it shows the orders without a daily cycle.
 The fit is built in (:data:`epochbench.instances.hypererlang.KTH_PARAMS`): the arm
@@ -55,9 +55,9 @@ import pandas as pd
 from . import Experiment, Options, register, save_figure
 
 POLICIES = ("fcfs-bf", "sjf-bf", "bfit-bf", "wfit-bf")
-NODES = 320                                  # seed 004 section 2.3
-BASE_LOAD = 0.55                             # seed 004 section 2.2: the baseline workload
-FACTORS = tuple(round(1.0 + 0.1 * i, 1) for i in range(9))   # x1.0 .. x1.8 (seed 004 section 2.2)
+NODES = 320                                  # [zhang-comparative] section 2.3
+BASE_LOAD = 0.55                             # [zhang-comparative] section 2.2: the baseline workload
+FACTORS = tuple(round(1.0 + 0.1 * i, 1) for i in range(9))   # x1.0 .. x1.8 ([zhang-comparative] section 2.2)
 QUICK_FACTORS = (1.0, 1.3, 1.6, 1.8)
 ESTIMATES = (("perfect", None), ("phi", 0.2))  # figure 5 a-b and c-d
 JOBS, QUICK_JOBS = 10_000, 2_000
@@ -73,7 +73,7 @@ def estimate_label(model: str, value) -> str:
 
 def zhang_stream(jobs: int, seed: int, factor: float, model: str = "perfect", value=None,
                  workload_model: str = "lublin03"):
-    """The seed 004 section 2.2 stream of this module (docstring): lublin03 on
+    """The [zhang-comparative] section 2.2 stream of this module (docstring): lublin03 on
     320 nodes (or, ``workload_model="hypererlang"``, the hyper-Erlang fit to
     KTH on its 100 nodes) at offered load 0.55, runtimes x ``factor``, then
     estimate model ``model`` ("perfect", "omega" or "phi" with ``value``).
@@ -132,7 +132,7 @@ def run(task: dict) -> list[dict]:
 def table(df: pd.DataFrame) -> pd.DataFrame:
     """Per (estimates, runtime factor, policy), means over seeds: offered
     load, utilization, capacity loss, mean wait, mean bounded slowdown, and
-    the wait relative to FCFS at the same point (seed 004 figure 5)."""
+    the wait relative to FCFS at the same point ([zhang-comparative] figure 5)."""
     keys = ["estimates", "runtime_factor", "policy"]
     g = df.groupby(keys, sort=False)
     out = g[["offered_load", "utilization", "capacity_loss", "wait_mean", "bsld_mean"]].mean()
@@ -151,7 +151,7 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
 
 def saturation(df: pd.DataFrame) -> pd.DataFrame:
     """Highest mean utilization each policy reaches over the sweep, per
-    estimate model (seed 004: SJF and WFit saturate near 85 %, BFit and FCFS
+    estimate model ([zhang-comparative]: SJF and WFit saturate near 85 %, BFit and FCFS
     above 90 %)."""
     m = df.groupby(["estimates", "policy", "runtime_factor"])["utilization"].mean()
     return m.groupby(["estimates", "policy"]).max().rename("max_util").reset_index()
@@ -183,10 +183,10 @@ def plot(df: pd.DataFrame, path) -> None:
             ax.set_xlabel("utilization rho")
             ax.legend(fontsize=7)
     arm = df["workload"].iloc[0] if "workload" in df else "lublin03"
-    save_figure(fig, path, f"seed 004 fig. 5: queue orders with backfilling ({arm}, {int(df['nodes'].iloc[0])} nodes)")
+    save_figure(fig, path, f"[zhang-comparative] fig. 5: queue orders with backfilling ({arm}, {int(df['nodes'].iloc[0])} nodes)")
 
 
-register(Experiment("zhang-queues", "seed 004 fig. 5: wait and capacity loss vs utilization, FCFS/SJF/BFit/WFit "
+register(Experiment("zhang-queues", "[zhang-comparative] fig. 5: wait and capacity loss vs utilization, FCFS/SJF/BFit/WFit "
                                     "with backfilling", tasks, run, table, plot))
-register(Experiment("zhang-queues-he", "zhang-queues on the hyper-Erlang model fitted to KTH SP2 (seed 004 "
+register(Experiment("zhang-queues-he", "zhang-queues on the hyper-Erlang model fitted to KTH SP2 ([zhang-comparative] "
                                        "section 2.1; 100 nodes)", tasks_he, run, table, plot))

@@ -1,0 +1,147 @@
+"""The bibliography: the five source papers and every other work the code
+cites.  Docstrings cite by key in brackets, with a section, equation or
+figure, e.g. ``[leinberger1999] section 2.2``; :func:`cite` formats an
+entry, :func:`markdown` writes ``docs/references.md``.
+
+The five source papers of the specification (the ``seeds``) are
+:data:`SEEDS`; their texts are not distributed with the package.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One work: ``key`` (what docstrings cite), authors, title, where it
+    appeared, year (None when the text carries none), DOI or URL where
+    known, and a note on what epochbench takes from it."""
+
+    key: str
+    authors: str
+    title: str
+    venue: str
+    year: int | None = None
+    doi: str = ""
+    url: str = ""
+    note: str = ""
+
+
+_R = Reference
+REFERENCES: dict[str, Reference] = {r.key: r for r in [
+    # ---- the five source papers (the specification) ----
+    _R("leinberger1999", "W. Leinberger, G. Karypis, V. Kumar",
+       "Job Scheduling in the Presence of Multiple Resource Requirements",
+       "Technical Report TR 99-025 (revised May 27, 1999), Department of Computer Science and Engineering, "
+       "University of Minnesota", 1999,
+       note="K-resource packing per epoch; FCFS, FF, BL, BB and the fullness modifier; FF/BL/BB-EASY and "
+            "FF-CONS; the K-extended Feitelson workload; fig. 1 worked example"),
+    _R("rajaei-dadfar", "H. Rajaei, M. B. Dadfar", "Job Scheduling in Cluster Computing as a Student Project",
+       "Department of Computer Science, Bowling Green State University (the text carries no date or venue)",
+       note="Non-FCFS with a starvation limit, EASY and conservative backfilling; tables 1-4 worked examples; "
+            "the workload generator; tables 5-8"),
+    _R("vadhiyar-notes", "S. Vadhiyar", "Scheduling on Parallel Systems",
+       "lecture notes, Supercomputer Education and Research Centre, Indian Institute of Science (undated)",
+       note="FCFS, EASY, conservative backfilling and its variants; LOS (algorithms 1 and 2, table 2); gang "
+            "scheduling; OLB, UDA, MCT, Min-Min, Max-Min, Duplex, GA, SA, tabu search for ETC mapping"),
+    _R("capannini2007", "G. Capannini, R. Baraglia, D. Puppin, L. Ricci, M. Pasquali",
+       "A Job Scheduling Framework for Large Computing Farms",
+       "Proceedings of the ACM/IEEE Conference on Supercomputing (SC '07), Reno", 2007,
+       doi="10.1145/1362622.1362686",
+       note="convergent scheduling; license clustering and the greedy MKP; MIS, MFS, IMFS matching; EDF, EASY "
+            "and flexible backfilling baselines; table 1"),
+    _R("zhang-comparative", "Y. Zhang, H. Franke, J. E. Moreira, A. Sivasubramaniam",
+       "A Comparative Analysis of Space- and Time-Sharing Techniques for Parallel Job Scheduling in Large "
+       "Scale Parallel Systems",
+       "manuscript, The Pennsylvania State University and IBM T. J. Watson Research Center (undated)",
+       note="hyper-Erlang workload modelling; Omega and Phi overestimation; FCFS/SJF/BFit/WFit with "
+            "backfilling; GS, BGS, MGS, MBGS; bounded slowdown, utilization, capacity loss (eqs. 1-5)"),
+    # ---- other works the code cites ----
+    _R("braun2001", "T. D. Braun, H. J. Siegel, N. Beck, L. L. Bölöni, M. Maheswaran, A. I. Reuther, "
+       "J. P. Robertson, M. D. Theys, B. Yao, D. Hensgen, R. F. Freund",
+       "A Comparison of Eleven Static Heuristics for Mapping a Class of Independent Tasks onto Heterogeneous "
+       "Distributed Computing Systems", "Journal of Parallel and Distributed Computing 61(6):810-837", 2001,
+       doi="10.1006/jpdc.2000.1714", note="the ETC model, the 12 benchmark matrices, GA / SA / tabu settings"),
+    _R("maheswaran1999", "M. Maheswaran, S. Ali, H. J. Siegel, D. Hensgen, R. F. Freund",
+       "Dynamic Mapping of a Class of Independent Tasks onto Heterogeneous Computing Systems",
+       "Journal of Parallel and Distributed Computing 59(2):107-131", 1999, doi="10.1006/jpdc.1999.1581",
+       note="Sufferage"),
+    _R("gogos2016", "C. Gogos, C. Valouxis, P. Alefragis, G. Goulas, N. Voros, E. Housos",
+       "Scheduling Independent Tasks on Heterogeneous Processors Using Heuristics and Column Pricing",
+       "Future Generation Computer Systems 60:48-66", 2016, doi="10.1016/j.future.2016.01.016",
+       note="best known makespans of the Braun matrices"),
+    _R("martello1997", "S. Martello, F. Soumis, P. Toth",
+       "Exact and Approximation Algorithms for Makespan Minimization on Unrelated Parallel Machines",
+       "Discrete Applied Mathematics 75(2):169-188", 1997, doi="10.1016/S0166-218X(96)00087-X",
+       note="the per-machine knapsack pricing of the mapping branch-and-price"),
+    _R("martello1990", "S. Martello, P. Toth", "Knapsack Problems: Algorithms and Computer Implementations",
+       "John Wiley & Sons, Chichester", 1990, note="the L2 bound of bin packing"),
+    _R("gilmore1961", "P. C. Gilmore, R. E. Gomory", "A Linear Programming Approach to the Cutting-Stock Problem",
+       "Operations Research 9(6):849-859", 1961, doi="10.1287/opre.9.6.849",
+       note="the pattern LP bound of the epochs family"),
+    _R("feitelson1996", "D. G. Feitelson", "Packing Schemes for Gang Scheduling",
+       "Job Scheduling Strategies for Parallel Processing (JSSPP 1996), LNCS 1162, Springer, pp. 89-110", 1996,
+       doi="10.1007/BFb0022289", note="the feitelson96 workload model"),
+    _R("lublin2003", "U. Lublin, D. G. Feitelson",
+       "The Workload on Parallel Supercomputers: Modeling the Characteristics of Rigid Jobs",
+       "Journal of Parallel and Distributed Computing 63(11):1105-1122", 2003,
+       doi="10.1016/S0743-7315(03)00108-4", note="the lublin03 workload model"),
+    _R("jann1997", "J. Jann, P. Pattnaik, H. Franke, F. Wang, J. Skovira, J. Riordan", "Modeling of Workload in MPPs",
+       "Job Scheduling Strategies for Parallel Processing (IPPS '97 workshop), LNCS 1291, Springer, pp. 95-116",
+       1997, doi="10.1007/3-540-63574-2_18", note="hyper-Erlang distributions fitted by three moments"),
+    _R("chu1998", "P. C. Chu, J. E. Beasley", "A Genetic Algorithm for the Multidimensional Knapsack Problem",
+       "Journal of Heuristics 4(1):63-86", 1998, doi="10.1023/A:1009642405419",
+       note="the random MKP generator and the mknapcb best known values"),
+    _R("beasley1990", "J. E. Beasley", "OR-Library: Distributing Test Problems by Electronic Mail",
+       "Journal of the Operational Research Society 41(11):1069-1072", 1990, doi="10.1057/jors.1990.166",
+       note="mknap1, mknapcb, assign data files"),
+    _R("eilon1987", "S. Eilon", "Application of the Knapsack Model for Budgeting",
+       "Omega 15(6):489-494", 1987, doi="10.1016/0305-0483(87)90050-2",
+       note="the surrogate weights of the greedy MKP (as cited by capannini2007)"),
+    _R("hopcroft1973", "J. E. Hopcroft, R. M. Karp", "An n^5/2 Algorithm for Maximum Matchings in Bipartite Graphs",
+       "SIAM Journal on Computing 2(4):225-231", 1973, doi="10.1137/0202019"),
+    _R("kuhn1955", "H. W. Kuhn", "The Hungarian Method for the Assignment Problem",
+       "Naval Research Logistics Quarterly 2(1-2):83-97", 1955, doi="10.1002/nav.3800020109"),
+    _R("ousterhout1982", "J. K. Ousterhout", "Scheduling Techniques for Concurrent Systems",
+       "Proceedings of the 3rd International Conference on Distributed Computing Systems, pp. 22-30", 1982,
+       note="the gang-scheduling matrix"),
+    _R("shmueli2005", "E. Shmueli, D. G. Feitelson",
+       "Backfilling with Lookahead to Optimize the Packing of Parallel Jobs",
+       "Journal of Parallel and Distributed Computing 65(9):1090-1107", 2005, doi="10.1016/j.jpdc.2005.05.003",
+       note="LOS, as vadhiyar-notes presents it"),
+    _R("panigrahy2011", "R. Panigrahy, K. Talwar, L. Uyeda, U. Wieder", "Heuristics for Vector Bin Packing",
+       "Microsoft Research technical report", 2011, note="the VBP instance classes"),
+    _R("mommessin2025", "C. Mommessin, T. Erlebach, N. V. Shakhlevich",
+       "Classification and Evaluation of the Algorithms for Vector Bin Packing",
+       "Computers & Operations Research", 2025, note="the VBP data set and its summary of known values"),
+]}
+
+#: the specification's source papers by their number in ``../shared/seeds``
+SEEDS = {"000": "leinberger1999", "001": "rajaei-dadfar", "002": "vadhiyar-notes", "003": "capannini2007",
+         "004": "zhang-comparative"}
+
+
+def cite(key: str) -> str:
+    """One entry as text: authors. Title. Venue, year. DOI."""
+    try:
+        r = REFERENCES[key]
+    except KeyError:
+        raise KeyError(f"no reference {key!r}; known: {', '.join(REFERENCES)}") from None
+    year = f", {r.year}" if r.year else ""
+    link = f". https://doi.org/{r.doi}" if r.doi else (f". {r.url}" if r.url else "")
+    return f"{r.authors}. {r.title}. {r.venue}{year}{link}."
+
+
+def markdown() -> str:
+    """The bibliography as Markdown (``docs/references.md``)."""
+    seeds = set(SEEDS.values())
+    lines = ["# References", "",
+             "Docstrings cite these works by key in brackets, with a section, equation or figure "
+             "(e.g. `[leinberger1999] section 2.2`).  Generated from `epochbench.references`.", "",
+             "## The specification's source papers", ""]
+    lines += [f"- **[{k}]** {cite(k)}" + (f"  \n  *Used for:* {REFERENCES[k].note}" if REFERENCES[k].note else "")
+              for k in SEEDS.values()]
+    lines += ["", "## Other works cited", ""]
+    lines += [f"- **[{k}]** {cite(k)}" + (f"  \n  *Used for:* {r.note}" if r.note else "")
+              for k, r in REFERENCES.items() if k not in seeds]
+    return "\n".join(lines) + "\n"
