@@ -10,18 +10,22 @@ imported before an exact method is asked for.
 """
 from __future__ import annotations
 
-from importlib import metadata as _metadata
-
-try:
-    __version__ = _metadata.version("epochbench")
-except _metadata.PackageNotFoundError:          # a source tree that was never installed
-    __version__ = "0+unknown"
-
 _FACE = ("register", "solve", "score", "validate", "generate", "load", "save", "simulate", "Result", "SimResult")
 __all__ = [*_FACE, "__version__"]
 
 
+def _version() -> str:
+    from importlib import metadata
+    try:
+        return metadata.version("epochbench")
+    except metadata.PackageNotFoundError:        # a source tree that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str):
+    if name == "__version__":
+        globals()["__version__"] = version = _version()
+        return version
     if name in _FACE:
         from . import api
         return getattr(api, name)
@@ -29,4 +33,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_FACE))
+    return sorted(set(globals()) | set(_FACE) | {"__version__"})
