@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .policies import EASY, Conservative, FAST_CODES, _ArrivalQueue, register_policy
+from .policies import CONS_RULE, EASY, EASY_RULE, Conservative, _ArrivalQueue, register_policy
 from .profile import JIT, p_add, p_book, p_find, p_init, rows_needed
 
 
@@ -50,20 +50,18 @@ def _easy_with(name: str, selector: str, doc: str):
     return register_policy(name)(cls)
 
 
-@register_policy("ff-easy")
+@register_policy("ff-easy", fast=EASY_RULE)
 class FFEASY(EASY):
     """FF-EASY ([leinberger1999] section 3): EASY's own backfill rule, first fit in
     queue order over the K resources; compiled fast path as ``easy``."""
 
 
-@register_policy("ff-cons")
+@register_policy("ff-cons", fast=CONS_RULE)
 class FFCons(Conservative):
     """FF-CONS ([leinberger1999] section 3): conservative backfilling over K
     resources; compiled fast path as ``conservative``."""
 
 
-FAST_CODES["ff-easy"] = FAST_CODES["easy"]
-FAST_CODES["ff-cons"] = FAST_CODES["conservative"]
 
 BLEASY = _easy_with("bl-easy", "bl", "BL-EASY ([leinberger1999] section 3): EASY backfilled by the BL heuristic.")
 BBEASY = _easy_with("bb-easy", "bb", "BB-EASY ([leinberger1999] section 3): EASY backfilled by the BB heuristic.")

@@ -420,43 +420,54 @@ class FarmBackfill(FarmPolicy):
 POLICIES = ("cs-i-p", "cs-i-np", "cs-ni-p", "cs-ni-np", "edf", "easy", "bf-rm", "bf-unrm")
 
 
-def make_farm_policy(name: str, **kw) -> FarmPolicy:
-    """A policy by name (:data:`POLICIES`); CS options ``matcher``,
-    ``knapsack``, ``exact_time_limit``, ``oracle_every``, ``constants``."""
-    if name.startswith("cs-") and name in POLICIES:
-        _, inc, pre = name.split("-")
-        kw = {k: v for k, v in kw.items() if v is not None}
-        return ConvergentScheduling(inc == "i", pre == "p", **kw)
-    if kw and any(v is not None for v in kw.values()):
-        raise ValueError(f"policy {name!r} takes no options, got {sorted(kw)}")
-    if name == "edf":
-        return EDF()
-    if name == "easy":
-        return FarmBackfill("fcfs")
-    if name == "bf-rm":
-        return FarmBackfill("cs", keep_reservation=False)
-    if name == "bf-unrm":
-        return FarmBackfill("cs", keep_reservation=True)
-    raise ValueError(f"unknown farm policy {name!r}; known: {', '.join(POLICIES)}")
+def _cs(name: str):
+    _, inc, pre = name.split("-")
 
-
-def _named(name: str):
     def make(**kw) -> FarmPolicy:
-        return make_farm_policy(name, **kw)
-    make.__name__ = name.replace("-", "_")
+        return ConvergentScheduling(inc == "i", pre == "p", **{k: v for k, v in kw.items() if v is not None})
     return make
 
 
-_RULES = {"cs-i-p": "convergent scheduling, incremental matching (IMFS), preemptive ([capannini2007] sections 4-5)",
-          "cs-i-np": "convergent scheduling, incremental matching, non-preemptive ([capannini2007] sections 4-5)",
-          "cs-ni-p": "convergent scheduling, non-incremental matching (MFS), preemptive ([capannini2007] sections 4-5)",
-          "cs-ni-np": "convergent scheduling, non-incremental matching, non-preemptive ([capannini2007] sections 4-5)",
-          "edf": "earliest deadline first ([capannini2007] section 6)",
-          "easy": "EASY backfilling on the farm, FCFS order ([capannini2007] section 6)",
-          "bf-rm": "backfilling in CS priority order, reservation removed at each event ([capannini2007] section 6)",
-          "bf-unrm": "backfilling in CS priority order, reservation kept ([capannini2007] section 6)"}
-for _name in POLICIES:
-    _registry.register_policy("farm", _name, _named(_name), rule=_RULES[_name])
+def _plain(factory):
+    def make(**kw) -> FarmPolicy:
+        if any(v is not None for v in kw.values()):
+            raise ValueError(f"this policy takes no options, got {sorted(kw)}")
+        return factory()
+    return make
+
+
+#: name -> (factory of the policy object from its options, one-line rule)
+_FARM = {
+    "cs-i-p": (_cs("cs-i-p"), "convergent scheduling, incremental matching (IMFS), preemptive ([capannini2007] sections 4-5)"),
+    "cs-i-np": (_cs("cs-i-np"), "convergent scheduling, incremental matching, non-preemptive ([capannini2007] sections 4-5)"),
+    "cs-ni-p": (_cs("cs-ni-p"), "convergent scheduling, non-incremental matching (MFS), preemptive ([capannini2007] sections 4-5)"),
+    "cs-ni-np": (_cs("cs-ni-np"), "convergent scheduling, non-incremental matching, non-preemptive ([capannini2007] sections 4-5)"),
+    "edf": (_plain(EDF), "earliest deadline first ([capannini2007] section 6)"),
+    "easy": (_plain(lambda: FarmBackfill("fcfs")), "EASY backfilling on the farm, FCFS order ([capannini2007] section 6)"),
+    "bf-rm": (_plain(lambda: FarmBackfill("cs", keep_reservation=False)),
+              "backfilling in CS priority order, reservation removed at each event ([capannini2007] section 6)"),
+    "bf-unrm": (_plain(lambda: FarmBackfill("cs", keep_reservation=True)),
+                "backfilling in CS priority order, reservation kept ([capannini2007] section 6)"),
+}
+assert tuple(_FARM) == POLICIES
+for _name, (_make, _rule) in _FARM.items():
+    _make.__name__ = _name.replace("-", "_")
+    _registry.register_policy("farm", _name, _make, rule=_rule)
+
+
+def make_farm_policy(name: str, **kw) -> FarmPolicy:
+    """A farm policy object by name (:data:`POLICIES`, through the policy
+    registry); CS options ``matcher``, ``knapsack``, ``exact_time_limit``,
+    ``oracle_every``, ``constants``; other policies take none."""
+    try:
+        spec = _registry.get_policy("farm", name)
+    except KeyError:
+        raise ValueError(f"unknown farm policy {name!r}; known: {', '.join(POLICIES)}") from None
+    try:
+        return spec.make(**kw)
+    except ValueError as exc:
+        raise ValueError(f"policy {name!r}: {exc}") from None
+
 
 _O = _registry.Option
 _CS = ("cs-i-p", "cs-i-np", "cs-ni-p", "cs-ni-np")

@@ -68,6 +68,12 @@ from .profile import INLINE, JIT, Profile, p_add, p_advance, p_book, p_find, p_f
 
 POLICIES: dict[str, type] = {}
 DAY = 86400.0
+#: the rules of the compiled event loop (:func:`run_fast`)
+FCFS_RULE, NONFCFS_RULE, EASY_RULE, CONS_RULE = 0, 1, 2, 3
+_FCFS, _NONFCFS, _EASY, _CONS = FCFS_RULE, NONFCFS_RULE, EASY_RULE, CONS_RULE
+#: policy name -> its rule in the compiled loop, for the policies that have
+#: one (declared by ``register_policy(name, fast=RULE)`` where the policy is defined)
+FAST_CODES: dict[str, int] = {}
 
 
 def _rule_of(doc: str | None) -> str:
@@ -77,12 +83,16 @@ def _rule_of(doc: str | None) -> str:
     return para if cut < 0 else para[:cut + 1]
 
 
-def register_policy(name: str, *, paper: str = ""):
+def register_policy(name: str, *, paper: str = "", fast: int | None = None):
     """Class decorator: make a pool policy available by ``name`` (in the
-    policy registry :mod:`epochbench.sim.registry`, machine ``pool``)."""
+    policy registry :mod:`epochbench.sim.registry`, machine ``pool``);
+    ``fast``: its rule in the compiled loop (:data:`FAST_CODES`), when its
+    default selection is that rule exactly."""
     def deco(cls):
         cls.name = name
         POLICIES[name] = cls
+        if fast is not None:
+            FAST_CODES[name] = fast
         rule = _rule_of(cls.__doc__)
         _registry.register_policy("pool", name, cls, rule=rule, paper=paper)
         return cls
@@ -193,7 +203,7 @@ class _ArrivalQueue(_Base):
 
 
 # ---- generic policies ----------------------------------------------------------------
-@register_policy("fcfs")
+@register_policy("fcfs", fast=FCFS_RULE)
 class FCFS(_ArrivalQueue):
     """FCFS ([vadhiyar-notes]): the head blocks the queue.  O(started) per pass."""
 
@@ -220,7 +230,7 @@ class FCFS(_ArrivalQueue):
         return done
 
 
-@register_policy("nonfcfs")
+@register_policy("nonfcfs", fast=NONFCFS_RULE)
 class NonFCFS(_Base):
     """Non-FCFS with a starvation limit ([rajaei-dadfar] "Non-FCFS", tables 1-2).
     O(q) per pass."""
@@ -296,7 +306,7 @@ class NonFCFS(_Base):
             self._waiting.discard(o)
 
 
-@register_policy("easy")
+@register_policy("easy", fast=EASY_RULE)
 class EASY(_ArrivalQueue):
     """EASY backfilling, the exact rule of this module's docstring ([rajaei-dadfar]
     table 3; [vadhiyar-notes] "Freedom from starvation"; [zhang-comparative] section 3).
@@ -361,7 +371,7 @@ class EASY(_ArrivalQueue):
         return done
 
 
-@register_policy("conservative")
+@register_policy("conservative", fast=CONS_RULE)
 class Conservative(_ArrivalQueue):
     """Conservative backfilling ([rajaei-dadfar] table 4, [vadhiyar-notes], [zhang-comparative] section 3)
     over the numpy :class:`~epochbench.sim.profile.Profile`.  A booking is O(m log m); a
@@ -431,8 +441,6 @@ class Conservative(_ArrivalQueue):
 
 
 # ---- compiled fast path ----------------------------------------------------------------
-FAST_CODES = {"fcfs": 0, "nonfcfs": 1, "easy": 2, "conservative": 3}
-_FCFS, _NONFCFS, _EASY, _CONS = 0, 1, 2, 3
 
 
 def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=None,

@@ -12,7 +12,7 @@ imports every module here, so nothing else has to list it.
 """
 from __future__ import annotations
 
-import json
+import functools
 import os
 import sys
 import time
@@ -23,6 +23,7 @@ from typing import Callable
 
 import pandas as pd
 
+from epochbench import sweep as _sw
 from epochbench.instances.catalog import Catalog, PluginError, modules_of, plugins
 from epochbench.instances.files import atomic_path, output_lock
 
@@ -102,107 +103,68 @@ def save_figure(fig, path, title: str | None = None, dpi: int = 110) -> None:
         plt.close(fig)
 
 
-def _label(task: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in task.items() if isinstance(v, (str, int, float)))[:100]
-
-
-def _key(task: dict) -> str:
-    return json.dumps(task, sort_keys=True, default=str)
-
-
-def _load_checkpoint(path: Path | None, tasks: list[dict]) -> dict[int, list[dict]]:
-    """Rows of the tasks a previous sweep finished (``path``, JSON lines of
-    ``{"task": ..., "rows": [...]}``), by index in ``tasks``; tasks not in
-    this list are ignored."""
-    if path is None or not path.exists():
-        return {}
-    index = {_key(t): i for i, t in enumerate(tasks)}
-    done = {}
-    for line in path.read_bytes().splitlines():
-        try:
-            rec = json.loads(line)
-            i, rows = index.get(_key(rec["task"])), list(rec["rows"])
-        except (ValueError, KeyError, TypeError):
-            continue  # a line cut short when the previous sweep was killed
-        if i is not None:
-            done[i] = rows
-    return done
-
-
-def _repair_tail(path: Path) -> None:
-    """Cut a torn last line (no final newline: the writer was killed in the
-    middle of it) off the checkpoint ``path``, so that the next record
-    appended starts on a line of its own.  O(length of the last line)."""
-    try:
-        fh = open(path, "rb+")
-    except FileNotFoundError:
-        return
-    with fh:
-        size = fh.seek(0, os.SEEK_END)
-        end = size
-        while end > 0:
-            start = max(0, end - 65536)
-            fh.seek(start)
-            chunk = fh.read(end - start)
-            if end == size and chunk.endswith(b"\n"):
-                return                                 # intact
-            cut = chunk.rfind(b"\n")
-            if cut >= 0:
-                fh.truncate(start + cut + 1)
-                return
-            end = start
-        fh.truncate(0)
+#: the store and selection live in :mod:`epochbench.sweep` (names kept for callers)
+_label, _key, _plain = _sw._label, _sw._key, _sw._plain
+_load_checkpoint, _repair_tail = _sw.load_records, _sw.repair_tail
 
 
 def sweep(run: Callable[[dict], list[dict]], tasks: list[dict], *, jobs: int | None = None,
-          progress: bool = True, checkpoint: Path | None = None) -> list[dict]:
-    """Run ``run(task)`` for every task; rows in task order, each with ``task``
-    (its index) added.  ``jobs`` > 1 uses that many worker processes (default:
-    all cores); ``jobs == 1`` runs in this process.  A failing task stops the
-    sweep with its error and its task named.  ``checkpoint``: a JSON-lines
-    file that gets each finished task's rows; tasks already in it are not
-    run again (an interrupted sweep resumes); a torn last line (a sweep
-    killed mid-write) is cut off before new records are appended.  Ctrl-C
-    stops the workers and raises ``KeyboardInterrupt("interrupted; N of M
-    runs saved, ...")``."""
-    jobs = (os.cpu_count() or 1) if jobs is None else jobs
-    if jobs < 1:
+          progress: bool = True, checkpoint: Path | None = None, scheduler: str | None = None,
+          timing: bool = False, only: list[int] | None = None, pool: bool = False) -> list[dict]:
+    """Run ``run(task)`` for every task (or the indices ``only``) through
+    :func:`epochbench.sweep.run_tasks`; rows in task order, each with ``task``
+    (its index in ``tasks``) added.
+
+    ``jobs``: local worker processes (default: all cores; 1 runs in this
+    process); ``scheduler``: a Dask scheduler's address instead.  A task
+    that raises does not stop the others; at the end
+    :class:`epochbench.sweep.SweepFailed` lists every failure with its task
+    and traceback.  ``checkpoint``: a JSON-lines file that gets each
+    finished task's rows as it arrives; tasks already in it are not run
+    again (an interrupted sweep resumes); a torn last line (a sweep killed
+    mid-write) is cut off before new records are appended.  ``timing``:
+    rows hold wall times: each task gets a worker to itself and its rows
+    the ``host`` and ``cpu``.  Ctrl-C stops the workers and raises
+    ``KeyboardInterrupt("interrupted; N of M runs saved, ...")``.
+    ``pool``: the former process pool instead of Dask (a fixed-size pool,
+    a failure stops it; kept to measure the runner against it)."""
+    if jobs is not None and jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
-    results: list[list[dict] | None] = [None] * len(tasks)
-    for i, rows in _load_checkpoint(checkpoint, tasks).items():
-        results[i] = rows
-    todo = [i for i in range(len(tasks)) if results[i] is None]
-    if progress and len(todo) < len(tasks):
-        print(f"  resuming: {len(tasks) - len(todo)} of {len(tasks)} tasks done in {checkpoint}",
-              file=sys.stderr, flush=True)
+    chosen = list(range(len(tasks))) if only is None else list(only)
+    wanted = set(chosen)
+    results: dict[int, list[dict]] = {i: r for i, r in _load_checkpoint(checkpoint, tasks).items()
+                                      if i in wanted}
+    todo = [i for i in chosen if i not in results]
+    if progress and len(todo) < len(chosen):
+        _sw.Progress(0, progress).say(f"  resuming: {len(chosen) - len(todo)} of {len(chosen)} tasks "
+                                      f"done in {checkpoint}")
     if checkpoint is not None:
         _repair_tail(checkpoint)
     log = open(checkpoint, "a") if checkpoint is not None else None
-    t0 = time.perf_counter()
 
-    def finish(i: int, rows: list[dict], done: int) -> None:
+    def keep(i: int, rows: list[dict], *_) -> None:
         results[i] = rows
         if log is not None:
-            log.write(json.dumps({"task": tasks[i], "rows": rows}, default=_plain) + "\n")
-            log.flush()
-        if progress:
-            print(f"  [{done}/{len(todo)}] {_label(tasks[i])}  ({time.perf_counter() - t0:.1f} s)",
-                  file=sys.stderr, flush=True)
+            _sw.append_record(log, tasks[i], rows)
 
+    failures = []
     try:
-        if jobs == 1 or len(todo) <= 1:
-            for done, i in enumerate(todo, 1):
-                finish(i, _checked(run, tasks[i]), done)
+        if pool and jobs != 1 and len(todo) > 1:
+            _in_pool(run, tasks, todo, min(jobs or os.cpu_count() or 1, len(todo)), keep)
         else:
-            _in_pool(run, tasks, todo, min(jobs, len(todo)), finish)
+            call = functools.partial(_sw.rows_of, run, timing=timing)
+            _, failures = _sw.run_tasks(call, tasks, todo, workers=jobs, scheduler=scheduler,
+                                        progress=progress, on_result=keep, exclusive=timing)
     except KeyboardInterrupt:
-        saved = sum(r is not None for r in results)
-        raise KeyboardInterrupt(f"interrupted; {saved} of {len(tasks)} runs saved, "
+        saved = len(results)
+        raise KeyboardInterrupt(f"interrupted; {saved} of {len(chosen)} runs saved, "
                                 "run the same command to resume") from None
     finally:
         if log is not None:
             log.close()
-    return [{**row, "task": i} for i, rows in enumerate(results) for row in rows]
+    if failures:
+        raise _sw.SweepFailed(failures, len(chosen))
+    return [{**row, "task": i} for i in sorted(results) for row in results[i]]
 
 
 def _in_pool(run, tasks: list[dict], todo: list[int], workers: int, finish) -> None:
@@ -267,11 +229,6 @@ def _pdeathsig(sig: int) -> bool:
         return libc.prctl(1, int(sig), 0, 0, 0) == 0   # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         return False
-
-
-def _plain(x):
-    """JSON for numpy scalars in rows."""
-    return x.item() if hasattr(x, "item") else str(x)
 
 
 def _checked(run, task: dict) -> list[dict]:
