@@ -30,12 +30,16 @@ from epochbench.instances.files import atomic_path, output_lock
 
 @dataclass(frozen=True)
 class Options:
-    """What the command line says: ``--quick``, ``--jobs``, ``--seeds``, ``--out``."""
+    """What the command line says: ``--quick``, ``--workers`` (``--jobs``),
+    ``--seeds``, ``--out``, ``--scheduler``, ``--tasks``, ``--where``."""
     quick: bool = False
     jobs: int | None = None     # worker processes (None: the experiment's default)
     seeds: int | None = None    # repetitions (None: the experiment's default)
     out: Path = Path("results")
     progress: bool = True
+    scheduler: str | None = None    # Dask scheduler address (None: $EPOCHBENCH_SCHEDULER, else local)
+    tasks: str | None = None        # index subset, e.g. "0:10,20"
+    where: tuple[str, ...] = ()     # field conditions, e.g. ("ta=4",)
 
 
 @dataclass(frozen=True)
@@ -246,7 +250,11 @@ def run_experiment(name: str, opts: Options) -> tuple[pd.DataFrame, pd.DataFrame
     ``OUT/NAME-table.csv``; return (all rows, summary table).  Finished runs
     go to ``OUT/NAME.partial.jsonl`` as they complete; an interrupted
     experiment started again with the same options runs only what is
-    missing, and the file is removed once ``NAME.csv`` is written.  Every
+    missing, and the file is removed once ``NAME.csv`` is written (kept
+    after a ``--tasks``/``--where`` subset: it may hold other tasks' rows;
+    the CSV then holds the subset, ``task`` still the index in the full
+    list).  A failing task raises :class:`epochbench.sweep.SweepFailed`
+    after the others finished (their rows are in the partial file).  Every
     file is written atomically and ``OUT`` is locked while the experiment
     runs (:mod:`epochbench.instances.files`): a second run on it raises
     :class:`epochbench.instances.files.OutputBusy`."""
@@ -258,13 +266,17 @@ def run_experiment(name: str, opts: Options) -> tuple[pd.DataFrame, pd.DataFrame
     if not tasks:
         raise ValueError(f"experiment {name!r} has no runs for these options")
     jobs = opts.jobs if opts.jobs is not None else (1 if exp.timing else None)
+    subset = bool(opts.tasks or opts.where)
+    only = _sw.select(tasks, opts.tasks, opts.where) if subset else None
     out = Path(opts.out)
     with output_lock(out):
         partial = out / f"{name}.partial.jsonl"
-        rows = sweep(exp.run, tasks, jobs=jobs, progress=opts.progress, checkpoint=partial)
+        rows = sweep(exp.run, tasks, jobs=jobs, progress=opts.progress, checkpoint=partial,
+                     scheduler=opts.scheduler, timing=exp.timing, only=only)
         df = pd.DataFrame(rows)
         _write_csv(df, out / f"{name}.csv")
-        partial.unlink()  # complete: NAME.csv holds everything
+        if not subset:
+            partial.unlink()  # complete: NAME.csv holds everything
         table = exp.table(df)
         _write_csv(table, out / f"{name}-table.csv")
         if exp.plot is not None:
