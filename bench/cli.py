@@ -87,7 +87,7 @@ def cmd_score(args) -> int:
         kinds = {inst.kind for inst in insts}
         params = {kind: method_params(kind, methods, parse_params(args.param)) for kind in kinds}
         table = score(insts, methods, time_limit=args.time_limit, threads=args.threads, references=refs,
-                      params=params,
+                      params=params, workers=args.jobs or 1, scheduler=args.scheduler,
                       progress=(lambda i, inst: print(f"  [{i}/{len(insts)}] {inst.name}", file=sys.stderr))
                       if args.verbose else None)
     except SolverDisagreement as exc:
@@ -132,7 +132,7 @@ def cmd_validate(args) -> int:
         func = functools.wraps(func)(functools.partial(func, **params))
     try:
         v = validate(func, args.family, count=args.count, seed=args.seed, label=args.function,
-                     time_limit=args.time_limit)
+                     time_limit=args.time_limit, workers=args.jobs or 1, scheduler=args.scheduler)
     except SolverDisagreement as exc:
         print(f"epochbench validate: disagreement: {exc}", file=sys.stderr)
         return 1
@@ -161,9 +161,16 @@ def cmd_experiment(args) -> int:
         for name, exp in sorted(load_experiments().items()):
             print(f"  {name:<18} {exp.help}")
         return 0
+    from .sweep import SweepFailed
     opts = Options(quick=args.quick, jobs=args.jobs, seeds=args.seeds, out=args.out,
-                   progress=not args.quiet)
-    df, table = run_experiment(args.name, opts)
+                   progress=not args.quiet, scheduler=args.scheduler, tasks=args.tasks,
+                   where=tuple(args.where))
+    try:
+        df, table = run_experiment(args.name, opts)
+    except SweepFailed as exc:
+        print(f"epochbench experiment: {exc.report()}\nthe other runs are saved; run the same command to rerun "
+              "the failed ones", file=sys.stderr)
+        return 1
     print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     png = args.out / f"{args.name}.png"
     print(f"wrote {args.out / (args.name + '.csv')} ({len(df)} rows)"
@@ -208,6 +215,7 @@ def _add_score(sub) -> None:
     c.add_argument("-v", "--verbose", action="store_true")
     c.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="keyword argument of the methods that take it (repeatable; int, float, true/false or text), e.g. --param window=2")
+    _add_sweep_options(c, "1: solves are timed")
 
 
 def _add_validate(sub) -> None:
@@ -219,6 +227,7 @@ def _add_validate(sub) -> None:
     v.add_argument("--time-limit", type=float, default=10.0)
     v.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="keyword argument of FUNCTION (repeatable; int, float, true/false or text), e.g. --param window=2")
+    _add_sweep_options(v, "1: times are compared")
 
 
 def _add_experiment(sub) -> None:
@@ -228,10 +237,24 @@ def _add_experiment(sub) -> None:
                                    "OUT/NAME.csv, a figure in OUT/NAME.png, the summary table printed.")
     e.add_argument("name", help="experiment name, or 'list'")
     e.add_argument("--quick", action="store_true", help="the small version (under 2 minutes)")
-    e.add_argument("--jobs", type=int, help="worker processes (default: all cores; 1 for timing runs)")
     e.add_argument("--seeds", type=int, help="repetitions per point (default: the experiment's)")
     e.add_argument("--out", type=Path, default=Path("results"), help="output folder (default results/)")
     e.add_argument("--quiet", action="store_true", help="no progress lines")
+    _add_sweep_options(e, "all cores; 1 for timing runs", subsets=True)
+
+
+def _add_sweep_options(p, default: str, subsets: bool = False) -> None:
+    """``--workers``/``--scheduler`` (and ``--tasks``/``--where``) of a command
+    whose work is a sweep of independent tasks (:mod:`epochbench.sweep`)."""
+    p.add_argument("--workers", "--jobs", dest="jobs", type=int, metavar="N",
+                   help=f"local worker processes (default: {default}); 1 runs in this process")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=os.environ.get("EPOCHBENCH_SCHEDULER"),
+                   help="Dask scheduler to run on, e.g. tcp://head:8786 (default: $EPOCHBENCH_SCHEDULER, "
+                        "else a local cluster)")
+    if subsets:
+        p.add_argument("--tasks", metavar="RANGES", help="only these task indices, e.g. 0:10,20")
+        p.add_argument("--where", action="append", default=[], metavar="FIELD=VALUE",
+                       help="only tasks whose FIELD equals VALUE (repeatable), e.g. --where ta=4")
 
 
 def _add_bench(sub) -> None:

@@ -38,6 +38,7 @@ a reference file (:func:`read_references`) in the data set's units, as
 from __future__ import annotations
 
 import csv
+import functools
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -364,20 +365,34 @@ def score_rows(inst, results: list[Result], files=()) -> list[dict]:
 
 
 def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: int = 1,
-          progress=None, references=(), params: dict | None = None) -> pd.DataFrame:
+          progress=None, references=(), params: dict | None = None, workers: int | None = 1,
+          scheduler: str | None = None) -> pd.DataFrame:
     """Score ``methods`` on ``instances``: a tidy table with :data:`COLUMNS`.
 
     ``references``: results files (paths or :class:`ReferenceFile`) whose
     values join the instances' own (see :func:`read_reference_file`).
-    ``params``: per family, per method, keyword arguments of the method."""
+    ``params``: per family, per method, keyword arguments of the method.
+    ``workers`` / ``scheduler``: one task per instance through
+    :func:`epochbench.sweep.run_tasks` (default: one at a time in this
+    process, so that the ``seconds`` of different solves do not share cores;
+    a method registered at run time exists only in this process)."""
+    from .sweep import run_tasks
     files = read_references(references)
-    rows = []
-    for i, inst in enumerate(instances):
-        rows.extend(score_rows(inst, run_methods(inst, methods, time_limit=time_limit, threads=threads,
-                                                  params=(params or {}).get(inst.kind)), files))
-        if progress:
-            progress(i + 1, inst)
-    return pd.DataFrame(rows, columns=COLUMNS)
+    tasks = [{"instance": inst} for inst in instances]
+    call = functools.partial(_score_task, methods=methods, time_limit=time_limit, threads=threads,
+                             params=params or {}, files=files)
+    count = iter(range(1, len(tasks) + 1))
+    done, _ = run_tasks(call, tasks, workers=workers, scheduler=scheduler, progress=False, stop_on_error=True,
+                        on_result=(lambda i, rows: progress(next(count), tasks[i]["instance"])) if progress
+                        else None)
+    return pd.DataFrame([row for i in range(len(tasks)) for row in done[i]], columns=COLUMNS)
+
+
+def _score_task(task: dict, *, methods, time_limit, threads, params, files) -> list[dict]:
+    """The rows of one instance (a task of :func:`score`)."""
+    inst = task["instance"]
+    return score_rows(inst, run_methods(inst, methods, time_limit=time_limit, threads=threads,
+                                        params=params.get(inst.kind)), files)
 
 
 # ---- summary -------------------------------------------------------------------------

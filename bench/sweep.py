@@ -27,6 +27,7 @@ References
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -70,6 +71,11 @@ class SweepFailed(RuntimeError):
         lines = [f"{len(failures)} of {total} tasks failed; first: {head}"]
         lines += [f"  {f.line()}" for f in failures]
         super().__init__("\n".join(lines))
+
+    def report(self) -> str:
+        """The message, then each failure's task and traceback."""
+        tbs = [f"--- task {f.index}: {f.task!r}\n{f.error.rstrip()}" for f in self.failures]
+        return "\n".join([str(self), *tbs])
 
 
 # ---- selecting tasks -------------------------------------------------------------------
@@ -241,7 +247,7 @@ class Progress:
 def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = None, *,
               workers: int | None = None, scheduler: str | None = None, progress: bool = True,
               on_result: Callable[[int, Any], None] | None = None, exclusive: bool = False,
-              ) -> tuple[dict[int, Any], list[Failure]]:
+              stop_on_error: bool = False) -> tuple[dict[int, Any], list[Failure]]:
     """Run ``call(tasks[i])`` for every ``i`` in ``todo`` (default: all).
 
     Parameters
@@ -257,6 +263,9 @@ def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = 
     on_result : ``on_result(i, result)`` in this process as each task finishes.
     exclusive : each task holds the worker resource ``exclusive`` (a worker
         to itself), where the workers declare it.
+    stop_on_error : the first exception a task raises stops the sweep and
+        propagates, its type kept (``score`` and ``validate``: bad input is
+        an error of the whole command); default: collect failures.
 
     Returns
     -------
@@ -293,16 +302,19 @@ def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = 
             try:
                 value = call(tasks[i])
             except Exception:
+                if stop_on_error:
+                    raise
                 finish(i, False, traceback.format_exc())
             else:
                 finish(i, True, value)
     elif todo:
-        _on_dask(call, tasks, todo, min(workers, len(todo)), scheduler, exclusive, bar, finish)
+        _on_dask(call, tasks, todo, min(workers, len(todo)), scheduler, exclusive, bar, finish,
+                 stop_on_error)
     failures.sort(key=lambda f: f.index)
     return results, failures
 
 
-def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish) -> None:
+def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop_on_error=False) -> None:
     """Submit the tasks to a Dask client (a local cluster unless ``scheduler``)
     and hand each outcome to ``finish`` as it completes."""
     import logging
@@ -326,13 +338,16 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish) -> N
             with client:
                 client.run(_ignore_sigint)
                 res = {EXCLUSIVE: 1} if exclusive and _has_exclusive(client) else None
-                futures = {client.submit(_outcome, call, tasks[i], key=f"epochbench-task-{i}-{_token()}",
+                wrap = functools.partial(_outcome, call, raising=stop_on_error)
+                futures = {client.submit(wrap, tasks[i], key=f"epochbench-task-{i}-{_token()}",
                                          resources=res, pure=False): i for i in todo}
                 for fut in as_completed(futures):
                     i = futures[fut]
                     try:
                         ok, value = fut.result()
                     except Exception:          # lost too many workers, or cannot unpickle
+                        if stop_on_error:
+                            raise
                         ok, value = False, traceback.format_exc()
                     finish(i, ok, value)
                     fut.release()
@@ -350,12 +365,15 @@ def _has_exclusive(client) -> bool:
     return any(EXCLUSIVE in (w.get("resources") or {}) for w in info.values())
 
 
-def _outcome(call, task) -> tuple[bool, Any]:
+def _outcome(call, task, raising: bool = False) -> tuple[bool, Any]:
     """``(True, call(task))``, or ``(False, traceback text)`` when it raises
-    (a failure is a result, so that Dask does not retry it as a lost task)."""
+    (a failure is a result, so that Dask does not retry it as a lost task);
+    ``raising``: the exception goes on to the client instead."""
     try:
         return True, call(task)
     except Exception:
+        if raising:
+            raise
         return False, traceback.format_exc()
 
 

@@ -8,6 +8,7 @@ and returns the indices of the jobs it starts (packing) or a list of bins
 """
 from __future__ import annotations
 
+import functools
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from epochbench.instances import EpochsInstance, InfeasibleSolution, PackingInst
 from epochbench.instances.registry import as_result, names
 
 from .scoring import better, comparable, gap_fields, gap_vs, reference, run_methods, shown
+from .sweep import run_tasks
 
 
 def _packing(cap, demand, used=None, name="", **kw) -> PackingInstance:
@@ -194,36 +196,47 @@ def false_claim(inst, res, ref_results, label: str, exact: str) -> str | None:
 
 
 def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, label: str | None = None,
-             time_limit: float = 10.0, exact: str = "cpsat") -> Verdict:
+             time_limit: float = 10.0, exact: str = "cpsat", workers: int | None = 1,
+             scheduler: str | None = None) -> Verdict:
     """Run ``func`` and the built-in heuristics of ``family`` on edge cases and
     ``count`` random instances; check each answer; score against ``exact``.
 
     Gaps follow :func:`epochbench.scoring.reference` (a heuristic's ``optimal`` is a
     claim, not a proof); a result object of ``func`` that claims ``optimal``
     is checked against ``exact``'s proven optimum (:func:`false_claim`) and
-    a false claim is a failure of the verdict."""
+    a false claim is a failure of the verdict.  ``workers`` / ``scheduler``:
+    one task per instance through :func:`epochbench.sweep.run_tasks` (default:
+    in this process, one at a time: the verdict compares times)."""
     label = label or getattr(func, "__name__", "candidate")
     if family not in CASES:
         raise ValueError(f"validate supports the families {', '.join(CASES)}, not {family!r}")
     insts = CASES[family](count, seed)
     builtin = names(family, "heuristic")
-    rows, failures = [], []
-    for inst in insts:
-        ref_results = run_methods(inst, [exact] + builtin, time_limit=time_limit)
-        res, problem = _run_user(func, inst, label)
-        problem = problem or false_claim(inst, res, ref_results, label, exact)
-        ours = [res] if res is not None else []
-        ref = reference(inst, ref_results + ours)
-        if problem:
-            failures.append(problem)
-        if res is None:
-            rows.append({"instance": inst.name, "method": label, "ok": False, "gap": np.nan,
-                         "gap_kind": ref.kind, "seconds": np.nan})
-        for r in ours + ref_results:
-            g = gap_fields(inst, r, ref)
-            rows.append({"instance": inst.name, "method": r.method, "ok": not (r is res and problem),
-                         "gap": g["gap"], "gap_kind": g["gap_kind"], "seconds": r.seconds})
-    return Verdict(pd.DataFrame(rows), failures)
+    call = functools.partial(_check_one, func=func, label=label, exact=exact, builtin=builtin,
+                             time_limit=time_limit)
+    done, _ = run_tasks(call, [{"instance": inst} for inst in insts], workers=workers, scheduler=scheduler,
+                        progress=False, stop_on_error=True)
+    rows = [row for i in range(len(insts)) for row in done[i][0]]
+    return Verdict(pd.DataFrame(rows), [done[i][1] for i in range(len(insts)) if done[i][1]])
+
+
+def _check_one(task: dict, *, func, label, exact, builtin, time_limit) -> tuple[list[dict], str | None]:
+    """One instance of :func:`validate`: its rows and its failure line (or None)."""
+    inst = task["instance"]
+    rows = []
+    ref_results = run_methods(inst, [exact] + builtin, time_limit=time_limit)
+    res, problem = _run_user(func, inst, label)
+    problem = problem or false_claim(inst, res, ref_results, label, exact)
+    ours = [res] if res is not None else []
+    ref = reference(inst, ref_results + ours)
+    if res is None:
+        rows.append({"instance": inst.name, "method": label, "ok": False, "gap": np.nan,
+                     "gap_kind": ref.kind, "seconds": np.nan})
+    for r in ours + ref_results:
+        g = gap_fields(inst, r, ref)
+        rows.append({"instance": inst.name, "method": r.method, "ok": not (r is res and problem),
+                     "gap": g["gap"], "gap_kind": g["gap_kind"], "seconds": r.seconds})
+    return rows, problem
 
 
 def verdict_table(v: Verdict) -> str:

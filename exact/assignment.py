@@ -36,7 +36,7 @@ from ._binary import (BinaryModel, integer_objective, profit_scale, proven, regi
 
 @register("assignment", "hungarian", kind="exact")
 def hungarian(inst: AssignmentInstance, *, time_limit: float = 0.0, threads: int = 1) -> Result:
-    """Lexicographic optimum by the Hungarian method (scipy), cardinality
+    """Lexicographic optimum by the Hungarian method ([kuhn1955]; scipy), cardinality
     first (``BIG + p``); ``time_limit`` / ``threads`` are not used (one
     polynomial call).  O((n + m)^3)."""
     t0 = time.perf_counter()

@@ -31,7 +31,7 @@ one.  Their ``optimal`` holds to the solver's tolerances (1e-6); their bound
 is the solver's dual bound widened by 1e-6 relative.
 
 ``bnp``: branch-and-price on the configuration LP (:class:`ConfigLP`: one
-0-1 knapsack per machine, Martello, Soumis and Toth 1997), after a short
+0-1 knapsack per machine, [martello1997]), after a short
 CP-SAT run (``presolve`` seconds, default min(4 s, 15% of the limit); its
 incumbent is the start, its proof is kept when it has one; ``presolve=0``:
 branch and price alone).  On the integer data of :func:`scaled`; bisection

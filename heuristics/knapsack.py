@@ -146,7 +146,9 @@ def greedy_mkp(inst: KnapsackInstance, reweight: bool = True) -> Result:
 @register("knapsack", "greedy-ratio")
 def greedy_ratio(inst: KnapsackInstance) -> Result:
     """Baseline: jobs by decreasing profit / sum_l a[i, l] / b_l (all
-    licenses), each taken if it fits.  O(n L + n log n)."""
+    licenses), each taken if it fits: the plain efficiency ratio of the
+    greedy MKP heuristics ([chu1998] section 2; [capannini2007] section 4.2
+    refines it with surrogate weights).  O(n L + n log n)."""
     return _run(inst, np.ones(inst.k, dtype=bool), False, "greedy-ratio")
 
 

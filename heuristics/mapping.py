@@ -1,6 +1,6 @@
 """Mapping heuristics: independent tasks onto heterogeneous machines from an
 ETC matrix, minimising the makespan ([vadhiyar-notes], "application scheduling";
-Braun et al. 2001, JPDC 61(6), who compare the same heuristics on the same
+[braun2001], JPDC 61(6), who compare the same heuristics on the same
 test bed).
 
 Every function takes a :class:`~epochbench.instances.mapping.MappingInstance` and returns
@@ -54,7 +54,7 @@ def uda(inst: MappingInstance) -> np.ndarray:
 
 @register("mapping", "mct")
 def mct(inst: MappingInstance) -> np.ndarray:
-    """MCT, minimum completion time (Braun et al. 2001 sec. 2): each task in
+    """MCT, minimum completion time ([braun2001] sec. 2): each task in
     index order to the machine where it completes first.  O(t m)."""
     return _k.mct(*_arrays(inst))
 
@@ -76,7 +76,7 @@ def maxmin(inst: MappingInstance) -> np.ndarray:
 
 @register("mapping", "sufferage")
 def sufferage(inst: MappingInstance) -> np.ndarray:
-    """Sufferage (Maheswaran et al. 1999, one task per step): among the
+    """Sufferage ([maheswaran1999], one task per step): among the
     unmapped tasks take the one that would suffer most if denied its best
     machine (second-best minus best completion time) and map it to its best
     machine.  O(t^2 m) at worst."""
@@ -85,7 +85,7 @@ def sufferage(inst: MappingInstance) -> np.ndarray:
 
 @register("mapping", "duplex")
 def duplex(inst: MappingInstance) -> np.ndarray:
-    """Duplex (Braun et al. 2001 sec. 2): the better of Min-Min and Max-Min
+    """Duplex ([braun2001] sec. 2): the better of Min-Min and Max-Min
     (Min-Min on a tie).  Twice Min-Min's cost."""
     a, b = minmin(inst), maxmin(inst)
     return b if inst.value(b) < inst.value(a) else a
@@ -116,7 +116,7 @@ def _rng(seed) -> np.random.Generator:
 def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, patience: int = 150,
        crossover_rate: float = 0.6, mutation_rate: float = 0.4, seeded: bool = True, seed=0,
        stats: dict | None = None) -> np.ndarray:
-    """Genetic algorithm ([vadhiyar-notes] "GA"; Braun et al. 2001 sec. 2): a
+    """Genetic algorithm ([vadhiyar-notes] "GA"; [braun2001] sec. 2): a
     chromosome is a mapping (t machine indices).  ``population`` chromosomes,
     random, one of them Min-Min's mapping (``seeded``).  Per iteration:
     roulette-wheel selection of a new population with elitism (the best
@@ -204,7 +204,7 @@ def _start(inst: MappingInstance, init: str, rng: np.random.Generator) -> np.nda
 def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, patience: int = 150,
        max_iter: int = 100_000, time_limit: float | None = None, seed=0,
        stats: dict | None = None) -> np.ndarray:
-    """Simulated annealing ([vadhiyar-notes] "Simulated Annealing"; Braun et al. 2001
+    """Simulated annealing ([vadhiyar-notes] "Simulated Annealing"; [braun2001]
     sec. 2): start from a random mapping (``init="minmin"``: Min-Min's);
     temperature = its makespan.  Each iteration mutates the current mapping
     (one random task to another random machine); a lower makespan is
@@ -259,7 +259,7 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
 @register("mapping", "tabu")
 def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_tries: int = 1000, seed=0,
          stats: dict | None = None) -> np.ndarray:
-    """Tabu search ([vadhiyar-notes] "Tabu search"; Braun et al. 2001 sec. 2): from a
+    """Tabu search ([vadhiyar-notes] "Tabu search"; [braun2001] sec. 2): from a
     random mapping, short hops: scan the task pairs (i, j), i < j, swapping
     their machines; a swap that lowers the makespan is kept and the scan
     restarts at i = 0, otherwise it goes on.  When a scan finds no better

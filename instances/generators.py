@@ -19,12 +19,12 @@ from ``numpy.random.default_rng(seed)``: instance ``i`` of a call uses the
 
 Distribution choices ([leinberger1999] §3.1 names the model, not its numbers):
 
-* Job size (processors) on a machine of P processors: Feitelson 1996 model,
+* Job size (processors) on a machine of P processors: [feitelson1996] model,
   a harmonic distribution of order 1.5 (P(s) ~ s**-1.5, s = 1..P), then a
   fraction ``p_pow2`` (default 0.75) of every size's mass is moved to the
   nearest power of two in log2 (capped at the largest power of two <= P).
   [leinberger1999] gives no numbers for Feitelson's hand-tuning; 0.75 is our choice,
-  close to the Lublin-Feitelson (2003) model, which puts 67 % of parallel
+  close to the [lublin2003] model, which puts 67 % of parallel
   batch jobs on powers of two.  With P = 128: 41 % of jobs are serial, 91 %
   powers of two (serial included), mean size 8.9.
 * Runtime (Leinberger estimates): two-branch hyperexponential, means 300 s
@@ -69,7 +69,7 @@ LOAD_RANGE = (0.3, 0.8)
 # ---- workload model pieces ---------------------------------------------------------
 def feitelson_size_pmf(processors: int, p_pow2: float = 0.75, order: float = 1.5) -> np.ndarray:
     """Probabilities of job sizes 1..processors (index s-1): harmonic of order
-    ``order`` (Feitelson 1996), with a share ``p_pow2`` of each size's mass moved
+    ``order`` ([feitelson1996]), with a share ``p_pow2`` of each size's mass moved
     to the nearest power of two (log2 scale, at most the largest one <= P)."""
     s = np.arange(1, processors + 1)
     h = s.astype(float) ** -order

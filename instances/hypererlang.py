@@ -1,5 +1,5 @@
 """Hyper-Erlang distributions of common order and the workload model built
-on them ([zhang-comparative] section 2.1, after Jann et al. 1997).
+on them ([zhang-comparative] section 2.1, after [jann1997]).
 
 A hyper-Erlang distribution of common order ``n`` with two branches is the
 mixture ``p Erlang(n, lambda_1) + (1 - p) Erlang(n, lambda_2)``: with
@@ -8,7 +8,7 @@ lambda_i.  Its k-th moment is ``(n)_k sum_i p_i / lambda_i**k`` with the
 rising factorial ``(n)_k = n (n + 1) .. (n + k - 1)``.  [zhang-comparative] section 2.1
 fits one to the first three moments of each quantity ("we select the Hyper
 Erlang Distribution of Common Order that fits these 3 observed moments"),
-the method of its reference [12], Jann et al. 1997:
+the method of its reference [12], [jann1997]:
 
 1. jobs are grouped into classes by size, each class a bin whose upper bound
    is a power of two (1, 2, 3-4, 5-8, ...);
@@ -115,7 +115,7 @@ class HyperErlang:
 
 def fit_moments(m1: float, m2: float, m3: float, *, max_order: int = MAX_ORDER) -> HyperErlang:
     """The two-branch hyper-Erlang of common order that has the raw moments
-    ``m1, m2, m3`` ([zhang-comparative] section 2.1; Jann et al. 1997's three-moment fit).
+    ``m1, m2, m3`` ([zhang-comparative] section 2.1; [jann1997]'s three-moment fit).
 
     For an order n, write mu_k = m_k / (n)_k: the branch means a_i = 1 /
     lambda_i and weights p_i form a two-point distribution with moments mu_1,

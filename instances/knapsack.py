@@ -201,7 +201,7 @@ CORRELATIONS = ("uncorrelated", "correlated")
 
 def random_mkp(*, n: int = 100, k: int = 5, tightness: float = 0.5, correlation: str = "uncorrelated",
                count: int = 10, seed: int = 0) -> list[KnapsackInstance]:
-    """Random MKP after Chu & Beasley (1998): weights uniform in 1..1000,
+    """Random MKP after [chu1998]: weights uniform in 1..1000,
     ``capacity_l = tightness * sum_i weights[i, l]``; profits uniform in
     1..1000 (``uncorrelated``) or ``sum_l weights[i, l] / k + 500 q_i``, q
     uniform in (0, 1), rounded (``correlated``).  Cost O(count n k)."""
@@ -295,7 +295,7 @@ def load_mknap1(path=None) -> list[KnapsackInstance]:
 @lru_cache(maxsize=4)
 def read_mkcbres(path) -> dict[str, dict]:
     """``mkcbres.txt``: problem name (``m.n-ii``) -> ``{"best_known": GA value,
-    "lp_bound": LP relaxation}`` (Chu & Beasley 1998)."""
+    "lp_bound": LP relaxation}`` ([chu1998]."""
     path = Path(path)
     try:
         text = path.read_text()

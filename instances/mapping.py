@@ -15,7 +15,7 @@ Generators (``epochbench generate NAME``):
 =============  ==========================================================  ===================
 name           what                                                        source
 =============  ==========================================================  ===================
-braun-range    Braun's range-based ETC: task / machine heterogeneity        Braun et al. 2001
+braun-range    Braun's range-based ETC: task / machine heterogeneity        [braun2001]
                hi / lo, consistent / inconsistent / semi-consistent         (JPDC 61(6)) sec. 3
 braun          the 12 Braun matrices (512 x 16) of ``data_root()/braun``    data README
                with REFERENCE.csv's figures in ``meta``
@@ -41,7 +41,7 @@ from .data import data_root
 __all__ = ["MappingInstance", "check_mapping", "water_level", "dual_bound", "braun_etc", "braun_range", "load_braun",
            "braun_family", "TASK_RANGE", "MACHINE_RANGE", "CONSISTENCY", "BRAUN_NAMES"]
 
-#: Braun et al. 2001 section 3: upper end of the task-baseline range (phi_b) and
+#: [braun2001] section 3: upper end of the task-baseline range (phi_b) and
 #: of the machine-multiplier range (phi_r) for high and low heterogeneity
 TASK_RANGE = {"hi": 3000.0, "lo": 100.0}
 MACHINE_RANGE = {"hi": 1000.0, "lo": 10.0}
@@ -50,7 +50,7 @@ CONSISTENCY = ("c", "i", "s")
 HETEROGENEITY = ("hi", "lo")
 BRAUN_NAMES = tuple(f"u_{c}_{th}{mh}.0" for c in CONSISTENCY for th in HETEROGENEITY for mh in HETEROGENEITY)
 _BRAUN_NAME = re.compile(r"^u_([cis])_(hi|lo)(hi|lo)\.\d+$")
-#: tasks x machines of the Braun et al. 2001 matrices (REFERENCE.csv's figures are of these)
+#: tasks x machines of the [braun2001] matrices (REFERENCE.csv's figures are of these)
 BRAUN_SHAPE = (512, 16)
 BRAUN_DATASET = "braun2001"
 #: most ETC values a file may announce (refused before reading on)
@@ -215,7 +215,7 @@ def check_mapping(inst: MappingInstance, decision) -> tuple[int, ...]:
 # ---- Braun's range-based generator ---------------------------------------------------
 def braun_etc(rng: np.random.Generator, tasks: int, machines: int, task_het: str = "hi",
               machine_het: str = "hi", consistency: str = "i") -> np.ndarray:
-    """One ETC matrix by Braun et al. 2001's range-based method (sec. 3): a
+    """One ETC matrix by [braun2001]'s range-based method (sec. 3): a
     baseline ``tau_i ~ U[1, phi_b)`` per task, ``etc[i, j] = tau_i * r_ij`` with
     ``r_ij ~ U[1, phi_r)``; ``phi_b`` = 3000 (hi) / 100 (lo), ``phi_r`` = 1000 (hi)
     / 10 (lo).  Consistent: each row sorted ascending (machine 0 fastest for
@@ -248,7 +248,7 @@ def _classes(value, allowed, name):
 
 def braun_range(*, tasks: int = 512, machines: int = 16, task_het: str = "hi", machine_het: str = "hi",
                 consistency: str = "i", count: int = 1, seed: int = 0, decimals: int = 2) -> list[MappingInstance]:
-    """Braun's range-based ETC matrices (Braun et al. 2001 sec. 3; [vadhiyar-notes] ETC
+    """Braun's range-based ETC matrices ([braun2001] sec. 3; [vadhiyar-notes] ETC
     mapping), ``count`` per class; "all" for ``task_het``, ``machine_het`` or
     ``consistency`` gives every class (12 with all three).  Entries rounded to
     ``decimals`` (-1: not rounded), so that the exact models scale them to
@@ -278,7 +278,7 @@ def braun_range(*, tasks: int = 512, machines: int = 16, task_het: str = "hi", m
     return out
 
 
-# ---- the Braun et al. 2001 files -------------------------------------------------------
+# ---- the [braun2001] files -------------------------------------------------------
 REFERENCE_CSV = "REFERENCE.csv"
 _REF_COLUMNS = {"minmin": "minmin_recomputed", "maxmin": "maxmin_recomputed",
                 "lp_bound": "lp_lower_bound_highs", "best_known": "best_known_verified",
@@ -355,7 +355,7 @@ def load_braun(path) -> MappingInstance:
 
 
 def braun_family(*, root: str | None = None, names: str | None = None) -> list[MappingInstance]:
-    """The 12 Braun et al. 2001 ETC matrices (512 x 16) under ``root``
+    """The 12 [braun2001] ETC matrices (512 x 16) under ``root``
     (default ``data_root()/braun``), in Braun's order c, i, s x hihi, hilo,
     lohi, lolo; ``names`` picks some, e.g. "u_c_hihi.0,u_i_lolo.0"."""
     base = Path(root) if root else data_root() / "braun"

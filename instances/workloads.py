@@ -204,7 +204,7 @@ def _round_times(jobs: pd.DataFrame) -> pd.DataFrame:
 # ---- feitelson96 ([leinberger1999] section 3.1) ---------------------------------------------------
 def zipf_runs(rng: np.random.Generator, count: int, exponent: float = 2.5, max_runs: int = 100) -> np.ndarray:
     """Number of runs of each job: generalized Zipf, P(r) ~ r**-exponent on
-    1..max_runs (Feitelson 1996's repeated executions; exponent 2.5 is our
+    1..max_runs ([feitelson1996]'s repeated executions; exponent 2.5 is our
     reading of that paper: mean 1.9 runs at the defaults).  O(count)."""
     r = np.arange(1, max_runs + 1, dtype=np.float64)
     p = r ** -float(exponent)
@@ -213,7 +213,7 @@ def zipf_runs(rng: np.random.Generator, count: int, exponent: float = 2.5, max_r
 
 def feitelson96(n: int = 1000, *, seed=0, processors: int = 128, load: float = DEFAULT_LOAD,
                 p_pow2: float = 0.75, repeats: bool = True, zipf: float = 2.5, max_runs: int = 100) -> Stream:
-    """Feitelson 1996 job stream as used by [leinberger1999] §3.1, on ``processors`` nodes.
+    """[feitelson1996] job stream as used by [leinberger1999] §3.1, on ``processors`` nodes.
 
     Distinct jobs get a size from :func:`~epochbench.instances.generators.feitelson_size_pmf`
     (harmonic of order 1.5, a share ``p_pow2`` of each size's mass moved to the
@@ -232,7 +232,7 @@ def feitelson96(n: int = 1000, *, seed=0, processors: int = 128, load: float = D
     Parameter sources: [leinberger1999] names the model, not its numbers; the size and
     runtime constants are those of :mod:`epochbench.instances.generators` (module
     docstring), the Zipf exponent 2.5 and the 100-run cap are our reading of
-    Feitelson 1996, not checked against the original code (not available
+    [feitelson1996], not checked against the original code (not available
     here).  Cost O(n + P).
     """
     n, processors = _int("n", n, 1), _int("processors", processors, 1)
@@ -255,7 +255,7 @@ def feitelson96(n: int = 1000, *, seed=0, processors: int = 128, load: float = D
     return Stream(df, cap, meta)
 
 
-# ---- lublin03 (Lublin & Feitelson 2003) ------------------------------------------------------
+# ---- lublin03 ([lublin2003]) ------------------------------------------------------
 #: Default parameters of the Lublin-Feitelson model (U. Lublin, D. G. Feitelson,
 #: "The workload on parallel supercomputers: modeling the characteristics of
 #: rigid jobs", JPDC 63(11), 2003), as in the authors' generator m_lublin99.c
@@ -388,7 +388,7 @@ def _warp(points: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 def lublin03(n: int = 1000, *, seed=0, processors: int = 128, job_types: str = "mixed",
              load_factor: float = 1.0, load: float | None = None) -> Stream:
-    """Lublin-Feitelson 2003 job stream on ``processors`` nodes.
+    """[lublin2003] job stream on ``processors`` nodes.
 
     * Sizes: serial with probability ``serial``; else log2(size) from a
       two-stage uniform (ulow, umed) w.p. ``uprob`` else (umed, uhi), rounded
@@ -767,7 +767,7 @@ register_generator(
     choices={"model": MODELS, "estimates": ESTIMATES, "job_types": LUBLIN_TYPES, "dist": DISTS, "norm": NORMS},
     none_types={"processors": int, "load": float, "fit": str, "he_params": str, "he_out": str},
     help={
-        "model": "workload model: feitelson96 ([leinberger1999] §3.1), lublin03 (Lublin-Feitelson 2003), "
+        "model": "workload model: feitelson96 ([leinberger1999] §3.1), lublin03 ([lublin2003], "
                  "rajaei ([rajaei-dadfar]), hypererlang ([zhang-comparative] §2.1; --fit, --he-params, default: fit to KTH SP2)",
         "fit": "hypererlang: fit the model to this trace (SWF, CSV or Parquet)",
         "he_params": "hypererlang: fitted parameters, a JSON file or string (as written by --he-out)",

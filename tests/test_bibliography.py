@@ -51,3 +51,14 @@ def test_license_citation_and_changelog_exist():
     cff = (ROOT / "CITATION.cff").read_text()
     assert "cff-version: 1.2.0" in cff and "title: epochbench" in cff
     assert "## [Unreleased]" in (ROOT / "CHANGELOG.md").read_text()
+
+
+def test_every_builtin_heuristic_cites_its_paper():
+    """A heuristic's docstring names the paper (by key) it implements."""
+    import inspect
+
+    from epochbench.instances.registry import methods
+    silent = [f"{m.family}:{m.name}" for m in methods()
+              if m.kind == "heuristic" and m.origin == "builtin" and not m.func.__name__.startswith("epochs_")
+              and not KEY.search(inspect.getdoc(m.func) or "")]
+    assert not silent, silent

@@ -294,7 +294,7 @@ def test_highs_thread_count_can_change():
         assert r.status == "optimal" and r.value == 2
 
 
-# ---- Panigrahy vector bin packing (Mommessin et al. 2025 data) ------------------------
+# ---- Panigrahy vector bin packing ([mommessin2025] data) ------------------------
 # one instance per class; where the bounds alone settle every n=20 instance of a
 # class (3, 5) any will do, elsewhere one where FFD exceeds every bound, so
 # CP-SAT itself has to close the gap.

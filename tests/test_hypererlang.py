@@ -1,5 +1,5 @@
 """Hyper-Erlang of common order (instances/hypererlang.py, [zhang-comparative] section
-2.1 after Jann et al. 1997): three-moment fits, parameter recovery from a
+2.1 after [jann1997]): three-moment fits, parameter recovery from a
 sample, the fit to KTH, and ``generate workload --model hypererlang``."""
 import json
 

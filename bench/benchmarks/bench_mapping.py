@@ -1,5 +1,5 @@
 """Benchmarks of the mapping family ([vadhiyar-notes] ETC mapping): decision time of
-every heuristic on 512 x 16 ETC matrices (the 12 Braun et al. 2001 files,
+every heuristic on 512 x 16 ETC matrices (the 12 [braun2001] files,
 or the 12 Braun-range classes generated at that size when the data are
 absent), 1000 GA generations on 512 x 16, and the exact proofs on generated
 32 x 4 (quick) and 64 x 8 (full suite) instances with every heuristic's gap

@@ -3,7 +3,7 @@ against EASY and conservative backfilling.
 
 Streams: the KTH SP2 trace (``data_root()/swf/KTH-SP2-1996-2.1-cln.swf.gz``,
 100 nodes, its first ``jobs`` jobs with their own arrivals and user
-estimates) and a Lublin-Feitelson 2003 stream (``lublin03``, 128 nodes,
+estimates) and a [lublin2003] stream (``lublin03``, 128 nodes,
 offered load 0.85, Phi = 0.2 estimates as in [zhang-comparative]).  Policies (one
 setting each, :data:`POLICIES`): ``easy``, ``conservative``, ``easy-sjf``,
 ``easy-xfactor``, ``slack-bf`` (slack 0.5 x estimate), ``threshold-bf``

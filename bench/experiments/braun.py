@@ -5,7 +5,7 @@
 tabu over several seeds (default 5; ``--seeds``), the exact models with a
 time limit (30 s, 1 thread).  Gaps: to the LP bound (our LP relaxation,
 rigorous through its duals; it equals REFERENCE.csv's HiGHS figure) and to
-the best makespan known (Gogos et al. 2016, REFERENCE.csv).  ``--quick``
+the best makespan known ([gogos2016], REFERENCE.csv).  ``--quick``
 (93 s measured on a loaded 2-core machine; the full run took 19.5 min): 2
 seeds, GA 100 generations, exact methods 1 s; the table's ``budget``
 column says which.  Needs ``data_root()/braun``.
@@ -34,7 +34,7 @@ EXACT = ("cpsat", "milp-highs", "milp-cbc")
 #: mapping-exact also runs the branch-and-price on the configuration LP (exact/mapping.py)
 EXACT_GEN = EXACT + ("bnp",)
 ORDER = GREEDY + META + EXACT
-#: Braun et al. 2001's finding on these matrices, as the issue states it (GA best,
+#: [braun2001]'s finding on these matrices, as the issue states it (GA best,
 #: then Min-Min, SA and tabu behind); other methods: no claim made here
 BRAUN_RANK = {"ga": "1 (best)", "minmin": "2", "sa": "behind Min-Min", "tabu": "behind Min-Min"}
 
@@ -136,7 +136,7 @@ def braun_plot(df: pd.DataFrame, path) -> None:
     ax.set_xticks(x, t["method"], rotation=45)
     ax.set_yscale("log")
     ax.set_ylabel("mean gap to best known (%)")
-    ax.set_title("Braun et al. 2001 ETC matrices (512 x 16): makespan gap per method")
+    ax.set_title("[braun2001] ETC matrices (512 x 16): makespan gap per method")
     save_figure(fig, path, dpi=120)
 
 
@@ -225,7 +225,7 @@ def _mini():
 
 MINI = _mini()
 
-register(Experiment("braun", "[vadhiyar-notes] ETC mapping: every method on the 12 Braun et al. 2001 matrices",
+register(Experiment("braun", "[vadhiyar-notes] ETC mapping: every method on the 12 [braun2001] matrices",
                     braun_tasks, braun_run, braun_table, braun_plot, timing=True))
 register(Experiment("mapping-exact", "[vadhiyar-notes] ETC mapping: exact proofs on generated 32x4 / 64x8, heuristic gaps",
                     exact_tasks, exact_run, exact_table, exact_plot, timing=True))

@@ -2,7 +2,7 @@
 average and weighted average response time ([leinberger1999] section 3, figures 2
 and 3).
 
-Setup as [leinberger1999] section 3.1: a Feitelson 1996 stream on 128 processors
+Setup as [leinberger1999] section 3.1: a [feitelson1996] stream on 128 processors
 (:func:`epochbench.instances.workloads.workload`, ``feitelson96``) extended to K
 resources (K in {2, 4, 8}, requirements uniform or exponential, scaled by
 the job size); the Poisson arrival rate is calibrated so that FF-EASY keeps a

@@ -1,7 +1,7 @@
 """``oracle``: how far from optimal FF, BL, BB and LOS are at each EASY
 backfill step, and what an optimal step would change end to end.
 
-For each workload (a Feitelson 1996 stream on 128 processors with K = 1,
+For each workload (a [feitelson1996] stream on 128 processors with K = 1,
 and its K = 2 extension, [leinberger1999] section 3.1, offered load 0.9) and each
 policy, the run records every backfill step as a ``packing`` instance with
 the policy's choice (:class:`epochbench.sim.record.EpochRecorder`); the recorded

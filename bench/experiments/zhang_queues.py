@@ -16,7 +16,7 @@ perfect (figure 5 a-b: Omega = 0) and Phi = 0.2 (figure 5 c-d).  Metrics
 
 Workload choice: [zhang-comparative] fits a hyper-Erlang model to the ASCI Blue-Pacific
 (LLNL) log; neither that log nor the fitted parameters are available.  We
-use the Lublin-Feitelson 2003 model (``lublin03``, mixed batch and
+use the [lublin2003] model (``lublin03``, mixed batch and
 interactive jobs; the authors' parameters, fitted to several production
 logs) on 320 nodes: like [zhang-comparative]'s workload it is a model fitted to real
 traces, its sizes run from 1 to 320 with the power-of-two peaks up to 256
