@@ -295,6 +295,9 @@ COMMAND_TABLE = {
 }
 
 
+#: commands whose unknown options are passed on (to pytest), by the argument that collects them
+PASS_THROUGH = {"bench": "pytest_args"}
+
 #: options of ``epochbench`` itself that take a value
 GLOBAL_VALUED = ("--data",)
 
@@ -428,7 +431,12 @@ def main(argv=None) -> int:
     command = "epochbench"
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
-        args = build_parser(_command_in(argv)).parse_args(argv)
+        parser = build_parser(_command_in(argv))
+        if _command_in(argv) in PASS_THROUGH:           # its unknown options go to the tool it runs
+            args, rest = parser.parse_known_args(argv)
+            setattr(args, PASS_THROUGH[args.command], rest + getattr(args, PASS_THROUGH[args.command]))
+        else:
+            args = parser.parse_args(argv)
         if args.data is not None:                   # workers and the benchmark suite inherit it
             os.environ["EPOCHBENCH_DATA"] = str(args.data.resolve())
         command = f"epochbench {args.command}"
