@@ -47,7 +47,28 @@ from epochbench.instances.registry import register
 def mis(inst: AssignmentInstance) -> list[tuple[int, int]]:
     """[capannini2007] section 5, MIS: take the largest remaining eligible entry,
     drop its row and column, repeat (ties: lower job, then lower machine).
-    O(E log E)."""
+    O(E log E).
+
+    Parameters
+    ----------
+    inst : AssignmentInstance
+        The job-machine ``preference`` matrix (n x m; 0 = not eligible).
+
+    Returns
+    -------
+    list of (int, int)
+        The matching as (job, machine) pairs (checked by ``check_assignment``).
+
+    Notes
+    -----
+    Cost: O(E log E).
+
+    References
+    ----------
+    .. [capannini2007] G. Capannini, R. Baraglia, D. Puppin, L. Ricci, M. Pasquali. A Job Scheduling
+       Framework for Large Computing Farms. Proceedings of the ACM/IEEE Conference on Supercomputing
+       (SC '07), Reno, 2007. https://doi.org/10.1145/1362622.1362686.
+    """
     p = inst.preference
     flat = np.flatnonzero(p > 0)
     order = flat[np.argsort(-p.ravel()[flat], kind="stable")]
@@ -173,7 +194,28 @@ def _pairs(match_j) -> list[tuple[int, int]]:
 def mfs(inst: AssignmentInstance) -> list[tuple[int, int]]:
     """[capannini2007] section 5, MFS: maximum cardinality, then maximum weight, by
     successive longest augmenting paths from all free jobs (module
-    docstring).  O(nu m (n + m))."""
+    docstring).  O(nu m (n + m)).
+
+    Parameters
+    ----------
+    inst : AssignmentInstance
+        The job-machine ``preference`` matrix (n x m; 0 = not eligible).
+
+    Returns
+    -------
+    list of (int, int)
+        The matching as (job, machine) pairs (checked by ``check_assignment``).
+
+    Notes
+    -----
+    Cost: O(nu m (n + m)).
+
+    References
+    ----------
+    .. [capannini2007] G. Capannini, R. Baraglia, D. Puppin, L. Ricci, M. Pasquali. A Job Scheduling
+       Framework for Large Computing Farms. Proceedings of the ACM/IEEE Conference on Supercomputing
+       (SC '07), Reno, 2007. https://doi.org/10.1145/1362622.1362686.
+    """
     p = np.asarray(inst.preference, dtype=np.float64)  # read-only: the kernels never write p
     n, m = p.shape
     match_j = np.full(n, -1, dtype=np.int64)
@@ -318,7 +360,32 @@ def imfs(inst: AssignmentInstance, previous=None, max_even: int | None = None) -
     """[capannini2007] section 5, IMFS: from the previous plan's pairs (``previous``,
     else ``inst.meta["previous"]``, else empty) improve by layered longest
     paths, odd ones first (module docstring).  Maximum cardinality; weight
-    approximate.  O((a + e) n m) for a augmentations and e even steps."""
+    approximate.  O((a + e) n m) for a augmentations and e even steps.
+
+    Parameters
+    ----------
+    inst : AssignmentInstance
+        The job-machine ``preference`` matrix (n x m; 0 = not eligible).
+    previous : object, default None
+        As described above.
+    max_even : int | None, default None
+        See above.
+
+    Returns
+    -------
+    list of (int, int)
+        The matching as (job, machine) pairs (checked by ``check_assignment``).
+
+    Notes
+    -----
+    Cost: O((a + e) n m) for a augmentations and e even steps.
+
+    References
+    ----------
+    .. [capannini2007] G. Capannini, R. Baraglia, D. Puppin, L. Ricci, M. Pasquali. A Job Scheduling
+       Framework for Large Computing Farms. Proceedings of the ACM/IEEE Conference on Supercomputing
+       (SC '07), Reno, 2007. https://doi.org/10.1145/1362622.1362686.
+    """
     p = np.asarray(inst.preference, dtype=np.float64)  # read-only: the kernels never write p
     n, m = p.shape
     prev = inst.previous() if previous is None else [tuple(map(int, q)) for q in previous]

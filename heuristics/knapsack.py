@@ -139,7 +139,31 @@ def _run(inst: KnapsackInstance, crit: np.ndarray, reweight: bool, method: str) 
 def greedy_mkp(inst: KnapsackInstance, reweight: bool = True) -> Result:
     """[capannini2007] 4.2 greedy MKP: Eilon surrogate over the critical licenses,
     decreasing c-bar / a-bar, weights and order recomputed after each discard.
-    O(n L + F n (L + log n)), F <= L licenses that stop being critical."""
+    O(n L + F n (L + log n)), F <= L licenses that stop being critical.
+
+    Parameters
+    ----------
+    inst : KnapsackInstance
+        License copies ``capacity`` (L), the jobs' ``weights`` (n x L) and
+        ``profit`` (n).
+    reweight : bool, default True
+        See above.
+
+    Returns
+    -------
+    list of int
+        Indices of the jobs that get their licenses (checked by ``check_knapsack``).
+
+    Notes
+    -----
+    Cost: O(n L + F n (L + log n)), F <= L licenses that stop being critical.
+
+    References
+    ----------
+    .. [capannini2007] G. Capannini, R. Baraglia, D. Puppin, L. Ricci, M. Pasquali. A Job Scheduling
+       Framework for Large Computing Farms. Proceedings of the ACM/IEEE Conference on Supercomputing
+       (SC '07), Reno, 2007. https://doi.org/10.1145/1362622.1362686.
+    """
     return _run(inst, critical_licenses(inst), bool(reweight), "greedy-mkp")
 
 
@@ -148,7 +172,31 @@ def greedy_ratio(inst: KnapsackInstance) -> Result:
     """Baseline: jobs by decreasing profit / sum_l a[i, l] / b_l (all
     licenses), each taken if it fits: the plain efficiency ratio of the
     greedy MKP heuristics ([chu1998] section 2; [capannini2007] section 4.2
-    refines it with surrogate weights).  O(n L + n log n)."""
+    refines it with surrogate weights).  O(n L + n log n).
+
+    Parameters
+    ----------
+    inst : KnapsackInstance
+        License copies ``capacity`` (L), the jobs' ``weights`` (n x L) and
+        ``profit`` (n).
+
+    Returns
+    -------
+    list of int
+        Indices of the jobs that get their licenses (checked by ``check_knapsack``).
+
+    Notes
+    -----
+    Cost: O(n L + n log n).
+
+    References
+    ----------
+    .. [chu1998] P. C. Chu, J. E. Beasley. A Genetic Algorithm for the Multidimensional Knapsack
+       Problem. Journal of Heuristics 4(1):63-86, 1998. https://doi.org/10.1023/A:1009642405419.
+    .. [capannini2007] G. Capannini, R. Baraglia, D. Puppin, L. Ricci, M. Pasquali. A Job Scheduling
+       Framework for Large Computing Farms. Proceedings of the ACM/IEEE Conference on Supercomputing
+       (SC '07), Reno, 2007. https://doi.org/10.1145/1362622.1362686.
+    """
     return _run(inst, np.ones(inst.k, dtype=bool), False, "greedy-ratio")
 
 

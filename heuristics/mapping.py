@@ -40,7 +40,28 @@ def _arrays(inst: MappingInstance):
 def olb(inst: MappingInstance) -> np.ndarray:
     """OLB, opportunistic load balancing ([vadhiyar-notes] "Scheduling heuristics"):
     each task in index order to the machine that is available first,
-    regardless of its ETC there.  O(t m)."""
+    regardless of its ETC there.  O(t m).
+
+    Parameters
+    ----------
+    inst : MappingInstance
+        The ``etc`` matrix (t tasks x m machines) and the machines' ``ready``
+        times.
+
+    Returns
+    -------
+    numpy.ndarray
+        The machine of each task (length t; checked by ``check_mapping``).
+
+    Notes
+    -----
+    Cost: O(t m).
+
+    References
+    ----------
+    .. [vadhiyar-notes] S. Vadhiyar. Scheduling on Parallel Systems. lecture notes, Supercomputer
+       Education and Research Centre, Indian Institute of Science (undated).
+    """
     return _k.olb(*_arrays(inst))
 
 
@@ -48,14 +69,59 @@ def olb(inst: MappingInstance) -> np.ndarray:
 def uda(inst: MappingInstance) -> np.ndarray:
     """UDA, user-directed allocation (= MET, minimum execution time; [vadhiyar-notes]
     "Scheduling heuristics"): each task to the machine with its lowest ETC,
-    regardless of availability.  O(t m)."""
+    regardless of availability.  O(t m).
+
+    Parameters
+    ----------
+    inst : MappingInstance
+        The ``etc`` matrix (t tasks x m machines) and the machines' ``ready``
+        times.
+
+    Returns
+    -------
+    numpy.ndarray
+        The machine of each task (length t; checked by ``check_mapping``).
+
+    Notes
+    -----
+    Cost: O(t m).
+
+    References
+    ----------
+    .. [vadhiyar-notes] S. Vadhiyar. Scheduling on Parallel Systems. lecture notes, Supercomputer
+       Education and Research Centre, Indian Institute of Science (undated).
+    """
     return np.asarray(inst.etc.argmin(axis=1), dtype=np.int64)
 
 
 @register("mapping", "mct")
 def mct(inst: MappingInstance) -> np.ndarray:
     """MCT, minimum completion time ([braun2001] sec. 2): each task in
-    index order to the machine where it completes first.  O(t m)."""
+    index order to the machine where it completes first.  O(t m).
+
+    Parameters
+    ----------
+    inst : MappingInstance
+        The ``etc`` matrix (t tasks x m machines) and the machines' ``ready``
+        times.
+
+    Returns
+    -------
+    numpy.ndarray
+        The machine of each task (length t; checked by ``check_mapping``).
+
+    Notes
+    -----
+    Cost: O(t m).
+
+    References
+    ----------
+    .. [braun2001] T. D. Braun, H. J. Siegel, N. Beck, L. L. Bölöni, M. Maheswaran, A. I. Reuther,
+       J. P. Robertson, M. D. Theys, B. Yao, D. Hensgen, R. F. Freund. A Comparison of Eleven Static
+       Heuristics for Mapping a Class of Independent Tasks onto Heterogeneous Distributed Computing
+       Systems. Journal of Parallel and Distributed Computing 61(6):810-837, 2001.
+       https://doi.org/10.1006/jpdc.2000.1714.
+    """
     return _k.mct(*_arrays(inst))
 
 
@@ -63,14 +129,56 @@ def mct(inst: MappingInstance) -> np.ndarray:
 def minmin(inst: MappingInstance) -> np.ndarray:
     """Min-Min ([vadhiyar-notes] "Min-Min"): among the unmapped tasks take the one
     with the smallest minimum completion time, map it to that machine,
-    update the machine's availability, repeat.  O(t^2 m) at worst."""
+    update the machine's availability, repeat.  O(t^2 m) at worst.
+
+    Parameters
+    ----------
+    inst : MappingInstance
+        The ``etc`` matrix (t tasks x m machines) and the machines' ``ready``
+        times.
+
+    Returns
+    -------
+    numpy.ndarray
+        The machine of each task (length t; checked by ``check_mapping``).
+
+    Notes
+    -----
+    Cost: O(t^2 m) at worst.
+
+    References
+    ----------
+    .. [vadhiyar-notes] S. Vadhiyar. Scheduling on Parallel Systems. lecture notes, Supercomputer
+       Education and Research Centre, Indian Institute of Science (undated).
+    """
     return _k.batch_greedy(*_arrays(inst), _k.MINMIN)
 
 
 @register("mapping", "maxmin")
 def maxmin(inst: MappingInstance) -> np.ndarray:
     """Max-Min ([vadhiyar-notes] "Max-Min"): as Min-Min, but take the task whose
-    minimum completion time is largest.  O(t^2 m) at worst."""
+    minimum completion time is largest.  O(t^2 m) at worst.
+
+    Parameters
+    ----------
+    inst : MappingInstance
+        The ``etc`` matrix (t tasks x m machines) and the machines' ``ready``
+        times.
+
+    Returns
+    -------
+    numpy.ndarray
+        The machine of each task (length t; checked by ``check_mapping``).
+
+    Notes
+    -----
+    Cost: O(t^2 m) at worst.
+
+    References
+    ----------
+    .. [vadhiyar-notes] S. Vadhiyar. Scheduling on Parallel Systems. lecture notes, Supercomputer
+       Education and Research Centre, Indian Institute of Science (undated).
+    """
     return _k.batch_greedy(*_arrays(inst), _k.MAXMIN)
 
 
@@ -79,14 +187,57 @@ def sufferage(inst: MappingInstance) -> np.ndarray:
     """Sufferage ([maheswaran1999], one task per step): among the
     unmapped tasks take the one that would suffer most if denied its best
     machine (second-best minus best completion time) and map it to its best
-    machine.  O(t^2 m) at worst."""
+    machine.  O(t^2 m) at worst.
+
+    Parameters
+    ----------
+    inst : MappingInstance
+        The ``etc`` matrix (t tasks x m machines) and the machines' ``ready``
+        times.
+
+    Returns
+    -------
+    numpy.ndarray
+        The machine of each task (length t; checked by ``check_mapping``).
+
+    Notes
+    -----
+    Cost: O(t^2 m) at worst.
+
+    References
+    ----------
+    .. [maheswaran1999] M. Maheswaran, S. Ali, H. J. Siegel, D. Hensgen, R. F. Freund. Dynamic
+       Mapping of a Class of Independent Tasks onto Heterogeneous Computing Systems. Journal of
+       Parallel and Distributed Computing 59(2):107-131, 1999.
+       https://doi.org/10.1006/jpdc.1999.1581.
+    """
     return _k.batch_greedy(*_arrays(inst), _k.SUFFERAGE)
 
 
 @register("mapping", "duplex")
 def duplex(inst: MappingInstance) -> np.ndarray:
     """Duplex ([braun2001] sec. 2): the better of Min-Min and Max-Min
-    (Min-Min on a tie).  Twice Min-Min's cost."""
+    (Min-Min on a tie).  Twice Min-Min's cost.
+
+    Parameters
+    ----------
+    inst : MappingInstance
+        The ``etc`` matrix (t tasks x m machines) and the machines' ``ready``
+        times.
+
+    Returns
+    -------
+    numpy.ndarray
+        The machine of each task (length t; checked by ``check_mapping``).
+
+    References
+    ----------
+    .. [braun2001] T. D. Braun, H. J. Siegel, N. Beck, L. L. Bölöni, M. Maheswaran, A. I. Reuther,
+       J. P. Robertson, M. D. Theys, B. Yao, D. Hensgen, R. F. Freund. A Comparison of Eleven Static
+       Heuristics for Mapping a Class of Independent Tasks onto Heterogeneous Distributed Computing
+       Systems. Journal of Parallel and Distributed Computing 61(6):810-837, 2001.
+       https://doi.org/10.1006/jpdc.2000.1714.
+    """
     a, b = minmin(inst), maxmin(inst)
     return b if inst.value(b) < inst.value(a) else a
 
@@ -134,7 +285,46 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
     Generator, the O(P t) copy / crossover / evaluation of a generation
     compiled (heuristics/_mapping_kernels.py:ga_generation).  ``stats`` (a
     dict) receives ``iterations``, ``elite`` (the elite's makespan, initial
-    population first, then per iteration) and ``seed_makespan`` (Min-Min's)."""
+    population first, then per iteration) and ``seed_makespan`` (Min-Min's).
+
+    Parameters
+    ----------
+    inst : MappingInstance
+        The ``etc`` matrix (t tasks x m machines) and the machines' ``ready``
+        times.
+    population : int, default 200
+        As described above.
+    max_iter : int, default 1000
+        As described above.
+    patience : int, default 150
+        As described above.
+    crossover_rate : float, default 0.6
+        As described above.
+    mutation_rate : float, default 0.4
+        As described above.
+    seeded : bool, default True
+        As described above.
+    seed : int or numpy.random.Generator, default 0
+        Seed of the method's random generator (or the generator itself); the same seed gives
+        the same answer.
+    stats : dict | None, default None
+        As described above.
+
+    Returns
+    -------
+    numpy.ndarray
+        The machine of each task (length t; checked by ``check_mapping``).
+
+    References
+    ----------
+    .. [vadhiyar-notes] S. Vadhiyar. Scheduling on Parallel Systems. lecture notes, Supercomputer
+       Education and Research Centre, Indian Institute of Science (undated).
+    .. [braun2001] T. D. Braun, H. J. Siegel, N. Beck, L. L. Bölöni, M. Maheswaran, A. I. Reuther,
+       J. P. Robertson, M. D. Theys, B. Yao, D. Hensgen, R. F. Freund. A Comparison of Eleven Static
+       Heuristics for Mapping a Class of Independent Tasks onto Heterogeneous Distributed Computing
+       Systems. Journal of Parallel and Distributed Computing 61(6):810-837, 2001.
+       https://doi.org/10.1006/jpdc.2000.1714.
+    """
     rng = _rng(seed)
     t, m = inst.etc.shape
     P = int(population)
@@ -220,10 +410,46 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
     walk stops in a one-move local optimum.  A slower ``cooling`` (e.g.
     0.999) keeps accepting worse moves longer and explores more.
 
+    Parameters
+    ----------
+    inst : MappingInstance
+        The ``etc`` matrix (t tasks x m machines) and the machines' ``ready``
+        times.
+    init : str, default 'random'
+        How the first solution is built (a heuristic's name or ``random``).
+    cooling : float, default 0.9
+        As described above.
+    patience : int, default 150
+        As described above.
+    max_iter : int, default 100000
+        As described above.
+    time_limit : float | None, default None
+        As described above.
+    seed : int or numpy.random.Generator, default 0
+        As described above.
+    stats : dict | None, default None
+        As described above.
+
+    Returns
+    -------
+    numpy.ndarray
+        The machine of each task (length t; checked by ``check_mapping``).
+
     Notes
     -----
     O(m) per iteration (compiled).  ``stats`` (a dict) receives
-    ``iterations``, ``start_makespan``, ``final_makespan``, ``best_makespan``."""
+    ``iterations``, ``start_makespan``, ``final_makespan``, ``best_makespan``.
+
+    References
+    ----------
+    .. [vadhiyar-notes] S. Vadhiyar. Scheduling on Parallel Systems. lecture notes, Supercomputer
+       Education and Research Centre, Indian Institute of Science (undated).
+    .. [braun2001] T. D. Braun, H. J. Siegel, N. Beck, L. L. Bölöni, M. Maheswaran, A. I. Reuther,
+       J. P. Robertson, M. D. Theys, B. Yao, D. Hensgen, R. F. Freund. A Comparison of Eleven Static
+       Heuristics for Mapping a Class of Independent Tasks onto Heterogeneous Distributed Computing
+       Systems. Journal of Parallel and Distributed Computing 61(6):810-837, 2001.
+       https://doi.org/10.1006/jpdc.2000.1714.
+    """
     if not 0.0 < float(cooling) < 1.0:
         raise ValueError(f"sa: option 'cooling' must lie in (0, 1), got {cooling!r}")
     if time_limit is not None and not float(time_limit) >= 0.0:
@@ -270,7 +496,44 @@ def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_t
     (Braun's 1200).  Returns the best mapping seen.  O(t^2) per full scan
     (compiled), O(|tabu| t) per long-hop check.  ``stats`` (a dict) receives
     ``short_hops``, ``long_hops``, ``best_makespan``, ``stalled`` (no
-    far-away mapping found)."""
+    far-away mapping found).
+
+    Parameters
+    ----------
+    inst : MappingInstance
+        The ``etc`` matrix (t tasks x m machines) and the machines' ``ready``
+        times.
+    hops : int, default 1200
+        As described above.
+    init : str, default 'random'
+        How the first solution is built (a heuristic's name or ``random``).
+    max_tries : int, default 1000
+        As described above.
+    seed : int or numpy.random.Generator, default 0
+        Seed of the method's random generator (or the generator itself); the same seed gives
+        the same answer.
+    stats : dict | None, default None
+        As described above.
+
+    Returns
+    -------
+    numpy.ndarray
+        The machine of each task (length t; checked by ``check_mapping``).
+
+    Notes
+    -----
+    Cost: O(t^2) per full scan (compiled), O(|tabu| t) per long-hop check.
+
+    References
+    ----------
+    .. [vadhiyar-notes] S. Vadhiyar. Scheduling on Parallel Systems. lecture notes, Supercomputer
+       Education and Research Centre, Indian Institute of Science (undated).
+    .. [braun2001] T. D. Braun, H. J. Siegel, N. Beck, L. L. Bölöni, M. Maheswaran, A. I. Reuther,
+       J. P. Robertson, M. D. Theys, B. Yao, D. Hensgen, R. F. Freund. A Comparison of Eleven Static
+       Heuristics for Mapping a Class of Independent Tasks onto Heterogeneous Distributed Computing
+       Systems. Journal of Parallel and Distributed Computing 61(6):810-837, 2001.
+       https://doi.org/10.1006/jpdc.2000.1714.
+    """
     rng = _rng(seed)
     etc, ready = _arrays(inst)
     t, m = etc.shape

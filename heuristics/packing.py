@@ -61,14 +61,62 @@ def _run(inst: PackingInstance, rule: int, window: int = 1, fullness="off") -> l
 @register("packing", "fcfs")
 def fcfs(inst: PackingInstance) -> list[int]:
     """FCFS ([vadhiyar-notes] "Scheduling policies"; [leinberger1999] fig. 1): start jobs in
-    queue order and stop at the first one that does not fit.  O(n K)."""
+    queue order and stop at the first one that does not fit.  O(n K).
+
+    Parameters
+    ----------
+    inst : PackingInstance
+        The epoch: ``capacity`` and ``used`` (K), the queue's ``demand`` (n x K),
+        optionally the head's reservation (``epochbench.instances.packing``).
+
+    Returns
+    -------
+    list of int
+        Indices of the jobs to start now, in pick order (checked by
+        ``check_packing``).
+
+    Notes
+    -----
+    Cost: O(n K).
+
+    References
+    ----------
+    .. [vadhiyar-notes] S. Vadhiyar. Scheduling on Parallel Systems. lecture notes, Supercomputer
+       Education and Research Centre, Indian Institute of Science (undated).
+    .. [leinberger1999] W. Leinberger, G. Karypis, V. Kumar. Job Scheduling in the Presence of
+       Multiple Resource Requirements. Technical Report TR 99-025 (revised May 27, 1999), Department
+       of Computer Science and Engineering, University of Minnesota, 1999.
+    """
     return _run(inst, _greedy.FCFS)
 
 
 @register("packing", "ff")
 def first_fit(inst: PackingInstance) -> list[int]:
     """First fit, FCFS/FF ([leinberger1999] section 1): scan the whole queue in order
-    and start every job that fits in what is left.  O(n K)."""
+    and start every job that fits in what is left.  O(n K).
+
+    Parameters
+    ----------
+    inst : PackingInstance
+        The epoch: ``capacity`` and ``used`` (K), the queue's ``demand`` (n x K),
+        optionally the head's reservation (``epochbench.instances.packing``).
+
+    Returns
+    -------
+    list of int
+        Indices of the jobs to start now, in pick order (checked by
+        ``check_packing``).
+
+    Notes
+    -----
+    Cost: O(n K).
+
+    References
+    ----------
+    .. [leinberger1999] W. Leinberger, G. Karypis, V. Kumar. Job Scheduling in the Presence of
+       Multiple Resource Requirements. Technical Report TR 99-025 (revised May 27, 1999), Department
+       of Computer Science and Engineering, University of Minnesota, 1999.
+    """
     return _run(inst, _greedy.FF)
 
 
@@ -76,14 +124,62 @@ def first_fit(inst: PackingInstance) -> list[int]:
 def best_fit(inst: PackingInstance) -> list[int]:
     """Best fit, BFit ([zhang-comparative] section 3): repeatedly start the job that
     leaves the smallest fragment, the sum over resources of the capacity
-    share left idle.  O(picks * n K)."""
+    share left idle.  O(picks * n K).
+
+    Parameters
+    ----------
+    inst : PackingInstance
+        The epoch: ``capacity`` and ``used`` (K), the queue's ``demand`` (n x K),
+        optionally the head's reservation (``epochbench.instances.packing``).
+
+    Returns
+    -------
+    list of int
+        Indices of the jobs to start now, in pick order (checked by
+        ``check_packing``).
+
+    Notes
+    -----
+    Cost: O(picks * n K).
+
+    References
+    ----------
+    .. [zhang-comparative] Y. Zhang, H. Franke, J. E. Moreira, A. Sivasubramaniam. A Comparative
+       Analysis of Space- and Time-Sharing Techniques for Parallel Job Scheduling in Large Scale
+       Parallel Systems. manuscript, The Pennsylvania State University and IBM T. J. Watson Research
+       Center (undated).
+    """
     return _run(inst, _greedy.BESTFIT)
 
 
 @register("packing", "worstfit")
 def worst_fit(inst: PackingInstance) -> list[int]:
     """Worst fit, WFit ([zhang-comparative] section 3): repeatedly start the job that
-    leaves the largest fragment, i.e. the smallest job first.  O(picks * n K)."""
+    leaves the largest fragment, i.e. the smallest job first.  O(picks * n K).
+
+    Parameters
+    ----------
+    inst : PackingInstance
+        The epoch: ``capacity`` and ``used`` (K), the queue's ``demand`` (n x K),
+        optionally the head's reservation (``epochbench.instances.packing``).
+
+    Returns
+    -------
+    list of int
+        Indices of the jobs to start now, in pick order (checked by
+        ``check_packing``).
+
+    Notes
+    -----
+    Cost: O(picks * n K).
+
+    References
+    ----------
+    .. [zhang-comparative] Y. Zhang, H. Franke, J. E. Moreira, A. Sivasubramaniam. A Comparative
+       Analysis of Space- and Time-Sharing Techniques for Parallel Job Scheduling in Large Scale
+       Parallel Systems. manuscript, The Pennsylvania State University and IBM T. J. Watson Research
+       Center (undated).
+    """
     return _run(inst, _greedy.WORSTFIT)
 
 
@@ -101,6 +197,30 @@ def backfill_balanced(inst: PackingInstance, fullness: str = DEFAULT_FULLNESS) -
     ``off`` b alone; a bool means default / off
     (:func:`epochbench.heuristics._greedy.balance_score` explains the readings).  Ties go
     to the earlier job.  O(picks * n K).
+
+    Parameters
+    ----------
+    inst : PackingInstance
+        The epoch: ``capacity`` and ``used`` (K), the queue's ``demand`` (n x K),
+        optionally the head's reservation (``epochbench.instances.packing``).
+    fullness : str, default DEFAULT_FULLNESS
+        As described above.
+
+    Returns
+    -------
+    list of int
+        Indices of the jobs to start now, in pick order (checked by
+        ``check_packing``).
+
+    Notes
+    -----
+    Cost: O(picks * n K).
+
+    References
+    ----------
+    .. [leinberger1999] W. Leinberger, G. Karypis, V. Kumar. Job Scheduling in the Presence of
+       Multiple Resource Requirements. Technical Report TR 99-025 (revised May 27, 1999), Department
+       of Computer Science and Engineering, University of Minnesota, 1999.
     """
     return _run(inst, _greedy.BB, fullness=fullness)
 
@@ -120,6 +240,32 @@ def backfill_lowest(inst: PackingInstance, window: int = 1, fullness: str = DEFA
     machine beats a matching small one; ``excess`` ``m * f`` (the earlier
     reading: a matching job always wins)
     (:func:`epochbench.heuristics._greedy.lowest_score`).  O(picks * n K (window + 1)).
+
+    Parameters
+    ----------
+    inst : PackingInstance
+        The epoch: ``capacity`` and ``used`` (K), the queue's ``demand`` (n x K),
+        optionally the head's reservation (``epochbench.instances.packing``).
+    window : int, default 1
+        As described above.
+    fullness : str, default DEFAULT_FULLNESS
+        See above.
+
+    Returns
+    -------
+    list of int
+        Indices of the jobs to start now, in pick order (checked by
+        ``check_packing``).
+
+    Notes
+    -----
+    Cost: O(picks * n K (window + 1)).
+
+    References
+    ----------
+    .. [leinberger1999] W. Leinberger, G. Karypis, V. Kumar. Job Scheduling in the Presence of
+       Multiple Resource Requirements. Technical Report TR 99-025 (revised May 27, 1999), Department
+       of Computer Science and Engineering, University of Minnesota, 1999.
     """
     return _run(inst, _greedy.BL, window=window, fullness=fullness)
 
@@ -204,6 +350,25 @@ def los(inst: PackingInstance, resource: int = 0) -> list[int]:
     resource: its set is then kept in queue order as far as it fits on every
     resource, and the rest of the queue is first-fitted (which also starts
     jobs of size 0, never chosen by the DP).  Returns queue order.
+
+    Parameters
+    ----------
+    inst : PackingInstance
+        The epoch: ``capacity`` and ``used`` (K), the queue's ``demand`` (n x K),
+        optionally the head's reservation (``epochbench.instances.packing``).
+    resource : int, default 0
+        As described above.
+
+    Returns
+    -------
+    list of int
+        Indices of the jobs to start now, in pick order (checked by
+        ``check_packing``).
+
+    References
+    ----------
+    .. [vadhiyar-notes] S. Vadhiyar. Scheduling on Parallel Systems. lecture notes, Supercomputer
+       Education and Research Centre, Indian Institute of Science (undated).
     """
     if not 0 <= resource < inst.k:
         raise ValueError(f"resource {resource} out of range for K = {inst.k}")

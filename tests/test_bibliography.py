@@ -62,3 +62,18 @@ def test_every_builtin_heuristic_cites_its_paper():
               if m.kind == "heuristic" and m.origin == "builtin" and not m.func.__name__.startswith("epochs_")
               and not KEY.search(inspect.getdoc(m.func) or "")]
     assert not silent, silent
+
+
+def test_every_builtin_heuristic_has_numpydoc_sections():
+    """Parameters, Returns and References (numpydoc) on every built-in heuristic."""
+    import inspect
+
+    from epochbench.instances.registry import methods
+    missing = []
+    for m in methods():
+        if m.kind != "heuristic" or m.origin != "builtin" or m.func.__name__.startswith("epochs_"):
+            continue
+        doc = inspect.getdoc(m.func) or ""
+        missing += [f"{m.family}:{m.name} {s}" for s in ("Parameters\n----------", "Returns\n-------",
+                                                          "References\n----------") if s not in doc]
+    assert not missing, missing
