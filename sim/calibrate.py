@@ -33,7 +33,7 @@ from epochbench.instances.workloads import scale_arrivals
 
 from .pool import simulate_pool as simulate
 
-__all__ = ["mean_queue_length", "queue_window", "Calibration", "calibrate_rate", "main"]
+__all__ = ["mean_queue_length", "queue_window", "Calibration", "calibrate_rate"]
 
 
 def queue_window(submit, warmup: float = 0.1, cooldown: float = 0.0) -> tuple[float, float]:
@@ -106,10 +106,10 @@ def calibrate_rate(jobs: pd.DataFrame, capacity, target: float, policy: str = "e
                    rtol: float = 0.05, xtol: float = 1e-4, max_simulations: int = 40, warmup: float = 0.1,
                    cooldown: float = 0.0, **options) -> Calibration:
     """The arrival-rate factor f at which ``policy`` (any name
-    :func:`~epochbench.sim.engine.simulate` accepts; [leinberger1999] uses FF-EASY) has mean queue
+    :func:`~epochbench.sim.pool.simulate_pool` accepts; [leinberger1999] uses FF-EASY) has mean queue
     length ``target`` (within ``rtol``, relative) on ``jobs`` (a :mod:`epochbench.instances.jobs`
     table with ``duration``) on a machine of ``capacity``.  ``factor`` is the
-    first guess; ``options`` go to :func:`~epochbench.sim.engine.simulate`.
+    first guess; ``options`` go to :func:`~epochbench.sim.pool.simulate_pool`.
 
     For a fixed stream q(f) is piecewise smooth with jumps (one start moving
     past another changes the schedule after it); when the bracket narrows to
