@@ -31,8 +31,9 @@ def solve(instance, method: str, **params) -> Result:
         A method of the instance's family (``epochbench list``).
     **params
         ``time_limit`` (seconds, wall time of the whole exact call; default
-        10) and ``threads`` (default 1) for exact methods; any keyword the
-        method takes (e.g. ``window=2`` for ``bl``).
+        10; the budget of a heuristic that has one, e.g. ``sa``) and
+        ``threads`` (default 1) for exact methods; any keyword the method
+        takes (e.g. ``window=2`` for ``bl``).
 
     Returns
     -------
@@ -52,8 +53,7 @@ def solve(instance, method: str, **params) -> Result:
         raise ValueError(f"instance: expected an epochbench instance, got {type(instance).__name__}")
     m = get(instance.kind, method)
     if not m.exact:
-        for key in ("time_limit", "threads"):
-            params.pop(key, None)
+        params.pop("threads", None)             # a heuristic with a budget (sa) takes time_limit; others ignore it
     return _solve(instance, method, **params)
 
 

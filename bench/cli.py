@@ -57,7 +57,7 @@ def cmd_solve(args) -> int:
     from epochbench.instances.registry import get, solve
     inst = load_instance(args.file)
     m = get(inst.kind, args.method)
-    params = {"time_limit": args.time_limit, "threads": args.threads} if m.exact else {}
+    params = {"time_limit": args.time_limit, "threads": args.threads} if m.exact else {"time_limit": args.time_limit}
     params.update(check_params(m.func, parse_params(args.param), f"{inst.kind} method {args.method!r}"))
     res = solve(inst, args.method, **params)
     out = res.to_dict()
@@ -182,7 +182,9 @@ def _add_solve(sub) -> None:
     s = sub.add_parser("solve", help="solve one instance file with one method")
     s.add_argument("file", type=Path)
     s.add_argument("--method", required=True)
-    s.add_argument("--time-limit", type=float, default=10.0, help="seconds, exact methods (default 10)")
+    s.add_argument("--time-limit", type=float, default=None,
+                   help="seconds: the whole call of an exact method (default 10), or the budget of a heuristic "
+                        "that has one (sa)")
     s.add_argument("--threads", type=int, default=1, help="solver threads, exact methods (default 1)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -248,7 +250,7 @@ def _add_sweep_options(p, default: str, subsets: bool = False) -> None:
     whose work is a sweep of independent tasks (:mod:`epochbench.sweep`)."""
     p.add_argument("--workers", "--jobs", dest="jobs", type=int, metavar="N",
                    help=f"local worker processes (default: {default}); 1 runs in this process")
-    p.add_argument("--scheduler", metavar="ADDRESS", default=os.environ.get("EPOCHBENCH_SCHEDULER"),
+    p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler to run on, e.g. tcp://head:8786 (default: $EPOCHBENCH_SCHEDULER, "
                         "else a local cluster)")
     if subsets:

@@ -7,6 +7,7 @@ reference bound against which every method's gap is measured.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,11 +92,18 @@ class Store:
 
     def ensure_reference(self, cfg: Config) -> None:
         """Solve every instance with the exact methods not yet run (only
-        needed when a run selects heuristics alone, e.g. with -k)."""
-        for inst in cfg.instances():
-            for m in methods_for(cfg.family):
-                if get(cfg.family, m).exact:
-                    self.result(cfg, inst, m)
+        needed when a run selects heuristics alone, e.g. with -k), one task
+        per solve through :func:`epochbench.sweep.run_tasks`: in this process,
+        or on the Dask scheduler of ``$EPOCHBENCH_SCHEDULER``."""
+        from .sweep import run_tasks
+        self.configs[cfg.id] = cfg
+        per = self.results.setdefault(cfg.id, {})
+        tasks = [{"instance": inst, "method": m} for inst in cfg.instances() for m in methods_for(cfg.family)
+                 if get(cfg.family, m).exact and m not in per.get(inst.name, {})]
+        done, _ = run_tasks(functools.partial(_exact_solve, time_limit=cfg.time_limit), tasks, workers=1,
+                            progress=False, stop_on_error=True)
+        for i, task in enumerate(tasks):
+            per.setdefault(task["instance"].name, {})[task["method"]] = done[i]
 
     def _scored(self, cfg: Config):
         """Rows of :func:`epochbench.scoring.score_rows` for every instance of ``cfg``
@@ -115,6 +123,12 @@ class Store:
             for r in self._scored(cfg):
                 rows.append({"config": cid, "generator": cfg.generator, **dict(cfg.params), **r})
         return rows
+
+
+def _exact_solve(task: dict, *, time_limit: float):
+    """The checked result of an exact method on one instance, one thread
+    (a task of :meth:`Store.ensure_reference`)."""
+    return solve(task["instance"], task["method"], time_limit=time_limit, threads=1)
 
 
 STORE = Store()

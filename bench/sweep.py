@@ -322,18 +322,23 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
     import dask
     from distributed import Client, LocalCluster, as_completed
 
-    with dask.config.set({"distributed.worker.daemon": False, "logging.distributed": "error",
-                          "distributed.admin.system-monitor.gil.enabled": False}):
-        logging.getLogger("distributed").setLevel(logging.ERROR)
+    # worker processes not daemonic: a task may start processes of its own
+    # (they still exit when this process dies: distributed watches the parent)
+    log = logging.getLogger("distributed")
+    level = log.level
+    with dask.config.set({"distributed.worker.daemon": False, "logging.distributed": "error"}):
+        log.setLevel(logging.ERROR)        # no shutdown chatter on stderr
         cluster = None
         try:
             if scheduler is None:
                 cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, resources={EXCLUSIVE: 1},
+                                       host="127.0.0.1", dashboard_address=None,
+                                       scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                                       resources={EXCLUSIVE: 1},
                                        silence_logs=logging.CRITICAL)
                 client = Client(cluster)
             else:
-                client = Client(scheduler, timeout="30s")
+                client = _connect(Client, scheduler)
                 bar.say(f"  scheduler {scheduler}; dashboard {client.dashboard_link}")
             with client:
                 client.run(_ignore_sigint)
@@ -354,6 +359,16 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
         finally:
             if cluster is not None:
                 cluster.close(timeout=10)
+            log.setLevel(level)
+
+
+def _connect(Client, address: str):
+    """A client of the scheduler at ``address``; ``ValueError`` naming the
+    option when none answers within 20 s."""
+    try:
+        return Client(address, timeout="20s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ValueError(f"--scheduler {address}: cannot connect ({' '.join(str(exc).split())[:200]})") from None
 
 
 def _token() -> str:

@@ -164,7 +164,20 @@ def as_result(inst, method: str, out, seconds: float, describe: bool = True) -> 
                    value=inst.value(decision), info=info)
 
 
-def solve(inst, method: str, *, time_limit: float = 10.0, threads: int = 1, describe: bool = True,
+#: an exact method's wall-time limit when none is given (seconds)
+DEFAULT_TIME_LIMIT = 10.0
+
+
+def takes_time_limit(func) -> bool:
+    """Whether a heuristic has a ``time_limit`` budget of its own (e.g. SA)."""
+    import inspect
+    try:
+        return "time_limit" in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 1, describe: bool = True,
           **params) -> Result:
     """Run ``method`` on ``inst``: timed, feasibility-checked, objective recomputed.
 
@@ -174,14 +187,21 @@ def solve(inst, method: str, *, time_limit: float = 10.0, threads: int = 1, desc
     checked too (an empty packing is feasible; an empty epoch plan is not
     unless the queue is empty, and then its status says why).  ``describe=False``
     leaves the family's ``describe`` figures out of ``info`` (a simulator
-    calling a method at every event does not need them).
+    calling a method at every event does not need them).  ``time_limit``
+    (seconds): the whole call's wall time for an exact method (default
+    :data:`DEFAULT_TIME_LIMIT`); a heuristic with a budget of its own (a
+    ``time_limit`` parameter, e.g. ``sa``) gets it when given, the others
+    ignore it.
     """
     if inst.kind not in FAMILIES:
         raise KeyError(f"unknown family {inst.kind!r}")
     m = get(inst.kind, method)
     t0 = time.perf_counter()
     if m.exact:
-        out = m.func(inst, time_limit=time_limit, threads=threads, **params)
+        out = m.func(inst, time_limit=DEFAULT_TIME_LIMIT if time_limit is None else time_limit, threads=threads,
+                     **params)
+    elif time_limit is not None and takes_time_limit(m.func):
+        out = m.func(inst, time_limit=time_limit, **params)
     else:
         out = m.func(inst, **params)
     seconds = time.perf_counter() - t0

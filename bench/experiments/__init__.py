@@ -2,8 +2,9 @@
 
 An experiment is a list of independent *tasks* (plain dicts: a workload, a
 policy, a seed, ...) and a module-level function that runs one task and
-returns tidy rows (dicts).  :func:`sweep` runs the tasks, in parallel
-processes by default, and :func:`run_experiment` writes ``OUT/NAME.csv``
+returns tidy rows (dicts).  :func:`sweep` runs the tasks through the one
+sweep runner :mod:`epochbench.sweep` (a local Dask cluster by default, a
+Dask scheduler with ``--scheduler``), and :func:`run_experiment` writes ``OUT/NAME.csv``
 (one row per run), ``OUT/NAME.png`` and prints the experiment's summary table.
 
 Adding an experiment is one module in this package that calls
@@ -49,9 +50,10 @@ class Experiment:
     ``tasks(opts)`` lists the independent runs; ``run(task)`` (module level,
     picklable) performs one and returns a list of tidy rows; ``table(df)``
     is the summary printed at the end; ``plot(df, path)`` draws ``NAME.png``.
-    ``timing=True`` marks experiments whose rows hold wall times: they run
-    one process at a time unless ``--jobs`` says otherwise, so that runs do
-    not compete for the cores they time.
+    ``timing=True`` marks experiments whose rows hold wall times: locally
+    they run one task at a time unless ``--workers`` says otherwise; on a
+    scheduler each task holds the worker resource ``exclusive`` (a worker to
+    itself); their rows get the ``host`` and ``cpu`` that ran them.
     """
     name: str
     help: str

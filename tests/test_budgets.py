@@ -1,0 +1,46 @@
+"""A heuristic with a budget of its own (SA) gets ``time_limit`` from
+``solve`` / ``--time-limit``; the others ignore it; every family's file loads
+in a fresh process (the registry imports nothing by hand)."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+
+import epochbench as eb
+from epochbench.instances.registry import solve, takes_time_limit
+
+
+def _mapping():
+    return eb.generate("braun-range", tasks=40, machines=6, count=1, seed=3)[0]
+
+
+def test_sa_stops_at_its_budget_and_only_then():
+    inst = _mapping()
+    free, capped = {}, {}
+    solve(inst, "sa", max_iter=200_000, patience=200_000, seed=1, stats=free)
+    solve(inst, "sa", time_limit=0.0, max_iter=200_000, patience=200_000, seed=1, stats=capped)
+    assert capped["iterations"] == 0 < free["iterations"]            # the budget is checked before each chunk
+
+
+def test_a_heuristic_without_a_budget_ignores_time_limit():
+    inst = eb.generate("leinberger", n=8, k=2, count=1, seed=1)[0]
+    assert solve(inst, "ff", time_limit=0.0).decision == solve(inst, "ff").decision
+    assert not takes_time_limit(lambda inst: [])
+
+
+def test_cli_time_limit_reaches_sa_and_every_family_file_loads(tmp_path):
+    families = {"mapping": ("braun-range", ["--tasks", "20", "--machines", "4", "--count", "1"], "sa"),
+                "knapsack": ("mkp", ["--n", "12", "--k", "2", "--count", "1"], "greedy-mkp"),
+                "assignment": ("assign-random", ["--n", "6", "--machines", "5", "--count", "1"], "mis"),
+                "epochs": ("fig1", [], "ff")}
+    for fam, (gen, opts, method) in families.items():
+        out = tmp_path / fam
+        subprocess.run([sys.executable, "-m", "epochbench", "generate", gen, "--out", str(out), *opts],
+                       check=True, capture_output=True, timeout=120)
+        f = next(p for p in out.glob("*.json") if p.name != "manifest.json")
+        extra = ["--time-limit", "0.5"] if method == "sa" else []
+        proc = subprocess.run([sys.executable, "-m", "epochbench", "solve", str(f), "--method", method, "--json", *extra],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["method"] == method

@@ -1,0 +1,275 @@
+"""The sweep runner on Dask (bench/sweep.py): a real scheduler and workers.
+
+A ``dask scheduler`` and two ``dask worker`` processes are started on
+127.0.0.1 (random ports, the address read from a scheduler file) for the
+module and stopped in a ``finally``; the experiment is the tiny one of
+``tests/crash_experiment.py`` (40 tasks of 0.1 s), run through the real
+CLI in a subprocess where a process is killed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import crash_experiment as cx
+from epochbench import cli, sweep as sw
+from epochbench.experiments import EXPERIMENTS, Experiment, Options, run_experiment, sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+SCRIPT = Path(cx.__file__).resolve()
+DASK = str(Path(sys.executable).with_name("dask"))
+WALL = ["seconds"]
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+EXPERIMENTS.pop(cx.NAME, None)          # registered only while these tests run (fixture below)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _test_experiment():
+    EXPERIMENTS[cx.NAME] = cx.EXPERIMENT
+    yield
+    EXPERIMENTS.pop(cx.NAME, None)
+
+
+def _env() -> dict:
+    """Workers import the test modules (crash_experiment, this file)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+
+
+def _wait_for(cond, timeout: float = 60.0, what: str = "condition") -> None:
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+
+
+def _worker(address: str) -> subprocess.Popen:
+    """One ``dask worker`` (no nanny: killing it loses it for good), one
+    thread, the resource ``exclusive`` of timing-sensitive tasks."""
+    return subprocess.Popen([DASK, "worker", address, "--no-nanny", "--nthreads", "1", "--host", "127.0.0.1",
+                             "--resources", "exclusive=1", "--no-dashboard", "--death-timeout", "60"],
+                            cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def _workers_seen(address: str, n: int) -> bool:
+    from distributed import Client
+    with Client(address, timeout="10s") as c:
+        return len(c.scheduler_info()["workers"]) >= n
+
+
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory):
+    """The address of a scheduler with two workers on 127.0.0.1."""
+    info = tmp_path_factory.mktemp("dask") / "scheduler.json"
+    procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                               "--scheduler-file", str(info)], cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)]
+    try:
+        _wait_for(lambda: info.exists() and info.stat().st_size > 0, what="the scheduler")
+        address = json.loads(info.read_text())["address"]
+        procs += [_worker(address), _worker(address)]
+        _wait_for(lambda: _workers_seen(address, 2), what="two workers")
+        yield address
+    finally:
+        for p in procs[::-1]:
+            _stop(p)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> pd.DataFrame:
+    """The uninterrupted run with the local default (a local cluster)."""
+    out = tmp_path_factory.mktemp("reference")
+    run_experiment(cx.NAME, Options(out=out, progress=False))
+    return pd.read_csv(out / f"{cx.NAME}.csv")
+
+
+def _same_apart_from_wall_time(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    assert len(want) == 2 * cx.TASKS and list(want["task"]) == [i for i in range(cx.TASKS) for _ in "ab"]
+    pd.testing.assert_frame_equal(got.drop(columns=WALL), want.drop(columns=WALL))
+
+
+def _experiment(out: Path, *extra: str) -> subprocess.Popen:
+    cmd = [sys.executable, str(SCRIPT), "experiment", cx.NAME, "--out", str(out), "--quiet", *extra]
+    return subprocess.Popen(cmd, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def _records(out: Path) -> int:
+    part = out / f"{cx.NAME}.partial.jsonl"
+    return part.read_bytes().count(b"\n") if part.exists() else 0
+
+
+def _finish(proc: subprocess.Popen, timeout: float = 60) -> str:
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    finally:
+        _stop(proc)
+    assert proc.returncode == 0, err
+    return err
+
+
+# ---- a real scheduler --------------------------------------------------------------------------
+def test_scheduler_sweep_equals_the_local_default(tmp_path, scheduler, reference):
+    out = tmp_path / "out"
+    _finish(_experiment(out, "--scheduler", scheduler))
+    _same_apart_from_wall_time(pd.read_csv(out / f"{cx.NAME}.csv"), reference)
+    assert not (out / f"{cx.NAME}.partial.jsonl").exists()
+
+def pid_of(task: dict) -> int:
+    return os.getpid()
+
+
+def test_the_scheduler_address_may_come_from_the_environment(scheduler, reference, monkeypatch):
+    monkeypatch.setenv(sw.SCHEDULER_ENV, scheduler)
+    seen = []
+    sw.run_tasks(pid_of, [{}, {}], workers=1, progress=False, on_result=lambda i, pid: seen.append(pid))
+    assert len(seen) == 2 and os.getpid() not in seen                # ran on the workers, not here
+    rows = sweep(cx.run, cx.tasks(Options())[:4], jobs=1, progress=False)
+    assert [r["value"] for r in rows] == list(reference["value"][:8])
+
+
+def test_killing_a_worker_mid_sweep_loses_nothing(tmp_path, scheduler, reference):
+    out = tmp_path / "out"
+    extra = _worker(scheduler)
+    try:
+        _wait_for(lambda: _workers_seen(scheduler, 3), what="a third worker")
+        proc = _experiment(out, "--scheduler", scheduler)
+        try:
+            _wait_for(lambda: proc.poll() is not None or _records(out) >= 6, what="six saved runs")
+            assert proc.poll() is None
+            os.killpg(extra.pid, signal.SIGKILL)                   # its running task goes to another worker
+            _finish(proc)
+        finally:
+            _stop(proc)
+    finally:
+        _stop(extra)
+    _same_apart_from_wall_time(pd.read_csv(out / f"{cx.NAME}.csv"), reference)
+
+
+def test_killing_the_client_then_resuming_equals_an_uninterrupted_run(tmp_path, scheduler, reference):
+    out = tmp_path / "out"
+    proc = _experiment(out, "--scheduler", scheduler)
+    try:
+        _wait_for(lambda: proc.poll() is not None or _records(out) >= 4, what="four saved runs")
+        assert proc.poll() is None
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        _stop(proc)
+    saved = _records(out)
+    assert 4 <= saved < cx.TASKS and not (out / f"{cx.NAME}.csv").exists()
+    _finish(_experiment(out, "--scheduler", scheduler))
+    _same_apart_from_wall_time(pd.read_csv(out / f"{cx.NAME}.csv"), reference)
+
+
+# ---- failures ----------------------------------------------------------------------------------
+def fails_on_two(task: dict) -> list[dict]:
+    if task["x"] == 2:
+        raise ZeroDivisionError(f"boom {task['x']}")
+    return [{"x": task["x"], "y": task["x"] ** 2}]
+
+
+def test_a_failing_task_is_listed_and_the_others_finish(tmp_path, scheduler, capsys):
+    tasks = [{"x": x} for x in range(5)]
+    ck = tmp_path / "ck.jsonl"
+    with pytest.raises(sw.SweepFailed) as err:
+        sweep(fails_on_two, tasks, scheduler=scheduler, progress=False, checkpoint=ck)
+    (f,) = err.value.failures
+    assert f.index == 2 and f.task == {"x": 2}
+    assert "Traceback" in f.error and "ZeroDivisionError: boom 2" in f.error and "fails_on_two" in f.error
+    assert str(err.value).startswith("1 of 5 tasks failed; first: task {'x': 2} failed: ZeroDivisionError")
+    assert sorted(r["task"]["x"] for r in map(json.loads, ck.read_text().splitlines())) == [0, 1, 3, 4]
+
+    exp = Experiment("fail-test", "test experiment (one task fails)", lambda o: tasks, fails_on_two,
+                     lambda df: df)
+    EXPERIMENTS[exp.name] = exp
+    try:
+        status = cli.main(["experiment", exp.name, "--out", str(tmp_path / "o"), "--quiet", "--workers", "1"])
+    finally:
+        EXPERIMENTS.pop(exp.name)
+    stderr = capsys.readouterr().err
+    assert status == 1
+    assert "1 of 5 tasks failed" in stderr and "task 2 x=2: ZeroDivisionError: boom 2" in stderr
+    assert "Traceback (most recent call last)" in stderr and "rerun the failed ones" in stderr
+    assert _records_of(tmp_path / "o" / "fail-test.partial.jsonl") == 4
+    assert not (tmp_path / "o" / "fail-test.csv").exists()
+
+
+def _records_of(path: Path) -> int:
+    return len(path.read_text().splitlines())
+
+
+# ---- subsets -------------------------------------------------------------------------------------
+def test_tasks_and_where_select_a_subset_that_a_full_run_reuses(tmp_path, reference, capsys):
+    out = tmp_path / "out"
+    df, _ = run_experiment(cx.NAME, Options(out=out, jobs=1, progress=False, tasks="0:4,10"))
+    assert sorted(set(df["task"])) == [0, 1, 2, 3, 10]
+    df, _ = run_experiment(cx.NAME, Options(out=out, jobs=1, progress=False, where=("seed=1", "point=3")))
+    assert sorted(set(df["task"])) == [7] and set(df["seed"]) == {1}
+    assert _records(out) == 6                                       # the subsets' rows are kept
+    run_experiment(cx.NAME, Options(out=out, progress=False))       # runs only the other 34
+    _same_apart_from_wall_time(pd.read_csv(out / f"{cx.NAME}.csv"), reference)
+    assert cli.main(["experiment", cx.NAME, "--out", str(out), "--where", "ta=4"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--where: no task has the field 'ta' (fields: point, seed)" in err
+
+
+def test_select_parses_ranges_and_fields():
+    tasks = [{"ta": ta, "seed": s} for ta in (2, 4.0, 8) for s in range(2)]
+    assert sw.select(tasks, "0:2,5") == [0, 1, 5]
+    assert sw.select(tasks, ":2,-1") == [0, 1, 5] and sw.select(tasks, "4:") == [4, 5]
+    assert sw.select(tasks, where=["ta=4"]) == [2, 3]             # 4 matches 4.0
+    assert sw.select(tasks, "3:", ["ta=4"]) == [3]
+    for spec, where, msg in (("x", (), "--tasks: 'x' is not"), ("9", (), "--tasks: index 9"),
+                             (None, ["ta"], "--where: 'ta' is not FIELD=VALUE"),
+                             (None, ["ta=5"], "select no task")):
+        with pytest.raises(ValueError, match=msg):
+            sw.select(tasks, spec, where)
+
+
+# ---- timing-sensitive tasks, progress, score -----------------------------------------------------
+def test_timing_tasks_record_host_and_cpu(scheduler):
+    rows = sweep(cx.run, cx.tasks(Options())[:3], scheduler=scheduler, progress=False, timing=True)
+    assert len(rows) == 6 and {r["host"] for r in rows} == {socket.gethostname()}
+    assert all(isinstance(r["cpu"], str) and r["cpu"] for r in rows)
+    assert "host" not in sweep(cx.run, cx.tasks(Options())[:1], jobs=1, progress=False)[0]
+
+
+def test_progress_only_on_a_terminal(monkeypatch, capsys):
+    tasks = [{"x": x} for x in (1, 3)]
+    sweep(fails_on_two, tasks, jobs=1)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    sweep(fails_on_two, tasks, jobs=1)
+    lines = capsys.readouterr().err.splitlines()
+    assert [l.split()[0] for l in lines] == ["[1/2]", "[2/2]"] and "ETA" in lines[-1]
+
+
+def test_score_through_the_scheduler_equals_score_in_process(tmp_path, scheduler, capsys):
+    fam = tmp_path / "fam"
+    assert cli.main(["generate", "leinberger", "--out", str(fam), "--n", "8", "--k", "2", "--count", "6",
+                     "--seed", "3"]) == 0
+    for how, extra in (("here", []), ("dask", ["--scheduler", scheduler])):
+        assert cli.main(["score", str(fam), "--methods", "ff,cpsat", "--time-limit", "2", "--out",
+                         str(tmp_path / how), *extra]) == 0
+    capsys.readouterr()
+    here, dask = (pd.read_csv(tmp_path / f"{how}.csv") for how in ("here", "dask"))
+    assert len(here) == 12 and set(here["status"]) >= {"optimal"}
+    pd.testing.assert_frame_equal(here.drop(columns=WALL), dask.drop(columns=WALL))
