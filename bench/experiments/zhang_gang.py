@@ -23,7 +23,10 @@ discrete scheduling) at overhead 0.
 ``zhang-gang-kth``: the same sweep on the KTH SP2 trace (100 nodes, its first
 10,000 jobs with their own user estimates), the load set by scaling the
 arrival times (:func:`epochbench.instances.workloads.set_load`) to offered loads 0.3 ..
-0.95.  One stream only, so ``--seeds`` is ignored there.
+0.95.  One stream only, so ``--seeds`` is ignored there.  ``zhang-gang-he``:
+the same sweep as ``zhang-gang`` on the hyper-Erlang model of common order
+fitted to KTH ([zhang-comparative] section 2.1, :mod:`epochbench.instances.hypererlang`;
+100 nodes), the paper's own kind of workload, next to ``lublin03``.
 
 Rows: one per (stream, policy, MPL, overhead, discrete, load point, seed)
 with :func:`epochbench.sim.gang.summarize_gang` (capacity loss eq. 3; eq. 2 for BF,
@@ -128,6 +131,11 @@ def tasks_kth(opts: Options) -> list[dict]:
     return _tasks(opts, "kth")
 
 
+def tasks_he(opts: Options) -> list[dict]:
+    """:func:`tasks` of the hyper-Erlang arm (``zhang-gang-he``)."""
+    return _tasks(opts, "hypererlang")
+
+
 def make_stream(stream: str, jobs: int, point: float, seed: int):
     """(workload, offered load): lublin03 at runtime factor ``point`` (Phi =
     0.2 estimates), or the first ``jobs`` KTH jobs at offered load ``point``."""
@@ -143,7 +151,7 @@ def make_stream(stream: str, jobs: int, point: float, seed: int):
         j = set_load(w.jobs.head(jobs), w.capacity, point)
         wl = make_workload(j[["id", "submit", "runtime", "estimate", "procs"]], w.capacity, source="KTH")
         return wl, offered_load(wl.jobs, wl.capacity)
-    st, wl = zhang_stream(jobs, seed, point, "phi", PHI)
+    st, wl = zhang_stream(jobs, seed, point, "phi", PHI, workload_model=stream)
     return wl, st.meta["offered_load"]
 
 
@@ -400,3 +408,5 @@ register(Experiment("zhang-gang", "[zhang-comparative] figs. 15-21, 25: BF, GS, 
                                   "context-switch overheads 0-5 % (lublin03, 320 nodes)", tasks, run, table, plot))
 register(Experiment("zhang-gang-kth", "zhang-gang on the KTH SP2 trace (100 nodes, arrivals scaled)",
                     tasks_kth, run, table, plot))
+register(Experiment("zhang-gang-he", "zhang-gang on the hyper-Erlang model fitted to KTH SP2 ([zhang-comparative] "
+                                     "section 2.1; 100 nodes)", tasks_he, run, table, plot))
