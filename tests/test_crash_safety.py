@@ -208,7 +208,7 @@ def test_kill_9_three_times_then_resume_equals_an_uninterrupted_run(tmp_path, re
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_worker_watchdog_ends_a_worker_whose_parent_died():
     """The portable fallback (no prctl): the worker polls its parent id."""
-    code = ("import os, time\nimport bench.experiments as e\ne._pdeathsig = lambda sig: False\n"
+    code = ("import os, time\nimport epochbench.experiments as e\ne._pdeathsig = lambda sig: False\n"
             "parent = os.getpid()\npid = os.fork()\nif pid == 0:\n    e._worker_init(parent)\n"
             "    time.sleep(60)\n    os._exit(0)\nprint(pid, flush=True)\nos._exit(0)\n")
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
@@ -248,7 +248,7 @@ def test_output_lock_is_refused_across_processes_and_nests_within_one(tmp_path):
     with output_lock(out):
         with output_lock(out):                                                # same process: nests
             pass
-        code = ("import sys; from instances.files import output_lock, OutputBusy\n"
+        code = ("import sys; from epochbench.instances.files import output_lock, OutputBusy\n"
                 "try:\n    held = output_lock(sys.argv[1]); held.__enter__()\nexcept OutputBusy as e:\n"
                 "    print(e); sys.exit(2)\n")
         res = subprocess.run([sys.executable, "-c", code, str(out)], cwd=ROOT, capture_output=True,
@@ -265,7 +265,7 @@ def test_score_and_generate_refuse_a_held_out_folder(tmp_path, capsys):
     assert cli.main(["generate", "leinberger", "--out", str(out), "--n", "6", "--k", "2",
                      "--count", "1", "--seed", "1"]) == 0
     capsys.readouterr()
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from instances.files import "
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from epochbench.instances.files import "
                                "output_lock; held = output_lock(sys.argv[1]); held.__enter__(); print('held', flush=True);"
                                " time.sleep(60)", str(out)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:

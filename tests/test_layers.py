@@ -173,6 +173,7 @@ STRING_PATTERNS = [
     re.compile(rf"-m\s+({OLD})\."),                                           # python -m bench.cli
     re.compile(rf"setattr\(\s*[\"']({OLD})\."),                               # monkeypatch.setattr("sim.x.y", ...)
     re.compile(rf"(?:=|:)\s*({OLD})\.[\w.]+:\w+"),                          # entry point "name = sim.x:f"
+    re.compile(rf"(?:[\"';]|\\n)\s*(?:import|from)\s+({OLD})(?:\.|\s)"),     # code in a string: "import sim.x"
 ]
 
 
