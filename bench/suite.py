@@ -146,6 +146,72 @@ def warm_up(cfg: Config, method: str) -> None:
         _WARM.add((cfg.family, method))
 
 
+#: per-instance rows of the families whose benchmarks keep their own tables
+#: (knapsack, assignment, mapping): :func:`record` adds them; with
+#: :attr:`Store.rows` (packing, epochs) they make the leaderboards
+BOARD: list[dict] = []
+#: reference kinds, short, for the leaderboard's ``vs`` column
+_KIND_SHORT = {"optimum": "opt", "best known": "best", "bound": "bound", "no bound": "none"}
+
+
+def record(family: str, config: str, instance: str, method: str, kind: str, gap: float | None, gap_kind: str,
+           seconds: float) -> None:
+    """One solve of a benchmark for the leaderboards: its gap (against the
+    reference of kind ``gap_kind``) and its decision time."""
+    BOARD.append({"family": family, "config": config, "instance": instance, "method": method, "kind": kind,
+                  "gap": np.nan if gap is None else float(gap), "gap_kind": gap_kind, "seconds": float(seconds)})
+
+
+def leaderboard_rows() -> pd.DataFrame:
+    """Every solve behind the leaderboards: the packing and epochs rows of
+    :data:`STORE` (decision time: the configuration's pytest-benchmark
+    median where there is one) and :data:`BOARD`."""
+    keep = ["family", "config", "instance", "method", "kind", "gap", "gap_kind", "seconds"]
+    store = pd.DataFrame(STORE.rows)
+    if not store.empty:
+        store = store.assign(seconds=[STORE.timing.get((c, m), s) for c, m, s in
+                                      zip(store["config"], store["method"], store["seconds"])])[keep]
+    board = pd.DataFrame(BOARD, columns=keep)
+    return pd.concat([d for d in (store, board) if not d.empty], ignore_index=True) if (
+        not store.empty or not board.empty) else pd.DataFrame(columns=keep)
+
+
+def leaderboard(rows: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
+    """Per family, one row per method: solves, mean / p90 / max gap (%), share
+    at the reference (%), median and p90 decision time (ms), and what the
+    gaps are measured against (``vs``: opt = a proven optimum, best = a best
+    known value, bound = a valid bound); sorted by mean gap, methods with
+    no gap last.  O(rows log rows)."""
+    df = leaderboard_rows() if rows is None else rows
+    out = {}
+    for family, f in df.groupby("family", sort=False):
+        table = []
+        for method, g in f.groupby("method", sort=False):
+            gaps = g["gap"].astype(float).dropna()
+            ms = 1000 * g["seconds"].astype(float)
+            has = not gaps.empty
+            table.append({"method": method, "kind": g["kind"].iloc[0], "solves": len(g),
+                          "mean %": 100 * gaps.mean() if has else np.nan,
+                          "p90 %": 100 * gaps.quantile(0.9) if has else np.nan,
+                          "max %": 100 * gaps.max() if has else np.nan,
+                          "at ref %": 100 * float((gaps <= 1e-9).mean()) if has else np.nan,
+                          "median ms": float(ms.median()), "p90 ms": float(ms.quantile(0.9)),
+                          "vs": "/".join(sorted({_KIND_SHORT.get(k, k) for k in g["gap_kind"]}))})
+        out[family] = (pd.DataFrame(table).sort_values(["mean %", "median ms"], na_position="last", kind="stable")
+                       .reset_index(drop=True))
+    return out
+
+
+def format_leaderboard(table: pd.DataFrame) -> str:
+    """A leaderboard as text, at most 100 columns wide."""
+    def num(x, digits=2):
+        return "-" if pd.isna(x) else f"{x:.{digits}f}"
+    shown_ = table.assign(**{c: table[c].map(num) for c in ("mean %", "p90 %", "max %")},
+                          **{"at ref %": table["at ref %"].map(lambda x: num(x, 0))},
+                          **{c: table[c].map(lambda x: f"{x:.3g}") for c in ("median ms", "p90 ms")})
+    return shown_.to_string(index=False)
+
+
 def summary_table() -> pd.DataFrame:
     """Per (config, method): mean and max gap, share optimal, median ms.
 

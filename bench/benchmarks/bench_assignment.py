@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from epochbench.scoring import gap_of
-from epochbench.suite import rows_writer
+from epochbench.suite import record, rows_writer
 from epochbench.instances.assignment import lexicographic_matching
 from epochbench.instances.generators import generate
 from epochbench.instances.registry import get, solve
@@ -70,8 +70,12 @@ def test_gap_and_time_per_size(benchmark, gen, size, case):
     insts, ref = instances(gen, size, event)
     gaps, cards = [], []
     for inst, (nu, opt) in zip(insts, ref):
-        r = solve(inst, method, **({"time_limit": 60.0, "threads": 1} if get("assignment", method).exact else {}))
-        gaps.append(gap_of(inst, r, [opt])["gap"])
+        m = get("assignment", method)
+        r = solve(inst, method, **({"time_limit": 60.0, "threads": 1} if m.exact else {}))
+        g = gap_of(inst, r, [opt])
+        gaps.append(g["gap"])
+        record("assignment", f"{gen}-{size}x{size} {case}", inst.name, method, m.kind, g["gap"], g["gap_kind"],
+               r.seconds)
         cards.append((nu - r.info["cardinality"]) / nu)
     func = get("assignment", method).func
     benchmark.group = f"{gen}-{size}x{size}"

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from epochbench.scoring import gap_of
-from epochbench.suite import rows_writer
+from epochbench.suite import record, rows_writer
 from epochbench.instances.data import data_root
 from epochbench.instances.generators import generate
 from epochbench.instances.knapsack import load_mknapcb
@@ -57,7 +57,9 @@ def test_greedy_gap_on_mknapcb1(benchmark, mknapcb1, method):
     greedy beats the GA value)."""
     gaps, kinds, beats = [], set(), 0
     for inst in mknapcb1:
-        g = gap_of(inst, solve(inst, method))  # feasibility-checked
+        r = solve(inst, method)                 # feasibility-checked
+        g = gap_of(inst, r)
+        record("knapsack", "mknapcb1", inst.name, method, "heuristic", g["gap"], g["gap_kind"], r.seconds)
         gaps.append(g["gap"])
         kinds.add(g["gap_kind"])
         beats += g["beats_reference"]
@@ -82,6 +84,8 @@ def test_cpsat_proves_mknapcb1_reference_optimal(benchmark, mknapcb1, problem, r
     inst = mknapcb1[problem]
     benchmark.group = "knapsack-mknapcb1-proofs"
     r = benchmark.pedantic(lambda: solve(inst, "cpsat", time_limit=300, threads=1), rounds=1, iterations=1)
+    g = gap_of(inst, r)
+    record("knapsack", "mknapcb1", inst.name, "cpsat", "exact", g["gap"], g["gap_kind"], r.seconds)
     info = {"problem": inst.name, "status": r.status, "value": r.value, "bound": r.bound,
             "best_known": inst.meta["best_known"], "seconds": r.seconds}
     benchmark.extra_info.update(info)

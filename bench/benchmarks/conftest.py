@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
-from epochbench.scoring import shown
-from epochbench.suite import STORE, by_generator_and_k, median_ms_by_size, summary_table
+from epochbench.suite import (STORE, by_generator_and_k, format_leaderboard, leaderboard, leaderboard_rows,
+                              median_ms_by_size, summary_table)
 
 
 
@@ -23,24 +24,31 @@ def _write_csv(df: pd.DataFrame, path: Path) -> None:
         df.to_csv(tmp, index=False)
 
 
+@pytest.hookimpl(trylast=True)               # after pytest-benchmark's tables: the answer comes last
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if not STORE.rows:
+    """The answer at a glance: one leaderboard per family (every method's gap
+    and decision time over all its solves); the full tables go to files."""
+    boards = leaderboard()
+    if not boards:
         return
-    table = summary_table()
     results = _results(config)
     results.mkdir(parents=True, exist_ok=True)
-    _write_csv(pd.DataFrame(STORE.rows), results / "bench-scores.csv")
-    _write_csv(table, results / "bench-summary.csv")
+    if STORE.rows:
+        _write_csv(pd.DataFrame(STORE.rows), results / "bench-scores.csv")
+        _write_csv(summary_table(), results / "bench-summary.csv")
+        _write_csv(by_generator_and_k(), results / "bench-by-k.csv")
+        by_n = median_ms_by_size()
+        if not by_n.empty:
+            _write_csv(by_n.reset_index(), results / "bench-ms-by-n.csv")
+    _write_csv(leaderboard_rows(), results / "bench-solves.csv")
     tr = terminalreporter
-    tr.section("epochbench: gap against the best bound and median decision time")
-    tr.write_line(shown(table).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-    per_k = by_generator_and_k()
-    _write_csv(per_k, results / "bench-by-k.csv")
-    tr.section("epochbench: gap per generator and K (all sizes)")
-    tr.write_line(shown(per_k).to_string(index=False))
-    by_n = median_ms_by_size()
-    if not by_n.empty:
-        tr.section("epochbench: median decision time (ms) per method and queue length n (packing)")
-        tr.write_line(by_n.to_string(float_format=lambda x: f"{x:.3f}"))
-    tr.write_line(f"(tables in {results}/bench-summary.csv and bench-scores.csv; a gap marked * is not "
-                  "against a proven optimum: gap_vs says whether a best-known value or a bound)")
+    tr.section("epochbench: leaderboards (gap to the reference, decision time)")
+    for family, table in boards.items():
+        _write_csv(table, results / f"leaderboard-{family}.csv")
+        tr.write_line("")
+        tr.write_line(f"{family}:")
+        tr.write_line(format_leaderboard(table))
+    tr.write_line("")
+    tr.write_line("vs: opt = proven optimum, best = best known value, bound = a valid bound (gap: upper bound)")
+    tr.write_line(f"Full tables per configuration in {results}/:")
+    tr.write_line("  bench-summary.csv, bench-scores.csv, bench-by-k.csv, bench-solves.csv, leaderboard-FAMILY.csv")

@@ -1,0 +1,40 @@
+"""The benchmark suite's leaderboards: one row per method and family, sorted
+by mean gap, labelled by reference kind, at most 100 columns."""
+import numpy as np
+import pandas as pd
+
+from epochbench.suite import format_leaderboard, leaderboard
+
+
+def rows():
+    out = []
+    for i in range(10):
+        out += [{"family": "packing", "config": "c", "instance": f"i{i}", "method": "ff", "kind": "heuristic",
+                 "gap": 0.1 * (i % 3), "gap_kind": "optimum", "seconds": 1e-5 * (i + 1)},
+                {"family": "packing", "config": "c", "instance": f"i{i}", "method": "cpsat", "kind": "exact",
+                 "gap": 0.0, "gap_kind": "optimum", "seconds": 0.01},
+                {"family": "packing", "config": "c", "instance": f"i{i}", "method": "slowbad", "kind": "heuristic",
+                 "gap": np.nan, "gap_kind": "no bound", "seconds": 1.0},
+                {"family": "mapping", "config": "m", "instance": f"i{i}", "method": "minmin", "kind": "heuristic",
+                 "gap": 0.2, "gap_kind": "best known" if i % 2 else "bound", "seconds": 0.001}]
+    return pd.DataFrame(out)
+
+
+def test_one_row_per_method_sorted_by_gap_with_the_reference_kind():
+    boards = leaderboard(rows())
+    assert list(boards) == ["packing", "mapping"]
+    p = boards["packing"]
+    assert list(p["method"]) == ["cpsat", "ff", "slowbad"]                    # no gap: last
+    ff = p.set_index("method").loc["ff"]
+    gaps = np.array([0.1 * (i % 3) for i in range(10)])
+    assert ff["solves"] == 10 and np.isclose(ff["mean %"], 100 * gaps.mean())
+    assert np.isclose(ff["p90 %"], 100 * np.quantile(gaps, 0.9)) and np.isclose(ff["max %"], 20.0)
+    assert np.isclose(ff["at ref %"], 40.0) and np.isclose(ff["median ms"], 1000 * np.median(1e-5 * np.arange(1, 11)))
+    assert ff["vs"] == "opt" and boards["mapping"].loc[0, "vs"] == "best/bound"
+    assert np.isnan(p.set_index("method").loc["slowbad", "mean %"])
+
+
+def test_a_leaderboard_fits_in_100_columns():
+    text = format_leaderboard(leaderboard(rows())["packing"])
+    assert max(map(len, text.splitlines())) <= 100
+    assert "slowbad" in text and " - " in text                                # no gap shown as '-'
