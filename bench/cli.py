@@ -145,7 +145,7 @@ def cmd_validate(args) -> int:
 
 def cmd_bench(args) -> int:
     import pytest
-    from .benchmarks.plugin import HERE
+    HERE = Path(__file__).resolve().parent / "benchmarks"        # not imported here: pytest loads it as a plug-in
     argv = ["--benchmark", "-q", "-p", "no:cacheprovider", "-p", "epochbench.benchmarks.plugin",
             "-o", "python_files=bench_*.py", "--rootdir", str(HERE), "--results", str(Path("results").resolve()),
             str(HERE)]

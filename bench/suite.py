@@ -146,6 +146,13 @@ def warm_up(cfg: Config, method: str) -> None:
         _WARM.add((cfg.family, method))
 
 
+def median_seconds(benchmark) -> float:
+    """A pytest-benchmark fixture's median round time in seconds; NaN when
+    timing is off (``--benchmark-disable``: the function ran once, untimed)."""
+    stats = getattr(benchmark, "stats", None)
+    return float(stats.stats.median) if stats is not None else float("nan")
+
+
 #: per-instance rows of the families whose benchmarks keep their own tables
 #: (knapsack, assignment, mapping): :func:`record` adds them; with
 #: :attr:`Store.rows` (packing, epochs) they make the leaderboards

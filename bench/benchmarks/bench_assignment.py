@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from epochbench.scoring import gap_of
-from epochbench.suite import record, rows_writer
+from epochbench.suite import median_seconds, record, rows_writer
 from epochbench.instances.assignment import lexicographic_matching
 from epochbench.instances.generators import generate
 from epochbench.instances.registry import get, solve
@@ -62,7 +62,7 @@ def _bench(benchmark, func, insts, rounds):
     cycle = itertools.cycle(insts)
     benchmark.pedantic(func, setup=lambda: ((next(cycle),), {}), rounds=rounds, iterations=1,
                        warmup_rounds=len(insts))
-    return 1000 * float(benchmark.stats.stats.median)
+    return 1000 * median_seconds(benchmark)
 
 
 def test_gap_and_time_per_size(benchmark, gen, size, case):

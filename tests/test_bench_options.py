@@ -1,0 +1,34 @@
+"""``epochbench bench`` behaves like pytest with pytest-benchmark: options
+pass through, ``--benchmark-disable`` (the usual CI mode) runs every selected
+benchmark once untimed, and the leaderboard still comes out, last."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+SELECT = "leinberger-k2-distuniform-n32 and (cpsat or -ff])"
+
+
+def bench(tmp_path, *extra):
+    env = dict(os.environ)
+    return subprocess.run([sys.executable, "-m", "epochbench", "bench", "--quick", "-k", SELECT, *extra],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("mode", [[], ["--benchmark-disable"]], ids=["timed", "disabled"])
+def test_selection_runs_and_ends_with_the_leaderboard(tmp_path, mode):
+    proc = bench(tmp_path, *mode)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    out = proc.stdout
+    assert "2 passed" in out
+    board = out[out.index("epochbench: leaderboards"):]
+    assert "packing:" in board and "cpsat" in board and "ff" in board
+    assert "passed" in out.rstrip().splitlines()[-1]                 # the leaderboard is the last section
+    assert out.index("epochbench: leaderboards") > (out.find("benchmark:") if "benchmark:" in out else -1)
+    assert (tmp_path / "results" / "leaderboard-packing.csv").is_file()
+
+
+def test_unknown_pytest_option_is_passed_on_and_refused_by_pytest(tmp_path):
+    proc = bench(tmp_path, "--no-such-pytest-option")
+    assert proc.returncode != 0 and "no-such-pytest-option" in proc.stderr
