@@ -32,3 +32,16 @@ def test_selection_runs_and_ends_with_the_leaderboard(tmp_path, mode):
 def test_unknown_pytest_option_is_passed_on_and_refused_by_pytest(tmp_path):
     proc = bench(tmp_path, "--no-such-pytest-option")
     assert proc.returncode != 0 and "no-such-pytest-option" in proc.stderr
+
+
+def test_json_params_serialise_and_the_histogram_is_drawn(tmp_path):
+    import json
+    proc = bench(tmp_path, "--benchmark-json", "bench.json", "--benchmark-histogram", "hist")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    text = (tmp_path / "bench.json").read_text()
+    assert "UNSERIALIZABLE" not in text
+    runs = json.loads(text)["benchmarks"]
+    assert {r["params"]["method"] for r in runs} == {"cpsat", "ff"}
+    assert all(r["params"]["config"] == "leinberger-k2-distuniform-n32" for r in runs)
+    assert all("mean_gap" in r["extra_info"] for r in runs)
+    assert list(tmp_path.glob("hist*.svg"))

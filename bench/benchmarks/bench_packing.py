@@ -14,18 +14,24 @@ from epochbench.suite import STORE, configs, median_seconds, methods_for, warm_u
 
 
 def _cases(quick: bool):
+    # the configuration's id, not the object: pytest-benchmark stores params as JSON
     for cfg in configs(quick):
         for m in methods_for(cfg.family):
-            yield pytest.param(cfg, m, id=f"{cfg.family}-{cfg.id}-{m}")
+            yield pytest.param(cfg.id, m, id=f"{cfg.family}-{cfg.id}-{m}")
 
 
 def pytest_generate_tests(metafunc):
-    if {"cfg", "method"} <= set(metafunc.fixturenames):
+    if {"config", "method"} <= set(metafunc.fixturenames):
         quick = bool(metafunc.config.getoption("--quick"))
-        metafunc.parametrize(("cfg", "method"), list(_cases(quick)))
+        metafunc.parametrize(("config", "method"), list(_cases(quick)))
 
 
-def test_method(benchmark, cfg, method):
+def _config(config: str, quick: bool):
+    return next(c for c in configs(quick) if c.id == config)
+
+
+def test_method(benchmark, config, method, request):
+    cfg = _config(config, bool(request.config.getoption("--quick")))
     insts = cfg.instances()
     m = get(cfg.family, method)
     benchmark.group = f"{cfg.family}-{cfg.id}"
