@@ -265,6 +265,31 @@ def _add_bench(sub) -> None:
     b.add_argument("pytest_args", nargs=argparse.REMAINDER, help="more pytest arguments")
 
 
+def _add_compare(sub) -> None:
+    c = sub.add_parser("compare", help="compare two saved benchmark runs: gap and time per method",
+                       description="Compare two saved runs (an 'epochbench bench' results folder or a "
+                                   "pytest-benchmark JSON file): per family and method the change in mean and "
+                                   "max gap and in median decision time, flagged beyond the noise.")
+    c.add_argument("a", type=Path, help="the run before (results folder or JSON)")
+    c.add_argument("b", type=Path, help="the run after")
+    c.add_argument("--fail-on", action="append", default=[], metavar="WHAT:X%",
+                   help="exit 1 if a method's mean gap grows by more than X percentage points (gap:0.5%%) or "
+                        "its median time by more than X %% (time:20%%); repeatable")
+
+
+def cmd_compare(args) -> int:
+    from .compare import Threshold, compare, format_comparison, load
+    thresholds = [Threshold.parse(t) for t in args.fail_on]
+    table = compare(load(args.a), load(args.b))
+    print(format_comparison(table))
+    broken = [(t, t.broken_by(table)) for t in thresholds]
+    for t, rows in broken:
+        for r in rows.itertuples():
+            what = (f"mean gap {r.d_mean:+.2f} pp" if t.what == "gap" else f"median time x{r.time_ratio:.2f}")
+            print(f"FAIL {r.family} {r.method}: {what} (limit {t.what}:{t.limit:g}%)")
+    return 1 if any(len(rows) for _, rows in broken) else 0
+
+
 def _add_list(sub) -> None:
     ls = sub.add_parser("list", help="registered methods per family (--policies: the simulator's policies)")
     ls.add_argument("--policies", action="store_true",
@@ -294,6 +319,7 @@ COMMAND_TABLE = {
                   _lazy(".cli_simulate", "add_calibrate"), _lazy(".cli_simulate", "cmd_calibrate")),
     "experiment": ("rerun a seed paper's experiment: CSV, PNG and table", _add_experiment, "cmd_experiment"),
     "bench": ("run the benchmark suite (pytest --benchmark) and print its table", _add_bench, "cmd_bench"),
+    "compare": ("compare two saved benchmark runs: gap and time per method", _add_compare, "cmd_compare"),
 }
 
 

@@ -1,0 +1,77 @@
+"""``epochbench compare A B``: the change of every method's gap and time
+between two saved runs, and ``--fail-on`` for a CI guard."""
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from epochbench.cli import main
+from epochbench.compare import Threshold, compare, load
+
+
+def solves(folder, ff_gap: float, ff_seconds: float = 1e-5):
+    folder.mkdir()
+    rows = []
+    for i in range(6):
+        rows += [{"family": "packing", "config": "c", "instance": f"i{i}", "method": "ff", "kind": "heuristic",
+                  "gap": ff_gap * (i % 2), "gap_kind": "optimum", "seconds": ff_seconds},
+                 {"family": "packing", "config": "c", "instance": f"i{i}", "method": "cpsat", "kind": "exact",
+                  "gap": 0.0, "gap_kind": "optimum", "seconds": 0.01}]
+    pd.DataFrame(rows).to_csv(folder / "bench-solves.csv", index=False)
+    return folder
+
+
+def test_a_heuristic_made_worse_is_reported_and_fails_the_guard(tmp_path, capsys):
+    a = solves(tmp_path / "a", ff_gap=0.05)
+    b = solves(tmp_path / "b", ff_gap=0.12)                          # ff made worse on purpose
+    table = compare(load(a), load(b)).set_index("method")
+    assert table.loc["ff", "d_mean"] == pytest.approx(100 * (0.06 - 0.025))
+    assert table.loc["ff", "d_max"] == pytest.approx(7.0) and table.loc["ff", "flag"] == "gap+"
+    assert table.loc["cpsat", "flag"] == ""
+    assert main(["compare", str(a), str(b)]) == 0                    # reported, no guard
+    out = capsys.readouterr().out
+    assert "packing:" in out and "+3.50" in out and "gap+" in out
+    assert main(["compare", str(a), str(b), "--fail-on", "gap:0.5%"]) == 1
+    assert "FAIL packing ff: mean gap +3.50 pp (limit gap:0.5%)" in capsys.readouterr().out
+    assert main(["compare", str(b), str(a), "--fail-on", "gap:0.5%"]) == 0    # better is not a failure
+
+
+def test_time_guard_and_noise(tmp_path, capsys):
+    a = solves(tmp_path / "a", 0.05, ff_seconds=1e-5)
+    b = solves(tmp_path / "b", 0.05, ff_seconds=1.1e-5)              # within the noise
+    c = solves(tmp_path / "c", 0.05, ff_seconds=3e-5)
+    assert compare(load(a), load(b)).set_index("method").loc["ff", "flag"] == ""
+    assert compare(load(a), load(c)).set_index("method").loc["ff", "flag"] == "slower"
+    assert main(["compare", str(a), str(c), "--fail-on", "time:50%"]) == 1
+    assert main(["compare", str(a), str(b), "--fail-on", "time:50%"]) == 0
+
+
+def test_bad_arguments_are_one_line(tmp_path, capsys):
+    a = solves(tmp_path / "a", 0.05)
+    assert main(["compare", str(a), str(tmp_path / "nowhere")]) == 2
+    assert main(["compare", str(a), str(a), "--fail-on", "speed:3"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "nowhere" in err[0] and "--fail-on 'speed:3'" in err[1]
+    with pytest.raises(ValueError):
+        Threshold.parse("gap:")
+
+
+def test_two_real_runs_of_pytest_benchmark_json_compare_cleanly(tmp_path):
+    """The same selection run twice: every method present in both, no gap change."""
+    files = []
+    for run in ("one", "two"):
+        out = tmp_path / f"{run}.json"
+        proc = subprocess.run([sys.executable, "-m", "epochbench", "bench", "--quick", "-k",
+                               "leinberger-k2-distuniform-n32 and (cpsat or -ff] or -bb])",
+                               "--benchmark-json", str(out)], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=600, env=dict(os.environ))
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        files.append(out)
+    table = compare(load(files[0]), load(files[1]))
+    assert set(table["method"]) == {"cpsat", "ff", "bb"} and set(table["family"]) == {"packing"}
+    assert (table["d_mean"].abs() < 1e-9).all() and not table["flag"].str.contains("gap").any()
+    assert main(["compare", str(files[0]), str(files[1]), "--fail-on", "gap:0%"]) == 0
+    assert json.loads(files[0].read_text())["benchmarks"]
