@@ -38,3 +38,12 @@ def test_a_leaderboard_fits_in_100_columns():
     text = format_leaderboard(leaderboard(rows())["packing"])
     assert max(map(len, text.splitlines())) <= 100
     assert "slowbad" in text and " - " in text                                # no gap shown as '-'
+
+
+def test_pareto_front_keeps_the_methods_nothing_beats_on_both(tmp_path):
+    from epochbench.figures import leaderboard_figure, pareto_front
+    t = pd.DataFrame({"method": ["a", "b", "c", "d", "e"], "kind": ["heuristic"] * 4 + ["exact"],
+                      "mean %": [10.0, 5.0, 7.0, 5.0, 0.0], "median ms": [0.01, 0.1, 0.2, 0.3, 10.0]})
+    assert list(pareto_front(t)["method"]) == ["a", "b", "e"]          # c slower and worse than b; d ties b, slower
+    path = leaderboard_figure({"packing": t, "mapping": t}, tmp_path / "board.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -7,6 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from epochbench.figures import leaderboard_figure
+
 from epochbench.suite import (STORE, by_generator_and_k, format_leaderboard, leaderboard, leaderboard_rows,
                               median_ms_by_size, summary_table)
 
@@ -48,7 +50,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line("")
         tr.write_line(f"{family}:")
         tr.write_line(format_leaderboard(table))
+    figure = leaderboard_figure(boards, results / "leaderboard.png")
     tr.write_line("")
+    tr.write_line(f"Figure (gap against decision time, Pareto front): {figure}")
     tr.write_line("vs: opt = proven optimum, best = best known value, bound = a valid bound (gap: upper bound)")
     tr.write_line(f"Full tables per configuration in {results}/:")
     tr.write_line("  bench-summary.csv, bench-scores.csv, bench-by-k.csv, bench-solves.csv, leaderboard-FAMILY.csv")

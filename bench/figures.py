@@ -1,0 +1,75 @@
+"""The benchmark run's one figure: per family, the gap of every method
+against its median decision time, with the Pareto front (no method both
+faster and closer to the reference), heuristics and exact methods told apart."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def pareto_front(table: pd.DataFrame) -> pd.DataFrame:
+    """The methods no other method beats on both median time and mean gap
+    (ties count as not beaten), by increasing time.  O(m log m)."""
+    t = table.dropna(subset=["mean %", "median ms"]).sort_values(["median ms", "mean %"], kind="stable")
+    front, best = [], np.inf
+    for r in t.itertuples(index=False):
+        gap = r[t.columns.get_loc("mean %")]
+        if gap < best - 1e-12:
+            front.append(r)
+            best = gap
+    return pd.DataFrame(front, columns=t.columns)
+
+
+def leaderboard_figure(boards: dict[str, pd.DataFrame], path) -> Path:
+    """One panel per family: mean gap (%, y) against median decision time
+    (ms, x, log), one point per method, exact methods as squares, the
+    Pareto front as a line; one legend for the figure.  Written atomically
+    to ``path`` (PNG)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    from epochbench.instances.files import atomic_path
+    fams = [f for f, t in boards.items() if t["mean %"].notna().any()]
+    cols = min(3, max(1, len(fams)))
+    rows = int(np.ceil(len(fams) / cols)) if fams else 1
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
+    for ax in axes.flat[len(fams):]:
+        ax.set_visible(False)
+    for ax, fam in zip(axes.flat, fams):
+        t = boards[fam].dropna(subset=["mean %"])
+        for kind, marker, color in (("heuristic", "o", "tab:blue"), ("exact", "s", "tab:red")):
+            k = t[t["kind"] == kind]
+            ax.scatter(k["median ms"], k["mean %"], marker=marker, color=color, s=28, zorder=3)
+            for i, r in enumerate(k.itertuples(index=False)):
+                ax.annotate(r[0], (r[t.columns.get_loc("median ms")], r[t.columns.get_loc("mean %")]),
+                            textcoords="offset points", xytext=(4, (3, -9, 9)[i % 3]), fontsize=7)
+        front = pareto_front(t)
+        ax.step(front["median ms"], front["mean %"], where="post", color="0.4", lw=1, zorder=2)
+        ax.set_xscale("log")
+        lo, hi = float(t["median ms"].min()), float(t["median ms"].max())
+        mid = np.sqrt(lo * hi)
+        span = max(hi / lo, 10.0) ** 0.5 * 1.6                # at least a decade, with room for labels
+        ax.set_xlim(mid / span, mid * span)
+        ax.xaxis.set_major_locator(LogLocator(base=10))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        top = float(t["mean %"].max())
+        ax.set_ylim(-0.05 * max(top, 1.0), 1.12 * max(top, 1.0))
+        ax.set_title(fam, fontsize=10)
+        ax.set_xlabel("median decision time (ms, log)")
+        ax.set_ylabel("mean gap to the reference (%)")
+        ax.grid(True, which="major", alpha=0.3)
+    handles = [plt.Line2D([], [], marker="o", ls="", color="tab:blue", label="heuristic"),
+               plt.Line2D([], [], marker="s", ls="", color="tab:red", label="exact"),
+               plt.Line2D([], [], color="0.4", lw=1, label="Pareto front (faster or closer)")]
+    fig.legend(handles=handles, loc="lower center", ncol=3, frameon=False, fontsize=8)
+    fig.suptitle("epochbench: gap against decision time, per family", fontsize=11)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=130, format="png")
+    plt.close(fig)
+    return path
