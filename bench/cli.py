@@ -14,7 +14,7 @@ from pathlib import Path
 from epochbench.instances import InfeasibleSolution, InstanceError
 
 from .cli_args import (OPTION_TYPES, Parser, _strict_types, check_params, method_params, nonnegative_float,  # noqa: F401
-                       nonnegative_int, param_value, parse_params, positive_float, positive_int)
+                       nonnegative_int, param_value, parse_params, plain_text, positive_float, positive_int)
 
 
 
@@ -26,7 +26,7 @@ def _add_generate(sub) -> None:
                                    "one JSON file per instance plus manifest.json.")
     gens = p.add_subparsers(dest="generator", required=True, metavar="GENERATOR")
     for name, func in GENERATORS.items():
-        doc = inspect.getdoc(func) or ""
+        doc = plain_text(inspect.getdoc(func))
         g = gens.add_parser(name, help=doc.split("\n")[0], description=doc)
         g.add_argument("--out", required=True, type=Path, help="output folder")
         for pname, par in GENERATOR_PARAMS[name].items():
@@ -63,7 +63,8 @@ def cmd_solve(args) -> int:
     out = res.to_dict()
     out["instance"] = inst.name
     if args.json:
-        print(json.dumps(out))
+        from epochbench.instances.core import json_text
+        print(json_text(out))
     else:
         from epochbench.instances.core import DECISION_KEYS
         key = DECISION_KEYS.get(inst.kind, "decision")
@@ -116,7 +117,7 @@ def cmd_list(args) -> int:
     for fam, ms in fams.items():
         print(f"{fam}:")
         for m in ms:
-            doc = (inspect.getdoc(m.func) or "").split("\n")[0]
+            doc = plain_text(inspect.getdoc(m.func)).split("\n")[0]
             print(f"  {m.name:<12} {m.kind:<9} {doc}" + ("" if m.origin == "builtin" else f" [{m.origin}]"))
     return 0
 

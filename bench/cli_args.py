@@ -180,3 +180,15 @@ class _Progress:
     def close(self) -> None:
         if self.shown:
             print(file=sys.stderr)
+
+
+_ROLE = __import__("re").compile(r":(?:func|mod|class|data|meth|attr|exc):`~?([^`]+)`")
+_LITERAL = __import__("re").compile(r"``([^`]+)``")
+
+
+def plain_text(doc: str | None) -> str:
+    """A docstring as help text: reStructuredText roles and literals become
+    plain words (``:func:`~a.b.c``` -> ``c``, double backquotes dropped)."""
+    text = _ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1] if m.group(0).startswith((":func:`~", ":mod:`~",
+                     ":class:`~", ":data:`~", ":meth:`~", ":attr:`~", ":exc:`~")) else m.group(1), doc or "")
+    return _LITERAL.sub(r"\1", text)

@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from .cli_args import _Progress, check_params, parse_params
+from .cli_args import _Progress, check_params, parse_params, plain_text
 
 #: options of the command itself, not of a machine (their argparse dests)
 COMMON = ("workload", "machine", "policy", "record_epochs", "min_candidates", "nodes", "selector", "param",
@@ -198,7 +198,7 @@ def list_policies() -> int:
     for machine in MACHINES:
         print(f"{machine}:")
         for spec in policies(machine):
-            print(f"  {spec.name:<13} {spec.rule}")
+            print(f"  {spec.name:<13} {plain_text(spec.rule)}")
         opts = machine_options(machine)
         if opts:
             print("  options: " + ", ".join(
@@ -227,7 +227,8 @@ def cmd_calibrate(args) -> int:
     from epochbench.sim.calibrate import calibrate_rate
     w = load_workload(args.workload)
     cal = calibrate_rate(w.jobs, w.capacity, args.target, args.policy, rtol=args.rtol, warmup=args.warmup)
-    print(json.dumps(cal.to_dict()))
+    from epochbench.instances.core import json_text
+    print(json_text(cal.to_dict()))
     if args.out:
         out = make_workload(cal.jobs, w.capacity, resources=w.resources, source=f"{w.source} x{cal.factor:.6g}",
                             kill_at_estimate=w.kill_at_estimate, meta={"header": w.meta.get("header")})

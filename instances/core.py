@@ -97,6 +97,28 @@ def _plain(obj: Any):
     return obj
 
 
+def strict_plain(obj: Any):
+    """:func:`_plain` whose non-finite floats (NaN, inf) become None: what
+    strict JSON can hold (``null``)."""
+    obj = _plain(obj)
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: strict_plain(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [strict_plain(v) for v in obj]
+    if isinstance(obj, (np.generic,)):
+        return strict_plain(obj.item())
+    return obj
+
+
+def json_text(obj: Any, **kw) -> str:
+    """Strict JSON of ``obj``: numpy values as plain numbers, NaN and
+    infinities as ``null`` (``json.dumps(..., allow_nan=False)`` holds)."""
+    import json
+    return json.dumps(strict_plain(obj), allow_nan=False, **kw)
+
+
 #: the int64 range every integer field must fit in (the checkers sum exactly: ``epochbench.instances.checks``)
 INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 

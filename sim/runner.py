@@ -9,7 +9,6 @@ every machine the same ``report.json`` keys and one ``jobs.csv`` writer.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable
 
@@ -148,14 +147,6 @@ def simulate(workload=None, policy: str = "easy", *, machine: str | None = None,
     return RUNNERS[machine](workload, policy, **options)
 
 
-def _plain(obj: Any):
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
-
-
 def report(result: SimResult, workload=None, *, metrics: dict | None = None, source: str | None = None,
            small_threshold: int = 32) -> dict:
     """The run's report with :data:`REPORT_KEYS` (the same for every machine)."""
@@ -171,8 +162,9 @@ def report(result: SimResult, workload=None, *, metrics: dict | None = None, sou
 
 
 def to_json(obj, **kw) -> str:
-    """JSON text of a report (numpy values as plain numbers)."""
-    return json.dumps(obj, default=_plain, **kw)
+    """Strict JSON text of a report (numpy values as plain numbers, NaN as null)."""
+    from epochbench.instances.core import json_text
+    return json_text(obj, **kw)
 
 
 def write_run(out, result: SimResult, rep: dict, workload=None) -> None:
