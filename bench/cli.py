@@ -79,6 +79,17 @@ def _instances_from(path: Path):
     return read_family(path) if path.is_dir() else [load_instance(path)]
 
 
+def _score_progress(total: int, verbose: bool):
+    """``[i/total] instance (elapsed, ETA)`` on stderr: on a terminal always,
+    elsewhere with ``-v``."""
+    from .sweep import Progress
+    bar = Progress(total)
+    bar.on = bar.on or verbose
+    if not bar.on:
+        return None
+    return lambda i, inst: bar.step({"instance": inst.name})
+
+
 def cmd_score(args) -> int:
     from .scoring import SolverDisagreement, format_table, read_references, score, summarize
     methods = [m for part in args.methods for m in part.split(",") if m]
@@ -89,8 +100,7 @@ def cmd_score(args) -> int:
         params = {kind: method_params(kind, methods, parse_params(args.param)) for kind in kinds}
         table = score(insts, methods, time_limit=args.time_limit, threads=args.threads, references=refs,
                       params=params, workers=args.jobs or 1, scheduler=args.scheduler,
-                      progress=(lambda i, inst: print(f"  [{i}/{len(insts)}] {inst.name}", file=sys.stderr))
-                      if args.verbose else None)
+                      progress=_score_progress(len(insts), args.verbose))
     except SolverDisagreement as exc:
         print(f"epochbench score: disagreement: {exc}", file=sys.stderr)
         return 1

@@ -170,11 +170,23 @@ def cmd_simulate(args) -> int:
         print(to_json(rep))
     else:
         HEADERS.get(machine, _header)(rep, workload)
-        metrics = rep["metrics"]
+        metrics = {f"{k}{_unit(k)}": v for k, v in rep["metrics"].items()}
         width = max(map(len, metrics)) if metrics else 0
         for key, val in metrics.items():
             print(f"  {key:<{width}}  {val:.6g}" if isinstance(val, float) else f"  {key:<{width}}  {val}")
     return 0
+
+
+#: the unit a metric's name does not say (text output only; JSON keys stay as they are)
+_UNITS = (("weighted_response_norm", " (s)"), ("weighted_response", " (node s)"), ("makespan", " (s)"),
+          ("wait", " (s)"), ("response", " (s)"), ("utilization", " (share)"), ("capacity_loss", " (share)"),
+          ("_share", " (share)"), ("_usage", " (share)"), ("_jobs", " (jobs)"), ("passes", " (passes)"))
+
+
+def _unit(name: str) -> str:
+    if name.endswith(("_ms_mean", "_ms_max")) or name.startswith(("bsld", "slowdown")) or "bsld" in name:
+        return ""                                         # ms in the name; slowdowns have no unit
+    return next((unit for key, unit in _UNITS if key in name), "")
 
 
 def _header(rep: dict, workload) -> None:
