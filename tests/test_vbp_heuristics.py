@@ -1,0 +1,63 @@
+"""Literature heuristics of the epochs family (vector bin packing, beyond
+the seeds): first fit decreasing under three size measures and the
+bin-centric heuristics of Panigrahy et al. 2011."""
+import numpy as np
+import pytest
+
+from epochbench.heuristics.vbp import bin_centric, first_fit_decreasing
+from epochbench.instances import EpochsInstance
+from epochbench.instances.registry import names, solve
+
+NEW = ["ffd-sum", "ffd-max", "ffd-l2", "bc-dot", "bc-l2"]
+
+
+def test_registered_as_epochs_heuristics():
+    assert set(NEW) <= set(names("epochs", "heuristic"))
+
+
+def test_golden_one_resource():
+    inst = EpochsInstance.build([10], [[6], [5], [5], [4]], meta={"name": "g"})
+    assert first_fit_decreasing(inst) == [[0, 3], [1, 2]]
+    assert bin_centric(inst, "dot") == [[0, 3], [1, 2]]
+
+
+def test_golden_two_resources_size_measure_matters():
+    # normalised: j0 (.9,.1) j1 (.5,.5) j2 (.6,0) j3 (.1,.9) j4 (.4,.4)
+    inst = EpochsInstance.build([10, 10], [[9, 1], [5, 5], [6, 0], [1, 9], [4, 4]], meta={"name": "g2"})
+    # sum order j0 j1 j3 j4 j2: j3 joins j0, j4 joins j1, j2 alone
+    assert first_fit_decreasing(inst, "sum") == [[0, 3], [1, 4], [2]]
+    # max order j0 j3 j2 j1 j4: j2 opens bin 1 before j1, so j4 joins j2 and j1 is left alone
+    assert first_fit_decreasing(inst, "max") == [[0, 3], [2, 4], [1]]
+    # dot with r = (1, 1) takes the largest sum first (j0, then j3 fills it); l2 the closest to r: j1, then j4
+    assert bin_centric(inst, "dot") == [[0, 3], [1, 4], [2]]
+    assert bin_centric(inst, "l2") == [[1, 4], [0, 3], [2]]
+
+
+def _random(seed: int) -> EpochsInstance:
+    rng = np.random.default_rng(seed)
+    k, n = int(rng.integers(1, 5)), int(rng.integers(1, 40))
+    cap = rng.integers(5, 40, size=k)
+    dem = np.minimum(cap, rng.integers(0, 25, size=(n, k)))
+    return EpochsInstance.build(cap, dem, meta={"name": f"r{seed}"})
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_feasible_above_the_volume_bound_and_bins_closed_only_when_full(seed):
+    inst = _random(seed)
+    for m in NEW:
+        r = solve(inst, m)                                   # the family's checker runs inside
+        assert len(r.decision) >= inst.lower_bound()
+    for score in ("dot", "l2"):
+        bins = bin_centric(inst, score)
+        for b, content in enumerate(bins):                   # nothing packed later fitted when b was closed
+            free = inst.capacity - inst.demand[content].sum(axis=0)
+            later = [j for other in bins[b + 1:] for j in other]
+            assert not any((inst.demand[j] <= free).all() for j in later)
+
+
+def test_bad_option_is_one_clear_error():
+    inst = _random(1)
+    with pytest.raises(ValueError, match="size must be one of"):
+        first_fit_decreasing(inst, "volume")
+    with pytest.raises(ValueError, match="score must be"):
+        bin_centric(inst, "cosine")
