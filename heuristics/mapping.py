@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from epochbench.instances.mapping import MappingInstance
-from epochbench.instances.registry import register
+from epochbench.instances.registry import get, names, register
 
 from . import _mapping_kernels as _k
 
@@ -266,7 +266,7 @@ def _rng(seed) -> np.random.Generator:
 @register("mapping", "ga")
 def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, patience: int = 150,
        crossover_rate: float = 0.6, mutation_rate: float = 0.4, seeded: bool = True, seed=0,
-       stats: dict | None = None) -> np.ndarray:
+       stats: dict | None = None, time_limit: float | None = None) -> np.ndarray:
     """Genetic algorithm ([vadhiyar-notes] "GA"; [braun2001] sec. 2): a
     chromosome is a mapping (t machine indices).  ``population`` chromosomes,
     random, one of them Min-Min's mapping (``seeded``).  Per iteration:
@@ -309,6 +309,8 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
         the same answer.
     stats : dict | None, default None
         As described above.
+    time_limit : float | None, default None
+        Wall-time budget in seconds, checked after each generation (None: none).
 
     Returns
     -------
@@ -344,6 +346,8 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
     new, new_span = np.empty_like(pop), np.empty(P)
     none = np.empty(0, dtype=np.int64)
     since = it = 0
+    _check_budget("ga", time_limit)
+    t0 = time.perf_counter()
     for it in range(1, max_iter + 1):
         # selection: rank-based roulette wheel ("add the probabilities until the sum exceeds r")
         order = np.argsort(span, kind="stable")
@@ -373,7 +377,7 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
         else:
             since += 1
         history.append(elite_span)
-        if since >= patience:
+        if since >= patience or (time_limit is not None and time.perf_counter() - t0 >= time_limit):
             break
     if stats is not None:
         stats.update(iterations=it, elite=history, seed_makespan=seed_span)
@@ -381,13 +385,26 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
 
 
 def _start(inst: MappingInstance, init: str, rng: np.random.Generator) -> np.ndarray:
-    """The first mapping of SA and tabu: uniform random, or Min-Min."""
+    """The first mapping of SA and tabu: uniform random, or the answer of a
+    registered deterministic mapping heuristic (``minmin``, ``mct``, ...)."""
     t, m = inst.etc.shape
     if init == "random":
         return rng.integers(0, m, size=t, dtype=np.int64)
-    if init == "minmin":
-        return minmin(inst).astype(np.int64)
-    raise ValueError(f"init must be 'random' or 'minmin', got {init!r}")
+    if init in ("sa", "tabu", "ga"):
+        raise ValueError(f"init must be 'random' or a constructive mapping heuristic, not the metaheuristic {init!r}")
+    try:
+        method = get("mapping", init)
+    except KeyError:
+        raise ValueError(f"init must be 'random' or a mapping heuristic ({', '.join(names('mapping', 'heuristic'))}), "
+                         f"got {init!r}") from None
+    if method.exact:
+        raise ValueError(f"init must be a heuristic, not the exact method {init!r}")
+    return np.asarray(method.func(inst), dtype=np.int64)
+
+
+def _check_budget(name: str, time_limit) -> None:
+    if time_limit is not None and not float(time_limit) >= 0.0:
+        raise ValueError(f"{name}: option 'time_limit' must be >= 0 seconds or None, got {time_limit!r}")
 
 # ---- simulated annealing -------------------------------------------------------------------
 @register("mapping", "sa")
@@ -416,7 +433,8 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
         The ``etc`` matrix (t tasks x m machines) and the machines' ``ready``
         times.
     init : str, default 'random'
-        How the first solution is built (a heuristic's name or ``random``).
+        The first mapping: ``random``, or the answer of a constructive mapping
+        heuristic (``minmin``, ``mct``, ``maxmin``, ...).
     cooling : float, default 0.9
         As described above.
     patience : int, default 150
@@ -484,7 +502,7 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
 # ---- tabu search --------------------------------------------------------------------------
 @register("mapping", "tabu")
 def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_tries: int = 1000, seed=0,
-         stats: dict | None = None) -> np.ndarray:
+         stats: dict | None = None, time_limit: float | None = None) -> np.ndarray:
     """Tabu search ([vadhiyar-notes] "Tabu search"; [braun2001] sec. 2): from a
     random mapping, short hops: scan the task pairs (i, j), i < j, swapping
     their machines; a swap that lowers the makespan is kept and the scan
@@ -506,7 +524,8 @@ def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_t
     hops : int, default 1200
         As described above.
     init : str, default 'random'
-        How the first solution is built (a heuristic's name or ``random``).
+        The first mapping: ``random``, or the answer of a constructive mapping
+        heuristic (``minmin``, ``mct``, ``maxmin``, ...).
     max_tries : int, default 1000
         As described above.
     seed : int or numpy.random.Generator, default 0
@@ -514,6 +533,8 @@ def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_t
         the same answer.
     stats : dict | None, default None
         As described above.
+    time_limit : float | None, default None
+        Wall-time budget in seconds, checked between scans (None: none).
 
     Returns
     -------
@@ -542,7 +563,11 @@ def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_t
     best, best_span = cur.copy(), inst.value(cur)
     used = short = long_hops = 0
     stalled = False
+    _check_budget("tabu", time_limit)
+    t0 = time.perf_counter()
     while used < hops:
+        if used and time_limit is not None and time.perf_counter() - t0 >= time_limit:
+            break
         load, cnt = _k.loads_of(etc, cur, m)
         n, span = _k.short_hops(etc, ready, cur, load, cnt, hops - used)
         used += n

@@ -44,3 +44,28 @@ def test_cli_time_limit_reaches_sa_and_every_family_file_loads(tmp_path):
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout)["method"] == method
+
+
+def test_ga_and_tabu_take_a_budget_and_any_constructive_start():
+    inst = _mapping()
+    free, capped = {}, {}
+    solve(inst, "ga", max_iter=300, patience=300, stats=free)
+    solve(inst, "ga", max_iter=300, patience=300, time_limit=0.0, stats=capped)
+    assert capped["iterations"] == 1 < free["iterations"]                # checked after each generation
+    free, capped = {}, {}
+    solve(inst, "tabu", init="minmin", stats=free)
+    solve(inst, "tabu", init="minmin", time_limit=0.0, stats=capped)
+    assert capped["long_hops"] <= 1 < free["long_hops"]                  # checked between scans
+    mct = solve(inst, "mct").value
+    assert solve(inst, "tabu", init="mct", seed=3).value <= mct + 1e-9   # never worse than its start
+    assert solve(inst, "sa", init="mct", seed=3).value <= mct + 1e-9
+
+
+def test_metaheuristic_start_and_budget_are_checked():
+    import pytest
+    inst = _mapping()
+    for bad in ("nope", "cpsat", "sa"):
+        with pytest.raises(ValueError, match="init must be"):
+            solve(inst, "tabu", init=bad)
+    with pytest.raises(ValueError, match="time_limit"):
+        solve(inst, "ga", time_limit=-1.0)
