@@ -58,7 +58,7 @@ def solve(instance, method: str, **params) -> Result:
 
 
 def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: float = 10.0, threads: int = 1,
-          references=(), params: dict | None = None):
+          references=(), params: dict | None = None, workers: int | None = 1, scheduler: str | None = None):
     """Score ``methods`` on ``instances``: one tidy row per instance and method.
 
     Parameters
@@ -68,6 +68,11 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
     time_limit, threads : exact methods' wall-time limit (s) and threads
     references : result files (CSV) with reference values (see the README)
     params : ``{family: {method: {keyword: value}}}``
+    workers : 1 (default) scores in this process; N > 1 on a local Dask
+        cluster of N processes, None on one of ``$EPOCHBENCH_WORKERS`` or
+        every core (as ``epochbench score`` does; a script that starts one
+        needs the ``if __name__ == "__main__":`` guard of multiprocessing)
+    scheduler : address of a Dask scheduler to score on instead
 
     Returns
     -------
@@ -87,14 +92,17 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
         path = Path(instances)
         instances = read_family(path) if path.is_dir() else [load(path)]
     return _score(list(instances), methods, time_limit=time_limit, threads=threads,
-                  references=references, params=params)
+                  references=references, params=params, workers=workers, scheduler=scheduler)
 
 
 def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: int = 0,
-             time_limit: float = 10.0, exact: str = "cpsat"):
+             time_limit: float = 10.0, exact: str = "cpsat", workers: int | None = 1,
+             scheduler: str | None = None):
     """Check a user's heuristic ``func(instance) -> decision`` on edge cases
     and ``count`` random instances of ``family``; every answer is checked
     and scored against ``exact``'s proven optimum next to the built-ins.
+    ``workers`` / ``scheduler`` as in :func:`score` (``func`` travels to
+    the workers by pickle).
 
     Returns
     -------
@@ -105,7 +113,8 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
     from .validation import validate as _validate
     if not callable(func):
         raise ValueError(f"func: expected a function, got {type(func).__name__}")
-    return _validate(func, family, count=count, seed=seed, time_limit=time_limit, exact=exact)
+    return _validate(func, family, count=count, seed=seed, time_limit=time_limit, exact=exact,
+                     workers=workers, scheduler=scheduler)
 
 
 def generate(name: str, **params) -> list:

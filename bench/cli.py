@@ -99,7 +99,7 @@ def cmd_score(args) -> int:
         kinds = {inst.kind for inst in insts}
         params = {kind: method_params(kind, methods, parse_params(args.param)) for kind in kinds}
         table = score(insts, methods, time_limit=args.time_limit, threads=args.threads, references=refs,
-                      params=params, workers=args.jobs or 1, scheduler=args.scheduler,
+                      params=params, workers=args.jobs, scheduler=args.scheduler,
                       progress=_score_progress(len(insts), args.verbose))
     except SolverDisagreement as exc:
         print(f"epochbench score: disagreement: {exc}", file=sys.stderr)
@@ -143,7 +143,7 @@ def cmd_validate(args) -> int:
         func = functools.wraps(func)(functools.partial(func, **params))
     try:
         v = validate(func, args.family, count=args.count, seed=args.seed, label=args.function,
-                     time_limit=args.time_limit, workers=args.jobs or 1, scheduler=args.scheduler)
+                     time_limit=args.time_limit, workers=args.jobs, scheduler=args.scheduler)
     except SolverDisagreement as exc:
         print(f"epochbench validate: disagreement: {exc}", file=sys.stderr)
         return 1
@@ -228,7 +228,7 @@ def _add_score(sub) -> None:
     c.add_argument("-v", "--verbose", action="store_true")
     c.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="keyword argument of the methods that take it (repeatable; int, float, true/false or text), e.g. --param window=2")
-    _add_sweep_options(c, "1: solves are timed")
+    _add_sweep_options(c, "$EPOCHBENCH_WORKERS or all cores, one instance per worker at a time")
 
 
 def _add_validate(sub) -> None:
@@ -240,7 +240,7 @@ def _add_validate(sub) -> None:
     v.add_argument("--time-limit", type=float, default=10.0)
     v.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="keyword argument of FUNCTION (repeatable; int, float, true/false or text), e.g. --param window=2")
-    _add_sweep_options(v, "1: times are compared")
+    _add_sweep_options(v, "$EPOCHBENCH_WORKERS or all cores, one instance per worker at a time")
 
 
 def _add_experiment(sub) -> None:
@@ -253,7 +253,7 @@ def _add_experiment(sub) -> None:
     e.add_argument("--seeds", type=int, help="repetitions per point (default: the experiment's)")
     e.add_argument("--out", type=Path, default=Path("results"), help="output folder (default results/)")
     e.add_argument("--quiet", action="store_true", help="no progress lines")
-    _add_sweep_options(e, "all cores; 1 for timing runs", subsets=True)
+    _add_sweep_options(e, "$EPOCHBENCH_WORKERS or all cores; timing runs one per worker", subsets=True)
 
 
 def _add_sweep_options(p, default: str, subsets: bool = False) -> None:

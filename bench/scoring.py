@@ -373,26 +373,36 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
     values join the instances' own (see :func:`read_reference_file`).
     ``params``: per family, per method, keyword arguments of the method.
     ``workers`` / ``scheduler``: one task per instance through
-    :func:`epochbench.sweep.run_tasks` (default: one at a time in this
-    process, so that the ``seconds`` of different solves do not share cores;
-    a method registered at run time exists only in this process)."""
+    :func:`epochbench.sweep.run_tasks` (default 1: in this process; None: a
+    local cluster of ``$EPOCHBENCH_WORKERS`` or every core, the command
+    line's default; a single instance always runs in this process).  Each task has a worker to itself (the ``seconds`` of two
+    solves never share a worker), and the methods travel with the tasks, so
+    a method registered at run time is found on the workers too."""
+    from epochbench.instances.registry import snapshot
+
     from .sweep import run_tasks
     files = read_references(references)
     tasks = [{"instance": inst} for inst in instances]
+    shipped = tuple(m for kind in dict.fromkeys(inst.kind for inst in instances)
+                    for m in snapshot(kind, methods))
     call = functools.partial(_score_task, methods=methods, time_limit=time_limit, threads=threads,
-                             params=params or {}, files=files)
+                             params=params or {}, files=files, shipped=shipped)
     count = iter(range(1, len(tasks) + 1))
     done, _ = run_tasks(call, tasks, workers=workers, scheduler=scheduler, progress=False, stop_on_error=True,
+                        exclusive=True,
                         on_result=(lambda i, rows: progress(next(count), tasks[i]["instance"])) if progress
                         else None)
     return pd.DataFrame([row for i in range(len(tasks)) for row in done[i]], columns=COLUMNS)
 
 
-def _score_task(task: dict, *, methods, time_limit, threads, params, files) -> list[dict]:
-    """The rows of one instance (a task of :func:`score`)."""
+def _score_task(task: dict, *, methods, time_limit, threads, params, files, shipped=()) -> list[dict]:
+    """The rows of one instance (a task of :func:`score`), with the methods
+    as the calling process registered them (``shipped``)."""
+    from epochbench.instances.registry import using
     inst = task["instance"]
-    return score_rows(inst, run_methods(inst, methods, time_limit=time_limit, threads=threads,
-                                        params=params.get(inst.kind)), files)
+    with using(shipped):
+        return score_rows(inst, run_methods(inst, methods, time_limit=time_limit, threads=threads,
+                                            params=params.get(inst.kind)), files)
 
 
 # ---- summary -------------------------------------------------------------------------

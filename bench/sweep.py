@@ -41,6 +41,9 @@ from typing import Any, Callable
 
 #: environment variable naming a Dask scheduler (``--scheduler`` wins)
 SCHEDULER_ENV = "EPOCHBENCH_SCHEDULER"
+#: environment variable: local worker processes when a command gives no
+#: ``--workers`` (default: every core)
+WORKERS_ENV = "EPOCHBENCH_WORKERS"
 #: worker resource held by each timing-sensitive task (start remote workers
 #: with ``--resources exclusive=1`` to give such tasks a worker each)
 EXCLUSIVE = "exclusive"
@@ -244,6 +247,22 @@ class Progress:
 
 
 # ---- the runner ------------------------------------------------------------------------------
+def default_workers() -> int:
+    """Local worker processes of a sweep that names none: ``$EPOCHBENCH_WORKERS``,
+    else every core; ``ValueError`` naming the variable when it is not a
+    positive integer."""
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if not raw:
+        return os.cpu_count() or 1
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"{WORKERS_ENV} must be a positive integer, got {raw!r}")
+    return n
+
+
 def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = None, *,
               workers: int | None = None, scheduler: str | None = None, progress: bool = True,
               on_result: Callable[[int, Any], None] | None = None, exclusive: bool = False,
@@ -255,8 +274,8 @@ def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = 
     call : module-level function (picklable) of one task.
     tasks : the tasks (plain dicts for experiments; any picklable object).
     todo : indices to run.
-    workers : local worker processes (default: every core); 1 runs in this
-        process.  Ignored with a scheduler.
+    workers : local worker processes (default: :func:`default_workers`, every
+        core); 1 runs in this process.  Ignored with a scheduler.
     scheduler : address of a Dask scheduler (default: ``$EPOCHBENCH_SCHEDULER``;
         none: a local cluster).
     progress : progress lines on a terminal.
@@ -281,7 +300,7 @@ def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = 
     """
     todo = list(range(len(tasks))) if todo is None else list(todo)
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
-    workers = (os.cpu_count() or 1) if workers is None else workers
+    workers = default_workers() if workers is None else workers
     if workers < 1:
         raise ValueError(f"--workers must be >= 1, got {workers}")
     bar = Progress(len(todo), progress)
@@ -337,6 +356,7 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
                                        resources={EXCLUSIVE: 1},
                                        silence_logs=logging.CRITICAL)
                 client = Client(cluster)
+                client.run(_use_path, list(sys.path))   # what this process can import, they can
             else:
                 client = _connect(Client, scheduler)
                 bar.say(f"  scheduler {scheduler}; dashboard {client.dashboard_link}")
@@ -390,6 +410,12 @@ def _outcome(call, task, raising: bool = False) -> tuple[bool, Any]:
         if raising:
             raise
         return False, traceback.format_exc()
+
+
+def _use_path(path: list[str]) -> None:
+    """On each local worker: import from the client's ``sys.path`` too (a
+    user's module found through the current directory or a test's path)."""
+    sys.path[:] = list(dict.fromkeys(list(path) + sys.path))
 
 
 def _ignore_sigint() -> None:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from epochbench.instances import EpochsInstance, InfeasibleSolution, PackingInstance
-from epochbench.instances.registry import as_result, names
+from epochbench.instances.registry import as_result, names, snapshot, using
 
 from .scoring import better, comparable, gap_fields, gap_vs, reference, run_methods, shown
 from .sweep import run_tasks
@@ -161,6 +161,11 @@ class Verdict:
     def ok(self) -> bool:
         return not self.failures
 
+    @property
+    def table(self) -> pd.DataFrame:
+        """The per-instance rows (the name :func:`epochbench.validate` documents)."""
+        return self.rows
+
 
 def _run_user(func, inst, label: str):
     t0 = time.perf_counter()
@@ -205,24 +210,31 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
     claim, not a proof); a result object of ``func`` that claims ``optimal``
     is checked against ``exact``'s proven optimum (:func:`false_claim`) and
     a false claim is a failure of the verdict.  ``workers`` / ``scheduler``:
-    one task per instance through :func:`epochbench.sweep.run_tasks` (default:
-    in this process, one at a time: the verdict compares times)."""
+    one task per instance through :func:`epochbench.sweep.run_tasks` (default
+    1: in this process; None: a local cluster of ``$EPOCHBENCH_WORKERS`` or
+    every core, the command line's default; each task has a worker to itself,
+    since the verdict compares times);
+    the methods travel with the tasks (:func:`~epochbench.instances.registry.using`)."""
     label = label or getattr(func, "__name__", "candidate")
     if family not in CASES:
         raise ValueError(f"validate supports the families {', '.join(CASES)}, not {family!r}")
     insts = CASES[family](count, seed)
     builtin = names(family, "heuristic")
     call = functools.partial(_check_one, func=func, label=label, exact=exact, builtin=builtin,
-                             time_limit=time_limit)
+                             time_limit=time_limit, shipped=snapshot(family, [exact] + builtin))
     done, _ = run_tasks(call, [{"instance": inst} for inst in insts], workers=workers, scheduler=scheduler,
-                        progress=False, stop_on_error=True)
+                        progress=False, stop_on_error=True, exclusive=True)
     rows = [row for i in range(len(insts)) for row in done[i][0]]
     return Verdict(pd.DataFrame(rows), [done[i][1] for i in range(len(insts)) if done[i][1]])
 
 
-def _check_one(task: dict, *, func, label, exact, builtin, time_limit) -> tuple[list[dict], str | None]:
+def _check_one(task: dict, *, func, label, exact, builtin, time_limit, shipped=()) -> tuple[list[dict], str | None]:
     """One instance of :func:`validate`: its rows and its failure line (or None)."""
-    inst = task["instance"]
+    with using(shipped):
+        return _check_instance(task["instance"], func, label, exact, builtin, time_limit)
+
+
+def _check_instance(inst, func, label, exact, builtin, time_limit) -> tuple[list[dict], str | None]:
     rows = []
     ref_results = run_methods(inst, [exact] + builtin, time_limit=time_limit)
     res, problem = _run_user(func, inst, label)

@@ -11,6 +11,7 @@ feasibility check and recomputes the objective; nothing unchecked leaves it.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -120,6 +121,38 @@ def get(family: str, name: str) -> Method:
         known = ", ".join(names(family)) or "none"
         raise KeyError(f"no method {name!r} for family {family!r}; registered: {known}")
     return m
+
+
+def snapshot(family: str, names_: list[str]) -> tuple[Method, ...]:
+    """The methods ``names_`` of ``family`` as this process has them (names
+    it does not know are left out: the caller's lookup reports them), to be
+    carried to another process with :func:`using`."""
+    return tuple(m for m in (METHODS.find((family, n)) for n in names_) if m is not None)
+
+
+@contextmanager
+def using(shipped: tuple[Method, ...] = ()):
+    """While the block runs, look methods up as the process that took the
+    :func:`snapshot` had them: a method registered there at run time (or
+    patched) is unknown or different in a worker process, whose own modules
+    and plug-ins register the rest.  Entries whose function is the one
+    registered here already are left alone; the others are restored after
+    the block (a worker serves many sweeps)."""
+    saved = {}
+    for m in shipped:
+        key = (m.family, m.name)
+        cur = METHODS.find(key)
+        if cur is None or cur.func is not m.func or cur.kind != m.kind:
+            saved[key] = cur
+            _REGISTRY[key] = m
+    try:
+        yield
+    finally:
+        for key, cur in saved.items():
+            if cur is None:
+                _REGISTRY.pop(key, None)
+            else:
+                _REGISTRY[key] = cur
 
 
 def methods_loaded(family: str | None = None) -> list[Method]:

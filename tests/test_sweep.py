@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 import crash_experiment as cx
+import epochbench as eb
 from epochbench import cli, sweep as sw
 from epochbench.experiments import EXPERIMENTS, Experiment, Options, run_experiment, sweep
 
@@ -94,9 +95,10 @@ def scheduler(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory) -> pd.DataFrame:
-    """The uninterrupted run with the local default (a local cluster)."""
+    """The uninterrupted run on a local cluster (the command line's default
+    when ``EPOCHBENCH_WORKERS`` is unset: every core; here two workers)."""
     out = tmp_path_factory.mktemp("reference")
-    run_experiment(cx.NAME, Options(out=out, progress=False))
+    run_experiment(cx.NAME, Options(out=out, jobs=2, progress=False))
     return pd.read_csv(out / f"{cx.NAME}.csv")
 
 
@@ -273,3 +275,85 @@ def test_score_through_the_scheduler_equals_score_in_process(tmp_path, scheduler
     here, dask = (pd.read_csv(tmp_path / f"{how}.csv") for how in ("here", "dask"))
     assert len(here) == 12 and set(here["status"]) >= {"optimal"}
     pd.testing.assert_frame_equal(here.drop(columns=WALL), dask.drop(columns=WALL))
+
+
+# ---- the defaults: a local cluster of every core, methods that travel ----------------------------
+def test_default_workers_come_from_the_environment_else_every_core(monkeypatch):
+    monkeypatch.delenv(sw.WORKERS_ENV, raising=False)
+    assert sw.default_workers() == (os.cpu_count() or 1)
+    monkeypatch.setenv(sw.WORKERS_ENV, "3")
+    assert sw.default_workers() == 3
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(sw.WORKERS_ENV, bad)
+        with pytest.raises(ValueError, match=f"EPOCHBENCH_WORKERS must be a positive integer, got '{bad}'"):
+            sw.default_workers()
+
+
+def first_two(inst):
+    """A method registered only while a test runs (a worker does not have it)."""
+    return list(eb.solve(inst, "ff").decision)[:2]      # a part of a feasible packing is feasible
+
+
+def first_fit_again(inst):
+    """A candidate for ``validate``: the built-in first fit's decision."""
+    return list(eb.solve(inst, "ff").decision)
+
+
+def _spy_clusters(monkeypatch) -> list[int]:
+    """Record the worker count of every local cluster a sweep starts."""
+    sizes, real = [], sw._on_dask
+
+    def spy(call, tasks, todo, workers, scheduler, *rest, **kw):
+        sizes.append(workers)
+        return real(call, tasks, todo, workers, scheduler, *rest, **kw)
+
+    monkeypatch.setattr(sw, "_on_dask", spy)
+    return sizes
+
+
+def test_score_defaults_to_a_local_cluster_that_knows_run_time_methods(tmp_path, monkeypatch, capsys):
+    fam = tmp_path / "fam"
+    assert cli.main(["generate", "leinberger", "--out", str(fam), "--n", "8", "--k", "2", "--count", "4",
+                     "--seed", "5"]) == 0
+    # methods known only to this process, registered at run time: a module's
+    # function (pickled by reference) and a lambda (pickled by value)
+    eb.register("packing", "test-sweep-two")(first_two)
+    eb.register("packing", "test-sweep-one")(lambda inst: first_two(inst)[:1])
+    try:
+        methods = "test-sweep-two,test-sweep-one,ff,cpsat"
+        assert cli.main(["score", str(fam), "--methods", methods, "--time-limit", "2", "--workers", "1",
+                         "--out", str(tmp_path / "here")]) == 0
+        monkeypatch.delenv(sw.WORKERS_ENV, raising=False)
+        sizes = _spy_clusters(monkeypatch)
+        assert cli.main(["score", str(fam), "--methods", methods, "--time-limit", "2",
+                         "--out", str(tmp_path / "cluster")]) == 0
+    finally:
+        from epochbench.instances.registry import _REGISTRY
+        for name in ("test-sweep-two", "test-sweep-one"):
+            _REGISTRY.pop(("packing", name), None)
+            _REGISTRY.pop(("epochs", name), None)
+    capsys.readouterr()
+    assert sizes == [min(os.cpu_count() or 1, 4)]
+    here, cluster = (pd.read_csv(tmp_path / f"{how}.csv") for how in ("here", "cluster"))
+    assert len(here) == 16 and set(here["method"]) == set(methods.split(","))
+    pd.testing.assert_frame_equal(here.drop(columns=WALL), cluster.drop(columns=WALL))
+
+
+def test_validate_ships_the_candidate_and_a_timing_experiment_uses_every_core(tmp_path, monkeypatch):
+    one = eb.validate(first_fit_again, "packing", count=4, seed=2, time_limit=2)
+    monkeypatch.delenv(sw.WORKERS_ENV, raising=False)
+    sizes = _spy_clusters(monkeypatch)
+    two = eb.validate(first_fit_again, "packing", count=4, seed=2, time_limit=2, workers=2)
+    assert one.ok and two.ok and sizes == [2]
+    cols = ["instance", "method", "ok", "gap", "gap_kind"]
+    pd.testing.assert_frame_equal(one.table[cols], two.table[cols])
+
+    timed = Experiment("timing-test", "test experiment (timing)", lambda o: cx.tasks(o)[:4], cx.run,
+                       cx.table, timing=True)
+    EXPERIMENTS[timed.name] = timed
+    try:
+        df, _ = run_experiment(timed.name, Options(out=tmp_path / "t", progress=False))
+    finally:
+        EXPERIMENTS.pop(timed.name)
+    assert sizes == [2, min(os.cpu_count() or 1, 4)] and len(df) == 8
+    assert {"host", "cpu"} <= set(df.columns)

@@ -34,7 +34,7 @@ class Options:
     """What the command line says: ``--quick``, ``--workers`` (``--jobs``),
     ``--seeds``, ``--out``, ``--scheduler``, ``--tasks``, ``--where``."""
     quick: bool = False
-    jobs: int | None = None     # worker processes (None: the experiment's default)
+    jobs: int | None = None     # worker processes (None: $EPOCHBENCH_WORKERS, else every core)
     seeds: int | None = None    # repetitions (None: the experiment's default)
     out: Path = Path("results")
     progress: bool = True
@@ -50,10 +50,11 @@ class Experiment:
     ``tasks(opts)`` lists the independent runs; ``run(task)`` (module level,
     picklable) performs one and returns a list of tidy rows; ``table(df)``
     is the summary printed at the end; ``plot(df, path)`` draws ``NAME.png``.
-    ``timing=True`` marks experiments whose rows hold wall times: locally
-    they run one task at a time unless ``--workers`` says otherwise; on a
-    scheduler each task holds the worker resource ``exclusive`` (a worker to
-    itself); their rows get the ``host`` and ``cpu`` that ran them.
+    ``timing=True`` marks experiments whose rows hold wall times: each task
+    holds the worker resource ``exclusive`` (a worker to itself: the local
+    cluster's workers have one thread and the resource; on a scheduler, the
+    workers started with ``--resources exclusive=1``); their rows get the
+    ``host`` and ``cpu`` that ran them.
     """
     name: str
     help: str
@@ -267,7 +268,7 @@ def run_experiment(name: str, opts: Options) -> tuple[pd.DataFrame, pd.DataFrame
     tasks = exp.tasks(opts)
     if not tasks:
         raise ValueError(f"experiment {name!r} has no runs for these options")
-    jobs = opts.jobs if opts.jobs is not None else (1 if exp.timing else None)
+    jobs = opts.jobs
     subset = bool(opts.tasks or opts.where)
     only = _sw.select(tasks, opts.tasks, opts.where) if subset else None
     out = Path(opts.out)
