@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import gzip
 import inspect
 import json
@@ -95,6 +96,10 @@ def cmd_score(args) -> int:
     methods = [m for part in args.methods for m in part.split(",") if m]
     refs = read_references(args.reference)
     insts = _instances_from(args.dir)
+    from epochbench import runs
+    info = runs.provenance("score", runs.stamp(), methods=methods, time_limit=args.time_limit,
+                           threads=args.threads, instances=len(insts), params=list(args.param),
+                           references=[str(r) for r in args.reference])
     try:
         kinds = {inst.kind for inst in insts}
         params = {kind: method_params(kind, methods, parse_params(args.param)) for kind in kinds}
@@ -106,13 +111,19 @@ def cmd_score(args) -> int:
         return 1
     out = args.out or (args.dir if args.dir.is_dir() else args.dir.parent) / "scores"
     out.parent.mkdir(parents=True, exist_ok=True)
+    from epochbench import runs
     from epochbench.instances.files import atomic_path
+    prov = Path(f"{out}.run.json")
+    kept = runs.keep_previous([Path(f"{out}.csv"), Path(f"{out}.parquet")], prov)
     with atomic_path(f"{out}.csv") as tmp:
         table.to_csv(tmp, index=False)
     with atomic_path(f"{out}.parquet") as tmp:
         table.to_parquet(tmp, index=False)
+    runs.finish(info, prov, rows=len(table), files=[f"{out.name}.csv", f"{out.name}.parquet"])
     print(format_table(summarize(table)))
-    print(f"wrote {out}.csv and {out}.parquet ({len(table)} rows)")
+    print(f"wrote {out}.csv and {out}.parquet ({len(table)} rows), provenance {prov}")
+    if kept:
+        print(f"the previous run's files are kept as {', '.join(p.name for p in kept)}")
     return 0
 
 
@@ -158,34 +169,55 @@ def cmd_bench(args) -> int:
     import pytest
     HERE = Path(__file__).resolve().parent / "benchmarks"        # not imported here: pytest loads it as a plug-in
     argv = ["--benchmark", "-q", "-p", "no:cacheprovider", "-p", "epochbench.benchmarks.plugin",
-            "-o", "python_files=bench_*.py", "--rootdir", str(HERE), "--results", str(Path("results").resolve()),
-            str(HERE)]
+            "-o", "python_files=bench_*.py", "--rootdir", str(HERE), str(HERE)]
     if args.quick:
         argv.append("--quick")
-    argv += args.pytest_args
+    if args.name:
+        argv += ["--run-name", args.name]
+    # ``--name`` after a pytest argument lands among them: it is the plug-in's ``--run-name``
+    argv += ["--run-name" + a[len("--name"):] if a == "--name" or a.startswith("--name=") else a
+             for a in args.pytest_args]
     return int(pytest.main(argv))
 
 
 def cmd_experiment(args) -> int:
     from .experiments import Options, load_experiments, run_experiment
-    if args.name == "list":
+    if args.experiment_name == "list":
         for name, exp in sorted(load_experiments().items()):
             print(f"  {name:<18} {exp.help}")
         return 0
+    from . import runs
+    from .experiments import run_options
     from .sweep import SweepFailed
-    opts = Options(quick=args.quick, jobs=args.jobs, seeds=args.seeds, out=args.out,
+    if args.out is not None and args.name is not None:
+        raise ValueError("--name names a run folder under results/; with --out the folder is OUT itself, "
+                         "give one of them")
+    opts = Options(quick=args.quick, jobs=args.jobs, seeds=args.seeds, out=args.out or Path("results"),
                    progress=not args.quiet, scheduler=args.scheduler, tasks=args.tasks,
                    where=tuple(args.where))
+    provenance = None
+    if args.out is None:
+        want = run_options(args.experiment_name, opts, 0)["options"]
+
+        def resumable(folder: Path) -> bool:
+            info = runs.read(folder / runs.RUN_JSON) or {}
+            return (info.get("experiment") == args.experiment_name and info.get("options") == want
+                    and (folder / f"{args.experiment_name}.partial.jsonl").exists())
+
+        folder = runs.run_folder(Path("results"), args.experiment_name, args.name, resumable)
+        opts = dataclasses.replace(opts, out=folder)
+        provenance = folder / runs.RUN_JSON
     try:
-        df, table = run_experiment(args.name, opts)
+        df, table = run_experiment(args.experiment_name, opts, provenance=provenance, argv=sys.argv)
     except SweepFailed as exc:
         print(f"epochbench experiment: {exc.report()}\nthe other runs are saved; run the same command to rerun "
               "the failed ones", file=sys.stderr)
         return 1
     print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
-    png = args.out / f"{args.name}.png"
-    print(f"wrote {args.out / (args.name + '.csv')} ({len(df)} rows)"
-          + (f" and {png}" if png.exists() else ""))
+    out = opts.out
+    png = out / f"{args.experiment_name}.png"
+    print(f"wrote {out / (args.experiment_name + '.csv')} ({len(df)} rows)"
+          + (f" and {png}" if png.exists() else "") + f"; provenance in {provenance or out / (args.experiment_name + '.run.json')}")
     return 0
 
 
@@ -247,11 +279,18 @@ def _add_experiment(sub) -> None:
     e = sub.add_parser("experiment", help="rerun a seed paper's experiment: CSV, PNG and table",
                        description="Run experiment NAME (`epochbench experiment list` lists them): "
                                    "independent runs in parallel processes, one tidy row per run in "
-                                   "OUT/NAME.csv, a figure in OUT/NAME.png, the summary table printed.")
-    e.add_argument("name", help="experiment name, or 'list'")
+                                   "OUT/NAME.csv, a figure in OUT/NAME.png, the summary table printed. "
+                                   "Without --out, each run gets a folder of its own under results/ "
+                                   "(results/NAME-YYYYMMDD-HHMMSS, or results/RUN with --name RUN) with "
+                                   "a run.json of provenance; an unfinished run of the same command is "
+                                   "resumed there.")
+    e.add_argument("experiment_name", metavar="name", help="experiment name, or 'list'")
     e.add_argument("--quick", action="store_true", help="the small version (under 2 minutes)")
     e.add_argument("--seeds", type=int, help="repetitions per point (default: the experiment's)")
-    e.add_argument("--out", type=Path, default=Path("results"), help="output folder (default results/)")
+    e.add_argument("--out", type=Path, default=None,
+                   help="output folder, used as it is (NAME.csv, NAME.run.json, ...; a finished earlier run's "
+                        "files there are renamed NAME-RUNID.*); default: a new run folder under results/")
+    e.add_argument("--name", help="name of the run folder under results/ (default NAME-YYYYMMDD-HHMMSS)")
     e.add_argument("--quiet", action="store_true", help="no progress lines")
     _add_sweep_options(e, "$EPOCHBENCH_WORKERS or all cores; timing runs one per worker", subsets=True)
 
@@ -273,6 +312,8 @@ def _add_sweep_options(p, default: str, subsets: bool = False) -> None:
 def _add_bench(sub) -> None:
     b = sub.add_parser("bench", help="run the benchmark suite (pytest --benchmark) and print its table")
     b.add_argument("--quick", action="store_true", help="small sizes and short time limits")
+    b.add_argument("--name", help="name of this run's folder under results/ (default bench-YYYYMMDD-HHMMSS; "
+                                  "--results DIR writes into DIR instead)")
     b.add_argument("pytest_args", nargs=argparse.REMAINDER, help="more pytest arguments")
 
 
@@ -299,6 +340,28 @@ def cmd_compare(args) -> int:
             what = (f"mean gap {r.d_mean:+.2f} pp" if t.what == "gap" else f"median time x{r.time_ratio:.2f}")
             print(f"FAIL {r.family} {r.method}: {what} (limit {t.what}:{t.limit:g}%)")
     return 1 if any(len(rows) for _, rows in broken) else 0
+
+
+def _add_runs(sub) -> None:
+    r = sub.add_parser("runs", help="list saved runs (bench, experiment, score) and their provenance",
+                       description="List the runs whose provenance files (run.json, NAME.run.json) lie under "
+                                   "the folders given (default: the current folder, four levels down), "
+                                   "newest first.")
+    r.add_argument("folders", nargs="*", type=Path, default=[Path(".")], metavar="DIR")
+    r.add_argument("--json", action="store_true", help="print the provenance records as one JSON array")
+
+
+def cmd_runs(args) -> int:
+    from epochbench.instances.core import json_text
+
+    from . import runs
+    for folder in args.folders:
+        if not folder.is_dir():
+            raise ValueError(f"{folder}: no such folder")
+    found = sorted((r for f in args.folders for r in runs.find_runs(f)),
+                   key=lambda r: str(r.get("started", "")), reverse=True)
+    print(json_text(found, indent=2) if args.json else runs.format_runs(found))
+    return 0
 
 
 def _add_list(sub) -> None:
@@ -331,6 +394,7 @@ COMMAND_TABLE = {
     "experiment": ("rerun a seed paper's experiment: CSV, PNG and table", _add_experiment, "cmd_experiment"),
     "bench": ("run the benchmark suite (pytest --benchmark) and print its table", _add_bench, "cmd_bench"),
     "compare": ("compare two saved benchmark runs: gap and time per method", _add_compare, "cmd_compare"),
+    "runs": ("list saved runs and their provenance (run.json)", _add_runs, "cmd_runs"),
 }
 
 
@@ -431,7 +495,7 @@ OUTPUT_FOLDERS = {
     "generate": lambda a: [_folder_of(a.out)],
     "score": lambda a: [_score_folder(a)],
     "simulate": lambda a: [p for p in (a.out, a.record_epochs) if p],
-    "experiment": lambda a: [] if a.name == "list" else [a.out],
+    "experiment": lambda a: [a.out] if a.experiment_name != "list" and a.out is not None else [],
     "bench": lambda a: [Path("results")],
 }
 

@@ -84,8 +84,12 @@ def _from_benchmark_json(path: Path) -> pd.DataFrame:
 
 def load(path) -> pd.DataFrame:
     """One saved run, per (family, method): solves, mean and max gap
-    (fractions), median decision time (ms)."""
+    (fractions), median decision time (ms).  ``path``: a run folder of
+    ``epochbench bench`` (or a run's name under ``./results``), its
+    ``bench-solves.csv``, or a pytest-benchmark JSON file."""
     path = Path(path)
+    if not path.exists() and len(path.parts) == 1 and (Path("results") / path).is_dir():
+        path = Path("results") / path                      # a run's name (epochbench runs lists them)
     if path.is_dir():
         solves = path / "bench-solves.csv"
         if not solves.is_file():

@@ -159,7 +159,7 @@ def read_family(folder):
     if manifest.exists():
         files = _manifest_files(manifest, read_json(manifest, kind=False))
     else:
-        files = sorted(p for p in folder.glob("*.json"))
+        files = sorted(p for p in folder.glob("*.json") if not p.name.endswith(".run.json"))   # not provenance
     if not files:
         raise InstanceError(f"{folder}: no instance files")
     return [load_instance(f) for f in files]

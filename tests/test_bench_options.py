@@ -26,7 +26,8 @@ def test_selection_runs_and_ends_with_the_leaderboard(tmp_path, mode):
     assert "packing:" in board and "cpsat" in board and "ff" in board
     assert "passed" in out.rstrip().splitlines()[-1]                 # the leaderboard is the last section
     assert out.index("epochbench: leaderboards") > (out.find("benchmark:") if "benchmark:" in out else -1)
-    assert (tmp_path / "results" / "leaderboard-packing.csv").is_file()
+    (run,) = (tmp_path / "results").glob("bench-*")                  # a run folder of its own
+    assert (run / "leaderboard-packing.csv").is_file() and (run / "run.json").is_file()
 
 
 def test_unknown_pytest_option_is_passed_on_and_refused_by_pytest(tmp_path):

@@ -7,6 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from epochbench import runs
+from epochbench.benchmarks.plugin import RUN
 from epochbench.figures import leaderboard_figure
 
 from epochbench.suite import (STORE, by_generator_and_k, format_leaderboard, leaderboard, leaderboard_rows,
@@ -15,8 +17,14 @@ from epochbench.suite import (STORE, by_generator_and_k, format_leaderboard, lea
 
 
 def _results(config) -> Path:
-    """Folder of the result tables: ``--results DIR``, else ``./results``."""
-    return Path(config.getoption("--results") or "results").resolve()
+    """Folder of this run's tables: ``--results DIR`` as given, else a run
+    folder of its own under ``./results`` (see :mod:`epochbench.benchmarks.plugin`)."""
+    return config.stash[RUN][0]
+
+
+#: the files a run writes into its folder (an earlier run's are renamed first)
+RUN_FILES = ("bench-scores.csv", "bench-summary.csv", "bench-by-k.csv", "bench-ms-by-n.csv", "bench-solves.csv",
+             "leaderboard.png")
 
 
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
@@ -35,6 +43,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         return
     results = _results(config)
     results.mkdir(parents=True, exist_ok=True)
+    info = config.stash[RUN][1]
+    written = [*RUN_FILES, *(f"leaderboard-{family}.csv" for family in boards)]
+    before = [f for f in (runs.read(results / runs.RUN_JSON) or {}).get("files", [])
+              if isinstance(f, str) and "/" not in f]
+    runs.keep_previous(sorted({results / f for f in written + before}), results / runs.RUN_JSON)
     if STORE.rows:
         _write_csv(pd.DataFrame(STORE.rows), results / "bench-scores.csv")
         _write_csv(summary_table(), results / "bench-summary.csv")
@@ -51,8 +64,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(f"{family}:")
         tr.write_line(format_leaderboard(table))
     figure = leaderboard_figure(boards, results / "leaderboard.png")
+    runs.finish(info, results / runs.RUN_JSON, "finished" if int(exitstatus) == 0 else "failed",
+                exit_status=int(exitstatus), files=[f for f in written if (results / f).exists()])
     tr.write_line("")
     tr.write_line(f"Figure (gap against decision time, Pareto front): {figure}")
     tr.write_line("vs: opt = proven optimum, best = best known value, bound = a valid bound (gap: upper bound)")
     tr.write_line(f"Full tables per configuration in {results}/:")
     tr.write_line("  bench-summary.csv, bench-scores.csv, bench-by-k.csv, bench-solves.csv, leaderboard-FAMILY.csv")
+    tr.write_line(f"Provenance (versions, machine, command line): {results / runs.RUN_JSON}; "
+                  "'epochbench runs' lists the runs")

@@ -248,7 +248,8 @@ def _checked(run, task: dict) -> list[dict]:
     return list(rows)
 
 
-def run_experiment(name: str, opts: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run_experiment(name: str, opts: Options, provenance: Path | None = None,
+                   argv: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run experiment ``name``; write ``OUT/NAME.csv``, ``OUT/NAME.png`` and
     ``OUT/NAME-table.csv``; return (all rows, summary table).  Finished runs
     go to ``OUT/NAME.partial.jsonl`` as they complete; an interrupted
@@ -260,7 +261,14 @@ def run_experiment(name: str, opts: Options) -> tuple[pd.DataFrame, pd.DataFrame
     after the others finished (their rows are in the partial file).  Every
     file is written atomically and ``OUT`` is locked while the experiment
     runs (:mod:`epochbench.instances.files`): a second run on it raises
-    :class:`epochbench.instances.files.OutputBusy`."""
+    :class:`epochbench.instances.files.OutputBusy`.
+
+    Provenance (:mod:`epochbench.runs`) goes to ``provenance`` (default
+    ``OUT/NAME.run.json``; the command line's run folders use ``OUT/run.json``),
+    ``argv`` its command line.  A finished earlier run's files in ``OUT``
+    are renamed ``NAME-RUNID.*`` before this run starts (nothing is
+    overwritten); an unfinished one is resumed."""
+    from epochbench import runs
     exps = load_experiments()
     if name not in exps:
         raise ValueError(f"unknown experiment {name!r}; known: {', '.join(sorted(exps)) or 'none'}")
@@ -268,14 +276,24 @@ def run_experiment(name: str, opts: Options) -> tuple[pd.DataFrame, pd.DataFrame
     tasks = exp.tasks(opts)
     if not tasks:
         raise ValueError(f"experiment {name!r} has no runs for these options")
-    jobs = opts.jobs
     subset = bool(opts.tasks or opts.where)
     only = _sw.select(tasks, opts.tasks, opts.where) if subset else None
     out = Path(opts.out)
+    prov = Path(provenance) if provenance is not None else out / f"{name}.run.json"
     with output_lock(out):
         partial = out / f"{name}.partial.jsonl"
-        rows = sweep(exp.run, tasks, jobs=jobs, progress=opts.progress, checkpoint=partial,
-                     scheduler=opts.scheduler, timing=exp.timing, only=only)
+        if not partial.exists():
+            _keep_previous_run(name, out, prov)
+        info = runs.provenance("experiment", prov.parent.name if prov.name == runs.RUN_JSON else runs.stamp(),
+                               argv=argv, **run_options(name, opts, len(tasks)))
+        runs.write(info, prov)
+        try:
+            rows = sweep(exp.run, tasks, jobs=opts.jobs, progress=opts.progress, checkpoint=partial,
+                         scheduler=opts.scheduler, timing=exp.timing, only=only)
+        except BaseException as exc:
+            runs.finish(info, prov, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
+                        error=f"{type(exc).__name__}: {exc}"[:500])
+            raise
         df = pd.DataFrame(rows)
         _write_csv(df, out / f"{name}.csv")
         if not subset:
@@ -286,7 +304,35 @@ def run_experiment(name: str, opts: Options) -> tuple[pd.DataFrame, pd.DataFrame
             import matplotlib
             matplotlib.use("Agg")
             exp.plot(df, out / f"{name}.png")
+        files = sorted(p.name for p in _files_of(name, out))
+        runs.finish(info, prov, rows=len(df), files=files)
     return df, table
+
+
+def run_options(name: str, opts: Options, count: int) -> dict:
+    """What a run's provenance says about an experiment run (and what an
+    unfinished run must match to be resumed)."""
+    return {"experiment": name, "tasks_total": count,
+            "options": {"quick": opts.quick, "seeds": opts.seeds, "tasks": opts.tasks, "where": list(opts.where),
+                        "workers": opts.jobs, "scheduler": opts.scheduler}}
+
+
+def _files_of(name: str, out: Path) -> list[Path]:
+    """The files experiment ``name`` writes into ``out`` (its figures may be several)."""
+    fixed = [out / f"{name}.csv", out / f"{name}-table.csv", out / f"{name}.png"]
+    extra = [p for p in out.glob(f"{name}-*.png") if not any(p.name.startswith(f"{other}-") or p.name == f"{other}.png"
+                                                              for other in EXPERIMENTS if other != name
+                                                              and other.startswith(f"{name}-"))]
+    return [p for p in fixed if p.exists()] + sorted(set(extra) - set(fixed))
+
+
+def _keep_previous_run(name: str, out: Path, prov: Path) -> None:
+    """Rename a finished earlier run's files (those its provenance lists,
+    else the experiment's usual ones) to ``STEM-RUNID.*``."""
+    from epochbench import runs
+    info = runs.read(prov) or {}
+    listed = [out / f for f in info.get("files", []) if isinstance(f, str) and "/" not in f]
+    runs.keep_previous(sorted(set(listed) | set(_files_of(name, out))), prov)
 
 
 def _write_csv(df: pd.DataFrame, path: Path) -> None:

@@ -1,0 +1,253 @@
+"""Results with history: run folders, ``run.json`` provenance, ``epochbench runs``.
+
+Every ``bench`` and ``experiment`` run writes into a folder of its own
+(:func:`run_folder`: ``ROOT/NAME`` with ``--name``, else
+``ROOT/COMMAND-YYYYMMDD-HHMMSS``) holding a ``run.json``; ``score`` writes
+its files where it always did, with ``PREFIX.run.json`` beside them.  Before
+a command writes a file that an earlier run left, :func:`keep_previous`
+renames the earlier run's files to ``STEM-RUNID.SUFFIX`` (its run id read
+from its provenance file), so nothing is overwritten silently.
+
+``run.json`` (:func:`provenance`) holds the run's id, command, command line,
+working directory, start and end times and status, epochbench's version and
+git commit (when run from a checkout), the versions of Python, numpy,
+pandas, OR-Tools, HiGHS, PuLP and CBC, the machine (host, CPU, cores,
+platform) and what the command says about itself (seeds, time limits, ...).
+Versions are read from the installed distributions' metadata: nothing heavy
+is imported.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import socket
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from epochbench.instances.core import json_text
+from epochbench.instances.files import write_text
+
+#: the provenance file of a run folder
+RUN_JSON = "run.json"
+#: distributions whose versions a run records (PyPI names)
+PACKAGES = ("numpy", "pandas", "scipy", "ortools", "highspy", "pulp", "numba", "dask", "distributed",
+            "pytest-benchmark")
+#: a run id: letters, digits, ``.``, ``_``, ``-`` (it becomes a folder or file name)
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def stamp(when: float | None = None) -> str:
+    """``YYYYMMDD-HHMMSS`` (local time) of ``when`` (default: now)."""
+    return time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() if when is None else when))
+
+
+def check_name(name: str) -> str:
+    """``name`` if it can name a run folder; ``ValueError`` naming ``--name`` otherwise."""
+    if not _ID.match(name or ""):
+        raise ValueError(f"--name: {name!r} is not a run name (letters, digits, '.', '_', '-'; "
+                         "at most 100 characters)")
+    return name
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def git_commit(where: Path | None = None) -> str | None:
+    """The commit of the git checkout holding ``where`` (default: this
+    package), with ``+dirty`` when it has uncommitted changes; None outside
+    a checkout or without git."""
+    where = Path(where or Path(__file__).resolve().parent)
+    try:
+        head = subprocess.run(["git", "-C", str(where), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=5)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(where), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
+
+
+def _cbc_version() -> str | None:
+    """CBC as bundled with PuLP: its version is PuLP's bundle (the binary is
+    not started to ask); None without PuLP."""
+    pulp = _version("pulp")
+    return f"bundled with PuLP {pulp}" if pulp else None
+
+
+def machine() -> dict:
+    """Host, CPU model, logical cores, platform."""
+    from .sweep import _cpu
+    return {"host": socket.gethostname(), "cpu": _cpu(), "cores": os.cpu_count(),
+            "platform": platform.platform(), "machine": platform.machine()}
+
+
+def provenance(command: str, run_id: str, *, argv: list[str] | None = None, **about) -> dict:
+    """The provenance record of a run that starts now (status ``running``).
+
+    Parameters
+    ----------
+    command : ``bench``, ``experiment``, ``score``, ...
+    run_id : the run's id (its folder name, or the stamp of a ``score`` run)
+    argv : the command line (default ``sys.argv``)
+    about : what the command adds: ``seeds``, ``time_limit``, ``quick``, ...
+
+    Returns
+    -------
+    dict
+        JSON-ready; :func:`finish` adds ``finished``, ``seconds`` and the
+        final ``status``.
+    """
+    versions = {"epochbench": _version("epochbench"), "python": platform.python_version(),
+                **{p: _version(p) for p in PACKAGES}, "cbc": _cbc_version()}
+    return {"id": run_id, "command": command, "argv": list(sys.argv if argv is None else argv),
+            "cwd": str(Path.cwd()), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "status": "running", "git_commit": git_commit(), "versions": versions, "machine": machine(),
+            **about, "_t0": time.time()}
+
+
+def write(info: dict, path: Path) -> Path:
+    """``info`` to ``path`` as strict JSON, atomically."""
+    return write_text(path, json_text({k: v for k, v in info.items() if not k.startswith("_")}, indent=2) + "\n")
+
+
+def finish(info: dict, path: Path, status: str = "finished", **more) -> Path:
+    """Mark the run ended (``finished``, ``failed``, ``interrupted``) and write it."""
+    info.update(more, status=status, finished=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                seconds=round(time.time() - info.get("_t0", time.time()), 3))
+    return write(info, path)
+
+
+def read(path: Path) -> dict | None:
+    """A provenance file, or None when it is missing or unreadable."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def run_folder(root: Path, command: str, name: str | None = None, resumable=None) -> Path:
+    """The folder of a new run of ``command`` (the folder names' prefix: the
+    command, or the experiment) under ``root``.
+
+    ``name``: ``ROOT/NAME``; it may exist only as an unfinished run that
+    ``resumable(folder)`` accepts (then the run continues there), otherwise
+    ``ValueError`` (choose another name: nothing is overwritten).  Without a
+    name: the newest unfinished run folder of ``command`` that
+    ``resumable`` accepts, else a new ``ROOT/COMMAND-YYYYMMDD-HHMMSS``
+    (``-2``, ``-3``, ... when taken)."""
+    root = Path(root)
+    if name is not None:
+        folder = root / check_name(name)
+        if folder.exists():
+            info = read(folder / RUN_JSON)
+            if not (info and info.get("status") != "finished" and resumable and resumable(folder)):
+                raise ValueError(f"--name: run folder {folder} exists; choose another name "
+                                 "(runs are never overwritten)")
+        return folder
+    if resumable is not None and root.is_dir():
+        for folder in sorted(root.glob(f"{command}-*"), key=lambda p: p.name, reverse=True):
+            info = read(folder / RUN_JSON)
+            if info and info.get("status") != "finished" and resumable(folder):
+                return folder
+    base = f"{command}-{stamp()}"
+    folder, k = root / base, 1
+    while folder.exists():
+        k += 1
+        folder = root / f"{base}-{k}"
+    return folder
+
+
+def previous_id(provenance_file: Path, files) -> str:
+    """The run id of the run that wrote ``files`` (its provenance file's
+    ``id``, else the stamp of the newest file's modification time)."""
+    info = read(provenance_file)
+    if info and isinstance(info.get("id"), str) and _ID.match(info["id"]):
+        return info["id"]
+    times = [Path(f).stat().st_mtime for f in files if Path(f).exists()]
+    return stamp(max(times)) if times else stamp()
+
+
+def keep_previous(files, provenance_file: Path) -> list[Path]:
+    """Rename the files of an earlier run that a new run is about to write:
+    ``STEM.SUFFIX`` becomes ``STEM-RUNID.SUFFIX`` (the provenance file too).
+    Returns the new paths (empty when nothing was there)."""
+    files = [Path(f) for f in files]
+    there = [f for f in files + [Path(provenance_file)] if f.exists()]
+    if not [f for f in files if f.exists()]:
+        return []
+    rid = previous_id(provenance_file, there)
+    moved = []
+    for f in there:
+        target = _renamed(f, rid)
+        os.replace(f, target)
+        moved.append(target)
+    return moved
+
+
+def _renamed(path: Path, rid: str) -> Path:
+    """``STEM-RID.SUFFIX`` (``.run.json`` and ``.partial.jsonl`` kept whole),
+    with ``-2``, ... when that name is taken."""
+    name = path.name
+    for suffix in (".run.json", ".partial.jsonl"):
+        if name.endswith(suffix):
+            stem, ext = name[: -len(suffix)], suffix
+            break
+    else:
+        stem, ext = path.stem, path.suffix
+    target, k = path.with_name(f"{stem}-{rid}{ext}"), 1
+    while target.exists():
+        k += 1
+        target = path.with_name(f"{stem}-{rid}-{k}{ext}")
+    return target
+
+
+def find_runs(root: Path, depth: int = 4) -> list[dict]:
+    """Every provenance file under ``root`` (``run.json`` and
+    ``*.run.json``, ``depth`` levels down), newest first; each record gets
+    ``path`` (its folder or file)."""
+    root = Path(root)
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = Path(dirpath).relative_to(root)
+        if len(rel.parts) >= depth:
+            dirnames[:] = []
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for fn in filenames:
+            if fn == RUN_JSON or fn.endswith(".run.json"):
+                info = read(Path(dirpath) / fn)
+                if info:
+                    info["path"] = str(Path(dirpath) if fn == RUN_JSON else Path(dirpath) / fn)
+                    found.append(info)
+    return sorted(found, key=lambda r: str(r.get("started", "")), reverse=True)
+
+
+def format_runs(runs: list[dict]) -> str:
+    """One line per run: id, command, status, start, seconds, commit, path."""
+    if not runs:
+        return "no runs"
+    head = f"{'id':<28} {'command':<10} {'status':<11} {'started (UTC)':<20} {'seconds':>8}  {'commit':<8}  path"
+    lines = [head]
+    for r in runs:
+        secs = r.get("seconds")
+        commit = (r.get("git_commit") or "-")[:8]
+        lines.append(f"{str(r.get('id', '?'))[:28]:<28} {str(r.get('command', '?'))[:10]:<10} "
+                     f"{str(r.get('status', '?'))[:11]:<11} {str(r.get('started', ''))[:19]:<20} "
+                     f"{(f'{secs:.1f}' if isinstance(secs, (int, float)) else '-'):>8}  {commit:<8}  {r['path']}")
+    return "\n".join(lines)
+
+
+__all__ = ["RUN_JSON", "provenance", "write", "finish", "read", "run_folder", "keep_previous", "find_runs",
+           "format_runs", "check_name", "git_commit", "machine", "stamp"]

@@ -1,0 +1,155 @@
+"""Results with history (issue 16.5): each ``bench`` and ``experiment`` run
+in a folder of its own with a ``run.json`` of provenance, ``score``'s files
+where they always were with ``scores.run.json`` beside them, nothing
+overwritten silently, ``epochbench runs`` listing them."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import crash_experiment as cx
+from epochbench import cli, runs
+from epochbench.experiments import EXPERIMENTS, Experiment
+
+SMALL = Experiment("runs-test", "test experiment (run folders)", lambda o: cx.tasks(o)[:6], cx.run, cx.table)
+
+
+@pytest.fixture(autouse=True)
+def _experiments(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    EXPERIMENTS[SMALL.name] = SMALL
+    yield
+    EXPERIMENTS.pop(SMALL.name, None)
+
+
+def _strict(text: str):
+    return json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+
+
+def _provenance_is_complete(info: dict, command: str) -> None:
+    assert info["command"] == command and info["status"] == "finished" and info["seconds"] >= 0
+    for v in ("epochbench", "python", "numpy", "ortools", "highspy", "pulp", "cbc"):
+        assert info["versions"][v], v
+    assert info["machine"]["cores"] >= 1 and info["machine"]["cpu"] and info["machine"]["host"]
+    assert info["argv"] and info["started"] <= info["finished"]
+    assert "git_commit" in info                                     # None outside a checkout
+
+
+def test_each_experiment_run_gets_its_own_folder_and_a_name_is_never_reused(tmp_path, capsys):
+    for _ in range(2):
+        assert cli.main(["experiment", SMALL.name, "--quiet"]) == 0
+    folders = sorted((tmp_path / "results").iterdir())
+    assert len(folders) == 2 and all(f.name.startswith(f"{SMALL.name}-") for f in folders)
+    for f in folders:
+        info = _strict((f / "run.json").read_text())
+        _provenance_is_complete(info, "experiment")
+        assert info["id"] == f.name and info["experiment"] == SMALL.name and info["rows"] == 12
+        assert sorted(info["files"]) == [f"{SMALL.name}-table.csv", f"{SMALL.name}.csv"]
+    assert cli.main(["experiment", SMALL.name, "--quiet", "--name", "mine"]) == 0
+    assert (tmp_path / "results" / "mine" / f"{SMALL.name}.csv").is_file()
+    capsys.readouterr()
+    assert cli.main(["experiment", SMALL.name, "--quiet", "--name", "mine"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "run folder results/mine exists; choose another name" in err
+    assert cli.main(["experiment", SMALL.name, "--name", "../up"]) == 2
+    assert "is not a run name" in capsys.readouterr().err
+
+
+def interrupted_at_four(task: dict) -> list[dict]:
+    if task["point"] * 2 + task["seed"] == 4:
+        raise KeyboardInterrupt
+    return cx.run(task)
+
+
+def test_an_interrupted_default_run_is_resumed_in_its_folder(tmp_path, capsys):
+    EXPERIMENTS[SMALL.name] = Experiment(SMALL.name, SMALL.help, SMALL.tasks, interrupted_at_four, cx.table)
+    assert cli.main(["experiment", SMALL.name, "--quiet"]) == 130
+    (folder,) = (tmp_path / "results").iterdir()
+    assert _strict((folder / "run.json").read_text())["status"] == "interrupted"
+    EXPERIMENTS[SMALL.name] = SMALL
+    assert cli.main(["experiment", SMALL.name, "--quiet", "--seeds", "3"]) == 0   # other options: a new run
+    assert cli.main(["experiment", SMALL.name, "--quiet"]) == 0                    # same options: resumed
+    folders = sorted((tmp_path / "results").iterdir())
+    assert len(folders) == 2 and folder in folders
+    df = pd.read_csv(folder / f"{SMALL.name}.csv")
+    assert sorted(set(df["task"])) == list(range(6)) and not (folder / f"{SMALL.name}.partial.jsonl").exists()
+    assert _strict((folder / "run.json").read_text())["status"] == "finished"
+
+
+def test_a_rerun_into_the_same_out_keeps_the_previous_files(tmp_path, capsys):
+    out = tmp_path / "fixed"
+    assert cli.main(["experiment", SMALL.name, "--quiet", "--out", str(out)]) == 0
+    first = _strict((out / f"{SMALL.name}.run.json").read_text())
+    before = (out / f"{SMALL.name}.csv").read_text()
+    assert cli.main(["experiment", SMALL.name, "--quiet", "--out", str(out)]) == 0
+    rid = first["id"]
+    kept = out / f"{SMALL.name}-{rid}.csv"
+    assert kept.read_text() == before and (out / f"{SMALL.name}-table-{rid}.csv").is_file()
+    assert _strict((out / f"{SMALL.name}-{rid}.run.json").read_text())["id"] == rid
+    assert (out / f"{SMALL.name}.csv").is_file() and (out / f"{SMALL.name}.run.json").is_file()
+    assert cli.main(["experiment", SMALL.name, "--out", str(out), "--name", "x"]) == 2
+
+
+def test_score_keeps_the_previous_scores_under_the_previous_run_name(tmp_path, capsys):
+    fam = tmp_path / "fam"
+    assert cli.main(["generate", "leinberger", "--out", str(fam), "--n", "6", "--k", "2", "--count", "2"]) == 0
+    assert cli.main(["score", str(fam), "--methods", "ff", "--time-limit", "3"]) == 0
+    first = _strict((fam / "scores.run.json").read_text())
+    _provenance_is_complete(first, "score")
+    assert first["methods"] == ["ff"] and first["time_limit"] == 3 and first["instances"] == 2
+    old = pd.read_csv(fam / "scores.csv")
+    assert cli.main(["score", str(fam), "--methods", "ff,cpsat", "--time-limit", "3"]) == 0
+    assert "the previous run's files are kept as" in capsys.readouterr().out
+    rid = first["id"]
+    pd.testing.assert_frame_equal(pd.read_csv(fam / f"scores-{rid}.csv"), old)
+    assert (fam / f"scores-{rid}.parquet").is_file() and (fam / f"scores-{rid}.run.json").is_file()
+    assert len(pd.read_csv(fam / "scores.csv")) == 4
+    assert cli.main(["score", str(fam), "--methods", "ff"]) == 0      # the folder's provenance is no instance
+
+
+def test_runs_lists_every_run_newest_first_and_as_strict_json(tmp_path, capsys):
+    assert cli.main(["experiment", SMALL.name, "--quiet", "--name", "a"]) == 0
+    fam = tmp_path / "fam"
+    cli.main(["generate", "leinberger", "--out", str(fam), "--n", "6", "--k", "2", "--count", "1"])
+    assert cli.main(["score", str(fam), "--methods", "ff"]) == 0
+    capsys.readouterr()
+    assert cli.main(["runs"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["id", "command", "status"] and len(lines) == 3
+    assert lines[1].split()[1] == "score" and lines[2].split()[:3] == ["a", "experiment", "finished"]
+    assert cli.main(["runs", "--json", "results"]) == 0
+    (rec,) = _strict(capsys.readouterr().out)
+    assert rec["id"] == "a" and rec["path"].endswith("a")
+    assert cli.main(["runs", "nowhere"]) == 2
+
+
+def test_a_named_bench_run_is_never_overwritten(tmp_path):
+    def bench(*extra):
+        return subprocess.run([sys.executable, "-m", "epochbench", "bench", "--quick", "-k",
+                               "leinberger-k2-distuniform-n32 and -ff]", *extra], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=600)
+    first = bench("--name", "base")
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    info = _strict((tmp_path / "results" / "base" / "run.json").read_text())
+    _provenance_is_complete(info, "bench")
+    assert info["quick"] is True and "leaderboard-packing.csv" in info["files"]
+    again = bench("--name", "base")
+    assert again.returncode != 0 and "run folder" in again.stderr + again.stdout
+    fixed = tmp_path / "fixed"
+    for _ in range(2):
+        assert bench("--results", str(fixed)).returncode == 0
+    (old,) = fixed.glob("run-bench-*.json")                        # the first run's provenance, renamed
+    rid = _strict(old.read_text())["id"]
+    assert (fixed / f"bench-solves-{rid}.csv").is_file() and (fixed / f"leaderboard-packing-{rid}.csv").is_file()
+    assert _strict((fixed / "run.json").read_text())["id"] != rid
+
+
+def test_run_folder_names_are_checked():
+    assert runs.check_name("run-1.b_2") == "run-1.b_2"
+    for bad in ("", "a/b", ".hidden", "x" * 101):
+        with pytest.raises(ValueError, match="--name"):
+            runs.check_name(bad)
