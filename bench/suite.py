@@ -116,6 +116,10 @@ class Store:
     def gaps(self, cfg: Config, method: str) -> list[tuple[float, str, str]]:
         return [(r["gap"], r["gap_kind"], r["status"]) for r in self._scored(cfg) if r["method"] == method]
 
+    def per_instance(self, cfg: Config, method: str) -> list[dict]:
+        """``method``'s :func:`instance_record` on every instance of ``cfg`` solved so far."""
+        return [{k: r[k] for k in INSTANCE_FIELDS} for r in self._scored(cfg) if r["method"] == method]
+
     @property
     def rows(self) -> list[dict]:
         rows = []
@@ -144,6 +148,50 @@ def warm_up(cfg: Config, method: str) -> None:
             params = {"time_limit": 1.0, "threads": 1} if get(cfg.family, method).exact else {}
             solve(insts[0], method, **params)
         _WARM.add((cfg.family, method))
+
+
+#: what a benchmark's ``extra_info["per_instance"]`` holds for each instance
+INSTANCE_FIELDS = ("instance", "value", "bound", "gap", "gap_kind", "ref_source", "status", "seconds")
+
+
+def instance_record(inst, res, gap_fields: dict) -> dict:
+    """One instance's entry of ``extra_info["per_instance"]``: the method's
+    value, the reference (``bound``) and its kind, the gap, status and time
+    (``gap_fields``: :func:`epochbench.scoring.gap_of` of ``res``)."""
+    return {"instance": inst.name, **{k: gap_fields.get(k) for k in ("value", "bound", "gap", "gap_kind",
+                                                                       "ref_source")},
+            "status": res.status, "seconds": res.seconds}
+
+
+#: pytest-benchmark's options that decide the rounds, with their defaults
+ROUND_OPTIONS = {"--benchmark-min-rounds": "benchmark_min_rounds", "--benchmark-max-time": "benchmark_max_time"}
+
+
+def rounds(config, default: int, probe=None) -> int:
+    """Rounds of a benchmark timed with ``pedantic``: the suite's ``default``
+    unless the command line sets ``--benchmark-min-rounds`` or
+    ``--benchmark-max-time``; then pytest-benchmark's own rule: enough rounds
+    to fill ``max-time`` (one call of ``probe`` measures a round), at least
+    ``min-rounds``.
+
+    Notes
+    -----
+    Benchmarks whose rounds are fixed by their data (an exact method: one
+    solve per instance, cached) do not call this."""
+    import math
+    import time
+
+    args = [str(a) for a in config.invocation_params.args]
+    given = {opt for opt in ROUND_OPTIONS for a in args if a == opt or a.startswith(opt + "=")}
+    if not given:
+        return default
+    floor = int(config.getoption(ROUND_OPTIONS["--benchmark-min-rounds"]))
+    if "--benchmark-max-time" not in given or probe is None:
+        return max(default, floor)
+    t0 = time.perf_counter()
+    probe()
+    each = max(time.perf_counter() - t0, 1e-7)
+    return max(1, math.ceil(float(config.getoption(ROUND_OPTIONS["--benchmark-max-time"])) / each), floor)
 
 
 def median_seconds(benchmark) -> float:

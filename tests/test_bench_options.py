@@ -46,3 +46,40 @@ def test_json_params_serialise_and_the_histogram_is_drawn(tmp_path):
     assert all(r["params"]["config"] == "leinberger-k2-distuniform-n32" for r in runs)
     assert all("mean_gap" in r["extra_info"] for r in runs)
     assert list(tmp_path.glob("hist*.svg"))
+
+
+def _runs(path):
+    import json
+    return {r["params"]["method"]: r for r in json.loads(path.read_text())["benchmarks"]}
+
+
+def test_rounds_options_autosave_and_compare(tmp_path):
+    """``--benchmark-min-rounds`` and ``--benchmark-max-time`` decide the
+    rounds of timed heuristics (pytest-benchmark's rule: fill max-time, at
+    least min-rounds; a tiny max-time leaves min-rounds); an exact method
+    is timed once per instance; ``--benchmark-autosave`` saves the run and
+    ``--benchmark-compare`` compares the next one with it."""
+    proc = bench(tmp_path, "--benchmark-autosave", "--benchmark-min-rounds", "7", "--benchmark-max-time", "1e-9",
+                 "--benchmark-json", "a.json")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    a = _runs(tmp_path / "a.json")
+    assert a["ff"]["stats"]["rounds"] == 7 and a["ff"]["options"]["min_rounds"] == 7
+    n = a["cpsat"]["extra_info"]["instances"]
+    assert a["cpsat"]["stats"]["rounds"] == n
+    (saved,) = (tmp_path / ".benchmarks").rglob("0001_*.json")
+    per = a["ff"]["extra_info"]["per_instance"]
+    assert len(per) == n and {"instance", "value", "bound", "gap", "gap_kind", "status", "seconds"} <= set(per[0])
+    assert {p["gap_kind"] for p in per} == {"optimum"} and all(p["bound"] >= p["value"] for p in per)
+
+    proc = bench(tmp_path, "--benchmark-compare", "--benchmark-json", "b.json")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "0001" in proc.stdout and "NOW" in proc.stdout
+    b = _runs(tmp_path / "b.json")
+    assert b["ff"]["stats"]["rounds"] == max(20, 10 * n)           # the suite's default without the options
+
+
+@pytest.mark.parametrize("option, outcome", [("--benchmark-skip", "2 skipped"), ("--benchmark-only", "2 passed")])
+def test_skip_and_only(tmp_path, option, outcome):
+    proc = bench(tmp_path, option)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert outcome in proc.stdout

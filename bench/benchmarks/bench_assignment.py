@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from epochbench.scoring import gap_of
-from epochbench.suite import median_seconds, record, rows_writer
+from epochbench.suite import instance_record, median_seconds, record, rows_writer, rounds as bench_rounds
 from epochbench.instances.assignment import lexicographic_matching
 from epochbench.instances.generators import generate
 from epochbench.instances.registry import get, solve
@@ -56,45 +56,47 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize(("gen", "size", "case"), [(g, s, c) for g in GENERATORS for s in sizes for c in CASES])
 
 
-def _bench(benchmark, func, insts, rounds):
+def _bench(benchmark, func, insts, rounds, config):
     for inst in insts:
         func(inst)  # compile / load the numba cache
     cycle = itertools.cycle(insts)
+    rounds = bench_rounds(config, rounds, lambda: func(insts[0]))
     benchmark.pedantic(func, setup=lambda: ((next(cycle),), {}), rounds=rounds, iterations=1,
                        warmup_rounds=len(insts))
     return 1000 * median_seconds(benchmark)
 
 
-def test_gap_and_time_per_size(benchmark, gen, size, case):
+def test_gap_and_time_per_size(benchmark, gen, size, case, request):
     method, event = CASES[case]
     insts, ref = instances(gen, size, event)
-    gaps, cards = [], []
+    gaps, cards, per = [], [], []
     for inst, (nu, opt) in zip(insts, ref):
         m = get("assignment", method)
         r = solve(inst, method, **({"time_limit": 60.0, "threads": 1} if m.exact else {}))
         g = gap_of(inst, r, [opt])
         gaps.append(g["gap"])
+        per.append({**instance_record(inst, r, g), "cardinality": r.info["cardinality"], "max_cardinality": nu})
         record("assignment", f"{gen}-{size}x{size} {case}", inst.name, method, m.kind, g["gap"], g["gap_kind"],
                r.seconds)
         cards.append((nu - r.info["cardinality"]) / nu)
     func = get("assignment", method).func
     benchmark.group = f"{gen}-{size}x{size}"
-    ms = _bench(benchmark, func, insts, rounds=max(10, 4 * COUNT))
+    ms = _bench(benchmark, func, insts, rounds=max(10, 4 * COUNT), config=request.config)
     info = {"generator": gen, "size": size, "case": case, "method": method, "event": event, "instances": len(insts),
             "mean_gap": float(np.mean(gaps)), "max_gap": float(np.max(gaps)),
             "mean_card_gap": float(np.mean(cards)), "max_card_gap": float(np.max(cards)),
             "optimal_share": float(np.mean((np.array(gaps) <= 1e-9) & (np.array(cards) == 0))),
             "median_ms": ms}
-    benchmark.extra_info.update(info)
+    benchmark.extra_info.update(info, per_instance=per)
     ROWS.append({"test": "gap per size", **info})
 
 
 @pytest.mark.parametrize("method", ["mfs", "mis", "hungarian"])
-def test_dense_150(benchmark, method):
+def test_dense_150(benchmark, method, request):
     """Complete 150 x 150 matrices (every pair eligible, preferences 1..100)."""
     insts = generate("assign-random", n=150, machines=150, count=3, seed=2)
     func = get("assignment", method).func
     benchmark.group = "assignment-dense-150x150"
-    ms = _bench(benchmark, func, insts, rounds=15)
+    ms = _bench(benchmark, func, insts, rounds=15, config=request.config)
     benchmark.extra_info.update({"method": method, "median_ms": ms})
     ROWS.append({"test": "dense 150x150", "method": method, "median_ms": ms})

@@ -12,7 +12,7 @@ import pytest
 from epochbench.experiments.zhang_queues import zhang_stream
 from epochbench.instances.data import data_root
 from epochbench.sim.gang import simulate_gang, summarize_gang
-from epochbench.suite import median_seconds
+from epochbench.suite import median_seconds, rounds as bench_rounds
 
 KTH = data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
 FACTOR = 1.4  # offered load 0.55 x 1.4 = 0.77 ([zhang-comparative] section 2.2's scaling)
@@ -27,7 +27,7 @@ def stream10k():
 
 def _run(benchmark, request, wl, policy, group, **kw):
     simulate_gang(wl.jobs.head(300), wl.capacity, policy, **kw)  # compile the kernels once
-    rounds = 1 if request.config.getoption("--quick") else 3
+    rounds = bench_rounds(request.config, 1 if request.config.getoption("--quick") else 3)
     res = benchmark.pedantic(simulate_gang, args=(wl.jobs, wl.capacity, policy), kwargs=kw,
                              rounds=rounds, iterations=1)
     m = summarize_gang(res, wl)

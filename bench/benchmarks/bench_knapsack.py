@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from epochbench.scoring import gap_of
-from epochbench.suite import median_seconds, record, rows_writer
+from epochbench.suite import instance_record, median_seconds, record, rows_writer, rounds as bench_rounds
 from epochbench.instances.data import data_root
 from epochbench.instances.generators import generate
 from epochbench.instances.knapsack import load_mknapcb
@@ -34,7 +34,7 @@ def mknapcb1():
 
 
 @pytest.mark.parametrize("method", ["greedy-mkp", "greedy-ratio"])
-def test_greedy_speed_n1000_l40(benchmark, method):
+def test_greedy_speed_n1000_l40(benchmark, method, request):
     """[capannini2007] section 6 MKP sizes: 1000 jobs, 40 licenses (ratio 40-45 %)."""
     insts = generate("farm-mkp", n=1000, machines=100, licenses=40, count=3, seed=1)
     func = get("knapsack", method).func
@@ -42,7 +42,8 @@ def test_greedy_speed_n1000_l40(benchmark, method):
         func(inst)  # compile / load the numba cache
     cycle = itertools.cycle(insts)
     benchmark.group = "knapsack-speed-n1000-L40"
-    benchmark.pedantic(func, setup=lambda: ((next(cycle),), {}), rounds=60, iterations=1, warmup_rounds=3)
+    benchmark.pedantic(func, setup=lambda: ((next(cycle),), {}), rounds=bench_rounds(request.config, 60, lambda: func(insts[0])),
+                       iterations=1, warmup_rounds=3)
     med = median_seconds(benchmark)
     info = {"method": method, "items": [i.n for i in insts], "licenses": insts[0].k, "median_ms": 1000 * med}
     benchmark.extra_info.update(info)
@@ -51,11 +52,11 @@ def test_greedy_speed_n1000_l40(benchmark, method):
 
 
 @pytest.mark.parametrize("method", ["greedy-mkp", "greedy-ratio"])
-def test_greedy_gap_on_mknapcb1(benchmark, mknapcb1, method):
+def test_greedy_gap_on_mknapcb1(benchmark, mknapcb1, method, request):
     """Gap to the best known values (Chu & Beasley GA, mkcbres.txt) on all 30
     problems, by :func:`epochbench.scoring.gap_of` (``beats``: problems where the
     greedy beats the GA value)."""
-    gaps, kinds, beats = [], set(), 0
+    gaps, kinds, beats, per = [], set(), 0, []
     for inst in mknapcb1:
         r = solve(inst, method)                 # feasibility-checked
         g = gap_of(inst, r)
@@ -63,15 +64,17 @@ def test_greedy_gap_on_mknapcb1(benchmark, mknapcb1, method):
         gaps.append(g["gap"])
         kinds.add(g["gap_kind"])
         beats += g["beats_reference"]
+        per.append(instance_record(inst, r, g))
     func = get("knapsack", method).func
     cycle = itertools.cycle(mknapcb1)
     benchmark.group = "knapsack-mknapcb1"
-    benchmark.pedantic(func, setup=lambda: ((next(cycle),), {}), rounds=60, iterations=1, warmup_rounds=3)
+    benchmark.pedantic(func, setup=lambda: ((next(cycle),), {}),
+                       rounds=bench_rounds(request.config, 60, lambda: func(mknapcb1[0])), iterations=1, warmup_rounds=3)
     g = np.array(gaps)
     info = {"method": method, "problems": len(g), "mean_gap": float(g.mean()), "max_gap": float(g.max()),
             "min_gap": float(g.min()), "gap_vs": ", ".join(sorted(kinds)), "beats": int(beats),
             "median_ms": 1000 * median_seconds(benchmark)}
-    benchmark.extra_info.update(info)
+    benchmark.extra_info.update(info, per_instance=per)
     ROWS.append({"test": "mknapcb1 gap to mkcbres", **info})
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from epochbench.experiments.braun import GREEDY, exact_run, exact_table
 from epochbench.scoring import gap_of
-from epochbench.suite import median_seconds, record, rows_writer
+from epochbench.suite import instance_record, median_seconds, record, rows_writer, rounds as bench_rounds
 from epochbench.instances.data import data_root
 from epochbench.instances.mapping import BRAUN_NAMES, braun_family, braun_range
 from epochbench.instances.registry import get, solve
@@ -41,28 +41,29 @@ def big():
 
 
 @pytest.mark.parametrize("method", GREEDY + ("sa", "tabu"))
-def test_heuristic_512x16(benchmark, big, method):
+def test_heuristic_512x16(benchmark, big, method, request):
     insts, source = big
     func = get("mapping", method).func
     for inst in insts:
         func(inst)  # numba kernels load / compile
-    gaps, kinds = [], set()
+    gaps, kinds, per = [], set(), []
     for inst in insts:  # best known (Braun files) or the instance's lower bound: bench.score's rule
         r = solve(inst, method)
         g = gap_of(inst, r)
         record("mapping", f"512x16 {source}", inst.name, method, "heuristic", g["gap"], g["gap_kind"], r.seconds)
         gaps.append(g["gap"])
         kinds.add(g["gap_kind"])
+        per.append(instance_record(inst, r, g))
     cycle = itertools.cycle(insts)
     benchmark.group = f"mapping-512x16-{source}"
-    rounds = 24 if method in ("sa", "tabu") else 60
+    rounds = bench_rounds(request.config, 24 if method in ("sa", "tabu") else 60, lambda: func(insts[0]))
     benchmark.pedantic(func, setup=lambda: ((next(cycle),), {}), rounds=rounds, iterations=1, warmup_rounds=2)
     med = 1000 * median_seconds(benchmark)
     info = {"method": method, "source": source, "median_ms": med, "mean_gap_best": float(np.mean(gaps)),
             "gap_vs": ", ".join(sorted(kinds))}
     if method in TARGET_MS:
         info.update(target_ms=TARGET_MS[method], target_met=med < TARGET_MS[method])
-    benchmark.extra_info.update(info)
+    benchmark.extra_info.update(info, per_instance=per)
     ROWS.append({"test": "heuristic 512x16", **info})
 
 

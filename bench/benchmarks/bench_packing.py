@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from epochbench.instances.registry import get
-from epochbench.suite import STORE, configs, median_seconds, methods_for, warm_up
+from epochbench.suite import STORE, configs, median_seconds, methods_for, rounds as bench_rounds, warm_up
 
 
 def _cases(quick: bool):
@@ -47,7 +47,7 @@ def test_method(benchmark, config, method, request):
         for inst in insts:  # checked results (feasibility, value) once per instance
             STORE.result(cfg, inst, method)
         cycle = itertools.cycle(insts)
-        rounds = max(20, 10 * len(insts))
+        rounds = bench_rounds(request.config, max(20, 10 * len(insts)), probe=lambda: m.func(insts[0]))
         benchmark.pedantic(m.func, setup=lambda: ((next(cycle),), {}), rounds=rounds, iterations=1,
                            warmup_rounds=len(insts))
         median = median_seconds(benchmark)
@@ -63,4 +63,5 @@ def test_method(benchmark, config, method, request):
         "optimal_share": float(np.mean(vals <= 1e-9)),
         "gap_vs": sorted({k for _, k, _ in gaps}),
         "statuses": sorted({s for _, _, s in gaps}),
+        "per_instance": STORE.per_instance(cfg, method),
     })

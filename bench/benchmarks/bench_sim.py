@@ -15,7 +15,7 @@ from epochbench.instances.data import data_root
 from epochbench.sim.pool import simulate_pool as simulate
 from epochbench.instances.jobs import make_workload, read_swf
 from epochbench.sim.metrics import summarize
-from epochbench.suite import median_seconds
+from epochbench.suite import median_seconds, rounds as bench_rounds
 
 KTH = data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
 
@@ -41,9 +41,10 @@ def resampled(workload, n: int, seed: int = 0):
 
 
 @pytest.mark.parametrize("policy", ["easy", "conservative", "fcfs", "nonfcfs"])
-def test_kth(benchmark, kth, policy):
+def test_kth(benchmark, kth, policy, request):
     simulate(kth.jobs.head(200), kth.capacity, policy)  # compile / warm up
-    res = benchmark.pedantic(simulate, args=(kth.jobs, kth.capacity, policy), rounds=5, iterations=1)
+    rounds = bench_rounds(request.config, 5, lambda: simulate(kth.jobs, kth.capacity, policy))
+    res = benchmark.pedantic(simulate, args=(kth.jobs, kth.capacity, policy), rounds=rounds, iterations=1)
     m = summarize(res.jobs, kth)
     benchmark.group = "sim-kth"
     benchmark.extra_info.update({
