@@ -143,6 +143,12 @@ def cmd_list(args) -> int:
     return 0
 
 
+def _validate_count(args) -> int:
+    """How many instances ``validate`` checks (edge cases and random ones)."""
+    from .validation import CASES
+    return len(CASES[args.family](args.count, args.seed)) if args.family in CASES else args.count
+
+
 def cmd_validate(args) -> int:
     from .methods import import_function
     from .scoring import SolverDisagreement
@@ -154,7 +160,8 @@ def cmd_validate(args) -> int:
         func = functools.wraps(func)(functools.partial(func, **params))
     try:
         v = validate(func, args.family, count=args.count, seed=args.seed, label=args.function,
-                     time_limit=args.time_limit, workers=args.jobs, scheduler=args.scheduler)
+                     time_limit=args.time_limit, workers=args.jobs, scheduler=args.scheduler,
+                     progress=_score_progress(_validate_count(args), getattr(args, "verbose", False)))
     except SolverDisagreement as exc:
         print(f"epochbench validate: disagreement: {exc}", file=sys.stderr)
         return 1

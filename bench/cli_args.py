@@ -160,22 +160,32 @@ def _json_default(obj):
 
 
 class _Progress:
-    """Progress line on stderr for long simulations: shown only on a
-    terminal, after 2 s, refreshed by the engine about twice a second; off
-    with ``--quiet``."""
+    """Progress line on stderr for long simulations (every machine): shown
+    only on a terminal, after 2 s, refreshed at most twice a second however
+    often the simulator calls it, with an ETA from the share done; off with
+    ``--quiet``.  ``what``: what is counted (``arrived``: the pool and the
+    gang count arrivals, the farm counts finished jobs)."""
 
-    def __init__(self, total: int, enabled: bool):
+    def __init__(self, total: int, enabled: bool, what: str = "arrived"):
         import time
-        self.total, self.enabled, self.clock = total, enabled, time.perf_counter
+        self.total, self.enabled, self.clock, self.what = total, enabled, time.perf_counter, what
         self.t0 = self.clock()
+        self.due = self.t0 + 2.0
         self.shown = False
 
-    def __call__(self, arrived: int, now: float) -> None:
-        if self.enabled and self.clock() - self.t0 > 2:
-            self.shown = True
-            pct = 100 * arrived / max(self.total, 1)
-            print(f"\r  {arrived:,}/{self.total:,} jobs arrived ({pct:.0f}%), t = {now:,.0f} s",
-                  end="", file=sys.stderr, flush=True)
+    def __call__(self, count: int, now: float, total: int | None = None) -> None:
+        if not self.enabled:
+            return
+        t = self.clock()
+        if t < self.due:
+            return
+        self.due = t + 0.5
+        self.shown = True
+        total = self.total if total is None else total
+        share = count / max(total, 1)
+        eta = f", ETA {(t - self.t0) * (1 - share) / share:,.0f} s" if 0 < share < 1 else ""
+        print(f"\r  {count:,}/{total:,} jobs {self.what} ({100 * share:.0f}%), simulated t = {now:,.0f} s, "
+              f"{t - self.t0:,.0f} s elapsed{eta}   ", end="", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.shown:

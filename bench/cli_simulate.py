@@ -120,17 +120,23 @@ def _gang_options(args, options: dict, workload) -> tuple[dict, object]:
     if args.param:
         raise ValueError("--param applies to the space-shared policies' selectors only")
     kw = dict(options, selector=args.selector)
+    progress = _Progress(len(workload.jobs), sys.stderr.isatty() and not args.quiet)
+    if progress.enabled:
+        kw["progress"] = progress
     holder = {}
     if args.record_epochs:
         from epochbench.sim.record import GangRecorder
         holder["r"] = kw["recorder"] = GangRecorder(min_candidates=args.min_candidates)
-    return kw, (None, holder)
+    return kw, (progress, holder)
 
 
 def _farm_options(args, options: dict, workload) -> tuple[dict, object]:
     if args.workload:
         raise ValueError("--machine farm generates its own stream ([capannini2007] section 6); drop --workload")
-    return options, (None, {})
+    progress = _Progress(0, sys.stderr.isatty() and not args.quiet, what="done")
+    if progress.enabled:
+        options = dict(options, progress=progress)
+    return options, (progress, {})
 
 
 #: per machine: the run's keyword options from the parsed arguments

@@ -202,7 +202,7 @@ def false_claim(inst, res, ref_results, label: str, exact: str) -> str | None:
 
 def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, label: str | None = None,
              time_limit: float = 10.0, exact: str = "cpsat", workers: int | None = 1,
-             scheduler: str | None = None) -> Verdict:
+             scheduler: str | None = None, progress=None) -> Verdict:
     """Run ``func`` and the built-in heuristics of ``family`` on edge cases and
     ``count`` random instances; check each answer; score against ``exact``.
 
@@ -213,17 +213,20 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
     one task per instance through :func:`epochbench.sweep.run_tasks` (default
     1: in this process; None: a local cluster of ``$EPOCHBENCH_WORKERS`` or
     every core, the command line's default; each task has a worker to itself,
-    since the verdict compares times);
+    since the verdict compares times); ``progress(done, instance)`` after
+    each instance;
     the methods travel with the tasks (:func:`~epochbench.instances.registry.using`)."""
     label = label or getattr(func, "__name__", "candidate")
     if family not in CASES:
         raise ValueError(f"validate supports the families {', '.join(CASES)}, not {family!r}")
     insts = CASES[family](count, seed)
     builtin = names(family, "heuristic")
+    count = iter(range(1, len(insts) + 1))
     call = functools.partial(_check_one, func=func, label=label, exact=exact, builtin=builtin,
                              time_limit=time_limit, shipped=snapshot(family, [exact] + builtin))
     done, _ = run_tasks(call, [{"instance": inst} for inst in insts], workers=workers, scheduler=scheduler,
-                        progress=False, stop_on_error=True, exclusive=True)
+                        progress=False, stop_on_error=True, exclusive=True,
+                        on_result=(lambda i, _: progress(next(count), insts[i])) if progress else None)
     rows = [row for i in range(len(insts)) for row in done[i][0]]
     return Verdict(pd.DataFrame(rows), [done[i][1] for i in range(len(insts)) if done[i][1]])
 

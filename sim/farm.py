@@ -350,11 +350,12 @@ class FarmResult(SimResult):
 
 
 def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable | None = None,
-                  max_events: int | None = None) -> FarmResult:
+                  max_events: int | None = None, progress: Callable | None = None) -> FarmResult:
     """Run ``policy`` on ``stream`` ([capannini2007] section 6: events are job
     arrivals and terminations, a new plan at each).  At equal times: all
     finishes, then all arrivals, then one pass.  ``on_pass(view, plan)`` is
-    called after each checked plan.  O(E (M + policy)) for E events."""
+    called after each checked plan; ``progress(done, now, total)`` after
+    every event (it throttles itself).  O(E (M + policy)) for E events."""
     t0 = time.perf_counter()
     sim = _Sim(stream)
     policy.reset(stream)
@@ -406,6 +407,8 @@ def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable |
             sim.status[nxt] = QUEUED
             nxt += 1
         events += 1
+        if progress is not None:
+            progress(done, float(t), n)
         if max_events is not None and events > max_events:
             raise RuntimeError(f"more than {max_events} events")
         if not (sim.status == QUEUED).any():

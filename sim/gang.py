@@ -122,8 +122,9 @@ class GangSimulator:
     def __init__(self, table: JobTable, n: int, policy: str, *, mpl: int, slice: float,
                  switch_overhead: float, migration_cost: float, migration_limit, discrete: bool,
                  variant: int, trace: bool = False, check: bool = False,
-                 on_pass: Callable | None = None, recorder=None):
+                 on_pass: Callable | None = None, recorder=None, progress: Callable | None = None):
         self.tb, self.n, self.policy = table, int(n), policy
+        self.progress = progress     # progress(arrived, now): a view, it changes nothing
         self.backfilling, self.migrating = GANG_POLICIES[policy]
         self.mpl, self.T, self.C = int(mpl), float(slice), float(switch_overhead)
         self.switch = self.C * self.T
@@ -223,6 +224,8 @@ class GangSimulator:
                 if event:
                     self._pass(t)
                 self._dispatch(t)
+            if self.progress is not None and event:
+                self.progress(ai, t)
 
     # ---- slices -------------------------------------------------------------------------
     def _boundary(self, t: float) -> None:
@@ -464,7 +467,7 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
                   switch_overhead: float = 0.0, migration_cost: float = 10.0,
                   migration_limit: int | None = 64, discrete: bool = False, variant: int = 3,
                   trace: bool = False, check: bool = False, on_pass: Callable | None = None,
-                  recorder=None) -> GangResult:
+                  recorder=None, progress: Callable | None = None) -> GangResult:
     """Replay ``jobs`` (the column contract of :mod:`epochbench.instances.jobs`) under gang
     scheduling policy ``gs``, ``bgs``, ``mgs`` or ``mbgs`` on ``capacity``
     processors (one entry; gang scheduling has no other resources).
@@ -480,7 +483,9 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
     rule at every dispatch (slow; for tests).  ``on_pass(t, sim)``: hook
     after every pass.  ``recorder``: a :class:`epochbench.sim.record.GangRecorder` that
     saves every Schedule and FillMatrix step as ``packing`` instances (the
-    schedule is the same with and without it).  See the module docstring for the model; cost
+    schedule is the same with and without it).  ``progress(arrived, now)``:
+    called after every event (it throttles itself; the command line's
+    progress line).  See the module docstring for the model; cost
     O(events x (mpl^2 x jobs in the matrix)).
     """
     _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant)
@@ -491,7 +496,7 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
     sim = GangSimulator(table, int(cap[0]), policy, mpl=int(mpl), slice=float(slice),
                         switch_overhead=float(switch_overhead), migration_cost=float(migration_cost),
                         migration_limit=migration_limit, discrete=discrete, variant=int(variant),
-                        trace=trace, check=check, on_pass=on_pass, recorder=recorder)
+                        trace=trace, check=check, on_pass=on_pass, recorder=recorder, progress=progress)
     t0 = time.perf_counter()
     sim.run()
     return sim.result(time.perf_counter() - t0, cap)

@@ -76,7 +76,7 @@ _STREAM = {"farm_jobs": "jobs", "machines": "machines", "licenses": "licenses", 
            "seed": "seed"}
 
 
-def _farm(workload, policy, *, on_pass=None, **options) -> SimResult:
+def _farm(workload, policy, *, on_pass=None, progress=None, **options) -> SimResult:
     from epochbench.instances import farm as _farm_model
     from .farm import FarmStream, generate_stream, simulate_farm
     stream_kw = {_STREAM[k]: options.pop(k) for k in list(options) if k in _STREAM}
@@ -97,7 +97,7 @@ def _farm(workload, policy, *, on_pass=None, **options) -> SimResult:
             options.pop(key, None)
     if options:
         raise TypeError(f"farm policy {policy!r}: unknown options {sorted(options)}")
-    return simulate_farm(stream, registry.get_policy("farm", policy).make(**kw), on_pass=on_pass)
+    return simulate_farm(stream, registry.get_policy("farm", policy).make(**kw), on_pass=on_pass, progress=progress)
 
 
 #: the machine runners: ``run(workload, policy, **options) -> SimResult``

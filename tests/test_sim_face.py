@@ -83,3 +83,33 @@ def test_calibrate_is_a_command(tmp_path, swf):
     assert proc.returncode in (0, 1), proc.stderr
     cal = json.loads(proc.stdout)
     assert "factor" in cal and (tmp_path / "c.swf").exists()
+
+
+@pytest.mark.parametrize("policy, machine, kw", [("easy", "pool", {}), ("gs", "gang", {"mpl": 2}),
+                                                 ("edf", "farm", {"farm_jobs": 30})])
+def test_every_machine_reports_progress_and_the_schedule_does_not_change(swf, policy, machine, kw):
+    import epochbench as eb
+    from epochbench.instances.jobs import load_workload
+    wl = None if machine == "farm" else load_workload(swf)
+    calls = []
+    plain = eb.simulate(wl, policy, machine=machine, **kw)
+    seen = eb.simulate(wl, policy, machine=machine, progress=lambda *a: calls.append(a), **kw)
+    assert plain.jobs.equals(seen.jobs)
+    counts = [c[0] for c in calls]
+    assert calls and counts == sorted(counts) and counts[-1] == len(plain.jobs)
+    assert all(len(c) in (2, 3) for c in calls)
+
+
+def test_the_progress_line_is_throttled_and_has_an_eta(monkeypatch, capsys):
+    from epochbench.cli_args import _Progress
+    now = iter([0.0, 1.0, 2.5, 2.6, 3.5])
+    p = _Progress(100, True)
+    monkeypatch.setattr(p, "clock", lambda: next(now))
+    p.t0, p.due = 0.0, 2.0
+    for count in (10, 25, 30, 50, 100):
+        p(count, 1000.0 * count)
+    p.close()
+    lines = [l for l in capsys.readouterr().err.split("\r") if l.strip()]
+    assert len(lines) == 2                            # at 2.5 s and 3.5 s; before 2 s and within 0.5 s: none
+    assert "30/100 jobs arrived (30%)" in lines[0] and "ETA 6 s" in lines[0]
+    assert "100/100" in lines[-1] and "ETA" not in lines[-1]
