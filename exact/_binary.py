@@ -555,6 +555,7 @@ def register_exact(family: str, solve) -> dict:
 
         method_func.__name__ = method_func.__qualname__ = f"{family}_{method.replace('-', '_')}"
         method_func.__doc__ = f"{solve.__doc__.splitlines()[0]} [{method}; see {solve.__name__}]"
+        method_func.warm_start = True        # takes warm=False (start cold: no heuristic start)
         return register(family, method, kind="exact")(method_func)
 
     return {f.__name__: f for f in map(make, METHODS)}

@@ -32,6 +32,7 @@ from epochbench.instances.registry import register
 
 from ._binary import (BinaryModel, integer_objective, profit_scale, proven, register_exact, run_model,
                       status_info, true_bound)
+from .starts import START_SHARE, best_start
 
 
 @register("assignment", "hungarian", kind="exact")
@@ -76,13 +77,16 @@ def assignment_model(p: np.ndarray, nu: int, hint: list[tuple[int, int]]) -> tup
 
 
 def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float, threads: int = 1,
-                     seed: int = 0) -> Result:
+                     seed: int = 0, warm: bool = True) -> Result:
     """Lexicographic optimum matching ([capannini2007] section 5) with backend ``method``.
 
     Maximum cardinality nu by Hopcroft-Karp, then the heaviest matching of
     nu pairs by the 0-1 model (:func:`assignment_model`).  ``bound``: an upper bound on the weight of
     any maximum-cardinality matching, ``None`` when the solver proved none.
-    ``time_limit`` covers build and solve."""
+    The hint, and the answer when the solver finds nothing better in time,
+    is the heaviest of the Hopcroft-Karp matching and the family's fast
+    heuristics' matchings of cardinality nu (:func:`~epochbench.exact.starts.best_start`;
+    ``warm=False``: Hopcroft-Karp only).  ``time_limit`` covers build and solve."""
     t0 = time.perf_counter()
     p = inst.preference
     start = maximum_matching(p)
@@ -90,16 +94,24 @@ def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float
     if nu == 0:
         return Result(inst.kind, method, (), 0.0, "optimal", time.perf_counter() - t0, 0.0,
                       {"solver": "none", "note": "no eligible pair", "bound_kind": "combinatorial"})
+    origin = "hopcroft-karp"
+    if warm:
+        heur = best_start(inst, budget=START_SHARE * time_limit)
+        if heur is not None and len(heur.decision) == nu and inst.value(heur.decision) > inst.value(start):
+            start, origin = [tuple(map(int, pq)) for pq in heur.decision], heur.method
     model, keys = assignment_model(p, nu, start)
     out = run_model(model, method, time_limit - (time.perf_counter() - t0), threads, seed)
     bound, slack = true_bound(model, out)
-    info = status_info(model, out, slack)
-    if out.x is None:  # no solution in time: the maximum matching found first, nothing proved
+    info = {**status_info(model, out, slack), "start": origin}
+    if out.x is None:  # no solution in time: the start matching, nothing proved
         pairs, status = tuple(sorted(start)), "feasible"
-        info["note"] = "no solver solution in time; Hopcroft-Karp matching"
+        info["note"] = f"no solver solution in time; the start matching ({origin})"
     else:
         pairs = tuple(sorted((int(i), int(k)) for i, k in keys[out.x.astype(bool)]))
         status = out.status
+        if inst.value(pairs) < inst.value(tuple(start)) - 1e-12 * max(1.0, abs(inst.value(tuple(start)))):
+            pairs, status = tuple(sorted(start)), "feasible"
+            info["note"] = f"the solver's answer was lighter than the start ({origin}); the start is returned"
     value = inst.value(pairs)
     status, bound = proven(status, value, bound, "max")
     info["bound_kind"] = "none" if bound is None else "solver"

@@ -24,6 +24,7 @@ from epochbench.instances.packing import PackingInstance
 
 from ._binary import register_exact
 from .packing import solve_packing
+from .starts import START_SHARE, best_start
 
 
 def as_packing(inst: KnapsackInstance) -> PackingInstance:
@@ -34,13 +35,17 @@ def as_packing(inst: KnapsackInstance) -> PackingInstance:
 
 
 def solve_knapsack(inst: KnapsackInstance, method: str, *, time_limit: float, threads: int = 1,
-                   seed: int = 0) -> Result:
+                   seed: int = 0, warm: bool = True) -> Result:
     """Best license knapsack ([capannini2007] 4.2 MKP) with backend ``method``.
 
-    The packing family's MKP model; selected jobs in ascending order, a
-    proven upper bound or ``None``, status ``optimal`` / ``feasible`` / ``timeout``.  Exponential in
-    the worst case; ``time_limit`` covers build and solve."""
-    res = solve_packing(as_packing(inst), method, time_limit=time_limit, threads=threads, seed=seed)
+    The packing family's MKP model, started from (and never worse than)
+    the best of the knapsack heuristics (:func:`~epochbench.exact.starts.best_start`;
+    ``warm=False``: no start); selected jobs in ascending order, a proven
+    upper bound or ``None``, status ``optimal`` / ``feasible`` / ``timeout``.
+    Exponential in the worst case; ``time_limit`` covers start, build and solve."""
+    start = best_start(inst, budget=START_SHARE * time_limit) if warm else None
+    res = solve_packing(as_packing(inst), method, time_limit=time_limit, threads=threads, seed=seed,
+                        start=start, warm=False)
     return replace(res, family=inst.kind, method=method)
 
 

@@ -38,6 +38,7 @@ from ._binary import (  # noqa: F401  (public names re-exported: they were defin
     BACKENDS, INT_LIMIT, METHODS, MILP_INT_LIMIT, BinaryModel, Outcome, integer_objective, profit_scale,
     no_time, proven, register_exact, run_model, status_info, true_bound,
 )
+from .starts import START_SHARE, best_start, better, start_info
 
 
 
@@ -98,30 +99,47 @@ def packing_model(inst: PackingInstance, cand: np.ndarray) -> BinaryModel:
 
 
 def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, threads: int = 1,
-                  seed: int = 0) -> Result:
+                  seed: int = 0, start: Result | None = None, warm: bool = True) -> Result:
     """Best start set of a packing instance with backend ``method``.
 
     Returns the selected jobs in ascending order, their objective
     (``inst.value``), a proven upper bound (``None`` when the solver proved
-    none: no solution in time) and the status (``timeout`` with no
-    decision when the solver found nothing).  Exponential in the worst
-    case; ``time_limit`` covers the model build and the solve.
+    none) and the status.  The solver starts from ``start`` (default: the
+    best of the family's fast heuristics, :func:`~epochbench.exact.starts.best_start`;
+    ``warm=False``: no start) as a hint, and the result is never worse
+    than it: when the solver's incumbent is worse, or it found none in
+    time, the start is returned (status ``feasible``, or ``optimal`` when
+    the solver's bound proves it).  Exponential in the worst case;
+    ``time_limit`` covers the start, the model build and the solve.
     """
     t0 = time.perf_counter()
     cand = packing_candidates(inst)
     if cand.size == 0:
         return Result(inst.kind, method, (), 0.0, "optimal", time.perf_counter() - t0, 0.0,
                       {"solver": "none", "note": "no job fits", "bound_kind": "combinatorial"})
+    if start is None and warm:
+        start = best_start(inst, budget=START_SHARE * time_limit)
     model = packing_model(inst, cand)
+    if start is not None:
+        chosen = {int(j) for j in start.decision}
+        model.hint = np.array([int(int(j) in chosen) for j in cand], dtype=np.int64)
     out = run_model(model, method, time_limit - (time.perf_counter() - t0), threads, seed)
     bound, slack = true_bound(model, out)
-    info = status_info(model, out, slack)
-    if out.x is None:  # no solution: nothing proved either (infeasible cannot happen: () is feasible)
+    info = {**status_info(model, out, slack), **start_info(start)}
+    if out.x is None:
+        sel, status = (), out.status   # no solution: nothing proved either (infeasible cannot happen)
+    else:
+        sel, status = tuple(int(j) for j in sorted(cand[out.x.astype(bool)])), out.status
+    value = inst.value(sel) if sel or out.x is not None else 0.0
+    if start is not None and (out.x is None or better(float(start.value), value, "max")):
+        sel, value = tuple(sorted(int(j) for j in start.decision)), float(start.value)
+        status = "feasible"
+        info["note"] = (f"no solver solution in time; the start ({start.method})" if out.x is None else
+                        f"the solver's answer was worse than the start ({start.method}); the start is returned")
+    elif out.x is None:
         return Result(inst.kind, method, (), 0.0, out.status, time.perf_counter() - t0, None,
                       {**info, "bound_kind": "none"})
-    sel = tuple(int(j) for j in sorted(cand[out.x.astype(bool)]))
-    value = inst.value(sel)
-    status, bound = proven(out.status, value, bound, "max")
+    status, bound = proven(status, value, bound, "max")
     return Result(inst.kind, method, sel, value, status, time.perf_counter() - t0, bound,
                   {**info, "bound_kind": "none" if bound is None else "solver"})
 
@@ -344,9 +362,12 @@ def _bins_tuple(bins) -> tuple[tuple[int, ...], ...]:
 
 
 def solve_epochs(inst: EpochsInstance, method: str, *, time_limit: float, threads: int = 1,
-                 seed: int = 0, pattern_bound: bool = True) -> Result:
+                 seed: int = 0, pattern_bound: bool = True, warm: bool = True) -> Result:
     """Fewest epochs running every job of an epochs instance with backend
-    ``method``: FFD gives the upper bound and the hint; a conflict clique,
+    ``method``: the best of FFD and the family's fast heuristics
+    (:func:`~epochbench.exact.starts.best_start`; ``warm=False``: FFD only)
+    gives the upper bound and the hint, and is returned when the solver
+    finds nothing better in time; a conflict clique,
     the volume and L2 bounds and (``pattern_bound``, at most 20000 patterns)
     the Gilmore-Gomory LP bound give the lower bound; the solver is skipped
     when they meet.  ``bound``: a proven lower bound on the number of epochs."""
@@ -358,7 +379,12 @@ def solve_epochs(inst: EpochsInstance, method: str, *, time_limit: float, thread
     in_clique = set(clique)
     order = np.array(clique + [int(j) for j in ffd_ord if int(j) not in in_clique], dtype=np.int64)
     ffd = min((ffd_bins(inst, ffd_ord), ffd_bins(inst, order)), key=len)
-    info = {"ffd": len(ffd), "lower_bound": lb, "clique": len(clique)}
+    info = {"ffd": len(ffd), "lower_bound": lb, "clique": len(clique), "start": "ffd"}
+    if warm and len(ffd) > lb:
+        heur = best_start(inst, budget=START_SHARE * time_limit)
+        if heur is not None and len(heur.decision) < len(ffd):
+            ffd = [list(b) for b in heur.decision]
+            info.update(start_info(heur))
     if len(ffd) > lb and pattern_bound:
         plb = pattern_lower_bound(inst)
         info["pattern_bound"] = plb
@@ -367,7 +393,8 @@ def solve_epochs(inst: EpochsInstance, method: str, *, time_limit: float, thread
     if len(ffd) <= lb:
         return Result(inst.kind, method, _bins_tuple(ffd), float(len(ffd)), "optimal",
                       time.perf_counter() - t0, float(len(ffd)),
-                      {"solver": "none", "note": "ffd meets lower bound", **info, "bound_kind": "combinatorial"})
+                      {"solver": "none", "note": f"the start ({info['start']}) meets the lower bound", **info,
+                       "bound_kind": "combinatorial"})
     start = canonical_bins(ffd, {int(j): i for i, j in enumerate(order)})
     if time.perf_counter() - t0 >= time_limit:  # the bounds took the time: the FFD packing, unsolved
         model, out = None, no_time("int", method)
@@ -383,7 +410,7 @@ def solve_epochs(inst: EpochsInstance, method: str, *, time_limit: float, thread
         if out.status == "infeasible":  # cannot happen: the FFD packing is feasible
             raise RuntimeError(f"{inst.name}: {method} calls the epochs model infeasible")
         bins, status = _bins_tuple(start), "feasible"
-        info["note"] = "no solver solution in time; FFD packing"
+        info["note"] = f"no solver solution in time; the start packing ({info['start']})"
     else:
         bins = [[] for _ in range(len(start))]
         for v, (i, b) in enumerate(xkey):

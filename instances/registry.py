@@ -201,6 +201,16 @@ def as_result(inst, method: str, out, seconds: float, describe: bool = True) -> 
 DEFAULT_TIME_LIMIT = 10.0
 
 
+def cold(method: Method, options: dict) -> dict:
+    """``options`` with ``warm=False`` for an exact method that starts from
+    the best heuristic by default (its function has ``warm_start``), unless
+    ``options`` say otherwise: a simulator's oracle step starts cold, so
+    that a step it cannot solve in time falls back to the policy's own rule."""
+    if method.exact and getattr(method.func, "warm_start", False) and "warm" not in options:
+        return {**options, "warm": False}
+    return options
+
+
 def takes_time_limit(func) -> bool:
     """Whether a heuristic has a ``time_limit`` budget of its own (e.g. SA)."""
     import inspect

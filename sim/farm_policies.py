@@ -121,8 +121,9 @@ class ConvergentScheduling(FarmPolicy):
                       "match_card_gap": []}
 
     def _exact_kw(self, method: str, family: str) -> dict:
-        from epochbench.instances.registry import get
-        return {"time_limit": self.exact_time_limit, "threads": self.threads} if get(family, method).exact else {}
+        from epochbench.instances.registry import cold, get
+        m = get(family, method)
+        return cold(m, {"time_limit": self.exact_time_limit, "threads": self.threads}) if m.exact else {}
 
     def plan(self, view: FarmView) -> dict[int, int]:
         state = view.state()

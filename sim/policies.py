@@ -169,7 +169,8 @@ class _Base(Policy):
         from epochbench.instances import registry
         inst = packing_instance(self.table, machine.capacity, machine.free, cands, now=now,
                                 shadow=shadow, extra=extra, meta={"name": f"{self.name}@{now:g}"})
-        res = registry.solve(inst, self.selector, **self.selector_options)
+        res = registry.solve(inst, self.selector,
+                             **registry.cold(registry.get("packing", self.selector), self.selector_options))
         stats = self.selector_stats
         stats["steps"] += 1
         if registry.get("packing", self.selector).exact and res.status != "optimal":

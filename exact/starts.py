@@ -1,0 +1,89 @@
+"""Warm starts: every exact method begins from the best decision of its
+family's fast heuristics and never returns anything worse.
+
+A solver given a time limit may stop with a poor incumbent, or none: the
+exact side of a gap is then weaker than the heuristic it is meant to judge.
+:func:`best_start` runs the family's fast heuristics (:data:`START_HEURISTICS`,
+found through the registry, each decision checked there) within a small
+share of the time limit and keeps the best; the exact methods give it to
+the solver as a hint (CP-SAT ``AddHint``, the MIP start of CBC and HiGHS)
+and fall back to it when the solver's answer is worse or missing.
+"""
+from __future__ import annotations
+
+import time
+
+from epochbench.instances.core import Result
+
+#: per family, the fast heuristics whose best decision starts the exact
+#: methods (names not registered are skipped: a family may lack some)
+START_HEURISTICS: dict[str, tuple[str, ...]] = {
+    "packing": ("bl", "bb", "bestfit", "ff", "worstfit"),
+    "epochs": ("ffd-l2", "ffd-max", "ffd-sum", "bc-dot", "bc-l2", "bestfit", "bb", "bl"),
+    "knapsack": ("greedy-mkp", "greedy-ratio"),
+    "assignment": ("mfs", "imfs", "mis"),
+    "mapping": ("minmin", "sufferage", "duplex", "maxmin", "mct"),
+}
+#: at most this share of an exact call's time limit goes to the start
+START_SHARE = 0.1
+
+
+def better(a: float, b: float, sense: str) -> bool:
+    """``a`` strictly better than ``b`` for an objective of ``sense``."""
+    tol = 1e-12 * max(1.0, abs(a), abs(b))
+    return a > b + tol if sense == "max" else a < b - tol
+
+
+def best_start(inst, *, budget: float, family: str | None = None, names=None) -> Result | None:
+    """The best checked decision of the fast heuristics on ``inst``.
+
+    Parameters
+    ----------
+    inst : an instance of ``family`` (default ``inst.kind``)
+    budget : seconds; no heuristic starts once they are spent (the first
+        always runs)
+    names : heuristics to try (default :data:`START_HEURISTICS` of the family)
+
+    Returns
+    -------
+    Result or None
+        The best :class:`~epochbench.instances.core.Result` (ties: the
+        first in ``names``), None when no heuristic is registered or every
+        one failed.  Its ``method`` names the heuristic.
+
+    Notes
+    -----
+    Each decision goes through :func:`epochbench.instances.registry.solve`,
+    which checks feasibility; a heuristic that raises is skipped (its bug
+    is the heuristic's, reported by its own benchmark and tests).
+    """
+    from epochbench.instances.registry import METHODS, solve
+    family = family or inst.kind
+    sense = getattr(inst, "sense", "max")
+    deadline = time.perf_counter() + max(0.0, float(budget))
+    best = None
+    for name in names if names is not None else START_HEURISTICS.get(family, ()):
+        m = METHODS.find((family, name))
+        if m is None or m.exact:
+            continue
+        if best is not None and time.perf_counter() >= deadline:
+            break
+        try:
+            res = solve(inst, name, describe=False)
+        except Exception:   # noqa: BLE001 - a broken heuristic only loses its turn here
+            continue
+        if res.decision is None or res.value is None:
+            continue
+        if best is None or better(float(res.value), float(best.value), sense):
+            best = res
+    return best
+
+
+def start_info(start: Result | None) -> dict:
+    """What ``info`` says about the start: heuristic and value."""
+    if start is None:
+        return {"start": "none"}
+    return {"start": start.method, "start_value": float(start.value)}
+
+
+__all__ = ["START_HEURISTICS", "START_SHARE", "best_start", "better", "start_info"]
