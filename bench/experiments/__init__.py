@@ -95,19 +95,13 @@ def load_experiments() -> dict[str, Experiment]:
     return EXPERIMENTS
 
 
-def save_figure(fig, path, title: str | None = None, dpi: int = 110) -> None:
-    """Give ``fig`` its ``title``, lay it out, write it to ``path`` and close it
-    (every experiment's plot ends this way)."""
-    import matplotlib.pyplot as plt
-
-    if title is not None:
-        fig.suptitle(title)
-    fig.tight_layout()
-    try:
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, dpi=dpi)
-    finally:
-        plt.close(fig)
+def save_figure(fig, path, title: str | None = None, dpi: int | None = None) -> None:
+    """Give ``fig`` its ``title``, write it to ``path`` and close it: the
+    experiments' one writer, :func:`epochbench.experiments.plotting.save`
+    (kept under this name for plug-in experiments; ``dpi`` default: the
+    publication resolution)."""
+    from .plotting import DPI, save
+    save(fig, path, title, dpi=DPI if dpi is None else dpi)
 
 
 #: the store and selection live in :mod:`epochbench.sweep` (names kept for callers)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import Experiment, Options, register, save_figure
+from . import Experiment, Options, register
 
 #: label -> (policy name, options)
 POLICIES = {
@@ -141,28 +141,47 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot(df: pd.DataFrame, path) -> None:
-    """Mean wait, mean bounded slowdown and mean per-epoch gap per policy,
-    one bar per stream (one legend)."""
-    import matplotlib.pyplot as plt
+    """Mean wait (h), mean bounded slowdown and mean per-epoch gap (%) per
+    policy (rows shared by the three panels), one horizontal bar per stream
+    (colour and hatch) on linear axes, error bars of one standard deviation
+    over seeds where a stream has several; ``n/a`` where a policy has no packing
+    step (no gap), ``0`` where a mean is exactly zero.  One legend."""
+    from .plotting import PAGE, PALETTE, figure, interval_note, legend, mean_err, na_marks, plain_ticks, save
+    from .plotting import style
 
-    mean = df.groupby(["stream", "policy"], sort=False)[["wait", "bsld", "gap_mean"]].mean()
+    m = mean_err(df, ["stream", "policy"], ["wait", "bsld", "gap_mean"]).set_index(["stream", "policy"])
     pols = [p for p in POLICIES if p in set(df["policy"])]
     streams = [s for s in STREAMS if s in set(df["stream"])]
-    x = np.arange(len(pols))
-    w = 0.8 / max(len(streams), 1)
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
-    panels = (("wait", 1 / 3600, "mean wait (h)"), ("bsld", 1.0, "mean bounded slowdown (tau = 10 s, ratio)"),
-              ("gap_mean", 100.0, "mean per-epoch gap to CP-SAT optimum (%)"))
-    for ax, (col, scale, label) in zip(axes, panels):
-        for k, st in enumerate(streams):
-            vals = [mean[col].get((st, p), np.nan) * scale for p in pols]
-            ax.bar(x + (k - (len(streams) - 1) / 2) * w, vals, w, label=st if ax is axes[0] else None)
-        ax.set_xticks(x, pols, rotation=30, ha="right")
-        ax.set_xlabel("policy")
-        ax.set_ylabel(label)
-    fig.legend(loc="upper left", title="stream")
-    save_figure(fig, path, "[vadhiyar-notes] backfilling variants vs EASY and conservative "
-                           "(gap: EASY family and multi-queue only)")
+    y = np.arange(len(pols))[::-1]
+    h = 0.8 / max(len(streams), 1)
+    look = {st: dict(color=PALETTE[i], hatch=("", "///", "...")[i % 3]) for i, st in enumerate(streams)}
+    panels = (("wait", 1 / 3600, "mean wait (h)"), ("bsld", 1.0, "mean bounded slowdown\n(ratio, tau = 10 s)"),
+              ("gap_mean", 100.0, "mean per-epoch gap\nto CP-SAT (%)"))
+    with style():
+        fig, axes = figure(1, 3, width=PAGE, height=1.3 + 0.2 * len(pols) * max(len(streams), 1), sharey=True)
+        for ax, (col, scale, label) in zip(axes[0], panels):
+            for k, st in enumerate(streams):
+                v = m.reindex([(st, p) for p in pols])
+                yk = y - (k - (len(streams) - 1) / 2) * h
+                err = v[f"{col}_err"] * scale
+                ax.barh(yk, v[col] * scale, h, xerr=err if (err > 0).any() else None,
+                        error_kw=dict(elinewidth=0.8, capsize=2), label=st, edgecolor="white", lw=0.5, **look[st])
+                na_marks(ax, yk[(v[col] == 0).to_numpy()], 0.01, "0", horizontal=True)
+            undefined = m[col].unstack("stream").reindex(pols).isna().all(axis=1).to_numpy()
+            na_marks(ax, y[undefined], 0.01, horizontal=True)
+            ax.set_yticks(y, pols)
+            ax.grid(False, axis="y")
+            ax.set_xlabel(label)
+            plain_ticks(ax, "x")
+        axes[0][0].set_ylabel("policy")
+        reps = m["reps"].groupby(level="stream").max()
+        single = [st for st in streams if reps[st] < 2]
+        note = interval_note(m.loc[[st for st in streams if reps[st] > 1], "reps"]) if len(single) < len(streams) \
+            else interval_note([1])
+        if single and len(single) < len(streams):
+            note += f" ({', '.join(single)}: one run)"
+        legend(fig, title=f"stream; {note}; n/a: no packing step, no gap")
+        save(fig, path, "[vadhiyar-notes] backfilling variants vs EASY and conservative")
 
 
 register(Experiment("backfill-variants", "[vadhiyar-notes] backfilling variants (scan order, slack, threshold, "

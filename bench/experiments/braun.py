@@ -26,7 +26,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from . import Experiment, Options, register, save_figure
+from . import Experiment, Options, register
 
 GREEDY = ("olb", "uda", "mct", "minmin", "maxmin", "sufferage", "duplex")
 META = ("ga", "sa", "tabu")
@@ -126,18 +126,52 @@ def braun_table(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+KIND_LABEL = {"greedy": "greedy rule", "meta": "metaheuristic", "exact": "exact model"}
+
+
+def _kind(method: str) -> str:
+    """``exact``, ``meta`` or ``greedy``: the mark of ``method`` in the figures."""
+    return "exact" if method in EXACT_GEN else "meta" if method in META else "greedy"
+
+
 def braun_plot(df: pd.DataFrame, path) -> None:
-    import matplotlib.pyplot as plt
-    t = braun_table(df)
-    fig, ax = plt.subplots(figsize=(9, 4))
-    x = np.arange(len(t))
-    ax.bar(x, 100 * t["gap_best_mean"], color=["tab:red" if m in EXACT else "tab:blue" if m in META
-                                               else "tab:gray" for m in t["method"]])
-    ax.set_xticks(x, t["method"], rotation=45)
-    ax.set_yscale("log")
-    ax.set_ylabel("mean gap to best known (%)")
-    ax.set_title("[braun2001] ETC matrices (512 x 16): makespan gap per method")
-    save_figure(fig, path, dpi=120)
+    """Mean makespan gap to the best known (%, log) per method, best at the
+    top, one point each (no bars on a log axis): the mean over the 12
+    matrices; metaheuristics: the mean over seeds of each seed's mean, with
+    one standard deviation over seeds.  Colour and marker per kind of
+    method, the budget in the legend; one column wide."""
+    from .plotting import COLUMN, PALETTE, figure, interval_note, legend, mean_err, points, proxy, save, style
+    from .plotting import value_scale
+
+    per_seed = (df.assign(seed=df["seed"].fillna(-1), gap=100 * df["gap_best"])
+                .groupby(["method", "seed"], sort=False)["gap"].mean().reset_index())
+    m = mean_err(per_seed, ["method"], ["gap"]).sort_values("gap", ascending=False, kind="stable")
+    look = {"greedy": dict(color="0.45", marker="o"), "meta": dict(color=PALETTE[0], marker="s"),
+            "exact": dict(color=PALETTE[1], marker="D")}
+    y = np.arange(len(m))
+    with style():
+        fig, axes = figure(1, 1, width=COLUMN, height=0.9 + 0.17 * len(m))
+        ax = axes[0][0]
+        for kind in look:
+            sel = (m["method"].map(_kind) == kind).to_numpy()
+            if sel.any():
+                g = m[sel]
+                points(ax, g["gap"], y[sel], g["gap"] - g["gap_err"], g["gap"] + g["gap_err"], horizontal=True,
+                       capsize=2, **look[kind])
+        value_scale(ax, m["gap"], axis="x", label="mean makespan gap to best known (%, {scale})")
+        ax.set_yticks(y, m["method"])
+        ax.set_ylim(-0.6, len(m) - 0.4)
+        ax.grid(False, axis="y")
+        ax.set_ylabel("method")
+        budgets = df.drop_duplicates("method").set_index("method")["budget"]
+        ex = next((budgets[x] for x in EXACT if x in budgets), "")
+        ga = budgets.get("ga", "")
+        words = {"greedy": KIND_LABEL["greedy"], "meta": f"{KIND_LABEL['meta']} (GA {ga})" if ga else
+                 KIND_LABEL["meta"], "exact": f"{KIND_LABEL['exact']} ({ex} limit)" if ex else KIND_LABEL["exact"]}
+        handles = [proxy(words[k], ls="none", **look[k]) for k in look if (m["method"].map(_kind) == k).any()]
+        reps = m.loc[m["method"].isin(META), "reps"]
+        legend(fig, handles, ncol=1, title=f"metaheuristics: {interval_note(reps)}")
+        save(fig, path, "[braun2001] ETC matrices (512 x 16): makespan gap per method")
 
 
 # ---- exact proofs on generated instances -----------------------------------------------------
@@ -205,17 +239,71 @@ def exact_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def exact_plot(df: pd.DataFrame, path) -> None:
-    import matplotlib.pyplot as plt
+    """Left: every method's mean gap to the optimum (%, linear: the exact
+    methods' zeros stay at zero), a point per size, bar: smallest to largest
+    gap over the instances.  Right: the exact methods' median solve time
+    (s, log), bar: fastest to slowest, with ``proven/instances`` written
+    next to it.  Colour and marker per size; one legend."""
+    from .plotting import PAGE, dodge, legend, mosaic, plain_ticks, points, save, style, styles, value_scale
+
     t = exact_table(df)
-    fig, ax = plt.subplots(figsize=(9, 4))
-    for size, g in t.groupby("size", sort=False):
-        ax.plot(g["method"], 100 * g["mean_gap"].clip(lower=1e-4), "o-", label=size)
-    ax.set_yscale("log")
-    ax.set_ylabel("mean gap to optimum (%)")
-    ax.tick_params(axis="x", rotation=45)
-    ax.legend()
-    ax.set_title("generated Braun-range instances: gap to the proven optimum")
-    save_figure(fig, path, dpi=120)
+    t = t[t["method"] != "any exact"]
+    ref = t.set_index(["size", "method"])
+    gaps = df.assign(ref=df["instance"].map(_references(df)))
+    gaps["gap"] = 100 * (gaps["value"] - gaps["ref"]) / gaps["ref"]
+    rng = gaps.groupby(["size", "method"], sort=False)["gap"].agg(["min", "max"])
+    sizes = list(dict.fromkeys(t["size"]))
+    methods = list(dict.fromkeys(t["method"]))
+    exact = [m for m in methods if m in EXACT_GEN]
+    look = styles(sizes)
+    with style():
+        rest = max(len(methods) - len(exact), 1)
+        fig, ax = mosaic([["gap", "time"], ["gap", "."]], width=PAGE, height=1.3 + 0.17 * len(methods),
+                         width_ratios=[1.25, 1], height_ratios=[1.5 * len(exact) + 1.2, rest])
+        a, b = ax["gap"], ax["time"]
+        y = np.arange(len(methods))[::-1]
+        ye = np.arange(len(exact))[::-1]
+        for k, size in enumerate(sizes):
+            off = -dodge(k, len(sizes), 0.55)          # the first size on top
+            r = rng.reindex([(size, m) for m in methods])
+            g = ref.reindex([(size, m) for m in methods])
+            points(a, 100 * g["mean_gap"], y + off, r["min"], r["max"], horizontal=True, capsize=2,
+                   label=size, **look[size])
+            s = gaps[(gaps["size"] == size) & gaps["method"].isin(exact)].groupby("method")["seconds"]
+            s = s.agg(["min", "median", "max"]).reindex(exact)
+            points(b, s["median"], ye + off, s["min"], s["max"], horizontal=True, capsize=2, **look[size])
+        for yy, m in zip(ye, exact):
+            counts = [f"{int(ref.loc[(z, m), 'proven'])}/{int(ref.loc[(z, m), 'instances'])}" for z in sizes
+                      if (z, m) in ref.index]
+            b.text(0.99, yy, ", ".join(counts), ha="right", va="center", transform=b.get_yaxis_transform())
+        a.set_yticks(y, methods)
+        b.set_yticks(ye, exact)
+        a.set_ylim(-0.6, len(methods) - 0.4)
+        b.set_ylim(-0.6, len(exact) - 0.4)
+        a.set_xlim(left=min(0.0, a.get_xlim()[0]))
+        plain_ticks(a, "x")
+        value_scale(b, gaps.loc[gaps["method"].isin(exact), "seconds"], axis="x",
+                    label="median solve time (s, {scale})")
+        b.set_xlim(right=b.get_xlim()[1] * 30)      # room for the proven counts at the right
+        for ax in (a, b):
+            ax.grid(False, axis="y")
+            ax.set_ylabel("method")
+        a.set_xlabel("mean gap to the optimum (%)")
+        a.set_title("every method")
+        b.set_title("exact methods (text: proven / instances)")
+        legend(fig, title="instance size (tasks x machines), 12 classes each; "
+                          "point: mean gap or median time, bar: range over the instances")
+        save(fig, path, "generated Braun-range instances: gap to the proven optimum and proof times")
+
+
+def _references(df: pd.DataFrame) -> dict:
+    """instance -> the value the gaps of :func:`exact_table` are against
+    (the best proven optimum, else the best bound)."""
+    out = {}
+    for inst, g in df.groupby("instance"):
+        opt = g.loc[g["status"] == "optimal", "value"]
+        out[inst] = float(opt.min()) if len(opt) else float(g["bound"].dropna().max())
+    return out
 
 
 def _mini():

@@ -34,7 +34,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from . import Experiment, Options, register, save_figure
+from . import Experiment, Options, register
 
 TA = (4, 6, 8, 10, 12, 16, 20)
 POLICIES = ("cs-i-p", "cs-i-np", "cs-ni-p", "cs-ni-np", "edf", "easy", "bf-rm", "bf-unrm")
@@ -154,53 +154,94 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _styles(runs: pd.DataFrame) -> dict:
-    """Line style per policy: the main policies solid, the sensitivity and
-    exact arms dashed (their label says how many repetitions they have when
-    fewer than the main ones), each with its own colour."""
-    import matplotlib.pyplot as plt
-    cmap = plt.get_cmap("tab20")
+    """Style per policy: each its own colour and marker; the main policies
+    solid with filled markers, the sensitivity and exact arms dashed with
+    open markers (their label says how many repetitions they have when
+    fewer than the main ones)."""
+    from .plotting import styles
+
     seeds = runs.groupby("policy", sort=False)["seed"].nunique()
+    order = [p for p in POLICIES if p in seeds.index] + [p for p in seeds.index if p not in POLICIES]
+    look = styles(order)
     full = seeds.max()
     out = {}
-    for i, (pol, k) in enumerate(seeds.items()):
+    for pol in order:
         arm = ":" in pol or pol.endswith("-exact")
-        label = pol if k == full else f"{pol} ({k} reps)"
-        # the ten dark tab20 shades first, then the light ones
-        out[pol] = dict(color=cmap(2 * i % 20 + i // 10 % 2), marker="x" if arm else "o",
-                        ls="--" if arm else "-", lw=1.0 if arm else 1.5, label=label)
+        k = seeds[pol]
+        out[pol] = dict(**look[pol], ls="--" if arm else "-", lw=1.0 if arm else 1.3,
+                        fillstyle="none" if arm else "full",
+                        label=pol if k == full else f"{pol} ({k} reps)")
     return out
 
 
 def plot(df: pd.DataFrame, path) -> None:
-    import matplotlib.pyplot as plt
+    """Figures 3-8 on one page: the workload of cs-i-p through the run per Ta
+    (fig. 3, lines labelled in place), late jobs, slowdown, machine usage
+    and scheduling time per pass against Ta (figs. 4-7: mean over the
+    repetitions with a band of one standard deviation), one pass against the jobs in
+    the system (fig. 8, median of the timed repeats).  One legend."""
+    from .plotting import PAGE, curve, figure, interval_note, legend, mean_err, plain_ticks, save, style
+    from .plotting import value_scale
+
     runs = df[df["kind"] == "run"]
-    style = _styles(runs)
-    fig, ax = plt.subplots(2, 3, figsize=(15, 8))
-    ax = ax.ravel()
-    # fig. 3: workload through the simulation (cs-i-p, first repetition) per Ta
-    for ta, g in runs[(runs["policy"] == "cs-i-p") & (runs["seed"] == runs["seed"].min())].groupby("ta"):
-        ser = [int(x) for x in str(g["workload_series"].iloc[0]).split()]
-        ax[0].plot(np.linspace(0, 1, len(ser)), ser, label=f"Ta={ta:g}")
-    ax[0].set(title="fig. 3 workload (cs-i-p)", xlabel="simulation progress", ylabel="jobs in system")
-    ax[0].legend(fontsize=7)
-    for a, (col, title, scale) in zip(ax[1:5], (("late_share", "fig. 4 late jobs %", 100),
-                                                 ("slowdown_mean", "fig. 5 slowdown (no deadline)", 1),
-                                                 ("machine_usage", "fig. 6 machine usage %", 100),
-                                                 ("sched_ms_mean", "fig. 7 mean scheduling time per pass (ms)", 1))):
-        for pol, g in runs.groupby("policy", sort=False):
-            m = g.groupby("ta")[col].mean() * scale
-            a.plot(m.index, m.values, **style[pol])
-        a.set(title=title, xlabel="Ta")
-    ax[4].set_yscale("log")
-    ax[1].legend(fontsize=6)
     sc = df[df["kind"] == "scale"]
-    for pol, g in sc.groupby("policy", sort=False):
-        m = g.groupby("n")["ms"].median()
-        ax[5].plot(m.index, m.values, marker="o", label=pol)
-    ax[5].set(title="fig. 8 one pass vs jobs (ms)", xlabel="jobs", yscale="log")
-    if len(sc):
-        ax[5].legend(fontsize=7)
-    save_figure(fig, path, "[capannini2007]: convergent scheduling vs EDF / EASY / flexible backfilling")
+    style_of = _styles(runs)
+    cols = ("late_share", "slowdown_mean", "machine_usage", "sched_ms_mean")
+    m = mean_err(runs, ["policy", "ta"], list(cols)) if len(runs) else None
+    with style():
+        fig, axes = figure(2, 3, width=PAGE, height=4.9)
+        ax = axes.ravel()
+        _workload_panel(ax[0], runs)
+        panels = (("late_share", 100, "late jobs (%)", "fig. 4: late jobs"),
+                  ("slowdown_mean", 1, "mean slowdown (ratio)", "fig. 5: slowdown (no deadline)"),
+                  ("machine_usage", 100, "machine usage (%)", "fig. 6: machine usage"),
+                  ("sched_ms_mean", 1, "mean time per pass (ms, {scale})", "fig. 7: scheduling time"))
+        for a, (col, scale, ylabel, title) in zip(ax[1:5], panels):
+            if m is not None:
+                for pol, g in m.groupby("policy", sort=False):
+                    curve(a, g["ta"], scale * g[col], scale * g[f"{col}_err"], **style_of[pol])
+            a.set(title=title, xlabel="mean inter-arrival Ta (time units)",
+                  ylabel=ylabel.replace("{scale}", "log"))
+            plain_ticks(a)
+        if m is not None and len(m):
+            value_scale(ax[4], m["sched_ms_mean"], label=panels[-1][2])
+        for pol, g in sc.groupby("policy", sort=False):
+            med = g.groupby("n")["ms"].median()
+            kw = style_of.get(pol, {"label": pol})
+            curve(ax[5], med.index, med.values, **kw)
+        ax[5].set(title="fig. 8: one pass vs jobs", xlabel="jobs in the system")
+        if len(sc):
+            value_scale(ax[5], sc["ms"], label="time of one pass (ms, {scale})")
+        plain_ticks(ax[5], "x")
+        reps = m["reps"] if m is not None else [1]
+        legend(fig, title=f"policy (figs. 4-7: {interval_note(reps, 'repetitions')}; "
+                          "dashed: sensitivity and exact arms)")
+        save(fig, path, "[capannini2007]: convergent scheduling vs EDF / EASY / flexible backfilling")
+
+
+def _workload_panel(ax, runs: pd.DataFrame) -> None:
+    """Fig. 3: jobs in the system through the run of cs-i-p (first
+    repetition), one line per Ta (dark to green) labelled at its peak."""
+    import matplotlib.pyplot as plt
+
+    from .plotting import plain_ticks
+
+    sel = runs[(runs["policy"] == "cs-i-p") & (runs["seed"] == runs["seed"].min())]
+    tas = sorted(sel["ta"].unique())
+    cmap = plt.get_cmap("viridis")
+    for i, (ta, g) in enumerate(sel.groupby("ta")):
+        ser = np.array([int(x) for x in str(g["workload_series"].iloc[0]).split()], dtype=float)
+        if not ser.size:
+            continue
+        x = np.linspace(0, 100, len(ser))
+        color = cmap(0.7 * i / max(len(tas) - 1, 1))
+        ax.plot(x, ser, color=color, lw=1.2)
+        k = int(np.argmax(ser))
+        ax.annotate(f"Ta = {ta:g}", (x[k], ser[k]), xytext=(3, 2), textcoords="offset points", color=color,
+                    ha="left" if x[k] < 70 else "right", va="bottom")
+    ax.set(title="fig. 3: workload (cs-i-p)", xlabel="simulation progress (% of events)", ylabel="jobs in the system")
+    ax.margins(y=0.15)
+    plain_ticks(ax)
 
 
 register(Experiment("capannini", "[capannini2007] figs. 3-8: CS (4 versions) vs EDF, EASY, BF-rm, BF-unrm on a farm",

@@ -25,7 +25,7 @@ import pandas as pd
 
 from epochbench.instances.farm import TABLE1_RATIOS
 
-from . import Experiment, Options, register, save_figure
+from . import Experiment, Options, register
 
 METHODS = ("cpsat", "greedy-mkp", "greedy-ratio")
 EXACT = "cpsat"
@@ -87,25 +87,42 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot(df: pd.DataFrame, path) -> None:
-    import matplotlib.pyplot as plt
-    t = table(df)
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
-    ratios = sorted(t["ratio"].unique())
-    x = np.arange(len(ratios))
-    methods = list(dict.fromkeys(t["method"]))
-    for j, m in enumerate(methods):
-        g = t[t["method"] == m].set_index("ratio").reindex(ratios)
-        a1.errorbar(x + 0.1 * (j - 1), g["avg"], yerr=[g["avg"] - g["sml"], g["bst"] - g["avg"]], fmt="o",
-                    capsize=3, label=m)
-        a2.bar(x + 0.25 * (j - 1), g["time_ms"], width=0.25, label=m)
-    for ax in (a1, a2):
-        ax.set_xticks(x, [f"[{r}] %" for r in ratios])
-        ax.set_xlabel("license ratio")
-    a1.set_ylabel("license usage (Sml / Avg / Bst)")
-    a2.set_ylabel("mean time (ms)")
-    a2.set_yscale("log")
-    a1.legend(fontsize=8)
-    save_figure(fig, path, "[capannini2007] table 1: greedy MKP vs exact", dpi=120)
+    """Left: critical-license usage per license ratio and method (point: mean,
+    bar: smallest to best over the events, [capannini2007] Sml / Avg / Bst).
+    Right: mean time per event on a log axis, as points (no bars on a log
+    axis), bar: fastest to slowest event (a range stays positive on a log
+    axis, where a confidence interval of few events would not).  One legend."""
+    from .plotting import PAGE, dodge, figure, legend, points, save, style, styles, value_scale
+
+    full = df[~df["empty"].astype(bool)].assign(pct=lambda d: 100 * d["usage"].astype(float))
+    if full.empty:
+        return
+    ratios = sorted(full["ratio"].unique())
+    methods = [m for m in METHODS if m in set(full["method"])]
+    names = {m: "exact (cpsat)" if m == EXACT else m for m in methods}
+    look = styles(names.values())
+    with style():
+        fig, axes = figure(1, 2, width=PAGE, height=2.6)
+        ax_use, ax_ms = axes[0]
+        x = np.arange(len(ratios))
+        use = full.groupby(["ratio", "method"])["pct"].agg(["min", "mean", "max"])
+        ms = full.groupby(["ratio", "method"])["ms"].agg(["min", "mean", "max", "size"])
+        for j, m in enumerate(methods):
+            xs = x + dodge(j, len(methods), 0.6)
+            u = use.reindex([(r, m) for r in ratios])
+            points(ax_use, xs, u["mean"], u["min"], u["max"], label=names[m], capsize=2, **look[names[m]])
+            t = ms.reindex([(r, m) for r in ratios])
+            points(ax_ms, xs, t["mean"], t["min"], t["max"], capsize=2, **look[names[m]])
+        value_scale(ax_ms, full["ms"], label="time per event (ms, {scale})")
+        for ax in (ax_use, ax_ms):
+            ax.set_xticks(x, [f"{r} %" for r in ratios])
+            ax.set_xlabel("license ratio")
+            ax.grid(False, axis="x")
+        ax_use.set_ylabel("critical-license usage (%)")
+        n = int(ms["size"].max())
+        legend(fig, title=f"point: mean over {n} events; bar: smallest to best usage (left), "
+                          "fastest to slowest event (right)")
+        save(fig, path, "[capannini2007] table 1: greedy MKP vs exact")
 
 
 register(Experiment("capannini-mkp", "[capannini2007] table 1: greedy license knapsack vs CP-SAT per license ratio",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import Experiment, register, save_figure
+from . import Experiment, register
 
 #: arm label -> (policy, selector options); the first arm is the baseline
 ARMS = {"ff-easy": ("ff-easy", None), "bl-easy": ("bl-easy", None), "bb-easy": ("bb-easy", None),
@@ -83,24 +83,51 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot(df: pd.DataFrame, path) -> None:
-    import matplotlib.pyplot as plt
+    """Gain over FF-EASY (%) against FF-EASY's mean queue length, one column
+    per K, rows: average and weighted average response time.  Colour and
+    marker per policy, line style and marker fill per requirement
+    distribution; mean over seeds with one standard deviation (error bars,
+    marks dodged a little along x); one legend."""
+    from .plotting import PAGE, curve, figure, interval_note, legend, mean_err, plain_ticks, proxy, save, style
+    from .plotting import styles
+
     ks = sorted(df["k"].unique())
-    fig, axes = plt.subplots(2, len(ks), figsize=(4 * len(ks), 6.5), squeeze=False, sharey="row")
-    g = df[df["policy"] != "ff-easy"].groupby(["k", "dist", "queue", "policy"])[
-        ["gain_response", "gain_weighted"]].mean().reset_index()
-    for col, k in enumerate(ks):
-        for row, metric in enumerate(("gain_response", "gain_weighted")):
-            ax = axes[row][col]
-            for (dist, pol), sub in g[g["k"] == k].groupby(["dist", "policy"]):
-                ax.plot(sub["queue"], 100 * sub[metric], marker="o",
-                        linestyle="-" if dist == "uniform" else "--", label=f"{pol} {dist}")
-            ax.axhline(0, color="grey", lw=0.8)
-            ax.set_xscale("log", base=2)
-            ax.set_title(f"K={k}: {'average' if row == 0 else 'weighted average'} response")
-            ax.set_xlabel("FF-EASY mean queue length")
-            ax.set_ylabel("gain over FF-EASY (%)")
-    axes[0][0].legend(fontsize=7)
-    save_figure(fig, path)
+    others = df[df["policy"] != "ff-easy"]
+    pols = [p for p in POLICIES if p in set(others["policy"])]
+    dists = [d for d in DISTS if d in set(others["dist"])]
+    look = styles(pols)
+    dash = {d: ("-", "full") if i == 0 else ("--", "none") for i, d in enumerate(dists)}
+    m = mean_err(others, ["k", "dist", "queue", "policy"], ["gain_response", "gain_weighted"])
+    queues = sorted(m["queue"].unique())
+    series = [(p, d) for p in pols for d in dists]
+    rows = (("gain_response", "mean response time"), ("gain_weighted", "weighted mean response time"))
+    with style():
+        fig, axes = figure(2, len(ks), width=PAGE if len(ks) > 1 else PAGE / 2 + 0.3, panel=2.3, sharey="row",
+                           sharex=True)
+        for col, k in enumerate(ks):
+            for row, (metric, name) in enumerate(rows):
+                ax = axes[row][col]
+                for i, (pol, dist) in enumerate(series):
+                    sub = m[(m["k"] == k) & (m["policy"] == pol) & (m["dist"] == dist)]
+                    shift = 2 ** (0.12 * (i - (len(series) - 1) / 2) / max(len(series), 1))
+                    ls, fill = dash[dist]
+                    curve(ax, sub["queue"] * shift, 100 * sub[metric], 100 * sub[f"{metric}_err"], band=False,
+                          ls=ls, fillstyle=fill, **look[pol])
+                ax.axhline(0, color="0.4", lw=0.8)
+                ax.set_xscale("log", base=2)
+                ax.set_xticks(queues, [f"{q:g}" for q in queues])
+                ax.minorticks_off()
+                ax.set_xlim(min(queues) / 2 ** 0.5, max(queues) * 2 ** 0.5)
+                ax.set_title(f"K = {k}: {name}")
+                ax.set_xlabel("FF-EASY mean queue length (jobs)")
+                ax.set_ylabel("gain over FF-EASY (%)")
+                ax.tick_params(labelleft=True, labelbottom=True)
+                plain_ticks(ax)
+        handles = [proxy(p, ls="-", **look[p]) for p in pols]
+        handles += [proxy(f"{d} requirements", ls=dash[d][0], marker="o", fillstyle=dash[d][1]) for d in dists]
+        legend(fig, handles, title=f"gain = 1 - metric / FF-EASY's (higher is better); "
+                                   f"{interval_note(m['reps'])}")
+        save(fig, path, "[leinberger1999] figs. 2-3: gain of BL/BB-EASY and FF-CONS over FF-EASY, K resources")
 
 
 register(Experiment("leinberger", "[leinberger1999] figs. 2-3: BL/BB-EASY and FF-CONS vs FF-EASY, K resources",

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import Experiment, Options, register, save_figure
+from . import Experiment, Options, register
 
 POLICIES = ("nonfcfs", "easy", "conservative")
 LOADS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -139,25 +139,41 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot(df: pd.DataFrame, path) -> None:
-    import matplotlib.pyplot as plt
-    mean = df.groupby(["estimates", "policy", "load"])[["utilization", "wait_mean", "response_max"]].mean()
-    mean = mean.reset_index()
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
-    styles = {"model": "-", "perfect": "--", "runtime=estimate": ":"}
-    for (est, pol), s in mean.groupby(["estimates", "policy"]):
-        s = s.sort_values("load")
-        color = {"nonfcfs": "C0", "easy": "C1", "conservative": "C2"}[pol]
-        kw = dict(marker="o", linestyle=styles[est], color=color, label=f"{pol}, {est}")
-        axes[0].plot(s["load"], 100 * s["utilization"], **kw)
-        axes[1].plot(s["load"], s["wait_mean"] / 3600, **kw)
-        axes[2].plot(s["load"], s["response_max"] / 3600, **kw)
-    for ax, label in zip(axes, ("% system utilization", "average wait (h)", "highest response time (h)")):
-        ax.set_xlabel("offered load of the generator (before the estimate setting)")
-        ax.set_ylabel(label)
-    axes[1].set_yscale("log")
-    axes[2].set_yscale("log")
-    axes[0].legend(fontsize=6)
-    save_figure(fig, path, "[rajaei-dadfar] tables 5-8: Non-FCFS, EASY and conservative backfilling on Rajaei's generator (16 nodes)")
+    """% utilization, mean wait (h) and highest response time (h) against the
+    generator's offered load: colour and marker per policy, line style per
+    estimate setting (open markers for the settings after the first); mean
+    over seeds with a band of one standard deviation; a log axis only where every
+    value is positive (symlog otherwise).  One legend."""
+    from .plotting import PAGE, curve, figure, interval_note, legend, mean_err, plain_ticks, proxy, save, style
+    from .plotting import styles, value_scale
+
+    m = mean_err(df, ["estimates", "policy", "load"], ["utilization", "wait_mean", "response_max"])
+    pols = [p for p in POLICIES if p in set(m["policy"])]
+    ests = [e for e in ESTIMATES if e in set(m["estimates"])]
+    look = styles(pols)
+    dash = dict(zip(ESTIMATES, ("-", "--", ":")))
+    panels = (("utilization", 100, "system utilization (%)", False),
+              ("wait_mean", 1 / 3600, "mean wait (h, {scale})", True),
+              ("response_max", 1 / 3600, "highest response (h, {scale})", True))
+    with style():
+        fig, axes = figure(1, 3, width=PAGE, height=2.9)
+        for ax, (col, scale, label, log) in zip(axes[0], panels):
+            for (est, pol), s in m.groupby(["estimates", "policy"], sort=False):
+                curve(ax, s["load"], scale * s[col], scale * s[f"{col}_err"], ls=dash[est],
+                      fillstyle="full" if est == ESTIMATES[0] else "none", **look[pol])
+            ax.set_xlabel("offered load (fraction)")
+            ax.set_ylabel(label)
+            if log:
+                value_scale(ax, scale * m[col], label=label)
+            plain_ticks(ax)
+            plain_ticks(ax, "x")
+        handles = [proxy(p, ls="-", **look[p]) for p in pols]
+        handles += [proxy(f"estimates: {e}", ls=dash[e], marker="o", fillstyle="full" if e == ESTIMATES[0] else "none")
+                    for e in ests]
+        legend(fig, handles, title=f"policy and estimate setting; {interval_note(m['reps'])}; offered load "
+                                   "before the estimate setting")
+        save(fig, path, "[rajaei-dadfar] tables 5-8: Non-FCFS, EASY and conservative backfilling on Rajaei's "
+                        "generator (16 nodes)")
 
 
 register(Experiment("rajaei", "[rajaei-dadfar] tables 5-8: Non-FCFS, EASY and conservative on Rajaei's generator, "

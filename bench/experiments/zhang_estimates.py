@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import Experiment, Options, register, save_figure
+from . import Experiment, Options, register
 from .zhang_queues import FACTORS, JOBS, QUICK_FACTORS, estimate_label, simulate_row, zhang_stream
 
 POLICY = "conservative"
@@ -106,32 +106,66 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot(df: pd.DataFrame, path) -> None:
-    import matplotlib.pyplot as plt
+    """[zhang-comparative] figures 6 (Omega, top row) and 7 (Phi, bottom
+    row): mean bounded slowdown and mean wait (h) against the utilization
+    reached (points joined in the order of increasing load), one line per
+    overestimation setting: colours from light (mild) to dark (heavy) and a
+    marker each, perfect estimates thick black; mean over seeds with one
+    standard deviation of the y value.  One legend per row (its settings,
+    and what the bands are)."""
+    from .plotting import PAGE, curve, figure, interval_note, mean_err, plain_ticks, save, style
+
     b = _blocks(df)
-    mean = b.groupby(["model", "value", "runtime_factor"])[["utilization", "wait_mean", "bsld_mean"]].mean()
-    mean = mean.reset_index()
-    fig, axes = plt.subplots(2, 2, figsize=(10, 8), squeeze=False)
+    m = mean_err(b, ["model", "value", "runtime_factor"], ["utilization", "wait_mean", "bsld_mean"])
     names = {"omega": "Omega", "phi": "Phi"}
-    for row, model in enumerate(("omega", "phi")):
-        sub = mean[mean["model"] == model]
-        for value, s in sub.groupby("value"):
-            s = s.sort_values("runtime_factor")
-            perfect = (model == "omega" and value == 0) or (model == "phi" and value == 1)
-            style = dict(marker="o", lw=2.2 if perfect else 1.2, color="k" if perfect else None)
-            label = f"{names[model]} = {value:g}" + (" (perfect)" if perfect else "")
-            axes[row][0].plot(s["utilization"], s["bsld_mean"], label=label, **style)
-            axes[row][1].plot(s["utilization"], s["wait_mean"] / 1e3, label=label, **style)
-        axes[row][0].set_ylabel("average bounded slowdown")
-        axes[row][1].set_ylabel("average wait (x 10^3 s)")
-        fig_no = 6 if model == "omega" else 7
-        axes[row][0].set_title(f"fig. {fig_no}(a): slowdown, {names[model]} model")
-        axes[row][1].set_title(f"fig. {fig_no}(b): wait, {names[model]} model")
-        for ax in axes[row]:
-            ax.set_xlabel("utilization rho")
-            ax.legend(fontsize=7)
-    arm = df["workload"].iloc[0] if "workload" in df else "lublin03"
-    save_figure(fig, path, f"[zhang-comparative] figs. 6-7: overestimation under conservative backfilling ({arm}, "
-                           f"{int(df['nodes'].iloc[0])} nodes)")
+    note = interval_note(m["reps"]).replace(" over", "\nover").replace(": no", ":\nno")
+    with style():
+        fig, axes = figure(2, 2, width=PAGE, panel=2.4)
+        for row, model in enumerate(("omega", "phi")):
+            sub = m[m["model"] == model]
+            look = _setting_styles(model, sorted(sub["value"].unique()))
+            for value, s in sub.groupby("value"):
+                s = s.sort_values("runtime_factor")
+                st = look[value]
+                curve(axes[row][0], s["utilization"], s["bsld_mean"], s["bsld_mean_err"], sort=False, **st)
+                curve(axes[row][1], s["utilization"], s["wait_mean"] / 3600, s["wait_mean_err"] / 3600,
+                      sort=False, **{**st, "label": None})
+            fig_no = 6 if model == "omega" else 7
+            axes[row][0].set_ylabel("mean bounded slowdown (ratio)")
+            axes[row][1].set_ylabel("mean wait (h)")
+            axes[row][0].set_title(f"fig. {fig_no}(a): slowdown, {names[model]} model")
+            axes[row][1].set_title(f"fig. {fig_no}(b): wait, {names[model]} model")
+            for ax in axes[row]:
+                ax.set_xlabel("utilization rho (fraction)")
+                plain_ticks(ax)
+                plain_ticks(ax, "x")
+            axes[row][1].legend(*axes[row][0].get_legend_handles_labels(), loc="center left",
+                                bbox_to_anchor=(1.02, 0.5), title=f"{names[model]} model\n{note}")
+        arm = df["workload"].iloc[0] if "workload" in df else "lublin03"
+        save(fig, path, f"[zhang-comparative] figs. 6-7: overestimation under conservative backfilling ({arm}, "
+                        f"{int(df['nodes'].iloc[0])} nodes)")
+
+
+def _setting_styles(model: str, values) -> dict:
+    """value -> line style of one overestimation setting: perfect (Omega =
+    0, Phi = 1) thick black, the others a colour from light (mild
+    overestimation) to dark (heavy) and a marker each."""
+    import matplotlib.pyplot as plt
+
+    from .plotting import MARKERS
+
+    perfect = 0.0 if model == "omega" else 1.0
+    others = [v for v in values if v != perfect]
+    heavy = sorted(others, reverse=model == "phi")        # mild to heavy: Omega up, Phi down
+    cmap = plt.get_cmap("plasma")
+    name = "Omega" if model == "omega" else "Phi"
+    out = {}
+    for i, v in enumerate(heavy):
+        out[v] = dict(color=cmap(0.75 - 0.65 * i / max(len(heavy) - 1, 1)), marker=MARKERS[1 + i % 11], lw=1.1,
+                      label=f"{name} = {v:g}")
+    if perfect in values:
+        out[perfect] = dict(color="k", marker="o", lw=2.0, label=f"{name} = {perfect:g} (perfect)")
+    return out
 
 
 register(Experiment("zhang-estimates", "[zhang-comparative] figs. 6-7: slowdown and wait vs utilization for Omega and Phi "

@@ -65,7 +65,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import Experiment, Options, register, save_figure
+from . import Experiment, Options, register
 from .zhang_queues import zhang_stream
 
 SLICE = 200.0                    # [zhang-comparative] figures 11-12: time slice 200 s
@@ -312,96 +312,176 @@ def claims(df: pd.DataFrame) -> pd.DataFrame:
 
 
 # ---- figures ---------------------------------------------------------------------------------
-STYLE = {"BF": dict(color="k", lw=2.2), "GS-2": dict(color="tab:red", ls=":"), "GS-3": dict(color="tab:red", ls="--"),
-         "GS-5": dict(color="tab:red"), "BGS-2": dict(color="tab:blue", ls=":"),
-         "BGS-3": dict(color="tab:blue", ls="--"), "BGS-5": dict(color="tab:blue"),
-         "MGS-5": dict(color="tab:orange"), "MBGS-5": dict(color="tab:green")}
+#: colour, marker and line style per configuration: GS in reds and BGS in blues, MPL 2 / 3 / 5 told
+#: apart by shade, marker and dash; migration and discrete scheduling in colours of their own
+STYLE = {"BF": dict(color="k", marker="o", ls="-", lw=1.8),
+         "GS-2": dict(color="#F4A582", marker="v", ls=":"), "GS-3": dict(color="#D6604D", marker="^", ls="--"),
+         "GS-5": dict(color="#B2182B", marker="s", ls="-"),
+         "BGS-2": dict(color="#92C5DE", marker="v", ls=":"), "BGS-3": dict(color="#4393C3", marker="^", ls="--"),
+         "BGS-5": dict(color="#2166AC", marker="s", ls="-"),
+         "MGS-5": dict(color="#E69F00", marker="D", ls="-."), "MBGS-5": dict(color="#009E73", marker="P", ls="-."),
+         "BGS-1 (d)": dict(color="#CC79A7", marker="X", ls="--"),
+         "BGS-2 (d)": dict(color="#882255", marker="<", ls="--"),
+         "BGS-5 (d)": dict(color="#332288", marker=">", ls="--"),
+         "GS-5 (d)": dict(color="#999933", marker="h", ls="--"),
+         "BF small": dict(color="#888888", marker="o", ls="--", fillstyle="none"),
+         "BF large": dict(color="#4D4D4D", marker="P", ls="-"),
+         "BGS-5 small": dict(color="#56B4E9", marker="o", ls="--", fillstyle="none"),
+         "BGS-5 large": dict(color="#08519C", marker="D", ls="-")}
+#: what a figure label of :data:`STYLE` reads
+NAMES = {"BF small": "BF small (<= 32 nodes)", "BF large": "BF large (> 32 nodes)",
+         "BGS-5 small": "BGS-5 small (<= 32 nodes)", "BGS-5 large": "BGS-5 large (> 32 nodes)"}
+#: the reference lines of the figures
+SLD20 = dict(color="0.5", lw=0.8, ls=(0, (6, 2, 1, 2)))
+KAPPA = dict(color="0.3", lw=0.8, ls="--")
 
 
 def _line(ax, g, ycol, cfg, scale=1.0, **kw):
+    """The curve of ``cfg`` (mean over seeds, band of one standard deviation
+    where there are several) in ``g`` against the utilization reached,
+    points in the order of increasing load."""
+    from .plotting import curve
+
     g = g.sort_values("point")
-    ax.plot(g["utilization"], g[ycol] / scale, marker="o", ms=3, label=cfg, **{**STYLE.get(cfg, {}), **kw})
+    err = g[f"{ycol}_err"] / scale if f"{ycol}_err" in g else None
+    curve(ax, g["utilization"], g[ycol] / scale, err, sort=False, ms=3.5, label=NAMES.get(cfg, cfg),
+          **{**STYLE.get(cfg, {}), **kw})
+
+
+def _means(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`_curves` with each metric's spread over seeds (``COL_err``) and ``reps``."""
+    from .plotting import mean_err
+
+    cols = ["offered_load", "utilization", "bsld_mean", "wait_mean", "capacity_loss", "bsld_std", "wait_std",
+            "small_bsld_mean", "large_bsld_mean", "small_wait_mean", "large_wait_mean"]
+    return mean_err(df, ["stream", "config", "policy", "mpl", "overhead", "discrete", "point"], cols)
+
+
+def _finish(fig, axes, reps, refs: tuple = (), outer: bool = False) -> None:
+    """Utilization x labels, plain ticks and the one legend of a gang figure
+    (with the reference lines ``refs``: "sld20", "kappa").  ``outer``: the
+    axes are shared along rows and columns, so only the bottom row carries
+    the x label and only the left column its y label and ticks."""
+    from .plotting import interval_note, legend, plain_ticks, proxy
+
+    for (r, k), ax in np.ndenumerate(axes):
+        if not outer or r == axes.shape[0] - 1:
+            ax.set_xlabel("utilization rho (fraction)")
+        if outer and k > 0:
+            ax.set_ylabel("")
+        if not outer:
+            ax.tick_params(labelbottom=True, labelleft=True)
+        plain_ticks(ax)
+        plain_ticks(ax, "x")
+    seen: dict = {}
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    handles = [proxy(lab, **STYLE.get(_key_of(lab), {})) for lab in seen]
+    handles += [proxy("bounded slowdown 20", **SLD20)] if "sld20" in refs else []
+    handles += [proxy("kappa = 1 - rho", **KAPPA)] if "kappa" in refs else []
+    what = "configuration ((d): discrete scheduling)" if any("(d)" in lab for lab in seen) else "configuration"
+    legend(fig, handles, title=f"{what}; {interval_note(reps)}")
+
+
+def _key_of(label: str) -> str:
+    """The :data:`STYLE` key of a figure label."""
+    return next((k for k, v in NAMES.items() if v == label), label)
 
 
 def plot(df: pd.DataFrame, path) -> None:
     """``NAME.png``: figures 15 (slowdown), 17 (wait) and 20 (capacity loss),
-    one column per overhead; ``NAME-extra.png``: figures 16/18 (standard
-    deviations), 19 (small and large jobs), 21 (continuous vs discrete) and
-    25 (GS, BGS, MGS, MBGS) at overhead 0."""
-    import matplotlib.pyplot as plt
+    one column per overhead (the rows share their y axis, labelled at the
+    left, the columns their x axis, labelled at the bottom); ``NAME-extra.png``:
+    figures 16/18 (standard deviations), 19 (small and large jobs), 21
+    (continuous vs discrete) and 25 (GS, BGS, MGS, MBGS) at overhead 0.  Each
+    figure one legend; mean over seeds with a band of one standard
+    deviation where there are several; waits in hours; log axes only for
+    positive values (slowdown and wait)."""
     from pathlib import Path
 
-    c = _curves(df)
+    from .plotting import PAGE, figure, save, style, value_scale
+
+    c = _means(df)
+    rows = (("bsld_mean", "mean bounded slowdown\n(ratio, {scale})", 1.0),
+            ("wait_mean", "mean wait\n(h, {scale})", 3600.0),
+            ("capacity_loss", "capacity loss\nkappa (%)", 0.01))
     for stream in dict.fromkeys(c["stream"]):
         cs = c[c["stream"] == stream]
-        cont = cs[~cs["discrete"]]
+        cont = cs[~cs["discrete"].astype(bool)]
         bf = cont[cont["config"] == "BF"]
         overs = sorted(set(cont["overhead"]))
-        fig, axes = plt.subplots(3, len(overs), figsize=(4.2 * len(overs), 11), squeeze=False)
-        for k, over in enumerate(overs):
-            g = cont[(cont["overhead"] == over) & cont["policy"].isin(["gs", "bgs"])]
-            for r, (ycol, name, scale) in enumerate((("bsld_mean", "average bounded slowdown", 1.0),
-                                                     ("wait_mean", "average wait (x 10^3 s)", 1e3),
-                                                     ("capacity_loss", "capacity loss kappa (eq. 3)", 1.0))):
-                ax = axes[r][k]
-                _line(ax, bf, ycol, "BF", scale)
-                for cfg, x in g.groupby("config", sort=False):
-                    _line(ax, x, ycol, cfg, scale)
-                if r < 2:
-                    ax.set_yscale("log")
-                    if r == 0:
-                        ax.axhline(20, color="grey", lw=0.7, ls="-.")
-                else:
-                    u = np.linspace(0.2, 1.0, 9)
-                    ax.plot(u, 1 - u, "k--", lw=0.7, label="1 - rho")
-                ax.set_title(f"{name.split(' (')[0]}, overhead {over:.0%}", fontsize=9)
-                ax.set_xlabel("utilization rho")
-                ax.set_ylabel(name, fontsize=8)
-                ax.legend(fontsize=6)
         out = Path(path) if stream == c["stream"].iloc[0] else Path(path).with_name(f"{Path(path).stem}-{stream}.png")
-        save_figure(fig, out, f"[zhang-comparative] figs. 15, 17, 20 ({stream}, {int(df['nodes'].iloc[0])} nodes, T = {SLICE:g} s)",
-                    dpi=100)
+        with style():
+            fig, axes = figure(3, len(overs), width=PAGE, panel=2.05, sharey="row", sharex=True)
+            for k, over in enumerate(overs):
+                g = cont[(cont["overhead"] == over) & cont["policy"].isin(["gs", "bgs"])]
+                for r, (ycol, name, scale) in enumerate(rows):
+                    ax = axes[r][k]
+                    _line(ax, bf, ycol, "BF", scale)
+                    for cfg in [x for x in STYLE if x in set(g["config"])]:
+                        _line(ax, g[g["config"] == cfg], ycol, cfg, scale)
+                    if r == 0:
+                        ax.axhline(20, **SLD20)
+                    ax.set_ylabel(name)
+                    if r < 2:
+                        value_scale(ax, cs[ycol] / scale, label=name)
+                    else:
+                        u = np.linspace(np.floor(10 * cont["utilization"].min()) / 10, 1.0, 11)
+                        ax.plot(u, 100 * (1 - u), **KAPPA)
+                        ax.set_ylim(0, max(1.3 * float(100 * cont[ycol].max()), 5.0))
+                    ax.set_title(f"overhead {over:.0%}" if r == 0 else "")
+            _finish(fig, axes, cs["reps"], ("sld20", "kappa"), outer=True)
+            save(fig, out, "[zhang-comparative] figs. 15, 17, 20: slowdown, wait and capacity loss per "
+                           f"context-switch overhead ({stream}, {int(df['nodes'].iloc[0])} nodes, T = {SLICE:g} s)")
         _extra(cs, Path(out).with_name(f"{Path(out).stem}-extra.png"), stream)
 
 
 def _extra(cs: pd.DataFrame, path, stream: str) -> None:
-    import matplotlib.pyplot as plt
+    """Figures 16, 18, 19, 21 and 25 at overhead 0 (:func:`plot`)."""
+    from .plotting import PAGE, figure, save, style, value_scale
 
     zero = cs[(cs["overhead"] == 0.0)]
-    cont = zero[~zero["discrete"]]
-    fig, axes = plt.subplots(2, 3, figsize=(14, 8.5))
-    for ax, ycol, name in ((axes[0][0], "bsld_std", "std of bounded slowdown (fig. 16)"),
-                           (axes[0][1], "wait_std", "std of wait, s (fig. 18)")):
-        for cfg, x in cont[cont["policy"].isin(["bf", "gs", "bgs"])].groupby("config", sort=False):
-            _line(ax, x, ycol, cfg)
-        ax.set_yscale("log")
-        ax.set_title(name, fontsize=9)
-    for ax, metric, name in ((axes[0][2], "bsld", "slowdown of small (<= 32 nodes) and large jobs (fig. 19)"),
-                             (axes[1][0], "wait", "wait (s) of small and large jobs (fig. 19)")):
-        for cfg in ("BF", "BGS-5"):
-            x = cont[cont["config"] == cfg]
-            for size, ls in (("small", "--"), ("large", "-")):
-                _line(ax, x, f"{size}_{metric}_mean", f"{cfg} {size}", color=STYLE[cfg]["color"], ls=ls)
-        ax.set_yscale("log")
-        ax.set_title(name, fontsize=9)
-    ax = axes[1][1]
-    for cfg, x in zero.groupby("config", sort=False):
-        if cfg in ("BF", "GS-5", "BGS-2", "BGS-5") or x["discrete"].iloc[0]:
-            _line(ax, x, "bsld_mean", cfg, ls="--" if x["discrete"].iloc[0] else "-",
-                  color=None if x["discrete"].iloc[0] else STYLE.get(cfg, {}).get("color"))
-    ax.axhline(20, color="grey", lw=0.7, ls="-.")
-    ax.set_yscale("log")
-    ax.set_title("continuous vs discrete (d) scheduling (fig. 21)", fontsize=9)
-    ax = axes[1][2]
-    for cfg in ("GS-5", "BGS-5", "MGS-5", "MBGS-5"):
-        _line(ax, cont[cont["config"] == cfg], "bsld_mean", cfg)
-    ax.set_yscale("log")
-    ax.set_title("GS, BGS, MGS, MBGS, MPL 5 (fig. 25)", fontsize=9)
-    for row in axes:
-        for ax in row:
-            ax.set_xlabel("utilization rho")
-            ax.legend(fontsize=6)
-    save_figure(fig, path, f"[zhang-comparative] figs. 16, 18, 19, 21, 25 at overhead 0 ({stream})", dpi=100)
+    disc = zero["discrete"].astype(bool)
+    cont = zero[~disc]
+    with style():
+        fig, axes = figure(2, 3, width=PAGE, height=5.8)
+        panels = {}
+        for ax, ycol, name, scale, title in ((axes[0][0], "bsld_std", "s.d. of bounded slowdown (ratio, {scale})", 1.0,
+                                              "fig. 16: spread of slowdown"),
+                                             (axes[0][1], "wait_std", "s.d. of wait (h, {scale})", 3600.0,
+                                              "fig. 18: spread of wait")):
+            sub = cont[cont["policy"].isin(["bf", "gs", "bgs"])]
+            for cfg in [x for x in STYLE if x in set(sub["config"])]:
+                _line(ax, sub[sub["config"] == cfg], ycol, cfg, scale)
+            panels[ax] = (sub[ycol] / scale, name, title)
+        for ax, metric, name, scale in ((axes[0][2], "bsld", "mean bounded slowdown (ratio, {scale})", 1.0),
+                                        (axes[1][0], "wait", "mean wait (h, {scale})", 3600.0)):
+            vals = []
+            for cfg in ("BF", "BGS-5"):
+                x = cont[cont["config"] == cfg]
+                for size in ("small", "large"):
+                    _line(ax, x, f"{size}_{metric}_mean", f"{cfg} {size}", scale)
+                    vals.append(x[f"{size}_{metric}_mean"] / scale)
+            what = "slowdown" if metric == "bsld" else "wait"
+            panels[ax] = (pd.concat(vals) if vals else pd.Series(dtype=float), name,
+                          f"fig. 19: {what} by job size")
+        ax = axes[1][1]
+        keep = [x for x in STYLE if x in ("BF", "GS-5", "BGS-2", "BGS-5") or x.endswith("(d)")]
+        for cfg in [x for x in keep if x in set(zero["config"])]:
+            _line(ax, zero[zero["config"] == cfg], "bsld_mean", cfg)
+        ax.axhline(20, **SLD20)
+        panels[ax] = (zero["bsld_mean"], "mean bounded slowdown (ratio, {scale})", "fig. 21: continuous vs discrete")
+        ax = axes[1][2]
+        for cfg in ("GS-5", "BGS-5", "MGS-5", "MBGS-5"):
+            if cfg in set(cont["config"]):
+                _line(ax, cont[cont["config"] == cfg], "bsld_mean", cfg)
+        panels[ax] = (cont["bsld_mean"], "mean bounded slowdown (ratio, {scale})", "fig. 25: migration (MPL 5)")
+        for ax, (vals, name, title) in panels.items():
+            value_scale(ax, vals, label=name)
+            ax.set_title(title)
+        _finish(fig, axes, zero["reps"], ("sld20",))
+        save(fig, path, f"[zhang-comparative] figs. 16, 18, 19, 21, 25 at overhead 0 ({stream})")
 
 
 register(Experiment("zhang-gang", "[zhang-comparative] figs. 15-21, 25: BF, GS, BGS, MGS, MBGS vs utilization at "

@@ -52,7 +52,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import Experiment, Options, register, save_figure
+from . import Experiment, Options, register
 
 POLICIES = ("fcfs-bf", "sjf-bf", "bfit-bf", "wfit-bf")
 NODES = 320                                  # [zhang-comparative] section 2.3
@@ -158,32 +158,49 @@ def saturation(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot(df: pd.DataFrame, path) -> None:
-    import matplotlib.pyplot as plt
+    """[zhang-comparative] figure 5: mean wait (h) and capacity loss (%)
+    against the utilization reached (points joined in the order of
+    increasing load), one row per estimate setting; colour and marker per
+    queue order, mean over seeds with one standard deviation of the y value
+    (band, or error bars where the utilization falls back); kappa = 1 - rho
+    for reference.  One legend."""
+    from .plotting import PAGE, curve, figure, interval_note, legend, mean_err, plain_ticks, proxy, save, style
+    from .plotting import styles
+
     ests = list(dict.fromkeys(df["estimates"]))
-    fig, axes = plt.subplots(len(ests), 2, figsize=(10, 4 * len(ests)), squeeze=False)
-    mean = df.groupby(["estimates", "policy", "runtime_factor"])[["utilization", "wait_mean",
-                                                                  "capacity_loss"]].mean().reset_index()
-    top = saturation(df).set_index(["estimates", "policy"])["max_util"]
-    for row, est in enumerate(ests):
-        a, b = axes[row]
-        for pol in POLICIES:
-            sub = mean[(mean["estimates"] == est) & (mean["policy"] == pol)].sort_values("runtime_factor")
-            if sub.empty:
-                continue
-            a.plot(sub["utilization"], sub["wait_mean"] / 1e3, marker="o", label=pol)
-            b.plot(sub["utilization"], sub["capacity_loss"], marker="o",
-                   label=f"{pol} (max rho {top[(est, pol)]:.2f})")
-        u = np.linspace(0.5, 1.0, 11)
-        b.plot(u, 1 - u, "k--", lw=0.8, label="kappa = 1 - rho")
-        a.set_ylabel("average wait (x 10^3 s)")
-        b.set_ylabel("capacity loss kappa")
-        a.set_title(f"average wait, estimates {est}")
-        b.set_title(f"capacity loss, estimates {est}")
-        for ax in (a, b):
-            ax.set_xlabel("utilization rho")
-            ax.legend(fontsize=7)
-    arm = df["workload"].iloc[0] if "workload" in df else "lublin03"
-    save_figure(fig, path, f"[zhang-comparative] fig. 5: queue orders with backfilling ({arm}, {int(df['nodes'].iloc[0])} nodes)")
+    m = mean_err(df, ["estimates", "policy", "runtime_factor"], ["utilization", "wait_mean", "capacity_loss"])
+    pols = [p for p in POLICIES if p in set(m["policy"])]
+    look = styles(pols)
+    lo = max(0.0, float(np.floor(10 * m["utilization"].min()) / 10)) if len(m) else 0.5
+    with style():
+        fig, axes = figure(len(ests), 2, width=PAGE, panel=2.3, sharex=True)
+        for row, est in enumerate(ests):
+            a, b = axes[row]
+            for pol in pols:
+                sub = m[(m["estimates"] == est) & (m["policy"] == pol)].sort_values("runtime_factor")
+                if sub.empty:
+                    continue
+                curve(a, sub["utilization"], sub["wait_mean"] / 3600, sub["wait_mean_err"] / 3600, sort=False,
+                      label=pol, **look[pol])
+                curve(b, sub["utilization"], 100 * sub["capacity_loss"], 100 * sub["capacity_loss_err"],
+                      sort=False, **look[pol])
+            u = np.linspace(lo, 1.0, 11)
+            b.plot(u, 100 * (1 - u), color="0.3", ls="--", lw=0.8)
+            a.set_ylabel("mean wait (h)")
+            b.set_ylabel("capacity loss kappa (%)")
+            a.set_title(f"mean wait, estimates {est}")
+            b.set_title(f"capacity loss, estimates {est}")
+            for ax in (a, b):
+                ax.set_xlabel("utilization rho (fraction)")
+                ax.tick_params(labelbottom=True)
+                plain_ticks(ax)
+                plain_ticks(ax, "x")
+        handles = [proxy(p, ls="-", **look[p]) for p in pols] + [proxy("kappa = 1 - rho", color="0.3", ls="--",
+                                                                       lw=0.8)]
+        legend(fig, handles, title=f"queue order with backfilling; {interval_note(m['reps'])}")
+        arm = df["workload"].iloc[0] if "workload" in df else "lublin03"
+        save(fig, path, f"[zhang-comparative] fig. 5: queue orders with backfilling ({arm}, "
+                        f"{int(df['nodes'].iloc[0])} nodes)")
 
 
 register(Experiment("zhang-queues", "[zhang-comparative] fig. 5: wait and capacity loss vs utilization, FCFS/SJF/BFit/WFit "
