@@ -22,6 +22,33 @@ def pareto_front(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(front, columns=t.columns)
 
 
+#: label offsets tried in turn (points from the marker): right, left, above, below, then farther out
+_OFFSETS = ((4, 2), (4, -9), (-4, 2), (-4, -9), (4, 10), (4, -17), (-4, 10), (-4, -17), (10, 18), (10, -25),
+            (-10, 18), (-10, -25))
+
+
+def place_labels(ax, xs, ys, names, fontsize: float = 7) -> None:
+    """Name each point, trying the offsets of :data:`_OFFSETS` until the
+    label overlaps no label placed before it and no other point (greedy, in
+    order of decreasing y); the last try is kept when all overlap.
+    O(m^2) per try for m points."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    pts = ax.transData.transform(np.column_stack([xs, ys]))
+    taken: list = []
+    for i in np.argsort(-np.asarray(ys), kind="stable"):
+        for dx, dy in _OFFSETS:
+            ann = ax.annotate(names[i], (xs[i], ys[i]), textcoords="offset points", xytext=(dx, dy),
+                              fontsize=fontsize, ha="left" if dx >= 0 else "right")
+            box = ann.get_window_extent(renderer).expanded(1.05, 1.1)
+            hits = any(box.overlaps(b) for b in taken) or any(
+                box.contains(px, py) for j, (px, py) in enumerate(pts) if j != i)
+            if not hits or (dx, dy) == _OFFSETS[-1]:
+                taken.append(box)
+                break
+            ann.remove()
+
+
 def leaderboard_figure(boards: dict[str, pd.DataFrame], path) -> Path:
     """One panel per family: mean gap (%, y) against median decision time
     (ms, x, log), one point per method, exact methods as squares, the
@@ -44,9 +71,6 @@ def leaderboard_figure(boards: dict[str, pd.DataFrame], path) -> Path:
         for kind, marker, color in (("heuristic", "o", "tab:blue"), ("exact", "s", "tab:red")):
             k = t[t["kind"] == kind]
             ax.scatter(k["median ms"], k["mean %"], marker=marker, color=color, s=28, zorder=3)
-            for i, r in enumerate(k.itertuples(index=False)):
-                ax.annotate(r[0], (r[t.columns.get_loc("median ms")], r[t.columns.get_loc("mean %")]),
-                            textcoords="offset points", xytext=(4, (3, -9, 9)[i % 3]), fontsize=7)
         front = pareto_front(t)
         ax.step(front["median ms"], front["mean %"], where="post", color="0.4", lw=1, zorder=2)
         ax.set_xscale("log")
@@ -68,6 +92,9 @@ def leaderboard_figure(boards: dict[str, pd.DataFrame], path) -> Path:
     fig.legend(handles=handles, loc="lower center", ncol=3, frameon=False, fontsize=8)
     fig.suptitle("epochbench: gap against decision time, per family", fontsize=11)
     fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+    for ax, fam in zip(axes.flat, fams):                  # labels last: the layout is final
+        t = boards[fam].dropna(subset=["mean %"])
+        place_labels(ax, t["median ms"].to_numpy(float), t["mean %"].to_numpy(float), list(t.iloc[:, 0]))
     path = Path(path)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=130, format="png")
