@@ -180,7 +180,34 @@ def cmd_simulate(args) -> int:
         width = max(map(len, metrics)) if metrics else 0
         for key, val in metrics.items():
             print(f"  {key:<{width}}  {val:.6g}" if isinstance(val, float) else f"  {key:<{width}}  {val}")
+        _print_extras(rep.get("extras") or {})
     return 0
+
+
+def _print_extras(extras: dict) -> None:
+    """The machine's own results in text (what ``--json`` has under
+    ``extras``, the stream's settings left out): counters as numbers, and
+    per-epoch gap summaries (``{count, mean, max}``, fractions) as
+    ``N epochs, mean X %, max Y %``."""
+    flat = {}
+    for group, vals in extras.items():
+        if group == "stream" or not isinstance(vals, dict):
+            continue
+        for key, val in vals.items():
+            if isinstance(val, dict) and {"count", "mean", "max"} <= set(val):
+                if "gap" in key:
+                    flat[f"{key} (per epoch)"] = (
+                        f"{val['count']} epochs" + ("" if not val["count"] or val["mean"] is None else
+                                                    f", mean {100 * val['mean']:.3g} %, max {100 * val['max']:.3g} %"))
+                else:
+                    flat[key] = f"{val['count']} values, mean {val['mean']}, max {val['max']}"
+            elif isinstance(val, (int, float)) and not isinstance(val, bool):
+                flat[key] = f"{val:.6g}" if isinstance(val, float) else str(val)
+    if flat:
+        width = max(map(len, flat))
+        print("  " + "-" * width)
+        for key, val in flat.items():
+            print(f"  {key:<{width}}  {val}")
 
 
 #: the unit a metric's name does not say (text output only; JSON keys stay as they are)

@@ -113,3 +113,11 @@ def test_the_progress_line_is_throttled_and_has_an_eta(monkeypatch, capsys):
     assert len(lines) == 2                            # at 2.5 s and 3.5 s; before 2 s and within 0.5 s: none
     assert "30/100 jobs arrived (30%)" in lines[0] and "ETA 6 s" in lines[0]
     assert "100/100" in lines[-1] and "ETA" not in lines[-1]
+
+
+def test_the_farms_per_epoch_oracle_gaps_are_in_the_text_output(capsys):
+    assert main(["simulate", "--machine", "farm", "--policy", "cs-i-p", "--farm-jobs", "40", "--interarrival", "4",
+                 "--oracle-every", "5", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if l.strip().startswith("match_gap (per epoch)"))
+    assert "epochs" in line and ("mean" in line or "0 epochs" in line)
