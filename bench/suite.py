@@ -93,15 +93,17 @@ class Store:
     def ensure_reference(self, cfg: Config) -> None:
         """Solve every instance with the exact methods not yet run (only
         needed when a run selects heuristics alone, e.g. with -k), one task
-        per solve through :func:`epochbench.sweep.run_tasks`: in this process,
-        or on the Dask scheduler of ``$EPOCHBENCH_SCHEDULER``."""
+        per solve through :func:`epochbench.sweep.run_tasks`: on a local
+        cluster of ``$EPOCHBENCH_WORKERS`` or every core (in this process
+        for one solve or one worker), or on the Dask scheduler of
+        ``$EPOCHBENCH_SCHEDULER``; each solve has a worker to itself."""
         from .sweep import run_tasks
         self.configs[cfg.id] = cfg
         per = self.results.setdefault(cfg.id, {})
         tasks = [{"instance": inst, "method": m} for inst in cfg.instances() for m in methods_for(cfg.family)
                  if get(cfg.family, m).exact and m not in per.get(inst.name, {})]
-        done, _ = run_tasks(functools.partial(_exact_solve, time_limit=cfg.time_limit), tasks, workers=1,
-                            progress=False, stop_on_error=True)
+        done, _ = run_tasks(functools.partial(_exact_solve, time_limit=cfg.time_limit), tasks, workers=None,
+                            progress=False, stop_on_error=True, exclusive=True)
         for i, task in enumerate(tasks):
             per.setdefault(task["instance"].name, {})[task["method"]] = done[i]
 
