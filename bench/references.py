@@ -92,6 +92,9 @@ REFERENCES: dict[str, Reference] = {r.key: r for r in [
     _R("chu1998", "P. C. Chu, J. E. Beasley", "A Genetic Algorithm for the Multidimensional Knapsack Problem",
        "Journal of Heuristics 4(1):63-86", 1998, doi="10.1023/A:1009642405419",
        note="the random MKP generator and the mknapcb best known values"),
+    _R("shaw1998", "P. Shaw", "Using Constraint Programming and Local Search Methods to Solve Vehicle Routing "
+       "Problems", "Principles and Practice of Constraint Programming (CP 1998), LNCS 1520, Springer, pp. 417-431",
+       1998, doi="10.1007/3-540-49481-2_30", note="large-neighbourhood search: the mapping LNS (beyond the seeds)"),
     _R("beasley1990", "J. E. Beasley", "OR-Library: Distributing Test Problems by Electronic Mail",
        "Journal of the Operational Research Society 41(11):1069-1072", 1990, doi="10.1057/jors.1990.166",
        note="mknap1, mknapcb, assign data files"),

@@ -265,8 +265,18 @@ def format_leaderboard(table: pd.DataFrame) -> str:
         return "-" if pd.isna(x) else f"{x:.{digits}f}"
     shown_ = table.assign(**{c: table[c].map(num) for c in ("mean %", "p90 %", "max %")},
                           **{"at ref %": table["at ref %"].map(lambda x: num(x, 0))},
-                          **{c: table[c].map(lambda x: f"{x:.3g}") for c in ("median ms", "p90 ms")})
+                          **{c: table[c].map(ms_text) for c in ("median ms", "p90 ms")})
     return shown_.to_string(index=False)
+
+
+def ms_text(x: float) -> str:
+    """A time in ms with three significant digits, never in e-notation:
+    ``0.00386``, ``6.46``, ``131``, ``1,010``, ``22,400``."""
+    if pd.isna(x):
+        return "-"
+    if abs(x) >= 1000:
+        return f"{float(f'{x:.3g}'):,.0f}"
+    return f"{x:.3g}" if abs(x) >= 1e-4 or x == 0 else f"{x:.1e}"
 
 
 def summary_table() -> pd.DataFrame:

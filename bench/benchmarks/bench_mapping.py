@@ -127,3 +127,48 @@ def test_exact_proofs_and_heuristic_gaps(benchmark, size, request):
         "unproven_reference": int(table["unproven"].max())})
     for r in table.to_dict("records"):
         ROWS.append({"test": f"exact {t}x{m}", **r})
+
+
+#: the methods compared at one time budget, with the keywords that make a
+#: metaheuristic use the whole budget (no early stop) and tabu start from Min-Min
+BUDGETED = {"ga": {"max_iter": 10**9, "patience": 10**9}, "sa": {"max_iter": 10**12, "patience": 10**12},
+            "tabu": {"hops": 10**9, "max_tries": 10**9, "init": "minmin"}, "lns": {}, "cpsat": {},
+            "milp-highs": {}}
+
+
+@pytest.mark.parametrize("method", list(BUDGETED))
+def test_equal_budgets_512x16(benchmark, big, method, request):
+    """GA, SA, tabu (from Min-Min), the LNS and the exact models with the
+    same wall-time budget per instance (quick: 1 s on two matrices; full:
+    10 s on all twelve): gap to the best known value (or the bound) and to
+    the LP bound, in the leaderboard as ``METHOD@Bs``."""
+    insts, source = big
+    quick = bool(request.config.getoption("--quick"))
+    budget, insts = (1.0, insts[:2]) if quick else (10.0, insts)
+    m = get("mapping", method)
+    params = {"time_limit": budget, **BUDGETED[method]}
+    if m.exact:
+        params["threads"] = 1
+    results: list = []
+
+    def run():
+        results.clear()
+        results.extend(solve(inst, method, **params) for inst in insts)
+
+    benchmark.group = f"mapping-budget-{budget:g}s"
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    from epochbench.exact.mapping import lp_bound
+    per, gaps, lp_gaps = [], [], []
+    for inst, r in zip(insts, results):
+        g = gap_of(inst, r)
+        lp = max(lp_bound(inst), inst.lower_bound())
+        per.append({**instance_record(inst, r, g), "lp_bound": lp, "gap_to_lp": (r.value - lp) / lp})
+        gaps.append(g["gap"])
+        lp_gaps.append((r.value - lp) / lp)
+        record("mapping", f"512x16 {source} budget {budget:g}s", inst.name, f"{method}@{budget:g}s", m.kind,
+               g["gap"], g["gap_kind"], r.seconds)
+    info = {"method": method, "budget_s": budget, "source": source, "instances": len(insts),
+            "mean_gap": float(np.nanmean(gaps)), "max_gap": float(np.nanmax(gaps)),
+            "mean_gap_to_lp": float(np.mean(lp_gaps))}
+    benchmark.extra_info.update(info, per_instance=per)
+    ROWS.append({"test": f"budget {budget:g}s 512x16", **info})

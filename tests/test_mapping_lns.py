@@ -1,0 +1,47 @@
+"""The mapping LNS (issue 20.4, beyond the seeds): a checked mapping never
+worse than its start, a valid lower bound (combinatorial and LP), status
+optimal only when the mapping meets it, the time limit kept."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from epochbench.exact.mapping import lp_bound
+from epochbench.exact.mapping_lns import lns
+from epochbench.exact.starts import best_start
+from epochbench.instances.generators import generate
+from epochbench.instances.registry import get, solve
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_lns_is_checked_never_worse_than_its_start_and_its_bound_is_valid(seed):
+    inst = generate("braun-range", tasks=24, machines=4, seed=seed)[0]
+    opt = solve(inst, "cpsat", time_limit=20.0, threads=1)
+    assert opt.status == "optimal"
+    r = solve(inst, "lns", time_limit=1.0, threads=1, seed=seed)          # checked by the family's checker
+    start = best_start(inst, budget=1.0)
+    assert r.value <= start.value + 1e-9 and r.value >= opt.value - 1e-9
+    assert r.bound <= opt.value * (1 + 1e-9) and r.bound >= inst.lower_bound() - 1e-9
+    assert (r.status == "optimal") == (r.value <= r.bound * (1 + 1e-12))
+    assert r.info["repairs"] >= 0 and r.info["lp_bound"] == pytest.approx(lp_bound(inst))
+
+
+def test_lns_improves_a_poor_start_by_repairs_within_its_limit():
+    inst = generate("braun-range", tasks=128, machines=8, seed=3)[0]
+    poor = np.zeros(inst.n, dtype=np.int64)                              # every task on machine 0
+    t0 = time.perf_counter()
+    r = lns(inst, time_limit=2.0, hint=poor, seed=0)
+    assert time.perf_counter() - t0 < 2.0 + 1.5                            # the limit, with a repair's slack
+    assert r.info["start"] == "hint" and r.info["repairs"] > 0 and r.info["improved"] > 0
+    assert r.value < inst.value(poor) / 2
+    assert inst.value(np.array(r.decision)) == pytest.approx(r.value)
+
+
+def test_lns_is_an_exact_kind_method_with_a_warm_start():
+    m = get("mapping", "lns")
+    assert m.exact and getattr(m.func, "warm_start", False)
+    inst = generate("braun-range", tasks=16, machines=4, seed=5)[0]
+    cold = solve(inst, "lns", time_limit=0.5, threads=1, warm=False)
+    assert cold.info["start"] == "minmin"
