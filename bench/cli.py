@@ -60,9 +60,13 @@ def cmd_solve(args) -> int:
     m = get(inst.kind, args.method)
     params = {"time_limit": args.time_limit, "threads": args.threads} if m.exact else {"time_limit": args.time_limit}
     params.update(check_params(m.func, parse_params(args.param), f"{inst.kind} method {args.method!r}"))
-    res = solve(inst, args.method, **params)
+    res = solve(inst, args.method, **params)                 # the family's checker has passed it
     out = res.to_dict()
     out["instance"] = inst.name
+    from .scoring import gap_of, read_references
+    g = gap_of(inst, res, files=read_references(args.reference))
+    out["checked"] = True
+    out["reference"] = {k: g[k] for k in ("bound", "gap", "gap_kind", "ref_source", "beats_reference", "units")}
     if args.json:
         from epochbench.instances.core import json_text
         print(json_text(out))
@@ -72,6 +76,11 @@ def cmd_solve(args) -> int:
         print(f"{inst.name}: {args.method} {res.status} value={res.value:g} "
               f"bound={'-' if res.bound is None else f'{res.bound:g}'} {1000 * res.seconds:.3f} ms")
         print(f"{key}: {out[key]}")
+        ref = out["reference"]
+        if ref["gap_kind"] != "no bound":
+            print(f"reference: {ref['gap_kind']} {ref['bound']:g} ({ref['ref_source']}), gap {100 * ref['gap']:.4g} %"
+                  + ("; BEATS the reference: the checked solution above can be published" if ref["beats_reference"]
+                     else ""))
     return 0
 
 
@@ -237,6 +246,9 @@ def _add_solve(sub) -> None:
                         "that has one (sa)")
     s.add_argument("--threads", type=int, default=1, help="solver threads, exact methods (default 1)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--reference", action="append", default=[], type=Path, metavar="FILE",
+                   help="results file of reference values, as for score (repeatable); the output's "
+                        "'reference' says the gap and whether the checked solution beats it")
     s.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="keyword argument of the method (repeatable; int, float, true/false or text), e.g. --param window=2")
 

@@ -179,10 +179,15 @@ def read_references(paths) -> list[ReferenceFile]:
 # ---- the reference of one instance ---------------------------------------------------
 @dataclass(frozen=True)
 class Reference:
-    """The strongest reference of one instance, in family units."""
+    """The strongest reference of one instance, in family units; and the
+    best-known value (a data set's or a results file's) whatever the
+    reference's kind, so that a solution better than it is flagged even
+    when this run proved the optimum."""
     bound: float | None
     kind: str  # one of GAP_KINDS
     source: str = ""
+    best_known: float | None = None
+    best_known_source: str = ""
 
 
 @dataclass
@@ -292,6 +297,10 @@ def reference(inst, results: list[Result], files=()) -> Reference:
     solutions = [(float(r.value), r.method) for r in results if comparable(inst, r)]
     best = (max if sense == "max" else min)(solutions, key=lambda s: s[0], default=None)
 
+    bk = {}
+    if claims.best_known:
+        v, src = (max if sense == "max" else min)(claims.best_known, key=lambda c: c[0])
+        bk = {"best_known": v, "best_known_source": src}
     met = [src for v, src in claims.bounds if best is not None and _same(v, best[0])]
     for v, src in claims.optimum + claims.bounds:
         if best is not None and better(best[0], v, sense):
@@ -302,12 +311,11 @@ def reference(inst, results: list[Result], files=()) -> Reference:
         if max(vals) - min(vals) > TOL * max(1.0, abs(max(vals))):
             detail = ", ".join(f"{s}={v:g}" for v, s in claims.optimum)
             raise SolverDisagreement(f"{inst.name}: proven optima disagree ({detail})")
-        return Reference(vals[0], "optimum", "; ".join(dict.fromkeys(s for _, s in claims.optimum)))
+        return Reference(vals[0], "optimum", "; ".join(dict.fromkeys(s for _, s in claims.optimum)), **bk)
     if met:  # a checked solution meets a valid bound: both are the optimum
-        return Reference(best[0], "optimum", f"run ({best[1]} meets {met[0]})")
+        return Reference(best[0], "optimum", f"run ({best[1]} meets {met[0]})", **bk)
     if claims.best_known:
-        v, src = (max if sense == "max" else min)(claims.best_known, key=lambda c: c[0])
-        return Reference(v, "best known", src)
+        return Reference(bk["best_known"], "best known", bk["best_known_source"], **bk)
     if claims.bounds:
         v, src = (min if sense == "max" else max)(claims.bounds, key=lambda c: c[0])
         return Reference(v, "bound", src)
@@ -338,7 +346,7 @@ def gap_fields(inst, r: Result, ref: Reference, units: Units | None = None) -> d
     solved = has_solution(r) and not _missing(r.value)
     value = float(r.value) if solved else math.nan
     g = gap(units.data(value), units.data(ref.bound)) if solved else math.nan
-    beats = bool(comparable(inst, r) and ref.bound is not None and better(value, ref.bound, inst.sense))
+    beats = bool(comparable(inst, r) and ref.best_known is not None and better(value, ref.best_known, inst.sense))
     return {"value": units.data(value), "bound": units.data(ref.bound), "gap": g, "gap_kind": ref.kind,
             "ref_source": ref.source, "beats_reference": beats, "units": units.name,
             "family_value": value, "family_bound": ref.bound}

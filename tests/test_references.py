@@ -3,6 +3,7 @@
 set and name (the VBP stem collision), ``score --reference FILE``, gaps in a
 data set's cost units (assign100), false ``optimal`` claims in ``validate``."""
 import itertools
+import json
 import math
 import shutil
 
@@ -17,6 +18,7 @@ from epochbench.instances import InstanceError, PackingInstance, Result, registr
 from epochbench.instances.assignment import load_orlib_assign
 from epochbench.instances.data import data_root
 from epochbench.instances.generators import load_vbp
+from epochbench.instances.registry import solve
 from epochbench.instances.mapping import load_braun
 
 DATA = data_root()
@@ -285,3 +287,50 @@ def test_validate_cli_prints_the_false_claim(capsys):
     assert code == 1 and "Traceback" not in out + err
     assert "FAIL edge-everything-fits: test_references:claims_optimal_empty claims optimal value 0" in out
     assert "verdict: FAIL" in out
+
+
+# ---- new best-knowns out (issue 20.6) ------------------------------------------------------------
+NEW_BEST = {"packing": ("leinberger", {"n": 12, "k": 2}, "bl"),
+            "epochs": ("fig1", {}, "ffd-l2"),
+            "knapsack": ("mkp", {"n": 30, "k": 3}, "greedy-mkp"),
+            "assignment": ("assign-random", {"n": 10, "machines": 10}, "mfs"),
+            "mapping": ("braun-range", {"tasks": 16, "machines": 4}, "minmin")}
+
+
+@pytest.mark.parametrize("family", list(NEW_BEST))
+def test_a_solution_better_than_a_best_known_value_is_flagged_and_rechecked(family, tmp_path, capsys):
+    """A results file whose best-known value is worse than what a method
+    finds: score flags the row, and the solution that ``solve --json``
+    prints for it passes the family's checker again, read back from the
+    JSON text (what a user would publish)."""
+    from epochbench.instances.io import check, load_instance
+    gen, params, method = NEW_BEST[family]
+    folder = tmp_path / "fam"
+    argv = ["generate", gen, "--out", str(folder)] + [f"--{k.replace('_', '-')}={v}" for k, v in params.items()]
+    assert main(argv) == 0
+    path = next(p for p in sorted(folder.glob("*.json")) if p.name != "manifest.json")
+    inst = load_instance(path)
+    value = solve(inst, method).value
+    worse = value * 0.5 if inst.sense == "max" else value * 2 + 1
+    ref = tmp_path / "known.csv"
+    ref.write_text(f"instance,best_known\n{inst.name},{worse}\n")
+    capsys.readouterr()
+    assert main(["score", str(path), "--methods", f"{method},cpsat", "--time-limit", "5", "--reference", str(ref),
+                 "--out", str(tmp_path / "s")]) == 0
+    table = pd.read_csv(tmp_path / "s.csv")
+    flagged = table[table["beats_reference"].astype(bool)]
+    assert set(flagged["method"]) == {method, "cpsat"}
+    for m in flagged["method"]:
+        capsys.readouterr()
+        assert main(["solve", str(path), "--method", m, "--time-limit", "5", "--reference", str(ref), "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["checked"] is True and doc["reference"]["beats_reference"] is True
+        key = {"packing": "selected", "knapsack": "selected", "epochs": "bins", "assignment": "pairs",
+               "mapping": "assignment"}[family]
+        decision = doc[key]
+        if family == "epochs":
+            decision = [tuple(b) for b in decision]
+        elif family == "assignment":
+            decision = [tuple(p) for p in decision]
+        check(inst, decision)                                     # raises if infeasible
+        assert inst.value(check(inst, decision)) == pytest.approx(doc["value"])
