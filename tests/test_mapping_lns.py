@@ -32,7 +32,7 @@ def test_lns_improves_a_poor_start_by_repairs_within_its_limit():
     inst = generate("braun-range", tasks=128, machines=8, seed=3)[0]
     poor = np.zeros(inst.n, dtype=np.int64)                              # every task on machine 0
     t0 = time.perf_counter()
-    r = lns(inst, time_limit=2.0, hint=poor, seed=0)
+    r = lns(inst, time_limit=2.0, hint=poor, seed=0, first=None)         # repairs only
     assert time.perf_counter() - t0 < 2.0 + 1.5                            # the limit, with a repair's slack
     assert r.info["start"] == "hint" and r.info["repairs"] > 0 and r.info["improved"] > 0
     assert r.value < inst.value(poor) / 2
@@ -44,4 +44,6 @@ def test_lns_is_an_exact_kind_method_with_a_warm_start():
     assert m.exact and getattr(m.func, "warm_start", False)
     inst = generate("braun-range", tasks=16, machines=4, seed=5)[0]
     cold = solve(inst, "lns", time_limit=0.5, threads=1, warm=False)
-    assert cold.info["start"] == "minmin"
+    assert cold.info["start"].startswith("minmin") and cold.info["first"]["method"] == "milp-highs"
+    r = lns(inst, time_limit=1.0, hint=np.zeros(inst.n, dtype=np.int64))       # HiGHS first, then repairs
+    assert r.info["start"] == "hint + milp-highs" and r.value <= r.info["first"]["value"] + 1e-9
