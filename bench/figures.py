@@ -76,8 +76,8 @@ def leaderboard_figure(boards: dict[str, pd.DataFrame], path) -> Path:
         ax.set_xscale("log")
         lo, hi = float(t["median ms"].min()), float(t["median ms"].max())
         mid = np.sqrt(lo * hi)
-        span = max(hi / lo, 10.0) ** 0.5 * 1.6                # at least a decade, with room for labels
-        ax.set_xlim(mid / span, mid * span)
+        half = max(hi / lo, 10.0) ** 0.5                      # at least a decade
+        ax.set_xlim(mid / half / 2.0, mid * half * 4.0)       # room for the labels, right of the points
         ax.xaxis.set_major_locator(LogLocator(base=10))
         ax.xaxis.set_minor_formatter(NullFormatter())
         top = float(t["mean %"].max())
