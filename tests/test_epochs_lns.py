@@ -1,0 +1,50 @@
+"""Bin-elimination LNS for the epochs family (issue 20.1, beyond the
+seeds): checked packings never worse than the start, the combinatorial
+bound, a repair that empties a bin when the jobs of k bins fit in k - 1."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from epochbench.exact.epochs_lns import _repack, lns
+from epochbench.exact.packing import ffd_bins
+from epochbench.exact.starts import best_start
+from epochbench.instances.packing import EpochsInstance
+from epochbench.instances.registry import get, solve
+
+
+def random_epochs(n: int, seed: int) -> EpochsInstance:
+    rng = np.random.default_rng(seed)
+    return EpochsInstance.build(np.full(3, 100), rng.integers(10, 40, size=(n, 3)), meta={"name": f"r{n}-{seed}"})
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_lns_is_checked_never_worse_than_its_start_and_bounded(seed):
+    inst = random_epochs(60, seed)
+    r = solve(inst, "lns", time_limit=1.0, threads=1, seed=seed)            # the family's checker passed it
+    start = best_start(inst, budget=1.0)
+    assert r.value <= min(len(start.decision), len(ffd_bins(inst)))
+    assert r.bound <= r.value and (r.status == "optimal") == (r.value <= r.bound)
+    assert sorted(j for b in r.decision for j in b) == list(range(inst.n))
+    cold = solve(inst, "lns", time_limit=0.5, threads=1, warm=False)
+    assert cold.info["start"] == "ffd" and cold.value <= len(ffd_bins(inst))
+
+
+def test_a_repair_empties_the_target_bin_when_the_jobs_fit_in_one_bin_fewer():
+    cap = np.array([10, 10])
+    dem = np.array([[5, 1], [5, 1], [1, 5], [1, 5], [4, 4], [4, 4]])
+    # now: bin 0 = {4}, bin 1 = {0, 2}, bin 2 = {1, 3, 5}; all six fit in two bins ({0,1}+..., ...)
+    jobs, where = [4, 0, 2, 1, 3, 5], [0, 1, 1, 2, 2, 2]
+    weight = np.ones(6, dtype=np.int64)
+    new = _repack(dem, cap, jobs, where, 3, weight, deadline=__import__("time").perf_counter() + 10, threads=1,
+                  seed=0)
+    assert new is not None and 0 not in new                                   # bin 0 ends empty
+    for b in (1, 2):
+        assert (dem[[j for j, nb in zip(jobs, new) if nb == b]].sum(axis=0) <= cap).all()
+
+
+def test_lns_is_an_exact_kind_method_of_the_epochs_family():
+    m = get("epochs", "lns")
+    assert m.exact and getattr(m.func, "warm_start", False)
+    r = lns(random_epochs(20, 4), time_limit=0.5)
+    assert r.info["repairs"] >= 0 and r.info["lower_bound"] >= 1
