@@ -235,15 +235,16 @@ def find_runs(root: Path, depth: int = 4) -> list[dict]:
 
 
 def format_runs(runs: list[dict]) -> str:
-    """One line per run: id, command, status, start, seconds, commit, path."""
+    """One line per run: id, command, status, start, seconds, commit, path
+    (the id column as wide as the longest id)."""
     if not runs:
         return "no runs"
-    head = f"{'id':<28} {'command':<10} {'status':<11} {'started (UTC)':<20} {'seconds':>8}  {'commit':<8}  path"
-    lines = [head]
+    w = max(8, *(len(str(r.get("id", "?"))) for r in runs))
+    lines = [f"{'id':<{w}} {'command':<10} {'status':<11} {'started (UTC)':<20} {'seconds':>8}  {'commit':<8}  path"]
     for r in runs:
         secs = r.get("seconds")
         commit = (r.get("git_commit") or "-")[:8]
-        lines.append(f"{str(r.get('id', '?'))[:28]:<28} {str(r.get('command', '?'))[:10]:<10} "
+        lines.append(f"{str(r.get('id', '?')):<{w}} {str(r.get('command', '?'))[:10]:<10} "
                      f"{str(r.get('status', '?'))[:11]:<11} {str(r.get('started', ''))[:19]:<20} "
                      f"{(f'{secs:.1f}' if isinstance(secs, (int, float)) else '-'):>8}  {commit:<8}  {r['path']}")
     return "\n".join(lines)
