@@ -120,7 +120,6 @@ def cmd_score(args) -> int:
         return 1
     out = args.out or (args.dir if args.dir.is_dir() else args.dir.parent) / "scores"
     out.parent.mkdir(parents=True, exist_ok=True)
-    from epochbench import runs
     from epochbench.instances.files import atomic_path
     prov = Path(f"{out}.run.json")
     kept = runs.keep_previous([Path(f"{out}.csv"), Path(f"{out}.parquet")], prov)

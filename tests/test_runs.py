@@ -72,7 +72,7 @@ def test_an_interrupted_default_run_is_resumed_in_its_folder(tmp_path, capsys):
     assert _strict((folder / "run.json").read_text())["status"] == "interrupted"
     EXPERIMENTS[SMALL.name] = SMALL
     assert cli.main(["experiment", SMALL.name, "--quiet", "--seeds", "3"]) == 0   # other options: a new run
-    assert cli.main(["experiment", SMALL.name, "--quiet"]) == 0                    # same options: resumed
+    assert cli.main(["experiment", SMALL.name, "--quiet", "--workers", "1"]) == 0  # same tasks: resumed
     folders = sorted((tmp_path / "results").iterdir())
     assert len(folders) == 2 and folder in folders
     df = pd.read_csv(folder / f"{SMALL.name}.csv")

@@ -304,11 +304,13 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
 
 
 def run_options(name: str, opts: Options, count: int) -> dict:
-    """What a run's provenance says about an experiment run (and what an
-    unfinished run must match to be resumed)."""
+    """What a run's provenance says about an experiment run: its
+    ``options`` (what an unfinished run must match to be resumed: the
+    same tasks) and its ``execution`` (workers, scheduler: a resumed run may
+    use others)."""
     return {"experiment": name, "tasks_total": count,
-            "options": {"quick": opts.quick, "seeds": opts.seeds, "tasks": opts.tasks, "where": list(opts.where),
-                        "workers": opts.jobs, "scheduler": opts.scheduler}}
+            "options": {"quick": opts.quick, "seeds": opts.seeds, "tasks": opts.tasks, "where": list(opts.where)},
+            "execution": {"workers": opts.jobs, "scheduler": opts.scheduler}}   # not part of a resume's match
 
 
 def _files_of(name: str, out: Path) -> list[Path]:
