@@ -32,7 +32,7 @@ from epochbench.instances.registry import register
 
 from ._binary import (BinaryModel, integer_objective, profit_scale, proven, register_exact, run_model,
                       status_info, true_bound)
-from .starts import START_SHARE, best_start
+from .starts import START_SHARE, best_start, better
 
 
 @register("assignment", "hungarian", kind="exact")
@@ -109,7 +109,7 @@ def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float
     else:
         pairs = tuple(sorted((int(i), int(k)) for i, k in keys[out.x.astype(bool)]))
         status = out.status
-        if inst.value(pairs) < inst.value(tuple(start)) - 1e-12 * max(1.0, abs(inst.value(tuple(start)))):
+        if better(inst.value(tuple(start)), inst.value(pairs), "max"):
             pairs, status = tuple(sorted(start)), "feasible"
             info["note"] = f"the solver's answer was lighter than the start ({origin}); the start is returned"
     value = inst.value(pairs)

@@ -789,6 +789,22 @@ def _milp(inst, method, hint, lb_true, deadline, threads, seed):
 
 
 # ---- the solve entry point -------------------------------------------------------------------
+def start_mapping(inst: MappingInstance, hint=None, warm: bool = True, budget: float = 0.0) -> tuple[np.ndarray, str]:
+    """The start of an exact or LNS call and where it came from: ``hint``
+    (checked: a machine in 0..m-1 per task), else the best of Min-Min and,
+    with ``warm``, the fast heuristics run within ``budget`` seconds
+    (:func:`~epochbench.exact.starts.best_start`)."""
+    start = minmin_start(inst) if hint is None else np.asarray(hint, dtype=np.int64)
+    if start.shape != (inst.n,) or start.min() < 0 or start.max() >= inst.k:
+        raise ValueError(f"{inst.name}: hint must give each of {inst.n} tasks a machine in 0..{inst.k - 1}")
+    origin = "minmin" if hint is None else "hint"
+    if hint is None and warm:
+        heur = best_start(inst, budget=budget)
+        if heur is not None and heur.value < inst.value(start):
+            start, origin = np.asarray(heur.decision, dtype=np.int64), heur.method
+    return start, origin
+
+
 def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, threads: int = 1, seed: int = 0,
                   hint=None, presolve: float | None = None, warm: bool = True) -> Result:
     """Minimum makespan of a mapping instance with backend ``method`` (cpsat,
@@ -806,14 +822,7 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
         raise KeyError(f"unknown exact method {method!r}; known: {', '.join(METHODS)}")
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
-    start = minmin_start(inst) if hint is None else np.asarray(hint, dtype=np.int64)
-    if start.shape != (inst.n,) or start.min() < 0 or start.max() >= inst.k:
-        raise ValueError(f"{inst.name}: hint must give each of {inst.n} tasks a machine in 0..{inst.k - 1}")
-    origin = "minmin" if hint is None else "hint"
-    if hint is None and warm:
-        heur = best_start(inst, budget=START_SHARE * float(time_limit))
-        if heur is not None and heur.value < inst.value(start):
-            start, origin = np.asarray(heur.decision, dtype=np.int64), heur.method
+    start, origin = start_mapping(inst, hint, warm, START_SHARE * float(time_limit))
     lb = inst.lower_bound()
     start_value = inst.value(start)
     info = {"start_makespan": start_value, "lower_bound": lb, "start": origin}

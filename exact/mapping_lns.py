@@ -36,8 +36,8 @@ from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import register
 
 from ._binary import time_left
-from .mapping import Scaled, _cpsat, _descent, lp_bound, minmin_start, scaled
-from .starts import START_SHARE, best_start
+from .mapping import Scaled, _cpsat, _descent, lp_bound, scaled, start_mapping
+from .starts import START_SHARE
 
 #: repairs without improvement before a long hop
 PATIENCE = 8
@@ -154,14 +154,7 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     t, m = inst.etc.shape
     k_min = max(2, min(int(machines), m))
     k_max = max(k_min, min(int(max_machines), m))
-    origin = "hint"
-    if hint is not None:
-        a = np.asarray(hint, dtype=np.int64)
-    else:
-        a, origin = minmin_start(inst), "minmin"
-        heur = best_start(inst, budget=START_SHARE * float(time_limit)) if warm else None
-        if heur is not None and heur.value < inst.value(a):
-            a, origin = np.asarray(heur.decision, dtype=np.int64), heur.method
+    a, origin = start_mapping(inst, hint, warm, START_SHARE * float(time_limit))
     lb = inst.lower_bound()
     lp = lp_bound(inst) if m > 1 and time_left(deadline) > 0 else None
     bound = max(lb, lp or 0.0)

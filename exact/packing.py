@@ -126,19 +126,19 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
     out = run_model(model, method, time_limit - (time.perf_counter() - t0), threads, seed)
     bound, slack = true_bound(model, out)
     info = {**status_info(model, out, slack), **start_info(start)}
-    if out.x is None:
-        sel, status = (), out.status   # no solution: nothing proved either (infeasible cannot happen)
-    else:
-        sel, status = tuple(int(j) for j in sorted(cand[out.x.astype(bool)])), out.status
-    value = inst.value(sel) if sel or out.x is not None else 0.0
-    if start is not None and (out.x is None or better(float(start.value), value, "max")):
-        sel, value = tuple(sorted(int(j) for j in start.decision)), float(start.value)
-        status = "feasible"
-        info["note"] = (f"no solver solution in time; the start ({start.method})" if out.x is None else
-                        f"the solver's answer was worse than the start ({start.method}); the start is returned")
-    elif out.x is None:
+    if out.x is not None:
+        sel = tuple(int(j) for j in sorted(cand[out.x.astype(bool)]))
+        value, status = inst.value(sel), out.status
+        worse = start is not None and better(float(start.value), value, "max")
+        note = "the solver's answer was worse than the start ({}); the start is returned"
+    elif start is not None:
+        worse, note = True, "no solver solution in time; the start ({})"
+    else:  # no solution and no start: nothing proved either (infeasible cannot happen: () is feasible)
         return Result(inst.kind, method, (), 0.0, out.status, time.perf_counter() - t0, None,
                       {**info, "bound_kind": "none"})
+    if worse:
+        sel, value, status = tuple(sorted(int(j) for j in start.decision)), float(start.value), "feasible"
+        info["note"] = note.format(start.method)
     status, bound = proven(status, value, bound, "max")
     return Result(inst.kind, method, sel, value, status, time.perf_counter() - t0, bound,
                   {**info, "bound_kind": "none" if bound is None else "solver"})
