@@ -89,14 +89,16 @@ def _instances_from(path: Path):
     return read_family(path) if path.is_dir() else [load_instance(path)]
 
 
-def _score_progress(total: int, verbose: bool):
+def _score_progress(total, verbose: bool):
     """``[i/total] instance (elapsed, ETA)`` on stderr: on a terminal always,
-    elsewhere with ``-v``."""
+    elsewhere with ``-v``.  ``total``: a number, or a function giving it
+    (called only when the progress is shown)."""
     from .sweep import Progress
-    bar = Progress(total)
+    bar = Progress(0)
     bar.on = bar.on or verbose
     if not bar.on:
         return None
+    bar.total = total() if callable(total) else total
     return lambda i, inst: bar.step({"instance": inst.name})
 
 
@@ -169,7 +171,7 @@ def cmd_validate(args) -> int:
     try:
         v = validate(func, args.family, count=args.count, seed=args.seed, label=args.function,
                      time_limit=args.time_limit, workers=args.jobs, scheduler=args.scheduler,
-                     progress=_score_progress(_validate_count(args), getattr(args, "verbose", False)))
+                     progress=_score_progress(lambda: _validate_count(args), getattr(args, "verbose", False)))
     except SolverDisagreement as exc:
         print(f"epochbench validate: disagreement: {exc}", file=sys.stderr)
         return 1
