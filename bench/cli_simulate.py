@@ -96,7 +96,7 @@ def _selector_params(policy: str, kw: dict, params: dict) -> dict:
 
 
 def _pool_options(args, options: dict, workload) -> tuple[dict, object]:
-    progress = _Progress(len(workload.jobs), sys.stderr.isatty() and not args.quiet)
+    progress = _Progress(len(workload), sys.stderr.isatty() and not args.quiet)
     kw = {"selector": args.selector, **{k: v for k, v in options.items() if v is not None}}
     params = parse_params(args.param)
     if params:
@@ -120,7 +120,7 @@ def _gang_options(args, options: dict, workload) -> tuple[dict, object]:
     if args.param:
         raise ValueError("--param applies to the space-shared policies' selectors only")
     kw = dict(options, selector=args.selector)
-    progress = _Progress(len(workload.jobs), sys.stderr.isatty() and not args.quiet)
+    progress = _Progress(len(workload), sys.stderr.isatty() and not args.quiet)
     if progress.enabled:
         kw["progress"] = progress
     holder = {}
@@ -158,6 +158,8 @@ def cmd_simulate(args) -> int:
         kw = {"nodes": args.nodes} if args.nodes else {}
         if args.no_kill:
             kw["kill_at_estimate"] = False
+        if str(args.workload).lower().endswith((".swf", ".swf.gz")):
+            kw["fields"] = ()          # the raw SWF fields no simulation reads: not kept in memory
         workload = load_workload(args.workload, **kw)
     options, (progress, recorder) = MACHINE_ARGS[machine](args, _machine_options(args, machine), workload)
     res = simulate(workload, args.policy, machine=machine, **options)

@@ -21,11 +21,19 @@ def register_family(kind: str, cls: type, checker) -> None:
     CHECKERS[kind] = checker
 
 
+def families() -> dict[str, type]:
+    """:data:`FAMILIES` with the built-in families registered: their modules
+    register on import, done here on first use so that importing
+    :mod:`epochbench.instances` stays light."""
+    from . import assignment, knapsack, mapping, packing  # noqa: F401  (they register into FAMILIES)
+    return FAMILIES
+
+
 def load_instance(path):
     """Read one instance file (a JSON object with a string ``kind``)."""
     data = read_json(path)
     kind = data["kind"]
-    if kind not in FAMILIES:
+    if kind not in families():
         raise InstanceError(f"{path}: field 'kind' is {kind!r}; known kinds: {sorted(FAMILIES)}")
     return FAMILIES[kind].from_dict(data, source=str(path))
 
@@ -126,6 +134,7 @@ def save_instance(inst, path) -> None:
 def check(inst, decision):
     """Run the family's independent feasibility checker; returns the
     normalised decision or raises :class:`InfeasibleSolution`."""
+    families()
     return CHECKERS[inst.kind](inst, decision)
 
 
@@ -186,5 +195,5 @@ def _manifest_files(manifest: Path, data) -> list[Path]:
     return files
 
 
-__all__ = ["FAMILIES", "CHECKERS", "register_family", "load_instance", "save_instance", "check",
+__all__ = ["FAMILIES", "CHECKERS", "families", "register_family", "load_instance", "save_instance", "check",
            "write_family", "read_family", "check_fields", "META_FIELDS", "InfeasibleSolution"]

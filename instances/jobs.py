@@ -28,7 +28,11 @@ The other SWF fields are kept under these names (SWF field number in brackets;
 ``mem`` (7, KB), ``req_procs`` (8), ``req_time`` (9), ``req_mem`` (10),
 ``status`` (11), ``user`` (12), ``group`` (13), ``app`` (14), ``queue`` (15),
 ``partition`` (16), ``prev_job`` (17), ``think_time`` (18).  They are float64
-for times and memory, int64 otherwise.  Any further column passes through.
+for times and memory; the integer ones take the narrowest signed integer type
+that holds their values (int8 to int64), so that millions of jobs fit in
+memory.  Any further column passes through.  :attr:`Workload.table` holds the
+columns as numpy arrays; :attr:`Workload.jobs` is the same table as a
+DataFrame, built on first use.
 
 Jobs that cannot run are dropped and counted by reason in ``Workload.dropped``,
 never silently.  The first rule that applies names the reason, in this order:
@@ -50,21 +54,21 @@ import gzip
 import io
 import json
 import re
-import warnings
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from epochbench.instances.core import InstanceError, _plain
 from epochbench.instances.files import atomic_path, write_bytes
+from epochbench.instances.table import Columns, as_columns, narrowest_int
 
 SWF_FIELDS = ("id", "submit", "wait", "runtime", "alloc_procs", "avg_cpu", "mem", "req_procs", "req_time",
               "req_mem", "status", "user", "group", "app", "queue", "partition", "prev_job", "think_time")
 SWF_FLOAT = frozenset({"submit", "wait", "runtime", "avg_cpu", "mem", "req_time", "req_mem", "think_time"})
 RAW_FIELDS = tuple(f for f in SWF_FIELDS if f not in ("id", "submit", "runtime"))
+#: the raw SWF fields that read_swf stores in the narrowest integer type holding them
+NARROW_FIELDS = tuple(f for f in RAW_FIELDS if f not in SWF_FLOAT)
 CORE = ("id", "submit", "runtime", "estimate", "procs", "duration")
 REQUIRED = ("id", "submit", "runtime", "procs")
 SIDECAR_SUFFIX = ".extra.csv"
@@ -72,28 +76,46 @@ CSV_TAG = "# epochbench "
 PARQUET_KEY = b"epochbench"
 
 
-@dataclass(frozen=True, eq=False)
 class Workload:
     """A job stream on a machine of ``capacity`` (K entries; entry 0 = processors).
 
-    Build it with :func:`make_workload` or a reader; ``jobs`` follows the column
-    contract of this module's docstring.
+    Build it with :func:`make_workload` or a reader.  ``table`` holds the
+    jobs as numpy :class:`~epochbench.instances.table.Columns` following the
+    column contract of this module's docstring; ``jobs`` is the same table as
+    a :class:`pandas.DataFrame`, built on first use (the simulator's fast
+    path never needs it, so that ``epochbench simulate`` does not import
+    pandas).  Both are read-only by convention: build a new workload to
+    change the jobs.
     """
 
-    jobs: pd.DataFrame
-    capacity: np.ndarray
-    resources: tuple = ("procs",)
-    dropped: dict = field(default_factory=dict)
-    source: str = "memory"
-    meta: dict = field(default_factory=dict)
+    __slots__ = ("table", "capacity", "resources", "dropped", "source", "meta", "_frame")
 
-    def __post_init__(self):
+    def __init__(self, jobs, capacity, resources: tuple = ("procs",), dropped: dict | None = None,
+                 source: str = "memory", meta: dict | None = None):
+        self.table = as_columns(jobs)
+        self.capacity = capacity
+        self.resources = tuple(resources)
+        self.dropped = dict(dropped or {})
+        self.source = source
+        self.meta = dict(meta or {})
+        self._frame = jobs if hasattr(jobs, "iloc") else None
         if len(self.resources) != len(self.capacity) or self.resources[0] != "procs":
             raise InstanceError(f"{self.source}: resources {self.resources} must start with 'procs' "
                                 f"and match capacity {list(self.capacity)}")
 
+    @property
+    def jobs(self):
+        """The job table as a :class:`pandas.DataFrame` (built once, on first use)."""
+        if self._frame is None:
+            self._frame = self.table.to_frame()
+        return self._frame
+
     def __len__(self) -> int:
-        return len(self.jobs)
+        return len(self.table)
+
+    def __repr__(self) -> str:
+        return (f"Workload({len(self)} jobs, capacity={self.capacity.tolist()}, resources={self.resources}, "
+                f"source={self.source!r})")
 
     @property
     def nodes(self) -> int:
@@ -110,35 +132,38 @@ def make_workload(jobs, capacity, *, resources=None, kill_at_estimate: bool = Tr
                   meta: dict | None = None, dropped: dict | None = None) -> Workload:
     """Validate a job table and build a :class:`Workload`; cost O(n log n) (the sort).
 
-    ``jobs`` needs ``id, submit, runtime, procs``; ``estimate`` is optional
+    ``jobs`` (a DataFrame, :class:`~epochbench.instances.table.Columns` or a
+    mapping of columns) needs ``id, submit, runtime, procs``; ``estimate`` is optional
     (missing, NaN or <= 0 means unknown: the runtime, then at least 1 s).
     ``capacity`` is an int or K ints; without ``resources`` the extra names come
     from the ``res_<name>`` columns in table order.  Raises
     :class:`~epochbench.instances.core.InstanceError` on missing columns, non-numeric or
     NaN values, fractional counts and duplicate ids; drops by reason the jobs
-    that cannot run (module docstring), adding to ``dropped``.
+    that cannot run (module docstring), adding to ``dropped``.  The input's
+    arrays are never written to; columns already in their contract dtype and
+    rows already in (submit, id) order are not copied.
     """
-    df = (jobs if isinstance(jobs, pd.DataFrame) else pd.DataFrame(jobs)).reset_index(drop=True).copy()
-    missing = [c for c in REQUIRED if c not in df.columns]
+    tab = Columns(dict(as_columns(jobs).items()))
+    missing = [c for c in REQUIRED if c not in tab]
     if missing:
         raise InstanceError(f"{source}: job table lacks column(s) {missing}")
     cap = _capacity(capacity, source)
-    names = _resource_names(df, cap, resources, source)
-    _coerce(df, names, source)
-    df, drops = _drop(df, cap, names)
+    names = _resource_names(tab, cap, resources, source)
+    _coerce(tab, names, source)
+    tab, drops = _drop(tab, cap, names)
     meta = dict(meta or {})
     adjusted = dict(meta.get("adjusted", {}))
-    floored = _set_estimate(df)
+    floored = _set_estimate(tab)
     if floored:
         adjusted["estimate_set_to_1s"] = adjusted.get("estimate_set_to_1s", 0) + floored
     kill = bool(kill_at_estimate)
-    est, run = df["estimate"].to_numpy(), df["runtime"].to_numpy()
-    df["duration"] = np.minimum(run, est) if kill else run
+    est, run = tab["estimate"], tab["runtime"]
+    tab["duration"] = np.minimum(run, est) if kill else run
     meta.update(kill_at_estimate=kill, adjusted=adjusted)
     total = dict(dropped or {})
     for reason, count in drops.items():
         total[reason] = total.get(reason, 0) + count
-    return Workload(_ordered(df, names), cap, names, total, str(source), meta)
+    return Workload(_ordered(tab, names), cap, names, total, str(source), meta)
 
 
 def _capacity(capacity, source) -> np.ndarray:
@@ -151,13 +176,13 @@ def _capacity(capacity, source) -> np.ndarray:
     return cap
 
 
-def _resource_names(df, cap, resources, source) -> tuple:
-    res_cols = [c for c in df.columns if isinstance(c, str) and c.startswith("res_")]
+def _resource_names(tab, cap, resources, source) -> tuple:
+    res_cols = [c for c in tab.columns if isinstance(c, str) and c.startswith("res_")]
     names = ("procs", *(c[4:] for c in res_cols)) if resources is None else tuple(resources)
     if names[0] != "procs" or len(names) != len(cap):
         raise InstanceError(f"{source}: resources {names} must start with 'procs' and match "
                             f"capacity {cap.tolist()} (res_ columns: {res_cols})")
-    absent = [f"res_{n}" for n in names[1:] if f"res_{n}" not in df.columns]
+    absent = [f"res_{n}" for n in names[1:] if f"res_{n}" not in tab]
     unused = [c for c in res_cols if c[4:] not in names[1:]]
     if absent or unused:
         raise InstanceError(f"{source}: resources {names} need columns {absent}, and columns {unused} "
@@ -165,87 +190,133 @@ def _resource_names(df, cap, resources, source) -> tuple:
     return names
 
 
-def _coerce(df, names, source) -> None:
-    """Cast the contract columns in place; raise on NaN, text and fractions."""
-    ints = ["id", "procs", *(f"res_{n}" for n in names[1:]), *(f for f in RAW_FIELDS if f not in SWF_FLOAT)]
+def _coerce(tab: Columns, names, source) -> None:
+    """Cast the contract columns in place (new arrays); raise on NaN, text and fractions.
+    The raw SWF integer fields keep a narrower integer type when they have one."""
+    ints = ["id", "procs", *(f"res_{n}" for n in names[1:])]
     for col in ints:
-        if col in df.columns:
-            df[col] = _as_int(df[col], col, source)
+        if col in tab:
+            tab[col] = _as_int(tab[col], col, source)
+    for col in NARROW_FIELDS:
+        if col in tab:
+            tab[col] = _as_int(tab[col], col, source, narrow=True)
     for col in ("submit", "runtime", "estimate", "deadline", *(f for f in RAW_FIELDS if f in SWF_FLOAT)):
-        if col in df.columns:
-            df[col] = _as_float(df[col], col, source, allow_nan=col in ("estimate", "deadline"))
-    if "licenses" in df.columns:
-        df["licenses"] = df["licenses"].fillna("").astype(str)
-    dup = df["id"].duplicated()
-    if dup.any():
-        raise InstanceError(f"{source}: job id {int(df['id'][dup].iloc[0])} occurs more than once")
+        if col in tab:
+            tab[col] = _as_float(tab[col], col, source, allow_nan=col in ("estimate", "deadline"))
+    if "licenses" in tab:
+        lic = tab["licenses"]
+        if lic.dtype.kind != "U" or len(lic) == 0:
+            lic = np.array(["" if _missing(v) else str(v) for v in lic], dtype=object)
+        tab["licenses"] = lic
+    ids = tab["id"]
+    if len(ids) > 1:
+        order = np.argsort(ids, kind="stable")
+        dup = order[1:][ids[order[1:]] == ids[order[:-1]]]
+        if dup.size:
+            raise InstanceError(f"{source}: job id {int(ids[dup.min()])} occurs more than once")
 
 
-def _as_float(col: pd.Series, name, source, *, allow_nan=False) -> np.ndarray:
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def _numeric(values, name, source) -> np.ndarray:
+    """``values`` as float64; text goes through pandas' parser (its error names the value)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iufb":
+        return arr.astype(np.float64, copy=False)
+    import pandas as pd
     try:
-        arr = pd.to_numeric(col, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
+        return pd.to_numeric(pd.Series(arr), errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
     except (ValueError, TypeError) as exc:
         raise InstanceError(f"{source}: column '{name}' is not numeric ({exc})") from None
+
+
+def _as_float(col, name, source, *, allow_nan=False) -> np.ndarray:
+    arr = _numeric(col, name, source)
     bad = ~np.isfinite(arr) & ~(allow_nan & np.isnan(arr))
     if bad.any():
         raise InstanceError(f"{source}: column '{name}' has {arr[bad][0]} at row {int(np.argmax(bad))}")
     return arr
 
 
-def _as_int(col: pd.Series, name, source) -> np.ndarray:
-    if col.dtype.kind in "iu":
-        return col.to_numpy(dtype=np.int64)
+def _as_int(col, name, source, *, narrow: bool = False) -> np.ndarray:
+    col = np.asarray(col)
+    if col.dtype.kind in "iu" and not (col.dtype.kind == "u" and col.dtype.itemsize == 8):
+        return narrowest_int(col) if narrow else col.astype(np.int64, copy=False)
     arr = _as_float(col, name, source)
     frac = arr != np.round(arr)
     if frac.any():
         raise InstanceError(f"{source}: column '{name}' must hold integers, got {arr[frac][0]} "
                             f"at row {int(np.argmax(frac))}")
-    return arr.astype(np.int64)
+    out = arr.astype(np.int64)
+    return narrowest_int(out) if narrow else out
 
 
-def _drop(df, cap, names) -> tuple[pd.DataFrame, dict]:
+def _drop(tab: Columns, cap, names) -> tuple[Columns, dict]:
     """Drop the jobs that cannot run; first rule that applies names the reason."""
-    rules = [("negative_submit", df["submit"].to_numpy() < 0),
-             ("negative_runtime", df["runtime"].to_numpy() < 0),
-             ("no_processors", df["procs"].to_numpy() < 1),
-             ("too_many_processors", df["procs"].to_numpy() > cap[0])]
+    rules = [("negative_submit", lambda: tab["submit"] < 0),
+             ("negative_runtime", lambda: tab["runtime"] < 0),
+             ("no_processors", lambda: tab["procs"] < 1),
+             ("too_many_processors", lambda: tab["procs"] > cap[0])]
     for k, name in enumerate(names[1:], start=1):
-        amount = df[f"res_{name}"].to_numpy()
-        rules += [(f"negative_{name}", amount < 0), (f"too_much_{name}", amount > cap[k])]
-    gone = np.zeros(len(df), dtype=bool)
+        rules += [(f"negative_{name}", lambda name=name: tab[f"res_{name}"] < 0),
+                  (f"too_much_{name}", lambda name=name, k=k: tab[f"res_{name}"] > cap[k])]
+    gone = None
     counts = {}
     for reason, hit in rules:
-        new = hit & ~gone
+        hit = hit()
+        if not hit.any():
+            continue
+        new = hit if gone is None else hit & ~gone
         if new.any():
             counts[reason] = int(new.sum())
-            gone |= new
-    return (df[~gone].reset_index(drop=True) if gone.any() else df), counts
+            gone = new if gone is None else gone | new
+    return (tab.mask(~gone) if gone is not None else tab), counts
 
 
-def _set_estimate(df) -> int:
+def _set_estimate(tab: Columns) -> int:
     """Estimate rule in place: given if > 0, else runtime, else 1 s; returns the 1 s count."""
-    run = df["runtime"].to_numpy()
-    est = df["estimate"].to_numpy() if "estimate" in df.columns else np.full(len(df), np.nan)
-    est = np.where(est > 0, est, run)
+    run = tab["runtime"]
+    if "estimate" in tab:
+        est = tab["estimate"]
+        est = est if (est > 0).all() else np.where(est > 0, est, run)
+    else:
+        est = run
     floor = ~(est > 0)
-    df["estimate"] = np.where(floor, 1.0, est)
-    return int(floor.sum())
+    count = int(floor.sum())
+    tab["estimate"] = np.where(floor, 1.0, est) if count else est
+    return count
 
 
-def _ordered(df, names) -> pd.DataFrame:
+def _ordered(tab: Columns, names) -> Columns:
     """Rows by (submit, id), columns in contract order."""
-    order = np.lexsort((df["id"].to_numpy(), df["submit"].to_numpy()))
     first = [*CORE, *(f"res_{n}" for n in names[1:]), "deadline", "licenses", *RAW_FIELDS]
-    cols = [c for c in first if c in df.columns] + [c for c in df.columns if c not in first]
-    out = df.take(order)[cols] if len(df) else df[cols]
-    return out.reset_index(drop=True)
+    cols = [c for c in first if c in tab] + [c for c in tab.columns if c not in first]
+    out = tab.select(cols)
+    submit, ids = out["submit"], out["id"]
+    if len(submit) > 1 and not _in_order(submit, ids):
+        out = out.take(np.lexsort((ids, submit)))
+    return out
+
+
+def _in_order(submit: np.ndarray, ids: np.ndarray) -> bool:
+    """Rows already sorted by (submit, id)?  O(n), no sort."""
+    ds = np.diff(submit)
+    if (ds < 0).any():
+        return False
+    tie = ds == 0
+    return not tie.any() or bool((ids[1:][tie] > ids[:-1][tie]).all())
 
 
 # ---- SWF ------------------------------------------------------------------------------
 _KEY = re.compile(r"^;\s{0,2}(\w+):\s*(.*?)\s*$")
+#: bytes of SWF text parsed per step: memory stays O(this), not O(file)
+SWF_CHUNK = 1 << 23
 
 
-def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True) -> Workload:
+def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
+             fields: tuple | None = None) -> Workload:
     """Read a Standard Workload Format trace (``.swf`` or ``.swf.gz``), issue 3 rules.
 
     processors = field 8 if > 0 else field 5; estimate = field 9 if > 0 else
@@ -255,34 +326,98 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True) -
     ``meta["header"]`` (repeated keys and continuation lines joined by "\\n"),
     ``MaxProcs``/``MaxNodes`` also to ``meta`` as ints (None if absent).
     A sidecar ``<path>.extra.csv`` is merged by id when it exists.  Malformed
-    lines raise :class:`InstanceError` naming file and line.  Parsing is
-    pandas' C reader: O(n), about 0.25 s per 100,000 jobs.
+    lines raise :class:`InstanceError` naming file and line.
+
+    ``fields``: the raw SWF fields to keep (:data:`RAW_FIELDS`; default all);
+    ``()`` keeps only the contract columns, what a simulation needs.  The
+    raw integer fields are stored in the narrowest integer type that holds
+    them.
+
+    The file is read in steps of :data:`SWF_CHUNK` bytes by a compiled
+    parser (:mod:`epochbench.instances._swf_parse`): O(n), no Python work
+    per line, memory for the kept columns only (about 1 s and 60 bytes per
+    job for 5 million jobs with ``fields=()``).  A file the parser declines
+    (numbers it does not convert exactly) is read by pandas' C reader.
     """
     path = Path(path)
     src = str(path)
+    keep = RAW_FIELDS if fields is None else tuple(fields)
+    unknown = [f for f in keep if f not in RAW_FIELDS]
+    if unknown:
+        raise InstanceError(f"{src}: unknown SWF field(s) {unknown}; the raw fields are {list(RAW_FIELDS)}")
     try:
-        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        header, tab = _swf_columns(path, src, keep)
     except IsADirectoryError:
         raise InstanceError(f"{src}: is a folder, expected an SWF file") from None
     except (OSError, EOFError, zlib.error) as exc:    # BadGzipFile is an OSError; a truncated .gz an EOFError
         raise InstanceError(f"{src}: cannot read SWF file ({type(exc).__name__}: {exc})") from None
-    header = _swf_header(raw)
     for key, value in (("MaxProcs", _header_int(header, "MaxProcs")), ("MaxNodes", _header_int(header, "MaxNodes")),
                        ("nodes", nodes)):
         if value is not None and not 0 < value <= MAX_NODES:
             raise InstanceError(f"{src}: {'option --nodes' if key == 'nodes' else f'header field {key!r}'} "
                                 f"= {value} is outside 1..{MAX_NODES}")
-    df = _swf_body(raw, src)
-    req, alloc = df["req_procs"].to_numpy(), df["alloc_procs"].to_numpy()
-    df.insert(3, "procs", np.maximum(np.where(req > 0, req, alloc), 0))
-    req_t = df["req_time"].to_numpy()
-    df.insert(4, "estimate", np.where(req_t > 0, req_t, df["runtime"].to_numpy()))
-    df = _merge_sidecar(df, _sidecar(path), src)
-    names = ("procs", *(c[4:] for c in df.columns if c.startswith("res_")))
-    cap, cap_from = _swf_capacity(df, header, names, nodes)
+    req, alloc = tab["req_procs"], tab["alloc_procs"]
+    tab.insert(3, "procs", np.maximum(np.where(req > 0, req, alloc), 0).astype(np.int64))
+    req_t = tab["req_time"]
+    tab.insert(4, "estimate", np.where(req_t > 0, req_t, tab["runtime"]))
+    for f in ("req_procs", "alloc_procs", "req_time"):
+        if f not in keep:
+            del tab[f]
+    tab = _merge_sidecar(tab, _sidecar(path), src)
+    names = ("procs", *(c[4:] for c in tab.columns if c.startswith("res_")))
+    cap, cap_from = _swf_capacity(tab, header, names, nodes)
     meta = {"header": header, "capacity_from": cap_from,
             "MaxProcs": _header_int(header, "MaxProcs"), "MaxNodes": _header_int(header, "MaxNodes")}
-    return make_workload(df, cap, resources=names, kill_at_estimate=kill_at_estimate, source=src, meta=meta)
+    return make_workload(tab, cap, resources=names, kill_at_estimate=kill_at_estimate, source=src, meta=meta)
+
+
+def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
+    """(header, columns) of an SWF file: the compiled parser step by step,
+    else (a number it declines) pandas' reader on the whole text."""
+    from ._swf_parse import OK, _POW10, parse_lines
+    want = ["id", "submit", "runtime", *(f for f in RAW_FIELDS if f in keep or f in
+                                         ("alloc_procs", "req_procs", "req_time"))]
+    index = [SWF_FIELDS.index(f) for f in want]
+    parts: dict[str, list] = {f: [] for f in want}
+    header = None
+    rest = b""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
+        while True:
+            data = fh.read(SWF_CHUNK)
+            buf = rest + data if rest else data
+            if header is None:
+                header = _swf_header(buf)
+            final = not data
+            arr = np.frombuffer(buf, dtype=np.uint8)
+            out = np.empty((len(buf) // 36 + 2, 18))
+            rows, used, verdict = parse_lines(arr, out, final, _POW10)
+            if verdict != OK:
+                return header, _swf_body(_read_all(path), src)
+            block = out[:rows]
+            if not _swf_values_ok(block):
+                return header, _swf_body(_read_all(path), src)
+            for f, k in zip(want, index):
+                parts[f].append(block[:, k].copy() if f in SWF_FLOAT else block[:, k].astype(np.int64))
+            rest = buf[used:]
+            if final:
+                break
+    tab = Columns({f: (np.concatenate(v) if len(v) != 1 else v[0]) for f, v in parts.items()})
+    for f in want:
+        if f in NARROW_FIELDS and f not in ("alloc_procs", "req_procs"):
+            tab[f] = narrowest_int(tab[f])
+    return header or {}, tab
+
+
+def _swf_values_ok(block: np.ndarray) -> bool:
+    """Integer fields integral and at most MAX_NODES; every value finite."""
+    ints = [k for k, f in enumerate(SWF_FIELDS) if f not in SWF_FLOAT]
+    vals = block[:, ints]
+    return bool(np.isfinite(block).all() and (vals == np.round(vals)).all() and (np.abs(vals) <= MAX_NODES).all())
+
+
+def _read_all(path: Path) -> bytes:
+    return gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
 
 
 def _swf_header(raw: bytes) -> dict:
@@ -314,8 +449,12 @@ def _header_int(header: dict, key: str) -> int | None:
     return int(m.group(1)) if m and int(m.group(1)) > 0 else None
 
 
-def _swf_body(raw: bytes, src: str) -> pd.DataFrame:
-    """The 18 fields of every job line, dtypes per the contract; O(n) in pandas' C reader."""
+def _swf_body(raw: bytes, src: str) -> Columns:
+    """The 18 fields of every job line, dtypes per the contract; O(n) in
+    pandas' C reader (the general path, and the one that names a bad line)."""
+    import warnings
+
+    import pandas as pd
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pd.errors.ParserWarning)
@@ -330,8 +469,8 @@ def _swf_body(raw: bytes, src: str) -> pd.DataFrame:
     ints = [k for k, f in enumerate(SWF_FIELDS) if f not in SWF_FLOAT]
     if not ok or np.any(arr[:, ints] != np.round(arr[:, ints])) or np.any(np.abs(arr[:, ints]) > MAX_NODES):
         _raise_bad_line(raw, src, None)
-    return pd.DataFrame({f: arr[:, k] if f in SWF_FLOAT else arr[:, k].astype(np.int64)
-                         for k, f in enumerate(SWF_FIELDS)})
+    return Columns({f: arr[:, k].copy() if f in SWF_FLOAT else arr[:, k].astype(np.int64)
+                    for k, f in enumerate(SWF_FIELDS)})
 
 
 def _raise_bad_line(raw: bytes, src: str, exc) -> None:
@@ -355,9 +494,9 @@ def _raise_bad_line(raw: bytes, src: str, exc) -> None:
     raise InstanceError(f"{src}: malformed SWF ({exc})")
 
 
-def _swf_capacity(df, header, names, nodes) -> tuple[np.ndarray, str]:
+def _swf_capacity(tab, header, names, nodes) -> tuple[np.ndarray, str]:
     """Machine size by the issue 3 rule; extra capacities from the header or the largest job."""
-    largest = _largest(df, "procs")
+    largest = _largest(tab, "procs")
     for cap_from, value in (("nodes", nodes), ("MaxProcs", _header_int(header, "MaxProcs")),
                             ("MaxNodes", _header_int(header, "MaxNodes")), ("largest_job", largest)):
         if value is not None:
@@ -365,33 +504,43 @@ def _swf_capacity(df, header, names, nodes) -> tuple[np.ndarray, str]:
     extra = header.get("EpochbenchCapacity", "").split()[1:]
     if len(names) > 1 and (header.get("EpochbenchResources", "").split()[1:] != list(names[1:])
                            or len(extra) != len(names) - 1):
-        extra = [_largest(df, f"res_{n}") for n in names[1:]]
+        extra = [_largest(tab, f"res_{n}") for n in names[1:]]
         cap_from += "; extra resources: largest_job"
     return np.array([int(value), *map(int, extra)], dtype=np.int64), cap_from
 
 
-def _largest(df, column: str) -> int:
+def _largest(tab, column: str) -> int:
     """The largest amount of ``column`` among jobs that pass the runtime and
     processor rules (at least 1): the machine size when nothing else gives it."""
-    num = {c: pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-           for c in ("submit", "runtime", "procs", column)}
+    num = {c: _coerced(tab[c]) for c in ("submit", "runtime", "procs", column)}
     runnable = (num["submit"] >= 0) & (num["runtime"] >= 0) & (num["procs"] >= 1) & np.isfinite(num[column])
     return max(int(num[column][runnable].max(initial=1)), 1)
+
+
+def _coerced(values) -> np.ndarray:
+    """float64 of a column, NaN where a value is not a number."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iufb":
+        return arr.astype(np.float64, copy=False)
+    import pandas as pd
+    return pd.to_numeric(pd.Series(arr), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
 
 
 def _sidecar(path: Path) -> Path:
     return path.with_name(path.name + SIDECAR_SUFFIX)
 
 
-def _merge_sidecar(df, side: Path, src) -> pd.DataFrame:
+def _merge_sidecar(tab: Columns, side: Path, src) -> Columns:
     if not side.exists():
-        return df
-    extra = _read_csv(side)
+        return tab
+    import pandas as pd
+    df = tab.to_frame()
+    extra = _read_csv(side).to_frame()
     if "id" not in extra.columns:
         raise InstanceError(f"{side}: sidecar lacks the 'id' column")
     extra = extra.drop(columns=[c for c in extra.columns if c in df.columns and c != "id"])
     try:
-        return df.merge(extra, on="id", how="left", validate="one_to_one")
+        return Columns.from_frame(df.merge(extra, on="id", how="left", validate="one_to_one"))
     except pd.errors.MergeError as exc:
         raise InstanceError(f"{side}: ids do not match {src} one to one ({exc})") from None
 
@@ -409,30 +558,30 @@ def write_swf(workload: Workload, path) -> Path:
     """
     path = Path(path)
     data = _swf_header_text(workload).encode("latin-1", errors="replace") + \
-        _csv_bytes(_swf_fields(workload.jobs), header=False, delimiter=" ")
+        _swf_fields(workload.table).csv_bytes(header=False, delimiter=" ")
     write_bytes(path, gzip.compress(data, compresslevel=6, mtime=0) if path.suffix == ".gz" else data)
-    extra = [c for c in workload.jobs.columns if c not in SWF_FIELDS and c not in CORE]
+    extra = [c for c in workload.table.columns if c not in SWF_FIELDS and c not in CORE]
     side = _sidecar(path)
     if extra:
-        write_bytes(side, _csv_bytes(workload.jobs[["id", *extra]]))
+        write_bytes(side, workload.table.select(["id", *extra]).csv_bytes())
     elif side.exists():
         side.unlink()
     return path
 
 
-def _swf_fields(jobs: pd.DataFrame) -> pd.DataFrame:
+def _swf_fields(jobs: Columns) -> Columns:
     n = len(jobs)
-    procs, est = jobs["procs"].to_numpy(), jobs["estimate"].to_numpy()
+    procs, est = jobs["procs"], jobs["estimate"]
     defaults = {"alloc_procs": procs, "req_procs": procs, "req_time": est}
-    cols = {f: jobs[f].to_numpy() if f in jobs.columns else defaults.get(f, np.full(n, -1)) for f in SWF_FIELDS}
+    cols = {f: jobs[f] if f in jobs else defaults.get(f, np.full(n, -1)) for f in SWF_FIELDS}
     req, alloc, req_t = cols["req_procs"].copy(), cols["alloc_procs"], cols["req_time"].copy()
     fix = np.maximum(np.where(req > 0, req, alloc), 0) != procs
     req[fix] = procs[fix]
-    got = np.where(req_t > 0, req_t, jobs["runtime"].to_numpy())
+    got = np.where(req_t > 0, req_t, jobs["runtime"])
     fix = np.where(got > 0, got, 1.0) != est
     req_t[fix] = est[fix]
     cols.update(req_procs=req, req_time=req_t)
-    return pd.DataFrame({f: _compact(np.asarray(v)) for f, v in cols.items()})
+    return Columns({f: _compact(np.asarray(v)) for f, v in cols.items()})
 
 
 def _compact(values: np.ndarray) -> np.ndarray:
@@ -474,11 +623,10 @@ def write_table(workload: Workload, path) -> Path:
     Parquet schema metadata ``epochbench``); returns the path."""
     path = Path(path)
     if path.suffix == ".csv":
-        write_bytes(path, (CSV_TAG + _table_meta(workload) + "\n").encode() + _csv_bytes(workload.jobs))
+        write_bytes(path, (CSV_TAG + _table_meta(workload) + "\n").encode() + workload.table.csv_bytes())
     elif path.suffix in (".parquet", ".pq"):
-        import pyarrow as pa
         import pyarrow.parquet as pq
-        table = pa.Table.from_pandas(workload.jobs, preserve_index=False)
+        table = workload.table.to_arrow()
         table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                                PARQUET_KEY: _table_meta(workload).encode()})
         with atomic_path(path) as tmp:
@@ -514,7 +662,7 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
             raise InstanceError(f"{src}: cannot read Parquet ({exc})") from None
         blob = (table.schema.metadata or {}).get(PARQUET_KEY)
         info = _json_info(blob, src, f"metadata {PARQUET_KEY!r}") if blob else {}
-        df = table.to_pandas()
+        df = Columns({name: _arrow_column(col) for name, col in zip(table.column_names, table.columns)})
     else:
         raise InstanceError(f"{src}: read_table reads .csv or .parquet")
     names = tuple(resources or info.get("resources") or
@@ -565,7 +713,19 @@ def _json_info(text, src: str, where: str) -> dict:
     return info
 
 
-def _read_csv(path, **kw) -> pd.DataFrame:
+def _arrow_column(col) -> np.ndarray:
+    """One Parquet column as numpy: numbers as they are (nulls as NaN), text as str objects."""
+    import pyarrow as pa
+    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_boolean(col.type):
+        if col.null_count:
+            return col.to_numpy().astype(np.float64) if not pa.types.is_floating(col.type) else col.to_numpy()
+        return col.to_numpy()
+    return np.array(col.to_pylist(), dtype=object)
+
+
+def _read_csv(path, **kw) -> Columns:
+    """A CSV table through pandas' C reader (no Python work per row)."""
+    import pandas as pd
     try:
         df = pd.read_csv(path, keep_default_na=False, na_values=["", "NaN", "nan"], **kw)
     except pd.errors.EmptyDataError:
@@ -578,17 +738,7 @@ def _read_csv(path, **kw) -> pd.DataFrame:
         raise InstanceError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if "licenses" in df.columns:
         df["licenses"] = df["licenses"].fillna("").astype(str)
-    return df
-
-
-def _csv_bytes(df: pd.DataFrame, *, header: bool = True, delimiter: str = ",") -> bytes:
-    """``df`` as CSV text through pyarrow's writer (10x pandas' to_csv); NaN as empty."""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-    buf = io.BytesIO()
-    pacsv.write_csv(pa.Table.from_pandas(df, preserve_index=False), buf,
-                    pacsv.WriteOptions(include_header=header, delimiter=delimiter))
-    return buf.getvalue()
+    return Columns.from_frame(df)
 
 
 def load_workload(path, **kw) -> Workload:
@@ -602,7 +752,7 @@ def load_workload(path, **kw) -> Workload:
     if not Path(path).exists():
         raise InstanceError(f"{path}: no such file")
     workload = reader(path, **kw)
-    if not len(workload.jobs):
+    if not len(workload):
         dropped = f" ({', '.join(f'{k} {v}' for k, v in workload.dropped.items())} dropped)" \
             if workload.dropped else ""
         raise InstanceError(f"{path}: no runnable jobs{dropped}: an empty workload has no metrics")

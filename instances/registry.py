@@ -17,7 +17,7 @@ from typing import Callable
 
 from .catalog import Catalog, PluginError, modules_of, plugins
 from .core import Result
-from .io import FAMILIES, check
+from .io import check, families
 
 
 #: ``replay`` methods return a decision stored with the instance (a recorded
@@ -236,7 +236,7 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     ``time_limit`` parameter, e.g. ``sa``) gets it when given, the others
     ignore it.
     """
-    if inst.kind not in FAMILIES:
+    if inst.kind not in families():
         raise KeyError(f"unknown family {inst.kind!r}")
     m = get(inst.kind, method)
     t0 = time.perf_counter()

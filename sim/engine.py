@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
-import pandas as pd
+
+from epochbench.instances.table import Columns, as_columns
 
 RESOURCE_PREFIX = "res_"
 ENGINES = ("auto", "fast", "generic")
@@ -65,25 +66,42 @@ class JobTable:
         return self.demand.shape[1]
 
     @classmethod
-    def from_frame(cls, jobs: pd.DataFrame, capacity: np.ndarray) -> "JobTable":
-        """Validate the column contract of :mod:`epochbench.instances.jobs` against ``capacity``."""
+    def from_frame(cls, jobs, capacity: np.ndarray) -> "JobTable":
+        """Validate the column contract of :mod:`epochbench.instances.jobs` against
+        ``capacity``.  ``jobs``: a DataFrame or :class:`~epochbench.instances.table.Columns`.
+        The arrays are copied (the engine writes only ``start`` and ``promised``,
+        which are new, but policies may keep references), except that a
+        :class:`Columns` table is shared as it is when ``copy=False`` is asked
+        for through :meth:`from_columns`."""
+        return cls.from_columns(as_columns(jobs), capacity, copy=True)
+
+    @classmethod
+    def from_columns(cls, jobs: Columns, capacity: np.ndarray, *, copy: bool = False) -> "JobTable":
+        """As :meth:`from_frame` from numpy columns; with ``copy=False`` the
+        id, submit, runtime, estimate and duration arrays are shared with
+        ``jobs`` when they already have the engine's dtypes and order (no copy
+        of the whole table: what a run over millions of jobs needs)."""
         for col in ("id", "submit", "estimate", "procs", "duration"):
-            if col not in jobs.columns:
+            if col not in jobs:
                 raise ValueError(f"job stream has no column {col!r}")
         res = tuple(c for c in jobs.columns if str(c).startswith(RESOURCE_PREFIX))
         if len(res) + 1 != capacity.shape[0]:
             raise ValueError(f"capacity has K = {capacity.shape[0]} entries but the stream has "
                              f"procs + {len(res)} resource columns {list(res)}")
-        submit = jobs["submit"].to_numpy(np.float64, copy=True)
-        ids = jobs["id"].to_numpy(np.int64, copy=True)
+
+        def col(name, dtype):
+            return np.array(jobs[name], dtype=dtype, copy=copy or None)
+
+        submit, ids = col("submit", np.float64), col("id", np.int64)
         order = np.lexsort((ids, submit))
         if not np.array_equal(order, np.arange(len(order))):
-            jobs = jobs.iloc[order]
+            jobs = jobs.take(order)
             submit, ids = submit[order], ids[order]
-        demand = np.array(jobs[["procs", *res]].to_numpy(np.int64), order="C")
-        est = jobs["estimate"].to_numpy(np.float64, copy=True)
-        dur = jobs["duration"].to_numpy(np.float64, copy=True)
-        rt = jobs["runtime"].to_numpy(np.float64, copy=True) if "runtime" in jobs.columns else dur
+        demand = np.empty((len(ids), 1 + len(res)), dtype=np.int64)
+        for k, name in enumerate(("procs", *res)):
+            demand[:, k] = jobs[name]
+        est, dur = col("estimate", np.float64), col("duration", np.float64)
+        rt = col("runtime", np.float64) if "runtime" in jobs else dur
         _check(submit, est, dur, demand, capacity)
         n = len(ids)
         return cls(ids, submit, rt, est, dur, demand, res, np.full(n, np.nan), np.full(n, np.nan))
@@ -269,9 +287,13 @@ class SimResult:
     ``passes``: scheduling passes run (one per batch of events with a
     non-empty queue).  ``seconds``: wall time of the simulation proper.
     ``engine``: ``"fast"`` (compiled loop) or ``"generic"``.
+
+    The per-job results are kept as numpy columns (:attr:`table`, a
+    :class:`~epochbench.instances.table.Columns` or a DataFrame); :attr:`jobs`
+    is the same table as a DataFrame, built on first use.
     """
 
-    jobs: pd.DataFrame
+    table: object
     policy: str
     options: dict
     passes: int
@@ -285,14 +307,27 @@ class SimResult:
         bounded slowdown, utilization, capacity loss, ...); machines with
         other metrics override it."""
         from .metrics import summarize
-        return summarize(self.jobs, self._machine(workload), small_threshold=small_threshold)
+        return summarize(self.table, self._machine(workload), small_threshold=small_threshold)
+
+    @property
+    def jobs(self):
+        """The per-job results as a :class:`pandas.DataFrame` (built once, on first use)."""
+        if isinstance(self.table, Columns):
+            self.table = self.table.to_frame()
+        return self.table
 
     def job_table(self, workload=None):
         """The ``jobs.csv`` table: :attr:`jobs` with the per-job metrics
         (:func:`epochbench.sim.metrics.per_job`) that it lacks."""
+        return self.job_columns(workload).to_frame()
+
+    def job_columns(self, workload=None) -> Columns:
+        """:meth:`job_table` as numpy :class:`~epochbench.instances.table.Columns`
+        (what ``jobs.csv`` is written from, without pandas)."""
         from .metrics import per_job
-        extra = per_job(self.jobs, self._machine(workload))
-        return self.jobs.join(extra[[c for c in extra.columns if c not in self.jobs.columns]])
+        base = as_columns(self.table)
+        extra = per_job(base, self._machine(workload))
+        return base.assign(**{c: extra[c] for c in extra.columns if c not in base})
 
     @property
     def extras(self) -> dict:
@@ -305,26 +340,26 @@ class SimResult:
         if workload is not None:
             return workload
         from types import SimpleNamespace
-        names = ("procs", *(c[len(RESOURCE_PREFIX):] for c in self.jobs.columns if c.startswith(RESOURCE_PREFIX)))
+        names = ("procs", *(c[len(RESOURCE_PREFIX):] for c in self.table.columns if c.startswith(RESOURCE_PREFIX)))
         return SimpleNamespace(capacity=np.asarray(self.capacity), resources=names)
 
     @property
     def n(self) -> int:
-        return len(self.jobs)
+        return len(self.table)
 
     @property
     def jobs_per_second(self) -> float:
         return self.n / self.seconds if self.seconds > 0 else float("inf")
 
 
-def _frame(table: JobTable) -> pd.DataFrame:
+def _frame(table: JobTable) -> Columns:
     d = {"id": table.ids, "submit": table.submit, "start": table.start,
          "end": table.start + table.duration, "procs": table.demand[:, 0],
          "estimate": table.estimate, "runtime": table.runtime, "duration": table.duration}
     for k, name in enumerate(table.resources, start=1):
         d[name] = table.demand[:, k]
     d["promised"] = table.promised
-    return pd.DataFrame(d)
+    return Columns(d)
 
 
 def packing_instance(table: JobTable, capacity, free, candidates, *, now: float = 0.0,

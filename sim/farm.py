@@ -43,7 +43,6 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
-import pandas as pd
 
 from epochbench.instances import farm as _farm
 from epochbench.instances.core import InstanceError
@@ -344,6 +343,11 @@ class FarmResult(SimResult):
     def job_table(self, workload=None) -> pd.DataFrame:
         return self.jobs
 
+    def job_columns(self, workload=None):
+        """:meth:`job_table` as numpy columns (what ``jobs.csv`` is written from)."""
+        from epochbench.instances.table import Columns
+        return Columns.from_frame(self.jobs)
+
     @property
     def extras(self) -> dict:
         return {"stream": self.stream, "stats": _plain(self.stats)}
@@ -428,6 +432,7 @@ def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable |
         ser_r.append(int((sim.status == RUNNING).sum()))
     j = stream.jobs
     wait = sim.end - j.submit - sim.exec_time
+    import pandas as pd  # here, not at import: the pool's runs never need it
     jobs = pd.DataFrame({"id": j.ids, "submit": j.submit, "deadline": j.deadline, "start": sim.first_start,
                          "end": sim.end, "exec_time": sim.exec_time, "wait": np.maximum(wait, 0.0),
                          "slowdown": (sim.end - j.submit) / sim.exec_time,

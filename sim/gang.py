@@ -71,7 +71,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-import pandas as pd
 
 from epochbench.instances.core import InstanceError
 
@@ -424,6 +423,7 @@ class GangSimulator:
              "duration": tb.duration, "promised": tb.promised, "placed": np.array(self.placed),
              "executed": np.array(self.executed), "switches": np.array(self.switches, dtype=np.int64),
              "migrations": np.array(self.migrations, dtype=np.int64), "penalty": np.array(self.penalty)}
+        import pandas as pd  # here, not at import: the pool's runs never need it
         jobs = pd.DataFrame(d)
         span = float(np.nanmax(d["end"])) - self.t0 if tb.n else float("nan")
         denom = float(self.n * span) if tb.n and span > 0 else float("nan")

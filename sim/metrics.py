@@ -6,18 +6,27 @@ are carried along), times in seconds.  Notation of [zhang-comparative] section 2
 t^a = submit, t^s = start, t^f = end, t^e = duration (execution time in a
 dedicated setting: the run time, cut at the estimate when jobs are killed
 there), n = procs, N = capacity[0].  Everything is vectorised: O(n log n) for
-the sorts, well under a second for 250,000 jobs.
+the sorts, well under a second for 250,000 jobs.  A result table is a
+DataFrame or numpy :class:`~epochbench.instances.table.Columns` (what the
+fast path produces, so that a run needs no pandas); :func:`per_job` returns
+the same kind it is given.
 """
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+
+from epochbench.instances.table import Columns, as_columns
 
 TAU = 10.0  # [zhang-comparative] section 2.3: Gamma = 10 s
 NEEDED = ("id", "submit", "start", "end", "procs", "duration")
 
 
-def _check(result: pd.DataFrame) -> None:
+def _col(table, name: str) -> np.ndarray:
+    """Column ``name`` of a DataFrame or :class:`Columns` as float64."""
+    return np.asarray(table[name], dtype=np.float64)
+
+
+def _check(result) -> None:
     missing = [c for c in NEEDED if c not in result.columns]
     if missing:
         raise ValueError(f"result table lacks column(s) {missing}")
@@ -32,11 +41,11 @@ def _resources(workload, k: int) -> tuple:
     return tuple(getattr(workload, "resources", ("procs", *(f"r{i}" for i in range(1, k)))))
 
 
-def requirement(result: pd.DataFrame, workload=None) -> np.ndarray:
+def requirement(result, workload=None) -> np.ndarray:
     """The resource requirement of each job in node equivalents: ``procs`` for
     K = 1; for K > 1, N x the mean over the K resources of the fraction of each
     that the job holds (so a job holding all of every resource weighs N)."""
-    procs = result["procs"].to_numpy(dtype=np.float64)
+    procs = _col(result, "procs")
     if workload is None:
         return procs
     cap = _capacity(workload)
@@ -45,7 +54,7 @@ def requirement(result: pd.DataFrame, workload=None) -> np.ndarray:
         return procs
     frac = procs / cap[0]
     for k, name in enumerate(names[1:], start=1):
-        frac = frac + result[f"res_{name}"].to_numpy(dtype=np.float64) / cap[k]
+        frac = frac + _col(result, f"res_{name}") / cap[k]
     return cap[0] * frac / len(cap)
 
 
@@ -62,7 +71,7 @@ def out_of_order(submit, job_id, start) -> np.ndarray:
     return flags
 
 
-def per_job(result: pd.DataFrame, workload=None, *, tau: float = TAU) -> pd.DataFrame:
+def per_job(result, workload=None, *, tau: float = TAU):
     """Per-job metrics: the result's ``id, submit, start, end, procs, duration``
     plus
 
@@ -76,15 +85,17 @@ def per_job(result: pd.DataFrame, workload=None, *, tau: float = TAU) -> pd.Data
       (:func:`out_of_order`).
     """
     _check(result)
-    base = result[list(NEEDED)].reset_index(drop=True)
-    submit, start, end = (base[c].to_numpy(dtype=np.float64) for c in ("submit", "start", "end"))
-    execution = base["duration"].to_numpy(dtype=np.float64)
+    frame = not isinstance(result, Columns)
+    base = as_columns(result).select(NEEDED)
+    submit, start, end = (_col(base, c) for c in ("submit", "start", "end"))
+    execution = _col(base, "duration")
     response = end - submit
     weight = requirement(result, workload) * execution
-    return base.assign(wait=start - submit, response=response,
-                       bsld=np.maximum(response, tau) / np.maximum(execution, tau),
-                       weight=weight, weighted_response=weight * response,
-                       out_of_order=out_of_order(submit, base["id"].to_numpy(), start))
+    out = base.assign(wait=start - submit, response=response,
+                      bsld=np.maximum(response, tau) / np.maximum(execution, tau),
+                      weight=weight, weighted_response=weight * response,
+                      out_of_order=out_of_order(submit, np.asarray(base["id"]), start))
+    return out.to_frame() if frame else out
 
 
 def step_function(times_up, amount_up, times_down, amount_down, grid=None) -> tuple[np.ndarray, np.ndarray]:
@@ -102,25 +113,25 @@ def step_function(times_up, amount_up, times_down, amount_down, grid=None) -> tu
     return grid, np.cumsum(delta)
 
 
-def busy_over_time(result: pd.DataFrame, column: str = "procs", grid=None):
+def busy_over_time(result, column: str = "procs", grid=None):
     """Units of ``column`` held by running jobs over time, as :func:`step_function`;
     a job holds its units on [start, end) (space sharing)."""
-    amount = result[column].to_numpy(dtype=np.float64)
+    amount = _col(result, column)
     return step_function(result["start"], amount, result["end"], amount, grid)
 
 
-def queue_over_time(result: pd.DataFrame, grid=None):
+def queue_over_time(result, grid=None):
     """Number of jobs waiting (submitted, not started) over time, as :func:`step_function`."""
     return step_function(result["submit"], 1.0, result["start"], 1.0, grid)
 
 
 def _horizon(result) -> tuple[float, float]:
     """(first arrival, t^f_m - first arrival): [zhang-comparative] eq. 1 puts the first arrival at t = 0."""
-    t0 = float(result["submit"].min())
-    return t0, float(result["end"].max()) - t0
+    t0 = float(np.min(result["submit"]))
+    return t0, float(np.max(result["end"])) - t0
 
 
-def utilization(result: pd.DataFrame, workload, column: str = "procs") -> float:
+def utilization(result, workload, column: str = "procs") -> float:
     """rho = sum_i n_i t^e_i / (N x t^f_m), [zhang-comparative] eq. 1, time measured from the
     first arrival; for ``column = "res_<name>"`` the same with that resource's
     amounts and capacity.  NaN for an empty or zero-length run."""
@@ -129,11 +140,11 @@ def utilization(result: pd.DataFrame, workload, column: str = "procs") -> float:
     cap = _capacity(workload)
     k = 0 if column == "procs" else 1 + _resources(workload, len(cap))[1:].index(column[4:])
     _, span = _horizon(result)
-    work = float(np.dot(result[column].to_numpy(dtype=np.float64), result["duration"].to_numpy(dtype=np.float64)))
+    work = float(np.dot(_col(result, column), _col(result, "duration")))
     return work / float(cap[k] * span) if span > 0 else float("nan")
 
 
-def capacity_loss(result: pd.DataFrame, workload) -> float:
+def capacity_loss(result, workload) -> float:
     """kappa = sum_i e_i (psi_{i+1} - psi_i) delta_i / (t^f_m x N), [zhang-comparative] eq. 2
     (purely space-shared machine): the node-time left empty while at least one
     job waits, over N x t^f_m.  The psi are the distinct submit, start and end
@@ -147,8 +158,7 @@ def capacity_loss(result: pd.DataFrame, workload) -> float:
     t0, span = _horizon(result)
     if span <= 0:
         return float("nan")
-    times = result[["submit", "start", "end"]].to_numpy(dtype=np.float64)
-    grid = np.unique(times)
+    grid = np.unique(np.concatenate([_col(result, c) for c in ("submit", "start", "end")]))
     _, busy = busy_over_time(result, grid=grid)
     _, queued = queue_over_time(result, grid=grid)
     empty = (nodes - busy[:-1]) * (queued[:-1] > 0)
@@ -162,16 +172,16 @@ def _stats(prefix: str, values: np.ndarray) -> dict:
             f"{prefix}_max": float(values.max()), f"{prefix}_std": float(values.std())}
 
 
-def _group(prefix: str, table: pd.DataFrame) -> dict:
+def _group(prefix: str, table: Columns) -> dict:
     out = {f"{prefix}_jobs": int(len(table))}
     for col in ("wait", "bsld"):
-        values = table[col].to_numpy()
+        values = np.asarray(table[col])
         out[f"{prefix}_{col}_mean"] = float(values.mean()) if len(values) else float("nan")
         out[f"{prefix}_{col}_std"] = float(values.std()) if len(values) else float("nan")
     return out
 
 
-def summarize(result: pd.DataFrame, workload, small_threshold: int = 32, *, tau: float = TAU) -> dict:
+def summarize(result, workload, small_threshold: int = 32, *, tau: float = TAU) -> dict:
     """One flat dict of run metrics (JSON-ready floats and ints).
 
     - ``jobs``; ``makespan`` = t^f_m - first arrival ([zhang-comparative] eq. 1's t^f_m);
@@ -188,7 +198,7 @@ def summarize(result: pd.DataFrame, workload, small_threshold: int = 32, *, tau:
       small jobs use 32 or fewer nodes);
     - ``out_of_order_jobs`` and ``out_of_order_share`` (:func:`out_of_order`).
     """
-    table = per_job(result, workload, tau=tau)
+    table = per_job(as_columns(result), workload, tau=tau)
     out = {"jobs": int(len(table))}
     if len(table):
         t0, span = _horizon(table)
@@ -196,8 +206,8 @@ def summarize(result: pd.DataFrame, workload, small_threshold: int = 32, *, tau:
     else:
         out["makespan"] = float("nan")
     for col in ("wait", "response", "bsld"):
-        out.update(_stats(col, table[col].to_numpy()))
-    weight, wresp = table["weight"].to_numpy(), table["weighted_response"].to_numpy()
+        out.update(_stats(col, table[col]))
+    weight, wresp = table["weight"], table["weighted_response"]
     out["weighted_response"] = float(wresp.mean()) if len(table) else float("nan")
     out["weighted_response_norm"] = float(wresp.sum() / weight.sum()) if weight.sum() > 0 else float("nan")
     out["utilization"] = utilization(result, workload)
@@ -205,10 +215,10 @@ def summarize(result: pd.DataFrame, workload, small_threshold: int = 32, *, tau:
     for name in _resources(workload, len(cap))[1:]:
         out[f"utilization_{name}"] = utilization(result, workload, f"res_{name}")
     out["capacity_loss"] = capacity_loss(result, workload)
-    small = table["procs"].to_numpy() <= small_threshold
-    out.update(_group("small", table[small]))
-    out.update(_group("large", table[~small]))
-    flags = table["out_of_order"].to_numpy()
+    small = np.asarray(table["procs"]) <= small_threshold
+    out.update(_group("small", table.select(("wait", "bsld")).mask(small)))
+    out.update(_group("large", table.select(("wait", "bsld")).mask(~small)))
+    flags = table["out_of_order"]
     out["out_of_order_jobs"] = int(flags.sum())
     out["out_of_order_share"] = float(flags.mean()) if len(table) else float("nan")
     return out

@@ -9,17 +9,20 @@ import time
 from typing import Callable
 
 import numpy as np
-import pandas as pd
+
+from epochbench.instances.table import as_columns
 
 from . import policies
 from .engine import ENGINES, Engine, JobTable, PassHook, Policy, PoolMachine, SimResult, _frame
 
 
-def simulate_pool(jobs: pd.DataFrame, capacity, policy: str | Policy = "easy", *, engine: str = "auto",
+def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str = "auto",
              selector: str | None = None, selector_options: dict | None = None,
              on_pass: PassHook | None = None, machine: Callable | None = None,
              progress: Callable[[int, float], None] | None = None, **options) -> SimResult:
-    """Replay ``jobs`` on a machine of ``capacity`` (K entries, 0 = processors).
+    """Replay ``jobs`` (a DataFrame or numpy :class:`~epochbench.instances.table.Columns`,
+    the column contract of :mod:`epochbench.instances.jobs`; its arrays are
+    shared, never written) on a machine of ``capacity`` (K entries, 0 = processors).
 
     ``policy``: ``fcfs``, ``nonfcfs``, ``easy``, ``conservative`` (see
     :mod:`epochbench.sim.policies`) or a :class:`Policy` object.  ``options`` go to the
@@ -39,7 +42,7 @@ def simulate_pool(jobs: pd.DataFrame, capacity, policy: str | Policy = "easy", *
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     cap = np.asarray(capacity, dtype=np.int64).reshape(-1)
-    table = JobTable.from_frame(jobs, cap)
+    table = JobTable.from_columns(as_columns(jobs), cap)
     if isinstance(policy, str):
         pol = policies.make(policy, selector=selector, selector_options=selector_options, **options)
     elif selector is not None or selector_options or options:

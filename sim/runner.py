@@ -30,6 +30,8 @@ def _jobs_and_capacity(workload) -> tuple:
         workload = load_workload(workload)
     if isinstance(workload, tuple) and len(workload) == 2:
         return workload
+    if hasattr(workload, "table") and hasattr(workload, "capacity"):
+        return workload.table, workload.capacity           # numpy columns: no pandas on the pool's path
     if hasattr(workload, "jobs") and hasattr(workload, "capacity"):
         return workload.jobs, workload.capacity
     raise TypeError(f"workload: expected a Workload, a path or (jobs, capacity), got {type(workload).__name__}")
@@ -64,6 +66,7 @@ def _pool(workload, policy, *, record=None, **options) -> SimResult:
 def _gang(workload, policy, **options) -> SimResult:
     from .gang import simulate_gang
     jobs, cap = _jobs_and_capacity(workload)
+    jobs = jobs.to_frame() if hasattr(jobs, "to_frame") and not hasattr(jobs, "iloc") else jobs
     limit = options.get("migration_limit", 64)
     if limit is not None and limit < 0:
         options["migration_limit"] = None
@@ -154,7 +157,7 @@ def report(result: SimResult, workload=None, *, metrics: dict | None = None, sou
     return {"machine": result.machine,
             "workload": source if source is not None else getattr(workload, "source", None),
             "policy": result.policy, "options": result.options, "engine": result.engine,
-            "capacity": np.asarray(result.capacity).tolist(), "jobs": len(result.jobs),
+            "capacity": np.asarray(result.capacity).tolist(), "jobs": result.n,
             "dropped": dict(getattr(workload, "dropped", {}) or {}),
             "kill_at_estimate": getattr(workload, "kill_at_estimate", None),
             "seconds": result.seconds, "jobs_per_second": result.jobs_per_second, "passes": result.passes,
@@ -169,10 +172,12 @@ def to_json(obj, **kw) -> str:
 
 def write_run(out, result: SimResult, rep: dict, workload=None) -> None:
     """``OUT/jobs.csv`` (:meth:`SimResult.job_table`) and ``OUT/report.json``,
-    each written atomically."""
+    each written atomically.  ``jobs.csv`` is written column by column by
+    pyarrow's CSV writer (:meth:`~epochbench.instances.table.Columns.write_csv`;
+    NaN as an empty field, booleans as true/false), not row by row."""
     from epochbench.instances.files import atomic_path, write_text
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_path(out / "jobs.csv") as tmp:
-        result.job_table(workload).to_csv(tmp, index=False)
+        result.job_columns(workload).write_csv(str(tmp))
     write_text(out / "report.json", to_json(rep, indent=1))
