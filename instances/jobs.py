@@ -209,7 +209,7 @@ def _coerce(tab: Columns, names, source) -> None:
             lic = np.array(["" if _missing(v) else str(v) for v in lic], dtype=object)
         tab["licenses"] = lic
     ids = tab["id"]
-    if len(ids) > 1:
+    if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():     # increasing ids (the usual case) are distinct
         order = np.argsort(ids, kind="stable")
         dup = order[1:][ids[order[1:]] == ids[order[:-1]]]
         if dup.size:
@@ -356,10 +356,9 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
         if value is not None and not 0 < value <= MAX_NODES:
             raise InstanceError(f"{src}: {'option --nodes' if key == 'nodes' else f'header field {key!r}'} "
                                 f"= {value} is outside 1..{MAX_NODES}")
-    req, alloc = tab["req_procs"], tab["alloc_procs"]
-    tab.insert(3, "procs", np.maximum(np.where(req > 0, req, alloc), 0).astype(np.int64))
-    req_t = tab["req_time"]
-    tab.insert(4, "estimate", np.where(req_t > 0, req_t, tab["runtime"]))
+    tab.insert(3, "procs", _or_else(tab["req_procs"], tab["alloc_procs"], reuse="req_procs" not in keep))
+    np.maximum(tab["procs"], 0, out=tab["procs"])
+    tab.insert(4, "estimate", _or_else(tab["req_time"], tab["runtime"], reuse="req_time" not in keep))
     for f in ("req_procs", "alloc_procs", "req_time"):
         if f not in keep:
             del tab[f]
@@ -371,49 +370,62 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
     return make_workload(tab, cap, resources=names, kill_at_estimate=kill_at_estimate, source=src, meta=meta)
 
 
+def _or_else(given: np.ndarray, other: np.ndarray, *, reuse: bool) -> np.ndarray:
+    """``given`` where > 0, else ``other`` (the SWF rule for processors and
+    estimates); written over ``given`` itself when it is not kept (``reuse``)."""
+    out = given if reuse else given.copy()
+    unknown = ~(given > 0)
+    out[unknown] = other[unknown]
+    return out
+
+
 def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     """(header, columns) of an SWF file: the compiled parser step by step,
-    else (a number it declines) pandas' reader on the whole text."""
-    from ._swf_parse import OK, _POW10, parse_lines
+    writing each kept field straight into its column; else (a line it does
+    not read) pandas' reader on the whole text."""
+    from ._swf_parse import BAD, FULL, _POW10, job_capacity, parse_lines
     want = ["id", "submit", "runtime", *(f for f in RAW_FIELDS if f in keep or f in
                                          ("alloc_procs", "req_procs", "req_time"))]
-    index = [SWF_FIELDS.index(f) for f in want]
-    parts: dict[str, list] = {f: [] for f in want}
-    header = None
-    rest = b""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
+    floats, ints = [f for f in want if f in SWF_FLOAT], [f for f in want if f not in SWF_FLOAT]
+    dest = np.array([(floats if f in SWF_FLOAT else ints).index(f) if f in want else -1 for f in SWF_FIELDS])
+    is_int = np.array([f not in SWF_FLOAT for f in SWF_FIELDS])
+    gz = path.suffix == ".gz"
+    # plain text: room for every line at once (pages never touched cost no memory);
+    # gzip: a guess at 4x the compressed size, grown when full
+    room = job_capacity(path.stat().st_size * (4 if gz else 1))
+    out, iout = np.empty((len(floats), room)), np.empty((len(ints), room), dtype=np.int64)
+    header, rest, rows = None, b"", 0
+    with (gzip.open if gz else open)(path, "rb") as fh:
         while True:
             data = fh.read(SWF_CHUNK)
             buf = rest + data if rest else data
-            if header is None:
-                header = _swf_header(buf)
-            final = not data
-            arr = np.frombuffer(buf, dtype=np.uint8)
-            out = np.empty((len(buf) // 36 + 2, 18))
-            rows, used, verdict = parse_lines(arr, out, final, _POW10)
-            if verdict != OK:
+            header = _swf_header(buf) if header is None else header
+            while True:
+                rows, used, verdict = parse_lines(np.frombuffer(buf, dtype=np.uint8), out, iout, rows, dest,
+                                                  is_int, not data, _POW10)
+                if verdict != FULL:
+                    break
+                need = rows + job_capacity(len(buf) - used)
+                out, iout = _grown(out, need), _grown(iout, need)
+                buf = buf[used:]
+            if verdict == BAD:
                 return header, _swf_body(_read_all(path), src)
-            block = out[:rows]
-            if not _swf_values_ok(block):
-                return header, _swf_body(_read_all(path), src)
-            for f, k in zip(want, index):
-                parts[f].append(block[:, k].copy() if f in SWF_FLOAT else block[:, k].astype(np.int64))
             rest = buf[used:]
-            if final:
+            if not data:
                 break
-    tab = Columns({f: (np.concatenate(v) if len(v) != 1 else v[0]) for f, v in parts.items()})
+    tab = Columns({f: out[floats.index(f), :rows] if f in SWF_FLOAT else iout[ints.index(f), :rows]
+                   for f in want})
     for f in want:
         if f in NARROW_FIELDS and f not in ("alloc_procs", "req_procs"):
             tab[f] = narrowest_int(tab[f])
     return header or {}, tab
 
 
-def _swf_values_ok(block: np.ndarray) -> bool:
-    """Integer fields integral and at most MAX_NODES; every value finite."""
-    ints = [k for k, f in enumerate(SWF_FIELDS) if f not in SWF_FLOAT]
-    vals = block[:, ints]
-    return bool(np.isfinite(block).all() and (vals == np.round(vals)).all() and (np.abs(vals) <= MAX_NODES).all())
+def _grown(out: np.ndarray, need: int) -> np.ndarray:
+    """``out`` with room for at least ``need`` columns (doubling)."""
+    bigger = np.empty((out.shape[0], max(need, 2 * out.shape[1])), dtype=out.dtype)
+    bigger[:, :out.shape[1]] = out
+    return bigger
 
 
 def _read_all(path: Path) -> bytes:
@@ -496,11 +508,12 @@ def _raise_bad_line(raw: bytes, src: str, exc) -> None:
 
 def _swf_capacity(tab, header, names, nodes) -> tuple[np.ndarray, str]:
     """Machine size by the issue 3 rule; extra capacities from the header or the largest job."""
-    largest = _largest(tab, "procs")
     for cap_from, value in (("nodes", nodes), ("MaxProcs", _header_int(header, "MaxProcs")),
-                            ("MaxNodes", _header_int(header, "MaxNodes")), ("largest_job", largest)):
+                            ("MaxNodes", _header_int(header, "MaxNodes")), ("largest_job", -1)):
         if value is not None:
             break
+    if value == -1:
+        value = _largest(tab, "procs")
     extra = header.get("EpochbenchCapacity", "").split()[1:]
     if len(names) > 1 and (header.get("EpochbenchResources", "").split()[1:] != list(names[1:])
                            or len(extra) != len(names) - 1):

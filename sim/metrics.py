@@ -14,6 +14,7 @@ the same kind it is given.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from epochbench.instances.table import Columns, as_columns
 
@@ -63,12 +64,19 @@ def out_of_order(submit, job_id, start) -> np.ndarray:
     i that arrived earlier ((submit_i, id_i) < (submit_j, id_j)) started later
     (start_i > start_j).  One lexsort and a running maximum: O(n log n)."""
     submit, job_id, start = (np.asarray(a) for a in (submit, job_id, start))
-    order = np.lexsort((job_id, submit))
+    order = np.arange(len(submit)) if _in_arrival_order(submit, job_id) else np.lexsort((job_id, submit))
     s = start[order].astype(np.float64)
     before = np.concatenate(([-np.inf], np.maximum.accumulate(s)[:-1])) if len(s) else s
     flags = np.empty(len(s), dtype=bool)
     flags[order] = before > s
     return flags
+
+
+def _in_arrival_order(submit: np.ndarray, job_id: np.ndarray) -> bool:
+    """Rows already in (submit, id) order (the simulator's tables are): no sort needed."""
+    ds = np.diff(submit)
+    tie = ds == 0
+    return bool((ds >= 0).all() and (job_id[1:][tie] > job_id[:-1][tie]).all())
 
 
 def per_job(result, workload=None, *, tau: float = TAU):
@@ -151,18 +159,59 @@ def capacity_loss(result, workload) -> float:
     times (starts coincide with arrivals or terminations under continuous
     scheduling; adding them as breakpoints changes nothing then and is exact
     otherwise); e_i and delta_i are taken after all events at psi_i.
-    O(n log n).  NaN for an empty or zero-length run."""
+    O(n log n): three sorts (none for a table in submit order) and a compiled
+    sweep.  NaN for an empty or zero-length run."""
     if len(result) == 0:
         return float("nan")
     nodes = float(_capacity(workload)[0])
     t0, span = _horizon(result)
     if span <= 0:
         return float("nan")
-    grid = np.unique(np.concatenate([_col(result, c) for c in ("submit", "start", "end")]))
-    _, busy = busy_over_time(result, grid=grid)
-    _, queued = queue_over_time(result, grid=grid)
-    empty = (nodes - busy[:-1]) * (queued[:-1] > 0)
-    return float(np.dot(empty, np.diff(grid))) / (nodes * span)
+    submit, start, end = (_col(result, c) for c in ("submit", "start", "end"))
+    procs = np.asarray(result["procs"], dtype=np.int64)
+    by_submit = np.arange(len(submit)) if _sorted(submit) else np.argsort(submit)
+    empty = _empty_while_waiting(submit, start, end, procs, by_submit, np.argsort(start), np.argsort(end),
+                                 int(nodes))
+    return empty / (nodes * span)
+
+
+def _sorted(values: np.ndarray) -> bool:
+    return bool((values[1:] >= values[:-1]).all())
+
+
+@njit(cache=True, nogil=True)
+def _empty_while_waiting(submit, start, end, procs, by_submit, by_start, by_end, nodes):
+    """Node-time left empty while a job waits: one sweep over the submit,
+    start and end times in time order (the ``by_*`` orders), adding
+    (nodes - busy) x (psi_{i+1} - psi_i) over the intervals between
+    consecutive distinct times where a job waits; busy and waiting counted
+    after all events at psi_i.  O(n) after the sorts; busy and queue length
+    are integers, so every term is exact and only the order of the sum
+    differs from a dot product over the grid."""
+    n = submit.shape[0]
+    a = b = c = 0
+    busy = queued = 0
+    total = 0.0
+    t = -np.inf
+    while a < n or b < n or c < n:
+        ta = submit[by_submit[a]] if a < n else np.inf
+        tb = start[by_start[b]] if b < n else np.inf
+        tc = end[by_end[c]] if c < n else np.inf
+        now = min(ta, tb, tc)
+        if queued > 0 and now > t:
+            total += float(nodes - busy) * (now - t)
+        t = now
+        while a < n and submit[by_submit[a]] == now:
+            queued += 1
+            a += 1
+        while b < n and start[by_start[b]] == now:
+            queued -= 1
+            busy += procs[by_start[b]]
+            b += 1
+        while c < n and end[by_end[c]] == now:
+            busy -= procs[by_end[c]]
+            c += 1
+    return total
 
 
 def _stats(prefix: str, values: np.ndarray) -> dict:
@@ -170,15 +219,6 @@ def _stats(prefix: str, values: np.ndarray) -> dict:
         return {f"{prefix}_{s}": float("nan") for s in ("mean", "median", "max", "std")}
     return {f"{prefix}_mean": float(values.mean()), f"{prefix}_median": float(np.median(values)),
             f"{prefix}_max": float(values.max()), f"{prefix}_std": float(values.std())}
-
-
-def _group(prefix: str, table: Columns) -> dict:
-    out = {f"{prefix}_jobs": int(len(table))}
-    for col in ("wait", "bsld"):
-        values = np.asarray(table[col])
-        out[f"{prefix}_{col}_mean"] = float(values.mean()) if len(values) else float("nan")
-        out[f"{prefix}_{col}_std"] = float(values.std()) if len(values) else float("nan")
-    return out
 
 
 def summarize(result, workload, small_threshold: int = 32, *, tau: float = TAU) -> dict:
@@ -198,27 +238,45 @@ def summarize(result, workload, small_threshold: int = 32, *, tau: float = TAU) 
       small jobs use 32 or fewer nodes);
     - ``out_of_order_jobs`` and ``out_of_order_share`` (:func:`out_of_order`).
     """
-    table = per_job(as_columns(result), workload, tau=tau)
-    out = {"jobs": int(len(table))}
-    if len(table):
-        t0, span = _horizon(table)
-        out["makespan"] = span
-    else:
-        out["makespan"] = float("nan")
-    for col in ("wait", "response", "bsld"):
-        out.update(_stats(col, table[col]))
-    weight, wresp = table["weight"], table["weighted_response"]
-    out["weighted_response"] = float(wresp.mean()) if len(table) else float("nan")
+    result = as_columns(result)
+    _check(result)
+    n = len(result)
+    out = {"jobs": int(n), "makespan": _horizon(result)[1] if n else float("nan")}
+    # one per-job column at a time (a run of millions of jobs holds no per-job table)
+    submit, start, end, execution = (_col(result, c) for c in ("submit", "start", "end", "duration"))
+    small = np.asarray(result["procs"]) <= small_threshold
+    parts = {"small": {"small_jobs": int(small.sum())}, "large": {"large_jobs": int(n - small.sum())}}
+    wait = start - submit
+    out.update(_stats("wait", wait))
+    _split_stats(parts, "wait", wait, small)
+    del wait
+    response = end - submit
+    out.update(_stats("response", response))
+    bsld = np.maximum(response, tau) / np.maximum(execution, tau)
+    out.update(_stats("bsld", bsld))
+    _split_stats(parts, "bsld", bsld, small)
+    del bsld
+    weight = requirement(result, workload) * execution
+    wresp = weight * response
+    out["weighted_response"] = float(wresp.mean()) if n else float("nan")
     out["weighted_response_norm"] = float(wresp.sum() / weight.sum()) if weight.sum() > 0 else float("nan")
+    del weight, wresp, response
     out["utilization"] = utilization(result, workload)
     cap = _capacity(workload)
     for name in _resources(workload, len(cap))[1:]:
         out[f"utilization_{name}"] = utilization(result, workload, f"res_{name}")
     out["capacity_loss"] = capacity_loss(result, workload)
-    small = np.asarray(table["procs"]) <= small_threshold
-    out.update(_group("small", table.select(("wait", "bsld")).mask(small)))
-    out.update(_group("large", table.select(("wait", "bsld")).mask(~small)))
-    flags = table["out_of_order"]
+    out.update(parts["small"])
+    out.update(parts["large"])
+    flags = out_of_order(submit, np.asarray(result["id"]), start)
     out["out_of_order_jobs"] = int(flags.sum())
-    out["out_of_order_share"] = float(flags.mean()) if len(table) else float("nan")
+    out["out_of_order_share"] = float(flags.mean()) if n else float("nan")
     return out
+
+
+def _split_stats(parts: dict, col: str, values: np.ndarray, small: np.ndarray) -> None:
+    """Mean and std of ``values`` over the small and the large jobs (``small_wait_mean``, ...)."""
+    for prefix, mask in (("small", small), ("large", ~small)):
+        part = values[mask]
+        parts[prefix][f"{prefix}_{col}_mean"] = float(part.mean()) if len(part) else float("nan")
+        parts[prefix][f"{prefix}_{col}_std"] = float(part.std()) if len(part) else float("nan")
