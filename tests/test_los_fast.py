@@ -9,7 +9,7 @@ import pytest
 import epochbench.heuristics.packing as hp
 from epochbench.instances import PackingInstance
 from epochbench.instances.data import data_root
-from epochbench.sim import los_fast
+from epochbench.sim import los_fast, policies
 from epochbench.sim.pool import simulate_pool as simulate
 
 from test_sim_engine import random_stream, same_schedule
@@ -81,8 +81,11 @@ def test_an_overflow_of_the_work_arrays_reruns_to_the_same_schedule(monkeypatch)
     df = random_stream(np.random.default_rng(77), 250, k=1, cap=40)
     ref = simulate(df, [40], "los").jobs
     monkeypatch.setattr(los_fast, "SCRATCH", (1, 1))
+    grown = []
+    monkeypatch.setattr(policies, "los_grown", lambda *a: grown.append(los_fast.los_grown(*a)) or grown[-1])
     res = same_schedule(df, [40], "los")
     pd.testing.assert_frame_equal(res.jobs, ref)
+    assert grown, "the small work arrays never overflowed"
 
 
 def test_selector_options_keep_los_on_the_generic_engine():
