@@ -21,6 +21,8 @@ two engines give identical schedules (tests/test_sim_engine.py):
   resource (they always do for K = 1), then first-fits the rest of the queue
   under the same reservation: EASY's own backfill scan.  For K > 1 this is
   the generic heuristic's extension, which the compiled loop follows too.
+  For K = 1 the scan is skipped: a job it could start would fit beside the
+  DP's set, which would then not be the most processors.
 
 Three shortcuts give the same set as the full two-constraint DP (hence the
 same schedule) at less cost:

@@ -697,6 +697,8 @@ def _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
     if los:
         qt, rn, hn = _los_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
                                  run, rn, ht, hj, hn, extra, lw, lsel)
+        if free.shape[0] == 1:
+            return qh, qt, rn, hn  # K = 1: the DP's set is optimal, nothing else fits
     first = -1
     for p in range(qh + 1, qt):
         if free[0] <= 0:
