@@ -33,10 +33,22 @@ same schedule) at less cost:
   the table equals the one-constraint table of algorithm 1, so that DP runs;
 * otherwise the two-constraint DP over (free, extra) pairs.
 
+The DP's table is not stored cell by cell.  Its value is a subset sum:
+``util[j, x]`` is the largest total size <= j of a set of the jobs so far
+whose flagged total is <= x.  So the kernel keeps, before each job t and for
+each x, the bitset of the totals such sets reach (bit a: total a), and a
+job of size s adds a row shifted by s bits (flagged: the row x - s);
+``util[j, x]`` is the highest bit <= j of row x.  The trace reads the two
+cells of each step (take job t where ``util[j - s, x - de] + s >
+util[j, x]``, strictly, as the DP's flag says), so it makes the DP's choice
+exactly, 64 cells per machine word (measured, lublin03, 5000 jobs on 1024
+nodes: 31 ms with a table of cells, 3.2 ms with the bitsets; EASY 1.6 ms).
+
 The compiled kernels allocate nothing (:data:`epochbench.sim.profile.JIT`):
-the work arrays come from :func:`los_work`.  A step that needs more table
-than they hold stops the loop (:data:`OVERFLOW`); ``run_fast`` then runs the
-simulation again with arrays of the size asked for (:func:`los_grown`).
+the work arrays come from :func:`los_work`.  A step that needs more bitset
+words than they hold stops the loop (:data:`OVERFLOW`); ``run_fast`` then
+runs the simulation again with arrays of the size asked for
+(:func:`los_grown`).
 """
 from __future__ import annotations
 
@@ -47,65 +59,59 @@ from .profile import JIT
 
 #: rule code of LOS in the compiled event loop (after fcfs 0, nonfcfs 1, easy 2, conservative 3)
 LOS_RULE = 4
-#: ``lw`` header: overflow flag, table cells and selection flags asked for by the step that overflowed
-OVERFLOW, NEED_UTIL, NEED_SEL = 0, 1, 2
+#: ``lw`` header: overflow flag, bitset words asked for by the step that overflowed
+OVERFLOW, NEED = 0, 1
 #: ``lw[OUT:OUT + m]``: the rows :func:`los_select` chose, in queue order
-OUT = 3
-#: initial sizes of the utilisation table (int64 cells) and of the selection flags
-SCRATCH = (1 << 14, 1 << 22)
+OUT = 2
+#: initial number of bitset words
+SCRATCH = 1 << 18
+_ONE = np.uint64(1)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-def los_work(n: int, capacity, used: bool, sizes: tuple[int, int] | None = None):
+def los_work(n: int, used: bool, words: int | None = None):
     """Work arrays of :func:`los_select` for ``n`` jobs: ``lw`` (int64: header,
-    four blocks of ``n``, then the utilisation table) and ``lsel`` (bool,
-    the selection flags).
+    then four blocks of ``n``: chosen rows, eligible rows, sizes, flags) and
+    ``bits`` (uint64, the DP's bitsets).
 
     Parameters
     ----------
     n : int
         Jobs in the stream (bounds the queue).
-    capacity : array_like of int
-        The machine (K); resource 0 sizes the first table.
     used : bool
-        False: one-cell arrays (a policy other than ``los``).
-    sizes : tuple of int, optional
-        (table cells, selection flags); default :data:`SCRATCH`, at least
-        ``capacity[0] + 1`` cells.
+        False: one-word arrays (a policy other than ``los``).
+    words : int, optional
+        Bitset words; default :data:`SCRATCH`.
 
     Returns
     -------
     tuple of numpy.ndarray
-        ``(lw, lsel)``.
+        ``(lw, bits)``.
 
     Notes
     -----
-    Memory O(n + table + flags).
+    Memory O(n + words).
     """
     if not used:
-        return np.zeros(OUT + 1, np.int64), np.zeros(1, np.bool_)
-    util, sel = sizes or SCRATCH
-    util = max(int(util), int(capacity[0]) + 1)
-    return np.zeros(OUT + 4 * n + util, np.int64), np.zeros(max(int(sel), 1), np.bool_)
+        return np.zeros(OUT + 1, np.int64), np.zeros(1, np.uint64)
+    return np.zeros(OUT + 4 * n, np.int64), np.zeros(max(int(words or SCRATCH), 1), np.uint64)
 
 
-def los_grown(lw: np.ndarray, lsel: np.ndarray, n: int) -> tuple[int, int]:
-    """Sizes for a run after an overflow: twice what the overflowing step
-    asked for, never less than before.
+def los_grown(lw: np.ndarray, bits: np.ndarray) -> int:
+    """Bitset words for a run after an overflow: twice what the overflowing
+    step asked for, never fewer than before.
 
     Parameters
     ----------
-    lw, lsel : numpy.ndarray
+    lw, bits : numpy.ndarray
         The work arrays of the run that overflowed.
-    n : int
-        Jobs in the stream, as given to :func:`los_work`.
 
     Returns
     -------
-    tuple of int
-        (table cells, selection flags) for :func:`los_work`.
+    int
+        Words for :func:`los_work`.
     """
-    table = lw.shape[0] - OUT - 4 * n
-    return (max(2 * int(lw[NEED_UTIL]), table), max(2 * int(lw[NEED_SEL]), lsel.shape[0]))
+    return max(2 * int(lw[NEED]), bits.shape[0])
 
 
 @njit(**JIT)
@@ -151,59 +157,79 @@ def _eligible(now, shadow, q, p0, qt, dem, est, free, extra, lw, rows, sizes, fl
 
 
 @njit(**JIT)
-def _dp_1(lw, lsel, qe, sizes, util, f0):
-    """Algorithm 1 of [vadhiyar-notes] over ``f0`` free processors: row t of
-    the flags (``lsel[t * (f0 + 1):]``) says where job t improves the
-    utilisation.  O(qe f0)."""
-    w = f0 + 1
-    for c in range(w):
-        lw[util + c] = 0
-    for t in range(qe):
-        s = lw[sizes + t]
-        base = t * w
-        for j in range(f0, s - 1, -1):
-            c = lw[util + j - s] + s
-            better = c > lw[util + j]
-            if better:
-                lw[util + j] = c
-            lsel[base + j] = better
+def _msb(v):
+    """Index of the highest set bit of a non-zero uint64.  O(1)."""
+    r = 0
+    for b in (32, 16, 8, 4, 2, 1):
+        if v >> np.uint64(b):
+            v >>= np.uint64(b)
+            r += b
+    return r
 
 
 @njit(**JIT)
-def _dp_2(lw, lsel, qe, sizes, flags, util, f0, e0):
-    """The two-constraint DP of :func:`epochbench.heuristics.packing.los_reserved`
-    over (free, extra) pairs, cell (j, x) at ``j * (e0 + 1) + x`` of the
-    table, job t's flags at ``(t * (f0 + 1) + j) * (e0 + 1) + x``.  Each job
-    reads the previous job's table (j and x run downwards).  O(qe f0 e0)."""
-    w = e0 + 1
-    for c in range((f0 + 1) * w):
-        lw[util + c] = 0
-    for t in range(qe):
-        s = lw[sizes + t]
-        de = s if lw[flags + t] else 0
-        for j in range(f0, s - 1, -1):
-            row = (t * (f0 + 1) + j) * w
-            for x in range(e0, de - 1, -1):
-                c = lw[util + (j - s) * w + x - de] + s
-                better = c > lw[util + j * w + x]
-                if better:
-                    lw[util + j * w + x] = c
-                lsel[row + x] = better
+def _highest(bits, row, j):
+    """Highest set bit <= j of the bitset at ``bits[row:]`` (bit 0, the
+    empty set, is always set): ``util`` of the cell.  O(j / 64)."""
+    w = j >> 6
+    b = j & 63
+    v = bits[row + w] & (_ALL if b == 63 else (_ONE << np.uint64(b + 1)) - _ONE)
+    while v == 0:
+        w -= 1
+        v = bits[row + w]
+    return (w << 6) + _msb(v)
 
 
 @njit(**JIT)
-def _trace(lw, lsel, qe, rows, sizes, flags, f0, e0, two):
-    """Algorithm 2 of [vadhiyar-notes]: follow the flags back from the last
-    cell; writes the chosen rows at ``lw[OUT:]`` in queue order and returns
-    their count.  O(qe)."""
-    m, j, x = 0, f0, e0
+def _shifted(bits, row, w, ws, bs):
+    """Word w of the bitset at ``bits[row:]`` shifted up by ``64 ws + bs`` bits."""
+    i = w - ws
+    if i < 0:
+        return np.uint64(0)
+    v = bits[row + i] << np.uint64(bs)
+    if bs > 0 and i > 0:
+        v |= bits[row + i - 1] >> np.uint64(64 - bs)
+    return v
+
+
+@njit(**JIT)
+def _reach(lw, bits, qe, sizes, flags, ne, nw, two):
+    """Slab t of ``bits`` (``ne`` rows of ``nw`` words, row x at ``(t * ne +
+    x) * nw``): the totals reached by sets of jobs 0..t-1 whose flagged
+    total is <= x.  Slab 0 is the empty set; job t adds its size to every
+    total of row x - de (de = its size if flagged in a two-constraint DP,
+    else 0).  O(qe ne nw)."""
+    for c in range(ne * nw):
+        bits[c] = np.uint64(0)
+    for x in range(ne):
+        bits[x * nw] = _ONE
+    for t in range(qe - 1):
+        s = lw[sizes + t]
+        de = s if (two and lw[flags + t]) else 0
+        ws, bs = s >> 6, s & 63
+        src, dst = t * ne * nw, (t + 1) * ne * nw
+        for x in range(ne):
+            for w in range(nw):
+                v = bits[src + x * nw + w]
+                if x >= de:
+                    v |= _shifted(bits, src + (x - de) * nw, w, ws, bs)
+                bits[dst + x * nw + w] = v
+
+
+@njit(**JIT)
+def _trace(lw, bits, qe, rows, sizes, flags, f0, e0, ne, nw, two):
+    """Algorithm 2 of [vadhiyar-notes]: from the last cell back, take job t
+    where it strictly raises the utilisation (the DP's flag); writes the
+    chosen rows at ``lw[OUT:]`` in queue order and returns their count.
+    O(qe f0 / 64)."""
+    m, j, x = 0, f0, (e0 if two else 0)
     for t in range(qe - 1, -1, -1):
         s = lw[sizes + t]
         de = s if (two and lw[flags + t]) else 0
         if j < s or x < de:
             continue
-        cell = (t * (f0 + 1) + j) * (e0 + 1) + x if two else t * (f0 + 1) + j
-        if lsel[cell]:
+        slab = t * ne * nw
+        if _highest(bits, slab + (x - de) * nw, j - s) + s > _highest(bits, slab + x * nw, j):
             lw[OUT + m] = lw[rows + t]
             m += 1
             j -= s
@@ -214,18 +240,7 @@ def _trace(lw, lsel, qe, rows, sizes, flags, f0, e0, two):
 
 
 @njit(**JIT)
-def _overflow(lw, lsel, util, cells, flags_needed):
-    """Record the sizes a step needs if the work arrays are short; True then."""
-    if util + cells <= lw.shape[0] and flags_needed <= lsel.shape[0]:
-        return False
-    lw[OVERFLOW] = 1
-    lw[NEED_UTIL] = max(lw[NEED_UTIL], cells)
-    lw[NEED_SEL] = max(lw[NEED_SEL], flags_needed)
-    return True
-
-
-@njit(**JIT)
-def los_select(now, shadow, q, p0, qt, dem, est, free, extra, lw, lsel):
+def los_select(now, shadow, q, p0, qt, dem, est, free, extra, lw, bits):
     """The LOS set among the candidates q[p0:qt] (queue order) of an EASY
     backfill step: the jobs :func:`epochbench.heuristics.packing.los` chooses
     by its DP, before its K > 1 filter and first fit.
@@ -244,21 +259,21 @@ def los_select(now, shadow, q, p0, qt, dem, est, free, extra, lw, lsel):
         Estimates.
     free, extra : numpy.ndarray of int64
         Free now and free at the shadow time beyond the head's need (K); read only.
-    lw, lsel : numpy.ndarray
+    lw, bits : numpy.ndarray
         Work arrays of :func:`los_work`.
 
     Returns
     -------
     int
         m, the chosen rows being ``lw[OUT:OUT + m]`` in queue order; -1 when
-        the work arrays are too small (``lw[OVERFLOW]`` set, with the sizes
+        ``bits`` is too small (``lw[OVERFLOW]`` set, ``lw[NEED]`` the words
         asked for).
 
     Notes
     -----
-    Cost: O(q K) to find the qe eligible jobs, then O(qe f) for the
-    one-constraint DP or O(qe f e) for the two-constraint one (f free
-    processors, e = min(extra, f)), memory of the same order.
+    Cost: O(q K) to find the qe eligible jobs, then O(qe f / 64) for the
+    one-constraint DP or O(qe e f / 64) for the two-constraint one (f free
+    processors, e = min(extra, f)), memory of the same order in words.
 
     References
     ----------
@@ -271,7 +286,7 @@ def los_select(now, shadow, q, p0, qt, dem, est, free, extra, lw, lsel):
     if f0 <= 0 or p0 >= qt:
         return 0
     n = dem.shape[0]
-    rows, sizes, flags, util = OUT + n, OUT + 2 * n, OUT + 3 * n, OUT + 4 * n
+    rows, sizes, flags = OUT + n, OUT + 2 * n, OUT + 3 * n
     e0 = min(max(extra[0], 0), f0)
     qe, tot, late = _eligible(now, shadow, q, p0, qt, dem, est, free, extra, lw, rows, sizes, flags)
     if tot <= f0 and late <= e0:  # all fit: the trace takes every one
@@ -279,11 +294,10 @@ def los_select(now, shadow, q, p0, qt, dem, est, free, extra, lw, lsel):
             lw[OUT + t] = lw[rows + t]
         return qe
     two = late > e0 and e0 < f0
-    cells = (f0 + 1) * (e0 + 1) if two else f0 + 1
-    if _overflow(lw, lsel, util, cells, qe * cells):
+    ne, nw = (e0 + 1 if two else 1), f0 // 64 + 1
+    if qe * ne * nw > bits.shape[0]:
+        lw[OVERFLOW] = 1
+        lw[NEED] = max(lw[NEED], qe * ne * nw)
         return -1
-    if two:
-        _dp_2(lw, lsel, qe, sizes, flags, util, f0, e0)
-    else:
-        _dp_1(lw, lsel, qe, sizes, util, f0)
-    return _trace(lw, lsel, qe, rows, sizes, flags, f0, e0, two)
+    _reach(lw, bits, qe, sizes, flags, ne, nw, two)
+    return _trace(lw, bits, qe, rows, sizes, flags, f0, e0, ne, nw, two)

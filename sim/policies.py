@@ -447,23 +447,23 @@ class Conservative(_ArrivalQueue):
 
 
 def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=None,
-             every: float = 0.5, los_sizes: tuple[int, int] | None = None) -> int:
+             every: float = 0.5, los_words: int | None = None) -> int:
     """Run ``policy`` (one of :data:`FAST_CODES`, default selector) with the
     compiled event loop; fills ``table.start`` / ``table.promised``, returns
     the number of passes.  Work arrays are allocated here, so that the
     compiled code needs no reference counting.  With ``progress``, the loop
     runs in a worker thread (it holds no GIL) and ``progress(arrived, now)``
     is called every ``every`` seconds from this one, and once at the end.
-    ``los_sizes``: the LOS tables' sizes (:func:`epochbench.sim.los_fast.los_work`);
-    a LOS step that needs larger ones stops the loop, which then runs again
-    from the start with them."""
+    ``los_words``: the size of the LOS bitsets (:func:`epochbench.sim.los_fast.los_work`);
+    a LOS step that needs more stops the loop, which then runs again from
+    the start with them."""
     code = FAST_CODES[policy.name]
     n, k = table.n, table.k
     if n == 0:
         return 0
     limit = float(getattr(policy, "starvation_limit", DAY))
     rows = rows_needed(n) if code == _CONS else 1
-    lw, lsel = los_work(n, capacity, code == _LOS, los_sizes)
+    lw, lbits = los_work(n, code == _LOS, los_words)
     work = (np.array(capacity, dtype=np.int64),            # free
             np.empty(n + 1), np.empty(n + 1, np.int64),      # heap: times, jobs
             np.empty(n + 1, np.int64), np.zeros(n, np.bool_),  # queue, queued flags
@@ -473,7 +473,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
             np.array([-np.inf, np.inf, np.inf, np.inf]), np.array([-1]),     # state (see _compress)
             np.empty(k, np.int64),                           # EASY extra
             *_buckets(table, capacity, code == _NONFCFS and k == 1),
-            lw, lsel)                                        # LOS tables
+            lw, lbits)                                        # LOS work, bitsets
     prog = np.zeros(2)
     args = (code, table.submit, table.duration, table.estimate, table.ids, table.demand,
             limit, table.start, table.promised, *work, prog)
@@ -481,7 +481,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
     if lw[LOS_OVERFLOW]:
         table.start[:] = np.nan
         table.promised[:] = np.nan
-        return run_fast(policy, table, capacity, progress, every, los_grown(lw, lsel, n))
+        return run_fast(policy, table, capacity, progress, every, los_grown(lw, lbits))
     return passes
 
 
@@ -650,13 +650,13 @@ def _shadow(now, h, run, rn, dem, free, start, est, acc):
 
 @njit(**JIT)
 def _los_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
-                run, rn, ht, hj, hn, extra, lw, lsel):
+                run, rn, ht, hj, hn, extra, lw, lbits):
     """Start the set of :func:`epochbench.sim.los_fast.los_select` among the
     jobs behind the head q[qh], in queue order, each while it fits now and,
     past the shadow time, in ``extra`` (which shrinks by it); drop them from
     the queue.  Returns (qt, rn, hn).  A set of m < 0 is an overflow: nothing
     starts and the loop stops (see :func:`run_fast`)."""
-    m = los_select(now, shadow, q, qh + 1, qt, dem, est, free, extra, lw, lsel)
+    m = los_select(now, shadow, q, qh + 1, qt, dem, est, free, extra, lw, lbits)
     if m <= 0:
         return qt, rn, hn
     for b in range(m):
@@ -675,7 +675,7 @@ def _los_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
 
 @njit(**JIT)
 def _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
-               run, rn, ht, hj, hn, extra, los, lw, lsel):
+               run, rn, ht, hj, hn, extra, los, lw, lbits):
     """One EASY pass; with ``los`` the backfill step first starts the LOS set
     (:func:`_los_starts`), then scans the rest as EASY does (the first fit
     of :func:`epochbench.heuristics.packing.los`)."""
@@ -696,7 +696,7 @@ def _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
         promised[h] = shadow
     if los:
         qt, rn, hn = _los_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
-                                 run, rn, ht, hj, hn, extra, lw, lsel)
+                                 run, rn, ht, hj, hn, extra, lw, lbits)
         if free.shape[0] == 1:
             return qh, qt, rn, hn  # K = 1: the DP's set is optimal, nothing else fits
     first = -1
@@ -973,7 +973,7 @@ def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, st
 @njit(nogil=True, **JIT)
 def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
           free, ht, hj, q, inq, run, pt, pf, pdem, res, cf, ci, extra, bh, bs, off, blk,
-          lw, lsel, prog):
+          lw, lbits, prog):
     """The whole simulation: finishes, then arrivals, then one pass per event
     time, as :class:`epochbench.sim.engine.Engine` does."""
     n, k = dem.shape
@@ -1033,7 +1033,7 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
                 qt, dead = _compact(q, qh, qt, inq), 0
         elif code == _EASY or code == _LOS:
             qh, qt, rn, hn = _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start,
-                                        promised, run, rn, ht, hj, hn, extra, code == _LOS, lw, lsel)
+                                        promised, run, rn, ht, hj, hn, extra, code == _LOS, lw, lbits)
             if lw[LOS_OVERFLOW]:
                 break  # LOS work arrays too small: run_fast runs again with larger ones
         else:

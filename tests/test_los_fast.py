@@ -23,16 +23,17 @@ def kernel_set(sizes, past, free, extra):
     q = len(sizes)
     dem = np.array(sizes, dtype=np.int64).reshape(q, 1)
     est = np.where(np.asarray(past, dtype=bool), 2.0, 0.5)
-    lw, lsel = los_fast.los_work(q, [free], True, (4, 4))
+    lw, bits = los_fast.los_work(q, True, 1)
     while True:
         m = los_fast.los_select(0.0, 1.0, np.arange(q, dtype=np.int64), 0, q, dem, est,
-                                np.array([free], np.int64), np.array([extra], np.int64), lw, lsel)
+                                np.array([free], np.int64), np.array([extra], np.int64), lw, bits)
         if m >= 0:
             return lw[los_fast.OUT:los_fast.OUT + m].tolist()
-        lw, lsel = los_fast.los_work(q, [free], True, los_fast.los_grown(lw, lsel, q))
+        lw, bits = los_fast.los_work(q, True, los_fast.los_grown(lw, bits))
 
 
-def generic_set(sizes, past, free, extra, cap=64):
+def generic_set(sizes, past, free, extra):
+    cap = max(free, *sizes)
     inst = PackingInstance.build([cap], [[s] for s in sizes], [cap - free], shadow=1.0, extra=[extra],
                                  runtime_past_shadow=np.asarray(past, dtype=bool), now=0.0)
     return hp.los(inst)
@@ -46,16 +47,18 @@ def test_the_seed_example_with_and_without_a_binding_reservation():
     assert kernel_set(sizes, late, 5, 3) == generic_set(sizes, late, 5, 3)
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_kernel_chooses_the_generic_set_on_random_steps(seed):
+@pytest.mark.parametrize("width", [40, 300])
+@pytest.mark.parametrize("seed", range(4))
+def test_kernel_chooses_the_generic_set_on_random_steps(seed, width):
     """Many steps per seed: all-fit, one-constraint (extra >= free, or the
-    late jobs fit in extra) and two-constraint cases, ties included."""
-    rng = np.random.default_rng(seed)
+    late jobs fit in extra) and two-constraint cases, ties included; up to
+    ``width`` free processors (300: bitsets of several words)."""
+    rng = np.random.default_rng(seed + width)
     kinds = set()
-    for _ in range(300):
+    for _ in range(300 if width < 100 else 60):
         q = int(rng.integers(1, 14))
-        free = int(rng.integers(1, 40))
-        sizes = rng.integers(1, rng.choice([4, 12, 40]) + 1, q).tolist()
+        free = int(rng.integers(1, width))
+        sizes = rng.integers(1, rng.choice([4, 12, width // 2, width]) + 1, q).tolist()
         past = (rng.random(q) < rng.choice([0.2, 0.6, 0.9])).tolist()
         extra = int(rng.integers(0, free + 5))
         ok = [s <= free and (not p or s <= extra) for s, p in zip(sizes, past)]
@@ -77,10 +80,16 @@ def test_los_fast_path_equals_generic_on_more_streams(k, seed):
     assert res.jobs["start"].notna().all()
 
 
+def test_los_fast_path_equals_generic_on_a_wide_machine():
+    """300 nodes: the DP's bitsets span five words."""
+    df = random_stream(np.random.default_rng(31), 300, k=1, cap=300, overrun=True)
+    same_schedule(df, [300], "los")
+
+
 def test_an_overflow_of_the_work_arrays_reruns_to_the_same_schedule(monkeypatch):
     df = random_stream(np.random.default_rng(77), 250, k=1, cap=40)
     ref = simulate(df, [40], "los").jobs
-    monkeypatch.setattr(los_fast, "SCRATCH", (1, 1))
+    monkeypatch.setattr(los_fast, "SCRATCH", 1)
     grown = []
     monkeypatch.setattr(policies, "los_grown", lambda *a: grown.append(los_fast.los_grown(*a)) or grown[-1])
     res = same_schedule(df, [40], "los")
