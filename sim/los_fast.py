@@ -24,14 +24,15 @@ two engines give identical schedules (tests/test_sim_engine.py):
   For K = 1 the scan is skipped: a job it could start would fit beside the
   DP's set, which would then not be the most processors.
 
-Three shortcuts give the same set as the full two-constraint DP (hence the
+Two shortcuts give the same set as the full two-constraint DP (hence the
 same schedule) at less cost:
 
 * every eligible job fits together: the trace takes them all;
 * the reservation binds nothing (``extra[0] >= free[0]`` or the flagged
   eligible jobs fit together in ``extra[0]``): on every cell the trace visits
   the table equals the one-constraint table of algorithm 1, so that DP runs;
-* otherwise the two-constraint DP over (free, extra) pairs.
+
+otherwise the two-constraint DP runs over (free, extra) pairs.
 
 The DP's table is not stored cell by cell.  Its value is a subset sum:
 ``util[j, x]`` is the largest total size <= j of a set of the jobs so far
@@ -59,10 +60,11 @@ from .profile import JIT
 
 #: rule code of LOS in the compiled event loop (after fcfs 0, nonfcfs 1, easy 2, conservative 3)
 LOS_RULE = 4
-#: ``lw`` header: overflow flag, bitset words asked for by the step that overflowed
-OVERFLOW, NEED = 0, 1
+#: ``lw`` header: overflow flag, bitset words asked for by the step that
+#: overflowed, selection steps (backfill steps with candidates)
+OVERFLOW, NEED, STEPS = 0, 1, 2
 #: ``lw[OUT:OUT + m]``: the rows :func:`los_select` chose, in queue order
-OUT = 2
+OUT = 3
 #: initial number of bitset words
 SCRATCH = 1 << 18
 _ONE = np.uint64(1)
@@ -95,6 +97,23 @@ def los_work(n: int, used: bool, words: int | None = None):
     if not used:
         return np.zeros(OUT + 1, np.int64), np.zeros(1, np.uint64)
     return np.zeros(OUT + 4 * n, np.int64), np.zeros(max(int(words or SCRATCH), 1), np.uint64)
+
+
+def los_stats(lw: np.ndarray) -> dict:
+    """The ``selector_stats`` of a run (as the generic policy counts them:
+    steps with candidates; a heuristic is never unproven nor falls back).
+
+    Parameters
+    ----------
+    lw : numpy.ndarray
+        The run's work array.
+
+    Returns
+    -------
+    dict
+        ``steps``, ``unproven``, ``fallback``.
+    """
+    return {"steps": int(lw[STEPS]), "unproven": 0, "fallback": 0}
 
 
 def los_grown(lw: np.ndarray, bits: np.ndarray) -> int:
@@ -282,8 +301,11 @@ def los_select(now, shadow, q, p0, qt, dem, est, free, extra, lw, bits):
     .. [shmueli2005] E. Shmueli, D. G. Feitelson. Backfilling with Lookahead to Optimize the
        Packing of Parallel Jobs. Journal of Parallel and Distributed Computing 65(9):1090-1107, 2005.
     """
+    if p0 >= qt:
+        return 0
+    lw[STEPS] += 1
     f0 = free[0]
-    if f0 <= 0 or p0 >= qt:
+    if f0 <= 0:
         return 0
     n = dem.shape[0]
     rows, sizes, flags = OUT + n, OUT + 2 * n, OUT + 3 * n

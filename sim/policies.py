@@ -64,7 +64,7 @@ from epochbench.instances import registry
 
 from . import registry as _registry
 from .engine import JobTable, Policy, StartFn, packing_instance
-from .los_fast import LOS_RULE, OUT as LOS_OUT, OVERFLOW as LOS_OVERFLOW, los_grown, los_select, los_work
+from .los_fast import LOS_RULE, OUT as LOS_OUT, OVERFLOW as LOS_OVERFLOW, los_grown, los_select, los_stats, los_work
 from .profile import INLINE, JIT, Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move, p_release, rows_needed
 
 POLICIES: dict[str, type] = {}
@@ -482,6 +482,8 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
         table.start[:] = np.nan
         table.promised[:] = np.nan
         return run_fast(policy, table, capacity, progress, every, los_grown(lw, lbits))
+    if code == _LOS:
+        policy.selector_stats = los_stats(lw)  # as the generic policy reports them
     return passes
 
 

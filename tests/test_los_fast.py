@@ -78,6 +78,8 @@ def test_los_fast_path_equals_generic_on_more_streams(k, seed):
     df = random_stream(np.random.default_rng(900 + 10 * k + seed), 300, k=k, cap=40, overrun=bool(seed))
     res = same_schedule(df, [40] * k, "los")
     assert res.jobs["start"].notna().all()
+    gen = simulate(df, [40] * k, "los", engine="generic")
+    assert res.options == gen.options and res.options["selector_stats"]["steps"] > 0
 
 
 def test_los_fast_path_equals_generic_on_a_wide_machine():
