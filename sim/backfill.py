@@ -10,7 +10,9 @@ bl-easy        EASY whose backfill step is the BL packing heuristic ([leinberger
                section 2.2), on the candidates with the head's reservation.
 bb-easy        the same with BB ([leinberger1999] section 2.3).
 los            [vadhiyar-notes] "LOS": EASY whose backfill step is the LOS dynamic
-               program with the head's reservation (shadow time, extra).
+               program with the head's reservation (shadow time, extra);
+               fast path :mod:`epochbench.sim.los_fast` (K >= 1, without
+               selector options).
 ff-cons        [leinberger1999] section 3: conservative backfilling over K resources
                (``conservative``, fast path).
 fcfs-bf        [zhang-comparative] section 3: the schedule of the whole queue is built in
@@ -35,19 +37,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .los_fast import LOS_RULE
 from .policies import CONS_RULE, EASY, EASY_RULE, Conservative, _ArrivalQueue, register_policy
 from .profile import JIT, p_add, p_book, p_find, p_init, rows_needed
 
 
-def _easy_with(name: str, selector: str, doc: str):
-    """Register EASY whose backfill step is packing heuristic ``selector``."""
+def _easy_with(name: str, selector: str, doc: str, fast: int | None = None):
+    """Register EASY whose backfill step is packing heuristic ``selector``
+    (``fast``: its rule in the compiled loop, if it has one)."""
     default = selector
 
     def __init__(self, selector: str | None = None, selector_options: dict | None = None):
         EASY.__init__(self, selector or default, selector_options)
 
     cls = type(f"EASY_{name.replace('-', '_')}", (EASY,), {"__init__": __init__, "__doc__": doc})
-    return register_policy(name)(cls)
+    return register_policy(name, fast=fast)(cls)
 
 
 @register_policy("ff-easy", fast=EASY_RULE)
@@ -66,7 +70,7 @@ class FFCons(Conservative):
 BLEASY = _easy_with("bl-easy", "bl", "BL-EASY ([leinberger1999] section 3): EASY backfilled by the BL heuristic.")
 BBEASY = _easy_with("bb-easy", "bb", "BB-EASY ([leinberger1999] section 3): EASY backfilled by the BB heuristic.")
 LOS = _easy_with("los", "los", "LOS ([vadhiyar-notes]): EASY whose backfill step is the LOS dynamic program "
-                               "with the head's reservation.")
+                               "with the head's reservation.", fast=LOS_RULE)
 
 
 # ---- [zhang-comparative] section 3: priority orders with backfilling -------------------------------

@@ -64,6 +64,7 @@ from epochbench.instances import registry
 
 from . import registry as _registry
 from .engine import JobTable, Policy, StartFn, packing_instance
+from .los_fast import LOS_RULE, OUT as LOS_OUT, OVERFLOW as LOS_OVERFLOW, los_grown, los_select, los_stats, los_work
 from .profile import INLINE, JIT, Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move, p_release, rows_needed
 
 POLICIES: dict[str, type] = {}
@@ -71,6 +72,7 @@ DAY = 86400.0
 #: the rules of the compiled event loop (:func:`run_fast`)
 FCFS_RULE, NONFCFS_RULE, EASY_RULE, CONS_RULE = 0, 1, 2, 3
 _FCFS, _NONFCFS, _EASY, _CONS = FCFS_RULE, NONFCFS_RULE, EASY_RULE, CONS_RULE
+_LOS = LOS_RULE  # EASY backfilled by the LOS DP (epochbench.sim.los_fast)
 #: policy name -> its rule in the compiled loop, for the policies that have
 #: one (declared by ``register_policy(name, fast=RULE)`` where the policy is defined)
 FAST_CODES: dict[str, int] = {}
@@ -445,31 +447,49 @@ class Conservative(_ArrivalQueue):
 
 
 def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=None,
-             every: float = 0.5) -> int:
+             every: float = 0.5, los_words: int | None = None) -> int:
     """Run ``policy`` (one of :data:`FAST_CODES`, default selector) with the
     compiled event loop; fills ``table.start`` / ``table.promised``, returns
     the number of passes.  Work arrays are allocated here, so that the
     compiled code needs no reference counting.  With ``progress``, the loop
     runs in a worker thread (it holds no GIL) and ``progress(arrived, now)``
-    is called every ``every`` seconds from this one, and once at the end."""
+    is called every ``every`` seconds from this one, and once at the end.
+    ``los_words``: the size of the LOS bitsets (:func:`epochbench.sim.los_fast.los_work`);
+    a LOS step that needs more stops the loop, which then runs again from
+    the start with them."""
     code = FAST_CODES[policy.name]
     n, k = table.n, table.k
     if n == 0:
         return 0
     limit = float(getattr(policy, "starvation_limit", DAY))
     rows = rows_needed(n) if code == _CONS else 1
+    lw, lbits = los_work(n, code == _LOS, los_words)
     work = (np.array(capacity, dtype=np.int64),            # free
             np.empty(n + 1), np.empty(n + 1, np.int64),      # heap: times, jobs
             np.empty(n + 1, np.int64), np.zeros(n, np.bool_),  # queue, queued flags
-            np.empty(n + 1 if code == _EASY else 1, np.int64),  # EASY running list
+            np.empty(n + 1 if code in (_EASY, _LOS) else 1, np.int64),  # EASY running list
             *_profile(table, rows),                          # conservative profile
             np.full(n if code == _CONS else 1, np.nan),      # reservations
             np.array([-np.inf, np.inf, np.inf, np.inf]), np.array([-1]),     # state (see _compress)
             np.empty(k, np.int64),                           # EASY extra
-            *_buckets(table, capacity, code == _NONFCFS and k == 1))
+            *_buckets(table, capacity, code == _NONFCFS and k == 1),
+            lw, lbits)                                        # LOS work, bitsets
     prog = np.zeros(2)
     args = (code, table.submit, table.duration, table.estimate, table.ids, table.demand,
             limit, table.start, table.promised, *work, prog)
+    passes = _drive(args, prog, progress, every)
+    if lw[LOS_OVERFLOW]:
+        table.start[:] = np.nan
+        table.promised[:] = np.nan
+        return run_fast(policy, table, capacity, progress, every, los_grown(lw, lbits))
+    if code == _LOS:
+        policy.selector_stats = los_stats(lw)  # as the generic policy reports them
+    return passes
+
+
+def _drive(args, prog, progress, every) -> int:
+    """Run :func:`_loop` on ``args``, in a worker thread reporting ``progress``
+    when one is given (see :func:`run_fast`)."""
     if progress is None:
         return int(_loop(*args))
     import threading
@@ -631,8 +651,36 @@ def _shadow(now, h, run, rn, dem, free, start, est, acc):
 
 
 @njit(**JIT)
+def _los_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
+                run, rn, ht, hj, hn, extra, lw, lbits):
+    """Start the set of :func:`epochbench.sim.los_fast.los_select` among the
+    jobs behind the head q[qh], in queue order, each while it fits now and,
+    past the shadow time, in ``extra`` (which shrinks by it); drop them from
+    the queue.  Returns (qt, rn, hn).  A set of m < 0 is an overflow: nothing
+    starts and the loop stops (see :func:`run_fast`)."""
+    m = los_select(now, shadow, q, qh + 1, qt, dem, est, free, extra, lw, lbits)
+    if m <= 0:
+        return qt, rn, hn
+    for b in range(m):
+        j = lw[LOS_OUT + b]
+        if not _fits(dem, j, free):
+            continue
+        if now + est[j] > shadow:
+            if not _fits(dem, j, extra):
+                continue
+            for r in range(free.shape[0]):
+                extra[r] -= dem[j, r]
+        hn = _begin(j, now, dem, dur, free, start, inq, ht, hj, hn)
+        rn = _run_add(run, rn, j, start, est, ids)
+    return _compact(q, qh + 1, qt, inq), rn, hn
+
+
+@njit(**JIT)
 def _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
-               run, rn, ht, hj, hn, extra):
+               run, rn, ht, hj, hn, extra, los, lw, lbits):
+    """One EASY pass; with ``los`` the backfill step first starts the LOS set
+    (:func:`_los_starts`), then scans the rest as EASY does (the first fit
+    of :func:`epochbench.heuristics.packing.los`)."""
     p = qh
     while p < qt and _fits(dem, q[p], free):
         j = q[p]
@@ -648,6 +696,11 @@ def _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
         extra[r] -= dem[h, r]
     if np.isnan(promised[h]):
         promised[h] = shadow
+    if los:
+        qt, rn, hn = _los_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
+                                 run, rn, ht, hj, hn, extra, lw, lbits)
+        if free.shape[0] == 1:
+            return qh, qt, rn, hn  # K = 1: the DP's set is optimal, nothing else fits
     first = -1
     for p in range(qh + 1, qt):
         if free[0] <= 0:
@@ -921,7 +974,8 @@ def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, st
 
 @njit(nogil=True, **JIT)
 def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
-          free, ht, hj, q, inq, run, pt, pf, pdem, res, cf, ci, extra, bh, bs, off, blk, prog):
+          free, ht, hj, q, inq, run, pt, pf, pdem, res, cf, ci, extra, bh, bs, off, blk,
+          lw, lbits, prog):
     """The whole simulation: finishes, then arrivals, then one pass per event
     time, as :class:`epochbench.sim.engine.Engine` does."""
     n, k = dem.shape
@@ -940,7 +994,7 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
             j, hn = _pop(ht, hj, hn)
             for r in range(k):
                 free[r] += dem[j, r]
-            if code == _EASY:
+            if code == _EASY or code == _LOS:
                 rn = _run_del(run, rn, j, start, est, ids)
             elif code == _CONS and now < start[j] + est[j]:
                 m = p_release(pt, pf, m, start[j] + est[j], pdem, j)
@@ -979,9 +1033,11 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
             dead += ns
             if 2 * dead > qt - qh:
                 qt, dead = _compact(q, qh, qt, inq), 0
-        elif code == _EASY:
+        elif code == _EASY or code == _LOS:
             qh, qt, rn, hn = _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start,
-                                        promised, run, rn, ht, hj, hn, extra)
+                                        promised, run, rn, ht, hj, hn, extra, code == _LOS, lw, lbits)
+            if lw[LOS_OVERFLOW]:
+                break  # LOS work arrays too small: run_fast runs again with larger ones
         else:
             qt, m, hn = _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, start,
                                    promised, res, pt, pf, m, ht, hj, hn, extra)

@@ -50,9 +50,10 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
     else:
         pol = policy
     fast_ok = (isinstance(policy, str) and policy in policies.FAST_CODES and selector is None
-               and on_pass is None and machine is None)
+               and not selector_options and on_pass is None and machine is None)
     if engine == "fast" and not fast_ok:
-        raise ValueError("the fast path takes a policy name and no selector, on_pass or machine")
+        raise ValueError("the fast path takes a policy name and no selector, selector options, "
+                         "on_pass or machine")
     t0 = time.perf_counter()
     if fast_ok and engine != "generic":
         passes = policies.run_fast(pol, table, cap, progress)

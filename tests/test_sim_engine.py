@@ -13,7 +13,7 @@ from epochbench.sim.pool import simulate_pool as simulate
 from epochbench.sim.profile import (Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move,
                          p_release, rows_needed)
 
-POLICIES = ["fcfs", "nonfcfs", "easy", "conservative"]
+POLICIES = ["fcfs", "nonfcfs", "easy", "conservative", "los"]  # los: EASY backfilled by the LOS DP (sim/los_fast.py)
 
 
 def stream(rows, k=1):
