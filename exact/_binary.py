@@ -34,12 +34,15 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
-import highspy
 import numpy as np
-import pulp
-from ortools.sat.python import cp_model
 
+from epochbench.instances.lazy import lazy_module
 from epochbench.instances.registry import register
+
+# the solvers load on first use: registering or listing methods imports none of them
+highspy = lazy_module("highspy")
+pulp = lazy_module("pulp")
+cp_model = lazy_module("ortools.sat.python.cp_model")
 
 METHODS = ("cpsat", "milp-cbc", "milp-highs")
 
@@ -241,48 +244,6 @@ def cbc_seconds(left: float) -> float:
     return max(left - max(CBC_MARGIN_S, CBC_MARGIN_SHARE * left), 0.01)
 
 
-class _TimedCBC(pulp.PULP_CBC_CMD):
-    """``PULP_CBC_CMD`` (MPS file, ``-sec`` in elapsed time) whose subprocess
-    is killed :data:`CBC_KILL_S` after ``deadline``; ``killed`` says whether
-    it was (then no solution is read)."""
-
-    def __init__(self, deadline: float, **kwargs):
-        super().__init__(**kwargs)
-        self.deadline, self.killed = deadline, False
-
-    def solve_CBC(self, lp, use_mps=True):
-        tmp_mps, tmp_sol, tmp_mst = self.create_tmp_files(lp.name, "mps", "sol", "mst")
-        try:
-            vs, var_names, con_names, _ = lp.writeMPS(tmp_mps, rename=1)
-            args = [self.path, tmp_mps] + (["-max"] if lp.sense == pulp.LpMaximize else [])
-            if self.optionsDict.get("warmStart", False):
-                self.writesol(tmp_mst, lp, vs, var_names, con_names)
-                args += ["-mips", tmp_mst]
-            args += ["-sec", f"{cbc_seconds(time_left(self.deadline)):.3f}"]
-            for option in self.options + self.getOptions():
-                args += ("-" + option).split()
-            args += ["-solve", "-printingOptions", "all", "-solution", tmp_sol]
-            with open(self.optionsDict["logPath"], "w") as log:
-                proc = subprocess.Popen(args, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-                try:
-                    code = proc.wait(timeout=max(time_left(self.deadline), 0.0) + CBC_KILL_S)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-                    self.killed = True
-            if self.killed:
-                lp.assignStatus(pulp.LpStatusNotSolved, pulp.LpSolutionNoSolutionFound)
-                return pulp.LpStatusNotSolved
-            if code != 0 or not os.path.exists(tmp_sol):
-                raise pulp.PulpSolverError(f"CBC ({self.path}) failed with exit status {code}")
-            status, values, dj, pi, slacks, sol_status = self.readsol_MPS(tmp_sol, lp, vs, var_names, con_names)
-            lp.assignVarsVals(values)
-            lp.assignStatus(status, sol_status)
-            return status
-        finally:
-            self.delete_tmp_files(tmp_mps, tmp_sol, tmp_mst)
-
-
 def run_cbc(prob, deadline: float, seed: int, *, warm: bool) -> tuple[str, float | None, str]:
     """Solve the PuLP problem ``prob`` with serial CBC (PuLP's bundled
     binary) until ``deadline`` (``time.perf_counter()`` seconds; the MPS
@@ -298,7 +259,8 @@ def run_cbc(prob, deadline: float, seed: int, *, warm: bool) -> tuple[str, float
     fd, log_path = tempfile.mkstemp(prefix="epochbench-cbc-", suffix=".log")
     os.close(fd)
     try:
-        solver = _TimedCBC(deadline, msg=False, threads=None, gapRel=0, logPath=log_path, warmStart=warm,
+        from ._pulp_solvers import TimedCBC
+        solver = TimedCBC(deadline, msg=False, threads=None, gapRel=0, logPath=log_path, warmStart=warm,
                            timeMode="elapsed", options=[f"randomCbcSeed {int(seed) + 1}"])
         prob.solve(solver)
         with open(log_path) as fh:
@@ -402,26 +364,6 @@ def _highs_scheduler(threads: int) -> None:
     _HIGHS_THREADS[:] = [threads]
 
 
-class _HiGHSWithStart(pulp.HiGHS):
-    """``pulp.HiGHS`` that hands HiGHS a starting solution before the run and
-    sets its time limit to what is left before ``deadline`` when the run
-    starts (PuLP's model hand-over to highspy is slow on large models)."""
-
-    def __init__(self, start=None, deadline: float | None = None, **kwargs):
-        super().__init__(**kwargs)
-        self.start = start or []  # (LpVariable, value) pairs
-        self.deadline = deadline
-
-    def callSolver(self, lp):
-        pairs = [(v.index, float(val)) for v, val in self.start if getattr(v, "index", None) is not None]
-        if pairs:
-            idx, val = zip(*pairs)
-            lp.solverModel.setSolution(len(idx), np.array(idx, dtype=np.int32), np.array(val))
-        if self.deadline is not None:  # HiGHS stops at once (status time limit) when little is left
-            lp.solverModel.setOptionValue("time_limit", max(time_left(self.deadline), 1e-3))
-        lp.solverModel.run()
-
-
 def run_highs(prob, start, deadline: float, threads: int, seed: int, where: str = "HiGHS"
               ) -> tuple[str, float | None, dict]:
     """Solve the PuLP problem ``prob`` with HiGHS in-process (``start``:
@@ -434,7 +376,8 @@ def run_highs(prob, start, deadline: float, threads: int, seed: int, where: str 
     if time_left(deadline) <= 0:
         return "timeout", None, {"solver": "HiGHS", "solver_status": "not started",
                                  "note": "time limit reached before the solver started"}
-    solver = _HiGHSWithStart(start, deadline, msg=False, timeLimit=max(time_left(deadline), 1e-3),
+    from ._pulp_solvers import HiGHSWithStart
+    solver = HiGHSWithStart(start, deadline, msg=False, timeLimit=max(time_left(deadline), 1e-3),
                              threads=int(threads), gapRel=0, random_seed=int(seed))
     _highs_scheduler(int(threads))
     with quiet_highs():

@@ -26,15 +26,17 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from epochbench.instances.core import Result
+from epochbench.instances.lazy import lazy_module
 from epochbench.instances.packing import EpochsInstance
 from epochbench.instances.registry import register
 
 from ._binary import time_left
 from .packing import conflict_clique, conflicts, epochs_lower_bound, ffd_bins, ffd_order
 from .starts import START_SHARE, best_start
+
+cp_model = lazy_module("ortools.sat.python.cp_model")   # loaded on first use
 
 #: repairs without progress before the neighbourhood grows by one bin
 PATIENCE = 6

@@ -56,20 +56,23 @@ import time
 import warnings
 from dataclasses import dataclass
 
-import highspy
 import numpy as np
-import pulp
 from numba import njit
-from ortools.sat.python import cp_model
-from scipy.optimize import linprog
-from scipy.sparse import coo_matrix
 
 from epochbench.instances.core import Result
+from epochbench.instances.lazy import lazy_module
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import register
 
 from ._binary import deadline_after, run_cbc, run_highs, time_left
 from .starts import START_SHARE, best_start
+
+# the solvers load on first use (see epochbench.instances.lazy)
+highspy = lazy_module("highspy")
+pulp = lazy_module("pulp")
+cp_model = lazy_module("ortools.sat.python.cp_model")
+_optimize = lazy_module("scipy.optimize")
+_sparse = lazy_module("scipy.sparse")
 
 METHODS = ("cpsat", "milp-cbc", "milp-highs", "bnp")
 #: largest scaled column sum (sum of a machine's entries + its ready time) for CP-SAT
@@ -156,12 +159,12 @@ def lp_bound(inst: MappingInstance, *, return_x: bool = False):
     rows = np.concatenate([np.tile(np.arange(m), t), np.arange(m)])
     cols = np.concatenate([np.arange(nx), np.full(m, nx)])
     vals = np.concatenate([inst.etc.ravel(), -np.ones(m)])
-    a_ub = coo_matrix((vals, (rows, cols)), shape=(m, nx + 1)).tocsc()
+    a_ub = _sparse.coo_matrix((vals, (rows, cols)), shape=(m, nx + 1)).tocsc()
     b_ub = np.zeros(m)  # ready times left out: the bound below ignores them anyway
-    a_eq = coo_matrix((np.ones(nx), (np.repeat(np.arange(t), m), np.arange(nx))), shape=(t, nx + 1)).tocsc()
+    a_eq = _sparse.coo_matrix((np.ones(nx), (np.repeat(np.arange(t), m), np.arange(nx))), shape=(t, nx + 1)).tocsc()
     c = np.zeros(nx + 1)
     c[-1] = 1.0
-    res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=np.ones(t), bounds=(0, None), method="highs")
+    res = _optimize.linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=np.ones(t), bounds=(0, None), method="highs")
     if res.status != 0:
         raise RuntimeError(f"{inst.name}: LP relaxation failed ({res.message})")
     w = np.clip(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0, None)

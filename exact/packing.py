@@ -28,10 +28,9 @@ import time
 from functools import reduce
 
 import numpy as np
-from scipy.optimize import linprog
-from scipy.sparse import csc_matrix
 
 from epochbench.instances.core import Result
+from epochbench.instances.lazy import lazy_module
 from epochbench.instances.packing import EpochsInstance, PackingInstance
 
 from ._binary import (  # noqa: F401  (public names re-exported: they were defined here)
@@ -39,6 +38,9 @@ from ._binary import (  # noqa: F401  (public names re-exported: they were defin
     no_time, proven, register_exact, run_model, status_info, true_bound,
 )
 from .starts import START_SHARE, best_start, better, start_info
+
+_optimize = lazy_module("scipy.optimize")   # loaded on first use
+_sparse = lazy_module("scipy.sparse")
 
 
 
@@ -265,8 +267,8 @@ def pattern_lower_bound(inst: EpochsInstance, max_patterns: int = 20000) -> int 
     cols = np.concatenate([np.repeat(np.arange(len(m)), m.shape[1]) + off
                            for m, off in zip(levels, np.cumsum([0] + [len(m) for m in levels[:-1]]))])
     npat = sum(len(m) for m in levels)
-    a = csc_matrix((np.ones(rows.size), (rows, cols)), shape=(inst.n, npat))
-    res = linprog(np.ones(npat), A_ub=-a, b_ub=-np.ones(inst.n), bounds=(0, None), method="highs")
+    a = _sparse.csc_matrix((np.ones(rows.size), (rows, cols)), shape=(inst.n, npat))
+    res = _optimize.linprog(np.ones(npat), A_ub=-a, b_ub=-np.ones(inst.n), bounds=(0, None), method="highs")
     if res.status != 0:
         return None
     y = np.clip(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0, None)

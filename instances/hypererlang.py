@@ -43,7 +43,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+
+from epochbench.instances.lazy import lazy_module
+
+pd = lazy_module("pandas")   # loaded on first use: listing the generators does not import it
 
 __all__ = ["HyperErlang", "fit_moments", "fit_sample", "size_classes", "fit_trace", "sample_stream",
            "load_params", "hypererlang", "KTH_PARAMS", "MAX_ORDER"]

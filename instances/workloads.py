@@ -49,10 +49,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-import pandas as pd
+
+from epochbench.instances.lazy import lazy_module
 
 from .generators import (DISTS, NORMS, _choice, _int, draw_sizes, feitelson_runtimes, feitelson_size_pmf,
                          k_requirements, register_generator)
+
+pd = lazy_module("pandas")   # loaded on first use: listing the generators does not import it
 
 __all__ = ["Stream", "MODELS", "ESTIMATES", "DEFAULT_LOAD", "LUBLIN_PARAMS", "feitelson96", "lublin03",
            "lublin_size_pmf", "rajaei", "k_resources", "omega_estimates", "phi_estimates",

@@ -27,11 +27,13 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
+from epochbench.instances.lazy import lazy_module
 from epochbench.instances.workloads import scale_arrivals
 
 from .pool import simulate_pool as simulate
+
+pd = lazy_module("pandas")   # loaded on first use
 
 __all__ = ["mean_queue_length", "queue_window", "Calibration", "calibrate_rate"]
 

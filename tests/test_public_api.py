@@ -62,10 +62,13 @@ main(["list", "--policies"])
 print("HEAVY", sorted(m for m in ("ortools", "pulp", "highspy") if m in sys.modules))
 main(["solve", r"{tmp_path / 'fam'}/leinberger-K2-uniform-n8-s0000-000.json", "--method", "cpsat"])
 print("HEAVY", sorted(m for m in ("ortools", "pulp", "highspy") if m in sys.modules))
+main(["solve", r"{tmp_path / 'fam'}/leinberger-K2-uniform-n8-s0000-000.json", "--method", "milp-highs"])
+print("HEAVY", sorted(m for m in ("ortools", "pulp", "highspy") if m in sys.modules))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     heavy = [line for line in out.stdout.splitlines() if line.startswith("HEAVY")]
-    assert heavy == ["HEAVY []", "HEAVY ['highspy', 'ortools', 'pulp']"], out.stdout + out.stderr
+    # each solver loads when a method of it runs: CP-SAT alone imports OR-Tools only
+    assert heavy == ["HEAVY []", "HEAVY ['ortools']", "HEAVY ['highspy', 'ortools', 'pulp']"], out.stdout + out.stderr
 
 
 def test_solve_and_score_check_their_arguments():

@@ -1,0 +1,74 @@
+"""The two PuLP solver classes of :mod:`epochbench.exact._binary`, in a module
+of their own because subclassing imports PuLP: ``_binary`` imports this
+module only when a MILP runs."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import numpy as np
+import pulp
+
+from . import _binary   # its names are read at call time (tests patch them there)
+
+
+class TimedCBC(pulp.PULP_CBC_CMD):
+    """``PULP_CBC_CMD`` (MPS file, ``-sec`` in elapsed time) whose subprocess
+    is killed :data:`CBC_KILL_S` after ``deadline``; ``killed`` says whether
+    it was (then no solution is read)."""
+
+    def __init__(self, deadline: float, **kwargs):
+        super().__init__(**kwargs)
+        self.deadline, self.killed = deadline, False
+
+    def solve_CBC(self, lp, use_mps=True):
+        tmp_mps, tmp_sol, tmp_mst = self.create_tmp_files(lp.name, "mps", "sol", "mst")
+        try:
+            vs, var_names, con_names, _ = lp.writeMPS(tmp_mps, rename=1)
+            args = [self.path, tmp_mps] + (["-max"] if lp.sense == pulp.LpMaximize else [])
+            if self.optionsDict.get("warmStart", False):
+                self.writesol(tmp_mst, lp, vs, var_names, con_names)
+                args += ["-mips", tmp_mst]
+            args += ["-sec", f"{_binary.cbc_seconds(_binary.time_left(self.deadline)):.3f}"]
+            for option in self.options + self.getOptions():
+                args += ("-" + option).split()
+            args += ["-solve", "-printingOptions", "all", "-solution", tmp_sol]
+            with open(self.optionsDict["logPath"], "w") as log:
+                proc = subprocess.Popen(args, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+                try:
+                    code = proc.wait(timeout=max(_binary.time_left(self.deadline), 0.0) + _binary.CBC_KILL_S)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                    self.killed = True
+            if self.killed:
+                lp.assignStatus(pulp.LpStatusNotSolved, pulp.LpSolutionNoSolutionFound)
+                return pulp.LpStatusNotSolved
+            if code != 0 or not os.path.exists(tmp_sol):
+                raise pulp.PulpSolverError(f"CBC ({self.path}) failed with exit status {code}")
+            status, values, dj, pi, slacks, sol_status = self.readsol_MPS(tmp_sol, lp, vs, var_names, con_names)
+            lp.assignVarsVals(values)
+            lp.assignStatus(status, sol_status)
+            return status
+        finally:
+            self.delete_tmp_files(tmp_mps, tmp_sol, tmp_mst)
+
+
+class HiGHSWithStart(pulp.HiGHS):
+    """``pulp.HiGHS`` that hands HiGHS a starting solution before the run and
+    sets its time limit to what is left before ``deadline`` when the run
+    starts (PuLP's model hand-over to highspy is slow on large models)."""
+
+    def __init__(self, start=None, deadline: float | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.start = start or []  # (LpVariable, value) pairs
+        self.deadline = deadline
+
+    def callSolver(self, lp):
+        pairs = [(v.index, float(val)) for v, val in self.start if getattr(v, "index", None) is not None]
+        if pairs:
+            idx, val = zip(*pairs)
+            lp.solverModel.setSolution(len(idx), np.array(idx, dtype=np.int32), np.array(val))
+        if self.deadline is not None:  # HiGHS stops at once (status time limit) when little is left
+            lp.solverModel.setOptionValue("time_limit", max(_binary.time_left(self.deadline), 1e-3))
+        lp.solverModel.run()
