@@ -53,6 +53,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import re
 import zlib
 from pathlib import Path
@@ -61,7 +62,7 @@ import numpy as np
 
 from epochbench.instances.core import InstanceError, _plain
 from epochbench.instances.files import atomic_path, write_bytes
-from epochbench.instances.table import Columns, as_columns, narrowest_int
+from epochbench.instances.table import Columns, as_columns, in_arrival_order, narrowest_int
 
 SWF_FIELDS = ("id", "submit", "wait", "runtime", "alloc_procs", "avg_cpu", "mem", "req_procs", "req_time",
               "req_mem", "status", "user", "group", "app", "queue", "partition", "prev_job", "think_time")
@@ -295,18 +296,9 @@ def _ordered(tab: Columns, names) -> Columns:
     cols = [c for c in first if c in tab] + [c for c in tab.columns if c not in first]
     out = tab.select(cols)
     submit, ids = out["submit"], out["id"]
-    if len(submit) > 1 and not _in_order(submit, ids):
+    if len(submit) > 1 and not in_arrival_order(submit, ids):
         out = out.take(np.lexsort((ids, submit)))
     return out
-
-
-def _in_order(submit: np.ndarray, ids: np.ndarray) -> bool:
-    """Rows already sorted by (submit, id)?  O(n), no sort."""
-    ds = np.diff(submit)
-    if (ds < 0).any():
-        return False
-    tie = ds == 0
-    return not tie.any() or bool((ids[1:][tie] > ids[:-1][tie]).all())
 
 
 # ---- SWF ------------------------------------------------------------------------------
@@ -380,45 +372,78 @@ def _or_else(given: np.ndarray, other: np.ndarray, *, reuse: bool) -> np.ndarray
 
 
 def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
-    """(header, columns) of an SWF file: the compiled parser step by step,
-    writing each kept field straight into its column; else (a line it does
-    not read) pandas' reader on the whole text."""
-    from ._swf_parse import BAD, FULL, _POW10, job_capacity, parse_lines
+    """(header, columns) of an SWF file: the compiled parser on pieces of
+    whole lines, :data:`PARSE_THREADS` at a time (it holds no GIL), each
+    piece's rows copied into place in file order; else (a line it does not
+    read) pandas' reader on the whole text."""
+    from concurrent.futures import ThreadPoolExecutor
     want = ["id", "submit", "runtime", *(f for f in RAW_FIELDS if f in keep or f in
                                          ("alloc_procs", "req_procs", "req_time"))]
-    floats, ints = [f for f in want if f in SWF_FLOAT], [f for f in want if f not in SWF_FLOAT]
-    dest = np.array([(floats if f in SWF_FLOAT else ints).index(f) if f in want else -1 for f in SWF_FIELDS])
-    is_int = np.array([f not in SWF_FLOAT for f in SWF_FIELDS])
+    layout = _Layout(want)
     gz = path.suffix == ".gz"
     # plain text: room for every line at once (pages never touched cost no memory);
     # gzip: a guess at 4x the compressed size, grown when full
-    room = job_capacity(path.stat().st_size * (4 if gz else 1))
-    out, iout = np.empty((len(floats), room)), np.empty((len(ints), room), dtype=np.int64)
-    header, rest, rows = None, b"", 0
-    with (gzip.open if gz else open)(path, "rb") as fh:
+    room = _job_room(path.stat().st_size * (4 if gz else 1))
+    out, iout = layout.arrays(room)
+    header, rest, rows, pending = None, b"", 0, []
+    with (gzip.open if gz else open)(path, "rb") as fh, ThreadPoolExecutor(PARSE_THREADS) as pool:
         while True:
             data = fh.read(SWF_CHUNK)
             buf = rest + data if rest else data
             header = _swf_header(buf) if header is None else header
-            while True:
-                rows, used, verdict = parse_lines(np.frombuffer(buf, dtype=np.uint8), out, iout, rows, dest,
-                                                  is_int, not data, _POW10)
-                if verdict != FULL:
-                    break
-                need = rows + job_capacity(len(buf) - used)
-                out, iout = _grown(out, need), _grown(iout, need)
-                buf = buf[used:]
-            if verdict == BAD:
-                return header, _swf_body(_read_all(path), src)
-            rest = buf[used:]
+            cut = len(buf) if not data else buf.rfind(b"\n") + 1       # whole lines only
+            rest = buf[cut:]
+            if cut:
+                pending.append(pool.submit(layout.parse, memoryview(buf)[:cut]))
+            while pending and (len(pending) > PARSE_THREADS or not data):
+                f_part, i_part, n, ok = pending.pop(0).result()
+                if not ok:
+                    return header, _swf_body(_read_all(path), src)
+                if rows + n > out.shape[1]:
+                    out, iout = _grown(out, rows + n), _grown(iout, rows + n)
+                out[:, rows:rows + n], iout[:, rows:rows + n] = f_part[:, :n], i_part[:, :n]
+                rows += n
             if not data:
                 break
-    tab = Columns({f: out[floats.index(f), :rows] if f in SWF_FLOAT else iout[ints.index(f), :rows]
+    tab = Columns({f: out[layout.floats.index(f), :rows] if f in SWF_FLOAT else iout[layout.ints.index(f), :rows]
                    for f in want})
     for f in want:
         if f in NARROW_FIELDS and f not in ("alloc_procs", "req_procs"):
             tab[f] = narrowest_int(tab[f])
     return header or {}, tab
+
+
+#: threads parsing SWF text at once
+PARSE_THREADS = max(1, min(4, os.cpu_count() or 1))
+
+
+def _job_room(nbytes: int) -> int:
+    """Most job lines ``nbytes`` of SWF text hold (18 numbers, 17 separators
+    and a newline: at least 36 bytes a line)."""
+    return nbytes // 36 + 1
+
+
+class _Layout:
+    """Where the parser puts each SWF field: the kept float fields are rows
+    of one float64 array, the kept integer fields rows of one int64 array."""
+
+    def __init__(self, want: list[str]):
+        self.floats = [f for f in want if f in SWF_FLOAT]
+        self.ints = [f for f in want if f not in SWF_FLOAT]
+        self.dest = np.array([(self.floats if f in SWF_FLOAT else self.ints).index(f) if f in want else -1
+                              for f in SWF_FIELDS])
+        self.is_int = np.array([f not in SWF_FLOAT for f in SWF_FIELDS])
+
+    def arrays(self, room: int) -> tuple[np.ndarray, np.ndarray]:
+        return np.empty((len(self.floats), room)), np.empty((len(self.ints), room), dtype=np.int64)
+
+    def parse(self, piece) -> tuple[np.ndarray, np.ndarray, int, bool]:
+        """Parse ``piece`` (whole lines): (float rows, int rows, jobs, whether every line was read)."""
+        from ._swf_parse import OK, _POW10, parse_lines
+        out, iout = self.arrays(_job_room(len(piece)))
+        rows, _, verdict = parse_lines(np.frombuffer(piece, dtype=np.uint8), out, iout, 0, self.dest,
+                                       self.is_int, True, _POW10)
+        return out, iout, rows, verdict == OK
 
 
 def _grown(out: np.ndarray, need: int) -> np.ndarray:

@@ -179,6 +179,16 @@ def as_columns(table) -> Columns:
     return Columns(table)
 
 
+def in_arrival_order(submit: np.ndarray, ids: np.ndarray) -> bool:
+    """Rows already sorted by (submit, id)?  O(n), no sort: job tables usually
+    are, so the sort they would need is skipped."""
+    ds = np.diff(submit)
+    if (ds < 0).any():
+        return False
+    tie = ds == 0
+    return not tie.any() or bool((ids[1:][tie] > ids[:-1][tie]).all())
+
+
 def narrowest_int(values: np.ndarray) -> np.ndarray:
     """``values`` (integers) in the narrowest signed integer type that holds
     them all (int8 to int64); the array itself when it already is."""

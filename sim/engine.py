@@ -32,7 +32,7 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from epochbench.instances.table import Columns, as_columns
+from epochbench.instances.table import Columns, as_columns, in_arrival_order
 
 RESOURCE_PREFIX = "res_"
 ENGINES = ("auto", "fast", "generic")
@@ -93,8 +93,8 @@ class JobTable:
             return np.array(jobs[name], dtype=dtype, copy=copy or None)
 
         submit, ids = col("submit", np.float64), col("id", np.int64)
-        order = np.lexsort((ids, submit))
-        if not np.array_equal(order, np.arange(len(order))):
+        if not in_arrival_order(submit, ids):
+            order = np.lexsort((ids, submit))
             jobs = jobs.take(order)
             submit, ids = submit[order], ids[order]
         demand = np.empty((len(ids), 1 + len(res)), dtype=np.int64)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from epochbench.instances.table import Columns, as_columns
+from epochbench.instances.table import Columns, as_columns, in_arrival_order
 
 TAU = 10.0  # [zhang-comparative] section 2.3: Gamma = 10 s
 NEEDED = ("id", "submit", "start", "end", "procs", "duration")
@@ -64,19 +64,12 @@ def out_of_order(submit, job_id, start) -> np.ndarray:
     i that arrived earlier ((submit_i, id_i) < (submit_j, id_j)) started later
     (start_i > start_j).  One lexsort and a running maximum: O(n log n)."""
     submit, job_id, start = (np.asarray(a) for a in (submit, job_id, start))
-    order = np.arange(len(submit)) if _in_arrival_order(submit, job_id) else np.lexsort((job_id, submit))
+    order = np.arange(len(submit)) if in_arrival_order(submit, job_id) else np.lexsort((job_id, submit))
     s = start[order].astype(np.float64)
     before = np.concatenate(([-np.inf], np.maximum.accumulate(s)[:-1])) if len(s) else s
     flags = np.empty(len(s), dtype=bool)
     flags[order] = before > s
     return flags
-
-
-def _in_arrival_order(submit: np.ndarray, job_id: np.ndarray) -> bool:
-    """Rows already in (submit, id) order (the simulator's tables are): no sort needed."""
-    ds = np.diff(submit)
-    tie = ds == 0
-    return bool((ds >= 0).all() and (job_id[1:][tie] > job_id[:-1][tie]).all())
 
 
 def per_job(result, workload=None, *, tau: float = TAU):
