@@ -8,8 +8,8 @@ lives in the arrays it is given, so the caller resumes it with the next call
 (and checks the wall clock between calls: numba code cannot read it).
 
 At each node the items not yet decided that still fit the residual capacity
-give three upper bounds, the smallest one kept ([martello1990] sections 2.2
-and 6.1; [kellerer2004] chapter 9):
+give three upper bounds, the smallest one kept ([martello1990]: Dantzig and
+surrogate bounds; [kellerer2004]: the multidimensional knapsack):
 
 * the capacity bound ``val + sum_i u_i reach_i`` (``reach_i``: the largest
   load at most ``res_i`` that a subset of the fitting items reaches in row i
