@@ -13,7 +13,8 @@ from pathlib import Path
 from .cli_args import _Progress, check_params, parse_params, plain_text
 
 #: options of the command itself, not of a machine (their argparse dests)
-COMMON = ("workload", "machine", "policy", "record_epochs", "min_candidates", "nodes", "selector", "param",
+COMMON = ("workload", "machine", "policy", "record_epochs", "epoch_gaps", "min_candidates", "nodes", "selector",
+          "param",
           "no_kill", "small_threshold", "out", "json", "quiet")
 
 _GROUPS = {"pool": "space-shared machine (--machine pool)",
@@ -57,8 +58,13 @@ def add_simulate(sub) -> None:
                    help="save every selection step as a packing instance with the policy's choice "
                         "(meta.choice) in DIR; score with 'epochbench score DIR --methods recorded,...' "
                         "(gang policies: every Schedule and FillMatrix row)")
+    m.add_argument("--epoch-gaps", metavar="METHODS",
+                   help="space-shared policies: at every selection step also solve the step with these packing "
+                        "heuristics (comma-separated, e.g. ff,bl,bb) and record their per-epoch gap to the "
+                        "policy's choice (the optimum with an exact --selector); summary in the report, one row "
+                        "per step in DIR/epoch_gaps.csv with --out")
     m.add_argument("--min-candidates", type=int, default=1,
-                   help="--record-epochs: skip steps with fewer candidates (default 1)")
+                   help="--record-epochs, --epoch-gaps: skip steps with fewer candidates (default 1)")
     m.add_argument("--nodes", type=int, help="machine size (overrides the SWF header)")
     m.add_argument("--selector", help="packing method choosing each start set (oracle policy), e.g. cpsat")
     m.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -102,13 +108,19 @@ def _pool_options(args, options: dict, workload) -> tuple[dict, object]:
     if params:
         kw["selector_options"] = _selector_params(args.policy, kw, params)
     recorder = None
-    if args.record_epochs:
-        from epochbench.sim.record import EpochRecorder
+    methods = [m.strip() for m in (args.epoch_gaps or "").split(",") if m.strip()]
+    if args.epoch_gaps is not None and not methods:
+        raise ValueError("--epoch-gaps: name at least one packing heuristic, e.g. ff,bl,bb")
+    if args.record_epochs or methods:
+        from epochbench.sim.record import EpochGaps, EpochRecorder, both
         holder = {}
 
         def record(policy):
-            holder["r"] = EpochRecorder(policy, min_candidates=args.min_candidates)
-            return holder["r"]
+            if args.record_epochs:
+                holder["r"] = EpochRecorder(policy, min_candidates=args.min_candidates)
+            if methods:
+                holder["gaps"] = EpochGaps(policy, methods, min_candidates=args.min_candidates)
+            return both(holder.get("r"), holder.get("gaps"))
         kw["record"] = record
         recorder = holder
     if progress.enabled:
@@ -119,6 +131,8 @@ def _pool_options(args, options: dict, workload) -> tuple[dict, object]:
 def _gang_options(args, options: dict, workload) -> tuple[dict, object]:
     if args.param:
         raise ValueError("--param applies to the space-shared policies' selectors only")
+    if args.epoch_gaps:
+        raise ValueError("--epoch-gaps applies to the space-shared policies only")
     kw = dict(options, selector=args.selector)
     progress = _Progress(len(workload), sys.stderr.isatty() and not args.quiet)
     if progress.enabled:
@@ -133,6 +147,8 @@ def _gang_options(args, options: dict, workload) -> tuple[dict, object]:
 def _farm_options(args, options: dict, workload) -> tuple[dict, object]:
     if args.workload:
         raise ValueError("--machine farm generates its own stream ([capannini2007] section 6); drop --workload")
+    if args.epoch_gaps:
+        raise ValueError("--epoch-gaps applies to the space-shared policies only")
     progress = _Progress(0, sys.stderr.isatty() and not args.quiet, what="done")
     if progress.enabled:
         options = dict(options, progress=progress)
@@ -172,8 +188,13 @@ def cmd_simulate(args) -> int:
               f"--methods recorded,cpsat", file=sys.stderr)
     rep = report(res, workload, source=str(args.workload) if args.workload else None,
                  small_threshold=args.small_threshold)
+    gaps = (recorder or {}).get("gaps")
+    if gaps is not None:
+        rep.setdefault("extras", {})["epoch_gaps"] = gaps.summary()
     if args.out:
         write_run(args.out, res, rep, workload)
+        if gaps is not None:
+            gaps.write(Path(args.out) / "epoch_gaps.csv")
     if args.json:
         print(to_json(rep))
     else:

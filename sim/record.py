@@ -75,6 +75,123 @@ def choice_of(inst) -> list[int]:
                        "epochbench simulate --record-epochs") from None
 
 
+# ---- per-epoch gaps along a run (issue 18 item 6) ----------------------------------------------
+#: the quantiles and shares :meth:`EpochGaps.summary` gives per method
+GAP_TOL = 1e-9
+
+
+class EpochGaps:
+    """``on_pass`` hook: at every selection step of ``policy``, the fast
+    packing ``methods`` (default FF, BL, BB) solve the same step and their
+    per-epoch gap to the policy's own choice is recorded.
+
+    Run with an exact selector (``--selector mkp-bb``: the oracle), the
+    policy's choice is the step's optimum and the gap of a method is how far
+    its start set would have been from it, epoch by epoch, along the
+    oracle's own trajectory: ``(ref - value) / max(|ref|, 1e-9)`` with ``ref``
+    the value of the policy's choice (utilization of the step).  A step
+    whose exact answer was not proven (the selector's ``selector_stats``
+    counted it unproven) is flagged ``proven = False``, as is every step of
+    a policy without an exact selector; there a method can beat the
+    reference and its gap is negative.  Recording reads the
+    simulator's state only; the schedule does not change.
+
+    Parameters
+    ----------
+    policy : Policy
+        A policy with a packing selection step (``has_selector``).
+    methods : sequence of str
+        Registered packing methods (heuristics), solved at every step.
+    min_candidates : int
+        Skip steps with fewer candidates.
+
+    Notes
+    -----
+    Per step, the cost of the methods on an instance of the step's
+    candidates (O(picks n K) each for the greedy rules).
+    """
+
+    def __init__(self, policy: Policy, methods=("ff", "bl", "bb"), *, min_candidates: int = 1):
+        from epochbench.instances.registry import get
+        if not getattr(policy, "has_selector", False):
+            raise ValueError(f"policy {policy.name!r} has no packing selection step to compare with")
+        methods = tuple(methods)
+        if not methods:
+            raise ValueError("epoch gaps: name at least one packing method")
+        for m in methods:
+            if get("packing", m).exact:
+                raise ValueError(f"epoch gaps: {m!r} is an exact method; compare heuristics with the run's "
+                                 "selector")
+        self.policy, self.methods = policy, methods
+        selector = getattr(policy, "selector", None)
+        self.exact = selector is not None and get("packing", selector).exact
+        self.min_candidates = max(int(min_candidates), 1)
+        self.rows: list[dict] = []
+        self._unproven = 0
+
+    def __call__(self, now, machine, queue, started) -> None:
+        from epochbench.instances.registry import solve
+        stats = getattr(self.policy, "selector_stats", None) or {}
+        unproven = int(stats.get("unproven", 0))
+        proven = self.exact and unproven == self._unproven
+        self._unproven = unproven
+        step = self.policy.step
+        if step is None or len(step.candidates) < self.min_candidates:
+            return
+        pos = {j: i for i, j in enumerate(step.candidates)}
+        choice = [pos[j] for j in started if j in pos]
+        inst = packing_instance(self.policy.table, machine.capacity, step.free, step.candidates, now=now,
+                                shadow=step.shadow, extra=step.extra, meta={"name": f"epoch@{now:g}"})
+        ref = inst.value(choice)
+        row = {"time": float(now), "candidates": len(step.candidates), "started": len(choice),
+               "reference": ref, "proven": bool(proven)}
+        for m in self.methods:
+            value = solve(inst, m, describe=False).value
+            row[f"{m}_value"] = value
+            row[f"{m}_gap"] = (ref - value) / max(abs(ref), 1e-9)
+        self.rows.append(row)
+
+    def frame(self):
+        """The recorded steps as a DataFrame, one row per step."""
+        import pandas as pd
+        cols = ["time", "candidates", "started", "reference", "proven"] + \
+            [f"{m}_{x}" for m in self.methods for x in ("value", "gap")]
+        return pd.DataFrame(self.rows, columns=cols)
+
+    def summary(self) -> dict:
+        """Per method ``{m}_gap``: ``count``, ``mean``, ``median``, ``p90``,
+        ``max`` (fractions) and ``optimal_share`` (steps with gap <=
+        1e-9), over the steps recorded; ``steps`` and ``unproven``
+        counts."""
+        out = {"steps": len(self.rows), "unproven": sum(not r["proven"] for r in self.rows)}
+        for m in self.methods:
+            g = np.array([r[f"{m}_gap"] for r in self.rows], dtype=float)
+            out[f"{m}_gap"] = {"count": int(g.size),
+                               "mean": float(g.mean()) if g.size else None,
+                               "median": float(np.median(g)) if g.size else None,
+                               "p90": float(np.quantile(g, 0.9)) if g.size else None,
+                               "max": float(g.max()) if g.size else None,
+                               "optimal_share": float(np.mean(g <= GAP_TOL)) if g.size else None}
+        return out
+
+    def write(self, path) -> Path:
+        """The steps as CSV at ``path`` (folders made)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.frame().to_csv(path, index=False)
+        return path
+
+
+def both(*hooks):
+    """One ``on_pass`` hook calling ``hooks`` in turn (None skipped)."""
+    hooks = [h for h in hooks if h is not None]
+
+    def call(now, machine, queue, started):
+        for h in hooks:
+            h(now, machine, queue, started)
+    return call
+
+
 # ---- gang scheduling (sim.gang) -----------------------------------------------------------
 def _bit_rows(masks, n: int) -> np.ndarray:
     """Bit sets (Python ints) of columns as a boolean matrix, one row per mask."""
@@ -250,4 +367,4 @@ class GangRecorder:
                                     **params})
 
 
-__all__ = ["EpochRecorder", "GangRecorder", "choice_of"]
+__all__ = ["EpochGaps", "EpochRecorder", "GangRecorder", "both", "choice_of"]

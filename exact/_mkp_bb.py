@@ -1,0 +1,239 @@
+"""Compiled depth-first branch-and-bound of the 0-1 multidimensional knapsack
+(the kernel of :mod:`epochbench.exact.packing_bb`).
+
+``max c @ x  s.t.  A @ x <= b,  x in {0, 1}^n`` with ``A >= 0`` and
+integer ``c > 0``, the items already in branching order.  One call explores
+at most ``node_limit`` nodes and returns; every piece of the search state
+lives in the arrays it is given, so the caller resumes it with the next call
+(and checks the wall clock between calls: numba code cannot read it).
+
+At each node the items not yet decided that still fit the residual capacity
+give three upper bounds, the smallest one kept ([martello1990]: Dantzig and
+surrogate bounds; [kellerer2004]: the multidimensional knapsack):
+
+* the capacity bound ``val + sum_i u_i reach_i`` (``reach_i``: the largest
+  load at most ``res_i`` that a subset of the fitting items reaches in row i
+  alone, their total when they all fit, ``res_i`` when the row is too wide
+  for the bit set), valid when ``c_j <= sum_i u_i A_ij`` for
+  every item: the caller passes ``u`` with equality for the utilization
+  objective, zeros otherwise (bound off);
+* Dantzig's bound of each row alone (the LP of a one-row knapsack: items by
+  ``c_j / A_ij``, the last one taken fractionally);
+* Dantzig's bound of a surrogate row (the rows summed with weights ``1 / b_i``).
+
+Identical items (same column of ``A`` and same ``c``, adjacent in the order)
+are taken as a prefix of their run: the branch that leaves an item out
+leaves out the rest of its run too (``nxt``).  A node whose bound does not
+exceed the best value found (integers: a better solution is worth at least
+``best + 1``) is pruned.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: entries of the state vector
+S_MODE, S_DEPTH, S_POS, S_VAL, S_BEST, S_NODES, S_ROOT = range(7)
+STATE_SIZE = 7
+#: modes: enter the node at ``pos``, backtrack, search finished
+ENTER, BACKTRACK, DONE = range(3)
+
+
+@njit(cache=True)
+def _reach(a, i, cap, fit, pos, words):
+    """The largest load of row ``i`` at most ``cap`` that a subset of the
+    fitting items ``pos..`` reaches exactly (one-row subset sum, a bit set in
+    ``words``, shift-or per item; stops once ``cap`` is reached).
+    O(n cap / 64)."""
+    n = a.shape[1]
+    nw = cap // 64 + 1
+    for w in range(nw):
+        words[w] = 0
+    words[0] = 1
+    top = 0
+    for j in range(pos, n):
+        if not fit[j]:
+            continue
+        s = a[i, j]
+        if s == 0:
+            continue
+        ws = s // 64
+        bs = s % 64
+        hi = (top + s) // 64
+        if hi > nw - 1:
+            hi = nw - 1
+        for w in range(hi, ws - 1, -1):
+            v = words[w - ws] << np.uint64(bs)
+            if bs > 0 and w - ws - 1 >= 0:
+                v |= words[w - ws - 1] >> np.uint64(64 - bs)
+            words[w] |= v
+        top += s
+        if top > cap:
+            top = cap
+        last = cap % 64
+        mask = (np.uint64(1) << np.uint64(last + 1)) - np.uint64(1) if last < 63 else ~np.uint64(0)
+        words[nw - 1] &= mask
+        if (words[cap // 64] >> np.uint64(cap % 64)) & np.uint64(1):
+            return cap
+    for w in range(nw - 1, -1, -1):
+        v = words[w]
+        if v != 0:
+            b = 63
+            while not ((v >> np.uint64(b)) & np.uint64(1)):
+                b -= 1
+            return w * 64 + b
+    return 0
+
+
+@njit(cache=True)
+def _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest, words):
+    """Integer upper bound of the best value below the node (items ``pos..``
+    undecided, residual ``res``, value so far ``val``); marks the fitting
+    items in ``fit`` and sums their needs per row in ``rest`` (scratch).  Returns ``(bound, first fitting item or -1)``.
+    O((m + q) n) for m rows and q Dantzig rows."""
+    m, n = a.shape
+    first = -1
+    total = 0
+    for j in range(n):
+        fit[j] = False
+    for i in range(m):
+        rest[i] = 0
+    for j in range(pos, n):
+        ok = True
+        for i in range(m):
+            if a[i, j] > res[i]:
+                ok = False
+                break
+        if ok:
+            fit[j] = True
+            if first < 0:
+                first = j
+            total += c[j]
+            for i in range(m):
+                rest[i] += a[i, j]
+    if first < 0:
+        return val, -1
+    best = val + total
+    if use_cap:
+        cb = val
+        for i in range(m):
+            if u[i] == 0:
+                continue
+            if rest[i] <= res[i]:
+                cb += u[i] * rest[i]
+            elif res[i] < words.shape[0] * 64:
+                cb += u[i] * _reach(a, i, res[i], fit, pos, words)
+            else:
+                cb += u[i] * res[i]
+        if cb < best:
+            best = cb
+    q = dz.shape[0]
+    for r in range(q):
+        # the capacity of Dantzig row r at this node: res mapped by dz_map
+        cap = 0.0
+        for i in range(m):
+            if dz_map[r, i] != 0.0:
+                cap += dz_map[r, i] * res[i]
+        lp = 0.0
+        for t in range(n):
+            j = dz_order[r, t]
+            if not fit[j]:
+                continue
+            w = dz[r, j]
+            if w <= cap:
+                cap -= w
+                lp += c[j]
+            else:
+                lp += c[j] * (cap / w)
+                break
+        f = val + lp
+        bf = np.floor(f + 1e-9 * max(1.0, abs(f)))
+        if bf < best:
+            best = np.int64(bf)
+    return best, first
+
+
+@njit(cache=True)
+def search(a, c, u, use_cap, dz, dz_order, dz_map, nxt, state, res, x, best_x, stack_j, stack_stage,
+           stack_bound, fit, rest, words, node_limit):
+    """Run the branch-and-bound for at most ``node_limit`` nodes from
+    ``state``; returns True when the search is finished (``best_x`` proven
+    optimal).  ``res`` (m), ``x`` (n, the current 0-1 vector) and the three
+    stacks (n + 1) hold the rest of the state; ``fit`` (n) and ``rest`` (m)
+    are scratch.  O(node_limit (m + q) n)."""
+    m, n = a.shape
+    mode = state[S_MODE]
+    d = state[S_DEPTH]
+    pos = state[S_POS]
+    val = state[S_VAL]
+    best = state[S_BEST]
+    nodes = state[S_NODES]
+    done_here = 0
+    while True:
+        if mode == DONE:
+            break
+        if done_here >= node_limit:
+            break
+        if mode == ENTER:
+            nodes += 1
+            done_here += 1
+            if val > best:
+                best = val
+                for j in range(n):
+                    best_x[j] = x[j]
+            bound, j = _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest, words)
+            if d == 0 and state[S_ROOT] < 0:
+                state[S_ROOT] = bound if bound > best else best
+            if j < 0 or bound <= best:
+                mode = BACKTRACK
+                continue
+            stack_j[d] = j
+            stack_stage[d] = 0
+            stack_bound[d] = bound
+            d += 1
+            for i in range(m):
+                res[i] -= a[i, j]
+            val += c[j]
+            x[j] = 1
+            pos = j + 1
+        else:
+            if d == 0:
+                mode = DONE
+                break
+            top = d - 1
+            j = stack_j[top]
+            if stack_stage[top] == 0:
+                for i in range(m):
+                    res[i] += a[i, j]
+                val -= c[j]
+                x[j] = 0
+                stack_stage[top] = 1
+                pos = nxt[j]
+                mode = ENTER
+            else:
+                d -= 1
+    state[S_MODE] = mode
+    state[S_DEPTH] = d
+    state[S_POS] = pos
+    state[S_VAL] = val
+    state[S_BEST] = best
+    state[S_NODES] = nodes
+    return mode == DONE
+
+
+@njit(cache=True)
+def open_bound(state, stack_stage, stack_bound):
+    """A valid upper bound of the unexplored part of an unfinished search:
+    the largest bound of the frames whose subtrees still hold work (the
+    frames in their first branch; the top frame when its second child is
+    yet to be entered), at least the best value.  O(depth)."""
+    best = state[S_BEST]
+    d = state[S_DEPTH]
+    out = best
+    for f in range(d):
+        pending = stack_stage[f] == 0 or (f == d - 1 and state[S_MODE] == ENTER)
+        if pending and stack_bound[f] > out:
+            out = stack_bound[f]
+    if d == 0 and state[S_MODE] == ENTER:  # the root itself not evaluated yet
+        return -1
+    return out

@@ -1,0 +1,84 @@
+"""Per-epoch gaps along a run (sim/record.py EpochGaps, ``simulate --epoch-gaps``):
+the oracle's steps are proven and no heuristic beats them, a policy's own rule
+has gap 0 against itself, recording leaves the schedule unchanged, and the
+command line writes the per-step table and the summary."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from epochbench.cli import main
+from epochbench.sim.policies import make
+from epochbench.sim.pool import simulate_pool as simulate
+from epochbench.sim.record import EpochGaps, both
+from test_sim_engine import random_stream
+
+
+def run(df, cap, policy, **kw):
+    pol = make(policy, **kw)
+    gaps = EpochGaps(pol, ("ff", "bl", "bb"))
+    res = simulate(df, cap, pol, on_pass=gaps)
+    return res, gaps
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_oracle_steps_are_proven_and_never_beaten(k):
+    df = random_stream(np.random.default_rng(90 + k), 150, k=k)
+    _, gaps = run(df, [16] * k, "easy", selector="mkp-bb", selector_options={"time_limit": 10.0})
+    frame = gaps.frame()
+    assert len(frame) > 20 and frame["proven"].all()
+    for m in ("ff", "bl", "bb"):
+        assert (frame[f"{m}_gap"] >= -1e-9).all(), m
+    s = gaps.summary()
+    assert s["steps"] == len(frame) and s["unproven"] == 0
+    assert s["bb_gap"]["count"] == len(frame) and 0.0 <= s["bb_gap"]["optimal_share"] <= 1.0
+
+
+def test_own_rule_has_gap_zero_against_itself():
+    df = random_stream(np.random.default_rng(5), 120, k=2)
+    _, gaps = run(df, [16, 16], "bb-easy")
+    frame = gaps.frame()
+    assert len(frame) and (frame["bb_gap"].abs() <= 1e-12).all()
+    assert not frame["proven"].any()  # a heuristic policy proves nothing
+
+
+def test_recording_leaves_the_schedule_unchanged():
+    df = random_stream(np.random.default_rng(6), 120, k=2)
+    plain = simulate(df, [16, 16], make("easy", selector="mkp-bb"))
+    with_gaps, _ = run(df, [16, 16], "easy", selector="mkp-bb")
+    pd.testing.assert_frame_equal(plain.jobs, with_gaps.jobs)
+
+
+def test_refusals():
+    with pytest.raises(ValueError, match="exact method"):
+        EpochGaps(make("easy"), ("cpsat",))
+    with pytest.raises(ValueError, match="no packing selection step"):
+        EpochGaps(make("conservative"))
+    with pytest.raises(ValueError, match="at least one"):
+        EpochGaps(make("easy"), ())
+
+
+def test_both_calls_every_hook():
+    seen = []
+    hook = both(lambda *a: seen.append(1), None, lambda *a: seen.append(2))
+    hook(0.0, None, None, [])
+    assert seen == [1, 2]
+
+
+def test_cli_writes_epoch_gaps(tmp_path, capsys):
+    df = random_stream(np.random.default_rng(8), 80, k=1)
+    trace = tmp_path / "s.csv"
+    df.to_csv(trace, index=False)
+    out = tmp_path / "run"
+    assert main(["simulate", "--workload", str(trace), "--nodes", "16", "--policy", "easy", "--selector",
+                 "mkp-bb", "--epoch-gaps", "ff,bb", "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "ff_gap (per epoch)" in text and "bb_gap (per epoch)" in text
+    table = pd.read_csv(out / "epoch_gaps.csv")
+    assert list(table.columns[-4:]) == ["ff_value", "ff_gap", "bb_value", "bb_gap"] and len(table)
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["extras"]["epoch_gaps"]["steps"] == len(table)
+    assert main(["simulate", "--workload", str(trace), "--nodes", "16", "--policy", "easy", "--epoch-gaps", "cpsat",
+                 "--quiet"]) != 0
+    assert "'cpsat' is an exact method" in capsys.readouterr().err

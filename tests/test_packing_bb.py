@@ -1,0 +1,142 @@
+"""The ``mkp-bb`` packing oracle (exact/packing_bb.py): brute force on small
+random instances (every objective, with and without a reservation), CP-SAT on
+medium ones, the warm start, identical jobs, honest statuses and bounds when
+time runs out, and the registry entry."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from epochbench.exact import packing_bb as pb
+from epochbench.instances.generators import leinberger
+from epochbench.instances.packing import PackingInstance, check_packing
+from epochbench.instances.registry import get, names, solve
+
+LIMIT = 10.0
+
+
+def brute(inst: PackingInstance) -> float:
+    """Best objective over all 2^n subsets (feasibility by check_packing)."""
+    w = inst.weights()
+    best = 0.0
+    for mask in range(1 << inst.n):
+        sel = [j for j in range(inst.n) if mask >> j & 1]
+        try:
+            check_packing(inst, sel)
+        except AssertionError:
+            continue
+        best = max(best, float(w[sel].sum()))
+    return best
+
+
+def random_packing(rng, n, k, reservation, objective, dup=False) -> PackingInstance:
+    cap = rng.integers(5, 30, size=k)
+    used = rng.integers(0, cap // 3 + 1)
+    dem = rng.integers(0, cap // 2 + 2, size=(n, k))
+    if dup:  # a few jobs repeated: identical demand vectors
+        dem[n // 2:] = dem[:n - n // 2]
+    kw = {}
+    if reservation:
+        kw = dict(shadow=5.0, extra=rng.integers(0, cap // 2 + 1), runtime_past_shadow=rng.random(n) < 0.5)
+    profit = np.round(rng.uniform(0.0, 10.0, size=n), 2) if objective == "profit" else None
+    return PackingInstance.build(cap, dem, used, profit=profit, objective=objective,
+                                 meta={"name": f"rand-{n}-{k}-{reservation}-{objective}"}, **kw)
+
+
+CASES = [(seed, k, res, obj, dup) for seed, (k, res, obj, dup) in enumerate(
+    itertools.product((1, 2, 3, 5), (False, True), ("utilization", "count", "profit"), (False, True)))]
+
+
+def test_registered_as_exact_packing_method():
+    assert "mkp-bb" in names("packing", "exact")
+    assert get("packing", "mkp-bb").exact
+
+
+@pytest.mark.parametrize("seed,k,reservation,objective,dup", CASES)
+def test_matches_brute_force(seed, k, reservation, objective, dup):
+    """The search alone (``nodes=None``: no hand-over to CP-SAT) proves the
+    optimum, cold and warm; the default (with hand-over) agrees."""
+    rng = np.random.default_rng(4000 + seed)
+    inst = random_packing(rng, int(rng.integers(6, 14)), k, reservation, objective, dup)
+    best = brute(inst)
+    for kw in ({"nodes": None, "warm": False}, {"nodes": None}, {}):
+        r = solve(inst, "mkp-bb", time_limit=LIMIT, **kw)
+        assert r.status == "optimal", (kw, r)
+        assert abs(r.value - best) <= 1e-9, (kw, r.value, best)
+        assert r.bound == r.value and list(r.decision) == sorted(r.decision)
+        check_packing(inst, r.decision)
+        if kw.get("nodes", 1) is None:
+            assert "finished_by" not in r.info
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_matches_cpsat_on_medium_instances(k):
+    for inst in leinberger(n=40, k=k, count=3, seed=7):
+        a = solve(inst, "mkp-bb", time_limit=LIMIT)
+        b = solve(inst, "cpsat", time_limit=LIMIT)
+        assert a.status == b.status == "optimal"
+        assert abs(a.value - b.value) <= 1e-9, (inst.name, a.value, b.value)
+
+
+def test_identical_jobs_enumerated_as_counts():
+    """60 copies of three job shapes: the search treats them as counts."""
+    inst = PackingInstance.build([100, 100], [[7, 3]] * 20 + [[3, 8]] * 20 + [[11, 11]] * 20, objective="count")
+    r = solve(inst, "mkp-bb", time_limit=LIMIT, nodes=None, warm=False)
+    assert r.status == "optimal" and r.info["identical"] == 57
+    assert r.value == solve(inst, "cpsat", time_limit=LIMIT).value == 18 and r.info["nodes"] < 2000
+
+
+def test_warm_start_never_worse():
+    for inst in leinberger(n=128, k=8, count=2, seed=3):
+        start = max((solve(inst, h) for h in ("bb", "bl", "ff")), key=lambda r: r.value)
+        r = pb.solve_packing_bb(inst, time_limit=0.05, start=start, nodes=1)
+        assert r.value >= start.value - 1e-12
+        r = pb.solve_packing_bb(inst, time_limit=1e-4, start=start, nodes=None)
+        assert r.value >= start.value - 1e-12
+
+
+def test_time_limit_gives_honest_status_and_bound():
+    """A hard instance with no time and no hand-over: a checked selection,
+    status feasible (or optimal only with bound == value), a bound no smaller
+    than the optimum CP-SAT proves."""
+    for inst in leinberger(n=64, k=8, count=3, seed=1):
+        ref = solve(inst, "cpsat", time_limit=LIMIT)
+        r = solve(inst, "mkp-bb", time_limit=1e-3, nodes=None, warm=False)
+        check_packing(inst, r.decision)
+        assert r.status in ("optimal", "feasible", "timeout")
+        if r.status == "optimal":
+            assert r.bound == r.value and abs(r.value - ref.value) <= 1e-9
+        else:
+            assert r.bound is None or r.bound >= ref.value - 1e-9
+        assert r.value <= ref.value + 1e-9
+
+
+def test_hand_over_proves_what_the_search_left_open():
+    inst = leinberger(n=64, k=8, count=1, seed=1)[0]
+    r = solve(inst, "mkp-bb", time_limit=LIMIT, nodes=1)
+    ref = solve(inst, "cpsat", time_limit=LIMIT)
+    assert r.status == "optimal" and abs(r.value - ref.value) <= 1e-9
+    assert r.info.get("finished_by") in (None, "cpsat")
+
+
+def test_empty_and_nothing_fits():
+    r = solve(PackingInstance.build([10, 10], []), "mkp-bb", time_limit=LIMIT)
+    assert (r.status, r.value, r.decision, r.bound) == ("optimal", 0.0, (), 0.0)
+    r = solve(PackingInstance.build([10], [[11], [12]]), "mkp-bb", time_limit=LIMIT)
+    assert (r.status, r.decision) == ("optimal", ())
+
+
+def test_awkward_capacities_use_rounded_scaling():
+    rng = np.random.default_rng(7)
+    inst = PackingInstance.build([1000003, 999983, 1000033, 999979], rng.integers(1, 400000, size=(10, 4)))
+    r = solve(inst, "mkp-bb", time_limit=LIMIT, nodes=None)
+    assert r.status == "optimal" and abs(r.value - brute(inst)) <= 1e-9
+
+
+@pytest.mark.parametrize("kw,msg", [({"time_limit": 0}, "time_limit"), ({"time_limit": 1, "nodes": 0}, "nodes"),
+                                    ({"time_limit": 1, "threads": 0}, "threads")])
+def test_bad_options_refused(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        pb.solve_packing_bb(PackingInstance.build([10], [[3]]), **kw)
