@@ -70,7 +70,8 @@ def parse_lines(buf, out, ints, row, dest, is_int, final, pow10):
             return r, line, BAD
         if r >= cap:
             return r, line, FULL
-        # a number: [+-]digits[.digits][(e|E)[+-]digits]
+        # a number: [+-]digits[.digits][(e|E)[+-]digits].  The three digit loops are
+        # written out: a helper, even inlined by numba, made the parser 1.7x slower
         neg = c == 45
         if neg or c == 43:
             i += 1

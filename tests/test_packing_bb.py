@@ -13,22 +13,9 @@ from epochbench.exact import packing_bb as pb
 from epochbench.instances.generators import leinberger
 from epochbench.instances.packing import PackingInstance, check_packing
 from epochbench.instances.registry import get, names, solve
+from test_exact_packing import brute_packing as brute
 
 LIMIT = 10.0
-
-
-def brute(inst: PackingInstance) -> float:
-    """Best objective over all 2^n subsets (feasibility by check_packing)."""
-    w = inst.weights()
-    best = 0.0
-    for mask in range(1 << inst.n):
-        sel = [j for j in range(inst.n) if mask >> j & 1]
-        try:
-            check_packing(inst, sel)
-        except AssertionError:
-            continue
-        best = max(best, float(w[sel].sum()))
-    return best
 
 
 def random_packing(rng, n, k, reservation, objective, dup=False) -> PackingInstance:
