@@ -58,8 +58,9 @@ def objective_scale(inst: PackingInstance) -> int | None:
 def _utilization_coefs(inst: PackingInstance, cand: np.ndarray, scale: int) -> list[int]:
     """Exact integer ``scale * w_j`` for the utilization objective (Python ints)."""
     lcm = scale // inst.k
-    per = [lcm // int(c) if c > 0 else 0 for c in inst.capacity]
-    return [sum(int(inst.demand[j, r]) * per[r] for r in range(inst.k)) for j in cand]
+    per = np.array([lcm // int(c) if c > 0 else 0 for c in inst.capacity], dtype=np.int64)
+    # exact in int64: demand <= capacity, so each term is <= lcm and the sum <= scale (< INT_LIMIT)
+    return (inst.demand[cand].astype(np.int64) @ per).tolist()
 
 
 # ---- packing -------------------------------------------------------------------------

@@ -146,17 +146,14 @@ def mkp_arrays(inst: PackingInstance, cand: np.ndarray) -> dict:
     same = np.zeros(n, dtype=bool)
     if n > 1:
         same[1:] = (c[1:] == c[:-1]) & np.all(a[:, 1:] == a[:, :-1], axis=0)
-    nxt = np.arange(1, n + 1, dtype=np.int64)
-    for j in range(n - 2, -1, -1):
-        if same[j + 1]:
-            nxt[j] = nxt[j + 1]
+    # nxt[j]: the first item after j's run of identical items
+    last = np.flatnonzero(~np.append(same[1:], False))             # the last item of each run
+    nxt = last[np.searchsorted(last, np.arange(n))] + 1
     # Dantzig rows: each row alone, then the surrogate row (capacity sum_i res_i / b_i)
     dz = np.vstack([a.astype(float), (a / bf[:, None]).sum(axis=0)[None, :]])
     dz_map = np.vstack([np.eye(a.shape[0]), (1.0 / bf)[None, :]])
-    dz_order = np.empty(dz.shape, dtype=np.int64)
-    for q in range(dz.shape[0]):
-        rq = np.divide(c, dz[q], out=np.full(n, np.inf), where=dz[q] > 0)
-        dz_order[q] = np.lexsort((np.arange(n), -rq))
+    ratio = np.divide(c[None, :], dz, out=np.full(dz.shape, np.inf), where=dz > 0)
+    dz_order = np.argsort(-ratio, axis=1, kind="stable")             # ties in item order
     return {"a": a, "b": b, "c": c, "u": u, "use_cap": use_cap, "dz": dz, "dz_order": dz_order,
             "dz_map": dz_map, "nxt": nxt, "order": order, "model": model}
 
@@ -217,20 +214,16 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
     if cand.size == 0:
         return Result(inst.kind, "mkp-bb", (), 0.0, "optimal", time.perf_counter() - t0, 0.0,
                       {"solver": "mkp-bb", "note": "no job fits", "bound_kind": "combinatorial"})
-    if start is None and warm:
-        start = best_start(inst, budget=START_SHARE * float(time_limit))
+    # the heuristic start is looked for only when the first chunk of the search has not
+    # proved an optimum (an optimum is never worse than a heuristic): most epochs need none
+    defer = start is None and warm
     p = mkp_arrays(inst, cand)
     n, m = len(cand), p["a"].shape[0]
     best_x = np.zeros(n, dtype=np.int64)
-    if start is not None:  # the start's jobs among the candidates, in branching positions
-        where = {int(cand[p["order"][t]]): t for t in range(n)}
-        for j in start.decision:
-            if int(j) in where:
-                best_x[where[int(j)]] = 1
     state = np.zeros(kernel.STATE_SIZE, dtype=np.int64)
     state[kernel.S_MODE] = kernel.ENTER
-    state[kernel.S_BEST] = int(p["c"] @ best_x)
     state[kernel.S_ROOT] = -1
+    _take_start(start, cand, p, best_x, state)
     x = np.zeros(n, dtype=np.int64)
     stack_j = np.zeros(n + 1, dtype=np.int64)
     stack_stage = np.zeros(n + 1, dtype=np.int64)
@@ -242,6 +235,9 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
     while True:  # at least one chunk: the first dive (the greedy of the branching order) always runs
         done = kernel.search(p["a"], p["c"], p["u"], p["use_cap"], p["dz"], p["dz_order"], p["dz_map"], p["nxt"],
                              state, res, x, best_x, stack_j, stack_stage, stack_bound, fit, rest, words, NODE_CHUNK)
+        if defer and not done:
+            start, defer = best_start(inst, budget=START_SHARE * float(time_limit)), False
+            _take_start(start, cand, p, best_x, state)
         if done or time.perf_counter() >= deadline or (nodes is not None and state[kernel.S_NODES] >= nodes):
             break
     model = p["model"]
@@ -262,6 +258,24 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
         return _hand_over(inst, sel, value, bound, info, deadline, threads, seed, t0)
     return Result(inst.kind, "mkp-bb", sel, value, status, time.perf_counter() - t0, bound,
                   {**info, "bound_kind": "none" if bound is None else "solver"})
+
+
+def _take_start(start: Result | None, cand: np.ndarray, p: dict, best_x: np.ndarray, state: np.ndarray) -> None:
+    """Make ``start``'s selection the search's incumbent when it is better
+    than the one it has (a better incumbent only prunes more: the search
+    may take it at any node)."""
+    from . import _mkp_bb as kernel
+    if start is None:
+        return
+    x = np.zeros_like(best_x)
+    where = {int(cand[p["order"][t]]): t for t in range(len(cand))}   # branching positions
+    for j in start.decision:
+        if int(j) in where:
+            x[where[int(j)]] = 1
+    value = int(p["c"] @ x)
+    if value > state[kernel.S_BEST] or not best_x.any():
+        best_x[:] = x
+        state[kernel.S_BEST] = value
 
 
 def _hand_over(inst, sel, value, bound, info, deadline, threads, seed, t0) -> Result:
