@@ -33,7 +33,8 @@ K-resource extension of [leinberger1999] §3.1), the estimate models
 :func:`perfect_estimates`, and load control :func:`scale_arrivals`,
 :func:`scale_runtimes`, :func:`offered_load`, :func:`set_load` ([zhang-comparative] §2.1:
 "multiplying the interarrival rate and the service time each by a separate
-multiplicative factor").  :func:`workload` chains them; it is the generator
+multiplicative factor") and :func:`saturated` (alternating overload and
+underload phases: a queue of thousands of jobs that builds up and drains).  :func:`workload` chains them; it is the generator
 ``workload`` of ``epochbench generate``.
 
 Offered load (our definition, used by ``load``): rho = max over resources k of
@@ -60,7 +61,7 @@ pd = lazy_module("pandas")   # loaded on first use: listing the generators does 
 __all__ = ["Stream", "MODELS", "ESTIMATES", "DEFAULT_LOAD", "LUBLIN_PARAMS", "feitelson96", "lublin03",
            "lublin_size_pmf", "rajaei", "k_resources", "omega_estimates", "phi_estimates",
            "perfect_estimates", "with_estimates", "scale_arrivals", "scale_runtimes", "offered_load",
-           "set_load", "poisson_arrivals", "zipf_runs", "workload", "write_workload", "stream_stats"]
+           "set_load", "saturated", "poisson_arrivals", "zipf_runs", "workload", "write_workload", "stream_stats"]
 
 DEFAULT_LOAD = 0.7          # offered load of the Poisson models when none is given (our choice)
 MODELS = ("feitelson96", "lublin03", "rajaei", "hypererlang")
@@ -190,6 +191,43 @@ def set_load(jobs: pd.DataFrame, capacity, load: float) -> pd.DataFrame:
     if not math.isfinite(now):
         return jobs.copy()
     return scale_arrivals(jobs, load / now)
+
+
+def saturated(jobs: pd.DataFrame, capacity, *, high: float = 1.4, low: float = 0.7,
+              period: int = 20000) -> pd.DataFrame:
+    """Alternate overload and underload: the arrivals of consecutive blocks of
+    ``period`` jobs are rescaled so that each block's own offered load (module
+    docstring, bottleneck resource, over the block's span) is ``high``, then
+    ``low``, then ``high`` again, ...  A ``high`` > 1 block leaves a backlog
+    of about (1 - 1 / high) x ``period`` jobs, which the next ``low`` block
+    drains (for ``low`` < 1): long stretches of a saturated machine with
+    thousands of jobs queued, the load under which every early end makes
+    conservative backfilling compress a long queue.  Inside a block the gaps
+    keep their proportions (a daily cycle stays), so this applies to any
+    stream; the jobs and their order are unchanged and times are whole
+    seconds again (:func:`_round_times`).  Deterministic, O(n K)."""
+    high, low = _positive("high", high), _positive("low", low)
+    period = _int("period", period, 1)
+    _require(jobs, "submit", "procs")
+    cap = np.atleast_1d(np.asarray(capacity, dtype=np.float64))
+    n = len(jobs)
+    if n < 2:
+        return jobs.copy()
+    res = [c for c in jobs.columns if str(c).startswith("res_")]
+    work = (jobs[["procs", *res]].to_numpy(dtype=np.float64) * _work_time(jobs)[:, None] / cap).max(axis=1)
+    submit = jobs["submit"].to_numpy(dtype=np.float64)
+    gaps = np.diff(submit, prepend=submit[0])
+    block = np.arange(n) // period
+    blocks = block[-1] + 1
+    span = np.bincount(block, gaps, blocks)
+    target = np.bincount(block, work, blocks) / np.where(np.arange(blocks) % 2 == 0, high, low)
+    # a block whose arrivals all fall at one time gets even gaps
+    even = span[block] <= 0
+    gaps = np.where(even, 1.0, gaps)
+    span = np.bincount(block, gaps, blocks)
+    out = jobs.copy()
+    out["submit"] = submit[0] + np.cumsum(gaps * (target / span)[block])
+    return _round_times(out)
 
 
 def _round_times(jobs: pd.DataFrame) -> pd.DataFrame:

@@ -65,7 +65,7 @@ from epochbench.instances import registry
 from . import registry as _registry
 from .engine import JobTable, Policy, StartFn, packing_instance
 from .los_fast import LOS_RULE, OUT as LOS_OUT, OVERFLOW as LOS_OVERFLOW, los_grown, los_select, los_stats, los_work
-from .profile import INLINE, JIT, Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move, p_release, rows_needed
+from .profile import INLINE, JIT, Profile, _locate, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move, p_release, rows_needed
 
 POLICIES: dict[str, type] = {}
 DAY = 86400.0
@@ -472,6 +472,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
             np.full(n if code == _CONS else 1, np.nan),      # reservations
             np.array([-np.inf, np.inf, np.inf, np.inf]), np.array([-1]),     # state (see _compress)
             np.empty(k, np.int64),                           # EASY extra
+            np.full(3 * k if code == _CONS else 1, -1, np.int64),  # vacated maxima (see _compress)
             *_buckets(table, capacity, code == _NONFCFS and k == 1),
             lw, lbits)                                        # LOS work, bitsets
     prog = np.zeros(2)
@@ -868,12 +869,20 @@ def _starved_pass(now, old, ai, limit, submit, inq, dem, dur, free, start, ht, h
 # became feasible meets a released interval before r, so it starts before
 # ``rb`` (their largest end) and j fits in the most free capacity ``mr`` seen
 # before rb (free capacity there only fell since); otherwise all of [now, r)
-# is searched.  The result is the same as re-booking every job from scratch,
-# as the generic policy does (tests/test_sim_engine.py).
+# is searched.  A window that became feasible through a vacated slot holds a
+# point of that slot, so j also needs no more than the most free capacity
+# seen on the vacated slots (recorded right after each move, ``vm``; it only
+# falls afterwards unless another move vacates the same place, which records
+# it again): on a saturated machine a vacated slot has room for few of the
+# queued jobs, and the others are not searched.  The result is the same as
+# re-booking every job from scratch, as the generic policy does
+# (tests/test_sim_engine.py).
 RB, SOON, WAKE, VAC = 0, 1, 2, 3  # float state: release bound (+inf: search all),
 # earliest reservation, earliest reservation after now (a pass is due then),
 # earliest start of a slot vacated in the previous compression
 LAST_MOVED = 0  # int state: largest row moved in the previous compression (-1: none)
+# vm: the most free capacity on the slots vacated in this round (vm[0:K]), in
+# this round and the previous one (vm[K:2K]) and in the previous one (vm[2K:3K])
 
 
 @njit(**INLINE)
@@ -905,13 +914,47 @@ def _max_free(pt, pf, m, until, out):
         i += 1
 
 
+@njit(**JIT)
+def _raise_max(pt, pf, m, a, b, vm, k):
+    """vm[0:k] and vm[k:2k] = at least the free capacity on [a, b)."""
+    i = max(_locate(pt, m, a) - 1, 0)
+    if i + 1 < m and pt[i + 1] <= a:
+        i += 1
+    while i < m and pt[i] < b:
+        if pf.ndim == 1:
+            vm[0], vm[1] = max(vm[0], pf[i]), max(vm[1], pf[i])
+        else:
+            for r in range(k):
+                vm[r] = max(vm[r], pf[i, r])
+                vm[k + r] = max(vm[k + r], pf[i, r])
+        i += 1
+
+
+@njit(**JIT)
+def _fits_in(dem, j, vm, off):
+    """Job j fits in vm[off:off + K]."""
+    for r in range(dem.shape[1]):
+        if dem[j, r] > vm[off + r]:
+            return False
+    return True
+
+
+@njit(**JIT)
+def _vm_round(vm, k):
+    """Start a round: nothing vacated in it yet; both = the previous round."""
+    for r in range(k):
+        vm[r] = -1
+        vm[k + r] = vm[2 * k + r]
+
+
 @njit(**INLINE)
-def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, mr):
+def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, mr, vm):
     """Re-book the queued jobs in order, each at its earliest fit (never
     later); sets ``cf[SOON]`` to the earliest reservation."""
-    rb, before, moved = cf[RB], ci[LAST_MOVED], -1
+    rb, before, moved, k = cf[RB], ci[LAST_MOVED], -1, dem.shape[1]
     vac = soon = np.inf  # vac: earliest start of a slot vacated in this round
     _max_free(pt, pf, m, rb, mr)
+    _vm_round(vm, k)
     for p in range(qh, qt):
         j = q[p]
         r = res[j]
@@ -921,29 +964,37 @@ def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, 
             m = p_add(pt, pf, m, r, r + est[j], pdem, j, 1)
             m = _book(j, pdem, est, res, promised, pt, pf, m)
             moved, vac = j, now
+            _raise_max(pt, pf, m, now, r + est[j], vm, k)
         else:
-            lo = min(vac, cf[VAC]) if before > j else vac
-            hi = r if lo < r else (min(r, rb) if _fits(dem, j, mr) else now)
+            old = before > j  # slots vacated after j's check in the previous round count
+            lo = min(vac, cf[VAC]) if old else vac
+            if lo < r and _fits_in(dem, j, vm, k if old else 0):
+                hi = r
+            else:
+                hi = min(r, rb) if _fits(dem, j, mr) else now
             i = p_find_before(pt, pf, m, pdem, j, est[j], r, hi) if hi > now else -1
             if i >= 0:
                 res[j] = pt[i]
                 m = p_move(pt, pf, m, i, r, est[j], pdem, j)
                 moved, vac = j, min(vac, max(r, res[j] + est[j]))
+                _raise_max(pt, pf, m, max(r, res[j] + est[j]), r + est[j], vm, k)
         soon = min(soon, res[j])
     ci[LAST_MOVED], cf[VAC], cf[SOON] = moved, vac, soon
+    for r in range(k):
+        vm[2 * k + r] = vm[r]
     return m
 
 
 @njit(**INLINE)
 def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, start, promised,
-               res, pt, pf, m, ht, hj, hn, extra):
+               res, pt, pf, m, ht, hj, hn, extra, vm):
     """Compress if a job ended early, book the ``fresh`` arrivals (the
     queue's tail), start every job booked now.  Returns (qt, m, hn).  A
     reservation can fall where no job ends any more (the job whose end it
     followed moved away in a compression), so the loop also runs a pass at
     ``cf[WAKE]``."""
     if cf[RB] > -np.inf:
-        m = _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, extra)
+        m = _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, extra, vm)
     cf[RB] = -np.inf
     for p in range(qt - fresh, qt):
         j = q[p]
@@ -974,7 +1025,7 @@ def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, st
 
 @njit(nogil=True, **JIT)
 def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
-          free, ht, hj, q, inq, run, pt, pf, pdem, res, cf, ci, extra, bh, bs, off, blk,
+          free, ht, hj, q, inq, run, pt, pf, pdem, res, cf, ci, extra, vm, bh, bs, off, blk,
           lw, lbits, prog):
     """The whole simulation: finishes, then arrivals, then one pass per event
     time, as :class:`epochbench.sim.engine.Engine` does."""
@@ -1040,5 +1091,5 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
                 break  # LOS work arrays too small: run_fast runs again with larger ones
         else:
             qt, m, hn = _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, start,
-                                   promised, res, pt, pf, m, ht, hj, hn, extra)
+                                   promised, res, pt, pf, m, ht, hj, hn, extra, vm)
     return passes

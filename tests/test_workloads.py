@@ -19,7 +19,8 @@ from epochbench.instances.data import data_root
 from epochbench.instances.generators import GENERATORS, feitelson_size_pmf
 from epochbench.instances.workloads import (LUBLIN_PARAMS, MODELS, RAJAEI_CLASSES, _lublin_weights, feitelson96, k_resources,
                                  lublin03, lublin_size_pmf, offered_load, omega_estimates, perfect_estimates,
-                                 phi_estimates, rajaei, scale_arrivals, scale_runtimes, set_load, stream_stats,
+                                 phi_estimates, rajaei, saturated, scale_arrivals, scale_runtimes, set_load,
+                                 stream_stats,
                                  with_estimates, workload, write_workload)
 from epochbench.instances.jobs import read_swf, read_table
 
@@ -323,6 +324,22 @@ def test_load_control_scales_arrivals_or_runtimes():
     np.testing.assert_allclose(w.jobs["runtime"], np.ceil(base.jobs["runtime"] * 1.4 - 1e-9))
     with pytest.raises(ValueError):
         scale_arrivals(df, 0)
+
+
+def test_saturated_alternates_overload_and_underload():
+    s = feitelson96(6000, seed=62, processors=256)
+    df, cap = s.jobs, s.capacity
+    out = saturated(df, cap, high=1.5, low=0.5, period=1000)
+    assert out["id"].equals(df["id"]) and out["runtime"].equals(df["runtime"])
+    assert (np.diff(out["submit"]) >= 0).all() and (out["submit"] == np.round(out["submit"])).all()
+    t, work = out["submit"].to_numpy(), (out["procs"] * out["duration"]).to_numpy() / cap[0]
+    for b in range(6):  # each block's own load: its work over the gaps up to its jobs (whole seconds aside)
+        span = t[(b + 1) * 1000 - 1] - t[max(b * 1000 - 1, 0)]
+        assert work[b * 1000:(b + 1) * 1000].sum() / span == pytest.approx(1.5 if b % 2 == 0 else 0.5, rel=0.01)
+    assert saturated(df, cap, high=1.5, low=0.5, period=1000).equals(out)
+    for bad in (dict(high=0), dict(low=-1), dict(period=0)):
+        with pytest.raises(ValueError):
+            saturated(df, cap, **bad)
 
 
 # ---- files and CLI ---------------------------------------------------------------------------------
