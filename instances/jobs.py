@@ -374,8 +374,10 @@ def _or_else(given: np.ndarray, other: np.ndarray, *, reuse: bool) -> np.ndarray
 def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     """(header, columns) of an SWF file: the compiled parser on pieces of
     whole lines, :data:`PARSE_THREADS` at a time (it holds no GIL), each
-    piece's rows copied into place in file order; else (a line it does not
-    read) pandas' reader on the whole text."""
+    writing straight into its own range of the columns (as many places as
+    the piece has lines; ranges left short by comment or blank lines are
+    closed up at the end); else (a line it does not read) pandas' reader on
+    the whole text."""
     from concurrent.futures import ThreadPoolExecutor
     want = ["id", "submit", "runtime", *(f for f in RAW_FIELDS if f in keep or f in
                                          ("alloc_procs", "req_procs", "req_time"))]
@@ -383,34 +385,63 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     gz = path.suffix == ".gz"
     # plain text: room for every line at once (pages never touched cost no memory);
     # gzip: a guess at 4x the compressed size, grown when full
-    room = _job_room(path.stat().st_size * (4 if gz else 1))
-    out, iout = layout.arrays(room)
-    header, rest, rows, pending = None, b"", 0, []
+    cols = layout.arrays(_job_room(path.stat().st_size * (4 if gz else 1)))
+    header, rest, base, pieces = None, b"", 0, []          # pieces: (future, first place, lines)
     with (gzip.open if gz else open)(path, "rb") as fh, ThreadPoolExecutor(PARSE_THREADS) as pool:
         while True:
             data = fh.read(SWF_CHUNK)
             buf = rest + data if rest else data
-            header = _swf_header(buf) if header is None else header
             cut = len(buf) if not data else buf.rfind(b"\n") + 1       # whole lines only
             rest = buf[cut:]
+            first = header is None
+            header = _swf_header(buf) if first else header
             if cut:
-                pending.append(pool.submit(layout.parse, memoryview(buf)[:cut]))
-            while pending and (len(pending) > PARSE_THREADS or not data):
-                f_part, i_part, n, ok = pending.pop(0).result()
-                if not ok:
-                    return header, _swf_body(_read_all(path), src)
-                if rows + n > out.shape[1]:
-                    out, iout = _grown(out, rows + n), _grown(iout, rows + n)
-                out[:, rows:rows + n], iout[:, rows:rows + n] = f_part[:, :n], i_part[:, :n]
-                rows += n
+                lines = buf.count(b"\n", 0, cut) + (0 if buf[cut - 1:cut] == b"\n" else 1)
+                if base + lines > cols[0].shape[1]:                 # gzip guessed short: grow (all idle)
+                    _finish(pieces)
+                    cols = tuple(_grown(c, base + lines) for c in cols)
+                if first:             # the header's piece: parsed at once, so that the ranges after it
+                    rows, ok = layout.parse_into(memoryview(buf)[:cut], *cols, 0)   # start where its jobs end
+                    if not ok:
+                        return header, _swf_body(_read_all(path), src)
+                    base = rows
+                else:
+                    pieces.append((pool.submit(layout.parse_into, memoryview(buf)[:cut], *cols, base), base, lines))
+                    base += lines
             if not data:
                 break
+        if not _finish(pieces):
+            return header, _swf_body(_read_all(path), src)
+    rows = _close_up(cols, pieces, pieces[0][1] if pieces else base)
+    out, iout = cols
     tab = Columns({f: out[layout.floats.index(f), :rows] if f in SWF_FLOAT else iout[layout.ints.index(f), :rows]
                    for f in want})
     for f in want:
         if f in NARROW_FIELDS and f not in ("alloc_procs", "req_procs"):
             tab[f] = narrowest_int(tab[f])
     return header or {}, tab
+
+
+def _finish(pieces: list) -> bool:
+    """Wait for every piece; replace each future by its jobs (-1 for a piece
+    with a line the parser does not read).  False when there is such a piece."""
+    for k, (fut, first, lines) in enumerate(pieces):
+        if not isinstance(fut, int):
+            rows, good = fut.result()
+            pieces[k] = (rows if good else -1, first, lines)
+    return all(got >= 0 for got, _, _ in pieces)
+
+
+def _close_up(cols, pieces: list, rows: int) -> int:
+    """Move each piece's rows down to follow the previous piece's (a piece
+    with comment or blank lines filled fewer places than it had lines);
+    returns the number of jobs."""
+    for got, first, _ in pieces:
+        if first != rows:
+            for c in cols:
+                c[:, rows:rows + got] = c[:, first:first + got]
+        rows += got
+    return rows
 
 
 #: threads parsing SWF text at once
@@ -437,13 +468,13 @@ class _Layout:
     def arrays(self, room: int) -> tuple[np.ndarray, np.ndarray]:
         return np.empty((len(self.floats), room)), np.empty((len(self.ints), room), dtype=np.int64)
 
-    def parse(self, piece) -> tuple[np.ndarray, np.ndarray, int, bool]:
-        """Parse ``piece`` (whole lines): (float rows, int rows, jobs, whether every line was read)."""
+    def parse_into(self, piece, out: np.ndarray, iout: np.ndarray, first: int) -> tuple[int, bool]:
+        """Parse ``piece`` (whole lines) into ``out`` / ``iout`` from place
+        ``first`` on: (jobs, whether every line was read)."""
         from ._swf_parse import OK, _POW10, parse_lines
-        out, iout = self.arrays(_job_room(len(piece)))
-        rows, _, verdict = parse_lines(np.frombuffer(piece, dtype=np.uint8), out, iout, 0, self.dest,
+        rows, _, verdict = parse_lines(np.frombuffer(piece, dtype=np.uint8), out, iout, first, self.dest,
                                        self.is_int, True, _POW10)
-        return out, iout, rows, verdict == OK
+        return rows - first, verdict == OK
 
 
 def _grown(out: np.ndarray, need: int) -> np.ndarray:

@@ -333,6 +333,19 @@ def test_compiled_parser_reads_what_pandas_reads(tmp_path, monkeypatch, seed):
     assert fast.dropped == general.dropped and fast.meta == general.meta
 
 
+def test_compiled_parser_grows_its_columns(tmp_path, monkeypatch):
+    """A .gz trace whose jobs outnumber the first guess of the column length:
+    the columns grow (pieces finished first) and nothing is lost or reordered."""
+    from epochbench.instances import jobs as jobs_mod
+    lines = [line(j, j // 3, 10 + j % 7, 1 + j % 5, -1, 20) for j in range(1, 400)]
+    path = swf(tmp_path, lines, name="g.swf.gz")
+    want = read_swf(path).jobs
+    monkeypatch.setattr(jobs_mod, "SWF_CHUNK", 128)
+    monkeypatch.setattr(jobs_mod, "_job_room", lambda nbytes: 3)
+    monkeypatch.setattr(jobs_mod, "_swf_body", lambda raw, src: pytest.fail("fell back to pandas"))
+    pd.testing.assert_frame_equal(read_swf(path).jobs, want)
+
+
 @pytest.mark.parametrize("token", ["12345678901234567", "1e99", "0x10", "nan", "1.5.2", "--3", "7e"])
 def test_numbers_the_parser_declines_go_to_the_general_reader(tmp_path, token):
     """A number the compiled parser does not convert exactly, or a token that is
