@@ -13,6 +13,8 @@ the same kind it is given.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from numba import njit
 
@@ -234,6 +236,13 @@ def summarize(result, workload, small_threshold: int = 32, *, tau: float = TAU) 
     result = as_columns(result)
     _check(result)
     n = len(result)
+    with ThreadPoolExecutor(1) as pool:      # the capacity loss (sorts, a compiled sweep: no GIL) meanwhile
+        loss = pool.submit(capacity_loss, result, workload)
+        return _summary(result, workload, small_threshold, tau, n, loss)
+
+
+def _summary(result: Columns, workload, small_threshold: int, tau: float, n: int, loss) -> dict:
+    """:func:`summarize`'s figures in its order; ``loss``: the capacity loss's future."""
     out = {"jobs": int(n), "makespan": _horizon(result)[1] if n else float("nan")}
     # one per-job column at a time (a run of millions of jobs holds no per-job table)
     submit, start, end, execution = (_col(result, c) for c in ("submit", "start", "end", "duration"))
@@ -258,7 +267,7 @@ def summarize(result, workload, small_threshold: int = 32, *, tau: float = TAU) 
     cap = _capacity(workload)
     for name in _resources(workload, len(cap))[1:]:
         out[f"utilization_{name}"] = utilization(result, workload, f"res_{name}")
-    out["capacity_loss"] = capacity_loss(result, workload)
+    out["capacity_loss"] = loss.result()
     out.update(parts["small"])
     out.update(parts["large"])
     flags = out_of_order(submit, np.asarray(result["id"]), start)
