@@ -32,7 +32,7 @@ from epochbench.instances.lazy import lazy_module
 from epochbench.instances.packing import EpochsInstance
 from epochbench.instances.registry import register
 
-from ._binary import time_left
+from ._binary import time_left, warm_up_backends
 from .packing import conflict_clique, conflicts, epochs_lower_bound, ffd_bins, ffd_order
 from .starts import START_SHARE, best_start
 
@@ -171,3 +171,4 @@ def epochs_lns(inst, *, time_limit: float, threads: int = 1, **params) -> Result
 
 
 epochs_lns.warm_start = True         # takes warm=False (start from FFD only)
+epochs_lns.warm_up = warm_up_backends("cpsat")   # CP-SAT loads before the clock starts

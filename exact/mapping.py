@@ -64,7 +64,7 @@ from epochbench.instances.lazy import lazy_module
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import register
 
-from ._binary import deadline_after, run_cbc, run_highs, time_left
+from ._binary import deadline_after, run_cbc, run_highs, time_left, warm_up_backends
 from .starts import START_SHARE, best_start
 
 # the solvers load on first use (see epochbench.instances.lazy)
@@ -897,7 +897,13 @@ def _make(method: str):
     method_func.__doc__ = (f"Minimum makespan mapping, {method} ([vadhiyar-notes] ETC mapping; "
                            f"see exact.mapping.solve_mapping)")
     method_func.warm_start = True        # takes warm=False (start from Min-Min only)
+    method_func.warm_up = warm_up_backends(*WARM_UP[method])
     return register("mapping", method, kind="exact")(method_func)
+
+
+#: the solvers each mapping method may call (its own, the LP bound's SciPy, CP-SAT's polish)
+WARM_UP = {"cpsat": ("cpsat", "scipy"), "milp-cbc": ("milp-cbc", "scipy"), "milp-highs": ("milp-highs", "scipy"),
+           "bnp": ("cpsat", "milp-highs", "scipy")}
 
 
 mapping_cpsat = _make("cpsat")
