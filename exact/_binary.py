@@ -494,17 +494,25 @@ BACKEND_MODULES = {"cpsat": ("ortools.sat.python.cp_model",), "milp-cbc": ("pulp
 FAMILY_BACKENDS = {"epochs": ("scipy",)}
 
 
-def warm_up_backends(*backends: str):
-    """A ``warm_up`` hook for a method solving with ``backends``:
+def warm_up_backends(*backends: str, family: str | None = None):
+    """A ``warm_up`` hook for a method of ``family`` solving with ``backends``:
     :func:`epochbench.instances.registry.solve` calls it before the clock
-    starts, so that a method's first timed call does not pay for importing
-    its solver (the solvers load on first use)."""
+    starts, so that a method's first timed call pays neither for importing
+    its solver (the solvers load on first use) nor for the compiled kernels
+    of the family's start heuristics (:func:`~epochbench.exact.starts.warm_up_starts`)."""
     import importlib
+    done = []
 
     def warm_up() -> None:
+        if done:
+            return
         for backend in backends:
             for name in BACKEND_MODULES[backend]:
                 importlib.import_module(name)
+        if family is not None:
+            from .starts import warm_up_starts
+            warm_up_starts(family)
+        done.append(True)
     return warm_up
 
 
@@ -521,7 +529,7 @@ def register_exact(family: str, solve) -> dict:
         method_func.__name__ = method_func.__qualname__ = f"{family}_{method.replace('-', '_')}"
         method_func.__doc__ = f"{solve.__doc__.splitlines()[0]} [{method}; see {solve.__name__}]"
         method_func.warm_start = True        # takes warm=False (start cold: no heuristic start)
-        method_func.warm_up = warm_up_backends(method, *FAMILY_BACKENDS.get(family, ()))
+        method_func.warm_up = warm_up_backends(method, *FAMILY_BACKENDS.get(family, ()), family=family)
         return register(family, method, kind="exact")(method_func)
 
     return {f.__name__: f for f in map(make, METHODS)}

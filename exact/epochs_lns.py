@@ -171,4 +171,4 @@ def epochs_lns(inst, *, time_limit: float, threads: int = 1, **params) -> Result
 
 
 epochs_lns.warm_start = True         # takes warm=False (start from FFD only)
-epochs_lns.warm_up = warm_up_backends("cpsat")   # CP-SAT loads before the clock starts
+epochs_lns.warm_up = warm_up_backends("cpsat", family="epochs")   # loads before the clock starts

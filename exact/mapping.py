@@ -897,7 +897,7 @@ def _make(method: str):
     method_func.__doc__ = (f"Minimum makespan mapping, {method} ([vadhiyar-notes] ETC mapping; "
                            f"see exact.mapping.solve_mapping)")
     method_func.warm_start = True        # takes warm=False (start from Min-Min only)
-    method_func.warm_up = warm_up_backends(*WARM_UP[method])
+    method_func.warm_up = warm_up_backends(*WARM_UP[method], family="mapping")
     return register("mapping", method, kind="exact")(method_func)
 
 

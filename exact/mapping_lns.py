@@ -209,4 +209,4 @@ def mapping_lns(inst, *, time_limit: float, threads: int = 1, **params) -> Resul
 
 
 mapping_lns.warm_start = True        # takes warm=False (start from Min-Min only)
-mapping_lns.warm_up = warm_up_backends("cpsat", "milp-highs", "scipy")   # its solvers load before the clock starts
+mapping_lns.warm_up = warm_up_backends("cpsat", "milp-highs", "scipy", family="mapping")   # before the clock

@@ -304,7 +304,8 @@ packing_mkp_bb.warm_start = True     # takes warm=False (no heuristic start)
 
 
 def _warm_up() -> None:
-    """Load the compiled search (numba's cache) and CP-SAT, its hand-over, before the clock starts."""
+    """Load the compiled search (numba's cache), CP-SAT (its hand-over) and the
+    start heuristics' kernels before the clock starts."""
     _load_cpsat()
     if not _WARM:
         tiny = PackingInstance.build([2], [[1]], meta={"name": "warm-up"})
@@ -313,5 +314,5 @@ def _warm_up() -> None:
 
 
 _WARM: list = []
-_load_cpsat = warm_up_backends("cpsat")
+_load_cpsat = warm_up_backends("cpsat", family="packing")
 packing_mkp_bb.warm_up = _warm_up

@@ -28,6 +28,21 @@ START_HEURISTICS: dict[str, tuple[str, ...]] = {
 START_SHARE = 0.1
 
 
+def warm_up_starts(family: str) -> None:
+    """Load the compiled kernels of ``family``'s start heuristics (their
+    ``warm_up`` hooks), so that an exact method's clock does not pay for
+    them: the exact methods' own hooks call this before the clock starts."""
+    from epochbench.instances.registry import METHODS
+    for name in START_HEURISTICS.get(family, ()):
+        method = METHODS.find((family, name))
+        if method is not None:
+            getattr(method.func, "warm_up", _nothing)()
+
+
+def _nothing() -> None:
+    """The warm-up of a heuristic that needs none."""
+
+
 def better(a: float, b: float, sense: str) -> bool:
     """``a`` strictly better than ``b`` for an objective of ``sense``."""
     tol = 1e-12 * max(1.0, abs(a), abs(b))
@@ -86,4 +101,4 @@ def start_info(start: Result | None) -> dict:
     return {"start": start.method, "start_value": float(start.value)}
 
 
-__all__ = ["START_HEURISTICS", "START_SHARE", "best_start", "better", "start_info"]
+__all__ = ["START_HEURISTICS", "START_SHARE", "best_start", "better", "start_info", "warm_up_starts"]

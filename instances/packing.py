@@ -392,4 +392,6 @@ def epochs_by(packer):
         return bins
     solve.__name__ = f"epochs_{packer.__name__}"
     solve.__doc__ = f"Epoch-after-epoch {packer.__name__}: " + (packer.__doc__ or "").split("\n")[0]
+    if hasattr(packer, "warm_up"):                 # the packer's compiled kernel, loaded before timing
+        solve.warm_up = packer.warm_up
     return solve
