@@ -68,10 +68,13 @@ def brute_bins(inst: EpochsInstance) -> int:
     return best[0]
 
 
-def random_packing(rng, n, k, reservation, objective) -> PackingInstance:
+def random_packing(rng, n, k, reservation, objective, dup=False) -> PackingInstance:
+    """A random packing epoch; ``dup``: the second half repeats the first (identical jobs)."""
     cap = rng.integers(5, 30, size=k)
     used = rng.integers(0, cap // 3 + 1)
     dem = rng.integers(0, cap // 2 + 2, size=(n, k))
+    if dup:
+        dem[n // 2:] = dem[:n - n // 2]
     kw = {}
     if reservation:
         kw = dict(shadow=5.0, extra=rng.integers(0, cap // 2 + 1), runtime_past_shadow=rng.random(n) < 0.5)

@@ -13,23 +13,9 @@ from epochbench.exact import packing_bb as pb
 from epochbench.instances.generators import leinberger
 from epochbench.instances.packing import PackingInstance, check_packing
 from epochbench.instances.registry import get, names, solve
-from test_exact_packing import brute_packing as brute
+from test_exact_packing import brute_packing as brute, random_packing
 
 LIMIT = 10.0
-
-
-def random_packing(rng, n, k, reservation, objective, dup=False) -> PackingInstance:
-    cap = rng.integers(5, 30, size=k)
-    used = rng.integers(0, cap // 3 + 1)
-    dem = rng.integers(0, cap // 2 + 2, size=(n, k))
-    if dup:  # a few jobs repeated: identical demand vectors
-        dem[n // 2:] = dem[:n - n // 2]
-    kw = {}
-    if reservation:
-        kw = dict(shadow=5.0, extra=rng.integers(0, cap // 2 + 1), runtime_past_shadow=rng.random(n) < 0.5)
-    profit = np.round(rng.uniform(0.0, 10.0, size=n), 2) if objective == "profit" else None
-    return PackingInstance.build(cap, dem, used, profit=profit, objective=objective,
-                                 meta={"name": f"rand-{n}-{k}-{reservation}-{objective}"}, **kw)
 
 
 CASES = [(seed, k, res, obj, dup) for seed, (k, res, obj, dup) in enumerate(
