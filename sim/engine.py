@@ -68,11 +68,8 @@ class JobTable:
     @classmethod
     def from_frame(cls, jobs, capacity: np.ndarray) -> "JobTable":
         """Validate the column contract of :mod:`epochbench.instances.jobs` against
-        ``capacity``.  ``jobs``: a DataFrame or :class:`~epochbench.instances.table.Columns`.
-        The arrays are copied (the engine writes only ``start`` and ``promised``,
-        which are new, but policies may keep references), except that a
-        :class:`Columns` table is shared as it is when ``copy=False`` is asked
-        for through :meth:`from_columns`."""
+        ``capacity``.  ``jobs``: a DataFrame or :class:`~epochbench.instances.table.Columns`;
+        its arrays are copied (:meth:`from_columns` shares them)."""
         return cls.from_columns(as_columns(jobs), capacity, copy=True)
 
     @classmethod
@@ -301,6 +298,7 @@ class SimResult:
     engine: str
     capacity: np.ndarray
     machine: str = "pool"
+    _jobs: object = field(default=None, init=False, repr=False, compare=False)   # the DataFrame, once built
 
     def summary(self, workload=None, small_threshold: int = 32) -> dict:
         """The run's metrics (:func:`epochbench.sim.metrics.summarize`: wait,
@@ -312,9 +310,9 @@ class SimResult:
     @property
     def jobs(self):
         """The per-job results as a :class:`pandas.DataFrame` (built once, on first use)."""
-        if isinstance(self.table, Columns):
-            self.table = self.table.to_frame()
-        return self.table
+        if self._jobs is None:
+            self._jobs = self.table.to_frame() if isinstance(self.table, Columns) else self.table
+        return self._jobs
 
     def job_table(self, workload=None):
         """The ``jobs.csv`` table: :attr:`jobs` with the per-job metrics
@@ -352,7 +350,9 @@ class SimResult:
         return self.n / self.seconds if self.seconds > 0 else float("inf")
 
 
-def _frame(table: JobTable) -> Columns:
+def result_columns(table: JobTable) -> Columns:
+    """The per-job results of a run on ``table`` (:attr:`SimResult.table`); the
+    arrays are the table's own, ``end`` is computed."""
     d = {"id": table.ids, "submit": table.submit, "start": table.start,
          "end": table.start + table.duration, "procs": table.demand[:, 0],
          "estimate": table.estimate, "runtime": table.runtime, "duration": table.duration}

@@ -13,7 +13,7 @@ import numpy as np
 from epochbench.instances.table import as_columns
 
 from . import policies
-from .engine import ENGINES, Engine, JobTable, PassHook, Policy, PoolMachine, SimResult, _frame
+from .engine import ENGINES, Engine, JobTable, PassHook, Policy, PoolMachine, SimResult, result_columns
 
 
 def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str = "auto",
@@ -64,4 +64,4 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
         eng.run()
         passes, used = eng.passes, "generic"
     seconds = time.perf_counter() - t0
-    return SimResult(_frame(table), pol.name, pol.options(), passes, seconds, used, cap)
+    return SimResult(result_columns(table), pol.name, pol.options(), passes, seconds, used, cap)
