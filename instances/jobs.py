@@ -414,12 +414,8 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
             return header, _swf_body(_read_all(path), src)
     rows = _close_up(cols, pieces, pieces[0][1] if pieces else base)
     out, iout = cols
-    tab = Columns({f: out[layout.floats.index(f), :rows] if f in SWF_FLOAT else iout[layout.ints.index(f), :rows]
-                   for f in want})
-    for f in want:
-        if f in NARROW_FIELDS and f not in ("alloc_procs", "req_procs"):
-            tab[f] = narrowest_int(tab[f])
-    return header or {}, tab
+    return header or {}, Columns({f: out[layout.floats.index(f), :rows] if f in SWF_FLOAT
+                                  else iout[layout.ints.index(f), :rows] for f in want})
 
 
 def _finish(pieces: list) -> bool:
