@@ -27,7 +27,6 @@ import ctypes
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
