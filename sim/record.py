@@ -47,14 +47,12 @@ class EpochRecorder:
         if self.limit is not None and len(self.instances) >= self.limit:
             return
         tb = self.policy.table
-        pos = {j: i for i, j in enumerate(step.candidates)}
-        choice = [pos[j] for j in started if j in pos]
-        meta = {"name": f"{self.label}epoch{len(self.instances):06d}", "choice": choice,
+        meta = {"name": f"{self.label}epoch{len(self.instances):06d}", "choice": None,   # filled in below
                 "policy": self.policy.name, "selector": getattr(self.policy, "selector", None),
                 "time": float(now), "job_ids": [int(tb.ids[j]) for j in step.candidates]}
-        self.instances.append(packing_instance(tb, machine.capacity, step.free, step.candidates,
-                                               now=now, shadow=step.shadow, extra=step.extra,
-                                               meta=meta))
+        inst, choice = step_instance(self.policy, now, machine, started, meta)
+        inst.meta["choice"] = choice
+        self.instances.append(inst)
 
     def write(self, folder, **params) -> Path:
         """The recorded steps as a family folder (``manifest.json`` + one
@@ -64,6 +62,18 @@ class EpochRecorder:
                              f">= {self.min_candidates} candidate(s): nothing to record")
         return write_family(folder, self.instances, generator="record-epochs",
                             params={"policy": self.policy.name, "passes": self.passes, **params})
+
+
+def step_instance(policy: Policy, now: float, machine, started, meta: dict) -> tuple:
+    """The policy's current selection step (``policy.step``) as a packing
+    instance with ``meta``, and the candidate positions of the jobs it
+    ``started`` (in start order)."""
+    step = policy.step
+    pos = {j: i for i, j in enumerate(step.candidates)}
+    choice = [pos[j] for j in started if j in pos]
+    inst = packing_instance(policy.table, machine.capacity, step.free, step.candidates, now=now,
+                            shadow=step.shadow, extra=step.extra, meta=meta)
+    return inst, choice
 
 
 def choice_of(inst) -> list[int]:
@@ -76,7 +86,7 @@ def choice_of(inst) -> list[int]:
 
 
 # ---- per-epoch gaps along a run (issue 18 item 6) ----------------------------------------------
-#: the quantiles and shares :meth:`EpochGaps.summary` gives per method
+#: a gap at most this is an epoch where the method matched the reference (``optimal_share``)
 GAP_TOL = 1e-9
 
 
@@ -138,10 +148,7 @@ class EpochGaps:
         step = self.policy.step
         if step is None or len(step.candidates) < self.min_candidates:
             return
-        pos = {j: i for i, j in enumerate(step.candidates)}
-        choice = [pos[j] for j in started if j in pos]
-        inst = packing_instance(self.policy.table, machine.capacity, step.free, step.candidates, now=now,
-                                shadow=step.shadow, extra=step.extra, meta={"name": f"epoch@{now:g}"})
+        inst, choice = step_instance(self.policy, now, machine, started, {"name": f"epoch@{now:g}"})
         ref = inst.value(choice)
         row = {"time": float(now), "candidates": len(step.candidates), "started": len(choice),
                "reference": ref, "proven": bool(proven)}
@@ -175,10 +182,13 @@ class EpochGaps:
         return out
 
     def write(self, path) -> Path:
-        """The steps as CSV at ``path`` (folders made)."""
+        """The steps as CSV at ``path`` (folders made; written atomically,
+        :func:`epochbench.instances.files.atomic_path`)."""
+        from epochbench.instances.files import atomic_path
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.frame().to_csv(path, index=False)
+        with atomic_path(path) as tmp:
+            self.frame().to_csv(tmp, index=False)
         return path
 
 
@@ -367,4 +377,4 @@ class GangRecorder:
                                     **params})
 
 
-__all__ = ["EpochGaps", "EpochRecorder", "GangRecorder", "both", "choice_of"]
+__all__ = ["EpochGaps", "EpochRecorder", "GangRecorder", "both", "choice_of", "step_instance"]
