@@ -221,14 +221,15 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and value != value)
 
 
-def _numeric(values, name, source) -> np.ndarray:
-    """``values`` as float64; text goes through pandas' parser (its error names the value)."""
+def _numeric(values, name: str = "", source: str = "", *, errors: str = "raise") -> np.ndarray:
+    """``values`` as float64; text goes through pandas' parser, which raises
+    naming the value (``errors="raise"``) or gives NaN for it (``"coerce"``)."""
     arr = np.asarray(values)
     if arr.dtype.kind in "iufb":
         return arr.astype(np.float64, copy=False)
     import pandas as pd
     try:
-        return pd.to_numeric(pd.Series(arr), errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
+        return pd.to_numeric(pd.Series(arr), errors=errors).to_numpy(dtype=np.float64, na_value=np.nan)
     except (ValueError, TypeError) as exc:
         raise InstanceError(f"{source}: column '{name}' is not numeric ({exc})") from None
 
@@ -577,18 +578,9 @@ def _swf_capacity(tab, header, names, nodes) -> tuple[np.ndarray, str]:
 def _largest(tab, column: str) -> int:
     """The largest amount of ``column`` among jobs that pass the runtime and
     processor rules (at least 1): the machine size when nothing else gives it."""
-    num = {c: _coerced(tab[c]) for c in ("submit", "runtime", "procs", column)}
+    num = {c: _numeric(tab[c], errors="coerce") for c in ("submit", "runtime", "procs", column)}
     runnable = (num["submit"] >= 0) & (num["runtime"] >= 0) & (num["procs"] >= 1) & np.isfinite(num[column])
     return max(int(num[column][runnable].max(initial=1)), 1)
-
-
-def _coerced(values) -> np.ndarray:
-    """float64 of a column, NaN where a value is not a number."""
-    arr = np.asarray(values)
-    if arr.dtype.kind in "iufb":
-        return arr.astype(np.float64, copy=False)
-    import pandas as pd
-    return pd.to_numeric(pd.Series(arr), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
 
 
 def _sidecar(path: Path) -> Path:
