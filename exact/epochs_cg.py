@@ -346,8 +346,8 @@ def column_generation(inst: EpochsInstance, *, time_limit: float, threads: int =
     threads : int
         Threads of HiGHS.
     seed : int
-        Accepted for the exact methods' signature; the method is
-        deterministic.
+        Seed of the randomised dives (the first dive and everything else
+        are deterministic).
     warm : bool
         Start from the best fast heuristic (default) or from first-fit
         decreasing only.
@@ -397,7 +397,7 @@ def column_generation(inst: EpochsInstance, *, time_limit: float, threads: int =
     cg = {"iterations": 0, "exact_pricings": 0, "converged": False, "pattern_bound": None, "lp": None}
     if len(best) > lb:
         best, lb_cg = _generate_and_branch(inst, dem, mult, jobs, type_of, best, lb, deadline, threads,
-                                           smoothing, cg)
+                                           seed, smoothing, cg)
     else:
         lb_cg = None
     bound = max(lb, lb_cg or 0)
@@ -457,9 +457,10 @@ def _converge(master, dem, cap, copies, need, until, smoothing, cg, enough=math.
     return lp, (math.ceil(farley - ROUND_TOL) if farley > 0 else 0)
 
 
-def _dive(master, dem, cap, copies, mult, best_len, until, smoothing, cg) -> list[np.ndarray] | None:
+def _dive(master, dem, cap, copies, mult, best_len, until, smoothing, cg, rng=None) -> list[np.ndarray] | None:
     """Diving heuristic with column generation: fix the patterns the LP uses
-    at 1 or more (else the largest fractional one), generate columns for
+    at 1 or more (else the largest fractional one; with ``rng``, one drawn
+    with probability proportional to its value), generate columns for
     what is left by the greedy fills, repeat; when one bin short of
     ``best_len`` (or out of time), the jobs left go first-fit decreasing
     into the fixed bins' room, then new bins.  Returns the patterns (each a
@@ -470,7 +471,7 @@ def _dive(master, dem, cap, copies, mult, best_len, until, smoothing, cg) -> lis
         _converge(master, dem, cap, copies, need, until, smoothing, cg, exact=False)
         z = master.values()
         whole = np.nonzero(z >= 1 - 1e-6)[0]
-        picks = [(i, int(math.floor(z[i] + 1e-6))) for i in whole] or [(int(np.argmax(z)), 1)]
+        picks = [(i, int(math.floor(z[i] + 1e-6))) for i in whole] or [(_fractional(z, rng), 1)]
         for i, times in picks:
             for _ in range(times):
                 q = np.minimum(master.columns[i], need)
@@ -480,6 +481,15 @@ def _dive(master, dem, cap, copies, mult, best_len, until, smoothing, cg) -> lis
     done = _first_fit(partial, need, dem, cap)
     cg["dive_bins"] = len(done)
     return done if len(done) < best_len else None
+
+
+def _fractional(z: np.ndarray, rng) -> int:
+    """The column to fix when none is at 1: the largest, or (``rng``) one
+    drawn with probability proportional to its value."""
+    if rng is None:
+        return int(np.argmax(z))
+    w = np.clip(z, 0.0, None)
+    return int(rng.choice(len(z), p=w / w.sum()))
 
 
 def _first_fit(patterns: list[np.ndarray], need: np.ndarray, dem: np.ndarray, cap: np.ndarray) -> list[np.ndarray]:
@@ -508,10 +518,12 @@ def _share(deadline: float, share: float) -> float:
     return now + share * max(0.0, deadline - now)
 
 
-def _generate_and_branch(inst, dem, mult, jobs, type_of, best, lb, deadline, threads, smoothing, cg):
+def _generate_and_branch(inst, dem, mult, jobs, type_of, best, lb, deadline, threads, seed, smoothing, cg):
     """Column generation from ``best``'s bins (:data:`ROOT_SHARE` of the
-    time), a dive (:data:`DIVE_SHARE` of the rest), then the integer master; returns ``(best packing, rounded-up Farley bound or None)`` and
-    fills ``cg`` (the counters of :func:`column_generation`'s ``info``)."""
+    time), dives (:data:`DIVE_SHARE` of the rest: the first by the largest
+    values, the others randomised by ``seed``), then the integer master.
+    Returns ``(best packing, rounded-up Farley bound or None)`` and fills
+    ``cg`` (the counters of :func:`column_generation`'s ``info``)."""
     cap = inst.capacity.astype(np.int64)
     copies = max_copies(dem, mult, cap)
     master = Master(mult, threads, dominance_pairs(dem))
@@ -526,14 +538,15 @@ def _generate_and_branch(inst, dem, mult, jobs, type_of, best, lb, deadline, thr
     converged = cg["converged"]
     bound = max(lb, lb_cg)
     dive_until, cg["dives"] = _share(deadline, DIVE_SHARE), 0
-    while len(best) > bound and time.perf_counter() < dive_until:   # dive again while it helps
-        dived = _dive(master, dem, cap, copies, mult, len(best), dive_until, smoothing, cg)
+    rng = np.random.default_rng(seed)
+    while len(best) > bound and time.perf_counter() < dive_until:   # the first dive by the largest value
+        dived = _dive(master, dem, cap, copies, mult, len(best), dive_until, smoothing, cg,
+                      rng if cg["dives"] else None)
         cg["dives"] += 1
         master.set_need(mult)
-        if dived is None:
-            break
-        best = _patterns_to_bins(dived, jobs)
-        cg["dive"] = f"{len(best)} bins"
+        if dived is not None:
+            best = _patterns_to_bins(dived, jobs)
+            cg["dive"] = f"{len(best)} bins"
     cg["columns"] = len(master.columns)
     cg["integer_master"] = "not run"
     if len(best) > bound and time.perf_counter() < deadline:
