@@ -76,6 +76,7 @@ from epochbench.instances.registry import register
 
 from ._binary import warm_up_backends
 from .packing import conflict_clique, conflicts, epochs_lower_bound, ffd_bins, ffd_order
+from .packing_bb import dantzig_rows
 from .starts import START_SHARE, best_start, start_info
 
 highspy = lazy_module("highspy")   # loaded on first use
@@ -177,11 +178,7 @@ def exact_pattern(dem: np.ndarray, cap: np.ndarray, copies: np.ndarray, y: np.nd
     c = np.ceil(y[types] * scale).astype(np.int64)
     a = np.ascontiguousarray(dem[types].T.astype(np.int64))
     n, m = len(types), a.shape[0]
-    bf = np.maximum(cap, 1).astype(float)
-    dz = np.vstack([a.astype(float), (a / bf[:, None]).sum(axis=0)[None, :]])
-    dz_map = np.vstack([np.eye(m), (1.0 / bf)[None, :]])
-    ratio = np.divide(c[None, :], dz, out=np.full(dz.shape, np.inf), where=dz > 0)
-    dz_order = np.argsort(-ratio, axis=1, kind="stable")
+    dz, dz_map, dz_order = dantzig_rows(a, cap, c)
     last = np.flatnonzero(np.append(types[1:] != types[:-1], True))
     nxt = last[np.searchsorted(last, np.arange(n))] + 1
     state = np.zeros(kernel.STATE_SIZE, dtype=np.int64)

@@ -82,6 +82,19 @@ NODE_CHUNK = 2000
 REACH_WORDS = 256
 
 
+def dantzig_rows(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The Dantzig rows of the search (:func:`epochbench.exact._mkp_bb.search`):
+    each row of ``a`` alone, then the surrogate row (the rows weighted by
+    ``1 / b_i``), with ``dz_map`` (how each one's capacity follows from the
+    residual) and ``dz_order`` (items by ``c_j / dz_rj``, descending, ties in
+    item order).  O(m n log n)."""
+    bf = np.maximum(b, 1).astype(float)
+    dz = np.vstack([a.astype(float), (a / bf[:, None]).sum(axis=0)[None, :]])
+    dz_map = np.vstack([np.eye(a.shape[0]), (1.0 / bf)[None, :]])
+    ratio = np.divide(c[None, :], dz, out=np.full(dz.shape, np.inf), where=dz > 0)
+    return dz, dz_map, np.argsort(-ratio, axis=1, kind="stable")
+
+
 def mkp_arrays(inst: PackingInstance, cand: np.ndarray) -> dict:
     """The 0-1 multidimensional knapsack of ``inst`` over the jobs ``cand``
     (:func:`~epochbench.exact.packing.packing_candidates`), in branching order.
@@ -149,11 +162,7 @@ def mkp_arrays(inst: PackingInstance, cand: np.ndarray) -> dict:
     # nxt[j]: the first item after j's run of identical items
     last = np.flatnonzero(~np.append(same[1:], False))             # the last item of each run
     nxt = last[np.searchsorted(last, np.arange(n))] + 1
-    # Dantzig rows: each row alone, then the surrogate row (capacity sum_i res_i / b_i)
-    dz = np.vstack([a.astype(float), (a / bf[:, None]).sum(axis=0)[None, :]])
-    dz_map = np.vstack([np.eye(a.shape[0]), (1.0 / bf)[None, :]])
-    ratio = np.divide(c[None, :], dz, out=np.full(dz.shape, np.inf), where=dz > 0)
-    dz_order = np.argsort(-ratio, axis=1, kind="stable")             # ties in item order
+    dz, dz_map, dz_order = dantzig_rows(a, b, c)
     return {"a": a, "b": b, "c": c, "u": u, "use_cap": use_cap, "dz": dz, "dz_order": dz_order,
             "dz_map": dz_map, "nxt": nxt, "order": order, "model": model}
 
