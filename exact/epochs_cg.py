@@ -7,8 +7,7 @@ solvers return their start.  The pattern (set-covering) model of Gilmore
 and Gomory [gilmore1961] has one variable per *bin pattern*, a set of jobs
 that fits in one bin, and the strongest classic LP bound of bin packing;
 for vector bin packing it is the model of Caprara and Toth [caprara2001]
-and of the branch-and-price of Brandao and Pedroso's comparison
-[brandao2016]::
+(the arc-flow model of VPSolver [brandao2016] has the same LP bound)::
 
     min sum_p z_p   s.t.   sum_p a_tp z_p >= m_t  (every job type t),  z >= 0
 
@@ -32,15 +31,26 @@ again at the current duals.  Every exact pricing gives Farley's bound
 number of bins from any ``y >= 0`` (``y / v(y)`` is dual feasible), so the
 bound is rigorous whether or not the LP has converged.
 
-When the bound does not meet the best packing, the master is solved as an
-integer program over the generated patterns (HiGHS' MIP, started from the
-best packing) in the time left: *price-and-branch*, a heuristic for the upper
-bound; an over-covered job is dropped from all but one of its bins.  The
+When the bound does not meet the best packing, *dives* look for a better
+one: fix the patterns the LP uses at 1 or more (else the largest fractional
+one, or later one drawn at random by its value), generate columns for the
+jobs left by the greedy fills, repeat, and place the last few jobs first-fit
+decreasing.  Then the master is solved as an integer program over every
+pattern generated (HiGHS' MIP, started from the best packing) in the time
+left: *price-and-branch*.  Both are heuristics for the upper bound; an
+over-covered job is dropped from all but one of its bins.  The
 start is the best of the family's fast heuristics
 (:func:`~epochbench.exact.starts.best_start`), so the result is never worse
 than it; status ``optimal`` only when the packing meets the bound
 (``info["bound_kind"]``: ``pattern`` when the column-generation bound is
 the larger, else ``combinatorial``).
+
+Measured at 10 s (this machine, one thread): every one of the 360 VBP
+instances (n = 20 and 40, d = 3 and 5) proven, median 3 ms, the slowest 6 s
+(CP-SAT's assignment model: 95.8 % proven); on 20 instances of 250 and 500
+jobs drawn from the item pools of classes 1, 4, 6, 7 and 8, 9 proven and
+fewer or as many bins as ``cpsat``, ``milp-highs`` and ``lns`` on 18 (mean
+132.2 bins against 136.8, 136.9 and 135.1).
 
 References
 ----------
@@ -152,8 +162,9 @@ def greedy_patterns(dem: np.ndarray, cap: np.ndarray, copies: np.ndarray, y: np.
 
 def exact_pattern(dem: np.ndarray, cap: np.ndarray, copies: np.ndarray, y: np.ndarray,
                   deadline: float, above: float = 1.0 + ENTER_TOL) -> tuple[float | None, np.ndarray | None, bool]:
-    """The most valuable pattern under ``y`` by branch-and-bound
-    (:func:`epochbench.exact._mkp_bb.search`), on values ``ceil(y S)``.
+    """A pattern worth more than ``above`` under ``y``, or a proof that none
+    is, by branch-and-bound (:func:`epochbench.exact._mkp_bb.search`) on
+    the values ``ceil(y S)``.
 
     Returns ``(upper, count, done)``: ``upper`` bounds ``max_p y @ a_p`` from
     above (the search's optimum, or its open bound when the deadline stopped
