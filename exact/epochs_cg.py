@@ -97,14 +97,15 @@ ENTER_TOL = 1e-7
 PRICE_SCALE = 10**12
 #: branch-and-bound nodes between two looks at the clock (and for an improving pattern)
 NODE_CHUNK = 500
-#: most greedy patterns added to the master per round
-COLUMNS_PER_ROUND = 40
+#: most greedy patterns added to the master per round, most patterns of one exact pricing
+COLUMNS_PER_ROUND, EXACT_COLUMNS = 40, 10
 #: dual-optimal inequalities per job type (its smallest dominating types)
 DOMINATORS = 3
 #: weight of the stability centre in Wentges' smoothing
 SMOOTHING = 0.5
-#: shares of the time left for the root's column generation, then for the dive (the rest: the integer master)
-ROOT_SHARE, DIVE_SHARE = 0.5, 0.6
+#: shares of the time left for the root's column generation, then for the dives (the rest: the integer
+#: master), and of the dives' time for the integer master after the first dive
+ROOT_SHARE, DIVE_SHARE, FIRST_MIP_SHARE = 0.5, 0.6, 0.25
 #: a float bound is rounded up only past this much above an integer (rounding noise)
 ROUND_TOL = 1e-6
 
@@ -160,22 +161,22 @@ def greedy_patterns(dem: np.ndarray, cap: np.ndarray, copies: np.ndarray, y: np.
     return picked
 
 
-def exact_pattern(dem: np.ndarray, cap: np.ndarray, copies: np.ndarray, y: np.ndarray,
-                  deadline: float, above: float = 1.0 + ENTER_TOL) -> tuple[float | None, np.ndarray | None, bool]:
-    """A pattern worth more than ``above`` under ``y``, or a proof that none
-    is, by branch-and-bound (:func:`epochbench.exact._mkp_bb.search`) on
-    the values ``ceil(y S)``.
+def exact_patterns(dem: np.ndarray, cap: np.ndarray, copies: np.ndarray, y: np.ndarray, deadline: float,
+                   above: float = 1.0 + ENTER_TOL, most: int = EXACT_COLUMNS) -> tuple[float | None, list, bool]:
+    """Up to ``most`` patterns worth more than ``above`` under ``y``, or a
+    proof that none is, by branch-and-bound
+    (:func:`epochbench.exact._mkp_bb.search`) on the values ``ceil(y S)``.
 
-    Returns ``(upper, count, done)``: ``upper`` bounds ``max_p y @ a_p`` from
-    above (the search's optimum, or its open bound when the deadline stopped
-    it; None when not even the root was bounded), ``count`` is the best
-    pattern found (None when none is worth more than ``above``) and ``done``
-    says whether the search finished.  The search looks only for patterns
-    worth more than ``above`` and stops at the first it finds (column
-    generation needs one improving column, not the best): ``upper`` is
-    then the open bound of the rest.  Exponential in
-    the worst case; a node costs O(K n) for the n copies of the types with
-    ``y_t > 0``.
+    Returns ``(upper, counts, done)``: ``upper`` bounds ``max_p y @ a_p`` from
+    above (the search's optimum when it finished, else the largest of the
+    values found and the open bound of the rest; None when not even the
+    root was bounded), ``counts`` the distinct patterns found and ``done``
+    whether the search finished.  The search prunes only against ``above``
+    (column generation needs improving columns, not the best one): after
+    each chunk of nodes that found a pattern, it is recorded and the
+    incumbent reset to ``above``, so the search goes on to others; it
+    stops at ``most``.  Exponential in the worst case; a node costs O(K n)
+    for the n copies of the types with ``y_t > 0``.
     """
     from . import _mkp_bb as kernel
     live = np.nonzero((y > 0) & (copies > 0))[0]
@@ -204,14 +205,21 @@ def exact_pattern(dem: np.ndarray, cap: np.ndarray, copies: np.ndarray, y: np.nd
     fit, rest = np.zeros(n, dtype=np.bool_), np.zeros(m, dtype=np.int64)
     words, res = np.zeros(1, dtype=np.uint64), cap.astype(np.int64).copy()
     u = np.zeros(m, dtype=np.int64)
+    found, top = {}, floor
     while True:
         done = kernel.search(a, c, u, False, dz, dz_order, dz_map, nxt, state, res, x, best_x, *stacks,
                              fit, rest, words, NODE_CHUNK)
-        if done or state[kernel.S_BEST] > floor or time.perf_counter() >= deadline:
+        if state[kernel.S_BEST] > floor:          # the chunk found a pattern: record it, look for others
+            top = max(top, int(state[kernel.S_BEST]))
+            count = np.bincount(types[best_x > 0], minlength=len(y))
+            found.setdefault(count.tobytes(), count)
+            state[kernel.S_BEST] = floor
+        if done or len(found) >= most or time.perf_counter() >= deadline:
             break
-    top = int(state[kernel.S_BEST]) if done else int(kernel.open_bound(state, stacks[1], stacks[2]))
-    count = np.bincount(types[best_x > 0], minlength=len(y)) if best_x.any() else None
-    return (None if top < 0 else top / scale), count, bool(done)
+    if not done:
+        rest_bound = int(kernel.open_bound(state, stacks[1], stacks[2]))
+        top = -1 if rest_bound < 0 else max(top, rest_bound)   # -1: the root not even bounded
+    return (None if top < 0 else top / scale), list(found.values()), bool(done)
 
 
 # ---- the master ------------------------------------------------------------------------
@@ -240,8 +248,9 @@ class Master:
     least as large), add the dual-optimal inequalities ``y_j <= y_i`` of
     [benamor2006] as zero-cost columns ``e_j - e_i`` (a job of type ``j``
     takes the place of one of type ``i``): they cut off duals that
-    oscillate without changing the LP bound.  They are fixed to zero in the
-    integer master."""
+    oscillate without changing the LP bound.  They are fixed to zero after
+    the root (:meth:`use_dominance`): the dives and the integer master need
+    an LP whose columns are bins."""
 
     def __init__(self, mult: np.ndarray, threads: int, pairs: np.ndarray | None = None):
         self.h = highspy.Highs()
@@ -270,6 +279,11 @@ class Master:
         self.keys.add(key)
         return True
 
+    def use_dominance(self, on: bool) -> None:
+        """Let the dual-optimal columns into the LP (``on``) or fix them to 0."""
+        for c in range(self.offset):
+            self.h.changeColBounds(c, 0.0, highspy.kHighsInf if on else 0.0)
+
     def set_need(self, need: np.ndarray) -> None:
         """Coverage ``A z >= need`` (the rows' lower bounds)."""
         for t in np.nonzero(need != self.need)[0]:
@@ -290,29 +304,34 @@ class Master:
 
     def solve_integer(self, start: list[np.ndarray], time_limit: float) -> list[np.ndarray] | None:
         """Integer solution of the master over its columns (HiGHS MIP from
-        ``start``, patterns added as columns where missing) within ``time_limit``: the
-        patterns used, with multiplicity; None without a solution."""
+        ``start``, patterns added as columns where missing) within
+        ``time_limit``: the patterns used, with multiplicity; None without a
+        solution.  The master is an LP again afterwards (the dual-optimal
+        columns stay fixed to 0)."""
         for p in start:           # a dive's truncated patterns may not be columns yet
             self.add(p)
         h, ncol, off = self.h, len(self.columns), self.offset
-        h.changeColsIntegrality(ncol, np.arange(off, off + ncol, dtype=np.int32),
-                                np.full(ncol, highspy.HighsVarType.kInteger))
-        for c in range(off):
-            h.changeColBounds(c, 0.0, 0.0)
+        cols = np.arange(off, off + ncol, dtype=np.int32)
+        h.changeColsIntegrality(ncol, cols, np.full(ncol, highspy.HighsVarType.kInteger))
+        self.use_dominance(False)
         h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
-        where = {c.tobytes(): i for i, c in enumerate(self.columns)}
-        x0 = np.zeros(off + ncol)
-        for p in start:
-            x0[off + where[p.tobytes()]] += 1
-        sol = highspy.HighsSolution()
-        sol.col_value = list(x0)
-        sol.value_valid = True
-        h.setSolution(sol)
-        h.run()
-        if h.getInfo().primal_solution_status != 2:   # kSolutionStatusFeasible
-            return None
-        z = np.rint(np.asarray(h.getSolution().col_value)[off:]).astype(np.int64)
-        return [self.columns[i] for i in np.nonzero(z)[0] for _ in range(int(z[i]))]
+        try:
+            where = {c.tobytes(): i for i, c in enumerate(self.columns)}
+            x0 = np.zeros(off + ncol)
+            for p in start:
+                x0[off + where[p.tobytes()]] += 1
+            sol = highspy.HighsSolution()
+            sol.col_value = list(x0)
+            sol.value_valid = True
+            h.setSolution(sol)
+            h.run()
+            if h.getInfo().primal_solution_status != 2:   # kSolutionStatusFeasible
+                return None
+            z = np.rint(np.asarray(h.getSolution().col_value)[off:]).astype(np.int64)
+            return [self.columns[i] for i in np.nonzero(z)[0] for _ in range(int(z[i]))]
+        finally:
+            h.changeColsIntegrality(ncol, cols, np.full(ncol, highspy.HighsVarType.kContinuous))
+            h.setOptionValue("time_limit", highspy.kHighsInf)
 
 
 def _bins_to_patterns(bins, type_of: np.ndarray, t: int) -> list[np.ndarray]:
@@ -430,12 +449,13 @@ def _price(dem, cap, copies, need, y, points, until, cg, exact=True) -> tuple[li
             return new, []
     bounds = []
     for at in points:
-        upper, pat, done = exact_pattern(dem, cap, copies, at, until)
+        upper, pats, done = exact_patterns(dem, cap, copies, at, until)
         cg["exact_pricings"] += 1
         if upper is not None:
             bounds.append((float(need @ at) / max(1.0, upper), at))
-        if pat is not None and y @ pat > 1 + ENTER_TOL:
-            return [pat], bounds
+        new = [p for p in pats if y @ p > 1 + ENTER_TOL]
+        if new:
+            return new, bounds
     cg["converged"] = done   # the exact pricing at y (the last point) finished: the LP is optimal
     return [], bounds
 
@@ -468,9 +488,11 @@ def _converge(master, dem, cap, copies, need, until, smoothing, cg, enough=math.
 def _dive(master, dem, cap, copies, mult, best_len, until, smoothing, cg, rng=None) -> list[np.ndarray] | None:
     """Diving heuristic with column generation: fix the patterns the LP uses
     at 1 or more (else the largest fractional one; with ``rng``, one drawn
-    with probability proportional to its value), generate columns for
+    with probability proportional to its value), each cut to the jobs still
+    needed and topped up with them where room is left; generate columns for
     what is left by the greedy fills, repeat; when one bin short of
-    ``best_len`` (or out of time), the jobs left go first-fit decreasing
+    ``best_len`` (or out of time, or when the LP covers what is left only
+    through the dominance columns), the jobs left go first-fit decreasing
     into the fixed bins' room, then new bins.  Returns the patterns (each a
     bin) when fewer than ``best_len``, else None."""
     need, partial = mult.copy(), []
@@ -478,17 +500,39 @@ def _dive(master, dem, cap, copies, mult, best_len, until, smoothing, cg, rng=No
         master.set_need(need)
         _converge(master, dem, cap, copies, need, until, smoothing, cg, exact=False)
         z = master.values()
+        useful = np.array([bool((np.minimum(c, need) > 0).any()) for c in master.columns]) & (z > 1e-9)
+        if not useful.any():
+            break
+        z = np.where(useful, z, 0.0)
         whole = np.nonzero(z >= 1 - 1e-6)[0]
         picks = [(i, int(math.floor(z[i] + 1e-6))) for i in whole] or [(_fractional(z, rng), 1)]
         for i, times in picks:
             for _ in range(times):
-                q = np.minimum(master.columns[i], need)
+                q = _top_up(np.minimum(master.columns[i], need), need, dem, cap)
                 if q.any():
                     partial.append(q)
                     need = need - q
     done = _first_fit(partial, need, dem, cap)
     cg["dive_bins"] = len(done)
     return done if len(done) < best_len else None
+
+
+def _top_up(q: np.ndarray, need: np.ndarray, dem: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Bin ``q`` (at most ``need``) with the jobs still needed added, largest
+    normalised demand first, as many of each as fit.  O(T K)."""
+    q = q.copy()
+    room = cap - q @ dem
+    share = (dem / np.maximum(cap, 1)[None, :]).max(axis=1)
+    for t in np.argsort(-share, kind="stable"):
+        left = int(need[t] - q[t])
+        if left <= 0:
+            continue
+        d = dem[t]
+        fit = left if not (d > 0).any() else min(left, int((room[d > 0] // d[d > 0]).min()))
+        if fit > 0:
+            q[t] += fit
+            room = room - fit * d
+    return q
 
 
 def _fractional(z: np.ndarray, rng) -> int:
@@ -526,10 +570,22 @@ def _share(deadline: float, share: float) -> float:
     return now + share * max(0.0, deadline - now)
 
 
+def _integer_master(master, best, jobs, type_of, until, cg) -> list[list[int]]:
+    """The integer master from ``best`` until ``until``; its packing when
+    it has fewer bins, else ``best``.  Notes the outcome in ``cg``."""
+    found = master.solve_integer(_bins_to_patterns(best, type_of, len(jobs)), until - time.perf_counter())
+    cg["integer_master"] = "no better packing"
+    if found is not None and len(found) < len(best):
+        best = _patterns_to_bins(found, jobs)
+        cg["integer_master"] = f"{len(best)} bins"
+    return best
+
+
 def _generate_and_branch(inst, dem, mult, jobs, type_of, best, lb, deadline, threads, seed, smoothing, cg):
     """Column generation from ``best``'s bins (:data:`ROOT_SHARE` of the
     time), dives (:data:`DIVE_SHARE` of the rest: the first by the largest
-    values, the others randomised by ``seed``), then the integer master.
+    values, then the integer master for a share of their time, then dives
+    randomised by ``seed``), then the integer master.
     Returns ``(best packing, rounded-up Farley bound or None)`` and fills
     ``cg`` (the counters of :func:`column_generation`'s ``info``)."""
     cap = inst.capacity.astype(np.int64)
@@ -545,9 +601,11 @@ def _generate_and_branch(inst, dem, mult, jobs, type_of, best, lb, deadline, thr
     cg.update(lp=lp, pattern_bound=lb_cg or None, root_iterations=cg["iterations"])
     converged = cg["converged"]
     bound = max(lb, lb_cg)
-    dive_until, cg["dives"] = _share(deadline, DIVE_SHARE), 0
+    master.use_dominance(False)     # from here on the LP's columns are bins: no job stands in for another
+    dive_until, cg["dives"], cg["integer_master"] = _share(deadline, DIVE_SHARE), 0, "not run"
     rng = np.random.default_rng(seed)
-    while len(best) > bound and time.perf_counter() < dive_until:   # the first dive by the largest value
+    while len(best) > bound and time.perf_counter() < dive_until:
+        # the first dive by the largest values, then the integer master on its columns, then randomised dives
         dived = _dive(master, dem, cap, copies, mult, len(best), dive_until, smoothing, cg,
                       rng if cg["dives"] else None)
         cg["dives"] += 1
@@ -555,14 +613,11 @@ def _generate_and_branch(inst, dem, mult, jobs, type_of, best, lb, deadline, thr
         if dived is not None:
             best = _patterns_to_bins(dived, jobs)
             cg["dive"] = f"{len(best)} bins"
+        if cg["dives"] == 1 and len(best) > bound:
+            best = _integer_master(master, best, jobs, type_of, _share(dive_until, FIRST_MIP_SHARE), cg)
     cg["columns"] = len(master.columns)
-    cg["integer_master"] = "not run"
     if len(best) > bound and time.perf_counter() < deadline:
-        found = master.solve_integer(_bins_to_patterns(best, type_of, len(mult)), deadline - time.perf_counter())
-        cg["integer_master"] = "no better packing"
-        if found is not None and len(found) < len(best):
-            best = _patterns_to_bins(found, jobs)
-            cg["integer_master"] = f"{len(best)} bins"
+        best = _integer_master(master, best, jobs, type_of, deadline, cg)
     cg["converged"] = converged
     return best, (lb_cg or None)
 

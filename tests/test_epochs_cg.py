@@ -44,14 +44,19 @@ def uniform(n: int, seed: int) -> EpochsInstance:
     return EpochsInstance.build(np.full(3, 100), rng.integers(10, 45, size=(n, 3)), meta={"name": f"u{n}-{seed}"})
 
 
-def max_pattern(dem, cap, copies, y) -> float:
-    """The most valuable pattern under ``y`` by enumerating every count vector."""
-    best = 0.0
+def all_patterns(dem, cap, copies) -> list[np.ndarray]:
+    """Every count vector that fits in one bin."""
+    out = []
     for count in itertools.product(*[range(int(c) + 1) for c in copies]):
-        count = np.array(count)
+        count = np.array(count, dtype=np.int64)
         if np.all(count @ dem <= cap):
-            best = max(best, float(y @ count))
-    return best
+            out.append(count)
+    return out
+
+
+def max_pattern(dem, cap, copies, y) -> float:
+    """The most valuable pattern under ``y`` by enumeration."""
+    return max(float(y @ p) for p in all_patterns(dem, cap, copies))
 
 
 # ---- the whole method ------------------------------------------------------------------
@@ -146,10 +151,17 @@ def test_pricing_matches_enumeration(seed):
     for p in cg.greedy_patterns(dem, cap, copies, y / best * 0.999):
         assert np.all(p @ dem <= cap) and np.all(p <= copies) and y / best * 0.999 @ p > 1
     # just below the optimum: the search finds a pattern worth more; just above: proves there is none
-    upper, pat, done = cg.exact_pattern(dem, cap, copies, y, time.perf_counter() + 10, above=best * (1 - 1e-6))
-    assert pat is not None and np.all(pat @ dem <= cap) and np.all(pat <= copies) and y @ pat > best * (1 - 1e-6)
-    upper, pat, done = cg.exact_pattern(dem, cap, copies, y, time.perf_counter() + 10, above=best * (1 + 1e-6))
-    assert done and pat is None and upper >= best
+    upper, pats, done = cg.exact_patterns(dem, cap, copies, y, time.perf_counter() + 10, above=best * (1 - 1e-6))
+    assert pats and upper >= best * (1 - 1e-6)
+    for pat in pats:
+        assert np.all(pat @ dem <= cap) and np.all(pat <= copies) and y @ pat > best * (1 - 1e-6)
+    # every pattern worth more than half the optimum, when there are few enough to collect
+    half = [p for p in all_patterns(dem, cap, copies) if y @ p > best / 2 * (1 + 1e-9)]
+    upper, pats, done = cg.exact_patterns(dem, cap, copies, y, time.perf_counter() + 10, above=best / 2,
+                                          most=len(half) + 1)
+    assert done and upper >= best and {p.tobytes() for p in pats} <= {p.tobytes() for p in half}
+    upper, pats, done = cg.exact_patterns(dem, cap, copies, y, time.perf_counter() + 10, above=best * (1 + 1e-6))
+    assert done and pats == [] and upper >= best
 
 
 def test_dominance_pairs_are_dominance():
