@@ -391,8 +391,9 @@ def column_generation(inst: EpochsInstance, *, time_limit: float, threads: int =
         Martello-Toth L2) and the rounded-up Farley bound of column
         generation.  ``info``: ``iterations``, ``columns``, ``lp`` (the last
         master objective; the LP optimum when ``converged``),
-        ``pattern_bound``, ``exact_pricings``, ``integer_master`` (what the
-        price-and-branch step gave, or why it did not run) and ``start``.
+        ``pattern_bound``, ``exact_pricings``, ``dives`` and ``dive`` (the
+        best packing a dive found), ``integer_master`` (what the
+        price-and-branch step gave, or that it did not run) and ``start``.
 
     Notes
     -----
@@ -460,11 +461,11 @@ def _price(dem, cap, copies, need, y, points, until, cg, exact=True) -> tuple[li
     return [], bounds
 
 
-def _converge(master, dem, cap, copies, need, until, smoothing, cg, enough=math.inf, exact=True) -> tuple[float, int]:
+def _converge(master, dem, cap, copies, need, until, smoothing, cg, exact=True) -> tuple[float, int]:
     """Column generation on ``master`` with coverage ``need`` until the LP
     is optimal (``exact=False``: until the greedy fills find no column), its
-    rounded-up value meets the rounded-up Farley bound, that bound reaches
-    ``enough``, or the clock reaches ``until``.  Returns
+    rounded-up value meets the rounded-up Farley bound, or the clock
+    reaches ``until``.  Returns
     ``(lp, bound)``: the last master objective and the rounded-up Farley
     bound (0 when no exact pricing finished)."""
     farley, centre, lp = 0.0, None, math.inf
@@ -473,8 +474,8 @@ def _converge(master, dem, cap, copies, need, until, smoothing, cg, enough=math.
     while time.perf_counter() < until:
         lp, y = master.solve_lp()
         cg["iterations"] += 1
-        if math.ceil(lp - ROUND_TOL) <= math.ceil(farley - ROUND_TOL) or math.ceil(farley - ROUND_TOL) >= enough:
-            break    # the LP cannot push the rounded bound higher, or the bound is high enough
+        if math.ceil(lp - ROUND_TOL) <= math.ceil(farley - ROUND_TOL):
+            break    # the LP cannot push the rounded bound higher
         points = [y] if centre is None or smoothing == 0 else [smoothing * centre + (1 - smoothing) * y, y]
         new, bounds = _price(dem, cap, copies, need, y, points, until, cg, exact)
         for bound, at in bounds:

@@ -98,11 +98,13 @@ def test_the_hard_vbp_case_is_proven_by_the_pattern_bound():
     assert r.value == best and r.status == "optimal"
 
 
-@pytest.mark.parametrize("limit", [0.0, 0.05, 0.5])
+@pytest.mark.parametrize("limit", [0.0, 0.05, 1.0])
 def test_never_worse_than_the_best_heuristic_under_any_time_limit(limit):
-    """With no time only the first start heuristic runs (as for every exact method)."""
+    """The start heuristics run within a tenth of the limit, the first one
+    always (as for every exact method): below a second, on a loaded machine,
+    only the first is sure to have run."""
     inst = uniform(150, 3)
-    names = START_HEURISTICS["epochs"][:1] if limit == 0 else None
+    names = START_HEURISTICS["epochs"][:1] if limit < 1 else None
     ref = len(best_start(inst, budget=10.0, names=names).decision)
     r = solve(inst, "cg", time_limit=limit, threads=1)
     assert r.value <= ref and r.decision and r.status in ("optimal", "feasible")
