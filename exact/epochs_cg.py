@@ -106,6 +106,8 @@ SMOOTHING = 0.5
 #: shares of the time left for the root's column generation, then for the dives (the rest: the integer
 #: master), and of the dives' time for the integer master after the first dive
 ROOT_SHARE, DIVE_SHARE, FIRST_MIP_SHARE = 0.5, 0.6, 0.25
+#: master solves (with greedy pricing) per step of a dive
+DIVE_ROUNDS = 5
 #: a float bound is rounded up only past this much above an integer (rounding noise)
 ROUND_TOL = 1e-6
 
@@ -461,17 +463,19 @@ def _price(dem, cap, copies, need, y, points, until, cg, exact=True) -> tuple[li
     return [], bounds
 
 
-def _converge(master, dem, cap, copies, need, until, smoothing, cg, exact=True) -> tuple[float, int]:
+def _converge(master, dem, cap, copies, need, until, smoothing, cg, exact=True,
+              rounds: float = math.inf) -> tuple[float, int]:
     """Column generation on ``master`` with coverage ``need`` until the LP
     is optimal (``exact=False``: until the greedy fills find no column), its
-    rounded-up value meets the rounded-up Farley bound, or the clock
-    reaches ``until``.  Returns
+    rounded-up value meets the rounded-up Farley bound, the clock reaches
+    ``until`` or the master was solved ``rounds`` times.  Returns
     ``(lp, bound)``: the last master objective and the rounded-up Farley
     bound (0 when no exact pricing finished)."""
     farley, centre, lp = 0.0, None, math.inf
     copies = np.minimum(copies, need)
     cg["converged"] = False
-    while time.perf_counter() < until:
+    while time.perf_counter() < until and rounds > 0:
+        rounds -= 1
         lp, y = master.solve_lp()
         cg["iterations"] += 1
         if math.ceil(lp - ROUND_TOL) <= math.ceil(farley - ROUND_TOL):
@@ -499,7 +503,7 @@ def _dive(master, dem, cap, copies, mult, best_len, until, smoothing, cg, rng=No
     need, partial = mult.copy(), []
     while need.any() and len(partial) < best_len - 1 and time.perf_counter() < until:
         master.set_need(need)
-        _converge(master, dem, cap, copies, need, until, smoothing, cg, exact=False)
+        _converge(master, dem, cap, copies, need, until, smoothing, cg, exact=False, rounds=DIVE_ROUNDS)
         z = master.values()
         useful = np.array([bool((np.minimum(c, need) > 0).any()) for c in master.columns]) & (z > 1e-9)
         if not useful.any():
