@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from epochbench.instances.lazy import lazy_module
-from epochbench.instances.registry import register
+from epochbench.instances.registry import forwards, register
 
 # the solvers load on first use: registering or listing methods imports none of them
 highspy = lazy_module("highspy")
@@ -529,6 +529,6 @@ def register_exact(family: str, solve) -> dict:
         method_func.__doc__ = f"{solve.__doc__.splitlines()[0]} [{method}; see {solve.__name__}]"
         method_func.warm_start = True        # takes warm=False (start cold: no heuristic start)
         method_func.warm_up = warm_up_backends(method, *FAMILY_BACKENDS.get(family, ()), family=family)
-        return register(family, method, kind="exact")(method_func)
+        return register(family, method, kind="exact")(forwards(method_func, solve, drop=("method",)))
 
     return {f.__name__: f for f in map(make, METHODS)}

@@ -82,7 +82,7 @@ import numpy as np
 from epochbench.instances.core import Result
 from epochbench.instances.lazy import lazy_module
 from epochbench.instances.packing import EpochsInstance
-from epochbench.instances.registry import register
+from epochbench.instances.registry import forwards, register
 
 from ._binary import warm_up_backends
 from .packing import conflict_clique, conflicts, epochs_lower_bound, ffd_bins, ffd_order
@@ -634,6 +634,7 @@ def epochs_cg(inst, *, time_limit: float, threads: int = 1, **params) -> Result:
     return column_generation(inst, time_limit=time_limit, threads=threads, **params)
 
 
+forwards(epochs_cg, column_generation)
 epochs_cg.warm_start = True          # takes warm=False (start from FFD only)
 _load_highs = warm_up_backends("milp-highs", family="epochs")
 

@@ -30,7 +30,7 @@ import numpy as np
 from epochbench.instances.core import Result
 from epochbench.instances.lazy import lazy_module
 from epochbench.instances.packing import EpochsInstance
-from epochbench.instances.registry import register
+from epochbench.instances.registry import forwards, register
 
 from ._binary import time_left, warm_up_backends
 from .packing import conflict_clique, conflicts, epochs_lower_bound, ffd_bins, ffd_order
@@ -170,5 +170,6 @@ def epochs_lns(inst, *, time_limit: float, threads: int = 1, **params) -> Result
     return lns(inst, time_limit=time_limit, threads=threads, **params)
 
 
+forwards(epochs_lns, lns)
 epochs_lns.warm_start = True         # takes warm=False (start from FFD only)
 epochs_lns.warm_up = warm_up_backends("cpsat", family="epochs")   # loads before the clock starts

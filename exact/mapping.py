@@ -62,7 +62,7 @@ from numba import njit
 from epochbench.instances.core import Result
 from epochbench.instances.lazy import lazy_module
 from epochbench.instances.mapping import MappingInstance
-from epochbench.instances.registry import register
+from epochbench.instances.registry import forwards, register
 
 from ._binary import deadline_after, run_cbc, run_highs, time_left, warm_up_backends
 from .starts import START_SHARE, best_start
@@ -898,7 +898,7 @@ def _make(method: str):
                            f"see exact.mapping.solve_mapping)")
     method_func.warm_start = True        # takes warm=False (start from Min-Min only)
     method_func.warm_up = warm_up_backends(*WARM_UP[method], family="mapping")
-    return register("mapping", method, kind="exact")(method_func)
+    return register("mapping", method, kind="exact")(forwards(method_func, solve_mapping, drop=("method",)))
 
 
 #: the solvers each mapping method may call (its own, the LP bound's SciPy, CP-SAT's polish)

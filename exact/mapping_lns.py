@@ -33,7 +33,7 @@ import numpy as np
 
 from epochbench.instances.core import Result
 from epochbench.instances.mapping import MappingInstance
-from epochbench.instances.registry import register
+from epochbench.instances.registry import forwards, register
 
 from ._binary import time_left, warm_up_backends
 from .mapping import Scaled, _cpsat, _descent, lp_bound, scaled, start_mapping
@@ -208,5 +208,6 @@ def mapping_lns(inst, *, time_limit: float, threads: int = 1, **params) -> Resul
     return lns(inst, time_limit=time_limit, threads=threads, **params)
 
 
+forwards(mapping_lns, lns)
 mapping_lns.warm_start = True        # takes warm=False (start from Min-Min only)
 mapping_lns.warm_up = warm_up_backends("cpsat", "milp-highs", "scipy", family="mapping")   # before the clock

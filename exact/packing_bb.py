@@ -68,7 +68,7 @@ import numpy as np
 
 from epochbench.instances.core import Result
 from epochbench.instances.packing import PackingInstance
-from epochbench.instances.registry import register
+from epochbench.instances.registry import forwards, register
 
 from ._binary import Outcome, proven, status_info, true_bound, warm_up_backends
 from .packing import objective_scale, packing_candidates, packing_model, solve_packing
@@ -309,6 +309,7 @@ def packing_mkp_bb(inst, *, time_limit: float, threads: int = 1, **params) -> Re
     return solve_packing_bb(inst, time_limit=time_limit, threads=threads, **params)
 
 
+forwards(packing_mkp_bb, solve_packing_bb)
 packing_mkp_bb.warm_start = True     # takes warm=False (no heuristic start)
 
 

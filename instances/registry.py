@@ -211,6 +211,18 @@ def cold(method: Method, options: dict) -> dict:
     return options
 
 
+def forwards(func, impl, *, drop: tuple[str, ...] = ()):
+    """Give ``func``, a registered method that passes its keyword arguments
+    on to ``impl``, the signature of ``impl`` (its parameters but those in
+    ``drop``), so that the command line's ``--param`` check
+    (:func:`inspect.signature`) names what the method really accepts
+    instead of taking anything through ``**params``.  Returns ``func``."""
+    import inspect
+    params = [p for p in inspect.signature(impl).parameters.values() if p.name not in drop]
+    func.__signature__ = inspect.Signature(params)
+    return func
+
+
 def takes_time_limit(func) -> bool:
     """Whether a heuristic has a ``time_limit`` budget of its own (e.g. SA)."""
     import inspect

@@ -154,6 +154,18 @@ def test_solve_and_score_take_param(tmp_path, capsys):
     assert "nope" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("method", ["cpsat", "milp-highs", "cg", "lns"])
+def test_an_exact_method_names_the_parameters_it_accepts(tmp_path, capsys, method):
+    """Exact methods pass their options on to the solver function: the
+    check sees that function's parameters, not a catch-all ``**params``."""
+    f = tmp_path / "e.json"
+    f.write_text(json.dumps({"kind": "epochs", "capacity": [10, 10], "demand": [[6, 1], [1, 6], [5, 5]]}))
+    assert main(["solve", str(f), "--method", method, "--param", "bogus=1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "no parameter 'bogus'" in err and "warm" in err
+    assert main(["solve", str(f), "--method", method, "--time-limit", "2", "--param", "warm=false"]) == 0
+
+
 def test_validate_takes_param(capsys):
     assert main(["validate", "epochbench.heuristics.packing:backfill_lowest", "--count", "1", "--time-limit", "1",
                  "--param", "window=2", "--param", "fullness=excess"]) == 0
