@@ -24,9 +24,15 @@ TAU = 10.0  # [zhang-comparative] section 2.3: Gamma = 10 s
 NEEDED = ("id", "submit", "start", "end", "procs", "duration")
 
 
-def _col(table, name: str) -> np.ndarray:
-    """Column ``name`` of a DataFrame or :class:`Columns` as float64."""
-    return np.asarray(table[name], dtype=np.float64)
+def _col(table, name: str, out: np.ndarray | None = None) -> np.ndarray:
+    """Column ``name`` of a DataFrame or :class:`Columns` as float64: the
+    column itself when it is, else a converted copy (into ``out``, a float64
+    array as long, when given: no new array)."""
+    values = np.asarray(table[name])
+    if out is None or values.dtype == np.float64:
+        return np.asarray(values, dtype=np.float64)
+    np.copyto(out, values, casting="unsafe")
+    return out
 
 
 def _check(result) -> None:
@@ -44,11 +50,12 @@ def _resources(workload, k: int) -> tuple:
     return tuple(getattr(workload, "resources", ("procs", *(f"r{i}" for i in range(1, k)))))
 
 
-def requirement(result, workload=None) -> np.ndarray:
+def requirement(result, workload=None, *, out: np.ndarray | None = None) -> np.ndarray:
     """The resource requirement of each job in node equivalents: ``procs`` for
     K = 1; for K > 1, N x the mean over the K resources of the fraction of each
-    that the job holds (so a job holding all of every resource weighs N)."""
-    procs = _col(result, "procs")
+    that the job holds (so a job holding all of every resource weighs N).
+    ``out``: a float64 work array (as long) that may hold the converted ``procs``."""
+    procs = _col(result, "procs", out)
     if workload is None:
         return procs
     cap = _capacity(workload)
@@ -166,16 +173,17 @@ def _horizon(result) -> tuple[float, float]:
     return t0, float(np.max(result["end"])) - t0
 
 
-def utilization(result, workload, column: str = "procs") -> float:
+def utilization(result, workload, column: str = "procs", *, out: np.ndarray | None = None) -> float:
     """rho = sum_i n_i t^e_i / (N x t^f_m), [zhang-comparative] eq. 1, time measured from the
     first arrival; for ``column = "res_<name>"`` the same with that resource's
-    amounts and capacity.  NaN for an empty or zero-length run."""
+    amounts and capacity.  NaN for an empty or zero-length run.  ``out``: a
+    float64 work array (as long) that may hold the converted amounts."""
     if len(result) == 0:
         return float("nan")
     cap = _capacity(workload)
     k = 0 if column == "procs" else 1 + _resources(workload, len(cap))[1:].index(column[4:])
     _, span = _horizon(result)
-    work = float(np.dot(_col(result, column), _col(result, "duration")))
+    work = float(np.dot(_col(result, column, out), _col(result, "duration")))
     return work / float(cap[k] * span) if span > 0 else float("nan")
 
 
@@ -309,15 +317,16 @@ def _summary(result: Columns, workload, small_threshold: int, tau: float, n: int
     bsld = np.divide(values, np.maximum(execution, tau, out=scratch), out=values)
     out.update(_stats("bsld", bsld, scratch))
     _split_stats(parts, "bsld", bsld, small, scratch)
-    weight = np.multiply(requirement(result, workload), execution, out=scratch)
+    weight = np.multiply(requirement(result, workload, out=scratch), execution, out=scratch)
     wresp = np.multiply(weight, np.subtract(end, submit, out=values), out=values)
     out["weighted_response"] = float(wresp.mean()) if n else float("nan")
     out["weighted_response_norm"] = float(wresp.sum() / weight.sum()) if weight.sum() > 0 else float("nan")
-    del weight, wresp, response, values, scratch
-    out["utilization"] = utilization(result, workload)
+    del weight, wresp, response
+    out["utilization"] = utilization(result, workload, out=values)
     cap = _capacity(workload)
     for name in _resources(workload, len(cap))[1:]:
-        out[f"utilization_{name}"] = utilization(result, workload, f"res_{name}")
+        out[f"utilization_{name}"] = utilization(result, workload, f"res_{name}", out=values)
+    del values, scratch
     out["capacity_loss"] = loss.result()
     out.update(parts["small"])
     out.update(parts["large"])
