@@ -381,6 +381,8 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     the whole text.  The pieces are read into a few buffers, each reused
     once its piece is parsed (:class:`_Buffers`): no new memory per piece."""
     from concurrent.futures import ThreadPoolExecutor
+
+    from ._swf_parse import count_newlines
     want = ["id", "submit", "runtime", *(f for f in RAW_FIELDS if f in keep or f in
                                          ("alloc_procs", "req_procs", "req_time"))]
     layout = _Layout(want)
@@ -396,7 +398,7 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
             first = header is None
             header = _swf_header(memoryview(buf)[:end]) if first else header
             if cut:
-                lines = buf.count(b"\n", 0, cut) + (0 if buf[cut - 1] == 10 else 1)
+                lines = count_newlines(np.frombuffer(buf, np.uint8, cut)) + (0 if buf[cut - 1] == 10 else 1)
                 if base + lines > cols[0].shape[1]:                 # gzip guessed short: grow (all idle)
                     _finish(pieces)
                     cols = tuple(_grown(c, base + lines) for c in cols)
