@@ -89,6 +89,13 @@ def _arrival_order(submit: np.ndarray, job_id: np.ndarray) -> np.ndarray:
     return np.empty(0, dtype=np.int64) if in_arrival_order(submit, job_id) else np.lexsort((job_id, submit))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _at(order, i):
+    """Row ``i`` of an ordering: ``order[i]``, or ``i`` itself when ``order`` is
+    empty (rows already in that order: no index array)."""
+    return i if order.shape[0] == 0 else order[i]
+
+
 @njit(cache=True, nogil=True)
 def _started_late(start, order, flags):
     """Jobs, in arrival order (``order``, or row order when it is empty),
@@ -98,11 +105,10 @@ def _started_late(start, order, flags):
     comparison false)."""
     n = start.shape[0]
     write = flags.shape[0] > 0
-    ordered = order.shape[0] == 0
     top = -np.inf
     count = 0
     for i in range(n):
-        row = i if ordered else order[i]
+        row = _at(order, i)
         s = start[row]
         late = top > s
         count += late
@@ -206,7 +212,7 @@ def capacity_loss(result, workload) -> float:
     procs = np.asarray(result["procs"], dtype=np.int64)
     # stable sorts: timsort on times nearly in order (starts, ends) is quicker than quicksort (5M
     # starts: 0.05 s, not 0.09 s); ties may come in any order (the sweep takes all events at a time at once)
-    by_submit = np.arange(len(submit)) if _sorted(submit) else np.argsort(submit, kind="stable")
+    by_submit = np.empty(0, dtype=np.int64) if _sorted(submit) else np.argsort(submit, kind="stable")
     empty = _empty_while_waiting(submit, start, end, procs, by_submit, np.argsort(start, kind="stable"),
                                  np.argsort(end, kind="stable"), int(nodes))
     return empty / (nodes * span)
@@ -219,7 +225,8 @@ def _sorted(values: np.ndarray) -> bool:
 @njit(cache=True, nogil=True)
 def _empty_while_waiting(submit, start, end, procs, by_submit, by_start, by_end, nodes):
     """Node-time left empty while a job waits: one sweep over the submit,
-    start and end times in time order (the ``by_*`` orders), adding
+    start and end times in time order (the ``by_*`` orders; an empty
+    ``by_submit``: the rows are in submit order), adding
     (nodes - busy) x (psi_{i+1} - psi_i) over the intervals between
     consecutive distinct times where a job waits; busy and waiting counted
     after all events at psi_i.  O(n) after the sorts; busy and queue length
@@ -231,14 +238,14 @@ def _empty_while_waiting(submit, start, end, procs, by_submit, by_start, by_end,
     total = 0.0
     t = -np.inf
     while a < n or b < n or c < n:
-        ta = submit[by_submit[a]] if a < n else np.inf
+        ta = submit[_at(by_submit, a)] if a < n else np.inf
         tb = start[by_start[b]] if b < n else np.inf
         tc = end[by_end[c]] if c < n else np.inf
         now = min(ta, tb, tc)
         if queued > 0 and now > t:
             total += float(nodes - busy) * (now - t)
         t = now
-        while a < n and submit[by_submit[a]] == now:
+        while a < n and submit[_at(by_submit, a)] == now:
             queued += 1
             a += 1
         while b < n and start[by_start[b]] == now:
