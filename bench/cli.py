@@ -544,6 +544,27 @@ def _quiet_stdout() -> None:
         os.close(devnull)
 
 
+def _freeze_at_exit() -> None:
+    """At interpreter exit, move every object the garbage collector tracks
+    to its permanent generation (:func:`gc.freeze`), once per process.
+
+    The collections of the interpreter's teardown would otherwise walk every
+    object of numba, llvmlite and scipy that a command imported, to free
+    what the process's exit frees anyway: 0.2-0.3 s of every ``epochbench
+    simulate``, 0.03-0.07 s with the objects frozen.  Files are closed by
+    then (every writer uses ``with``) and exit handlers do not depend on the
+    collector."""
+    global _FREEZE_REGISTERED
+    if not _FREEZE_REGISTERED:
+        import atexit
+        import gc
+        atexit.register(gc.freeze)
+        _FREEZE_REGISTERED = True
+
+
+_FREEZE_REGISTERED = False
+
+
 def main(argv=None) -> int:
     """The ``epochbench`` entry point; returns the exit status.
 
@@ -552,6 +573,7 @@ def main(argv=None) -> int:
     Output into a closed pipe: quiet, status 141 (128 + SIGPIPE, as a
     shell reports a tool that SIGPIPE ended)."""
     command = "epochbench"
+    _freeze_at_exit()
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         parser = build_parser(_command_in(argv))

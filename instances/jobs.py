@@ -378,8 +378,11 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     writing straight into its own range of the columns (as many places as
     the piece has lines; ranges left short by comment or blank lines are
     closed up at the end); else (a line it does not read) pandas' reader on
-    the whole text."""
+    the whole text.  The pieces are read into a few buffers, each reused
+    once its piece is parsed (:class:`_Buffers`): no new memory per piece."""
     from concurrent.futures import ThreadPoolExecutor
+
+    from ._swf_parse import count_newlines
     want = ["id", "submit", "runtime", *(f for f in RAW_FIELDS if f in keep or f in
                                          ("alloc_procs", "req_procs", "req_time"))]
     layout = _Layout(want)
@@ -387,17 +390,15 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     # plain text: room for every line at once (pages never touched cost no memory);
     # gzip: a guess at 4x the compressed size, grown when full
     cols = layout.arrays(_job_room(path.stat().st_size * (4 if gz else 1)))
-    header, rest, base, pieces = None, b"", 0, []          # pieces: (future, first place, lines)
+    header, base, pieces = None, 0, []          # pieces: (future, first place, lines)
+    buffers = _Buffers(PARSE_THREADS + 1)
     with (gzip.open if gz else open)(path, "rb") as fh, ThreadPoolExecutor(PARSE_THREADS) as pool:
         while True:
-            data = fh.read(SWF_CHUNK)
-            buf = rest + data if rest else data
-            cut = len(buf) if not data else buf.rfind(b"\n") + 1       # whole lines only
-            rest = buf[cut:]
+            buf, end, cut = buffers.fill(fh)
             first = header is None
-            header = _swf_header(buf) if first else header
+            header = _swf_header(memoryview(buf)[:end]) if first else header
             if cut:
-                lines = buf.count(b"\n", 0, cut) + (0 if buf[cut - 1:cut] == b"\n" else 1)
+                lines = count_newlines(np.frombuffer(buf, np.uint8, cut)) + (0 if buf[cut - 1] == 10 else 1)
                 if base + lines > cols[0].shape[1]:                 # gzip guessed short: grow (all idle)
                     _finish(pieces)
                     cols = tuple(_grown(c, base + lines) for c in cols)
@@ -407,9 +408,11 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
                         return header, _swf_body(_read_all(path), src)
                     base = rows
                 else:
-                    pieces.append((pool.submit(layout.parse_into, memoryview(buf)[:cut], *cols, base), base, lines))
+                    fut = pool.submit(layout.parse_into, memoryview(buf)[:cut], *cols, base)
+                    buffers.busy(fut)
+                    pieces.append((fut, base, lines))
                     base += lines
-            if not data:
+            if not buffers.more:
                 break
         if not _finish(pieces):
             return header, _swf_body(_read_all(path), src)
@@ -417,6 +420,44 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     out, iout = cols
     return header or {}, Columns({f: out[layout.floats.index(f), :rows] if f in SWF_FLOAT
                                   else iout[layout.ints.index(f), :rows] for f in want})
+
+
+class _Buffers:
+    """A ring of ``size`` byte buffers that a file is read into, piece by
+    piece (:meth:`fill`); a buffer is reused once the parse of the piece it
+    holds is done (:meth:`busy` names that parse), so reading a file of any
+    size allocates ``size`` buffers of about :data:`SWF_CHUNK` bytes."""
+
+    def __init__(self, size: int):
+        self.ring = [bytearray(SWF_CHUNK) for _ in range(size)]
+        self.parse = [None] * size
+        self.k = -1
+        self.rest = b""
+        self.more = True
+
+    def fill(self, fh) -> tuple[bytearray, int, int]:
+        """Read the next :data:`SWF_CHUNK` bytes of ``fh`` after the partial
+        line the last piece left; returns (buffer, bytes in it, bytes up to
+        its last newline, or all of them at the end of the file)."""
+        self.k = (self.k + 1) % len(self.ring)
+        if self.parse[self.k] is not None:
+            self.parse[self.k].exception()                 # wait; its outcome is read by _finish
+            self.parse[self.k] = None
+        carry = len(self.rest)
+        if len(self.ring[self.k]) < carry + SWF_CHUNK:       # a line longer than a piece
+            self.ring[self.k] = bytearray(carry + SWF_CHUNK)
+        buf = self.ring[self.k]
+        buf[:carry] = self.rest
+        got = fh.readinto(memoryview(buf)[carry:carry + SWF_CHUNK])
+        end = carry + got
+        self.more = got > 0
+        cut = buf.rfind(b"\n", 0, end) + 1 if self.more else end      # whole lines only
+        self.rest = bytes(buf[cut:end])
+        return buf, end, cut
+
+    def busy(self, parse) -> None:
+        """The buffer last filled is being parsed by ``parse`` (a future)."""
+        self.parse[self.k] = parse
 
 
 def _finish(pieces: list) -> bool:

@@ -86,22 +86,34 @@ class JobTable:
             raise ValueError(f"capacity has K = {capacity.shape[0]} entries but the stream has "
                              f"procs + {len(res)} resource columns {list(res)}")
 
-        def col(name, dtype):
-            return np.array(jobs[name], dtype=dtype, copy=copy or None)
-
-        submit, ids = col("submit", np.float64), col("id", np.int64)
+        submit, ids = _array(jobs["submit"], np.float64, copy), _array(jobs["id"], np.int64, copy)
         if not in_arrival_order(submit, ids):
             order = np.lexsort((ids, submit))
             jobs = jobs.take(order)
             submit, ids = submit[order], ids[order]
-        demand = np.empty((len(ids), 1 + len(res)), dtype=np.int64)
-        for k, name in enumerate(("procs", *res)):
-            demand[:, k] = jobs[name]
-        est, dur = col("estimate", np.float64), col("duration", np.float64)
-        rt = col("runtime", np.float64) if "runtime" in jobs else dur
+        demand = _demand(jobs, res, copy)
+        est, dur = _array(jobs["estimate"], np.float64, copy), _array(jobs["duration"], np.float64, copy)
+        rt = _array(jobs["runtime"], np.float64, copy) if "runtime" in jobs else dur
         _check(submit, est, dur, demand, capacity)
         n = len(ids)
         return cls(ids, submit, rt, est, dur, demand, res, np.full(n, np.nan), np.full(n, np.nan))
+
+
+def _demand(jobs: Columns, res: tuple, copy: bool) -> np.ndarray:
+    """The n x K demand matrix (``procs``, then the ``res`` columns); with one
+    resource and ``copy=False`` the ``procs`` column itself seen as n x 1
+    (no copy when it already is int64)."""
+    if not res:
+        return _array(jobs["procs"], np.int64, copy).reshape(-1, 1)
+    demand = np.empty((len(jobs), 1 + len(res)), dtype=np.int64)
+    for k, name in enumerate(("procs", *res)):
+        demand[:, k] = jobs[name]
+    return demand
+
+
+def _array(values, dtype, copy: bool) -> np.ndarray:
+    """``values`` as an array of ``dtype``: itself when it already is one and ``copy`` is false."""
+    return np.array(values, dtype=dtype, copy=copy or None)
 
 
 def _check(submit, est, dur, demand, capacity) -> None:
