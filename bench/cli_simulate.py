@@ -163,9 +163,10 @@ MACHINE_ARGS = {"pool": _pool_options, "gang": _gang_options, "farm": _farm_opti
 RECORDED = {"pool": "selection step(s)", "gang": "row-filling step(s)"}
 
 
-def _ordinary_pages() -> None:
-    """Back this process's new numpy arrays with ordinary pages, unless
-    ``NUMPY_MADVISE_HUGEPAGE`` says otherwise.
+@contextlib.contextmanager
+def _ordinary_pages():
+    """New numpy arrays on ordinary pages while the block runs (numpy's
+    setting as it was after), unless ``NUMPY_MADVISE_HUGEPAGE`` says otherwise.
 
     numpy asks the kernel for transparent huge pages (``madvise``) for every
     array of 4 MB or more.  Where THP defrag is ``madvise`` (the kernel's
@@ -177,13 +178,18 @@ def _ordinary_pages() -> None:
     own time unchanged.
     """
     import os
-    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
-        return
     try:
         from numpy._core.multiarray import _set_madvise_hugepage
     except ImportError:              # another numpy layout: leave its default
+        _set_madvise_hugepage = None
+    if _set_madvise_hugepage is None or "NUMPY_MADVISE_HUGEPAGE" in os.environ:
+        yield
         return
-    _set_madvise_hugepage(False)
+    was = _set_madvise_hugepage(False)
+    try:
+        yield
+    finally:
+        _set_madvise_hugepage(was)
 
 
 @contextlib.contextmanager
@@ -205,8 +211,7 @@ def _no_cycle_collection():
 
 def cmd_simulate(args) -> int:
     """``epochbench simulate`` (:func:`_simulate`) on ordinary pages, the cyclic collector paused."""
-    _ordinary_pages()
-    with _no_cycle_collection():
+    with _ordinary_pages(), _no_cycle_collection():
         return _simulate(args)
 
 
