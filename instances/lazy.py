@@ -51,3 +51,37 @@ class LazyModule:
 def lazy_module(name: str) -> LazyModule:
     """A :class:`LazyModule` for ``name``: ``cp_model = lazy_module("ortools.sat.python.cp_model")``."""
     return LazyModule(name)
+
+
+class _NoLinalg:
+    """Import hook refusing ``scipy.linalg`` and its submodules (used only
+    while :func:`numba_without_blas_probe` imports one numba module)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "scipy.linalg" or name.startswith("scipy.linalg."):
+            raise ImportError(f"{name}: not imported for numba's start-up BLAS probe")
+        return None
+
+
+def numba_without_blas_probe() -> None:
+    """Import numba's ``numba.np.arraymath`` without its BLAS probe.
+
+    On import, that module sets ``_HAVE_BLAS`` by importing
+    ``scipy.linalg.cython_blas``, which runs all of ``scipy.linalg``'s
+    ``__init__`` (0.12 s of the 0.5 s a ``simulate`` command now takes).
+    The flag only picks how compiled ``np.correlate`` and ``np.convolve``
+    form inner products (a plain loop without BLAS); ``np.dot`` and
+    ``np.linalg`` in compiled code import ``scipy.linalg`` themselves when
+    they are compiled (numba's ``ensure_blas``), so they keep working.
+    No effect once ``numba.np.arraymath`` is imported.  Used by commands
+    that run only cached kernels without linear algebra (``simulate``).
+    """
+    import sys
+    if "numba.np.arraymath" in sys.modules:
+        return
+    hook = _NoLinalg()
+    sys.meta_path.insert(0, hook)
+    try:
+        importlib.import_module("numba.np.arraymath")
+    finally:
+        sys.meta_path.remove(hook)

@@ -71,6 +71,26 @@ print("HEAVY", sorted(m for m in ("ortools", "pulp", "highspy") if m in sys.modu
     assert heavy == ["HEAVY []", "HEAVY ['ortools']", "HEAVY ['highspy', 'ortools', 'pulp']"], out.stdout + out.stderr
 
 
+def test_simulate_skips_numbas_blas_probe_and_compiled_dot_still_works(tmp_path):
+    """``simulate`` loads numba without importing scipy.linalg (its start-up
+    BLAS probe); a kernel compiled later with np.dot imports it itself."""
+    swf = tmp_path / "t.swf"
+    swf.write_text("".join(f"{i} {i * 10} -1 {30 + i} 4 -1 -1 4 {40 + i} -1 1 -1 -1 -1 -1 -1 -1 -1\n"
+                           for i in range(1, 30)))
+    code = f"""
+import sys
+from epochbench.cli import main
+assert main(["simulate", "--workload", r"{swf}", "--policy", "easy", "--json", "--quiet"]) == 0
+print("LINALG", "scipy.linalg" in sys.modules)
+import numpy as np
+from numba import njit
+print("DOT", njit(lambda a, b: np.dot(a, b))(np.ones(3), np.ones(3)), "scipy.linalg" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    lines = [line for line in out.stdout.splitlines() if line.startswith(("LINALG", "DOT"))]
+    assert lines == ["LINALG False", "DOT 3.0 True"], out.stdout + out.stderr
+
+
 def test_solve_and_score_check_their_arguments():
     inst = eb.generate("leinberger", n=5, k=2, count=1, seed=2)[0]
     with pytest.raises(ValueError, match="method"):
