@@ -8,8 +8,10 @@ exact repair of a few machines at once, in the manner of Shaw's large
 neighbourhood search [shaw1998]: the tasks of the makespan machine and of
 ``machines - 1`` others (the least loaded and random ones, in turn) are
 reassigned among those machines optimally by CP-SAT, started from their
-current assignment (so a repair never makes them worse).  When repairs stop
-improving, a long hop (random moves of a few tasks, as the tabu search's
+current assignment (so a repair never makes them worse).  A machine set that
+CP-SAT proved optimal is not drawn again while the same tasks are on it.  When
+repairs stop improving, the neighbourhood grows; after a few sweeps of its
+sizes without improvement, a long hop (random moves of a few tasks, as the tabu search's
 long hops) restarts the descent from elsewhere; the best mapping is kept.
 
 It returns its best mapping and a valid lower bound: the largest of the
@@ -43,6 +45,13 @@ from .starts import START_SHARE
 PATIENCE = 8
 #: share of the tasks a long hop moves at random
 KICK = 0.02
+#: sweeps of the neighbourhood sizes (``machines`` up to ``max_machines``) without improvement
+#: before a long hop
+SWEEPS = 3
+#: most machine sets remembered as proven (a bound on memory)
+PROVEN_CAP = 100_000
+#: random draws tried for a neighbourhood that has not been proven optimal already
+DRAWS = 8
 
 
 def _finish(sc: Scaled, a: np.ndarray) -> np.ndarray:
@@ -54,25 +63,31 @@ def _finish(sc: Scaled, a: np.ndarray) -> np.ndarray:
 
 
 def _repair(inst: MappingInstance, sc: Scaled, a: np.ndarray, cols: np.ndarray, deadline: float,
-            threads: int, seed: int) -> np.ndarray | None:
+            threads: int, seed: int) -> tuple[np.ndarray | None, bool]:
     """Reassign the tasks of machines ``cols`` among them by CP-SAT until
-    ``deadline``, from their current assignment; the new full mapping, or
-    None when CP-SAT found nothing (no time)."""
+    ``deadline``, from their current assignment: the new full mapping (None
+    when CP-SAT found nothing in time) and whether CP-SAT proved it optimal
+    for those machines."""
     rows = np.flatnonzero(np.isin(a, cols))
     if rows.size == 0:
-        return None
+        return None, False
     pos = {int(c): k for k, c in enumerate(cols)}
     sub_sc = Scaled(sc.etc[np.ix_(rows, cols)], sc.ready[cols], sc.scale, sc.exact)
     sub = SimpleNamespace(etc=inst.etc[np.ix_(rows, cols)], has_ready=bool(sub_sc.ready.any()),
                           name=f"{inst.name}[lns]")
     hint = np.array([pos[int(j)] for j in a[rows]], dtype=np.int64)
     allowed = np.ones(sub_sc.etc.shape, dtype=bool)
-    _, sub_a, _, _ = _cpsat(sub, sub_sc, hint, allowed, 0, deadline, threads, seed)
+    status, sub_a, _, _ = _cpsat(sub, sub_sc, hint, allowed, 0, deadline, threads, seed)
     if sub_a is None:
-        return None
+        return None, False
     out = a.copy()
     out[rows] = cols[sub_a]
-    return out
+    return out, status == "optimal"
+
+
+def _key(a: np.ndarray, cols: np.ndarray) -> tuple:
+    """What a repair of ``cols`` depends on: the machines and the tasks on them."""
+    return tuple(sorted(int(c) for c in cols)), np.flatnonzero(np.isin(a, cols)).tobytes()
 
 
 def _neighbourhood(fin: np.ndarray, k: int, rng: np.random.Generator, turn: int) -> np.ndarray:
@@ -88,6 +103,18 @@ def _neighbourhood(fin: np.ndarray, k: int, rng: np.random.Generator, turn: int)
     return np.concatenate([[c], others]).astype(np.int64)
 
 
+def _fresh_neighbourhood(a: np.ndarray, fin: np.ndarray, k: int, rng: np.random.Generator, turn: int,
+                         proven: set) -> np.ndarray | None:
+    """:func:`_neighbourhood`, redrawn at random (up to :data:`DRAWS` times)
+    while CP-SAT has already proven that machine set optimal with the same
+    tasks on it; None when every draw was such a set."""
+    for draw in range(DRAWS):
+        cols = _neighbourhood(fin, k, rng, turn if draw == 0 else 1)
+        if _key(a, cols) not in proven:
+            return cols
+    return None
+
+
 def _kick(a: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
     """A long hop: a few tasks (:data:`KICK` of them, at least 2) to random machines."""
     out = a.copy()
@@ -98,7 +125,7 @@ def _kick(a: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int = 0, machines: int = 4,
-        max_machines: int = 8, repair_s: float = 0.25, hint=None, warm: bool = True,
+        max_machines: int = 10, repair_s: float = 0.25, hint=None, warm: bool = True,
         first: str | None = "milp-highs", first_share: float = 0.3) -> Result:
     """Large-neighbourhood search for the minimum makespan (beyond the seeds).
 
@@ -115,7 +142,10 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     machines, max_machines : int
         Machines per repair: ``machines`` at first and after every
         improvement, two more after :data:`PATIENCE` repairs without one, up
-        to ``max_machines`` (a variable neighbourhood); then a long hop.
+        to ``max_machines`` (a variable neighbourhood); after :data:`SWEEPS`
+        such sweeps without improvement, a long hop.  A machine set that
+        CP-SAT has proven optimal is not drawn again while the same tasks
+        are on it.
     repair_s : float
         Time limit of a repair of ``machines`` machines (scaled with the
         neighbourhood's size).
@@ -162,7 +192,7 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     if first and m > 1 and inst.value(a) > bound * (1 + 1e-12) and time_left(deadline) > 0:
         from epochbench.instances.registry import solve
         pre = solve(inst, first, time_limit=max(0.0, min(first_share * float(time_limit), time_left(deadline))),
-                    threads=threads, hint=a)
+                    threads=threads, seed=seed, hint=a)
         info["first"] = {"method": first, "value": pre.value, "status": pre.status, "bound": pre.bound}
         if pre.value < inst.value(a):
             a, info["start"] = np.asarray(pre.decision, dtype=np.int64), f"{origin} + {first}"
@@ -170,32 +200,41 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
             bound = max(bound, float(pre.bound))
     best, best_value = a.copy(), inst.value(a)
     rng = np.random.default_rng(seed)
-    repairs = improved = hops = stall = 0
+    repairs = improved = hops = stall = sweeps = skipped = 0
     k = k_min
     sc = scaled(inst)
+    proven: set = set()
     while m > 1 and best_value > bound * (1 + 1e-12) and time_left(deadline) > 0:
         a = _descent(sc.etc, sc.ready, a)                       # short hops: moves and swaps
         fin = _finish(sc, a)
-        cols = _neighbourhood(fin, k, rng, repairs)
-        step = float(repair_s) * k / k_min
-        new = _repair(inst, sc, a, cols, min(deadline, time.perf_counter() + step), threads,
-                      int(rng.integers(2**31)))
+        cols = _fresh_neighbourhood(a, fin, k, rng, repairs, proven)
         repairs += 1
+        if cols is None:                                        # every draw already proven: no repair
+            new, skipped = None, skipped + 1
+        else:
+            step = float(repair_s) * k / k_min
+            new, optimal = _repair(inst, sc, a, cols, min(deadline, time.perf_counter() + step), threads,
+                                   int(rng.integers(2**31)))
+            if optimal and len(proven) < PROVEN_CAP:
+                proven.add(_key(a, cols))
         if new is not None and _finish(sc, new)[cols].max() < fin[cols].max():
             a, stall = new, 0
         else:
             stall += 1
         value = inst.value(a)
         if value < best_value:
-            best, best_value, improved, k = a.copy(), value, improved + 1, k_min
+            best, best_value, improved, k, sweeps = a.copy(), value, improved + 1, k_min, 0
         if stall >= PATIENCE:
             stall = 0
             if k < k_max:                                       # a larger neighbourhood first
                 k = min(k_max, k + 2)
+            elif sweeps + 1 < SWEEPS:                           # sizes swept again from the smallest
+                k, sweeps = k_min, sweeps + 1
             else:                                               # then a long hop from the best mapping
-                a, k, hops = _kick(best, m, rng), k_min, hops + 1
+                a, k, sweeps, hops = _kick(best, m, rng), k_min, 0, hops + 1
     status = "optimal" if best_value <= bound * (1 + 1e-12) else "feasible"
-    info.update(repairs=repairs, improved=improved, long_hops=hops, machines=[k_min, k_max], repair_s=repair_s,
+    info.update(repairs=repairs, improved=improved, long_hops=hops, proven_repairs=len(proven),
+                skipped=skipped, machines=[k_min, k_max], repair_s=repair_s,
                 bound_kind="solver" if lp is not None and lp > lb else "combinatorial")
     return Result(inst.kind, "lns", tuple(int(j) for j in best), best_value, status, time.perf_counter() - t0,
                   best_value if status == "optimal" else min(bound, best_value), info)

@@ -47,3 +47,28 @@ def test_lns_is_an_exact_kind_method_with_a_warm_start():
     assert cold.info["start"].startswith("minmin") and cold.info["first"]["method"] == "milp-highs"
     r = lns(inst, time_limit=1.0, hint=np.zeros(inst.n, dtype=np.int64))       # HiGHS first, then repairs
     assert r.info["start"] == "hint + milp-highs" and r.value <= r.info["first"]["value"] + 1e-9
+
+
+def test_a_machine_set_proven_optimal_is_not_drawn_again_while_its_tasks_stay():
+    from epochbench.exact.mapping_lns import _fresh_neighbourhood, _key
+    rng = np.random.default_rng(0)
+    a = np.array([0, 0, 1, 2, 2, 1], dtype=np.int64)                     # 3 machines: 3 pairs of machines
+    fin = np.array([9, 3, 5])
+    first = _fresh_neighbourhood(a, fin, 2, rng, 0, set())
+    assert sorted(first) == [0, 1]                                      # the makespan machine and the least loaded
+    proven = {_key(a, first)}
+    again = _fresh_neighbourhood(a, fin, 2, rng, 0, proven)
+    assert again is not None and sorted(again) == [0, 2]                # redrawn at random
+    proven.add(_key(a, again))
+    assert _fresh_neighbourhood(a, fin, 2, rng, 0, proven) is None      # every set with machine 0 proven
+    moved = a.copy()
+    moved[2] = 0                                                        # other tasks on those machines
+    assert _fresh_neighbourhood(moved, fin, 2, rng, 0, proven) is not None
+
+
+def test_lns_skips_proven_neighbourhoods_and_stays_valid():
+    inst = generate("braun-range", tasks=12, machines=3, seed=4)[0]
+    r = lns(inst, time_limit=1.0, seed=0, first=None, machines=2, max_machines=2)
+    assert r.info["proven_repairs"] >= 1                                # small repairs are proven at once
+    assert r.status == "optimal" or r.info["skipped"] >= 1              # then not repeated
+    assert inst.value(np.array(r.decision)) == pytest.approx(r.value) and r.value >= r.bound - 1e-9
