@@ -13,6 +13,8 @@ from epochbench.instances.packing import EpochsInstance
 from epochbench.instances.registry import get, names, solve
 
 BACKENDS = ("cpsat", "milp-cbc", "milp-highs")
+#: the other exact methods, each of one family (``hungarian`` always ends optimal: no start needed)
+OTHERS = (("packing", "mkp-bb"), ("epochs", "cg"), ("epochs", "lns"), ("mapping", "bnp"), ("mapping", "lns"))
 
 
 def instances(family: str, seed: int):
@@ -34,8 +36,8 @@ def best_heuristic(inst) -> float:
     return max(values) if inst.sense == "max" else min(values)
 
 
-@pytest.mark.parametrize("family", ["packing", "epochs", "knapsack", "assignment", "mapping"])
-@pytest.mark.parametrize("method", BACKENDS)
+@pytest.mark.parametrize("family, method", [(f, m) for f in ("packing", "epochs", "knapsack", "assignment", "mapping")
+                                            for m in BACKENDS] + list(OTHERS))
 def test_an_exact_method_is_never_worse_than_the_best_heuristic(family, method):
     for inst in instances(family, seed=1):
         ref = best_heuristic(inst)                   # (also loads the heuristics' compiled kernels)
@@ -90,7 +92,10 @@ def test_exact_methods_declare_the_warm_start_they_take():
     for family in ("packing", "epochs", "knapsack", "assignment", "mapping"):
         for method in BACKENDS:
             assert getattr(get(family, method).func, "warm_start", False), (family, method)
-    assert getattr(get("mapping", "bnp").func, "warm_start", False)
+    for family, method in OTHERS:
+        assert getattr(get(family, method).func, "warm_start", False), (family, method)
+    for family in ("packing", "epochs", "knapsack", "assignment", "mapping"):     # none forgotten
+        assert set(names(family, "exact")) <= {*BACKENDS, *(m for f, m in OTHERS if f == family), "hungarian"}
 
 
 def test_a_simulators_oracle_step_starts_cold():
