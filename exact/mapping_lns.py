@@ -1,18 +1,20 @@
 """Large-neighbourhood search for the mapping family (beyond the seeds).
 
 The seeds' metaheuristics ([vadhiyar-notes]: GA, SA, tabu) move one or two
-tasks at a time.  :func:`lns` first lets HiGHS work on the whole model for a
-share of the time (its incumbent is the best of the exact methods' on the
-Braun matrices after a few seconds), then alternates fast local moves with an
-exact repair of a few machines at once, in the manner of Shaw's large
-neighbourhood search [shaw1998]: the tasks of the makespan machine and of
-``machines - 1`` others (the least loaded and random ones, in turn) are
-reassigned among those machines optimally by CP-SAT, started from their
-current assignment (so a repair never makes them worse).  A machine set that
-CP-SAT proved optimal is not drawn again while the same tasks are on it.  When
-repairs stop improving, the neighbourhood grows; after a few sweeps of its
-sizes without improvement, a long hop (random moves of a few tasks, as the tabu search's
-long hops) restarts the descent from elsewhere; the best mapping is kept.
+tasks at a time. :func:`lns` first lets HiGHS work for a share of the time on
+a size-reduced model [fanjulpeyro2011], each task restricted to the few
+machines that the LP relaxation's duals price lowest (its incumbent is the
+best of the exact methods' on the Braun matrices after a few seconds), then
+alternates fast local moves with an exact repair of a few machines at once, in
+the manner of Shaw's large neighbourhood search [shaw1998]: the tasks of the
+makespan machine and of ``machines - 1`` others (the least loaded and random
+ones, in turn) are reassigned among those machines optimally by CP-SAT,
+started from their current assignment (so a repair never makes them worse). A
+machine set that CP-SAT proved optimal is not drawn again while the same tasks
+are on it. When repairs stop improving, the neighbourhood grows; after a few
+sweeps of its sizes without improvement, a long hop (random moves of a few
+tasks, as the tabu search's long hops) restarts the descent from elsewhere;
+the best mapping is kept.
 
 It returns its best mapping and a valid lower bound: the largest of the
 instance's combinatorial bound and the LP relaxation's Lagrangian bound
@@ -24,6 +26,10 @@ References
 .. [shaw1998] P. Shaw. Using Constraint Programming and Local Search Methods to Solve Vehicle
    Routing Problems. Principles and Practice of Constraint Programming (CP 1998), LNCS 1520,
    pp. 417-431. https://doi.org/10.1007/3-540-49481-2_30.
+.. [fanjulpeyro2011] L. Fanjul-Peyro, R. Ruiz. Size-reduction heuristics for the unrelated parallel
+   machines scheduling problem. Computers & Operations Research 38(1):301-309, 2011.
+   https://doi.org/10.1016/j.cor.2010.05.005.  (They keep each job's fastest machines; ranking by
+   the LP duals' prices instead is ours.)
 .. [vadhiyar-notes] S. Vadhiyar. Scheduling lecture notes (task mapping heuristics: GA, SA, tabu).
 """
 from __future__ import annotations
@@ -38,7 +44,7 @@ from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import forwards, register
 
 from ._binary import time_left, warm_up_backends
-from .mapping import Scaled, _cpsat, _descent, lp_bound, scaled, start_mapping
+from .mapping import Relaxation, Scaled, _cpsat, _descent, lp_relaxation, scaled, start_mapping
 from .starts import START_SHARE
 
 #: repairs without improvement before a long hop
@@ -124,9 +130,27 @@ def _kick(a: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
     return out
 
 
+def _reduced(inst: MappingInstance, relax: Relaxation, a: np.ndarray, r: int) -> MappingInstance:
+    """The instance of a size-reduced first phase [fanjulpeyro2011]: each
+    task keeps the ``r`` machines of least ``w_j etc[i, j]`` (``w`` the LP
+    relaxation's machine duals, which price the machines' loads), the
+    machines its LP share uses and its machine in ``a``.  Every other pair
+    gets a processing time above the makespan of ``a``, which the exact
+    models drop (a mapping using one would be worse than their start), so
+    the mapping they return is one of ``inst`` with the same makespan; their
+    bound is not one of ``inst``."""
+    keep = np.zeros(inst.etc.shape, dtype=bool)
+    order = np.argsort(inst.etc * relax.weights[None, :], axis=1, kind="stable")[:, :r]
+    np.put_along_axis(keep, order, True, axis=1)
+    keep |= relax.x > 1e-9
+    keep[np.arange(inst.n), a] = True
+    etc = np.where(keep, inst.etc, inst.etc + 2.0 * inst.value(a))
+    return MappingInstance.build(etc, inst.ready, {**inst.meta, "name": f"{inst.name}[reduced]"})
+
+
 def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int = 0, machines: int = 4,
         max_machines: int = 10, repair_s: float = 0.25, hint=None, warm: bool = True,
-        first: str | None = "milp-highs", first_share: float = 0.3) -> Result:
+        first: str | None = "milp-highs", first_share: float = 0.5, reduce: int = 5) -> Result:
     """Large-neighbourhood search for the minimum makespan (beyond the seeds).
 
     Parameters
@@ -154,19 +178,28 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         heuristics, :func:`~epochbench.exact.starts.best_start`; ``warm=False``:
         Min-Min).
     first : str or None
-        An exact method run first on the whole instance for ``first_share``
-        of the time limit, from the start mapping (default ``milp-highs``:
-        on the Braun matrices its incumbent is the best after a few seconds,
-        and the repairs improve on it); its mapping replaces the start when
-        better and its proven bound joins the bound.  None: repairs only.
+        An exact method run first for ``first_share`` of the time limit,
+        from the start mapping (default ``milp-highs``: on the Braun matrices
+        its incumbent is the best after a few seconds, and the repairs
+        improve on it); its mapping replaces the start when better.  None:
+        repairs only.
+    reduce : int
+        Machines per task in the first method's model, a size reduction
+        [fanjulpeyro2011] (:func:`_reduced`: the ``reduce`` machines of least
+        LP-dual-weighted processing time, the LP solution's and the start's;
+        default 5); 0, or at least the number of machines: the whole model,
+        whose proven bound then joins the bound.
 
     Returns
     -------
     Result
         The best mapping found, its makespan, ``bound`` the lower bound
         (combinatorial and LP), status ``optimal`` when they meet, else
-        ``feasible``; ``info``: ``start``, ``repairs``, ``improved``,
-        ``long_hops``, ``lp_bound``.
+        ``feasible``; ``info``: ``start``, ``first`` (the first method's
+        ``value``, ``status``, ``bound`` (None for a reduced model) and
+        ``machines_per_task``), ``repairs``, ``improved``, ``long_hops``,
+        ``proven_repairs`` (machine sets proven optimal), ``skipped``
+        (rounds whose every draw was such a set), ``lp_bound``.
 
     Notes
     -----
@@ -186,17 +219,22 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     k_max = max(k_min, min(int(max_machines), m))
     a, origin = start_mapping(inst, hint, warm, START_SHARE * float(time_limit))
     lb = inst.lower_bound()
-    lp = lp_bound(inst) if m > 1 and time_left(deadline) > 0 else None
+    relax = lp_relaxation(inst) if m > 1 and time_left(deadline) > 0 else None
+    lp = relax.bound if relax is not None else None
     bound = max(lb, lp or 0.0)
     info = {"start": origin, "start_makespan": inst.value(a), "lp_bound": lp, "lower_bound": lb}
     if first and m > 1 and inst.value(a) > bound * (1 + 1e-12) and time_left(deadline) > 0:
         from epochbench.instances.registry import solve
-        pre = solve(inst, first, time_limit=max(0.0, min(first_share * float(time_limit), time_left(deadline))),
+        small = reduce > 0 and relax is not None and reduce < m
+        pre = solve(_reduced(inst, relax, a, int(reduce)) if small else inst, first,
+                    time_limit=max(0.0, min(first_share * float(time_limit), time_left(deadline))),
                     threads=threads, seed=seed, hint=a)
-        info["first"] = {"method": first, "value": pre.value, "status": pre.status, "bound": pre.bound}
-        if pre.value < inst.value(a):
+        value = inst.value(np.asarray(pre.decision, dtype=np.int64)) if pre.decision else np.inf
+        info["first"] = {"method": first, "value": value, "status": pre.status,
+                         "bound": None if small else pre.bound, "machines_per_task": int(reduce) if small else m}
+        if value < inst.value(a):
             a, info["start"] = np.asarray(pre.decision, dtype=np.int64), f"{origin} + {first}"
-        if pre.bound is not None and pre.info.get("bound_kind") == "solver":
+        if not small and pre.bound is not None and pre.info.get("bound_kind") == "solver":
             bound = max(bound, float(pre.bound))
     best, best_value = a.copy(), inst.value(a)
     rng = np.random.default_rng(seed)

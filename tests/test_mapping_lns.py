@@ -72,3 +72,22 @@ def test_lns_skips_proven_neighbourhoods_and_stays_valid():
     assert r.info["proven_repairs"] >= 1                                # small repairs are proven at once
     assert r.status == "optimal" or r.info["skipped"] >= 1              # then not repeated
     assert inst.value(np.array(r.decision)) == pytest.approx(r.value) and r.value >= r.bound - 1e-9
+
+
+def test_the_size_reduced_first_phase_returns_mappings_of_the_instance_and_no_bound_of_its_own():
+    from epochbench.exact.mapping import lp_relaxation, start_mapping
+    from epochbench.exact.mapping_lns import _reduced
+    inst = generate("braun-range", tasks=40, machines=8, seed=6)[0]
+    a, _ = start_mapping(inst)
+    red = _reduced(inst, lp_relaxation(inst), a, 2)
+    kept = red.etc == inst.etc
+    assert kept[np.arange(inst.n), a].all() and (kept.sum(axis=1) >= 2).all() and kept.sum() < inst.etc.size
+    assert (red.etc[~kept] > inst.value(a)).all()          # above the start's makespan: every exact model drops them
+    r = solve(red, "milp-highs", time_limit=2.0, threads=1, hint=a)
+    assert kept[np.arange(inst.n), np.array(r.decision)].all()
+    assert inst.value(np.array(r.decision)) == pytest.approx(r.value) and r.value <= inst.value(a)
+    opt = solve(inst, "cpsat", time_limit=20.0, threads=1)
+    got = lns(inst, time_limit=1.0, reduce=2, seed=0)
+    assert got.info["first"]["machines_per_task"] == 2 and got.info["first"]["bound"] is None
+    assert got.bound <= opt.value * (1 + 1e-9) and got.value >= opt.value - 1e-9
+    assert lns(inst, time_limit=0.5, reduce=0).info["first"]["machines_per_task"] == inst.k
