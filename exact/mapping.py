@@ -182,11 +182,9 @@ def lp_relaxation(inst: MappingInstance) -> Relaxation:
     return Relaxation(float((inst.etc * w).min(axis=1).sum()), w, res.x[:nx].reshape(t, m), float(res.fun))
 
 
-def lp_bound(inst: MappingInstance, *, return_x: bool = False):
-    """The bound of :func:`lp_relaxation`; with ``return_x``: ``(bound,
-    fractional x (t, m), LP objective)``."""
-    lp = lp_relaxation(inst)
-    return (lp.bound, lp.x, lp.objective) if return_x else lp.bound
+def lp_bound(inst: MappingInstance) -> float:
+    """The bound of :func:`lp_relaxation` (which also gives its duals and solution)."""
+    return lp_relaxation(inst).bound
 
 
 # ---- CP-SAT ------------------------------------------------------------------------------
