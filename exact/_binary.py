@@ -50,6 +50,9 @@ INT_LIMIT = 2**50
 #: MILP backends get the integer objective only while its coefficients stay below this.
 MILP_INT_LIMIT = 2**31
 _TOL = 1e-6  # solver bounds are rounded to the integer grid with this slack
+#: largest objective-scaling error (relative to the value) under which a solver's "optimal" on the
+#: scaled model is reported as optimal (the solvers' own tolerances are of this order)
+TRUSTED_SLACK = 1e-6
 
 
 # ---- the neutral 0-1 model ---------------------------------------------------------
@@ -138,6 +141,13 @@ def no_time(units: str, solver: str) -> Outcome:
     could start: no solution, no bound."""
     return Outcome("timeout", None, None, units, {"solver": solver, "solver_status": "not started",
                                                   "note": "time limit reached before the solver started"})
+
+
+def no_solution(out: Outcome) -> str:
+    """Why ``out`` has no solution, for a result's note: the backend's
+    ``reason`` for not running, else the time limit."""
+    reason = out.info.get("reason")
+    return f"the solver did not run ({reason})" if reason else "no solver solution in time"
 
 
 # ---- backends ----------------------------------------------------------------------
@@ -401,9 +411,25 @@ def run_highs(prob, start, deadline: float, threads: int, seed: int, where: str 
                            "nodes": int(info.mip_node_count)}
 
 
+#: HiGHS's ``large_matrix_value``: a constraint coefficient at least this large is a model error
+HIGHS_LARGE = 1e15
+
+
+def _beyond_highs(model: BinaryModel) -> bool:
+    """Whether a row of ``model`` has a coefficient HiGHS refuses (:data:`HIGHS_LARGE`)."""
+    return any(coef.size and float(np.abs(coef).max()) >= HIGHS_LARGE for _, coef, _, _ in model.rows)
+
+
 def _highs(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcome:
-    """Solve with HiGHS in-process (:func:`run_highs`)."""
+    """Solve with HiGHS in-process (:func:`run_highs`); not run (no solution,
+    no bound, a ``reason`` in the details) when a coefficient is beyond
+    HiGHS's range."""
     units = _milp_units(model)
+    if _beyond_highs(model):
+        return Outcome("timeout", None, None, units, {
+            "solver": "HiGHS", "solver_status": "not run",
+            "reason": f"a constraint coefficient of {HIGHS_LARGE:.0e} or more, beyond HiGHS's matrix range; "
+                      "cpsat solves such data"})
     if time_left(deadline) <= 0:
         return no_time(units, "HiGHS")
     with warnings.catch_warnings():
@@ -459,14 +485,21 @@ def true_bound(model: BinaryModel, out: Outcome) -> tuple[float | None, float]:
     return b / model.scale + sign * slack, slack
 
 
-def proven(status: str, value: float, bound: float | None, sense: str) -> tuple[str, float | None]:
+def proven(status: str, value: float, bound: float | None, sense: str,
+           slack: float = 0.0) -> tuple[str, float | None]:
     """``(status, bound)`` of a solution of objective ``value`` given the
     solver's ``status`` and a *proved* ``bound`` (``None``: nothing proved).
 
     ``optimal`` only when the solver proved it or the bound meets the value
-    (to 1e-12 relative); the bound is then the value.  Otherwise the status
-    stays (``feasible``) and the bound is passed through; without a proved
-    bound there is none (never a made-up one)."""
+    (to 1e-12 relative); the bound is then the value.  The solver's proof
+    counts only when the model's objective scaling could hide at most
+    ``slack`` (:func:`true_bound`) of at most :data:`TRUSTED_SLACK` of the
+    value (or the bound): a proof on a coarsely rounded objective is one for the rounded
+    data, so the status is then ``feasible`` with the widened bound.
+    Otherwise the status stays (``feasible``) and the bound is passed
+    through; without a proved bound there is none (never a made-up one)."""
+    if status == "optimal" and slack > TRUSTED_SLACK * max(1.0, abs(value), abs(bound or 0.0)):
+        status = "feasible"
     if bound is None:
         return status, (value if status == "optimal" else None)
     tol = 1e-12 * max(1.0, abs(value))

@@ -30,8 +30,8 @@ from epochbench.instances.assignment import AssignmentInstance, lexicographic_ma
 from epochbench.instances.core import Result
 from epochbench.instances.registry import register
 
-from ._binary import (BinaryModel, integer_objective, profit_scale, proven, register_exact, run_model,
-                      status_info, true_bound)
+from ._binary import (BinaryModel, integer_objective, no_solution, profit_scale, proven, register_exact,
+                      run_model, status_info, true_bound)
 from .starts import START_SHARE, best_start, better
 
 
@@ -39,16 +39,47 @@ from .starts import START_SHARE, best_start, better
 def hungarian(inst: AssignmentInstance, *, time_limit: float = 0.0, threads: int = 1) -> Result:
     """Lexicographic optimum by the Hungarian method ([kuhn1955]; scipy), cardinality
     first (``BIG + p``); ``time_limit`` / ``threads`` are not used (one
-    polynomial call).  O((n + m)^3)."""
+    polynomial call).  O((n + m)^3).
+
+    Proven (``optimal``) when the arithmetic is exact: preferences decimal
+    (:func:`~epochbench.exact._binary.profit_scale`), scaled to integers, and
+    ``(n + m) (BIG + max p) < 2**53``.  Otherwise ``BIG + p`` in floating point
+    can lose the smaller preferences, so the matching (or a fast
+    heuristic's heavier one of the same cardinality) is returned as
+    ``feasible`` with no bound (the 0-1 models handle such data)."""
     t0 = time.perf_counter()
-    pairs = tuple(sorted(lexicographic_matching(inst.preference)))
-    nu = len(maximum_matching(inst.preference))
+    p = inst.preference
+    q, exact = _integral(p)
+    pairs = tuple(sorted(lexicographic_matching(q)))
+    nu = len(maximum_matching(p))
     if len(pairs) != nu:
         raise RuntimeError(f"{inst.name}: Hungarian matched {len(pairs)} pairs, maximum is {nu} "
                            "(preferences too far apart for BIG + p in floating point)")
     value = inst.value(pairs)
-    return Result(inst.kind, "hungarian", pairs, value, "optimal", time.perf_counter() - t0, value,
-                  {"solver": "scipy linear_sum_assignment", "bound_kind": "solver"})
+    info = {"solver": "scipy linear_sum_assignment", "bound_kind": "solver" if exact else "none"}
+    if not exact:
+        info["note"] = "preferences too far apart (or not decimal) for exact BIG + p arithmetic: not proven"
+        heur = best_start(inst, budget=START_SHARE * time_limit, accept=lambda r: len(r.decision) == nu)
+        if heur is not None and better(float(heur.value), value, "max"):  # never worse than a heuristic
+            pairs, value = tuple(sorted(tuple(map(int, pq)) for pq in heur.decision)), float(heur.value)
+            info["note"] += f"; the heuristic {heur.method}'s heavier matching is returned"
+    return Result(inst.kind, "hungarian", pairs, value, "optimal" if exact else "feasible",
+                  time.perf_counter() - t0, value if exact else None, info)
+
+
+def _integral(p: np.ndarray) -> tuple[np.ndarray, bool]:
+    """``(q, exact)``: the preferences as integers (decimal scaling) when
+    the Hungarian method's ``BIG + q`` sums stay exact in floating point,
+    else ``p`` itself and False.  O(n m)."""
+    pos = p[p > 0]
+    if pos.size == 0:
+        return p, True
+    s = profit_scale(pos)
+    if s is None:
+        return p, False
+    q = np.where(p > 0, np.round(p * s), 0.0)
+    big = min(p.shape) * float(q.max()) + 1.0
+    return (q, True) if sum(p.shape) * (big + float(q.max())) < 2.0**53 else (p, False)
 
 
 def assignment_model(p: np.ndarray, nu: int, hint: list[tuple[int, int]]) -> tuple[BinaryModel, np.ndarray]:
@@ -96,8 +127,8 @@ def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float
                       {"solver": "none", "note": "no eligible pair", "bound_kind": "combinatorial"})
     origin = "hopcroft-karp"
     if warm:
-        heur = best_start(inst, budget=START_SHARE * time_limit)
-        if heur is not None and len(heur.decision) == nu and inst.value(heur.decision) > inst.value(start):
+        heur = best_start(inst, budget=START_SHARE * time_limit, accept=lambda r: len(r.decision) == nu)
+        if heur is not None and inst.value(heur.decision) > inst.value(start):
             start, origin = [tuple(map(int, pq)) for pq in heur.decision], heur.method
     model, keys = assignment_model(p, nu, start)
     out = run_model(model, method, time_limit - (time.perf_counter() - t0), threads, seed)
@@ -105,7 +136,7 @@ def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float
     info = {**status_info(model, out, slack), "start": origin}
     if out.x is None:  # no solution in time: the start matching, nothing proved
         pairs, status = tuple(sorted(start)), "feasible"
-        info["note"] = f"no solver solution in time; the start matching ({origin})"
+        info["note"] = f"{no_solution(out)}; the start matching ({origin})"
     else:
         pairs = tuple(sorted((int(i), int(k)) for i, k in keys[out.x.astype(bool)]))
         status = out.status
@@ -113,7 +144,7 @@ def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float
             pairs, status = tuple(sorted(start)), "feasible"
             info["note"] = f"the solver's answer was lighter than the start ({origin}); the start is returned"
     value = inst.value(pairs)
-    status, bound = proven(status, value, bound, "max")
+    status, bound = proven(status, value, bound, "max", slack)
     info["bound_kind"] = "none" if bound is None else "solver"
     return Result(inst.kind, method, pairs, value, status, time.perf_counter() - t0, bound, info)
 

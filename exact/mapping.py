@@ -155,6 +155,10 @@ class Relaxation:
     objective: float
 
 
+#: ETC entries above this are divided by a power of two in the LP relaxation (HiGHS's matrix range)
+LP_UNIT_LIMIT = 2.0**40
+
+
 def lp_relaxation(inst: MappingInstance) -> Relaxation:
     """LP relaxation of the model (HiGHS through scipy), made rigorous: the
     duals ``w`` of the machine rows, clipped to >= 0 and normalised to sum 1,
@@ -165,10 +169,14 @@ def lp_relaxation(inst: MappingInstance) -> Relaxation:
     One LP with t m + 1 variables (0.15 s at 512 x 16)."""
     t, m = inst.etc.shape
     nx = t * m
+    # HiGHS refuses matrix entries of 1e15 or more: very large data are solved divided by a power of
+    # two (exact, the same LP up to the unit; the duals are normalised anyway, the bound uses inst.etc)
+    top = float(inst.etc.max()) if inst.etc.size else 0.0
+    unit = 2.0 ** math.ceil(math.log2(top / LP_UNIT_LIMIT)) if top > LP_UNIT_LIMIT else 1.0
     # variables: x (task-major), then C; rows: machine loads <= C
     rows = np.concatenate([np.tile(np.arange(m), t), np.arange(m)])
     cols = np.concatenate([np.arange(nx), np.full(m, nx)])
-    vals = np.concatenate([inst.etc.ravel(), -np.ones(m)])
+    vals = np.concatenate([inst.etc.ravel() / unit, -np.ones(m)])
     a_ub = _sparse.coo_matrix((vals, (rows, cols)), shape=(m, nx + 1)).tocsc()
     b_ub = np.zeros(m)  # ready times left out: the bound below ignores them anyway
     a_eq = _sparse.coo_matrix((np.ones(nx), (np.repeat(np.arange(t), m), np.arange(nx))), shape=(t, nx + 1)).tocsc()
@@ -179,7 +187,7 @@ def lp_relaxation(inst: MappingInstance) -> Relaxation:
         raise RuntimeError(f"{inst.name}: LP relaxation failed ({res.message})")
     w = np.clip(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0, None)
     w = w / w.sum() if w.sum() > 0 else np.full(m, 1.0 / m)
-    return Relaxation(float((inst.etc * w).min(axis=1).sum()), w, res.x[:nx].reshape(t, m), float(res.fun))
+    return Relaxation(float((inst.etc * w).min(axis=1).sum()), w, res.x[:nx].reshape(t, m), float(res.fun) * unit)
 
 
 def lp_bound(inst: MappingInstance) -> float:

@@ -35,7 +35,7 @@ from epochbench.instances.packing import EpochsInstance, PackingInstance
 
 from ._binary import (  # noqa: F401  (public names re-exported: they were defined here)
     BACKENDS, INT_LIMIT, METHODS, MILP_INT_LIMIT, BinaryModel, Outcome, integer_objective, profit_scale,
-    no_time, proven, register_exact, run_model, status_info, true_bound,
+    no_solution, no_time, proven, register_exact, run_model, status_info, true_bound,
 )
 from .starts import START_SHARE, best_start, better, start_info
 
@@ -135,14 +135,14 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
         worse = start is not None and better(float(start.value), value, "max")
         note = "the solver's answer was worse than the start ({}); the start is returned"
     elif start is not None:
-        worse, note = True, "no solver solution in time; the start ({})"
+        worse, note = True, no_solution(out) + "; the start ({})"
     else:  # no solution and no start: nothing proved either (infeasible cannot happen: () is feasible)
         return Result(inst.kind, method, (), 0.0, out.status, time.perf_counter() - t0, None,
                       {**info, "bound_kind": "none"})
     if worse:
         sel, value, status = tuple(sorted(int(j) for j in start.decision)), float(start.value), "feasible"
         info["note"] = note.format(start.method)
-    status, bound = proven(status, value, bound, "max")
+    status, bound = proven(status, value, bound, "max", slack)
     return Result(inst.kind, method, sel, value, status, time.perf_counter() - t0, bound,
                   {**info, "bound_kind": "none" if bound is None else "solver"})
 
@@ -413,7 +413,7 @@ def solve_epochs(inst: EpochsInstance, method: str, *, time_limit: float, thread
         if out.status == "infeasible":  # cannot happen: the FFD packing is feasible
             raise RuntimeError(f"{inst.name}: {method} calls the epochs model infeasible")
         bins, status = _bins_tuple(start), "feasible"
-        info["note"] = f"no solver solution in time; the start packing ({info['start']})"
+        info["note"] = f"{no_solution(out)}; the start packing ({info['start']})"
     else:
         bins = [[] for _ in range(len(start))]
         for v, (i, b) in enumerate(xkey):

@@ -262,7 +262,7 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
     out = Outcome(status, best_x, raw, "int", {"solver": "mkp-bb"})
     bound, slack = true_bound(model, out)
     info.update({k: v for k, v in status_info(model, out, slack).items() if k not in info})
-    status, bound = proven(status, value, bound, "max")
+    status, bound = proven(status, value, bound, "max", slack)
     if status != "optimal" and time.perf_counter() < deadline:
         return _hand_over(inst, sel, value, bound, info, deadline, threads, seed, t0)
     return Result(inst.kind, "mkp-bb", sel, value, status, time.perf_counter() - t0, bound,

@@ -49,7 +49,7 @@ def better(a: float, b: float, sense: str) -> bool:
     return a > b + tol if sense == "max" else a < b - tol
 
 
-def best_start(inst, *, budget: float, family: str | None = None, names=None) -> Result | None:
+def best_start(inst, *, budget: float, family: str | None = None, names=None, accept=None) -> Result | None:
     """The best checked decision of the fast heuristics on ``inst``.
 
     Parameters
@@ -58,6 +58,10 @@ def best_start(inst, *, budget: float, family: str | None = None, names=None) ->
     budget : seconds; no heuristic starts once they are spent (the first
         always runs)
     names : heuristics to try (default :data:`START_HEURISTICS` of the family)
+    accept : callable, optional
+        ``accept(result) -> bool``: only decisions it accepts compete (the
+        assignment family's exact model needs maximum cardinality, which a
+        heavier but smaller matching lacks)
 
     Returns
     -------
@@ -87,7 +91,7 @@ def best_start(inst, *, budget: float, family: str | None = None, names=None) ->
             res = solve(inst, name, describe=False)
         except Exception:   # noqa: BLE001 - a broken heuristic only loses its turn here
             continue
-        if res.decision is None or res.value is None:
+        if res.decision is None or res.value is None or (accept is not None and not accept(res)):
             continue
         if best is None or better(float(res.value), float(best.value), sense):
             best = res

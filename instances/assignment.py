@@ -120,9 +120,13 @@ def _pairs(value, shape, where) -> list[list[int]]:
     """Validate ``[[job, machine], ...]``: integers in range, distinct jobs
     and machines (eligibility is not required of a previous plan)."""
     try:
-        pairs = [[int(a), int(b)] for a, b in value]
+        raw = [(a, b) for a, b in value]
+        pairs = [[int(a), int(b)] for a, b in raw]
     except (TypeError, ValueError):
         raise InstanceError(f"{where}: expected a list of [job, machine] pairs, got {value!r}") from None
+    for (a, b), pair in zip(raw, pairs):
+        if isinstance(a, bool) or isinstance(b, bool) or a != pair[0] or b != pair[1]:
+            raise InstanceError(f"{where}: pair {[a, b]} has a non-integer index")
     for a, b in pairs:
         if not (0 <= a < shape[0] and 0 <= b < shape[1]):
             raise InstanceError(f"{where}: pair {[a, b]} outside {shape[0]} jobs x {shape[1]} machines")

@@ -203,3 +203,30 @@ def test_cli_solve_json_prints_pairs_and_cardinality(capsys, tmp_path, method):
     assert d["info"]["cardinality"] == len(d["pairs"]) and d["value"] == pytest.approx(inst.value(d["pairs"]))
     if method not in ("mis", "imfs"):
         assert d["info"]["cardinality"] == d["info"]["max_cardinality"]
+
+
+@pytest.mark.parametrize("big, d", [(1e12, 1e-3), (1e12, 1e-4), (1e14, 1e-2)])
+def test_exact_methods_never_claim_optimal_on_a_coarsely_rounded_objective(big, d):
+    """A huge preference on a pair no maximum matching uses makes the integer
+    objective coarse (CP-SAT) and BIG + p inexact (Hungarian): the answer may
+    then not be proven, but a claimed optimum is the brute-force one, every
+    bound is valid, and no exact method is lighter than MFS."""
+    p = np.array([[1.0, 1.0 + d, 0.0], [1.0 + d, 1.0, 0.0], [big, 0.0, 1.0]])
+    inst = AssignmentInstance.build(p, {"name": "coarse"})
+    card, want = brute_force(p)
+    heur = solve(inst, "mfs")
+    for method in EXACT:
+        r = solve(inst, method, time_limit=5, threads=1)
+        assert len(r.decision) == card == 3
+        assert r.value >= heur.value - 1e-12, method
+        if r.status == "optimal":
+            assert r.value == pytest.approx(want, rel=0, abs=1e-12), method
+        if r.bound is not None:
+            assert r.bound >= want - 1e-12, method
+    assert solve(inst, "cpsat", time_limit=5, threads=1).status == "feasible"
+
+
+@pytest.mark.parametrize("previous", [[[0, 0.5]], [[0.5, 0]], [[True, 0]]])
+def test_a_previous_plan_with_a_non_integer_index_is_refused(previous):
+    with pytest.raises(InstanceError, match="non-integer index"):
+        AssignmentInstance.build([[1.0, 1.0]], {"previous": previous})

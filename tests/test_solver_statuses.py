@@ -371,3 +371,30 @@ def test_farm_oracle_with_proof_records_finite_gaps():
     text = json.dumps(_plain(st), allow_nan=False)  # the report's stats: no NaN
     assert "mkp_oracle_unproven" in text
 
+
+
+def test_highs_refused_coefficients_give_the_start_with_the_reason():
+    """HiGHS calls a constraint coefficient of 1e15 or more a model error:
+    ``milp-highs`` then returns the start, unproven, and says why (CP-SAT
+    proves the same instance)."""
+    from epochbench.instances.packing import PackingInstance
+    c = 2**53
+    inst = PackingInstance.build([c], [[c // 2 + 1], [c // 2 - 1], [c // 2]], objective="count")
+    r = solve(inst, "milp-highs", time_limit=5, threads=1)
+    assert (r.status, r.value, r.bound) == ("feasible", 2.0, None)
+    assert "beyond HiGHS's matrix range" in r.info["note"]
+    assert solve(inst, "cpsat", time_limit=5, threads=1).status == "optimal"
+
+
+def test_mapping_lp_relaxation_takes_etc_beyond_highs_range():
+    """The LP bound (and so ``lns``) on ETC entries of 1e15 and more: the LP
+    is solved in a power-of-two unit, the bound is the same LP's."""
+    from epochbench.instances.mapping import MappingInstance
+    etc = np.array([[1e15, 2e15], [3e15, 1.5e15]])
+    big = MappingInstance.build(etc)
+    relax = em.lp_relaxation(big)
+    small = em.lp_relaxation(MappingInstance.build(etc / 1e15))
+    assert relax.bound == pytest.approx(small.bound * 1e15, rel=1e-9)
+    assert relax.objective == pytest.approx(small.objective * 1e15, rel=1e-9)
+    r = solve(big, "lns", time_limit=3, threads=1)
+    assert (r.status, r.value) == ("optimal", 1.5e15)
