@@ -271,6 +271,18 @@ def backfill_lowest(inst: PackingInstance, window: int = 1, fullness: str = DEFA
 
 
 # ---- LOS dynamic programming ([vadhiyar-notes]) ------------------------------------------
+#: largest LOS table (bytes) built: the DP is pseudo-polynomial in the free capacity
+LOS_TABLE_BYTES = 2**31
+
+
+def _los_table_fits(nbytes: int, shape: str) -> None:
+    """Refuse, in one line, a LOS table over :data:`LOS_TABLE_BYTES`."""
+    if nbytes > LOS_TABLE_BYTES:
+        raise ValueError(f"los: its dynamic-programming table ({shape} cells, {nbytes / 2**30:.3g} GiB) is "
+                         f"over the {LOS_TABLE_BYTES / 2**30:.3g} GiB limit; LOS is pseudo-polynomial in the "
+                         "free capacity, so express the resource in coarser units")
+
+
 def los_matrix(sizes, free: int) -> tuple[np.ndarray, np.ndarray]:
     """Algorithm 1 of [vadhiyar-notes] (LOS, constructing M).
 
@@ -281,6 +293,7 @@ def los_matrix(sizes, free: int) -> tuple[np.ndarray, np.ndarray]:
     """
     sizes = np.asarray(sizes, dtype=np.int64)
     q, n = sizes.shape[0], int(free)
+    _los_table_fits(9 * (q + 1) * (n + 1), f"{q + 1} x {n + 1}")
     util = np.zeros((q + 1, n + 1), dtype=np.int64)
     sel = np.zeros((q + 1, n + 1), dtype=bool)
     for i, s in enumerate(sizes, start=1):
@@ -318,6 +331,7 @@ def los_reserved(sizes, past_shadow, free: int, extra: int) -> list[int]:
     sizes = np.asarray(sizes, dtype=np.int64)
     flags = np.asarray(past_shadow, dtype=bool)
     n, e = int(free), int(min(extra, free))
+    _los_table_fits((sizes.shape[0] + 8) * (n + 1) * (e + 1), f"{sizes.shape[0]} x {n + 1} x {e + 1}")
     util = np.zeros((n + 1, e + 1), dtype=np.int64)
     sel = np.zeros((sizes.shape[0], n + 1, e + 1), dtype=bool)
     for i, s in enumerate(sizes):

@@ -137,9 +137,9 @@ def check_knapsack(inst: KnapsackInstance, selected) -> tuple[int, ...]:
 def license_usage(inst: KnapsackInstance, selected) -> float:
     """Share of the critical licenses' copies a selection uses: ``sum_{l in
     L_c} used_l / sum_{l in L_c} capacity_l`` (1.0 when no license is
-    critical)."""
+    critical or the critical ones have no copies: none is left idle)."""
     crit = inst.rho() > 1.0
-    if not crit.any():
+    if not crit.any() or inst.capacity[crit].sum() == 0:
         return 1.0
     idx = np.asarray(list(selected), dtype=np.int64)
     used = inst.weights[idx][:, crit].sum() if idx.size else 0

@@ -119,6 +119,9 @@ class PackingInstance(_Jobs):
             raise InstanceError(f"{source}: field 'used' exceeds 'capacity' on resource {int(over[0])}")
         est = None if estimate is None else float_vector(estimate, "estimate", source, n)
         prof = None if profit is None else float_vector(profit, "profit", source, n)
+        if prof is not None and prof.size and prof.min() < 0:   # a job is never worth less than idling
+            raise InstanceError(f"{source}: field 'profit' has a negative entry {prof.min()} at "
+                                f"{int(np.argmin(prof))}")
         if objective not in OBJECTIVES:
             raise InstanceError(f"{source}: field 'objective' must be one of {OBJECTIVES}, got {objective!r}")
         if objective == "profit" and prof is None:

@@ -209,3 +209,18 @@ def test_epochs_by_reports_a_job_larger_than_the_machine():
     inst = EpochsInstance.build([4], [[1], [2]], meta={"name": "e"})
     with pytest.raises(ValueError):
         hp.epochs_by(lambda p: [])(inst)
+
+
+def test_los_refuses_a_table_beyond_its_limit_in_one_line():
+    """LOS's DP is pseudo-polynomial in the free capacity: a capacity of 2**40
+    is a clear error, not a MemoryError."""
+    from epochbench.instances.packing import PackingInstance
+    from epochbench.instances.registry import solve
+    with pytest.raises(ValueError, match="los: its dynamic-programming table"):
+        solve(PackingInstance.build([2**40], [[5], [7]]), "los")
+
+
+def test_packing_refuses_negative_profits_like_knapsack():
+    from epochbench.instances import InstanceError
+    with pytest.raises(InstanceError, match="'profit' has a negative entry"):
+        PackingInstance.build([5], [[1], [2]], profit=[-1.0, 3.0], objective="profit")

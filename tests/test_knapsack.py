@@ -224,3 +224,14 @@ def test_a_license_without_copies_excludes_its_jobs():
     assert greedy_mkp(inst).decision == (2, 1)
     for m in EXACT:
         assert solve(inst, m, time_limit=5, threads=1).value == brute_force(inst) == 5.0
+
+
+def test_license_usage_is_one_when_the_critical_licenses_have_no_copies():
+    """Nothing to use, none idle: 1.0, never 0 / 0."""
+    import warnings
+    from epochbench.instances.knapsack import license_usage
+    inst = KnapsackInstance.build([0, 5], [[1, 1], [0, 1]], [1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert license_usage(inst, (1,)) == 1.0
+        assert solve(inst, "greedy-ratio").info["license_usage"] == 1.0
