@@ -150,8 +150,10 @@ class SlackBackfill(_ArrivalQueue):
     new reservation never moves an older one.  At each pass:
 
     1. plan B: the reserved jobs in the order they were reserved (here:
-       arrival order), each at its earliest fit;
-       those planned now start;
+       arrival order), each at its earliest fit; where that re-plan would
+       push a job past both its deadline and its last plan (an earlier job
+       taking its slot after an early end), the last plan compressed
+       instead (:meth:`_base_plan`); those planned now start;
     2. scan the rest of the queue in arrival order; a job c that fits now
        starts if, with c running, the new plan S puts every reserved job j
        no later than ``max(deadline_j, B_j)`` (a job already past its
@@ -189,6 +191,8 @@ class SlackBackfill(_ArrivalQueue):
     def reset(self, table, machine):
         super().reset(table, machine)
         self.deadline: dict[int, float] = {}   # reserved jobs: promise + slack
+        self._in_force: dict[int, float] = {}  # reserved jobs: planned start at the last pass
+        self.compressions = 0                  # passes whose re-plan was replaced (see _base_plan)
         self._seen: set[int] = set()
         self._wake = np.inf
 
@@ -211,18 +215,55 @@ class SlackBackfill(_ArrivalQueue):
                     out[j] = s
         return out
 
-    def _reserve(self, now: float, queue: list) -> None:
-        """Give the jobs of :meth:`_to_reserve` their promise (planned after
-        the jobs reserved before, in queue order among themselves) and deadline."""
-        new = self._to_reserve(now, queue)
-        if not new:
-            return
+    def _reserve(self, now: float, queue: list, plan: dict, prof: Profile) -> None:
+        """Give the jobs of :meth:`_to_reserve` their promise and deadline:
+        each, in queue order, at its earliest fit in ``prof`` (the running
+        jobs and the reserved jobs at ``plan``, which it extends), so a new
+        reservation never moves an older one."""
         tb = self.table
-        plan = self._plan(now, self._guarded(queue) + list(new))
-        for j, s in new.items():
+        for j, s in self._to_reserve(now, queue).items():
+            t = prof.find(tb.demand[j], tb.estimate[j])
+            prof.add(t, t + tb.estimate[j], tb.demand[j], -1)
+            plan[j] = t
             if np.isnan(tb.promised[j]):
-                tb.promised[j] = plan[j]
-            self.deadline[j] = plan[j] + s
+                tb.promised[j] = t
+            self.deadline[j] = t + s
+
+    def _base_plan(self, now: float, guarded: list) -> tuple[dict, Profile]:
+        """Plan B of the reserved jobs ``guarded`` and its profile: each at its
+        earliest fit in reservation order.  Re-planned from scratch after an
+        early end, an earlier job can take a later one's slot and push it
+        past both its deadline and its plan in force; then the plan in force
+        is compressed instead (each job in order moved to its earliest fit,
+        the others staying where they are, as conservative backfilling
+        does), which moves no job later.  A running job past its estimate
+        voids the plan in force (the profile assumed it ends): then B as
+        re-planned."""
+        tb = self.table
+        prof, plan = self._profile(now), {}
+        for j in guarded:
+            t = prof.find(tb.demand[j], tb.estimate[j])
+            prof.add(t, t + tb.estimate[j], tb.demand[j], -1)
+            plan[j] = t
+        keep = self._in_force
+        if (all(plan[j] <= max(self.deadline[j], keep.get(j, np.inf)) for j in guarded)
+                or any(j not in keep for j in guarded) or self._overrun(now)):
+            return plan, prof
+        self.compressions += 1
+        prof = self._profile(now)
+        for j in guarded:
+            prof.add(keep[j], keep[j] + tb.estimate[j], tb.demand[j], -1)
+        for j in guarded:
+            prof.add(keep[j], keep[j] + tb.estimate[j], tb.demand[j], 1)
+            t = prof.find(tb.demand[j], tb.estimate[j])
+            prof.add(t, t + tb.estimate[j], tb.demand[j], -1)
+            plan[j] = t
+        return plan, prof
+
+    def _overrun(self, now: float) -> bool:
+        """Whether a running job is past its estimate."""
+        tb = self.table
+        return any(tb.start[r] + tb.estimate[r] < now for r in self.machine.running())
 
     def _profile(self, now: float) -> Profile:
         tb = self.table
@@ -252,9 +293,9 @@ class SlackBackfill(_ArrivalQueue):
     def schedule(self, now, machine, start: StartFn):
         self.step = None
         q, tb = self._q, self.table
-        self._reserve(now, q)
+        plan, prof = self._base_plan(now, self._guarded(q))
+        self._reserve(now, q, plan, prof)
         guarded = self._guarded(q)
-        plan = self._plan(now, guarded)
         done = set()
         for j in guarded:
             if plan[j] <= now and machine.fits(j):
@@ -276,6 +317,7 @@ class SlackBackfill(_ArrivalQueue):
         self._q = [j for j in q if j not in done]
         for j in done:
             self.deadline.pop(j, None)
+        self._in_force = {j: plan[j] for j in self._guarded(self._q)}
         self._wake = min((plan[j] for j in self._guarded(self._q) if plan.get(j, np.inf) > now),
                          default=np.inf)
 

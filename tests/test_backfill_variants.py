@@ -109,6 +109,36 @@ def test_slack_policies_meet_their_deadlines_with_exact_estimates(policy, kw):
     assert (late <= 1e-9).all()
 
 
+
+#: early ends, no overrun: job 90 ends at 122 instead of 137; re-planned from scratch, job 24
+#: would take job 69's slot at 125 and push it to 132 (slack 0: past its deadline)
+EARLY_END = stream([(6, 84, 13, 15, 15), (15, 84, 15, 0, 1), (90, 84, 2, 23, 38), (24, 113, 16, 5, 7),
+                    (21, 117, 7, 8, 8), (69, 117, 13, 1, 1)])
+
+
+def test_slack_zero_holds_every_promise_when_jobs_end_early():
+    pol = make("slack-bf", slack_factor=0.0)
+    jobs = simulate(EARLY_END, [16], pol).jobs.set_index("id")
+    assert pol.compressions > 0                       # the re-plan was replaced at least once
+    assert (jobs["start"] <= jobs["promised"]).all()
+    assert jobs.loc[69, "start"] <= jobs.loc[69, "promised"] == 125
+
+
+@pytest.mark.parametrize("policy,kw", [("slack-bf", {"slack_factor": 0.0}), ("slack-bf", {"slack_factor": 0.3}),
+                                       ("threshold-bf", {"slowdown_threshold": 2.0})])
+@pytest.mark.parametrize("k", [1, 2])
+def test_slack_policies_meet_their_deadlines_when_jobs_end_early(policy, kw, k):
+    """No job runs past its estimate (many end early): every reserved job
+    starts by promise + slack, over 30 busy streams."""
+    f = kw.get("slack_factor", 0.0)
+    for seed in range(30):
+        df = random_stream(np.random.default_rng(seed), 40, k=k)
+        jobs = simulate(df, [16] * k, policy, **kw).jobs
+        held = jobs["promised"].notna()
+        late = jobs.loc[held, "start"] - (jobs.loc[held, "promised"] + f * jobs.loc[held, "estimate"])
+        assert (late <= 1e-9).all(), (seed, jobs.loc[held][late > 1e-9])
+
+
 # ---- (3) multiple queues -------------------------------------------------------------------
 MULTI = stream([(1, 0, 2, 50, 50), (2, 0, 2, 40, 40), (3, 1, 1, 5, 5), (4, 1, 2, 10, 10), (5, 2, 1, 3, 3),
                 (6, 2, 1, 30, 30)])
