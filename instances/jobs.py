@@ -53,6 +53,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import math
 import os
 import re
 import zlib
@@ -344,8 +345,8 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
         raise InstanceError(f"{src}: is a folder, expected an SWF file") from None
     except (OSError, EOFError, zlib.error) as exc:    # BadGzipFile is an OSError; a truncated .gz an EOFError
         raise InstanceError(f"{src}: cannot read SWF file ({type(exc).__name__}: {exc})") from None
-    for key, value in (("MaxProcs", _header_int(header, "MaxProcs")), ("MaxNodes", _header_int(header, "MaxNodes")),
-                       ("nodes", nodes)):
+    for key, value in (("MaxProcs", _header_int(header, "MaxProcs", src)),
+                       ("MaxNodes", _header_int(header, "MaxNodes", src)), ("nodes", nodes)):
         if value is not None and not 0 < value <= MAX_NODES:
             raise InstanceError(f"{src}: {'option --nodes' if key == 'nodes' else f'header field {key!r}'} "
                                 f"= {value} is outside 1..{MAX_NODES}")
@@ -550,9 +551,17 @@ def _swf_header(raw: bytes) -> dict:
 MAX_NODES = 2**53
 
 
-def _header_int(header: dict, key: str) -> int | None:
-    m = re.match(r"\s*(\d+)", header.get(key, ""))
-    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
+def _header_int(header: dict, key: str, src: str = "<swf>") -> int | None:
+    """Header field ``key`` as a positive integer: its first word (a note may
+    follow it); None when absent or -1 (SWF's "unknown"); anything else is an
+    :class:`InstanceError` naming the field."""
+    words = header.get(key, "").split()
+    if not words or words[0] == "-1":
+        return None
+    if not re.fullmatch(r"\d+", words[0]) or int(words[0]) == 0:
+        raise InstanceError(f"{src}: header field {key!r} = {words[0]!r} is not a positive integer "
+                            "(-1 or no field: unknown)")
+    return int(words[0])
 
 
 def _swf_body(raw: bytes, src: str) -> Columns:
@@ -808,6 +817,37 @@ def _json_info(text, src: str, where: str) -> dict:
         raise InstanceError(f"{src}: {where} is not valid JSON ({exc})") from None
     if not isinstance(info, dict):
         raise InstanceError(f"{src}: {where} must be a JSON object")
+    return _checked_info(info, f"{src}: {where}")
+
+
+def _count(value) -> bool:
+    """A count: a non-negative JSON integer (not a boolean)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _checked_info(info: dict, where: str) -> dict:
+    """``info`` when the fields :func:`read_table` uses have the types
+    :func:`write_table` writes, else :class:`InstanceError` naming the field:
+    ``capacity`` positive integers, ``resources`` names, ``dropped`` and
+    ``meta.adjusted`` counts by reason, ``meta.kill_at_estimate`` true or false."""
+    cap = info.get("capacity")
+    if cap is not None:
+        items = cap if isinstance(cap, list) else [cap]
+        if not items or not all(isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c)
+                                and float(c).is_integer() and 0 < c <= MAX_NODES for c in items):
+            raise InstanceError(f"{where}: 'capacity' must be integers in 1..{MAX_NODES}, got {cap!r}")
+    res = info.get("resources")
+    if res is not None and not (isinstance(res, list) and all(isinstance(r, str) and r for r in res)):
+        raise InstanceError(f"{where}: 'resources' must be a list of names, got {res!r}")
+    meta = info.get("meta", {})
+    if not isinstance(meta, dict):
+        raise InstanceError(f"{where}: 'meta' must be a JSON object, got {meta!r}")
+    for key, counts in (("dropped", info.get("dropped", {})), ("meta.adjusted", meta.get("adjusted", {}))):
+        if not (isinstance(counts, dict) and all(_count(v) for v in counts.values())):
+            raise InstanceError(f"{where}: '{key}' must map reasons to job counts (integers >= 0), got {counts!r}")
+    kill = meta.get("kill_at_estimate", True)
+    if not isinstance(kill, bool):
+        raise InstanceError(f"{where}: 'meta.kill_at_estimate' must be true or false, got {kill!r}")
     return info
 
 

@@ -378,3 +378,18 @@ def test_raw_integer_fields_take_the_narrowest_type(tmp_path):
     assert w.jobs["status"].dtype == np.int64 and w.jobs["user"].dtype == np.int8
     assert w.jobs["id"].dtype == np.int64 and w.jobs["procs"].dtype == np.int64     # the contract's columns
     assert w.jobs["wait"].dtype == np.float64
+
+
+def test_headers_read_as_written_and_unknown_stays_unknown(tmp_path):
+    """A header note after the number and SWF's -1 ("unknown") still read;
+    an integral float capacity in a table header is the integer."""
+    from epochbench.instances.jobs import read_swf, read_table
+    line = "1 0 -1 10 2 -1 -1 2 20 -1 1 1 1 1 1 1 -1 -1\n"
+    swf = tmp_path / "h.swf"
+    swf.write_text("; MaxProcs: -1\n; MaxNodes: 64 (two processors each)\n" + line)
+    assert read_swf(swf).capacity.tolist() == [64]
+    csv = tmp_path / "t.csv"
+    csv.write_text('# epochbench {"capacity": [4.0], "meta": {"kill_at_estimate": false}}\n'
+                   "id,submit,runtime,procs,estimate\n1,0,10,2,5\n")
+    w = read_table(csv)
+    assert w.capacity.tolist() == [4] and w.meta["kill_at_estimate"] is False
