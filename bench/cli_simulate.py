@@ -87,20 +87,41 @@ def add_simulate(sub) -> None:
 
 
 def _machine_options(args, machine: str) -> dict:
-    from epochbench.sim.registry import machine_options
+    """The chosen machine's options from ``args``; an option only another
+    machine declares, set to other than its default, is refused (one line
+    naming it) rather than dropped."""
+    from epochbench.sim.registry import MACHINES, machine_options
+    own = {o.name for o in machine_options(machine)}
+    for other in MACHINES:
+        for o in machine_options(other):
+            val = getattr(args, o.name, None)
+            if o.name in own or o.name in COMMON or val is None or val == ([] if o.repeat else o.default):
+                continue
+            raise ValueError(f"--{o.name.replace('_', '-')} is an option of the {other} machine, not of policy "
+                             f"{args.policy!r} ({machine})")
     return {o.name: getattr(args, o.name) for o in machine_options(machine) if hasattr(args, o.name)}
 
 
-def _selector_params(policy: str, kw: dict, params: dict) -> dict:
+def _selector_params(policy: str, kw: dict, params: dict, k: int = 1) -> dict:
     """``--param`` options checked against the policy's packing selector
-    (bl-easy's BL, bb-easy's BB, ``--selector``'s)."""
-    from epochbench.instances.registry import get
+    (bl-easy's BL, bb-easy's BB, ``--selector``'s): names by its signature,
+    values by a dry run on a one-job epoch of ``k`` resources (so a bad value
+    fails now, not at the first backfill, or never)."""
+    from epochbench.instances.packing import PackingInstance
+    from epochbench.instances.registry import get, solve
     from epochbench.sim.policies import make
     selector = getattr(make(policy, **kw), "selector", None)
     if selector is None:
         raise ValueError(f"--param: policy {policy!r} has no packing selector to pass it to "
                          "(use bl-easy, bb-easy, los or --selector)")
-    return check_params(get("packing", selector).func, params, f"selector {selector!r} of {policy}")
+    method = get("packing", selector)
+    params = check_params(method.func, params, f"selector {selector!r} of {policy}")
+    dry = {"time_limit": 1.0, "threads": 1, **params} if method.exact else params
+    try:
+        solve(PackingInstance.build([2] * k, [[1] * k]), selector, describe=False, **dry)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"--param: selector {selector!r} of {policy}: {exc}") from None
+    return params
 
 
 def _pool_options(args, options: dict, workload) -> tuple[dict, object]:
@@ -108,7 +129,7 @@ def _pool_options(args, options: dict, workload) -> tuple[dict, object]:
     kw = {"selector": args.selector, **{k: v for k, v in options.items() if v is not None}}
     params = parse_params(args.param)
     if params:
-        kw["selector_options"] = _selector_params(args.policy, kw, params)
+        kw["selector_options"] = _selector_params(args.policy, kw, params, len(workload.capacity))
     recorder = None
     methods = [m.strip() for m in (args.epoch_gaps or "").split(",") if m.strip()]
     if args.epoch_gaps is not None and not methods:

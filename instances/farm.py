@@ -44,6 +44,7 @@ Choices the seed leaves open (each a parameter):
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -82,6 +83,15 @@ class Constants:
     base: float = 0.1       # eligible entries start here (P == 0: not eligible)
     literal_fbar: bool = False  # f-bar_1 = Max - f_1 also where the job would be late (see deadline_delta)
 
+    def __post_init__(self):
+        for name, f in self.__dataclass_fields__.items():
+            v = getattr(self, name)
+            if f.type not in (bool, "bool") and not (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                      and math.isfinite(v) and v >= 0):
+                raise ValueError(f"constant {name}={v!r}: a finite number >= 0")
+        if self.min > self.max:
+            raise ValueError(f"constants min={self.min!r} and max={self.max!r}: min must not exceed max")
+
     @classmethod
     def non_preemptive(cls, **kw) -> "Constants":
         return cls(overhead=800.0, **kw)
@@ -104,7 +114,10 @@ class Constants:
                     raise ValueError(f"constant {key} is a flag: 0/1 or true/false, got {val!r}")
                 kw[key] = val in ("1", "true", "True")
             else:
-                kw[key] = float(val)
+                try:
+                    kw[key] = float(val)
+                except ValueError:
+                    raise ValueError(f"constant {key}={val!r}: a finite number >= 0") from None
         return cls(**kw) if preemptive else cls.non_preemptive(**kw)
 
 

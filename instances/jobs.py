@@ -645,7 +645,18 @@ def _merge_sidecar(tab: Columns, side: Path, src) -> Columns:
     extra = _read_csv(side).to_frame()
     if "id" not in extra.columns:
         raise InstanceError(f"{side}: sidecar lacks the 'id' column")
-    extra = extra.drop(columns=[c for c in extra.columns if c in df.columns and c != "id"])
+    clash = [c for c in extra.columns if c in df.columns and c != "id"]
+    if clash:
+        raise InstanceError(f"{side}: column(s) {clash} are fields of {src}; a sidecar holds only extra columns")
+    ids = _numeric(extra["id"], errors="coerce")
+    bad = ~(np.isfinite(ids) & (ids == np.round(ids)))
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise InstanceError(f"{side}: id {extra['id'].iloc[row]} (row {row}) is not an integer")
+    extra["id"] = ids.astype(np.int64)
+    unknown = np.setdiff1d(extra["id"].to_numpy(), np.asarray(df["id"], dtype=np.int64))
+    if unknown.size:
+        raise InstanceError(f"{side}: id(s) {unknown[:5].tolist()} are not jobs of {src}")
     try:
         return Columns.from_frame(df.merge(extra, on="id", how="left", validate="one_to_one"))
     except pd.errors.MergeError as exc:

@@ -194,6 +194,24 @@ FILES = {
     "parquet-missing": ("absent.parquet", None),
     "unknown-suffix": ("t.txt", "1 2 3\n"),
 }
+SIDECAR_SWF = "; MaxProcs: 8\n" + "1 0 -1 10 4 -1 -1 4 20 -1 1 1 1 1 1 1 -1 -1\n" + \
+    "2 5 -1 5 2 -1 -1 2 5 -1 1 1 1 1 1 1 -1 -1\n"
+SIDECARS = {"sidecar-id-fraction": ("id,res_mem\n1.5,2\n2,3\n", "not an integer"),
+            "sidecar-unknown-id": ("id,res_mem\n1,2\n3,3\n", "not jobs of"),
+            "sidecar-swf-field": ("id,res_mem,submit\n1,2,100\n2,3,200\n", "'submit'")}
+
+
+def sidecar_case(text: str):
+    """A case: an SWF file with a side file ``<trace>.extra.csv`` of ``text``."""
+    def build(tmp: Path):
+        (tmp / "s.swf").write_text(SIDECAR_SWF)
+        (tmp / "s.swf.extra.csv").write_text(text)
+        return ["simulate", "--workload", str(tmp / "s.swf"), "--policy", "easy", "--quiet"], ["s.swf.extra.csv"]
+    return build
+
+
+for label, (text, needle) in SIDECARS.items():
+    case("files", label, sidecar_case(text), needle)
 for label, (name, content) in FILES.items():
     case("files", label, simulate_file(name, content))
 
@@ -424,6 +442,22 @@ for opt, values in SIM_OPTS.items():
     for value in values:
         case("options", f"simulate{opt}-{value}",
              argv_case("simulate", "--workload", "{tmp}/w.swf", "--policy", "fcfs", opt, value), opt)
+for opt, value in (("--mpl", "3"), ("--machines", "3"), ("--slice", "1")):      # another machine's option
+    case("options", f"simulate-foreign{opt}",
+         argv_case("simulate", "--workload", "{tmp}/w.swf", "--policy", "easy", opt, value), opt)
+case("options", "simulate-foreign-starvation-limit-on-gang",
+     argv_case("simulate", "--workload", "{tmp}/w.swf", "--policy", "gs", "--starvation-limit", "5"),
+     "--starvation-limit")
+for value in ("aging=nan", "aging=inf", "aging=-1", "aging=abc", "min=100", "overhead=-5"):
+    case("options", f"simulate-cs-constant-{value}",
+         argv_case("simulate", "--policy", "cs-i-p", "--farm-jobs", "20", "--cs-constant", value),
+         value.split("=")[0])
+case("options", "simulate-mkp-unknown",
+     argv_case("simulate", "--policy", "cs-i-p", "--farm-jobs", "20", "--mkp", "nosuch"), "nosuch")
+for value in ("fullness=wrong", "window=-1"):
+    case("options", f"simulate-param-{value}",
+         argv_case("simulate", "--workload", "{tmp}/w.swf", "--policy", "bl-easy", "--param", value),
+         "--param", value.split("=")[0])
 case("options", "unknown-option", argv_case("solve", "x.json", "--method", "ff", "--bogus"), "--bogus")
 case("options", "missing-required", argv_case("solve", "x.json"), "--method")
 case("options", "unknown-generator", argv_case("generate", "nope", "--out", "{tmp}/o"), "nope")
