@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from epochbench.instances import EpochsInstance, InfeasibleSolution, PackingInstance
-from epochbench.instances.registry import as_result, names, snapshot, using
+from epochbench.instances.registry import as_result, methods, snapshot, using
 
 from .scoring import better, comparable, gap_fields, gap_vs, reference, run_methods, shown
 from .sweep import run_tasks
@@ -220,7 +220,7 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
     if family not in CASES:
         raise ValueError(f"validate supports the families {', '.join(CASES)}, not {family!r}")
     insts = CASES[family](count, seed)
-    builtin = names(family, "heuristic")
+    builtin = [m.name for m in methods(family) if m.kind == "heuristic" and m.origin == "builtin"]
     count = iter(range(1, len(insts) + 1))
     call = functools.partial(_check_one, func=func, label=label, exact=exact, builtin=builtin,
                              time_limit=time_limit, shipped=snapshot(family, [exact] + builtin))

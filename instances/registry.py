@@ -98,8 +98,11 @@ METHODS: Catalog[Method] = Catalog("method", [_heuristics, _plugins, _exact],
 _REGISTRY = METHODS._items
 
 
-def register(family: str, name: str, *, kind: str = "heuristic", origin: str = "builtin"):
-    """Decorator: register ``func`` as method ``name`` of ``family``."""
+def register(family: str, name: str, *, kind: str = "heuristic", origin: str | None = None):
+    """Decorator: register ``func`` as method ``name`` of ``family``.
+    ``origin`` (default: ``builtin`` for epochbench's own modules, else
+    ``module NAME``) is what listings and :func:`~epochbench.validation.validate`
+    go by (only built-in heuristics are its yardsticks)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
 
@@ -107,7 +110,9 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str = "
         old = METHODS.loaded().get((family, name))
         if old is not None and old.func is not func:
             raise ValueError(f"method {name!r} already registered for family {family!r} by {old.origin}")
-        METHODS.add((family, name), Method(family, name, func, kind, origin), same=lambda a, b: True)
+        module = str(getattr(func, "__module__", None) or "?")
+        src = origin or ("builtin" if module.startswith("epochbench.") else f"module {module}")
+        METHODS.add((family, name), Method(family, name, func, kind, src), origin=src, same=lambda a, b: True)
         return func
 
     return deco

@@ -65,3 +65,28 @@ def test_cli_validate_takes_every_family(capsys):
     assert main(["validate", "epochbench.heuristics.mapping:minmin", "--family", "mapping", "--count", "1",
                  "--time-limit", "2"]) == 0
     assert "verdict: PASS" in capsys.readouterr().out
+
+
+def test_a_registered_user_heuristic_is_no_yardstick_and_fails_like_any_candidate():
+    """A heuristic registered from a user's module gets that module as its
+    origin: validate's yardsticks stay the built-in ones (a broken user
+    heuristic in the registry does not crash validating another), and
+    validating it gives a FAIL verdict, not an exception."""
+    from epochbench.instances.registry import METHODS
+
+    def starts_everything(inst):
+        return list(range(inst.n))
+
+    starts_everything.__module__ = "my_lab.heuristics"
+    state = METHODS.snapshot()
+    try:
+        eb.register("packing", "starts-everything")(starts_everything)
+        assert get("packing", "starts-everything").origin == "module my_lab.heuristics"
+        assert get("packing", "ff").origin == "builtin"
+        ok = eb.validate(lambda inst: [], "packing", count=2, seed=0, time_limit=2)
+        assert ok.ok and "starts-everything" not in set(ok.table.method)
+        bad = eb.validate(starts_everything, "packing", count=2, seed=0, time_limit=2)
+        assert not bad.ok and "infeasible" in bad.failures[0]
+    finally:
+        METHODS.restore(state)
+    assert METHODS.find(("packing", "starts-everything")) is None
