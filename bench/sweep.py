@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from epochbench.instances.files import atomic_path
+
 #: environment variable naming a Dask scheduler (``--scheduler`` wins)
 SCHEDULER_ENV = "EPOCHBENCH_SCHEDULER"
 #: environment variable: local worker processes when a command gives no
@@ -160,6 +162,28 @@ def load_records(path: Path | None, tasks: list[dict]) -> dict[int, list[dict]]:
         if i is not None:
             done[i] = rows
     return done
+
+
+def drop_records(path: Path, tasks: list[dict]) -> None:
+    """Remove the records of ``tasks`` from the store ``path`` (a finished
+    sweep's rows are in its output); records of other tasks stay, and the
+    file goes once none is left.  O(size of the file)."""
+    if not path.exists():
+        return
+    mine = {_key(t) for t in tasks}
+    keep = []
+    for line in path.read_bytes().splitlines():
+        try:
+            if _key(json.loads(line)["task"]) in mine:
+                continue
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut short by a kill
+        keep.append(line)
+    if not keep:
+        path.unlink()
+        return
+    with atomic_path(path) as tmp:
+        Path(tmp).write_bytes(b"\n".join(keep) + b"\n")
 
 
 def repair_tail(path: Path) -> None:

@@ -373,3 +373,45 @@ def test_broken_plugins_warn_once_each_and_list_still_works(tmp_path, monkeypatc
     assert "'notfunc = brokenplug_mod:VALUE'" in warnings[2] and "not a function" in warnings[2]
     assert all(w.endswith("; skipped") for w in warnings)
     assert "plugfirst" in out and "[entry point brokenplug_mod:first]" in out
+
+
+def test_a_run_with_other_options_keeps_the_earlier_runs_files_and_rows(tmp_path):
+    """A finished subset run, then a whole run on the same folder: the subset
+    run's files are renamed, not overwritten; the whole run reuses its rows
+    (same tasks) and then drops only its own tasks' records."""
+    out = tmp_path / "o"
+    run_experiment(cx.NAME, Options(out=out, jobs=1, progress=False, tasks="0:3"))
+    first = pd.read_csv(out / f"{cx.NAME}.csv")
+    assert len(first) == 6 and _records(out) == 3
+    time.sleep(1.1)                     # run ids are stamped to the second
+    df, _ = run_experiment(cx.NAME, Options(out=out, jobs=1, progress=False))
+    assert len(df) == 2 * cx.TASKS
+    kept = [p for p in out.glob(f"{cx.NAME}-*.csv") if "table" not in p.name]
+    assert len(kept) == 1 and pd.read_csv(kept[0]).equals(first)
+    assert not (out / f"{cx.NAME}.partial.jsonl").exists()
+
+
+def test_drop_records_keeps_other_tasks_records(tmp_path):
+    from epochbench.sweep import append_record, drop_records
+    path = tmp_path / "p.jsonl"
+    with open(path, "a") as log:
+        for task in ({"a": 1}, {"a": 2}, {"a": 3}):
+            append_record(log, task, [{"x": task["a"]}])
+    drop_records(path, [{"a": 1}, {"a": 3}])
+    assert [json.loads(line)["task"] for line in path.read_text().splitlines()] == [{"a": 2}]
+    drop_records(path, [{"a": 2}])
+    assert not path.exists()
+
+
+def test_a_kept_figure_is_renamed_once_and_claimed_by_its_own_run(tmp_path):
+    """Three finished runs of an experiment with a figure into one folder:
+    each earlier figure keeps its own run's id, and each run lists only the
+    figure it wrote."""
+    from epochbench import runs
+    out = tmp_path / "o"
+    for _ in range(3):
+        run_experiment("leinberger", Options(out=out, quick=True, jobs=1, progress=False))
+        time.sleep(1.1)
+    figures = sorted(p.name for p in out.glob("leinberger*.png"))
+    assert len(figures) == 3 and all(name.count("-") <= 3 for name in figures), figures
+    assert [f for f in runs.read(out / "leinberger.run.json")["files"] if f.endswith(".png")] == ["leinberger.png"]

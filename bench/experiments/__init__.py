@@ -248,9 +248,11 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
     ``OUT/NAME-table.csv``; return (all rows, summary table).  Finished runs
     go to ``OUT/NAME.partial.jsonl`` as they complete; an interrupted
     experiment started again with the same options runs only what is
-    missing, and the file is removed once ``NAME.csv`` is written (kept
-    after a ``--tasks``/``--where`` subset: it may hold other tasks' rows;
-    the CSV then holds the subset, ``task`` still the index in the full
+    missing (rows are matched by task, so a run with other options reuses
+    those of its own tasks), and once ``NAME.csv`` is written this run's
+    tasks' records are dropped from it (all of them kept after a
+    ``--tasks``/``--where`` subset; the file goes when it is empty; the CSV
+    of a subset holds the subset, ``task`` still the index in the full
     list).  A failing task raises :class:`epochbench.sweep.SweepFailed`
     after the others finished (their rows are in the partial file).  Every
     file is written atomically and ``OUT`` is locked while the experiment
@@ -259,9 +261,10 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
 
     Provenance (:mod:`epochbench.runs`) goes to ``provenance`` (default
     ``OUT/NAME.run.json``; the command line's run folders use ``OUT/run.json``),
-    ``argv`` its command line.  A finished earlier run's files in ``OUT``
-    are renamed ``NAME-RUNID.*`` before this run starts (nothing is
-    overwritten); an unfinished one is resumed."""
+    ``argv`` its command line.  An unfinished earlier run with the same
+    options is resumed; any other earlier run's files in ``OUT`` (those its
+    provenance lists) are renamed ``NAME-RUNID.*`` before this run starts
+    (nothing is overwritten)."""
     from epochbench import runs
     exps = load_experiments()
     if name not in exps:
@@ -276,10 +279,15 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
     prov = Path(provenance) if provenance is not None else out / f"{name}.run.json"
     with output_lock(out):
         partial = out / f"{name}.partial.jsonl"
-        if not partial.exists():
+        options = run_options(name, opts, len(tasks))
+        before = runs.read(prov) or {}
+        resuming = (partial.exists() and before.get("status") != "finished"
+                    and before.get("experiment") == name and before.get("options") == options["options"])
+        if not resuming:    # a finished run, or an unfinished one with other options: its files are kept aside
             _keep_previous_run(name, out, prov)
         info = runs.provenance("experiment", prov.parent.name if prov.name == runs.RUN_JSON else runs.stamp(),
-                               argv=argv, **run_options(name, opts, len(tasks)))
+                               argv=argv, **options)
+        figures_before = _figure_stamps(name, out)
         runs.write(info, prov)
         try:
             rows = sweep(exp.run, tasks, jobs=opts.jobs, progress=opts.progress, checkpoint=partial,
@@ -290,15 +298,16 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
             raise
         df = pd.DataFrame(rows)
         _write_csv(df, out / f"{name}.csv")
-        if not subset:
-            partial.unlink()  # complete: NAME.csv holds everything
+        if not subset:   # complete: NAME.csv holds this run's rows; other task lists' rows stay
+            _sw.drop_records(partial, tasks)
         table = exp.table(df)
         _write_csv(table, out / f"{name}-table.csv")
         if exp.plot is not None:
             import matplotlib
             matplotlib.use("Agg")
             exp.plot(df, out / f"{name}.png")
-        files = sorted(p.name for p in _files_of(name, out))
+        files = sorted(p.name for p in _files_of(name, out) if p.suffix != ".png" or p.name == f"{name}.png"
+                       or figures_before.get(p.name) != p.stat().st_mtime_ns)   # figures this run wrote
         runs.finish(info, prov, rows=len(df), files=files)
     return df, table
 
@@ -322,13 +331,21 @@ def _files_of(name: str, out: Path) -> list[Path]:
     return [p for p in fixed if p.exists()] + sorted(set(extra) - set(fixed))
 
 
+def _figure_stamps(name: str, out: Path) -> dict[str, int]:
+    """Modification times of the experiment's figures in ``out`` now (to
+    tell the ones a run writes from those kept from earlier runs)."""
+    return {p.name: p.stat().st_mtime_ns for p in _files_of(name, out) if p.suffix == ".png"}
+
+
 def _keep_previous_run(name: str, out: Path, prov: Path) -> None:
-    """Rename a finished earlier run's files (those its provenance lists,
-    else the experiment's usual ones) to ``STEM-RUNID.*``."""
+    """Rename an earlier run's files to ``STEM-RUNID.*``: those its
+    provenance lists (figures kept from runs before it are not its own),
+    else the experiment's usual ones."""
     from epochbench import runs
     info = runs.read(prov) or {}
     listed = [out / f for f in info.get("files", []) if isinstance(f, str) and "/" not in f]
-    runs.keep_previous(sorted(set(listed) | set(_files_of(name, out))), prov)
+    fixed = [out / f"{name}.csv", out / f"{name}-table.csv", out / f"{name}.png"]
+    runs.keep_previous(sorted(set(listed) | set(fixed if listed else _files_of(name, out))), prov)
 
 
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
