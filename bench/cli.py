@@ -63,10 +63,15 @@ def cmd_solve(args) -> int:
     res = solve(inst, args.method, **params)                 # the family's checker has passed it
     out = res.to_dict()
     out["instance"] = inst.name
-    from .scoring import gap_of, read_references
-    g = gap_of(inst, res, files=read_references(args.reference))
+    from .scoring import SolverDisagreement, Units, gap_fields, read_references, reference
     out["checked"] = True
-    out["reference"] = {k: g[k] for k in ("bound", "gap", "gap_kind", "ref_source", "beats_reference", "units")}
+    try:
+        known = reference(inst, [res], read_references(args.reference))
+    except SolverDisagreement as exc:   # the checked solution refutes a claimed optimum or bound: show both
+        known, out["reference"] = None, {"disagreement": str(exc)}
+    else:
+        g = gap_fields(inst, res, known)
+        out["reference"] = {k: g[k] for k in ("bound", "gap", "gap_kind", "ref_source", "beats_reference", "units")}
     if args.json:
         from epochbench.instances.core import json_text
         print(json_text(out))
@@ -77,10 +82,14 @@ def cmd_solve(args) -> int:
               f"bound={'-' if res.bound is None else f'{res.bound:g}'} {1000 * res.seconds:.3f} ms")
         print(f"{key}: {out[key]}")
         ref = out["reference"]
-        if ref["gap_kind"] != "no bound":
+        if known is not None and ref["gap_kind"] != "no bound":
             print(f"reference: {ref['gap_kind']} {ref['bound']:g} ({ref['ref_source']}), gap {100 * ref['gap']:.4g} %"
-                  + ("; BEATS the reference: the checked solution above can be published" if ref["beats_reference"]
-                     else ""))
+                  + (f"; BEATS the best-known value {Units.of(inst).data(known.best_known):g} "
+                     f"({known.best_known_source}): the checked "
+                     "solution above can be published" if ref["beats_reference"] else ""))
+    if known is None:
+        print(f"epochbench solve: disagreement: {out['reference']['disagreement']}", file=sys.stderr)
+        return 1
     return 0
 
 

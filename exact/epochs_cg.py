@@ -84,7 +84,7 @@ from epochbench.instances.lazy import lazy_module
 from epochbench.instances.packing import EpochsInstance
 from epochbench.instances.registry import forwards, register
 
-from ._binary import warm_up_backends
+from ._binary import _highs_scheduler, warm_up_backends
 from .packing import conflict_clique, conflicts, epochs_lower_bound, ffd_bins, ffd_order
 from .packing_bb import dantzig_rows
 from .starts import START_SHARE, best_start, start_info
@@ -255,6 +255,7 @@ class Master:
     an LP whose columns are bins."""
 
     def __init__(self, mult: np.ndarray, threads: int, pairs: np.ndarray | None = None):
+        _highs_scheduler(int(threads))    # HiGHS's one thread pool: reset when the count changes
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
         self.h.setOptionValue("threads", int(threads))

@@ -64,7 +64,7 @@ from epochbench.instances.lazy import lazy_module
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import forwards, register
 
-from ._binary import deadline_after, run_cbc, run_highs, time_left, warm_up_backends
+from ._binary import _highs_scheduler, deadline_after, run_cbc, run_highs, time_left, warm_up_backends
 from .starts import START_SHARE, best_start
 
 # the solvers load on first use (see epochbench.instances.lazy)
@@ -510,6 +510,7 @@ class ConfigLP:
             good &= ~(np.stack(forced)[mach] & ~masks).any(axis=1)
             cols += [(int(mach[r]), np.flatnonzero(masks[r])) for r in np.flatnonzero(good)]
         n = t + m
+        _highs_scheduler(self.threads)    # HiGHS's one thread pool: reset when the count changes
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("threads", self.threads)

@@ -255,21 +255,27 @@ def bin_patterns(inst: EpochsInstance, max_patterns: int = 20000) -> list[np.nda
     return levels
 
 
-def pattern_lower_bound(inst: EpochsInstance, max_patterns: int = 20000) -> int | None:
+def pattern_lower_bound(inst: EpochsInstance, max_patterns: int = 20000,
+                        time_limit: float = math.inf) -> int | None:
     """Gilmore-Gomory bound: ``ceil`` of the LP ``min sum z_p`` over all bin
     patterns ``p`` covering every job (vector bin packing's strongest classic
     LP bound).  Made rigorous from the LP dual ``y``: clipped to ``y >= 0``
     and scaled so no pattern exceeds 1, ``sum y`` is a valid bound.  ``None``
-    when there are more than ``max_patterns`` patterns.  One LP (HiGHS)."""
+    when there are more than ``max_patterns`` patterns or the LP does not
+    finish within ``time_limit`` seconds.  One LP (HiGHS)."""
+    t0 = time.perf_counter()
     levels = bin_patterns(inst, max_patterns)
-    if levels is None or inst.n == 0:
+    left = time_limit - (time.perf_counter() - t0)
+    if levels is None or inst.n == 0 or left <= 0:
         return None
     rows = np.concatenate([m.ravel() for m in levels])
     cols = np.concatenate([np.repeat(np.arange(len(m)), m.shape[1]) + off
                            for m, off in zip(levels, np.cumsum([0] + [len(m) for m in levels[:-1]]))])
     npat = sum(len(m) for m in levels)
     a = _sparse.csc_matrix((np.ones(rows.size), (rows, cols)), shape=(inst.n, npat))
-    res = _optimize.linprog(np.ones(npat), A_ub=-a, b_ub=-np.ones(inst.n), bounds=(0, None), method="highs")
+    opts = {"time_limit": left} if math.isfinite(left) else {}
+    res = _optimize.linprog(np.ones(npat), A_ub=-a, b_ub=-np.ones(inst.n), bounds=(0, None), method="highs",
+                            options=opts)
     if res.status != 0:
         return None
     y = np.clip(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0, None)
@@ -389,7 +395,7 @@ def solve_epochs(inst: EpochsInstance, method: str, *, time_limit: float, thread
             ffd = [list(b) for b in heur.decision]
             info.update(start_info(heur))
     if len(ffd) > lb and pattern_bound:
-        plb = pattern_lower_bound(inst)
+        plb = pattern_lower_bound(inst, time_limit=time_limit - (time.perf_counter() - t0))
         info["pattern_bound"] = plb
         lb = max(lb, plb or 0)
         info["lower_bound"] = lb

@@ -69,3 +69,27 @@ def test_metaheuristic_start_and_budget_are_checked():
             solve(inst, "tabu", init=bad)
     with pytest.raises(ValueError, match="time_limit"):
         solve(inst, "ga", time_limit=-1.0)
+
+
+def test_a_heuristics_first_timed_call_does_not_pay_for_loading_its_kernels():
+    """Built-in heuristics without a warm_up hook run once, untimed, on the
+    family's tiny instance before their first timed call in a process."""
+    from epochbench.instances import registry
+    m = registry.get("knapsack", "greedy-mkp")
+    registry._WARMED.discard(("knapsack", "greedy-mkp"))
+    calls = []
+    real = m.func
+
+    def spy(inst, **kw):
+        calls.append(inst.n)
+        return real(inst, **kw)
+
+    registry.METHODS._items[("knapsack", "greedy-mkp")] = registry.Method(m.family, m.name, spy, m.kind, m.origin)
+    try:
+        inst = registry.TINY["knapsack"]()
+        registry.solve(registry.TINY["mapping"](), "minmin")
+        registry.solve(inst, "greedy-mkp")
+        registry.solve(inst, "greedy-mkp")
+    finally:
+        registry.METHODS._items[("knapsack", "greedy-mkp")] = m
+    assert calls == [inst.n] * 3            # one untimed warm-up, then the two timed calls

@@ -398,3 +398,40 @@ def test_mapping_lp_relaxation_takes_etc_beyond_highs_range():
     assert relax.objective == pytest.approx(small.objective * 1e15, rel=1e-9)
     r = solve(big, "lns", time_limit=3, threads=1)
     assert (r.status, r.value) == ("optimal", 1.5e15)
+
+
+def test_highspy_methods_take_any_thread_count_in_one_process():
+    """HiGHS keeps one thread pool per process: cg (epochs) asked 2 threads
+    after 1 failed with 'pattern master LP: Not Set' before the pool was reset."""
+    from epochbench.instances.packing import EpochsInstance
+    rng = np.random.default_rng(0)
+    inst = EpochsInstance.build([100, 100], rng.integers(10, 60, (30, 2)), {"name": "threads"})
+    values = {solve(inst, "cg", time_limit=5, threads=t).value for t in (1, 2, 1, 2)}
+    assert len(values) == 1
+
+
+def test_epochs_exact_methods_keep_a_tiny_time_limit():
+    """The Gilmore-Gomory bound's LP gets what is left of the time limit."""
+    rng = np.random.default_rng(3)
+    inst = EpochsInstance.build([100, 100, 100], rng.integers(5, 45, (40, 3)), {"name": "tiny-limit"})
+    solve(inst, "cpsat", time_limit=0.5, threads=1)                  # imports and warm-ups out of the way
+    r = solve(inst, "cpsat", time_limit=0.001, threads=1)
+    assert r.seconds < 0.5 and r.decision
+
+
+def test_solve_prints_the_checked_solution_when_it_refutes_the_reference(tmp_path, capsys):
+    """A reference optimum that the checked solution beats is a disagreement:
+    the solution is printed, one line says why, exit status 1."""
+    from epochbench.cli import main
+    from epochbench.instances.packing import PackingInstance
+    inst = PackingInstance.build([10], [[4], [5]], meta={"name": "refuted"})
+    path = tmp_path / "i.json"
+    save_instance(inst, path)
+    ref = tmp_path / "ref.csv"
+    ref.write_text("instance,optimum\nrefuted,0\n")
+    capsys.readouterr()
+    assert main(["solve", str(path), "--method", "ff", "--reference", str(ref), "--json"]) == 1
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert doc["selected"] and "disagreement" in doc["reference"]
+    assert err.count("\n") == 1 and "better than 0" in err
