@@ -118,16 +118,49 @@ def accepted_params(func) -> tuple[list[str], bool]:
 
 
 def check_params(func, params: dict, label: str) -> dict:
-    """``params`` if ``func`` accepts every one (:func:`inspect.signature`),
-    else ValueError naming the first unknown one and those it accepts."""
+    """``params`` if ``func`` accepts every one (:func:`inspect.signature`)
+    with a value of its kind (:func:`check_value`), else ValueError naming
+    the first unknown one and those it accepts."""
     named, var = accepted_params(func)
-    for name in params:
+    sig = inspect.signature(func).parameters
+    for name, value in params.items():
         if name in _OWN_OPTIONS:
             raise ValueError(f"--param {name}: set it with --{name.replace('_', '-')}")
         if name not in named and not var:
             raise ValueError(f"--param {name}: {label} has no parameter {name!r}; it accepts: "
                              + (", ".join(named) or "none"))
+        if name in sig:
+            check_value(sig[name], value, label)
     return params
+
+
+def _is_int(value) -> bool:
+    return not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float)
+                                                                       and value.is_integer()))
+
+
+def check_value(param: inspect.Parameter, value, label: str) -> None:
+    """A ``--param`` value against the parameter it sets: a flag (default
+    True or False) takes true / false, an integer parameter an integer, a
+    float one a number; a parameter named like a command-line option
+    (:data:`OPTION_TYPES`, e.g. ``seed``) passes that option's check; one
+    that takes a Python object (a :class:`Result`) is not settable here."""
+    name, default = param.name, param.default
+    where = f"--param {name}={value}: {label}"
+    if "Result" in str(param.annotation):
+        raise ValueError(f"--param {name}: {label} takes it from Python only ({param.annotation}), "
+                         "not from the command line")
+    if isinstance(default, bool) and not isinstance(value, bool):
+        raise ValueError(f"{where} expects true or false")
+    if isinstance(default, int) and not isinstance(default, bool) and not _is_int(value):
+        raise ValueError(f"{where} expects an integer")
+    if isinstance(default, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise ValueError(f"{where} expects a number")
+    if name in OPTION_TYPES and not isinstance(value, bool):
+        try:
+            OPTION_TYPES[name](str(value))
+        except (ValueError, argparse.ArgumentTypeError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
 
 
 def method_params(kind: str, methods, params: dict) -> dict:
@@ -138,9 +171,14 @@ def method_params(kind: str, methods, params: dict) -> dict:
         return {}
     out, takes = {}, {}
     for name in methods:
-        named, var = accepted_params(get(kind, name).func)
+        func = get(kind, name).func
+        named, var = accepted_params(func)
         out[name] = {p: v for p, v in params.items() if var or p in named}
         takes[name] = named
+        sig = inspect.signature(func).parameters
+        for p, v in out[name].items():
+            if p in sig and p not in _OWN_OPTIONS:
+                check_value(sig[p], v, f"{kind} method {name!r}")
     for p in params:
         if p in _OWN_OPTIONS:
             raise ValueError(f"--param {p}: set it with --{p.replace('_', '-')}")

@@ -458,6 +458,10 @@ for value in ("fullness=wrong", "window=-1"):
     case("options", f"simulate-param-{value}",
          argv_case("simulate", "--workload", "{tmp}/w.swf", "--policy", "bl-easy", "--param", value),
          "--param", value.split("=")[0])
+for method, value in (("cpsat", "start=bogus"), ("cpsat", "warm=no"), ("cpsat", "seed=1.5"), ("cpsat", "seed=-5"),
+                      ("bl", "window=abc")):
+    case("options", f"solve-param-{method}-{value}", solve_with("--method", method, "--param", value),
+         "--param", value.split("=")[0])
 case("options", "unknown-option", argv_case("solve", "x.json", "--method", "ff", "--bogus"), "--bogus")
 case("options", "missing-required", argv_case("solve", "x.json"), "--method")
 case("options", "unknown-generator", argv_case("generate", "nope", "--out", "{tmp}/o"), "nope")
