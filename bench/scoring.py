@@ -389,6 +389,11 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
     from epochbench.instances.registry import snapshot
 
     from .sweep import run_tasks
+    instances = list(instances)
+    if not methods:
+        raise ValueError("no method to score (--methods names at least one)")
+    _unique([m for m in methods], "method", "--methods")
+    _unique([f"{inst.kind} {inst.name}" for inst in instances], "instance", "give each instance its own meta.name")
     files = read_references(references)
     tasks = [{"instance": inst} for inst in instances]
     shipped = tuple(m for kind in dict.fromkeys(inst.kind for inst in instances)
@@ -401,6 +406,16 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
                         on_result=(lambda i, rows: progress(next(count), tasks[i]["instance"])) if progress
                         else None)
     return pd.DataFrame([row for i in range(len(tasks)) for row in done[i]], columns=COLUMNS)
+
+
+def _unique(items: list[str], what: str, hint: str) -> None:
+    """ValueError naming the first ``what`` that appears twice in ``items``
+    (its rows would be counted twice in the summary)."""
+    seen = set()
+    for item in items:
+        if item in seen:
+            raise ValueError(f"{what} {item!r} appears twice ({hint})")
+        seen.add(item)
 
 
 def _score_task(task: dict, *, methods, time_limit, threads, params, files, shipped=()) -> list[dict]:

@@ -139,8 +139,19 @@ def check(inst, decision):
 
 
 def write_family(folder, instances, *, generator: str, params: dict) -> Path:
-    """Write ``instances`` as ``folder/NAME.json`` plus ``folder/manifest.json``."""
+    """Write ``instances`` as ``folder/NAME.json`` plus ``folder/manifest.json``.
+    A folder that already holds a family (a ``manifest.json``) or one of
+    these files is refused, and so are two instances of one name: nothing
+    is overwritten."""
     folder = Path(folder)
+    instances = list(instances)
+    names = [inst.name for inst in instances]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InstanceError(f"{folder}: instance name(s) {twice[:3]} given twice")
+    taken = [f for f in ["manifest.json", *(f"{n}.json" for n in names)] if (folder / f).exists()]
+    if taken:
+        raise InstanceError(f"{folder}: already holds {taken[0]}; write into a new folder (nothing is overwritten)")
     folder.mkdir(parents=True, exist_ok=True)
     entries = []
     for inst in instances:

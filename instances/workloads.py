@@ -52,6 +52,7 @@ from typing import NamedTuple
 import numpy as np
 
 from epochbench.instances.lazy import lazy_module
+from epochbench.instances.core import InstanceError
 
 from .generators import (DISTS, NORMS, _choice, _int, draw_sizes, feitelson_runtimes, feitelson_size_pmf,
                          k_requirements, register_generator)
@@ -776,6 +777,8 @@ def write_workload(out, **params) -> Path:
         out = out / _default_name(stream.meta["params"])
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists():
+        raise InstanceError(f"{out}: already exists; write the stream to a new file (nothing is overwritten)")
     header = {"Version": "2.2", "Computer": f"epochbench workload model {stream.meta['model']}",
               "Note": "generator parameters " + json.dumps(stream.meta["params"], sort_keys=True)}
     resources = ("procs", *(str(c)[4:] for c in stream.jobs.columns if str(c).startswith("res_")))

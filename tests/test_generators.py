@@ -276,3 +276,23 @@ def test_write_generated_folder(tmp_path):
     assert [b.name for b in back] == [f.name for f in fresh]
     for b, f in zip(back, fresh):
         assert_same(b, f)
+
+
+def test_generate_never_overwrites_a_family_or_a_stream(tmp_path, capsys):
+    """A second generate into a folder that holds a family, or onto an
+    existing stream file, is one clear line (status 2) and leaves the files
+    as they were."""
+    from epochbench.cli import main
+    out = tmp_path / "fam"
+    assert main(["generate", "leinberger", "--out", str(out), "--n", "8", "--k", "2", "--count", "2"]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.suffix == ".json"}
+    capsys.readouterr()
+    for argv in (["leinberger", "--n", "8", "--k", "2", "--count", "2", "--load", "0.8"], ["mkp", "--n", "6"]):
+        assert main(["generate", argv[0], "--out", str(out), *argv[1:]]) == 2
+        assert "already holds" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.suffix == ".json"} == before
+    swf = tmp_path / "s.swf"
+    assert main(["generate", "workload", "--out", str(swf), "--jobs", "10"]) == 0
+    data = swf.read_bytes()
+    assert main(["generate", "workload", "--out", str(swf), "--jobs", "20"]) == 2
+    assert swf.read_bytes() == data and "already exists" in capsys.readouterr().err

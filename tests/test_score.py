@@ -74,3 +74,23 @@ def test_entry_point_plugins_are_registered(monkeypatch):
         assert "plugin-first" in registry.names("epochs", "heuristic")     # every packing heuristic serves epochs
     finally:
         registry.METHODS.restore(state)
+
+
+def test_score_refuses_twice_named_instances_and_methods_before_writing(tmp_path, capsys):
+    """Two instances of one name, a method named twice or none at all would
+    count rows twice (or none) in the summary: one line, nothing written."""
+    from epochbench.cli import main
+    from epochbench.instances import save_instance
+    folder = tmp_path / "f"
+    folder.mkdir()
+    inst = PackingInstance.build([10], [[4], [5]], meta={"name": "same"})
+    save_instance(inst, folder / "a.json")
+    save_instance(inst, folder / "b.json")
+    cases = [("ff", "instance 'packing same' appears twice"), ("ff,ff", "method 'ff' appears twice"),
+             ("", "no method")]
+    for k, (methods, needle) in enumerate(cases):
+        if k == 1:
+            (folder / "b.json").unlink()
+        assert main(["score", str(folder), "--methods", methods, "--out", str(tmp_path / "s")]) == 2
+        assert needle in capsys.readouterr().err
+        assert not list(tmp_path.glob("s.*"))
