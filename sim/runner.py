@@ -29,7 +29,13 @@ def _jobs_and_capacity(workload) -> tuple:
         from epochbench.instances.jobs import load_workload
         workload = load_workload(workload)
     if isinstance(workload, tuple) and len(workload) == 2:
-        return workload
+        jobs, capacity = workload
+        columns = jobs.columns if hasattr(jobs, "columns") else jobs.keys() if isinstance(jobs, dict) else ()
+        if "duration" in columns:                          # already the simulator's job table
+            return workload
+        from epochbench.instances.jobs import make_workload   # a user's table: read by the workload rules
+        w = make_workload(jobs, capacity)
+        return w.table, w.capacity
     if hasattr(workload, "table") and hasattr(workload, "capacity"):
         return workload.table, workload.capacity           # numpy columns: no pandas on the pool's path
     if hasattr(workload, "jobs") and hasattr(workload, "capacity"):

@@ -121,3 +121,14 @@ def test_the_farms_per_epoch_oracle_gaps_are_in_the_text_output(capsys):
     out = capsys.readouterr().out
     line = next(l for l in out.splitlines() if l.strip().startswith("match_gap (per epoch)"))
     assert "epochs" in line and ("mean" in line or "0 epochs" in line)
+
+
+def test_simulate_takes_a_users_jobs_and_capacity_pair():
+    """``simulate((jobs, capacity))`` reads the jobs by the workload rules,
+    as ``make_workload`` does (the README's job dict has no ``duration``)."""
+    import epochbench as eb
+    from epochbench.instances.jobs import make_workload
+    jobs = {"id": range(1, 7), "submit": [0, 5, 9, 12, 20, 21], "runtime": [50, 30, 40, 10, 60, 5],
+            "estimate": [60, 40, 40, 20, 90, 10], "procs": [32, 48, 16, 8, 64, 4]}
+    want = eb.simulate(make_workload(jobs, [64]), "easy").summary()
+    assert eb.simulate((jobs, [64]), "easy").summary() == want
