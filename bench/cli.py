@@ -366,7 +366,9 @@ def cmd_compare(args) -> int:
     broken = [(t, t.broken_by(table)) for t in thresholds]
     for t, rows in broken:
         for r in rows.itertuples():
-            what = (f"mean gap {r.d_mean:+.2f} pp" if t.what == "gap" else f"median time x{r.time_ratio:.2f}")
+            what = (f"median time x{r.time_ratio:.2f}" if t.what != "gap" else
+                    f"gaps on {r.gapped_b:g} of {r.solves_b:g} solves (A: {r.gapped_a:g} of {r.solves_a:g})"
+                    if r.lost_gaps else f"mean gap {r.d_mean:+.2f} pp")
             print(f"FAIL {r.family} {r.method}: {what} (limit {t.what}:{t.limit:g}%)")
     return 1 if any(len(rows) for _, rows in broken) else 0
 

@@ -23,21 +23,34 @@ import pandas as pd
 
 #: a median-time ratio within [1 / TIME_NOISE, TIME_NOISE] is noise
 TIME_NOISE = 1.25
-#: columns of :func:`load`
-COLUMNS = ["family", "method", "solves", "mean_gap", "max_gap", "median_ms"]
+#: columns of :func:`load` (``gapped``: solves with a gap, i.e. a solution and a reference)
+COLUMNS = ["family", "method", "solves", "gapped", "mean_gap", "max_gap", "median_ms"]
+
+
+def _numbers(df: pd.DataFrame, column: str, path: Path) -> pd.Series:
+    """Column ``column`` as floats; ValueError naming the file and the value."""
+    got = pd.to_numeric(df[column], errors="coerce")
+    bad = got.isna() & df[column].notna()
+    if bad.any():
+        raise ValueError(f"{path}: column {column!r} has {df[column][bad].iloc[0]!r}, not a number")
+    return got.astype(float)
 
 
 def _from_solves(path: Path) -> pd.DataFrame:
-    df = pd.read_csv(path)
+    try:
+        df = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
     missing = {"family", "method", "gap", "seconds"} - set(df.columns)
     if missing:
         raise ValueError(f"{path}: not a bench-solves.csv (missing columns {sorted(missing)})")
+    df = df.assign(gap=_numbers(df, "gap", path), seconds=_numbers(df, "seconds", path))
     out = []
     for (fam, method), g in df.groupby(["family", "method"], sort=False):
-        gaps = g["gap"].astype(float).dropna()
-        out.append({"family": fam, "method": method, "solves": len(g),
+        gaps = g["gap"].dropna()
+        out.append({"family": fam, "method": method, "solves": len(g), "gapped": len(gaps),
                     "mean_gap": gaps.mean() if len(gaps) else np.nan, "max_gap": gaps.max() if len(gaps) else np.nan,
-                    "median_ms": 1000 * float(g["seconds"].astype(float).median())})
+                    "median_ms": 1000 * float(g["seconds"].median())})
     return pd.DataFrame(out, columns=COLUMNS)
 
 
@@ -58,16 +71,27 @@ def _from_benchmark_json(path: Path) -> pd.DataFrame:
     if not isinstance(benches, list):
         raise ValueError(f"{path}: not a pytest-benchmark file (no 'benchmarks' list)")
     rows = []
-    for b in benches:
-        info = b.get("extra_info") or {}
-        method = info.get("method") or (b.get("params") or {}).get("method")
+    for i, b in enumerate(benches):
+        where = f"{path}: benchmark {i}"
+        if not isinstance(b, dict):
+            raise ValueError(f"{where} is not an object")
+        info, params, stats = (b.get(k) or {} for k in ("extra_info", "params", "stats"))
+        for key, val in (("extra_info", info), ("params", params), ("stats", stats)):
+            if not isinstance(val, dict):
+                raise ValueError(f"{where}: '{key}' is not an object")
+        method = info.get("method") or params.get("method")
         if method is None:
             continue
-        stats = b.get("stats") or {}
-        weight = float(info.get("instances") or info.get("problems") or 1)
+        median = stats.get("median")
+        if median is not None and not (isinstance(median, (int, float)) and not isinstance(median, bool)):
+            raise ValueError(f"{where}: stats.median {median!r} is not a number")
+        try:
+            weight = float(info.get("instances") or info.get("problems") or 1)
+        except (TypeError, ValueError):
+            raise ValueError(f"{where}: extra_info.instances is not a number") from None
         rows.append({"family": _family_of(b), "method": str(method), "weight": weight,
                      "mean_gap": info.get("mean_gap", info.get("mean_gap_best")), "max_gap": info.get("max_gap"),
-                     "median_ms": 1000 * float(stats["median"]) if "median" in stats else np.nan})
+                     "median_ms": 1000 * float(median) if median is not None else np.nan})
     df = pd.DataFrame(rows)
     if df.empty:
         return pd.DataFrame(columns=COLUMNS)
@@ -76,7 +100,7 @@ def _from_benchmark_json(path: Path) -> pd.DataFrame:
         mg = pd.to_numeric(g["mean_gap"], errors="coerce")
         ok = mg.notna()
         out.append({"family": fam, "method": method, "solves": int(g["weight"].sum()),
-                    "mean_gap": float(np.average(mg[ok], weights=g["weight"][ok])) if ok.any() else np.nan,
+                    "gapped": int(g["weight"][ok].sum()), "mean_gap": float(np.average(mg[ok], weights=g["weight"][ok])) if ok.any() else np.nan,
                     "max_gap": pd.to_numeric(g["max_gap"], errors="coerce").max(),
                     "median_ms": float(g["median_ms"].median())})
     return pd.DataFrame(out, columns=COLUMNS)
@@ -105,14 +129,25 @@ def load(path) -> pd.DataFrame:
 def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """Per (family, method) in either run: the gaps and times of A and B, the
     changes (``d_mean`` and ``d_max`` in percentage points, ``time_ratio`` =
-    B / A) and ``flag``: ``gap+`` / ``gap-`` (worse / better gap), ``slower`` /
-    ``faster`` (beyond :data:`TIME_NOISE`), ``new`` / ``gone``."""
+    B / A), ``lost_gaps`` (:func:`_lost_gaps`) and ``flag``: ``gaps-lost``,
+    ``gap+`` / ``gap-`` (worse / better gap), ``slower`` / ``faster`` (beyond
+    :data:`TIME_NOISE`), ``new`` / ``gone``."""
     m = a.merge(b, on=["family", "method"], how="outer", suffixes=("_a", "_b"), sort=False)
     m["d_mean"] = 100 * (m["mean_gap_b"] - m["mean_gap_a"])
     m["d_max"] = 100 * (m["max_gap_b"] - m["max_gap_a"])
     m["time_ratio"] = m["median_ms_b"] / m["median_ms_a"]
+    m["lost_gaps"] = _lost_gaps(m)
     m["flag"] = [_flags(r) for r in m.itertuples()]
     return m
+
+
+def _lost_gaps(m: pd.DataFrame) -> pd.Series:
+    """Methods with a smaller share of solves with a gap in B than in A (a
+    solve that found no solution, or lost its reference): the mean over the
+    rest would hide it."""
+    share_a = m["gapped_a"] / m["solves_a"]
+    share_b = m["gapped_b"] / m["solves_b"]
+    return (m["solves_a"].notna() & m["solves_b"].notna() & (share_b < share_a - 1e-12)).astype(bool)
 
 
 def _flags(r) -> str:
@@ -120,7 +155,7 @@ def _flags(r) -> str:
         return "new"
     if pd.isna(r.solves_b):
         return "gone"
-    out = []
+    out = ["gaps-lost"] if r.lost_gaps else []
     if abs(r.d_mean) > 1e-9 or abs(r.d_max) > 1e-9:
         out.append("gap+" if (r.d_mean > 1e-9 or (abs(r.d_mean) <= 1e-9 and r.d_max > 0)) else "gap-")
     if r.time_ratio > TIME_NOISE:
@@ -146,8 +181,8 @@ class Threshold:
         return cls(m.group(1), float(m.group(2)))
 
     def broken_by(self, table: pd.DataFrame) -> pd.DataFrame:
-        if self.what == "gap":
-            return table[table["d_mean"] > self.limit + 1e-9]
+        if self.what == "gap":   # a method that lost gaps is worse by an unknown amount: it fails too
+            return table[(table["d_mean"] > self.limit + 1e-9) | table["lost_gaps"]]
         return table[table["time_ratio"] > 1 + self.limit / 100]
 
 

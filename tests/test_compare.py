@@ -75,3 +75,29 @@ def test_two_real_runs_of_pytest_benchmark_json_compare_cleanly(tmp_path):
     assert (table["d_mean"].abs() < 1e-9).all() and not table["flag"].str.contains("gap").any()
     assert main(["compare", str(files[0]), str(files[1]), "--fail-on", "gap:0%"]) == 0
     assert json.loads(files[0].read_text())["benchmarks"]
+
+
+def test_gaps_that_disappear_are_flagged_and_fail_the_gap_guard(tmp_path, capsys):
+    """A solve that loses its gap in B (no solution, no reference) is not
+    averaged away: the method is flagged ``gaps-lost`` and fails the guard."""
+    a = solves(tmp_path / "a", ff_gap=0.05)
+    b = solves(tmp_path / "b", ff_gap=0.05)
+    df = pd.read_csv(b / "bench-solves.csv")
+    df.loc[(df["method"] == "ff") & (df["instance"] == "i1"), "gap"] = float("nan")    # gap 0.05 lost
+    df.to_csv(b / "bench-solves.csv", index=False)
+    table = compare(load(a), load(b)).set_index("method")
+    assert table.loc["ff", "flag"].startswith("gaps-lost") and table.loc["cpsat", "flag"] == ""
+    assert main(["compare", str(a), str(b), "--fail-on", "gap:0.5%"]) == 1
+    assert "FAIL packing ff: gaps on 5 of 6 solves (A: 6 of 6)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("doc, needle", [({"benchmarks": [1]}, "benchmark 0 is not an object"),
+                                         ({"benchmarks": [{"extra_info": [1]}]}, "'extra_info' is not an object"),
+                                         ({"benchmarks": [{"extra_info": {"method": "ff"}, "stats": {"median": "x"}}]},
+                                          "stats.median")])
+def test_malformed_benchmark_json_is_one_line_naming_the_file(tmp_path, capsys, doc, needle):
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(doc))
+    assert main(["compare", str(path), str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and needle in err and err.count("\n") == 1
