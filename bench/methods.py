@@ -17,9 +17,17 @@ def import_function(spec: str):
         raise ValueError(f"expected MODULE:FUNCTION, got {spec!r}")
     try:
         mod = importlib.import_module(mod_name)
-    except ImportError as exc:
-        raise ValueError(f"cannot import module {mod_name!r}: {exc}") from None
+    except ModuleNotFoundError as exc:
+        hint = "" if exc.name != mod_name.split(".")[0] else \
+            " (is its folder on PYTHONPATH? the command does not add the current folder)"
+        raise ValueError(f"cannot import module {mod_name!r}: {exc}{hint}") from None
+    except Exception as exc:   # noqa: BLE001 - the user's module failed while importing: one line, naming it
+        kind = type(exc).__name__
+        raise ValueError(f"module {mod_name!r} failed on import: {kind}: {exc}") from None
     try:
-        return getattr(mod, func_name)
+        func = getattr(mod, func_name)
     except AttributeError:
         raise ValueError(f"module {mod_name!r} has no attribute {func_name!r}") from None
+    if not callable(func):
+        raise ValueError(f"{spec}: {func_name!r} is a {type(func).__name__}, not a function")
+    return func

@@ -171,7 +171,7 @@ def _run_user(func, inst, label: str):
     t0 = time.perf_counter()
     try:
         out = func(inst)
-    except Exception as exc:  # the user's bug, reported with the instance
+    except (Exception, SystemExit) as exc:  # the user's bug (sys.exit included), reported with the instance
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return None, f"{inst.name}: {label} raised {tb}"
     seconds = time.perf_counter() - t0

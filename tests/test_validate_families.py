@@ -90,3 +90,27 @@ def test_a_registered_user_heuristic_is_no_yardstick_and_fails_like_any_candidat
     finally:
         METHODS.restore(state)
     assert METHODS.find(("packing", "starts-everything")) is None
+
+
+@pytest.mark.parametrize("source, spec, needle", [
+    ("pi = 3.14\n", "m_notfunc:pi", "is a float, not a function"),
+    ("def f(:\n", "m_syntax:f", "failed on import: SyntaxError"),
+    ("raise RuntimeError('boom')\n", "m_boom:f", "failed on import: RuntimeError: boom"),
+])
+def test_validate_names_a_broken_user_module_in_one_line(tmp_path, monkeypatch, capsys, source, spec, needle):
+    from epochbench.cli import main
+    (tmp_path / f"{spec.split(':')[0]}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["validate", spec, "--count", "1", "--time-limit", "1"]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1
+
+
+def test_a_heuristic_calling_sys_exit_is_a_failure_of_the_verdict():
+    import sys
+
+    def leaves(inst):
+        sys.exit(3)
+
+    v = eb.validate(leaves, "packing", count=1, seed=0, time_limit=2)
+    assert not v.ok and "raised SystemExit: 3" in v.failures[0]
