@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import gc
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -371,6 +372,15 @@ def cmd_calibrate(args) -> int:
     """Exit status 0 when the calibration converged, 1 otherwise."""
     from epochbench.instances.jobs import load_workload, make_workload, write_swf, write_table
     from epochbench.sim.calibrate import calibrate_rate
+    for flag, value, ok, what in (("--target", args.target, lambda v: 0 < v < math.inf, "a number > 0"),
+                                  ("--rtol", args.rtol, lambda v: 0 < v < 1, "a relative tolerance in (0, 1)"),
+                                  ("--warmup", args.warmup, lambda v: 0 <= v < 1, "a share in [0, 1)")):
+        if not ok(value):
+            raise ValueError(f"{flag} = {value}: expected {what}")
+    if args.out is not None:            # checked before the simulations, not after them
+        if args.out.exists():
+            raise ValueError(f"{args.out}: already exists; write the scaled stream to a new file")
+        args.out.parent.mkdir(parents=True, exist_ok=True)
     w = load_workload(args.workload)
     cal = calibrate_rate(w.jobs, w.capacity, args.target, args.policy, rtol=args.rtol, warmup=args.warmup)
     from epochbench.instances.core import json_text

@@ -462,6 +462,11 @@ for method, value in (("cpsat", "start=bogus"), ("cpsat", "warm=no"), ("cpsat", 
                       ("bl", "window=abc")):
     case("options", f"solve-param-{method}-{value}", solve_with("--method", method, "--param", value),
          "--param", value.split("=")[0])
+for opt, value in (("--rtol", "-1"), ("--rtol", "nan"), ("--rtol", "0"), ("--target", "0"), ("--warmup", "1")):
+    case("options", f"calibrate{opt}-{value}",
+         argv_case("calibrate", "{tmp}/w.swf", "--target", "2", opt, value), opt)
+case("options", "calibrate-out-exists", argv_case("calibrate", "{tmp}/w.swf", "--target", "2", "--out", "{tmp}/w.swf"),
+     "already exists")
 case("options", "unknown-option", argv_case("solve", "x.json", "--method", "ff", "--bogus"), "--bogus")
 case("options", "missing-required", argv_case("solve", "x.json"), "--method")
 case("options", "unknown-generator", argv_case("generate", "nope", "--out", "{tmp}/o"), "nope")
