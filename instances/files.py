@@ -141,10 +141,13 @@ def output_lock(folder):
     Notes
     -----
     The kernel drops the lock when the holding process exits or is killed,
-    so no stale lock survives a crash; the (empty) lock file stays.  Without
+    so no stale lock survives a crash; the (empty) lock file stays, unless
+    this call made the folder and nothing else was written into it (a run
+    that failed on its input): then the folder goes too.  Without
     ``fcntl`` (Windows) nothing is locked.
     """
     folder = Path(folder)
+    made = not folder.exists()
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -182,6 +185,12 @@ def output_lock(folder):
     finally:
         _HELD.pop(key, None)
         os.close(fd)                                   # releases the flock
+        if made and [p.name for p in folder.iterdir()] == [LOCK_NAME]:   # a run that wrote nothing leaves nothing
+            try:
+                lock.unlink()
+                folder.rmdir()
+            except OSError:
+                pass
 
 
 __all__ = ["OutputError", "OutputBusy", "atomic_path", "write_bytes", "write_text", "output_lock",

@@ -415,3 +415,13 @@ def test_a_kept_figure_is_renamed_once_and_claimed_by_its_own_run(tmp_path):
     figures = sorted(p.name for p in out.glob("leinberger*.png"))
     assert len(figures) == 3 and all(name.count("-") <= 3 for name in figures), figures
     assert [f for f in runs.read(out / "leinberger.run.json")["files"] if f.endswith(".png")] == ["leinberger.png"]
+
+
+def test_a_run_that_fails_on_its_input_leaves_no_folder_behind(tmp_path, capsys):
+    out = tmp_path / "new"
+    assert cli.main(["generate", "leinberger", "--out", str(out), "--k", "0"]) == 2
+    assert not out.exists()
+    kept = tmp_path / "old"
+    kept.mkdir()
+    assert cli.main(["generate", "leinberger", "--out", str(kept), "--k", "0"]) == 2
+    assert kept.is_dir()                      # a folder that was there stays
