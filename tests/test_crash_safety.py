@@ -417,11 +417,14 @@ def test_a_kept_figure_is_renamed_once_and_claimed_by_its_own_run(tmp_path):
     assert [f for f in runs.read(out / "leinberger.run.json")["files"] if f.endswith(".png")] == ["leinberger.png"]
 
 
-def test_a_run_that_fails_on_its_input_leaves_no_folder_behind(tmp_path, capsys):
+def test_a_run_that_fails_on_its_input_leaves_no_folder_behind(tmp_path, capsys, monkeypatch):
+    """The data file is missing: the error comes after the folder was locked."""
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path / "no-data"))     # restored after the test
+    argv = ["generate", "orlib-mknapcb", "--file", "9", "--out"]
     out = tmp_path / "new"
-    assert cli.main(["generate", "leinberger", "--out", str(out), "--k", "0"]) == 2
+    assert cli.main([*argv, str(out)]) == 2
     assert not out.exists()
     kept = tmp_path / "old"
     kept.mkdir()
-    assert cli.main(["generate", "leinberger", "--out", str(kept), "--k", "0"]) == 2
+    assert cli.main([*argv, str(kept)]) == 2
     assert kept.is_dir()                      # a folder that was there stays
