@@ -143,7 +143,10 @@ def cmd_score(args) -> int:
     print(f"wrote {out}.csv and {out}.parquet ({len(table)} rows), provenance {prov}")
     if kept:
         print(f"the previous run's files are kept as {', '.join(p.name for p in kept)}")
-    return 0
+    failed = table[table["status"] == "error"]
+    for r in failed.itertuples():
+        print(f"epochbench score: {r.method} failed on {r.instance}: {r.error}", file=sys.stderr)
+    return 1 if len(failed) else 0
 
 
 def cmd_list(args) -> int:

@@ -51,7 +51,7 @@ from epochbench.instances import InstanceError, Result, gap
 from epochbench.instances.registry import get, solve
 
 COLUMNS = ["family", "instance", "method", "kind", "n", "k", "value", "bound", "gap", "gap_kind",
-           "ref_source", "beats_reference", "units", "family_value", "family_bound", "status", "seconds"]
+           "ref_source", "beats_reference", "units", "family_value", "family_bound", "status", "seconds", "error"]
 GAP_KINDS = ("optimum", "best known", "bound", "no bound")
 #: columns of a reference file besides ``instance`` and ``dataset``
 REFERENCE_COLUMNS = ("optimum", "best_known", "lower_bound", "upper_bound")
@@ -359,8 +359,10 @@ def gap_of(inst, r: Result, others=(), files=()) -> dict:
     return gap_fields(inst, r, reference(inst, [*others, r], files))
 
 
-def score_rows(inst, results: list[Result], files=()) -> list[dict]:
-    """Tidy rows (one per method, :data:`COLUMNS`) for one instance."""
+def score_rows(inst, results: list[Result], files=(), errors: dict | None = None) -> list[dict]:
+    """Tidy rows (one per method, :data:`COLUMNS`) for one instance;
+    ``errors``: method -> message of the methods that raised on it (a row
+    with status ``error`` each, no value, no gap)."""
     ref = reference(inst, results, files)
     units = Units.of(inst)
     rows = []
@@ -368,7 +370,14 @@ def score_rows(inst, results: list[Result], files=()) -> list[dict]:
         m = _method(inst, r.method)
         rows.append({"family": inst.kind, "instance": inst.name, "method": r.method,
                      "kind": m.kind if m else "user", "n": inst.n, "k": inst.k,
-                     **gap_fields(inst, r, ref, units), "status": r.status, "seconds": r.seconds})
+                     **gap_fields(inst, r, ref, units), "status": r.status, "seconds": r.seconds, "error": ""})
+    for name, message in (errors or {}).items():
+        m = _method(inst, name)
+        rows.append({"family": inst.kind, "instance": inst.name, "method": name, "kind": m.kind if m else "user",
+                     "n": inst.n, "k": inst.k, "value": math.nan, "bound": units.data(ref.bound), "gap": math.nan,
+                     "gap_kind": ref.kind, "ref_source": ref.source, "beats_reference": False, "units": units.name,
+                     "family_value": math.nan, "family_bound": ref.bound, "status": "error", "seconds": math.nan,
+                     "error": message})
     return rows
 
 
@@ -385,7 +394,9 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
     local cluster of ``$EPOCHBENCH_WORKERS`` or every core, the command
     line's default; a single instance always runs in this process).  Each task has a worker to itself (the ``seconds`` of two
     solves never share a worker), and the methods travel with the tasks, so
-    a method registered at run time is found on the workers too."""
+    a method registered at run time is found on the workers too.  A method
+    that raises on an instance gets a row with status ``error`` and the
+    message in ``error`` (no value, no gap); the others go on."""
     from epochbench.instances.registry import snapshot
 
     from .sweep import run_tasks
@@ -424,8 +435,14 @@ def _score_task(task: dict, *, methods, time_limit, threads, params, files, ship
     from epochbench.instances.registry import using
     inst = task["instance"]
     with using(shipped):
-        return score_rows(inst, run_methods(inst, methods, time_limit=time_limit, threads=threads,
-                                            params=params.get(inst.kind)), files)
+        results, errors = [], {}
+        for name in methods:            # a method that raises loses its row here, not the run
+            try:
+                results += run_methods(inst, [name], time_limit=time_limit, threads=threads,
+                                       params=params.get(inst.kind))
+            except Exception as exc:    # noqa: BLE001 - reported as the row's error, and by the command
+                errors[name] = f"{type(exc).__name__}: {exc}"
+        return score_rows(inst, results, files, errors)
 
 
 # ---- summary -------------------------------------------------------------------------
@@ -451,7 +468,7 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
             "mean_gap": g.mean(),
             "max_gap": g.max(),
             "at_bound": float((g[has] <= 1e-9).mean()) if has.any() else math.nan,
-            "median_s": float(np.median(df["seconds"])),
+            "median_s": float(np.nanmedian(df["seconds"])) if df["seconds"].notna().any() else math.nan,
             "gap_vs": gap_vs(df["gap_kind"]),
             "unproven": int((df["gap_kind"] != "optimum").sum()),
             "beats": int(df["beats_reference"].astype(bool).sum()),

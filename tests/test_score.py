@@ -1,6 +1,7 @@
 """Scoring: reference bounds, gap labels, solver disagreement, plug-ins."""
 import math
 
+import pandas as pd
 import pytest
 
 from epochbench.instances import catalog
@@ -94,3 +95,31 @@ def test_score_refuses_twice_named_instances_and_methods_before_writing(tmp_path
         assert main(["score", str(folder), "--methods", methods, "--out", str(tmp_path / "s")]) == 2
         assert needle in capsys.readouterr().err
         assert not list(tmp_path.glob("s.*"))
+
+
+def test_a_method_that_raises_costs_its_rows_not_the_run(tmp_path, capsys):
+    """score goes on: the failing method's rows say ``error`` with the
+    message, the other methods are scored, the command exits 1 naming it."""
+    from epochbench.cli import main
+    from epochbench.instances import save_instance
+
+    def broken(inst):
+        raise RuntimeError("kaput")
+
+    state = registry.METHODS.snapshot()
+    try:
+        registry.register("packing", "test-broken")(broken)
+        folder = tmp_path / "f"
+        folder.mkdir()
+        for i in range(2):
+            save_instance(PackingInstance.build([10], [[4], [5 + i]], meta={"name": f"p{i}"}), folder / f"p{i}.json")
+        table = score([PackingInstance.build([10], [[4]], meta={"name": "t"})], ["ff", "test-broken"])
+        assert list(table["status"]) == ["feasible", "error"] and "kaput" in table["error"].iloc[1]
+        assert main(["score", str(folder), "--methods", "ff,cpsat,test-broken", "--time-limit", "5",
+                     "--out", str(tmp_path / "s")]) == 1
+        err = capsys.readouterr().err
+        assert err.count("test-broken failed on") == 2 and "RuntimeError: kaput" in err
+        written = pd.read_csv(tmp_path / "s.csv")
+        assert (written.loc[written.method == "ff", "gap"].notna()).all()
+    finally:
+        registry.METHODS.restore(state)
