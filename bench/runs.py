@@ -217,7 +217,8 @@ def _renamed(path: Path, rid: str) -> Path:
 def find_runs(root: Path, depth: int = 4) -> list[dict]:
     """Every provenance file under ``root`` (``run.json`` and
     ``*.run.json``, ``depth`` levels down), newest first; each record gets
-    ``path`` (its folder or file)."""
+    ``path`` (its folder or file).  A file that is not a JSON object is
+    listed too, with status ``unreadable`` (never skipped silently)."""
     root = Path(root)
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -227,10 +228,9 @@ def find_runs(root: Path, depth: int = 4) -> list[dict]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for fn in filenames:
             if fn == RUN_JSON or fn.endswith(".run.json"):
-                info = read(Path(dirpath) / fn)
-                if info:
-                    info["path"] = str(Path(dirpath) if fn == RUN_JSON else Path(dirpath) / fn)
-                    found.append(info)
+                info = read(Path(dirpath) / fn) or {"id": "?", "command": "?", "status": "unreadable"}
+                info["path"] = str(Path(dirpath) if fn == RUN_JSON else Path(dirpath) / fn)
+                found.append(info)
     return sorted(found, key=lambda r: str(r.get("started", "")), reverse=True)
 
 

@@ -153,3 +153,14 @@ def test_run_folder_names_are_checked():
     for bad in ("", "a/b", ".hidden", "x" * 101):
         with pytest.raises(ValueError, match="--name"):
             runs.check_name(bad)
+
+
+def test_an_unreadable_provenance_file_is_listed_not_skipped(tmp_path, capsys):
+    from epochbench.cli import main
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "run.json").write_text("{not json")
+    (tmp_path / "x.run.json").write_text("[1]")
+    assert main(["runs", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert [line.split()[2] for line in lines] == ["unreadable", "unreadable"]
+    assert any(line.endswith("x.run.json") for line in lines)
