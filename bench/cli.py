@@ -71,7 +71,8 @@ def cmd_solve(args) -> int:
         known, out["reference"] = None, {"disagreement": str(exc)}
     else:
         g = gap_fields(inst, res, known)
-        out["reference"] = {k: g[k] for k in ("bound", "gap", "gap_kind", "ref_source", "beats_reference", "units")}
+        out["reference"] = {k: g[k] for k in ("value", "bound", "gap", "gap_kind", "ref_source", "beats_reference",
+                                              "units")}   # value and bound in the data set's units
     if args.json:
         from epochbench.instances.core import json_text
         print(json_text(out))
@@ -83,7 +84,8 @@ def cmd_solve(args) -> int:
         print(f"{key}: {out[key]}")
         ref = out["reference"]
         if known is not None and ref["gap_kind"] != "no bound":
-            print(f"reference: {ref['gap_kind']} {ref['bound']:g} ({ref['ref_source']}), gap {100 * ref['gap']:.4g} %"
+            own = "" if ref["units"] == "family" else f"value {ref['value']:g} in {ref['units']} units, "
+            print(f"reference: {ref['gap_kind']} {ref['bound']:g} ({ref['ref_source']}), {own}gap {100 * ref['gap']:.4g} %"
                   + (f"; BEATS the best-known value {Units.of(inst).data(known.best_known):g} "
                      f"({known.best_known_source}): the checked "
                      "solution above can be published" if ref["beats_reference"] else ""))
