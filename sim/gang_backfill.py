@@ -25,7 +25,9 @@ jobs.  The Schedule step is conservative backfilling ([zhang-comparative] sectio
   next pass);
 * CompactMatrix may move a job to another row only where it does not break
   that row's reservations (:meth:`RowBackfill.allows`); FillMatrix ignores
-  the reservations (replicas are temporary).
+  the reservations (replicas are temporary: CleanMatrix removes them at the
+  next pass, and without it, variant 1, a reservation that has come drops
+  the replicas in its way, :func:`_make_room`).
 
 With ``mpl = 1`` this is :class:`epochbench.sim.policies.Conservative` step by step, and
 BGS-1 with continuous scheduling gives the same schedule (tests/test_gang.py).
@@ -72,6 +74,19 @@ def _book(pt, pf, m, dem, est, jobs, res_t, res_r, promised, order, now):
         res_r[j] = best_r
         if np.isnan(promised[j]):
             promised[j] = best_t
+
+
+def _make_room(m: Matrix, r: int, p: int) -> None:
+    """Drop replicas from row ``r`` (in row order) until ``p`` cells are
+    empty or none is left.  Without CleanMatrix (variant 1) FillMatrix's
+    replicas stay in the rows; the profiles count home jobs only, so a
+    reservation that has come may find its row held by replicas: the
+    reservation wins (section 6.2: it guarantees the start time).  With
+    CleanMatrix first (variants 2, 3) there is no replica here."""
+    for x in [x for x in m.row[r] if m.home[x] != r]:
+        if m.free(r) >= p:
+            return
+        m.drop(x, r)
 
 
 class RowBackfill:
@@ -165,6 +180,7 @@ class RowBackfill:
             if t <= now:
                 r = int(res_r[job])
                 p = int(self.dem[job, 0])
+                _make_room(m, r, p)
                 if m.free(r) >= p:
                     m.place(job, p, r)
                     clock.placed(job, r)

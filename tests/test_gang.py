@@ -397,3 +397,16 @@ def test_cli_options():
     args = p.parse_args(["simulate", "--policy", "gs"])
     assert _machine_options(args, "gang") == dict(mpl=5, slice=200.0, switch_overhead=0.0, migration_cost=10.0,
                                                   migration_limit=64, discrete=False, variant=3)
+
+def test_bgs_without_cleanmatrix_keeps_its_reservations():
+    """Variant 1 (Schedule + FillMatrix, [zhang-comparative] figure 12 line 1)
+    keeps FillMatrix's replicas; a reservation that has come drops those in
+    its row (section 6.2: a reservation guarantees the start time).  Job 2
+    was promised 10 and, before, placed only at 100 behind a replica of job 1."""
+    import pandas as pd
+    from epochbench.sim.gang import simulate_gang
+    df = pd.DataFrame([dict(id=1, submit=0.0, runtime=100.0, estimate=100.0, procs=4, duration=100.0),
+                       dict(id=2, submit=10.0, runtime=10.0, estimate=10.0, procs=4, duration=10.0)])
+    for variant in (1, 3):
+        jobs = simulate_gang(df, [4], "bgs", mpl=2, slice=20.0, variant=variant).jobs.set_index("id")
+        assert jobs.loc[2, "placed"] == jobs.loc[2, "promised"] == 10.0
