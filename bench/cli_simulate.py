@@ -173,6 +173,9 @@ def _farm_options(args, options: dict, workload) -> tuple[dict, object]:
         raise ValueError("--machine farm generates its own stream ([capannini2007] section 6); drop --workload")
     if args.epoch_gaps:
         raise ValueError("--epoch-gaps applies to the space-shared policies only")
+    if args.record_epochs:
+        raise ValueError("--record-epochs records space-shared and gang steps; the farm records its per-epoch "
+                         "gaps with --oracle-every instead")
     progress = _Progress(0, sys.stderr.isatty() and not args.quiet, what="done")
     if progress.enabled:
         options = dict(options, progress=progress)

@@ -452,6 +452,9 @@ for value in ("aging=nan", "aging=inf", "aging=-1", "aging=abc", "min=100", "ove
     case("options", f"simulate-cs-constant-{value}",
          argv_case("simulate", "--policy", "cs-i-p", "--farm-jobs", "20", "--cs-constant", value),
          value.split("=")[0])
+case("options", "simulate-farm-record-epochs",
+     argv_case("simulate", "--policy", "cs-i-p", "--farm-jobs", "20", "--record-epochs", "{tmp}/rec"),
+     "--record-epochs")
 case("options", "simulate-mkp-unknown",
      argv_case("simulate", "--policy", "cs-i-p", "--farm-jobs", "20", "--mkp", "nosuch"), "nosuch")
 for value in ("fullness=wrong", "window=-1"):
