@@ -328,20 +328,21 @@ def median_ms_by_size() -> pd.DataFrame:
     return table.pivot_table(index="method", columns="n", values="median_ms", aggfunc="median", sort=False)
 
 
+#: tables benchmark modules keep of their own (file name -> rows), written into
+#: the run's folder with the others at the end (:func:`rows_writer`)
+MODULE_TABLES: dict[str, list] = {}
+
+
 def rows_writer(rows: list, name: str):
     """A module-scoped autouse fixture for a benchmark module that keeps its
-    own tidy ``rows``: loads every method first and writes the rows to
-    ``results/NAME`` when the module is done."""
+    own tidy ``rows``: they are written as ``NAME`` into the run's results
+    folder at the end of the session, where an earlier run's copy is
+    renamed first (as for every table of the suite)."""
     import pytest
 
     @pytest.fixture(scope="module", autouse=True)
     def _write_rows(request):
+        MODULE_TABLES[name] = rows
         yield
-        if rows:
-            results = Path(request.config.getoption("--results") or "results").resolve()
-            results.mkdir(parents=True, exist_ok=True)
-            from epochbench.instances.files import atomic_path
-            with atomic_path(results / name) as tmp:
-                pd.DataFrame(rows).to_csv(tmp, index=False)
 
     return _write_rows

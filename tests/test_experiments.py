@@ -82,3 +82,13 @@ def test_run_experiment_writes_csv_png_and_table(tmp_path, capsys):
     assert "toy-test.csv (4 rows)" in capsys.readouterr().out
     assert main(["experiment", "no-such", "--out", str(tmp_path)]) == 2
     EXPERIMENTS.pop("toy-test")
+
+
+@pytest.mark.parametrize("name", ["braun", "zhang-gang-kth", "backfill-variants"])
+def test_an_experiment_whose_data_is_absent_stops_in_one_line(name, tmp_path, monkeypatch, capsys):
+    from epochbench.cli import main
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path / "no-data"))
+    out = tmp_path / "out"
+    assert main(["experiment", name, "--quick", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "which is absent" in err and not out.exists()

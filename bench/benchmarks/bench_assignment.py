@@ -4,7 +4,7 @@ time and gap per size against the lexicographic optimum (Hungarian) on
 (``assign-random``, half the pairs eligible, no overhead bonus for the
 previous plan), MFS on 150 x 150, and IMFS against MFS when one job arrives
 or leaves after an optimal plan.  Gaps and times go to
-``extra_info`` and ``results/bench-assignment.csv``.
+``extra_info`` and ``bench-assignment.csv`` in the run's results folder.
 
 Cases: ``imfs (no event)`` starts from the farm's generated plan (random
 jobs running) or, on ``assign-random``, from nothing; ``imfs (arrive)`` /

@@ -2,7 +2,7 @@
 n = 1000, L = 40; greedy gaps on the 30 OR-Library ``mknapcb1`` problems
 against ``mkcbres.txt``; exact proofs of ``mknapcb1`` problems 1-5 (full
 suite only: CP-SAT needs tens of seconds each).  Gaps and times go to
-``extra_info`` and ``results/bench-knapsack.csv``.
+``extra_info`` and ``bench-knapsack.csv`` in the run's results folder.
 
 Run with ``pytest --benchmark`` (``--quick`` skips the proofs)."""
 from __future__ import annotations

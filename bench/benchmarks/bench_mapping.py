@@ -4,7 +4,7 @@ or the 12 Braun-range classes generated at that size when the data are
 absent), 1000 GA generations on 512 x 16, and the exact proofs on generated
 32 x 4 (quick) and 64 x 8 (full suite) instances with every heuristic's gap
 there.  Targets from the issue: Min-Min < 20 ms, 1000 GA generations < 10 s
-(``extra_info["target_met"]``).  Rows also go to ``results/bench-mapping.csv``.
+(``extra_info["target_met"]``).  Rows also go to ``bench-mapping.csv`` in the run's results folder.
 
 Run with ``pytest --benchmark`` (``--quick``: 32 x 4 proofs only, GA timed
 once)."""

@@ -11,8 +11,8 @@ from epochbench import runs
 from epochbench.benchmarks.plugin import RUN
 from epochbench.figures import leaderboard_figure
 
-from epochbench.suite import (STORE, by_generator_and_k, format_leaderboard, leaderboard, leaderboard_rows,
-                              median_ms_by_size, summary_table)
+from epochbench.suite import (MODULE_TABLES, STORE, by_generator_and_k, format_leaderboard, leaderboard,
+                              leaderboard_rows, median_ms_by_size, summary_table)
 
 
 
@@ -39,12 +39,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """The answer at a glance: one leaderboard per family (every method's gap
     and decision time over all its solves); the full tables go to files."""
     boards = leaderboard()
-    if not boards:
+    tables = {name: rows for name, rows in MODULE_TABLES.items() if rows}
+    if not boards and not tables:
         return
     results = _results(config)
     results.mkdir(parents=True, exist_ok=True)
     info = config.stash[RUN][1]
-    written = [*RUN_FILES, *(f"leaderboard-{family}.csv" for family in boards)]
+    written = [*RUN_FILES, *(f"leaderboard-{family}.csv" for family in boards), *tables]
     before = [f for f in (runs.read(results / runs.RUN_JSON) or {}).get("files", [])
               if isinstance(f, str) and "/" not in f]
     runs.keep_previous(sorted({results / f for f in written + before}), results / runs.RUN_JSON)
@@ -55,6 +56,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         by_n = median_ms_by_size()
         if not by_n.empty:
             _write_csv(by_n.reset_index(), results / "bench-ms-by-n.csv")
+    for name, rows in tables.items():
+        _write_csv(pd.DataFrame(rows), results / name)
+    if not boards:
+        runs.finish(info, results / runs.RUN_JSON, "finished" if int(exitstatus) == 0 else "failed",
+                    exit_status=int(exitstatus), files=[f for f in written if (results / f).exists()])
+        return
     _write_csv(leaderboard_rows(), results / "bench-solves.csv")
     tr = terminalreporter
     tr.section("epochbench: leaderboards (gap to the reference, decision time)")

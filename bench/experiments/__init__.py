@@ -54,7 +54,10 @@ class Experiment:
     holds the worker resource ``exclusive`` (a worker to itself: the local
     cluster's workers have one thread and the resource; on a scheduler, the
     workers started with ``--resources exclusive=1``); their rows get the
-    ``host`` and ``cpu`` that ran them.
+    ``host`` and ``cpu`` that ran them.  ``data``: paths under
+    :func:`~epochbench.instances.data.data_root` the tasks read; one that is
+    absent stops the run before it starts, in one line (not one failure per
+    task).
     """
     name: str
     help: str
@@ -64,6 +67,7 @@ class Experiment:
     plot: Callable[[pd.DataFrame, Path], None] | None = None
     timing: bool = False
     notes: dict = field(default_factory=dict)
+    data: tuple[str, ...] = ()
 
 
 def _plugin_experiment(ep) -> None:
@@ -270,6 +274,7 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
     if name not in exps:
         raise ValueError(f"unknown experiment {name!r}; known: {', '.join(sorted(exps)) or 'none'}")
     exp = exps[name]
+    _check_data(exp)
     tasks = exp.tasks(opts)
     if not tasks:
         raise ValueError(f"experiment {name!r} has no runs for these options")
@@ -310,6 +315,16 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
                        or figures_before.get(p.name) != p.stat().st_mtime_ns)   # figures this run wrote
         runs.finish(info, prov, rows=len(df), files=files)
     return df, table
+
+
+def _check_data(exp: Experiment) -> None:
+    """:class:`InstanceError` naming the first path of ``exp.data`` that is absent."""
+    from epochbench.instances import InstanceError
+    from epochbench.instances.data import data_root
+    for rel in exp.data:
+        path = data_root() / rel
+        if not path.exists():
+            raise InstanceError(f"experiment {exp.name!r} reads {path}, which is absent (set EPOCHBENCH_DATA)")
 
 
 def run_options(name: str, opts: Options, count: int) -> dict:

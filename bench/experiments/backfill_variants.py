@@ -186,4 +186,4 @@ def plot(df: pd.DataFrame, path) -> None:
 
 register(Experiment("backfill-variants", "[vadhiyar-notes] backfilling variants (scan order, slack, threshold, "
                                          "multiple queues) vs EASY and conservative on KTH and lublin03",
-                    tasks, run, table, plot))
+                    tasks, run, table, plot, data=("swf/KTH-SP2-1996-2.1-cln.swf.gz",)))

@@ -314,6 +314,6 @@ def _mini():
 MINI = _mini()
 
 register(Experiment("braun", "[vadhiyar-notes] ETC mapping: every method on the 12 [braun2001] matrices",
-                    braun_tasks, braun_run, braun_table, braun_plot, timing=True))
+                    braun_tasks, braun_run, braun_table, braun_plot, timing=True, data=("braun",)))
 register(Experiment("mapping-exact", "[vadhiyar-notes] ETC mapping: exact proofs on generated 32x4 / 64x8, heuristic gaps",
                     exact_tasks, exact_run, exact_table, exact_plot, timing=True))
