@@ -73,7 +73,11 @@ def lowest_score(used, share, low, window, fullness):
     fullness modifier ``f = 1 - mean(U + R)`` applied as for
     :func:`balance_score`: SCALED ``(1 + m) * f``, EXCESS ``m * f`` (a
     matching job scores 0 and always wins), OFF ``m``.  Ties between
-    requirements go to the lower resource index.  O(K window)."""
+    requirements go to the lower resource index, and so do ties in
+    utilisation (the paper defines K_j only when one resource is below the
+    others; on an empty machine resource 0 counts as the least utilised, so
+    the result can depend on the order the resources are listed).
+    O(K window)."""
     k = used.shape[0]
     if window == 0:
         miss = 0

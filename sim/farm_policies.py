@@ -25,7 +25,9 @@
   non-preemptable jobs by a large Delta", keep every running job on its
   machine structurally: the knapsack sees the copies left by the running
   jobs and the matching the free machines only, so no plan can interrupt a
-  job.  ``incremental`` means the matching starts from the previous plan
+  job.  So the knapsack profit c-bar_i (section 4.2) is averaged over the
+  free machines' columns of the matrix there, not over all of M_Aff_i,
+  which can reorder the greedy.  ``incremental`` means the matching starts from the previous plan
   (IMFS, section 5); the matrix is recomputed in full at every event (the
   deadline and anti-aging terms change with the clock for every job).
   In the non-preemptive versions the previous plan holds only running jobs,

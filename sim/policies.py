@@ -320,7 +320,11 @@ class EASY(_ArrivalQueue):
     runs past the shadow time but needs no more than the 4 extra nodes (16
     free at 3 minus Job3's 12), so Job3 is not delayed.  The simulator
     follows the rule, not the prose (``tests/test_sim_policies.py``
-    ``test_easy_table3``).  O(q + r log r) per pass."""
+    ``test_easy_table3``).  [vadhiyar-notes] write the start and shadow
+    tests with a strict ``size < n``; a job that needs exactly the free
+    processors fits here (``<=``), as in every EASY implementation; the
+    notes' worked example gives the same either way.  O(q + r log r) per
+    pass."""
 
     def reservation(self, now, machine, head):
         """(shadow, extra) of the blocked ``head``."""
