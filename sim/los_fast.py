@@ -58,6 +58,10 @@ from numba import njit
 
 from .profile import JIT
 
+#: largest LOS table (bytes) a run grows to (the generic engine's limit,
+#: epochbench.heuristics.packing.LOS_TABLE_BYTES)
+LOS_TABLE_BYTES = 2**31
+
 #: rule code of LOS in the compiled event loop (after fcfs 0, nonfcfs 1, easy 2, conservative 3)
 LOS_RULE = 4
 #: ``lw`` header: overflow flag, bitset words asked for by the step that
@@ -129,8 +133,22 @@ def los_grown(lw: np.ndarray, bits: np.ndarray) -> int:
     -------
     int
         Words for :func:`los_work`.
+
+    Raises
+    ------
+    ValueError
+        When that is over :data:`LOS_TABLE_BYTES` (or the request overflowed
+        int64): LOS is pseudo-polynomial in the free capacity, as the
+        generic engine's table limit says.
     """
-    return max(2 * int(lw[NEED]), bits.shape[0])
+    need = int(lw[NEED])
+    words = max(2 * need, bits.shape[0])
+    if need < 0 or 8 * words > LOS_TABLE_BYTES:
+        size = "beyond int64" if need < 0 else f"{8 * words / 2**30:.3g} GiB"
+        raise ValueError(f"los: its dynamic-programming bitsets ({size}) are over the "
+                         f"{LOS_TABLE_BYTES / 2**30:.3g} GiB limit; LOS is pseudo-polynomial in the free capacity, "
+                         "so express the resource in coarser units")
+    return words
 
 
 @njit(**JIT)

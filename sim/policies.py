@@ -477,7 +477,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
             np.array([-np.inf, np.inf, np.inf, np.inf]), np.array([-1]),     # state (see _compress)
             np.empty(k, np.int64),                           # EASY extra
             np.full(3 * k if code == _CONS else 1, -1, np.int64),  # vacated maxima (see _compress)
-            *_buckets(table, capacity, code == _NONFCFS and k == 1),
+            *_buckets(table, capacity, code == _NONFCFS and k == 1 and int(capacity[0]) <= BUCKET_MAX),
             lw, lbits)                                        # LOS work, bitsets
     prog = np.zeros(2)
     args = (code, table.submit, table.duration, table.estimate, table.ids, table.demand,
@@ -520,9 +520,15 @@ def _profile(table: JobTable, rows: int) -> tuple:
     return np.empty(rows), np.empty((rows, table.k), np.int64), table.demand
 
 
+#: largest machine (processors) for the Non-FCFS buckets, one per processor count
+#: (16 bytes each); a larger one takes the sorted-queue pass of K > 1 (same rule)
+BUCKET_MAX = 2**22
+
+
 def _buckets(table: JobTable, capacity, used: bool) -> tuple:
     """Work arrays of the Non-FCFS buckets (see ``_bucket_starts``): heaps,
-    sizes, offsets per processor count, non-empty counts per block of 64."""
+    sizes, offsets per processor count, non-empty counts per block of 64;
+    placeholders (``off`` of length 2) when not ``used``."""
     if not used:
         return np.empty(1, np.int64), np.zeros(1, np.int64), np.zeros(2, np.int64), np.zeros(1, np.int64)
     procs = int(capacity[0])
@@ -1058,7 +1064,7 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
         while ai < n and submit[ai] == now:
             fresh += 1
             inq[ai] = True
-            if code == _NONFCFS and k == 1:
+            if code == _NONFCFS and k == 1 and off.shape[0] > 2:   # the buckets were built
                 _bucket_push(bh, bs, off, blk, dem[ai, 0], ai, est)
                 qt += 1  # counts arrivals; dead counts starts
             elif code == _NONFCFS:
@@ -1074,7 +1080,7 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
             while qh < qt and _fits(dem, q[qh], free):
                 hn = _begin(q[qh], now, dem, dur, free, start, inq, ht, hj, hn)
                 qh += 1
-        elif code == _NONFCFS and k == 1:
+        elif code == _NONFCFS and k == 1 and off.shape[0] > 2:   # the buckets were built
             old, hn, ns, blocked = _starved_pass(now, old, ai, limit, submit, inq, dem, dur, free,
                                                  start, ht, hj, hn)
             if not blocked:

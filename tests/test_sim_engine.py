@@ -358,3 +358,32 @@ def test_progress_is_reported_and_changes_nothing():
         arrived = [a for a, _ in calls]
         assert arrived == sorted(arrived) and 0 <= arrived[0]
         assert [t for _, t in calls] == sorted(t for _, t in calls)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_nonfcfs_without_buckets_is_the_same_schedule(seed, monkeypatch):
+    """A machine over BUCKET_MAX processors takes the sorted-queue pass
+    (the buckets would need 16 bytes per processor): same schedule."""
+    from epochbench.sim import policies
+    df = random_stream(np.random.default_rng(seed), 60, overrun=seed % 2 == 0)
+    want = simulate(df, [16], "nonfcfs", engine="generic", starvation_limit=5.0)
+    monkeypatch.setattr(policies, "BUCKET_MAX", 8)
+    got = same_schedule(df, [16], "nonfcfs", starvation_limit=5.0)
+    pd.testing.assert_frame_equal(got.jobs, want.jobs)
+
+
+def test_huge_machines_run_or_refuse_in_one_line():
+    """nonfcfs on 2**31 processors runs in bounded memory; LOS's fast path
+    refuses a table over its limit as the generic engine does."""
+    from epochbench.heuristics.packing import LOS_TABLE_BYTES
+    from epochbench.sim import los_fast
+    assert los_fast.LOS_TABLE_BYTES == LOS_TABLE_BYTES
+    c = 2**31
+    df = stream([(1, 0, c, 5, 5), (2, 0, 1, 5, 5), (3, 1, 1, 1, 1)])
+    assert simulate(df, [c], "nonfcfs", engine="fast").jobs["start"].tolist() == [5.0, 0.0, 1.0]
+    q = c // 4 + 1
+    df = stream([(1, 0, c // 2, 10, 10), (2, 1, c // 2 + 1, 5, 5), (3, 1, q, 100, 100), (4, 1, q, 100, 100),
+                 (5, 1, q, 100, 100)])
+    for engine in ("fast", "generic"):
+        with pytest.raises(ValueError, match="los: its dynamic-programming"):
+            simulate(df, [c], "los", engine=engine)
