@@ -178,15 +178,6 @@ FILES = {
     "csv-not-utf8": ("t.csv", b"id,submit,runtime,procs\n1,0,\xff\xfe,4\n"),
     "csv-tag-not-utf8": ("t.csv", b"# epochbench \xff\xfe\n1,2\n"),
     "csv-bad-tag-json": ("t.csv", "# epochbench {not json\nid,submit,runtime,procs\n1,0,5,1\n"),
-    "csv-tag-dropped-list": ("t.csv", '# epochbench {"capacity": [4], "dropped": [1, 2]}\nid,submit,runtime,procs\n1,0,5,1\n'),
-    "csv-tag-meta-list": ("t.csv", '# epochbench {"capacity": [4], "meta": [1]}\nid,submit,runtime,procs\n1,0,5,1\n'),
-    "csv-tag-adjusted-list": ("t.csv", '# epochbench {"capacity": [4], "meta": {"adjusted": [1]}}\nid,submit,runtime,procs\n1,0,5,1\n'),
-    "csv-tag-dropped-word": ("t.csv", '# epochbench {"capacity": [4], "dropped": {"too_many_processors": "x"}}\nid,submit,runtime,procs\n1,0,5,1\n'),
-    "csv-tag-dropped-negative": ("t.csv", '# epochbench {"capacity": [4], "dropped": {"too_many_processors": -7}}\nid,submit,runtime,procs\n1,0,5,1\n'),
-    "csv-tag-capacity-fraction": ("t.csv", '# epochbench {"capacity": [4.9]}\nid,submit,runtime,procs\n1,0,5,1\n'),
-    "csv-tag-capacity-huge": ("t.csv", '# epochbench {"capacity": [1e300]}\nid,submit,runtime,procs\n1,0,5,1\n'),
-    "csv-tag-kill-string": ("t.csv", '# epochbench {"capacity": [4], "meta": {"kill_at_estimate": "false"}}\nid,submit,runtime,procs\n1,0,5,1\n'),
-    "csv-tag-resources-number": ("t.csv", '# epochbench {"capacity": [4], "resources": [1]}\nid,submit,runtime,procs\n1,0,5,1\n'),
     "parquet-empty-table": ("t.parquet", EMPTY_JOBS),
     "parquet-garbage": ("t.parquet", b"PAR1 this is not parquet"),
     "parquet-zero-bytes": ("t.parquet", b""),
@@ -212,6 +203,20 @@ def sidecar_case(text: str):
 
 for label, (text, needle) in SIDECARS.items():
     case("files", label, sidecar_case(text), needle)
+#: a job table's header line that is valid JSON but not what read_table takes
+BAD_TAGS = {
+    "dropped-list": '{"capacity": [4], "dropped": [1, 2]}',
+    "meta-list": '{"capacity": [4], "meta": [1]}',
+    "adjusted-list": '{"capacity": [4], "meta": {"adjusted": [1]}}',
+    "dropped-word": '{"capacity": [4], "dropped": {"too_many_processors": "x"}}',
+    "dropped-negative": '{"capacity": [4], "dropped": {"too_many_processors": -7}}',
+    "capacity-fraction": '{"capacity": [4.9]}',
+    "capacity-huge": '{"capacity": [1e300]}',
+    "kill-string": '{"capacity": [4], "meta": {"kill_at_estimate": "false"}}',
+    "resources-number": '{"capacity": [4], "resources": [1]}',
+}
+FILES.update({f"csv-tag-{label}": ("t.csv", f"# epochbench {tag}\nid,submit,runtime,procs\n1,0,5,1\n")
+              for label, tag in BAD_TAGS.items()})
 for label, (name, content) in FILES.items():
     case("files", label, simulate_file(name, content))
 
