@@ -122,16 +122,23 @@ def check_params(func, params: dict, label: str) -> dict:
     with a value of its kind (:func:`check_value`), else ValueError naming
     the first unknown one and those it accepts."""
     named, var = accepted_params(func)
-    sig = inspect.signature(func).parameters
-    for name, value in params.items():
+    for name in params:
         if name in _OWN_OPTIONS:
             raise ValueError(f"--param {name}: set it with --{name.replace('_', '-')}")
         if name not in named and not var:
             raise ValueError(f"--param {name}: {label} has no parameter {name!r}; it accepts: "
                              + (", ".join(named) or "none"))
-        if name in sig:
-            check_value(sig[name], value, label)
+    check_values(func, params, label)
     return params
+
+
+def check_values(func, params: dict, label: str) -> None:
+    """:func:`check_value` for each of ``params`` that ``func`` names (those
+    set by their own options left out)."""
+    sig = inspect.signature(func).parameters
+    for name, value in params.items():
+        if name in sig and name not in _OWN_OPTIONS:
+            check_value(sig[name], value, label)
 
 
 def _is_int(value) -> bool:
@@ -175,10 +182,7 @@ def method_params(kind: str, methods, params: dict) -> dict:
         named, var = accepted_params(func)
         out[name] = {p: v for p, v in params.items() if var or p in named}
         takes[name] = named
-        sig = inspect.signature(func).parameters
-        for p, v in out[name].items():
-            if p in sig and p not in _OWN_OPTIONS:
-                check_value(sig[p], v, f"{kind} method {name!r}")
+        check_values(func, out[name], f"{kind} method {name!r}")
     for p in params:
         if p in _OWN_OPTIONS:
             raise ValueError(f"--param {p}: set it with --{p.replace('_', '-')}")
