@@ -1042,6 +1042,7 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
     n, k = dem.shape
     m = p_init(pt, pf, free, submit[0])
     hn = qh = qt = rn = ai = old = passes = dead = 0  # dead: started jobs left in q (nonfcfs)
+    buckets = code == _NONFCFS and k == 1 and off.shape[0] > 2   # the Non-FCFS buckets were built
     while ai < n or hn > 0 or cf[WAKE] < np.inf:
         now = ht[0] if hn > 0 else np.inf
         if ai < n and submit[ai] < now:
@@ -1064,7 +1065,7 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
         while ai < n and submit[ai] == now:
             fresh += 1
             inq[ai] = True
-            if code == _NONFCFS and k == 1 and off.shape[0] > 2:   # the buckets were built
+            if buckets:
                 _bucket_push(bh, bs, off, blk, dem[ai, 0], ai, est)
                 qt += 1  # counts arrivals; dead counts starts
             elif code == _NONFCFS:
@@ -1080,7 +1081,7 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
             while qh < qt and _fits(dem, q[qh], free):
                 hn = _begin(q[qh], now, dem, dur, free, start, inq, ht, hj, hn)
                 qh += 1
-        elif code == _NONFCFS and k == 1 and off.shape[0] > 2:   # the buckets were built
+        elif buckets:
             old, hn, ns, blocked = _starved_pass(now, old, ai, limit, submit, inq, dem, dur, free,
                                                  start, ht, hj, hn)
             if not blocked:
