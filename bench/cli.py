@@ -85,7 +85,8 @@ def cmd_solve(args) -> int:
         ref = out["reference"]
         if known is not None and ref["gap_kind"] != "no bound":
             own = "" if ref["units"] == "family" else f"value {ref['value']:g} in {ref['units']} units, "
-            print(f"reference: {ref['gap_kind']} {ref['bound']:g} ({ref['ref_source']}), {own}gap {100 * ref['gap']:.4g} %"
+            print(f"reference: {ref['gap_kind']} {ref['bound']:g} ({ref['ref_source']}), {own}"
+                  f"gap {100 * ref['gap']:.4g} %"
                   + (f"; BEATS the best-known value {Units.of(inst).data(known.best_known):g} "
                      f"({known.best_known_source}): the checked "
                      "solution above can be published" if ref["beats_reference"] else ""))

@@ -100,7 +100,8 @@ def _from_benchmark_json(path: Path) -> pd.DataFrame:
         mg = pd.to_numeric(g["mean_gap"], errors="coerce")
         ok = mg.notna()
         out.append({"family": fam, "method": method, "solves": int(g["weight"].sum()),
-                    "gapped": int(g["weight"][ok].sum()), "mean_gap": float(np.average(mg[ok], weights=g["weight"][ok])) if ok.any() else np.nan,
+                    "gapped": int(g["weight"][ok].sum()),
+                    "mean_gap": float(np.average(mg[ok], weights=g["weight"][ok])) if ok.any() else np.nan,
                     "max_gap": pd.to_numeric(g["max_gap"], errors="coerce").max(),
                     "median_ms": float(g["median_ms"].median())})
     return pd.DataFrame(out, columns=COLUMNS)

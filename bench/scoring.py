@@ -403,7 +403,7 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
     instances = list(instances)
     if not methods:
         raise ValueError("no method to score (--methods names at least one)")
-    _unique([m for m in methods], "method", "--methods")
+    _unique(list(methods), "method", "--methods")
     _unique([f"{inst.kind} {inst.name}" for inst in instances], "instance", "give each instance its own meta.name")
     files = read_references(references)
     tasks = [{"instance": inst} for inst in instances]

@@ -6,6 +6,7 @@ registers its instance class and feasibility checker here.
 """
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -146,7 +147,7 @@ def write_family(folder, instances, *, generator: str, params: dict) -> Path:
     folder = Path(folder)
     instances = list(instances)
     names = [inst.name for inst in instances]
-    twice = sorted({n for n in names if names.count(n) > 1})
+    twice = sorted(n for n, c in Counter(names).items() if c > 1)
     if twice:
         raise InstanceError(f"{folder}: instance name(s) {twice[:3]} given twice")
     taken = [f for f in ["manifest.json", *(f"{n}.json" for n in names)] if (folder / f).exists()]
