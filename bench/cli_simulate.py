@@ -236,9 +236,8 @@ def _no_cycle_collection():
 
 def cmd_simulate(args) -> int:
     """``epochbench simulate`` (:func:`_simulate`) on ordinary pages, the
-    cyclic collector paused, numba loaded without its BLAS probe."""
-    from epochbench.instances.lazy import numba_without_blas_probe
-    numba_without_blas_probe()
+    cyclic collector paused (numba, when a kernel needs it, is loaded without
+    its BLAS probe: :func:`epochbench.instances.lazy.load_kernels`)."""
     with _ordinary_pages(), _no_cycle_collection():
         return _simulate(args)
 

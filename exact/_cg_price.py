@@ -8,7 +8,8 @@ still fit.  Loaded on first call (cached on disk), not at import.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from epochbench.instances.lazy import njit
 
 
 @njit(cache=True)

@@ -30,7 +30,8 @@ exceed the best value found (integers: a better solution is worth at least
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from epochbench.instances.lazy import njit
 
 #: entries of the state vector
 S_MODE, S_DEPTH, S_POS, S_VAL, S_BEST, S_NODES, S_ROOT = range(7)

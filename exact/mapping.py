@@ -57,10 +57,10 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from epochbench.instances.core import Result
 from epochbench.instances.lazy import lazy_module
+from epochbench.instances.lazy import njit
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import forwards, register
 

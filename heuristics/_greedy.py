@@ -9,7 +9,8 @@ good, since capacity only shrinks.  O(picks * n * K).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from epochbench.instances.lazy import njit
 
 FCFS, FF, BESTFIT, WORSTFIT, BB, BL = range(6)
 #: how the fullness modifier f = 1 - mean(U + R) enters the BB / BL score

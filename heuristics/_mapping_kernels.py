@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from epochbench.instances.lazy import njit
 
 MINMIN, MAXMIN, SUFFERAGE = 0, 1, 2
 

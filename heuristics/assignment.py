@@ -36,10 +36,10 @@ Every function returns the pairs ``(job, machine)``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from epochbench.instances.assignment import AssignmentInstance
 from epochbench.instances.core import Result
+from epochbench.instances.lazy import njit
 from epochbench.instances.registry import register
 
 

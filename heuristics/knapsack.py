@@ -21,10 +21,10 @@ only (tests check this).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from epochbench.instances.core import Result
 from epochbench.instances.knapsack import KnapsackInstance
+from epochbench.instances.lazy import njit
 from epochbench.instances.registry import register
 
 

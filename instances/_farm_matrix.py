@@ -10,7 +10,8 @@ with the per-heuristic functions to rounding (tests/test_farm.py).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .lazy import njit
 
 
 @njit(cache=True)

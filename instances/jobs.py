@@ -63,6 +63,7 @@ import numpy as np
 
 from epochbench.instances.core import InstanceError, _plain
 from epochbench.instances.files import atomic_path, write_bytes
+from epochbench.instances.lazy import kernels_loaded
 from epochbench.instances.table import Columns, as_columns, in_arrival_order, narrowest_int
 
 SWF_FIELDS = ("id", "submit", "wait", "runtime", "alloc_procs", "avg_cpu", "mem", "req_procs", "req_time",
@@ -388,6 +389,10 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
                                          ("alloc_procs", "req_procs", "req_time"))]
     layout = _Layout(want)
     gz = path.suffix == ".gz"
+    if path.stat().st_size <= SWF_SMALL and not kernels_loaded():
+        got = _integer_columns(path, layout, want)
+        if got is not None:
+            return got
     # plain text: room for every line at once (pages never touched cost no memory);
     # gzip: a guess at 4x the compressed size, grown when full
     cols = layout.arrays(_job_room(path.stat().st_size * (4 if gz else 1)))
@@ -421,6 +426,29 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     out, iout = cols
     return header or {}, Columns({f: out[layout.floats.index(f), :rows] if f in SWF_FLOAT
                                   else iout[layout.ints.index(f), :rows] for f in want})
+
+
+#: bytes of SWF file (compressed or not) that a process without the compiled
+#: kernels reads with numpy when the numbers are integers (:func:`_integer_columns`)
+SWF_SMALL = 1 << 23
+
+
+def _integer_columns(path: Path, layout: "_Layout", want: list) -> tuple[dict, Columns] | None:
+    """(header, columns) of a short SWF file whose job lines hold integers
+    only, read by :func:`epochbench.instances._swf_parse.parse_integer_text`
+    (numpy, no compiled parser to load: the values are the compiled
+    parser's, bit for bit); None for any other file."""
+    from ._swf_parse import parse_integer_text
+    raw = _read_all(path)
+    values = parse_integer_text(raw)
+    if values is None:
+        return None
+    out, iout = layout.arrays(values.shape[1])
+    for f, row in zip(SWF_FIELDS, layout.dest):
+        if row >= 0:
+            (out if f in SWF_FLOAT else iout)[row] = values[SWF_FIELDS.index(f)]
+    return _swf_header(raw), Columns({f: out[layout.floats.index(f)] if f in SWF_FLOAT
+                                      else iout[layout.ints.index(f)] for f in want})
 
 
 class _Buffers:

@@ -3,11 +3,15 @@
 The solver back-ends (OR-Tools, HiGHS, PuLP, SciPy) take most of a second
 to import.  A module that registers exact methods names them through
 :func:`lazy_module`, so that listing or registering methods, or running a
-simulation that never solves exactly, does not import them.
+simulation that never solves exactly, does not import them.  Likewise
+numba: kernels are defined with :func:`njit`, which imports numba only when
+a kernel is first called.
 """
 from __future__ import annotations
 
+import functools
 import importlib
+import threading
 from types import ModuleType
 
 
@@ -85,3 +89,92 @@ def numba_without_blas_probe() -> None:
         importlib.import_module("numba.np.arraymath")
     finally:
         sys.meta_path.remove(hook)
+
+
+# ---- compiled kernels on first call ------------------------------------------------------
+_KERNELS: list["LazyKernel"] = []
+_NUMBA = None                                 # the numba module once the kernels are compiled
+_LOCK = threading.RLock()
+
+
+class LazyKernel:
+    """A function to be compiled by ``numba.njit(**options)``, not yet.
+
+    Importing numba and building its typing context cost about 0.35 s,
+    more than a whole short simulation (issue 18), so a module's kernels are
+    defined with :func:`njit` below and numba is imported the first time
+    any kernel is called from Python (or its dispatcher is asked for):
+    :func:`load_kernels` then makes every kernel defined so far a numba
+    dispatcher and puts it in place of this object in every module's
+    namespace, so that compiled callers see dispatchers and later Python
+    calls go straight to them.  ``py_func`` is the plain function, as on a
+    numba dispatcher.
+    """
+
+    def __init__(self, func, options: dict):
+        self.py_func = func
+        self.options = options
+        self.dispatcher = None
+        functools.update_wrapper(self, func)
+
+    def __call__(self, *args, **kwargs):
+        return self.compiled()(*args, **kwargs)
+
+    def compiled(self):
+        """The numba dispatcher (numba imported now if it was not yet)."""
+        if self.dispatcher is None:
+            load_kernels()
+        return self.dispatcher
+
+    @property
+    def _numba_type_(self):                   # passed as an argument to a compiled function
+        return self.compiled()._numba_type_
+
+    def __getattr__(self, name: str):         # signatures, overloads, ... of the dispatcher
+        if name in ("dispatcher", "py_func", "options") or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.compiled(), name)
+
+
+def njit(**options):
+    """``numba.njit(**options)``, compiled on first call: a decorator giving a
+    :class:`LazyKernel` while numba is not loaded, the numba dispatcher itself
+    once it is."""
+    def deco(func):
+        with _LOCK:
+            if _NUMBA is not None:
+                return _NUMBA.njit(**options)(func)
+            kernel = LazyKernel(func, options)
+            _KERNELS.append(kernel)
+            return kernel
+    return deco
+
+
+def kernels_loaded() -> bool:
+    """Whether numba is imported and the kernels are numba dispatchers: after
+    that, running a compiled kernel costs no start-up any more (the
+    pure-Python twins of a few kernels are used only before it)."""
+    return _NUMBA is not None
+
+
+def load_kernels() -> None:
+    """Import numba (without its BLAS probe, :func:`numba_without_blas_probe`),
+    make every :class:`LazyKernel` a dispatcher and replace it by that in the
+    namespace of every loaded module.  Idempotent; thread-safe."""
+    global _NUMBA
+    import sys
+    with _LOCK:
+        if _NUMBA is not None:
+            return
+        numba_without_blas_probe()
+        import numba
+        for kernel in _KERNELS:
+            kernel.dispatcher = numba.njit(**kernel.options)(kernel.py_func)
+        for module in list(sys.modules.values()):
+            names = getattr(module, "__dict__", None)
+            if not isinstance(names, dict):
+                continue
+            for key, value in list(names.items()):
+                if type(value) is LazyKernel:
+                    names[key] = value.dispatcher
+        _NUMBA = numba

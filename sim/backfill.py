@@ -35,8 +35,8 @@ instance that ``--record-epochs`` can save and score.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from epochbench.instances.lazy import njit
 from .los_fast import LOS_RULE
 from .policies import CONS_RULE, EASY, EASY_RULE, Conservative, _ArrivalQueue, register_policy
 from .profile import JIT, p_add, p_book, p_find, p_init, rows_needed

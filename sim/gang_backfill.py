@@ -38,8 +38,8 @@ a compression O(queue x mpl x m).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from epochbench.instances.lazy import njit
 from .gang_matrix import Clock, Matrix
 from .profile import JIT, p_add, p_advance, p_book, p_find, p_init, rows_needed
 

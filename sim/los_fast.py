@@ -54,8 +54,8 @@ runs the simulation again with arrays of the size asked for
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from epochbench.instances.lazy import njit
 from .profile import JIT
 
 #: largest LOS table (bytes) a run grows to (the generic engine's limit,

@@ -13,11 +13,9 @@ the same kind it is given.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
-from numba import njit
 
+from epochbench.instances.lazy import kernels_loaded, njit
 from epochbench.instances.table import Columns, as_columns, in_arrival_order
 
 TAU = 10.0  # [zhang-comparative] section 2.3: Gamma = 10 s
@@ -81,7 +79,23 @@ def out_of_order(submit, job_id, start) -> np.ndarray:
 
 def _late_count(submit, job_id, start) -> int:
     """The number of jobs :func:`out_of_order` flags, without the flags."""
-    return int(_started_late(start, _arrival_order(submit, job_id), np.empty(0, dtype=bool)))
+    order = _arrival_order(submit, job_id)
+    if not kernels_loaded():
+        return int(np.count_nonzero(_late_numpy(start, order)))
+    return int(_started_late(start, order, np.empty(0, dtype=bool)))
+
+
+def _late_numpy(start, order) -> np.ndarray:
+    """:func:`_started_late`'s flags in arrival order, by numpy (for a process
+    that has not loaded the compiled kernels): the running maximum of the
+    starts before each job (``maximum.accumulate``, NaN wins as in the
+    kernel) compared with its start.  The same comparisons, so the same flags."""
+    s = start if order.shape[0] == 0 else start[order]
+    before = np.empty_like(s)
+    if len(s):
+        before[0] = -np.inf
+        np.maximum.accumulate(s[:-1], out=before[1:])
+    return before > s
 
 
 def _arrival_order(submit: np.ndarray, job_id: np.ndarray) -> np.ndarray:
@@ -212,6 +226,8 @@ def capacity_loss(result, workload) -> float:
     procs = np.asarray(result["procs"], dtype=np.int64)
     # stable sorts: timsort on times nearly in order (starts, ends) is quicker than quicksort (5M
     # starts: 0.05 s, not 0.09 s); ties may come in any order (the sweep takes all events at a time at once)
+    if not kernels_loaded() and not (np.isnan(start).any() or np.isnan(end).any()):
+        return _empty_numpy(submit, start, end, procs, int(nodes)) / (nodes * span)
     by_submit = np.empty(0, dtype=np.int64) if _sorted(submit) else np.argsort(submit, kind="stable")
     empty = _empty_while_waiting(submit, start, end, procs, by_submit, np.argsort(start, kind="stable"),
                                  np.argsort(end, kind="stable"), int(nodes))
@@ -258,6 +274,29 @@ def _empty_while_waiting(submit, start, end, procs, by_submit, by_start, by_end,
     return total
 
 
+def _empty_numpy(submit, start, end, procs, nodes) -> float:
+    """:func:`_empty_while_waiting` by numpy, for a process that has not
+    loaded the compiled kernels: the event times sorted, the queue length
+    and busy nodes after the last event at each distinct time (cumulative
+    sums of integers, exact), and the same terms (nodes - busy) x (psi_{i+1}
+    - psi_i) where a job waits, added in the same order (``cumsum`` adds
+    sequentially; the terms where none waits are 0.0, which leaves a sum of
+    non-negative terms unchanged): the same float, bit for bit.  Times must
+    not be NaN."""
+    n = len(submit)
+    times = np.concatenate((submit, start, end))
+    order = np.argsort(times, kind="stable")
+    times = times[order]
+    queued = np.cumsum(np.concatenate((np.ones(n, np.int64), np.full(n, -1, np.int64),
+                                       np.zeros(n, np.int64)))[order])
+    busy = np.cumsum(np.concatenate((np.zeros(n, np.int64), procs, -procs))[order])
+    last = np.flatnonzero(np.append(times[1:] != times[:-1], True))   # the last event at each time
+    psi, queued, busy = times[last], queued[last], busy[last]
+    waiting = queued[:-1] > 0
+    terms = (nodes - busy[:-1][waiting]).astype(np.float64) * (psi[1:][waiting] - psi[:-1][waiting])
+    return float(np.cumsum(terms)[-1]) if len(terms) else 0.0
+
+
 def _stats(prefix: str, values: np.ndarray, scratch: np.ndarray) -> dict:
     """Mean, median, max and population std of ``values``, numpy's own
     figures (bit for bit), with ``scratch`` (as long) for the median's
@@ -299,9 +338,22 @@ def summarize(result, workload, small_threshold: int = 32, *, tau: float = TAU) 
     result = as_columns(result)
     _check(result)
     n = len(result)
+    if not kernels_loaded():                 # numpy's capacity loss holds the GIL: no thread
+        return _summary(result, workload, small_threshold, tau, n, _Done(capacity_loss(result, workload)))
+    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(1) as pool:      # the capacity loss (sorts, a compiled sweep: no GIL) meanwhile
         loss = pool.submit(capacity_loss, result, workload)
         return _summary(result, workload, small_threshold, tau, n, loss)
+
+
+class _Done:
+    """A value as a finished future (``result()``)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
 
 
 def _summary(result: Columns, workload, small_threshold: int, tau: float, n: int, loss) -> dict:
@@ -347,7 +399,7 @@ def _split_stats(parts: dict, col: str, values: np.ndarray, small: np.ndarray, s
     """Mean and std of ``values`` over the small and the large jobs (``small_wait_mean``, ...),
     each part gathered into ``scratch`` in row order."""
     for prefix, which in (("small", True), ("large", False)):
-        part = scratch[:_gather(values, small, which, scratch)]
+        part = scratch[:_gather(values, small, which, scratch)] if kernels_loaded() else values[small == which]
         parts[prefix][f"{prefix}_{col}_mean"] = float(part.mean()) if len(part) else float("nan")
         parts[prefix][f"{prefix}_{col}_std"] = _std(part, part) if len(part) else float("nan")
 

@@ -42,7 +42,9 @@ move later: only overruns break the guarantee).
 
 Each policy runs two ways: the generic classes below on the Python engine of
 :mod:`epochbench.sim.engine` (selector, hook, other machine models), and the compiled
-event loop :func:`run_fast` (numba, the default).  They give identical
+event loop :func:`run_fast` (numba, the default; EASY on one resource runs
+in its pure-Python twin :mod:`epochbench.sim.easy_python` on short streams
+while the compiled kernels are not loaded yet).  They give identical
 schedules.  With ``selector=NAME`` the selection step (fcfs: the whole queue;
 nonfcfs: the queue in priority order; easy: the backfill candidates with the
 head's reservation) is a packing instance solved by ``epochbench.instances.registry``
@@ -58,11 +60,12 @@ from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from epochbench.instances import registry
+from epochbench.instances.lazy import kernels_loaded, njit
 
 from . import registry as _registry
+from . import easy_python as _easy_python
 from .engine import JobTable, Policy, StartFn, packing_instance
 from .los_fast import LOS_RULE, OUT as LOS_OUT, OVERFLOW as LOS_OVERFLOW, los_grown, los_select, los_stats, los_work
 from .profile import INLINE, JIT, Profile, _locate, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move, p_release, rows_needed
@@ -460,11 +463,18 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
     is called every ``every`` seconds from this one, and once at the end.
     ``los_words``: the size of the LOS bitsets (:func:`epochbench.sim.los_fast.los_work`);
     a LOS step that needs more stops the loop, which then runs again from
-    the start with them."""
+    the start with them.  EASY with one resource on at most
+    :data:`~epochbench.sim.easy_python.PY_MAX_JOBS` jobs, in a process
+    that has not loaded the compiled kernels, runs in the loop's pure-Python
+    twin (:func:`_run_python`) unless that runs past its time budget."""
     code = FAST_CODES[policy.name]
     n, k = table.n, table.k
     if n == 0:
         return 0
+    if code == _EASY and k == 1 and n <= _easy_python.PY_MAX_JOBS and not kernels_loaded():
+        passes = _run_python(table, capacity, progress)
+        if passes is not None:
+            return passes
     limit = float(getattr(policy, "starvation_limit", DAY))
     rows = rows_needed(n) if code == _CONS else 1
     lw, lbits = los_work(n, code == _LOS, los_words)
@@ -489,6 +499,24 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
         return run_fast(policy, table, capacity, progress, every, los_grown(lw, lbits))
     if code == _LOS:
         policy.selector_stats = los_stats(lw)  # as the generic policy reports them
+    return passes
+
+
+def _run_python(table: JobTable, capacity: np.ndarray, progress) -> int | None:
+    """EASY on one resource by :func:`epochbench.sim.easy_python.easy_python`
+    (the compiled loop's pure-Python twin, for a process that has not loaded
+    the compiled kernels yet); fills the table as :func:`run_fast` does and
+    returns the passes, or None when its time budget ran out (nothing written)."""
+    done = _easy_python.easy_python(table.submit.tolist(), table.duration.tolist(), table.estimate.tolist(),
+                                    table.ids.tolist(), table.demand[:, 0].tolist(), int(capacity[0]),
+                                    _easy_python.PY_BUDGET_S)
+    if done is None:
+        return None
+    start, promised, passes, last = done
+    table.start[:] = start
+    table.promised[:] = promised
+    if progress is not None:
+        progress(table.n, last)
     return passes
 
 

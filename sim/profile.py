@@ -22,7 +22,8 @@ of how the breakpoints are stored, and the tests check that they agree.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from epochbench.instances.lazy import njit
 
 
 # ---- numpy version (generic engine) ------------------------------------------------

@@ -1,0 +1,177 @@
+"""Start-up of a short ``simulate`` (issue 18 item 1): numba is imported only
+when a compiled kernel runs, and the numpy / pure-Python twins used before
+that give what the compiled kernels give, bit for bit."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from epochbench.instances import jobs as jobs_module
+from epochbench.instances._swf_parse import parse_integer_text
+from epochbench.instances.jobs import make_workload
+from epochbench.instances.lazy import LazyKernel, load_kernels
+from epochbench.sim import easy_python as easy_module
+from epochbench.sim import metrics
+from epochbench.sim.engine import JobTable
+from epochbench.sim.policies import make, run_fast
+
+
+def _stream(rng, n: int, cap: int, kill: bool):
+    """Random jobs with tied arrivals, early ends and (without ``kill``) overruns."""
+    submit = np.cumsum(rng.choice([0, 0, 1, 5, 30], n)).astype(float)
+    runtime = rng.integers(0, 200, n).astype(float)
+    estimate = np.where(rng.random(n) < 0.3, runtime, runtime * rng.uniform(0.5 if not kill else 1.0, 3, n)).round()
+    table = {"id": np.arange(1, n + 1), "submit": submit, "runtime": runtime, "estimate": np.maximum(estimate, 1.0),
+             "procs": rng.integers(1, cap + 1, n)}
+    return make_workload(table, [cap], kill_at_estimate=kill)
+
+
+def _table(w) -> JobTable:
+    from epochbench.instances.table import as_columns
+    return JobTable.from_columns(as_columns(w.table), np.asarray(w.capacity, dtype=np.int64))
+
+
+@pytest.mark.parametrize("kill", [True, False])
+def test_the_pure_python_easy_is_the_compiled_loop_bit_for_bit(kill):
+    load_kernels()
+    rng = np.random.default_rng(11 if kill else 12)
+    for trial in range(40):
+        cap = int(rng.choice([1, 4, 16, 64]))
+        w = _stream(rng, int(rng.integers(1, 400)), cap, kill)
+        compiled = _table(w)
+        passes = run_fast(make("easy"), compiled, w.capacity)
+        t = _table(w)
+        start, promised, py_passes, _ = easy_module.easy_python(
+            t.submit.tolist(), t.duration.tolist(), t.estimate.tolist(), t.ids.tolist(), t.demand[:, 0].tolist(), cap)
+        assert py_passes == passes, trial
+        assert np.array_equal(np.array(start), compiled.start, equal_nan=True), trial
+        assert np.array_equal(np.array(promised), compiled.promised, equal_nan=True), trial
+
+
+def test_the_pure_python_easy_gives_up_at_its_budget_and_the_compiled_loop_takes_over(monkeypatch):
+    w = _stream(np.random.default_rng(3), 3000, 8, True)
+    t = _table(w)
+    args = (t.submit.tolist(), t.duration.tolist(), t.estimate.tolist(), t.ids.tolist(), t.demand[:, 0].tolist(), 8)
+    assert easy_module.easy_python(*args, budget=-1.0) is None
+    assert easy_module.easy_python(*args) is not None
+    reference = _table(w)
+    load_kernels()
+    run_fast(make("easy"), reference, w.capacity)
+    monkeypatch.setattr("epochbench.sim.policies.kernels_loaded", lambda: False)
+    monkeypatch.setattr(easy_module, "PY_BUDGET_S", -1.0)
+    again = _table(w)
+    run_fast(make("easy"), again, w.capacity)
+    assert np.array_equal(again.start, reference.start) and np.array_equal(again.promised, reference.promised,
+                                                                          equal_nan=True)
+
+
+def _swf_text(rng, lines: int) -> bytes:
+    rows = []
+    for i in range(lines):
+        f = rng.integers(-1, 10**int(rng.integers(1, 16)), 18)
+        f[0] = i + 1
+        rows.append(rng.choice([" ", "\t", "  "]).join(str(v) for v in f) + rng.choice(["\n", "\r\n", " \n"]))
+        if rng.random() < 0.05:
+            rows.append(rng.choice(["\n", ";  note\n", "   ; indented note\n", "  \t\n"]))
+    return ("; Version: 2.2\n; MaxProcs: 64\n;\n" + "".join(rows)).encode()
+
+
+def test_the_numpy_swf_reader_reads_what_the_compiled_parser_reads(tmp_path, monkeypatch):
+    load_kernels()
+    rng = np.random.default_rng(5)
+    taken = []
+    numpy_reader = jobs_module._integer_columns
+    monkeypatch.setattr(jobs_module, "_integer_columns", lambda *a: taken.append(numpy_reader(*a)) or taken[-1])
+    for trial in range(12):
+        path = tmp_path / f"t{trial}.swf"
+        path.write_bytes(_swf_text(rng, int(rng.integers(1, 300))))
+        keep = jobs_module.RAW_FIELDS if trial % 3 else ()
+        monkeypatch.setattr(jobs_module, "kernels_loaded", lambda: False)
+        header, cols = jobs_module._swf_columns(path, str(path), keep)
+        assert taken[-1] is not None, trial                     # the numpy reader read it
+        monkeypatch.setattr(jobs_module, "kernels_loaded", lambda: True)
+        ref_header, ref = jobs_module._swf_columns(path, str(path), keep)
+        assert header == ref_header and list(cols.columns) == list(ref.columns)
+        for f in ref.columns:
+            a, b = np.asarray(cols[f]), np.asarray(ref[f])
+            assert a.dtype == b.dtype and np.array_equal(a, b), (trial, f)
+            if a.dtype.kind == "f":
+                assert np.array_equal(np.signbit(a), np.signbit(b)), (trial, f)
+    assert len(taken) == 12
+
+
+@pytest.mark.parametrize("text", [
+    b"1 2 3\n", b"1 2.5\n", b"1 2e3\n", b"1 -0\n", b"1 07\n", b"1 1234567890123456\n", b"1 2 ; comment\n",
+    b"1 2-\n", b"1 --2\n", b"1 - 2\n", b"1 2\n3\n", b"", b"; only a header\n", b"1 +2\n", b"1 nan\n"])
+def test_the_numpy_swf_reader_declines_what_it_does_not_read_exactly(text):
+    assert parse_integer_text(text, 2) is None
+
+
+def test_the_numpy_swf_reader_takes_blank_and_comment_lines_and_crlf():
+    got = parse_integer_text(b"; h: 1\n\n 1\t-2\r\n  ; c\n\n123456789012345 0\n", 2)
+    assert got.tolist() == [[1, 123456789012345], [-2, 0]]
+
+
+def test_the_numpy_metrics_are_the_compiled_kernels_bit_for_bit():
+    load_kernels()
+    rng = np.random.default_rng(8)
+    for trial in range(30):
+        n = int(rng.integers(1, 500))
+        submit = np.sort(rng.choice(np.arange(50.0), n) * rng.choice([1.0, 0.37]))
+        start = submit + rng.choice([0.0, 0.0, 1.0, 2.5, 10.1], n)
+        end = start + rng.choice([0.0, 1.0, 3.3, 7.0], n)
+        procs = rng.integers(1, 9, n)
+        nodes = int(rng.integers(8, 40))
+        order = np.empty(0, np.int64) if trial % 2 else rng.permutation(n)
+        by_submit = np.empty(0, np.int64) if metrics._sorted(submit) else np.argsort(submit, kind="stable")
+        ref = metrics._empty_while_waiting(submit, start, end, procs, by_submit, np.argsort(start, kind="stable"),
+                                           np.argsort(end, kind="stable"), nodes)
+        got = metrics._empty_numpy(submit, start, end, procs, nodes)
+        assert got == ref, (trial, got, ref)
+        flags = np.empty(n, dtype=bool)
+        s = start.copy()
+        s[rng.random(n) < 0.05] = np.nan
+        metrics._started_late(s, order, flags)
+        in_order = flags if order.shape[0] == 0 else flags[order]
+        assert np.array_equal(metrics._late_numpy(s, order), in_order), trial
+
+
+def test_a_kernel_is_compiled_on_first_call_and_its_module_then_holds_the_dispatcher():
+    from epochbench.sim import profile
+    load_kernels()
+    assert not isinstance(profile.p_add, LazyKernel) and hasattr(profile.p_add, "py_func")
+
+
+_CHILD = """
+import json, sys
+FIRST = sys.argv[2] == "compiled"
+if FIRST:
+    from epochbench.instances.lazy import load_kernels
+    load_kernels()
+from epochbench.cli import main
+import io, contextlib
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    assert main(["simulate", "--workload", sys.argv[1], "--policy", "easy", "--json", "--quiet"]) == 0
+rep = json.loads(out.getvalue())
+for key in ("seconds", "jobs_per_second"):
+    rep.pop(key)
+print(json.dumps({"numba": "numba" in sys.modules, "report": rep}))
+"""
+
+
+def test_a_short_simulate_imports_no_numba_and_reports_what_the_compiled_path_reports(tmp_path):
+    from epochbench.instances.jobs import write_swf
+    swf = write_swf(_stream(np.random.default_rng(2), 600, 16, True), tmp_path / "t.swf")
+    runs = {}
+    for how in ("twins", "compiled"):
+        done = subprocess.run([sys.executable, "-c", _CHILD, str(swf), how], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=300)
+        assert done.returncode == 0, done.stderr
+        runs[how] = json.loads(done.stdout.splitlines()[-1])
+    assert runs["twins"]["numba"] is False and runs["compiled"]["numba"] is True
+    assert runs["twins"]["report"] == runs["compiled"]["report"]
