@@ -459,7 +459,7 @@ def build_parser(command: str | None = "") -> argparse.ArgumentParser:
     only (the others are named with their help), ``None`` for none (``--help``),
     ``""`` for all."""
     p = Parser(prog="epochbench", description=__doc__)
-    p.add_argument("--version", action="version", version=f"epochbench {_version()}")
+    p.add_argument("--version", action=_Version)
     p.add_argument("--data", type=Path, metavar="DIR",
                    help="folder of the reference data (VBP, SWF, OR-Library, Braun); default $EPOCHBENCH_DATA, "
                         "or ../shared/data beside a source checkout")
@@ -476,6 +476,19 @@ def build_parser(command: str | None = "") -> argparse.ArgumentParser:
 def _version() -> str:
     from epochbench import __version__
     return __version__
+
+
+class _Version(argparse.Action):
+    """``--version``: argparse's version action, the version looked up only
+    when asked for (reading the installed metadata costs 30 ms a command)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser._print_message(f"epochbench {_version()}\n", sys.stdout)
+        parser.exit()
 
 
 def _runner(name: str):

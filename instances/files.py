@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from pathlib import Path
 
 try:                                   # POSIX; elsewhere folders are not locked
@@ -62,6 +61,7 @@ def atomic_path(path):
     it.  Cost: one rename.
     """
     path = Path(path)
+    import secrets                      # here: its hmac and hashlib cost 3 ms a command
     tmp = path.with_name(f"{TMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}-{path.name}")
     try:
         yield tmp

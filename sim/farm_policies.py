@@ -66,17 +66,26 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from epochbench.instances import farm as _farm
-from epochbench.instances.assignment import AssignmentInstance
 from epochbench.instances.core import gap
-from epochbench.instances.knapsack import KnapsackInstance
+from epochbench.instances.lazy import lazy_module
 from epochbench.instances.registry import solve
 
 from . import registry as _registry
 from .farm import FarmPolicy, FarmStream, FarmView
+
+if TYPE_CHECKING:
+    from epochbench.instances.assignment import AssignmentInstance
+    from epochbench.instances.knapsack import KnapsackInstance
+
+#: the instance modules, imported when a farm policy first builds an instance
+#: (not when the policy registry is listed)
+_assignment_module = lazy_module("epochbench.instances.assignment")
+_knapsack_module = lazy_module("epochbench.instances.knapsack")
 
 
 # ---- convergent scheduling ----------------------------------------------------------------------
@@ -151,8 +160,9 @@ class ConvergentScheduling(FarmPolicy):
         sub[blocked] = 0.0
         self.stats["blocked"] += int(blocked.size)
         if items.size:
-            inst = KnapsackInstance.build(capacity[crit], lic[items][:, crit].astype(np.int64), profit[items],
-                                          {"name": f"{self.name}-mkp-{view.passes}"})
+            inst = _knapsack_module.KnapsackInstance.build(
+                capacity[crit], lic[items][:, crit].astype(np.int64), profit[items],
+                {"name": f"{self.name}-mkp-{view.passes}"})
             res = self._knapsack(inst)
             keep = np.zeros(items.size, dtype=bool)
             keep[list(res.decision)] = True
@@ -168,7 +178,8 @@ class ConvergentScheduling(FarmPolicy):
             k = np.nonzero(run >= 0)[0]  # preemptive: rows and cols are all jobs and all machines
             keep = sub[k, run[k]] > 0
             prev = np.stack([k[keep], run[k][keep]], axis=1).tolist()
-        inst = AssignmentInstance.build(sub, {"name": f"{self.name}-match-{view.passes}", "previous": prev})
+        inst = _assignment_module.AssignmentInstance.build(
+            sub, {"name": f"{self.name}-match-{view.passes}", "previous": prev})
         res = self._match(inst, self.matcher, prev)
         if self._oracle(view):
             with self._measuring():
