@@ -175,3 +175,18 @@ def test_a_short_simulate_imports_no_numba_and_reports_what_the_compiled_path_re
         runs[how] = json.loads(done.stdout.splitlines()[-1])
     assert runs["twins"]["numba"] is False and runs["compiled"]["numba"] is True
     assert runs["twins"]["report"] == runs["compiled"]["report"]
+
+
+def test_entry_points_are_looked_up_only_where_a_distribution_may_declare_them(tmp_path, monkeypatch):
+    from epochbench.instances import catalog
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    assert catalog._may_declare("epochbench.heuristics") is False and catalog.entry_points(group="epochbench.x") == ()
+    info = tmp_path / "plug-1.0.dist-info"
+    info.mkdir()
+    (info / "entry_points.txt").write_text("[epochbench.heuristics]\nx = plug:x\n")
+    assert catalog._may_declare("epochbench.heuristics") is True
+    assert catalog._may_declare("epochbench.policies") is False
+    zipped = tmp_path / "lib.zip"
+    zipped.write_bytes(b"PK")
+    monkeypatch.setattr(sys, "path", [str(zipped)])
+    assert catalog._may_declare("epochbench.policies") is True
