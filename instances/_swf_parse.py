@@ -197,7 +197,9 @@ def parse_integer_text(raw: bytes, fields: int = 18) -> np.ndarray | None:
     if len(minus) and (minus[-1] + 1 >= len(text) or not digit[minus + 1].all()
                        or not (text[minus[minus > 0] - 1] <= 32).all()):
         return None                                         # a '-' not starting a number
-    first = np.flatnonzero(np.diff(digit.view(np.int8), prepend=np.int8(0)) == 1)   # where each number's digits start
+    first = np.flatnonzero(digit[1:] > digit[:-1]) + 1      # where each number's digits start
+    if digit[0]:
+        first = np.concatenate(([0], first))
     zero = first[text[first] == 48]
     if len(zero) and np.append(digit, False)[zero + 1].any():
         return None                                         # a leading zero (its digits would count)
@@ -206,7 +208,7 @@ def parse_integer_text(raw: bytes, fields: int = 18) -> np.ndarray | None:
     if not ((counts == fields) | (counts == 0)).all():
         return None
     values = np.fromstring(body, dtype=np.int64, sep=" ")
-    if len(values) != len(first) or (len(values) and np.abs(values).max() >= 10**15):
+    if len(values) != len(first) or (len(values) and (values.max() >= 10**15 or values.min() <= -10**15)):
         return None                                         # more digits than float64 holds exactly
     return values.reshape(-1, fields).T
 

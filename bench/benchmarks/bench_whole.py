@@ -128,11 +128,31 @@ def _trace(name: str, streams) -> Path:
     return streams(name)
 
 
+#: the packages of the ``epochbench`` distribution (pyproject.toml's list)
+PACKAGES = ("epochbench", "epochbench.experiments", "epochbench.benchmarks", "epochbench.instances",
+            "epochbench.heuristics", "epochbench.exact", "epochbench.sim")
+
+
+def _byte_compile() -> None:
+    """Write the package's byte code (``__pycache__``), as ``pip install``
+    does: under ``PYTHONDONTWRITEBYTECODE`` an editable install never gets
+    it, and every timed process would compile the modules it imports from
+    source (tens of ms), which a user's installed copy does not.  A folder
+    that cannot be written is left as it is."""
+    import compileall
+    import importlib.util
+    for name in PACKAGES:
+        spec = importlib.util.find_spec(name)
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            compileall.compile_dir(folder, maxlevels=0, quiet=2)
+
+
 @pytest.mark.parametrize("name", ["kth", "250k"])
 def test_simulate_vs_script(benchmark, streams, request, name):
     trace = _trace(name, streams)
     ours = lambda: run_process(simulate_argv(trace))                       # noqa: E731
     script = lambda: run_process([sys.executable, str(SCRIPT), str(trace)])  # noqa: E731
+    _byte_compile()
     ours(), script()                                                       # caches warm (numba, page cache)
     n = bench_rounds(request.config, 5)
     mine, theirs = paired(benchmark, n, ours, script)
