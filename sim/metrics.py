@@ -73,7 +73,11 @@ def out_of_order(submit, job_id, start) -> np.ndarray:
     compiled running maximum: O(n log n)."""
     submit, job_id, start = (np.asarray(a) for a in (submit, job_id, start))
     flags = np.empty(len(submit), dtype=bool)
-    _started_late(start.astype(np.float64, copy=False), _arrival_order(submit, job_id), flags)
+    start, order = start.astype(np.float64, copy=False), _arrival_order(submit, job_id)
+    if not kernels_loaded():
+        flags[order if order.shape[0] else slice(None)] = _late_numpy(start, order)
+        return flags
+    _started_late(start, order, flags)
     return flags
 
 

@@ -190,3 +190,33 @@ def test_entry_points_are_looked_up_only_where_a_distribution_may_declare_them(t
     zipped.write_bytes(b"PK")
     monkeypatch.setattr(sys, "path", [str(zipped)])
     assert catalog._may_declare("epochbench.policies") is True
+
+
+def test_out_of_order_flags_by_numpy_are_the_kernels(monkeypatch):
+    load_kernels()
+    rng = np.random.default_rng(4)
+    for trial in range(20):
+        n = int(rng.integers(1, 300))
+        submit, ids = rng.choice(np.arange(40.0), n), rng.permutation(n)
+        start = submit + rng.choice([0.0, 1.0, 5.0], n)
+        ref = metrics.out_of_order(submit, ids, start)
+        monkeypatch.setattr(metrics, "kernels_loaded", lambda: False)
+        assert np.array_equal(metrics.out_of_order(submit, ids, start), ref), trial
+        monkeypatch.undo()
+
+
+def test_columns_go_to_arrow_as_buffers_with_nan_as_null_and_no_pandas():
+    import pyarrow as pa
+    from epochbench.instances.table import Columns
+    rng = np.random.default_rng(1)
+    cols = {"i": rng.integers(-5, 5, 70), "u8": rng.integers(0, 5, 70).astype(np.uint8),
+            "f": np.where(rng.random(70) < 0.2, np.nan, rng.random(70)), "b": rng.random(70) < 0.5,
+            "f32": rng.random(70).astype(np.float32), "strided": np.arange(210.0)[::3]}
+    got = Columns(cols).to_arrow()
+    want = pa.Table.from_arrays([pa.array(v, from_pandas=v.dtype.kind == "f") for v in cols.values()],
+                                names=list(cols))
+    assert got.equals(want) and got.column("f").null_count == int(np.isnan(cols["f"]).sum())
+    code = ("import sys, numpy as np\nfrom epochbench.instances.table import Columns\n"
+            "Columns({'a': np.arange(3), 'b': np.array([1.0, np.nan, 2.0])}).csv_bytes()\n"
+            "print('pandas' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
