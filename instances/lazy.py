@@ -77,8 +77,11 @@ def numba_without_blas_probe() -> None:
     form inner products (a plain loop without BLAS); ``np.dot`` and
     ``np.linalg`` in compiled code import ``scipy.linalg`` themselves when
     they are compiled (numba's ``ensure_blas``), so they keep working.
-    No effect once ``numba.np.arraymath`` is imported.  Used by commands
-    that run only cached kernels without linear algebra (``simulate``).
+    No effect once ``numba.np.arraymath`` is imported.  Called by
+    :func:`load_kernels`, so every process that compiles epochbench's
+    kernels skips the probe (none of them uses ``np.correlate`` or
+    ``np.convolve``; a user's own compiled ``np.correlate`` in the same
+    process then takes numba's plain loop).
     """
     import sys
     if "numba.np.arraymath" in sys.modules:
