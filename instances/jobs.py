@@ -552,7 +552,12 @@ def _grown(out: np.ndarray, need: int) -> np.ndarray:
 
 
 def _read_all(path: Path) -> bytes:
-    return gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    """The whole file, decompressed by the reader the compiled path uses (so
+    that a damaged ``.gz`` gets the same message)."""
+    if path.suffix != ".gz":
+        return path.read_bytes()
+    with gzip.open(path, "rb") as fh:
+        return fh.read()
 
 
 def _swf_header(raw: bytes) -> dict:

@@ -219,18 +219,21 @@ def capacity_loss(result, workload) -> float:
     scheduling; adding them as breakpoints changes nothing then and is exact
     otherwise); e_i and delta_i are taken after all events at psi_i.
     O(n log n): three sorts (none for a table in submit order) and a compiled
-    sweep.  NaN for an empty or zero-length run."""
+    sweep.  NaN for an empty or zero-length run, and when a time is NaN (a
+    job that never started: the sweep has no place for it)."""
     if len(result) == 0:
         return float("nan")
     nodes = float(_capacity(workload)[0])
     t0, span = _horizon(result)
-    if span <= 0:
+    if not span > 0:
         return float("nan")
     submit, start, end = (_col(result, c) for c in ("submit", "start", "end"))
+    if np.isnan(submit).any() or np.isnan(start).any() or np.isnan(end).any():
+        return float("nan")
     procs = np.asarray(result["procs"], dtype=np.int64)
     # stable sorts: timsort on times nearly in order (starts, ends) is quicker than quicksort (5M
     # starts: 0.05 s, not 0.09 s); ties may come in any order (the sweep takes all events at a time at once)
-    if not kernels_loaded() and not (np.isnan(start).any() or np.isnan(end).any()):
+    if not kernels_loaded():
         return _empty_numpy(submit, start, end, procs, int(nodes)) / (nodes * span)
     by_submit = np.empty(0, dtype=np.int64) if _sorted(submit) else np.argsort(submit, kind="stable")
     empty = _empty_while_waiting(submit, start, end, procs, by_submit, np.argsort(start, kind="stable"),
@@ -286,7 +289,7 @@ def _empty_numpy(submit, start, end, procs, nodes) -> float:
     - psi_i) where a job waits, added in the same order (``cumsum`` adds
     sequentially; the terms where none waits are 0.0, which leaves a sum of
     non-negative terms unchanged): the same float, bit for bit.  Times must
-    not be NaN."""
+    not be NaN (:func:`capacity_loss` returns NaN before)."""
     n = len(submit)
     times = np.concatenate((submit, start, end))
     order = np.argsort(times, kind="stable")
@@ -297,8 +300,9 @@ def _empty_numpy(submit, start, end, procs, nodes) -> float:
     last = np.flatnonzero(np.append(times[1:] != times[:-1], True))   # the last event at each time
     psi, queued, busy = times[last], queued[last], busy[last]
     waiting = queued[:-1] > 0
-    terms = (nodes - busy[:-1][waiting]).astype(np.float64) * (psi[1:][waiting] - psi[:-1][waiting])
-    return float(np.cumsum(terms)[-1]) if len(terms) else 0.0
+    with np.errstate(over="ignore", invalid="ignore"):            # inf as the kernel gives it, silently
+        terms = (nodes - busy[:-1][waiting]).astype(np.float64) * (psi[1:][waiting] - psi[:-1][waiting])
+        return float(np.cumsum(terms)[-1]) if len(terms) else 0.0
 
 
 def _stats(prefix: str, values: np.ndarray, scratch: np.ndarray) -> dict:

@@ -220,3 +220,16 @@ def test_columns_go_to_arrow_as_buffers_with_nan_as_null_and_no_pandas():
             "Columns({'a': np.arange(3), 'b': np.array([1.0, np.nan, 2.0])}).csv_bytes()\n"
             "print('pandas' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_capacity_loss_is_nan_when_a_time_is_nan_on_both_paths(monkeypatch):
+    from epochbench.instances.table import Columns
+    base = {"id": np.arange(3), "submit": np.array([0.0, 1.0, 2.0]), "start": np.array([0.0, 5.0, 6.0]),
+            "end": np.array([5.0, 6.0, 9.0]), "procs": np.array([2, 2, 1]), "duration": np.array([5.0, 1.0, 3.0])}
+    for col in ("submit", "start", "end"):
+        table = dict(base)
+        table[col] = table[col].copy()
+        table[col][1] = np.nan
+        for loaded in (False, True):
+            monkeypatch.setattr(metrics, "kernels_loaded", lambda loaded=loaded: loaded)
+            assert np.isnan(metrics.capacity_loss(Columns(table), [2])), (col, loaded)
