@@ -29,10 +29,13 @@ START_SHARE = 0.1
 
 
 def warm_up_starts(family: str) -> None:
-    """Load the compiled kernels of ``family``'s start heuristics (their
-    ``warm_up`` hooks), so that an exact method's clock does not pay for
-    them: the exact methods' own hooks call this before the clock starts."""
+    """Load numba (:func:`~epochbench.instances.lazy.load_kernels`) and the
+    compiled kernels of ``family``'s start heuristics (their ``warm_up``
+    hooks), so that an exact method's clock does not pay for them: the exact
+    methods' own hooks call this before the clock starts."""
+    from epochbench.instances.lazy import load_kernels
     from epochbench.instances.registry import METHODS
+    load_kernels()
     for name in START_HEURISTICS.get(family, ()):
         method = METHODS.find((family, name))
         if method is not None:

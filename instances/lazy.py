@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import threading
 from types import ModuleType
 
@@ -58,11 +59,15 @@ def lazy_module(name: str) -> LazyModule:
 
 
 class _NoLinalg:
-    """Import hook refusing ``scipy.linalg`` and its submodules (used only
-    while :func:`numba_without_blas_probe` imports one numba module)."""
+    """Import hook refusing ``scipy.linalg`` and its submodules to one thread
+    (used only while :func:`numba_without_blas_probe` imports one numba
+    module in that thread; another thread's imports go through)."""
+
+    def __init__(self):
+        self.thread = threading.get_ident()
 
     def find_spec(self, name, path=None, target=None):
-        if name == "scipy.linalg" or name.startswith("scipy.linalg."):
+        if (name == "scipy.linalg" or name.startswith("scipy.linalg.")) and threading.get_ident() == self.thread:
             raise ImportError(f"{name}: not imported for numba's start-up BLAS probe")
         return None
 
@@ -134,9 +139,27 @@ class LazyKernel:
         return self.compiled()._numba_type_
 
     def __getattr__(self, name: str):         # signatures, overloads, ... of the dispatcher
-        if name in ("dispatcher", "py_func", "options") or name.startswith("__"):
+        if name in ("dispatcher", "py_func", "options") or name.startswith("_"):
             raise AttributeError(name)
         return getattr(self.compiled(), name)
+
+    def __reduce__(self):                     # by reference, as a function or a dispatcher pickles
+        return _kernel_named, (self.py_func.__module__, self.py_func.__qualname__)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+def _kernel_named(module: str, qualname: str):
+    """The kernel ``module.qualname`` (a :class:`LazyKernel` or, once loaded,
+    its dispatcher): how a pickled kernel is found again."""
+    found = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def njit(**options):
@@ -174,10 +197,21 @@ def load_kernels() -> None:
         for kernel in _KERNELS:
             kernel.dispatcher = numba.njit(**kernel.options)(kernel.py_func)
         for module in list(sys.modules.values()):
-            names = getattr(module, "__dict__", None)
-            if not isinstance(names, dict):
+            try:                              # the raw namespace: a lazily loaded module stays unloaded
+                names = object.__getattribute__(module, "__dict__")
+            except Exception:                 # not a module: nothing to replace
                 continue
-            for key, value in list(names.items()):
-                if type(value) is LazyKernel:
-                    names[key] = value.dispatcher
+            if isinstance(names, dict):
+                for key, value in list(names.items()):
+                    if type(value) is LazyKernel:
+                        names[key] = value.dispatcher
         _NUMBA = numba
+
+
+def _after_fork() -> None:
+    """A child forked while another thread held the lock gets a free one."""
+    global _LOCK
+    _LOCK = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_after_fork)

@@ -233,3 +233,44 @@ def test_capacity_loss_is_nan_when_a_time_is_nan_on_both_paths(monkeypatch):
         for loaded in (False, True):
             monkeypatch.setattr(metrics, "kernels_loaded", lambda loaded=loaded: loaded)
             assert np.isnan(metrics.capacity_loss(Columns(table), [2])), (col, loaded)
+
+
+_FRESH_KERNEL = """
+import copy, pickle, sys, threading
+import numpy as np
+from epochbench.heuristics import _greedy
+from epochbench.instances import lazy
+k = _greedy.balance_score
+assert type(k) is lazy.LazyKernel and not lazy.kernels_loaded()
+assert copy.copy(k) is k and copy.deepcopy({"k": k})["k"] is k
+assert pickle.loads(pickle.dumps(k)) is k
+assert not hasattr(k, "_repr_html_") and not lazy.kernels_loaded()    # a probe loads nothing
+# the BLAS-probe hook refuses scipy.linalg to the loading thread only
+hook = lazy._NoLinalg()
+other = []
+threading.Thread(target=lambda: other.append(hook.find_spec("scipy.linalg"))).start()
+try:
+    hook.find_spec("scipy.linalg")
+    raise SystemExit("not refused")
+except ImportError:
+    pass
+held = [k]                                # not a module global: stays the LazyKernel
+value = k(np.array([0.5, 0.5]), np.array([0.0, 0.25]), False)
+assert lazy.kernels_loaded() and type(_greedy.balance_score) is not lazy.LazyKernel
+assert k is _greedy.balance_score                                       # module globals were replaced
+assert pickle.loads(pickle.dumps(held[0])) is _greedy.balance_score     # found again by name
+print("OK", value, other)
+"""
+
+
+def test_a_kernel_before_loading_copies_and_pickles_by_reference_and_probes_load_nothing():
+    done = subprocess.run([sys.executable, "-c", _FRESH_KERNEL], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.startswith("OK") and done.stdout.strip().endswith("[None]"), \
+        done.stdout + done.stderr
+
+
+def test_an_exact_methods_warm_up_loads_the_kernels_before_its_clock():
+    code = ("from epochbench.exact.starts import warm_up_starts\nfrom epochbench.instances import lazy\n"
+            "warm_up_starts('mapping')\nprint(lazy.kernels_loaded())")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300).stdout.strip() == "True"
