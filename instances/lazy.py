@@ -13,6 +13,7 @@ import functools
 import importlib
 import os
 import threading
+import types
 from types import ModuleType
 
 
@@ -142,6 +143,9 @@ class LazyKernel:
         if name in ("dispatcher", "py_func", "options") or name.startswith("_"):
             raise AttributeError(name)
         return getattr(self.compiled(), name)
+
+    def __get__(self, obj, objtype=None):     # a method when it is a class attribute, like a function
+        return self if obj is None else types.MethodType(self, obj)
 
     def __reduce__(self):                     # by reference, as a function or a dispatcher pickles
         return _kernel_named, (self.py_func.__module__, self.py_func.__qualname__)

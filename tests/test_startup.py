@@ -178,7 +178,10 @@ def test_a_short_simulate_imports_no_numba_and_reports_what_the_compiled_path_re
 
 
 def test_entry_points_are_looked_up_only_where_a_distribution_may_declare_them(tmp_path, monkeypatch):
+    from importlib.machinery import PathFinder
+
     from epochbench.instances import catalog
+    monkeypatch.setattr(sys, "meta_path", [PathFinder])          # other tests may add finders
     monkeypatch.setattr(sys, "path", [str(tmp_path)])
     assert catalog._may_declare("epochbench.heuristics") is False and catalog.entry_points(group="epochbench.x") == ()
     info = tmp_path / "plug-1.0.dist-info"
@@ -274,3 +277,13 @@ def test_an_exact_methods_warm_up_loads_the_kernels_before_its_clock():
             "warm_up_starts('mapping')\nprint(lazy.kernels_loaded())")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300).stdout.strip() == "True"
+
+
+def test_a_kernel_before_loading_documents_and_binds_like_a_function():
+    code = ("import inspect, pydoc\nfrom epochbench.heuristics import _greedy\nfrom epochbench.instances import lazy\n"
+            "k = _greedy.balance_score\nclass Holder:\n    score = k\n"
+            "assert inspect.isroutine(k) and str(inspect.signature(k)) == '(used, share, fullness)'\n"
+            "assert 'BB score' in pydoc.render_doc(k) and Holder.score is k\n"
+            "assert Holder().score.__self__.__class__ is Holder and not lazy.kernels_loaded()\nprint('OK')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip() == "OK", done.stderr
