@@ -382,9 +382,6 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     closed up at the end); else (a line it does not read) pandas' reader on
     the whole text.  The pieces are read into a few buffers, each reused
     once its piece is parsed (:class:`_Buffers`): no new memory per piece."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from ._swf_parse import count_newlines
     want = ["id", "submit", "runtime", *(f for f in RAW_FIELDS if f in keep or f in
                                          ("alloc_procs", "req_procs", "req_time"))]
     layout = _Layout(want)
@@ -393,6 +390,9 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
         got = _integer_columns(path, layout, want)
         if got is not None:
             return got
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ._swf_parse import count_newlines
     # plain text: room for every line at once (pages never touched cost no memory);
     # gzip: a guess at 4x the compressed size, grown when full
     cols = layout.arrays(_job_room(path.stat().st_size * (4 if gz else 1)))

@@ -313,8 +313,21 @@ def _stats(prefix: str, values: np.ndarray, scratch: np.ndarray) -> dict:
         return {f"{prefix}_{s}": float("nan") for s in ("mean", "median", "max", "std")}
     part = scratch[:len(values)]
     np.copyto(part, values)
-    return {f"{prefix}_mean": float(values.mean()), f"{prefix}_median": float(np.median(part, overwrite_input=True)),
+    return {f"{prefix}_mean": float(values.mean()), f"{prefix}_median": _median(part),
             f"{prefix}_max": float(values.max()), f"{prefix}_std": _std(values, scratch)}
+
+
+def _median(part: np.ndarray) -> float:
+    """``numpy.median(part, overwrite_input=True)`` of a non-empty float64
+    array, step for step as numpy 2 computes it (the same partition, the
+    mean of the middle slice, NaN when the last element after the partition
+    is NaN), without the ``numpy.ma`` import of numpy's NaN check on first
+    use (11 ms of a short ``simulate``).  ``part`` is reordered."""
+    h = len(part) // 2
+    middle = [h - 1, h] if len(part) % 2 == 0 else [h]
+    part.partition([*middle, -1])
+    value = part[middle[0]:h + 1].mean()
+    return float(part[-1]) if np.isnan(part[-1]) else float(value)
 
 
 def _std(values: np.ndarray, scratch: np.ndarray) -> float:

@@ -287,3 +287,16 @@ def test_a_kernel_before_loading_documents_and_binds_like_a_function():
             "assert Holder().score.__self__.__class__ is Holder and not lazy.kernels_loaded()\nprint('OK')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.stdout.strip() == "OK", done.stderr
+
+
+def test_the_median_of_the_metrics_is_numpys_bit_for_bit():
+    rng = np.random.default_rng(9)
+    with np.errstate(invalid="ignore"):
+        for trial in range(3000):
+            n = int(rng.integers(1, 40))
+            pick = trial % 5
+            a = [rng.random(n) * 1e3, rng.integers(0, 4, n).astype(float), np.where(rng.random(n) < 0.2, np.nan, 1.0),
+                 np.where(rng.random(n) < 0.5, -0.0, 0.0), np.where(rng.random(n) < 0.3, -np.inf, np.inf)][pick]
+            want = float(np.median(a.copy(), overwrite_input=True))
+            got = metrics._median(a.copy())
+            assert (np.isnan(want) and np.isnan(got)) or (want == got and np.signbit(want) == np.signbit(got)), a
