@@ -231,10 +231,10 @@ def capacity_loss(result, workload) -> float:
     if np.isnan(submit).any() or np.isnan(start).any() or np.isnan(end).any():
         return float("nan")
     procs = np.asarray(result["procs"], dtype=np.int64)
-    # stable sorts: timsort on times nearly in order (starts, ends) is quicker than quicksort (5M
-    # starts: 0.05 s, not 0.09 s); ties may come in any order (the sweep takes all events at a time at once)
     if not kernels_loaded():
         return _empty_numpy(submit, start, end, procs, int(nodes)) / (nodes * span)
+    # stable sorts: timsort on times nearly in order (starts, ends) is quicker than quicksort (5M
+    # starts: 0.05 s, not 0.09 s); ties may come in any order (the sweep takes all events at a time at once)
     by_submit = np.empty(0, dtype=np.int64) if _sorted(submit) else np.argsort(submit, kind="stable")
     empty = _empty_while_waiting(submit, start, end, procs, by_submit, np.argsort(start, kind="stable"),
                                  np.argsort(end, kind="stable"), int(nodes))
