@@ -375,12 +375,13 @@ def _or_else(given: np.ndarray, other: np.ndarray, *, reuse: bool) -> np.ndarray
 
 
 def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
-    """(header, columns) of an SWF file: the compiled parser on pieces of
-    whole lines, :data:`PARSE_THREADS` at a time (it holds no GIL), each
-    writing straight into its own range of the columns (as many places as
-    the piece has lines; ranges left short by comment or blank lines are
-    closed up at the end); else (a line it does not read) pandas' reader on
-    the whole text.  The pieces are read into a few buffers, each reused
+    """(header, columns) of an SWF file: in a process without the compiled
+    kernels, a short file of integers by numpy (:func:`_integer_columns`);
+    else the compiled parser on pieces of whole lines, :data:`PARSE_THREADS`
+    at a time (it holds no GIL), each writing straight into its own range of
+    the columns (as many places as the piece has lines; ranges left short by
+    comment or blank lines are closed up at the end); else (a line it does
+    not read) pandas' reader on the whole text.  The pieces are read into a few buffers, each reused
     once its piece is parsed (:class:`_Buffers`): no new memory per piece."""
     want = ["id", "submit", "runtime", *(f for f in RAW_FIELDS if f in keep or f in
                                          ("alloc_procs", "req_procs", "req_time"))]
@@ -444,9 +445,9 @@ def _integer_columns(path: Path, layout: "_Layout", want: list) -> tuple[dict, C
     if values is None:
         return None
     out, iout = layout.arrays(values.shape[1])
-    for f, row in zip(SWF_FIELDS, layout.dest):
+    for i, (f, row) in enumerate(zip(SWF_FIELDS, layout.dest)):
         if row >= 0:
-            (out if f in SWF_FLOAT else iout)[row] = values[SWF_FIELDS.index(f)]
+            (out if f in SWF_FLOAT else iout)[row] = values[i]
     return _swf_header(raw), Columns({f: out[layout.floats.index(f)] if f in SWF_FLOAT
                                       else iout[layout.ints.index(f)] for f in want})
 

@@ -64,8 +64,8 @@ import numpy as np
 from epochbench.instances import registry
 from epochbench.instances.lazy import kernels_loaded, njit
 
-from . import registry as _registry
 from . import easy_python as _easy_python
+from . import registry as _registry
 from .engine import JobTable, Policy, StartFn, packing_instance
 from .los_fast import LOS_RULE, OUT as LOS_OUT, OVERFLOW as LOS_OVERFLOW, los_grown, los_select, los_stats, los_work
 from .profile import INLINE, JIT, Profile, _locate, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move, p_release, rows_needed
