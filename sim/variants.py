@@ -222,9 +222,7 @@ class SlackBackfill(_ArrivalQueue):
         reservation never moves an older one."""
         tb = self.table
         for j, s in self._to_reserve(now, queue).items():
-            t = prof.find(tb.demand[j], tb.estimate[j])
-            prof.add(t, t + tb.estimate[j], tb.demand[j], -1)
-            plan[j] = t
+            t = plan[j] = self._book(prof, j)
             if np.isnan(tb.promised[j]):
                 tb.promised[j] = t
             self.deadline[j] = t + s
@@ -240,11 +238,8 @@ class SlackBackfill(_ArrivalQueue):
         voids the plan in force (the profile assumed it ends): then B as
         re-planned."""
         tb = self.table
-        prof, plan = self._profile(now), {}
-        for j in guarded:
-            t = prof.find(tb.demand[j], tb.estimate[j])
-            prof.add(t, t + tb.estimate[j], tb.demand[j], -1)
-            plan[j] = t
+        prof = self._profile(now)
+        plan = {j: self._book(prof, j) for j in guarded}
         keep = self._in_force
         if (all(plan[j] <= max(self.deadline[j], keep.get(j, np.inf)) for j in guarded)
                 or any(j not in keep for j in guarded) or self._overrun(now)):
@@ -255,9 +250,7 @@ class SlackBackfill(_ArrivalQueue):
             prof.add(keep[j], keep[j] + tb.estimate[j], tb.demand[j], -1)
         for j in guarded:
             prof.add(keep[j], keep[j] + tb.estimate[j], tb.demand[j], 1)
-            t = prof.find(tb.demand[j], tb.estimate[j])
-            prof.add(t, t + tb.estimate[j], tb.demand[j], -1)
-            plan[j] = t
+            plan[j] = self._book(prof, j)
         return plan, prof
 
     def _overrun(self, now: float) -> bool:
@@ -275,14 +268,17 @@ class SlackBackfill(_ArrivalQueue):
     def _plan(self, now: float, jobs: list, starting: int | None = None) -> dict:
         """Earliest fit of ``jobs`` in order, after the running jobs (and job
         ``starting`` as if it started now)."""
-        tb, prof, out = self.table, self._profile(now), {}
+        tb, prof = self.table, self._profile(now)
         if starting is not None:
             prof.add(now, now + tb.estimate[starting], tb.demand[starting], -1)
-        for j in jobs:
-            t = prof.find(tb.demand[j], tb.estimate[j])
-            prof.add(t, t + tb.estimate[j], tb.demand[j], -1)
-            out[j] = t
-        return out
+        return {j: self._book(prof, j) for j in jobs}
+
+    def _book(self, prof: Profile, j: int) -> float:
+        """Book job j in ``prof`` at its earliest fit for its whole estimate; returns the start."""
+        tb = self.table
+        t = prof.find(tb.demand[j], tb.estimate[j])
+        prof.add(t, t + tb.estimate[j], tb.demand[j], -1)
+        return t
 
     def _guarded(self, queue: list) -> list:
         """Queued jobs holding a reservation, in the order they got it (a new
