@@ -87,11 +87,39 @@ def _reach(a, i, cap, fit, pos, words):
 
 
 @njit(cache=True)
-def _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest, words):
+def _dantzig(c, dz, dz_order, dz_map, res, fit, r):
+    """Dantzig's bound of row r of ``dz`` over the fitting items (no ``val``)."""
+    m = res.shape[0]
+    n = c.shape[0]
+    cap = 0.0
+    for i in range(m):  # the capacity of Dantzig row r at this node: res mapped by dz_map
+        if dz_map[r, i] != 0.0:
+            cap += dz_map[r, i] * res[i]
+    lp = 0.0
+    for t in range(n):
+        j = dz_order[r, t]
+        if not fit[j]:
+            continue
+        w = dz[r, j]
+        if w <= cap:
+            cap -= w
+            lp += c[j]
+        else:
+            lp += c[j] * (cap / w)
+            break
+    return lp
+
+
+@njit(cache=True)
+def _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest, words, best):
     """Integer upper bound of the best value below the node (items ``pos..``
     undecided, residual ``res``, value so far ``val``); marks the fitting
-    items in ``fit`` and sums their needs per row in ``rest`` (scratch).  Returns ``(bound, first fitting item or -1)``.
-    O((m + q) n) for m rows and q Dantzig rows."""
+    items in ``fit`` and sums their needs per row in ``rest`` (scratch).
+    Returns ``(bound, first fitting item or -1)``.  The bounds are taken
+    cheapest first (the capacity bound with every overfilled row at its
+    residual, the Dantzig rows, then the subset sums row by row) and the
+    work stops once the bound is at most ``best``: the node is pruned then
+    and its exact bound is not needed.  O((m + q) n + K n w)."""
     m, n = a.shape
     first = -1
     total = 0
@@ -114,44 +142,32 @@ def _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest
                 rest[i] += a[i, j]
     if first < 0:
         return val, -1
-    best = val + total
+    bound = val + total
+    cb = val
     if use_cap:
-        cb = val
         for i in range(m):
-            if u[i] == 0:
-                continue
-            if rest[i] <= res[i]:
-                cb += u[i] * rest[i]
-            elif res[i] < words.shape[0] * 64:
-                cb += u[i] * _reach(a, i, res[i], fit, pos, words)
-            else:
-                cb += u[i] * res[i]
-        if cb < best:
-            best = cb
-    q = dz.shape[0]
-    for r in range(q):
-        # the capacity of Dantzig row r at this node: res mapped by dz_map
-        cap = 0.0
-        for i in range(m):
-            if dz_map[r, i] != 0.0:
-                cap += dz_map[r, i] * res[i]
-        lp = 0.0
-        for t in range(n):
-            j = dz_order[r, t]
-            if not fit[j]:
-                continue
-            w = dz[r, j]
-            if w <= cap:
-                cap -= w
-                lp += c[j]
-            else:
-                lp += c[j] * (cap / w)
-                break
-        f = val + lp
+            cb += u[i] * min(rest[i], res[i])
+        if cb < bound:
+            bound = cb
+    if bound <= best:
+        return bound, first
+    for r in range(dz.shape[0]):
+        f = val + _dantzig(c, dz, dz_order, dz_map, res, fit, r)
         bf = np.floor(f + 1e-9 * max(1.0, abs(f)))
-        if bf < best:
-            best = np.int64(bf)
-    return best, first
+        if bf < bound:
+            bound = np.int64(bf)
+            if bound <= best:
+                return bound, first
+    if use_cap:
+        for i in range(m):
+            if u[i] == 0 or rest[i] <= res[i] or res[i] >= words.shape[0] * 64:
+                continue
+            cb -= u[i] * (res[i] - _reach(a, i, res[i], fit, pos, words))
+            if cb < bound:
+                bound = cb
+                if bound <= best:
+                    return bound, first
+    return bound, first
 
 
 @njit(cache=True)
@@ -182,7 +198,7 @@ def search(a, c, u, use_cap, dz, dz_order, dz_map, nxt, state, res, x, best_x, s
                 best = val
                 for j in range(n):
                     best_x[j] = x[j]
-            bound, j = _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest, words)
+            bound, j = _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest, words, best)
             if d == 0 and state[S_ROOT] < 0:
                 state[S_ROOT] = bound if bound > best else best
             if j < 0 or bound <= best:
