@@ -28,6 +28,11 @@ compiled depth-first branch-and-bound (:mod:`epochbench.exact._mkp_bb`):
   prefixes of each such group are enumerated;
 * a warm start from the best fast heuristic
   (:func:`~epochbench.exact.starts.best_start`), never returned worse;
+* an aspiration search (:func:`_aspire`): when the first nodes prove
+  nothing, the same search runs with its incumbent set just below the root
+  bound, so that it looks only for a selection worth the bound (a
+  utilization epoch filled exactly on every resource) and proves it at
+  once when it finds one; otherwise the plain search goes on;
 * a hand-over: after :data:`NODES` nodes without a proof, CP-SAT
   (:func:`~epochbench.exact.packing.solve_packing`) gets the rest of the
   time, started from the search's best selection, and the smaller of the
@@ -36,13 +41,16 @@ compiled depth-first branch-and-bound (:mod:`epochbench.exact._mkp_bb`):
 Measured on [leinberger1999] epochs (n = 64, uniform requirements): with
 K = 1 and 2 the search proves almost every instance in a few hundred
 nodes; with K = 4 the optimum usually fills every resource exactly and
-finding such a fill by depth-first search takes up to millions of nodes,
-with K = 8 the optimum lies well below the LP bound and the proof is the
-hard part: there the hand-over does the work (``info["finished_by"]``).
-Median times next to ``cpsat`` (bench/benchmarks/bench_oracle.py, 10
-instances, n = 64): 3.5x faster at K = 1, 17x at K = 2, 0.7x at K = 4,
-1.9x at K = 8; on recorded EASY epochs (n = 64 and 128, K = 1 to 8) 3 to
-4x faster, every one proven.
+finding such a fill by the plain depth-first search takes up to millions
+of nodes (the aspiration search finds it in 1,500 to 55,000 nodes on 8 of
+10 instances, 1.8 million on one); with K = 8 the optimum lies well below
+the root bound and the proof is the hard part: there the hand-over does
+the work (``info["finished_by"]``).  Median times next to ``cpsat``
+(bench/benchmarks/bench_oracle.py, 10 instances, 3 calls each, n = 64):
+7.5x faster at K = 1, 20x at K = 2, 2.9x at K = 4 (0.9x without the
+aspiration search), 1.2x at K = 8; n = 128, K = 4: 2.8x (0.8x without);
+on recorded EASY epochs (n = 64 and 128, K = 1 to 8) 4.8 to 6.6x faster,
+every one proven.
 
 Registered for ``packing`` as ``mkp-bb`` (``kind="exact"``), with the
 conventions of the other exact methods: ``time_limit`` is the wall time of
@@ -76,6 +84,8 @@ from .starts import START_SHARE, best_start, start_info
 
 #: nodes of the branch-and-bound before CP-SAT takes over what it left open (``nodes=`` option)
 NODES = 5000
+#: nodes of the aspiration search (:func:`_aspire`) before the plain search goes on
+ASPIRE_NODES = 50_000
 #: nodes explored between two looks at the clock (about a millisecond at n = 64, K = 8)
 NODE_CHUNK = 2000
 #: 64-bit words of the one-row subset-sum bound (rows with a residual above 64 x this use the plain one)
@@ -241,12 +251,16 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
     rest = np.zeros(m, dtype=np.int64)
     words = np.zeros(REACH_WORDS, dtype=np.uint64)
     res = p["b"].copy()
+    aspired = None
     while True:  # at least one chunk: the first dive (the greedy of the branching order) always runs
         done = kernel.search(p["a"], p["c"], p["u"], p["use_cap"], p["dz"], p["dz_order"], p["dz_map"], p["nxt"],
                              state, res, x, best_x, stack_j, stack_stage, stack_bound, fit, rest, words, NODE_CHUNK)
         if defer and not done:
             start, defer = best_start(inst, budget=START_SHARE * float(time_limit)), False
             _take_start(start, cand, p, best_x, state)
+        if aspired is None and not done:
+            aspired = _aspire(p, state, best_x, deadline)
+            done = aspired["outcome"] == "found"
         if done or time.perf_counter() >= deadline or (nodes is not None and state[kernel.S_NODES] >= nodes):
             break
     model = p["model"]
@@ -254,10 +268,14 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
     value = inst.value(sel)
     info = {"solver": "mkp-bb", "nodes": int(state[kernel.S_NODES]), "rows": m,
             "identical": int(n - np.unique(p["nxt"]).size), **start_info(start)}
+    if aspired is not None:
+        info.update({"aspiration": aspired["outcome"], "aspiration_nodes": aspired["nodes"]})
     if done:
         status, raw = "optimal", float(state[kernel.S_BEST])
     else:
         ob = int(kernel.open_bound(state, stack_stage, stack_bound))
+        if aspired is not None and aspired["outcome"] == "exhausted":
+            ob = max(min(ob, aspired["target"] - 1), int(state[kernel.S_BEST]))  # nothing reaches the target
         status, raw = ("feasible" if sel else "timeout"), (None if ob < 0 else float(ob))
     out = Outcome(status, best_x, raw, "int", {"solver": "mkp-bb"})
     bound, slack = true_bound(model, out)
@@ -267,6 +285,45 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
         return _hand_over(inst, sel, value, bound, info, deadline, threads, seed, t0)
     return Result(inst.kind, "mkp-bb", sel, value, status, time.perf_counter() - t0, bound,
                   {**info, "bound_kind": "none" if bound is None else "solver"})
+
+
+def _aspire(p: dict, state: np.ndarray, best_x: np.ndarray, deadline: float) -> dict:
+    """The aspiration search: the same branch-and-bound, its incumbent set to
+    one less than the root bound, so that every node that cannot reach the
+    root bound is pruned, for at most :data:`ASPIRE_NODES` nodes.  When the
+    optimum equals the root bound (a utilization epoch that some selection
+    fills exactly on every resource, as most [leinberger1999] epochs with K
+    = 4 do), it looks for that selection only and the bound proves it at
+    once; the plain search spends most of its nodes improving selections
+    that fall short of it.
+
+    Returns a dict: ``outcome`` (``found``: ``best_x`` and ``state`` now hold
+    a selection worth the root bound, optimal; ``exhausted``: none reaches
+    ``target``, the root bound, so the optimum is at most ``target - 1``;
+    ``stopped``: node budget or time ran out; ``skipped``: the incumbent
+    already reaches the root bound), ``target`` and ``nodes``.
+    O(ASPIRE_NODES (m + q) n)."""
+    from . import _mkp_bb as kernel
+    root = int(state[kernel.S_ROOT])
+    if root <= state[kernel.S_BEST]:
+        return {"outcome": "skipped", "target": root, "nodes": 0}
+    n, m = best_x.shape[0], p["a"].shape[0]
+    st = np.zeros(kernel.STATE_SIZE, dtype=np.int64)
+    st[kernel.S_MODE], st[kernel.S_ROOT], st[kernel.S_BEST] = kernel.ENTER, root, root - 1
+    res, x, bx = p["b"].copy(), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    stacks = [np.zeros(n + 1, dtype=np.int64) for _ in range(3)]
+    fit, rest, words = np.zeros(n, dtype=np.bool_), np.zeros(m, dtype=np.int64), np.zeros(REACH_WORDS, dtype=np.uint64)
+    done = False
+    while not done and st[kernel.S_NODES] < ASPIRE_NODES and time.perf_counter() < deadline:
+        done = kernel.search(p["a"], p["c"], p["u"], p["use_cap"], p["dz"], p["dz_order"], p["dz_map"], p["nxt"],
+                             st, res, x, bx, *stacks, fit, rest, words, min(NODE_CHUNK, ASPIRE_NODES))
+    nodes = int(st[kernel.S_NODES])
+    state[kernel.S_NODES] += nodes
+    if st[kernel.S_BEST] >= root:
+        best_x[:] = bx
+        state[kernel.S_BEST] = st[kernel.S_BEST]
+        return {"outcome": "found", "target": root, "nodes": nodes}
+    return {"outcome": "exhausted" if done else "stopped", "target": root, "nodes": nodes}
 
 
 def _take_start(start: Result | None, cand: np.ndarray, p: dict, best_x: np.ndarray, state: np.ndarray) -> None:

@@ -94,6 +94,43 @@ def test_hand_over_proves_what_the_search_left_open():
     assert r.info.get("finished_by") in (None, "cpsat")
 
 
+def test_aspiration_finds_an_exact_fill_without_hand_over():
+    """A K = 4 epoch whose optimum fills every resource exactly: the
+    aspiration search finds that selection, worth the root bound, so it is
+    proven at once; CP-SAT agrees."""
+    inst = leinberger(n=64, k=4, count=1, seed=1)[0]
+    r = solve(inst, "mkp-bb", time_limit=LIMIT)
+    ref = solve(inst, "cpsat", time_limit=LIMIT)
+    assert r.info["aspiration"] == "found" and "finished_by" not in r.info
+    assert r.status == "optimal" and r.bound == r.value and abs(r.value - ref.value) <= 1e-9
+    check_packing(inst, r.decision)
+    assert np.all(inst.demand[list(r.decision)].sum(axis=0) == inst.free)
+
+
+def test_aspiration_exhausted_proves_the_root_bound_unreachable():
+    """Two jobs that each fill one resource and overfill the other: every row
+    alone reaches its capacity (root bound 4 units), no selection does; the
+    aspiration search finishes without a selection and says so."""
+    from epochbench.exact import _mkp_bb as kernel
+    from epochbench.exact.packing import packing_candidates
+    inst = PackingInstance.build([2, 2], [[2, 1], [1, 2]])
+    p = pb.mkp_arrays(inst, packing_candidates(inst))
+    n, m = len(p["c"]), p["a"].shape[0]
+    state = np.zeros(kernel.STATE_SIZE, dtype=np.int64)
+    state[kernel.S_MODE], state[kernel.S_ROOT] = kernel.ENTER, -1
+    best_x = np.zeros(n, dtype=np.int64)
+    kernel.search(p["a"], p["c"], p["u"], p["use_cap"], p["dz"], p["dz_order"], p["dz_map"], p["nxt"], state,
+                  p["b"].copy(), np.zeros(n, dtype=np.int64), best_x, *(np.zeros(n + 1, dtype=np.int64) for _ in range(3)),
+                  np.zeros(n, dtype=np.bool_), np.zeros(m, dtype=np.int64), np.zeros(pb.REACH_WORDS, dtype=np.uint64), 1)
+    root, best = int(state[kernel.S_ROOT]), int(state[kernel.S_BEST])
+    assert root > best >= 0
+    out = pb._aspire(p, state, best_x, deadline=float("inf"))
+    assert out["outcome"] == "exhausted" and out["target"] == root
+    assert state[kernel.S_BEST] == best                     # the incumbent untouched
+    r = solve(inst, "mkp-bb", time_limit=LIMIT)
+    assert r.status == "optimal" and abs(r.value - brute(inst)) <= 1e-9
+
+
 def test_empty_and_nothing_fits():
     r = solve(PackingInstance.build([10, 10], []), "mkp-bb", time_limit=LIMIT)
     assert (r.status, r.value, r.decision, r.bound) == ("optimal", 0.0, (), 0.0)
