@@ -199,8 +199,9 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
     warm : bool
         Whether to look for a heuristic start when ``start`` is not given.
     nodes : int or None
-        Search nodes before CP-SAT takes over (default :data:`NODES`);
-        None: the search alone until the time limit.
+        Search nodes before CP-SAT takes over (default :data:`NODES`; the
+        aspiration search's nodes count too); None: the search alone until
+        the time limit.
 
     Returns
     -------
@@ -260,7 +261,8 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
             _take_start(start, cand, p, best_x, state)
         if aspired is None and not done:
             aspired = _aspire(p, state, best_x, deadline)
-            done = aspired["outcome"] == "found"
+            done = aspired["outcome"] == "found" or (aspired["outcome"] == "exhausted"
+                                                     and state[kernel.S_BEST] == aspired["target"] - 1)
         if done or time.perf_counter() >= deadline or (nodes is not None and state[kernel.S_NODES] >= nodes):
             break
     model = p["model"]
