@@ -239,32 +239,21 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
     defer = start is None and warm
     p = mkp_arrays(inst, cand)
     n, m = len(cand), p["a"].shape[0]
-    best_x = np.zeros(n, dtype=np.int64)
-    state = np.zeros(kernel.STATE_SIZE, dtype=np.int64)
-    state[kernel.S_MODE] = kernel.ENTER
-    state[kernel.S_ROOT] = -1
-    _take_start(start, cand, p, best_x, state)
-    x = np.zeros(n, dtype=np.int64)
-    stack_j = np.zeros(n + 1, dtype=np.int64)
-    stack_stage = np.zeros(n + 1, dtype=np.int64)
-    stack_bound = np.zeros(n + 1, dtype=np.int64)
-    fit = np.zeros(n, dtype=np.bool_)
-    rest = np.zeros(m, dtype=np.int64)
-    words = np.zeros(REACH_WORDS, dtype=np.uint64)
-    res = p["b"].copy()
+    run = _Search(p)
+    _take_start(start, cand, p, run.best_x, run.state)
     aspired = None
     while True:  # at least one chunk: the first dive (the greedy of the branching order) always runs
-        done = kernel.search(p["a"], p["c"], p["u"], p["use_cap"], p["dz"], p["dz_order"], p["dz_map"], p["nxt"],
-                             state, res, x, best_x, stack_j, stack_stage, stack_bound, fit, rest, words, NODE_CHUNK)
+        done = run.step(NODE_CHUNK)
         if defer and not done:
             start, defer = best_start(inst, budget=START_SHARE * float(time_limit)), False
-            _take_start(start, cand, p, best_x, state)
+            _take_start(start, cand, p, run.best_x, run.state)
         if aspired is None and not done:
-            aspired = _aspire(p, state, best_x, deadline)
+            aspired = _aspire(p, run, deadline)
             done = aspired["outcome"] == "found" or (aspired["outcome"] == "exhausted"
-                                                     and state[kernel.S_BEST] == aspired["target"] - 1)
-        if done or time.perf_counter() >= deadline or (nodes is not None and state[kernel.S_NODES] >= nodes):
+                                                     and run.state[kernel.S_BEST] == aspired["target"] - 1)
+        if done or time.perf_counter() >= deadline or (nodes is not None and run.state[kernel.S_NODES] >= nodes):
             break
+    state, best_x = run.state, run.best_x
     model = p["model"]
     sel = tuple(sorted(int(cand[p["order"][t]]) for t in np.nonzero(best_x)[0]))
     value = inst.value(sel)
@@ -275,7 +264,7 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
     if done:
         status, raw = "optimal", float(state[kernel.S_BEST])
     else:
-        ob = int(kernel.open_bound(state, stack_stage, stack_bound))
+        ob = int(kernel.open_bound(state, run.stack_stage, run.stack_bound))
         if aspired is not None and aspired["outcome"] == "exhausted":
             ob = max(min(ob, aspired["target"] - 1), int(state[kernel.S_BEST]))  # nothing reaches the target
         status, raw = ("feasible" if sel else "timeout"), (None if ob < 0 else float(ob))
@@ -289,7 +278,34 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
                   {**info, "bound_kind": "none" if bound is None else "solver"})
 
 
-def _aspire(p: dict, state: np.ndarray, best_x: np.ndarray, deadline: float) -> dict:
+class _Search:
+    """The arrays of one run of the compiled search
+    (:func:`epochbench.exact._mkp_bb.search`) on ``p``
+    (:func:`mkp_arrays`): its state (incumbent value ``best``, root bound
+    ``root``, -1: not yet known), the incumbent ``best_x``, the current
+    vector, residual and stacks, and the scratch arrays."""
+
+    def __init__(self, p: dict, best: int = 0, root: int = -1):
+        from . import _mkp_bb as kernel
+        n, m = p["c"].shape[0], p["a"].shape[0]
+        self.p = p
+        self.state = np.zeros(kernel.STATE_SIZE, dtype=np.int64)
+        self.state[kernel.S_MODE], self.state[kernel.S_BEST], self.state[kernel.S_ROOT] = kernel.ENTER, best, root
+        self.res, self.x, self.best_x = p["b"].copy(), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        self.stack_j, self.stack_stage, self.stack_bound = (np.zeros(n + 1, dtype=np.int64) for _ in range(3))
+        self.fit, self.rest = np.zeros(n, dtype=np.bool_), np.zeros(m, dtype=np.int64)
+        self.words = np.zeros(REACH_WORDS, dtype=np.uint64)
+
+    def step(self, nodes: int) -> bool:
+        """Up to ``nodes`` more nodes; True when the search is finished."""
+        from . import _mkp_bb as kernel
+        p = self.p
+        return kernel.search(p["a"], p["c"], p["u"], p["use_cap"], p["dz"], p["dz_order"], p["dz_map"], p["nxt"],
+                             self.state, self.res, self.x, self.best_x, self.stack_j, self.stack_stage,
+                             self.stack_bound, self.fit, self.rest, self.words, nodes)
+
+
+def _aspire(p: dict, run: _Search, deadline: float) -> dict:
     """The aspiration search: the same branch-and-bound, its incumbent set to
     one less than the root bound, so that every node that cannot reach the
     root bound is pruned, for at most :data:`ASPIRE_NODES` nodes.  When the
@@ -299,31 +315,26 @@ def _aspire(p: dict, state: np.ndarray, best_x: np.ndarray, deadline: float) -> 
     once; the plain search spends most of its nodes improving selections
     that fall short of it.
 
-    Returns a dict: ``outcome`` (``found``: ``best_x`` and ``state`` now hold
-    a selection worth the root bound, optimal; ``exhausted``: none reaches
-    ``target``, the root bound, so the optimum is at most ``target - 1``;
-    ``stopped``: node budget or time ran out; ``skipped``: the incumbent
-    already reaches the root bound), ``target`` and ``nodes``.
-    O(ASPIRE_NODES (m + q) n)."""
+    ``run`` is the plain search (its root evaluated); its node count grows
+    by the aspiration's nodes.  Returns a dict: ``outcome`` (``found``:
+    ``run`` now holds a selection worth the root bound, optimal;
+    ``exhausted``: none reaches ``target``, the root bound, so the optimum
+    is at most ``target - 1``; ``stopped``: node budget or time ran out;
+    ``skipped``: the incumbent already reaches the root bound), ``target``
+    and ``nodes``.  O(ASPIRE_NODES (m + q) n)."""
     from . import _mkp_bb as kernel
-    root = int(state[kernel.S_ROOT])
-    if root <= state[kernel.S_BEST]:
+    root = int(run.state[kernel.S_ROOT])
+    if root <= run.state[kernel.S_BEST]:
         return {"outcome": "skipped", "target": root, "nodes": 0}
-    n, m = best_x.shape[0], p["a"].shape[0]
-    st = np.zeros(kernel.STATE_SIZE, dtype=np.int64)
-    st[kernel.S_MODE], st[kernel.S_ROOT], st[kernel.S_BEST] = kernel.ENTER, root, root - 1
-    res, x, bx = p["b"].copy(), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    stacks = [np.zeros(n + 1, dtype=np.int64) for _ in range(3)]
-    fit, rest, words = np.zeros(n, dtype=np.bool_), np.zeros(m, dtype=np.int64), np.zeros(REACH_WORDS, dtype=np.uint64)
+    asp = _Search(p, best=root - 1, root=root)
     done = False
-    while not done and st[kernel.S_NODES] < ASPIRE_NODES and time.perf_counter() < deadline:
-        done = kernel.search(p["a"], p["c"], p["u"], p["use_cap"], p["dz"], p["dz_order"], p["dz_map"], p["nxt"],
-                             st, res, x, bx, *stacks, fit, rest, words, min(NODE_CHUNK, ASPIRE_NODES))
-    nodes = int(st[kernel.S_NODES])
-    state[kernel.S_NODES] += nodes
-    if st[kernel.S_BEST] >= root:
-        best_x[:] = bx
-        state[kernel.S_BEST] = st[kernel.S_BEST]
+    while not done and asp.state[kernel.S_NODES] < ASPIRE_NODES and time.perf_counter() < deadline:
+        done = asp.step(min(NODE_CHUNK, ASPIRE_NODES))
+    nodes = int(asp.state[kernel.S_NODES])
+    run.state[kernel.S_NODES] += nodes
+    if asp.state[kernel.S_BEST] >= root:
+        run.best_x[:] = asp.best_x
+        run.state[kernel.S_BEST] = asp.state[kernel.S_BEST]
         return {"outcome": "found", "target": root, "nodes": nodes}
     return {"outcome": "exhausted" if done else "stopped", "target": root, "nodes": nodes}
 

@@ -115,18 +115,13 @@ def test_aspiration_exhausted_proves_the_root_bound_unreachable():
     from epochbench.exact.packing import packing_candidates
     inst = PackingInstance.build([2, 2], [[2, 1], [1, 2]])
     p = pb.mkp_arrays(inst, packing_candidates(inst))
-    n, m = len(p["c"]), p["a"].shape[0]
-    state = np.zeros(kernel.STATE_SIZE, dtype=np.int64)
-    state[kernel.S_MODE], state[kernel.S_ROOT] = kernel.ENTER, -1
-    best_x = np.zeros(n, dtype=np.int64)
-    kernel.search(p["a"], p["c"], p["u"], p["use_cap"], p["dz"], p["dz_order"], p["dz_map"], p["nxt"], state,
-                  p["b"].copy(), np.zeros(n, dtype=np.int64), best_x, *(np.zeros(n + 1, dtype=np.int64) for _ in range(3)),
-                  np.zeros(n, dtype=np.bool_), np.zeros(m, dtype=np.int64), np.zeros(pb.REACH_WORDS, dtype=np.uint64), 1)
-    root, best = int(state[kernel.S_ROOT]), int(state[kernel.S_BEST])
+    run = pb._Search(p)
+    run.step(1)                                             # the root only
+    root, best = int(run.state[kernel.S_ROOT]), int(run.state[kernel.S_BEST])
     assert root > best >= 0
-    out = pb._aspire(p, state, best_x, deadline=float("inf"))
+    out = pb._aspire(p, run, deadline=float("inf"))
     assert out["outcome"] == "exhausted" and out["target"] == root
-    assert state[kernel.S_BEST] == best                     # the incumbent untouched
+    assert run.state[kernel.S_BEST] == best                 # the incumbent untouched
     r = solve(inst, "mkp-bb", time_limit=LIMIT)
     assert r.status == "optimal" and abs(r.value - brute(inst)) <= 1e-9
 
