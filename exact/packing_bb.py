@@ -42,10 +42,10 @@ Measured on [leinberger1999] epochs (n = 64, uniform requirements): with
 K = 1 and 2 the search proves almost every instance in a few hundred
 nodes; with K = 4 the optimum usually fills every resource exactly and
 finding such a fill by the plain depth-first search takes up to millions
-of nodes (the aspiration search finds it in 1,500 to 55,000 nodes on 8 of
-10 instances, 1.8 million on one); with K = 8 the optimum lies well below
-the root bound and the proof is the hard part: there the hand-over does
-the work (``info["finished_by"]``).  Median times next to ``cpsat``
+of nodes (the aspiration search finds it in 1,500 to 55,000 nodes on 7 of
+10 instances, 130,000 and 1.8 million on two); with K = 8 the optimum
+lies well below the root bound and the proof is the hard part: there the
+hand-over does the work (``info["finished_by"]``).  Median times next to ``cpsat``
 (bench/benchmarks/bench_oracle.py, 10 instances, 3 calls each, n = 64):
 7.5x faster at K = 1, 20x at K = 2, 2.9x at K = 4 (0.9x without the
 aspiration search), 1.2x at K = 8; n = 128, K = 4: 2.8x (0.8x without);
