@@ -248,7 +248,7 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
             start, defer = best_start(inst, budget=START_SHARE * float(time_limit)), False
             _take_start(start, cand, p, run.best_x, run.state)
         if aspired is None and not done:
-            aspired = _aspire(p, run, deadline)
+            aspired = _aspire(run, deadline)
             done = aspired["outcome"] == "found" or (aspired["outcome"] == "exhausted"
                                                      and run.state[kernel.S_BEST] == aspired["target"] - 1)
         if done or time.perf_counter() >= deadline or (nodes is not None and run.state[kernel.S_NODES] >= nodes):
@@ -305,7 +305,7 @@ class _Search:
                              self.stack_bound, self.fit, self.rest, self.words, nodes)
 
 
-def _aspire(p: dict, run: _Search, deadline: float) -> dict:
+def _aspire(run: _Search, deadline: float) -> dict:
     """The aspiration search: the same branch-and-bound, its incumbent set to
     one less than the root bound, so that every node that cannot reach the
     root bound is pruned, for at most :data:`ASPIRE_NODES` nodes.  When the
@@ -326,7 +326,7 @@ def _aspire(p: dict, run: _Search, deadline: float) -> dict:
     root = int(run.state[kernel.S_ROOT])
     if root <= run.state[kernel.S_BEST]:
         return {"outcome": "skipped", "target": root, "nodes": 0}
-    asp = _Search(p, best=root - 1, root=root)
+    asp = _Search(run.p, best=root - 1, root=root)
     done = False
     while not done and asp.state[kernel.S_NODES] < ASPIRE_NODES and time.perf_counter() < deadline:
         done = asp.step(min(NODE_CHUNK, ASPIRE_NODES))

@@ -119,7 +119,7 @@ def test_aspiration_exhausted_proves_the_root_bound_unreachable():
     run.step(1)                                             # the root only
     root, best = int(run.state[kernel.S_ROOT]), int(run.state[kernel.S_BEST])
     assert root > best >= 0
-    out = pb._aspire(p, run, deadline=float("inf"))
+    out = pb._aspire(run, deadline=float("inf"))
     assert out["outcome"] == "exhausted" and out["target"] == root
     assert run.state[kernel.S_BEST] == best                 # the incumbent untouched
     r = solve(inst, "mkp-bb", time_limit=LIMIT)
