@@ -178,16 +178,36 @@ def cpsat_model(model: BinaryModel) -> cp_model.CpModel:
     return m
 
 
-def _cpsat(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcome:
-    """Solve with CP-SAT (``num_workers = threads``, ``random_seed = seed``)
-    until ``deadline`` (``time.perf_counter()`` seconds), model building
-    included.  CP-SAT's ``best_objective_bound`` is kept only with a
-    solution: on UNKNOWN it is not a proof (0 for an unsolved maximisation)."""
+def set_cpsat_params(target, params: dict | None) -> None:
+    """Set CP-SAT parameters by name on ``target`` (a solver's
+    ``parameters``): a one-line ``ValueError`` for a name CP-SAT does not
+    have, one set from the call (time limit, workers, seed) or a value of the
+    wrong type."""
+    if params is not None and not isinstance(params, dict):
+        raise ValueError(f"solver_params must map CP-SAT parameter names to values, got {params!r}")
+    for name, value in (params or {}).items():
+        if name in ("max_time_in_seconds", "num_workers", "random_seed"):
+            raise ValueError(f"CP-SAT parameter {name!r} is set from time_limit, threads and seed")
+        if not hasattr(target, name):
+            raise ValueError(f"{name!r} is not a CP-SAT parameter")
+        try:
+            setattr(target, name, value)
+        except TypeError:
+            raise ValueError(f"CP-SAT parameter {name!r} cannot be {value!r}") from None
+
+
+def _cpsat(model: BinaryModel, deadline: float, threads: int, seed: int, params: dict | None = None) -> Outcome:
+    """Solve with CP-SAT (``num_workers = threads``, ``random_seed = seed``,
+    any other ``params`` by name, :func:`set_cpsat_params`) until ``deadline``
+    (``time.perf_counter()`` seconds), model building included.  CP-SAT's
+    ``best_objective_bound`` is kept only with a solution: on UNKNOWN it is
+    not a proof (0 for an unsolved maximisation)."""
+    s = cp_model.CpSolver()
+    set_cpsat_params(s.parameters, params)
     m = cpsat_model(model)
     left = time_left(deadline)
     if left <= 0:
         return no_time("int", "CP-SAT")
-    s = cp_model.CpSolver()
     s.parameters.max_time_in_seconds = left
     s.parameters.num_workers = max(int(threads), 1)
     s.parameters.random_seed = int(seed)
@@ -449,10 +469,12 @@ def _highs(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outc
 BACKENDS = {"cpsat": _cpsat, "milp-cbc": _cbc, "milp-highs": _highs}
 
 
-def run_model(model: BinaryModel, method: str, time_limit: float, threads: int, seed: int = 0) -> Outcome:
+def run_model(model: BinaryModel, method: str, time_limit: float, threads: int, seed: int = 0,
+              solver_params: dict | None = None) -> Outcome:
     """Solve ``model`` with backend ``method`` (one of :data:`METHODS`) in at
     most ``time_limit`` seconds of wall time from this call, the backend's
-    own model building included.
+    own model building included; ``solver_params``: CP-SAT parameters by
+    name (``cpsat`` only, :func:`set_cpsat_params`).
 
     Returns the backend's :class:`Outcome`: ``bound`` is ``None`` unless the
     backend returned a solution with it (a bound without a solution is not
@@ -461,7 +483,10 @@ def run_model(model: BinaryModel, method: str, time_limit: float, threads: int, 
         backend = BACKENDS[method]
     except KeyError:
         raise KeyError(f"unknown exact method {method!r}; known: {', '.join(METHODS)}") from None
-    out = backend(model, deadline_after(time_limit), threads, seed)
+    if solver_params and method != "cpsat":
+        raise ValueError(f"solver_params are CP-SAT parameters; {method!r} takes none")
+    extra = {"params": solver_params} if solver_params else {}
+    out = backend(model, deadline_after(time_limit), threads, seed, **extra)
     if out.x is None:
         out.bound = None
     return out

@@ -102,7 +102,8 @@ def packing_model(inst: PackingInstance, cand: np.ndarray) -> BinaryModel:
 
 
 def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, threads: int = 1,
-                  seed: int = 0, start: Result | None = None, warm: bool = True) -> Result:
+                  seed: int = 0, start: Result | None = None, warm: bool = True,
+                  solver_params: dict | None = None) -> Result:
     """Best start set of a packing instance with backend ``method``.
 
     Returns the selected jobs in ascending order, their objective
@@ -112,8 +113,10 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
     ``warm=False``: no start) as a hint, and the result is never worse
     than it: when the solver's incumbent is worse, or it found none in
     time, the start is returned (status ``feasible``, or ``optimal`` when
-    the solver's bound proves it).  Exponential in the worst case;
-    ``time_limit`` covers the start, the model build and the solve.
+    the solver's bound proves it).  ``solver_params``: CP-SAT parameters by
+    name (``cpsat`` only; an unknown name is a one-line ``ValueError``).
+    Exponential in the worst case; ``time_limit`` covers the start, the
+    model build and the solve.
     """
     t0 = time.perf_counter()
     cand = packing_candidates(inst)
@@ -126,7 +129,7 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
     if start is not None:
         chosen = {int(j) for j in start.decision}
         model.hint = np.array([int(int(j) in chosen) for j in cand], dtype=np.int64)
-    out = run_model(model, method, time_limit - (time.perf_counter() - t0), threads, seed)
+    out = run_model(model, method, time_limit - (time.perf_counter() - t0), threads, seed, solver_params)
     bound, slack = true_bound(model, out)
     info = {**status_info(model, out, slack), **start_info(start)}
     if out.x is not None:

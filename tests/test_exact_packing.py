@@ -134,6 +134,35 @@ def test_unknown_parameter_rejected():
         solve(FIG1, "cpsat", time_limit=LIMIT, gap=0.1)
 
 
+def test_solver_params_reach_cpsat():
+    """CP-SAT parameters by name change the solve: stopping at the first
+    solution of a 40-job K = 4 epoch leaves it unproven; without the cuts the
+    optimum is the default one's."""
+    rng = np.random.default_rng(7)
+    inst = PackingInstance.build([100] * 4, rng.integers(1, 40, size=(40, 4)), meta={"name": "params"})
+    first = solve(inst, "cpsat", time_limit=LIMIT, threads=1, warm=False,
+                  solver_params={"stop_after_first_solution": True})
+    full = solve(inst, "cpsat", time_limit=LIMIT, threads=1)
+    uncut = solve(inst, "cpsat", time_limit=LIMIT, threads=1,
+                  solver_params={"add_cg_cuts": False, "add_mir_cuts": False, "add_zero_half_cuts": False})
+    assert full.status == uncut.status == "optimal" and uncut.value == full.value
+    assert first.status == "feasible" and first.value <= full.value
+    check_packing(inst, uncut.decision)
+
+
+@pytest.mark.parametrize("method,params,match", [
+    ("cpsat", {"no_such_parameter": 1}, "'no_such_parameter' is not a CP-SAT parameter"),
+    ("cpsat", {"num_workers": 4}, "'num_workers' is set from time_limit, threads and seed"),
+    ("cpsat", {"add_cg_cuts": "maybe"}, "'add_cg_cuts' cannot be 'maybe'"),
+    ("cpsat", "add_cg_cuts=false", "must map CP-SAT parameter names to values"),
+    ("milp-highs", {"add_cg_cuts": False}, "'milp-highs' takes none"),
+])
+def test_solver_params_refused_in_one_line(method, params, match):
+    with pytest.raises(ValueError, match=match) as err:
+        solve(PackingInstance.build([10], [[4], [5]]), method, time_limit=LIMIT, solver_params=params)
+    assert "\n" not in str(err.value)
+
+
 # ---- golden: [leinberger1999] figure 1 --------------------------------------------------------
 @pytest.mark.parametrize("method", METHODS)
 def test_seed000_figure1_unc_two_epochs(method):
