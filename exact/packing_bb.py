@@ -35,8 +35,10 @@ compiled depth-first branch-and-bound (:mod:`epochbench.exact._mkp_bb`):
   once when it finds one; otherwise the plain search goes on;
 * a hand-over: after :data:`NODES` nodes without a proof, CP-SAT
   (:func:`~epochbench.exact.packing.solve_packing`) gets the rest of the
-  time, started from the search's best selection, and the smaller of the
-  two proven bounds is kept (``nodes=None``: the search alone).
+  time, started from the search's best selection, without its
+  Chvatal-Gomory, MIR and zero-half cuts (:data:`HAND_OVER_PARAMS`: on
+  these small knapsacks they cost more than they save), and the smaller
+  of the two proven bounds is kept (``nodes=None``: the search alone).
 
 Measured on [leinberger1999] epochs (n = 64, uniform requirements): with
 K = 1 and 2 the search proves almost every instance in a few hundred
@@ -47,10 +49,10 @@ of nodes (the aspiration search finds it in 1,500 to 55,000 nodes on 7 of
 lies well below the root bound and the proof is the hard part: there the
 hand-over does the work (``info["finished_by"]``).  Median times next to ``cpsat``
 (bench/benchmarks/bench_oracle.py, 10 instances, 3 calls each, n = 64):
-7.5x faster at K = 1, 20x at K = 2, 2.9x at K = 4 (0.9x without the
-aspiration search), 1.2x at K = 8; n = 128, K = 4: 2.8x (0.8x without);
-on recorded EASY epochs (n = 64 and 128, K = 1 to 8) 4.8 to 6.6x faster,
-every one proven.
+7x faster at K = 1, 19x at K = 2, 3.9 to 4.7x at K = 4 (0.9x without the
+aspiration search), 2.3 to 2.8x at K = 8 (1.2x with the cuts in the
+hand-over); n = 128, K = 4: 4.7x (0.8x without either); on recorded EASY
+epochs (n = 64 and 128, K = 1 to 8) 4.7 to 6.7x faster, every one proven.
 
 Registered for ``packing`` as ``mkp-bb`` (``kind="exact"``), with the
 conventions of the other exact methods: ``time_limit`` is the wall time of
