@@ -84,6 +84,8 @@ REFERENCES: dict[str, Reference] = {r.key: r for r in [
     _R("kellerer2004", "H. Kellerer, U. Pferschy, D. Pisinger", "Knapsack Problems", "Springer, Berlin", 2004,
        doi="10.1007/978-3-540-24777-7",
        note="multidimensional knapsack bounds and branch-and-bound (the mkp-bb oracle)"),
+    _R("chvatal1983", "V. Chvatal", "Linear Programming", "W. H. Freeman, New York", 1983,
+       note="the bounded-variable simplex (chapter 8) of the mkp-bb oracle's node LP"),
     _R("gilmore1961", "P. C. Gilmore, R. E. Gomory", "A Linear Programming Approach to the Cutting-Stock Problem",
        "Operations Research 9(6):849-859", 1961, doi="10.1287/opre.9.6.849",
        note="the pattern LP bound of the epochs family"),

@@ -97,8 +97,9 @@ def test_hand_over_proves_what_the_search_left_open():
 def test_aspiration_finds_an_exact_fill_without_hand_over():
     """A K = 4 epoch whose optimum fills every resource exactly: the
     aspiration search finds that selection, worth the root bound, so it is
-    proven at once; CP-SAT agrees."""
-    inst = leinberger(n=64, k=4, count=1, seed=1)[0]
+    proven at once; CP-SAT agrees.  (The first of these epochs is proven
+    by the first 2000 nodes already.)"""
+    inst = leinberger(n=64, k=4, count=2, seed=1)[1]
     r = solve(inst, "mkp-bb", time_limit=LIMIT)
     ref = solve(inst, "cpsat", time_limit=LIMIT)
     assert r.info["aspiration"] == "found" and "finished_by" not in r.info
@@ -145,3 +146,48 @@ def test_awkward_capacities_use_rounded_scaling():
 def test_bad_options_refused(kw, msg):
     with pytest.raises(ValueError, match=msg):
         pb.solve_packing_bb(PackingInstance.build([10], [[3]]), **kw)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_node_lp_bound_is_the_lp_and_never_below_it(seed):
+    """The node LP (its simplex's duals priced by the Lagrangian) equals the
+    LP relaxation that HiGHS solves, within rounding, for a random residual
+    and set of fitting items, and bounds the 0-1 optimum; the previous
+    node's duals, however stale, never give less than the LP."""
+    from scipy.optimize import linprog
+    from epochbench.exact import _mkp_bb as kernel
+    rng = np.random.default_rng(7000 + seed)
+    m, n = int(rng.integers(2, 9)), int(rng.integers(3, 40))
+    a = rng.integers(0, 50, size=(m, n)).astype(np.int64)
+    c = rng.integers(1, 100, size=n).astype(np.int64)
+    res = rng.integers(0, 200, size=m).astype(np.int64)
+    pos = int(rng.integers(0, 3))
+    fit = np.zeros(n, dtype=np.bool_)
+    fit[pos:] = np.all(a[:, pos:] <= res[:, None], axis=0) & (rng.random(n - pos) < 0.9)
+    lpw = kernel.lp_scratch(m, n)
+    lpw[-m:] = rng.random(m) * 3 * (seed % 2)              # stale duals from "a previous node"
+    stale = kernel._lagrangian(a, c, res, fit, pos, lpw[-m:].copy())
+    got = kernel._lp_bound(a, c, res, fit, pos, lpw, stale)
+    cols = np.flatnonzero(fit)
+    lp = -linprog(-c[cols], A_ub=a[:, cols], b_ub=res, bounds=(0, 1), method="highs").fun if cols.size else 0.0
+    assert got >= lp - 1e-6 * max(1.0, lp)
+    assert got <= lp + 1e-6 * max(1.0, lp) or got == stale  # the simplex reached the LP (or stopped early)
+    assert stale >= lp - 1e-6 * max(1.0, lp)
+    if cols.size <= 14:
+        best = max(int(c[cols] @ np.array(x)) for x in itertools.product((0, 1), repeat=cols.size)
+                   if np.all(a[:, cols] @ np.array(x) <= res))
+        assert got >= best - 1e-9
+
+
+def test_search_proves_the_same_optimum_with_and_without_the_lp(monkeypatch):
+    """The node LP only prunes: on K = 2 to 8 epochs the search alone finds
+    the same optimum with it and without it, in fewer nodes with it."""
+    for k in (2, 4, 8):
+        inst = leinberger(n=24, k=k, count=1, seed=3)[0]
+        runs = {}
+        for lp in (True, False):
+            monkeypatch.setattr(pb, "LP", lp)
+            runs[lp] = solve(inst, "mkp-bb", time_limit=LIMIT, nodes=None, warm=False)
+        assert runs[True].status == runs[False].status == "optimal"
+        assert runs[True].value == runs[False].value
+        assert runs[True].info["nodes"] <= runs[False].info["nodes"]
