@@ -134,12 +134,16 @@ def _dantzig(c, dz, dz_order, dz_map, res, fit, r):
 
 #: simplex pivots of the node LP (:func:`_lp_bound`) per row; the bound is valid whenever it stops
 LP_PIVOTS = 6
+#: status of a variable of the node LP: at its lower bound, at its upper bound, basic
+AT_ZERO, AT_ONE, BASIC = 0.0, 1.0, 2.0
 
 
 def lp_scratch(m: int, n: int) -> np.ndarray:
-    """Scratch of :func:`_lp_bound` for m rows and n items (float64; its
-    last m entries keep the duals of the previous node's LP, 0 at first)."""
-    return np.zeros(m * m + 5 * m + n, dtype=np.float64)
+    """Scratch of :func:`_lp_bound` for m rows and n items (float64): the
+    duals of the previous node's LP first (0 at the start), then the basis
+    inverse, basic values, duals, basic costs, entering column, basic
+    variables and the status of the n items and m slacks."""
+    return np.zeros(m * m + 7 * m + n, dtype=np.float64)
 
 
 @njit(cache=True)
@@ -161,25 +165,11 @@ def _lagrangian(a, c, res, fit, pos, y):
 
 
 @njit(cache=True)
-def _lp_bound(a, c, res, fit, pos, lpw, first):
-    """An upper bound of the LP relaxation ``max c x, A x <= res, 0 <= x <= 1``
-    over the fitting items: :func:`_lagrangian` of the duals ``y >= 0`` of
-    a bounded-variable primal simplex (Dantzig's rule, at most
-    :data:`LP_PIVOTS` pivots per row; the bound is valid for any ``y >= 0``,
-    so rounding or an early stop only weakens it), started from the slack
-    basis with the items of positive reduced cost under the previous node's
-    duals ``y0`` at 1 while they fit; at most ``first`` (the bound of
-    ``y0``).  Its duals become the next node's ``y0``.  ``lpw``:
-    :func:`lp_scratch`.  O(pivots (m n + m^2))."""
+def _crash(a, c, res, fit, pos, y0, binv, xb, cb, bvar, status):
+    """The starting basis: the slacks, with the items of positive reduced
+    cost under ``y0`` at their upper bound while they fit (so it is
+    feasible).  O(m n + m^2)."""
     m, n = a.shape
-    y0 = lpw[m * m + 4 * m + n: m * m + 5 * m + n]
-    binv = lpw[: m * m].reshape(m, m)
-    xb = lpw[m * m: m * m + m]
-    y = lpw[m * m + m: m * m + 2 * m]
-    cb = lpw[m * m + 2 * m: m * m + 3 * m]
-    alpha = lpw[m * m + 3 * m: m * m + 4 * m]          # the entering column, B^-1 A_q
-    up = lpw[m * m + 4 * m: m * m + 4 * m + n]          # item at 0, at 1, or 2.0: basic
-    bvar = np.empty(m, dtype=np.int64)                  # basic variable of each row: item j, or n + slack row
     for i in range(m):
         for k in range(m):
             binv[i, k] = 0.0
@@ -187,9 +177,10 @@ def _lp_bound(a, c, res, fit, pos, lpw, first):
         xb[i] = res[i]
         cb[i] = 0.0
         bvar[i] = n + i
+        status[n + i] = BASIC
     for j in range(n):
-        up[j] = 0.0
-    for j in range(pos, n):             # crash: the items y0 prices in, while they fit
+        status[j] = AT_ZERO
+    for j in range(pos, n):
         if not fit[j]:
             continue
         d = float(c[j])
@@ -199,90 +190,133 @@ def _lp_bound(a, c, res, fit, pos, lpw, first):
             if a[k, j] > xb[k]:
                 ok = False
         if ok and d > 0.0:
-            up[j] = 1.0
+            status[j] = AT_ONE
             for k in range(m):
                 xb[k] -= a[k, j]
-    eps = 1e-9
-    for _ in range(LP_PIVOTS * m):
-        for k in range(m):
-            t = 0.0
-            for i in range(m):
-                t += cb[i] * binv[i, k]
-            y[k] = t
-        q, sig, gain = -1, 0.0, eps
-        for j in range(pos, n):          # pricing: the structural items
-            if not fit[j]:
-                continue
-            d = float(c[j])
-            for k in range(m):
-                d -= y[k] * a[k, j]
-            if up[j] == 2.0:             # basic
-                continue
-            if up[j] == 0.0 and d > gain:
-                q, sig, gain = j, 1.0, d
-            elif up[j] == 1.0 and -d > gain:
-                q, sig, gain = j, -1.0, -d
-        for k in range(m):               # the slacks (reduced cost -y_k)
-            if -y[k] > gain:
-                basic = False
-                for i in range(m):
-                    if bvar[i] == n + k:
-                        basic = True
-                        break
-                if not basic:
-                    q, sig, gain = n + k, 1.0, -y[k]
-        if q < 0:
-            break
-        for i in range(m):               # alpha = B^-1 a_q
-            t = 0.0
-            if q < n:
-                for k in range(m):
-                    t += binv[i, k] * a[k, q]
-            else:
-                t = binv[i, q - n]
-            alpha[i] = t
-        step = 1.0 if q < n else np.inf  # an item may flip to its other bound
-        leave = -1
-        for i in range(m):
-            d = sig * alpha[i]
-            hi = 1.0 if bvar[i] < n else np.inf
-            if d > eps:
-                r = xb[i] / d
-            elif d < -eps and hi < np.inf:
-                r = (hi - xb[i]) / -d
-            else:
-                continue
-            if r < step:
-                step, leave = r, i
-        if step == np.inf:
-            break
-        for i in range(m):
-            xb[i] -= sig * step * alpha[i]
-        if leave < 0:                    # bound flip
-            up[q] = 1.0 - up[q]
-            continue
-        out = bvar[leave]
-        entering = (up[q] + sig * step) if q < n else step
-        if out < n:
-            up[out] = 1.0 if xb[leave] > 0.5 else 0.0
-        piv = alpha[leave]
-        for k in range(m):
-            binv[leave, k] /= piv
-        for i in range(m):
-            if i != leave and alpha[i] != 0.0:
-                f = alpha[i]
-                for k in range(m):
-                    binv[i, k] -= f * binv[leave, k]
-        bvar[leave] = q
-        xb[leave] = entering
-        cb[leave] = float(c[q]) if q < n else 0.0
-        if q < n:
-            up[q] = 2.0
-    for k in range(m):                   # the duals of the last basis, kept for the next node
+
+
+@njit(cache=True)
+def _duals(binv, cb, y):
+    """``y = c_B B^-1``.  O(m^2)."""
+    m = cb.shape[0]
+    for k in range(m):
         t = 0.0
         for i in range(m):
             t += cb[i] * binv[i, k]
-        y0[k] = t if t > 0.0 else 0.0
+        y[k] = t
+
+
+@njit(cache=True)
+def _price(a, c, fit, pos, y, status):
+    """Dantzig's rule: the nonbasic variable (item, or ``n + k`` for slack k)
+    whose move off its bound gains the most, and its direction (+1 up, -1
+    down); (-1, 0) at an optimum.  O(m n)."""
+    m, n = a.shape
+    q, sig, gain = -1, 0.0, 1e-9
+    for j in range(pos, n):
+        if not fit[j] or status[j] == BASIC:
+            continue
+        d = float(c[j])
+        for k in range(m):
+            d -= y[k] * a[k, j]
+        if status[j] == AT_ZERO and d > gain:
+            q, sig, gain = j, 1.0, d
+        elif status[j] == AT_ONE and -d > gain:
+            q, sig, gain = j, -1.0, -d
+    for k in range(m):
+        if status[n + k] != BASIC and -y[k] > gain:
+            q, sig, gain = n + k, 1.0, -y[k]
+    return q, sig
+
+
+@njit(cache=True)
+def _ratio(a, q, sig, binv, xb, bvar, alpha):
+    """The entering column ``alpha = B^-1 A_q`` and the ratio test of the
+    bounded-variable simplex: (step, leaving row), row -1 when the entering
+    item reaches its other bound first.  O(m^2)."""
+    m, n = a.shape
+    for i in range(m):
+        t = 0.0
+        if q < n:
+            for k in range(m):
+                t += binv[i, k] * a[k, q]
+        else:
+            t = binv[i, q - n]
+        alpha[i] = t
+    step = 1.0 if q < n else np.inf
+    leave = -1
+    for i in range(m):
+        d = sig * alpha[i]
+        if d > 1e-9:
+            r = xb[i] / d
+        elif d < -1e-9 and bvar[i] < n:
+            r = (1.0 - xb[i]) / -d
+        else:
+            continue
+        if r < step:
+            step, leave = r, i
+    return step, leave
+
+
+@njit(cache=True)
+def _pivot(c, n, q, sig, step, leave, binv, xb, cb, bvar, status, alpha):
+    """Move the entering variable ``q`` by ``step`` and make it basic in row
+    ``leave`` (the leaving one goes to the bound it reached).  O(m^2)."""
+    m = xb.shape[0]
+    for i in range(m):
+        xb[i] -= sig * step * alpha[i]
+    value = (status[q] + sig * step) if q < n else step
+    out = int(bvar[leave])
+    status[out] = AT_ONE if out < n and xb[leave] > 0.5 else AT_ZERO
+    piv = alpha[leave]
+    for k in range(m):
+        binv[leave, k] /= piv
+    for i in range(m):
+        if i != leave and alpha[i] != 0.0:
+            f = alpha[i]
+            for k in range(m):
+                binv[i, k] -= f * binv[leave, k]
+    bvar[leave] = q
+    xb[leave] = value
+    cb[leave] = float(c[q]) if q < n else 0.0
+    status[q] = BASIC
+
+
+@njit(cache=True)
+def _lp_bound(a, c, res, fit, pos, lpw, first):
+    """An upper bound of the LP relaxation ``max c x, A x <= res, 0 <= x <= 1``
+    over the fitting items: :func:`_lagrangian` of the duals ``y >= 0`` of
+    a bounded-variable primal simplex ([chvatal1983] chapter 8; Dantzig's
+    rule, at most :data:`LP_PIVOTS` pivots per row: the bound is valid for
+    any ``y >= 0``, so rounding or an early stop only weakens it), started
+    by :func:`_crash` from the previous node's duals ``y0``; at most
+    ``first`` (the bound of ``y0``).  Its duals become the next node's
+    ``y0``.  ``lpw``: :func:`lp_scratch`.  O(pivots (m n + m^2))."""
+    m, n = a.shape
+    y0 = lpw[:m]
+    binv = lpw[m: m + m * m].reshape(m, m)
+    o = m + m * m
+    xb, y, cb = lpw[o: o + m], lpw[o + m: o + 2 * m], lpw[o + 2 * m: o + 3 * m]
+    alpha, bvar = lpw[o + 3 * m: o + 4 * m], lpw[o + 4 * m: o + 5 * m]
+    status = lpw[o + 5 * m: o + 6 * m + n]
+    _crash(a, c, res, fit, pos, y0, binv, xb, cb, bvar, status)
+    for _ in range(LP_PIVOTS * m):
+        _duals(binv, cb, y)
+        q, sig = _price(a, c, fit, pos, y, status)
+        if q < 0:
+            break
+        step, leave = _ratio(a, q, sig, binv, xb, bvar, alpha)
+        if step == np.inf:
+            break
+        if leave < 0:                    # the entering item flips to its other bound
+            for i in range(m):
+                xb[i] -= sig * step * alpha[i]
+            status[q] = 1.0 - status[q]
+            continue
+        _pivot(c, n, q, sig, step, leave, binv, xb, cb, bvar, status, alpha)
+    _duals(binv, cb, y0)                 # kept for the next node
+    for k in range(m):
+        y0[k] = max(y0[k], 0.0)
     return min(first, _lagrangian(a, c, res, fit, pos, y0))
 
 
@@ -328,9 +362,8 @@ def _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest
     if bound <= best:
         return bound, first
     lp = np.inf
-    if lpw.shape[0] > 0 and m > 1:      # the previous node's LP duals: O(m n)
-        m2 = m * m + 4 * m + n
-        lp = _lagrangian(a, c, res, fit, pos, lpw[m2: m2 + m])
+    if lpw.shape[0] > 0 and m > 1:      # the previous node's LP duals (lpw[:m]): O(m n)
+        lp = _lagrangian(a, c, res, fit, pos, lpw[:m])
         bf = np.floor(val + lp + 1e-9 * max(1.0, abs(val + lp)))
         if bf < bound:
             bound = np.int64(bf)

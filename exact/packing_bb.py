@@ -45,17 +45,19 @@ compiled depth-first branch-and-bound (:mod:`epochbench.exact._mkp_bb`):
 
 Measured on [leinberger1999] epochs (n = 64, uniform requirements): with
 K = 1 and 2 the search proves almost every instance in a few hundred
-nodes; with K = 4 the optimum usually fills every resource exactly and
-finding such a fill by the plain depth-first search takes up to millions
-of nodes (the aspiration search finds it in 1,500 to 55,000 nodes on 7 of
-10 instances, 130,000 and 1.8 million on two); with K = 8 the optimum
-lies well below the root bound and the proof is the hard part: there the
-hand-over does the work (``info["finished_by"]``).  Median times next to ``cpsat``
-(bench/benchmarks/bench_oracle.py, 10 instances, 3 calls each, n = 64):
-7x faster at K = 1, 19x at K = 2, 3.9 to 4.7x at K = 4 (0.9x without the
-aspiration search), 2.3 to 2.8x at K = 8 (1.2x with the cuts in the
-hand-over); n = 128, K = 4: 4.7x (0.8x without either); on recorded EASY
-epochs (n = 64 and 128, K = 1 to 8) 4.7 to 6.7x faster, every one proven.
+nodes; with K = 4 the optimum usually fills every resource exactly, and
+the aspiration search finds such a fill in 1,000 to 9,000 nodes with the
+node LP (1,500 to 1.8 million with the Dantzig bounds); with K = 8 the
+optimum lies well below the root bound and the proof is the hard part:
+the search alone proves each of 10 epochs in 4,000 to 55,000 nodes (12 to
+200 ms), CP-SAT mostly faster, so the hand-over does the work there
+(``info["finished_by"]``); at n = 128, K = 8 the search alone proves 5 of
+10 epochs in 10 s, CP-SAT and the hand-over 4.  Median times next to
+``cpsat`` (bench/benchmarks/bench_oracle.py, 10 instances, 3 calls each):
+n = 64: 7x faster at K = 1, 12x at K = 2, 5.8 to 6.2x at K = 4 (p90 15 ms
+against 235), 2.6x at K = 8 (1.2x with the Dantzig bounds and CP-SAT's
+cuts in the hand-over); n = 128, K = 4: 13x; on recorded EASY epochs (n =
+64 and 128, K = 1 to 8) 4.2 to 7.2x, every one proven.
 
 Registered for ``packing`` as ``mkp-bb`` (``kind="exact"``), with the
 conventions of the other exact methods: ``time_limit`` is the wall time of

@@ -165,8 +165,8 @@ def test_node_lp_bound_is_the_lp_and_never_below_it(seed):
     fit = np.zeros(n, dtype=np.bool_)
     fit[pos:] = np.all(a[:, pos:] <= res[:, None], axis=0) & (rng.random(n - pos) < 0.9)
     lpw = kernel.lp_scratch(m, n)
-    lpw[-m:] = rng.random(m) * 3 * (seed % 2)              # stale duals from "a previous node"
-    stale = kernel._lagrangian(a, c, res, fit, pos, lpw[-m:].copy())
+    lpw[:m] = rng.random(m) * 3 * (seed % 2)               # stale duals from "a previous node"
+    stale = kernel._lagrangian(a, c, res, fit, pos, lpw[:m].copy())
     got = kernel._lp_bound(a, c, res, fit, pos, lpw, stale)
     cols = np.flatnonzero(fit)
     lp = -linprog(-c[cols], A_ub=a[:, cols], b_ub=res, bounds=(0, 1), method="highs").fun if cols.size else 0.0
