@@ -20,13 +20,13 @@ compiled depth-first branch-and-bound (:mod:`epochbench.exact._mkp_bb`):
 * bounds at every node from the jobs that still fit: the capacity bound
   (utilization is a weighted sum of the loads, so no selection beats, row
   by row, the largest load at most the residual that a subset of the
-  fitting jobs reaches: a one-row subset sum on a bit set), and the LP
-  relaxation of all the rows (the Lagrangian value of the previous node's
-  duals, then a bounded-variable simplex warm-started from them: a bound
-  that simplex rounding cannot make too small), or with one row Dantzig's
-  LP bound ([martello1990] on the Dantzig and surrogate bounds,
-  [kellerer2004] on the multidimensional knapsack; :data:`LP` False: the
-  Dantzig bounds of each row and of the surrogate row instead);
+  fitting jobs reaches: a one-row subset sum on a bit set), and from
+  :data:`LP_ROWS` rows on the LP relaxation of all the rows (the
+  Lagrangian value of the previous node's duals, then a bounded-variable
+  simplex warm-started from them: a bound that simplex rounding cannot make
+  too small), below that Dantzig's LP bound of each row alone and of the
+  surrogate row ([martello1990] on the Dantzig and surrogate bounds,
+  [kellerer2004] on the multidimensional knapsack);
 * jobs with the same demand vector and weight are interchangeable: only
   prefixes of each such group are enumerated;
 * a warm start from the best fast heuristic
@@ -100,8 +100,11 @@ NODE_CHUNK = 2000
 #: heuristic start; median of 10 [leinberger1999] epochs, n = 64, K = 8, seeds 1, 2, 3: 24, 34 and
 #: 37 ms against 89, 109 and 83 ms with them; K = 4, seed 1: 30 against 75 ms)
 HAND_OVER_PARAMS = {"add_cg_cuts": False, "add_mir_cuts": False, "add_zero_half_cuts": False}
-#: whether nodes also take the LP bound (:func:`epochbench.exact._mkp_bb._lp_bound`)
-LP = True
+#: nodes take the LP bound (:func:`epochbench.exact._mkp_bb._lp_bound`) instead of the Dantzig
+#: bounds from this many rows on (0: never); with 2 or 3 rows the Dantzig bounds are as good and
+#: cheaper (leinberger n = 64, 30 epochs: K = 2 median 0.3 ms without, 0.4 with; K = 3 1.7 and 1.9;
+#: K = 4 15.2 and 7.8)
+LP_ROWS = 4
 #: 64-bit words of the one-row subset-sum bound (rows with a residual above 64 x this use the plain one)
 REACH_WORDS = 256
 
@@ -309,7 +312,7 @@ class _Search:
         self.stack_j, self.stack_stage, self.stack_bound = (np.zeros(n + 1, dtype=np.int64) for _ in range(3))
         self.fit, self.rest = np.zeros(n, dtype=np.bool_), np.zeros(m, dtype=np.int64)
         self.words = np.zeros(REACH_WORDS, dtype=np.uint64)
-        lp = LP and m > 1
+        lp = 0 < LP_ROWS <= m and m > 1          # (a one-row LP is Dantzig's bound)
         self.lpw = kernel.lp_scratch(m, n) if lp else np.zeros(0)
         # with the node LP, which no single-row Dantzig bound beats, those rows cost more than they prune
         self.dz = tuple(p[k][:0] if lp else p[k] for k in ("dz", "dz_order", "dz_map"))

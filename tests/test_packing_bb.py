@@ -186,7 +186,7 @@ def test_search_proves_the_same_optimum_with_and_without_the_lp(monkeypatch):
         inst = leinberger(n=24, k=k, count=1, seed=3)[0]
         runs = {}
         for lp in (True, False):
-            monkeypatch.setattr(pb, "LP", lp)
+            monkeypatch.setattr(pb, "LP_ROWS", 2 if lp else 0)
             runs[lp] = solve(inst, "mkp-bb", time_limit=LIMIT, nodes=None, warm=False)
         assert runs[True].status == runs[False].status == "optimal"
         assert runs[True].value == runs[False].value
