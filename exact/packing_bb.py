@@ -53,11 +53,12 @@ the search alone proves each of 10 epochs in 4,000 to 55,000 nodes (12 to
 200 ms), CP-SAT mostly faster, so the hand-over does the work there
 (``info["finished_by"]``); at n = 128, K = 8 the search alone proves 5 of
 10 epochs in 10 s, CP-SAT and the hand-over 4.  Median times next to
-``cpsat`` (bench/benchmarks/bench_oracle.py, 10 instances, 3 calls each):
-n = 64: 7x faster at K = 1, 12x at K = 2, 5.8 to 6.2x at K = 4 (p90 15 ms
-against 235), 2.6x at K = 8 (1.2x with the Dantzig bounds and CP-SAT's
-cuts in the hand-over); n = 128, K = 4: 13x; on recorded EASY epochs (n =
-64 and 128, K = 1 to 8) 4.2 to 7.2x, every one proven.
+``cpsat`` (bench/benchmarks/bench_oracle.py, 10 instances, 3 calls each,
+three runs): n = 64: 7x faster at K = 1, 19x at K = 2, 5.8 to 8.3x at K =
+4 (p90 14 to 16 ms against 231 to 291), 2.6x at K = 8 (1.2x with the
+Dantzig bounds and CP-SAT's cuts in the hand-over); n = 128, K = 4: 8 to
+13x; on recorded EASY epochs (n = 64 and 128, K = 1 to 8) 4.7 to 6.8x,
+every one proven.
 
 Registered for ``packing`` as ``mkp-bb`` (``kind="exact"``), with the
 conventions of the other exact methods: ``time_limit`` is the wall time of
