@@ -210,7 +210,7 @@ def exact_patterns(dem: np.ndarray, cap: np.ndarray, copies: np.ndarray, y: np.n
     found, top = {}, floor
     while True:
         done = kernel.search(a, c, u, False, dz, dz_order, dz_map, nxt, state, res, x, best_x, *stacks,
-                             fit, rest, words, NODE_CHUNK, np.zeros(0))
+                             fit, rest, words, NODE_CHUNK, np.zeros(0))   # no node LP: Dantzig bounds
         if state[kernel.S_BEST] > floor:          # the chunk found a pattern: record it, look for others
             top = max(top, int(state[kernel.S_BEST]))
             count = np.bincount(types[best_x > 0], minlength=len(y))
