@@ -15,8 +15,9 @@ compiled depth-first branch-and-bound (:mod:`epochbench.exact._mkp_bb`):
   :func:`~epochbench.exact.packing.packing_model` (utilization, count,
   profit), so that ``optimal`` is a proof, not a float comparison;
 * items branched on largest normalised demand first (``max_i A_ij / b_i``,
-  the order of first-fit decreasing), "take it" first: the first dive is
-  that greedy;
+  the order of first-fit decreasing), with the profit objective on most
+  profit per unit of normalised demand first (``c_j / sum_i A_ij / b_i``),
+  "take it" first: the first dive is that greedy;
 * bounds at every node from the jobs that still fit: the capacity bound
   (utilization is a weighted sum of the loads, so no selection beats, row
   by row, the largest load at most the residual that a subset of the
@@ -178,10 +179,15 @@ def mkp_arrays(inst: PackingInstance, cand: np.ndarray) -> dict:
             if r >= 0 and inst.capacity[r] > 0:
                 u[i] = lcm // int(inst.capacity[r])
     use_cap = bool(u.any()) and bool(np.all(c <= u @ a))
-    # the branching order: largest normalised demand, then weight, then the columns (identical jobs adjacent)
+    # the branching order (identical jobs adjacent): largest normalised demand first, or with
+    # profits the most profit per unit of normalised demand (the MKP greedy, [kellerer2004] chapter 9)
     bf = np.maximum(b, 1).astype(float)
-    big = (a / bf[:, None]).max(axis=0) if a.shape[0] else np.zeros(n)
-    keys = [a[i] for i in range(a.shape[0] - 1, -1, -1)] + [-c, -big]
+    norm = a / bf[:, None] if a.shape[0] else np.zeros((0, n))
+    if inst.objective == "profit":
+        key = c / np.maximum(norm.sum(axis=0), 1e-12)
+    else:
+        key = norm.max(axis=0) if a.shape[0] else np.zeros(n)
+    keys = [a[i] for i in range(a.shape[0] - 1, -1, -1)] + [-c, -key]
     order = np.lexsort(keys)
     a, c = np.ascontiguousarray(a[:, order]), np.ascontiguousarray(c[order])
     same = np.zeros(n, dtype=bool)
