@@ -14,7 +14,7 @@ from epochbench.instances.registry import get, names, solve
 
 BACKENDS = ("cpsat", "milp-cbc", "milp-highs")
 #: the other exact methods, each of one family (``hungarian`` always ends optimal: no start needed)
-OTHERS = (("packing", "mkp-bb"), ("epochs", "cg"), ("epochs", "lns"), ("mapping", "bnp"), ("mapping", "lns"))
+OTHERS = (("packing", "mkp-bb"), ("knapsack", "mkp-bb"), ("epochs", "cg"), ("epochs", "lns"), ("mapping", "bnp"), ("mapping", "lns"))
 
 
 def instances(family: str, seed: int):

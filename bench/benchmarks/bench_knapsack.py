@@ -78,6 +78,29 @@ def test_greedy_gap_on_mknapcb1(benchmark, mknapcb1, method, request):
     ROWS.append({"test": "mknapcb1 gap to mkcbres", **info})
 
 
+def test_mkp_bb_proves_mknapcb1_within_10s(benchmark, mknapcb1, request):
+    """``mkp-bb`` (1 thread, 10 s per problem, default hand-over) on all 30
+    mknapcb1 problems: problems proven, gap to mkcbres.txt, median and
+    largest time (full suite only)."""
+    if request.config.getoption("--quick"):
+        pytest.skip("mknapcb1 exact proofs: full suite only")
+    results = []
+    benchmark.group = "knapsack-mknapcb1-proofs"
+    benchmark.pedantic(lambda: results.extend(solve(inst, "mkp-bb", time_limit=10, threads=1) for inst in mknapcb1),
+                       rounds=1, iterations=1)
+    gaps, secs = [], []
+    for inst, r in zip(mknapcb1, results):
+        g = gap_of(inst, r)
+        record("knapsack", "mknapcb1", inst.name, "mkp-bb@10s", "exact", g["gap"], g["gap_kind"], r.seconds)
+        gaps.append(g["gap"])
+        secs.append(r.seconds)
+    info = {"method": "mkp-bb", "problems": len(results), "proven": sum(r.status == "optimal" for r in results),
+            "mean_gap": float(np.mean(gaps)), "max_gap": float(np.max(gaps)),
+            "median_s": float(np.median(secs)), "max_s": float(np.max(secs))}
+    benchmark.extra_info.update(info)
+    ROWS.append({"test": "mknapcb1 mkp-bb at 10 s", **info})
+
+
 @pytest.mark.parametrize("problem", range(5))
 def test_cpsat_proves_mknapcb1_reference_optimal(benchmark, mknapcb1, problem, request):
     """CP-SAT (1 thread, 300 s limit) on mknapcb1 problems 1-5: the proven
