@@ -321,15 +321,23 @@ def _lp_bound(a, c, res, fit, pos, lpw, first):
 
 
 @njit(cache=True)
+def _floor(f):
+    """An LP value ``f`` as an integer bound: rounded down after a relative
+    slack of 1e-9, so that float error never makes it too small."""
+    return np.floor(f + 1e-9 * max(1.0, abs(f)))
+
+
+@njit(cache=True)
 def _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest, words, best, lpw):
     """Integer upper bound of the best value below the node (items ``pos..``
     undecided, residual ``res``, value so far ``val``); marks the fitting
     items in ``fit`` and sums their needs per row in ``rest`` (scratch).
     Returns ``(bound, first fitting item or -1)``.  The bounds are taken
     cheapest first (the capacity bound with every overfilled row at its
-    residual, the Dantzig rows, then the subset sums row by row) and the
-    work stops once the bound is at most ``best``: the node is pruned then
-    and its exact bound is not needed.  O((m + q) n + K n w)."""
+    residual, the Lagrangian of the previous node's LP duals, the Dantzig
+    rows, the subset sums row by row, then the node LP) and the work stops
+    once the bound is at most ``best``: the node is pruned then and its
+    exact bound is not needed.  O((m + q) n + K n w + LP)."""
     m, n = a.shape
     first = -1
     total = 0
@@ -364,14 +372,14 @@ def _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest
     lp = np.inf
     if lpw.shape[0] > 0 and m > 1:      # the previous node's LP duals (lpw[:m]): O(m n)
         lp = _lagrangian(a, c, res, fit, pos, lpw[:m])
-        bf = np.floor(val + lp + 1e-9 * max(1.0, abs(val + lp)))
+        bf = _floor(val + lp)
         if bf < bound:
             bound = np.int64(bf)
             if bound <= best:
                 return bound, first
     for r in range(dz.shape[0]):
         f = val + _dantzig(c, dz, dz_order, dz_map, res, fit, r)
-        bf = np.floor(f + 1e-9 * max(1.0, abs(f)))
+        bf = _floor(f)
         if bf < bound:
             bound = np.int64(bf)
             if bound <= best:
@@ -387,7 +395,7 @@ def _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest
                     return bound, first
     if lpw.shape[0] > 0 and m > 1:
         f = val + _lp_bound(a, c, res, fit, pos, lpw, lp)
-        bf = np.floor(f + 1e-9 * max(1.0, abs(f)))
+        bf = _floor(f)
         if bf < bound:
             bound = np.int64(bf)
     return bound, first
