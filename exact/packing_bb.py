@@ -37,12 +37,20 @@ compiled depth-first branch-and-bound (:mod:`epochbench.exact._mkp_bb`):
   bound, so that it looks only for a selection worth the bound (a
   utilization epoch filled exactly on every resource) and proves it at
   once when it finds one; otherwise the plain search goes on;
-* a hand-over: after :data:`NODES` nodes without a proof, CP-SAT
-  (:func:`~epochbench.exact.packing.solve_packing`) gets the rest of the
-  time, started from the search's best selection, without its
-  Chvatal-Gomory, MIR and zero-half cuts (:data:`HAND_OVER_PARAMS`: on
-  these small knapsacks they cost more than they save), and the smaller
-  of the two proven bounds is kept (``nodes=None``: the search alone).
+* turns with CP-SAT: after :data:`NODES` nodes without a proof, CP-SAT
+  (:func:`~epochbench.exact.packing.solve_packing`) and the search take
+  turns (:func:`_take_turns`), each turn as long as all the time spent
+  before it, until one proves the optimum; CP-SAT starts from the search's
+  best selection, without its Chvatal-Gomory, MIR and zero-half cuts
+  (:data:`HAND_OVER_PARAMS`: on these small knapsacks they cost more than
+  they save), the search takes CP-SAT's selection when better, and the
+  smaller of the two proven bounds is kept (``nodes=None``: the search
+  alone).  CP-SAT is the faster of the two on most [leinberger1999] K = 8
+  epochs, the search on the hard epochs of a simulated K = 4 stream: in a
+  20,000-job oracle run, four epochs took CP-SAT 0.3 to 5.3 s after the
+  search's first nodes (11 s of the run) where the search alone proves
+  them in 0.05 to 0.54 s.  With turns neither kind waits long for the
+  other method.
 
 Measured on [leinberger1999] epochs (n = 64, uniform requirements): with
 K = 1 and 2 the search proves almost every instance in a few hundred
@@ -51,13 +59,13 @@ the aspiration search finds such a fill in 1,000 to 9,000 nodes with the
 node LP (1,500 to 1.8 million with the Dantzig bounds); with K = 8 the
 optimum lies well below the root bound and the proof is the hard part:
 the search alone proves each of 10 epochs in 4,000 to 55,000 nodes (12 to
-200 ms), CP-SAT mostly faster, so the hand-over does the work there
+200 ms), CP-SAT mostly faster, so its turn does the work there
 (``info["finished_by"]``); at n = 128, K = 8 the search alone proves 5 of
-10 epochs in 10 s, CP-SAT and the hand-over 4.  Median times next to
+10 epochs in 10 s, CP-SAT and the turns 4.  Median times next to
 ``cpsat`` (bench/benchmarks/bench_oracle.py, 10 instances, 3 calls each,
 three runs): n = 64: 7x faster at K = 1, 19x at K = 2, 5.8 to 8.3x at K =
 4 (p90 14 to 16 ms against 231 to 291), 2.6x at K = 8 (1.2x with the
-Dantzig bounds and CP-SAT's cuts in the hand-over); n = 128, K = 4: 8 to
+Dantzig bounds and CP-SAT's cuts in its turn); n = 128, K = 4: 8 to
 13x; on recorded EASY epochs (n = 64 and 128, K = 1 to 8) 4.7 to 6.8x,
 every one proven.
 
@@ -91,13 +99,16 @@ from ._binary import Outcome, proven, status_info, true_bound, warm_up_backends
 from .packing import objective_scale, packing_candidates, packing_model, solve_packing
 from .starts import START_SHARE, best_start, start_info
 
-#: nodes of the branch-and-bound before CP-SAT takes over what it left open (``nodes=`` option)
+#: nodes of the branch-and-bound before CP-SAT first takes a turn on what it left open (``nodes=`` option)
 NODES = 5000
+#: after those nodes CP-SAT and the search take turns (:func:`_take_turns`), each turn lasting this
+#: many times all the time spent before it
+TURN = 1.0
 #: nodes of the aspiration search (:func:`_aspire`) before the plain search goes on
 ASPIRE_NODES = 50_000
 #: nodes explored between two looks at the clock (about a millisecond at n = 64, K = 8)
 NODE_CHUNK = 2000
-#: CP-SAT parameters of the hand-over (:func:`_hand_over`): without its Chvatal-Gomory, MIR and
+#: CP-SAT parameters of its turns (:func:`_take_turns`): without its Chvatal-Gomory, MIR and
 #: zero-half cuts CP-SAT proves these small knapsacks 2 to 3 times faster (one thread, from the
 #: heuristic start; median of 10 [leinberger1999] epochs, n = 64, K = 8, seeds 1, 2, 3: 24, 34 and
 #: 37 ms against 89, 109 and 83 ms with them; K = 4, seed 1: 30 against 75 ms)
@@ -223,9 +234,9 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
     warm : bool
         Whether to look for a heuristic start when ``start`` is not given.
     nodes : int or None
-        Search nodes before CP-SAT takes over (default :data:`NODES`; the
-        aspiration search's nodes count too); None: the search alone until
-        the time limit.
+        Search nodes before CP-SAT's first turn (default :data:`NODES`; the
+        aspiration search's nodes count too; then the two take turns,
+        :func:`_take_turns`); None: the search alone until the time limit.
 
     Returns
     -------
@@ -235,8 +246,10 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
         (time ran out; ``bound`` the largest bound of the open subtrees, in
         objective units, widened by the rounding of an inexact integer
         objective) or ``timeout`` (time ran out with nothing selected).
-        ``info``: ``nodes``, ``start``, ``bound_kind``, and after a hand-over
-        ``finished_by="cpsat"`` with CP-SAT's status and time.
+        ``info``: ``nodes``, ``start``, ``bound_kind``; after the first
+        :data:`NODES` nodes ``turns`` (CP-SAT's turns) and ``cpsat_seconds``
+        (their time), and ``finished_by="cpsat"`` with CP-SAT's status when
+        CP-SAT's turn proved the optimum.
 
     Notes
     -----
@@ -277,12 +290,24 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
                                                      and run.state[kernel.S_BEST] == aspired["target"] - 1)
         if done or time.perf_counter() >= deadline or (nodes is not None and run.state[kernel.S_NODES] >= nodes):
             break
-    state, best_x = run.state, run.best_x
+    found = _outcome(inst, run, cand, aspired, start, done)
+    if found[2] != "optimal" and nodes is not None and time.perf_counter() < deadline:
+        return _take_turns(inst, run, cand, aspired, start, t0, deadline, threads, seed)
+    return _result(inst, *found, t0)
+
+
+def _outcome(inst, run: "_Search", cand: np.ndarray, aspired: dict | None, start: Result | None,
+             done: bool) -> tuple:
+    """What the search has now: ``(selection, value, status, bound, info)``,
+    the bound proved by its open subtrees (and by an exhausted aspiration),
+    in true objective units (:func:`~epochbench.exact._binary.true_bound`)."""
+    from . import _mkp_bb as kernel
+    p, state, best_x = run.p, run.state, run.best_x
     model = p["model"]
     sel = tuple(sorted(int(cand[p["order"][t]]) for t in np.nonzero(best_x)[0]))
     value = inst.value(sel)
-    info = {"solver": "mkp-bb", "nodes": int(state[kernel.S_NODES]), "rows": m,
-            "identical": int(n - np.unique(p["nxt"]).size), **start_info(start)}
+    info = {"solver": "mkp-bb", "nodes": int(state[kernel.S_NODES]), "rows": p["a"].shape[0],
+            "identical": int(len(cand) - np.unique(p["nxt"]).size), **start_info(start)}
     if aspired is not None:
         info.update({"aspiration": aspired["outcome"], "aspiration_nodes": aspired["nodes"]})
     if done:
@@ -296,10 +321,52 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
     bound, slack = true_bound(model, out)
     info.update({k: v for k, v in status_info(model, out, slack).items() if k not in info})
     status, bound = proven(status, value, bound, "max", slack)
-    if status != "optimal" and time.perf_counter() < deadline:
-        return _hand_over(inst, sel, value, bound, info, deadline, threads, seed, t0)
+    return sel, value, status, bound, info
+
+
+def _result(inst, sel, value, status, bound, info, t0) -> Result:
     return Result(inst.kind, "mkp-bb", sel, value, status, time.perf_counter() - t0, bound,
                   {**info, "bound_kind": "none" if bound is None else "solver"})
+
+
+def _take_turns(inst, run: "_Search", cand: np.ndarray, aspired: dict | None, start: Result | None, t0: float,
+                deadline: float, threads: int, seed: int) -> Result:
+    """CP-SAT and the search take turns on what the search left open, each
+    turn as long as all the time spent before it (:data:`TURN`), until one
+    of them proves an optimum or time runs out: whichever of the two suits
+    the instance finishes within a small factor of its own time (at most
+    about four times, plus CP-SAT's set-up at each of its turns).  CP-SAT (:func:`~epochbench.exact.packing.solve_packing`,
+    :data:`HAND_OVER_PARAMS`) starts from the search's best selection, and
+    the search takes CP-SAT's when it is better; the smaller of the two
+    proved bounds is kept."""
+    turns, cp_seconds, cp_bound, done = 0, 0.0, None, False
+    while True:
+        sel, value, status, bound, info = _outcome(inst, run, cand, aspired, start, done)
+        bounds = [b for b in (bound, cp_bound) if b is not None]
+        status, bound = proven(status, value, min(bounds) if bounds else None, "max")
+        info.update({"turns": turns, "cpsat_seconds": cp_seconds})
+        now = time.perf_counter()
+        if status == "optimal" or now >= deadline:
+            return _result(inst, sel, value, status, bound, info, t0)
+        res = solve_packing(inst, "cpsat", time_limit=min(deadline - now, TURN * (now - t0)),
+                            threads=threads, seed=seed, solver_params=HAND_OVER_PARAMS,
+                            start=Result(inst.kind, "mkp-bb", sel, value, "feasible", 0.0, bound))
+        turns, cp_seconds = turns + 1, cp_seconds + res.seconds
+        if res.bound is not None:
+            cp_bound = res.bound if cp_bound is None else min(cp_bound, res.bound)
+        bounds = [b for b in (bound, cp_bound) if b is not None]
+        status, best = proven(res.status, float(res.value), min(bounds) if bounds else None, "max")
+        if status == "optimal":
+            info.update({"finished_by": "cpsat", "cpsat_status": res.status, "branches": res.info.get("branches"),
+                         "turns": turns, "cpsat_seconds": cp_seconds})
+            return _result(inst, tuple(res.decision), float(res.value), status, best, info, t0)
+        _take_start(res, cand, run.p, run.best_x, run.state)      # CP-SAT's selection when better
+        now = time.perf_counter()
+        until = min(deadline, now + TURN * (now - t0))
+        while True:                                                # at least one chunk a turn
+            done = run.step(NODE_CHUNK)
+            if done or time.perf_counter() >= until:
+                break
 
 
 class _Search:
@@ -385,21 +452,6 @@ def _take_start(start: Result | None, cand: np.ndarray, p: dict, best_x: np.ndar
         state[kernel.S_BEST] = value
 
 
-def _hand_over(inst, sel, value, bound, info, deadline, threads, seed, t0) -> Result:
-    """CP-SAT (:func:`~epochbench.exact.packing.solve_packing`) on what the
-    search left open: started from its best selection (never worse), the
-    smaller of the two proven bounds kept."""
-    start = Result(inst.kind, "mkp-bb", sel, value, "feasible", 0.0, bound)
-    res = solve_packing(inst, "cpsat", time_limit=max(deadline - time.perf_counter(), 1e-3), threads=threads,
-                        seed=seed, start=start, solver_params=HAND_OVER_PARAMS)
-    bounds = [b for b in (bound, res.bound) if b is not None]
-    status, best = proven(res.status, float(res.value), min(bounds) if bounds else None, "max")
-    info = {**info, "finished_by": "cpsat", "cpsat_status": res.status,
-            "branches": res.info.get("branches"), "cpsat_seconds": res.seconds}
-    return Result(inst.kind, "mkp-bb", tuple(res.decision), float(res.value), status, time.perf_counter() - t0,
-                  best, {**info, "bound_kind": "none" if best is None else "solver"})
-
-
 @register("packing", "mkp-bb", kind="exact")
 def packing_mkp_bb(inst, *, time_limit: float, threads: int = 1, **params) -> Result:
     """Branch-and-bound of the multidimensional knapsack: capacity, subset-sum and Dantzig bounds, identical
@@ -412,7 +464,7 @@ packing_mkp_bb.warm_start = True     # takes warm=False (no heuristic start)
 
 
 def _warm_up() -> None:
-    """Load the compiled search (numba's cache), CP-SAT (its hand-over) and the
+    """Load the compiled search (numba's cache), CP-SAT (its turns) and the
     start heuristics' kernels before the clock starts."""
     _load_cpsat()
     if not _WARM:

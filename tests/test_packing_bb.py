@@ -86,12 +86,43 @@ def test_time_limit_gives_honest_status_and_bound():
         assert r.value <= ref.value + 1e-9
 
 
-def test_hand_over_proves_what_the_search_left_open():
+def test_turns_prove_what_the_first_nodes_left_open():
     inst = leinberger(n=64, k=8, count=1, seed=1)[0]
     r = solve(inst, "mkp-bb", time_limit=LIMIT, nodes=1)
     ref = solve(inst, "cpsat", time_limit=LIMIT)
     assert r.status == "optimal" and abs(r.value - ref.value) <= 1e-9
-    assert r.info.get("finished_by") in (None, "cpsat")
+    assert r.info.get("finished_by") in (None, "cpsat") and r.info["turns"] >= 1
+
+
+def test_the_search_finishes_after_cpsat_turns_too_short_to_prove(monkeypatch):
+    """CP-SAT's turns cut to microseconds: each search turn (at least one
+    chunk of nodes) resumes where the last one stopped, with CP-SAT's
+    selection as incumbent when better, and the search proves the optimum
+    itself."""
+    monkeypatch.setattr(pb, "TURN", 1e-4)
+    for inst in leinberger(n=64, k=8, count=2, seed=2):
+        r = solve(inst, "mkp-bb", time_limit=LIMIT, nodes=1)
+        ref = solve(inst, "cpsat", time_limit=LIMIT)
+        assert r.status == "optimal" and r.bound == r.value and abs(r.value - ref.value) <= 1e-9
+        assert "finished_by" not in r.info and r.info["turns"] >= 1 and r.info["nodes"] > pb.NODE_CHUNK
+        check_packing(inst, r.decision)
+
+
+def test_a_turn_limited_run_keeps_the_smaller_proved_bound(monkeypatch):
+    """Out of time during the turns: a feasible selection and a bound that
+    is at least the optimum (the smaller of the search's open bound and
+    CP-SAT's)."""
+    monkeypatch.setattr(pb, "TURN", 1e-4)
+    inst = leinberger(n=64, k=8, count=1, seed=1)[0]            # CP-SAT alone: about 2 s
+    ref = solve(inst, "cpsat", time_limit=LIMIT)
+    assert ref.status == "optimal"
+    r = solve(inst, "mkp-bb", time_limit=0.5, nodes=1, warm=False)
+    check_packing(inst, r.decision)
+    assert r.value <= ref.value + 1e-9 and r.info.get("turns", 0) >= 1
+    if r.status == "optimal":
+        assert r.bound == r.value and abs(r.value - ref.value) <= 1e-9
+    else:
+        assert r.status == "feasible" and r.bound is not None and r.bound >= ref.value - 1e-9
 
 
 def test_aspiration_finds_an_exact_fill_without_hand_over():
