@@ -68,7 +68,7 @@ def knapsack_mkp_bb(inst: KnapsackInstance, *, time_limit: float, threads: int =
     no start); ``nodes``: search nodes before CP-SAT's first turn (None: the
     search alone).  On OR-Library's mknapcb1 (30 problems, 5 x 100) the
     search alone proves every problem optimal (median 0.4 s, at most 5.2 s;
-    taking turns with CP-SAT, the default, median 0.7 to 0.8 s, at most 6.4 s), each
+    taking turns with CP-SAT, the default, median 0.85 s, at most 5.6 s), each
     at Chu and Beasley's best-known value."""
     start = best_start(inst, budget=START_SHARE * time_limit) if warm else None
     res = solve_packing_bb(as_packing(inst), time_limit=time_limit, threads=threads, seed=seed, start=start,

@@ -39,8 +39,9 @@ compiled depth-first branch-and-bound (:mod:`epochbench.exact._mkp_bb`):
   once when it finds one; otherwise the plain search goes on;
 * turns with CP-SAT: after :data:`NODES` nodes without a proof, CP-SAT
   (:func:`~epochbench.exact.packing.solve_packing`) and the search take
-  turns (:func:`_take_turns`), each turn as long as all the time spent
-  before it, until one proves the optimum; CP-SAT starts from the search's
+  turns (:func:`_take_turns`), each turn as much work as all before it
+  (nodes and CP-SAT's deterministic time, so a solve repeats exactly on
+  any machine), until one proves the optimum; CP-SAT starts from the search's
   best selection, without its Chvatal-Gomory, MIR and zero-half cuts
   (:data:`HAND_OVER_PARAMS`: on these small knapsacks they cost more than
   they save), the search takes CP-SAT's selection when better, and the
@@ -101,9 +102,12 @@ from .starts import START_SHARE, best_start, start_info
 
 #: nodes of the branch-and-bound before CP-SAT first takes a turn on what it left open (``nodes=`` option)
 NODES = 5000
-#: after those nodes CP-SAT and the search take turns (:func:`_take_turns`), each turn lasting this
-#: many times all the time spent before it
+#: after those nodes CP-SAT and the search take turns (:func:`_take_turns`), each turn this many times
+#: all the work done before it
 TURN = 1.0
+#: a search node's work in CP-SAT's deterministic time units, per candidate job (measured: a node
+#: takes 1 to 5 us at n = 64 to 128 and 35 us at n = 2797, a unit of CP-SAT's about 2 s)
+NODE_DTIME = 2e-8
 #: nodes of the aspiration search (:func:`_aspire`) before the plain search goes on
 ASPIRE_NODES = 50_000
 #: nodes explored between two looks at the clock (about a millisecond at n = 64, K = 8)
@@ -332,14 +336,20 @@ def _result(inst, sel, value, status, bound, info, t0) -> Result:
 def _take_turns(inst, run: "_Search", cand: np.ndarray, aspired: dict | None, start: Result | None, t0: float,
                 deadline: float, threads: int, seed: int) -> Result:
     """CP-SAT and the search take turns on what the search left open, each
-    turn as long as all the time spent before it (:data:`TURN`), until one
-    of them proves an optimum or time runs out: whichever of the two suits
-    the instance finishes within a small factor of its own time (at most
-    about four times, plus CP-SAT's set-up at each of its turns).  CP-SAT (:func:`~epochbench.exact.packing.solve_packing`,
+    turn :data:`TURN` times all the work done before it, until one of them
+    proves an optimum or time runs out: whichever of the two suits the
+    instance finishes within a small factor of its own time (about four
+    times, plus CP-SAT's set-up at each of its turns).  Work is counted in
+    CP-SAT's deterministic time (``max_deterministic_time``), a search node
+    as :data:`NODE_DTIME` per candidate job, not in wall time, so that the
+    same instance gives the same selection on any machine (unless the time
+    limit stops it).  CP-SAT (:func:`~epochbench.exact.packing.solve_packing`,
     :data:`HAND_OVER_PARAMS`) starts from the search's best selection, and
     the search takes CP-SAT's when it is better; the smaller of the two
     proved bounds is kept."""
-    turns, cp_seconds, cp_bound, done = 0, 0.0, None, False
+    from . import _mkp_bb as kernel
+    per_node = NODE_DTIME * len(cand)
+    turns, cp_seconds, cp_work, cp_bound, done = 0, 0.0, 0.0, None, False
     while True:
         sel, value, status, bound, info = _outcome(inst, run, cand, aspired, start, done)
         bounds = [b for b in (bound, cp_bound) if b is not None]
@@ -348,10 +358,11 @@ def _take_turns(inst, run: "_Search", cand: np.ndarray, aspired: dict | None, st
         now = time.perf_counter()
         if status == "optimal" or now >= deadline:
             return _result(inst, sel, value, status, bound, info, t0)
-        res = solve_packing(inst, "cpsat", time_limit=min(deadline - now, TURN * (now - t0)),
-                            threads=threads, seed=seed, solver_params=HAND_OVER_PARAMS,
+        turn = TURN * (int(run.state[kernel.S_NODES]) * per_node + cp_work)
+        res = solve_packing(inst, "cpsat", time_limit=deadline - now, threads=threads, seed=seed,
+                            solver_params={**HAND_OVER_PARAMS, "max_deterministic_time": turn},
                             start=Result(inst.kind, "mkp-bb", sel, value, "feasible", 0.0, bound))
-        turns, cp_seconds = turns + 1, cp_seconds + res.seconds
+        turns, cp_seconds, cp_work = turns + 1, cp_seconds + res.seconds, cp_work + turn
         if res.bound is not None:
             cp_bound = res.bound if cp_bound is None else min(cp_bound, res.bound)
         bounds = [b for b in (bound, cp_bound) if b is not None]
@@ -361,12 +372,10 @@ def _take_turns(inst, run: "_Search", cand: np.ndarray, aspired: dict | None, st
                          "turns": turns, "cpsat_seconds": cp_seconds})
             return _result(inst, tuple(res.decision), float(res.value), status, best, info, t0)
         _take_start(res, cand, run.p, run.best_x, run.state)      # CP-SAT's selection when better
-        now = time.perf_counter()
-        until = min(deadline, now + TURN * (now - t0))
-        while True:                                                # at least one chunk a turn
-            done = run.step(NODE_CHUNK)
-            if done or time.perf_counter() >= until:
-                break
+        nodes = int(run.state[kernel.S_NODES])
+        until = nodes + max(1, int(TURN * (nodes * per_node + cp_work) / per_node))
+        while not done and run.state[kernel.S_NODES] < until and time.perf_counter() < deadline:
+            done = run.step(min(NODE_CHUNK, until - int(run.state[kernel.S_NODES])))
 
 
 class _Search:

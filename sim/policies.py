@@ -119,13 +119,16 @@ _registry.declare_options("pool", _registry.Option(
 class Step:
     """The last selection step of a generic policy: jobs ``candidates`` (rows,
     queue order) with ``free`` left; EASY adds the head's ``shadow`` and
-    ``extra``.  :func:`epochbench.sim.engine.packing_instance` turns it into an instance."""
+    ``extra``.  :func:`epochbench.sim.engine.packing_instance` turns it into an instance;
+    ``instance`` is that instance when the policy's selector solved it (None otherwise), so
+    that a hook reads the step without building it again."""
 
     now: float
     free: np.ndarray
     candidates: list
     shadow: float | None = None
     extra: np.ndarray | None = None
+    instance: object = None
 
 
 def _method(name: str):
@@ -174,6 +177,7 @@ class _Base(Policy):
         from epochbench.instances import registry
         inst = packing_instance(self.table, machine.capacity, machine.free, cands, now=now,
                                 shadow=shadow, extra=extra, meta={"name": f"{self.name}@{now:g}"})
+        self.step.instance = inst
         res = registry.solve(inst, self.selector,
                              **registry.cold(registry.get("packing", self.selector), self.selector_options))
         stats = self.selector_stats

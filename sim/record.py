@@ -69,11 +69,15 @@ def step_instance(policy: Policy, now: float, machine, started, meta: dict) -> t
     instance with ``meta``, and the candidate positions of the jobs it
     ``started`` (in start order)."""
     step = policy.step
-    pos = {j: i for i, j in enumerate(step.candidates)}
-    choice = [pos[j] for j in started if j in pos]
     inst = packing_instance(policy.table, machine.capacity, step.free, step.candidates, now=now,
                             shadow=step.shadow, extra=step.extra, meta=meta)
-    return inst, choice
+    return inst, _choice(step, started)
+
+
+def _choice(step, started) -> list[int]:
+    """The candidate positions of the jobs ``started`` at ``step`` (in start order)."""
+    pos = {j: i for i, j in enumerate(step.candidates)}
+    return [pos[j] for j in started if j in pos]
 
 
 def choice_of(inst) -> list[int]:
@@ -148,7 +152,10 @@ class EpochGaps:
         step = self.policy.step
         if step is None or len(step.candidates) < self.min_candidates:
             return
-        inst, choice = step_instance(self.policy, now, machine, started, {"name": f"epoch@{now:g}"})
+        if getattr(step, "instance", None) is not None:     # the selector's own instance of this step
+            inst, choice = step.instance, _choice(step, started)
+        else:
+            inst, choice = step_instance(self.policy, now, machine, started, {"name": f"epoch@{now:g}"})
         ref = inst.value(choice)
         row = {"time": float(now), "candidates": len(step.candidates), "started": len(choice),
                "reference": ref, "proven": bool(proven)}

@@ -82,3 +82,32 @@ def test_cli_writes_epoch_gaps(tmp_path, capsys):
     assert main(["simulate", "--workload", str(trace), "--nodes", "16", "--policy", "easy", "--epoch-gaps", "cpsat",
                  "--quiet"]) != 0
     assert "'cpsat' is an exact method" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("policy,selector", [("easy", "mkp-bb"), ("bb-easy", None)])
+def test_the_gaps_read_the_selectors_own_instance_of_the_step(policy, selector):
+    """The step's instance that the selector solved (``Step.instance``) is
+    the one a hook would build from the step: same machine, jobs,
+    reservation and value of what started."""
+    from epochbench.sim.record import step_instance
+    df = random_stream(np.random.default_rng(7), 120, k=2)
+    pol = make(policy, selector=selector) if selector else make(policy)
+    checked = []
+
+    def hook(now, machine, queue, started):
+        step = pol.step
+        if step is None or step.instance is None:
+            return
+        fresh, choice = step_instance(pol, now, machine, started, {"name": "fresh"})
+        mine = step.instance
+        for f in ("capacity", "demand", "used", "estimate"):
+            assert np.array_equal(getattr(mine, f), getattr(fresh, f)), f
+        assert (mine.reservation is None) == (fresh.reservation is None)
+        if fresh.reservation is not None:
+            assert mine.reservation.shadow == fresh.reservation.shadow
+            assert np.array_equal(mine.reservation.extra, fresh.reservation.extra)
+            assert np.array_equal(mine.reservation.past_shadow, fresh.reservation.past_shadow)
+        assert mine.value(choice) == fresh.value(choice)
+        checked.append(now)
+    simulate(df, [16, 16], pol, on_pass=hook)
+    assert len(checked) > 20

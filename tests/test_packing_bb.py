@@ -94,12 +94,20 @@ def test_turns_prove_what_the_first_nodes_left_open():
     assert r.info.get("finished_by") in (None, "cpsat") and r.info["turns"] >= 1
 
 
-def test_the_search_finishes_after_cpsat_turns_too_short_to_prove(monkeypatch):
-    """CP-SAT's turns cut to microseconds: each search turn (at least one
-    chunk of nodes) resumes where the last one stopped, with CP-SAT's
-    selection as incumbent when better, and the search proves the optimum
-    itself."""
-    monkeypatch.setattr(pb, "TURN", 1e-4)
+@pytest.fixture
+def short_cpsat_turns(monkeypatch):
+    """CP-SAT's turns in mkp-bb cut to a microsecond of deterministic time:
+    too short to prove anything, so the search must."""
+    real = pb.solve_packing
+
+    def short(inst, method, **kw):
+        return real(inst, method, **{**kw, "solver_params": {**kw["solver_params"], "max_deterministic_time": 1e-6}})
+    monkeypatch.setattr(pb, "solve_packing", short)
+
+
+def test_the_search_finishes_after_cpsat_turns_too_short_to_prove(short_cpsat_turns):
+    """Each search turn resumes where the last one stopped, with CP-SAT's
+    selection as incumbent when better, and proves the optimum itself."""
     for inst in leinberger(n=64, k=8, count=2, seed=2):
         r = solve(inst, "mkp-bb", time_limit=LIMIT, nodes=1)
         ref = solve(inst, "cpsat", time_limit=LIMIT)
@@ -108,11 +116,10 @@ def test_the_search_finishes_after_cpsat_turns_too_short_to_prove(monkeypatch):
         check_packing(inst, r.decision)
 
 
-def test_a_turn_limited_run_keeps_the_smaller_proved_bound(monkeypatch):
+def test_a_turn_limited_run_keeps_the_smaller_proved_bound(short_cpsat_turns):
     """Out of time during the turns: a feasible selection and a bound that
     is at least the optimum (the smaller of the search's open bound and
     CP-SAT's)."""
-    monkeypatch.setattr(pb, "TURN", 1e-4)
     inst = leinberger(n=64, k=8, count=1, seed=1)[0]            # CP-SAT alone: about 2 s
     ref = solve(inst, "cpsat", time_limit=LIMIT)
     assert ref.status == "optimal"
@@ -123,6 +130,18 @@ def test_a_turn_limited_run_keeps_the_smaller_proved_bound(monkeypatch):
         assert r.bound == r.value and abs(r.value - ref.value) <= 1e-9
     else:
         assert r.status == "feasible" and r.bound is not None and r.bound >= ref.value - 1e-9
+
+
+def test_turns_are_counted_in_work_so_a_solve_repeats_exactly():
+    """Turns are measured in nodes and CP-SAT's deterministic time, not in
+    seconds: the same instance gives the same selection, node count and
+    turns every time."""
+    inst = leinberger(n=64, k=8, count=1, seed=3)[0]
+    runs = [solve(inst, "mkp-bb", time_limit=LIMIT, nodes=1) for _ in range(2)]
+    assert runs[0].status == runs[1].status == "optimal"
+    assert runs[0].decision == runs[1].decision
+    assert [r.info.get(k) for r in runs for k in ("nodes", "turns", "finished_by")][:3] == \
+        [runs[1].info.get(k) for k in ("nodes", "turns", "finished_by")]
 
 
 def test_aspiration_finds_an_exact_fill_without_hand_over():
