@@ -25,9 +25,16 @@ def register_family(kind: str, cls: type, checker) -> None:
 def families() -> dict[str, type]:
     """:data:`FAMILIES` with the built-in families registered: their modules
     register on import, done here on first use so that importing
-    :mod:`epochbench.instances` stays light."""
-    from . import assignment, knapsack, mapping, packing  # noqa: F401  (they register into FAMILIES)
+    :mod:`epochbench.instances` stays light (once: every solve's check
+    calls this)."""
+    if not _BUILT_IN:
+        from . import assignment, knapsack, mapping, packing  # noqa: F401  (they register into FAMILIES)
+        _BUILT_IN.append(True)
     return FAMILIES
+
+
+#: non-empty once :func:`families` has imported the built-in family modules
+_BUILT_IN: list = []
 
 
 def load_instance(path):

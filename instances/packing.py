@@ -156,14 +156,26 @@ class PackingInstance(_Jobs):
         return self.capacity - self.used
 
     def weights(self, objective: str | None = None) -> np.ndarray:
-        """Per-job objective coefficient: the objective is ``weights[S].sum()``."""
+        """Per-job objective coefficient: the objective is ``weights[S].sum()``.
+        Read-only, computed once per objective (the instance's arrays are
+        read-only too): a simulated step asks for them at every solve and
+        every check of its value."""
         objective = objective or self.objective
+        cache = self.__dict__.setdefault("_weights_by_objective", {})
+        w = cache.get(objective)
+        if w is None:
+            w = self._weights(objective)
+            w.setflags(write=False)
+            cache[objective] = w
+        return w
+
+    def _weights(self, objective: str) -> np.ndarray:
         if objective == "count":
             return np.ones(self.n)
         if objective == "profit":
             if self.profit is None:
                 raise InstanceError(f"{self.name}: objective 'profit' needs field 'profit'")
-            return np.asarray(self.profit, dtype=float)
+            return np.array(self.profit, dtype=float)
         cap = self.capacity.astype(float)
         share = np.divide(self.demand, cap, out=np.zeros(self.demand.shape), where=cap > 0)
         return share.sum(axis=1) / self.k

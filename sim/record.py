@@ -75,9 +75,14 @@ def step_instance(policy: Policy, now: float, machine, started, meta: dict) -> t
 
 
 def _choice(step, started) -> list[int]:
-    """The candidate positions of the jobs ``started`` at ``step`` (in start order)."""
-    pos = {j: i for i, j in enumerate(step.candidates)}
-    return [pos[j] for j in started if j in pos]
+    """The candidate positions of the jobs ``started`` at ``step`` (in start
+    order).  O(q) numpy work for q candidates, a dict of the started ones only."""
+    if not started:
+        return []
+    cand = np.asarray(step.candidates, dtype=np.int64)
+    pos = np.flatnonzero(np.isin(cand, np.fromiter(started, dtype=np.int64, count=len(started))))
+    where = dict(zip(cand[pos].tolist(), pos.tolist()))
+    return [where[j] for j in started if j in where]
 
 
 def choice_of(inst) -> list[int]:
