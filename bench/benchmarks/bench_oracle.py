@@ -10,8 +10,10 @@ benchmark per (source, n, K, method): every instance solved ``REPS`` times
 (each a fresh call: start, set-up and search), pytest-benchmark timing every
 call; ``extra_info`` has the median and 90th percentile of the per-instance
 median times, the share proven optimal and, for ``mkp-bb``, the speed-up
-``cpsat median / mkp-bb median`` and how many instances the search finished
-without CP-SAT.  Both methods must agree on every optimum both prove.
+``cpsat median / mkp-bb median``, how many instances the search finished
+without CP-SAT (``search_only_share``: no CP-SAT turn) and how many it
+finished itself, after CP-SAT's turns or not (``search_finished_share``).
+Both methods must agree on every optimum both prove.
 
 Run with ``pytest --benchmark bench/benchmarks/bench_oracle.py``
 (``--quick``: 3 instances, one repetition, n = 64 only).  No assertion on time.
@@ -133,6 +135,8 @@ def test_oracle(benchmark, source, n, k, method, request):
         _CPSAT[key] = median
     else:
         info["speedup_vs_cpsat"] = _CPSAT[key] / median if key in _CPSAT and median > 0 else None
-        info["search_only_share"] = float(np.mean([all("finished_by" not in r.info for r in rs)
+        info["search_only_share"] = float(np.mean([all(r.info.get("turns", 0) == 0 for r in rs)
                                                    for rs in results.values()]))
+        info["search_finished_share"] = float(np.mean([all(r.status == "optimal" and "finished_by" not in r.info
+                                                           for r in rs) for rs in results.values()]))
     benchmark.extra_info.update(info)
