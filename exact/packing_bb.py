@@ -296,7 +296,7 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
             break
     found = _outcome(inst, run, cand, aspired, start, done)
     if found[2] != "optimal" and nodes is not None and time.perf_counter() < deadline:
-        return _take_turns(inst, run, cand, aspired, start, t0, deadline, threads, seed)
+        return _take_turns(inst, run, cand, aspired, start, found, t0, deadline, threads, seed)
     return _result(inst, *found, t0)
 
 
@@ -333,40 +333,33 @@ def _result(inst, sel, value, status, bound, info, t0) -> Result:
                   {**info, "bound_kind": "none" if bound is None else "solver"})
 
 
-def _take_turns(inst, run: "_Search", cand: np.ndarray, aspired: dict | None, start: Result | None, t0: float,
-                deadline: float, threads: int, seed: int) -> Result:
-    """CP-SAT and the search take turns on what the search left open, each
-    turn :data:`TURN` times all the work done before it, until one of them
-    proves an optimum or time runs out: whichever of the two suits the
-    instance finishes within a small factor of its own time (about four
-    times, plus CP-SAT's set-up at each of its turns).  Work is counted in
-    CP-SAT's deterministic time (``max_deterministic_time``), a search node
-    as :data:`NODE_DTIME` per candidate job, not in wall time, so that the
-    same instance gives the same selection on any machine (unless the time
-    limit stops it).  CP-SAT (:func:`~epochbench.exact.packing.solve_packing`,
-    :data:`HAND_OVER_PARAMS`) starts from the search's best selection, and
-    the search takes CP-SAT's when it is better; the smaller of the two
-    proved bounds is kept."""
+def _take_turns(inst, run: "_Search", cand: np.ndarray, aspired: dict | None, start: Result | None, found: tuple,
+                t0: float, deadline: float, threads: int, seed: int) -> Result:
+    """CP-SAT and the search take turns on what the search left open
+    (``found``: its :func:`_outcome`), each turn :data:`TURN` times all the
+    work done before it, until one of them proves an optimum or time runs
+    out: whichever of the two suits the instance finishes within a small
+    factor of its own time (about four times, plus CP-SAT's set-up at each
+    of its turns).  Work is counted in CP-SAT's deterministic time
+    (``max_deterministic_time``), a search node as :data:`NODE_DTIME` per
+    candidate job, not in wall time, so that the same instance gives the
+    same selection on any machine (unless the time limit stops it).  CP-SAT
+    (:func:`~epochbench.exact.packing.solve_packing`, :data:`HAND_OVER_PARAMS`)
+    starts from the search's best selection, and the search takes CP-SAT's
+    when it is better; the smaller of the two proved bounds is kept."""
     from . import _mkp_bb as kernel
     per_node = NODE_DTIME * len(cand)
     turns, cp_seconds, cp_work, cp_bound, done = 0, 0.0, 0.0, None, False
+    sel, value, status, bound, info = found
     while True:
-        sel, value, status, bound, info = _outcome(inst, run, cand, aspired, start, done)
-        bounds = [b for b in (bound, cp_bound) if b is not None]
-        status, bound = proven(status, value, min(bounds) if bounds else None, "max")
-        info.update({"turns": turns, "cpsat_seconds": cp_seconds})
-        now = time.perf_counter()
-        if status == "optimal" or now >= deadline:
-            return _result(inst, sel, value, status, bound, info, t0)
         turn = TURN * (int(run.state[kernel.S_NODES]) * per_node + cp_work)
-        res = solve_packing(inst, "cpsat", time_limit=deadline - now, threads=threads, seed=seed,
+        res = solve_packing(inst, "cpsat", time_limit=max(deadline - time.perf_counter(), 1e-3), threads=threads,
+                            seed=seed,
                             solver_params={**HAND_OVER_PARAMS, "max_deterministic_time": turn},
                             start=Result(inst.kind, "mkp-bb", sel, value, "feasible", 0.0, bound))
         turns, cp_seconds, cp_work = turns + 1, cp_seconds + res.seconds, cp_work + turn
-        if res.bound is not None:
-            cp_bound = res.bound if cp_bound is None else min(cp_bound, res.bound)
-        bounds = [b for b in (bound, cp_bound) if b is not None]
-        status, best = proven(res.status, float(res.value), min(bounds) if bounds else None, "max")
+        cp_bound = _least(cp_bound, res.bound)
+        status, best = proven(res.status, float(res.value), _least(bound, cp_bound), "max")
         if status == "optimal":
             info.update({"finished_by": "cpsat", "cpsat_status": res.status, "branches": res.info.get("branches"),
                          "turns": turns, "cpsat_seconds": cp_seconds})
@@ -376,6 +369,17 @@ def _take_turns(inst, run: "_Search", cand: np.ndarray, aspired: dict | None, st
         until = nodes + max(1, int(TURN * (nodes * per_node + cp_work) / per_node))
         while not done and run.state[kernel.S_NODES] < until and time.perf_counter() < deadline:
             done = run.step(min(NODE_CHUNK, until - int(run.state[kernel.S_NODES])))
+        sel, value, status, bound, info = _outcome(inst, run, cand, aspired, start, done)
+        status, bound = proven(status, value, _least(bound, cp_bound), "max")
+        info.update({"turns": turns, "cpsat_seconds": cp_seconds})
+        if status == "optimal" or time.perf_counter() >= deadline:
+            return _result(inst, sel, value, status, bound, info, t0)
+
+
+def _least(*bounds: float | None) -> float | None:
+    """The smallest of the proved bounds given (None: none proved)."""
+    known = [b for b in bounds if b is not None]
+    return min(known) if known else None
 
 
 class _Search:
