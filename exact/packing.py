@@ -90,14 +90,14 @@ def packing_model(inst: PackingInstance, cand: np.ndarray) -> BinaryModel:
     model = BinaryModel(n, "max", coefs, fscale, exact, w)
     dem = inst.demand[cand]
     pos = np.arange(n)
-    for r in range(inst.k):
-        if dem[:, r].sum() > inst.free[r]:
-            model.add_row(pos, dem[:, r], None, int(inst.free[r]))
+    free = inst.free
+    for r in np.flatnonzero(dem.sum(axis=0) > free):
+        model.add_row(pos, dem[:, r], None, int(free[r]))
     if inst.reservation is not None:
         past = np.nonzero(np.asarray(inst.reservation.past_shadow, dtype=bool)[cand])[0]
-        for r in range(inst.k):
-            if dem[past, r].sum() > inst.reservation.extra[r]:
-                model.add_row(past, dem[past, r], None, int(inst.reservation.extra[r]))
+        extra = inst.reservation.extra
+        for r in np.flatnonzero(dem[past].sum(axis=0) > extra):
+            model.add_row(past, dem[past, r], None, int(extra[r]))
     return model
 
 

@@ -153,7 +153,14 @@ class PackingInstance(_Jobs):
     # ---- derived quantities -------------------------------------------------
     @property
     def free(self) -> np.ndarray:
-        return self.capacity - self.used
+        """``capacity - used``, read-only, computed once (a simulated step
+        asks for it in every solve and check)."""
+        free = self.__dict__.get("_free")
+        if free is None:
+            free = self.capacity - self.used
+            free.setflags(write=False)
+            self.__dict__["_free"] = free
+        return free
 
     def weights(self, objective: str | None = None) -> np.ndarray:
         """Per-job objective coefficient: the objective is ``weights[S].sum()``.
