@@ -86,6 +86,12 @@ REFERENCES: dict[str, Reference] = {r.key: r for r in [
        note="multidimensional knapsack bounds and branch-and-bound (the mkp-bb oracle)"),
     _R("chvatal1983", "V. Chvatal", "Linear Programming", "W. H. Freeman, New York", 1983,
        note="the bounded-variable simplex (chapter 8) of the mkp-bb oracle's node LP"),
+    _R("nemhauser1988", "G. L. Nemhauser, L. A. Wolsey", "Integer and Combinatorial Optimization",
+       "John Wiley & Sons, New York", 1988, note="reduced-cost fixing at the nodes of the mkp-bb oracle"),
+    _R("vimont2008", "Y. Vimont, S. Boussier, M. Vasquez",
+       "Reduced costs propagation in an efficient implicit enumeration for the 01 multidimensional knapsack "
+       "problem", "Journal of Combinatorial Optimization 15(2):165-178", 2008,
+       note="reduced-cost fixing in a multidimensional knapsack enumeration (the mkp-bb oracle)"),
     _R("gilmore1961", "P. C. Gilmore, R. E. Gomory", "A Linear Programming Approach to the Cutting-Stock Problem",
        "Operations Research 9(6):849-859", 1961, doi="10.1287/opre.9.6.849",
        note="the pattern LP bound of the epochs family"),

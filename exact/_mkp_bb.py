@@ -32,6 +32,15 @@ the bounded-variable simplex):
 On [leinberger1999] epochs with K = 8 (n = 64), the LP cuts the nodes of a
 proof from 0.3 to 3 million to 4,000 to 55,000, at about 2.5 us a node.
 
+With the node LP, the node's duals also fix items for its whole subtree
+(:func:`_fix`, reduced-cost fixing [nemhauser1988], [vimont2008]): an item
+whose taking cannot beat the incumbent is left out, one whose leaving
+cannot is taken; the fixings are undone when the search backtracks out of
+the node (a trail, as in constraint solvers).  On 30 K = 8 epochs (n = 64,
+the search alone) it halves the nodes (median 28,506 to 12,870).  With
+``stop``, :func:`search` returns as soon as its incumbent reaches that
+value (the bisection of :class:`epochbench.exact.packing_bb._Ladder`).
+
 References
 ----------
 .. [chvatal1983] V. Chvatal. Linear Programming. W. H. Freeman, 1983 (chapter 8: upper-bounded
@@ -42,6 +51,11 @@ References
    Implementations. John Wiley & Sons, 1990.
 .. [kellerer2004] H. Kellerer, U. Pferschy, D. Pisinger. Knapsack Problems. Springer, 2004.
    https://doi.org/10.1007/978-3-540-24777-7.
+.. [nemhauser1988] G. L. Nemhauser, L. A. Wolsey. Integer and Combinatorial Optimization.
+   John Wiley & Sons, 1988.
+.. [vimont2008] Y. Vimont, S. Boussier, M. Vasquez. Reduced costs propagation in an efficient
+   implicit enumeration for the 01 multidimensional knapsack problem. Journal of Combinatorial
+   Optimization 15(2):165-178, 2008.
 
 Identical items (same column of ``A`` and same ``c``, adjacent in the order)
 are taken as a prefix of their run: the branch that leaves an item out
@@ -56,10 +70,19 @@ import numpy as np
 from epochbench.instances.lazy import njit
 
 #: entries of the state vector
-S_MODE, S_DEPTH, S_POS, S_VAL, S_BEST, S_NODES, S_ROOT = range(7)
-STATE_SIZE = 7
+S_MODE, S_DEPTH, S_POS, S_VAL, S_BEST, S_NODES, S_ROOT, S_TRAIL = range(8)
+STATE_SIZE = 8
 #: modes: enter the node at ``pos``, backtrack, search finished
 ENTER, BACKTRACK, DONE = range(3)
+#: ``stop`` of :func:`search` that no value reaches (search to the end)
+NEVER = 2**62
+
+
+def fixing_scratch(n: int) -> tuple:
+    """The arrays of the reduced-cost fixing (:func:`_fix`) for n items:
+    ``out`` (the items fixed at the nodes on the current path), the trail of
+    those fixings and each frame's start on it."""
+    return np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.int64), np.zeros(n + 1, dtype=np.int64)
 
 
 @njit(cache=True)
@@ -328,7 +351,7 @@ def _floor(f):
 
 
 @njit(cache=True)
-def _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest, words, best, lpw):
+def _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest, words, best, lpw, out):
     """Integer upper bound of the best value below the node (items ``pos..``
     undecided, residual ``res``, value so far ``val``); marks the fitting
     items in ``fit`` and sums their needs per row in ``rest`` (scratch).
@@ -346,6 +369,8 @@ def _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest
     for i in range(m):
         rest[i] = 0
     for j in range(pos, n):
+        if out[j]:
+            continue
         ok = True
         for i in range(m):
             if a[i, j] > res[i]:
@@ -402,13 +427,82 @@ def _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest
 
 
 @njit(cache=True)
+def _fix(a, c, res, val, pos, fit, best, y, out, x, trail, tl):
+    """Reduced-cost fixing at a node ([nemhauser1988]; [vimont2008] for
+    the multidimensional knapsack):
+    with the node LP's duals ``y >= 0``, the Lagrangian value ``L`` bounds
+    every selection below the node, one that takes item j by ``L + min(0,
+    r_j)`` and one that leaves it by ``L - max(0, r_j)`` (``r_j = c_j - y
+    A_j``).  Items whose taking cannot beat ``best`` are left out of the
+    node's subtree, items whose leaving cannot are taken at once (both
+    marked in ``out`` and recorded on ``trail`` from ``tl``, a taken item
+    as ``n + j``); when those cannot all be taken together, nothing below
+    the node beats ``best``.  Returns ``(tl, val, whether the node can
+    still beat best)``.  O(m n)."""
+    m, n = a.shape
+    lag = val * 1.0
+    for k in range(m):
+        lag += y[k] * res[k]
+    for j in range(pos, n):
+        if fit[j]:
+            d = float(c[j])
+            for k in range(m):
+                d -= y[k] * a[k, j]
+            if d > 0.0:
+                lag += d
+    for j in range(pos, n):
+        if not fit[j]:
+            continue
+        d = float(c[j])
+        for k in range(m):
+            d -= y[k] * a[k, j]
+        if d < 0.0 and _floor(lag + d) <= best:
+            fit[j] = False
+            out[j] = True
+            trail[tl] = j
+            tl += 1
+        elif d > 0.0 and _floor(lag - d) <= best:
+            for k in range(m):
+                if a[k, j] > res[k]:
+                    return tl, val, False
+            for k in range(m):
+                res[k] -= a[k, j]
+            val += c[j]
+            x[j] = 1
+            fit[j] = False
+            out[j] = True
+            trail[tl] = n + j
+            tl += 1
+    return tl, val, True
+
+
+@njit(cache=True)
+def _undo(a, c, res, val, x, out, trail, tl, to):
+    """Undo the trail down to ``to`` (:func:`_fix`); returns ``val``.  O(m (tl - to))."""
+    m, n = a.shape
+    for t in range(to, tl):
+        j = trail[t]
+        if j >= n:
+            j -= n
+            for k in range(m):
+                res[k] += a[k, j]
+            val -= c[j]
+            x[j] = 0
+        out[j] = False
+    return val
+
+
+@njit(cache=True)
 def search(a, c, u, use_cap, dz, dz_order, dz_map, nxt, state, res, x, best_x, stack_j, stack_stage,
-           stack_bound, fit, rest, words, node_limit, lpw):
+           stack_bound, fit, rest, words, node_limit, lpw, out, trail, stack_trail, stop):
     """Run the branch-and-bound for at most ``node_limit`` nodes from
-    ``state``; returns True when the search is finished (``best_x`` proven
-    optimal).  ``res`` (m), ``x`` (n, the current 0-1 vector) and the three
-    stacks (n + 1) hold the rest of the state; ``fit`` (n) and ``rest`` (m)
-    are scratch.  O(node_limit (m + q) n)."""
+    ``state``, fewer once the incumbent reaches ``stop`` (:data:`NEVER`:
+    no such stop); returns True when the search is finished (``best_x``
+    proven optimal).  ``res`` (m), ``x`` (n, the current 0-1 vector), the
+    three stacks (n + 1) and the fixing arrays (``out``, ``trail``,
+    ``stack_trail``: :func:`fixing_scratch`, used with the node LP) hold the
+    rest of the state; ``fit`` (n) and ``rest`` (m) are scratch.
+    O(node_limit (m + q) n)."""
     m, n = a.shape
     mode = state[S_MODE]
     d = state[S_DEPTH]
@@ -416,6 +510,8 @@ def search(a, c, u, use_cap, dz, dz_order, dz_map, nxt, state, res, x, best_x, s
     val = state[S_VAL]
     best = state[S_BEST]
     nodes = state[S_NODES]
+    tl = state[S_TRAIL]
+    fixing = lpw.shape[0] > 0 and m > 1
     done_here = 0
     while True:
         if mode == DONE:
@@ -429,13 +525,40 @@ def search(a, c, u, use_cap, dz, dz_order, dz_map, nxt, state, res, x, best_x, s
                 best = val
                 for j in range(n):
                     best_x[j] = x[j]
+                if best >= stop:
+                    done_here = node_limit       # the caller's target reached: return after this node
             bound, j = _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest, words, best,
-                                   lpw)
+                                   lpw, out)
             if d == 0 and state[S_ROOT] < 0:
                 state[S_ROOT] = bound if bound > best else best
             if j < 0 or bound <= best:
                 mode = BACKTRACK
                 continue
+            stack_trail[d] = tl
+            if fixing:
+                tl, val, live = _fix(a, c, res, val, pos, fit, best, lpw[:m], out, x, trail, tl)
+                if live and val > best:
+                    best = val
+                    for t in range(n):
+                        best_x[t] = x[t]
+                    if best >= stop:
+                        done_here = node_limit
+                j = -1
+                for t in range(pos, n if live else pos):
+                    if fit[t]:
+                        ok = True
+                        for i in range(m):
+                            if a[i, t] > res[i]:
+                                ok = False
+                                break
+                        if ok:
+                            j = t
+                            break
+                if j < 0:
+                    val = _undo(a, c, res, val, x, out, trail, tl, stack_trail[d])
+                    tl = stack_trail[d]
+                    mode = BACKTRACK
+                    continue
             stack_j[d] = j
             stack_stage[d] = 0
             stack_bound[d] = bound
@@ -459,7 +582,9 @@ def search(a, c, u, use_cap, dz, dz_order, dz_map, nxt, state, res, x, best_x, s
                 stack_stage[top] = 1
                 pos = nxt[j]
                 mode = ENTER
-            else:
+            else:                        # both children done: undo the node's fixings
+                val = _undo(a, c, res, val, x, out, trail, tl, stack_trail[top])
+                tl = stack_trail[top]
                 d -= 1
     state[S_MODE] = mode
     state[S_DEPTH] = d
@@ -467,6 +592,7 @@ def search(a, c, u, use_cap, dz, dz_order, dz_map, nxt, state, res, x, best_x, s
     state[S_VAL] = val
     state[S_BEST] = best
     state[S_NODES] = nodes
+    state[S_TRAIL] = tl
     return mode == DONE
 
 

@@ -206,11 +206,12 @@ def exact_patterns(dem: np.ndarray, cap: np.ndarray, copies: np.ndarray, y: np.n
     stacks = [np.zeros(n + 1, dtype=np.int64) for _ in range(3)]
     fit, rest = np.zeros(n, dtype=np.bool_), np.zeros(m, dtype=np.int64)
     words, res = np.zeros(1, dtype=np.uint64), cap.astype(np.int64).copy()
+    fixing = kernel.fixing_scratch(n)                # unused without the node LP
     u = np.zeros(m, dtype=np.int64)
     found, top = {}, floor
     while True:
         done = kernel.search(a, c, u, False, dz, dz_order, dz_map, nxt, state, res, x, best_x, *stacks,
-                             fit, rest, words, NODE_CHUNK, np.zeros(0))   # no node LP: Dantzig bounds
+                             fit, rest, words, NODE_CHUNK, np.zeros(0), *fixing, kernel.NEVER)  # no node LP: Dantzig bounds
         if state[kernel.S_BEST] > floor:          # the chunk found a pattern: record it, look for others
             top = max(top, int(state[kernel.S_BEST]))
             count = np.bincount(types[best_x > 0], minlength=len(y))

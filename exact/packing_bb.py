@@ -32,11 +32,22 @@ compiled depth-first branch-and-bound (:mod:`epochbench.exact._mkp_bb`):
   prefixes of each such group are enumerated;
 * a warm start from the best fast heuristic
   (:func:`~epochbench.exact.starts.best_start`), never returned worse;
-* an aspiration search (:func:`_aspire`): when the first nodes prove
-  nothing, the same search runs with its incumbent set just below the root
-  bound, so that it looks only for a selection worth the bound (a
-  utilization epoch filled exactly on every resource) and proves it at
-  once when it finds one; otherwise the plain search goes on;
+* reduced-cost fixing at every node with the node LP
+  ([nemhauser1988]; [vimont2008] for the multidimensional knapsack): the
+  jobs whose taking, or leaving, cannot beat the incumbent by the LP's
+  duals are decided for the whole subtree;
+* a bisection on the optimum's value (:class:`_Ladder`): when the first
+  :data:`FIRST_NODES` nodes prove nothing, a series of fresh searches, each
+  with its incumbent set just below a target, so that it prunes every node
+  that cannot reach the target: it either finds a selection worth the
+  target or proves that none is.  The first target is the root bound (an
+  aspiration search: a utilization epoch filled exactly on every resource
+  proves itself at once), the next ones halve the interval between the best
+  value found and the smallest bound proved.  The plain search spends most
+  of its nodes improving a poor incumbent (on 10 [leinberger1999] K = 8
+  epochs, n = 64: 1,451 to 19,416 nodes from the heuristic start, 43 to
+  9,869 with the optimum given), while a target at or above the optimum
+  prunes as a proof does;
 * turns with CP-SAT: after :data:`NODES` nodes without a proof, CP-SAT
   (:func:`~epochbench.exact.packing.solve_packing`) and the search take
   turns (:func:`_take_turns`), each turn as much work as all before it
@@ -46,29 +57,26 @@ compiled depth-first branch-and-bound (:mod:`epochbench.exact._mkp_bb`):
   (:data:`HAND_OVER_PARAMS`: on these small knapsacks they cost more than
   they save), the search takes CP-SAT's selection when better, and the
   smaller of the two proven bounds is kept (``nodes=None``: the search
-  alone).  CP-SAT is the faster of the two on most [leinberger1999] K = 8
-  epochs, the search on the hard epochs of a simulated K = 4 stream: in a
-  20,000-job oracle run, four epochs took CP-SAT 0.3 to 5.3 s after the
-  search's first nodes (11 s of the run) where the search alone proves
-  them in 0.05 to 0.54 s.  With turns neither kind waits long for the
-  other method.
+  alone).  Before the reduced-cost fixing and the bisection, CP-SAT was the
+  faster of the two on most [leinberger1999] K = 8 epochs; now its turns
+  finish none of the measured epochs first, so they start late
+  (:data:`NODES`) and stay as a safety net for epochs the search handles
+  badly.
 
-Measured on [leinberger1999] epochs (n = 64, uniform requirements): with
-K = 1 and 2 the search proves almost every instance in a few hundred
-nodes; with K = 4 the optimum usually fills every resource exactly, and
-the aspiration search finds such a fill in 1,000 to 9,000 nodes with the
-node LP (1,500 to 1.8 million with the Dantzig bounds); with K = 8 the
-optimum lies well below the root bound and the proof is the hard part:
-the search alone proves each of 10 epochs in 4,000 to 55,000 nodes (12 to
-200 ms), CP-SAT mostly faster, so its turn does the work there
-(``info["finished_by"]``); at n = 128, K = 8 the search alone proves 5 of
-10 epochs in 10 s, CP-SAT and the turns 4.  Median times next to
-``cpsat`` (bench/benchmarks/bench_oracle.py, 10 instances, 3 calls each,
-three runs): n = 64: 7x faster at K = 1, 19x at K = 2, 5.8 to 8.3x at K =
-4 (p90 14 to 16 ms against 231 to 291), 2.6x at K = 8 (1.2x with the
-Dantzig bounds and CP-SAT's cuts in its turn); n = 128, K = 4: 8 to
-13x; on recorded EASY epochs (n = 64 and 128, K = 1 to 8) 4.7 to 6.8x,
-every one proven.
+Measured (30 [leinberger1999] epochs, n = 64, uniform requirements, three
+seeds; medians): with K = 1 and 2 the search proves almost every epoch in
+a few hundred nodes; K = 4: 5.2 ms (p90 9.6), most epochs filled exactly
+and found by the aspiration; K = 8: 6.6 ms (p90 70), 975 nodes, where the
+search before the fixing and the bisection took 74 ms and 28,506 nodes
+alone, 37 ms with CP-SAT's turns; at n = 128, K = 8, 5 of 10 epochs are
+proven in 10 s (CP-SAT alone: 4).  Next to ``cpsat``
+(bench/benchmarks/bench_oracle.py, 10 instances, 3 calls each, two runs):
+n = 64: 6 to 7x faster at K = 1, 16 to 18x at K = 2, 10x at K = 4 (p90 9
+ms against 228), 15x at K = 8 (p90 36 to 50 ms against 432); n = 128: 19
+to 21x at K = 4; on recorded EASY epochs (n = 64 and 128, K = 1 to 8)
+4.8 to 7.6x, every one proven.  On OR-Library's mknapcb1 (profit
+objective, n = 100, five rows) all 30 are proven at 10 s, median 0.19 s
+(at most 3.2 s).
 
 Registered for ``packing`` as ``mkp-bb`` (``kind="exact"``), with the
 conventions of the other exact methods: ``time_limit`` is the wall time of
@@ -85,6 +93,11 @@ References
    https://doi.org/10.1007/978-3-540-24777-7.
 .. [leinberger1999] W. Leinberger, G. Karypis, V. Kumar. Job Scheduling in the presence of
    Multiple Resource Requirements. Supercomputing 1999.
+.. [nemhauser1988] G. L. Nemhauser, L. A. Wolsey. Integer and Combinatorial Optimization.
+   John Wiley & Sons, 1988.
+.. [vimont2008] Y. Vimont, S. Boussier, M. Vasquez. Reduced costs propagation in an efficient
+   implicit enumeration for the 01 multidimensional knapsack problem. Journal of Combinatorial
+   Optimization 15(2):165-178, 2008.
 """
 from __future__ import annotations
 
@@ -100,16 +113,28 @@ from ._binary import Outcome, proven, status_info, true_bound, warm_up_backends
 from .packing import objective_scale, packing_candidates, packing_model, solve_packing
 from .starts import START_SHARE, best_start, start_info
 
-#: nodes of the branch-and-bound before CP-SAT first takes a turn on what it left open (``nodes=`` option)
-NODES = 5000
+#: nodes of the branch-and-bound before CP-SAT first takes a turn on what it left open (``nodes=`` option;
+#: about 0.3 s at n = 64).  With the reduced-cost fixing and the bisection, CP-SAT's turns finished none
+#: of the measured epochs first (leinberger n = 64 and 128, K = 1 to 8; recorded epochs; the 11 hardest
+#: epochs of a 20,000-job oracle run; mknapcb1), and after 5000 nodes they doubled the time of the hard
+#: ones (11 epochs: 5.3 s against 1.2 s for the search alone; mknapcb1 median 0.34 against 0.19 s)
+NODES = 100_000
 #: after those nodes CP-SAT and the search take turns (:func:`_take_turns`), each turn this many times
 #: all the work done before it
 TURN = 1.0
 #: a search node's work in CP-SAT's deterministic time units, per candidate job (measured: a node
 #: takes 1 to 5 us at n = 64 to 128 and 35 us at n = 2797, a unit of CP-SAT's about 2 s)
 NODE_DTIME = 2e-8
-#: nodes of the aspiration search (:func:`_aspire`) before the plain search goes on
+#: nodes of the bisection's first attempt, the aspiration (:class:`_Ladder`), before it gives up
 ASPIRE_NODES = 50_000
+#: nodes of the plain search before the bisection on the value (:class:`_Ladder`) takes over
+FIRST_NODES = 200
+#: the bisection (:class:`_Ladder`) ends with one plain search from its incumbent once the interval
+#: between the incumbent and the proved bound is at most this share of what it was after the
+#: aspiration (measured, nodes=None: 0.2 / 0.1 / 0.05 give a median of 9.2 / 6.6 / 6.6 ms on 30
+#: [leinberger1999] K = 8 epochs, n = 64, and 0.18 / 0.20 / 0.23 s on mknapcb1; no plain search: 6.9 ms
+#: and 0.45 s, where the repeated attempts near the optimum each cost about a proof)
+LADDER_SHARE = 0.1
 #: nodes explored between two looks at the clock (about a millisecond at n = 64, K = 8)
 NODE_CHUNK = 2000
 #: CP-SAT parameters of its turns (:func:`_take_turns`): without its Chvatal-Gomory, MIR and
@@ -139,6 +164,12 @@ def dantzig_rows(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarra
     return dz, dz_map, np.argsort(-ratio, axis=1, kind="stable")
 
 
+def _node_lp(m: int) -> bool:
+    """Whether the search of m rows bounds its nodes by the LP (:data:`LP_ROWS`;
+    a one-row LP is Dantzig's bound)."""
+    return 0 < LP_ROWS <= m and m > 1
+
+
 def mkp_arrays(inst: PackingInstance, cand: np.ndarray) -> dict:
     """The 0-1 multidimensional knapsack of ``inst`` over the jobs ``cand``
     (:func:`~epochbench.exact.packing.packing_candidates`), in branching order.
@@ -157,7 +188,8 @@ def mkp_arrays(inst: PackingInstance, cand: np.ndarray) -> dict:
         integer units), ``u`` (m int64 multipliers of the capacity bound,
         valid: ``c <= u @ a``), ``use_cap``, ``dz`` / ``dz_order`` /
         ``dz_map`` (the Dantzig rows, their item orders by ratio, and how
-        their capacity follows from the residual), ``nxt`` (the next item
+        their capacity follows from the residual; no rows when the node LP
+        replaces them), ``nxt`` (the next item
         not identical to each one), ``order`` (positions in ``cand`` of the
         items, in branching order) and ``model``
         (:func:`~epochbench.exact.packing.packing_model`: scale, exactness).
@@ -169,24 +201,19 @@ def mkp_arrays(inst: PackingInstance, cand: np.ndarray) -> dict:
     model = packing_model(inst, cand)
     c = np.asarray(model.objective, dtype=np.int64)
     dem = inst.demand[cand].astype(np.int64)
-    rows, caps, kinds = [], [], []
-    for r in range(inst.k):
-        if inst.free[r] > 0 or dem[:, r].any():  # a row of zeros with capacity 0 constrains nothing
-            rows.append(dem[:, r])
-            caps.append(int(inst.free[r]))
-            kinds.append(r)
+    free = inst.free.astype(np.int64)
+    kinds = np.flatnonzero((free > 0) | dem.any(axis=0))  # a row of zeros with capacity 0 constrains nothing
+    a, b = dem[:, kinds].T, free[kinds]
     if inst.reservation is not None:
         past = np.asarray(inst.reservation.past_shadow, dtype=bool)[cand]
-        for r in range(inst.k):
-            row = np.where(past, dem[:, r], 0)
-            if row.sum() > inst.reservation.extra[r]:
-                rows.append(row)
-                caps.append(int(inst.reservation.extra[r]))
-                kinds.append(-1)
+        extra = np.asarray(inst.reservation.extra, dtype=np.int64)
+        late = np.where(past[:, None], dem, 0)
+        bind = np.flatnonzero(late.sum(axis=0) > extra)
+        a, b = np.vstack([a, late[:, bind].T]), np.concatenate([b, extra[bind]])
+        kinds = np.concatenate([kinds, np.full(bind.size, -1)])
     n = len(cand)
-    a = np.array(rows, dtype=np.int64).reshape(len(rows), n)
-    b = np.array(caps, dtype=np.int64)
-    u = np.zeros(len(rows), dtype=np.int64)
+    a, b = np.ascontiguousarray(a, dtype=np.int64).reshape(len(kinds), n), np.asarray(b, dtype=np.int64)
+    u = np.zeros(len(kinds), dtype=np.int64)
     scale = objective_scale(inst)
     if inst.objective == "utilization" and model.exact and scale is not None:
         lcm = scale // inst.k
@@ -211,7 +238,10 @@ def mkp_arrays(inst: PackingInstance, cand: np.ndarray) -> dict:
     # nxt[j]: the first item after j's run of identical items
     last = np.flatnonzero(~np.append(same[1:], False))             # the last item of each run
     nxt = last[np.searchsorted(last, np.arange(n))] + 1
-    dz, dz_map, dz_order = dantzig_rows(a, b, c)
+    if _node_lp(a.shape[0]):       # the node LP replaces the Dantzig rows (:class:`_Search`)
+        dz, dz_map, dz_order = np.zeros((0, n)), np.zeros((0, a.shape[0])), np.zeros((0, n), dtype=np.int64)
+    else:
+        dz, dz_map, dz_order = dantzig_rows(a, b, c)
     return {"a": a, "b": b, "c": c, "u": u, "use_cap": use_cap, "dz": dz, "dz_order": dz_order,
             "dz_map": dz_map, "nxt": nxt, "order": order, "model": model}
 
@@ -282,28 +312,25 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
     n, m = len(cand), p["a"].shape[0]
     run = _Search(p)
     _take_start(start, cand, p, run.best_x, run.state)
-    aspired = None
     while True:  # at least one chunk: the first dive (the greedy of the branching order) always runs
-        done = run.step(NODE_CHUNK)
+        done = run.step(NODE_CHUNK if isinstance(run, _Ladder) else FIRST_NODES)
         if defer and not done:
             start, defer = best_start(inst, budget=START_SHARE * float(time_limit)), False
             _take_start(start, cand, p, run.best_x, run.state)
-        if aspired is None and not done:
-            aspired = _aspire(run, deadline)
-            done = aspired["outcome"] == "found" or (aspired["outcome"] == "exhausted"
-                                                     and run.state[kernel.S_BEST] == aspired["target"] - 1)
+        if isinstance(run, _Search) and not done:
+            run = _Ladder(run)                   # the first chunk proved nothing: bisect on the value
+            done = run.done()
         if done or time.perf_counter() >= deadline or (nodes is not None and run.state[kernel.S_NODES] >= nodes):
             break
-    found = _outcome(inst, run, cand, aspired, start, done)
+    found = _outcome(inst, run, cand, start, done)
     if found[2] != "optimal" and nodes is not None and time.perf_counter() < deadline:
-        return _take_turns(inst, run, cand, aspired, start, found, t0, deadline, threads, seed)
+        return _take_turns(inst, run, cand, start, found, t0, deadline, threads, seed)
     return _result(inst, *found, t0)
 
 
-def _outcome(inst, run: "_Search", cand: np.ndarray, aspired: dict | None, start: Result | None,
-             done: bool) -> tuple:
+def _outcome(inst, run: "_Search | _Ladder", cand: np.ndarray, start: Result | None, done: bool) -> tuple:
     """What the search has now: ``(selection, value, status, bound, info)``,
-    the bound proved by its open subtrees (and by an exhausted aspiration),
+    the bound proved by the search (:meth:`_Search.bound`, :meth:`_Ladder.bound`)
     in true objective units (:func:`~epochbench.exact._binary.true_bound`)."""
     from . import _mkp_bb as kernel
     p, state, best_x = run.p, run.state, run.best_x
@@ -312,14 +339,12 @@ def _outcome(inst, run: "_Search", cand: np.ndarray, aspired: dict | None, start
     value = inst.value(sel)
     info = {"solver": "mkp-bb", "nodes": int(state[kernel.S_NODES]), "rows": p["a"].shape[0],
             "identical": int(len(cand) - np.unique(p["nxt"]).size), **start_info(start)}
-    if aspired is not None:
-        info.update({"aspiration": aspired["outcome"], "aspiration_nodes": aspired["nodes"]})
+    if isinstance(run, _Ladder):
+        info.update({"aspiration": run.aspiration, "attempts": run.attempts})
     if done:
         status, raw = "optimal", float(state[kernel.S_BEST])
     else:
-        ob = int(kernel.open_bound(state, run.stack_stage, run.stack_bound))
-        if aspired is not None and aspired["outcome"] == "exhausted":
-            ob = max(min(ob, aspired["target"] - 1), int(state[kernel.S_BEST]))  # nothing reaches the target
+        ob = run.bound()
         status, raw = ("feasible" if sel else "timeout"), (None if ob < 0 else float(ob))
     out = Outcome(status, best_x, raw, "int", {"solver": "mkp-bb"})
     bound, slack = true_bound(model, out)
@@ -333,7 +358,7 @@ def _result(inst, sel, value, status, bound, info, t0) -> Result:
                   {**info, "bound_kind": "none" if bound is None else "solver"})
 
 
-def _take_turns(inst, run: "_Search", cand: np.ndarray, aspired: dict | None, start: Result | None, found: tuple,
+def _take_turns(inst, run: "_Search | _Ladder", cand: np.ndarray, start: Result | None, found: tuple,
                 t0: float, deadline: float, threads: int, seed: int) -> Result:
     """CP-SAT and the search take turns on what the search left open
     (``found``: its :func:`_outcome`), each turn :data:`TURN` times all the
@@ -369,7 +394,7 @@ def _take_turns(inst, run: "_Search", cand: np.ndarray, aspired: dict | None, st
         until = nodes + max(1, int(TURN * (nodes * per_node + cp_work) / per_node))
         while not done and run.state[kernel.S_NODES] < until and time.perf_counter() < deadline:
             done = run.step(min(NODE_CHUNK, until - int(run.state[kernel.S_NODES])))
-        sel, value, status, bound, info = _outcome(inst, run, cand, aspired, start, done)
+        sel, value, status, bound, info = _outcome(inst, run, cand, start, done)
         status, bound = proven(status, value, _least(bound, cp_bound), "max")
         info.update({"turns": turns, "cpsat_seconds": cp_seconds})
         if status == "optimal" or time.perf_counter() >= deadline:
@@ -398,53 +423,133 @@ class _Search:
         self.res, self.x, self.best_x = p["b"].copy(), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
         self.stack_j, self.stack_stage, self.stack_bound = (np.zeros(n + 1, dtype=np.int64) for _ in range(3))
         self.fit, self.rest = np.zeros(n, dtype=np.bool_), np.zeros(m, dtype=np.int64)
+        self.fixing = kernel.fixing_scratch(n)
         self.words = np.zeros(REACH_WORDS, dtype=np.uint64)
-        lp = 0 < LP_ROWS <= m and m > 1          # (a one-row LP is Dantzig's bound)
+        lp = _node_lp(m)
         self.lpw = kernel.lp_scratch(m, n) if lp else np.zeros(0)
         # with the node LP, which no single-row Dantzig bound beats, those rows cost more than they prune
         self.dz = tuple(p[k][:0] if lp else p[k] for k in ("dz", "dz_order", "dz_map"))
 
-    def step(self, nodes: int) -> bool:
-        """Up to ``nodes`` more nodes; True when the search is finished."""
+    def step(self, nodes: int, stop: int | None = None) -> bool:
+        """Up to ``nodes`` more nodes, fewer when the incumbent reaches
+        ``stop``; True when the search is finished."""
         from . import _mkp_bb as kernel
         p = self.p
         return kernel.search(p["a"], p["c"], p["u"], p["use_cap"], *self.dz, p["nxt"], self.state, self.res,
                              self.x, self.best_x, self.stack_j, self.stack_stage, self.stack_bound, self.fit,
-                             self.rest, self.words, nodes, self.lpw)
+                             self.rest, self.words, nodes, self.lpw, *self.fixing,
+                             kernel.NEVER if stop is None else stop)
+
+    def bound(self) -> int:
+        """The largest bound of the subtrees left open, at least the
+        incumbent's value (-1: the root not evaluated yet)."""
+        from . import _mkp_bb as kernel
+        return int(kernel.open_bound(self.state, self.stack_stage, self.stack_bound))
 
 
-def _aspire(run: _Search, deadline: float) -> dict:
-    """The aspiration search: the same branch-and-bound, its incumbent set to
-    one less than the root bound, so that every node that cannot reach the
-    root bound is pruned, for at most :data:`ASPIRE_NODES` nodes.  When the
-    optimum equals the root bound (a utilization epoch that some selection
-    fills exactly on every resource, as most [leinberger1999] epochs with K
-    = 4 do), it looks for that selection only and the bound proves it at
-    once; the plain search spends most of its nodes improving selections
-    that fall short of it.
+class _Ladder:
+    """Bisection on the optimum's value after the plain search's first
+    chunk, in the manner of an aspiration search, repeated: a series of
+    fresh searches (*attempts*), each with its incumbent set to one less
+    than a target T, so that it prunes every node that cannot reach T.  An
+    attempt stops at the first selection worth T or more (the incumbent
+    rises to its value), or finishes without one, which proves the optimum
+    below T.  The first target is the bound the plain search left (its root
+    bound, the aspiration: most [leinberger1999] K = 4 epochs fill every
+    resource exactly, and that selection proves itself); the next ones
+    halve the interval between the best value found and the smallest
+    proved bound; once that interval is narrow (:data:`LADDER_SHARE`), one
+    plain search from the incumbent closes it, because an attempt just
+    above the optimum costs about a proof.
 
-    ``run`` is the plain search (its root evaluated); its node count grows
-    by the aspiration's nodes.  Returns a dict: ``outcome`` (``found``:
-    ``run`` now holds a selection worth the root bound, optimal;
-    ``exhausted``: none reaches ``target``, the root bound, so the optimum
-    is at most ``target - 1``; ``stopped``: node budget or time ran out;
-    ``skipped``: the incumbent already reaches the root bound), ``target``
-    and ``nodes``.  O(ASPIRE_NODES (m + q) n)."""
-    from . import _mkp_bb as kernel
-    root = int(run.state[kernel.S_ROOT])
-    if root <= run.state[kernel.S_BEST]:
-        return {"outcome": "skipped", "target": root, "nodes": 0}
-    asp = _Search(run.p, best=root - 1, root=root)
-    done = False
-    while not done and asp.state[kernel.S_NODES] < ASPIRE_NODES and time.perf_counter() < deadline:
-        done = asp.step(min(NODE_CHUNK, ASPIRE_NODES))
-    nodes = int(asp.state[kernel.S_NODES])
-    run.state[kernel.S_NODES] += nodes
-    if asp.state[kernel.S_BEST] >= root:
-        run.best_x[:] = asp.best_x
-        run.state[kernel.S_BEST] = asp.state[kernel.S_BEST]
-        return {"outcome": "found", "target": root, "nodes": nodes}
-    return {"outcome": "exhausted" if done else "stopped", "target": root, "nodes": nodes}
+    Why: with a poor incumbent the plain search spends most of its nodes
+    improving it (on 10 [leinberger1999] K = 8 epochs, n = 64: 1,451 to
+    19,416 nodes from the heuristic start, 43 to 9,869 once the optimum is
+    known), while an attempt with a target at or above the optimum prunes
+    as a proof does, and the reduced-cost fixing
+    (:func:`epochbench.exact._mkp_bb._fix`) is as strong as its target.
+
+    Same interface as :class:`_Search` for the caller: ``p``, ``state``
+    (``S_BEST`` and ``S_NODES`` of the whole solve), ``best_x``,
+    :meth:`step` and :meth:`bound`; ``aspiration`` (what the first attempt
+    did: ``found``, ``exhausted``, ``stopped`` after :data:`ASPIRE_NODES`
+    nodes, or ``skipped``) and ``attempts``."""
+
+    def __init__(self, run: _Search):
+        from . import _mkp_bb as kernel
+        self.p, self.best_x, self.state = run.p, run.best_x.copy(), run.state.copy()
+        self.hi = max(run.bound(), int(run.state[kernel.S_BEST]))    # the optimum is at most hi
+        self.attempt: _Search | None = None
+        self.target, self.attempts, self.aspiration = 0, 0, "skipped"
+        self.plain, self.span = False, None
+
+    def done(self) -> bool:
+        from . import _mkp_bb as kernel
+        return self.hi <= self.state[kernel.S_BEST]
+
+    def bound(self) -> int:
+        return self.hi
+
+    def step(self, nodes: int) -> bool:
+        """Up to ``nodes`` more nodes of attempts; True when the incumbent
+        is proven optimal."""
+        from . import _mkp_bb as kernel
+        left = nodes
+        while left > 0 and not self.done():
+            run = self._attempt()
+            before = int(run.state[kernel.S_NODES])
+            finished = run.step(min(left, NODE_CHUNK), stop=None if self.plain else self.target)
+            used = int(run.state[kernel.S_NODES]) - before
+            left, self.state[kernel.S_NODES] = left - used, self.state[kernel.S_NODES] + used
+            self._learn(run, finished)
+        return self.done()
+
+    def _attempt(self) -> _Search:
+        """The attempt under way, or the next one: the aspiration (target:
+        the bound), then the midpoint of the interval, then, once the
+        interval is at most :data:`LADDER_SHARE` of what the aspiration
+        left, the plain search from the incumbent, which goes on after it
+        finds a better selection.  An attempt whose target the incumbent
+        has reached (CP-SAT's selection, in a turn) is dropped."""
+        from . import _mkp_bb as kernel
+        best = int(self.state[kernel.S_BEST])
+        if self.attempt is not None and (self.plain or self.target > best):
+            if self.attempt.state[kernel.S_BEST] < best:         # the plain search prunes by the incumbent
+                self.attempt.state[kernel.S_BEST] = best
+            return self.attempt
+        self.plain = self.span is not None and self.hi - best <= LADDER_SHARE * self.span
+        if self.plain:
+            self.target = best + 1
+        else:
+            self.target = self.hi if self.attempts == 0 else (best + 1 + self.hi + 1) // 2
+        self.attempt, self.attempts = _Search(self.p, best=self.target - 1), self.attempts + 1
+        return self.attempt
+
+    def _learn(self, run: _Search, finished: bool) -> None:
+        """What the attempt ``run`` has shown after its last nodes: a better
+        incumbent, or a smaller bound when it finished."""
+        from . import _mkp_bb as kernel
+        # an attempt's incumbent is real once it passes its start (the target - 1, or the incumbent)
+        if run.state[kernel.S_BEST] >= self.target and run.state[kernel.S_BEST] > self.state[kernel.S_BEST]:
+            self.best_x[:], self.state[kernel.S_BEST] = run.best_x, run.state[kernel.S_BEST]
+        if self.plain:
+            if finished:                                          # nothing beats the incumbent
+                self.hi = int(self.state[kernel.S_BEST])
+            return
+        if run.state[kernel.S_BEST] >= self.target:               # found; optimal too when finished
+            outcome = "found"
+            if finished:
+                self.hi = int(self.state[kernel.S_BEST])
+        elif finished:                                            # nothing reaches the target
+            self.hi, outcome = self.target - 1, "exhausted"
+        elif self.attempts == 1 and run.state[kernel.S_NODES] >= ASPIRE_NODES:
+            outcome = "stopped"                                   # the aspiration gives up
+        else:
+            return
+        if self.attempts == 1:
+            self.aspiration = outcome
+            self.span = self.hi - int(self.state[kernel.S_BEST])
+        self.attempt = None
 
 
 def _take_start(start: Result | None, cand: np.ndarray, p: dict, best_x: np.ndarray, state: np.ndarray) -> None:

@@ -44,7 +44,7 @@ def test_matches_brute_force(seed, k, reservation, objective, dup):
             assert "finished_by" not in r.info
 
 
-@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("k", [1, 2, 4, 8])
 def test_matches_cpsat_on_medium_instances(k):
     for inst in leinberger(n=40, k=k, count=3, seed=7):
         a = solve(inst, "mkp-bb", time_limit=LIMIT)
@@ -112,7 +112,7 @@ def test_the_search_finishes_after_cpsat_turns_too_short_to_prove(short_cpsat_tu
         r = solve(inst, "mkp-bb", time_limit=LIMIT, nodes=1)
         ref = solve(inst, "cpsat", time_limit=LIMIT)
         assert r.status == "optimal" and r.bound == r.value and abs(r.value - ref.value) <= 1e-9
-        assert "finished_by" not in r.info and r.info["turns"] >= 1 and r.info["nodes"] > pb.NODE_CHUNK
+        assert "finished_by" not in r.info and r.info["turns"] >= 1 and r.info["nodes"] > pb.FIRST_NODES
         check_packing(inst, r.decision)
 
 
@@ -161,7 +161,8 @@ def test_aspiration_finds_an_exact_fill_without_hand_over():
 def test_aspiration_exhausted_proves_the_root_bound_unreachable():
     """Two jobs that each fill one resource and overfill the other: every row
     alone reaches its capacity (root bound 4 units), no selection does; the
-    aspiration search finishes without a selection and says so."""
+    ladder's first attempt (the aspiration) finishes without a selection and
+    lowers the proved bound below the root bound."""
     from epochbench.exact import _mkp_bb as kernel
     from epochbench.exact.packing import packing_candidates
     inst = PackingInstance.build([2, 2], [[2, 1], [1, 2]])
@@ -170,9 +171,12 @@ def test_aspiration_exhausted_proves_the_root_bound_unreachable():
     run.step(1)                                             # the root only
     root, best = int(run.state[kernel.S_ROOT]), int(run.state[kernel.S_BEST])
     assert root > best >= 0
-    out = pb._aspire(run, deadline=float("inf"))
-    assert out["outcome"] == "exhausted" and out["target"] == root
-    assert run.state[kernel.S_BEST] == best                 # the incumbent untouched
+    ladder = pb._Ladder(run)
+    assert ladder.bound() == root and not ladder.done()
+    while ladder.attempts < 2 and not ladder.done():       # the first attempt and no further
+        ladder.step(1)
+    assert ladder.aspiration == "exhausted" and ladder.bound() < root
+    assert ladder.state[kernel.S_BEST] >= best
     r = solve(inst, "mkp-bb", time_limit=LIMIT)
     assert r.status == "optimal" and abs(r.value - brute(inst)) <= 1e-9
 
@@ -241,3 +245,55 @@ def test_search_proves_the_same_optimum_with_and_without_the_lp(monkeypatch):
         assert runs[True].status == runs[False].status == "optimal"
         assert runs[True].value == runs[False].value
         assert runs[True].info["nodes"] <= runs[False].info["nodes"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_reduced_cost_fixing_keeps_every_better_selection(seed):
+    """At a node, the items the LP's reduced costs leave out are in no
+    selection that beats the incumbent, the items they take are in every
+    one, and a node they declare dead has none (brute force over the
+    fitting items)."""
+    from epochbench.exact import _mkp_bb as kernel
+    rng = np.random.default_rng(9000 + seed)
+    m, n = int(rng.integers(2, 7)), int(rng.integers(4, 13))
+    a = rng.integers(0, 30, size=(m, n)).astype(np.int64)
+    c = rng.integers(1, 60, size=n).astype(np.int64)
+    res = rng.integers(10, 80, size=m).astype(np.int64)
+    fit = np.all(a <= res[:, None], axis=0)
+    lpw = kernel.lp_scratch(m, n)
+    kernel._lp_bound(a, c, res, fit.copy(), 0, lpw, np.inf)            # the node LP's duals in lpw[:m]
+    cols = np.flatnonzero(fit)
+    values = {x: int(c[cols] @ np.array(x)) for x in itertools.product((0, 1), repeat=cols.size)
+              if np.all(a[:, cols] @ np.array(x) <= res)}
+    opt = max(values.values())
+    best = opt - int(rng.integers(1, 6)) if seed % 4 else opt         # some nodes with nothing better
+    out, trail, _ = kernel.fixing_scratch(n)
+    r, f, x = res.copy(), fit.copy(), np.zeros(n, dtype=np.int64)
+    tl, val, live = kernel._fix(a, c, r, 0, 0, f, best, lpw[:m].copy(), out, x, trail, 0)
+    fixed = trail[:tl]
+    taken, left = fixed[fixed >= n] - n, fixed[fixed < n]
+    assert val == int(c[taken].sum()) and np.array_equal(r, res - a[:, taken].sum(axis=1))
+    better = [dict(zip(cols.tolist(), xs)) for xs, v in values.items() if v > best]
+    if not live:
+        assert not better
+    for sel in better:
+        assert all(sel[int(j)] == 1 for j in taken) and all(sel[int(j)] == 0 for j in left)
+
+
+def test_bisection_needs_fewer_nodes_than_the_plain_search(monkeypatch):
+    """From the same start, the bisection on the value (:class:`_Ladder`)
+    proves the optimum of K = 4 and 8 epochs in fewer nodes than the plain
+    search alone (its first chunk made endless), and proves the same
+    value."""
+    for k in (4, 8):
+        insts = leinberger(n=48, k=k, count=4, seed=5)
+        ladder = [solve(inst, "mkp-bb", time_limit=LIMIT, nodes=None) for inst in insts]
+        monkeypatch.setattr(pb, "FIRST_NODES", 10**9)
+        plain = [solve(inst, "mkp-bb", time_limit=LIMIT, nodes=None) for inst in insts]
+        monkeypatch.undo()
+        assert all(r.status == "optimal" for r in ladder + plain)
+        assert [r.value for r in ladder] == [r.value for r in plain]
+        assert all("attempts" in r.info for r in ladder) and not any("attempts" in r.info for r in plain)
+        assert sum(r.info["nodes"] for r in ladder) < sum(r.info["nodes"] for r in plain)
+        for inst, r in zip(insts, ladder):
+            check_packing(inst, r.decision)
