@@ -351,6 +351,15 @@ def _floor(f):
 
 
 @njit(cache=True)
+def _fits(a, j, res):
+    """Item j fits the residual ``res``.  O(m)."""
+    for i in range(a.shape[0]):
+        if a[i, j] > res[i]:
+            return False
+    return True
+
+
+@njit(cache=True)
 def _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest, words, best, lpw, out):
     """Integer upper bound of the best value below the node (items ``pos..``
     undecided, residual ``res``, value so far ``val``); marks the fitting
@@ -369,14 +378,7 @@ def _node_bound(a, c, u, use_cap, dz, dz_order, dz_map, res, val, pos, fit, rest
     for i in range(m):
         rest[i] = 0
     for j in range(pos, n):
-        if out[j]:
-            continue
-        ok = True
-        for i in range(m):
-            if a[i, j] > res[i]:
-                ok = False
-                break
-        if ok:
+        if not out[j] and _fits(a, j, res):
             fit[j] = True
             if first < 0:
                 first = j
@@ -440,16 +442,7 @@ def _fix(a, c, res, val, pos, fit, best, y, out, x, trail, tl):
     the node beats ``best``.  Returns ``(tl, val, whether the node can
     still beat best)``.  O(m n)."""
     m, n = a.shape
-    lag = val * 1.0
-    for k in range(m):
-        lag += y[k] * res[k]
-    for j in range(pos, n):
-        if fit[j]:
-            d = float(c[j])
-            for k in range(m):
-                d -= y[k] * a[k, j]
-            if d > 0.0:
-                lag += d
+    lag = val + _lagrangian(a, c, res, fit, pos, y)
     for j in range(pos, n):
         if not fit[j]:
             continue
@@ -462,9 +455,8 @@ def _fix(a, c, res, val, pos, fit, best, y, out, x, trail, tl):
             trail[tl] = j
             tl += 1
         elif d > 0.0 and _floor(lag - d) <= best:
-            for k in range(m):
-                if a[k, j] > res[k]:
-                    return tl, val, False
+            if not _fits(a, j, res):
+                return tl, val, False
             for k in range(m):
                 res[k] -= a[k, j]
             val += c[j]
@@ -474,6 +466,16 @@ def _fix(a, c, res, val, pos, fit, best, y, out, x, trail, tl):
             trail[tl] = n + j
             tl += 1
     return tl, val, True
+
+
+@njit(cache=True)
+def _first_fitting(a, res, fit, pos):
+    """The first item from ``pos`` on still marked in ``fit`` that fits the
+    residual ``res`` (-1: none).  O(m n)."""
+    for j in range(pos, a.shape[1]):
+        if fit[j] and _fits(a, j, res):
+            return j
+    return -1
 
 
 @njit(cache=True)
@@ -543,17 +545,7 @@ def search(a, c, u, use_cap, dz, dz_order, dz_map, nxt, state, res, x, best_x, s
                         best_x[t] = x[t]
                     if best >= stop:
                         done_here = node_limit
-                j = -1
-                for t in range(pos, n if live else pos):
-                    if fit[t]:
-                        ok = True
-                        for i in range(m):
-                            if a[i, t] > res[i]:
-                                ok = False
-                                break
-                        if ok:
-                            j = t
-                            break
+                j = _first_fitting(a, res, fit, pos) if live else -1
                 if j < 0:
                     val = _undo(a, c, res, val, x, out, trail, tl, stack_trail[d])
                     tl = stack_trail[d]
