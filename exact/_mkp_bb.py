@@ -344,10 +344,12 @@ def _lp_bound(a, c, res, fit, pos, lpw, first):
 
 
 @njit(cache=True)
-def _floor(f):
+def _floor(f, size=0.0):
     """An LP value ``f`` as an integer bound: rounded down after a relative
-    slack of 1e-9, so that float error never makes it too small."""
-    return np.floor(f + 1e-9 * max(1.0, abs(f)))
+    slack of 1e-9 of ``f`` or of ``size`` (the magnitude of the terms ``f``
+    was computed from, when they cancel), so that float error never makes
+    it too small."""
+    return np.floor(f + 1e-9 * max(1.0, abs(f), size))
 
 
 @njit(cache=True)
@@ -449,12 +451,12 @@ def _fix(a, c, res, val, pos, fit, best, y, out, x, trail, tl):
         d = float(c[j])
         for k in range(m):
             d -= y[k] * a[k, j]
-        if d < 0.0 and _floor(lag + d) <= best:
+        if d < 0.0 and _floor(lag + d, lag - d) <= best:
             fit[j] = False
             out[j] = True
             trail[tl] = j
             tl += 1
-        elif d > 0.0 and _floor(lag - d) <= best:
+        elif d > 0.0 and _floor(lag - d, lag + d) <= best:
             if not _fits(a, j, res):
                 return tl, val, False
             for k in range(m):
