@@ -83,14 +83,14 @@ _OWN_OPTIONS = ("time_limit", "threads")
 
 
 def param_value(text: str):
-    """A ``--param`` value: int, then float, then bool (true / false), else
-    the string itself."""
+    """A ``--param`` value: int, then float, then bool (true / false) or
+    None (none), else the string itself."""
     for kind in (int, float):
         try:
             return kind(text)
         except ValueError:
             pass
-    return {"true": True, "false": False}.get(text.lower(), text)
+    return {"true": True, "false": False, "none": None}.get(text.lower(), text)
 
 
 def parse_params(items) -> dict:
@@ -149,11 +149,15 @@ def _is_int(value) -> bool:
 def check_value(param: inspect.Parameter, value, label: str) -> None:
     """A ``--param`` value against the parameter it sets: a flag (default
     True or False) takes true / false, an integer parameter an integer, a
-    float one a number; a parameter named like a command-line option
+    float one a number, ``none`` only a parameter that takes None; a parameter named like a command-line option
     (:data:`OPTION_TYPES`, e.g. ``seed``) passes that option's check; one
     that takes a Python object (a :class:`Result`) is not settable here."""
     name, default = param.name, param.default
     where = f"--param {name}={value}: {label}"
+    if value is None:                  # only where the parameter takes None (``nodes=None``: no hand-over)
+        if default is None or "None" in str(param.annotation):
+            return
+        raise ValueError(f"--param {name}=none: {label} does not take none here")
     if "Result" in str(param.annotation):
         raise ValueError(f"--param {name}: {label} takes it from Python only ({param.annotation}), "
                          "not from the command line")

@@ -119,7 +119,8 @@ def test_kernel_matches_the_plain_reference(mode):
 
 # ---- --param ----------------------------------------------------------------------------------
 def test_param_values_and_signature_check():
-    assert [param_value(v) for v in ("2", "0.5", "true", "False", "excess")] == [2, 0.5, True, False, "excess"]
+    assert [param_value(v) for v in ("2", "0.5", "true", "False", "excess", "none")] == [2, 0.5, True, False,
+                                                                                        "excess", None]
     assert parse_params(["window=2", "fullness=excess"]) == {"window": 2, "fullness": "excess"}
     with pytest.raises(ValueError, match="NAME=VALUE"):
         parse_params(["window"])
@@ -127,6 +128,27 @@ def test_param_values_and_signature_check():
         parse_params(["window=1", "window=2"])
     with pytest.raises(ValueError, match=r"no parameter 'windw'; it accepts: window, fullness"):
         check_params(hp.backfill_lowest, {"windw": 2}, "bl")
+    with pytest.raises(ValueError, match=r"window=none: bl does not take none"):
+        check_params(hp.backfill_lowest, {"window": None}, "bl")
+
+
+def test_param_none_where_the_method_takes_none(tmp_path, capsys):
+    """``--param nodes=none``: mkp-bb's search alone, without CP-SAT's turns
+    (``nodes=None``), where ``nodes=1`` hands over at once; a parameter that
+    does not take None refuses it."""
+    from epochbench.instances.generators import leinberger
+    from epochbench.instances.io import save_instance
+    f = tmp_path / "k.json"
+    save_instance(leinberger(n=64, k=8, count=1, seed=3)[0], f)
+    runs = {}
+    for nodes in ("1", "none"):
+        assert main(["solve", str(f), "--method", "mkp-bb", "--json", "--param", f"nodes={nodes}"]) == 0
+        runs[nodes] = json.loads(capsys.readouterr().out)
+    assert runs["1"]["info"]["turns"] >= 1 and "turns" not in runs["none"]["info"]
+    assert runs["none"]["status"] == "optimal" and runs["none"]["value"] == pytest.approx(runs["1"]["value"])
+    assert main(["solve", str(f), "--method", "mkp-bb", "--param", "warm=none"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "warm=none" in err
 
 
 def test_solve_and_score_take_param(tmp_path, capsys):
