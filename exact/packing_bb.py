@@ -309,19 +309,18 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
     # proved an optimum (an optimum is never worse than a heuristic): most epochs need none
     defer = start is None and warm
     p = mkp_arrays(inst, cand)
-    n, m = len(cand), p["a"].shape[0]
     run = _Search(p)
     _take_start(start, cand, p, run.best_x, run.state)
-    while True:  # at least one chunk: the first dive (the greedy of the branching order) always runs
-        done = run.step(NODE_CHUNK if isinstance(run, _Ladder) else FIRST_NODES)
-        if defer and not done:
-            start, defer = best_start(inst, budget=START_SHARE * float(time_limit)), False
+    done = run.step(FIRST_NODES)         # always: the first dive is the greedy of the branching order
+    if not done:                         # the first nodes proved nothing: a start, then bisect on the value
+        if defer:
+            start = best_start(inst, budget=START_SHARE * float(time_limit))
             _take_start(start, cand, p, run.best_x, run.state)
-        if isinstance(run, _Search) and not done:
-            run = _Ladder(run)                   # the first chunk proved nothing: bisect on the value
-            done = run.done()
-        if done or time.perf_counter() >= deadline or (nodes is not None and run.state[kernel.S_NODES] >= nodes):
-            break
+        run = _Ladder(run)
+        done = run.done()
+    while not (done or time.perf_counter() >= deadline
+               or (nodes is not None and run.state[kernel.S_NODES] >= nodes)):
+        done = run.step(NODE_CHUNK)
     found = _outcome(inst, run, cand, start, done)
     if found[2] != "optimal" and nodes is not None and time.perf_counter() < deadline:
         return _take_turns(inst, run, cand, start, found, t0, deadline, threads, seed)
