@@ -409,16 +409,16 @@ def _least(*bounds: float | None) -> float | None:
 class _Search:
     """The arrays of one run of the compiled search
     (:func:`epochbench.exact._mkp_bb.search`) on ``p``
-    (:func:`mkp_arrays`): its state (incumbent value ``best``, root bound
-    ``root``, -1: not yet known), the incumbent ``best_x``, the current
-    vector, residual and stacks, and the scratch arrays."""
+    (:func:`mkp_arrays`): its state (incumbent value ``best``; the root
+    bound, -1 until the root is evaluated), the incumbent ``best_x``, the
+    current vector, residual and stacks, and the scratch arrays."""
 
-    def __init__(self, p: dict, best: int = 0, root: int = -1):
+    def __init__(self, p: dict, best: int = 0):
         from . import _mkp_bb as kernel
         n, m = p["c"].shape[0], p["a"].shape[0]
         self.p = p
         self.state = np.zeros(kernel.STATE_SIZE, dtype=np.int64)
-        self.state[kernel.S_MODE], self.state[kernel.S_BEST], self.state[kernel.S_ROOT] = kernel.ENTER, best, root
+        self.state[kernel.S_MODE], self.state[kernel.S_BEST], self.state[kernel.S_ROOT] = kernel.ENTER, best, -1
         self.res, self.x, self.best_x = p["b"].copy(), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
         self.stack_j, self.stack_stage, self.stack_bound = (np.zeros(n + 1, dtype=np.int64) for _ in range(3))
         self.fit, self.rest = np.zeros(n, dtype=np.bool_), np.zeros(m, dtype=np.int64)
