@@ -62,6 +62,8 @@ def cmd_solve(args) -> int:
     params.update(check_params(m.func, parse_params(args.param), f"{inst.kind} method {args.method!r}"))
     res = solve(inst, args.method, **params)                 # the family's checker has passed it
     out = res.to_dict()
+    if res.bound is None:                                    # nothing proved (a heuristic; a timeout)
+        out.setdefault("info", {}).setdefault("bound_kind", "none")
     out["instance"] = inst.name
     from .scoring import SolverDisagreement, Units, gap_fields, read_references, reference
     out["checked"] = True

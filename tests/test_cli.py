@@ -46,6 +46,9 @@ def test_solve_json_has_the_contract_fields(capsys, family, method):
     assert d["method"] == method
     if method in ("cpsat", "milp-cbc", "milp-highs"):
         assert d["status"] == "optimal" and d["bound"] == pytest.approx(d["value"])
+        assert d["info"]["bound_kind"] == "solver"
+    else:                                # a heuristic proves nothing: README's info.bound_kind "none"
+        assert d["bound"] is None and d["info"]["bound_kind"] == "none"
 
 
 def test_solve_epochs_prints_bins(capsys, tmp_path):
