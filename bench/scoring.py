@@ -124,11 +124,13 @@ def read_reference_file(path) -> ReferenceFile:
     """Read a results file: CSV (or tab-separated) with a column ``instance``,
     optional ``dataset``, and one or more of :data:`REFERENCE_COLUMNS`, values
     in the data set's units; empty cells mean "not known", other columns are
-    ignored.  Raises :class:`~epochbench.instances.InstanceError` naming the file, line
-    and column of anything malformed."""
+    ignored (a byte-order mark, as spreadsheets write one, too).  Raises
+    :class:`~epochbench.instances.InstanceError` naming the file, line and
+    column of anything malformed: a row with more cells than the header, a
+    lower bound above an upper bound, a file without rows."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InstanceError(f"{path}: no such reference file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -148,13 +150,21 @@ def read_reference_file(path) -> ReferenceFile:
         name = (row.get("instance") or "").strip()
         if not name:
             raise InstanceError(f"{path}: line {line}: column 'instance' is empty")
+        if None in row:                 # csv puts the cells beyond the header under None
+            raise InstanceError(f"{path}: line {line}: {len(fields) + len(row[None])} cells, the header "
+                                f"has {len(fields)}")
         ds = (row.get("dataset") or "").strip() or None
         vals = {c: _ref_number(row.get(c), path, line, c) for c in cols}
         vals = {c: v for c, v in vals.items() if v is not None}
+        if vals.get("lower_bound", -math.inf) > vals.get("upper_bound", math.inf):
+            raise InstanceError(f"{path}: line {line}: lower_bound {vals['lower_bound']:g} is above "
+                                f"upper_bound {vals['upper_bound']:g}")
         if (ds, name) in rows:
             raise InstanceError(f"{path}: line {line}: instance {name!r}"
                                 f"{'' if ds is None else f' of data set {ds!r}'} listed twice")
         rows[(ds, name)] = vals
+    if not rows:
+        raise InstanceError(f"{path}: no rows under the header")
     return ReferenceFile(str(path), rows)
 
 

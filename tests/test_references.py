@@ -202,6 +202,9 @@ def test_score_uses_a_reference_file_named_on_the_command_line(tmp_path, capsys)
     ("instance,lower_bound\na,nan\n", r"line 2: column 'lower_bound' must be finite"),
     ("instance,optimum\na,1\na,2\n", r"line 3: instance 'a' listed twice"),
     ("instance,optimum\n,1\n", r"line 2: column 'instance' is empty"),
+    ("instance,optimum\na,1,2,3\n", r"line 2: 4 cells, the header has 2"),
+    ("instance,lower_bound,upper_bound\na,5,4\n", r"line 2: lower_bound 5 is above upper_bound 4"),
+    ("instance,optimum\n", "no rows under the header"),
 ])
 def test_malformed_reference_file_is_one_clear_line(tmp_path, capsys, text, match):
     path = tmp_path / "ref.csv"
@@ -215,6 +218,14 @@ def test_malformed_reference_file_is_one_clear_line(tmp_path, capsys, text, matc
     assert main(["score", str(tmp_path / "p"), "--methods", "ff", "--reference", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(path) in err[0]
+
+
+def test_a_byte_order_mark_is_not_part_of_the_header(tmp_path):
+    """Spreadsheets save CSV with a UTF-8 byte-order mark: the first column
+    is still ``instance``."""
+    path = tmp_path / "ref.csv"
+    path.write_bytes("\ufeffinstance,best_known\na,1\n".encode("utf-8"))
+    assert read_reference_file(path).rows == {(None, "a"): {"best_known": 1.0}}
 
 
 def test_missing_reference_file(tmp_path, capsys):
