@@ -67,8 +67,10 @@ def cmd_solve(args) -> int:
     out["instance"] = inst.name
     from .scoring import SolverDisagreement, Units, gap_fields, read_references, reference
     out["checked"] = True
+    refs = read_references(args.reference)
+    _say_unused("solve", refs, [inst])
     try:
-        known = reference(inst, [res], read_references(args.reference))
+        known = reference(inst, [res], refs)
     except SolverDisagreement as exc:   # the checked solution refutes a claimed optimum or bound: show both
         known, out["reference"] = None, {"disagreement": str(exc)}
     else:
@@ -98,6 +100,14 @@ def cmd_solve(args) -> int:
     return 0
 
 
+def _say_unused(command: str, refs, insts) -> None:
+    """One line on stderr for each thing a reference file says that the
+    instances do not use (:meth:`~epochbench.scoring.ReferenceFile.unused`)."""
+    for ref in refs:
+        for line in ref.unused(insts):
+            print(f"epochbench {command}: {line}", file=sys.stderr)
+
+
 def _instances_from(path: Path):
     from epochbench.instances import load_instance, read_family
     return read_family(path) if path.is_dir() else [load_instance(path)]
@@ -121,6 +131,7 @@ def cmd_score(args) -> int:
     methods = [m for part in args.methods for m in part.split(",") if m]
     refs = read_references(args.reference)
     insts = _instances_from(args.dir)
+    _say_unused("score", refs, insts)
     from epochbench import runs
     info = runs.provenance("score", runs.stamp(), methods=methods, time_limit=args.time_limit,
                            threads=args.threads, instances=len(insts), params=list(args.param),

@@ -112,12 +112,38 @@ class ReferenceFile:
     path: str
     rows: dict
 
-    def lookup(self, inst) -> dict:
-        """Values for ``inst``: the row naming its data set (``meta["dataset"]``)
-        and name, else a row with no data set and its name; ``{}`` if none."""
+    def key(self, inst) -> tuple | None:
+        """The row for ``inst``: the one naming its data set (``meta["dataset"]``)
+        and name, else one with no data set and its name; None if none."""
         ds = inst.meta.get("dataset")
-        row = self.rows.get((ds, inst.name)) if ds is not None else None
-        return row if row is not None else self.rows.get((None, inst.name), {})
+        for key in ((ds, inst.name), (None, inst.name)):
+            if key in self.rows:
+                return key
+        return None
+
+    def lookup(self, inst) -> dict:
+        """Values for ``inst`` (:meth:`key`); ``{}`` if none."""
+        key = self.key(inst)
+        return {} if key is None else self.rows[key]
+
+    def unused(self, instances) -> list[str]:
+        """What this file says that ``instances`` do not use, one line each:
+        rows that name none of them, and bounds on the side that bounds
+        nothing (a ``lower_bound`` of a maximising family, an
+        ``upper_bound`` of a minimising one, in the data set's sense)."""
+        src, out = Path(self.path).name, []
+        keys = {self.key(inst): inst for inst in instances}
+        orphans = [name if ds is None else f"{ds}/{name}" for ds, name in self.rows if (ds, name) not in keys]
+        if orphans:
+            shown = ", ".join(orphans[:5]) + (", ..." if len(orphans) > 5 else "")
+            out.append(f"{src}: {len(orphans)} of {len(self.rows)} row(s) name no instance here ({shown}): ignored")
+        for col, sense in (("lower_bound", "max"), ("upper_bound", "min")):
+            idle = [inst.name for key, inst in keys.items()
+                    if key is not None and col in self.rows[key] and Units.of(inst).sense == sense]
+            if idle:
+                out.append(f"{src}: {col} bounds nothing on a {'maximising' if sense == 'max' else 'minimising'} "
+                           f"objective ({len(idle)} instance(s), e.g. {idle[0]}): ignored")
+        return out
 
 
 def read_reference_file(path) -> ReferenceFile:

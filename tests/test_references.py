@@ -180,6 +180,9 @@ def test_score_uses_a_reference_file_named_on_the_command_line(tmp_path, capsys)
     capsys.readouterr()
     assert main(["score", str(folder), "--methods", "ff", "--reference", str(ref),
                  "--out", str(tmp_path / "s")]) == 0
+    err = capsys.readouterr().err.strip().splitlines()   # the row of another data set is used nowhere: said so
+    assert err == [f"epochbench score: mine.csv: 1 of 3 row(s) name no instance here (elsewhere/{names[2]}): "
+                   "ignored"]
     t = pd.read_csv(tmp_path / "s.csv").set_index("instance")
     assert t.loc[names[0], "gap_kind"] == "best known" and t.loc[names[0], "ref_source"] == "mine.csv"
     assert t.loc[names[0], "bound"] == pytest.approx(0.01) and bool(t.loc[names[0], "beats_reference"])
@@ -218,6 +221,18 @@ def test_malformed_reference_file_is_one_clear_line(tmp_path, capsys, text, matc
     assert main(["score", str(tmp_path / "p"), "--methods", "ff", "--reference", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(path) in err[0]
+
+
+def test_a_bound_on_the_wrong_side_is_reported_not_silently_dropped(tmp_path, capsys):
+    """A maximising family's lower bound bounds nothing: the command says it
+    ignores it (and still scores)."""
+    from epochbench.instances import save_instance
+    save_instance(pk(), tmp_path / "p.json")
+    (tmp_path / "lb.csv").write_text("instance,lower_bound\np,0.5\n")
+    capsys.readouterr()
+    assert main(["solve", str(tmp_path / "p.json"), "--method", "ff", "--reference", str(tmp_path / "lb.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "lb.csv: lower_bound bounds nothing on a maximising objective (1 instance(s), e.g. p): ignored" in err
 
 
 def test_a_byte_order_mark_is_not_part_of_the_header(tmp_path):
