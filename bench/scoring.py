@@ -24,7 +24,8 @@ no bound      nothing trustworthy: the gap is NaN and the summary says so
 
 Only methods registered as exact prove anything: a heuristic's ``optimal``
 status or bound is a claim, not a proof.  Two proofs that disagree, or a
-bound that a checked solution violates, raise :class:`SolverDisagreement`.
+bound that a checked solution or a best-known value violates, raise
+:class:`SolverDisagreement`.
 
 Units: an instance whose ``meta["cost"]`` maps the family's objective back to
 its data set's (``{"offset": a, "scale": b, "sense": "min", "units": "cost"}``:
@@ -317,7 +318,8 @@ def reference(inst, results: list[Result], files=()) -> Reference:
     Order: a proven optimum; a best-known value; the tightest valid bound
     (``optimum`` instead where a checked solution meets it); ``no bound``.
     Raises :class:`SolverDisagreement` if proofs disagree or a checked
-    solution beats a proof or bound.  Cost O(len(results)).
+    solution or a best-known value beats a proof or bound.  Cost
+    O(len(results) + claims^2).
     """
     sense = inst.sense
     claims = _Claims()
@@ -342,6 +344,10 @@ def reference(inst, results: list[Result], files=()) -> Reference:
         if best is not None and better(best[0], v, sense):
             raise SolverDisagreement(f"{inst.name}: {best[1]} found a checked value {best[0]:g}, better than "
                                      f"{v:g} proved by {src}")
+        for b, bsrc in claims.best_known:   # a best-known value is a solution's value: no proof may beat it
+            if better(b, v, sense):
+                raise SolverDisagreement(f"{inst.name}: the best-known value {b:g} of {bsrc} is better than "
+                                         f"{v:g} proved by {src}")
     if claims.optimum:
         vals = [v for v, _ in claims.optimum]
         if max(vals) - min(vals) > TOL * max(1.0, abs(max(vals))):

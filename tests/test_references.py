@@ -83,6 +83,21 @@ def test_a_bound_that_a_checked_solution_beats_is_refused(tmp_path, capsys):
     assert len(err) == 1 and "disagreement" in err[0] and "ub.csv upper_bound" in err[0]
 
 
+def test_a_best_known_value_beyond_a_proof_is_a_disagreement():
+    """A best-known value is the value of some solution: an optimum or a
+    bound that it beats is wrong (or the best-known value is), and the
+    reference says so instead of trusting either."""
+    ff = Result("packing", "ff", (0,), 0.6, "feasible", 0.0)
+    inst = pk()
+    claimed = PackingInstance.build(inst.capacity, inst.demand, meta={**inst.meta, "best_known": 0.95,
+                                                                      "upper_bound": 0.9})
+    with pytest.raises(SolverDisagreement, match=r"best-known value 0.95 of instance meta is better than 0.9"):
+        reference(claimed, [ff])
+    fine = PackingInstance.build(inst.capacity, inst.demand, meta={**inst.meta, "best_known": 0.9,
+                                                                   "upper_bound": 0.9})
+    assert reference(fine, [ff]).kind == "best known"
+
+
 def test_reference_kinds_and_sources():
     bound_only = reference(pk(), [Result("packing", "cpsat", (0,), 0.6, "feasible", 0.0, 1.2)])
     assert (bound_only.kind, bound_only.bound, bound_only.source) == ("bound", 1.2, "run (cpsat bound)")
