@@ -437,8 +437,10 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
     line's default; a single instance always runs in this process).  Each task has a worker to itself (the ``seconds`` of two
     solves never share a worker), and the methods travel with the tasks, so
     a method registered at run time is found on the workers too.  A method
-    that raises on an instance gets a row with status ``error`` and the
-    message in ``error`` (no value, no gap); the others go on."""
+    name that is not registered for a family of ``instances`` raises
+    KeyError before anything runs; a method that raises on an instance gets
+    a row with status ``error`` and the message in ``error`` (no value, no
+    gap); the others go on."""
     from epochbench.instances.registry import snapshot
 
     from .sweep import run_tasks
@@ -447,6 +449,9 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
         raise ValueError("no method to score (--methods names at least one)")
     _unique(list(methods), "method", "--methods")
     _unique([f"{inst.kind} {inst.name}" for inst in instances], "instance", "give each instance its own meta.name")
+    for kind in dict.fromkeys(inst.kind for inst in instances):
+        for name in methods:           # a name no family here knows: refused before any work (KeyError)
+            get(kind, name)
     files = read_references(references)
     tasks = [{"instance": inst} for inst in instances]
     shipped = tuple(m for kind in dict.fromkeys(inst.kind for inst in instances)

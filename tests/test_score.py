@@ -88,7 +88,8 @@ def test_score_refuses_twice_named_instances_and_methods_before_writing(tmp_path
     save_instance(inst, folder / "a.json")
     save_instance(inst, folder / "b.json")
     cases = [("ff", "instance 'packing same' appears twice"), ("ff,ff", "method 'ff' appears twice"),
-             ("", "no method")]
+             ("", "no method"), ("ff,nosuch", "no method 'nosuch' for family 'packing'"),
+             ("greedy-mkp", "no method 'greedy-mkp' for family 'packing'")]
     for k, (methods, needle) in enumerate(cases):
         if k == 1:
             (folder / "b.json").unlink()
