@@ -315,10 +315,27 @@ def _finite(text: str) -> float | None:
     return v if math.isfinite(v) and abs(v) < 1e40 else None
 
 
+#: a constraint coefficient at least this large and CBC is not run: on vector bin packing
+#: models with capacities of 1e8 to 1e13, CBC 2.10 proved optima a bin above the true one
+#: (8 of 120 random instances; none below 1e8), where CP-SAT and HiGHS proved the right one
+CBC_LARGE = 1e8
+
+
+def _not_run(units: str, solver: str, limit: float, beyond: str, others: str) -> Outcome:
+    """The outcome of a backend not run because a coefficient reaches ``limit``."""
+    return Outcome("timeout", None, None, units, {
+        "solver": solver, "solver_status": "not run",
+        "reason": f"a constraint coefficient of {limit:.0e} or more, beyond {beyond}; {others} such data"})
+
+
 def _cbc(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcome:
     """Solve with CBC (:func:`run_cbc`, always serial); the bound read from
-    CBC's log is widened by 5e-4 towards safety (it prints 3 decimals)."""
+    CBC's log is widened by 5e-4 towards safety (it prints 3 decimals).  Not
+    run (no solution, no bound, a ``reason``) when a coefficient reaches
+    :data:`CBC_LARGE`."""
     units = _milp_units(model)
+    if _beyond(model, CBC_LARGE):
+        return _not_run(units, "CBC", CBC_LARGE, "the range where CBC's proofs hold", "cpsat and milp-highs solve")
     if time_left(deadline) <= 0:
         return no_time(units, "CBC")
     with warnings.catch_warnings():
@@ -435,9 +452,9 @@ def run_highs(prob, start, deadline: float, threads: int, seed: int, where: str 
 HIGHS_LARGE = 1e15
 
 
-def _beyond_highs(model: BinaryModel) -> bool:
-    """Whether a row of ``model`` has a coefficient HiGHS refuses (:data:`HIGHS_LARGE`)."""
-    return any(coef.size and float(np.abs(coef).max()) >= HIGHS_LARGE for _, coef, _, _ in model.rows)
+def _beyond(model: BinaryModel, limit: float) -> bool:
+    """Whether a row of ``model`` has a coefficient of ``limit`` or more."""
+    return any(coef.size and float(np.abs(coef).max()) >= limit for _, coef, _, _ in model.rows)
 
 
 def _highs(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcome:
@@ -445,11 +462,8 @@ def _highs(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outc
     no bound, a ``reason`` in the details) when a coefficient is beyond
     HiGHS's range."""
     units = _milp_units(model)
-    if _beyond_highs(model):
-        return Outcome("timeout", None, None, units, {
-            "solver": "HiGHS", "solver_status": "not run",
-            "reason": f"a constraint coefficient of {HIGHS_LARGE:.0e} or more, beyond HiGHS's matrix range; "
-                      "cpsat solves such data"})
+    if _beyond(model, HIGHS_LARGE):
+        return _not_run(units, "HiGHS", HIGHS_LARGE, "HiGHS's matrix range", "cpsat solves")
     if time_left(deadline) <= 0:
         return no_time(units, "HiGHS")
     with warnings.catch_warnings():

@@ -386,6 +386,22 @@ def test_highs_refused_coefficients_give_the_start_with_the_reason():
     assert solve(inst, "cpsat", time_limit=5, threads=1).status == "optimal"
 
 
+def test_cbc_is_not_run_on_coefficients_where_its_proofs_failed():
+    """CBC proved optima a bin above the true one on vector bin packing with
+    capacities of 1e8 and more: from :data:`CBC_LARGE` on, ``milp-cbc``
+    returns the start, unproven, with the reason; CP-SAT and HiGHS prove it."""
+    from epochbench.exact._binary import CBC_LARGE
+    from epochbench.instances.packing import EpochsInstance
+    f = int(CBC_LARGE)
+    dem = [[5, 3, 1], [5, 3, 1], [3, 5, 2], [1, 4, 3], [5, 3, 4], [1, 2, 3], [2, 2, 1], [3, 3, 3], [5, 3, 2]]
+    inst = EpochsInstance.build([15 * f, 16 * f + 1, 12 * f], [[x * f for x in row] for row in dem])
+    r = solve(inst, "milp-cbc", time_limit=5, threads=1, warm=False, pattern_bound=False)
+    assert (r.status, r.value, r.bound) == ("feasible", 3.0, 2.0)          # the FFD start, the volume bound
+    assert "beyond the range where CBC's proofs hold" in r.info["note"]
+    for method in ("cpsat", "milp-highs"):
+        assert solve(inst, method, time_limit=5, threads=1, warm=False, pattern_bound=False).status == "optimal"
+
+
 def test_mapping_lp_relaxation_takes_etc_beyond_highs_range():
     """The LP bound (and so ``lns``) on ETC entries of 1e15 and more: the LP
     is solved in a power-of-two unit, the bound is the same LP's."""
