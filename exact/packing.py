@@ -170,7 +170,7 @@ def ffd_bins(inst: EpochsInstance, order: np.ndarray | None = None) -> list[list
     for j in order:
         d = inst.demand[j]
         for b, load in enumerate(loads):
-            if np.all(load + d <= inst.capacity):
+            if np.all(d <= inst.capacity - load):       # load <= capacity: no int64 overflow
                 bins[b].append(int(j))
                 load += d
                 break
@@ -186,7 +186,7 @@ def conflicts(inst: EpochsInstance) -> np.ndarray:
     c = np.zeros((inst.n, inst.n), dtype=bool)
     for r in range(inst.k):
         d = inst.demand[:, r]
-        c |= d[:, None] + d[None, :] > inst.capacity[r]
+        c |= d[:, None] > inst.capacity[r] - d[None, :]   # d <= capacity: no int64 overflow
     np.fill_diagonal(c, False)
     return c
 
@@ -213,13 +213,14 @@ def l2_bound(sizes: np.ndarray, cap: int) -> int:
     if cap <= 0 or s.size == 0:
         return 0
     best = 0
-    half = s[2 * s > cap]
-    for a in np.unique(np.concatenate(([0], s[2 * s <= cap]))):
+    big = s > cap - s                    # 2 s > cap without int64 overflow (s <= cap)
+    half = s[big]
+    for a in np.unique(np.concatenate(([0], s[~big]))):
         j1 = half[half > cap - a]
         j2 = half[half <= cap - a]
-        j3 = s[(s >= a) & (2 * s <= cap)]
-        room = j2.size * cap - int(j2.sum())
-        extra = max(0, -(-(int(j3.sum()) - room) // cap))
+        j3 = s[(s >= a) & ~big]
+        room = j2.size * cap - int(j2.sum(dtype=object))         # Python integers: exact sums
+        extra = max(0, -(-(int(j3.sum(dtype=object)) - room) // cap))
         best = max(best, j1.size + j2.size + extra)
     return best
 
@@ -321,17 +322,17 @@ def epochs_model(inst: EpochsInstance, order: np.ndarray, n_clique: int, start: 
         by_job[i].append(v)
     for vs in by_job:
         model.add_row(vs, [1] * len(vs), 1, 1)
-    dem = inst.demand[order]
+    dem, cap = _reduced_rows(inst.demand[order], inst.capacity)
     for b, vs in enumerate(by_bin):
         pos = [xkey[v][0] for v in vs]
         for r in range(inst.k):
             col = dem[pos, r]
-            if col.sum() > inst.capacity[r]:
-                model.add_row(vs + [ny + b], list(col) + [-int(inst.capacity[r])], None, 0)
+            if col.sum() > cap[r]:
+                model.add_row(vs + [ny + b], list(col) + [-int(cap[r])], None, 0)
         for v in vs:
             model.add_row([v, ny + b], [1, -1], None, 0)
     if fill:
-        _fill_rows(model, inst, order, xkey, by_bin, ny, ub)
+        _fill_rows(model, dem, cap, xkey, by_bin, ny, ub)
     for b in range(ub):
         if b < lb:
             model.add_row([ny + b], [1], 1, 1)
@@ -341,18 +342,38 @@ def epochs_model(inst: EpochsInstance, order: np.ndarray, n_clique: int, start: 
     return model, xkey
 
 
-def _fill_rows(model, inst, order, xkey, by_bin, ny, ub) -> None:
+#: the redundant rows of :func:`_fill_rows` are left out for a resource whose total
+#: demand (after :func:`_reduced_rows`) is above this: their coefficients reach the
+#: total, and with coefficients of 1e10 and more CP-SAT and CBC proved wrong optima
+#: (a bin more than the optimum) on instances whose model is right without them
+FILL_LIMIT = 2**24
+
+
+def _reduced_rows(dem: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Demands (rows in model order) and capacities with each resource divided
+    by the gcd of its capacity and demands: the same packings, smaller
+    coefficients (memory in bytes, say, is often a multiple of 2**20).
+    Python integers, so that no sum overflows.  O(n K)."""
+    dem = np.asarray(dem, dtype=np.int64)
+    cap = np.asarray(capacity, dtype=np.int64)
+    g = np.gcd.reduce(np.vstack([cap[None, :], dem]), axis=0)
+    g = np.where(g > 0, g, 1)
+    return (dem // g).astype(object), (cap // g).astype(object)
+
+
+def _fill_rows(model, dem, cap, xkey, by_bin, ny, ub) -> None:
     """Redundant rows: with ``S = sum y`` bins open, an open bin ``b`` holds at
     least ``total[r] - (S - 1) * cap[r]`` of resource r (the others hold at
-    most ``cap[r]`` each): ``load[b,r] + cap[r] * S - total[r] * y[b] >= cap[r]``."""
-    dem = inst.demand[order]
-    for r in range(inst.k):
-        cap, total = int(inst.capacity[r]), int(dem[:, r].sum())
-        if total <= cap:
+    most ``cap[r]`` each): ``load[b,r] + cap[r] * S - total[r] * y[b] >= cap[r]``.
+    ``dem`` and ``cap`` as :func:`_reduced_rows` gives them; a resource whose
+    total is over :data:`FILL_LIMIT` gets none."""
+    for r in range(dem.shape[1]):
+        cap_r, total = int(cap[r]), int(sum(dem[:, r]))
+        if total <= cap_r or total > FILL_LIMIT:
             continue
         for b, vs in enumerate(by_bin):
-            coef = [int(dem[xkey[v][0], r]) for v in vs] + [cap - total if b2 == b else cap for b2 in range(ub)]
-            model.add_row(vs + [ny + b2 for b2 in range(ub)], coef, cap, None)
+            coef = [int(dem[xkey[v][0], r]) for v in vs] + [cap_r - total if b2 == b else cap_r for b2 in range(ub)]
+            model.add_row(vs + [ny + b2 for b2 in range(ub)], coef, cap_r, None)
 
 
 def _epochs_hint(order, start, xkey, ny) -> np.ndarray:

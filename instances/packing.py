@@ -247,7 +247,7 @@ class EpochsInstance(_Jobs):
         """max_k ceil(sum_j demand[j,k] / capacity[k]) (at least 1 if any job)."""
         if self.n == 0:
             return 0
-        tot = self.demand.sum(axis=0)
+        tot = self.demand.sum(axis=0, dtype=object)     # Python integers: no int64 overflow
         cap = self.capacity
         lb = max(int(-(-int(t) // int(c))) if c > 0 else 0 for t, c in zip(tot, cap))
         return max(lb, 1)

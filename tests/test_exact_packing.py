@@ -286,6 +286,51 @@ def test_epochs_zero_demand_job_gets_a_used_bin():
         assert r.value == 3 and r.status == "optimal"
 
 
+# Nine jobs of three resources: two bins hold them (brute force), CBC proved three with
+# the data in units of 1e9 while the redundant rows reached coefficients of 1e11
+SMALL_CAP, SMALL_DEM = [15, 16, 12], [[5, 3, 1], [5, 3, 1], [3, 5, 2], [1, 4, 3], [5, 3, 4], [1, 2, 3],
+                                      [2, 2, 1], [3, 3, 3], [5, 3, 2]]
+# capacities of about 1e10 without a common factor: three bins hold them, CP-SAT proved four
+BIG_CAP = [12000000000, 20000000000, 24000000000]
+BIG_DEM = [[1970540252, 6942942971, 5970735605], [3986575692, 3947294652, 8978159250],
+           [2977957204, 4967041828, 3961089937], [1948214004, 4982975472, 11906416254],
+           [3909584333, 2950439004, 7983341898], [2961739128, 2917071582, 5944626739],
+           [1981299409, 8995248228, 9945196185], [2988471329, 8984377439, 6900097845],
+           [5946691651, 8994402336, 6989514360]]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_epochs_large_demands_keep_the_true_optimum(method):
+    """Demands in bytes: the model divides each resource by its gcd and
+    leaves out the redundant rows whose coefficients would reach the total
+    demand; the solvers then prove the optimum (brute force), not a bin more.
+    CBC, whose proofs failed on such data even without those rows, is not run
+    on the one without a common factor: it returns the start, unproven."""
+    scaled = EpochsInstance.build([c * 10**9 for c in SMALL_CAP], [[x * 10**9 for x in r] for r in SMALL_DEM])
+    big = EpochsInstance.build(BIG_CAP, BIG_DEM)
+    assert (brute_bins(scaled), brute_bins(big)) == (2, 3)
+    for inst, opt in ((scaled, 2), (big, 3)):
+        r = solve(inst, method, time_limit=LIMIT, threads=1, warm=False, pattern_bound=False)
+        check_epochs(inst, r.decision)
+        if method == "milp-cbc" and inst is big:
+            assert r.status == "feasible" and r.value >= opt >= r.bound and "CBC" in r.info["note"]
+        else:
+            assert r.status == "optimal" and r.value == opt
+
+
+def test_epochs_sums_near_the_int64_limit_do_not_wrap():
+    """Demands of about 2**62: FFD, the conflicts and the bounds compare
+    without int64 overflow (the start used to put three such jobs in one bin)."""
+    inst = EpochsInstance.build([2**63 - 1], [[2**62 - 1]] * 3)
+    assert len(ep.ffd_bins(inst)) == 2 and ep.conflicts(inst).sum() == 0
+    four = EpochsInstance.build([2**63 - 1], [[2**62 + 1]] * 4)
+    assert four.lower_bound() == 3 and ep.conflicts(four).sum() == 12      # every pair conflicts
+    assert ep.l2_bound(four.demand[:, 0], 2**63 - 1) == 4
+    r = solve(inst, "cpsat", time_limit=LIMIT, threads=1)
+    assert r.value == 2 and r.status == "optimal"
+    check_epochs(inst, r.decision)
+
+
 # ---- the version trap: CP-SAT and HiGHS in one process --------------------------------
 def test_ortools_and_highspy_share_a_process():
     import highspy
