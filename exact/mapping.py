@@ -64,7 +64,7 @@ from epochbench.instances.lazy import njit
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import forwards, register
 
-from ._binary import _highs_scheduler, deadline_after, run_cbc, run_highs, time_left, warm_up_backends
+from ._binary import _highs_scheduler, cpsat_safeguard, deadline_after, run_cbc, run_highs, time_left, warm_up_backends
 from .starts import START_SHARE, best_start
 
 # the solvers load on first use (see epochbench.instances.lazy)
@@ -245,6 +245,7 @@ def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, deadline, threads, seed):
         return "timeout", None, float(lb_int), {"solver": "CP-SAT", "solver_status": "not started",
                                                 "branches": 0}
     s = cp_model.CpSolver()
+    cpsat_safeguard(s.parameters, int(sc.etc.max(initial=0)) + int(sc.ready.max(initial=0)))
     s.parameters.max_time_in_seconds = left
     s.parameters.num_workers = max(int(threads), 1)
     s.parameters.random_seed = int(seed)

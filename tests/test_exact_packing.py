@@ -331,6 +331,22 @@ def test_epochs_sums_near_the_int64_limit_do_not_wrap():
     check_epochs(inst, r.decision)
 
 
+@pytest.mark.parametrize("seed, scale", [(70, 9), (212, 11), (246, 10)])
+def test_cpsat_proves_the_true_optimum_with_coefficients_of_1e10(seed, scale):
+    """Random knapsack rows with coefficients of 1e10 and more: CP-SAT 9.15's
+    presolve (inclusion detection) proved a wrong optimum on these; with
+    :func:`~epochbench.exact._binary.cpsat_safeguard` it proves brute force's."""
+    rng = np.random.default_rng(seed)
+    f = 10**scale
+    k, n = int(rng.integers(1, 4)), int(rng.integers(6, 12))
+    cap, dem = rng.integers(10 * f, 30 * f, k), rng.integers(0, 12 * f, (n, k))
+    objective = ("utilization", "count", "profit")[seed % 3]
+    extra = {"profit": rng.integers(1, 100, n).tolist()} if objective == "profit" else {}
+    inst = PackingInstance.build(cap.tolist(), dem.tolist(), objective=objective, **extra)
+    r = solve(inst, "cpsat", time_limit=LIMIT, threads=1, warm=False)
+    assert r.status == "optimal" and r.value == pytest.approx(brute_packing(inst), rel=1e-9)
+
+
 # ---- the version trap: CP-SAT and HiGHS in one process --------------------------------
 def test_ortools_and_highspy_share_a_process():
     import highspy

@@ -110,6 +110,18 @@ def test_lower_bounds_are_valid_on_tiny_instances(seed):
     assert dual_bound(inst.etc) <= X.lp_bound(inst) * (1 + 1e-9)
 
 
+def test_cpsat_proves_the_true_optimum_with_etc_of_1e13():
+    """ETC entries of 1e13 and more: CP-SAT 9.15's presolve (inclusion
+    detection) proved a makespan above brute force's optimum here; with
+    :func:`~epochbench.exact._binary.cpsat_safeguard` it proves the optimum."""
+    rng = np.random.default_rng(59)
+    t, m = int(rng.integers(5, 8)), int(rng.integers(2, 4))
+    etc = rng.integers(10**13, 20 * 10**13, (t, m)).astype(float)
+    inst = MappingInstance.build(etc, np.zeros(m), {"name": "big-etc"})
+    r = solve(inst, "cpsat", time_limit=10, threads=1, warm=False)
+    assert r.status == "optimal" and r.value == pytest.approx(brute_force(inst), rel=1e-12)
+
+
 # ---- generators ------------------------------------------------------------------------------
 def test_braun_range_classes_and_determinism():
     insts = braun_range(tasks=20, machines=6, task_het="all", machine_het="all", consistency="all", count=2, seed=3)
