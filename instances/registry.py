@@ -10,6 +10,7 @@ feasibility check and recomputes the objective; nothing unchecked leaves it.
 """
 from __future__ import annotations
 
+import numbers
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -301,11 +302,15 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     (seconds): the whole call's wall time for an exact method (default
     :data:`DEFAULT_TIME_LIMIT`); a heuristic with a budget of its own (a
     ``time_limit`` parameter, e.g. ``sa``) gets it when given, the others
-    ignore it.
+    ignore it.  A time limit that is not a number >= 0 (NaN, negative, a
+    bool) is a ValueError, whatever the method.
     """
     if inst.kind not in families():
         raise KeyError(f"unknown family {inst.kind!r}")
     m = get(inst.kind, method)
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
+                                   or not time_limit >= 0):        # NaN fails >= 0
+        raise ValueError(f"time_limit must be a number of seconds >= 0, got {time_limit!r}")
     getattr(m.func, "warm_up", _no_warm_up)()     # a compiled kernel loads before the clock starts
     _first_call_warm_up(m)
     t0 = time.perf_counter()

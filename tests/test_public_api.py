@@ -91,6 +91,18 @@ print("DOT", njit(lambda a, b: np.dot(a, b))(np.ones(3), np.ones(3)), "scipy.lin
     assert lines == ["LINALG False", "DOT 3.0 True"], out.stdout + out.stderr
 
 
+@pytest.mark.parametrize("limit", [float("nan"), -1.0, True, "5"])
+@pytest.mark.parametrize("method", ["cpsat", "milp-highs", "cg", "lns", "ffd-sum"])
+def test_solve_refuses_a_time_limit_that_is_not_a_duration(method, limit):
+    """One check in ``solve`` for every method: a NaN limit used to crash
+    CP-SAT (MODEL_INVALID) and a negative one to return the start quietly."""
+    from epochbench.instances.packing import EpochsInstance
+    inst = EpochsInstance.build([15, 16], [[5, 3], [5, 3], [3, 5], [1, 4], [5, 3], [1, 2]])
+    with pytest.raises(ValueError, match="time_limit must be a number of seconds >= 0"):
+        eb.solve(inst, method, time_limit=limit)
+    assert eb.solve(inst, method, time_limit=np.float64(2.0)).status in ("optimal", "feasible")
+
+
 def test_solve_and_score_check_their_arguments():
     inst = eb.generate("leinberger", n=5, k=2, count=1, seed=2)[0]
     with pytest.raises(ValueError, match="method"):
