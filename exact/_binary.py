@@ -210,6 +210,16 @@ def cpsat_safeguard(parameters, largest: int) -> None:
         parameters.presolve_inclusion_work_limit = 0
 
 
+#: a row whose coefficients sum (in absolute value) to this or more is beyond CP-SAT's
+#: integer range: it calls the model invalid ("possible integer overflow")
+CPSAT_ROW_LIMIT = 2**62
+
+
+def _widest_row(model: BinaryModel) -> int:
+    """The largest sum of absolute coefficients of a row (Python integers: exact)."""
+    return max((sum(abs(int(c)) for c in coef) for _, coef, _, _ in model.rows), default=0)
+
+
 def _largest(model: BinaryModel) -> int:
     """The largest constraint coefficient of ``model`` (absolute value)."""
     return max((int(np.abs(coef).max()) for _, coef, _, _ in model.rows if coef.size), default=0)
@@ -222,6 +232,9 @@ def _cpsat(model: BinaryModel, deadline: float, threads: int, seed: int, params:
     (``time.perf_counter()`` seconds), model building included.  CP-SAT's
     ``best_objective_bound`` is kept only with a solution: on UNKNOWN it is
     not a proof (0 for an unsolved maximisation)."""
+    if _largest(model) >= CPSAT_ROW_LIMIT // max(model.n_vars, 1) and _widest_row(model) >= CPSAT_ROW_LIMIT:
+        return _not_run("int", "CP-SAT", "a row whose coefficients sum to 2**62 or more, beyond CP-SAT's "
+                        "integer range; mkp-bb (packing, knapsack) and cg (epochs) solve such data")
     s = cp_model.CpSolver()
     cpsat_safeguard(s.parameters, _largest(model))
     set_cpsat_params(s.parameters, params)
@@ -342,11 +355,10 @@ def _finite(text: str) -> float | None:
 CBC_LARGE = 1e8
 
 
-def _not_run(units: str, solver: str, limit: float, beyond: str, others: str) -> Outcome:
-    """The outcome of a backend not run because a coefficient reaches ``limit``."""
-    return Outcome("timeout", None, None, units, {
-        "solver": solver, "solver_status": "not run",
-        "reason": f"a constraint coefficient of {limit:.0e} or more, beyond {beyond}; {others} such data"})
+def _not_run(units: str, solver: str, reason: str) -> Outcome:
+    """The outcome of a backend not run on data beyond its range (no
+    solution, no bound, the ``reason``)."""
+    return Outcome("timeout", None, None, units, {"solver": solver, "solver_status": "not run", "reason": reason})
 
 
 def _cbc(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcome:
@@ -356,7 +368,8 @@ def _cbc(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcom
     :data:`CBC_LARGE`."""
     units = _milp_units(model)
     if _beyond(model, CBC_LARGE):
-        return _not_run(units, "CBC", CBC_LARGE, "the range where CBC's proofs hold", "cpsat and milp-highs solve")
+        return _not_run(units, "CBC", f"a constraint coefficient of {CBC_LARGE:.0e} or more, beyond the range "
+                        "where CBC's proofs hold; cpsat and milp-highs solve such data")
     if time_left(deadline) <= 0:
         return no_time(units, "CBC")
     with warnings.catch_warnings():
@@ -484,7 +497,8 @@ def _highs(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outc
     HiGHS's range."""
     units = _milp_units(model)
     if _beyond(model, HIGHS_LARGE):
-        return _not_run(units, "HiGHS", HIGHS_LARGE, "HiGHS's matrix range", "cpsat solves")
+        return _not_run(units, "HiGHS", f"a constraint coefficient of {HIGHS_LARGE:.0e} or more, beyond "
+                        "HiGHS's matrix range; cpsat solves such data")
     if time_left(deadline) <= 0:
         return no_time(units, "HiGHS")
     with warnings.catch_warnings():

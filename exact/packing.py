@@ -91,14 +91,23 @@ def packing_model(inst: PackingInstance, cand: np.ndarray) -> BinaryModel:
     dem = inst.demand[cand]
     pos = np.arange(n)
     free = inst.free
-    for r in np.flatnonzero(dem.sum(axis=0) > free):
+    for r in np.flatnonzero(_column_sums(dem) > free):
         model.add_row(pos, dem[:, r], None, int(free[r]))
     if inst.reservation is not None:
         past = np.nonzero(np.asarray(inst.reservation.past_shadow, dtype=bool)[cand])[0]
         extra = inst.reservation.extra
-        for r in np.flatnonzero(dem[past].sum(axis=0) > extra):
+        for r in np.flatnonzero(_column_sums(dem[past]) > extra):
             model.add_row(past, dem[past, r], None, int(extra[r]))
     return model
+
+
+def _column_sums(dem: np.ndarray) -> np.ndarray:
+    """Exact column sums of non-negative int64 demands: int64 while they
+    cannot overflow, Python integers otherwise (an int64 sum that wrapped
+    negative left a binding row out of the model).  O(n K)."""
+    if dem.size and int(dem.max()) > np.iinfo(np.int64).max // dem.shape[0]:
+        return dem.sum(axis=0, dtype=object)
+    return dem.sum(axis=0)
 
 
 def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, threads: int = 1,

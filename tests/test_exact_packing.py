@@ -347,6 +347,22 @@ def test_cpsat_proves_the_true_optimum_with_coefficients_of_1e10(seed, scale):
     assert r.status == "optimal" and r.value == pytest.approx(brute_packing(inst), rel=1e-9)
 
 
+def test_packing_demands_near_the_int64_limit():
+    """Five jobs of up to a third of 2**63: their sum wraps in int64, which
+    used to drop the capacity row from the model (CP-SAT then selected all
+    five, over capacity).  The row stays; CP-SAT cannot take it (its sum is
+    past its integer range) and says so, returning the start; mkp-bb proves
+    the optimum."""
+    c = 2**63 - 1
+    inst = PackingInstance.build([c], [[c // 3 + 11], [c // 3 + 5], [c // 3 - 7], [c // 4], [c // 5 + 3]],
+                                 objective="count")
+    model = ep.packing_model(inst, ep.packing_candidates(inst))
+    assert len(model.rows) == 1
+    r = solve(inst, "cpsat", time_limit=LIMIT, threads=1)
+    assert r.status == "feasible" and "beyond CP-SAT's integer range" in r.info["note"]
+    assert solve(inst, "mkp-bb", time_limit=LIMIT).value == r.value == 3 == brute_packing(inst)
+
+
 # ---- the version trap: CP-SAT and HiGHS in one process --------------------------------
 def test_ortools_and_highspy_share_a_process():
     import highspy
