@@ -108,9 +108,19 @@ def _say_unused(command: str, refs, insts) -> None:
             print(f"epochbench {command}: {line}", file=sys.stderr)
 
 
-def _instances_from(path: Path):
+def _instances_from(path: Path, command: str = "score"):
+    """The instances of a file or family folder; one line on stderr names the
+    folder's ``*.json`` files that its manifest does not list (not read)."""
     from epochbench.instances import load_instance, read_family
-    return read_family(path) if path.is_dir() else [load_instance(path)]
+    from epochbench.instances.io import unlisted_files
+    if not path.is_dir():
+        return [load_instance(path)]
+    insts, extra = read_family(path), unlisted_files(path)
+    if extra:
+        names = ", ".join(p.name for p in extra[:5]) + (", ..." if len(extra) > 5 else "")
+        print(f"epochbench {command}: {path}: {len(extra)} .json file(s) not in manifest.json, not read ({names})",
+              file=sys.stderr)
+    return insts
 
 
 def _score_progress(total, verbose: bool):

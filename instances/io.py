@@ -193,6 +193,19 @@ def read_family(folder):
     return [load_instance(f) for f in files]
 
 
+def unlisted_files(folder) -> list[Path]:
+    """The instance-like ``*.json`` files of a family folder that its
+    ``manifest.json`` does not list (so :func:`read_family` skips them); []
+    without a manifest.  Provenance files (``*.run.json``) are not counted."""
+    folder = Path(folder)
+    manifest = folder / "manifest.json"
+    if not (folder.is_dir() and manifest.exists()):
+        return []
+    listed = {p.resolve() for p in _manifest_files(manifest, read_json(manifest, kind=False))}
+    return sorted(p for p in folder.glob("*.json")
+                  if p.name != "manifest.json" and not p.name.endswith(".run.json") and p.resolve() not in listed)
+
+
 def _manifest_files(manifest: Path, data) -> list[Path]:
     """The instance files a parsed ``manifest.json`` lists, each checked to lie
     inside the manifest's folder."""
@@ -215,4 +228,4 @@ def _manifest_files(manifest: Path, data) -> list[Path]:
 
 
 __all__ = ["FAMILIES", "CHECKERS", "families", "register_family", "load_instance", "save_instance", "check",
-           "write_family", "read_family", "check_fields", "META_FIELDS", "InfeasibleSolution"]
+           "write_family", "read_family", "unlisted_files", "check_fields", "META_FIELDS", "InfeasibleSolution"]

@@ -60,6 +60,18 @@ def test_solve_epochs_prints_bins(capsys, tmp_path):
     assert code == 0 and d["value"] == 2 and len(d["bins"]) == 2
 
 
+def test_score_names_the_files_its_manifest_leaves_out(capsys, family, tmp_path):
+    """A file copied into a generated folder is not in its manifest, so it is
+    not read: the command says so instead of skipping it silently."""
+    import shutil
+    folder = tmp_path / "w"
+    shutil.copytree(family, folder)
+    shutil.copy(sorted(folder.glob("leinberger*.json"))[0], folder / "extra.json")
+    code, _, err = run(capsys, "score", folder, "--methods", "ff", "--workers", "1", "--out", tmp_path / "s")
+    assert code == 0 and "1 .json file(s) not in manifest.json, not read (extra.json)" in err
+    assert len(pd.read_csv(tmp_path / "s.csv")) == 3
+
+
 def test_score_writes_csv_and_parquet(capsys, family, tmp_path):
     code, out, _ = run(capsys, "score", family, "--methods", "ff,bb,los,cpsat", "--out", tmp_path / "s")
     assert code == 0
