@@ -101,13 +101,18 @@ def check_fields(d: dict, fields: dict[str, str], source: str, *, required=()) -
     Raises
     ------
     InstanceError
-        One line naming ``source`` and the field.  ``meta`` is checked too
-        (:data:`META_FIELDS`).
+        One line naming ``source`` and the field: a wrong type, a missing
+        required field, or a field that is none of ``fields``, ``kind`` and
+        ``meta`` (a misspelt ``estimat`` would otherwise be dropped
+        silently).  ``meta`` is checked too (:data:`META_FIELDS`).
 
     Notes
     -----
     Cost O(size of the arrays).
     """
+    unknown = [key for key in d if key not in fields and key not in ("kind", "meta")]
+    if unknown:
+        raise InstanceError(f"{source}: unknown field {unknown[0]!r}; known: {', '.join(['kind', *fields, 'meta'])}")
     for key in required:
         if d.get(key) is None:
             raise InstanceError(f"{source}: field '{key}' missing")

@@ -118,6 +118,9 @@ class PackingInstance(_Jobs):
         if over.size:
             raise InstanceError(f"{source}: field 'used' exceeds 'capacity' on resource {int(over[0])}")
         est = None if estimate is None else float_vector(estimate, "estimate", source, n)
+        if est is not None and est.size and est.min() < 0:     # a duration
+            raise InstanceError(f"{source}: field 'estimate' has a negative entry {est.min()} at "
+                                f"{int(np.argmin(est))}")
         prof = None if profit is None else float_vector(profit, "profit", source, n)
         if prof is not None and prof.size and prof.min() < 0:   # a job is never worth less than idling
             raise InstanceError(f"{source}: field 'profit' has a negative entry {prof.min()} at "

@@ -633,6 +633,22 @@ def test_nan_and_huge_numbers_never_load_silently(tmp_path):
     assert np.array_equal(load_instance(instance_file(tmp_path)).capacity, [10, 10])
 
 
+@pytest.mark.parametrize("family", sorted(BASES))
+def test_an_unknown_field_is_refused_not_dropped(family, tmp_path):
+    """A misspelt field (``estimat``) used to load as if it were absent."""
+    from epochbench.instances import InstanceError, load_instance
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps({**BASES[family], "estimat": [1.0]}))
+    with pytest.raises(InstanceError, match=r"x.json: unknown field 'estimat'; known: kind, "):
+        load_instance(path)
+
+
+def test_a_negative_estimate_is_refused(tmp_path):
+    from epochbench.instances import InstanceError, PackingInstance
+    with pytest.raises(InstanceError, match="field 'estimate' has a negative entry -3.0 at 1"):
+        PackingInstance.build([10], [[4], [5]], estimate=[2.0, -3.0])
+
+
 SUBPROCESS_CASES = ["solve-time-limit--1", "json-not-utf8", "csv-header-only", "generate-workload--phi-2",
                     "vbp-absurd-multiplicity"]
 
