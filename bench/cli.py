@@ -323,7 +323,9 @@ def _add_score(sub) -> None:
 
 def _add_validate(sub) -> None:
     v = sub.add_parser("validate", help="check a user's heuristic for feasibility, gap and time")
-    v.add_argument("function", help="MODULE:FUNCTION taking an instance, returning job indices")
+    v.add_argument("function", help="MODULE:FUNCTION taking an instance, returning the family's decision (packing, knapsack: "
+                        "job indices; epochs: bins of job indices; assignment: (job, machine) pairs; "
+                        "mapping: a machine per task) or a Result")
     v.add_argument("--family", default="packing", choices=["packing", "epochs", "knapsack", "assignment", "mapping"])
     v.add_argument("--count", type=int, default=30, help="random instances besides the edge cases")
     v.add_argument("--seed", type=int, default=0)

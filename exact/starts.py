@@ -1,5 +1,9 @@
 """Warm starts: every exact method begins from the best decision of its
-family's fast heuristics and never returns anything worse.
+family's fast heuristics that ran within :data:`START_SHARE` of its time
+limit, and never returns anything worse than that start.  (The heuristics
+run in :data:`START_HEURISTICS` order until that share is spent: a limit of
+a millisecond may leave time for the first one only, and a heuristic that
+did not run can beat the answer.)
 
 A solver given a time limit may stop with a poor incumbent, or none: the
 exact side of a gap is then weaker than the heuristic it is meant to judge.

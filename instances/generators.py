@@ -606,7 +606,7 @@ _HELP = {
     "est_max": "longest estimate (s)",
     "d": "number of resources (vbp files)",
     "classes": "vbp classes, e.g. 1,2,9",
-    "root": "vbp folder (default: data_root()/vbp)",
+    "root": "the data set's folder (default: its folder under data_root(), e.g. data_root()/vbp)",
     "reservation": "give the blocked head its reservation",
     "per_class": "vbp: only the first files of each class (i < per_class)",
 }
