@@ -136,6 +136,13 @@ def _score_progress(total, verbose: bool):
     return lambda i, inst: bar.step({"instance": inst.name})
 
 
+def table_disagreements(table) -> list[str]:
+    """The distinct ``disagreement: ...`` errors of a score table, in order."""
+    from .scoring import DISAGREEMENT
+    errors = table.loc[table["error"].str.startswith(DISAGREEMENT), "error"]
+    return list(dict.fromkeys(errors))
+
+
 def cmd_score(args) -> int:
     from .scoring import SolverDisagreement, format_table, read_references, score, summarize
     methods = [m for part in args.methods for m in part.split(",") if m]
@@ -146,6 +153,7 @@ def cmd_score(args) -> int:
     info = runs.provenance("score", runs.stamp(), methods=methods, time_limit=args.time_limit,
                            threads=args.threads, instances=len(insts), params=list(args.param),
                            references=[str(r) for r in args.reference])
+    clash = None
     try:
         kinds = {inst.kind for inst in insts}
         params = {kind: method_params(kind, methods, parse_params(args.param)) for kind in kinds}
@@ -153,8 +161,10 @@ def cmd_score(args) -> int:
                       params=params, workers=args.jobs, scheduler=args.scheduler,
                       progress=_score_progress(len(insts), args.verbose))
     except SolverDisagreement as exc:
-        print(f"epochbench score: disagreement: {exc}", file=sys.stderr)
-        return 1
+        if getattr(exc, "table", None) is None:
+            print(f"epochbench score: disagreement: {exc}", file=sys.stderr)
+            return 1
+        table, clash = exc.table, table_disagreements(exc.table)    # the rows are written all the same
     out = args.out or (args.dir if args.dir.is_dir() else args.dir.parent) / "scores"
     out.parent.mkdir(parents=True, exist_ok=True)
     from epochbench.instances.files import atomic_path
@@ -172,7 +182,9 @@ def cmd_score(args) -> int:
     failed = table[table["status"] == "error"]
     for r in failed.itertuples():
         print(f"epochbench score: {r.method} failed on {r.instance}: {r.error}", file=sys.stderr)
-    return 1 if len(failed) else 0
+    for message in clash or ():
+        print(f"epochbench score: {message}", file=sys.stderr)
+    return 1 if len(failed) or clash else 0
 
 
 def cmd_list(args) -> int:

@@ -401,11 +401,13 @@ def gap_of(inst, r: Result, others=(), files=()) -> dict:
     return gap_fields(inst, r, reference(inst, [*others, r], files))
 
 
-def score_rows(inst, results: list[Result], files=(), errors: dict | None = None) -> list[dict]:
+def score_rows(inst, results: list[Result], files=(), errors: dict | None = None,
+               ref: Reference | None = None) -> list[dict]:
     """Tidy rows (one per method, :data:`COLUMNS`) for one instance;
     ``errors``: method -> message of the methods that raised on it (a row
-    with status ``error`` each, no value, no gap)."""
-    ref = reference(inst, results, files)
+    with status ``error`` each, no value, no gap); ``ref``: the reference
+    (default :func:`reference` of the results and ``files``)."""
+    ref = reference(inst, results, files) if ref is None else ref
     units = Units.of(inst)
     rows = []
     for r in results:
@@ -440,7 +442,11 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
     name that is not registered for a family of ``instances`` raises
     KeyError before anything runs; a method that raises on an instance gets
     a row with status ``error`` and the message in ``error`` (no value, no
-    gap); the others go on."""
+    gap); the others go on.  When the proofs, bounds or reference values of
+    an instance disagree (:func:`reference`), its rows get no gap and
+    ``error`` = ``"disagreement: ..."``, the other instances are scored, and
+    then :class:`SolverDisagreement` is raised with the whole table as its
+    ``table`` attribute."""
     from epochbench.instances.registry import snapshot
 
     from .sweep import run_tasks
@@ -463,7 +469,17 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
                         exclusive=True,
                         on_result=(lambda i, rows: progress(next(count), tasks[i]["instance"])) if progress
                         else None)
-    return pd.DataFrame([row for i in range(len(tasks)) for row in done[i]], columns=COLUMNS)
+    table = pd.DataFrame([row for i in range(len(tasks)) for row in done[i]], columns=COLUMNS)
+    clash = table["error"].str.startswith(DISAGREEMENT)
+    if clash.any():                    # every instance was scored: the table travels with the error
+        exc = SolverDisagreement(table.loc[clash, "error"].iloc[0][len(DISAGREEMENT):])
+        exc.table = table
+        raise exc
+    return table
+
+
+#: prefix of the ``error`` of the rows of an instance whose references disagree
+DISAGREEMENT = "disagreement: "
 
 
 def _unique(items: list[str], what: str, hint: str) -> None:
@@ -489,7 +505,11 @@ def _score_task(task: dict, *, methods, time_limit, threads, params, files, ship
                                        params=params.get(inst.kind))
             except Exception as exc:    # noqa: BLE001 - reported as the row's error, and by the command
                 errors[name] = f"{type(exc).__name__}: {exc}"
-        return score_rows(inst, results, files, errors)
+        try:
+            return score_rows(inst, results, files, errors)
+        except SolverDisagreement as exc:   # no trustworthy reference: no gap, the rows say why
+            rows = score_rows(inst, results, (), errors, ref=Reference(None, "no bound", ""))
+            return [{**row, "error": row["error"] or f"{DISAGREEMENT}{exc}"} for row in rows]
 
 
 # ---- summary -------------------------------------------------------------------------

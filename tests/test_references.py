@@ -98,6 +98,32 @@ def test_a_best_known_value_beyond_a_proof_is_a_disagreement():
     assert reference(fine, [ff]).kind == "best known"
 
 
+def test_a_disagreement_costs_its_instance_not_the_run(tmp_path, capsys):
+    """A reference that a checked solution refutes: every instance is still
+    scored and written; the refuted one's rows have no gap and say why in
+    ``error``; the command exits 1 with one line; ``score`` raises with the
+    table attached."""
+    folder = tmp_path / "fam"
+    assert main(["generate", "leinberger", "--out", str(folder), "--n", "6", "--k", "2", "--count", "3",
+                 "--seed", "3"]) == 0
+    names = sorted(p.stem for p in folder.glob("leinberger*.json"))
+    (tmp_path / "bad.csv").write_text(f"instance,optimum\n{names[1]},0.0001\n")
+    capsys.readouterr()
+    assert main(["score", str(folder), "--methods", "ff,cpsat", "--reference", str(tmp_path / "bad.csv"),
+                 "--out", str(tmp_path / "s")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"epochbench score: disagreement: {names[1]}: ")
+    t = pd.read_csv(tmp_path / "s.csv", keep_default_na=False)
+    assert len(t) == 6
+    bad, good = t[t.instance == names[1]], t[t.instance != names[1]]
+    assert (bad.error.str.startswith("disagreement: ")).all() and (bad.gap == "").all()
+    assert (good.error == "").all() and (good.gap != "").all()
+    from epochbench.instances import read_family
+    with pytest.raises(SolverDisagreement) as caught:
+        score(read_family(folder), ["ff"], references=[tmp_path / "bad.csv"])
+    assert len(caught.value.table) == 3
+
+
 def test_reference_kinds_and_sources():
     bound_only = reference(pk(), [Result("packing", "cpsat", (0,), 0.6, "feasible", 0.0, 1.2)])
     assert (bound_only.kind, bound_only.bound, bound_only.source) == ("bound", 1.2, "run (cpsat bound)")
