@@ -133,10 +133,13 @@ def _json_name(value) -> str:
     names = {bool: "a boolean", str: "a string", dict: "an object", type(None): "null",
              int: "a number", float: "a number"}
     if isinstance(value, list):
-        odd = next((v for v in value if not _is_number(v)), None)
-        if odd is None:
+        odd = [v for v in value if not _is_number(v)]      # a list, not None: null may be the odd one
+        if not odd:
             return "an array of numbers"
-        return f"an array holding {_json_name(odd)}"
+        worse = [v for v in odd if _json_name(v) != "an array of numbers"]   # in a matrix, the bad row
+        if not worse and len(odd) < len(value):
+            return "an array mixing numbers and arrays of numbers"
+        return f"an array holding {_json_name((worse or odd)[0])}"
     return names.get(type(value), type(value).__name__)
 
 

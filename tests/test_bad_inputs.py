@@ -643,6 +643,19 @@ def test_an_unknown_field_is_refused_not_dropped(family, tmp_path):
         load_instance(path)
 
 
+@pytest.mark.parametrize("etc, said", [([[1, 2], [3, None]], "an array holding an array holding null"),
+                                       ([[1, 2], 3], "an array mixing numbers and arrays of numbers"),
+                                       ([[1, 2], ["x", 1]], "an array holding an array holding a string")])
+def test_a_bad_matrix_entry_is_named(etc, said, tmp_path):
+    """The message names what is wrong inside the matrix (it used to say
+    "an array holding an array of numbers" for a null inside a row)."""
+    from epochbench.instances import InstanceError, load_instance
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps({**BASES["mapping"], "etc": etc}))
+    with pytest.raises(InstanceError, match=f"field 'etc' must be an array of arrays of numbers, got {said}$"):
+        load_instance(path)
+
+
 def test_a_negative_estimate_is_refused(tmp_path):
     from epochbench.instances import InstanceError, PackingInstance
     with pytest.raises(InstanceError, match="field 'estimate' has a negative entry -3.0 at 1"):
