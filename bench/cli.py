@@ -108,7 +108,7 @@ def _say_unused(command: str, refs, insts) -> None:
             print(f"epochbench {command}: {line}", file=sys.stderr)
 
 
-def _instances_from(path: Path, command: str = "score"):
+def _instances_from(path: Path):
     """The instances of a file or family folder; one line on stderr names the
     folder's ``*.json`` files that its manifest does not list (not read)."""
     from epochbench.instances import load_instance, read_family
@@ -118,7 +118,7 @@ def _instances_from(path: Path, command: str = "score"):
     insts, extra = read_family(path), unlisted_files(path)
     if extra:
         names = ", ".join(p.name for p in extra[:5]) + (", ..." if len(extra) > 5 else "")
-        print(f"epochbench {command}: {path}: {len(extra)} .json file(s) not in manifest.json, not read ({names})",
+        print(f"epochbench score: {path}: {len(extra)} .json file(s) not in manifest.json, not read ({names})",
               file=sys.stderr)
     return insts
 
