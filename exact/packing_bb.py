@@ -110,7 +110,7 @@ from epochbench.instances.packing import PackingInstance
 from epochbench.instances.registry import forwards, register
 
 from ._binary import Outcome, proven, status_info, true_bound, warm_up_backends
-from .packing import objective_scale, packing_candidates, packing_model, solve_packing
+from .packing import _column_sums, objective_scale, packing_candidates, packing_model, solve_packing
 from .starts import START_SHARE, best_start, start_info
 
 #: nodes of the branch-and-bound before CP-SAT first takes a turn on what it left open (``nodes=`` option;
@@ -208,7 +208,7 @@ def mkp_arrays(inst: PackingInstance, cand: np.ndarray) -> dict:
         past = np.asarray(inst.reservation.past_shadow, dtype=bool)[cand]
         extra = np.asarray(inst.reservation.extra, dtype=np.int64)
         late = np.where(past[:, None], dem, 0)
-        bind = np.flatnonzero(late.sum(axis=0) > extra)
+        bind = np.flatnonzero(_column_sums(late) > extra)
         a, b = np.vstack([a, late[:, bind].T]), np.concatenate([b, extra[bind]])
         kinds = np.concatenate([kinds, np.full(bind.size, -1)])
     n = len(cand)

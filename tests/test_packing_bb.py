@@ -297,3 +297,14 @@ def test_bisection_needs_fewer_nodes_than_the_plain_search(monkeypatch):
         assert sum(r.info["nodes"] for r in ladder) < sum(r.info["nodes"] for r in plain)
         for inst, r in zip(insts, ladder):
             check_packing(inst, r.decision)
+
+
+def test_reservation_rows_near_the_int64_limit_are_kept():
+    """Five late jobs of a quarter of 2**63 each: their int64 sum wraps, which
+    used to drop the reservation row (``extra`` takes one of them) from
+    mkp-bb's arrays, so it picked three and the checker refused them."""
+    c = 2**63 - 1
+    inst = PackingInstance.build([c], [[c // 4 + 1]] * 5, objective="count", shadow=10.0, extra=[c // 4 + 1],
+                                 runtime_past_shadow=[True] * 5)
+    r = solve(inst, "mkp-bb", time_limit=LIMIT)
+    assert r.status == "optimal" and r.value == 1
