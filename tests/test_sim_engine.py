@@ -1,6 +1,8 @@
 """The event engine: ordering at equal times, passes, the fast path against
 the generic engine, the selector through the packing registry, the pass
 hook, input checks and the two availability profiles."""
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -194,6 +196,36 @@ def test_conservative_fast_path_equals_generic_engine_on_saturated_streams(args)
     start, submit = np.sort(res.jobs["start"].to_numpy()), res.jobs["submit"].to_numpy()
     queued = np.arange(1, len(submit) + 1) - np.searchsorted(start, submit, "right")
     assert queued.max() > 50  # a long queue to compress
+
+
+@pytest.mark.parametrize("scale, k", [(1, 2), (2**56, 1), (2**56, 2)])
+def test_conservative_vacated_runs_on_edge_demands(scale, k):
+    """The compression's run tables bucket the free processors by log2
+    (:func:`~epochbench.sim.policies._slot_runs`): with a second resource
+    (its demands include 0) and with processor counts past 2**53, where a
+    float rounds, the schedule is the generic engine's."""
+    rng = np.random.default_rng(5)
+    df = random_stream(rng, 400, k=k, cap=16, load=2.0)
+    df["procs"] = df["procs"] * scale
+    cap = [16 * scale] + [16] * (k - 1)
+    res = same_schedule(df, cap, "conservative")
+    start, submit = np.sort(res.jobs["start"].to_numpy()), res.jobs["submit"].to_numpy()
+    assert (np.arange(1, len(submit) + 1) - np.searchsorted(start, submit, "right")).max() > 20
+
+
+def test_conservative_without_the_run_tables_when_too_many_slots_wait(monkeypatch):
+    """A round that vacates more slots than the tables hold waiting searches
+    its jobs from now instead: the same schedule."""
+    monkeypatch.setattr(policies, "PENDING", 2)
+    df, cap = saturated_stream("lublin03", 1500, 256, 300, 3)
+    same_schedule(df, cap, "conservative")
+
+
+def test_conservative_demand_buckets_are_exact_floor_log2():
+    d = np.array([1, 2, 3, 4, 7, 8, 2**53 - 1, 2**53, 2**53 + 1, 2**62 - 1, 2**62, 2**63 - 1, 0])
+    table = SimpleNamespace(demand=d[:, None])
+    b = policies._run_tables(table, 8, True)[2]
+    assert b.tolist() == [int(x).bit_length() - 1 if x else -1 for x in d]
 
 
 @pytest.mark.parametrize("policy", ["conservative", "ff-cons"])
