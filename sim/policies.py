@@ -1232,14 +1232,15 @@ def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, 
         else:
             old = before > j  # slots vacated after j's check in the previous round count
             lo = min(vac, cf[VAC]) if old else vac
-            hi = min(r, rb) if _fits(dem, j, mr) else now
+            vacated = lo < r and _fits_in(dem, j, vm, k if old else 0)
+            if vacated and m <= SCAN_ROWS:
+                hi = r
+            else:
+                hi = min(r, rb) if _fits(dem, j, mr) else now
             i = p_find_before(pt, pf, m, pdem, j, est[j], r, hi) if hi > now else -1
-            if i < 0 and lo < r and _fits_in(dem, j, vm, k if old else 0):
-                if m <= SCAN_ROWS:
-                    i = p_find_before(pt, pf, m, pdem, j, est[j], r, r)
-                else:
-                    i = _vacated_fit(pt, pf, m, pdem, j, est[j], r, jb[j], vr, wait, ci, stack, vac,
-                                     cf[VAC] if old else np.inf)
+            if i < 0 and vacated and m > SCAN_ROWS:
+                i = _vacated_fit(pt, pf, m, pdem, j, est[j], r, jb[j], vr, wait, ci, stack, vac,
+                                 cf[VAC] if old else np.inf)
             if i >= 0:
                 res[j] = pt[i]
                 m = p_move(pt, pf, m, i, r, est[j], pdem, j)
