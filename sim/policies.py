@@ -1009,11 +1009,18 @@ def _max_free(pt, pf, m, until, out):
 
 
 @njit(**JIT)
+def _row_at(pt, m, t):
+    """The row whose interval holds time t (row 0 for a time before it)."""
+    i = max(_locate(pt, m, t) - 1, 0)
+    if i + 1 < m and pt[i + 1] <= t:
+        i += 1
+    return i
+
+
+@njit(**JIT)
 def _raise_max(pt, pf, m, a, b, vm, k):
     """vm[0:k] and vm[k:2k] = at least the free capacity on [a, b)."""
-    i = max(_locate(pt, m, a) - 1, 0)
-    if i + 1 < m and pt[i + 1] <= a:
-        i += 1
+    i = _row_at(pt, m, a)
     while i < m and pt[i] < b:
         if pf.ndim == 1:
             vm[0], vm[1] = max(vm[0], pf[i]), max(vm[1], pf[i])
@@ -1106,9 +1113,7 @@ def _slot_runs(pt, pf, m, a, b, vr, c, ci, stack):
     resource 0 at least that of its lowest row) that meets the slot [a, b).
     Rows with nothing free bound the runs; past EXT rows on either side a
     run counts as unbounded.  O(rows of the slot + 2 EXT)."""
-    i0 = max(_locate(pt, m, a) - 1, 0)
-    if i0 + 1 < m and pt[i0 + 1] <= a:
-        i0 += 1
+    i0 = _row_at(pt, m, a)
     i1 = max(_locate(pt, m, b), i0 + 1)
     lo, lcap = i0, False
     while lo > 0 and _h(pf, lo - 1) >= 1:
