@@ -1,7 +1,27 @@
-"""Test-suite settings: sweeps (``score``, ``validate``, ``experiment``)
-given no ``--workers`` run in the test's own process, so that the tests'
-command lines do not start a Dask cluster each; the tests of the default
-itself (``test_sweep.py``) unset this."""
+"""Test-suite settings.
+
+* Sweeps (``score``, ``validate``, ``experiment``) given no ``--workers``
+  run in the test's own process, so that the tests' command lines do not
+  start a Dask cluster each; the tests of the default itself
+  (``test_sweep.py``) unset this.
+* Under ``pytest -n`` (pytest-xdist, the README's test command), a worker
+  carries ``PYTEST_XDIST_*`` variables in its environment; a ``pytest`` or
+  ``epochbench bench`` that a test starts would inherit them and take itself
+  for a worker (pytest-benchmark then disables benchmarking), so every test
+  runs with them unset.
+"""
 import os
 
+import pytest
+
 os.environ.setdefault("EPOCHBENCH_WORKERS", "1")
+
+#: what pytest-xdist puts in a worker's environment
+XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
+
+
+@pytest.fixture(autouse=True)
+def _children_are_not_xdist_workers(monkeypatch):
+    """Child processes of a test start as top-level sessions."""
+    for name in XDIST_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
