@@ -57,7 +57,7 @@ def test_the_pure_python_easy_gives_up_at_its_budget_and_the_compiled_loop_takes
     t = _table(w)
     args = (t.submit.tolist(), t.duration.tolist(), t.estimate.tolist(), t.ids.tolist(), t.demand[:, 0].tolist(), 8)
     assert easy_module.easy_python(*args, budget=-1.0) is None
-    assert easy_module.easy_python(*args) is not None
+    assert easy_module.easy_python(*args, budget=float("inf")) is not None    # (the default budget is wall time)
     reference = _table(w)
     load_kernels()
     run_fast(make("easy"), reference, w.capacity)
