@@ -102,13 +102,15 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
     and ``count`` random instances of ``family``; every answer is checked
     and scored against ``exact``'s proven optimum next to the built-ins.
     ``workers`` / ``scheduler`` as in :func:`score` (``func`` travels to
-    the workers by pickle).
+    the workers by pickle).  ``func`` gets a copy of each instance; its
+    answer is checked on the original, and changing the copy (its arrays
+    or ``meta``) is a failure.
 
     Returns
     -------
     Verdict
-        ``ok`` (every answer feasible, no false claim), ``failures`` (one
-        line each), ``table`` (per-instance gaps and times).
+        ``ok`` (every answer feasible, no false claim, no instance changed),
+        ``failures`` (one line each), ``table`` (per-instance gaps and times).
     """
     from .validation import validate as _validate
     if not callable(func):

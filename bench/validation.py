@@ -8,7 +8,9 @@ and returns the indices of the jobs it starts (packing) or a list of bins
 """
 from __future__ import annotations
 
+import copy
 import functools
+import pickle
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -168,19 +170,29 @@ class Verdict:
 
 
 def _run_user(func, inst, label: str):
+    """``func`` on a copy of ``inst``: its checked result (None on failure)
+    and a failure line (or None).  The answer is checked against ``inst``
+    itself, so a function that changes the instance it is given (its arrays
+    are writable) cannot make the checker or the reference see another
+    problem; changing it is a failure of its own."""
+    given = copy.deepcopy(inst)
+    before = pickle.dumps(given)
     t0 = time.perf_counter()
     try:
-        out = func(inst)
+        out = func(given)
     except (Exception, SystemExit) as exc:  # the user's bug (sys.exit included), reported with the instance
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return None, f"{inst.name}: {label} raised {tb}"
     seconds = time.perf_counter() - t0
     try:
-        return as_result(inst, label, out, seconds), None
+        res = as_result(inst, label, out, seconds)
     except InfeasibleSolution as exc:
         return None, f"{label} returned an infeasible answer on {exc}"
     except (TypeError, ValueError) as exc:
         return None, f"{inst.name}: {label} returned {out!r}, not a decision ({exc})"
+    if pickle.dumps(given) != before:
+        return res, f"{inst.name}: {label} changed the instance it was given (its answer was checked on the original)"
+    return res, None
 
 
 def false_claim(inst, res, ref_results, label: str, exact: str) -> str | None:

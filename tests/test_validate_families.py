@@ -114,3 +114,36 @@ def test_a_heuristic_calling_sys_exit_is_a_failure_of_the_verdict():
 
     v = eb.validate(leaves, "packing", count=1, seed=0, time_limit=2)
     assert not v.ok and "raised SystemExit: 3" in v.failures[0]
+
+
+
+def _annotating(inner):
+    """Broken on purpose: writes into the instance's ``meta`` (a dict, mutable in a frozen instance),
+    then answers as ``inner``."""
+    def candidate(inst):
+        inst.meta["seen_by"] = "candidate"
+        return inner(inst)
+    return candidate
+
+
+@pytest.mark.parametrize("family", sorted(CASES))
+def test_a_heuristic_that_changes_its_instance_is_a_failure_and_is_checked_on_the_original(family):
+    v = eb.validate(_annotating(get(family, GOOD[family]).func), family, count=1, time_limit=2)
+    assert not v.ok and v.failures
+    assert all("candidate changed the instance it was given" in f for f in v.failures), v.failures
+    assert not v.rows[v.rows["method"] != "candidate"]["ok"].eq(False).any()   # the built-ins are untouched
+
+
+def test_a_heuristic_that_changes_its_instance_cannot_pass_an_infeasible_answer():
+    """With every demand zeroed, 'every job' fits the changed instance; checked on the original it is
+    infeasible."""
+    def zero_demand_then_everything(inst):
+        inst.demand[...] = 0
+        return list(range(inst.n))
+    v = eb.validate(zero_demand_then_everything, "packing", count=2, time_limit=2)
+    assert any("returned an infeasible answer" in f for f in v.failures), v.failures
+    # where every job does fit the original, the answer stands and the change is the failure
+    assert all("returned an infeasible answer" in f or "changed the instance it was given" in f
+               for f in v.failures), v.failures
+    # (an empty queue has no demand to change: no failure there)
+    assert len(v.failures) == v.rows["instance"].nunique() - 1
