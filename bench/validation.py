@@ -8,9 +8,7 @@ and returns the indices of the jobs it starts (packing) or a list of bins
 """
 from __future__ import annotations
 
-import copy
 import functools
-import pickle
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -19,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from epochbench.instances import EpochsInstance, InfeasibleSolution, PackingInstance
+from epochbench.instances.core import content, handed
 from epochbench.instances.registry import as_result, methods, snapshot, using
 
 from .scoring import better, comparable, gap_fields, gap_vs, reference, run_methods, shown
@@ -175,8 +174,7 @@ def _run_user(func, inst, label: str):
     itself, so a function that changes the instance it is given (its arrays
     are writable) cannot make the checker or the reference see another
     problem; changing it is a failure of its own."""
-    given = copy.deepcopy(inst)
-    before = pickle.dumps(given)
+    given, before = handed(inst)
     t0 = time.perf_counter()
     try:
         out = func(given)
@@ -190,7 +188,7 @@ def _run_user(func, inst, label: str):
         return None, f"{label} returned an infeasible answer on {exc}"
     except (TypeError, ValueError) as exc:
         return None, f"{inst.name}: {label} returned {out!r}, not a decision ({exc})"
-    if pickle.dumps(given) != before:
+    if content(given) != before:
         return res, f"{inst.name}: {label} changed the instance it was given (its answer was checked on the original)"
     return res, None
 

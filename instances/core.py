@@ -7,9 +7,11 @@ returns a :class:`Result`; the family decides what its ``decision`` holds
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
-from dataclasses import dataclass, field
+import pickle
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,21 @@ STATUSES = ("optimal", "feasible", "infeasible", "timeout")
 
 class InstanceError(ValueError):
     """Malformed instance or instance file; the message names file and field."""
+
+
+def content(inst) -> bytes:
+    """The pickle of an instance's fields (arrays, ``meta``...), without the
+    caches an instance keeps beside them: equal before and after a call
+    unless the call changed the instance.  O(size of the instance)."""
+    return pickle.dumps(tuple(getattr(inst, f.name) for f in fields(inst)))
+
+
+def handed(inst) -> tuple:
+    """A copy of ``inst`` to hand to code that is not epochbench's own, and
+    its :func:`content`: compare after the call to tell whether the code
+    changed it, and check its answer on ``inst``."""
+    given = copy.deepcopy(inst)
+    return given, content(given)
 
 
 class InfeasibleSolution(AssertionError):

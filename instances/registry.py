@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from .catalog import Catalog, PluginError, modules_of, plugins
-from .core import Result
+from .core import Result, content, handed
 from .io import check, families
 
 
@@ -313,19 +313,32 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
         raise ValueError(f"time_limit must be a number of seconds >= 0, got {time_limit!r}")
     getattr(m.func, "warm_up", _no_warm_up)()     # a compiled kernel loads before the clock starts
     _first_call_warm_up(m)
+    given, before = _given(m, inst)
     t0 = time.perf_counter()
     if m.exact:
-        out = m.func(inst, time_limit=DEFAULT_TIME_LIMIT if time_limit is None else time_limit, threads=threads,
+        out = m.func(given, time_limit=DEFAULT_TIME_LIMIT if time_limit is None else time_limit, threads=threads,
                      **params)
     elif time_limit is not None and takes_time_limit(m.func):
-        out = m.func(inst, time_limit=time_limit, **params)
+        out = m.func(given, time_limit=time_limit, **params)
     else:
-        out = m.func(inst, **params)
+        out = m.func(given, **params)
     seconds = time.perf_counter() - t0
+    if before is not None and content(given) != before:
+        raise ValueError(f"{inst.name}: method {method!r} ({m.origin}) changed the instance it was given")
     if m.exact and isinstance(out, Result) and out.status in ("infeasible", "timeout") and not out.decision:
         return replace(out, family=inst.kind, method=method, seconds=out.seconds or seconds, bound=None)
     res = as_result(inst, method, out, seconds, describe)
     return honest(res, getattr(inst, "sense", "max")) if m.exact else res
+
+
+def _given(m: Method, inst) -> tuple:
+    """What method ``m`` is handed: ``inst`` itself for epochbench's own
+    methods; for a plugin's or a user's, a copy and its content
+    (:func:`~epochbench.instances.core.handed`), so that
+    :func:`solve` checks the answer on the original and can tell when the
+    method changed its instance (arrays and ``meta`` are writable), which
+    would corrupt every later method's run on it."""
+    return (inst, None) if m.origin == "builtin" else handed(inst)
 
 
 #: relative tolerance of :func:`honest` between a claimed optimum or bound and the value

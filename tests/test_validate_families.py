@@ -147,3 +147,23 @@ def test_a_heuristic_that_changes_its_instance_cannot_pass_an_infeasible_answer(
                for f in v.failures), v.failures
     # (an empty queue has no demand to change: no failure there)
     assert len(v.failures) == v.rows["instance"].nunique() - 1
+
+
+def test_a_plugin_method_that_changes_its_instance_is_one_clear_error_and_the_instance_stays(monkeypatch):
+    from epochbench.instances import registry
+    from epochbench.instances.generators import generate
+
+    def zero_demand_then_everything(inst):
+        inst.demand[...] = 0
+        return list(range(inst.n))
+
+    monkeypatch.setitem(registry._REGISTRY, ("packing", "zeroing"),
+                        registry.Method("packing", "zeroing", zero_demand_then_everything, "heuristic", "test"))
+    monkeypatch.setitem(registry._REGISTRY, ("packing", "plugin-ff"),
+                        registry.Method("packing", "plugin-ff", get("packing", "ff").func, "heuristic", "test"))
+    inst = generate("leinberger", n=12, k=2, count=1, seed=4)[0]
+    demand = inst.demand.copy()
+    with pytest.raises(ValueError, match=r"method 'zeroing' \(test\) changed the instance it was given"):
+        registry.solve(inst, "zeroing")
+    assert np.array_equal(inst.demand, demand)
+    assert registry.solve(inst, "plugin-ff").decision == registry.solve(inst, "ff").decision
