@@ -11,7 +11,7 @@ import copy
 import json
 import math
 import pickle
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +27,9 @@ class InstanceError(ValueError):
 def content(inst) -> bytes:
     """The pickle of an instance's fields (arrays, ``meta``...), without the
     caches an instance keeps beside them: equal before and after a call
-    unless the call changed the instance.  O(size of the instance)."""
-    return pickle.dumps(tuple(getattr(inst, f.name) for f in fields(inst)))
+    unless the call changed the instance (an instance that is not a
+    dataclass: its whole pickle).  O(size of the instance)."""
+    return pickle.dumps(tuple(getattr(inst, f.name) for f in fields(inst)) if is_dataclass(inst) else inst)
 
 
 def handed(inst) -> tuple:
