@@ -9,6 +9,8 @@
   ``epochbench bench`` that a test starts would inherit them and take itself
   for a worker (pytest-benchmark then disables benchmarking), so every test
   runs with them unset.
+* Tests of wall-time limits widen their tolerance by the number of test
+  processes sharing the machine (fixture ``sharing_processes``).
 """
 import os
 
@@ -25,3 +27,9 @@ def _children_are_not_xdist_workers(monkeypatch):
     """Child processes of a test start as top-level sessions."""
     for name in XDIST_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def sharing_processes(request) -> int:
+    """Test processes sharing this machine: the xdist workers under ``pytest -n``, else 1."""
+    return int(getattr(request.config, "workerinput", {}).get("workercount", 1))

@@ -2,6 +2,7 @@
 importable and runnable from any directory, no file outside the package,
 no default data folder."""
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -12,10 +13,19 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+#: what the wheel is not built from (environments, build outputs, caches)
+NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "results", "*.egg-info", "__pycache__",
+                                    ".hypothesis", ".pytest_cache", ".benchmarks")
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
+    """A wheel built from a copy of the checkout: a build in the checkout itself writes ``build/`` and
+    ``*.egg-info`` there, and two test processes (``pytest -n``) building at once break each other."""
+    src = tmp_path_factory.mktemp("src") / "epochbench"
+    shutil.copytree(ROOT, src, ignore=NOT_SOURCE)
     out = tmp_path_factory.mktemp("wheel")
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(src), "-w", str(out)],
                           capture_output=True, text=True, timeout=300)
     wheels = list(out.glob("epochbench-*.whl"))
     if proc.returncode != 0 or not wheels:

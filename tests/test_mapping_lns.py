@@ -28,12 +28,12 @@ def test_lns_is_checked_never_worse_than_its_start_and_its_bound_is_valid(seed):
     assert r.info["repairs"] >= 0 and r.info["lp_bound"] == pytest.approx(lp_bound(inst))
 
 
-def test_lns_improves_a_poor_start_by_repairs_within_its_limit():
+def test_lns_improves_a_poor_start_by_repairs_within_its_limit(sharing_processes):
     inst = generate("braun-range", tasks=128, machines=8, seed=3)[0]
     poor = np.zeros(inst.n, dtype=np.int64)                              # every task on machine 0
     t0 = time.perf_counter()
     r = lns(inst, time_limit=2.0, hint=poor, seed=0, first=None)         # repairs only
-    assert time.perf_counter() - t0 < 2.0 + 1.5                            # the limit, with a repair's slack
+    assert time.perf_counter() - t0 < 2.0 + 1.5 * sharing_processes           # the limit, with a repair's slack
     assert r.info["start"] == "hint" and r.info["repairs"] > 0 and r.info["improved"] > 0
     assert r.value < inst.value(poor) / 2
     assert inst.value(np.array(r.decision)) == pytest.approx(r.value)
