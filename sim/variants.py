@@ -48,7 +48,7 @@ import numpy as np
 from . import registry as _registry
 from .engine import StartFn
 from .policies import EASY, Step, _ArrivalQueue, _Base, register_policy
-from .profile import Profile
+from .profile import CompiledProfile
 
 
 def expected_slowdown(now: float, submit, estimate):
@@ -215,7 +215,7 @@ class SlackBackfill(_ArrivalQueue):
                     out[j] = s
         return out
 
-    def _reserve(self, now: float, queue: list, plan: dict, prof: Profile) -> None:
+    def _reserve(self, now: float, queue: list, plan: dict, prof: CompiledProfile) -> None:
         """Give the jobs of :meth:`_to_reserve` their promise and deadline:
         each, in queue order, at its earliest fit in ``prof`` (the running
         jobs and the reserved jobs at ``plan``, which it extends), so a new
@@ -227,7 +227,7 @@ class SlackBackfill(_ArrivalQueue):
                 tb.promised[j] = t
             self.deadline[j] = t + s
 
-    def _base_plan(self, now: float, guarded: list) -> tuple[dict, Profile]:
+    def _base_plan(self, now: float, guarded: list) -> tuple[dict, CompiledProfile]:
         """Plan B of the reserved jobs ``guarded`` and its profile: each at its
         earliest fit in reservation order.  Re-planned from scratch after an
         early end, an earlier job can take a later one's slot and push it
@@ -258,9 +258,9 @@ class SlackBackfill(_ArrivalQueue):
         tb = self.table
         return any(tb.start[r] + tb.estimate[r] < now for r in self.machine.running())
 
-    def _profile(self, now: float) -> Profile:
+    def _profile(self, now: float) -> CompiledProfile:
         tb = self.table
-        prof = Profile(self.machine.capacity, now)
+        prof = CompiledProfile(self.machine.capacity, now)
         for r in self.machine.running():
             prof.add(now, max(tb.start[r] + tb.estimate[r], now), tb.demand[r], -1)
         return prof
@@ -273,7 +273,7 @@ class SlackBackfill(_ArrivalQueue):
             prof.add(now, now + tb.estimate[starting], tb.demand[starting], -1)
         return {j: self._book(prof, j) for j in jobs}
 
-    def _book(self, prof: Profile, j: int) -> float:
+    def _book(self, prof: CompiledProfile, j: int) -> float:
         """Book job j in ``prof`` at its earliest fit for its whole estimate; returns the start."""
         tb = self.table
         t = prof.find(tb.demand[j], tb.estimate[j])

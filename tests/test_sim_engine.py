@@ -13,7 +13,7 @@ from epochbench.instances.workloads import saturated, workload
 from epochbench.sim import policies
 from epochbench.sim.engine import Engine, JobTable, PoolMachine, SimResult, packing_instance
 from epochbench.sim.pool import simulate_pool as simulate
-from epochbench.sim.profile import (Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move,
+from epochbench.sim.profile import (CompiledProfile, Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move,
                          p_release, rows_needed)
 
 POLICIES = ["fcfs", "nonfcfs", "easy", "conservative", "los"]  # los: EASY backfilled by the LOS DP (sim/los_fast.py)
@@ -367,6 +367,35 @@ def test_profiles_agree(ops, k):
         t1, f1 = normal(prof.t, prof.free)
         t2, f2 = normal(pt[:m], pf[:m])
         assert np.array_equal(t1, t2) and np.array_equal(f1, f2)
+
+
+@settings(max_examples=80, deadline=None)
+@given(ops=st.lists(st.tuples(st.integers(0, 7), st.integers(0, 3), st.integers(1, 12), st.integers(0, 5)),
+                    min_size=1, max_size=60), k=st.sampled_from([1, 3]))
+def test_compiled_profile_is_profile(ops, k):
+    """CompiledProfile (the compiled kernels behind Profile's interface, used
+    by slack-based backfilling) answers find and at as Profile does, through
+    bookings, releases, advances and its arrays growing from 4 rows."""
+    cap = np.array([7, 3, 5][:k])
+    ref, fast = Profile(cap, 0.0), CompiledProfile(cap, 0.0, rows=4)
+    now, booked = 0.0, []
+    for procs, other, est, step in ops:
+        dem = np.array([procs, min(other, 3), other][:k])
+        t = ref.find(dem, float(est))
+        assert fast.find(dem, float(est)) == t
+        for p in (ref, fast):
+            p.add(t, t + est, dem, -1)
+        booked.append((t, t + est, dem))
+        if step == 0:                       # an early end gives a booking back from now on
+            a, b, d = booked.pop(0)
+            for p in (ref, fast):
+                p.add(max(a, now), b, d, +1)
+        now += step % 3
+        for p in (ref, fast):
+            p.advance(now)
+        for x in (now, now + 0.5, now + step, now + est, float(t)):
+            assert np.array_equal(ref.at(x), fast.at(x))
+    assert len(fast) >= len(ref)             # it merges equal rows only when its arrays fill up
 
 
 def test_progress_is_reported_and_changes_nothing():
