@@ -91,7 +91,7 @@ class CompiledProfile:
     instead of several numpy calls with their allocations.  For policies of
     the generic engine that build whole plans at every pass (slack-based
     backfilling: about 60 profile operations per pass on KTH; the whole
-    trace took 138 s with :class:`Profile`, 10 s with this, identical
+    trace took 138 s with :class:`Profile`, 9 to 10 s with this, identical
     schedules); :class:`Profile` stays the independent reference of the
     generic conservative policy.  Equal neighbouring rows are merged when the
     arrays fill up, so :func:`len` counts breakpoints that :class:`Profile`
