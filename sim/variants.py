@@ -455,7 +455,9 @@ class MultiQueue(_Base):
         if not self.lend and table.n and table.demand[:, 0].max() > self.sizes.max():
             j = int(np.argmax(table.demand[:, 0]))
             raise ValueError(f"partitions: job id {int(table.ids[j])} needs {int(table.demand[j, 0])} "
-                             f"processors > the largest partition {int(self.sizes.max())} (no lending)")
+                             f"processors > the largest partition {int(self.sizes.max())} (no lending): "
+                             f"lend idle partitions (lend=True, --lend) or give one partition at least "
+                             f"{int(table.demand[j, 0])} (partitions, --partitions)")
 
     def queue_of(self, j: int) -> int:
         """The queue of job row ``j`` (class docstring)."""

@@ -163,7 +163,7 @@ def test_multi_queue_assignment_and_partitions():
     simulate(df, [4], pol)
     assert pol.sizes.tolist() == [1, 3]
     assert [pol.queue_of(j) for j in range(3)] == [1, 0, 1]   # job 1 is too wide for the short partition
-    with pytest.raises(ValueError, match="largest partition"):
+    with pytest.raises(ValueError, match=r"largest partition .* \(no lending\): lend idle partitions"):
         simulate(stream([(1, 0, 3, 5, 5)]), [4], "multi-queue", queue_bounds=[10.0], partitions=[2, 2])
     with pytest.raises(ValueError, match="partitions"):
         simulate(df, [4], "multi-queue", partitions=[1, 2])
