@@ -131,7 +131,10 @@ class CompiledProfile:
     def find(self, demand, estimate: float) -> float:
         """Earliest breakpoint time t with ``free >= demand`` on all of ``[t, t + estimate)``."""
         dem = np.asarray(demand, dtype=np.int64).reshape(1, -1)
-        return float(self.pt[p_find(self.pt, self.pf, self.m, dem, 0, float(estimate))])
+        i = p_find(self.pt, self.pf, self.m, dem, 0, float(estimate))
+        if i < 0:
+            raise ValueError(f"demand {dem[0].tolist()} never fits in capacity {self.capacity.tolist()}")
+        return float(self.pt[i])
 
     def at(self, t: float) -> np.ndarray:
         """Free capacity at time ``t``."""

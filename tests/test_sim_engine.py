@@ -396,6 +396,8 @@ def test_compiled_profile_is_profile(ops, k):
         for x in (now, now + 0.5, now + step, now + est, float(t)):
             assert np.array_equal(ref.at(x), fast.at(x))
     assert len(fast) >= len(ref)             # it merges equal rows only when its arrays fill up
+    with pytest.raises(ValueError, match="never fits"):
+        fast.find(cap + 1, 1.0)
 
 
 def test_progress_is_reported_and_changes_nothing():
