@@ -102,9 +102,10 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
     and ``count`` random instances of ``family``; every answer is checked
     and scored against ``exact``'s proven optimum next to the built-ins.
     ``workers`` / ``scheduler`` as in :func:`score` (``func`` travels to
-    the workers by pickle).  ``func`` gets a copy of each instance; its
-    answer is checked on the original, and changing the copy (its arrays
-    or ``meta``) is a failure.
+    the workers by pickle).  ``func`` gets a copy of each instance
+    (read-only arrays as the original's); its answer is checked on the
+    original, and changing the copy (``meta``, or an array made writable)
+    is a failure.
 
     Returns
     -------

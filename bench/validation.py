@@ -171,9 +171,9 @@ class Verdict:
 def _run_user(func, inst, label: str):
     """``func`` on a copy of ``inst``: its checked result (None on failure)
     and a failure line (or None).  The answer is checked against ``inst``
-    itself, so a function that changes the instance it is given (its arrays
-    are writable) cannot make the checker or the reference see another
-    problem; changing it is a failure of its own."""
+    itself, so a function that changes the instance it is given (``meta``,
+    or an array it made writable) cannot make the checker or the reference
+    see another problem; changing it is a failure of its own."""
     given, before = handed(inst)
     t0 = time.perf_counter()
     try:

@@ -336,8 +336,8 @@ def _given(m: Method, inst) -> tuple:
     methods; for a plugin's or a user's, a copy and its content
     (:func:`~epochbench.instances.core.handed`), so that
     :func:`solve` checks the answer on the original and can tell when the
-    method changed its instance (arrays and ``meta`` are writable), which
-    would corrupt every later method's run on it."""
+    method changed its instance (``meta``, or an array it made writable),
+    which would corrupt every later method's run on it."""
     return (inst, None) if m.origin == "builtin" else handed(inst)
 
 

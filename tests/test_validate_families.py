@@ -135,9 +135,10 @@ def test_a_heuristic_that_changes_its_instance_is_a_failure_and_is_checked_on_th
 
 
 def test_a_heuristic_that_changes_its_instance_cannot_pass_an_infeasible_answer():
-    """With every demand zeroed, 'every job' fits the changed instance; checked on the original it is
-    infeasible."""
+    """With every demand zeroed (the read-only array made writable first), 'every job' fits the changed
+    instance; checked on the original it is infeasible."""
     def zero_demand_then_everything(inst):
+        inst.demand.flags.writeable = True
         inst.demand[...] = 0
         return list(range(inst.n))
     v = eb.validate(zero_demand_then_everything, "packing", count=2, time_limit=2)
@@ -154,8 +155,13 @@ def test_a_plugin_method_that_changes_its_instance_is_one_clear_error_and_the_in
     from epochbench.instances.generators import generate
 
     def zero_demand_then_everything(inst):
+        inst.demand.flags.writeable = True
         inst.demand[...] = 0
         return list(range(inst.n))
+
+    def plain_write(inst):
+        inst.demand[0] = 0
+        return []
 
     monkeypatch.setitem(registry._REGISTRY, ("packing", "zeroing"),
                         registry.Method("packing", "zeroing", zero_demand_then_everything, "heuristic", "test"))
@@ -166,4 +172,8 @@ def test_a_plugin_method_that_changes_its_instance_is_one_clear_error_and_the_in
     with pytest.raises(ValueError, match=r"method 'zeroing' \(test\) changed the instance it was given"):
         registry.solve(inst, "zeroing")
     assert np.array_equal(inst.demand, demand)
+    monkeypatch.setitem(registry._REGISTRY, ("packing", "plain-write"),
+                        registry.Method("packing", "plain-write", plain_write, "heuristic", "test"))
+    with pytest.raises(ValueError, match="read-only"):         # the copy's arrays are read-only as the original's
+        registry.solve(inst, "plain-write")
     assert registry.solve(inst, "plugin-ff").decision == registry.solve(inst, "ff").decision
