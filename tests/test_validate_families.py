@@ -116,6 +116,12 @@ def test_a_heuristic_calling_sys_exit_is_a_failure_of_the_verdict():
     assert not v.ok and "raised SystemExit: 3" in v.failures[0]
 
 
+def _zero_demand_then_everything(inst):
+    """Broken on purpose: makes the read-only demand array writable, zeroes it, then picks every job."""
+    inst.demand.flags.writeable = True
+    inst.demand[...] = 0
+    return list(range(inst.n))
+
 
 def _annotating(inner):
     """Broken on purpose: writes into the instance's ``meta`` (a dict, mutable in a frozen instance),
@@ -135,13 +141,9 @@ def test_a_heuristic_that_changes_its_instance_is_a_failure_and_is_checked_on_th
 
 
 def test_a_heuristic_that_changes_its_instance_cannot_pass_an_infeasible_answer():
-    """With every demand zeroed (the read-only array made writable first), 'every job' fits the changed
-    instance; checked on the original it is infeasible."""
-    def zero_demand_then_everything(inst):
-        inst.demand.flags.writeable = True
-        inst.demand[...] = 0
-        return list(range(inst.n))
-    v = eb.validate(zero_demand_then_everything, "packing", count=2, time_limit=2)
+    """With every demand zeroed, 'every job' fits the changed instance; checked on the original it is
+    infeasible."""
+    v = eb.validate(_zero_demand_then_everything, "packing", count=2, time_limit=2)
     assert any("returned an infeasible answer" in f for f in v.failures), v.failures
     # where every job does fit the original, the answer stands and the change is the failure
     assert all("returned an infeasible answer" in f or "changed the instance it was given" in f
@@ -154,17 +156,12 @@ def test_a_plugin_method_that_changes_its_instance_is_one_clear_error_and_the_in
     from epochbench.instances import registry
     from epochbench.instances.generators import generate
 
-    def zero_demand_then_everything(inst):
-        inst.demand.flags.writeable = True
-        inst.demand[...] = 0
-        return list(range(inst.n))
-
     def plain_write(inst):
         inst.demand[0] = 0
         return []
 
     monkeypatch.setitem(registry._REGISTRY, ("packing", "zeroing"),
-                        registry.Method("packing", "zeroing", zero_demand_then_everything, "heuristic", "test"))
+                        registry.Method("packing", "zeroing", _zero_demand_then_everything, "heuristic", "test"))
     monkeypatch.setitem(registry._REGISTRY, ("packing", "plugin-ff"),
                         registry.Method("packing", "plugin-ff", get("packing", "ff").func, "heuristic", "test"))
     inst = generate("leinberger", n=12, k=2, count=1, seed=4)[0]
