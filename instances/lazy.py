@@ -102,6 +102,7 @@ def numba_without_blas_probe() -> None:
 
 # ---- compiled kernels on first call ------------------------------------------------------
 _KERNELS: list["LazyKernel"] = []
+_INTRINSICS: list["LazyIntrinsic"] = []
 _NUMBA = None                                 # the numba module once the kernels are compiled
 _LOCK = threading.RLock()
 
@@ -180,6 +181,36 @@ def njit(**options):
     return deco
 
 
+class LazyIntrinsic:
+    """A numba ``@intrinsic`` (a typing function emitting LLVM IR) made when
+    numba is loaded, like :class:`LazyKernel`: :func:`load_kernels` puts
+    ``numba.extending.intrinsic(func)`` in its place in every module's
+    namespace, before any kernel calling it is compiled."""
+
+    def __init__(self, func):
+        self.py_func = func
+        self.dispatcher = None
+        functools.update_wrapper(self, func)
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self.py_func.__name__} is an intrinsic: it is called from compiled kernels only")
+
+    def __reduce__(self):
+        return _kernel_named, (self.py_func.__module__, self.py_func.__qualname__)
+
+
+def intrinsic(func):
+    """``numba.extending.intrinsic(func)``, made when numba is loaded
+    (:class:`LazyIntrinsic`)."""
+    with _LOCK:
+        if _NUMBA is not None:
+            from numba.extending import intrinsic as make
+            return make(func)
+        lazy = LazyIntrinsic(func)
+        _INTRINSICS.append(lazy)
+        return lazy
+
+
 def kernels_loaded() -> bool:
     """Whether numba is imported and the kernels are numba dispatchers: after
     that, running a compiled kernel costs no start-up any more (the
@@ -190,7 +221,8 @@ def kernels_loaded() -> bool:
 def load_kernels() -> None:
     """Import numba (without its BLAS probe, :func:`numba_without_blas_probe`),
     make every :class:`LazyKernel` a dispatcher and replace it by that in the
-    namespace of every loaded module.  Idempotent; thread-safe."""
+    namespace of every loaded module (the :class:`LazyIntrinsic` ones too).
+    Idempotent; thread-safe."""
     global _NUMBA
     import sys
     with _LOCK:
@@ -198,6 +230,9 @@ def load_kernels() -> None:
             return
         numba_without_blas_probe()
         import numba
+        from numba.extending import intrinsic as make_intrinsic
+        for lazy in _INTRINSICS:
+            lazy.dispatcher = make_intrinsic(lazy.py_func)
         for kernel in _KERNELS:
             kernel.dispatcher = numba.njit(**kernel.options)(kernel.py_func)
         for module in list(sys.modules.values()):
@@ -207,7 +242,7 @@ def load_kernels() -> None:
                 continue
             if isinstance(names, dict):
                 for key, value in list(names.items()):
-                    if type(value) is LazyKernel:
+                    if type(value) is LazyKernel or type(value) is LazyIntrinsic:
                         names[key] = value.dispatcher
         _NUMBA = numba
 

@@ -144,6 +144,7 @@ def test_a_kernel_is_compiled_on_first_call_and_its_module_then_holds_the_dispat
     from epochbench.sim import profile
     load_kernels()
     assert not isinstance(profile.p_add, LazyKernel) and hasattr(profile.p_add, "py_func")
+    assert not isinstance(profile._rows_move, LazyIntrinsic)  # numba's intrinsic in its place
 
 
 _CHILD = """
