@@ -13,7 +13,7 @@ import pytest
 from epochbench.instances import jobs as jobs_module
 from epochbench.instances._swf_parse import parse_integer_text
 from epochbench.instances.jobs import make_workload
-from epochbench.instances.lazy import LazyKernel, load_kernels
+from epochbench.instances.lazy import LazyIntrinsic, LazyKernel, load_kernels
 from epochbench.sim import easy_python as easy_module
 from epochbench.sim import metrics
 from epochbench.sim.engine import JobTable
