@@ -742,17 +742,20 @@ def _scaled_lower_bound(sc: Scaled) -> int:
 
 
 # ---- MILP through PuLP --------------------------------------------------------------------
-def _pulp_model(inst, coef: np.ndarray, ready: np.ndarray, allowed, lb, ub, hint):
-    """The model in PuLP (float coefficients, continuous C in [lb, ub])."""
+def _pulp_model(inst, coef: np.ndarray, ready: np.ndarray, allowed, lb, ub, hint, work_weight: float = 0.0):
+    """The model in PuLP (float coefficients, continuous C in [lb, ub]);
+    objective C, plus ``work_weight`` x (total work) / m when positive."""
     t, m = inst.etc.shape
     prob = pulp.LpProblem("mapping", pulp.LpMinimize)
     cmax = prob.add_variable("C", lb, ub, cat=pulp.LpContinuous)
-    prob += pulp.LpAffineExpression([(cmax, 1)])
     x = {}
     wi, wj = len(str(t - 1)), len(str(m - 1))
     for i in range(t):
         for j in np.flatnonzero(allowed[i]):
             x[i, int(j)] = prob.add_variable(f"x{i:0{wi}d}_{int(j):0{wj}d}", 0, 1, cat=pulp.LpInteger)
+    w = float(work_weight) / m
+    prob += pulp.LpAffineExpression([(cmax, 1)] + ([(v, w * float(coef[i, j])) for (i, j), v in x.items()]
+                                                   if w > 0 else []))
     for i in range(t):
         prob += (pulp.LpAffineExpression([(x[i, j], 1) for j in range(m) if (i, j) in x]) == 1, f"a{i}")
     us = {}
@@ -772,11 +775,13 @@ def _pulp_model(inst, coef: np.ndarray, ready: np.ndarray, allowed, lb, ub, hint
     return prob, x, cmax, start
 
 
-def _milp(inst, method, hint, lb_true, deadline, threads, seed):
+def _milp(inst, method, hint, lb_true, deadline, threads, seed, work_weight: float = 0.0):
     """CBC or HiGHS on the float model normalised so that the start's makespan
     is :data:`MILP_NORM`, until ``deadline`` (``time.perf_counter()``
     seconds); returns status, mapping, bound in true units (``None`` when the
-    solver proved none), info."""
+    solver proved none), info.  With ``work_weight`` w > 0 the objective is
+    C + w (total work) / m and the bound returned is the solver's divided by
+    1 + w, a bound on the makespan (see :func:`solve_mapping`)."""
     if time_left(deadline) <= 0:
         return "timeout", None, None, {"solver": "HiGHS" if method == "milp-highs" else "CBC",
                                        "solver_status": "not started", "objective_units": "float"}
@@ -787,7 +792,7 @@ def _milp(inst, method, hint, lb_true, deadline, threads, seed):
     allowed = _allowed(inst, hint, None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        prob, x, cmax, start = _pulp_model(inst, coef, ready, allowed, lb, ub, hint)
+        prob, x, cmax, start = _pulp_model(inst, coef, ready, allowed, lb, ub, hint, work_weight)
         if method == "milp-highs":
             status, raw, details = run_highs(prob, start, deadline, threads, seed, where=inst.name)
         else:
@@ -808,7 +813,7 @@ def _milp(inst, method, hint, lb_true, deadline, threads, seed):
             assign, status = None, "feasible"
     bound = None
     if raw is not None and math.isfinite(raw):
-        bound = (raw - _TOL * max(1.0, abs(raw))) / unit
+        bound = (raw - _TOL * max(1.0, abs(raw))) / unit / (1.0 + work_weight)
     details["objective_units"] = "float"
     return status, assign, bound, details
 
@@ -831,7 +836,7 @@ def start_mapping(inst: MappingInstance, hint=None, warm: bool = True, budget: f
 
 
 def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, threads: int = 1, seed: int = 0,
-                  hint=None, presolve: float | None = None, warm: bool = True) -> Result:
+                  hint=None, presolve: float | None = None, warm: bool = True, work_weight: float = 0.0) -> Result:
     """Minimum makespan of a mapping instance with backend ``method`` (cpsat,
     milp-cbc, milp-highs); start / hint: ``hint`` when given, else the best
     of Min-Min and the family's fast heuristics
@@ -842,9 +847,22 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
     ``info["bound_kind"]`` says ``solver`` when the backend proved more,
     else ``combinatorial``); status ``optimal`` only when the returned
     mapping's true makespan meets it.  ``time_limit`` is the wall time of
-    the whole call (start mapping, model building and solver)."""
+    the whole call (start mapping, model building and solver).
+    ``work_weight`` (``milp-highs`` and ``milp-cbc`` only; default 0): the
+    model minimises C + ``work_weight`` x (total processing time) / m, which
+    steers the solver toward mappings that do less work in all at nearly the
+    same makespan (the mapping LNS's first phase,
+    :func:`epochbench.exact.mapping_lns.lns`); the solver's bound B on that
+    objective then gives the makespan bound B / (1 + ``work_weight``) (the
+    total work is at most m C), and the status is ``optimal`` only when the
+    mapping meets the bound."""
     if method not in METHODS:
         raise KeyError(f"unknown exact method {method!r}; known: {', '.join(METHODS)}")
+    work_weight = float(work_weight)
+    if not (math.isfinite(work_weight) and work_weight >= 0):
+        raise ValueError(f"work_weight must be a finite number >= 0, got {work_weight!r}")
+    if work_weight > 0 and method not in ("milp-highs", "milp-cbc"):
+        raise ValueError(f"work_weight is a parameter of milp-highs and milp-cbc, not {method}")
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
     start, origin = start_mapping(inst, hint, warm, START_SHARE * float(time_limit))
@@ -888,8 +906,12 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
         bound = raw / sc.scale
         by_solver = True
     else:
-        status, assign, bound, details = _milp(inst, method, start, lb, deadline, threads, seed)
+        status, assign, bound, details = _milp(inst, method, start, lb, deadline, threads, seed, work_weight)
         by_solver = bound is not None
+        if work_weight > 0:
+            details["work_weight"] = work_weight
+            if status == "optimal":  # optimal for the weighted objective, not for the makespan
+                status = "feasible"
     if method in ("cpsat", "bnp"):
         details["scaling"] = "exact" if sc.exact else "floor"
         details["scale"] = sc.scale

@@ -423,6 +423,39 @@ def test_exact_models_agree_with_brute_force(seed):
     assert sc.exact == (seed in (0, 2))
 
 
+@pytest.mark.parametrize("method", ["milp-highs", "milp-cbc"])
+@pytest.mark.parametrize("seed", range(3))
+def test_work_weight_minimises_makespan_plus_weighted_work_with_a_valid_bound(method, seed):
+    """``work_weight`` w: the MILP's mapping minimises C + w (total work) / m
+    (brute force over all mappings), its bound stays below the true minimum
+    makespan, and 'optimal' (for the weighted objective) is not reported as
+    a proven makespan."""
+    rng = np.random.default_rng(70 + seed)
+    inst = random_instance(rng, 7, 3, ready=seed == 1, integer=seed == 2)
+    maps = np.array(list(itertools.product(range(inst.k), repeat=inst.n)), dtype=np.int64)
+    spans = H.makespans(inst, maps)
+    work = inst.etc[np.arange(inst.n), maps].sum(axis=1)
+    w = 0.3
+    res = solve(inst, method, time_limit=20, threads=1, work_weight=w, warm=False)
+    a = np.array(res.decision)
+    got = inst.value(a) + w * inst.etc[np.arange(inst.n), a].sum() / inst.k
+    assert got == pytest.approx((spans + w * work / inst.k).min(), rel=1e-6)
+    assert res.bound <= spans.min() * (1 + 1e-9)
+    assert res.info["work_weight"] == w
+    # the machines are not all equally loaded, so the weighted optimum proves no makespan
+    assert inst.etc[np.arange(inst.n), a].sum() / inst.k < inst.value(a)
+    assert res.status == "feasible" and res.value > res.bound
+
+
+def test_work_weight_is_refused_where_it_does_not_apply():
+    inst = random_instance(np.random.default_rng(1), 5, 2)
+    with pytest.raises(ValueError, match="work_weight is a parameter of milp-highs and milp-cbc, not cpsat"):
+        solve(inst, "cpsat", time_limit=1, work_weight=0.1)
+    with pytest.raises(ValueError, match="work_weight must be a finite number >= 0"):
+        solve(inst, "milp-highs", time_limit=1, work_weight=-1)
+    assert solve(inst, "cpsat", time_limit=5, work_weight=0).status == "optimal"
+
+
 def test_cpsat_floor_scaling_bound_is_valid_for_the_unscaled_objective():
     """Huge, non-decimal entries force the floor scaling: the bound must stay
     below the true optimum and 'optimal' needs the true value to meet it."""

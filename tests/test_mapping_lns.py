@@ -91,3 +91,16 @@ def test_the_size_reduced_first_phase_returns_mappings_of_the_instance_and_no_bo
     assert got.info["first"]["machines_per_task"] == 2 and got.info["first"]["bound"] is None
     assert got.bound <= opt.value * (1 + 1e-9) and got.value >= opt.value - 1e-9
     assert lns(inst, time_limit=0.5, reduce=0).info["first"]["machines_per_task"] == inst.k
+
+
+def test_the_first_phase_weighs_total_work_when_its_method_takes_a_weight():
+    inst = generate("braun-range", tasks=32, machines=4, seed=6)[0]
+    hint = np.zeros(inst.n, dtype=np.int64)
+    r = lns(inst, time_limit=1.0, hint=hint, seed=0)
+    assert r.info["first"]["work_weight"] == 0.1 and r.value <= r.info["first"]["value"] + 1e-9
+    plain = lns(inst, time_limit=1.0, hint=hint, seed=0, first_work_weight=0.0)
+    assert plain.info["first"]["work_weight"] == 0.0
+    other = lns(inst, time_limit=1.0, hint=hint, seed=0, first="cpsat")      # takes no weight
+    assert other.info["first"]["work_weight"] is None
+    for res in (r, plain, other):
+        assert res.bound <= res.value and inst.value(np.array(res.decision)) == pytest.approx(res.value)
