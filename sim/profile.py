@@ -240,10 +240,10 @@ def _same(pf, a, b):
     return True
 
 
-@njit(**JIT)
-def _locate(pt, m, t):
-    """First row with pt[i] >= t (binary search)."""
-    lo, hi = 0, m
+@njit(**INLINE)
+def _locate_from(pt, lo, m, t):
+    """First row i >= lo with pt[i] >= t (binary search on [lo, m))."""
+    hi = m
     while lo < hi:
         mid = (lo + hi) >> 1
         if pt[mid] < t:
@@ -251,6 +251,12 @@ def _locate(pt, m, t):
         else:
             hi = mid
     return lo
+
+
+@njit(**JIT)
+def _locate(pt, m, t):
+    """First row with pt[i] >= t (binary search)."""
+    return _locate_from(pt, 0, m, t)
 
 
 @njit(**INLINE)
@@ -400,19 +406,6 @@ def _find_from(pt, m, a, t):
     while a < m and pt[a] < t:
         a += 1
     return a, a < m and pt[a] == t
-
-
-@njit(**INLINE)
-def _locate_from(pt, lo, m, t):
-    """First row i >= lo with pt[i] >= t (binary search on [lo, m))."""
-    hi = m
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if pt[mid] < t:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 @njit(**INLINE)
