@@ -6,8 +6,9 @@ share of the time (its incumbent is the best of the exact methods' on the
 Braun matrices after a few seconds; optionally on a size-reduced model
 [fanjulpeyro2011]), minimising the makespan plus a small weight of the total
 work (ours: the repairs balance the machines but rarely lower the total
-work, so the first phase should end where little work is done), then alternates fast local moves with an exact repair of a
-few machines at once, in the manner of Shaw's large neighbourhood search
+work, so the first phase should end where little work is done), then
+alternates fast local moves with an exact repair of a few machines at once,
+in the manner of Shaw's large neighbourhood search
 [shaw1998]: the tasks of the makespan machine and of ``machines - 1`` others
 (the least loaded and random ones, in turn) are reassigned among those
 machines optimally by CP-SAT, started from their current assignment (so a
