@@ -310,6 +310,30 @@ def normal(t, f):
     return t[keep], f[keep]
 
 
+@pytest.mark.parametrize("k", [1, 2])
+def test_p_move_gives_the_rows_of_taking_the_job_out_and_booking_it_again(k):
+    """p_move against p_add -1 on the new window then +1 on the old one, on
+    random step functions, a third of them with the new window ending where
+    the old one starts (one breakpoint for both: the case where the rows
+    that get the job back start at the breakpoint just inserted)."""
+    rng = np.random.default_rng(5)
+    for trial in range(1500):
+        m = int(rng.integers(3, 30))
+        pt = np.zeros(100)
+        pf = np.zeros(100, np.int64) if k == 1 else np.zeros((100, k), np.int64)
+        pt[:m] = np.sort(rng.choice(np.arange(1, 200), m, replace=False)).astype(float)
+        pf[:m] = rng.integers(0, 10, pf[:m].shape)
+        dem = rng.integers(1, 4, 1) if k == 1 else rng.integers(1, 4, (1, k))
+        i = int(rng.integers(0, m - 1))
+        r = float(rng.integers(int(pt[i]) + 1, 220))
+        e = r - pt[i] if trial % 3 == 0 else float(rng.integers(1, 100))
+        a, b = (pt.copy(), pf.copy()), (pt.copy(), pf.copy())
+        ma = p_move(a[0], a[1], m, i, r, e, dem, 0)
+        mb = p_add(b[0], b[1], m, pt[i], pt[i] + e, dem, 0, -1)
+        mb = p_add(b[0], b[1], mb, r, r + e, dem, 0, 1)
+        assert ma == mb and np.array_equal(a[0][:ma], b[0][:mb]) and np.array_equal(a[1][:ma], b[1][:mb]), trial
+
+
 @settings(max_examples=60, deadline=None)
 @given(ops=st.lists(st.tuples(st.integers(1, 6), st.integers(0, 3), st.integers(1, 9), st.integers(0, 4)),
                     min_size=1, max_size=30), k=st.sampled_from([1, 2]))
