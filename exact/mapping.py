@@ -75,6 +75,8 @@ _optimize = lazy_module("scipy.optimize")
 _sparse = lazy_module("scipy.sparse")
 
 METHODS = ("cpsat", "milp-cbc", "milp-highs", "bnp")
+#: the methods that take a ``work_weight`` (:func:`solve_mapping`)
+WEIGHTED = ("milp-highs", "milp-cbc")
 #: largest scaled column sum (sum of a machine's entries + its ready time) for CP-SAT
 INT_LIMIT = 2**50
 #: the MILP models are normalised so that the start mapping's makespan is this
@@ -861,8 +863,8 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
     work_weight = float(work_weight)
     if not (math.isfinite(work_weight) and work_weight >= 0):
         raise ValueError(f"work_weight must be a finite number >= 0, got {work_weight!r}")
-    if work_weight > 0 and method not in ("milp-highs", "milp-cbc"):
-        raise ValueError(f"work_weight is a parameter of milp-highs and milp-cbc, not {method}")
+    if work_weight > 0 and method not in WEIGHTED:
+        raise ValueError(f"work_weight is a parameter of {' and '.join(WEIGHTED)}, not {method}")
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
     start, origin = start_mapping(inst, hint, warm, START_SHARE * float(time_limit))

@@ -46,7 +46,7 @@ from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import forwards, register
 
 from ._binary import time_left, warm_up_backends
-from .mapping import Relaxation, Scaled, _cpsat, _descent, lp_relaxation, scaled, start_mapping
+from .mapping import WEIGHTED, Relaxation, Scaled, _cpsat, _descent, lp_relaxation, scaled, start_mapping
 from .starts import START_SHARE
 
 #: repairs without improvement before a long hop
@@ -62,8 +62,6 @@ PROVEN_CAP = 100_000
 DRAWS = 8
 #: the first phase's weight of total work (``work_weight`` of the MILP methods)
 FIRST_WORK_WEIGHT = 0.1
-#: first methods that take a ``work_weight``
-WEIGHTED_FIRST = ("milp-highs", "milp-cbc")
 
 
 def _finish(sc: Scaled, a: np.ndarray) -> np.ndarray:
@@ -249,7 +247,7 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     if first and m > 1 and inst.value(a) > bound * (1 + 1e-12) and time_left(deadline) > 0:
         from epochbench.instances.registry import solve
         small = reduce > 0 and relax is not None and reduce < m
-        weighted = {"work_weight": float(first_work_weight)} if first in WEIGHTED_FIRST else {}
+        weighted = {"work_weight": float(first_work_weight)} if first in WEIGHTED else {}
         pre = solve(_reduced(inst, relax, a, int(reduce)) if small else inst, first,
                     time_limit=max(0.0, min(first_share * float(time_limit), time_left(deadline))),
                     threads=threads, seed=seed, hint=a, **weighted)
