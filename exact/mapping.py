@@ -207,14 +207,20 @@ def _allowed(inst: MappingInstance, hint: np.ndarray, sc: Scaled | None) -> np.n
     return sc.etc + sc.ready <= ub
 
 
-def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, deadline, threads, seed):
+def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, deadline, threads, seed, floor: int = 0,
+           weights: tuple[int, int] | None = None):
     """CP-SAT on the integer model, ``C`` at most the hint's makespan, until
     ``deadline`` (``time.perf_counter()`` seconds, model building included).
-    The bound is ``lb_int`` unless CP-SAT returned a solution with its own."""
+    The bound is ``lb_int`` unless CP-SAT returned a solution with its own.
+
+    For the LNS's repairs (:mod:`epochbench.exact.mapping_lns`): ``C`` at
+    least ``floor`` (the finishing time of the machines outside the model),
+    and with ``weights = (a, b)`` the objective ``a C + b (total work)``
+    instead of ``C`` (its bound is then of that objective)."""
     t, m = inst.etc.shape
     model = cp_model.CpModel()
-    ub = sc.makespan(hint)
-    cmax = model.new_int_var(min(lb_int, ub), ub, "C")
+    ub = max(sc.makespan(hint), int(floor))
+    cmax = model.new_int_var(max(min(lb_int, ub), int(floor)), ub, "C")
     x = {}
     for i in range(t):
         vs = []
@@ -238,7 +244,11 @@ def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, deadline, threads, seed):
             model.add_hint(u, int(np.any(hint == j)))
         else:
             model.add(expr <= cmax)
-    model.minimize(cmax)
+    if weights is None:
+        model.minimize(cmax)
+    else:
+        (vs, cs) = zip(*[(v, int(sc.etc[i, j])) for (i, j), v in x.items()])
+        model.minimize(int(weights[0]) * cmax + int(weights[1]) * cp_model.LinearExpr.weighted_sum(vs, cs))
     for (i, j), v in x.items():
         model.add_hint(v, int(hint[i] == j))
     model.add_hint(cmax, ub)

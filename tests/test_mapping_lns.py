@@ -104,3 +104,63 @@ def test_the_first_phase_weighs_total_work_when_its_method_takes_a_weight():
     assert other.info["first"]["work_weight"] is None
     for res in (r, plain, other):
         assert res.bound <= res.value and inst.value(np.array(res.decision)) == pytest.approx(res.value)
+
+
+def test_a_weighted_repair_finds_the_least_makespan_plus_weighted_work_of_its_machines():
+    """Brute force over every assignment of the repaired machines' tasks
+    among them: the repair's mapping has the least merit (p x makespan + q x
+    total work, the makespan at least the other machines' finishing time),
+    so it never raises the makespan."""
+    import itertools
+
+    from epochbench.exact.mapping import scaled
+    from epochbench.exact.mapping_lns import _finish, _merit, _repair, _weights
+    inst = generate("braun-range", tasks=9, machines=3, seed=7)[0]
+    sc = scaled(inst)
+    weights = _weights(sc, 0.5)
+    assert weights == (3 * 100, 50)
+    rng = np.random.default_rng(3)
+    for trial in range(4):
+        a = rng.integers(0, 3, size=inst.n)
+        cols = np.array([0, 1] if trial % 2 else [0, 1, 2])
+        got, optimal = _repair(inst, sc, a, cols, time.perf_counter() + 20.0, 1, 0, weights)
+        assert optimal
+        rows = np.flatnonzero(np.isin(a, cols))
+        best = min(_merit(sc, _put(a, rows, choice), weights)
+                   for choice in itertools.product(cols, repeat=rows.size))
+        assert _merit(sc, got, weights) == best
+        assert (got[~np.isin(np.arange(inst.n), rows)] == a[~np.isin(np.arange(inst.n), rows)]).all()
+        assert np.isin(got[rows], cols).all()
+        assert _finish(sc, got).max() <= _finish(sc, a).max()
+
+
+def _put(a, rows, choice):
+    out = a.copy()
+    out[rows] = choice
+    return out
+
+
+def test_repair_weights_fall_back_to_the_makespan_alone_at_zero_or_beyond_the_integer_range():
+    from epochbench.exact.mapping import Scaled
+    from epochbench.exact.mapping_lns import _weights
+    small = Scaled(np.ones((4, 2), dtype=np.int64), np.zeros(2, dtype=np.int64), 1.0, True)
+    assert _weights(small, 0.0) is None and _weights(small, 0.004) is None     # rounds to 0 on the grid
+    assert _weights(small, 0.25) == (200, 25)
+    huge = Scaled(np.full((4, 2), 2**55, dtype=np.int64), np.zeros(2, dtype=np.int64), 1.0, True)
+    assert _weights(huge, 0.5) is None
+
+
+def test_lns_weighs_work_in_its_repairs_until_its_tail():
+    inst = generate("braun-range", tasks=32, machines=4, seed=6)[0]
+    hint = np.zeros(inst.n, dtype=np.int64)
+    r = lns(inst, time_limit=1.0, hint=hint, seed=0, first=None)
+    assert r.info["repair_work_weight"] == 0.5
+    whole = lns(inst, time_limit=1.0, hint=hint, seed=0, first=None, tail_share=1.0)
+    assert whole.info["tail_from_repair"] == 0                              # the makespan alone from the start
+    never = lns(inst, time_limit=1.0, hint=hint, seed=0, first=None, tail_share=0.0)
+    assert "tail_from_repair" not in never.info
+    plain = lns(inst, time_limit=1.0, hint=hint, seed=0, first=None, repair_work_weight=0.0)
+    assert plain.info["repair_work_weight"] == 0.0 and "tail_from_repair" not in plain.info
+    for res in (r, whole, never, plain):
+        assert res.bound <= res.value and inst.value(np.array(res.decision)) == pytest.approx(res.value)
+        assert res.value < inst.value(hint)
