@@ -134,7 +134,10 @@ def _repair(inst: MappingInstance, sc: Scaled, a: np.ndarray, cols: np.ndarray, 
 
 
 def _key(a: np.ndarray, cols: np.ndarray) -> tuple:
-    """What a repair of ``cols`` depends on: the machines and the tasks on them."""
+    """What a repair of ``cols`` depends on: the machines and the tasks on
+    them.  (A weighted repair depends on the other machines' largest
+    finishing time too; the key leaves it out, so a set proven optimal is
+    not tried again when that time falls: a heuristic choice.)"""
     return tuple(sorted(int(c) for c in cols)), np.flatnonzero(np.isin(a, cols)).tobytes()
 
 
