@@ -39,6 +39,7 @@ References
 """
 from __future__ import annotations
 
+import math
 import time
 from types import SimpleNamespace
 
@@ -316,6 +317,10 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     .. [shaw1998] P. Shaw. Using Constraint Programming and Local Search Methods to Solve Vehicle
        Routing Problems. CP 1998, LNCS 1520, pp. 417-431. https://doi.org/10.1007/3-540-49481-2_30.
     """
+    if not (math.isfinite(repair_work_weight) and repair_work_weight >= 0):
+        raise ValueError(f"repair_work_weight must be a finite number >= 0, got {repair_work_weight!r}")
+    if not 0 <= tail_share <= 1:
+        raise ValueError(f"tail_share must be a share of the time limit in [0, 1], got {tail_share!r}")
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
     t, m = inst.etc.shape

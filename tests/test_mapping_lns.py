@@ -164,3 +164,12 @@ def test_lns_weighs_work_in_its_repairs_until_its_tail():
     for res in (r, whole, never, plain):
         assert res.bound <= res.value and inst.value(np.array(res.decision)) == pytest.approx(res.value)
         assert res.value < inst.value(hint)
+
+
+@pytest.mark.parametrize("params, message", [({"repair_work_weight": -0.5}, "repair_work_weight must be"),
+                                             ({"repair_work_weight": float("nan")}, "repair_work_weight must be"),
+                                             ({"tail_share": 1.5}, "tail_share must be")])
+def test_lns_refuses_a_negative_work_weight_or_a_tail_beyond_the_time_limit(params, message):
+    inst = generate("braun-range", tasks=8, machines=2, seed=1)[0]
+    with pytest.raises(ValueError, match=message):
+        lns(inst, time_limit=0.5, **params)
