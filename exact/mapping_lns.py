@@ -280,7 +280,9 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     tail_share : float
         The last share of the time limit in which the repairs weigh the
         makespan alone again, from the best mapping found (only with a
-        positive ``repair_work_weight``).
+        positive ``repair_work_weight``).  Without it (0), 3 of 6 runs
+        near the 0.05 % mark ended above it, against 1 of 6 with 0.25
+        (u_i_lohi seed 2: 0.082 % against 0.033 %).
     reduce : int
         0 (default), or at least the number of machines: the first method
         works on the whole model, and its proven bound joins the bound.
