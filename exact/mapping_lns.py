@@ -348,7 +348,7 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     sc = scaled(inst)
     proven: set = set()
     weights = _weights(sc, repair_work_weight) if m > 1 else None
-    tail_at = deadline - max(0.0, float(tail_share)) * float(time_limit)
+    tail_at = deadline - float(tail_share) * float(time_limit)
     info["repair_work_weight"] = weights[1] / WEIGHT_GRID if weights is not None else 0.0
     while m > 1 and best_value > bound * (1 + 1e-12) and time_left(deadline) > 0:
         if weights is not None and time.perf_counter() >= tail_at:  # the tail: makespan alone, from the best
