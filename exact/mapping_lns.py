@@ -82,13 +82,10 @@ def _finish(sc: Scaled, a: np.ndarray) -> np.ndarray:
     return np.where(used, load + sc.ready, 0)
 
 
-def _merit(sc: Scaled, a: np.ndarray, weights: tuple[int, int] | None) -> int:
-    """What the repairs lower: the makespan, or with ``weights = (p, q)``
-    ``p`` x makespan + ``q`` x total work (integer units, exact)."""
-    fin = _finish(sc, a)
-    if weights is None:
-        return int(fin.max())
-    return weights[0] * int(fin.max()) + weights[1] * int(sc.etc[np.arange(a.size), a].sum())
+def _merit(sc: Scaled, a: np.ndarray, weights: tuple[int, int]) -> int:
+    """What a weighted repair lowers, with ``weights = (p, q)``: ``p`` x
+    makespan + ``q`` x total work (integer units, exact)."""
+    return weights[0] * int(_finish(sc, a).max()) + weights[1] * int(sc.etc[np.arange(a.size), a].sum())
 
 
 def _weights(sc: Scaled, work_weight: float) -> tuple[int, int] | None:
