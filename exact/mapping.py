@@ -216,7 +216,8 @@ def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, deadline, threads, seed, flo
     For the LNS's repairs (:mod:`epochbench.exact.mapping_lns`): ``C`` at
     least ``floor`` (the finishing time of the machines outside the model),
     and with ``weights = (a, b)`` the objective ``a C + b (total work)``
-    instead of ``C`` (its bound is then of that objective)."""
+    instead of ``C``, or ``a C + sum_j b[j] (work on machine j)`` when ``b``
+    is an array of m integers (its bound is then of that objective)."""
     t, m = inst.etc.shape
     model = cp_model.CpModel()
     ub = max(sc.makespan(hint), int(floor))
@@ -247,8 +248,9 @@ def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, deadline, threads, seed, flo
     if weights is None:
         model.minimize(cmax)
     else:
-        (vs, cs) = zip(*[(v, int(sc.etc[i, j])) for (i, j), v in x.items()])
-        model.minimize(int(weights[0]) * cmax + int(weights[1]) * cp_model.LinearExpr.weighted_sum(vs, cs))
+        q = np.broadcast_to(np.asarray(weights[1], dtype=np.int64), (m,))   # one weight, or one per machine
+        (vs, cs) = zip(*[(v, int(q[j]) * int(sc.etc[i, j])) for (i, j), v in x.items()])
+        model.minimize(int(weights[0]) * cmax + cp_model.LinearExpr.weighted_sum(vs, cs))
     for (i, j), v in x.items():
         model.add_hint(v, int(hint[i] == j))
     model.add_hint(cmax, ub)
@@ -754,9 +756,12 @@ def _scaled_lower_bound(sc: Scaled) -> int:
 
 
 # ---- MILP through PuLP --------------------------------------------------------------------
-def _pulp_model(inst, coef: np.ndarray, ready: np.ndarray, allowed, lb, ub, hint, work_weight: float = 0.0):
+def _pulp_model(inst, coef: np.ndarray, ready: np.ndarray, allowed, lb, ub, hint, work_weight: float = 0.0,
+                prices=None):
     """The model in PuLP (float coefficients, continuous C in [lb, ub]);
-    objective C, plus ``work_weight`` x (total work) / m when positive."""
+    objective C, plus ``work_weight`` x (total work) / m when positive, or
+    ``work_weight`` x sum_j ``prices[j]`` x (work on machine j) when
+    ``prices`` (m numbers) are given."""
     t, m = inst.etc.shape
     prob = pulp.LpProblem("mapping", pulp.LpMinimize)
     cmax = prob.add_variable("C", lb, ub, cat=pulp.LpContinuous)
@@ -765,9 +770,9 @@ def _pulp_model(inst, coef: np.ndarray, ready: np.ndarray, allowed, lb, ub, hint
     for i in range(t):
         for j in np.flatnonzero(allowed[i]):
             x[i, int(j)] = prob.add_variable(f"x{i:0{wi}d}_{int(j):0{wj}d}", 0, 1, cat=pulp.LpInteger)
-    w = float(work_weight) / m
-    prob += pulp.LpAffineExpression([(cmax, 1)] + ([(v, w * float(coef[i, j])) for (i, j), v in x.items()]
-                                                   if w > 0 else []))
+    w = float(work_weight) * (np.full(m, 1.0 / m) if prices is None else np.asarray(prices, dtype=float))
+    prob += pulp.LpAffineExpression([(cmax, 1)] + ([(v, w[j] * float(coef[i, j])) for (i, j), v in x.items()]
+                                                   if work_weight > 0 else []))
     for i in range(t):
         prob += (pulp.LpAffineExpression([(x[i, j], 1) for j in range(m) if (i, j) in x]) == 1, f"a{i}")
     us = {}
@@ -787,13 +792,14 @@ def _pulp_model(inst, coef: np.ndarray, ready: np.ndarray, allowed, lb, ub, hint
     return prob, x, cmax, start
 
 
-def _milp(inst, method, hint, lb_true, deadline, threads, seed, work_weight: float = 0.0):
+def _milp(inst, method, hint, lb_true, deadline, threads, seed, work_weight: float = 0.0, prices=None):
     """CBC or HiGHS on the float model normalised so that the start's makespan
     is :data:`MILP_NORM`, until ``deadline`` (``time.perf_counter()``
     seconds); returns status, mapping, bound in true units (``None`` when the
     solver proved none), info.  With ``work_weight`` w > 0 the objective is
     C + w (total work) / m and the bound returned is the solver's divided by
-    1 + w, a bound on the makespan (see :func:`solve_mapping`)."""
+    1 + w, a bound on the makespan (see :func:`solve_mapping`); ``prices``
+    (m numbers >= 0 summing to 1) price the work per machine instead."""
     if time_left(deadline) <= 0:
         return "timeout", None, None, {"solver": "HiGHS" if method == "milp-highs" else "CBC",
                                        "solver_status": "not started", "objective_units": "float"}
@@ -804,7 +810,7 @@ def _milp(inst, method, hint, lb_true, deadline, threads, seed, work_weight: flo
     allowed = _allowed(inst, hint, None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        prob, x, cmax, start = _pulp_model(inst, coef, ready, allowed, lb, ub, hint, work_weight)
+        prob, x, cmax, start = _pulp_model(inst, coef, ready, allowed, lb, ub, hint, work_weight, prices)
         if method == "milp-highs":
             status, raw, details = run_highs(prob, start, deadline, threads, seed, where=inst.name)
         else:
@@ -847,8 +853,28 @@ def start_mapping(inst: MappingInstance, hint=None, warm: bool = True, budget: f
     return start, origin
 
 
+def _work_prices(inst: MappingInstance, work_weight: float, prices) -> np.ndarray | None:
+    """``prices`` checked (m finite numbers >= 0, not all 0, as a sequence or
+    a comma-separated string as ``--param work_prices=1,2,1`` gives; a
+    positive ``work_weight``) and normalised to sum 1; None stays None (1 / m
+    each)."""
+    if prices is None:
+        return None
+    if work_weight <= 0:
+        raise ValueError("work_prices price the work term: give a positive work_weight too")
+    try:
+        p = np.asarray(prices.split(",") if isinstance(prices, str) else prices, dtype=float)
+    except (TypeError, ValueError):
+        p = np.array([np.nan])
+    if p.shape != (inst.k,) or not np.isfinite(p).all() or (p < 0).any() or p.sum() <= 0:
+        raise ValueError(f"work_prices must be {inst.k} finite numbers >= 0, not all 0 (one per machine), "
+                         f"got {prices!r}")
+    return p / p.sum()
+
+
 def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, threads: int = 1, seed: int = 0,
-                  hint=None, presolve: float | None = None, warm: bool = True, work_weight: float = 0.0) -> Result:
+                  hint=None, presolve: float | None = None, warm: bool = True, work_weight: float = 0.0,
+                  work_prices=None) -> Result:
     """Minimum makespan of a mapping instance with backend ``method`` (cpsat,
     milp-cbc, milp-highs); start / hint: ``hint`` when given, else the best
     of Min-Min and the family's fast heuristics
@@ -867,7 +893,13 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
     :func:`epochbench.exact.mapping_lns.lns`); the solver's bound B on that
     objective then gives the makespan bound B / (1 + ``work_weight``) (the
     total work is at most m C), and the status is ``optimal`` only when the
-    mapping meets the bound."""
+    mapping meets the bound.
+    ``work_prices`` (with a positive ``work_weight``; default 1 / m each):
+    the price of a unit of work on each machine, m finite numbers >= 0, not
+    all 0, normalised here to sum 1; the objective is then C +
+    ``work_weight`` x sum_j price_j x (work on machine j), and the bound
+    stays B / (1 + ``work_weight``) (the priced work is at most C).  The
+    LNS passes the LP relaxation's machine duals."""
     if method not in METHODS:
         raise KeyError(f"unknown exact method {method!r}; known: {', '.join(METHODS)}")
     work_weight = float(work_weight)
@@ -875,6 +907,7 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
         raise ValueError(f"work_weight must be a finite number >= 0, got {work_weight!r}")
     if work_weight > 0 and method not in WEIGHTED:
         raise ValueError(f"work_weight is a parameter of {' and '.join(WEIGHTED)}, not {method}")
+    work_prices = _work_prices(inst, work_weight, work_prices)
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
     start, origin = start_mapping(inst, hint, warm, START_SHARE * float(time_limit))
@@ -918,10 +951,13 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
         bound = raw / sc.scale
         by_solver = True
     else:
-        status, assign, bound, details = _milp(inst, method, start, lb, deadline, threads, seed, work_weight)
+        status, assign, bound, details = _milp(inst, method, start, lb, deadline, threads, seed, work_weight,
+                                               work_prices)
         by_solver = bound is not None
         if work_weight > 0:
             details["work_weight"] = work_weight
+            if work_prices is not None:
+                details["work_prices"] = [float(v) for v in work_prices]
             if status == "optimal":  # optimal for the weighted objective, not for the makespan
                 status = "feasible"
     if method in ("cpsat", "bnp"):

@@ -6,7 +6,8 @@ share of the time (its incumbent is the best of the exact methods' on the
 Braun matrices after a few seconds; optionally on a size-reduced model
 [fanjulpeyro2011]), minimising the makespan plus a small weight of the total
 work (ours: the repairs balance the machines but rarely lower the total
-work, so the first phase should end where little work is done), then
+work, so the first phase should end where little work is done; the work
+priced by the LP relaxation's machine duals, ``prices``), then
 alternates fast local moves with an exact repair of a few machines at once,
 in the manner of Shaw's large neighbourhood search
 [shaw1998]: the tasks of the makespan machine and of ``machines - 1`` others
@@ -66,12 +67,14 @@ PROVEN_CAP = 100_000
 DRAWS = 8
 #: the first phase's weight of total work (``work_weight`` of the MILP methods)
 FIRST_WORK_WEIGHT = 0.1
-#: the repairs' weight of total work (their objective: makespan + this x total work / m) ...
+#: the repairs' weight of total work (their objective: makespan + this x the priced work, ``prices``) ...
 REPAIR_WORK_WEIGHT = 0.5
 #: ... except in this last share of the time limit, where they lower the makespan alone
 TAIL_SHARE = 0.25
 #: the repairs' weights are integers: the work weight is rounded to 1 / WEIGHT_GRID
 WEIGHT_GRID = 100
+#: how the work terms price a unit of work on each machine (``prices`` of :func:`lns`)
+PRICES = ("lp", "uniform")
 
 
 def _finish(sc: Scaled, a: np.ndarray) -> np.ndarray:
@@ -82,22 +85,29 @@ def _finish(sc: Scaled, a: np.ndarray) -> np.ndarray:
     return np.where(used, load + sc.ready, 0)
 
 
-def _merit(sc: Scaled, a: np.ndarray, weights: tuple[int, int]) -> int:
+def _merit(sc: Scaled, a: np.ndarray, weights: tuple) -> int:
     """What a weighted repair lowers, with ``weights = (p, q)``: ``p`` x
-    makespan + ``q`` x total work (integer units, exact)."""
-    return weights[0] * int(_finish(sc, a).max()) + weights[1] * int(sc.etc[np.arange(a.size), a].sum())
+    makespan + ``q`` x total work, or + sum_j ``q[j]`` x (work on machine
+    j) when ``q`` is an array (integer units, exact)."""
+    q = np.broadcast_to(np.asarray(weights[1], dtype=np.int64), (sc.etc.shape[1],))
+    return weights[0] * int(_finish(sc, a).max()) + int((q[a] * sc.etc[np.arange(a.size), a]).sum())
 
 
-def _weights(sc: Scaled, work_weight: float) -> tuple[int, int] | None:
+def _weights(sc: Scaled, work_weight: float, prices: np.ndarray | None = None) -> tuple | None:
     """Integer weights of C + ``work_weight`` x (total work) / m, to
-    :data:`WEIGHT_GRID`: (m G, round(``work_weight`` G)); None when
-    ``work_weight`` rounds to 0 or the objective could leave CP-SAT's
-    integer range (then the repairs weigh the makespan alone)."""
+    :data:`WEIGHT_GRID`: (m G, round(``work_weight`` G)); with ``prices``
+    (m numbers >= 0 summing to 1) those of C + ``work_weight`` x sum_j
+    ``prices[j]`` x (work on machine j): (m G, the array round(``work_weight``
+    G m ``prices[j]``)).  None when ``work_weight`` rounds to 0 or the
+    objective could leave CP-SAT's integer range (then the repairs weigh the
+    makespan alone)."""
     t, m = sc.etc.shape
     q = int(round(float(work_weight) * WEIGHT_GRID))
     p = m * WEIGHT_GRID
     top = int(sc.etc.max(axis=1).sum()) + int(sc.ready.max(initial=0))
-    if q <= 0 or (p + q) * top >= 2**62:
+    if prices is not None:
+        q = np.round(float(work_weight) * WEIGHT_GRID * m * np.asarray(prices, dtype=float)).astype(np.int64)
+    if int(np.max(q)) <= 0 or (p + int(np.max(q))) * top >= 2**62:
         return None
     return p, q
 
@@ -123,6 +133,8 @@ def _repair(inst: MappingInstance, sc: Scaled, a: np.ndarray, cols: np.ndarray, 
     if weights is not None:
         rest = np.delete(_finish(sc, a), cols)
         floor = int(rest.max(initial=0))
+    if weights is not None and np.ndim(weights[1]):                     # priced work: the repaired machines'
+        weights = (weights[0], np.asarray(weights[1])[cols])
     status, sub_a, _, _ = _cpsat(sub, sub_sc, hint, allowed, 0, deadline, threads, seed, floor, weights)
     if sub_a is None:
         return None, False
@@ -192,8 +204,10 @@ def _reduced(inst: MappingInstance, relax: Relaxation, a: np.ndarray, r: int) ->
 
 
 def _first_phase(inst: MappingInstance, first: str, start: np.ndarray, relax: Relaxation | None, reduce: int,
-                 seconds: float, threads: int, seed: int, work_weight: float) -> tuple:
-    """Run the exact method ``first`` from ``start`` for ``seconds``: its
+                 seconds: float, threads: int, seed: int, work_weight: float,
+                 prices: np.ndarray | None = None) -> tuple:
+    """Run the exact method ``first`` from ``start`` for ``seconds`` (with
+    ``work_weight`` and the work ``prices`` when it takes them): its
     mapping when better than ``start`` (else None), what ``info["first"]``
     records of it, and its proven bound on the instance (None for a
     size-reduced model or a method that proved none)."""
@@ -201,6 +215,8 @@ def _first_phase(inst: MappingInstance, first: str, start: np.ndarray, relax: Re
     m = inst.k
     small = reduce > 0 and relax is not None and reduce < m
     weighted = {"work_weight": float(work_weight)} if first in WEIGHTED else {}
+    if weighted and work_weight > 0 and prices is not None:
+        weighted["work_prices"] = prices
     pre = solve(_reduced(inst, relax, start, int(reduce)) if small else inst, first,
                 time_limit=max(0.0, seconds), threads=threads, seed=seed, hint=start, **weighted)
     value = inst.value(np.asarray(pre.decision, dtype=np.int64)) if pre.decision else np.inf
@@ -215,7 +231,7 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         max_machines: int = 10, repair_s: float = 0.25, hint=None, warm: bool = True,
         first: str | None = "milp-highs", first_share: float = 0.3, reduce: int = 0,
         first_work_weight: float = FIRST_WORK_WEIGHT, repair_work_weight: float = REPAIR_WORK_WEIGHT,
-        tail_share: float = TAIL_SHARE) -> Result:
+        tail_share: float = TAIL_SHARE, prices: str = "lp") -> Result:
     """Large-neighbourhood search for the minimum makespan (beyond the seeds).
 
     Parameters
@@ -251,8 +267,8 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     first_work_weight : float
         The first method's ``work_weight`` (``milp-highs`` and ``milp-cbc``;
         other first methods do not take one): it minimises C +
-        ``first_work_weight`` x (total work) / m, a pull toward mappings
-        that do less work in all.  On the Braun matrices the repairs
+        ``first_work_weight`` x (total work) / m, the work priced as
+        ``prices`` says, a pull toward mappings that do less work in all.  On the Braun matrices the repairs
         balance the machines but cannot lower the total work much, so the
         basin the first phase ends in decides the result (u_i_lohi, 60 s,
         seeds 0 to 3: 1 of 4 runs within 0.05 % of the best known with
@@ -261,7 +277,8 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         alone.
     repair_work_weight : float
         The repairs minimise the makespan + ``repair_work_weight`` x (total
-        work) / m (in steps of 1 / :data:`WEIGHT_GRID`), the makespan
+        work) / m (in steps of 1 / :data:`WEIGHT_GRID`; the work priced as
+        ``prices`` says), the makespan
         there being at least the other machines' largest finishing time, so
         a repair never raises the makespan and, where it cannot lower it,
         lowers the work; a repair is kept when it lowers that objective.
@@ -270,8 +287,9 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         mapping on as many machines allows (u_i_lolo, 60 s, seed 1: 0.035 %
         more than 16 x the best-known makespan); repairs on the makespan
         alone only balance them.  All 12 Braun matrices at 60 s, seeds 0
-        to 2: 1 of 36 runs above 0.05 % of the best known with 0.5 (mean
-        gap 0.0049 %), 6 of 36 with 0 (mean 0.0188 %); with 1.0 u_i_hihi
+        to 2, work priced at 1 / m: 1 of 36 runs above 0.05 % of the best
+        known with 0.5 (mean gap 0.0049 %), 6 of 36 with 0 (mean
+        0.0188 %); with 1.0 u_i_hihi
         seed 0 ended at 0.110 % against 0.062 %.  Those seeds were the
         ones tuned on: seeds 3 and 4, never used while tuning, gave 6 of
         24 runs above 0.05 % (mean 0.031 %, largest 0.143 %, u_i_lohi
@@ -279,6 +297,27 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         first phase, in a mapping where CP-SAT repairs of 100 to 160 tasks
         over all 16 machines (30 to 40 s of them) found nothing better.
         0: the makespan alone throughout.
+    prices : {"lp", "uniform"}
+        What a unit of work costs on each machine in both work terms (the
+        first phase's and the repairs'): ``"lp"`` (default) the LP
+        relaxation's machine duals ``w`` (:func:`~epochbench.exact.mapping.lp_relaxation`,
+        summing to 1), so the terms weigh sum_j w_j x (work on machine j);
+        ``"uniform"`` 1 / m each, the total work / m.  Ours: any mapping
+        ``a`` has makespan C >= sum_j w_j load_j = LP + sum_i (w[a_i]
+        etc[i, a_i] - min_j w_j etc[i, j]), so a mapping near the best known
+        uses assignments whose LP reduced costs add up to little more than
+        the best known less the LP bound; the duals, not 1 / m, say which
+        work is too much.  They differ most where machines differ (u_s_lohi:
+        0.021 to 0.172).  A run stuck at 0.166 % with 1 / m (u_s_lohi seed
+        3, its first phase at 0.54 %) ended at 0.018 % (first phase
+        0.166 %).  All 12 Braun matrices, 60 s, seeds 3 to 6 (none used in
+        tuning): 5 of 48 runs above 0.05 % of the best known, mean gap
+        0.015 %, with ``"lp"``; 10 of 48, mean 0.028 %, with ``"uniform"``
+        (seeds 0 to 2: none of 36, mean -0.0008 %, against 1 of 36).
+        u_i_lohi, whose duals are nearly equal (0.052 to 0.079), still
+        misses on 3 of those 4 seeds.  ``"lp"`` falls back to 1 / m when
+        there is no LP (one machine, or no time left for it);
+        ``info["prices"]`` says which was used.
     tail_share : float
         The last share of the time limit in which the repairs weigh the
         makespan alone again, from the best mapping found (only with a
@@ -305,6 +344,7 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         ``value``, ``status``, ``bound`` (None for a reduced model),
         ``machines_per_task`` and ``work_weight``, None for a method that
         takes none), ``repair_work_weight`` (0.0: the makespan alone),
+        ``prices`` (``"lp"`` or ``"uniform"``, as used),
         ``tail_from_repair`` (the repair the tail began with; absent when
         there was none), ``repairs``, ``improved``, ``long_hops``,
         ``proven_repairs`` (machine sets proven optimal), ``skipped``
@@ -323,6 +363,8 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     """
     if not (math.isfinite(repair_work_weight) and repair_work_weight >= 0):
         raise ValueError(f"repair_work_weight must be a finite number >= 0, got {repair_work_weight!r}")
+    if prices not in PRICES:
+        raise ValueError(f"prices must be one of {', '.join(PRICES)}, got {prices!r}")
     if not 0 <= tail_share <= 1:
         raise ValueError(f"tail_share must be a share of the time limit in [0, 1], got {tail_share!r}")
     t0 = time.perf_counter()
@@ -336,10 +378,12 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     lp = relax.bound if relax is not None else None
     bound = max(lb, lp or 0.0)
     info = {"start": origin, "start_makespan": inst.value(a), "lp_bound": lp, "lower_bound": lb}
+    price = relax.weights if prices == "lp" and relax is not None else None     # None: 1 / m each
+    info["prices"] = "lp" if price is not None else "uniform"
     if first and m > 1 and inst.value(a) > bound * (1 + 1e-12) and time_left(deadline) > 0:
         seconds = min(float(first_share) * float(time_limit), time_left(deadline))
         got, info["first"], pre_bound = _first_phase(inst, first, a, relax, reduce, seconds, threads, seed,
-                                                     first_work_weight)
+                                                     first_work_weight, price)
         if got is not None:
             a, info["start"] = got, f"{origin} + {first}"
         bound = max(bound, pre_bound or 0.0)
@@ -349,9 +393,9 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     k = k_min
     sc = scaled(inst)
     proven: set = set()
-    weights = _weights(sc, repair_work_weight) if m > 1 else None
+    weights = _weights(sc, repair_work_weight, price) if m > 1 else None
     tail_at = deadline - float(tail_share) * float(time_limit)
-    info["repair_work_weight"] = weights[1] / WEIGHT_GRID if weights is not None else 0.0
+    info["repair_work_weight"] = round(float(repair_work_weight) * WEIGHT_GRID) / WEIGHT_GRID if weights else 0.0
     while m > 1 and best_value > bound * (1 + 1e-12) and time_left(deadline) > 0:
         if weights is not None and time.perf_counter() >= tail_at:  # the tail: makespan alone, from the best
             weights, proven, a, k, stall, sweeps = None, set(), best.copy(), k_min, 0, 0

@@ -447,6 +447,41 @@ def test_work_weight_minimises_makespan_plus_weighted_work_with_a_valid_bound(me
     assert res.status == "feasible" and res.value > res.bound
 
 
+@pytest.mark.parametrize("method", ["milp-highs", "milp-cbc"])
+def test_work_prices_weigh_each_machines_work_with_a_valid_bound(method):
+    """``work_prices`` p (normalised to sum 1): the MILP's mapping minimises
+    C + w sum_j p_j (work on machine j) (brute force over all mappings), and
+    its bound stays below the true minimum makespan."""
+    rng = np.random.default_rng(75)
+    inst = random_instance(rng, 7, 3)
+    maps = np.array(list(itertools.product(range(inst.k), repeat=inst.n)), dtype=np.int64)
+    spans = H.makespans(inst, maps)
+    p = np.array([0.75, 0.25, 0.0])
+    priced = (p[maps] * inst.etc[np.arange(inst.n), maps]).sum(axis=1)
+    w = 0.3
+    res = solve(inst, method, time_limit=20, threads=1, work_weight=w, work_prices=[3.0, 1.0, 0.0], warm=False)
+    a = np.array(res.decision)
+    got = inst.value(a) + w * (p[a] * inst.etc[np.arange(inst.n), a]).sum()
+    assert got == pytest.approx((spans + w * priced).min(), rel=1e-6)
+    assert res.bound <= spans.min() * (1 + 1e-9)
+    assert res.info["work_prices"] == pytest.approx(p.tolist())
+    as_text = solve(inst, method, time_limit=20, threads=1, work_weight=w, work_prices="3,1,0", warm=False)
+    assert as_text.info["work_prices"] == pytest.approx(p.tolist())        # as --param work_prices=3,1,0 gives
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"work_prices": [1, 1]}, "work_prices price the work term: give a positive work_weight too"),
+    ({"work_weight": 0.1, "work_prices": [1, 1, 1]}, "work_prices must be 2 finite numbers >= 0, not all 0"),
+    ({"work_weight": 0.1, "work_prices": [1, -1]}, "work_prices must be 2 finite numbers >= 0, not all 0"),
+    ({"work_weight": 0.1, "work_prices": [0, 0]}, "work_prices must be 2 finite numbers >= 0, not all 0"),
+    ({"work_weight": 0.1, "work_prices": [1, float("nan")]}, "work_prices must be 2 finite numbers >= 0"),
+    ({"work_weight": 0.1, "work_prices": "1,x"}, "work_prices must be 2 finite numbers >= 0")])
+def test_work_prices_are_checked(params, message):
+    inst = random_instance(np.random.default_rng(1), 5, 2)
+    with pytest.raises(ValueError, match=message):
+        solve(inst, "milp-highs", time_limit=1, **params)
+
+
 def test_work_weight_is_refused_where_it_does_not_apply():
     inst = random_instance(np.random.default_rng(1), 5, 2)
     with pytest.raises(ValueError, match="work_weight is a parameter of milp-highs and milp-cbc, not cpsat"):

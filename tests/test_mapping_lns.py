@@ -106,19 +106,25 @@ def test_the_first_phase_weighs_total_work_when_its_method_takes_a_weight():
         assert res.bound <= res.value and inst.value(np.array(res.decision)) == pytest.approx(res.value)
 
 
-def test_a_weighted_repair_finds_the_least_makespan_plus_weighted_work_of_its_machines():
+@pytest.mark.parametrize("prices", [None, [0.5, 0.3, 0.2]], ids=["uniform", "priced"])
+def test_a_weighted_repair_finds_the_least_makespan_plus_weighted_work_of_its_machines(prices):
     """Brute force over every assignment of the repaired machines' tasks
     among them: the repair's mapping has the least merit (p x makespan + q x
-    total work, the makespan at least the other machines' finishing time),
-    so it never raises the makespan."""
+    total work, or + q_j x the work on each machine j when the work is
+    priced, the makespan at least the other machines' finishing time), so it
+    never raises the makespan."""
     import itertools
 
     from epochbench.exact.mapping import scaled
     from epochbench.exact.mapping_lns import _finish, _merit, _repair, _weights
     inst = generate("braun-range", tasks=9, machines=3, seed=7)[0]
     sc = scaled(inst)
-    weights = _weights(sc, 0.5)
-    assert weights == (3 * 100, 50)
+    weights = _weights(sc, 0.5, None if prices is None else np.array(prices))
+    q = 50 if prices is None else np.array([75, 45, 30])
+    assert weights[0] == 3 * 100 and np.array_equal(weights[1], q)
+    a = np.array([0, 1, 2, 0, 1, 2, 0, 1, 2])
+    e = sc.etc[np.arange(inst.n), a]
+    assert _merit(sc, a, weights) == 300 * _finish(sc, a).max() + int((np.broadcast_to(q, (3,))[a] * e).sum())
     rng = np.random.default_rng(3)
     for trial in range(4):
         a = rng.integers(0, 3, size=inst.n)
@@ -138,6 +144,16 @@ def _put(a, rows, choice):
     out = a.copy()
     out[rows] = choice
     return out
+
+
+def test_lns_prices_work_by_the_lp_duals_unless_told_otherwise():
+    inst = generate("braun-range", tasks=32, machines=4, seed=6)[0]
+    hint = np.zeros(inst.n, dtype=np.int64)
+    for prices in ("lp", "uniform"):
+        r = lns(inst, time_limit=1.0, hint=hint, seed=0, prices=prices)
+        assert r.info["prices"] == prices and r.value < inst.value(hint)
+        assert r.bound <= r.value and inst.value(np.array(r.decision)) == pytest.approx(r.value)
+    assert lns(inst, time_limit=1.0, hint=hint, seed=0).info["prices"] == "lp"
 
 
 def test_repair_weights_fall_back_to_the_makespan_alone_at_zero_or_beyond_the_integer_range():
@@ -168,7 +184,8 @@ def test_lns_weighs_work_in_its_repairs_until_its_tail():
 
 @pytest.mark.parametrize("params, message", [({"repair_work_weight": -0.5}, "repair_work_weight must be"),
                                              ({"repair_work_weight": float("nan")}, "repair_work_weight must be"),
-                                             ({"tail_share": 1.5}, "tail_share must be")])
+                                             ({"tail_share": 1.5}, "tail_share must be"),
+                                             ({"prices": "duals"}, "prices must be one of lp, uniform")])
 def test_lns_refuses_a_negative_work_weight_or_a_tail_beyond_the_time_limit(params, message):
     inst = generate("braun-range", tasks=8, machines=2, seed=1)[0]
     with pytest.raises(ValueError, match=message):
