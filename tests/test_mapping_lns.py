@@ -185,8 +185,46 @@ def test_lns_weighs_work_in_its_repairs_until_its_tail():
 @pytest.mark.parametrize("params, message", [({"repair_work_weight": -0.5}, "repair_work_weight must be"),
                                              ({"repair_work_weight": float("nan")}, "repair_work_weight must be"),
                                              ({"tail_share": 1.5}, "tail_share must be"),
-                                             ({"prices": "duals"}, "prices must be one of lp, uniform")])
+                                             ({"prices": "duals"}, "prices must be one of lp, uniform"),
+                                             ({"kernel_share": -0.1}, "kernel_share must be")])
 def test_lns_refuses_a_negative_work_weight_or_a_tail_beyond_the_time_limit(params, message):
     inst = generate("braun-range", tasks=8, machines=2, seed=1)[0]
     with pytest.raises(ValueError, match=message):
         lns(inst, time_limit=0.5, **params)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_kernel_of_share_one_keeps_every_pair_a_better_mapping_may_use(seed):
+    """Any mapping's makespan is at least the LP bound plus its LP reduced
+    costs, so the kernel of share 1 leaves out no better mapping: CP-SAT on
+    it proves the optimum (brute force over every mapping).  A kernel of
+    share 0 keeps the start's pairs and the LP solution's, and its mapping
+    is never worse than the start."""
+    import itertools
+
+    from epochbench.exact.mapping import lp_relaxation, minmin_start, scaled
+    from epochbench.exact.mapping_lns import _kernel
+    inst = generate("braun-range", tasks=8, machines=3, seed=20 + seed)[0]
+    maps = np.array(list(itertools.product(range(inst.k), repeat=inst.n)), dtype=np.int64)
+    opt = min(inst.value(a) for a in maps)
+    relax, sc, start = lp_relaxation(inst), scaled(inst), minmin_start(inst)
+    got, proven, whole = _kernel(inst, sc, relax, start, 1.0, time.perf_counter() + 20.0, 1, 0)
+    assert proven and inst.value(got) == pytest.approx(opt) and whole <= inst.etc.size
+    got, _, pairs = _kernel(inst, sc, relax, start, 0.0, time.perf_counter() + 20.0, 1, 0)
+    assert inst.value(got) <= inst.value(start) * (1 + 1e-12)
+    assert inst.n <= pairs <= whole
+
+
+def test_lns_runs_kernel_searches_once_its_best_stalls_in_the_second_half():
+    inst = generate("braun-range", tasks=96, machines=8, seed=3)[0]
+    r = lns(inst, time_limit=4.0, seed=0, first=None)
+    none = lns(inst, time_limit=2.0, seed=0, first=None, kernel_share=0.0)
+    assert none.info["kernels"] == []
+    for res in (r, none):
+        assert res.bound <= res.value and inst.value(np.array(res.decision)) == pytest.approx(res.value)
+    if r.status == "optimal" and not r.info["kernels"]:
+        pytest.skip("proven optimal before any kernel search")
+    ks = r.info["kernels"]
+    assert ks and all(k["ended_s"] >= 2.0 and inst.n <= k["pairs"] <= inst.etc.size for k in ks)
+    assert [k["share"] for k in ks] == [1 / 6, 1 / 3, 2 / 3][:len(ks)]
+    assert all(k["value"] is None or k["value"] >= r.value - 1e-9 for k in ks)
