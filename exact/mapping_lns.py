@@ -312,8 +312,9 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         The first method's ``work_weight`` (``milp-highs`` and ``milp-cbc``;
         other first methods do not take one): it minimises C +
         ``first_work_weight`` x (total work) / m, the work priced as
-        ``prices`` says, a pull toward mappings that do less work in all.  On the Braun matrices the repairs
-        balance the machines but cannot lower the total work much, so the
+        ``prices`` says, a pull toward mappings that do less work in all.
+        On the Braun matrices the repairs balance the machines but cannot
+        lower the total work much, so the
         basin the first phase ends in decides the result (u_i_lohi, 60 s,
         seeds 0 to 3: 1 of 4 runs within 0.05 % of the best known with
         weight 0, 3 of 4 with 0.1; all 12 matrices, seeds 0 to 2: 9 of 36
