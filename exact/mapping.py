@@ -770,7 +770,8 @@ def _pulp_model(inst, coef: np.ndarray, ready: np.ndarray, allowed, lb, ub, hint
     for i in range(t):
         for j in np.flatnonzero(allowed[i]):
             x[i, int(j)] = prob.add_variable(f"x{i:0{wi}d}_{int(j):0{wj}d}", 0, 1, cat=pulp.LpInteger)
-    w = float(work_weight) * (np.full(m, 1.0 / m) if prices is None else np.asarray(prices, dtype=float))
+    w = (np.full(m, float(work_weight) / m) if prices is None
+         else float(work_weight) * np.asarray(prices, dtype=float))
     prob += pulp.LpAffineExpression([(cmax, 1)] + ([(v, w[j] * float(coef[i, j])) for (i, j), v in x.items()]
                                                    if work_weight > 0 else []))
     for i in range(t):

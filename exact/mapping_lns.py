@@ -212,7 +212,6 @@ def _kernel(inst: MappingInstance, sc: Scaled, relax: Relaxation, best: np.ndarr
     priced = inst.etc * relax.weights[None, :]
     rc = priced - priced.min(axis=1, keepdims=True)
     allowed = rc <= share * max(inst.value(best) - relax.bound, 0.0)
-    allowed[np.arange(inst.n), best] = True
     allowed |= relax.x > 1e-9
     allowed &= _allowed(inst, best, sc)
     allowed[np.arange(inst.n), best] = True
