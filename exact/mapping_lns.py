@@ -497,13 +497,14 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         if (relax is not None and kernel < len(KERNEL_SHARES) and kernel_share > 0 and now >= kernel_at
                 and now - idle_from >= kernel_idle):                     # the best is stuck: a kernel search
             got, proved, size = _kernel(inst, sc, relax, best, KERNEL_SHARES[kernel],
-                                   min(deadline, now + float(kernel_share) * float(time_limit)), threads,
-                                   int(rng.integers(2**31)))
+                                        min(deadline, now + float(kernel_share) * float(time_limit)), threads,
+                                        int(rng.integers(2**31)))
+            got_value = inst.value(got) if got is not None else None
             kernels.append({"share": KERNEL_SHARES[kernel], "pairs": size, "ended_s": time.perf_counter() - t0,
-                            "value": inst.value(got) if got is not None else None, "proven": proved})
+                            "value": got_value, "proven": proved})
             kernel += 1
-            if got is not None and inst.value(got) < best_value:
-                best, best_value, a, improved = got.copy(), inst.value(got), got, improved + 1
+            if got_value is not None and got_value < best_value:
+                best, best_value, a, improved = got.copy(), got_value, got, improved + 1
             else:
                 a = best.copy()
             k, sweeps, stall, idle_from = k_min, 0, 0, time.perf_counter()
