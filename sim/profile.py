@@ -192,6 +192,25 @@ def _rows_move(typingctx, arr, dst, src, n):
     return types.void(arr, types.intp, types.intp, types.intp), codegen
 
 
+@intrinsic
+def _pick(typingctx, cond, a, b):
+    """``a if cond else b`` as a select marked unpredictable, so that LLVM
+    keeps it a conditional move: unmarked, its x86 back end turns the select
+    of a binary search into a branch, which the random comparisons
+    mispredict half the time (measured on 300 rows: 108 cycles a search
+    with the branch, 24 with the move)."""
+    from numba.core import types
+
+    def codegen(context, builder, signature, args):
+        v = builder.select(args[0], args[1], args[2])
+        v.set_metadata("unpredictable", builder.module.add_metadata([]))
+        return v
+
+    if a != b:
+        raise TypeError("_pick: both values of one type")
+    return a(types.boolean, a, a), codegen
+
+
 def rows_needed(jobs: int) -> int:
     """Rows for ``jobs`` jobs: the step function has at most two breakpoints
     per running or queued job and one more; :func:`p_add` sweeps out the
@@ -242,15 +261,19 @@ def _same(pf, a, b):
 
 @njit(**INLINE)
 def _locate_from(pt, lo, m, t):
-    """First row i >= lo with pt[i] >= t (binary search on [lo, m))."""
-    hi = m
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if pt[mid] < t:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    """First row i >= lo with pt[i] >= t (binary search on [lo, m)).  The
+    halving step is a conditional move (:func:`_pick`), not a branch: the
+    comparisons go either way at random (measured: a tenth of conservative's
+    time on the saturated 400,000-job stream of issue 18 went to this loop's
+    mispredicted branches)."""
+    n = m - lo
+    if n <= 0:
+        return lo
+    while n > 1:
+        half = n >> 1
+        lo = _pick(pt[lo + half] < t, lo + half, lo)
+        n -= half
+    return lo + 1 if pt[lo] < t else lo
 
 
 @njit(**JIT)

@@ -1,6 +1,7 @@
 """The event engine: ordering at equal times, passes, the fast path against
 the generic engine, the selector through the packing registry, the pass
 hook, input checks and the two availability profiles."""
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -224,8 +225,33 @@ def test_conservative_without_the_run_tables_when_too_many_slots_wait(monkeypatc
 def test_conservative_demand_buckets_are_exact_floor_log2():
     d = np.array([1, 2, 3, 4, 7, 8, 2**53 - 1, 2**53, 2**53 + 1, 2**62 - 1, 2**62, 2**63 - 1, 0])
     table = SimpleNamespace(demand=d[:, None])
-    b = policies._run_tables(table, 8, True)[2]
+    b = policies._run_tables(table, True)[2]
     assert b.tolist() == [int(x).bit_length() - 1 if x else -1 for x in d]
+
+
+def test_bucket_helpers_are_exact():
+    """The run tables' buckets read the bits (``_log2``: leading zeros of an
+    int64, ``_exponent``: a float64's exponent); they equal floor(log2) as
+    Python computes it, where a float conversion would round."""
+    from epochbench.instances.lazy import njit
+    log2 = njit()(lambda x: policies._log2(x))
+    ints = [1, 2, 3, 4, 7, 8, 1000, 4096, 2**53 - 1, 2**53, 2**53 + 1, 2**62 - 1, 2**62, 2**63 - 1]
+    assert [log2(np.int64(x)) for x in ints] == [x.bit_length() - 1 for x in ints]
+    spans = [0.0, 0.5, 0.999, 1.0, 1.5, 2.0, 3.999, 4.0, 86400.0, 2.0**52 + 1, 2.0**60 * 1.999, 2.0**61, np.inf]
+    want = [0 if L < 1 else 63 if L >= 2.0**61 else min(math.floor(math.log2(L)) + 1, 62) for L in spans]
+    assert [policies._len_bucket(L) for L in spans] == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 20), max_size=40), st.integers(-1, 21), st.integers(0, 40))
+def test_locate_is_a_left_bisection(values, t, lo):
+    """The branch-free bisection of the profile's rows (``_locate_from``)
+    returns numpy's ``searchsorted(..., "left")`` from any start row."""
+    from epochbench.sim.profile import _locate_from
+    pt = np.sort(np.array(values, dtype=np.float64))
+    lo = min(lo, len(pt))
+    want = lo + int(np.searchsorted(pt[lo:], float(t), side="left"))
+    assert _locate_from(pt, lo, len(pt), float(t)) == want
 
 
 @pytest.mark.parametrize("policy", ["conservative", "ff-cons"])
