@@ -1175,7 +1175,7 @@ def _slot_runs(pt, pf, m, a, b, vr, c, ci):
                 nxt = _h(pf, lo - 1)
             if hi < rmax:
                 nxt = max(nxt, _h(pf, hi))
-            if nxt < 1 or (nxt ^ lev) > (nxt & lev):  # another power of two
+            if nxt < 1 or _log2(nxt) != _log2(lev):  # another bucket of the table
                 if (lo == i0 - EXT and lo > 0 and _h(pf, lo - 1) >= 1) or hi >= m or (
                         hi == i1 + EXT and _h(pf, hi) >= 1):
                     L = np.inf
