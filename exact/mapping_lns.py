@@ -11,9 +11,10 @@ priced by the LP relaxation's machine duals, ``prices``), then
 alternates fast local moves with an exact repair of a few machines at once,
 in the manner of Shaw's large neighbourhood search
 [shaw1998]: the tasks of the makespan machine and of ``machines - 1`` others
-(the least loaded and random ones, in turn) are reassigned among those
-machines optimally by CP-SAT, started from their current assignment (so a
-repair never makes them worse), for the same objective as the first phase
+(the least loaded ones and, in turn, related ones in Shaw's sense: machines
+between which tasks could move at a small LP reduced cost) are reassigned
+among those machines optimally by CP-SAT, started from their current
+assignment (so a repair never makes them worse), for the same objective as the first phase
 (the makespan, never raised, plus a weight of the total work; the makespan
 alone in the last quarter of the time). A machine set that CP-SAT proved
 optimal is not drawn again while the same tasks are on it. When repairs
@@ -96,6 +97,14 @@ KERNEL_IDLE = 1 / 15
 KERNEL_SHARE = 1 / 3
 #: how the work terms price a unit of work on each machine (``prices`` of :func:`lns`)
 PRICES = ("lp", "uniform")
+#: related neighbourhoods (odd turns): a pair (task, machine) is cheap when its LP reduced cost is at
+#: most this share of (best makespan - LP bound); machines are related by their tasks' cheap pairs on
+#: each other (``related_share`` of :func:`lns`; 0: random neighbourhoods on odd turns)
+RELATED_SHARE = 1 / 3
+#: the least loaded machines in every related neighbourhood
+RELATED_SLACK = 1
+#: added to every machine's relatedness when drawing (so that every machine can be drawn)
+RELATED_FLOOR = 1e-3
 
 
 def _finish(sc: Scaled, a: np.ndarray) -> np.ndarray:
@@ -172,11 +181,42 @@ def _key(a: np.ndarray, cols: np.ndarray) -> tuple:
     return tuple(sorted(int(c) for c in cols)), np.flatnonzero(np.isin(a, cols)).tobytes()
 
 
-def _neighbourhood(fin: np.ndarray, k: int, rng: np.random.Generator, turn: int) -> np.ndarray:
-    """The makespan machine and ``k - 1`` others: the least loaded on even
-    turns, random ones on odd turns."""
+def _relatedness(a: np.ndarray, cheap: np.ndarray) -> np.ndarray:
+    """Shaw's relatedness [shaw1998] of the machines (m x m, symmetric, 0 on
+    the diagonal): the number of tasks on either machine that have a cheap
+    pair (``cheap``, t x m) on the other.  O(t m + m^2)."""
+    m = cheap.shape[1]
+    rel = np.zeros((m, m))
+    np.add.at(rel, a, cheap.astype(float))
+    rel += rel.T
+    np.fill_diagonal(rel, 0.0)
+    return rel
+
+
+def _related(fin: np.ndarray, k: int, rng: np.random.Generator, rel: np.ndarray) -> np.ndarray:
+    """The makespan machine, the :data:`RELATED_SLACK` least loaded ones and
+    others drawn one at a time with probability proportional to their
+    relatedness to the machines drawn so far (plus :data:`RELATED_FLOOR`,
+    so that every machine can be drawn)."""
     m = fin.size
     c = int(fin.argmax())
+    cols = [c] + [int(j) for j in np.argsort(fin, kind="stable") if j != c][: min(RELATED_SLACK, k - 1)]
+    while len(cols) < min(k, m):
+        score = rel[cols].sum(axis=0) + RELATED_FLOOR
+        score[cols] = 0.0
+        cols.append(int(rng.choice(m, p=score / score.sum())))
+    return np.array(cols, dtype=np.int64)
+
+
+def _neighbourhood(fin: np.ndarray, k: int, rng: np.random.Generator, turn: int,
+                   rel: np.ndarray | None = None) -> np.ndarray:
+    """The makespan machine and ``k - 1`` others: the least loaded on even
+    turns; on odd turns related ones (:func:`_related`) when ``rel`` is
+    given, else random ones."""
+    m = fin.size
+    c = int(fin.argmax())
+    if turn % 2 == 1 and rel is not None:
+        return _related(fin, k, rng, rel)
     rest = np.array([j for j in range(m) if j != c])
     if turn % 2 == 0:
         others = rest[np.argsort(fin[rest], kind="stable")[: k - 1]]
@@ -186,12 +226,12 @@ def _neighbourhood(fin: np.ndarray, k: int, rng: np.random.Generator, turn: int)
 
 
 def _fresh_neighbourhood(a: np.ndarray, fin: np.ndarray, k: int, rng: np.random.Generator, turn: int,
-                         proven: set) -> np.ndarray | None:
-    """:func:`_neighbourhood`, redrawn at random (up to :data:`DRAWS` times)
-    while CP-SAT has already proven that machine set optimal with the same
-    tasks on it; None when every draw was such a set."""
+                         proven: set, rel: np.ndarray | None = None) -> np.ndarray | None:
+    """:func:`_neighbourhood`, redrawn (on an odd turn, up to :data:`DRAWS`
+    times) while CP-SAT has already proven that machine set optimal with
+    the same tasks on it; None when every draw was such a set."""
     for draw in range(DRAWS):
-        cols = _neighbourhood(fin, k, rng, turn if draw == 0 else 1)
+        cols = _neighbourhood(fin, k, rng, turn if draw == 0 else 1, rel)
         if _key(a, cols) not in proven:
             return cols
     return None
@@ -274,7 +314,8 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         max_machines: int = 10, repair_s: float = 0.25, hint=None, warm: bool = True,
         first: str | None = "milp-highs", first_share: float = 0.3, reduce: int = 0,
         first_work_weight: float = FIRST_WORK_WEIGHT, repair_work_weight: float = REPAIR_WORK_WEIGHT,
-        tail_share: float = TAIL_SHARE, prices: str = "lp", kernel_share: float = KERNEL_SHARE) -> Result:
+        tail_share: float = TAIL_SHARE, prices: str = "lp", kernel_share: float = KERNEL_SHARE,
+        related_share: float = RELATED_SHARE) -> Result:
     """Large-neighbourhood search for the minimum makespan (beyond the seeds).
 
     Parameters
@@ -379,6 +420,31 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         small gain, mostly in how far the misses stay (u_i_lohi seed 5:
         0.047 % against 0.146 %; u_s_lohi seed 4: 0.045 % against
         0.100 %).
+    related_share : float
+        Odd-turn repairs take related machines in Shaw's sense [shaw1998]
+        (:func:`_related`): the makespan machine, the least loaded one and
+        others drawn with probability proportional to the number of tasks on
+        either machine that have a cheap pair on the other (LP reduced cost at
+        most ``related_share`` x (best makespan - LP bound),
+        :func:`_relatedness`); 0: random machines instead (as when there is no
+        LP).  Ours: a stuck mapping needs work passed along a chain of
+        machines, each step a task to a machine where it costs little more;
+        drawn at random, the machines of such a chain rarely meet.  In u_s_lohi
+        runs of two seeds the makespan machine held the same 36 tasks, every
+        one on its cheapest machine by the LP prices, at the same makespan
+        (0.067 % above the best known; a third seed ended there too).  From
+        the end states of six 60 s runs (0.03 % to 0.12 % above the best
+        known), 20 s of repairs on related machines alone improved four
+        (u_s_lohi 0.067 % -> 0.018 %; the two u_i_lohi states did not move),
+        where HiGHS for 15 s from the same states (work weight 0 or 0.1)
+        improved none.  All 12 Braun matrices at 60 s: seeds 9 to 12, 3 of 48
+        runs above 0.05 % of the best known (mean 0.009 %, largest 0.081 %)
+        against 4 (mean 0.012 %, largest 0.122 %) with random machines; seeds
+        3 to 6, 2 of 48 (mean 0.011 %, largest 0.114 %) against 4 (mean
+        0.014 %, largest 0.116 %).  Without the kernel searches
+        (``kernel_share=0``), seeds 9 to 12 gave 2 misses (mean 0.002 %) but
+        seeds 3 to 6 gave 5 (mean 0.013 %; u_i_lohi seeds 3 to 5 at 0.11 % to
+        0.15 %, which the kernels reach), so both stay.
     tail_share : float
         The last share of the time limit in which the repairs weigh the
         makespan alone again, from the best mapping found (only with a
@@ -408,7 +474,9 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         ``prices`` (``"lp"`` or ``"uniform"``, as used),
         ``tail_from_repair`` (the repair the tail began with; absent when
         there was none), ``repairs``, ``improved``, ``long_hops``,
-        ``proven_repairs`` (machine sets proven optimal), ``kernels`` (one
+        ``proven_repairs`` (machine sets proven optimal),
+        ``related_share`` (0.0 when the repairs drew random machines),
+        ``kernels`` (one
         record per kernel search: ``share``, ``pairs``, ``ended_s``, its
         ``value`` (None when CP-SAT found none) and ``proven`` over the
         kernel), ``skipped``
@@ -416,8 +484,9 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
 
     Notes
     -----
-    Each round costs one descent, O(rounds (t m + t^2 / m)), and one CP-SAT
-    call on about ``k t / m`` tasks for ``k`` machines; the LP bound is one
+    Each round costs one descent, O(rounds (t m + t^2 / m)), the machines'
+    relatedness, O(t m + m^2), and one CP-SAT call on about ``k t / m``
+    tasks for ``k`` machines; the LP bound is one
     LP with t m + 1 columns (0.15 s at 512 x 16), solved first.
 
     References
@@ -432,6 +501,8 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         raise ValueError(f"repair_work_weight must be a finite number >= 0, got {repair_work_weight!r}")
     if not 0 <= kernel_share <= 1:
         raise ValueError(f"kernel_share must be a share of the time limit in [0, 1], got {kernel_share!r}")
+    if not (math.isfinite(related_share) and related_share >= 0):
+        raise ValueError(f"related_share must be a finite number >= 0, got {related_share!r}")
     if prices not in PRICES:
         raise ValueError(f"prices must be one of {', '.join(PRICES)}, got {prices!r}")
     if not 0 <= tail_share <= 1:
@@ -468,13 +539,18 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     weights = _weights(sc, repair_work_weight, price) if m > 1 else None
     tail_at = deadline - float(tail_share) * float(time_limit)
     info["repair_work_weight"] = round(float(repair_work_weight) * WEIGHT_GRID) / WEIGHT_GRID if weights else 0.0
+    rc = None                                                   # LP reduced costs, for related neighbourhoods
+    if relax is not None and related_share > 0:
+        priced = inst.etc * relax.weights[None, :]
+        rc = priced - priced.min(axis=1, keepdims=True)
     while m > 1 and best_value > bound * (1 + 1e-12) and time_left(deadline) > 0:
         if weights is not None and time.perf_counter() >= tail_at:  # the tail: makespan alone, from the best
             weights, proven, a, k, stall, sweeps = None, set(), best.copy(), k_min, 0, 0
             info["tail_from_repair"] = repairs
         a = _descent(sc.etc, sc.ready, a)                       # short hops: moves and swaps
         fin = _finish(sc, a)
-        cols = _fresh_neighbourhood(a, fin, k, rng, repairs, proven)
+        rel = None if rc is None else _relatedness(a, rc <= related_share * max(best_value - relax.bound, 0.0))
+        cols = _fresh_neighbourhood(a, fin, k, rng, repairs, proven, rel)
         repairs += 1
         if cols is None:                                        # every draw already proven: no repair
             new, skipped = None, skipped + 1
@@ -518,6 +594,7 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
                 a, k, sweeps, hops = _kick(best, m, rng), k_min, 0, hops + 1
     status = "optimal" if best_value <= bound * (1 + 1e-12) else "feasible"
     info.update(repairs=repairs, improved=improved, long_hops=hops, proven_repairs=len(proven), kernels=kernels,
+                related_share=float(related_share) if rc is not None else 0.0,
                 skipped=skipped, machines=[k_min, k_max], repair_s=repair_s,
                 bound_kind="solver" if lp is not None and lp > lb else "combinatorial")
     return Result(inst.kind, "lns", tuple(int(j) for j in best), best_value, status, time.perf_counter() - t0,

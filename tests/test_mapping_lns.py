@@ -228,3 +228,39 @@ def test_lns_runs_kernel_searches_once_its_best_stalls_in_the_second_half():
     assert ks and all(k["ended_s"] >= 2.0 and inst.n <= k["pairs"] <= inst.etc.size for k in ks)
     assert [k["share"] for k in ks] == [1 / 6, 1 / 3, 2 / 3][:len(ks)]
     assert all(k["value"] is None or k["value"] >= r.value - 1e-9 for k in ks)
+
+
+def test_machines_are_related_by_their_tasks_cheap_pairs_on_each_other():
+    from epochbench.exact.mapping_lns import _relatedness
+    a = np.array([0, 0, 1, 2], dtype=np.int64)
+    cheap = np.array([[1, 1, 0],          # task 0 (on machine 0): cheap on 1
+                      [1, 1, 1],          # task 1 (on 0): cheap on 1 and 2
+                      [0, 1, 0],          # task 2 (on 1): nowhere else
+                      [1, 0, 1]], bool)   # task 3 (on 2): cheap on 0
+    rel = _relatedness(a, cheap)
+    assert rel.tolist() == [[0, 2, 2], [2, 0, 0], [2, 0, 0]]
+
+
+def test_a_related_neighbourhood_holds_the_makespan_machine_the_least_loaded_and_related_ones():
+    from epochbench.exact.mapping_lns import _neighbourhood, _related
+    rng = np.random.default_rng(0)
+    fin = np.array([9, 3, 5, 7, 6, 8])
+    rel = np.zeros((6, 6))
+    rel[0, 4] = rel[4, 0] = 50.0                                        # machine 4: cheap pairs with 0
+    rel[4, 2] = rel[2, 4] = 50.0                                        # then machine 2, through machine 4
+    for _ in range(20):
+        cols = _related(fin, 4, rng, rel)
+        assert cols[0] == 0 and cols[1] == 1 and sorted(cols) == [0, 1, 2, 4]
+    assert len(set(_related(fin, 6, rng, rel))) == 6                   # every machine can be drawn
+    assert sorted(_neighbourhood(fin, 3, rng, 1, rel)) == [0, 1, 4]    # odd turns: related
+    assert sorted(_neighbourhood(fin, 3, rng, 0, rel)) == [0, 1, 2]    # even turns: the least loaded
+
+
+def test_lns_refuses_a_negative_related_share_and_runs_without_related_neighbourhoods():
+    inst = generate("braun-range", tasks=32, machines=4, seed=2)[0]
+    with pytest.raises(ValueError, match="related_share must be"):
+        lns(inst, time_limit=0.5, related_share=-1.0)
+    for share in (0.0, 1.0):
+        r = lns(inst, time_limit=1.0, seed=0, first=None, related_share=share)
+        assert r.info["related_share"] == share
+        assert r.bound <= r.value and inst.value(np.array(r.decision)) == pytest.approx(r.value)
