@@ -237,6 +237,13 @@ def _fresh_neighbourhood(a: np.ndarray, fin: np.ndarray, k: int, rng: np.random.
     return None
 
 
+def _reduced_costs(inst: MappingInstance, relax: Relaxation) -> np.ndarray:
+    """The LP reduced cost of every pair (t x m): ``w_j etc[i, j] - min_k
+    w_k etc[i, k]``, ``w`` the machine duals.  O(t m)."""
+    priced = inst.etc * relax.weights[None, :]
+    return priced - priced.min(axis=1, keepdims=True)
+
+
 def _kernel(inst: MappingInstance, sc: Scaled, relax: Relaxation, best: np.ndarray, share: float,
             deadline: float, threads: int, seed: int) -> tuple[np.ndarray | None, bool, int]:
     """CP-SAT for the makespan on the whole model restricted to a kernel, in
@@ -249,8 +256,7 @@ def _kernel(inst: MappingInstance, sc: Scaled, relax: Relaxation, best: np.ndarr
     left out.  Returns the mapping (None if none), whether CP-SAT proved it
     optimal over the kernel, and the kernel's size (pairs).  O(t m) plus the
     CP-SAT call."""
-    priced = inst.etc * relax.weights[None, :]
-    rc = priced - priced.min(axis=1, keepdims=True)
+    rc = _reduced_costs(inst, relax)
     allowed = rc <= share * max(inst.value(best) - relax.bound, 0.0)
     allowed |= relax.x > 1e-9
     allowed &= _allowed(inst, best, sc)
@@ -541,8 +547,7 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     info["repair_work_weight"] = round(float(repair_work_weight) * WEIGHT_GRID) / WEIGHT_GRID if weights else 0.0
     rc = None                                                   # LP reduced costs, for related neighbourhoods
     if relax is not None and related_share > 0:
-        priced = inst.etc * relax.weights[None, :]
-        rc = priced - priced.min(axis=1, keepdims=True)
+        rc = _reduced_costs(inst, relax)
     while m > 1 and best_value > bound * (1 + 1e-12) and time_left(deadline) > 0:
         if weights is not None and time.perf_counter() >= tail_at:  # the tail: makespan alone, from the best
             weights, proven, a, k, stall, sweeps = None, set(), best.copy(), k_min, 0, 0
