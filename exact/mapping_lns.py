@@ -15,8 +15,9 @@ in the manner of Shaw's large neighbourhood search
 between which tasks could move at a small LP reduced cost) are reassigned
 among those machines optimally by CP-SAT, started from their current
 assignment (so a repair never makes them worse), for the same objective as
-the first phase (the makespan, never raised, plus a weight of the total work; the makespan
-alone in the last quarter of the time). A machine set that CP-SAT proved
+the first phase (the makespan, never raised, plus a weight of the total
+work; the makespan alone in the last quarter of the time). A machine set
+that CP-SAT proved
 optimal is not drawn again while the same tasks are on it. When repairs
 stop improving, the neighbourhood grows; after a few sweeps of its sizes
 without improvement, a long hop (random moves of a few tasks, as the tabu
