@@ -24,10 +24,11 @@ without improvement, a long hop (random moves of a few tasks, as the tabu
 search's long hops) restarts the descent from elsewhere; the best mapping is
 kept. From half the time on, when the best mapping has not improved for a
 while, a kernel search [angelelli2010] takes its turn: CP-SAT on the whole
-model restricted to the pairs of small LP reduced cost (ours: on the Braun
-matrices the stuck mappings and a better one put all but about 30 tasks on
-their LP machine and differ in 40 to 50 tasks, more than the repairs free
-at once across the right machines).
+model restricted to the pairs of small LP reduced cost, the kernel growing
+while the searches find nothing better (ours: on the Braun matrices a
+stuck mapping and a better one differ in 16 to 50 tasks spread over most
+machines, more than the repairs free at once, but every pair of the better
+one has a small reduced cost).
 
 It returns its best mapping and a valid lower bound: the largest of the
 instance's combinatorial bound and the LP relaxation's Lagrangian bound
@@ -87,15 +88,15 @@ TAIL_SHARE = 0.25
 #: the repairs' weights are integers: the work weight is rounded to 1 / WEIGHT_GRID
 WEIGHT_GRID = 100
 #: kernel searches when the repairs stall: shares of (best makespan - LP bound) up to which a pair's
-#: LP reduced cost lets it into the kernel, one per search, in turn (1 would keep every pair that a
-#: better mapping may use)
-KERNEL_SHARES = (1 / 6, 1 / 3, 2 / 3)
+#: LP reduced cost lets it into the kernel, the next after a search that found nothing better, the
+#: first again after one that did (1 would keep every pair that a better mapping may use)
+KERNEL_SHARES = (0.03, 0.05, 0.08, 0.12, 1 / 6)
 #: no kernel search before this share of the time limit (the repairs first) ...
 KERNEL_AT = 0.5
 #: ... nor before the best mapping has not improved for this share of the time limit
 KERNEL_IDLE = 1 / 15
 #: share of the time limit that each kernel search may take (``kernel_share`` of :func:`lns`)
-KERNEL_SHARE = 1 / 3
+KERNEL_SHARE = 1 / 6
 #: how the work terms price a unit of work on each machine (``prices`` of :func:`lns`)
 PRICES = ("lp", "uniform")
 #: related neighbourhoods (odd turns): a pair (task, machine) is cheap when its LP reduced cost is at
@@ -414,19 +415,30 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         Share of the time limit each kernel search may take (:func:`_kernel`;
         0: none).  Kernel searches start when the best mapping has not
         improved for :data:`KERNEL_IDLE` of the time limit, not before
-        :data:`KERNEL_AT` of it; the k-th keeps the pairs whose LP reduced
-        cost is at most :data:`KERNEL_SHARES` [k] x (best makespan - LP
-        bound).  Ours: from the mappings where u_i_lohi seeds 4 and 5 ended
-        (0.136 % and 0.146 % above the best known), CP-SAT on the kernel of
-        pairs with reduced cost up to 0.05 % of the LP bound (834 of 8,192
-        pairs) reached 0.047 % and 0.041 % in 20 s; up to 0.1 % (1,149
-        pairs), 0.008 %.  HiGHS on the same kernels: 0.050 % and no gain.
-        Within the 60 s, all 12 Braun matrices, seeds 3 to 6: 4 of 48
-        runs above 0.05 % of the best known (mean 0.014 %, largest
-        0.116 %), against 5 (mean 0.015 %, largest 0.146 %) without; a
-        small gain, mostly in how far the misses stay (u_i_lohi seed 5:
-        0.047 % against 0.146 %; u_s_lohi seed 4: 0.045 % against
-        0.100 %).
+        :data:`KERNEL_AT` of it.  The kernel grows as in kernel search
+        [angelelli2010]: the first keeps the pairs whose LP reduced cost is
+        at most :data:`KERNEL_SHARES` [0] x (best makespan - LP bound); a
+        search that finds nothing better is followed by one on the next
+        share, one that lowers the best makespan by the first share again
+        (of the new, smaller gap); after the last share, none.  Ours: the
+        small kernels are the ones that work.  In u_s_lohi a stuck mapping
+        (0.067 % above the best known) and a better one (-0.016 %) differ
+        in 16 tasks on 13 of the 16 machines, beyond any repair, yet every
+        pair of the better one has a reduced cost of at most 0.028 % of the
+        best known: 5 % of the stuck mapping's gap to the LP bound.  From
+        seven stuck mappings (u_i_lohi and u_s_lohi, 0.053 % to 0.145 %
+        above the best known), 10 s of CP-SAT on the kernel of share 0.05
+        (700 to 800 of the 8,192 pairs) ended within 0.05 % of the best
+        known from all seven (-0.014 % to 0.045 %; two proven optimal over
+        the kernel in under 3 s), share 0.08 from two, share 0.03 (proven
+        in under 5 s) from none; shares 1/6 and 1/3 (1,100 to 2,200 pairs,
+        15 s, the former defaults) from none and one of five.  Within the
+        60 s, all 12 Braun matrices: seeds 3 to 6, no run above 0.05 % of
+        the best known (mean -0.016 %, largest 0.033 %), against 2 of 48
+        (mean 0.011 %, largest 0.114 %) with shares 1/6, 1/3, 2/3 once each
+        (20 s each); seeds 13 to 16, 1 of 48 (u_i_hihi seed 16, 0.051 %;
+        mean -0.016 %).  78 of those 96 runs ended below the best-known
+        value, on every one of the 12 matrices (by up to 0.067 %, u_c_lohi).
     related_share : float
         Odd-turn repairs take related machines in Shaw's sense [shaw1998]
         (:func:`_related`): the makespan machine, the least loaded one and
@@ -444,7 +456,8 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         known), 20 s of repairs on related machines alone improved four
         (u_s_lohi 0.067 % -> 0.018 %; the two u_i_lohi states did not move),
         where HiGHS for 15 s from the same states (work weight 0 or 0.1)
-        improved none.  All 12 Braun matrices at 60 s: seeds 9 to 12, 3 of 48
+        improved none.  All 12 Braun matrices at 60 s, with the kernel
+        searches of that time (shares 1/6, 1/3, 2/3): seeds 9 to 12, 3 of 48
         runs above 0.05 % of the best known (mean 0.009 %, largest 0.081 %)
         against 4 (mean 0.012 %, largest 0.122 %) with random machines; seeds
         3 to 6, 2 of 48 (mean 0.011 %, largest 0.114 %) against 4 (mean
@@ -485,8 +498,8 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
         ``related_share`` (0.0 when the repairs drew random machines),
         ``kernels`` (one
         record per kernel search: ``share``, ``pairs``, ``ended_s``, its
-        ``value`` (None when CP-SAT found none) and ``proven`` over the
-        kernel), ``skipped``
+        ``value`` (None when CP-SAT found none), ``proven`` over the
+        kernel and ``improved``: whether it lowered the best makespan), ``skipped``
         (rounds whose every draw was such a set), ``lp_bound``.
 
     Notes
@@ -582,13 +595,13 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
                                         min(deadline, now + float(kernel_share) * float(time_limit)), threads,
                                         int(rng.integers(2**31)))
             got_value = inst.value(got) if got is not None else None
+            better = got_value is not None and got_value < best_value
             kernels.append({"share": KERNEL_SHARES[kernel], "pairs": size, "ended_s": time.perf_counter() - t0,
-                            "value": got_value, "proven": proved})
-            kernel += 1
-            if got_value is not None and got_value < best_value:
-                best, best_value, a, improved = got.copy(), got_value, got, improved + 1
-            else:
-                a = best.copy()
+                            "value": got_value, "proven": proved, "improved": better})
+            if better:                                          # the new best's kernels, smallest first
+                best, best_value, a, improved, kernel = got.copy(), got_value, got, improved + 1, 0
+            else:                                               # a larger kernel next
+                a, kernel = best.copy(), kernel + 1
             k, sweeps, stall, idle_from = k_min, 0, 0, time.perf_counter()
         if stall >= PATIENCE:
             stall = 0
