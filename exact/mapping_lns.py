@@ -26,9 +26,9 @@ kept. From half the time on, when the best mapping has not improved for a
 while, a kernel search [angelelli2010] takes its turn: CP-SAT on the whole
 model restricted to the pairs of small LP reduced cost, the kernel growing
 while the searches find nothing better (ours: on the Braun matrices a
-stuck mapping and a better one differ in 16 to 50 tasks spread over most
-machines, more than the repairs free at once, but every pair of the better
-one has a small reduced cost).
+stuck mapping and a better one differ in 16 to 58 tasks spread over 13 to
+16 of the 16 machines, more than the repairs free at once, but every pair
+of the better one has a small reduced cost).
 
 It returns its best mapping and a valid lower bound: the largest of the
 instance's combinatorial bound and the LP relaxation's Lagrangian bound
