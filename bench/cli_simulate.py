@@ -20,6 +20,9 @@ COMMON = ("workload", "machine", "policy", "record_epochs", "epoch_gaps", "min_c
           "param",
           "no_kill", "small_threshold", "out", "json", "quiet")
 
+#: ``--small-threshold``'s default (nodes)
+SMALL_THRESHOLD = 32
+
 _GROUPS = {"pool": "space-shared machine (--machine pool)",
            "gang": "gang scheduling (--machine gang; [zhang-comparative] sections 5-6)",
            "farm": "farm with licenses (--machine farm, [capannini2007])"}
@@ -74,8 +77,10 @@ def add_simulate(sub) -> None:
                    help="option of the policy's packing selector (bl-easy, bb-easy, --selector) (repeatable; "
                         "int, float, true/false or text), e.g. --param window=2")
     m.add_argument("--no-kill", action="store_true", help="let jobs run past their estimate")
-    m.add_argument("--small-threshold", type=int, default=32, help="nodes; small vs large jobs (default 32)")
-    m.add_argument("--out", type=Path, help="folder for jobs.csv and report.json")
+    m.add_argument("--small-threshold", type=int, default=SMALL_THRESHOLD,
+                   help=f"nodes; small vs large jobs (default {SMALL_THRESHOLD})")
+    m.add_argument("--out", type=Path, help="folder for jobs.csv and report.json (files an earlier run left there "
+                                            "are renamed STEM-RUNID.*, never overwritten)")
     m.add_argument("--json", action="store_true", help="print the report as one JSON object")
     m.add_argument("--quiet", action="store_true", help="no progress line")
     seen = set(COMMON)
@@ -176,6 +181,12 @@ def _farm_options(args, options: dict, workload) -> tuple[dict, object]:
     if args.record_epochs:
         raise ValueError("--record-epochs records space-shared and gang steps; the farm records its per-epoch "
                          "gaps with --oracle-every instead")
+    for flag, value, default in (("--nodes", args.nodes, None), ("--selector", args.selector, None),
+                                 ("--param", args.param, []), ("--no-kill", args.no_kill, False),
+                                 ("--small-threshold", args.small_threshold, SMALL_THRESHOLD)):
+        if value != default:
+            raise ValueError(f"{flag} does not apply to the farm machine ([capannini2007]: its stream, machines "
+                             "and licenses come from --farm-jobs, --machines, --licenses, ...)")
     progress = _Progress(0, sys.stderr.isatty() and not args.quiet, what="done")
     if progress.enabled:
         options = dict(options, progress=progress)
@@ -247,6 +258,8 @@ def _simulate(args) -> int:
     from epochbench.sim.runner import to_json
     machine = registry.machine_of(args.policy, args.machine)
     registry.get_policy(machine, args.policy)
+    if args.min_candidates != 1 and not (args.record_epochs or args.epoch_gaps):
+        raise ValueError("--min-candidates applies with --record-epochs or --epoch-gaps only")
     workload = None
     if machine != "farm":
         if not args.workload:
@@ -273,9 +286,13 @@ def _simulate(args) -> int:
     if gaps is not None:
         rep.setdefault("extras", {})["epoch_gaps"] = gaps.summary()
     if args.out:
+        kept = _keep_previous_run(Path(args.out))
         write_run(args.out, res, rep, workload)
         if gaps is not None:
             gaps.write(Path(args.out) / "epoch_gaps.csv")
+        if kept:
+            print(f"the previous run's files in {args.out} are kept as {', '.join(p.name for p in kept)}",
+                  file=sys.stderr)
     if args.json:
         print(to_json(rep))
     else:
@@ -286,6 +303,21 @@ def _simulate(args) -> int:
             print(f"  {key:<{width}}  {val:.6g}" if isinstance(val, float) else f"  {key:<{width}}  {val}")
         _print_extras(rep.get("extras") or {})
     return 0
+
+
+#: what ``simulate --out DIR`` writes into DIR
+RUN_FILES = ("jobs.csv", "report.json", "epoch_gaps.csv")
+
+
+def _keep_previous_run(out: Path) -> list[Path]:
+    """Rename the files an earlier ``simulate --out`` left in ``out`` to
+    ``STEM-RUNID.*`` (:func:`epochbench.bench.runs.keep_previous`; the run id
+    is the stamp of their newest modification time), so that nothing is
+    overwritten silently.  Returns the new paths."""
+    from .runs import keep_previous
+    if not out.is_dir():
+        return []
+    return keep_previous([out / name for name in RUN_FILES], out / ".simulate.run.json")
 
 
 def _print_extras(extras: dict) -> None:
@@ -367,12 +399,16 @@ def add_calibrate(sub) -> None:
     c.add_argument("--policy", default="easy", help="pool policy (default easy)")
     c.add_argument("--rtol", type=float, default=0.05, help="relative tolerance (default 0.05)")
     c.add_argument("--warmup", type=float, default=0.1, help="share of arrivals before the window (default 0.1)")
-    c.add_argument("--out", type=Path, help="write the scaled stream here")
+    c.add_argument("--out", type=Path, help="write the scaled stream here (a new .swf, .swf.gz, .csv or .parquet)")
+    from epochbench.sim.registry import machine_options
+    group = c.add_argument_group("options of the pool policies (as in simulate)")
+    for opt in machine_options("pool"):
+        _add_option(group, opt)
 
 
 def cmd_calibrate(args) -> int:
     """Exit status 0 when the calibration converged, 1 otherwise."""
-    from epochbench.instances.jobs import load_workload, make_workload, write_swf, write_table
+    from epochbench.instances.jobs import check_new_workload, load_workload, make_workload, save_workload
     from epochbench.sim.calibrate import calibrate_rate
     for flag, value, ok, what in (("--target", args.target, lambda v: 0 < v < math.inf, "a number > 0"),
                                   ("--rtol", args.rtol, lambda v: 0 < v < 1, "a relative tolerance in (0, 1)"),
@@ -380,15 +416,19 @@ def cmd_calibrate(args) -> int:
         if not ok(value):
             raise ValueError(f"{flag} = {value}: expected {what}")
     if args.out is not None:            # checked before the simulations, not after them
-        if args.out.exists():
-            raise ValueError(f"{args.out}: already exists; write the scaled stream to a new file")
+        check_new_workload(args.out)
         args.out.parent.mkdir(parents=True, exist_ok=True)
     w = load_workload(args.workload)
-    cal = calibrate_rate(w.jobs, w.capacity, args.target, args.policy, rtol=args.rtol, warmup=args.warmup)
+    from epochbench.sim.registry import machine_options
+    options = {o.name: getattr(args, o.name) for o in machine_options("pool")
+               if getattr(args, o.name, None) not in (None, [])}
+    cal = calibrate_rate(w.jobs, w.capacity, args.target, args.policy, rtol=args.rtol, warmup=args.warmup,
+                         **options)
     from epochbench.instances.core import json_text
     print(json_text(cal.to_dict()))
     if args.out:
         out = make_workload(cal.jobs, w.capacity, resources=w.resources, source=f"{w.source} x{cal.factor:.6g}",
                             kill_at_estimate=w.kill_at_estimate, meta={"header": w.meta.get("header")})
-        (write_table if args.out.suffix in (".csv", ".parquet", ".pq") else write_swf)(out, args.out)
+        save_workload(out, args.out)
     return 0 if cal.converged else 1
+

@@ -44,7 +44,7 @@ import numpy as np
 from . import farm as _farm
 from .checks import SEQUENCES, index, short
 from .core import InfeasibleSolution, InstanceError, float_array
-from .data import data_root
+from .data import data_hint, data_root
 from .generators import _children, _choice, _fraction, _int, register_generator
 
 EVENTS = ("none", "arrive", "leave")
@@ -320,7 +320,7 @@ def load_orlib_assign(path=None) -> AssignmentInstance:
     try:
         tok = path.read_text().split()
     except FileNotFoundError:
-        raise InstanceError(f"{path}: no such file (set EPOCHBENCH_DATA; see ../shared/data/README.md)") from None
+        raise InstanceError(f"{path}: no such file{data_hint(path)}") from None
     except IsADirectoryError:
         raise InstanceError(f"{path}: is a folder, expected a file") from None
     except (OSError, UnicodeDecodeError) as exc:

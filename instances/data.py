@@ -37,3 +37,16 @@ def data_root() -> Path:
     if env:
         return Path(env)
     return _checkout_default() or NOT_SET
+
+
+def data_hint(path) -> str:
+    """The remedy to append to a "no such file" message about ``path``:
+    where to set the data folder when ``path`` lies under :func:`data_root`
+    (the default was used), else nothing (the caller named the path, so the
+    data folder is not the cause)."""
+    root = data_root()
+    try:
+        Path(path).relative_to(root)
+    except ValueError:
+        return ""
+    return " (set EPOCHBENCH_DATA or pass epochbench --data DIR; see ../shared/data/README.md)"

@@ -47,7 +47,9 @@ def atomic_path(path):
     is atomic; same suffixes, so writers that choose the format by suffix,
     such as ``savefig``, still do).  When the block ends normally the
     temporary file replaces ``path`` (:func:`os.replace`); when it raises,
-    the temporary file is removed and ``path`` is left as it was.
+    the temporary file is removed and ``path`` is left as it was; an
+    ``OSError`` about the temporary file (no such folder, no permission, a
+    full disk) becomes an :class:`OutputError` naming ``path``.
 
     Parameters
     ----------
@@ -66,10 +68,18 @@ def atomic_path(path):
     try:
         yield tmp
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(exc, OSError) and _names(exc, tmp):
+            raise OutputError(f"{path}: cannot write ({exc.strerror or type(exc).__name__})") from None
         raise
+
+
+def _names(exc: OSError, tmp: Path) -> bool:
+    """``exc`` is about the temporary file (so the user is told of the
+    path they asked for, not of a name they never gave)."""
+    return str(tmp) in (str(exc.filename), str(exc.filename2)) or str(tmp) in str(exc)
 
 
 def write_bytes(path, data: bytes) -> Path:

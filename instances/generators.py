@@ -53,7 +53,7 @@ import numpy as np
 
 from .catalog import Catalog, modules_of, plugins
 from .core import InstanceError
-from .data import data_root
+from .data import data_hint, data_root
 from .io import write_family
 from .packing import EpochsInstance, PackingInstance, reservation_from_running
 
@@ -472,7 +472,7 @@ def vbp_family(*, n: int | None = None, d: int | None = None, classes=None,
     Raises :class:`InstanceError` if the folder is missing or nothing matches."""
     base = Path(root) if root else data_root() / "vbp"
     if not base.is_dir():
-        raise InstanceError(f"{base}: no VBP data folder (set EPOCHBENCH_DATA; see ../shared/data/README.md)")
+        raise InstanceError(f"{base}: no VBP data folder{data_hint(base)}")
     want = {"class": _int_set(classes, "classes"), "n": _int_set(n, "n"), "d": _int_set(d, "d")}
     found = []
     for f in base.glob("class*/*.vbp"):
@@ -606,7 +606,7 @@ _HELP = {
     "est_max": "longest estimate (s)",
     "d": "number of resources (vbp files)",
     "classes": "vbp classes, e.g. 1,2,9",
-    "root": "the data set's folder (default: its folder under data_root(), e.g. data_root()/vbp)",
+    "root": "the data set's folder (default: its folder in the data folder, $EPOCHBENCH_DATA or --data)",
     "reservation": "give the blocked head its reservation",
     "per_class": "vbp: only the first files of each class (i < per_class)",
 }

@@ -236,11 +236,20 @@ def _numeric(values, name: str = "", source: str = "", *, errors: str = "raise")
         raise InstanceError(f"{source}: column '{name}' is not numeric ({exc})") from None
 
 
+#: the largest magnitude of a time or other float column (2**53: beyond it
+#: float64 no longer holds every whole second, so that end - submit is wrong)
+FLOAT_LIMIT = 2.0 ** 53
+
+
 def _as_float(col, name, source, *, allow_nan=False) -> np.ndarray:
     arr = _numeric(col, name, source)
-    bad = ~np.isfinite(arr) & ~(allow_nan & np.isnan(arr))
-    if bad.any():
-        raise InstanceError(f"{source}: column '{name}' has {arr[bad][0]} at row {int(np.argmax(bad))}")
+    ok = np.abs(arr) <= FLOAT_LIMIT                      # False for NaN and +-inf
+    if allow_nan:
+        ok |= np.isnan(arr)
+    if not ok.all():
+        row = int(np.argmin(ok))
+        why = " (above 2**53: float64 seconds would lose precision)" if np.isfinite(arr[row]) else ""
+        raise InstanceError(f"{source}: column '{name}' has {arr[row]} at row {row}{why}")
     return arr
 
 
@@ -359,6 +368,7 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
             del tab[f]
     tab = _merge_sidecar(tab, _sidecar(path), src)
     names = ("procs", *(c[4:] for c in tab.columns if c.startswith("res_")))
+    _check_declared_resources(header, names, _sidecar(path), src)
     cap, cap_from = _swf_capacity(tab, header, names, nodes)
     meta = {"header": header, "capacity_from": cap_from,
             "MaxProcs": _header_int(header, "MaxProcs"), "MaxNodes": _header_int(header, "MaxNodes")}
@@ -643,6 +653,22 @@ def _raise_bad_line(raw: bytes, src: str, exc) -> None:
     raise InstanceError(f"{src}: malformed SWF ({exc})")
 
 
+def _check_declared_resources(header: dict, names: tuple, side: Path, src) -> None:
+    """The resources an epochbench SWF header declares (``EpochbenchResources``)
+    all have their ``res_`` column (from the ``.extra.csv`` sidecar);
+    ``InstanceError`` naming the missing sidecar or columns otherwise."""
+    declared = header.get("EpochbenchResources", "").split()[1:]
+    missing = [f"res_{n}" for n in declared if n not in names[1:]]
+    if not missing:
+        return
+    if not side.exists():
+        raise InstanceError(f"{src}: its header declares resources {', '.join(declared)}, whose columns "
+                            f"({', '.join(missing)}) are in {side.name}, which is missing: keep the sidecar "
+                            "beside the SWF file")
+    raise InstanceError(f"{src}: its header declares resources {', '.join(declared)}, but {side.name} has no "
+                        f"column {', '.join(missing)}")
+
+
 def _swf_capacity(tab, header, names, nodes) -> tuple[np.ndarray, str]:
     """Machine size by the issue 3 rule; extra capacities from the header or the largest job."""
     for cap_from, value in (("nodes", nodes), ("MaxProcs", _header_int(header, "MaxProcs")),
@@ -922,6 +948,38 @@ def _read_csv(path, **kw) -> Columns:
     if "licenses" in df.columns:
         df["licenses"] = df["licenses"].fillna("").astype(str)
     return Columns.from_frame(df)
+
+
+#: the workload file suffixes, each with the writer of its format
+_WRITERS = {(".swf", ".swf.gz"): "swf", (".csv", ".parquet", ".pq"): "table"}
+
+
+def save_workload(workload: Workload, path) -> Path:
+    """Write ``workload`` to a new file by suffix: ``.swf``/``.swf.gz``
+    (:func:`write_swf`, with its ``.extra.csv`` sidecar when it has columns
+    SWF cannot carry), ``.csv``/``.parquet``/``.pq`` (:func:`write_table`).
+    Nothing is overwritten: a path, or an SWF's sidecar, that exists already
+    is refused, as is an unknown suffix (``InstanceError``, one line).
+    Returns the path written."""
+    path = Path(path)
+    kind = check_new_workload(path)
+    return write_swf(workload, path) if kind == "swf" else write_table(workload, path)
+
+
+def check_new_workload(path) -> str:
+    """The format (``"swf"`` or ``"table"``) of a workload file about to be
+    written at ``path`` by :func:`save_workload`; ``InstanceError`` (one
+    line) for an unknown suffix or a file there already (the path, or an
+    SWF's ``.extra.csv`` sidecar).  A command calls it before its work, so
+    that a bad path fails at once, not after a long run."""
+    path = Path(path)
+    kind = next((k for suffixes, k in _WRITERS.items() if path.name.lower().endswith(suffixes)), None)
+    if kind is None:
+        raise InstanceError(f"{path}: unknown workload format (write .swf, .swf.gz, .csv or .parquet)")
+    for taken in (path, _sidecar(path)) if kind == "swf" else (path,):
+        if taken.exists():
+            raise InstanceError(f"{taken}: already exists; write the stream to a new file (nothing is overwritten)")
+    return kind
 
 
 def load_workload(path, **kw) -> Workload:

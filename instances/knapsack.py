@@ -37,7 +37,7 @@ import numpy as np
 from . import farm as _farm
 from .checks import distinct, exact_loads, indices, over
 from .core import InfeasibleSolution, InstanceError, float_vector, int_matrix
-from .data import data_root
+from .data import data_hint, data_root
 from .generators import _children, _choice, _fraction, _int, register_generator
 
 
@@ -228,7 +228,7 @@ def _numbers(path: Path) -> list[str]:
     try:
         return path.read_text().split()
     except FileNotFoundError:
-        raise InstanceError(f"{path}: no such file (set EPOCHBENCH_DATA; see ../shared/data/README.md)") from None
+        raise InstanceError(f"{path}: no such file{data_hint(path)}") from None
     except IsADirectoryError:
         raise InstanceError(f"{path}: is a folder, expected a file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -300,7 +300,7 @@ def read_mkcbres(path) -> dict[str, dict]:
     try:
         text = path.read_text()
     except FileNotFoundError:
-        raise InstanceError(f"{path}: no such file (set EPOCHBENCH_DATA; see ../shared/data/README.md)") from None
+        raise InstanceError(f"{path}: no such file{data_hint(path)}") from None
     split = text.find("LP optimal")
     if split < 0:
         raise InstanceError(f"{path}: no 'LP optimal' table")

@@ -36,7 +36,7 @@ import numpy as np
 
 from .checks import indices
 from .core import InfeasibleSolution, InstanceError, float_array
-from .data import data_root
+from .data import data_hint, data_root
 
 __all__ = ["MappingInstance", "check_mapping", "water_level", "dual_bound", "braun_etc", "braun_range", "load_braun",
            "braun_family", "TASK_RANGE", "MACHINE_RANGE", "CONSISTENCY", "BRAUN_NAMES"]
@@ -360,7 +360,7 @@ def braun_family(*, root: str | None = None, names: str | None = None) -> list[M
     lohi, lolo; ``names`` picks some, e.g. "u_c_hihi.0,u_i_lolo.0"."""
     base = Path(root) if root else data_root() / "braun"
     if not base.is_dir():
-        raise InstanceError(f"{base}: no Braun data folder (set EPOCHBENCH_DATA; see ../shared/data/README.md)")
+        raise InstanceError(f"{base}: no Braun data folder{data_hint(base)}")
     want = list(BRAUN_NAMES) if not names else [s for s in re.split(r"[,\s]+", names) if s]
     missing = [n for n in want if not (base / n).is_file()]
     if missing:

@@ -403,12 +403,17 @@ _io.register_family("epochs", EpochsInstance, check_epochs)
 def epochs_by(packer):
     """Turn a packing heuristic into an ``epochs`` solver: each epoch starts
     what ``packer`` picks from the jobs left on an empty machine ([leinberger1999]
-    fig. 1).  Raises ``ValueError`` if it ever picks nothing."""
+    fig. 1).  Raises ``ValueError`` if it ever picks nothing, and
+    :class:`~epochbench.instances.core.InfeasibleSolution` if it picks an
+    index outside the jobs left or one twice."""
     def solve(inst: "EpochsInstance", **params) -> list[list[int]]:
         remaining = np.arange(inst.n)
         bins = []
         while remaining.size:
             picked = packer(inst.packing(remaining), **params)
+            where = f"{inst.name}: epoch {len(bins)}: {packer.__name__}'s selection of the {remaining.size} jobs left"
+            picked = indices(picked, remaining.size, where)     # the packer's own indices, 0..left - 1
+            distinct(picked, where, "starts")
             if not len(picked):
                 raise ValueError(f"{inst.name}: {packer.__name__} started nothing with "
                                  f"{remaining.size} jobs left")

@@ -1,4 +1,4 @@
-"""Job-stream (workload) models, estimate models and load control (issue 4 part 1).
+"""Job-stream (workload) models, estimate models and load control.
 
 Every model returns a :class:`Stream`: a job table with the columns of the
 :mod:`epochbench.instances.jobs` contract (``id, submit, runtime, estimate, procs, duration``;
@@ -667,6 +667,29 @@ def with_estimates(jobs: pd.DataFrame, model: str, *, omega: float = 1.0, phi: f
 
 
 # ---- the generator ------------------------------------------------------------------------
+#: options that shape some streams only: name -> (default, applies(model, k, estimates), to what)
+_ONLY = {"p_pow2": (0.75, lambda m, k, e: m == "feitelson96", "model feitelson96"),
+         "repeats": (True, lambda m, k, e: m == "feitelson96", "model feitelson96"),
+         "job_types": ("mixed", lambda m, k, e: m == "lublin03", "model lublin03"),
+         "omega": (1.0, lambda m, k, e: e == "omega", "estimates omega"),
+         "phi": (0.2, lambda m, k, e: e == "phi", "estimates phi"),
+         "dist": ("uniform", lambda m, k, e: k > 1, "k > 1"),
+         "norm": ("max", lambda m, k, e: k > 1, "k > 1"),
+         "capacity": (1000, lambda m, k, e: k > 1, "k > 1")}
+
+
+def _check_applies(model: str, k: int, estimates: str, given: dict) -> None:
+    """An option set to other than its default where it shapes nothing
+    (``--job-types`` with feitelson96, ``--phi`` without ``--estimates phi``,
+    ...) is refused in one line, rather than ignored and recorded in the
+    stream's header as if it had been used."""
+    for name, value in given.items():
+        default, applies, where = _ONLY[name]
+        if value != default and not applies(model, k, estimates):
+            raise ValueError(f"{name} = {value!r} applies to {where} only (this stream: model {model}, k {k}, "
+                             f"estimates {estimates})")
+
+
 def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, processors: int | None = None,
              k: int = 1, dist: str = "uniform", norm: str = "max", capacity: int = 1000,
              load: float | None = None, load_factor: float = 1.0, runtime_factor: float = 1.0,
@@ -674,7 +697,7 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
              repeats: bool = True, job_types: str = "mixed", fit: str | None = None,
              he_params: str | None = None, he_out: str | None = None) -> Stream:
     """A job stream of ``model`` (feitelson96, lublin03, rajaei, hypererlang), then K
-    resources, load control and an estimate model (issue 4 part 1).
+    resources, load control and an estimate model.
 
     Steps, in order: the model with ``jobs`` jobs on ``processors`` nodes
     (default 128; rajaei: 16 only); with ``k`` > 1, :func:`k_resources`
@@ -683,8 +706,8 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     0.7 for the Poisson models; lublin03: the model's own arrival process
     unless ``load`` is given); arrival rate x ``load_factor``; runtimes and
     estimates x ``runtime_factor`` (:func:`scale_runtimes`, arrivals fixed,
-    [zhang-comparative] §2.2); then ``estimates`` (model / perfect / omega / phi, seed
-    004 §2.1).  lublin03 applies ``load`` and ``load_factor`` inside its
+    [zhang-comparative] §2.2); then ``estimates`` (model / perfect / omega / phi,
+    [zhang-comparative] §2.1).  lublin03 applies ``load`` and ``load_factor`` inside its
     daily cycle for K = 1 (and ``load_factor`` for K > 1 without ``load``);
     otherwise they rescale the time axis (:func:`scale_arrivals`).  Times are whole seconds.  ``p_pow2`` and ``repeats`` are
     feitelson96's, ``job_types`` lublin03's.  hypererlang ([zhang-comparative] §2.1,
@@ -706,6 +729,8 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     reload = k > 1 and (model not in OWN_ARRIVALS or load is not None)
     if model != "hypererlang" and (fit, he_params, he_out) != (None, None, None):
         raise ValueError(f"fit, he_params and he_out apply to model hypererlang only, not {model!r}")
+    _check_applies(model, k, estimates, dict(p_pow2=p_pow2, repeats=repeats, job_types=job_types, omega=omega,
+                                             phi=phi, dist=dist, norm=norm, capacity=capacity))
     if model == "rajaei":
         if processors not in (None, RAJAEI_NODES):
             raise ValueError(f"rajaei is defined on {RAJAEI_NODES} nodes ([rajaei-dadfar]), got processors={processors}")
@@ -767,7 +792,7 @@ def write_workload(out, **params) -> Path:
     Returns the path written."""
     # Lazy import: the dependency rule is instances <- sim (sim imports instances);
     # importing sim.jobs at module level here would make instances depend on sim.
-    from epochbench.instances.jobs import make_workload, write_swf, write_table
+    from epochbench.instances.jobs import make_workload, save_workload
 
     stream = workload(**params)
     out = Path(out)
@@ -777,16 +802,12 @@ def write_workload(out, **params) -> Path:
         out = out / _default_name(stream.meta["params"])
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
-    if out.exists():
-        raise InstanceError(f"{out}: already exists; write the stream to a new file (nothing is overwritten)")
     header = {"Version": "2.2", "Computer": f"epochbench workload model {stream.meta['model']}",
               "Note": "generator parameters " + json.dumps(stream.meta["params"], sort_keys=True)}
     resources = ("procs", *(str(c)[4:] for c in stream.jobs.columns if str(c).startswith("res_")))
     w = make_workload(stream.jobs, stream.capacity, resources=resources, source=f"workload {stream.meta['model']}",
                       meta={"header": header, "generator": stream.meta})
-    if out.name.lower().endswith((".csv", ".parquet", ".pq")):
-        return write_table(w, out)
-    return write_swf(w, out)
+    return save_workload(w, out)
 
 
 def stream_stats(jobs: pd.DataFrame) -> dict:

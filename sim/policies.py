@@ -107,8 +107,18 @@ def register_policy(name: str, *, paper: str = "", fast: int | None = None):
 
 def make(name: str, **options) -> Policy:
     """A fresh pool policy object by name (the registry imports the module
-    that defines it); unknown options raise ``TypeError``."""
-    return _registry.get_policy("pool", name).make(**options)
+    that defines it); an option the policy does not take raises
+    :class:`~epochbench.sim.registry.OptionError` (a ``ValueError`` and a
+    ``TypeError``) naming it."""
+    spec = _registry.get_policy("pool", name)
+    _registry.check_applies("pool", name, options)
+    try:
+        return spec.make(**options)
+    except TypeError as exc:
+        err = _registry.unknown_option(exc, "pool", name, ("selector", "selector_options"))
+        if err is None:
+            raise
+        raise err from None
 
 
 _registry.declare_options("pool", _registry.Option(

@@ -97,6 +97,37 @@ def declare_options(machine: str, *options: Option) -> None:
         OPTIONS[machine][opt.name] = opt
 
 
+class OptionError(ValueError, TypeError):
+    """An option a policy does not take: a ``ValueError`` (the command line
+    prints it in one line) that is also the ``TypeError`` an unexpected
+    keyword used to raise."""
+
+
+def check_applies(machine: str, policy: str, options: dict) -> None:
+    """An option of another policy of the machine, set to other than its
+    default, is refused (:class:`OptionError`, one line naming it)."""
+    declared = OPTIONS[machine]
+    for key, val in options.items():
+        opt = declared.get(key)
+        if opt is None or not opt.applies or policy in opt.applies:
+            continue
+        if val is not None and val != opt.default and val != []:
+            flag = "--" + key.replace("_", "-")
+            raise OptionError(f"{flag} applies to policy {', '.join(opt.applies)} only, not {policy!r}")
+
+
+def unknown_option(exc: TypeError, machine: str, policy: str, also=()) -> OptionError | None:
+    """The one-line :class:`OptionError` for a ``TypeError`` that says a policy's
+    runner got an unexpected keyword (naming it and the options that
+    ``policy`` takes: ``also`` and the machine's declared ones that apply);
+    None for any other ``TypeError``."""
+    if "unexpected keyword argument" not in str(exc):
+        return None
+    name = str(exc).rpartition(" argument ")[2]
+    known = [*also, *(o.name for o in OPTIONS[machine].values() if not o.applies or policy in o.applies)]
+    return OptionError(f"policy {policy!r} ({machine}): unknown option {name}; it takes {', '.join(known) or 'none'}")
+
+
 def get_policy(machine: str, name: str) -> PolicySpec:
     """The policy ``name`` of ``machine``; ``KeyError`` naming the machine's policies."""
     spec = POLICIES.find((machine, name))

@@ -43,19 +43,6 @@ def _jobs_and_capacity(workload) -> tuple:
     raise TypeError(f"workload: expected a Workload, a path or (jobs, capacity), got {type(workload).__name__}")
 
 
-def _check_applies(machine: str, policy: str, options: dict) -> None:
-    """An option of another policy of the machine, set to other than its
-    default, is refused (one line naming it)."""
-    declared = registry.OPTIONS[machine]
-    for key, val in options.items():
-        opt = declared.get(key)
-        if opt is None or not opt.applies or policy in opt.applies:
-            continue
-        if val is not None and val != opt.default and val != []:
-            flag = "--" + key.replace("_", "-")
-            raise ValueError(f"{flag} applies to policy {', '.join(opt.applies)} only, not {policy!r}")
-
-
 def _pool(workload, policy, *, record=None, **options) -> SimResult:
     """The pool; ``record(policy_object) -> on_pass hook`` (e.g.
     :class:`~epochbench.sim.record.EpochRecorder`) sees every pass."""
@@ -78,6 +65,12 @@ def _gang(workload, policy, **options) -> SimResult:
         options["migration_limit"] = None
     if options.pop("selector", None):
         raise ValueError("--selector applies to the space-shared policies only")
+    import inspect
+    takes = [p for p in inspect.signature(simulate_gang).parameters if p not in ("jobs", "capacity", "policy")]
+    unknown = sorted(set(options) - set(takes))
+    if unknown:
+        raise registry.OptionError(f"policy {policy!r} (gang): unknown option {unknown[0]!r}; it takes "
+                                   f"{', '.join(takes)}")
     return simulate_gang(jobs, cap, registry.get_policy("gang", policy).make(), **options)
 
 
@@ -152,7 +145,7 @@ def simulate(workload=None, policy: str = "easy", *, machine: str | None = None,
     registry.get_policy(machine, policy)                       # KeyError naming the machine's policies
     registry.machine_options(machine)
     options = {k: v for k, v in options.items() if v is not None}
-    _check_applies(machine, policy, options)
+    registry.check_applies(machine, policy, options)
     return RUNNERS[machine](workload, policy, **options)
 
 

@@ -1,0 +1,178 @@
+"""Output files and options of ``simulate``, ``calibrate`` and ``generate
+workload``: nothing overwritten, nothing ignored, one-line errors naming the
+real cause (a missing sidecar, a path that cannot be written, ...)."""
+import json
+
+import pytest
+
+import epochbench as eb
+from epochbench.cli import main
+from epochbench.instances.core import InfeasibleSolution, InstanceError
+from epochbench.instances.files import OutputError, write_text
+from epochbench.instances.jobs import load_workload
+
+SWF = """; MaxProcs: 16
+    1   0  -1   10   8  -1  -1   8   20  -1  1  1  1  -1 -1 -1 -1 -1
+    2   1  -1   30  10  -1  -1  10   40  -1  1  1  1  -1 -1 -1 -1 -1
+    3   2  -1    5   4  -1  -1   4   10  -1  1  1  1  -1 -1 -1 -1 -1
+    4   4  -1    5  16  -1  -1  16   10  -1  1  1  1  -1 -1 -1 -1 -1
+    5   5  -1   50   2  -1  -1   2   20  -1  1  1  1  -1 -1 -1 -1 -1
+"""
+
+
+@pytest.fixture
+def swf(tmp_path):
+    f = tmp_path / "tiny.swf"
+    f.write_text(SWF)
+    return f
+
+
+def _error(capsys, argv) -> str:
+    """Run the command; it must fail with exit status 2 and one line on stderr."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err, err
+    return err
+
+
+def test_simulate_out_keeps_the_files_of_an_earlier_run(swf, tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "jobs.csv").write_text("precious\n")
+    assert main(["simulate", "--workload", str(swf), "--policy", "easy", "--out", str(out), "--quiet"]) == 0
+    kept = sorted(p.name for p in out.glob("jobs-*.csv"))
+    assert len(kept) == 1 and (out / kept[0]).read_text() == "precious\n"
+    assert "kept as" in capsys.readouterr().err
+    first = json.loads((out / "report.json").read_text())
+    assert main(["simulate", "--workload", str(swf), "--policy", "conservative", "--out", str(out),
+                 "--quiet"]) == 0
+    reports = sorted(out.glob("report-*.json"))
+    assert len(reports) == 1 and json.loads(reports[0].read_text()) == first
+    assert len(list(out.glob("jobs-*.csv"))) == 2
+    assert json.loads((out / "report.json").read_text())["policy"] == "conservative"
+
+
+@pytest.mark.parametrize("flags, named", [
+    (["--nodes", "5"], "--nodes"), (["--selector", "cpsat"], "--selector"), (["--param", "window=2"], "--param"),
+    (["--no-kill"], "--no-kill"), (["--small-threshold", "8"], "--small-threshold")])
+def test_simulate_farm_refuses_the_pool_options(capsys, flags, named):
+    err = _error(capsys, ["simulate", "--machine", "farm", "--policy", "cs-i-p", "--farm-jobs", "5", *flags])
+    assert named in err and "farm" in err
+
+
+def test_simulate_min_candidates_needs_a_recorder(swf, capsys):
+    err = _error(capsys, ["simulate", "--workload", str(swf), "--policy", "easy", "--min-candidates", "3"])
+    assert "--record-epochs or --epoch-gaps" in err
+
+
+def test_unknown_policy_options_are_one_line_value_errors(swf):
+    with pytest.raises(ValueError, match=r"policy 'easy' \(pool\): unknown option 'foo'"):
+        eb.simulate(str(swf), "easy", foo=1)
+    with pytest.raises(ValueError, match="--lend applies to policy multi-queue only"):
+        eb.simulate(str(swf), "easy", lend=True)
+    with pytest.raises(ValueError, match=r"policy 'gs' \(gang\): unknown option 'foo'; it takes .*mpl"):
+        eb.simulate(str(swf), "gs", foo=1)
+
+
+def test_calibrate_takes_the_pool_policies_options(swf, tmp_path, capsys):
+    assert main(["calibrate", str(swf), "--target", "1", "--policy", "multi-queue", "--lend",
+                 "--partitions", "8,8", "--rtol", "0.5"]) in (0, 1)
+    cal = json.loads(capsys.readouterr().out)
+    assert cal["policy"] == "multi-queue" and cal["simulations"] >= 1
+    err = _error(capsys, ["calibrate", str(swf), "--target", "1", "--lend"])
+    assert "--lend applies to policy multi-queue only" in err
+
+
+@pytest.mark.parametrize("name", ["out.txt", "out"])
+def test_calibrate_refuses_an_unknown_suffix(swf, tmp_path, capsys, name):
+    err = _error(capsys, ["calibrate", str(swf), "--target", "1", "--out", str(tmp_path / name)])
+    assert "unknown workload format" in err
+    assert not (tmp_path / name).exists()
+
+
+def test_calibrate_and_generate_refuse_an_existing_sidecar(swf, tmp_path, capsys):
+    side = tmp_path / "cal.swf.extra.csv"
+    side.write_text("precious\n")
+    err = _error(capsys, ["calibrate", str(swf), "--target", "1", "--out", str(tmp_path / "cal.swf")])
+    assert "cal.swf.extra.csv: already exists" in err and side.read_text() == "precious\n"
+    side = tmp_path / "wl.swf.extra.csv"
+    side.write_text("precious\n")
+    err = _error(capsys, ["generate", "workload", "--model", "feitelson96", "--k", "2", "--jobs", "20",
+                          "--out", str(tmp_path / "wl.swf")])
+    assert "wl.swf.extra.csv: already exists" in err and side.read_text() == "precious\n"
+    assert not (tmp_path / "wl.swf").exists()
+
+
+@pytest.mark.parametrize("flags, named", [
+    (["--model", "feitelson96", "--job-types", "batch"], "job_types"),
+    (["--model", "lublin03", "--no-repeats"], "repeats"),
+    (["--model", "lublin03", "--p-pow2", "0.5"], "p_pow2"),
+    (["--phi", "0.3"], "phi"), (["--estimates", "phi", "--omega", "2"], "omega"),
+    (["--dist", "exponential"], "dist"), (["--capacity", "10"], "capacity")])
+def test_generate_workload_refuses_options_that_shape_nothing(tmp_path, capsys, flags, named):
+    err = _error(capsys, ["generate", "workload", "--jobs", "20", "--out", str(tmp_path / "w.swf"), *flags])
+    assert named in err and "only" in err
+    assert not (tmp_path / "w.swf").exists()
+
+
+def test_a_k_resource_swf_without_its_sidecar_names_it(tmp_path, capsys):
+    assert main(["generate", "workload", "--k", "3", "--jobs", "20", "--out", str(tmp_path / "k3.swf")]) == 0
+    lone = tmp_path / "lone.swf"
+    lone.write_bytes((tmp_path / "k3.swf").read_bytes())
+    with pytest.raises(InstanceError, match=r"lone\.swf\.extra\.csv, which is missing"):
+        load_workload(lone)
+    assert len(load_workload(tmp_path / "k3.swf").capacity) == 3
+    (tmp_path / "part.swf").write_bytes(lone.read_bytes())
+    text = (tmp_path / "k3.swf.extra.csv").read_text().splitlines()
+    (tmp_path / "part.swf.extra.csv").write_text("\n".join(",".join(r.split(",")[:2]) for r in text) + "\n")
+    with pytest.raises(InstanceError, match="part.swf.extra.csv has no column res_2"):
+        load_workload(tmp_path / "part.swf")
+
+
+def test_times_beyond_2_53_are_refused(tmp_path):
+    f = tmp_path / "big.swf"
+    f.write_text("1 0 0 5 1 -1 -1 1 5 -1 1 -1 -1 -1 -1 -1 -1 -1\n"
+                 "2 100000000000000001 0 7 1 -1 -1 1 7 -1 1 -1 -1 -1 -1 -1 -1 -1\n")
+    with pytest.raises(InstanceError, match=r"column 'submit' has 1e\+17 at row 1 \(above 2\*\*53"):
+        load_workload(f)
+
+
+def test_an_unwritable_path_is_named_not_its_temporary_file(tmp_path):
+    target = tmp_path / "nodir" / "x.json"
+    with pytest.raises(OutputError, match=r"nodir/x\.json: cannot write") as info:
+        write_text(target, "{}")
+    assert ".tmp-" not in str(info.value)
+
+
+def test_the_data_hint_only_when_the_default_folder_was_used(tmp_path, capsys, monkeypatch):
+    err = _error(capsys, ["generate", "braun", "--root", str(tmp_path / "none"), "--out", str(tmp_path / "b")])
+    assert "no Braun data folder" in err and "EPOCHBENCH_DATA" not in err
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path / "nodata"))
+    err = _error(capsys, ["generate", "braun", "--out", str(tmp_path / "b")])
+    assert "EPOCHBENCH_DATA" in err
+
+
+def test_a_packing_heuristic_picking_outside_the_jobs_left_is_named():
+    @eb.register("packing", "test-picks-outside")
+    def picks_outside(inst):
+        return [0, 3]
+
+    @eb.register("packing", "test-picks-twice")
+    def picks_twice(inst):
+        return [0, 0]
+
+    inst = eb.generate("vbp", n=20, d=3, classes=1, per_class=1)[0] if _vbp() else _epochs()
+    with pytest.raises(InfeasibleSolution, match=r"picks_outside's selection of the \d+ jobs left entry 1 is job 3"):
+        eb.solve(inst, "test-picks-outside")
+    with pytest.raises(InfeasibleSolution, match="picks_twice's selection of the .* starts job 0 twice"):
+        eb.solve(inst, "test-picks-twice")
+
+
+def _vbp() -> bool:
+    from epochbench.instances.data import data_root
+    return (data_root() / "vbp").is_dir()
+
+
+def _epochs():
+    from epochbench.instances.packing import EpochsInstance
+    return EpochsInstance.build([10, 10], [[3, 3]] * 8, source="eight")
