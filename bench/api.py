@@ -15,10 +15,56 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from epochbench.instances.core import Result
-from epochbench.instances.registry import register
 from epochbench.sim.engine import SimResult
 
 __all__ = ["register", "solve", "score", "validate", "generate", "load", "save", "simulate", "Result", "SimResult"]
+
+
+def register(family: str, name: str, *, kind: str = "heuristic", origin: str | None = None):
+    """Decorator: register a function as method ``name`` of ``family``.
+
+    Parameters
+    ----------
+    family : str
+        One of the families (``packing``, ``epochs``, ``knapsack``,
+        ``assignment``, ``mapping``, and any a plug-in adds).
+    name : str
+        The method's name (``epochbench list``); a name the family has
+        already is refused.
+    kind : str
+        ``heuristic`` (default), ``exact`` (``f(inst, *, time_limit,
+        threads, ...)`` returning a :class:`Result` with its bound) or
+        ``replay``.
+    origin : str, optional
+        What listings say about where it comes from (default: its module).
+
+    Returns
+    -------
+    callable
+        The decorator; it returns the function unchanged.
+
+    Examples
+    --------
+    ``@eb.register("packing", "mine")`` over ``def mine(inst): return [0]``
+    (the README's "Adding a heuristic").
+    """
+    from epochbench.instances.io import families
+    from epochbench.instances.registry import register as _register
+    known = families()
+    if not isinstance(family, str) or family not in known:
+        raise ValueError(f"family: expected one of {', '.join(known)}, got {family!r}")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"name: expected a method name, got {name!r}")
+    return _register(family, name, kind=kind, origin=origin)
+
+
+def _instance(obj, what: str = "instance"):
+    """``obj`` if it is an instance of a known family, else ValueError."""
+    from epochbench.instances.io import families
+    if getattr(obj, "kind", None) not in families() or not hasattr(obj, "to_dict"):
+        raise ValueError(f"{what}: expected an epochbench instance ({', '.join(families())}), "
+                         f"got {type(obj).__name__}")
+    return obj
 
 
 def solve(instance, method: str, **params) -> Result:
@@ -30,31 +76,42 @@ def solve(instance, method: str, **params) -> Result:
     method : str
         A method of the instance's family (``epochbench list``).
     **params
-        ``time_limit`` (seconds, wall time of the whole exact call; default
-        10; the budget of a heuristic that has one, e.g. ``sa``) and
-        ``threads`` (default 1) for exact methods; any keyword the method
-        takes (e.g. ``window=2`` for ``bl``).
+        ``time_limit`` (seconds, a positive finite number: the wall time of
+        the whole exact call, default 10; the budget of a heuristic that has
+        one, e.g. ``sa``; other heuristics do not use it) and ``threads`` (an
+        integer >= 1, default 1; exact methods) as ``epochbench solve``
+        takes them; any keyword the method takes (e.g. ``window=2`` for
+        ``bl``).  An unknown keyword or a value the method refuses is a
+        ``ValueError`` naming the method and what it accepts, before it runs.
 
     Returns
     -------
     Result
         ``decision``, ``value``, ``status`` (``optimal`` only when proved),
         ``bound`` (None when nothing was proved), ``seconds``, ``info``.  The
-        decision has passed the family's independent checker.
+        decision has passed the family's independent checker; it is, per
+        family: packing and knapsack, the indices of the jobs selected (in
+        pick order); epochs, the bins (a tuple of job indices per epoch);
+        assignment, the ``(job, machine)`` pairs; mapping, the machine of
+        each task.
 
     Notes
     -----
     Cost: the method's; the check is linear in the instance's size.
     """
     from epochbench.instances.registry import get, solve as _solve
+
+    from .methods import check_limits, check_method
     if not isinstance(method, str) or not method:
         raise ValueError(f"method: expected a method name, got {method!r}")
-    if not hasattr(instance, "kind"):
-        raise ValueError(f"instance: expected an epochbench instance, got {type(instance).__name__}")
+    _instance(instance)
     m = get(instance.kind, method)
+    check_limits(params.get("time_limit"), params.get("threads"))
+    own = {k: params.pop(k) for k in ("time_limit", "threads") if k in params}
     if not m.exact:
-        params.pop("threads", None)             # a heuristic with a budget (sa) takes time_limit; others ignore it
-    return _solve(instance, method, **params)
+        own.pop("threads", None)             # a heuristic with a budget (sa) takes time_limit; others ignore it
+    check_method(instance.kind, method, params, [instance])
+    return _solve(instance, method, **own, **params)
 
 
 def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: float = 10.0, threads: int = 1,
@@ -65,9 +122,15 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
     ----------
     instances : iterable of instances, or a family folder / instance file path
     methods : names, or one comma-separated string
-    time_limit, threads : exact methods' wall-time limit (s) and threads
-    references : result files (CSV) with reference values (see the README)
-    params : ``{family: {method: {keyword: value}}}``
+    time_limit, threads : exact methods' wall-time limit (s, a positive
+        finite number) and threads (an integer >= 1)
+    references : a result file (CSV) with reference values, or a list of
+        them (see the README)
+    params : ``{family: {method: {keyword: value}}}``, e.g.
+        ``{"packing": {"bl": {"window": 2}}}``: every family one of the
+        instances', every method one scored, every keyword and value one the
+        method accepts on every instance of its family (else ``ValueError``,
+        before anything runs)
     workers : 1 (default) scores in this process; N > 1 on a local Dask
         cluster of N processes, None on one of ``$EPOCHBENCH_WORKERS`` or
         every core (as ``epochbench score`` does; a script that starts one
@@ -87,12 +150,28 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
     methods = list(methods)
     if not methods:
         raise ValueError("methods: give at least one method name")
+    if not all(isinstance(m, str) and m for m in methods):
+        raise ValueError(f"methods: expected method names, got {methods!r}")
+    _workers(workers)
     if isinstance(instances, (str, Path)):
         from epochbench.instances.io import read_family
         path = Path(instances)
         instances = read_family(path) if path.is_dir() else [load(path)]
-    return _score(list(instances), methods, time_limit=time_limit, threads=threads,
+    elif hasattr(instances, "kind") or not isinstance(instances, Iterable):
+        raise ValueError(f"instances: expected a list of instances or a path, got {type(instances).__name__}")
+    instances = list(instances)
+    for i, inst in enumerate(instances):
+        _instance(inst, f"instances[{i}]")
+    if isinstance(references, (str, Path)):     # one file, as ``methods`` takes one string
+        references = [references]
+    return _score(instances, methods, time_limit=time_limit, threads=threads,
                   references=references, params=params, workers=workers, scheduler=scheduler)
+
+
+def _workers(workers) -> None:
+    """ValueError unless ``workers`` is None or an integer >= 1."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers: must be an integer >= 1 or None, got {workers!r}")
 
 
 def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: int = 0,
@@ -113,9 +192,15 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
         ``ok`` (every answer feasible, no false claim, no instance changed),
         ``failures`` (one line each), ``table`` (per-instance gaps and times).
     """
+    from .methods import check_limits
     from .validation import validate as _validate
     if not callable(func):
         raise ValueError(f"func: expected a function, got {type(func).__name__}")
+    for what, x, low in (("count", count, 1), ("seed", seed, 0)):
+        if isinstance(x, bool) or not isinstance(x, int) or x < low:
+            raise ValueError(f"{what}: must be an integer >= {low}, got {x!r}")
+    check_limits(time_limit)
+    _workers(workers)
     return _validate(func, family, count=count, seed=seed, time_limit=time_limit, exact=exact,
                      workers=workers, scheduler=scheduler)
 
@@ -136,9 +221,10 @@ def load(path):
 
 
 def save(instance, path) -> None:
-    """Write ``instance`` to ``path`` as JSON (atomically)."""
+    """Write ``instance`` to ``path`` as JSON (atomically); its folder must
+    exist."""
     from epochbench.instances.io import save_instance
-    save_instance(instance, path)
+    save_instance(_instance(instance), path)
 
 
 def simulate(workload=None, policy: str = "easy", machine: str | None = None, **options) -> SimResult:

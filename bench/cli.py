@@ -16,6 +16,7 @@ from epochbench.instances import InfeasibleSolution, InstanceError
 
 from .cli_args import (OPTION_TYPES, Parser, _strict_types, check_params, method_params, nonnegative_float,  # noqa: F401
                        nonnegative_int, param_value, parse_params, plain_text, positive_float, positive_int)
+from .methods import check_on
 
 
 
@@ -32,12 +33,11 @@ def _add_generate(sub) -> None:
         g.add_argument("--out", required=True, type=Path, help="output folder")
         for pname, par in GENERATOR_PARAMS[name].items():
             opt = "--" + pname.replace("_", "-")
+            text = par.help if par.default is None or "default" in par.help else f"{par.help} (default {par.default})"
             if par.type is bool:
-                g.add_argument(opt, dest=pname, action=argparse.BooleanOptionalAction, default=None,
-                               help=f"{par.help} (default {par.default})")
+                g.add_argument(opt, dest=pname, action=argparse.BooleanOptionalAction, default=None, help=text)
             else:
-                g.add_argument(opt, dest=pname, type=par.parse, choices=par.choices, default=None,
-                               help=f"{par.help} (default {par.default})")
+                g.add_argument(opt, dest=pname, type=par.parse, choices=par.choices, default=None, help=text)
 
 
 def cmd_generate(args) -> int:
@@ -59,7 +59,9 @@ def cmd_solve(args) -> int:
     inst = load_instance(args.file)
     m = get(inst.kind, args.method)
     params = {"time_limit": args.time_limit, "threads": args.threads} if m.exact else {"time_limit": args.time_limit}
-    params.update(check_params(m.func, parse_params(args.param), f"{inst.kind} method {args.method!r}"))
+    given = check_params(m.func, parse_params(args.param), f"{inst.kind} method {args.method!r}")
+    check_on(inst.kind, args.method, given, [inst], cli=True)     # a value the method refuses on inst: exit 2
+    params.update(given)
     res = solve(inst, args.method, **params)                 # the family's checker has passed it
     out = res.to_dict()
     if res.bound is None:                                    # nothing proved (a heuristic; a timeout)
@@ -155,8 +157,8 @@ def cmd_score(args) -> int:
                            references=[str(r) for r in args.reference])
     clash = None
     try:
-        kinds = {inst.kind for inst in insts}
-        params = {kind: method_params(kind, methods, parse_params(args.param)) for kind in kinds}
+        kinds = dict.fromkeys(inst.kind for inst in insts)
+        params = {kind: method_params(kind, methods, parse_params(args.param), insts) for kind in kinds}
         table = score(insts, methods, time_limit=args.time_limit, threads=args.threads, references=refs,
                       params=params, workers=args.jobs, scheduler=args.scheduler,
                       progress=_score_progress(len(insts), args.verbose))
@@ -165,7 +167,7 @@ def cmd_score(args) -> int:
             print(f"epochbench score: disagreement: {exc}", file=sys.stderr)
             return 1
         table, clash = exc.table, table_disagreements(exc.table)    # the rows are written all the same
-    out = args.out or (args.dir if args.dir.is_dir() else args.dir.parent) / "scores"
+    out = _score_prefix(args)
     out.parent.mkdir(parents=True, exist_ok=True)
     from epochbench.instances.files import atomic_path
     prov = Path(f"{out}.run.json")
@@ -239,12 +241,38 @@ def cmd_bench(args) -> int:
             "-o", "python_files=bench_*.py", "--rootdir", str(HERE), str(HERE)]
     if args.quick:
         argv.append("--quick")
+    # ``--name`` after a pytest argument lands among them: it is the plug-in's ``--run-name``
+    rest = ["--run-name" + a[len("--name"):] if a == "--name" or a.startswith("--name=") else a
+            for a in args.pytest_args]
+    _check_bench_name(args.name, rest)
     if args.name:
         argv += ["--run-name", args.name]
-    # ``--name`` after a pytest argument lands among them: it is the plug-in's ``--run-name``
-    argv += ["--run-name" + a[len("--name"):] if a == "--name" or a.startswith("--name=") else a
-             for a in args.pytest_args]
-    return int(pytest.main(argv))
+    return int(pytest.main(argv + rest))
+
+
+def _check_bench_name(name: str | None, rest: list[str]) -> None:
+    """Refuse, as a usage error naming ``--name`` (exit status 2), a run
+    name that is malformed or taken, or given with ``--results``, before
+    pytest starts (the plug-in would refuse it too, naming its own
+    ``--run-name``, with pytest's status 4).  ``rest``: the arguments
+    passed on to pytest."""
+    from . import runs
+    names = [name] if name else []
+    results = False
+    for i, a in enumerate(rest):
+        if a == "--run-name" and i + 1 < len(rest):
+            names.append(rest[i + 1])
+        elif a.startswith("--run-name="):
+            names.append(a.split("=", 1)[1])
+        results = results or a == "--results" or a.startswith("--results=")
+    if not names:
+        return
+    if len(set(names)) > 1:
+        raise ValueError(f"--name: given twice ({', '.join(map(repr, names))}); give one")
+    if results:
+        raise ValueError("--name names a run folder under results/; with --results the folder is DIR itself, "
+                         "give one of them")
+    runs.run_folder(Path("results"), "bench", names[0])      # ValueError naming --name when taken
 
 
 def cmd_experiment(args) -> int:
@@ -261,7 +289,7 @@ def cmd_experiment(args) -> int:
                          "give one of them")
     opts = Options(quick=args.quick, jobs=args.jobs, seeds=args.seeds, out=args.out or Path("results"),
                    progress=not args.quiet, scheduler=args.scheduler, tasks=args.tasks,
-                   where=tuple(args.where))
+                   where=tuple(args.where), fresh=args.fresh, resume=args.resume)
     provenance = None
     if args.out is None:
         want = run_options(args.experiment_name, opts, 0)["options"]
@@ -271,7 +299,8 @@ def cmd_experiment(args) -> int:
             return (info.get("experiment") == args.experiment_name and info.get("options") == want
                     and (folder / f"{args.experiment_name}.partial.jsonl").exists())
 
-        folder = runs.run_folder(Path("results"), args.experiment_name, args.name, resumable)
+        folder = runs.run_folder(Path("results"), args.experiment_name, args.name,
+                                 None if args.fresh else resumable)     # --fresh: a new run folder
         opts = dataclasses.replace(opts, out=folder)
         provenance = folder / runs.RUN_JSON
     try:
@@ -323,7 +352,9 @@ def _add_score(sub) -> None:
     c.add_argument("--methods", nargs="+", required=True, help="comma- or space-separated method names")
     c.add_argument("--time-limit", type=float, default=10.0)
     c.add_argument("--threads", type=int, default=1)
-    c.add_argument("--out", type=Path, help="output prefix (default DIR/scores)")
+    c.add_argument("--out", type=str, metavar="OUT",
+                   help="where to write: OUT.csv, OUT.parquet and OUT.run.json; when OUT is an existing folder or "
+                        "ends with '/', OUT/scores.csv, ... inside it (default DIR/scores)")
     c.add_argument("--reference", type=Path, action="append", default=[], metavar="FILE",
                    help="results file of reference values (CSV: instance[, dataset], optimum / best_known / "
                         "lower_bound / upper_bound); repeatable; see below")
@@ -363,7 +394,15 @@ def _add_experiment(sub) -> None:
                    help="output folder, used as it is (NAME.csv, NAME.run.json, ...; a finished earlier run's "
                         "files there are renamed NAME-RUNID.*); default: a new run folder under results/")
     e.add_argument("--name", help="name of the run folder under results/ (default NAME-YYYYMMDD-HHMMSS)")
-    e.add_argument("--quiet", action="store_true", help="no progress lines")
+    e.add_argument("--quiet", action="store_true",
+                   help="no progress lines (rows reused from NAME.partial.jsonl are still said, in one line)")
+    again = e.add_mutually_exclusive_group()
+    again.add_argument("--fresh", action="store_true",
+                       help="recompute every chosen task: reuse no rows stored in NAME.partial.jsonl "
+                            "(default: reuse those this commit computed, saying so on stderr and in run.json)")
+    again.add_argument("--resume", action="store_true",
+                       help="reuse stored rows even where another commit or version of epochbench computed "
+                            "them (refused without it); run.json records it")
     _add_sweep_options(e, "$EPOCHBENCH_WORKERS or all cores; timing runs one per worker", subsets=True)
 
 
@@ -398,7 +437,8 @@ def _add_compare(sub) -> None:
     c.add_argument("b", type=Path, help="the run after")
     c.add_argument("--fail-on", action="append", default=[], metavar="WHAT:X%",
                    help="exit 1 if a method's mean gap grows by more than X percentage points (gap:0.5%%) or "
-                        "its median time by more than X %% (time:20%%); repeatable")
+                        "its median time by more than X %% (time:20%%), or if a method of A is gone from B "
+                        "(compare runs of the same selection); repeatable")
 
 
 def cmd_compare(args) -> int:
@@ -409,7 +449,8 @@ def cmd_compare(args) -> int:
     broken = [(t, t.broken_by(table)) for t in thresholds]
     for t, rows in broken:
         for r in rows.itertuples():
-            what = (f"median time x{r.time_ratio:.2f}" if t.what != "gap" else
+            what = ("gone: measured in A, not in B" if r.gone else f"median time x{r.time_ratio:.2f}"
+                    if t.what != "gap" else
                     f"gaps on {r.gapped_b:g} of {r.solves_b:g} solves (A: {r.gapped_a:g} of {r.solves_a:g})"
                     if r.lost_gaps else f"mean gap {r.d_mean:+.2f} pp")
             print(f"FAIL {r.family} {r.method}: {what} (limit {t.what}:{t.limit:g}%)")
@@ -571,10 +612,21 @@ def _folder_of(path: Path) -> Path:
     return path.parent if path.suffix and not path.is_dir() else path
 
 
+def _score_prefix(args) -> Path:
+    """Where ``score`` writes (``PREFIX.csv``, ``PREFIX.parquet``,
+    ``PREFIX.run.json``): ``--out`` as a prefix, or ``OUT/scores`` when
+    ``--out`` names an existing folder or ends with a path separator;
+    without ``--out``, ``DIR/scores`` (beside an instance file)."""
+    if args.out is None:
+        return (args.dir if args.dir.is_dir() else args.dir.parent) / "scores"
+    text = str(args.out)
+    if text.endswith(("/", os.sep)) or Path(text).is_dir():
+        return Path(text) / "scores"
+    return Path(text)
+
+
 def _score_folder(args) -> Path:
-    if args.out:
-        return args.out.parent
-    return args.dir if args.dir.is_dir() else args.dir.parent
+    return _score_prefix(args).parent
 
 
 #: command -> the output folders it writes (locked while it runs; see instances.files)

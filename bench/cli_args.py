@@ -81,6 +81,10 @@ def _strict_types(parser: argparse.ArgumentParser, skip=("generate",)) -> None:
 #: keyword arguments set by their own options, never by --param
 _OWN_OPTIONS = ("time_limit", "threads")
 
+#: words of a parameter's annotation that mark a Python object no ``--param``
+#: text can give (a :class:`Result` start, a dict of solver parameters)
+_PYTHON_ONLY = ("Result", "dict")
+
 
 def param_value(text: str):
     """A ``--param`` value: int, then float, then bool (true / false) or
@@ -108,76 +112,125 @@ def parse_params(items) -> dict:
     return out
 
 
+def _signature(func) -> list:
+    """The parameters of ``func`` after the instance; those of the packing
+    heuristic an ``epochs`` method applies epoch after epoch
+    (:func:`~epochbench.methods.method_function`)."""
+    from .methods import method_function
+    return list(inspect.signature(method_function(func)).parameters.values())[1:]
+
+
+def python_only(param: inspect.Parameter) -> bool:
+    """Whether ``param`` takes a Python object that no ``--param`` text can
+    give (annotated with a :class:`Result` or a dict)."""
+    return any(word in str(param.annotation) for word in _PYTHON_ONLY)
+
+
 def accepted_params(func) -> tuple[list[str], bool]:
     """The keyword parameters ``func`` takes after the instance (those set
     by their own options left out), and whether it takes ``**kwargs``."""
-    sig = inspect.signature(func).parameters.values()
-    named = [p.name for p in list(sig)[1:] if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    sig = _signature(func)
+    named = [p.name for p in sig if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
              and p.name not in _OWN_OPTIONS]
     return named, any(p.kind is p.VAR_KEYWORD for p in sig)
 
 
-def check_params(func, params: dict, label: str) -> dict:
+def accepted_text(func, cli: bool = True) -> str:
+    """What ``func`` accepts, for an error message: ``window, fullness``;
+    on the command line those it takes from Python only are named apart."""
+    named, _ = accepted_params(func)
+    if not cli:
+        return ", ".join(named) or "none"
+    only = {p.name for p in _signature(func) if python_only(p)}
+    text = ", ".join(n for n in named if n not in only) or "none"
+    return text + (f" (from Python only: {', '.join(n for n in named if n in only)})" if only & set(named) else "")
+
+
+def _own_option(name: str, cli: bool) -> str:
+    """The error for a parameter that has an option (argument) of its own."""
+    if cli:
+        return f"--param {name}: set it with --{name.replace('_', '-')}"
+    return f"params: {name} is an argument of score itself ({name}=...), not a method parameter"
+
+
+def check_params(func, params: dict, label: str, *, cli: bool = True) -> dict:
     """``params`` if ``func`` accepts every one (:func:`inspect.signature`)
     with a value of its kind (:func:`check_value`), else ValueError naming
-    the first unknown one and those it accepts."""
+    the first unknown one and those it accepts.  ``cli``: the values came
+    from ``--param`` (messages name the option; a parameter that takes a
+    Python object is refused), else from Python (``eb.solve``, ``eb.score``)."""
     named, var = accepted_params(func)
     for name in params:
         if name in _OWN_OPTIONS:
-            raise ValueError(f"--param {name}: set it with --{name.replace('_', '-')}")
+            raise ValueError(_own_option(name, cli))
         if name not in named and not var:
-            raise ValueError(f"--param {name}: {label} has no parameter {name!r}; it accepts: "
-                             + (", ".join(named) or "none"))
-    check_values(func, params, label)
+            raise ValueError(f"{'--param ' + name + ': ' if cli else ''}{label} has no parameter {name!r}; "
+                             f"it accepts: {accepted_text(func, cli)}")
+    check_values(func, params, label, cli=cli)
     return params
 
 
-def check_values(func, params: dict, label: str) -> None:
+def check_values(func, params: dict, label: str, *, cli: bool = True) -> None:
     """:func:`check_value` for each of ``params`` that ``func`` names (those
     set by their own options left out)."""
-    sig = inspect.signature(func).parameters
+    sig = {p.name: p for p in _signature(func)}
     for name, value in params.items():
         if name in sig and name not in _OWN_OPTIONS:
-            check_value(sig[name], value, label)
+            check_value(sig[name], value, label, cli=cli)
 
 
 def _is_int(value) -> bool:
-    return not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float)
-                                                                       and value.is_integer()))
+    import numbers
+    return not isinstance(value, bool) and (isinstance(value, numbers.Integral) or (
+        isinstance(value, numbers.Real) and float(value).is_integer()))
 
 
-def check_value(param: inspect.Parameter, value, label: str) -> None:
-    """A ``--param`` value against the parameter it sets: a flag (default
+def _is_number(value) -> bool:
+    import numbers
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_value(param: inspect.Parameter, value, label: str, *, cli: bool = True) -> None:
+    """A parameter's value against the parameter it sets: a flag (default
     True or False) takes true / false, an integer parameter an integer, a
     float one a number, ``none`` only a parameter that takes None; a parameter named like a command-line option
     (:data:`OPTION_TYPES`, e.g. ``seed``) passes that option's check; one
-    that takes a Python object (a :class:`Result`) is not settable here."""
+    that takes a Python object (a :class:`Result`, a dict) is not settable
+    from the command line (``cli``), only from Python, where a parameter
+    without an annotation takes any object (the method checks it)."""
     name, default = param.name, param.default
-    where = f"--param {name}={value}: {label}"
+    where = f"--param {name}={value}: {label}" if cli else f"{label}: {name}={value!r}"
     if value is None:                  # only where the parameter takes None (``nodes=None``: no hand-over)
         if default is None or "None" in str(param.annotation):
             return
-        raise ValueError(f"--param {name}=none: {label} does not take none here")
-    if "Result" in str(param.annotation):
+        raise ValueError(f"--param {name}=none: {label} does not take none here" if cli
+                         else f"{label}: {name}=None: it does not take None")
+    if not cli and (python_only(param) or param.annotation is param.empty):
+        return           # from Python, an object (an unannotated ``seed``: an int or a Generator)
+    if python_only(param):
         raise ValueError(f"--param {name}: {label} takes it from Python only ({param.annotation}), "
                          "not from the command line")
     if isinstance(default, bool) and not isinstance(value, bool):
-        raise ValueError(f"{where} expects true or false")
+        raise ValueError(f"{where} expects {'true or false' if cli else 'True or False'}")
     if isinstance(default, int) and not isinstance(default, bool) and not _is_int(value):
         raise ValueError(f"{where} expects an integer")
-    if isinstance(default, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+    if isinstance(default, float) and not _is_number(value):
         raise ValueError(f"{where} expects a number")
-    if name in OPTION_TYPES and not isinstance(value, bool):
+    if name in OPTION_TYPES and _is_number(value):
         try:
             OPTION_TYPES[name](str(value))
         except (ValueError, argparse.ArgumentTypeError) as exc:
             raise ValueError(f"{where}: {exc}") from None
 
 
-def method_params(kind: str, methods, params: dict) -> dict:
+def method_params(kind: str, methods, params: dict, instances=()) -> dict:
     """Per method, the ``params`` it accepts; ValueError for a parameter no
-    method of ``methods`` accepts."""
+    method of ``methods`` accepts, and for a value a method refuses on one
+    of ``instances`` of family ``kind`` (its ``check_params`` hook,
+    :func:`epochbench.methods.check_on`), before anything runs."""
     from epochbench.instances.registry import get
+
+    from .methods import check_on
     if not params:
         return {}
     out, takes = {}, {}
@@ -185,14 +238,16 @@ def method_params(kind: str, methods, params: dict) -> dict:
         func = get(kind, name).func
         named, var = accepted_params(func)
         out[name] = {p: v for p, v in params.items() if var or p in named}
-        takes[name] = named
+        takes[name] = accepted_text(func)
         check_values(func, out[name], f"{kind} method {name!r}")
     for p in params:
         if p in _OWN_OPTIONS:
-            raise ValueError(f"--param {p}: set it with --{p.replace('_', '-')}")
+            raise ValueError(_own_option(p, True))
         if not any(p in got for got in out.values()):
             raise ValueError(f"--param {p}: no method of {', '.join(methods)} has a parameter {p!r}; accepted: "
-                             + "; ".join(f"{m}: {', '.join(a) or 'none'}" for m, a in takes.items()))
+                             + "; ".join(f"{m}: {a}" for m, a in takes.items()))
+    for name, given in out.items():
+        check_on(kind, name, given, instances, cli=True)
     return out
 
 

@@ -9,7 +9,8 @@ change in mean and max gap (percentage points) and in median decision time
 zero (gaps are deterministic for a seed), a change in time when the ratio
 leaves ``[1 / TIME_NOISE, TIME_NOISE]`` (timings on a shared machine move by
 that much without any change).  ``--fail-on gap:0.5%`` / ``time:20%``
-make the command exit 1 when a method gets worse beyond the threshold.
+make the command exit 1 when a method gets worse beyond the threshold, or
+is gone from B (measured in A, not in B: worse by an unknown amount).
 """
 from __future__ import annotations
 
@@ -130,14 +131,15 @@ def load(path) -> pd.DataFrame:
 def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """Per (family, method) in either run: the gaps and times of A and B, the
     changes (``d_mean`` and ``d_max`` in percentage points, ``time_ratio`` =
-    B / A), ``lost_gaps`` (:func:`_lost_gaps`) and ``flag``: ``gaps-lost``,
-    ``gap+`` / ``gap-`` (worse / better gap), ``slower`` / ``faster`` (beyond
-    :data:`TIME_NOISE`), ``new`` / ``gone``."""
+    B / A), ``lost_gaps`` (:func:`_lost_gaps`), ``gone`` (in A, not in B)
+    and ``flag``: ``gaps-lost``, ``gap+`` / ``gap-`` (worse / better gap),
+    ``slower`` / ``faster`` (beyond :data:`TIME_NOISE`), ``new`` / ``gone``."""
     m = a.merge(b, on=["family", "method"], how="outer", suffixes=("_a", "_b"), sort=False)
     m["d_mean"] = 100 * (m["mean_gap_b"] - m["mean_gap_a"])
     m["d_max"] = 100 * (m["max_gap_b"] - m["max_gap_a"])
     m["time_ratio"] = m["median_ms_b"] / m["median_ms_a"]
     m["lost_gaps"] = _lost_gaps(m)
+    m["gone"] = (m["solves_a"].notna() & m["solves_b"].isna()).astype(bool)
     m["flag"] = [_flags(r) for r in m.itertuples()]
     return m
 
@@ -169,7 +171,9 @@ def _flags(r) -> str:
 @dataclass(frozen=True)
 class Threshold:
     """``gap:0.5%``: fail when a method's mean gap grows by more than 0.5
-    percentage points; ``time:20%``: when its median time grows by more than 20 %."""
+    percentage points; ``time:20%``: when its median time grows by more than 20 %.
+    Either fails a method that is gone from B (nothing measured: worse by
+    an unknown amount); a method new in B fails neither."""
 
     what: str
     limit: float
@@ -182,9 +186,11 @@ class Threshold:
         return cls(m.group(1), float(m.group(2)))
 
     def broken_by(self, table: pd.DataFrame) -> pd.DataFrame:
+        """The rows of :func:`compare`'s ``table`` that break this threshold."""
+        gone = table["gone"] if "gone" in table else table["solves_b"].isna() & table["solves_a"].notna()
         if self.what == "gap":   # a method that lost gaps is worse by an unknown amount: it fails too
-            return table[(table["d_mean"] > self.limit + 1e-9) | table["lost_gaps"]]
-        return table[table["time_ratio"] > 1 + self.limit / 100]
+            return table[(table["d_mean"] > self.limit + 1e-9) | table["lost_gaps"] | gone]
+        return table[(table["time_ratio"] > 1 + self.limit / 100) | gone]
 
 
 def format_comparison(table: pd.DataFrame) -> str:

@@ -1,13 +1,23 @@
-"""Finding a user's function by name (``validate MODULE:FUNCTION``).
+"""Finding a user's function by name (``validate MODULE:FUNCTION``), and
+checking a method's keyword parameters before anything runs.
 
 Methods themselves need no loading: :mod:`epochbench.instances.registry`
 imports the built-in modules and the entry-point plug-ins (group
 ``epochbench.heuristics``: ``NAME`` or ``FAMILY:NAME`` = ``module:function``)
 on the first lookup that needs them.
+
+A registered function may carry a ``check_params(inst, **params)`` hook
+that raises ``ValueError`` for a parameter value it would refuse on
+``inst`` (BL's ``window``, LOS's ``resource`` against K, a mapping hint
+against the instance's size), without solving anything: ``score`` calls it
+for every method and instance before the first solve, so that a bad value
+is one error, not a table of error rows.
 """
 from __future__ import annotations
 
 import importlib
+import math
+import numbers
 
 
 def import_function(spec: str):
@@ -31,3 +41,97 @@ def import_function(spec: str):
     if not callable(func):
         raise ValueError(f"{spec}: {func_name!r} is a {type(func).__name__}, not a function")
     return func
+
+
+# ---- parameter checks -------------------------------------------------------------------
+def method_function(func):
+    """The function whose signature and ``check_params`` hook a registered
+    method has: ``func`` itself, or the one it wraps (``__wrapped__``: the
+    packing heuristic that an ``epochs`` method built by
+    :func:`~epochbench.instances.packing.epochs_by` applies epoch after
+    epoch; its wrapper takes ``**params``)."""
+    inner = getattr(func, "__wrapped__", None)
+    return method_function(inner) if callable(inner) else func
+
+
+def check_limits(time_limit=None, threads=None) -> None:
+    """ValueError unless ``time_limit`` (seconds) is a positive finite number
+    and ``threads`` an integer >= 1, as the command line's ``--time-limit``
+    and ``--threads`` require; None (not given) passes."""
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
+                                   or not math.isfinite(time_limit) or time_limit <= 0):
+        raise ValueError(f"time_limit: must be a positive finite number, got {time_limit!r}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, numbers.Integral)
+                                or threads < 1):
+        raise ValueError(f"threads: must be an integer >= 1, got {threads!r}")
+
+
+def check_on(kind: str, name: str, params: dict, instances=(), *, cli: bool = False, prefix: str = "") -> None:
+    """Run method ``name``'s ``check_params`` hook (if it has one) with
+    ``params`` on each of ``instances`` of family ``kind``; its ValueError
+    becomes one line naming the parameters (``--param NAME=VALUE`` with
+    ``cli``), the method and the instance.  Nothing is solved."""
+    from epochbench.instances.registry import get
+    hook = getattr(method_function(get(kind, name).func), "check_params", None)
+    if hook is None or not params:
+        return
+    for inst in instances:
+        if inst.kind != kind:
+            continue
+        try:
+            hook(inst, **params)
+        except ValueError as exc:
+            given = " ".join(f"{k}={v}" for k, v in params.items())
+            where = f"--param {given}: " if cli else prefix
+            text = str(exc).removeprefix(f"{inst.name}: ")        # the instance is named once
+            raise ValueError(f"{where}{kind} method {name!r} on {inst.name}: {text}") from None
+
+
+def check_method(kind: str, name: str, params: dict, instances=(), *, prefix: str = "") -> dict:
+    """``params`` of method ``name`` of family ``kind`` given from Python
+    (``eb.solve``, ``eb.score``), checked before anything runs: every name
+    one the method accepts, every value of its kind
+    (:func:`~epochbench.cli_args.check_params`) and accepted by the method's
+    ``check_params`` hook on each of ``instances``.  ValueError otherwise,
+    one line naming the method and what it accepts."""
+    from epochbench.instances.registry import get
+
+    from .cli_args import check_params
+    if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
+        raise ValueError(f"{prefix}{kind} method {name!r}: expected a dict of keyword arguments, got {params!r}")
+    check_params(get(kind, name).func, params, f"{prefix}{kind} method {name!r}", cli=False)
+    check_on(kind, name, params, instances, prefix=prefix)
+    return params
+
+
+#: the shape of ``score``'s ``params``, for its error messages
+PARAMS_SHAPE = "{family: {method: {keyword: value}}}, e.g. {'packing': {'bl': {'window': 2}}}"
+
+
+def score_params(params, instances, methods) -> dict:
+    """``score``'s ``params`` (:data:`PARAMS_SHAPE`) checked against the
+    ``instances`` and ``methods`` scored: every family one of an instance
+    scored, every method one scored, every keyword and value one the
+    method accepts (:func:`check_method`, on each instance of its family).
+    ValueError naming the first that is not, before anything runs; returns
+    ``params`` (``{}`` for None)."""
+    from epochbench.instances.io import families
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise ValueError(f"params: expected {PARAMS_SHAPE}, got a {type(params).__name__}")
+    kinds = list(dict.fromkeys(inst.kind for inst in instances))
+    for family, per in params.items():
+        if family not in kinds:
+            what = (f"no {family} instance is scored here" if family in families() else
+                    f"{family!r} is not a family ({', '.join(families())})")
+            raise ValueError(f"params: {what}; expected {PARAMS_SHAPE} for the families scored "
+                             f"({', '.join(kinds) or 'none'})")
+        if not isinstance(per, dict):
+            raise ValueError(f"params[{family!r}]: expected {{method: {{keyword: value}}}}, got {per!r}")
+        for name, given in per.items():
+            if name not in methods:
+                raise ValueError(f"params[{family!r}]: {name!r} is not a method scored here "
+                                 f"({', '.join(methods)})")
+            check_method(family, name, given, [i for i in instances if i.kind == family], prefix="params: ")
+    return params

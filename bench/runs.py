@@ -6,7 +6,9 @@ Every ``bench`` and ``experiment`` run writes into a folder of its own
 its files where it always did, with ``PREFIX.run.json`` beside them.  Before
 a command writes a file that an earlier run left, :func:`keep_previous`
 renames the earlier run's files to ``STEM-RUNID.SUFFIX`` (its run id read
-from its provenance file), so nothing is overwritten silently.
+from its provenance file), so nothing is overwritten silently.  A run id is
+unique among the provenance files of its folder (:func:`unique_id`: two
+runs in the same second get ``ID`` and ``ID-2``).
 
 ``run.json`` (:func:`provenance`) holds the run's id, command, command line,
 working directory, start and end times and status, epochbench's version and
@@ -118,8 +120,40 @@ def provenance(command: str, run_id: str, *, argv: list[str] | None = None, **ab
 
 
 def write(info: dict, path: Path) -> Path:
-    """``info`` to ``path`` as strict JSON, atomically."""
+    """``info`` to ``path`` as strict JSON, atomically.
+
+    On the first write of a record its ``id`` is made unique among the
+    provenance files of ``path``'s folder (:func:`unique_id`: two runs
+    started in the same second get ``ID`` and ``ID-2``); later writes of
+    the same record keep it."""
+    path = Path(path)
+    if not info.get("_id_fixed"):
+        info["id"] = unique_id(str(info.get("id", stamp())), path)
+        info["_id_fixed"] = True
     return write_text(path, json_text({k: v for k, v in info.items() if not k.startswith("_")}, indent=2) + "\n")
+
+
+def _is_provenance(name: str) -> bool:
+    """A provenance file's name: ``run.json``, ``*.run.json``, or ``run-RUNID.json``
+    (a ``run.json`` that a later run into the same folder kept aside)."""
+    return name == RUN_JSON or name.endswith(".run.json") or (name.startswith("run-") and name.endswith(".json"))
+
+
+def unique_id(rid: str, path: Path) -> str:
+    """``rid``, or ``rid-2``, ``rid-3``, ... when another provenance file in
+    ``path``'s folder (not ``path`` itself, which the run replaces) holds
+    that id.  O(provenance files in the folder)."""
+    path = Path(path)
+    try:
+        others = [p for p in path.parent.iterdir() if _is_provenance(p.name) and p.name != path.name]
+    except OSError:
+        return rid
+    taken = {str(info.get("id")) for info in map(read, others) if info}
+    new, k = rid, 1
+    while new in taken:
+        k += 1
+        new = f"{rid}-{k}"
+    return new
 
 
 def finish(info: dict, path: Path, status: str = "finished", **more) -> Path:
@@ -215,10 +249,12 @@ def _renamed(path: Path, rid: str) -> Path:
 
 
 def find_runs(root: Path, depth: int = 4) -> list[dict]:
-    """Every provenance file under ``root`` (``run.json`` and
-    ``*.run.json``, ``depth`` levels down), newest first; each record gets
-    ``path`` (its folder or file).  A file that is not a JSON object is
-    listed too, with status ``unreadable`` (never skipped silently)."""
+    """Every provenance file under ``root`` (``run.json``, ``*.run.json``
+    and the ``run-RUNID.json`` a later run kept aside, ``depth`` levels
+    down), newest first; each record gets ``path`` (its folder or file).  A
+    ``run.json`` or ``*.run.json`` that is not a JSON object is listed too,
+    with status ``unreadable`` (never skipped silently); a ``run-*.json``
+    without a ``command`` is some other file (a pytest-benchmark JSON)."""
     root = Path(root)
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -226,12 +262,23 @@ def find_runs(root: Path, depth: int = 4) -> list[dict]:
         if len(rel.parts) >= depth:
             dirnames[:] = []
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for fn in filenames:
-            if fn == RUN_JSON or fn.endswith(".run.json"):
-                info = read(Path(dirpath) / fn) or {"id": "?", "command": "?", "status": "unreadable"}
-                info["path"] = str(Path(dirpath) if fn == RUN_JSON else Path(dirpath) / fn)
+        for fn in filter(_is_provenance, filenames):
+            info = _record(Path(dirpath) / fn)
+            if info is not None:
                 found.append(info)
     return sorted(found, key=lambda r: str(r.get("started", "")), reverse=True)
+
+
+def _record(path: Path) -> dict | None:
+    """The provenance record of ``path`` for :func:`find_runs`, with its
+    ``path``; None for a ``run-*.json`` that is no provenance record."""
+    info = read(path)
+    kept = path.name != RUN_JSON and not path.name.endswith(".run.json")
+    if kept and "command" not in (info or {}):
+        return None
+    info = info or {"id": "?", "command": "?", "status": "unreadable"}
+    info["path"] = str(path.parent if path.name == RUN_JSON else path)
+    return info
 
 
 def format_runs(runs: list[dict]) -> str:
@@ -251,4 +298,4 @@ def format_runs(runs: list[dict]) -> str:
 
 
 __all__ = ["RUN_JSON", "provenance", "write", "finish", "read", "run_folder", "keep_previous", "find_runs",
-           "format_runs", "check_name", "git_commit", "machine", "stamp"]
+           "format_runs", "check_name", "git_commit", "machine", "stamp", "unique_id"]

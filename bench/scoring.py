@@ -41,6 +41,7 @@ from __future__ import annotations
 import csv
 import functools
 import math
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,8 +210,21 @@ def _ref_number(cell, path, line, col):
 
 
 def read_references(paths) -> list[ReferenceFile]:
-    """:func:`read_reference_file` of every path (``--reference``, repeatable)."""
-    return [p if isinstance(p, ReferenceFile) else read_reference_file(p) for p in (paths or ())]
+    """:func:`read_reference_file` of every path (``--reference``, repeatable);
+    ``paths``: one path (or :class:`ReferenceFile`) or a list of them.
+    ValueError for anything else (a number, a list of numbers)."""
+    if isinstance(paths, (str, os.PathLike, ReferenceFile)):
+        paths = [paths]
+    if paths is None:
+        return []
+    try:
+        paths = list(paths)
+    except TypeError:
+        raise ValueError(f"references: expected a file path or a list of them, got {paths!r}") from None
+    bad = next((p for p in paths if not isinstance(p, (str, os.PathLike, ReferenceFile))), None)
+    if bad is not None:
+        raise ValueError(f"references: expected file paths, got {bad!r} ({type(bad).__name__})")
+    return [p if isinstance(p, ReferenceFile) else read_reference_file(p) for p in paths]
 
 
 # ---- the reference of one instance ---------------------------------------------------
@@ -340,6 +354,7 @@ def reference(inst, results: list[Result], files=()) -> Reference:
         v, src = (max if sense == "max" else min)(claims.best_known, key=lambda c: c[0])
         bk = {"best_known": v, "best_known_source": src}
     met = [src for v, src in claims.bounds if best is not None and _same(v, best[0])]
+    _bounds_hold(inst.name, claims, sense)
     for v, src in claims.optimum + claims.bounds:
         if best is not None and better(best[0], v, sense):
             raise SolverDisagreement(f"{inst.name}: {best[1]} found a checked value {best[0]:g}, better than "
@@ -362,6 +377,18 @@ def reference(inst, results: list[Result], files=()) -> Reference:
         v, src = (min if sense == "max" else max)(claims.bounds, key=lambda c: c[0])
         return Reference(v, "bound", src)
     return Reference(None, "no bound", "")
+
+
+def _bounds_hold(name: str, claims: _Claims, sense: str) -> None:
+    """:class:`SolverDisagreement` if a claimed optimum is better than a
+    valid bound (the instance's LP / lower / upper bound, a reference
+    file's, one an exact method proved in this run): a maximum above an
+    upper bound, a minimum below a lower bound.  O(optima x bounds)."""
+    for o, osrc in claims.optimum:
+        for b, bsrc in claims.bounds:
+            if better(o, b, sense):
+                raise SolverDisagreement(f"{name}: the optimum {o:g} claimed by {osrc} is better than {b:g} "
+                                         f"proved by {bsrc}")
 
 
 # ---- rows ----------------------------------------------------------------------------
@@ -430,9 +457,15 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
           scheduler: str | None = None) -> pd.DataFrame:
     """Score ``methods`` on ``instances``: a tidy table with :data:`COLUMNS`.
 
-    ``references``: results files (paths or :class:`ReferenceFile`) whose
-    values join the instances' own (see :func:`read_reference_file`).
-    ``params``: per family, per method, keyword arguments of the method.
+    ``references``: a results file or a list of them (paths or
+    :class:`ReferenceFile`) whose values join the instances' own (see
+    :func:`read_reference_file`).  ``params``: per family, per method,
+    keyword arguments of the method, ``{family: {method: {keyword:
+    value}}}``; ``time_limit`` (a positive finite number) and ``threads``
+    (an integer >= 1) and ``params`` are checked before anything runs
+    (:func:`epochbench.methods.score_params`: a family, method, keyword or
+    value that is not used or that a method refuses on one of the instances
+    is a ValueError).
     ``workers`` / ``scheduler``: one task per instance through
     :func:`epochbench.sweep.run_tasks` (default 1: in this process; None: a
     local cluster of ``$EPOCHBENCH_WORKERS`` or every core, the command
@@ -449,6 +482,7 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
     ``table`` attribute."""
     from epochbench.instances.registry import snapshot
 
+    from .methods import check_limits, score_params
     from .sweep import run_tasks
     instances = list(instances)
     if not methods:
@@ -458,6 +492,8 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
     for kind in dict.fromkeys(inst.kind for inst in instances):
         for name in methods:           # a name no family here knows: refused before any work (KeyError)
             get(kind, name)
+    check_limits(time_limit, threads)  # bad options and parameters: one ValueError before any solve
+    params = score_params(params, instances, list(methods))
     files = read_references(references)
     tasks = [{"instance": inst} for inst in instances]
     shipped = tuple(m for kind in dict.fromkeys(inst.kind for inst in instances)
@@ -573,8 +609,14 @@ def format_table(df: pd.DataFrame) -> str:
     """Plain-text summary with gaps in percent and times in ms."""
     out = shown(df)
     if "median_s" in out:
-        out["median_ms"] = out.pop("median_s").map(lambda x: f"{1000 * x:.3f}")
+        out["median_ms"] = out.pop("median_s").map(milliseconds)
     return out.to_string(index=False)
+
+
+def milliseconds(x) -> str:
+    """Seconds as milliseconds with 3 decimals; "-" where there is no time
+    (every solve failed), as for a share or a gap."""
+    return "-" if pd.isna(x) else f"{1000 * x:.3f}"
 
 
 def recorded_gap(inst, *, time_limit: float, method: str = "cpsat") -> float | None:

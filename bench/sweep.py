@@ -86,23 +86,48 @@ class SweepFailed(RuntimeError):
 # ---- selecting tasks -------------------------------------------------------------------
 def parse_indices(spec: str, n: int) -> list[int]:
     """Indices of ``--tasks SPEC`` among ``n`` tasks: comma-separated items,
-    each ``I`` or a half-open range ``A:B`` (either end may be left out)."""
+    each ``I`` or a half-open range ``A:B`` (either end may be left out; an
+    end ``B`` past the last task stops there).
+
+    Raises ``ValueError`` naming ``--tasks`` for an item that is not an
+    index or a range, and for an index (a range's start included) outside
+    ``0:n``; negative indices are refused, not counted from the end."""
     chosen: list[int] = []
     for part in (p.strip() for p in spec.split(",")):
         try:
             if ":" in part:
                 a, b = part.split(":", 1)
-                chosen.extend(range(*slice(int(a) if a else None, int(b) if b else None).indices(n)))
+                start = _index(int(a), n) if a.strip() else 0
+                stop = int(b) if b.strip() else n
+                if stop < 0:
+                    raise ValueError(f"--tasks: index {stop} is outside 0:{n}")
+                chosen.extend(range(start, min(stop, n)))
             else:
-                i = int(part)
-                if not -n <= i < n:
-                    raise ValueError(f"--tasks: index {i} is outside 0:{n}")
-                chosen.append(i % n)
+                chosen.append(_index(int(part), n))
         except ValueError as exc:
             if str(exc).startswith("--tasks"):
                 raise
             raise ValueError(f"--tasks: {part!r} is not an index or a range A:B") from None
     return sorted(set(chosen))
+
+
+def _index(i: int, n: int) -> int:
+    """``i`` when it is a task index (``0 <= i < n``); ``ValueError`` naming ``--tasks`` otherwise."""
+    if not 0 <= i < n:
+        raise ValueError(f"--tasks: index {i} is outside 0:{n}")
+    return i
+
+
+def format_indices(indices) -> str:
+    """Indices in the syntax of ``--tasks``, consecutive runs as ranges:
+    ``[0, 1, 2, 3, 10]`` -> ``"0:4,10"``."""
+    runs: list[list[int]] = []
+    for i in sorted(set(indices)):
+        if runs and i == runs[-1][1]:
+            runs[-1][1] = i + 1
+        else:
+            runs.append([i, i + 1])
+    return ",".join(str(a) if b == a + 1 else f"{a}:{b}" for a, b in runs)
 
 
 def _matches(value, want: str) -> bool:
@@ -149,6 +174,14 @@ def load_records(path: Path | None, tasks: list[dict]) -> dict[int, list[dict]]:
     """Rows of the tasks a previous sweep finished (``path``, JSON lines of
     ``{"task": ..., "rows": [...]}``), by index in ``tasks``; tasks not in
     this list and lines cut short by a kill are ignored.  O(size of the file)."""
+    return {i: rows for i, (rows, _) in load_stamped(path, tasks).items()}
+
+
+def load_stamped(path: Path | None, tasks: list[dict]) -> dict[int, tuple[list[dict], dict]]:
+    """As :func:`load_records`, each task's rows with the stamp of the run
+    that computed them (the record's keys besides ``task`` and ``rows``:
+    ``run``, ``commit``, ``version``; ``{}`` for a record written before
+    records were stamped).  A task recorded twice: its last record."""
     if path is None or not path.exists():
         return {}
     index = {_key(t): i for i, t in enumerate(tasks)}
@@ -160,7 +193,7 @@ def load_records(path: Path | None, tasks: list[dict]) -> dict[int, list[dict]]:
         except (ValueError, KeyError, TypeError):
             continue  # a line cut short when the previous sweep was killed
         if i is not None:
-            done[i] = rows
+            done[i] = (rows, {k: v for k, v in rec.items() if k not in ("task", "rows")})
     return done
 
 
@@ -211,10 +244,12 @@ def repair_tail(path: Path) -> None:
         fh.truncate(0)
 
 
-def append_record(log, task: dict, rows: list[dict]) -> None:
-    """One line ``{"task": ..., "rows": [...]}`` written with one ``write``
-    and flushed (a kill leaves at most this line torn)."""
-    log.write(json.dumps({"task": task, "rows": rows}, default=_plain) + "\n")
+def append_record(log, task: dict, rows: list[dict], stamp: dict | None = None) -> None:
+    """One line ``{"task": ..., "rows": [...], **stamp}`` written with one
+    ``write`` and flushed (a kill leaves at most this line torn).  ``stamp``:
+    what says which run and code computed the rows (``run``, ``commit``,
+    ``version``; see :func:`load_stamped`)."""
+    log.write(json.dumps({"task": task, "rows": rows, **(stamp or {})}, default=_plain) + "\n")
     log.flush()
 
 

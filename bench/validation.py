@@ -20,7 +20,7 @@ from epochbench.instances import EpochsInstance, InfeasibleSolution, PackingInst
 from epochbench.instances.core import content, handed
 from epochbench.instances.registry import as_result, methods, snapshot, using
 
-from .scoring import better, comparable, gap_fields, gap_vs, reference, run_methods, shown
+from .scoring import better, comparable, gap_fields, gap_vs, milliseconds, reference, run_methods, shown
 from .sweep import run_tasks
 
 
@@ -229,6 +229,7 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
     label = label or getattr(func, "__name__", "candidate")
     if family not in CASES:
         raise ValueError(f"validate supports the families {', '.join(CASES)}, not {family!r}")
+    _exact_reference(family, exact)
     insts = CASES[family](count, seed)
     builtin = [m.name for m in methods(family) if m.kind == "heuristic" and m.origin == "builtin"]
     count = iter(range(1, len(insts) + 1))
@@ -239,6 +240,16 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
                         on_result=(lambda i, _: progress(next(count), insts[i])) if progress else None)
     rows = [row for i in range(len(insts)) for row in done[i][0]]
     return Verdict(pd.DataFrame(rows), [done[i][1] for i in range(len(insts)) if done[i][1]])
+
+
+def _exact_reference(family: str, exact) -> None:
+    """ValueError unless ``exact`` names an exact method of ``family`` (a
+    heuristic proves nothing: every gap would read "no bound")."""
+    exact_names = [m.name for m in methods(family) if m.exact]
+    if not isinstance(exact, str) or exact not in exact_names:
+        what = "a heuristic" if any(m.name == exact for m in methods(family)) else "not a method"
+        raise ValueError(f"exact: {exact!r} is {what} of {family}; give an exact method: "
+                         f"{', '.join(exact_names)}")
 
 
 def _check_one(task: dict, *, func, label, exact, builtin, time_limit, shipped=()) -> tuple[list[dict], str | None]:
@@ -274,6 +285,6 @@ def verdict_table(v: Verdict) -> str:
         mean_gap=("gap", "mean"), max_gap=("gap", "max"),
         optimal=("gap", lambda g: f"{100 * float((g.dropna() <= 1e-9).mean()):.0f}%" if g.notna().any() else "-"),
         gap_vs=("gap_kind", gap_vs),
-        median_ms=("seconds", lambda s: f"{1000 * float(np.nanmedian(s)) if s.notna().any() else float('nan'):.3f}"),
+        median_ms=("seconds", lambda s: milliseconds(float(np.nanmedian(s))) if s.notna().any() else "-"),
     ).reset_index()
     return shown(agg).to_string(index=False)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import math
 import os
 import re
@@ -194,6 +195,16 @@ def set_cpsat_params(target, params: dict | None) -> None:
             setattr(target, name, value)
         except TypeError:
             raise ValueError(f"CP-SAT parameter {name!r} cannot be {value!r}") from None
+
+
+def check_solver_params(method: str, solver_params: dict | None) -> None:
+    """ValueError unless ``solver_params`` are CP-SAT parameters that
+    :func:`set_cpsat_params` accepts (tried on a fresh parameter set, nothing
+    solved), given to ``cpsat``: the other backends take none."""
+    if solver_params and method != "cpsat":
+        raise ValueError(f"solver_params are CP-SAT parameters; {method!r} takes none")
+    if solver_params is not None:
+        set_cpsat_params(cp_model.CpSolver().parameters, solver_params)
 
 
 #: from this constraint coefficient on, CP-SAT runs without its presolve's inclusion
@@ -534,8 +545,7 @@ def run_model(model: BinaryModel, method: str, time_limit: float, threads: int, 
         backend = BACKENDS[method]
     except KeyError:
         raise KeyError(f"unknown exact method {method!r}; known: {', '.join(METHODS)}") from None
-    if solver_params and method != "cpsat":
-        raise ValueError(f"solver_params are CP-SAT parameters; {method!r} takes none")
+    check_solver_params(method, solver_params)
     extra = {"params": solver_params} if solver_params else {}
     out = backend(model, deadline_after(time_limit), threads, seed, **extra)
     if out.x is None:
@@ -624,6 +634,12 @@ def warm_up_backends(*backends: str, family: str | None = None):
     return warm_up
 
 
+def _check_exact(method: str, inst, *, solver_params: dict | None = None, **_) -> None:
+    """The ``check_params`` hook of the methods :func:`register_exact`
+    registers: their parameters checked before a run, nothing solved."""
+    check_solver_params(method, solver_params)
+
+
 def register_exact(family: str, solve) -> dict:
     """Register ``solve(inst, method, *, time_limit, threads, **params)`` as
     the exact methods :data:`METHODS` of ``family``; returns the registered
@@ -638,6 +654,7 @@ def register_exact(family: str, solve) -> dict:
         method_func.__doc__ = f"{solve.__doc__.splitlines()[0]} [{method}; see {solve.__name__}]"
         method_func.warm_start = True        # takes warm=False (start cold: no heuristic start)
         method_func.warm_up = warm_up_backends(method, *FAMILY_BACKENDS.get(family, ()), family=family)
+        method_func.check_params = functools.partial(_check_exact, method)   # before a run (epochbench.methods)
         return register(family, method, kind="exact")(forwards(method_func, solve, drop=("method",)))
 
     return {f.__name__: f for f in map(make, METHODS)}

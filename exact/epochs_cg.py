@@ -407,8 +407,7 @@ def column_generation(inst: EpochsInstance, *, time_limit: float, threads: int =
     """
     if isinstance(time_limit, bool) or not (isinstance(time_limit, (int, float)) and time_limit >= 0):
         raise ValueError(f"time_limit must be a number of seconds >= 0, got {time_limit!r}")
-    if not 0 <= smoothing < 1:
-        raise ValueError(f"smoothing must be in [0, 1), got {smoothing!r}")
+    _check_cg(inst, smoothing=smoothing)
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
     if inst.n == 0:
@@ -629,6 +628,14 @@ def _generate_and_branch(inst, dem, mult, jobs, type_of, best, lb, deadline, thr
     return best, (lb_cg or None)
 
 
+def _check_cg(inst, *, smoothing=0.5, **_) -> None:
+    """The parameters of :func:`column_generation` checked (its
+    ``check_params`` hook: before a run, nothing solved)."""
+    if isinstance(smoothing, bool) or not isinstance(smoothing, (int, float, np.integer, np.floating)) \
+            or not 0 <= smoothing < 1:
+        raise ValueError(f"smoothing must be in [0, 1), got {smoothing!r}")
+
+
 @register("epochs", "cg", kind="exact")
 def epochs_cg(inst, *, time_limit: float, threads: int = 1, **params) -> Result:
     """Pattern model by column generation (greedy and branch-and-bound pricing, Wentges smoothing, Farley
@@ -638,6 +645,7 @@ def epochs_cg(inst, *, time_limit: float, threads: int = 1, **params) -> Result:
 
 forwards(epochs_cg, column_generation)
 epochs_cg.warm_start = True          # takes warm=False (start from FFD only)
+epochs_cg.check_params = _check_cg   # before a run (epochbench.methods)
 _load_highs = warm_up_backends("milp-highs", family="epochs")
 
 

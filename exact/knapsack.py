@@ -27,7 +27,7 @@ from epochbench.instances.registry import register
 
 from ._binary import register_exact, warm_up_backends
 from .packing import solve_packing
-from .packing_bb import NODES, packing_mkp_bb, solve_packing_bb
+from .packing_bb import NODES, check_nodes, packing_mkp_bb, solve_packing_bb
 from .starts import START_SHARE, best_start
 
 
@@ -78,6 +78,7 @@ def knapsack_mkp_bb(inst: KnapsackInstance, *, time_limit: float, threads: int =
 
 
 knapsack_mkp_bb.warm_start = True    # takes warm=False (no heuristic start)
+knapsack_mkp_bb.check_params = check_nodes    # before a run (epochbench.methods)
 _load_knapsack_starts = warm_up_backends(family="knapsack")
 
 

@@ -51,6 +51,7 @@ relaxation as a rigorous lower bound.
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
@@ -843,15 +844,47 @@ def start_mapping(inst: MappingInstance, hint=None, warm: bool = True, budget: f
     (checked: a machine in 0..m-1 per task), else the best of Min-Min and,
     with ``warm``, the fast heuristics run within ``budget`` seconds
     (:func:`~epochbench.exact.starts.best_start`)."""
-    start = minmin_start(inst) if hint is None else np.asarray(hint, dtype=np.int64)
-    if start.shape != (inst.n,) or start.min() < 0 or start.max() >= inst.k:
-        raise ValueError(f"{inst.name}: hint must give each of {inst.n} tasks a machine in 0..{inst.k - 1}")
+    start = minmin_start(inst) if hint is None else check_hint(inst, hint)
     origin = "minmin" if hint is None else "hint"
     if hint is None and warm:
         heur = best_start(inst, budget=budget)
         if heur is not None and heur.value < inst.value(start):
             start, origin = np.asarray(heur.decision, dtype=np.int64), heur.method
     return start, origin
+
+
+def check_hint(inst: MappingInstance, hint) -> np.ndarray:
+    """``hint`` as a mapping (a machine in 0..m-1 per task), else ValueError."""
+    try:
+        start = np.asarray(hint, dtype=np.int64)
+    except (TypeError, ValueError):
+        start = np.zeros(0, dtype=np.int64)
+    if start.shape != (inst.n,) or (inst.n and (start.min() < 0 or start.max() >= inst.k)):
+        raise ValueError(f"{inst.name}: hint must give each of {inst.n} tasks a machine in 0..{inst.k - 1}")
+    return start
+
+
+def check_work_weight(method: str, work_weight) -> float:
+    """``work_weight`` as a float: finite, >= 0, positive only for a method
+    of :data:`WEIGHTED`; ValueError otherwise."""
+    try:
+        work_weight = float(work_weight)
+    except (TypeError, ValueError):
+        raise ValueError(f"work_weight must be a finite number >= 0, got {work_weight!r}") from None
+    if not (math.isfinite(work_weight) and work_weight >= 0):
+        raise ValueError(f"work_weight must be a finite number >= 0, got {work_weight!r}")
+    if work_weight > 0 and method not in WEIGHTED:
+        raise ValueError(f"work_weight is a parameter of {' and '.join(WEIGHTED)}, not {method}")
+    return work_weight
+
+
+def _check_mapping(method: str, inst: MappingInstance, *, hint=None, work_weight=0.0, work_prices=None,
+                   **_) -> None:
+    """The ``check_params`` hook of the exact mapping methods: their
+    parameters checked on ``inst`` before a run, nothing solved."""
+    if hint is not None:
+        check_hint(inst, hint)
+    _work_prices(inst, check_work_weight(method, work_weight), work_prices)
 
 
 def _work_prices(inst: MappingInstance, work_weight: float, prices) -> np.ndarray | None:
@@ -903,11 +936,7 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
     LNS passes the LP relaxation's machine duals."""
     if method not in METHODS:
         raise KeyError(f"unknown exact method {method!r}; known: {', '.join(METHODS)}")
-    work_weight = float(work_weight)
-    if not (math.isfinite(work_weight) and work_weight >= 0):
-        raise ValueError(f"work_weight must be a finite number >= 0, got {work_weight!r}")
-    if work_weight > 0 and method not in WEIGHTED:
-        raise ValueError(f"work_weight is a parameter of {' and '.join(WEIGHTED)}, not {method}")
+    work_weight = check_work_weight(method, work_weight)
     work_prices = _work_prices(inst, work_weight, work_prices)
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
@@ -991,6 +1020,7 @@ def _make(method: str):
                            f"see exact.mapping.solve_mapping)")
     method_func.warm_start = True        # takes warm=False (start from Min-Min only)
     method_func.warm_up = warm_up_backends(*WARM_UP[method], family="mapping")
+    method_func.check_params = functools.partial(_check_mapping, method)   # before a run (epochbench.methods)
     return register("mapping", method, kind="exact")(forwards(method_func, solve_mapping, drop=("method",)))
 
 

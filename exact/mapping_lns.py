@@ -64,8 +64,8 @@ from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import forwards, register
 
 from ._binary import time_left, warm_up_backends
-from .mapping import (WEIGHTED, Relaxation, Scaled, _allowed, _cpsat, _descent, lp_relaxation, scaled,
-                      start_mapping)
+from .mapping import (METHODS, WEIGHTED, Relaxation, Scaled, _allowed, _cpsat, _descent, check_hint, lp_relaxation,
+                      scaled, start_mapping)
 from .starts import START_SHARE
 
 #: repairs without improvement before a long hop
@@ -517,16 +517,8 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
        the multi-dimensional knapsack problem. Computers & Operations Research 37(11):2017-2026, 2010.
        https://doi.org/10.1016/j.cor.2010.02.002.
     """
-    if not (math.isfinite(repair_work_weight) and repair_work_weight >= 0):
-        raise ValueError(f"repair_work_weight must be a finite number >= 0, got {repair_work_weight!r}")
-    if not 0 <= kernel_share <= 1:
-        raise ValueError(f"kernel_share must be a share of the time limit in [0, 1], got {kernel_share!r}")
-    if not (math.isfinite(related_share) and related_share >= 0):
-        raise ValueError(f"related_share must be a finite number >= 0, got {related_share!r}")
-    if prices not in PRICES:
-        raise ValueError(f"prices must be one of {', '.join(PRICES)}, got {prices!r}")
-    if not 0 <= tail_share <= 1:
-        raise ValueError(f"tail_share must be a share of the time limit in [0, 1], got {tail_share!r}")
+    _check_lns(inst, first=first, repair_work_weight=repair_work_weight, kernel_share=kernel_share,
+               related_share=related_share, prices=prices, tail_share=tail_share)
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
     t, m = inst.etc.shape
@@ -620,6 +612,27 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
                   best_value if status == "optimal" else min(bound, best_value), info)
 
 
+def _check_lns(inst: MappingInstance, *, hint=None, first="milp-highs", repair_work_weight=REPAIR_WORK_WEIGHT,
+               kernel_share=KERNEL_SHARE, related_share=RELATED_SHARE, prices="lp", tail_share=TAIL_SHARE,
+               **_) -> None:
+    """The parameters of :func:`lns` checked on ``inst`` (its ``check_params``
+    hook: before a run, nothing solved); ValueError naming the first bad one."""
+    if not (math.isfinite(repair_work_weight) and repair_work_weight >= 0):
+        raise ValueError(f"repair_work_weight must be a finite number >= 0, got {repair_work_weight!r}")
+    if not 0 <= kernel_share <= 1:
+        raise ValueError(f"kernel_share must be a share of the time limit in [0, 1], got {kernel_share!r}")
+    if not (math.isfinite(related_share) and related_share >= 0):
+        raise ValueError(f"related_share must be a finite number >= 0, got {related_share!r}")
+    if prices not in PRICES:
+        raise ValueError(f"prices must be one of {', '.join(PRICES)}, got {prices!r}")
+    if not 0 <= tail_share <= 1:
+        raise ValueError(f"tail_share must be a share of the time limit in [0, 1], got {tail_share!r}")
+    if first and first not in METHODS:
+        raise ValueError(f"first must be one of {', '.join(METHODS)} or None, got {first!r}")
+    if hint is not None:
+        check_hint(inst, hint)
+
+
 @register("mapping", "lns", kind="exact")
 def mapping_lns(inst, *, time_limit: float, threads: int = 1, **params) -> Result:
     """Large-neighbourhood search: local moves and CP-SAT repair of a few machines, with the LP bound
@@ -629,4 +642,5 @@ def mapping_lns(inst, *, time_limit: float, threads: int = 1, **params) -> Resul
 
 forwards(mapping_lns, lns)
 mapping_lns.warm_start = True        # takes warm=False (start from Min-Min only)
+mapping_lns.check_params = _check_lns   # before a run (epochbench.methods)
 mapping_lns.warm_up = warm_up_backends("cpsat", "milp-highs", "scipy", family="mapping")   # before the clock

@@ -296,8 +296,7 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
         raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
-    if nodes is not None and (isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1):
-        raise ValueError(f"nodes must be an integer >= 1 or None, got {nodes!r}")
+    check_nodes(inst, nodes=nodes)
     from . import _mkp_bb as kernel
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
@@ -569,6 +568,13 @@ def _take_start(start: Result | None, cand: np.ndarray, p: dict, best_x: np.ndar
         state[kernel.S_BEST] = value
 
 
+def check_nodes(inst, *, nodes=NODES, **_) -> None:
+    """``nodes`` checked: an integer >= 1 or None (the ``check_params`` hook
+    of both ``mkp-bb`` methods: before a run, nothing solved)."""
+    if nodes is not None and (isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1):
+        raise ValueError(f"nodes must be an integer >= 1 or None, got {nodes!r}")
+
+
 @register("packing", "mkp-bb", kind="exact")
 def packing_mkp_bb(inst, *, time_limit: float, threads: int = 1, **params) -> Result:
     """Branch-and-bound of the multidimensional knapsack: capacity, subset-sum and Dantzig bounds, identical
@@ -578,6 +584,7 @@ def packing_mkp_bb(inst, *, time_limit: float, threads: int = 1, **params) -> Re
 
 forwards(packing_mkp_bb, solve_packing_bb)
 packing_mkp_bb.warm_start = True     # takes warm=False (no heuristic start)
+packing_mkp_bb.check_params = check_nodes     # before a run (epochbench.methods)
 
 
 def _warm_up() -> None:

@@ -329,9 +329,8 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
     """
     rng = _rng(seed)
     t, m = inst.etc.shape
+    _check_ga(inst, population=population)
     P = int(population)
-    if P < 2:
-        raise ValueError(f"population must be >= 2, got {population}")
     pop = rng.integers(0, m, size=(P, t), dtype=np.int64)
     seed_span = None
     if seeded:
@@ -388,23 +387,51 @@ def _start(inst: MappingInstance, init: str, rng: np.random.Generator) -> np.nda
     """The first mapping of SA and tabu: uniform random, or the answer of a
     registered deterministic mapping heuristic (``minmin``, ``mct``, ...)."""
     t, m = inst.etc.shape
-    if init == "random":
+    method = _init_method(init)
+    if method is None:
         return rng.integers(0, m, size=t, dtype=np.int64)
+    return np.asarray(method.func(inst), dtype=np.int64)
+
+
+def _init_method(init):
+    """The registered heuristic ``init`` names (None for ``random``);
+    ValueError for a metaheuristic, an exact method or an unknown name."""
+    if init == "random":
+        return None
     if init in ("sa", "tabu", "ga"):
         raise ValueError(f"init must be 'random' or a constructive mapping heuristic, not the metaheuristic {init!r}")
     try:
         method = get("mapping", init)
-    except KeyError:
+    except (KeyError, TypeError):
         raise ValueError(f"init must be 'random' or a mapping heuristic ({', '.join(names('mapping', 'heuristic'))}), "
                          f"got {init!r}") from None
     if method.exact:
         raise ValueError(f"init must be a heuristic, not the exact method {init!r}")
-    return np.asarray(method.func(inst), dtype=np.int64)
+    return method
 
 
 def _check_budget(name: str, time_limit) -> None:
     if time_limit is not None and not float(time_limit) >= 0.0:
         raise ValueError(f"{name}: option 'time_limit' must be >= 0 seconds or None, got {time_limit!r}")
+
+
+# ---- parameter checks before a run (``check_params`` hooks, :mod:`epochbench.methods`) ----
+def _check_ga(inst, population=200, time_limit=None, **_) -> None:
+    if isinstance(population, bool) or int(population) != population or population < 2:
+        raise ValueError(f"population must be an integer >= 2, got {population!r}")
+    _check_budget("ga", time_limit)
+
+
+def _check_sa(inst, init="random", cooling=0.9, time_limit=None, **_) -> None:
+    if not 0.0 < float(cooling) < 1.0:
+        raise ValueError(f"sa: option 'cooling' must lie in (0, 1), got {cooling!r}")
+    _check_budget("sa", time_limit)
+    _init_method(init)
+
+
+def _check_tabu(inst, init="random", time_limit=None, **_) -> None:
+    _check_budget("tabu", time_limit)
+    _init_method(init)
 
 # ---- simulated annealing -------------------------------------------------------------------
 @register("mapping", "sa")
@@ -468,10 +495,7 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
        Systems. Journal of Parallel and Distributed Computing 61(6):810-837, 2001.
        https://doi.org/10.1006/jpdc.2000.1714.
     """
-    if not 0.0 < float(cooling) < 1.0:
-        raise ValueError(f"sa: option 'cooling' must lie in (0, 1), got {cooling!r}")
-    if time_limit is not None and not float(time_limit) >= 0.0:
-        raise ValueError(f"sa: option 'time_limit' must be >= 0 seconds or None, got {time_limit!r}")
+    _check_sa(inst, cooling=cooling, time_limit=time_limit)
     t0 = time.perf_counter()
     rng = _rng(seed)
     etc, ready = _arrays(inst)
@@ -596,3 +620,8 @@ def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_t
     if stats is not None:
         stats.update(short_hops=short, long_hops=long_hops, best_makespan=inst.value(best), stalled=stalled)
     return best
+
+
+ga.check_params = _check_ga
+sa.check_params = _check_sa
+tabu.check_params = _check_tabu

@@ -41,9 +41,32 @@ def fullness_mode(fullness) -> int:
 def _window(window, k: int) -> int:
     """BL's window as the kernel takes it: [leinberger1999]'s w, clipped to K (w >= K
     flags every resource as low, so every job matches, as w = 0 does)."""
-    if isinstance(window, bool) or int(window) != window or window < 0:
-        raise ValueError(f"option 'window' must be an integer >= 0 ([leinberger1999]: 0 <= w <= K - 1), got {window!r}")
+    if isinstance(window, bool) or not isinstance(window, (int, float, np.integer, np.floating)) \
+            or int(window) != window or window < 0:
+        raise ValueError(f"option 'window' must be an integer >= 0 (the paper's w, 0 <= w <= K - 1; w = 0 and "
+                         f"any w >= K check no resource), got {window!r}")
     return min(int(window), k)
+
+
+def _resource(resource, k: int) -> int:
+    """LOS's resource, checked: an integer in 0..K-1."""
+    if isinstance(resource, bool) or not isinstance(resource, (int, np.integer)) or not 0 <= resource < k:
+        raise ValueError(f"option 'resource' must be an integer in 0..{k - 1} (K = {k}), got {resource!r}")
+    return int(resource)
+
+
+# ---- parameter checks before a run (``check_params`` hooks, :mod:`epochbench.methods`) ----
+def _check_bb(inst, fullness=DEFAULT_FULLNESS) -> None:
+    fullness_mode(fullness)
+
+
+def _check_bl(inst, window=1, fullness=DEFAULT_FULLNESS) -> None:
+    _window(window, inst.k)
+    fullness_mode(fullness)
+
+
+def _check_los(inst, resource=0) -> None:
+    _resource(resource, inst.k)
 
 
 def _run(inst: PackingInstance, rule: int, window: int = 1, fullness="off") -> list[int]:
@@ -384,8 +407,7 @@ def los(inst: PackingInstance, resource: int = 0) -> list[int]:
     .. [vadhiyar-notes] S. Vadhiyar. Scheduling on Parallel Systems. lecture notes, Supercomputer
        Education and Research Centre, Indian Institute of Science (undated).
     """
-    if not 0 <= resource < inst.k:
-        raise ValueError(f"resource {resource} out of range for K = {inst.k}")
+    resource = _resource(resource, inst.k)
     res = inst.reservation
     free = inst.free.astype(np.int64)
     extra = res.extra.astype(np.int64) if res is not None else np.zeros(inst.k, dtype=np.int64)
@@ -407,6 +429,11 @@ def los(inst: PackingInstance, resource: int = 0) -> list[int]:
     fill = _greedy.select(np.array(inst.demand[rest].T, order="C"), inst.capacity.astype(np.float64),
                           free, extra, flag[rest], res is not None, _greedy.FF, 1, _greedy.OFF)
     return picked + rest[fill].tolist()
+
+
+backfill_balanced.check_params = _check_bb
+backfill_lowest.check_params = _check_bl
+los.check_params = _check_los
 
 
 # ---- epochs: every packing heuristic also solves ``epochs`` ----------------------

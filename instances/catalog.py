@@ -223,6 +223,11 @@ class Catalog(Generic[T]):
         listing; re-importing an imported module is a no-op."""
         self._done = min(self._done, self._sources.index(source))
 
+    def has_loaded(self, source: Source) -> bool:
+        """Whether ``source`` has been loaded (a registration after it is not
+        seen by it)."""
+        return source in self._sources[:self._done]
+
     def loaded(self) -> dict[Hashable, T]:
         """The entries registered so far, without loading any source."""
         return dict(self._items)

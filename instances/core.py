@@ -55,8 +55,11 @@ class InfeasibleSolution(AssertionError):
 class Result:
     """What a method decided on one instance.
 
-    ``decision`` is the family's decision: a tuple of job indices in pick
-    order (packing) or a tuple of bins, each a tuple of job indices (epochs).
+    ``decision`` is the family's decision: packing and knapsack, a tuple of
+    job (item) indices in pick order; epochs, a tuple of bins, each a tuple
+    of job indices; assignment, the ``(job, machine)`` pairs; mapping, the
+    machine of each task (``solve --json`` names it per family:
+    :data:`DECISION_KEYS`).
     ``value`` is the objective of that decision, recomputed by the family,
     ``bound`` the best bound the method proved (``None`` when nothing was
     proved: heuristics, and exact methods that timed out without one; never

@@ -151,10 +151,13 @@ def output_lock(folder):
     Notes
     -----
     The kernel drops the lock when the holding process exits or is killed,
-    so no stale lock survives a crash; the (empty) lock file stays, unless
-    this call made the folder and nothing else was written into it (a run
-    that failed on its input): then the folder goes too.  Without
-    ``fcntl`` (Windows) nothing is locked.
+    so no stale lock survives a crash (a killed run leaves the lock file,
+    unlocked: the next run takes it).  A run that ends, normally or by an
+    exception, removes the lock file while it still holds it, and the
+    folder too when this call made it and nothing was written into it (a
+    run that failed on its input); a run that opened the old file just
+    before takes the lock again on the new one (:func:`_take`), so two runs
+    never hold one folder.  Without ``fcntl`` (Windows) nothing is locked.
     """
     folder = Path(folder)
     made = not folder.exists()
@@ -175,17 +178,7 @@ def output_lock(folder):
             held[1] -= 1
         return
     lock = folder / LOCK_NAME
-    try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
-    except OSError as exc:
-        raise OutputError(f"{lock}: cannot write in the output folder ({exc.strerror or exc})") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        who = _holder(fd)
-        os.close(fd)
-        raise OutputBusy(f"{folder}: output folder in use by another epochbench run{who}; "
-                         "wait for it to finish or choose another --out") from None
+    fd = _take(lock, folder)
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
@@ -194,13 +187,45 @@ def output_lock(folder):
         yield folder
     finally:
         _HELD.pop(key, None)
+        with contextlib.suppress(OSError):
+            lock.unlink()                              # while still held: see _take
         os.close(fd)                                   # releases the flock
-        if made and [p.name for p in folder.iterdir()] == [LOCK_NAME]:   # a run that wrote nothing leaves nothing
-            try:
-                lock.unlink()
-                folder.rmdir()
-            except OSError:
-                pass
+        if made:                                       # a run that wrote nothing leaves nothing
+            with contextlib.suppress(OSError):
+                folder.rmdir()                         # only when empty
+
+
+def _take(lock: Path, folder: Path) -> int:
+    """An open descriptor of ``lock`` holding its exclusive ``flock``.
+
+    The holder removes the lock file as it ends, before it lets go; so a
+    lock taken on a file that is no longer ``lock`` (opened just before the
+    holder removed it) is worth nothing: it is let go and taken again on
+    the file now there.  O(1) tries but for such races."""
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise OutputError(f"{lock}: cannot write in the output folder ({exc.strerror or exc})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            who = _holder(fd)
+            os.close(fd)
+            raise OutputBusy(f"{folder}: output folder in use by another epochbench run{who}; "
+                             "wait for it to finish or choose another --out") from None
+        if _same_file(fd, lock):
+            return fd
+        os.close(fd)                                   # an old holder's file, removed: try the new one
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """The open file ``fd`` is the file now at ``path``."""
+    try:
+        a, b = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 __all__ = ["OutputError", "OutputBusy", "atomic_path", "write_bytes", "write_text", "output_lock",

@@ -349,9 +349,10 @@ def check_epochs(inst: EpochsInstance, bins) -> tuple[tuple[int, ...], ...]:
     seen = sorted(j for b in out for j in b)
     if seen != list(range(inst.n)):
         missing = sorted(set(range(inst.n)) - set(seen))
+        twice = sorted({j for j, k in zip(seen, seen[1:]) if j == k})
         raise InfeasibleSolution(
-            f"{name}: bins must hold every job exactly once (missing {missing[:10]}, "
-            f"{len(seen) - len(set(seen))} repeated)")
+            f"{name}: bins must hold every job exactly once (missing: {_listed(missing)}; "
+            f"more than once: {_listed(twice)})")
     empty = next((e for e, b in enumerate(out) if not b), None)
     if empty is not None:
         raise InfeasibleSolution(f"{name}: epoch {empty} is empty")
@@ -400,6 +401,15 @@ _io.register_family("packing", PackingInstance, check_packing)
 _io.register_family("epochs", EpochsInstance, check_epochs)
 
 
+def _listed(jobs: list[int], most: int = 10) -> str:
+    """Job indices for a message: ``none``, or the first ``most`` (``...``
+    and the count when there are more)."""
+    if not jobs:
+        return "none"
+    more = f", ... ({len(jobs)} jobs)" if len(jobs) > most else ""
+    return ", ".join(map(str, jobs[:most])) + more
+
+
 def epochs_by(packer):
     """Turn a packing heuristic into an ``epochs`` solver: each epoch starts
     what ``packer`` picks from the jobs left on an empty machine ([leinberger1999]
@@ -421,6 +431,7 @@ def epochs_by(packer):
             remaining = np.delete(remaining, list(picked))
         return bins
     solve.__name__ = f"epochs_{packer.__name__}"
+    solve.__wrapped__ = packer                     # its parameters (and check_params hook) are the packer's
     solve.__doc__ = f"Epoch-after-epoch {packer.__name__}: " + (packer.__doc__ or "").split("\n")[0]
     if hasattr(packer, "warm_up"):                 # the packer's compiled kernel, loaded before timing
         solve.warm_up = packer.warm_up

@@ -53,10 +53,23 @@ def _derive_epochs() -> None:
     """Every packing heuristic, built-in or plug-in, also serves ``epochs``
     (applied epoch after epoch, :func:`~epochbench.instances.packing.epochs_by`),
     unless an ``epochs`` method of that name exists."""
+    for m in list(METHODS.loaded().values()):
+        _derive_one(m)
+
+
+def _derive_one(m: "Method") -> None:
+    """The ``epochs`` method of packing heuristic ``m`` (see :func:`_derive_epochs`)."""
     from .packing import epochs_by
-    for (family, name), m in list(METHODS.loaded().items()):
-        if family == "packing" and m.kind == "heuristic" and ("epochs", name) not in METHODS.loaded():
-            METHODS.add(("epochs", name), Method("epochs", name, epochs_by(m.func), "heuristic", m.origin))
+    if m.family == "packing" and m.kind == "heuristic" and ("epochs", m.name) not in METHODS.loaded():
+        METHODS.add(("epochs", m.name), Method("epochs", m.name, epochs_by(m.func), "heuristic", m.origin),
+                    origin=m.origin)
+
+
+def _derived(m: "Method") -> bool:
+    """``m`` is the ``epochs`` method derived from a packing heuristic (an
+    ``epochs`` method registered under its name replaces it)."""
+    packing = METHODS.loaded().get(("packing", m.name))
+    return m.family == "epochs" and packing is not None and getattr(m.func, "__wrapped__", None) is packing.func
 
 
 def _heuristics() -> None:
@@ -109,11 +122,13 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
 
     def deco(func):
         old = METHODS.loaded().get((family, name))
-        if old is not None and old.func is not func:
+        if old is not None and old.func is not func and not _derived(old):
             raise ValueError(f"method {name!r} already registered for family {family!r} by {old.origin}")
         module = str(getattr(func, "__module__", None) or "?")
         src = origin or ("builtin" if module.startswith("epochbench.") else f"module {module}")
-        METHODS.add((family, name), Method(family, name, func, kind, src), origin=src, same=lambda a, b: True)
+        m = METHODS.add((family, name), Method(family, name, func, kind, src), origin=src, same=lambda a, b: True)
+        if METHODS.has_loaded(_heuristics):    # registered after the derivation: its epochs method now
+            _derive_one(m)
         return func
 
     return deco

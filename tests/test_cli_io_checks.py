@@ -153,19 +153,44 @@ def test_the_data_hint_only_when_the_default_folder_was_used(tmp_path, capsys, m
 
 
 def test_a_packing_heuristic_picking_outside_the_jobs_left_is_named():
-    @eb.register("packing", "test-picks-outside")
-    def picks_outside(inst):
-        return [0, 3]
+    from epochbench.instances import registry
+    state = registry.METHODS.snapshot()       # the catalog complete: these register after the derivation
+    try:
+        @eb.register("packing", "test-picks-outside")
+        def picks_outside(inst):
+            return [0, 3]
 
-    @eb.register("packing", "test-picks-twice")
-    def picks_twice(inst):
-        return [0, 0]
+        @eb.register("packing", "test-picks-twice")
+        def picks_twice(inst):
+            return [0, 0]
 
-    inst = eb.generate("vbp", n=20, d=3, classes=1, per_class=1)[0] if _vbp() else _epochs()
-    with pytest.raises(InfeasibleSolution, match=r"picks_outside's selection of the \d+ jobs left entry 1 is job 3"):
-        eb.solve(inst, "test-picks-outside")
-    with pytest.raises(InfeasibleSolution, match="picks_twice's selection of the .* starts job 0 twice"):
-        eb.solve(inst, "test-picks-twice")
+        inst = eb.generate("vbp", n=20, d=3, classes=1, per_class=1)[0] if _vbp() else _epochs()
+        with pytest.raises(InfeasibleSolution,
+                           match=r"picks_outside's selection of the \d+ jobs left entry 1 is job 3"):
+            eb.solve(inst, "test-picks-outside")
+        with pytest.raises(InfeasibleSolution, match="picks_twice's selection of the .* starts job 0 twice"):
+            eb.solve(inst, "test-picks-twice")
+    finally:
+        registry.METHODS.restore(state)
+
+
+def test_a_packing_heuristic_registered_late_serves_epochs_and_yields_to_its_own():
+    from epochbench.instances import registry
+    state = registry.METHODS.snapshot()
+    try:
+        @eb.register("packing", "test-late")
+        def late(inst):
+            return [0]
+        assert registry.get("epochs", "test-late").func.__wrapped__ is late
+        assert eb.solve(_epochs(), "test-late").value == 8          # one job per epoch
+
+        @eb.register("epochs", "test-late")
+        def late_bins(inst):
+            return [[j, j + 1] for j in range(0, inst.n, 2)]
+        assert registry.get("epochs", "test-late").func is late_bins
+        assert eb.solve(_epochs(), "test-late").value == 4
+    finally:
+        registry.METHODS.restore(state)
 
 
 def _vbp() -> bool:

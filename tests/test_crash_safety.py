@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(cx.__file__).resolve()
 WALL = ["seconds"]                      # wall-time columns: differ between runs
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and flock")
-EXPERIMENTS.pop(cx.NAME)                # registered only while these tests run (fixture below)
+EXPERIMENTS.pop(cx.NAME, None)          # registered only while these tests run (fixture below)
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -228,6 +228,7 @@ def test_tasks_and_where_select_a_subset_that_a_full_run_reuses(tmp_path, refere
     assert _records(out) == 6                                       # the subsets' rows are kept
     run_experiment(cx.NAME, Options(out=out, progress=False))       # runs only the other 34
     _same_apart_from_wall_time(pd.read_csv(out / f"{cx.NAME}.csv"), reference)
+    assert "reused" in capsys.readouterr().err                      # the full run says what it reused
     assert cli.main(["experiment", cx.NAME, "--out", str(out), "--where", "ta=4"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--where: no task has the field 'ta' (fields: point, seed)" in err
@@ -236,7 +237,9 @@ def test_tasks_and_where_select_a_subset_that_a_full_run_reuses(tmp_path, refere
 def test_select_parses_ranges_and_fields():
     tasks = [{"ta": ta, "seed": s} for ta in (2, 4.0, 8) for s in range(2)]
     assert sw.select(tasks, "0:2,5") == [0, 1, 5]
-    assert sw.select(tasks, ":2,-1") == [0, 1, 5] and sw.select(tasks, "4:") == [4, 5]
+    assert sw.select(tasks, ":2,5") == [0, 1, 5] and sw.select(tasks, "4:") == [4, 5]
+    with pytest.raises(ValueError, match="--tasks: index -1 is outside 0:6"):
+        sw.select(tasks, ":2,-1")
     assert sw.select(tasks, where=["ta=4"]) == [2, 3]             # 4 matches 4.0
     assert sw.select(tasks, "3:", ["ta=4"]) == [3]
     for spec, where, msg in (("x", (), "--tasks: 'x' is not"), ("9", (), "--tasks: index 9"),

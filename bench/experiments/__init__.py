@@ -32,7 +32,8 @@ from epochbench.instances.files import atomic_path, output_lock
 @dataclass(frozen=True)
 class Options:
     """What the command line says: ``--quick``, ``--workers`` (``--jobs``),
-    ``--seeds``, ``--out``, ``--scheduler``, ``--tasks``, ``--where``."""
+    ``--seeds``, ``--out``, ``--scheduler``, ``--tasks``, ``--where``,
+    ``--fresh`` and ``--resume``."""
     quick: bool = False
     jobs: int | None = None     # worker processes (None: $EPOCHBENCH_WORKERS, else every core)
     seeds: int | None = None    # repetitions (None: the experiment's default)
@@ -41,6 +42,8 @@ class Options:
     scheduler: str | None = None    # Dask scheduler address (None: $EPOCHBENCH_SCHEDULER, else local)
     tasks: str | None = None        # index subset, e.g. "0:10,20"
     where: tuple[str, ...] = ()     # field conditions, e.g. ("ta=4",)
+    fresh: bool = False             # recompute every chosen task (reuse no stored rows)
+    resume: bool = False            # reuse stored rows even where other code computed them
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,8 @@ _load_checkpoint, _repair_tail = _sw.load_records, _sw.repair_tail
 
 def sweep(run: Callable[[dict], list[dict]], tasks: list[dict], *, jobs: int | None = None,
           progress: bool = True, checkpoint: Path | None = None, scheduler: str | None = None,
-          timing: bool = False, only: list[int] | None = None, pool: bool = False) -> list[dict]:
+          timing: bool = False, only: list[int] | None = None, pool: bool = False,
+          done: dict[int, list[dict]] | None = None, stamp: dict | None = None) -> list[dict]:
     """Run ``run(task)`` for every task (or the indices ``only``) through
     :func:`epochbench.sweep.run_tasks`; rows in task order, each with ``task``
     (its index in ``tasks``) added.
@@ -132,15 +136,19 @@ def sweep(run: Callable[[dict], list[dict]], tasks: list[dict], *, jobs: int | N
     the ``host`` and ``cpu``.  Ctrl-C stops the workers and raises
     ``KeyboardInterrupt("interrupted; N of M runs saved, ...")``.
     ``pool``: the former process pool instead of Dask (a fixed-size pool,
-    a failure stops it; kept to measure the runner against it)."""
+    a failure stops it; kept to measure the runner against it).
+    ``done``: the rows to reuse, by task index, chosen by the caller (then
+    the checkpoint is only written, not read: :func:`run_experiment` says
+    what it reuses); ``stamp``: keys added to each record written (which
+    run and code computed the rows, :func:`epochbench.sweep.append_record`)."""
     if jobs is not None and jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     chosen = list(range(len(tasks))) if only is None else list(only)
     wanted = set(chosen)
-    results: dict[int, list[dict]] = {i: r for i, r in _load_checkpoint(checkpoint, tasks).items()
-                                      if i in wanted}
+    stored = _load_checkpoint(checkpoint, tasks) if done is None else done
+    results: dict[int, list[dict]] = {i: r for i, r in stored.items() if i in wanted}
     todo = [i for i in chosen if i not in results]
-    if progress and len(todo) < len(chosen):
+    if progress and done is None and len(todo) < len(chosen):
         _sw.Progress(0, progress).say(f"  resuming: {len(chosen) - len(todo)} of {len(chosen)} tasks "
                                       f"done in {checkpoint}")
     if checkpoint is not None:
@@ -150,7 +158,7 @@ def sweep(run: Callable[[dict], list[dict]], tasks: list[dict], *, jobs: int | N
     def keep(i: int, rows: list[dict], *_) -> None:
         results[i] = rows
         if log is not None:
-            _sw.append_record(log, tasks[i], rows)
+            _sw.append_record(log, tasks[i], rows, stamp)
 
     failures = []
     try:
@@ -268,7 +276,14 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
     ``argv`` its command line.  An unfinished earlier run with the same
     options is resumed; any other earlier run's files in ``OUT`` (those its
     provenance lists) are renamed ``NAME-RUNID.*`` before this run starts
-    (nothing is overwritten)."""
+    (nothing is overwritten).
+
+    Rows are never reused silently (:func:`reusable`): each record of the
+    partial file carries the run, commit and version that computed it; a
+    run that reuses rows says how many, from which file and runs, in one
+    line on stderr (``--quiet`` too) and in its provenance (``reused``);
+    rows of another commit or version are refused (``ValueError``) unless
+    ``opts.resume``; ``opts.fresh`` recomputes every chosen task."""
     from epochbench import runs
     exps = load_experiments()
     if name not in exps:
@@ -288,15 +303,24 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
         before = runs.read(prov) or {}
         resuming = (partial.exists() and before.get("status") != "finished"
                     and before.get("experiment") == name and before.get("options") == options["options"])
-        if not resuming:    # a finished run, or an unfinished one with other options: its files are kept aside
-            _keep_previous_run(name, out, prov)
         info = runs.provenance("experiment", prov.parent.name if prov.name == runs.RUN_JSON else runs.stamp(),
                                argv=argv, **options)
+        stamp = code_stamp(info)
+        reused = reusable(partial, tasks, only, opts, stamp)   # refuses rows of other code: nothing changed yet
+        if opts.fresh:
+            _sw.drop_records(partial, [tasks[i] for i in (only or range(len(tasks)))])
+        if not resuming:    # a finished run, or an unfinished one with other options: its files are kept aside
+            _keep_previous_run(name, out, prov)
         figures_before = _figure_stamps(name, out)
+        if reused:
+            info["reused"] = reuse_record(reused, partial, stamp)
+            print(f"epochbench experiment {name}: {reuse_line(reused, len(only or tasks), partial, stamp)}",
+                  file=sys.stderr, flush=True)
         runs.write(info, prov)
         try:
             rows = sweep(exp.run, tasks, jobs=opts.jobs, progress=opts.progress, checkpoint=partial,
-                         scheduler=opts.scheduler, timing=exp.timing, only=only)
+                         scheduler=opts.scheduler, timing=exp.timing, only=only,
+                         done={i: rows for i, (rows, _) in reused.items()}, stamp={**stamp, "run": info["id"]})
         except BaseException as exc:
             runs.finish(info, prov, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
                         error=f"{type(exc).__name__}: {exc}"[:500])
@@ -317,6 +341,74 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
     return df, table
 
 
+def code_stamp(info: dict) -> dict:
+    """What says which code computes a run's rows: ``commit`` (git, with
+    ``+dirty``; None outside a checkout) and ``version`` (epochbench's),
+    from the run's provenance ``info``."""
+    return {"commit": info.get("git_commit"), "version": (info.get("versions") or {}).get("epochbench")}
+
+
+def _same_code(stamp: dict, code: dict) -> bool:
+    """A record's ``stamp`` names the same commit and version as ``code``
+    (a record without a stamp names none: it is not known to be the same)."""
+    return "version" in stamp and all(stamp.get(k) == code[k] for k in ("commit", "version"))
+
+
+def reusable(partial: Path, tasks: list[dict], only: list[int] | None, opts: Options,
+             code: dict) -> dict[int, tuple[list[dict], dict]]:
+    """The stored rows (with their stamps) a run reuses: the records of its
+    chosen tasks (``only``, default all) in ``partial``; none with ``--fresh``.
+
+    Raises ``ValueError`` (naming ``--fresh`` and ``--resume``) when some
+    were computed by another commit or version than ``code``, or by an
+    unknown one, unless ``opts.resume``."""
+    if opts.fresh:
+        return {}
+    wanted = set(range(len(tasks)) if only is None else only)
+    stored = {i: rec for i, rec in _sw.load_stamped(partial, tasks).items() if i in wanted}
+    other = sorted(i for i, (_, st) in stored.items() if not _same_code(st, code))
+    if other and not opts.resume:
+        commits = sorted({_short(stored[i][1].get("commit"), stored[i][1].get("version")) for i in other})
+        raise ValueError(f"{partial}: {len(other)} of the tasks chosen were computed by other code "
+                         f"({', '.join(commits)}; this is {_short(code['commit'], code['version'])}); "
+                         "give --fresh to recompute them or --resume to reuse them")
+    return stored
+
+
+def _short(commit: str | None, version: str | None) -> str:
+    """``commit 1a2b3c4d+dirty``, ``version 0.1.0`` (outside a checkout) or ``unknown code``."""
+    if commit:
+        sha, _, dirty = commit.partition("+")
+        return f"commit {sha[:8]}" + (f"+{dirty}" if dirty else "")
+    return f"version {version}" if version else "unknown code"
+
+
+def reuse_record(reused: dict[int, tuple[list[dict], dict]], partial: Path, code: dict) -> dict:
+    """What a run's provenance says about the rows it reused: ``tasks``
+    (how many), ``indices`` (as ``--tasks`` writes them), ``from`` (the
+    partial file's name, beside the provenance), the ``runs``, ``commits``
+    and ``versions`` that computed them (None: unknown) and ``other_code``
+    (some came from another commit or version: ``--resume``)."""
+    stamps = [st for _, st in reused.values()]
+
+    def distinct(key):
+        return sorted({st.get(key) for st in stamps}, key=lambda v: (v is None, str(v)))
+    return {"tasks": len(reused), "indices": _sw.format_indices(reused), "from": partial.name,
+            "runs": distinct("run"), "commits": distinct("commit"), "versions": distinct("version"),
+            "other_code": any(not _same_code(st, code) for st in stamps)}
+
+
+def reuse_line(reused: dict[int, tuple[list[dict], dict]], chosen: int, partial: Path, code: dict) -> str:
+    """The one line a run that reuses rows prints (``--quiet`` or not):
+    how many of the ``chosen`` tasks, from which file, runs and code."""
+    stamps = [st for _, st in reused.values()]
+    ids = sorted({str(st.get("run") or "unknown") for st in stamps})
+    codes = sorted({_short(st.get("commit"), st.get("version")) for st in stamps})
+    other = "; not this run's code, reused as --resume asks" if any(not _same_code(st, code) for st in stamps) else ""
+    return (f"{len(reused)} of {chosen} tasks reused from {partial} (run{'s' * (len(ids) > 1)} {', '.join(ids)}, "
+            f"{', '.join(codes)}{other}), not recomputed; --fresh recomputes them")
+
+
 def _check_data(exp: Experiment) -> None:
     """:class:`InstanceError` naming the first path of ``exp.data`` that is absent."""
     from epochbench.instances import InstanceError
@@ -330,11 +422,12 @@ def _check_data(exp: Experiment) -> None:
 def run_options(name: str, opts: Options, count: int) -> dict:
     """What a run's provenance says about an experiment run: its
     ``options`` (what an unfinished run must match to be resumed: the
-    same tasks) and its ``execution`` (workers, scheduler: a resumed run may
-    use others)."""
+    same tasks) and its ``execution`` (workers, scheduler, ``--fresh``,
+    ``--resume``: a resumed run may use others)."""
     return {"experiment": name, "tasks_total": count,
             "options": {"quick": opts.quick, "seeds": opts.seeds, "tasks": opts.tasks, "where": list(opts.where)},
-            "execution": {"workers": opts.jobs, "scheduler": opts.scheduler}}   # not part of a resume's match
+            "execution": {"workers": opts.jobs, "scheduler": opts.scheduler,    # not part of a resume's match
+                          "fresh": opts.fresh, "resume": opts.resume}}
 
 
 def _files_of(name: str, out: Path) -> list[Path]:
@@ -370,4 +463,4 @@ def _write_csv(df: pd.DataFrame, path: Path) -> None:
 
 
 __all__ = ["Options", "Experiment", "EXPERIMENTS", "register", "load_experiments", "sweep",
-           "run_experiment"]
+           "run_experiment", "reusable", "code_stamp"]

@@ -1,0 +1,247 @@
+"""Review of run history: rows an experiment reuses are said and recorded
+(and never those of other code unless asked), ``--tasks`` refuses negative
+indices, ``bench --name`` is a usage error naming ``--name``, run ids are
+unique in their folder, the output lock goes when a run ends, and
+``compare --fail-on`` fails a method that is gone."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from epochbench import cli, runs
+from epochbench import sweep as sw
+from epochbench.experiments import EXPERIMENTS, Experiment
+from epochbench.instances.files import LOCK_NAME
+
+#: the tasks each run of the test experiment computed (it runs in this process: --workers 1)
+CALLS: list[int] = []
+
+
+def _tasks(opts) -> list[dict]:
+    return [{"point": p} for p in range(4)]
+
+
+def _run(task: dict) -> list[dict]:
+    CALLS.append(task["point"])
+    return [{"point": task["point"], "value": 10 * task["point"]}]
+
+
+def _table(df: pd.DataFrame) -> pd.DataFrame:
+    return df.groupby("point", as_index=False)["value"].mean()
+
+
+TINY = Experiment("history-test", "test experiment (reused rows)", _tasks, _run, _table)
+NAME = TINY.name
+
+
+@pytest.fixture(autouse=True)
+def _tiny(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    EXPERIMENTS[NAME] = TINY
+    CALLS.clear()
+    yield
+    EXPERIMENTS.pop(NAME, None)
+
+
+def _experiment(*extra: str) -> int:
+    return cli.main(["experiment", NAME, "--quiet", "--workers", "1", "--out", "ex", *extra])
+
+
+def _info(path: str = f"ex/{NAME}.run.json") -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def _commit(monkeypatch, commit: str) -> None:
+    monkeypatch.setattr(runs, "git_commit", lambda where=None: commit)
+
+
+# ---- 4: reused rows --------------------------------------------------------------------------
+def test_a_rerun_of_a_finished_subset_says_what_it_reuses_and_records_it(monkeypatch, capsys):
+    _commit(monkeypatch, "a" * 40 + "+dirty")
+    assert _experiment("--tasks", "0:2") == 0
+    first = _info()
+    records = [json.loads(line) for line in Path(f"ex/{NAME}.partial.jsonl").read_text().splitlines()]
+    assert [(r["run"], r["commit"]) for r in records] == [(first["id"], "a" * 40 + "+dirty")] * 2
+    assert all(r["version"] == first["versions"]["epochbench"] for r in records)
+    capsys.readouterr()
+    CALLS.clear()
+    assert _experiment("--tasks", "0:3") == 0                       # --quiet, stderr not a terminal
+    err = capsys.readouterr().err.strip().splitlines()
+    assert CALLS == [2]
+    assert err == [f"epochbench experiment {NAME}: 2 of 3 tasks reused from ex/{NAME}.partial.jsonl "
+                   f"(run {first['id']}, commit aaaaaaaa+dirty), not recomputed; --fresh recomputes them"]
+    assert _info()["reused"] == {"tasks": 2, "indices": "0:2", "from": f"{NAME}.partial.jsonl",
+                                 "runs": [first["id"]], "commits": ["a" * 40 + "+dirty"],
+                                 "versions": [first["versions"]["epochbench"]], "other_code": False}
+
+
+def test_a_run_that_computes_everything_records_no_reuse(capsys):
+    assert _experiment() == 0
+    assert "reused" not in _info() and "reused" not in capsys.readouterr().err
+    assert sorted(CALLS) == [0, 1, 2, 3]
+
+
+def test_rows_of_another_commit_are_refused_unless_fresh_or_resume(monkeypatch, capsys):
+    _commit(monkeypatch, "a" * 40)
+    assert _experiment("--tasks", "1") == 0
+    before = {p.name: p.read_bytes() for p in Path("ex").iterdir()}
+    _commit(monkeypatch, "b" * 40)
+    capsys.readouterr()
+    assert _experiment("--tasks", "1") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "computed by other code (commit aaaaaaaa; this is commit bbbbbbbb)" in err
+    assert "--fresh" in err and "--resume" in err
+    assert {p.name: p.read_bytes() for p in Path("ex").iterdir()} == before     # refused: nothing changed
+    CALLS.clear()
+    assert _experiment("--tasks", "1", "--resume") == 0
+    assert CALLS == [] and _info()["reused"]["other_code"] is True
+    assert "not this run's code, reused as --resume asks" in capsys.readouterr().err
+    assert _experiment("--tasks", "1", "--fresh") == 0
+    assert CALLS == [1] and "reused" not in _info() and "reused" not in capsys.readouterr().err
+    (record,) = Path(f"ex/{NAME}.partial.jsonl").read_text().splitlines()    # the old record replaced
+    assert json.loads(record)["commit"] == "b" * 40
+    with pytest.raises(SystemExit, match="2"):
+        _experiment("--tasks", "1", "--fresh", "--resume")
+    assert "argument --resume: not allowed with argument --fresh" in capsys.readouterr().err
+
+
+def test_rows_stored_without_a_stamp_are_of_unknown_code(capsys):
+    Path("ex").mkdir()
+    old = {"task": {"point": 0}, "rows": [{"point": 0, "value": 0}]}          # written before records had stamps
+    Path(f"ex/{NAME}.partial.jsonl").write_text(json.dumps(old) + "\n")
+    assert _experiment("--tasks", "0") == 2
+    assert "(unknown code; this is" in capsys.readouterr().err and CALLS == []
+    assert _experiment("--tasks", "0", "--resume") == 0
+    assert "(run unknown, unknown code; not this run's code" in capsys.readouterr().err
+    assert _info()["reused"]["runs"] == [None]
+
+
+def test_fresh_without_out_starts_a_new_run_folder_instead_of_resuming(capsys):
+    EXPERIMENTS[NAME] = Experiment(NAME, TINY.help, _tasks, _interrupted_at_two, _table)
+    assert cli.main(["experiment", NAME, "--quiet", "--workers", "1"]) == 130
+    EXPERIMENTS[NAME] = TINY
+    CALLS.clear()
+    assert cli.main(["experiment", NAME, "--quiet", "--workers", "1", "--fresh"]) == 0
+    assert len(list(Path("results").iterdir())) == 2 and sorted(CALLS) == [0, 1, 2, 3]
+
+
+def _interrupted_at_two(task: dict) -> list[dict]:
+    if task["point"] == 2:
+        raise KeyboardInterrupt
+    return _run(task)
+
+
+# ---- 14: --tasks --------------------------------------------------------------------------------
+@pytest.mark.parametrize("spec, bad", [("-1", -1), ("0,-4", -4), ("-2:", -2), ("1:-1", -1), ("4", 4), ("9:", 9)])
+def test_negative_task_indices_are_refused_like_those_past_the_end(spec, bad):
+    with pytest.raises(ValueError, match=rf"^--tasks: index {bad} is outside 0:4$"):
+        sw.parse_indices(spec, 4)
+
+
+def test_task_ranges_still_select_and_stop_at_the_end(capsys):
+    assert sw.parse_indices(":2,3", 4) == [0, 1, 3] and sw.parse_indices("2:99", 4) == [2, 3]
+    assert sw.format_indices([0, 1, 2, 3, 10, 12, 13]) == "0:4,10,12:14"
+    assert _experiment("--tasks", "-1") == 2
+    assert capsys.readouterr().err.strip() == "epochbench experiment: error: --tasks: index -1 is outside 0:4"
+
+
+# ---- 15: bench --name, run ids, the lock --------------------------------------------------------
+@pytest.mark.parametrize("args", [["--name", "after", "-k", "nothing"], ["-k", "nothing", "--name", "after"],
+                                  ["-k", "nothing", "--name=after"]])
+def test_bench_with_a_taken_name_is_a_usage_error_naming_name(capsys, args):
+    Path("results/after").mkdir(parents=True)
+    assert cli.main(["bench", "--quick", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == ("epochbench bench: error: --name: run folder results/after exists; choose another "
+                           "name (runs are never overwritten)")
+
+
+def test_bench_name_with_results_is_a_usage_error(capsys):
+    assert cli.main(["bench", "--name", "x", "--results", "r", "-k", "nothing"]) == 2
+    assert "--name names a run folder under results/" in capsys.readouterr().err
+
+
+def test_two_score_runs_in_one_second_get_different_ids(monkeypatch, capsys):
+    monkeypatch.setattr(runs, "stamp", lambda when=None: "20261129-184652")
+    assert cli.main(["generate", "leinberger", "--out", "fam", "--n", "6", "--k", "2", "--count", "1"]) == 0
+    for _ in range(3):
+        assert cli.main(["score", "fam", "--methods", "ff", "--time-limit", "3"]) == 0
+    ids = [r["id"] for r in runs.find_runs(Path("fam"))]
+    assert sorted(ids) == ["20261129-184652", "20261129-184652-2", "20261129-184652-3"]
+    assert sorted(p.name for p in Path("fam").glob("scores*.csv")) == [
+        "scores-20261129-184652-2.csv", "scores-20261129-184652.csv", "scores.csv"]
+
+
+def test_a_run_json_kept_aside_is_still_listed_and_its_id_taken(tmp_path):
+    folder = tmp_path / "dir"
+    folder.mkdir()
+    info = runs.provenance("bench", "bench-20261129-184652")
+    runs.finish(info, folder / runs.RUN_JSON, files=["bench-scores.csv"])
+    (folder / "bench-scores.csv").write_text("x\n")
+    (folder / "run-1.json").write_text('{"benchmarks": []}')          # not a provenance record
+    moved = runs.keep_previous([folder / "bench-scores.csv"], folder / runs.RUN_JSON)
+    assert sorted(p.name for p in moved) == ["bench-scores-bench-20261129-184652.csv",
+                                             "run-bench-20261129-184652.json"]
+    again = runs.provenance("bench", "bench-20261129-184652")
+    runs.finish(again, folder / runs.RUN_JSON)
+    assert again["id"] == "bench-20261129-184652-2"
+    assert sorted(r["id"] for r in runs.find_runs(folder)) == ["bench-20261129-184652", "bench-20261129-184652-2"]
+
+
+_HOLD = """
+import sys, time
+from epochbench.instances.files import output_lock, OutputBusy
+try:
+    with output_lock(sys.argv[1]):
+        print("held", flush=True)
+        sys.stdin.readline()
+except OutputBusy as exc:
+    print("busy", flush=True)
+"""
+
+
+def test_the_lock_file_goes_when_a_run_ends_and_a_held_folder_is_still_refused(capsys):
+    assert _experiment() == 0
+    assert not Path("ex", LOCK_NAME).exists()
+    EXPERIMENTS[NAME] = Experiment(NAME, TINY.help, _tasks, _fails, _table)
+    assert _experiment("--fresh") == 1
+    assert not Path("ex", LOCK_NAME).exists()
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, "ex"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        second = subprocess.run([sys.executable, "-c", _HOLD, "ex"], input="\n", capture_output=True, text=True,
+                                timeout=60)
+        assert second.stdout.strip() == "busy"
+    finally:
+        holder.communicate("\n", timeout=60)
+    assert not Path("ex", LOCK_NAME).exists()
+
+
+def _fails(task: dict) -> list[dict]:
+    raise RuntimeError("no")
+
+
+# ---- 16: compare, a method gone ---------------------------------------------------------------
+def _solves(folder: Path, methods) -> Path:
+    folder.mkdir()
+    rows = [{"family": "packing", "config": "c", "instance": f"i{i}", "method": m, "kind": "heuristic",
+             "gap": 0.01, "gap_kind": "optimum", "seconds": 1e-4} for i in range(3) for m in methods]
+    pd.DataFrame(rows).to_csv(folder / "bench-solves.csv", index=False)
+    return folder
+
+
+@pytest.mark.parametrize("limit", ["gap:0.5%", "time:20%"])
+def test_a_method_gone_from_the_after_run_fails_the_guard(tmp_path, capsys, limit):
+    a = _solves(tmp_path / "a", ["ff", "bb"])
+    b = _solves(tmp_path / "b", ["ff", "bl"])                         # bb gone, bl new
+    assert cli.main(["compare", str(a), str(b)]) == 0                  # reported, no guard
+    assert cli.main(["compare", str(a), str(b), "--fail-on", limit]) == 1
+    fails = [line for line in capsys.readouterr().out.splitlines() if line.startswith("FAIL")]
+    assert fails == [f"FAIL packing bb: gone: measured in A, not in B (limit {limit})"]
+    assert cli.main(["compare", str(b), str(b), "--fail-on", limit]) == 0
