@@ -13,11 +13,11 @@ import math
 import sys
 from pathlib import Path
 
-from .cli_args import _Progress, check_params, parse_params, plain_text
+from .cli_args import _Progress, check_params, parse_params, plain_text, positive_float
 
 #: options of the command itself, not of a machine (their argparse dests)
 COMMON = ("workload", "machine", "policy", "record_epochs", "epoch_gaps", "min_candidates", "nodes", "selector",
-          "param",
+          "param", "time_limit",
           "no_kill", "small_threshold", "out", "json", "quiet")
 
 #: ``--small-threshold``'s default (nodes)
@@ -73,6 +73,9 @@ def add_simulate(sub) -> None:
                    help="--record-epochs, --epoch-gaps: skip steps with fewer candidates (default 1)")
     m.add_argument("--nodes", type=int, help="machine size (overrides the SWF header)")
     m.add_argument("--selector", help="packing method choosing each start set (oracle policy), e.g. cpsat")
+    m.add_argument("--time-limit", type=positive_float, metavar="S",
+                   help="with an exact --selector: seconds per oracle step, the whole call (default: the method's, "
+                        "10); a step not solved in time falls back to the policy's own rule")
     m.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="option of the policy's packing selector (bl-easy, bb-easy, --selector) (repeatable; "
                         "int, float, true/false or text), e.g. --param window=2")
@@ -136,6 +139,9 @@ def _pool_options(args, options: dict, workload) -> tuple[dict, object]:
     params = parse_params(args.param)
     if params:
         kw["selector_options"] = _selector_params(args.policy, kw, params, len(workload.capacity))
+    if args.time_limit is not None:
+        _exact_selector("--time-limit", args.selector)
+        kw["selector_options"] = {**kw.get("selector_options", {}), "time_limit": args.time_limit}
     recorder = None
     methods = [m.strip() for m in (args.epoch_gaps or "").split(",") if m.strip()]
     if args.epoch_gaps is not None and not methods:
@@ -157,9 +163,20 @@ def _pool_options(args, options: dict, workload) -> tuple[dict, object]:
     return kw, (progress, recorder)
 
 
+def _exact_selector(flag: str, selector: str | None) -> None:
+    """``flag`` needs an exact ``--selector`` (one-line ``ValueError`` otherwise)."""
+    from epochbench.instances.registry import get
+    if selector is None or not get("packing", selector).exact:
+        what = "no --selector" if selector is None else f"--selector {selector} (a heuristic: no time limit)"
+        raise ValueError(f"{flag} applies to an exact --selector's oracle steps (e.g. --selector cpsat), not to "
+                         f"{what}")
+
+
 def _gang_options(args, options: dict, workload) -> tuple[dict, object]:
     if args.param:
         raise ValueError("--param applies to the space-shared policies' selectors only")
+    if args.time_limit is not None:
+        raise ValueError("--time-limit applies to the space-shared policies' exact selectors only")
     if args.epoch_gaps:
         raise ValueError("--epoch-gaps applies to the space-shared policies only")
     kw = dict(options, selector=args.selector)
@@ -182,6 +199,7 @@ def _farm_options(args, options: dict, workload) -> tuple[dict, object]:
         raise ValueError("--record-epochs records space-shared and gang steps; the farm records its per-epoch "
                          "gaps with --oracle-every instead")
     for flag, value, default in (("--nodes", args.nodes, None), ("--selector", args.selector, None),
+                                 ("--time-limit", args.time_limit, None),
                                  ("--param", args.param, []), ("--no-kill", args.no_kill, False),
                                  ("--small-threshold", args.small_threshold, SMALL_THRESHOLD)):
         if value != default:

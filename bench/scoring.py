@@ -233,12 +233,16 @@ class Reference:
     """The strongest reference of one instance, in family units; and the
     best-known value (a data set's or a results file's) whatever the
     reference's kind, so that a solution better than it is flagged even
-    when this run proved the optimum."""
+    when this run proved the optimum; ``known_optimum``: the instance's data
+    or a reference file already states the optimum (then nothing beats the
+    reference: a data set's best-known value may lag behind its proven
+    optimum, as VBP's ``best_overall`` does)."""
     bound: float | None
     kind: str  # one of GAP_KINDS
     source: str = ""
     best_known: float | None = None
     best_known_source: str = ""
+    known_optimum: bool = False
 
 
 @dataclass
@@ -339,6 +343,7 @@ def reference(inst, results: list[Result], files=()) -> Reference:
     claims = _Claims()
     _meta_claims(inst, claims)
     _file_claims(inst, Units.of(inst), read_references(files), claims)
+    known = bool(claims.optimum)          # stated before this run: no solution of it is news
     for r in results:
         if r.status == "optimal" and _is_exact(inst, r.method):
             claims.optimum.append((float(r.value), f"run ({r.method})"))
@@ -352,7 +357,7 @@ def reference(inst, results: list[Result], files=()) -> Reference:
     bk = {}
     if claims.best_known:
         v, src = (max if sense == "max" else min)(claims.best_known, key=lambda c: c[0])
-        bk = {"best_known": v, "best_known_source": src}
+        bk = {"best_known": v, "best_known_source": src, "known_optimum": known}
     met = [src for v, src in claims.bounds if best is not None and _same(v, best[0])]
     _bounds_hold(inst.name, claims, sense)
     for v, src in claims.optimum + claims.bounds:
@@ -415,7 +420,8 @@ def gap_fields(inst, r: Result, ref: Reference, units: Units | None = None) -> d
     solved = has_solution(r) and not _missing(r.value)
     value = float(r.value) if solved else math.nan
     g = gap(units.data(value), units.data(ref.bound)) if solved else math.nan
-    beats = bool(comparable(inst, r) and ref.best_known is not None and better(value, ref.best_known, inst.sense))
+    beats = bool(comparable(inst, r) and ref.best_known is not None and not ref.known_optimum
+                 and better(value, ref.best_known, inst.sense))
     return {"value": units.data(value), "bound": units.data(ref.bound), "gap": g, "gap_kind": ref.kind,
             "ref_source": ref.source, "beats_reference": beats, "units": units.name,
             "family_value": value, "family_bound": ref.bound}
@@ -561,13 +567,16 @@ def gap_vs(kinds) -> str:
 def summarize(table: pd.DataFrame) -> pd.DataFrame:
     """Per (family, method): mean and max gap (over rows that have one), share
     of instances at the reference, median seconds, what the gaps are measured
-    against (``gap_vs``), how many are not against an optimum (``unproven``)
-    and how many beat their reference; ``units`` where not the family's."""
+    against (``gap_vs``), how many are not against an optimum (``unproven``),
+    how many beat their reference, and how many gave no decision
+    (``no_answer``: a timeout without a solution, an error; the gaps leave
+    them out, so read the gaps with it); ``units`` where not the family's."""
     def agg(df):
         g = df["gap"].astype(float)
         has = g.notna()
         out = {
             "instances": len(df),
+            "no_answer": int(df["value"].isna().sum()) if "value" in df else 0,
             "mean_gap": g.mean(),
             "max_gap": g.max(),
             "at_bound": float((g[has] <= 1e-9).mean()) if has.any() else math.nan,
@@ -580,11 +589,11 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
             out["units"] = ", ".join(sorted(set(df["units"])))
         return pd.Series(out)
     keys = ["family", "method"]
-    cols = [c for c in ("gap", "seconds", "gap_kind", "beats_reference", "units") if c in table]
+    cols = [c for c in ("gap", "value", "seconds", "gap_kind", "beats_reference", "units") if c in table]
     out = table.groupby(keys, sort=False)[cols].apply(agg).reset_index()
     if "units" in out and (out["units"] == "family").all():
         out = out.drop(columns="units")
-    return out.astype({"instances": int, "unproven": int, "beats": int})
+    return out.astype({"instances": int, "no_answer": int, "unproven": int, "beats": int})
 
 
 def percent(x) -> str:

@@ -237,8 +237,11 @@ def leaderboard(rows: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     """Per family, one row per method: solves, mean / p90 / max gap (%), share
     at the reference (%), median and p90 decision time (ms), and what the
     gaps are measured against (``vs``: opt = a proven optimum, best = a best
-    known value, bound = a valid bound); sorted by mean gap, methods with
-    no gap last.  O(rows log rows)."""
+    known value, bound = a valid bound), and ``no ans``: the solves that
+    gave no decision (a timeout without a solution, an error) although there
+    was a reference to measure it against; the gaps are over the others, so
+    a method with such solves ranks after every method that answered all
+    (then by mean gap), and methods with no gap last.  O(rows log rows)."""
     df = leaderboard_rows() if rows is None else rows
     out = {}
     for family, f in df.groupby("family", sort=False):
@@ -248,14 +251,17 @@ def leaderboard(rows: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
             ms = 1000 * g["seconds"].astype(float)
             has = not gaps.empty
             table.append({"method": method, "kind": g["kind"].iloc[0], "solves": len(g),
+                          "no ans": int((g["gap"].isna() & (g["gap_kind"] != "no bound")).sum()),
                           "mean %": 100 * gaps.mean() if has else np.nan,
                           "p90 %": 100 * gaps.quantile(0.9) if has else np.nan,
                           "max %": 100 * gaps.max() if has else np.nan,
                           "at ref %": 100 * float((gaps <= 1e-9).mean()) if has else np.nan,
                           "median ms": float(ms.median()), "p90 ms": float(ms.quantile(0.9)),
                           "vs": "/".join(sorted({_KIND_SHORT.get(k, k) for k in g["gap_kind"]}))})
-        out[family] = (pd.DataFrame(table).sort_values(["mean %", "median ms"], na_position="last", kind="stable")
-                       .reset_index(drop=True))
+        t = pd.DataFrame(table)
+        out[family] = (t.assign(_none=t["mean %"].isna(), _short=t["no ans"] > 0)
+                       .sort_values(["_none", "_short", "mean %", "median ms"], kind="stable")
+                       .drop(columns=["_none", "_short"]).reset_index(drop=True))
     return out
 
 

@@ -180,11 +180,16 @@ class EpochGaps:
     def summary(self) -> dict:
         """Per method ``{m}_gap``: ``count``, ``mean``, ``median``, ``p90``,
         ``max`` (fractions) and ``optimal_share`` (steps with gap <=
-        1e-9), over the steps recorded; ``steps`` and ``unproven``
+        1e-9), over the steps recorded where something fits (the policy or
+        a method starts a job: a step whose candidates all wait has no
+        decision to compare, and would count as optimal for every method);
+        ``steps``, ``unproven`` and ``nothing_fits`` (those steps left out)
         counts."""
-        out = {"steps": len(self.rows), "unproven": sum(not r["proven"] for r in self.rows)}
+        fits = [r for r in self.rows if not _nothing_fits(r, self.methods)]
+        out = {"steps": len(self.rows), "unproven": sum(not r["proven"] for r in self.rows),
+               "nothing_fits": len(self.rows) - len(fits)}
         for m in self.methods:
-            g = np.array([r[f"{m}_gap"] for r in self.rows], dtype=float)
+            g = np.array([r[f"{m}_gap"] for r in fits], dtype=float)
             out[f"{m}_gap"] = {"count": int(g.size),
                                "mean": float(g.mean()) if g.size else None,
                                "median": float(np.median(g)) if g.size else None,
@@ -202,6 +207,11 @@ class EpochGaps:
         with atomic_path(path) as tmp:
             self.frame().to_csv(tmp, index=False)
         return path
+
+
+def _nothing_fits(row: dict, methods) -> bool:
+    """A recorded step where neither the policy nor any method started a job."""
+    return row["started"] == 0 and row["reference"] == 0 and all(row[f"{m}_value"] == 0 for m in methods)
 
 
 def both(*hooks):

@@ -32,7 +32,27 @@ def test_oracle_steps_are_proven_and_never_beaten(k):
         assert (frame[f"{m}_gap"] >= -1e-9).all(), m
     s = gaps.summary()
     assert s["steps"] == len(frame) and s["unproven"] == 0
-    assert s["bb_gap"]["count"] == len(frame) and 0.0 <= s["bb_gap"]["optimal_share"] <= 1.0
+    empty = (frame["started"] == 0) & (frame["reference"] == 0) & \
+        (frame[["ff_value", "bl_value", "bb_value"]] == 0).all(axis=1)
+    assert s["nothing_fits"] == int(empty.sum())
+    assert s["bb_gap"]["count"] == len(frame) - s["nothing_fits"] and 0.0 <= s["bb_gap"]["optimal_share"] <= 1.0
+    rest = frame.loc[~empty, "ff_gap"]
+    assert s["ff_gap"]["mean"] == pytest.approx(rest.mean())
+    assert s["ff_gap"]["optimal_share"] == pytest.approx(float((rest <= 1e-9).mean()))
+
+
+def test_steps_where_nothing_fits_are_left_out_of_the_summary():
+    gaps = EpochGaps(make("easy", selector="mkp-bb"), ("ff",))
+    gaps.rows = [{"time": 0.0, "candidates": 3, "started": 0, "reference": 0.0, "proven": True,
+                  "ff_value": 0.0, "ff_gap": 0.0},
+                 {"time": 1.0, "candidates": 3, "started": 2, "reference": 0.5, "proven": True,
+                  "ff_value": 0.25, "ff_gap": 0.5}]
+    s = gaps.summary()
+    assert s["steps"] == 2 and s["nothing_fits"] == 1
+    assert s["ff_gap"]["count"] == 1 and s["ff_gap"]["mean"] == 0.5 and s["ff_gap"]["optimal_share"] == 0.0
+    # the policy's own empty choice against a method that starts something is a decision to compare
+    gaps.rows[0].update(ff_value=0.25, ff_gap=-1.0)
+    assert gaps.summary()["nothing_fits"] == 0
 
 
 def test_own_rule_has_gap_zero_against_itself():

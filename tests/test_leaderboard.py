@@ -34,6 +34,16 @@ def test_one_row_per_method_sorted_by_gap_with_the_reference_kind():
     assert np.isnan(p.set_index("method").loc["slowbad", "mean %"])
 
 
+def test_solves_without_an_answer_are_counted_and_rank_after_complete_methods():
+    df = rows()
+    late = df.index[(df["method"] == "cpsat")][:2]
+    df.loc[late, "gap"] = np.nan                    # two timeouts without a solution, an optimum known
+    p = leaderboard(df)["packing"].set_index("method")
+    assert p.loc["cpsat", "no ans"] == 2 and p.loc["ff", "no ans"] == 0
+    assert p.loc["slowbad", "no ans"] == 0          # no reference: no gap, but not a missing answer
+    assert list(p.index) == ["ff", "cpsat", "slowbad"] and p.loc["cpsat", "mean %"] == 0.0
+
+
 def test_a_leaderboard_fits_in_100_columns():
     text = format_leaderboard(leaderboard(rows())["packing"])
     assert max(map(len, text.splitlines())) <= 100

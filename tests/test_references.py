@@ -376,6 +376,9 @@ def test_a_solution_better_than_a_best_known_value_is_flagged_and_rechecked(fami
     argv = ["generate", gen, "--out", str(folder)] + [f"--{k.replace('_', '-')}={v}" for k, v in params.items()]
     assert main(argv) == 0
     path = next(p for p in sorted(folder.glob("*.json")) if p.name != "manifest.json")
+    doc = json.loads(path.read_text())
+    if doc.get("meta", {}).pop("optimum", None) is not None:   # a stated optimum: nothing is news (fig1)
+        path.write_text(json.dumps(doc))
     inst = load_instance(path)
     value = solve(inst, method).value
     worse = value * 0.5 if inst.sense == "max" else value * 2 + 1

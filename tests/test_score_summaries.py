@@ -1,0 +1,56 @@
+"""What the summaries say: a solve without a decision is counted, not hidden
+in the mean gap; matching a known optimum is not news (``beats_reference``);
+the simulator's oracle step takes its time limit from ``--time-limit``."""
+import json
+
+import pandas as pd
+import pytest
+
+from epochbench.cli import main
+from epochbench.instances.packing import EpochsInstance
+from epochbench.scoring import score, summarize
+
+SWF = """; MaxProcs: 16
+    1   0  -1   10   8  -1  -1   8   20  -1  1  1  1  -1 -1 -1 -1 -1
+    2   1  -1   30  10  -1  -1  10   40  -1  1  1  1  -1 -1 -1 -1 -1
+    3   2  -1    5   4  -1  -1   4   10  -1  1  1  1  -1 -1 -1 -1 -1
+    4   4  -1    5  16  -1  -1  16   10  -1  1  1  1  -1 -1 -1 -1 -1
+"""
+
+
+def _epochs(meta):
+    # four jobs of 5 on a machine of 10: two epochs are optimal, FFD finds them
+    return EpochsInstance.build([10], [[5], [5], [5], [5]], meta={"name": "four", **meta})
+
+
+@pytest.mark.parametrize("meta, beats", [({"optimum": 2, "best_known": 3}, False),   # OPT stated: not news
+                                         ({"best_known": 3}, True),                     # better than known
+                                         ({"optimum": 2, "best_known": 2}, False)])
+def test_beats_reference_only_when_no_optimum_was_known(meta, beats):
+    table = score([_epochs(meta)], ["ffd-sum"], time_limit=5)
+    row = table.iloc[0]
+    assert row["value"] == 2 and row["gap"] == 0
+    assert bool(row["beats_reference"]) is beats
+
+
+def test_the_summary_counts_the_solves_without_a_decision():
+    table = pd.DataFrame({"family": ["packing"] * 4, "method": ["a", "a", "b", "b"],
+                          "value": [0.5, float("nan"), 0.4, 0.45], "gap": [0.0, float("nan"), 0.2, 0.1],
+                          "gap_kind": ["optimum"] * 4, "beats_reference": [False] * 4, "seconds": [0.1] * 4})
+    s = summarize(table).set_index("method")
+    assert s.loc["a", "no_answer"] == 1 and s.loc["b", "no_answer"] == 0
+    assert s.loc["a", "mean_gap"] == 0.0 and s.loc["a", "instances"] == 2
+
+
+def test_simulate_time_limit_sets_the_oracle_steps_limit(tmp_path, capsys):
+    f = tmp_path / "w.swf"
+    f.write_text(SWF)
+    assert main(["simulate", "--workload", str(f), "--policy", "easy", "--selector", "cpsat", "--time-limit", "0.5",
+                 "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["options"]["selector_options"] == {"time_limit": 0.5}
+    for argv, text in ((["--time-limit", "1"], "not to no --selector"),
+                       (["--selector", "ff", "--time-limit", "1"], "a heuristic"),
+                       (["--selector", "cpsat", "--param", "time_limit=1"], "set it with --time-limit")):
+        assert main(["simulate", "--workload", str(f), "--policy", "easy", *argv]) == 2
+        assert text in capsys.readouterr().err
