@@ -10,14 +10,7 @@ from epochbench.cli import main
 from epochbench.instances.core import InfeasibleSolution, InstanceError
 from epochbench.instances.files import OutputError, write_text
 from epochbench.instances.jobs import load_workload
-
-SWF = """; MaxProcs: 16
-    1   0  -1   10   8  -1  -1   8   20  -1  1  1  1  -1 -1 -1 -1 -1
-    2   1  -1   30  10  -1  -1  10   40  -1  1  1  1  -1 -1 -1 -1 -1
-    3   2  -1    5   4  -1  -1   4   10  -1  1  1  1  -1 -1 -1 -1 -1
-    4   4  -1    5  16  -1  -1  16   10  -1  1  1  1  -1 -1 -1 -1 -1
-    5   5  -1   50   2  -1  -1   2   20  -1  1  1  1  -1 -1 -1 -1 -1
-"""
+from test_cli_simulate import SWF  # a tiny stream on 16 nodes
 
 
 @pytest.fixture
