@@ -6,7 +6,7 @@ scale) and hands it to one backend through :func:`run_model`:
 
 ``cpsat``       OR-Tools CP-SAT (model written into its proto),
 ``milp-cbc``    CBC through PuLP (a subprocess, killed at the deadline),
-``milp-highs``  HiGHS through PuLP (``pulp.HiGHS``, highspy in-process).
+``milp-highs``  HiGHS in-process (highspy; the model handed over in whole arrays).
 
 Honest results: the time limit is wall time from the call, model building
 and the solver hand-over included (each backend gets what is left, and
@@ -110,9 +110,16 @@ def integer_objective(weights: np.ndarray, exact_scale: int | None, n: int):
     if top == 0.0:
         return [0] * w.size, 1.0, True
     if exact_scale is not None and top * exact_scale * max(n, 1) < INT_LIMIT:
-        return [int(round(v * exact_scale)) for v in w], float(exact_scale), True
+        return _rounded(w * exact_scale), float(exact_scale), True
     scale = float(2 ** math.floor(math.log2(INT_LIMIT / (top * max(n, 1)))))
-    return [int(round(v * scale)) for v in w], scale, False
+    return _rounded(w * scale), scale, False
+
+
+def _rounded(v: np.ndarray) -> list[int]:
+    """``[int(round(x)) for x in v]`` (half to even, as Python's ``round``)
+    in one numpy pass: the values are below :data:`INT_LIMIT`, exact in
+    int64."""
+    return np.rint(v).astype(np.int64).tolist()
 
 
 def profit_scale(profit: np.ndarray) -> int | None:
@@ -145,26 +152,33 @@ def no_time(units: str, solver: str) -> Outcome:
 
 
 def no_solution(out: Outcome) -> str:
-    """Why ``out`` has no solution, for a result's note: the backend's
-    ``reason`` for not running, else the time limit."""
-    reason = out.info.get("reason")
+    """Why ``out`` has no solution, for a result's note: the solver's crash
+    (``solver_error``), the backend's ``reason`` for not running, else the
+    time limit."""
+    reason, error = out.info.get("reason"), out.info.get("solver_error")
+    if error:
+        return f"the solver crashed ({error})"
     return f"the solver did not run ({reason})" if reason else "no solver solution in time"
 
 
 # ---- backends ----------------------------------------------------------------------
-def cpsat_model(model: BinaryModel) -> cp_model.CpModel:
+def cpsat_model(model: BinaryModel, deadline: float = math.inf) -> cp_model.CpModel | None:
     """``model`` as a CP-SAT model, written into its proto directly: variable
     ``i`` is proto variable ``i``.  About 100 times faster than the
     expression API on large models (160,000 variables: 0.05 s against
-    1.7 s), which matters because building counts against the time limit.
-    Cost O(n + nonzeros)."""
+    1.7 s), which matters because building counts against the time limit;
+    ``None`` when ``deadline`` (``time.perf_counter()`` seconds) passes
+    while the rows are written (looked at every 1024 rows: 64,000 rows
+    take 0.3 s).  Cost O(n + nonzeros)."""
     m = cp_model.CpModel()
     p = m.proto
     if model.n_vars:
         var = p.variables.add()
         var.domain.extend([0, 1])
         p.variables.extend([var] * (model.n_vars - 1))
-    for idx, coef, lo, hi in model.rows:
+    for r, (idx, coef, lo, hi) in enumerate(model.rows):
+        if r % 1024 == 0 and time.perf_counter() >= deadline:
+            return None
         row = p.constraints.add().linear
         row.vars.extend(idx.tolist())
         row.coeffs.extend(coef.tolist())
@@ -233,8 +247,10 @@ def _widest_row(model: BinaryModel) -> int:
 
 
 def _largest(model: BinaryModel) -> int:
-    """The largest constraint coefficient of ``model`` (absolute value)."""
-    return max((int(np.abs(coef).max()) for _, coef, _, _ in model.rows if coef.size), default=0)
+    """The largest constraint coefficient of ``model`` (absolute value), in
+    one numpy pass over all rows (int64 coefficients: exact)."""
+    coefs = [coef for _, coef, _, _ in model.rows if coef.size]
+    return int(np.abs(np.concatenate(coefs)).max()) if coefs else 0
 
 
 def _cpsat(model: BinaryModel, deadline: float, threads: int, seed: int, params: dict | None = None) -> Outcome:
@@ -251,9 +267,9 @@ def _cpsat(model: BinaryModel, deadline: float, threads: int, seed: int, params:
     s = cp_model.CpSolver()
     cpsat_safeguard(s.parameters, largest)
     set_cpsat_params(s.parameters, params)
-    m = cpsat_model(model)
+    m = cpsat_model(model, deadline)
     left = time_left(deadline)
-    if left <= 0:
+    if m is None or left <= 0:
         return no_time("int", "CP-SAT")
     s.parameters.max_time_in_seconds = left
     s.parameters.num_workers = max(int(threads), 1)
@@ -320,13 +336,31 @@ def cbc_seconds(left: float) -> float:
     return max(left - max(CBC_MARGIN_S, CBC_MARGIN_SHARE * left), 0.01)
 
 
+#: how :func:`run_cbc`'s result line starts when CBC died of a signal (:func:`cbc_info`)
+CBC_CRASHED = "crashed: "
+
+
+def cbc_info(result: str) -> dict:
+    """The details of a CBC run whose result line (:func:`run_cbc`) is
+    ``result``: ``solver``, ``threads``, ``solver_status``, and when CBC
+    crashed ``solver_status="crashed"`` with ``solver_error`` saying how."""
+    if result.startswith(CBC_CRASHED):
+        return {"solver": "CBC", "threads": 1, "solver_status": "crashed",
+                "solver_error": result[len(CBC_CRASHED):]}
+    return {"solver": "CBC", "threads": 1, "solver_status": result}
+
+
 def run_cbc(prob, deadline: float, seed: int, *, warm: bool) -> tuple[str, float | None, str]:
     """Solve the PuLP problem ``prob`` with serial CBC (PuLP's bundled
     binary) until ``deadline`` (``time.perf_counter()`` seconds; the MPS
     file, the start-up and the solution read included: CBC gets the time
     left less a margin and is killed :data:`CBC_KILL_S` after the deadline).
     Returns (status, the bound as CBC's log prints it (3 decimals; ``None``
-    without a solution, or if it printed none), CBC's result line).  CBC
+    without a solution, or if it printed none), CBC's result line).  A CBC
+    that dies of a signal (a segfault of the bundled binary on a short
+    limit, not the deadline kill) is no error of the caller's: status
+    ``timeout``, no bound, and the result line :data:`CBC_CRASHED` and why
+    (:func:`cbc_info` turns it into ``info["solver_error"]``).  CBC
     always runs serially: the bundled CBC 2.10.3 with ``-threads N`` (N >=
     1) stalls now and then for about 10 s even on tiny models, past its time
     limit (7% of runs with N = 1)."""
@@ -345,6 +379,8 @@ def run_cbc(prob, deadline: float, seed: int, *, warm: bool) -> tuple[str, float
         os.unlink(log_path)
     if solver.killed:
         return "timeout", None, "killed at the time limit"
+    if solver.crashed:
+        return "timeout", None, CBC_CRASHED + solver.crashed
     status = {pulp.LpSolutionOptimal: "optimal", pulp.LpSolutionIntegerFeasible: "feasible",
               pulp.LpSolutionInfeasible: "infeasible"}.get(prob.sol_status, "timeout")
     found, result = _CBC_BOUND.findall(log), _CBC_RESULT.findall(log)
@@ -400,7 +436,7 @@ def _cbc(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcom
     if raw is not None:
         bound = raw + 5e-4 if model.sense == "max" else raw - 5e-4
     vals = _pulp_values(x) if status in ("optimal", "feasible") else None
-    return Outcome(status, vals, bound, units, {"solver": "CBC", "threads": 1, "solver_status": result})
+    return Outcome(status, vals, bound, units, cbc_info(result))
 
 
 #: lines HiGHS 1.12 prints even with output off (one per improving MIP solution)
@@ -464,8 +500,11 @@ def run_highs(prob, start, deadline: float, threads: int, seed: int, where: str 
     (``time.perf_counter()`` seconds; the hand-over to highspy included).
     Returns (status, the dual bound in the model's own sense, ``None`` if
     not finite or without a solution; details); status and bound come from
-    the highspy model PuLP leaves on ``prob.solverModel``.  Its stray
-    output is filtered (:func:`quiet_highs`)."""
+    the highspy model PuLP leaves on ``prob.solverModel``
+    (:func:`highs_outcome`).  Its stray output is filtered
+    (:func:`quiet_highs`).  The 0-1 models of :class:`BinaryModel` skip
+    PuLP (:func:`_highs`): its hand-over to highspy adds a column and a row
+    at a time (0.22 s for 8,571 variables)."""
     if time_left(deadline) <= 0:
         return "timeout", None, {"solver": "HiGHS", "solver_status": "not started",
                                  "note": "time limit reached before the solver started"}
@@ -475,7 +514,14 @@ def run_highs(prob, start, deadline: float, threads: int, seed: int, where: str 
     _highs_scheduler(int(threads))
     with quiet_highs():
         prob.solve(solver)
-    h = prob.solverModel
+    return highs_outcome(prob.solverModel, where, lambda: f"pulp status {pulp.LpStatus[prob.status]}")
+
+
+def highs_outcome(h, where: str = "HiGHS", detail=lambda: "") -> tuple[str, float | None, dict]:
+    """(status, dual bound in the model's own sense or ``None``, details)
+    of the highspy model ``h`` after its run; a model status that is no
+    answer (a load or model error) is a RuntimeError naming ``where`` and
+    ``detail()``."""
     ms, info = h.getModelStatus(), h.getInfo()
     S = highspy.HighsModelStatus
     has_sol = info.primal_solution_status == 2  # kSolutionStatusFeasible
@@ -487,12 +533,58 @@ def run_highs(prob, start, deadline: float, threads: int, seed: int, where: str 
                 S.kObjectiveTarget, S.kUnknown):
         status = "feasible" if has_sol else "timeout"
     else:
-        raise RuntimeError(f"{where}: HiGHS says {h.modelStatusToString(ms)} "
-                           f"(pulp status {pulp.LpStatus[prob.status]})")
+        raise RuntimeError(f"{where}: HiGHS says {h.modelStatusToString(ms)} ({detail()})")
     bound = info.mip_dual_bound if status in ("optimal", "feasible") else None
     bound = None if bound is None or not math.isfinite(bound) else bound
     return status, bound, {"solver": "HiGHS", "solver_status": h.modelStatusToString(ms),
                            "nodes": int(info.mip_node_count)}
+
+
+#: HiGHS's own limit is the time left minus this share of it (at least HIGHS_MARGIN_S, at most
+#: HIGHS_MARGIN_MAX_S): it stops 10 to 20 ms after its limit on a 150 x 150 assignment, and the
+#: solution is read after it
+HIGHS_MARGIN_S, HIGHS_MARGIN_SHARE, HIGHS_MARGIN_MAX_S = 0.01, 0.05, 0.1
+
+
+def highs_seconds(left: float) -> float:
+    """HiGHS's ``time_limit`` when ``left`` seconds remain: less a margin
+    for its late stop and reading the solution, at least 1 ms."""
+    return max(left - min(max(HIGHS_MARGIN_S, HIGHS_MARGIN_SHARE * left), HIGHS_MARGIN_MAX_S), 1e-3)
+
+
+#: rows handed to highspy per ``addRows`` call by :func:`highs_model`, with a look at the clock between
+HIGHS_ROW_CHUNK = 4096
+
+
+def highs_model(model: BinaryModel, units: str, deadline: float = math.inf):
+    """``model`` as a ``highspy.Highs`` (output off), minimising (a maximum
+    times -1, as PuLP states it), column ``i`` = variable ``i``, the
+    objective in ``units`` (:func:`_milp_units`): handed over in whole
+    arrays (a few ms for 10,000 variables), the rows :data:`HIGHS_ROW_CHUNK`
+    at a time.  ``None`` when ``deadline`` passes while it is built.
+    O(n + nonzeros)."""
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    n = model.n_vars
+    sign = -1.0 if model.sense == "max" else 1.0
+    cost = sign * np.asarray(model.objective if units == "int" else model.weights, dtype=float).reshape(n)
+    none_i, none_f = np.zeros(0, dtype=np.int32), np.zeros(0)
+    if n:
+        h.addCols(n, cost, np.zeros(n), np.ones(n), 0, none_i, none_i, none_f)
+        h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.array([highspy.HighsVarType.kInteger] * n))
+    inf = highspy.kHighsInf
+    for lo_r in range(0, len(model.rows), HIGHS_ROW_CHUNK):
+        if time_left(deadline) <= 0:
+            return None
+        chunk = model.rows[lo_r:lo_r + HIGHS_ROW_CHUNK]
+        sizes = np.array([len(idx) for idx, _, _, _ in chunk], dtype=np.int64)
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int32)
+        index = np.concatenate([idx for idx, _, _, _ in chunk]).astype(np.int32) if sizes.sum() else none_i
+        value = (np.concatenate([np.asarray(c, dtype=float) for _, c, _, _ in chunk]) if sizes.sum() else none_f)
+        lower = np.array([-inf if lo is None else float(lo) for _, _, lo, _ in chunk])
+        upper = np.array([inf if hi is None else float(hi) for _, _, _, hi in chunk])
+        h.addRows(len(chunk), lower, upper, int(sizes.sum()), starts, index, value)
+    return h if time_left(deadline) > 0 else None
 
 
 #: HiGHS's ``large_matrix_value``: a constraint coefficient at least this large is a model error
@@ -505,26 +597,35 @@ def _beyond(model: BinaryModel, limit: float) -> bool:
 
 
 def _highs(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcome:
-    """Solve with HiGHS in-process (:func:`run_highs`); not run (no solution,
-    no bound, a ``reason`` in the details) when a coefficient is beyond
-    HiGHS's range."""
+    """Solve with HiGHS in-process: the model handed to highspy directly
+    (:func:`highs_model`), the hint as its start, its time limit what is
+    left when it starts, stray output filtered (:func:`quiet_highs`); not
+    run (no solution, no bound, a ``reason`` in the details) when a
+    coefficient is beyond HiGHS's range."""
     units = _milp_units(model)
     if _beyond(model, HIGHS_LARGE):
         return _not_run(units, "HiGHS", f"a constraint coefficient of {HIGHS_LARGE:.0e} or more, beyond "
                         "HiGHS's matrix range; cpsat solves such data")
     if time_left(deadline) <= 0:
         return no_time(units, "HiGHS")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        built = _pulp_problem(model, units, deadline)
-        if built is None:
-            return no_time(units, "HiGHS")
-        prob, x = built
-        start = None if model.hint is None else list(zip(x, model.hint.tolist()))
-        status, bound, details = run_highs(prob, start, deadline, threads, seed)
+    h = highs_model(model, units, deadline)
+    if h is None:
+        return no_time(units, "HiGHS")
+    n = model.n_vars
+    if model.hint is not None and n:
+        h.setSolution(n, np.arange(n, dtype=np.int32), np.asarray(model.hint, dtype=float))
+    for name, value in (("threads", int(threads)), ("mip_rel_gap", 0.0), ("random_seed", int(seed)),
+                        ("time_limit", highs_seconds(time_left(deadline)))):
+        h.setOptionValue(name, value)
+    _highs_scheduler(int(threads))
+    with quiet_highs():
+        h.run()
+    status, bound, details = highs_outcome(h)
     if bound is not None and model.sense == "max":
         bound = -bound
-    vals = _pulp_values(x) if status in ("optimal", "feasible") else None
+    vals = None
+    if status in ("optimal", "feasible"):
+        vals = (np.asarray(h.getSolution().col_value, dtype=float)[:n] > 0.5).astype(np.int64)
     return Outcome(status, vals, bound, units, details)
 
 
@@ -607,9 +708,11 @@ def status_info(model: BinaryModel, out: Outcome, slack: float) -> dict:
 #: the solver modules of each backend, loaded on first use (:func:`warm_up_backends`)
 BACKEND_MODULES = {"cpsat": ("ortools.sat.python.cp_model",), "milp-cbc": ("pulp", "epochbench.exact._pulp_solvers"),
                    "milp-highs": ("pulp", "highspy", "epochbench.exact._pulp_solvers"),
-                   "scipy": ("scipy.optimize", "scipy.sparse")}
-#: backends a family's exact methods use besides their own (epochs: SciPy's LP for the pattern bound)
-FAMILY_BACKENDS = {"epochs": ("scipy",)}
+                   "scipy": ("scipy.optimize", "scipy.sparse"),
+                   "scipy-matching": ("scipy.optimize", "scipy.sparse", "scipy.sparse.csgraph")}
+#: backends a family's exact methods use besides their own (epochs: SciPy's LP for the pattern bound;
+#: assignment: SciPy's Hopcroft-Karp, the maximum cardinality and the cold start, 0.1 to 0.3 s to import)
+FAMILY_BACKENDS = {"epochs": ("scipy",), "assignment": ("scipy-matching",)}
 
 
 def warm_up_backends(*backends: str, family: str | None = None):

@@ -31,7 +31,7 @@ from epochbench.instances.core import Result
 from epochbench.instances.registry import register
 
 from ._binary import (BinaryModel, integer_objective, no_solution, profit_scale, proven, register_exact,
-                      run_model, status_info, true_bound)
+                      run_model, status_info, true_bound, warm_up_backends)
 from .starts import START_SHARE, best_start, better
 
 
@@ -100,10 +100,13 @@ def assignment_model(p: np.ndarray, nu: int, hint: list[tuple[int, int]]) -> tup
             if idx.size > 1:
                 model.add_row(idx, np.ones(idx.size, dtype=np.int64), None, 1)
     model.add_row(np.arange(len(w)), np.ones(len(w), dtype=np.int64), nu, nu)
-    pos = {(int(i), int(k)): v for v, (i, k) in enumerate(keys)}
+    pos = np.full(p.shape, -1, dtype=np.int64)         # variable of each eligible pair
+    pos[keys[:, 0], keys[:, 1]] = np.arange(len(keys))
     model.hint = np.zeros(len(w), dtype=np.int64)
-    for pair in hint:
-        model.hint[pos[pair]] = 1
+    for i, k in hint:
+        if pos[i, k] < 0:
+            raise KeyError((i, k))                      # as the dict lookup did: the hint is not eligible
+        model.hint[pos[i, k]] = 1
     return model, keys
 
 
@@ -150,3 +153,5 @@ def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float
 
 
 globals().update(register_exact("assignment", solve_assignment))  # assignment_cpsat, ...
+#: SciPy's matching modules load before the clock starts (the start heuristics run only on inexact data)
+hungarian.warm_up = warm_up_backends("scipy-matching")

@@ -65,7 +65,8 @@ from epochbench.instances.lazy import njit
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import forwards, register
 
-from ._binary import _highs_scheduler, cpsat_safeguard, deadline_after, run_cbc, run_highs, time_left, warm_up_backends
+from ._binary import (_highs_scheduler, cbc_info, cpsat_safeguard, deadline_after, run_cbc, run_highs, time_left,
+                      warm_up_backends)
 from .starts import START_SHARE, best_start
 
 # the solvers load on first use (see epochbench.instances.lazy)
@@ -822,7 +823,7 @@ def _milp(inst, method, hint, lb_true, deadline, threads, seed, work_weight: flo
             status, raw, result = run_cbc(prob, deadline, seed, warm=True)  # serial CBC (exact/_binary.py)
             if raw is not None:
                 raw -= 5e-4  # CBC prints 3 decimals
-            details = {"solver": "CBC", "threads": 1, "solver_status": result}
+            details = cbc_info(result)
     assign = None
     if status in ("optimal", "feasible"):
         assign = np.full(inst.n, -1, dtype=np.int64)

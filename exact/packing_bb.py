@@ -101,6 +101,7 @@ References
 """
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -135,8 +136,11 @@ FIRST_NODES = 200
 #: [leinberger1999] K = 8 epochs, n = 64, and 0.18 / 0.20 / 0.23 s on mknapcb1; no plain search: 6.9 ms
 #: and 0.45 s, where the repeated attempts near the optimum each cost about a proof)
 LADDER_SHARE = 0.1
-#: nodes explored between two looks at the clock (about a millisecond at n = 64, K = 8)
+#: nodes explored between two looks of the callers at the clock (about a millisecond at n = 64, K = 8;
+#: the kernel itself runs in slices of :data:`SLICE_S`, :meth:`_Search.step`)
 NODE_CHUNK = 2000
+#: seconds of search between two looks at the clock inside :meth:`_Search.step`
+SLICE_S = 0.002
 #: CP-SAT parameters of its turns (:func:`_take_turns`): without its Chvatal-Gomory, MIR and
 #: zero-half cuts CP-SAT proves these small knapsacks 2 to 3 times faster (one thread, from the
 #: heuristic start; median of 10 [leinberger1999] epochs, n = 64, K = 8, seeds 1, 2, 3: 24, 34 and
@@ -308,12 +312,14 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
     # proved an optimum (an optimum is never worse than a heuristic): most epochs need none
     defer = start is None and warm
     p = mkp_arrays(inst, cand)
-    run = _Search(p)
+    # the first nodes leave the deferred start its share of the limit
+    run = _Search(p, deadline=deadline - (START_SHARE * float(time_limit) if defer else 0.0))
     _take_start(start, cand, p, run.best_x, run.state)
     done = run.step(FIRST_NODES)         # always: the first dive is the greedy of the branching order
+    run.deadline = deadline
     if not done:                         # the first nodes proved nothing: a start, then bisect on the value
         if defer:
-            start = best_start(inst, budget=START_SHARE * float(time_limit))
+            start = best_start(inst, budget=min(START_SHARE * float(time_limit), max(deadline - time.perf_counter(), 0.0)))
             _take_start(start, cand, p, run.best_x, run.state)
         run = _Ladder(run)
         done = run.done()
@@ -412,10 +418,13 @@ class _Search:
     bound, -1 until the root is evaluated), the incumbent ``best_x``, the
     current vector, residual and stacks, and the scratch arrays."""
 
-    def __init__(self, p: dict, best: int = 0):
+    #: nodes per second of the last slice of :meth:`step` (any search: a first guess for the next one's)
+    rate = 20_000.0
+
+    def __init__(self, p: dict, best: int = 0, deadline: float = math.inf):
         from . import _mkp_bb as kernel
         n, m = p["c"].shape[0], p["a"].shape[0]
-        self.p = p
+        self.p, self.deadline = p, deadline
         self.state = np.zeros(kernel.STATE_SIZE, dtype=np.int64)
         self.state[kernel.S_MODE], self.state[kernel.S_BEST], self.state[kernel.S_ROOT] = kernel.ENTER, best, -1
         self.res, self.x, self.best_x = p["b"].copy(), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
@@ -430,13 +439,34 @@ class _Search:
 
     def step(self, nodes: int, stop: int | None = None) -> bool:
         """Up to ``nodes`` more nodes, fewer when the incumbent reaches
-        ``stop``; True when the search is finished."""
+        ``stop`` or the clock passes ``deadline``; True when the search is
+        finished.  The kernel runs in slices of about :data:`SLICE_S`
+        seconds (sized by the node rate seen so far, :attr:`rate`) with a
+        look at the clock between them: a node costs 1 us at n = 64 and
+        200 us at n = 300 with the node LP, so a fixed count overruns a
+        short limit.  The kernel resumes exactly where a slice stopped, so
+        the nodes explored are the same as in one call, unless the
+        deadline cuts them short."""
         from . import _mkp_bb as kernel
-        p = self.p
-        return kernel.search(p["a"], p["c"], p["u"], p["use_cap"], *self.dz, p["nxt"], self.state, self.res,
-                             self.x, self.best_x, self.stack_j, self.stack_stage, self.stack_bound, self.fit,
-                             self.rest, self.words, nodes, self.lpw, *self.fixing,
-                             kernel.NEVER if stop is None else stop)
+        p, left = self.p, int(nodes)
+        stop_at = kernel.NEVER if stop is None else stop
+        while True:
+            now = time.perf_counter()
+            k = left if math.isinf(self.deadline) else max(1, min(left, int(SLICE_S * _Search.rate)))
+            before = int(self.state[kernel.S_NODES])
+            finished = kernel.search(p["a"], p["c"], p["u"], p["use_cap"], *self.dz, p["nxt"], self.state,
+                                     self.res, self.x, self.best_x, self.stack_j, self.stack_stage,
+                                     self.stack_bound, self.fit, self.rest, self.words, k, self.lpw,
+                                     *self.fixing, stop_at)
+            used, spent = int(self.state[kernel.S_NODES]) - before, time.perf_counter() - now
+            if used >= 16 and spent > 0:     # nodes per second, for the next slice
+                _Search.rate = used / spent
+            elif used and spent > SLICE_S:
+                _Search.rate = max(used / spent, 1.0)
+            left -= used
+            if (finished or left <= 0 or used < k or self.state[kernel.S_BEST] >= stop_at
+                    or time.perf_counter() >= self.deadline):
+                return finished
 
     def bound(self) -> int:
         """The largest bound of the subtrees left open, at least the
@@ -477,6 +507,7 @@ class _Ladder:
         from . import _mkp_bb as kernel
         self.p, self.best_x, self.state = run.p, run.best_x.copy(), run.state.copy()
         self.hi = max(run.bound(), int(run.state[kernel.S_BEST]))    # the optimum is at most hi
+        self.deadline = run.deadline
         self.attempt: _Search | None = None
         self.target, self.attempts, self.aspiration = 0, 0, "skipped"
         self.plain, self.span = False, None
@@ -493,7 +524,7 @@ class _Ladder:
         is proven optimal."""
         from . import _mkp_bb as kernel
         left = nodes
-        while left > 0 and not self.done():
+        while left > 0 and not self.done() and time.perf_counter() < self.deadline:
             run = self._attempt()
             before = int(run.state[kernel.S_NODES])
             finished = run.step(min(left, NODE_CHUNK), stop=None if self.plain else self.target)
@@ -520,7 +551,7 @@ class _Ladder:
             self.target = best + 1
         else:
             self.target = self.hi if self.attempts == 0 else (best + 1 + self.hi + 1) // 2
-        self.attempt, self.attempts = _Search(self.p, best=self.target - 1), self.attempts + 1
+        self.attempt, self.attempts = _Search(self.p, best=self.target - 1, deadline=self.deadline), self.attempts + 1
         return self.attempt
 
     def _learn(self, run: _Search, finished: bool) -> None:

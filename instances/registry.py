@@ -288,7 +288,7 @@ TINY = {"packing": _tiny_packing, "epochs": _tiny_epochs, "knapsack": _tiny_knap
 _WARMED: set = set()
 
 
-def _first_call_warm_up(m: Method) -> None:
+def first_call_warm_up(m: Method) -> None:
     """A built-in heuristic without a ``warm_up`` hook would pay for loading
     its compiled kernels (numba's start-up included: 10 to 300 ms) inside
     its first timed call in a process; it runs once, untimed, on the
@@ -315,7 +315,11 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     leaves the family's ``describe`` figures out of ``info`` (a simulator
     calling a method at every event does not need them).  ``time_limit``
     (seconds): the whole call's wall time for an exact method (default
-    :data:`DEFAULT_TIME_LIMIT`); a heuristic with a budget of its own (a
+    :data:`DEFAULT_TIME_LIMIT`; past it by more than :func:`overrun_tolerance`,
+    ``info["overrun_s"]`` says by how much).  ``seconds`` is the method's
+    call alone: one-time loading (solver imports, compiled kernels, done by
+    the method's ``warm_up`` hook and :func:`first_call_warm_up` before
+    the clock starts) is not in it.  A heuristic with a budget of its own (a
     ``time_limit`` parameter, e.g. ``sa``) gets it when given, the others
     ignore it.  A time limit that is not a number >= 0 (NaN, negative, a
     bool) is a ValueError, whatever the method.
@@ -327,7 +331,7 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
                                    or not time_limit >= 0):        # NaN fails >= 0
         raise ValueError(f"time_limit must be a number of seconds >= 0, got {time_limit!r}")
     getattr(m.func, "warm_up", _no_warm_up)()     # a compiled kernel loads before the clock starts
-    _first_call_warm_up(m)
+    first_call_warm_up(m)
     given, before = _given(m, inst)
     t0 = time.perf_counter()
     if m.exact:
@@ -340,10 +344,28 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     seconds = time.perf_counter() - t0
     if before is not None and content(given) != before:
         raise ValueError(f"{inst.name}: method {method!r} ({m.origin}) changed the instance it was given")
+    if m.exact:
+        out = _overrun(out, DEFAULT_TIME_LIMIT if time_limit is None else time_limit, seconds)
     if m.exact and isinstance(out, Result) and out.status in ("infeasible", "timeout") and not out.decision:
         return replace(out, family=inst.kind, method=method, seconds=out.seconds or seconds, bound=None)
     res = as_result(inst, method, out, seconds, describe)
     return honest(res, getattr(inst, "sense", "max")) if m.exact else res
+
+
+def overrun_tolerance(time_limit: float) -> float:
+    """How far past its limit an exact call may end before ``info`` says so
+    (:func:`solve`): 20 ms or a tenth of the limit, whichever is more."""
+    return max(0.02, 0.1 * float(time_limit))
+
+
+def _overrun(out, time_limit: float, seconds: float):
+    """``out`` with ``info["overrun_s"]`` (seconds past ``time_limit``) when
+    the exact call took more than :func:`overrun_tolerance` longer; a method
+    that knows which of its phases took the time says so in
+    ``info["phases"]``."""
+    if isinstance(out, Result) and seconds > time_limit + overrun_tolerance(time_limit):
+        return replace(out, info={**out.info, "overrun_s": round(seconds - time_limit, 4)})
+    return out
 
 
 def _given(m: Method, inst) -> tuple:
