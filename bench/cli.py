@@ -200,9 +200,19 @@ def cmd_list(args) -> int:
     for fam, ms in fams.items():
         print(f"{fam}:")
         for m in ms:
-            doc = plain_text(inspect.getdoc(m.func)).split("\n")[0]
+            doc = _summary(plain_text(inspect.getdoc(m.func)))
             print(f"  {m.name:<12} {m.kind:<9} {doc}" + ("" if m.origin == "builtin" else f" [{m.origin}]"))
     return 0
+
+
+def _summary(doc: str, width: int = 100) -> str:
+    """A docstring's first paragraph on one line, cut at a word before
+    ``width`` characters with `` ...`` (never in the middle of a line of
+    the docstring without saying so)."""
+    text = " ".join(doc.split("\n\n")[0].split())
+    if len(text) <= width:
+        return text
+    return text[:width].rsplit(" ", 1)[0] + " ..."
 
 
 def _validate_count(args) -> int:
@@ -536,7 +546,7 @@ def build_parser(command: str | None = "") -> argparse.ArgumentParser:
     """The ``epochbench`` parser.  ``command``: build that command's options
     only (the others are named with their help), ``None`` for none (``--help``),
     ``""`` for all."""
-    p = Parser(prog="epochbench", description=__doc__)
+    p = Parser(prog="epochbench", description=plain_text(__doc__))
     p.add_argument("--version", action=_Version)
     p.add_argument("--data", type=Path, metavar="DIR",
                    help="folder of the reference data (VBP, SWF, OR-Library, Braun); default $EPOCHBENCH_DATA, "

@@ -194,7 +194,9 @@ class Threshold:
 
 
 def format_comparison(table: pd.DataFrame) -> str:
-    """The comparison as text (one block per family, under 100 columns)."""
+    """The comparison as text (one block per family, under 100 columns;
+    times as the leaderboards write them, :func:`epochbench.suite.ms_text`)."""
+    from .suite import ms_text
     def pct(x):
         return "-" if pd.isna(x) else f"{100 * x:.2f}"
 
@@ -205,8 +207,7 @@ def format_comparison(table: pd.DataFrame) -> str:
         shown = pd.DataFrame({"method": g["method"], "mean A %": g["mean_gap_a"].map(pct),
                               "mean B %": g["mean_gap_b"].map(pct), "d mean pp": g["d_mean"].map(pp),
                               "d max pp": g["d_max"].map(pp),
-                              "ms A": g["median_ms_a"].map(lambda x: "-" if pd.isna(x) else f"{x:.3g}"),
-                              "ms B": g["median_ms_b"].map(lambda x: "-" if pd.isna(x) else f"{x:.3g}"),
+                              "ms A": g["median_ms_a"].map(ms_text), "ms B": g["median_ms_b"].map(ms_text),
                               "B/A": g["time_ratio"].map(lambda x: "-" if pd.isna(x) else f"{x:.2f}"),
                               "flag": g["flag"]})
         lines += [f"{fam}:", shown.to_string(index=False), ""]

@@ -380,11 +380,16 @@ def gap(value: float | None, bound: float | None, eps: float = 1e-9) -> float:
 
     ``bound`` is the reference (a proven optimum, a best-known value or a
     valid bound; ``epochbench.scoring.reference`` picks it).  NaN when either side
-    is missing (``None``), NaN or infinite: no reference, no number.
+    is missing (``None``), NaN or infinite: no reference, no number.  A
+    difference within float rounding (``1e-12`` relative) is a gap of 0, not
+    ``1e-16``.
     """
     if bound is None or value is None:
         return math.nan
     value, bound = float(value), float(bound)
     if not (math.isfinite(value) and math.isfinite(bound)):
         return math.nan
-    return abs(bound - value) / max(abs(bound), eps)
+    diff = abs(bound - value)
+    if diff <= 1e-12 * max(abs(bound), abs(value), 1.0):
+        return 0.0
+    return diff / max(abs(bound), eps)

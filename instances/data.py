@@ -45,8 +45,10 @@ def data_hint(path) -> str:
     (the default was used), else nothing (the caller named the path, so the
     data folder is not the cause)."""
     root = data_root()
+    if root == NOT_SET:
+        return ""                      # the path itself says what to set
     try:
         Path(path).relative_to(root)
     except ValueError:
         return ""
-    return " (set EPOCHBENCH_DATA or pass epochbench --data DIR; see ../shared/data/README.md)"
+    return " (set EPOCHBENCH_DATA or pass epochbench --data DIR to the data folder)"

@@ -134,13 +134,23 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
     return deco
 
 
+class UnknownMethod(KeyError, ValueError):
+    """No method of that name in the family: a ``KeyError`` (a lookup that
+    failed) that is also the ``ValueError`` the library promises for a bad
+    argument; its text is the message itself (no quotes)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 def get(family: str, name: str) -> Method:
     """The method ``name`` of ``family``, importing built-in modules and
-    plug-ins as needed; ``KeyError`` listing the family's methods otherwise."""
+    plug-ins as needed; :class:`UnknownMethod` (a ``KeyError`` and a
+    ``ValueError``) listing the family's methods otherwise."""
     m = METHODS.find((family, name))
     if m is None:
         known = ", ".join(names(family)) or "none"
-        raise KeyError(f"no method {name!r} for family {family!r}; registered: {known}")
+        raise UnknownMethod(f"no method {name!r} for family {family!r}; registered: {known}")
     return m
 
 

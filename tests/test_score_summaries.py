@@ -54,3 +54,42 @@ def test_simulate_time_limit_sets_the_oracle_steps_limit(tmp_path, capsys):
                        (["--selector", "cpsat", "--param", "time_limit=1"], "set it with --time-limit")):
         assert main(["simulate", "--workload", str(f), "--policy", "easy", *argv]) == 2
         assert text in capsys.readouterr().err
+
+
+def test_leaderboard_times_are_per_decision(monkeypatch):
+    from types import SimpleNamespace
+
+    from epochbench import suite
+    monkeypatch.setattr(suite.STORE, "timing", {("c", "ff"): 0.5, ("c", "cpsat"): 0.5})
+    monkeypatch.setattr(suite.STORE, "instance_timing", {("c", "ff", "i1"): 0.002})
+    assert suite._decision_seconds("c", "cpsat", "i1", "exact", 3.0) == 3.0       # its own solve, not the median
+    assert suite._decision_seconds("c", "ff", "i1", "heuristic", 9.0) == 0.002    # its rounds on that instance
+    assert suite._decision_seconds("c", "ff", "i2", "heuristic", 9.0) == 0.5      # else the configuration's
+    bench = SimpleNamespace(stats=SimpleNamespace(stats=SimpleNamespace(data=[1.0, 3.0, 2.0, 5.0, 4.0])))
+    used = ["a", "b", "a", "b", "a", "b", "a"]                                    # two warm-up rounds first
+    assert suite.instance_medians(bench, used) == {"a": 2.0, "b": 4.0}             # a: 1, 2, 4; b: 3, 5
+    assert suite.instance_medians(SimpleNamespace(), used) == {}
+
+
+def test_an_unknown_method_is_a_value_error_and_a_key_error():
+    import epochbench as eb
+    inst = _epochs({})
+    for call in (lambda: eb.solve(inst, "nosuch"), lambda: eb.score([inst], ["nosuch"])):
+        with pytest.raises(ValueError, match="no method 'nosuch' for family 'epochs'") as info:
+            call()
+        assert isinstance(info.value, KeyError) and not str(info.value).startswith('"')
+
+
+def test_a_gap_within_float_rounding_is_zero():
+    from epochbench.instances.core import gap
+    assert gap(0.1 + 0.2, 0.3) == 0.0 and gap(2.0, 2.0) == 0.0
+    assert gap(0.5, 1.0) == 0.5 and gap(1.0 - 1e-9, 1.0) > 0
+
+
+def test_list_and_help_read_as_plain_text(capsys):
+    assert main(["list"]) == 0
+    for line in capsys.readouterr().out.splitlines():
+        assert "``" not in line and len(line) < 140, line
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "``" not in capsys.readouterr().out

@@ -34,6 +34,28 @@ def _write_csv(df: pd.DataFrame, path: Path) -> None:
         df.to_csv(tmp, index=False)
 
 
+def _data_state(terminalreporter) -> dict:
+    """Where the reference data was looked for, whether it was there, and
+    how many benchmarks were skipped for lack of it (their skip reasons name
+    ``EPOCHBENCH_DATA``): recorded in ``run.json`` and said under the
+    leaderboards, since without it they measure other instances."""
+    from epochbench.instances.data import data_root
+    root = data_root()
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "EPOCHBENCH_DATA" in str(r.longrepr)]
+    return {"root": str(root), "present": root.is_dir(), "skipped_for_data": len(skipped)}
+
+
+def _say_data(tr, data: dict) -> None:
+    """One line under the results when the reference data was absent or
+    some benchmarks were skipped for lack of it (:func:`_data_state`)."""
+    if data["present"] and not data["skipped_for_data"]:
+        return
+    tr.write_line(f"Reference data: {data['root']} {'absent' if not data['present'] else 'incomplete'}: "
+                  f"{data['skipped_for_data']} benchmark(s) skipped (OR-Library, SWF traces), VBP epochs left "
+                  "out, Braun matrices replaced by generated ones: not comparable with a run that had the data "
+                  "(set EPOCHBENCH_DATA or pass epochbench --data DIR)")
+
+
 @pytest.hookimpl(trylast=True)               # after pytest-benchmark's tables: the answer comes last
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """The answer at a glance: one leaderboard per family (every method's gap
@@ -45,6 +67,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     results = _results(config)
     results.mkdir(parents=True, exist_ok=True)
     info = config.stash[RUN][1]
+    info["data"] = _data_state(terminalreporter)
     written = [*RUN_FILES, *(f"leaderboard-{family}.csv" for family in boards), *tables]
     before = [f for f in (runs.read(results / runs.RUN_JSON) or {}).get("files", [])
               if isinstance(f, str) and "/" not in f]
@@ -61,6 +84,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not boards:
         runs.finish(info, results / runs.RUN_JSON, "finished" if int(exitstatus) == 0 else "failed",
                     exit_status=int(exitstatus), files=[f for f in written if (results / f).exists()])
+        _say_data(terminalreporter, info["data"])
         return
     _write_csv(leaderboard_rows(), results / "bench-solves.csv")
     tr = terminalreporter
@@ -76,6 +100,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tr.write_line("")
     tr.write_line(f"Figure (gap against decision time, Pareto front): {figure}")
     tr.write_line("vs: opt = proven optimum, best = best known value, bound = a valid bound (gap: upper bound)")
+    tr.write_line("no ans: solves that gave no decision (the gaps leave them out); times are per decision")
+    _say_data(tr, info["data"])
     tr.write_line(f"Full tables per configuration in {results}/:")
     tr.write_line("  bench-summary.csv, bench-scores.csv, bench-by-k.csv, bench-solves.csv, leaderboard-FAMILY.csv")
     tr.write_line(f"Provenance (versions, machine, command line): {results / runs.RUN_JSON}; "
