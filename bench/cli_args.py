@@ -51,6 +51,11 @@ def nonnegative_int(text: str) -> int:
     return _number(text, int, lambda x: x >= 0, "must be an integer >= 0")
 
 
+def limit_int(text: str) -> int:
+    """argparse ``type``: an integer >= 0, or -1 for no limit."""
+    return _number(text, int, lambda x: x >= -1, "must be an integer >= 0, or -1 for no limit")
+
+
 #: option dest -> its argparse ``type`` in every command but ``generate``
 #: (whose parameters check themselves, :func:`epochbench.instances.generators.Param.parse`);
 #: applied by :func:`_strict_types`, so options that other modules add
@@ -62,7 +67,7 @@ OPTION_TYPES = {
     "farm_jobs": positive_int, "machines": positive_int, "licenses": positive_int,
     "interarrival": positive_float, "exact_time_limit": positive_float, "oracle_every": nonnegative_int,
     "mpl": positive_int, "slice": positive_float, "switch_overhead": nonnegative_float,
-    "migration_cost": nonnegative_float, "migration_limit": nonnegative_int,
+    "migration_cost": nonnegative_float, "migration_limit": limit_int,
 }
 
 

@@ -295,7 +295,11 @@ class SimResult:
     blocked queue head; conservative: its first reservation; NaN otherwise).
     ``passes``: scheduling passes run (one per batch of events with a
     non-empty queue).  ``seconds``: wall time of the simulation proper.
-    ``engine``: ``"fast"`` (compiled loop) or ``"generic"``.
+    ``engine``: ``"fast"`` (compiled loop) or ``"generic"``.  ``dropped``:
+    the jobs the workload rules left out, by reason
+    (:func:`epochbench.sim.runner.simulate` given a path, a ``(jobs,
+    capacity)`` pair or a workload; empty when nothing was dropped or the
+    table was the simulator's already), so that the metrics' subset is said.
 
     The per-job results are kept as numpy columns (:attr:`table`, a
     :class:`~epochbench.instances.table.Columns` or a DataFrame); :attr:`jobs`
@@ -310,6 +314,7 @@ class SimResult:
     engine: str
     capacity: np.ndarray
     machine: str = "pool"
+    dropped: dict = field(default_factory=dict)
     _jobs: object = field(default=None, init=False, repr=False, compare=False)   # the DataFrame, once built
 
     def summary(self, workload=None, small_threshold: int = 32) -> dict:

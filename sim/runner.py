@@ -23,8 +23,9 @@ REPORT_KEYS = ("machine", "workload", "policy", "options", "engine", "capacity",
 
 
 def _jobs_and_capacity(workload) -> tuple:
-    """``(jobs, capacity)`` of a :class:`~epochbench.instances.jobs.Workload`,
-    a path of one, or a ``(jobs, capacity)`` pair."""
+    """``(jobs, capacity, dropped)`` of a :class:`~epochbench.instances.jobs.Workload`,
+    a path of one, or a ``(jobs, capacity)`` pair; ``dropped``: the jobs
+    the workload rules left out, by reason."""
     if isinstance(workload, (str, Path)):
         from epochbench.instances.jobs import load_workload
         workload = load_workload(workload)
@@ -32,14 +33,15 @@ def _jobs_and_capacity(workload) -> tuple:
         jobs, capacity = workload
         columns = jobs.columns if hasattr(jobs, "columns") else jobs.keys() if isinstance(jobs, dict) else ()
         if "duration" in columns:                          # already the simulator's job table
-            return workload
+            return jobs, capacity, {}
         from epochbench.instances.jobs import make_workload   # a user's table: read by the workload rules
         w = make_workload(jobs, capacity)
-        return w.table, w.capacity
+        return w.table, w.capacity, dict(w.dropped)
+    dropped = dict(getattr(workload, "dropped", None) or {})
     if hasattr(workload, "table") and hasattr(workload, "capacity"):
-        return workload.table, workload.capacity           # numpy columns: no pandas on the pool's path
+        return workload.table, workload.capacity, dropped  # numpy columns: no pandas on the pool's path
     if hasattr(workload, "jobs") and hasattr(workload, "capacity"):
-        return workload.jobs, workload.capacity
+        return workload.jobs, workload.capacity, dropped
     raise TypeError(f"workload: expected a Workload, a path or (jobs, capacity), got {type(workload).__name__}")
 
 
@@ -47,18 +49,24 @@ def _pool(workload, policy, *, record=None, **options) -> SimResult:
     """The pool; ``record(policy_object) -> on_pass hook`` (e.g.
     :class:`~epochbench.sim.record.EpochRecorder`) sees every pass."""
     from .pool import simulate_pool
-    jobs, cap = _jobs_and_capacity(workload)
+    jobs, cap, dropped = _jobs_and_capacity(workload)
     if record is not None:
         from .policies import make
         run = {k: options.pop(k) for k in ("engine", "progress") if k in options}
         policy = make(policy, **options)
-        return simulate_pool(jobs, cap, policy, on_pass=record(policy), **run)
-    return simulate_pool(jobs, cap, policy, **options)
+        return _with_dropped(simulate_pool(jobs, cap, policy, on_pass=record(policy), **run), dropped)
+    return _with_dropped(simulate_pool(jobs, cap, policy, **options), dropped)
+
+
+def _with_dropped(result: SimResult, dropped: dict) -> SimResult:
+    """``result`` with ``dropped`` (the jobs the workload rules left out) recorded."""
+    result.dropped = dict(dropped)
+    return result
 
 
 def _gang(workload, policy, **options) -> SimResult:
     from .gang import simulate_gang
-    jobs, cap = _jobs_and_capacity(workload)
+    jobs, cap, dropped = _jobs_and_capacity(workload)
     jobs = jobs.to_frame() if hasattr(jobs, "to_frame") and not hasattr(jobs, "iloc") else jobs
     limit = options.get("migration_limit", 64)
     if limit is not None and limit < 0:
@@ -71,7 +79,7 @@ def _gang(workload, policy, **options) -> SimResult:
     if unknown:
         raise registry.OptionError(f"policy {policy!r} (gang): unknown option {unknown[0]!r}; it takes "
                                    f"{', '.join(takes)}")
-    return simulate_gang(jobs, cap, registry.get_policy("gang", policy).make(), **options)
+    return _with_dropped(simulate_gang(jobs, cap, registry.get_policy("gang", policy).make(), **options), dropped)
 
 
 _STREAM = {"farm_jobs": "jobs", "machines": "machines", "licenses": "licenses", "interarrival": "interarrival",
@@ -157,7 +165,7 @@ def report(result: SimResult, workload=None, *, metrics: dict | None = None, sou
             "workload": source if source is not None else getattr(workload, "source", None),
             "policy": result.policy, "options": result.options, "engine": result.engine,
             "capacity": np.asarray(result.capacity).tolist(), "jobs": result.n,
-            "dropped": dict(getattr(workload, "dropped", {}) or {}),
+            "dropped": dict(getattr(workload, "dropped", None) or result.dropped or {}),
             "kill_at_estimate": getattr(workload, "kill_at_estimate", None),
             "seconds": result.seconds, "jobs_per_second": result.jobs_per_second, "passes": result.passes,
             "metrics": metrics, "extras": result.extras}

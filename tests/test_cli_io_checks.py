@@ -194,3 +194,26 @@ def _vbp() -> bool:
 def _epochs():
     from epochbench.instances.packing import EpochsInstance
     return EpochsInstance.build([10, 10], [[3, 3]] * 8, source="eight")
+
+
+def test_the_library_says_which_jobs_it_dropped(tmp_path):
+    import pandas as pd
+
+    from epochbench.sim.runner import report
+    jobs = pd.DataFrame({"id": [1, 2, 3], "submit": [0, 1, 2], "runtime": [5, 5, 5], "procs": [9, 2, 2],
+                         "estimate": [10, 10, 10]})
+    for policy in ("easy", "gs"):
+        res = eb.simulate((jobs, [8]), policy)
+        assert res.dropped == {"too_many_processors": 1} and len(res.jobs) == 2
+        assert report(res)["dropped"] == {"too_many_processors": 1}
+    f = tmp_path / "t.swf"
+    f.write_text(SWF)
+    assert sum(eb.simulate(str(f), "easy").dropped.values()) == 2     # a negative runtime, a job of 32 on 16
+
+
+def test_migration_limit_minus_one_means_no_limit(swf, capsys):
+    assert main(["simulate", "--workload", str(swf), "--policy", "mgs", "--migration-limit", "-1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["options"]["migration_limit"] is None
+    with pytest.raises(SystemExit):
+        main(["simulate", "--workload", str(swf), "--policy", "mgs", "--migration-limit", "-2"])
+    assert "-1 for no limit" in capsys.readouterr().err
