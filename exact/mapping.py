@@ -28,7 +28,12 @@ makespan is 1e4: HiGHS 1.12 returned wrong "optimal" mappings (0.05% to 0.3%
 above CP-SAT's proven optimum) on 3 of 42 generated hihi 32 x 4 instances
 when given the integer model (coefficients up to 3e8), none with the float
 one.  Their ``optimal`` holds to the solver's tolerances (1e-6); their bound
-is the solver's dual bound widened by 1e-6 relative.
+is the solver's dual bound widened by 1e-6 relative.  The model is built in
+whole numpy arrays (:func:`milp_model`, a few ms at 512 x 16) and handed to
+HiGHS directly (:func:`run_highs`; PuLP's hand-over took 0.2 s there), to CBC
+through PuLP's MPS file (:func:`pulp_mapping_model`); each phase looks at the
+deadline, and a call whose time runs out before its solver starts returns
+its start.
 
 ``bnp``: branch-and-price on the configuration LP (:class:`ConfigLP`: one
 0-1 knapsack per machine, [martello1997]), after a short
@@ -65,8 +70,8 @@ from epochbench.instances.lazy import njit
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import forwards, register
 
-from ._binary import (_highs_scheduler, cbc_info, cpsat_safeguard, deadline_after, run_cbc, run_highs, time_left,
-                      warm_up_backends)
+from ._binary import (CBC_MARGIN_S, HIGHS_ROW_CHUNK, _highs_scheduler, cbc_info, cpsat_safeguard, deadline_after,
+                      highs_outcome, highs_seconds, quiet_highs, run_cbc, time_left, warm_up_backends)
 from .starts import START_SHARE, best_start
 
 # the solvers load on first use (see epochbench.instances.lazy)
@@ -757,81 +762,284 @@ def _scaled_lower_bound(sc: Scaled) -> int:
     return max(int(math.ceil(lb * (1 - 1e-9) - 1e-6)), 0)
 
 
-# ---- MILP through PuLP --------------------------------------------------------------------
-def _pulp_model(inst, coef: np.ndarray, ready: np.ndarray, allowed, lb, ub, hint, work_weight: float = 0.0,
-                prices=None):
-    """The model in PuLP (float coefficients, continuous C in [lb, ub]);
-    objective C, plus ``work_weight`` x (total work) / m when positive, or
-    ``work_weight`` x sum_j ``prices[j]`` x (work on machine j) when
-    ``prices`` (m numbers) are given."""
-    t, m = inst.etc.shape
-    prob = pulp.LpProblem("mapping", pulp.LpMinimize)
-    cmax = prob.add_variable("C", lb, ub, cat=pulp.LpContinuous)
-    x = {}
-    wi, wj = len(str(t - 1)), len(str(m - 1))
-    for i in range(t):
-        for j in np.flatnonzero(allowed[i]):
-            x[i, int(j)] = prob.add_variable(f"x{i:0{wi}d}_{int(j):0{wj}d}", 0, 1, cat=pulp.LpInteger)
-    w = (np.full(m, float(work_weight) / m) if prices is None
-         else float(work_weight) * np.asarray(prices, dtype=float))
-    prob += pulp.LpAffineExpression([(cmax, 1)] + ([(v, w[j] * float(coef[i, j])) for (i, j), v in x.items()]
-                                                   if work_weight > 0 else []))
-    for i in range(t):
-        prob += (pulp.LpAffineExpression([(x[i, j], 1) for j in range(m) if (i, j) in x]) == 1, f"a{i}")
-    us = {}
+# ---- the MILP: one array model, handed to HiGHS directly and to CBC through PuLP ------------
+@dataclass
+class MilpModel:
+    """The MILP of the module docstring (float data, normalised) as arrays,
+    its columns and rows in the order PuLP handed them to HiGHS before (the
+    columns sorted by name, the rows as added), so that HiGHS gets the same
+    model.  Column 0 is ``C`` in [``col_lower[0]``, ``col_upper[0]``], then
+    ``u[j]`` for each machine of ``u_machines`` (a positive ready time and
+    some allowed task), then ``x[i, j]`` for the allowed pairs (``xi``,
+    ``xj``), task by task.  Rows (CSR ``starts``, ``index``, ``value``;
+    bounds ``lower``, ``upper``): one per task (``sum_j x[i, j] = 1``), then
+    for each machine with an allowed task its ``x[i, j] - u[j] <= 0`` rows
+    (``u`` machines only) and its load row ``sum_i coef[i, j] x[i, j] +
+    ready[j] u[j] - C <= 0`` (zero coefficients left out, as PuLP did).
+    ``row_task`` / ``row_machine``: the task / machine of each row (-1 for
+    none; they name the rows for PuLP).  ``start``: (columns, values) of the
+    hint for ``x`` then ``u`` (``C`` is left to the solver).  ``weighted``:
+    the objective has a work term.  ``solution``: the solver's column
+    values, set by :func:`run_highs` when it returns a solution (as PuLP
+    sets its variables' values)."""
+    n_tasks: int
+    n_machines: int
+    cost: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    u_machines: np.ndarray
+    xi: np.ndarray
+    xj: np.ndarray
+    starts: np.ndarray
+    index: np.ndarray
+    value: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    row_task: np.ndarray
+    row_machine: np.ndarray
+    start: tuple[np.ndarray, np.ndarray]
+    weighted: bool
+    solution: np.ndarray | None = None
+
+    @property
+    def x0(self) -> int:
+        """The column of the first ``x``."""
+        return 1 + int(self.u_machines.size)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.starts.size) - 1
+
+    def assignment(self, values) -> np.ndarray | None:
+        """The mapping of the column ``values``: ``None`` without values or
+        when some task has no ``x`` above 0.5 (a non-integral point)."""
+        if values is None:
+            return None
+        on = np.asarray(values, dtype=float)[self.x0:self.x0 + self.xi.size] > 0.5
+        assign = np.full(self.n_tasks, -1, dtype=np.int64)
+        assign[self.xi[on]] = self.xj[on]
+        return None if (assign < 0).any() else assign
+
+
+def milp_model(coef: np.ndarray, ready: np.ndarray, allowed: np.ndarray, lb: float, ub: float, hint: np.ndarray,
+               work_weight: float = 0.0, prices=None, deadline: float = math.inf) -> MilpModel | None:
+    """The MILP (objective ``C``, plus ``work_weight`` x (total work) / m when
+    positive, or ``work_weight`` x sum_j ``prices[j]`` x (work on machine j)
+    when ``prices`` (m numbers) are given; ``C`` in [``lb``, ``ub``]; ``x``
+    for the ``allowed`` pairs only) as a :class:`MilpModel`, in whole numpy
+    arrays; ``None`` when ``deadline`` (``time.perf_counter()`` seconds)
+    passes while it is built (looked at once per machine).  O(t m); 2 ms
+    at 512 x 16 (PuLP took 45 ms, and its hand-over to HiGHS 0.15 s more)."""
+    t, m = coef.shape
+    xi, xj = (a.astype(np.int64) for a in np.nonzero(allowed))   # task-major: the x's name order
+    nx = xi.size
+    per_machine = np.bincount(xj, minlength=m)
+    u_machines = np.flatnonzero((per_machine > 0) & (np.asarray(ready) > 0))
+    ucol = np.full(m, -1, dtype=np.int64)
+    ucol[u_machines] = 1 + np.arange(u_machines.size)
+    x0 = 1 + u_machines.size
+    cost = np.zeros(x0 + nx)
+    cost[0] = 1.0
+    if work_weight > 0:
+        w = (np.full(m, float(work_weight) / m) if prices is None
+             else float(work_weight) * np.asarray(prices, dtype=float))
+        cost[x0:] = w[xj] * coef[xi, xj]
+    col_lower, col_upper = np.zeros(x0 + nx), np.ones(x0 + nx)
+    col_lower[0], col_upper[0] = float(lb), float(ub)
+    # one row per task, then machine by machine its x <= u rows and its load row
+    lengths, index, value = [np.bincount(xi, minlength=t)], [x0 + np.arange(nx)], [np.ones(nx)]
+    lower, upper = [np.ones(t)], [np.ones(t)]
+    row_task, row_machine = [np.arange(t)], [np.full(t, -1)]
+    order = np.argsort(xj, kind="stable")   # machine by machine, task by task
+    cuts = np.concatenate(([0], np.cumsum(per_machine)))
     for j in range(m):
-        terms = [(x[i, j], float(coef[i, j])) for i in range(t) if (i, j) in x]
-        if not terms:
+        if time_left(deadline) <= 0:
+            return None
+        ks = order[cuts[j]:cuts[j + 1]]
+        if ks.size == 0:
             continue
-        if ready[j] > 0:
-            u = us[j] = prob.add_variable(f"u{j:0{wj}d}", 0, 1, cat=pulp.LpInteger)
-            terms.append((u, float(ready[j])))
-            for i in range(t):
-                if (i, j) in x:
-                    prob += (pulp.LpAffineExpression([(x[i, j], 1), (u, -1)]) <= 0, f"u{i}_{j}")
-        prob += (pulp.LpAffineExpression(terms + [(cmax, -1)]) <= 0, f"m{j}")
-    start = [(v, float(hint[i] == j)) for (i, j), v in x.items()]
-    start += [(u, float(np.any(hint == j))) for j, u in us.items()]
-    return prob, x, cmax, start
+        cols, n = x0 + ks, ks.size
+        if ucol[j] >= 0:
+            lengths.append(np.full(n, 2))
+            index.append(np.column_stack([cols, np.full(n, ucol[j])]).ravel())
+            value.append(np.tile([1.0, -1.0], n))
+            lower.append(np.full(n, -math.inf))
+            upper.append(np.zeros(n))
+            row_task.append(xi[ks])
+            row_machine.append(np.full(n, j))
+        c = np.asarray(coef[xi[ks], j], dtype=float)
+        nz = c != 0
+        tail_i, tail_v = ([ucol[j], 0], [float(ready[j]), -1.0]) if ucol[j] >= 0 else ([0], [-1.0])
+        lengths.append(np.array([int(nz.sum()) + len(tail_i)]))
+        index.append(np.concatenate([cols[nz], tail_i]))
+        value.append(np.concatenate([c[nz], tail_v]))
+        lower.append(np.array([-math.inf]))
+        upper.append(np.zeros(1))
+        row_task.append(np.array([-1]))
+        row_machine.append(np.array([j]))
+    start_x = (np.asarray(hint)[xi] == xj).astype(float)
+    start_u = np.array([float(np.any(hint == j)) for j in u_machines])
+    return MilpModel(t, m, cost, col_lower, col_upper, u_machines, xi, xj,
+                     np.concatenate(([0], np.cumsum(np.concatenate(lengths)))).astype(np.int64),
+                     np.concatenate(index).astype(np.int64), np.concatenate(value),
+                     np.concatenate(lower), np.concatenate(upper),
+                     np.concatenate(row_task).astype(np.int64), np.concatenate(row_machine).astype(np.int64),
+                     (np.concatenate([x0 + np.arange(nx), ucol[u_machines]]).astype(np.int64),
+                      np.concatenate([start_x, start_u])),
+                     bool(work_weight > 0))
+
+
+def highs_mapping_model(model: MilpModel, deadline: float = math.inf):
+    """``model`` as a ``highspy.Highs`` (output off): the columns in one call,
+    the rows :data:`~epochbench.exact._binary.HIGHS_ROW_CHUNK` at a time
+    with a look at the clock before each; ``None`` when ``deadline``
+    passes while it is built.  O(columns + nonzeros)."""
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    n = model.cost.size
+    none_i = np.zeros(0, dtype=np.int32)
+    h.addCols(n, model.cost, model.col_lower, model.col_upper, 0, none_i, none_i, np.zeros(0))
+    ints = np.arange(1, n, dtype=np.int32)   # every column but C
+    if ints.size:
+        h.changeColsIntegrality(ints.size, ints, np.array([highspy.HighsVarType.kInteger] * ints.size))
+    inf = highspy.kHighsInf
+    lower = np.where(np.isinf(model.lower), -inf, model.lower)
+    upper = np.where(np.isinf(model.upper), inf, model.upper)
+    for r0 in range(0, model.n_rows, HIGHS_ROW_CHUNK):
+        if time_left(deadline) <= 0:
+            return None
+        r1 = min(r0 + HIGHS_ROW_CHUNK, model.n_rows)
+        a, b = int(model.starts[r0]), int(model.starts[r1])
+        h.addRows(r1 - r0, lower[r0:r1], upper[r0:r1], b - a, (model.starts[r0:r1] - a).astype(np.int32),
+                  model.index[a:b].astype(np.int32), model.value[a:b])
+    return h if time_left(deadline) > 0 else None
+
+
+def run_highs(model: MilpModel, deadline: float, threads: int, seed: int, where: str = "HiGHS"
+              ) -> tuple[str, float | None, dict]:
+    """HiGHS in-process on ``model`` (handed over by
+    :func:`highs_mapping_model`), the hint as its start, its own time limit
+    what is left less a margin (:func:`~epochbench.exact._binary.highs_seconds`),
+    until ``deadline`` (``time.perf_counter()`` seconds, the hand-over
+    included).  Returns (status, the dual bound or ``None``, details), the
+    column values in ``model.solution`` when it found a solution; status
+    ``timeout`` and solver status ``not started`` when the deadline passes
+    first.  (The contract of :func:`epochbench.exact._binary.run_highs`,
+    which takes a PuLP problem.)"""
+    h = highs_mapping_model(model, deadline) if time_left(deadline) > 0 else None
+    if h is None:
+        return "timeout", None, {"solver": "HiGHS", "solver_status": "not started",
+                                 "note": "time limit reached before the solver started"}
+    cols, vals = model.start
+    if cols.size:
+        h.setSolution(int(cols.size), cols.astype(np.int32), vals)
+    for name, value in (("mip_rel_gap", 0.0), ("threads", int(threads)), ("random_seed", int(seed)),
+                        ("time_limit", highs_seconds(time_left(deadline)))):
+        h.setOptionValue(name, value)
+    _highs_scheduler(int(threads))
+    with quiet_highs():
+        h.run()
+    status, bound, details = highs_outcome(h, where, lambda: "mapping MILP")
+    if status in ("optimal", "feasible"):
+        model.solution = np.asarray(h.getSolution().col_value, dtype=float)
+    return status, bound, details
+
+
+#: the PuLP model for CBC is built checking the clock every this many rows
+PULP_ROW_CHECK = 256
+#: CBC is not started when less than this many times the PuLP build's seconds (plus CBC's
+#: margin, :data:`~epochbench.exact._binary.CBC_MARGIN_S`) is left: PuLP's MPS file takes
+#: about as long to write as the model took to build, and CBC as long again and more to read
+#: it (512 x 16: build 0.045 s, MPS 0.05 s, CBC with ``-sec 0.01`` 0.085 s); started with
+#: less, CBC ran into its kill, 0.05 s past the deadline, and returned nothing
+CBC_HANDOVER = 3.0
+
+
+def pulp_mapping_model(model: MilpModel, deadline: float = math.inf):
+    """``model`` as a ``pulp.LpProblem`` (CBC reads it from PuLP's MPS file):
+    the variables ``C``, ``u{j}``, ``x{i}_{j}``, the rows ``a{i}``,
+    ``u{i}_{j}``, ``m{j}``; the hint set as the variables' initial values
+    (``C`` at its upper bound).  Returns (problem, its variables in column
+    order), or ``None`` when ``deadline`` passes while it is built."""
+    t, m = model.n_tasks, model.n_machines
+    wi, wj = len(str(max(t - 1, 0))), len(str(max(m - 1, 0)))
+    prob = pulp.LpProblem("mapping", pulp.LpMinimize)
+    var, integer, affine = prob.add_variable, pulp.LpInteger, pulp.LpAffineExpression
+    cols = [var("C", float(model.col_lower[0]), float(model.col_upper[0]), cat=pulp.LpContinuous)]
+    cols += [var(f"u{j:0{wj}d}", 0, 1, cat=integer) for j in model.u_machines.tolist()]
+    cols += [var(f"x{i:0{wi}d}_{j:0{wj}d}", 0, 1, cat=integer) for i, j in zip(model.xi.tolist(), model.xj.tolist())]
+    x0 = model.x0
+    prob += affine([(cols[0], 1)] + ([(cols[k], c) for k, c in enumerate(model.cost[x0:].tolist(), x0)]
+                                     if model.weighted else []))
+    starts, index, value = model.starts.tolist(), model.index.tolist(), model.value.tolist()
+    tasks, machines = model.row_task.tolist(), model.row_machine.tolist()
+    for r in range(model.n_rows):
+        if r % PULP_ROW_CHECK == 0 and time_left(deadline) <= 0:
+            return None
+        a, b = starts[r], starts[r + 1]
+        expr = affine([(cols[k], v) for k, v in zip(index[a:b], value[a:b])])
+        i, j = tasks[r], machines[r]
+        if j < 0:
+            prob += (expr == 1, f"a{i}")
+        elif i >= 0:
+            prob += (expr <= 0, f"u{i}_{j}")
+        else:
+            prob += (expr <= 0, f"m{j}")
+    for k, v in zip(*(a.tolist() for a in model.start)):
+        cols[k].setInitialValue(v)
+    cols[0].setInitialValue(float(model.col_upper[0]))
+    return (prob, cols) if time_left(deadline) > 0 else None
 
 
 def _milp(inst, method, hint, lb_true, deadline, threads, seed, work_weight: float = 0.0, prices=None):
     """CBC or HiGHS on the float model normalised so that the start's makespan
-    is :data:`MILP_NORM`, until ``deadline`` (``time.perf_counter()``
-    seconds); returns status, mapping, bound in true units (``None`` when the
-    solver proved none), info.  With ``work_weight`` w > 0 the objective is
-    C + w (total work) / m and the bound returned is the solver's divided by
-    1 + w, a bound on the makespan (see :func:`solve_mapping`); ``prices``
-    (m numbers >= 0 summing to 1) price the work per machine instead."""
+    is :data:`MILP_NORM` (:func:`milp_model`; HiGHS gets it directly,
+    CBC through PuLP, :func:`pulp_mapping_model`), until ``deadline``
+    (``time.perf_counter()`` seconds, model building included); returns
+    status (``timeout``, solver status ``not started``, when the deadline
+    passes before the solver starts), mapping, bound in true units (``None``
+    when the solver proved none), info.  With ``work_weight`` w > 0 the
+    objective is C + w (total work) / m and the bound returned is the
+    solver's divided by 1 + w, a bound on the makespan (see
+    :func:`solve_mapping`); ``prices`` (m numbers >= 0 summing to 1) price
+    the work per machine instead."""
+    solver = "HiGHS" if method == "milp-highs" else "CBC"
+    not_started = ("timeout", None, None, {"solver": solver, "solver_status": "not started",
+                                           "note": "time limit reached before the solver started",
+                                           "objective_units": "float"})
     if time_left(deadline) <= 0:
-        return "timeout", None, None, {"solver": "HiGHS" if method == "milp-highs" else "CBC",
-                                       "solver_status": "not started", "objective_units": "float"}
+        return not_started
     ub_true = inst.value(hint)
     unit = MILP_NORM / ub_true
     coef, ready = inst.etc * unit, inst.ready * unit
     ub, lb = MILP_NORM, min(MILP_NORM, lb_true * unit)
-    allowed = _allowed(inst, hint, None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        prob, x, cmax, start = _pulp_model(inst, coef, ready, allowed, lb, ub, hint, work_weight, prices)
-        if method == "milp-highs":
-            status, raw, details = run_highs(prob, start, deadline, threads, seed, where=inst.name)
-        else:
-            for v, val in start:
-                v.setInitialValue(val)
-            cmax.setInitialValue(ub)
+    model = milp_model(coef, ready, _allowed(inst, hint, None), lb, ub, hint, work_weight, prices, deadline)
+    if model is None:
+        return not_started
+    if method == "milp-highs":
+        status, raw, details = run_highs(model, deadline, threads, seed, where=inst.name)
+        values = model.solution
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            t_build = time.perf_counter()
+            built = pulp_mapping_model(model, deadline)
+            if built is None:
+                return not_started
+            if time_left(deadline) < CBC_HANDOVER * (time.perf_counter() - t_build) + CBC_MARGIN_S:
+                return (*not_started[:3], {**not_started[3], "note": "too little time left to hand the "
+                                           "model to CBC (MPS file, CBC reading it) before the time limit"})
+            prob, cols = built
             status, raw, result = run_cbc(prob, deadline, seed, warm=True)  # serial CBC (exact/_binary.py)
-            if raw is not None:
-                raw -= 5e-4  # CBC prints 3 decimals
-            details = cbc_info(result)
+        if raw is not None:
+            raw -= 5e-4  # CBC prints 3 decimals
+        details = cbc_info(result)
+        values = [v.varValue or 0.0 for v in cols] if status in ("optimal", "feasible") else None
     assign = None
     if status in ("optimal", "feasible"):
-        assign = np.full(inst.n, -1, dtype=np.int64)
-        for (i, j), v in x.items():
-            if (v.varValue or 0.0) > 0.5:
-                assign[i] = j
-        if (assign < 0).any():  # a solver returned a non-integral point: keep the hint
-            assign, status = None, "feasible"
+        assign = model.assignment(values)
+        if assign is None:  # a solver returned a non-integral point: keep the hint
+            status = "feasible"
     bound = None
     if raw is not None and math.isfinite(raw):
         bound = (raw - _TOL * max(1.0, abs(raw))) / unit / (1.0 + work_weight)
