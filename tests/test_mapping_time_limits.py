@@ -96,19 +96,28 @@ def lp_of(h) -> dict:
             "value": np.asarray(a.value_), "shape": (lp.num_col_, lp.num_row_)}
 
 
+def _both(k, weight, priced):
+    """Instance ``k``'s reference PuLP model (prob, x, cmax, start) and the
+    arguments of :func:`milp_model` for the same model."""
+    inst = instances()[k]
+    hint, coef, ready, allowed, lb = normalised(inst)
+    args = (coef, ready, allowed, lb, X.MILP_NORM, hint, weight, prices_for(inst, priced))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return inst, reference_pulp_model(inst, *args), args
+
+
 @pytest.mark.parametrize("weight,priced", WEIGHTS)
 @pytest.mark.parametrize("k", range(6))
 def test_array_model_is_the_model_pulp_handed_to_highs(k, weight, priced):
-    inst = instances()[k]
-    hint, coef, ready, allowed, lb = normalised(inst)
-    prices = prices_for(inst, priced)
+    inst, (prob, x, cmax, start), args = _both(k, weight, priced)
+    allowed = args[2]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        prob, x, cmax, start = reference_pulp_model(inst, coef, ready, allowed, lb, X.MILP_NORM, hint, weight, prices)
         prob.solverModel = highspy.Highs()
         prob.solverModel.setOptionValue("output_flag", False)
         pulp.HiGHS(msg=False).buildSolverModel(prob)
-    model = X.milp_model(coef, ready, allowed, lb, X.MILP_NORM, hint, weight, prices)
+    model = X.milp_model(*args)
     ref, new = lp_of(prob.solverModel), lp_of(X.highs_mapping_model(model))
     assert ref.keys() == new.keys()
     for key in ref:
@@ -124,16 +133,13 @@ def test_array_model_is_the_model_pulp_handed_to_highs(k, weight, priced):
 @pytest.mark.parametrize("weight,priced", WEIGHTS)
 @pytest.mark.parametrize("k", [2, 3])
 def test_cbc_gets_the_same_mps_file_and_start(tmp_path, k, weight, priced):
-    inst = instances()[k]
-    hint, coef, ready, allowed, lb = normalised(inst)
-    prices = prices_for(inst, priced)
+    inst, (prob, x, cmax, start), args = _both(k, weight, priced)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        prob, x, cmax, start = reference_pulp_model(inst, coef, ready, allowed, lb, X.MILP_NORM, hint, weight, prices)
         for v, val in start:
             v.setInitialValue(val)
         cmax.setInitialValue(X.MILP_NORM)
-        new, cols = X.pulp_mapping_model(X.milp_model(coef, ready, allowed, lb, X.MILP_NORM, hint, weight, prices))
+        new, cols = X.pulp_mapping_model(X.milp_model(*args))
         prob.writeMPS(str(tmp_path / "ref.mps"))
         new.writeMPS(str(tmp_path / "new.mps"))
     assert (tmp_path / "ref.mps").read_text() == (tmp_path / "new.mps").read_text()
