@@ -320,10 +320,13 @@ def cmd_experiment(args) -> int:
               "the failed ones", file=sys.stderr)
         return 1
     print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
-    out = opts.out
-    png = out / f"{args.experiment_name}.png"
-    print(f"wrote {out / (args.experiment_name + '.csv')} ({len(df)} rows)"
-          + (f" and {png}" if png.exists() else "") + f"; provenance in {provenance or out / (args.experiment_name + '.run.json')}")
+    out, name = opts.out, args.experiment_name
+    figures = sorted(p.name for p in out.glob(f"{name}*.png") if p.name == f"{name}.png" or
+                     p.name.startswith(f"{name}-") and not p.name[len(name) + 1:len(name) + 2].isdigit())
+    table_csv = out / f"{name}-table.csv"
+    print(f"wrote {out / (name + '.csv')} ({len(df)} rows)"
+          + (f", {table_csv.name}" if table_csv.exists() else "") + "".join(f", {f}" for f in figures)
+          + f" in {out}; provenance in {provenance or out / (name + '.run.json')}")
     return 0
 
 

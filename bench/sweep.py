@@ -145,6 +145,8 @@ def select(tasks: list[dict], spec: str | None = None, where=()) -> list[int]:
 
     Raises ``ValueError`` naming the option when a field is unknown, a
     condition is not ``FIELD=VALUE`` or nothing is left."""
+    if spec is not None and not spec.strip():
+        raise ValueError("--tasks: empty; give indices or ranges, e.g. 0:10,20 (or leave the option out)")
     idx = parse_indices(spec, len(tasks)) if spec else list(range(len(tasks)))
     for cond in where:
         field, sep, want = cond.partition("=")

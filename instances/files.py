@@ -161,6 +161,8 @@ def output_lock(folder):
     """
     folder = Path(folder)
     made = not folder.exists()
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"{folder}: is a file, not a folder; choose an output folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -150,6 +150,23 @@ def test_task_ranges_still_select_and_stop_at_the_end(capsys):
     assert capsys.readouterr().err.strip() == "epochbench experiment: error: --tasks: index -1 is outside 0:4"
 
 
+def test_an_empty_task_list_and_a_file_as_out_are_refused(capsys):
+    assert _experiment("--tasks", "") == 2
+    assert capsys.readouterr().err.strip().endswith("--tasks: empty; give indices or ranges, e.g. 0:10,20 "
+                                                    "(or leave the option out)")
+    assert not Path("ex").exists()
+    Path("afile").write_text("x")
+    assert cli.main(["experiment", NAME, "--quiet", "--workers", "1", "--out", "afile"]) == 2
+    assert "afile: is a file, not a folder" in capsys.readouterr().err
+
+
+def test_a_run_says_every_file_it_wrote(capsys):
+    assert _experiment() == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    written = {p.name for p in Path("ex").iterdir() if p.suffix in (".csv", ".png")}
+    assert line.startswith("wrote ") and all(name in line for name in written), (line, written)
+
+
 # ---- 15: bench --name, run ids, the lock --------------------------------------------------------
 @pytest.mark.parametrize("args", [["--name", "after", "-k", "nothing"], ["-k", "nothing", "--name", "after"],
                                   ["-k", "nothing", "--name=after"]])

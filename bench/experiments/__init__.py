@@ -293,7 +293,7 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
     tasks = exp.tasks(opts)
     if not tasks:
         raise ValueError(f"experiment {name!r} has no runs for these options")
-    subset = bool(opts.tasks or opts.where)
+    subset = opts.tasks is not None or bool(opts.where)          # --tasks "" is refused by select
     only = _sw.select(tasks, opts.tasks, opts.where) if subset else None
     out = Path(opts.out)
     prov = Path(provenance) if provenance is not None else out / f"{name}.run.json"
