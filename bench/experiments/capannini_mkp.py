@@ -17,6 +17,17 @@ Table per (license ratio, method): runs, Time (mean ms), Sml / Avg / Bst
 license usage (share of the critical licenses' copies in use), the mean
 profit gap to the exact optimum (to its bound where CP-SAT timed out:
 ``unproven`` counts them) and the time as a share of the exact method's.
+``sml``, ``avg``, ``bst`` and ``gap`` are fractions (0.87 = 87 %), not
+per cent, as are the paper's columns: [capannini2007] table 1 heads them
+"(%)" but prints fractions (0.57 .. 1.00).
+
+Paper columns (:data:`PAPER_TABLE1`, copied from [capannini2007] table 1):
+``paper_method`` (``branch&bound`` next to our exact method, ``MKP`` next to
+``greedy-mkp``), ``paper_time_ms``, ``paper_sml``, ``paper_avg``,
+``paper_bst``; empty for ``greedy-ratio``, which the paper does not run.
+The paper's times are from its own machine and branch & bound, ours from
+CP-SAT on this one: compare the ratio of the two methods' times, not the
+milliseconds.
 """
 from __future__ import annotations
 
@@ -30,6 +41,29 @@ from . import Experiment, Options, register
 METHODS = ("cpsat", "greedy-mkp", "greedy-ratio")
 EXACT = "cpsat"
 N_RANGE = (250, 400)
+
+# [capannini2007] table 1 ("Results obtained by running the algorithms branch&bound and MKP
+# on the same job streams instances"), per license ratio: Time (ms), Sml, Avg, Bst for
+# branch&bound, then for MKP.  Copied from the paper's table; its headers say "(%)" but
+# the values are fractions, kept as printed.
+PAPER_TABLE1 = {
+    "40-45": {"branch&bound": (496.53, 0.57, 0.87, 1.00), "MKP": (11.23, 0.54, 0.82, 1.00)},
+    "45-50": {"branch&bound": (353.51, 0.62, 0.88, 1.00), "MKP": (10.40, 0.59, 0.84, 1.00)},
+    "50-55": {"branch&bound": (331.28, 0.64, 0.89, 1.00), "MKP": (10.42, 0.62, 0.87, 1.00)},
+    "55-60": {"branch&bound": (556.96, 0.64, 0.88, 1.00), "MKP": (11.90, 0.63, 0.87, 1.00)},
+}
+PAPER_METHOD = {EXACT: "branch&bound", "greedy-mkp": "MKP"}   # our method -> the paper's column group
+PAPER_COLUMNS = ("paper_time_ms", "paper_sml", "paper_avg", "paper_bst")
+
+
+def paper_values(ratio: str, method: str) -> dict:
+    """The [capannini2007] table 1 cells for our (ratio, method): ``paper_method``
+    and :data:`PAPER_COLUMNS`; empty (None / NaN) where the paper has no row."""
+    name = PAPER_METHOD.get(method)
+    vals = PAPER_TABLE1.get(ratio, {}).get(name) if name else None
+    if vals is None:
+        return {"paper_method": None, **{c: np.nan for c in PAPER_COLUMNS}}
+    return {"paper_method": name, **dict(zip(PAPER_COLUMNS, vals))}
 
 
 def tasks(opts: Options) -> list[dict]:
@@ -66,7 +100,10 @@ def run(task: dict) -> list[dict]:
 
 
 def table(df: pd.DataFrame) -> pd.DataFrame:
-    """[capannini2007] table 1 per (license ratio, method), plus gap and time share."""
+    """[capannini2007] table 1 per (license ratio, method), plus gap and time share,
+    with the paper's values next to ours (``paper_*``, empty where the paper has
+    no row).  ``sml`` / ``avg`` / ``bst`` (critical-license usage) and ``gap``
+    are fractions, not per cent, like the paper's."""
     full = df[~df["empty"].astype(bool)].copy()
     ex = full[full["method"] == EXACT].set_index(["ratio", "seed"])
     ref = ex["bound"].where(ex["status"] != "optimal", ex["value"])
@@ -79,11 +116,13 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
                     "time_ms": g["ms"].mean(), "sml": g["usage"].min(), "avg": g["usage"].mean(),
                     "bst": g["usage"].max(), "gap": g["gap"].mean(),
                     "time_share": g["ms"].mean() / ex_ms[ratio],
-                    "unproven": int((ex.loc[ratio, "status"] != "optimal").sum())})
+                    "unproven": int((ex.loc[ratio, "status"] != "optimal").sum()),
+                    **paper_values(ratio, method)})
     empty = df[df["empty"].astype(bool) & (df["method"] == EXACT)].groupby("ratio").size()
     res = pd.DataFrame(out)
     res["empty"] = res["ratio"].map(empty).fillna(0).astype(int)
-    return res
+    paper = ["paper_method", *PAPER_COLUMNS]          # added columns last: the earlier ones keep their places
+    return res[[c for c in res.columns if c not in paper] + paper]
 
 
 def plot(df: pd.DataFrame, path) -> None:

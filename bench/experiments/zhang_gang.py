@@ -37,6 +37,17 @@ interpolation between load points), the highest utilization reached and
 slowdown / wait at the lowest and highest load.  :func:`claims` checks seed
 004's orderings point by point.
 
+The columns ``rho@sld20``, ``rho@sld50`` and ``rho@sld100`` hold
+utilizations (fractions, e.g. 0.76), not loads or slowdowns: the measured
+utilization at which the configuration's mean bounded slowdown first reaches
+20 / 50 / 100 along increasing load.  Two values fall outside the sweep and
+are written as signed infinities: ``inf`` when the slowdown never reaches
+the threshold, even at the highest load point (the crossing lies above every
+utilization reached), and ``-inf`` when the slowdown is already above the
+threshold at the lowest load point (the crossing lies below the lowest
+utilization run; these cells were empty, NaN, before).  A cell is NaN only
+when the configuration has no load point at all.
+
 Per-epoch gaps (issue: the gang steps are packing decisions too): every
 gang run at overhead 0 records its row-filling steps
 (:class:`epochbench.sim.record.GangRecorder`: Schedule and FillMatrix, one ``packing``
@@ -223,11 +234,14 @@ def _curves(df: pd.DataFrame) -> pd.DataFrame:
 
 def utilization_at(util, value, threshold: float) -> float:
     """Utilization where ``value`` (along increasing load) first reaches
-    ``threshold``, by linear interpolation between load points; NaN if it is
-    above the threshold at the lowest load, inf if it never reaches it."""
+    ``threshold``, by linear interpolation between load points; -inf if it is
+    above the threshold at the lowest load (the crossing is below the sweep),
+    inf if it never reaches it (above the sweep), NaN with no points."""
     u, v = np.asarray(util, dtype=float), np.asarray(value, dtype=float)
-    if len(v) == 0 or v[0] > threshold:
+    if len(v) == 0:
         return float("nan")
+    if v[0] > threshold:
+        return float("-inf")
     for k in range(1, len(v)):
         if v[k] >= threshold:
             f = (threshold - v[k - 1]) / (v[k] - v[k - 1]) if v[k] != v[k - 1] else 1.0
@@ -237,7 +251,8 @@ def utilization_at(util, value, threshold: float) -> float:
 
 def table(df: pd.DataFrame) -> pd.DataFrame:
     """Per (stream, config, overhead): utilization at mean bounded slowdown
-    20 / 50 / 100 (NaN: above it at the lowest load; inf: never reached), the
+    20 / 50 / 100 (``rho@sld20`` ...: utilizations; -inf: above the threshold at
+    the lowest load already; inf: never reached), the
     highest utilization reached, and slowdown, wait and capacity loss at the
     lowest and the highest load point; for the gang runs that scored their
     steps, the mean per-epoch gaps in per cent over all their load points

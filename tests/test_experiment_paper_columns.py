@@ -1,0 +1,117 @@
+"""The paper columns next to ours: ``capannini-mkp`` ([capannini2007] table 1),
+``rajaei`` ([rajaei-dadfar] tables 5 and 6) and the explicit out-of-sweep cells of the
+``zhang-gang`` ``rho@sld*`` columns.  The runs are cut-down quick-mode tasks."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from epochbench.experiments import Options
+from epochbench.experiments import capannini_mkp as mkp
+from epochbench.experiments import rajaei as rj
+from epochbench.experiments import zhang_gang as zg
+
+
+# ---- capannini-mkp: [capannini2007] table 1 ------------------------------------------------------------
+@pytest.fixture(scope="module")
+def mkp_table():
+    quick = [t for t in mkp.tasks(Options(quick=True)) if t["seed"] == 0]    # one event per license ratio
+    assert len(quick) == 4
+    rows = [r for t in quick for r in mkp.run({**t, "time_limit": 0.5})]
+    return mkp.table(pd.DataFrame(rows))
+
+
+def test_capannini_mkp_table_has_the_paper_columns(mkp_table):
+    old = ["ratio", "method", "runs", "time_ms", "sml", "avg", "bst", "gap", "time_share", "unproven", "empty"]
+    assert list(mkp_table.columns[:len(old)]) == old       # the existing columns keep their names and places
+    assert {"paper_method", "paper_time_ms", "paper_sml", "paper_avg", "paper_bst"} <= set(mkp_table.columns)
+
+
+def test_capannini_mkp_paper_values_are_table_1(mkp_table):
+    t = mkp_table.set_index(["ratio", "method"])
+    # [capannini2007] table 1: [40-45] branch&bound 496.53 / 0.57 / 0.87 / 1.00, MKP 11.23 / 0.54 / 0.82 / 1.00
+    bb = t.loc[("40-45", "exact (cpsat)")]
+    assert bb["paper_method"] == "branch&bound"
+    assert (bb["paper_time_ms"], bb["paper_sml"], bb["paper_avg"], bb["paper_bst"]) == (496.53, 0.57, 0.87, 1.00)
+    g = t.loc[("40-45", "greedy-mkp")]
+    assert g["paper_method"] == "MKP"
+    assert (g["paper_time_ms"], g["paper_sml"], g["paper_avg"], g["paper_bst"]) == (11.23, 0.54, 0.82, 1.00)
+    # [55-60]: branch&bound 556.96 ms, Avg 0.88; MKP 11.90 ms, Avg 0.87
+    assert t.loc[("55-60", "exact (cpsat)"), "paper_time_ms"] == 556.96
+    assert t.loc[("55-60", "greedy-mkp"), ["paper_time_ms", "paper_avg"]].tolist() == [11.90, 0.87]
+    assert t.loc[("45-50", "exact (cpsat)"), "paper_time_ms"] == 353.51
+    assert t.loc[("50-55", "exact (cpsat)"), "paper_avg"] == 0.89
+    # the paper has no greedy-ratio: its paper cells are empty
+    ratio = mkp_table[mkp_table["method"] == "greedy-ratio"]
+    assert len(ratio) == 4 and ratio[["paper_time_ms", "paper_avg"]].isna().all().all()
+    # ours and the paper's usages are both fractions
+    assert mkp_table[["sml", "avg", "bst", "paper_sml", "paper_avg", "paper_bst"]].max().max() <= 1.0
+
+
+# ---- rajaei: [rajaei-dadfar] tables 5 and 6 --------------------------------------------------------------
+@pytest.fixture(scope="module")
+def rajaei_table():
+    quick = [t for t in rj.tasks(Options(quick=True)) if t["seed"] == 0 and t["load"] in (0.3, 0.9)]
+    assert len(quick) == 2 * len(rj.ESTIMATES)
+    rows = [r for t in quick for r in rj.run({**t, "jobs": 150})]
+    return rj.table(pd.DataFrame(rows))
+
+
+def test_rajaei_table_has_the_paper_columns(rajaei_table):
+    old = ["load", "estimates", "policy", "runs", "offered", "exec_s", "wait_s", "util_pct", "resp_max_s", "resp_s",
+           "wait_std_s", "out_of_order", "util_vs_nonfcfs_pp"]
+    assert list(rajaei_table.columns[:len(old)]) == old
+    assert {"load_note", "paper_table", "paper_exec_s", "paper_wait_s", "paper_util_pct",
+            "paper_resp_max_s"} <= set(rajaei_table.columns)
+
+
+def test_rajaei_paper_values_are_tables_5_and_6(rajaei_table):
+    t = rajaei_table.set_index(["load", "estimates", "policy"])
+    # table 5 (generated job mix) on the model rows, the same at every load
+    for load in (0.3, 0.9):
+        assert t.loc[(load, "model", "nonfcfs"), "paper_util_pct"] == 85.49
+        assert t.loc[(load, "model", "easy"), "paper_util_pct"] == 87.48
+        assert t.loc[(load, "model", "conservative"), "paper_util_pct"] == 87.09
+    assert t.loc[(0.9, "model", "easy"), ["paper_exec_s", "paper_wait_s", "paper_resp_max_s"]].tolist() == \
+        [301.37, 107.52, 284.88]
+    assert (t.xs("model", level="estimates")["paper_table"] == 5).all()
+    # table 6 (perfect estimate, runtime := estimate): aggressive 89.36 %, conservative 89.20 %; no Non-FCFS row
+    est = "runtime=estimate"
+    assert t.loc[(0.9, est, "easy"), "paper_util_pct"] == 89.36
+    assert t.loc[(0.9, est, "conservative"), ["paper_exec_s", "paper_util_pct"]].tolist() == [765.75, 89.20]
+    assert math.isnan(t.loc[(0.9, est, "nonfcfs"), "paper_util_pct"])
+    assert t.loc[(0.9, est, "nonfcfs"), "paper_table"] == 6
+    assert t.xs("perfect", level="estimates")["paper_util_pct"].isna().all()     # estimate := runtime: no table
+
+
+def test_rajaei_load_note_says_what_load_is(rajaei_table):
+    rt = rajaei_table[rajaei_table["estimates"] == "runtime=estimate"]
+    assert (rt["offered"] > 2 * rt["load"]).all()           # the estimate change raises the offered load
+    assert rt["load_note"].str.contains("before runtime:=estimate").all()
+    assert rajaei_table.loc[rajaei_table["estimates"] != "runtime=estimate", "load_note"].eq(
+        "offered load (= offered)").all()
+
+
+# ---- zhang-gang: rho@sld columns -----------------------------------------------------------------------
+def test_utilization_at_marks_both_ends_of_the_sweep():
+    assert zg.utilization_at([0.2, 0.5, 0.8], [10.0, 30.0, 60.0], 20) == pytest.approx(0.35)
+    assert zg.utilization_at([0.2, 0.5], [30.0, 60.0], 20) == -math.inf   # above it at the lowest load
+    assert zg.utilization_at([0.2, 0.5], [1.0, 2.0], 20) == math.inf      # never reached
+    assert math.isnan(zg.utilization_at([], [], 20))
+
+
+def test_zhang_gang_table_writes_the_out_of_sweep_cells(tmp_path):
+    base = {"stream": "lublin03", "policy": "bf", "mpl": 1, "overhead": 0.0, "discrete": False, "seed": 0}
+    cols = {"offered_load": 0.5, "wait_mean": 1.0, "capacity_loss": 0.1, "bsld_std": 1.0, "wait_std": 1.0,
+            "small_bsld_mean": 1.0, "large_bsld_mean": 1.0, "small_wait_mean": 1.0, "large_wait_mean": 1.0}
+    curves = {"BF": [5.0, 30.0, 200.0], "GS-2": [60.0, 120.0, 300.0], "BGS-2": [1.0, 2.0, 3.0]}
+    rows = [{**base, **cols, "config": c, "point": p, "utilization": u, "bsld_mean": s}
+            for c, sl in curves.items() for p, u, s in zip((0.6, 1.2, 1.8), (0.3, 0.6, 0.9), sl)]
+    t = zg.table(pd.DataFrame(rows)).set_index("config")
+    assert t.loc["BF", "rho@sld20"] == pytest.approx(0.3 + 0.3 * 15 / 25)
+    assert t.loc["GS-2", "rho@sld20"] == -np.inf and t.loc["GS-2", "rho@sld100"] == pytest.approx(0.5)
+    assert t.loc["BGS-2", ["rho@sld20", "rho@sld50", "rho@sld100"]].tolist() == [np.inf] * 3
+    t.to_csv(tmp_path / "t.csv")
+    back = pd.read_csv(tmp_path / "t.csv", index_col=0)
+    assert back.loc["GS-2", "rho@sld20"] == -np.inf and back.loc["BGS-2", "rho@sld20"] == np.inf
