@@ -493,30 +493,6 @@ def _highs_scheduler(threads: int) -> None:
     _HIGHS_THREADS[:] = [threads]
 
 
-def run_highs(prob, start, deadline: float, threads: int, seed: int, where: str = "HiGHS"
-              ) -> tuple[str, float | None, dict]:
-    """Solve the PuLP problem ``prob`` with HiGHS in-process (``start``:
-    [(variable, value)] warm start or ``None``) until ``deadline``
-    (``time.perf_counter()`` seconds; the hand-over to highspy included).
-    Returns (status, the dual bound in the model's own sense, ``None`` if
-    not finite or without a solution; details); status and bound come from
-    the highspy model PuLP leaves on ``prob.solverModel``
-    (:func:`highs_outcome`).  Its stray output is filtered
-    (:func:`quiet_highs`).  The 0-1 models of :class:`BinaryModel` skip
-    PuLP (:func:`_highs`): its hand-over to highspy adds a column and a row
-    at a time (0.22 s for 8,571 variables)."""
-    if time_left(deadline) <= 0:
-        return "timeout", None, {"solver": "HiGHS", "solver_status": "not started",
-                                 "note": "time limit reached before the solver started"}
-    from ._pulp_solvers import HiGHSWithStart
-    solver = HiGHSWithStart(start, deadline, msg=False, timeLimit=max(time_left(deadline), 1e-3),
-                             threads=int(threads), gapRel=0, random_seed=int(seed))
-    _highs_scheduler(int(threads))
-    with quiet_highs():
-        prob.solve(solver)
-    return highs_outcome(prob.solverModel, where, lambda: f"pulp status {pulp.LpStatus[prob.status]}")
-
-
 def highs_outcome(h, where: str = "HiGHS", detail=lambda: "") -> tuple[str, float | None, dict]:
     """(status, dual bound in the model's own sense or ``None``, details)
     of the highspy model ``h`` after its run; a model status that is no

@@ -1,13 +1,13 @@
-"""The two PuLP solver classes of :mod:`epochbench.exact._binary`, in a module
-of their own because subclassing imports PuLP: ``_binary`` imports this
-module only when a MILP runs."""
+"""The PuLP solver class of :mod:`epochbench.exact._binary` (CBC with a
+deadline), in a module of its own because subclassing imports PuLP:
+``_binary`` imports this module only when a MILP runs.  HiGHS gets its
+models from highspy directly (:func:`epochbench.exact._binary.highs_model`)."""
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
 
-import numpy as np
 import pulp
 
 from . import _binary   # its names are read at call time (tests patch them there)
@@ -68,23 +68,3 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return str(number)
-
-
-class HiGHSWithStart(pulp.HiGHS):
-    """``pulp.HiGHS`` that hands HiGHS a starting solution before the run and
-    sets its time limit to what is left before ``deadline`` when the run
-    starts (PuLP's model hand-over to highspy is slow on large models)."""
-
-    def __init__(self, start=None, deadline: float | None = None, **kwargs):
-        super().__init__(**kwargs)
-        self.start = start or []  # (LpVariable, value) pairs
-        self.deadline = deadline
-
-    def callSolver(self, lp):
-        pairs = [(v.index, float(val)) for v, val in self.start if getattr(v, "index", None) is not None]
-        if pairs:
-            idx, val = zip(*pairs)
-            lp.solverModel.setSolution(len(idx), np.array(idx, dtype=np.int32), np.array(val))
-        if self.deadline is not None:  # HiGHS stops at once (status time limit) when little is left
-            lp.solverModel.setOptionValue("time_limit", max(_binary.time_left(self.deadline), 1e-3))
-        lp.solverModel.run()

@@ -924,8 +924,7 @@ def run_highs(model: MilpModel, deadline: float, threads: int, seed: int, where:
     included).  Returns (status, the dual bound or ``None``, details), the
     column values in ``model.solution`` when it found a solution; status
     ``timeout`` and solver status ``not started`` when the deadline passes
-    first.  (The contract of :func:`epochbench.exact._binary.run_highs`,
-    which takes a PuLP problem.)"""
+    first."""
     h = highs_mapping_model(model, deadline) if time_left(deadline) > 0 else None
     if h is None:
         return "timeout", None, {"solver": "HiGHS", "solver_status": "not started",
