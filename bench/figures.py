@@ -50,24 +50,28 @@ def place_labels(ax, xs, ys, names, fontsize: float = 7) -> None:
 
 
 def leaderboard_figure(boards: dict[str, pd.DataFrame], path) -> Path:
-    """One panel per family: mean gap (%, y) against median decision time
-    (ms, x, log), one point per method, exact methods as squares, the
-    Pareto front as a line; one legend for the figure.  Written atomically
-    to ``path`` (PNG)."""
+    """One panel per family (per family and instance set where a board has
+    several, :func:`epochbench.suite.board_blocks`): mean gap (%, y) against
+    median decision time (ms, x, log), one point per method, exact methods
+    as squares, the Pareto front as a line; one legend for the figure.
+    Written atomically to ``path`` (PNG)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import LogLocator, NullFormatter
 
     from epochbench.instances.files import atomic_path
-    fams = [f for f, t in boards.items() if t["mean %"].notna().any()]
+    from epochbench.suite import board_blocks
+    panels = {(fam if name is None else f"{fam}: {name}"[:48]): t
+              for fam, table in boards.items() for name, t in board_blocks(table)}
+    fams = [f for f, t in panels.items() if t["mean %"].notna().any()]
     cols = min(3, max(1, len(fams)))
     rows = int(np.ceil(len(fams) / cols)) if fams else 1
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
     for ax in axes.flat[len(fams):]:
         ax.set_visible(False)
     for ax, fam in zip(axes.flat, fams):
-        t = boards[fam].dropna(subset=["mean %"])
+        t = panels[fam].dropna(subset=["mean %"])
         for kind, marker, color in (("heuristic", "o", "tab:blue"), ("exact", "s", "tab:red")):
             k = t[t["kind"] == kind]
             ax.scatter(k["median ms"], k["mean %"], marker=marker, color=color, s=28, zorder=3)
@@ -93,7 +97,7 @@ def leaderboard_figure(boards: dict[str, pd.DataFrame], path) -> Path:
     fig.suptitle("epochbench: gap against decision time, per family", fontsize=11)
     fig.tight_layout(rect=(0, 0.06, 1, 0.95))
     for ax, fam in zip(axes.flat, fams):                  # labels last: the layout is final
-        t = boards[fam].dropna(subset=["mean %"])
+        t = panels[fam].dropna(subset=["mean %"])
         place_labels(ax, t["median ms"].to_numpy(float), t["mean %"].to_numpy(float), list(t.iloc[:, 0]))
     path = Path(path)
     with atomic_path(path) as tmp:

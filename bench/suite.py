@@ -266,38 +266,84 @@ def leaderboard(rows: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     gave no decision (a timeout without a solution, an error) although there
     was a reference to measure it against; the gaps are over the others, so
     a method with such solves ranks after every method that answered all
-    (then by mean gap), and methods with no gap last.  O(rows log rows)."""
+    (then by mean gap), and methods with no gap last.
+
+    ``set`` names the instances a row is measured on (:func:`instance_sets`).
+    Where a family's methods were measured on different instances (mapping:
+    the heuristics on 512 x 16 matrices, the exact methods on 32 x 4 ones),
+    the board has one block of rows per set, each ranked on its own, and a
+    method measured on several sets has a row in each: gaps and times over
+    different instances are not compared.  O(rows log rows)."""
     df = leaderboard_rows() if rows is None else rows
     out = {}
     for family, f in df.groupby("family", sort=False):
-        table = []
-        for method, g in f.groupby("method", sort=False):
-            gaps = g["gap"].astype(float).dropna()
-            ms = 1000 * g["seconds"].astype(float)
-            has = not gaps.empty
-            table.append({"method": method, "kind": g["kind"].iloc[0], "solves": len(g),
-                          "no ans": int((g["gap"].isna() & (g["gap_kind"] != "no bound")).sum()),
-                          "mean %": 100 * gaps.mean() if has else np.nan,
-                          "p90 %": 100 * gaps.quantile(0.9) if has else np.nan,
-                          "max %": 100 * gaps.max() if has else np.nan,
-                          "at ref %": 100 * float((gaps <= 1e-9).mean()) if has else np.nan,
-                          "median ms": float(ms.median()), "p90 ms": float(ms.quantile(0.9)),
-                          "vs": "/".join(sorted({_KIND_SHORT.get(k, k) for k in g["gap_kind"]}))})
-        t = pd.DataFrame(table)
-        out[family] = (t.assign(_none=t["mean %"].isna(), _short=t["no ans"] > 0)
-                       .sort_values(["_none", "_short", "mean %", "median ms"], kind="stable")
-                       .drop(columns=["_none", "_short"]).reset_index(drop=True))
+        out[family] = pd.concat([_ranked(g).assign(set=label) for label, g in instance_sets(f)],
+                                ignore_index=True)
     return out
 
 
+def instance_sets(f: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """One family's solves in blocks measured by the same methods: the
+    configurations that the same set of methods ran form one block, named
+    after its configuration, or ``N configurations``; in order of first
+    appearance.  A family whose methods all ran the same configurations is
+    one block."""
+    runs = f.groupby("config", sort=False)["method"].agg(frozenset)
+    blocks: dict[frozenset, list] = {}
+    for config, methods in runs.items():
+        blocks.setdefault(methods, []).append(config)
+    return [(str(c[0]) if len(c) == 1 else f"{len(c)} configurations", f[f["config"].isin(c)])
+            for c in blocks.values()]
+
+
+def _ranked(f: pd.DataFrame) -> pd.DataFrame:
+    """One block of a leaderboard (see :func:`leaderboard`)."""
+    table = []
+    for method, g in f.groupby("method", sort=False):
+        gaps = g["gap"].astype(float).dropna()
+        ms = 1000 * g["seconds"].astype(float)
+        has = not gaps.empty
+        table.append({"method": method, "kind": g["kind"].iloc[0], "solves": len(g),
+                      "no ans": int((g["gap"].isna() & (g["gap_kind"] != "no bound")).sum()),
+                      "mean %": 100 * gaps.mean() if has else np.nan,
+                      "p90 %": 100 * gaps.quantile(0.9) if has else np.nan,
+                      "max %": 100 * gaps.max() if has else np.nan,
+                      "at ref %": 100 * float((gaps <= 1e-9).mean()) if has else np.nan,
+                      "median ms": float(ms.median()), "p90 ms": float(ms.quantile(0.9)),
+                      "vs": "/".join(sorted({_KIND_SHORT.get(k, k) for k in g["gap_kind"]}))})
+    t = pd.DataFrame(table)
+    return (t.assign(_none=t["mean %"].isna(), _short=t["no ans"] > 0)
+            .sort_values(["_none", "_short", "mean %", "median ms"], kind="stable")
+            .drop(columns=["_none", "_short"]).reset_index(drop=True))
+
+
+def board_blocks(table: pd.DataFrame) -> list[tuple[str | None, pd.DataFrame]]:
+    """A leaderboard's blocks, ``(set, rows without the set column)``; one
+    block with ``None`` for a board measured on one set (or one without
+    ``set``)."""
+    if "set" not in table:
+        return [(None, table)]
+    sets = list(dict.fromkeys(table["set"]))
+    rest = table.drop(columns=["set"])
+    if len(sets) == 1:
+        return [(None, rest)]
+    return [(s, rest[table["set"] == s].reset_index(drop=True)) for s in sets]
+
+
 def format_leaderboard(table: pd.DataFrame) -> str:
-    """A leaderboard as text, at most 100 columns wide."""
+    """A leaderboard as text, at most 100 columns wide; one block per
+    instance set, under its name, where there are several."""
     def num(x, digits=2):
         return "-" if pd.isna(x) else f"{x:.{digits}f}"
-    shown_ = table.assign(**{c: table[c].map(num) for c in ("mean %", "p90 %", "max %")},
-                          **{"at ref %": table["at ref %"].map(lambda x: num(x, 0))},
-                          **{c: table[c].map(ms_text) for c in ("median ms", "p90 ms")})
-    return shown_.to_string(index=False)
+
+    def text(t):
+        return t.assign(**{c: t[c].map(num) for c in ("mean %", "p90 %", "max %")},
+                        **{"at ref %": t["at ref %"].map(lambda x: num(x, 0))},
+                        **{c: t[c].map(ms_text) for c in ("median ms", "p90 ms")}).to_string(index=False)
+    blocks = board_blocks(table)
+    if len(blocks) == 1:
+        return text(blocks[0][1])
+    return "\n".join(f"on {name[:90]}:\n{text(t)}" for name, t in blocks)
 
 
 def ms_text(x: float) -> str:

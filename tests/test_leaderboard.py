@@ -57,3 +57,26 @@ def test_pareto_front_keeps_the_methods_nothing_beats_on_both(tmp_path):
     assert list(pareto_front(t)["method"]) == ["a", "b", "e"]          # c slower and worse than b; d ties b, slower
     path = leaderboard_figure({"packing": t, "mapping": t}, tmp_path / "board.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_methods_measured_on_different_instances_are_ranked_in_separate_blocks(tmp_path):
+    from epochbench.figures import leaderboard_figure
+    out = []
+    for i in range(4):  # heuristics on big matrices (gap to a best known value), exact only on small ones
+        out += [{"family": "mapping", "config": "512x16", "instance": f"b{i}", "method": "minmin",
+                 "kind": "heuristic", "gap": 0.05, "gap_kind": "best known", "seconds": 0.01},
+                {"family": "mapping", "config": "32x4", "instance": f"s{i}", "method": "minmin",
+                 "kind": "heuristic", "gap": 0.20, "gap_kind": "optimum", "seconds": 0.001},
+                {"family": "mapping", "config": "32x4", "instance": f"s{i}", "method": "cpsat",
+                 "kind": "exact", "gap": 0.0, "gap_kind": "optimum", "seconds": 1.0}]
+    board = leaderboard(pd.DataFrame(out))["mapping"]
+    assert list(zip(board["set"], board["method"])) == [("512x16", "minmin"), ("32x4", "cpsat"),
+                                                        ("32x4", "minmin")]
+    assert list(board["solves"]) == [4, 4, 4]
+    assert np.allclose(board["mean %"], [5.0, 0.0, 20.0])          # never averaged across the two sets
+    text = format_leaderboard(board)
+    assert text.index("on 512x16:") < text.index("on 32x4:") and max(map(len, text.splitlines())) <= 100
+    assert leaderboard(rows())["packing"]["set"].eq("c").all()      # one set: one block, no headings
+    assert "on c:" not in format_leaderboard(leaderboard(rows())["packing"])
+    path = leaderboard_figure({"mapping": board}, tmp_path / "board.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
