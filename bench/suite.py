@@ -283,17 +283,30 @@ def leaderboard(rows: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
 
 
 def instance_sets(f: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """One family's solves in blocks measured by the same methods: the
-    configurations that the same set of methods ran form one block, named
-    after its configuration, or ``N configurations``; in order of first
-    appearance.  A family whose methods all ran the same configurations is
-    one block."""
-    runs = f.groupby("config", sort=False)["method"].agg(frozenset)
+    """One family's solves in blocks within which every method solved the
+    same instances: each (method, configuration) pair's instances (by name)
+    form its set; the pairs that solved the same set go together, and the
+    groups with the same methods merge.  A block is named after its
+    configuration, else ``N instances, M configurations``; blocks come in
+    order of first appearance.  A family whose methods all solved the same
+    instances is one block."""
+    pairs = f.groupby(["method", "config"], sort=False)["instance"].agg(frozenset)
+    same: dict[frozenset, list] = {}
+    for key, names in pairs.items():
+        same.setdefault(names, []).append(key)
     blocks: dict[frozenset, list] = {}
-    for config, methods in runs.items():
-        blocks.setdefault(methods, []).append(config)
-    return [(str(c[0]) if len(c) == 1 else f"{len(c)} configurations", f[f["config"].isin(c)])
-            for c in blocks.values()]
+    for keys in same.values():
+        blocks.setdefault(frozenset(m for m, _ in keys), []).extend(keys)
+    pair = pd.MultiIndex.from_arrays([f["method"], f["config"]])
+    out, seen = [], {}
+    for keys in blocks.values():
+        part = f[pair.isin(keys)]
+        configs = list(dict.fromkeys(c for _, c in keys))
+        name = str(configs[0]) if len(configs) == 1 else (
+            f"{part['instance'].nunique()} instances, {len(configs)} configurations")
+        seen[name] = seen.get(name, 0) + 1
+        out.append((name if seen[name] == 1 else f"{name} ({seen[name]})", part))
+    return out
 
 
 def _ranked(f: pd.DataFrame) -> pd.DataFrame:

@@ -80,3 +80,19 @@ def test_methods_measured_on_different_instances_are_ranked_in_separate_blocks(t
     assert "on c:" not in format_leaderboard(leaderboard(rows())["packing"])
     path = leaderboard_figure({"mapping": board}, tmp_path / "board.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_block_is_the_instances_its_methods_all_solved_whatever_the_configurations_are_called():
+    out = []
+    for size in (10, 50):            # one configuration per method and size, as the assignment benchmark names them
+        for i in range(3):
+            for method, kind in (("mis", "heuristic"), ("hungarian", "exact")):
+                out.append({"family": "assignment", "config": f"{size} {method}", "instance": f"{size}-{i}",
+                            "method": method, "kind": kind, "gap": 0.1 if method == "mis" else 0.0,
+                            "gap_kind": "optimum", "seconds": 0.001})
+            out.append({"family": "assignment", "config": f"{size} mfs (arrive)", "instance": f"{size}-arrive-{i}",
+                        "method": "mfs", "kind": "heuristic", "gap": 0.0, "gap_kind": "optimum", "seconds": 0.001})
+    board = leaderboard(pd.DataFrame(out))["assignment"]
+    assert list(zip(board["set"], board["method"], board["solves"])) == [
+        ("6 instances, 4 configurations", "hungarian", 6), ("6 instances, 4 configurations", "mis", 6),
+        ("6 instances, 2 configurations", "mfs", 6)]
