@@ -416,23 +416,24 @@ def epochs_by(packer):
     fig. 1).  Raises ``ValueError`` if it ever picks nothing, and
     :class:`~epochbench.instances.core.InfeasibleSolution` if it picks an
     index outside the jobs left or one twice."""
+    label = getattr(packer, "__name__", None) or type(packer).__name__  # any callable: a partial, an object
     def solve(inst: "EpochsInstance", **params) -> list[list[int]]:
         remaining = np.arange(inst.n)
         bins = []
         while remaining.size:
             picked = packer(inst.packing(remaining), **params)
-            where = f"{inst.name}: epoch {len(bins)}: {packer.__name__}'s selection of the {remaining.size} jobs left"
+            where = f"{inst.name}: epoch {len(bins)}: {label}'s selection of the {remaining.size} jobs left"
             picked = indices(picked, remaining.size, where)     # the packer's own indices, 0..left - 1
             distinct(picked, where, "starts")
             if not len(picked):
-                raise ValueError(f"{inst.name}: {packer.__name__} started nothing with "
+                raise ValueError(f"{inst.name}: {label} started nothing with "
                                  f"{remaining.size} jobs left")
             bins.append([int(remaining[i]) for i in picked])
             remaining = np.delete(remaining, list(picked))
         return bins
-    solve.__name__ = f"epochs_{packer.__name__}"
+    solve.__name__ = f"epochs_{label}"
     solve.__wrapped__ = packer                     # its parameters (and check_params hook) are the packer's
-    solve.__doc__ = f"Epoch-after-epoch {packer.__name__}: " + (packer.__doc__ or "").split("\n")[0]
+    solve.__doc__ = f"Epoch-after-epoch {label}: " + (getattr(packer, "__doc__", None) or "").split("\n")[0]
     if hasattr(packer, "warm_up"):                 # the packer's compiled kernel, loaded before timing
         solve.warm_up = packer.warm_up
     return solve

@@ -84,12 +84,14 @@ def _load_plugin(ep) -> None:
     family = family or "packing"
     if not name:
         raise PluginError("empty method name")
+    if family not in families():
+        raise PluginError(f"unknown family {family!r} (families: {', '.join(families())})")
     func = ep.load()
     if not callable(func):
         raise PluginError(f"{ep.value} is a {type(func).__name__}, not a function")
-    if any(m.func is func for m in methods_loaded(family)):
-        return                                          # registered itself (decorator) on import
     taken = METHODS.loaded().get((family, name))
+    if taken is not None and taken.func is func:
+        return                                          # registered itself (decorator) on import
     if taken is not None:
         raise PluginError(f"{family} method {name!r} already exists ({taken.origin}); "
                           "a plug-in cannot replace it")
@@ -105,8 +107,10 @@ def _exact() -> None:
     modules_of(EXACT_PACKAGE)()
 
 
-#: every method, by ``(family, name)``; complete itself on lookup
-METHODS: Catalog[Method] = Catalog("method", [_heuristics, _plugins, _exact],
+#: every method, by ``(family, name)``; complete itself on lookup (the
+#: built-in ones before the plug-ins, so that a plug-in cannot take a
+#: built-in name that a later source would register)
+METHODS: Catalog[Method] = Catalog("method", [_heuristics, _exact, _plugins],
                                    describe_key=lambda k: f"{k[1]!r} for family {k[0]!r}")
 #: the catalog's dict of methods (tests patch single entries in it)
 _REGISTRY = METHODS._items
@@ -121,17 +125,29 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
 
     def deco(func):
+        if not callable(func):
+            raise ValueError(f"method {name!r} for family {family!r}: expected a callable, "
+                             f"got {type(func).__name__}")
+        module = str(getattr(func, "__module__", None) or "?")
+        src = origin or ("builtin" if module.startswith("epochbench.") else f"module {module}")
+        if src != "builtin":
+            _load_builtins()   # a built-in name is refused now, not when a later lookup loads it
         old = METHODS.loaded().get((family, name))
         if old is not None and old.func is not func and not _derived(old):
             raise ValueError(f"method {name!r} already registered for family {family!r} by {old.origin}")
-        module = str(getattr(func, "__module__", None) or "?")
-        src = origin or ("builtin" if module.startswith("epochbench.") else f"module {module}")
         m = METHODS.add((family, name), Method(family, name, func, kind, src), origin=src, same=lambda a, b: True)
         if METHODS.has_loaded(_heuristics):    # registered after the derivation: its epochs method now
             _derive_one(m)
         return func
 
     return deco
+
+
+def _load_builtins() -> None:
+    """Import every built-in method module (cheap: no solver is imported
+    before a solve), so that a name check sees all of them."""
+    while not METHODS.has_loaded(_exact):
+        METHODS._load_next()
 
 
 class UnknownMethod(KeyError, ValueError):

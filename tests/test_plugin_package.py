@@ -85,3 +85,19 @@ def test_plugin_is_scored_validated_and_solves_epochs(plugin_env):
     assert code == 0, err
     res = json.loads(out)
     assert res["method"] == "largest" and sorted(j for b in res["bins"] for j in b) == [0, 1, 2, 3]
+
+
+def test_an_entry_point_named_after_an_exact_method_or_an_unknown_family_is_skipped(plugin_env):
+    """The built-in methods load before the plug-ins: an entry point named
+    ``cpsat`` cannot take the name (it used to, and broke every later lookup
+    of ``list``); one for a family that does not exist is skipped, not listed
+    as a new family."""
+    tmp, env = plugin_env
+    (tmp / "userplug-1.0.dist-info" / "entry_points.txt").write_text(
+        "[epochbench.heuristics]\nlargest = userplug:largest_first\ncpsat = userplug:largest_first\n"
+        "pakcing:foo = userplug:largest_first\n")
+    code, out, err = run(env, tmp, "list")
+    assert code == 0, err
+    assert "'cpsat = userplug:largest_first'" in err and "already exists" in err
+    assert "'pakcing:foo = userplug:largest_first'" in err and "unknown family 'pakcing'" in err
+    assert "pakcing" not in out and "largest" in out

@@ -1,0 +1,50 @@
+"""``eb.register``: a built-in name is refused on the first call of a
+process, before any lookup has loaded the built-in methods (it used to be
+accepted then, and every later lookup failed); any callable is a method, a
+non-callable is refused."""
+import functools
+import subprocess
+import sys
+
+import pytest
+
+import epochbench as eb
+
+FRESH = """
+import epochbench as eb
+def mine(inst):
+    return []
+for family, name in (("packing", "ff"), ("packing", "cpsat"), ("epochs", "cg"), ("mapping", "minmin")):
+    try:
+        eb.register(family, name)(mine)
+        print("accepted", family, name)
+    except ValueError as exc:
+        print("refused", family, name)
+fam = eb.generate("leinberger", n=6, k=2, count=1, seed=1)
+print(eb.solve(fam[0], "ff").method, eb.solve(fam[0], "bb").status, eb.solve(fam[0], "cpsat", time_limit=5).status)
+"""
+
+
+def test_a_builtin_name_is_refused_before_any_lookup_and_the_registry_stays_usable():
+    proc = subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[:4] == ["refused packing ff", "refused packing cpsat", "refused epochs cg", "refused mapping minmin"]
+    assert lines[4] == "ff feasible optimal"
+
+
+def test_any_callable_is_a_method_and_anything_else_is_refused():
+    fam = eb.generate("leinberger", n=6, k=2, count=1, seed=1)
+
+    class Smallest:
+        def __call__(self, inst):
+            return [int(inst.demand.sum(axis=1).argmin())]
+
+    def first(inst, *, which=0):
+        return [which]
+
+    eb.register("packing", "test-partial")(functools.partial(first, which=0))
+    eb.register("packing", "test-object")(Smallest())
+    assert eb.solve(fam[0], "test-partial").status == eb.solve(fam[0], "test-object").status == "feasible"
+    with pytest.raises(ValueError, match="expected a callable, got int"):
+        eb.register("packing", "test-number")(42)
