@@ -566,7 +566,8 @@ def gap_vs(kinds) -> str:
 
 def summarize(table: pd.DataFrame) -> pd.DataFrame:
     """Per (family, method): mean and max gap (over rows that have one), share
-    of instances at the reference, median seconds, what the gaps are measured
+    of instances at the reference (of those with a gap or with no answer: a
+    solve that gave no decision is not at the reference), median seconds, what the gaps are measured
     against (``gap_vs``), how many are not against an optimum (``unproven``),
     how many beat their reference, and how many gave no decision
     (``no_answer``: a timeout without a solution, an error; the gaps leave
@@ -574,12 +575,13 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     def agg(df):
         g = df["gap"].astype(float)
         has = g.notna()
+        missed = df["value"].isna() if "value" in df else pd.Series(False, index=df.index)
         out = {
             "instances": len(df),
             "no_answer": int(df["value"].isna().sum()) if "value" in df else 0,
             "mean_gap": g.mean(),
             "max_gap": g.max(),
-            "at_bound": float((g[has] <= 1e-9).mean()) if has.any() else math.nan,
+            "at_bound": (float((g[has] <= 1e-9).sum() / (has | missed).sum()) if has.any() else math.nan),
             "median_s": float(np.nanmedian(df["seconds"])) if df["seconds"].notna().any() else math.nan,
             "gap_vs": gap_vs(df["gap_kind"]),
             "unproven": int((df["gap_kind"] != "optimum").sum()),

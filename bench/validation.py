@@ -276,14 +276,22 @@ def _check_instance(inst, func, label, exact, builtin, time_limit) -> tuple[list
 
 
 def verdict_table(v: Verdict) -> str:
-    """Per method: instances, failures, mean / max gap ("no bound" where no
-    instance had a reference), share at the reference, what the gaps are
+    """Per method: instances, failures, mean / max gap over the instances
+    that passed ("no bound" where none had a reference), share at the
+    reference (a failed instance counts as not at it), what the gaps are
     measured against (``gap_vs``), median ms."""
-    df = v.rows
+    ok = v.rows["ok"].astype(bool)
+    df = v.rows.assign(gap=v.rows["gap"].where(ok), _counted=~ok | v.rows["gap"].where(ok).notna())
+
+    def at_reference(g):
+        part = df.loc[g.index]
+        if not part["gap"].notna().any():
+            return "-"
+        return f"{100 * float((part['gap'] <= 1e-9).sum() / part['_counted'].sum()):.0f}%"
     agg = df.groupby("method", sort=False).agg(
         instances=("instance", "count"), failures=("ok", lambda s: int((~s.astype(bool)).sum())),
         mean_gap=("gap", "mean"), max_gap=("gap", "max"),
-        optimal=("gap", lambda g: f"{100 * float((g.dropna() <= 1e-9).mean()):.0f}%" if g.notna().any() else "-"),
+        optimal=("gap", at_reference),
         gap_vs=("gap_kind", gap_vs),
         median_ms=("seconds", lambda s: milliseconds(float(np.nanmedian(s))) if s.notna().any() else "-"),
     ).reset_index()

@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from .catalog import Catalog, PluginError, modules_of, plugins
-from .core import Result, content, handed
+from .checks import SEQUENCES, short
+from .core import InfeasibleSolution, Result, content, handed
 from .io import check, families
 
 
@@ -229,13 +230,20 @@ def methods(family: str | None = None) -> list[Method]:
 
 
 def as_result(inst, method: str, out, seconds: float, describe: bool = True) -> Result:
-    """Wrap a heuristic's raw decision (or Result) as a checked :class:`Result`;
+    """Wrap a method's raw decision (or Result) as a checked :class:`Result`;
     ``describe=False`` skips the family's ``describe`` figures (the check
-    always runs)."""
+    always runs).  ``seconds`` is the time the caller measured: it replaces
+    whatever a returned Result says, so that no method reports its own
+    speed.  A decision that is not a list, tuple, range or numpy array (a
+    set, a dict, a generator, a string, None) is an
+    :class:`~epochbench.instances.core.InfeasibleSolution`."""
     if isinstance(out, Result):
-        res = out if out.seconds else replace(out, seconds=seconds)
-    else:
+        res = replace(out, seconds=seconds)       # the time measured here, never the method's own figure
+    elif isinstance(out, SEQUENCES):
         res = Result(inst.kind, method, tuple(out), 0.0, "feasible", seconds)
+    else:
+        raise InfeasibleSolution(f"{inst.name}: {method} returned {short(out, 40)} ({type(out).__name__}), not a "
+                                 "decision (a list, tuple, range or numpy array)")
     decision = check(inst, res.decision)
     info = res.info
     if describe and hasattr(inst, "describe"):  # family-specific figures of a decision, e.g. a matching's cardinality
@@ -373,7 +381,7 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     if m.exact:
         out = _overrun(out, DEFAULT_TIME_LIMIT if time_limit is None else time_limit, seconds)
     if m.exact and isinstance(out, Result) and out.status in ("infeasible", "timeout") and not out.decision:
-        return replace(out, family=inst.kind, method=method, seconds=out.seconds or seconds, bound=None)
+        return replace(out, family=inst.kind, method=method, seconds=seconds, bound=None)
     res = as_result(inst, method, out, seconds, describe)
     return honest(res, getattr(inst, "sense", "max")) if m.exact else res
 

@@ -1,0 +1,64 @@
+"""A user's method cannot look better than it is: a decision of the wrong
+type is refused (a set, a dict, a generator, a string, None used to be
+read through ``tuple()``), the time is the one measured around the call
+(a returned ``Result`` used to keep its own ``seconds``), and the share at
+the reference counts a failed or unanswered instance as not at it (it used
+to read 100 % beside 8 failures of 10)."""
+import numpy as np
+import pandas as pd
+import pytest
+
+import epochbench as eb
+from epochbench.instances.core import InfeasibleSolution, Result
+from epochbench.scoring import summarize
+from epochbench.validation import Verdict, verdict_table
+
+
+@pytest.fixture(scope="module")
+def inst():
+    return eb.generate("leinberger", n=6, k=2, count=1, seed=1)[0]
+
+
+@pytest.mark.parametrize("out", [{0}, {0: "x"}, (i for i in [0]), "", None, 0],
+                         ids=["set", "dict", "generator", "str", "none", "int"])
+def test_a_decision_of_the_wrong_type_is_refused(inst, out):
+    name = f"test-wrong-type-{type(out).__name__}"
+    eb.register("packing", name)(lambda i, out=out: out)
+    with pytest.raises(InfeasibleSolution, match=rf"returned .* \({type(out).__name__}\), not a decision"):
+        eb.solve(inst, name)
+
+
+def test_the_time_is_measured_around_the_call_not_reported_by_the_method(inst):
+    import time
+
+    def slow_but_says_fast(i):
+        time.sleep(0.05)
+        return Result("packing", "x", (), 0.0, "feasible", 1e-9)
+
+    def negative(i):
+        return Result("packing", "x", (), 0.0, "feasible", -5.0)
+
+    eb.register("packing", "test-says-fast")(slow_but_says_fast)
+    eb.register("packing", "test-negative-time")(negative)
+    assert eb.solve(inst, "test-says-fast").seconds >= 0.05
+    assert 0 <= eb.solve(inst, "test-negative-time").seconds < 1
+
+
+def test_failed_instances_count_as_not_at_the_reference():
+    rows = pd.DataFrame({"method": ["mine"] * 4 + ["ff"] * 4, "instance": list("abcd") * 2,
+                         "ok": [True, False, False, False] + [True] * 4,
+                         "gap": [0.0, 0.0, np.nan, 0.5] + [0.0, 0.1, 0.0, 0.0],   # a failure may carry a gap
+                         "gap_kind": ["optimum"] * 8, "seconds": [0.001] * 8})
+    text = verdict_table(Verdict(rows, ["three failures"]))
+    mine = next(line for line in text.splitlines() if line.split()[0] == "mine").split()
+    assert mine[1:6] == ["4", "3", "0.00%", "0.00%", "25%"]             # instances, failures, mean, max, at ref
+    ff = next(line for line in text.splitlines() if line.split()[0] == "ff").split()
+    assert ff[5] == "75%"
+
+
+def test_unanswered_solves_count_as_not_at_the_reference_in_score():
+    table = pd.DataFrame({"family": ["packing"] * 4, "method": ["m"] * 4, "gap": [0.0, np.nan, np.nan, np.nan],
+                          "value": [3.0, np.nan, np.nan, np.nan], "seconds": [0.01] * 4,
+                          "gap_kind": ["optimum"] * 4, "beats_reference": [False] * 4})
+    row = summarize(table).iloc[0]
+    assert row["no_answer"] == 3 and row["mean_gap"] == 0.0 and row["at_bound"] == 0.25
