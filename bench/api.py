@@ -232,6 +232,10 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, **
     --policies``) on the ``pool``, ``gang`` or ``farm`` machine; see
     :func:`epochbench.sim.runner.simulate`.  ``workload``: a
     :class:`~epochbench.instances.jobs.Workload`, a path (SWF, CSV, Parquet)
-    or ``(jobs, capacity)``; None for the farm's generated stream."""
+    or ``(jobs, capacity)``; None for the farm's generated stream.  A
+    ``selector`` that raises or gives a decision the checker refuses stops
+    the run with :class:`~epochbench.instances.core.MethodFailed` (a
+    ``RuntimeError``) naming the selector, the step, the time and the
+    candidate jobs; bad arguments are a ``ValueError``."""
     from epochbench.sim.runner import simulate as _simulate
     return _simulate(workload, policy, machine=machine, **options)

@@ -13,6 +13,7 @@ import zlib
 from pathlib import Path
 
 from epochbench.instances import InfeasibleSolution, InstanceError
+from epochbench.instances.core import MethodFailed
 
 from .cli_args import (OPTION_TYPES, Parser, _strict_types, check_params, method_params, nonnegative_float,  # noqa: F401
                        nonnegative_int, param_value, parse_params, plain_text, positive_float, positive_int)
@@ -610,13 +611,18 @@ def _error_line(command: str, exc: BaseException) -> str:
 
 
 def run_command(args) -> int:
-    """Run the parsed command; bad input becomes one line and status 2."""
+    """Run the parsed command; bad input becomes one line and status 2, a
+    user's method that failed mid-run (:class:`MethodFailed`) one line and
+    status 1."""
     try:
         with _output_locks(args):
             return COMMANDS[args.command](args)
     except USER_ERRORS as exc:
         print(_error_line(args.command, exc), file=sys.stderr)
         return 2
+    except MethodFailed as exc:              # a user's method failed mid-run: not bad input, status 1
+        print(_error_line(args.command, exc), file=sys.stderr)
+        return 1
 
 
 def _folder_of(path: Path) -> Path:

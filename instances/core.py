@@ -51,6 +51,12 @@ class InfeasibleSolution(AssertionError):
     """A solution that fails its family's independent feasibility check."""
 
 
+class MethodFailed(RuntimeError):
+    """A method called in the middle of a longer run (a simulator's selector)
+    raised or gave a decision the checker refused; the message says where
+    (the cause is chained)."""
+
+
 @dataclass(frozen=True)
 class Result:
     """What a method decided on one instance.

@@ -62,6 +62,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from epochbench.instances import registry
+from epochbench.instances.core import InfeasibleSolution, MethodFailed
 from epochbench.instances.lazy import intrinsic, kernels_loaded, njit
 
 from . import easy_python as _easy_python
@@ -189,9 +190,12 @@ class _Base(Policy):
         inst = packing_instance(self.table, machine.capacity, machine.free, cands, now=now,
                                 shadow=shadow, extra=extra, meta={"name": f"{self.name}@{now:g}"})
         self.step.instance = inst
-        res = registry.solve(inst, self.selector,
-                             **registry.cold(registry.get("packing", self.selector), self.selector_options))
         stats = self.selector_stats
+        try:
+            res = registry.solve(inst, self.selector,
+                                 **registry.cold(registry.get("packing", self.selector), self.selector_options))
+        except Exception as exc:  # the selector's own bug or a refused decision, named with its step
+            raise MethodFailed(_failed_step(self, now, cands, stats["steps"] + 1, exc)) from exc
         stats["steps"] += 1
         if registry.get("packing", self.selector).exact and res.status != "optimal":
             stats["unproven"] += 1
@@ -202,6 +206,18 @@ class _Base(Policy):
         for j in picked:
             start(j)
         return set(picked)
+
+
+def _failed_step(policy, now, cands, step, exc) -> str:
+    """One line on a selector that failed: which, where, its candidates (the
+    decision's indices are positions in that list) and why."""
+    from epochbench.instances.checks import short
+    ids = [int(policy.table.ids[c]) for c in cands]
+    why = " ".join(str(exc).split()) or type(exc).__name__
+    if not isinstance(exc, (InfeasibleSolution, ValueError)):
+        why = f"{type(exc).__name__}: {why}"
+    return (f"selector {policy.selector!r} failed at step {step} of policy {policy.name!r}, time {now:g}, "
+            f"on {len(ids)} candidate job(s) {short(ids, 80)} (a decision's index i is the i-th of them): {why}")
 
 
 class _ArrivalQueue(_Base):

@@ -62,3 +62,24 @@ def test_unanswered_solves_count_as_not_at_the_reference_in_score():
                           "gap_kind": ["optimum"] * 4, "beats_reference": [False] * 4})
     row = summarize(table).iloc[0]
     assert row["no_answer"] == 3 and row["mean_gap"] == 0.0 and row["at_bound"] == 0.25
+
+
+@pytest.mark.parametrize("mode", ["over", "dup", "raise", "none"])
+def test_a_selector_that_fails_mid_simulation_is_named_with_its_step_and_jobs(mode):
+    from epochbench.instances.core import MethodFailed
+    from epochbench.instances.workloads import workload
+    calls = {"n": 0}
+
+    def flaky(inst):
+        calls["n"] += 1
+        if calls["n"] < 5 or inst.n < 2:
+            return []
+        return {"over": lambda: list(range(inst.n)) * 2, "dup": lambda: [0, 0],
+                "raise": lambda: 1 / 0, "none": lambda: None}[mode]()
+
+    eb.register("packing", f"test-flaky-{mode}")(flaky)
+    s = workload(model="lublin03", jobs=400, seed=3, processors=64)
+    with pytest.raises(MethodFailed, match=rf"selector 'test-flaky-{mode}' failed at step \d+ of policy 'easy', "
+                                           r"time \d+, on \d+ candidate job\(s\) \[\d+") as err:
+        eb.simulate((s.jobs, s.capacity), policy="easy", selector=f"test-flaky-{mode}")
+    assert "\n" not in str(err.value) and err.value.__cause__ is not None

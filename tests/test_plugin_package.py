@@ -101,3 +101,22 @@ def test_an_entry_point_named_after_an_exact_method_or_an_unknown_family_is_skip
     assert "'cpsat = userplug:largest_first'" in err and "already exists" in err
     assert "'pakcing:foo = userplug:largest_first'" in err and "unknown family 'pakcing'" in err
     assert "pakcing" not in out and "largest" in out
+
+
+def test_a_plugin_selector_that_fails_mid_simulation_is_one_line_with_status_1(plugin_env):
+    """Not bad input (status 2), not a traceback: the selector, its step,
+    the time and the candidate jobs, on one line."""
+    tmp, env = plugin_env
+    with open(tmp / "userplug.py", "a") as fh:
+        fh.write("\n\ndef broken(inst):\n    return [0, 0] if inst.n > 1 else []\n")
+    (tmp / "userplug-1.0.dist-info" / "entry_points.txt").write_text(
+        "[epochbench.heuristics]\nlargest = userplug:largest_first\nbroken = userplug:broken\n")
+    code, out, err = run(env, tmp, "generate", "workload", "--out", "w", "--model", "lublin03", "--jobs", "300",
+                         "--processors", "64", "--seed", "2")
+    assert code == 0, err
+    trace = next((tmp / "w").glob("*.swf"))
+    code, out, err = run(env, tmp, "simulate", "--workload", str(trace), "--policy", "easy", "--selector", "broken")
+    assert code == 1, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "selector 'broken' failed at step" in err and "starts job 0 twice" in err
+
