@@ -176,7 +176,7 @@ def _workers(workers) -> None:
 
 def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: int = 0,
              time_limit: float = 10.0, exact: str = "cpsat", workers: int | None = 1,
-             scheduler: str | None = None):
+             scheduler: str | None = None, label: str | None = None):
     """Check a user's heuristic ``func(instance) -> decision`` on edge cases
     and ``count`` random instances of ``family``; every answer is checked
     and scored against ``exact``'s proven optimum next to the built-ins.
@@ -184,7 +184,9 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
     the workers by pickle).  ``func`` gets a copy of each instance
     (read-only arrays as the original's); its answer is checked on the
     original, and changing the copy (``meta``, or an array made writable)
-    is a failure.
+    is a failure.  ``label`` names it in the table and the failure lines
+    (default its ``__name__``).  ``func`` runs without a time limit:
+    ``time_limit`` is the exact reference's, per instance.
 
     Returns
     -------
@@ -201,8 +203,10 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
             raise ValueError(f"{what}: must be an integer >= {low}, got {x!r}")
     check_limits(time_limit)
     _workers(workers)
+    if label is not None and (not isinstance(label, str) or not label.strip()):
+        raise ValueError(f"label: expected a name, got {label!r}")
     return _validate(func, family, count=count, seed=seed, time_limit=time_limit, exact=exact,
-                     workers=workers, scheduler=scheduler)
+                     workers=workers, scheduler=scheduler, label=label)
 
 
 def generate(name: str, **params) -> list:

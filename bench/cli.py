@@ -233,7 +233,7 @@ def cmd_validate(args) -> int:
         func = functools.wraps(func)(functools.partial(func, **params))
     try:
         v = validate(func, args.family, count=args.count, seed=args.seed, label=args.function,
-                     time_limit=args.time_limit, workers=args.jobs, scheduler=args.scheduler,
+                     time_limit=args.time_limit, exact=args.exact, workers=args.jobs, scheduler=args.scheduler,
                      progress=_score_progress(lambda: _validate_count(args), getattr(args, "verbose", False)))
     except SolverDisagreement as exc:
         print(f"epochbench validate: disagreement: {exc}", file=sys.stderr)
@@ -364,8 +364,9 @@ def _add_score(sub) -> None:
                               "    ,my-instance-3,,1250")
     c.add_argument("dir", type=Path, help="family folder (or one instance file)")
     c.add_argument("--methods", nargs="+", required=True, help="comma- or space-separated method names")
-    c.add_argument("--time-limit", type=float, default=10.0)
-    c.add_argument("--threads", type=int, default=1)
+    c.add_argument("--time-limit", type=float, default=10.0, metavar="S",
+                   help="seconds: the whole call of each exact method (default 10); heuristics run without it")
+    c.add_argument("--threads", type=int, default=1, help="solver threads, exact methods (default 1)")
     c.add_argument("--out", type=str, metavar="OUT",
                    help="where to write: OUT.csv, OUT.parquet and OUT.run.json; when OUT is an existing folder or "
                         "ends with '/', OUT/scores.csv, ... inside it (default DIR/scores)")
@@ -386,7 +387,11 @@ def _add_validate(sub) -> None:
     v.add_argument("--family", default="packing", choices=["packing", "epochs", "knapsack", "assignment", "mapping"])
     v.add_argument("--count", type=int, default=30, help="random instances besides the edge cases")
     v.add_argument("--seed", type=int, default=0)
-    v.add_argument("--time-limit", type=float, default=10.0)
+    v.add_argument("--time-limit", type=float, default=10.0, metavar="S",
+                   help="seconds per instance for the exact reference (default 10); FUNCTION itself runs "
+                        "without a limit, so a call that never returns stops the run")
+    v.add_argument("--exact", default="cpsat", metavar="METHOD",
+                   help="the exact method whose proofs are the reference (default cpsat)")
     v.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="keyword argument of FUNCTION (repeatable; int, float, true/false or text), e.g. --param window=2")
     _add_sweep_options(v, "$EPOCHBENCH_WORKERS or all cores, one instance per worker at a time")

@@ -124,6 +124,9 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
     go by (only built-in heuristics are its yardsticks)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if not isinstance(name, str) or not name or "," in name or any(c.isspace() for c in name):
+        raise ValueError(f"method name: expected a name without commas or spaces (the command line and "
+                         f"'methods' lists split on them), got {name!r}")
 
     def deco(func):
         if not callable(func):

@@ -48,3 +48,20 @@ def test_any_callable_is_a_method_and_anything_else_is_refused():
     assert eb.solve(fam[0], "test-partial").status == eb.solve(fam[0], "test-object").status == "feasible"
     with pytest.raises(ValueError, match="expected a callable, got int"):
         eb.register("packing", "test-number")(42)
+
+
+@pytest.mark.parametrize("name", ["a,b", " sp ", "x y", ""])
+def test_a_name_the_command_line_cannot_reach_is_refused(name):
+    with pytest.raises(ValueError, match="name"):
+        eb.register("packing", name)(lambda inst: [])
+
+
+def test_validate_takes_a_label_and_the_command_line_an_exact_reference(tmp_path):
+    v = eb.validate(lambda inst: [], family="packing", count=1, label="nothing-started", time_limit=2)
+    assert set(v.table["method"]) >= {"nothing-started", "cpsat"}
+    (tmp_path / "startnone.py").write_text("def none(inst):\n    return []\n")
+    proc = subprocess.run([sys.executable, "-m", "epochbench.cli", "validate", "startnone:none", "--count", "1",
+                           "--time-limit", "2", "--exact", "milp-highs", "--jobs", "1"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=300,
+                          env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
+    assert "milp-highs" in proc.stdout and "cpsat" not in proc.stdout, proc.stderr
