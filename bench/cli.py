@@ -13,7 +13,7 @@ import zlib
 from pathlib import Path
 
 from epochbench.instances import InfeasibleSolution, InstanceError
-from epochbench.instances.core import MethodFailed
+from epochbench.instances.core import RunStopped
 
 from .cli_args import (OPTION_TYPES, Parser, _strict_types, check_params, method_params, nonnegative_float,  # noqa: F401
                        nonnegative_int, param_value, parse_params, plain_text, positive_float, positive_int)
@@ -317,8 +317,9 @@ def cmd_experiment(args) -> int:
     try:
         df, table = run_experiment(args.experiment_name, opts, provenance=provenance, argv=sys.argv)
     except SweepFailed as exc:
-        print(f"epochbench experiment: {exc.report()}\nthe other runs are saved; run the same command to rerun "
-              "the failed ones", file=sys.stderr)
+        then = (f"the other {exc.done} runs are saved; run the same command to rerun the failed ones" if exc.done
+                else "no run finished; fix the error and run the same command again")
+        print(f"epochbench experiment: {exc.report()}\n{then}", file=sys.stderr)
         return 1
     print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     out, name = opts.out, args.experiment_name
@@ -617,15 +618,15 @@ def _error_line(command: str, exc: BaseException) -> str:
 
 def run_command(args) -> int:
     """Run the parsed command; bad input becomes one line and status 2, a
-    user's method that failed mid-run (:class:`MethodFailed`) one line and
-    status 1."""
+    run that stopped for another reason (:class:`RunStopped`: a user's
+    method failed mid-run, the scheduler went away) one line and status 1."""
     try:
         with _output_locks(args):
             return COMMANDS[args.command](args)
     except USER_ERRORS as exc:
         print(_error_line(args.command, exc), file=sys.stderr)
         return 2
-    except MethodFailed as exc:              # a user's method failed mid-run: not bad input, status 1
+    except RunStopped as exc:                # a user's method failed, a scheduler went away: not bad input
         print(_error_line(args.command, exc), file=sys.stderr)
         return 1
 

@@ -14,9 +14,21 @@ append it to their JSON-lines checkpoint, :func:`append_record`, whose torn
 last line :func:`repair_tail` cuts off), Dask reruns the tasks of a worker
 that died, and a task that raises is reported (:class:`Failure`, its task
 and traceback) while the others go on; :class:`SweepFailed` lists them at
-the end.  Timing-sensitive tasks (``timing=True``) ask for the worker
-resource ``exclusive`` so that a worker runs one of them at a time, and
-their rows get the ``host`` and ``cpu`` that ran them.
+the end (one line for the tasks that failed alike).  Timing-sensitive tasks
+(``timing=True``) ask for the worker resource ``exclusive`` so that a worker
+runs one of them at a time (a warning on stderr when the scheduler's
+workers do not declare it), and their rows get the ``host`` and ``cpu``
+that ran them.
+
+A scheduler is checked before anything runs (:func:`check_scheduler`: a
+malformed address or an unknown host is one ``ValueError``); what answers at
+its address is given :data:`CONNECT_TIMEOUT` seconds (a web server or another
+service is one ``ValueError``, not a hang or a traceback).  The tasks travel
+to its workers pickled here (:func:`_payloads`): the modules of this process
+that are not installed (a user's module on this process's path) travel by
+value, so that the workers need only epochbench and the installed packages.
+Losing the scheduler mid-sweep is one :class:`SchedulerLost`, not a failure
+per task.
 
 ``distributed`` is imported only when a cluster is used: ``import
 epochbench`` and ``epochbench simulate`` do not pay for it.
@@ -27,17 +39,26 @@ References
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import json
+import logging
 import os
+import pickle
 import platform
+import re
 import socket
 import sys
+import threading
 import time
 import traceback
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
+
+from epochbench.instances.core import RunStopped
 
 from epochbench.instances.files import atomic_path
 
@@ -49,6 +70,10 @@ WORKERS_ENV = "EPOCHBENCH_WORKERS"
 #: worker resource held by each timing-sensitive task (start remote workers
 #: with ``--resources exclusive=1`` to give such tasks a worker each)
 EXCLUSIVE = "exclusive"
+#: seconds a scheduler has to answer (the connection and Dask's handshake)
+CONNECT_TIMEOUT = 20.0
+#: what an address that answers but is no scheduler usually is
+PORT_HINT = "a Dask scheduler listens on port 8786 by default; 8787 is its dashboard"
 
 
 @dataclass(frozen=True)
@@ -58,29 +83,102 @@ class Failure:
     task: Any
     error: str
 
+    def reason(self) -> str:
+        """The error on one line (:func:`reason_of`)."""
+        return reason_of(self.error)
+
     def line(self) -> str:
-        last = self.error.strip().splitlines()[-1] if self.error.strip() else "error"
-        return f"task {self.index} {_label(self.task)!s}: {last}"
+        return f"task {self.index} {_label(self.task)!s}: {self.reason()}"
+
+
+def reason_of(error: str) -> str:
+    """A traceback text's error on one line: the last exception's ``Type:
+    message`` (a message of several lines joined), then ``; cause: ...`` with
+    the first exception of the chain when it was raised ``from`` another
+    (Dask's "Error during deserialization" from "No module named 'X'");
+    text that is no traceback, joined on one line."""
+    blocks = [b for b in re.split(r"^Traceback \(most recent call last\):$", error.strip(), flags=re.M)
+              if b.strip()]
+    if not blocks:
+        return "error"
+    last = _exception_text(blocks[-1])
+    if len(blocks) > 1 and "direct cause of the following exception" in blocks[0]:
+        last += f"; cause: {_exception_text(blocks[0])}"
+    return last
+
+
+def _exception_text(block: str) -> str:
+    """The exception of one traceback block (the lines after its last frame),
+    on one line, cut at 300 characters."""
+    lines = [line for line in block.splitlines() if line.strip()]
+    frames = [k for k, line in enumerate(lines) if line.startswith((" ", "\t"))]
+    tail = lines[frames[-1] + 1:] if frames else lines
+    tail = [line for line in tail if "direct cause of the following exception" not in line
+            and "During handling of the above exception" not in line]
+    text = " ".join(" ".join(tail).split()) or "error"
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 class SweepFailed(RuntimeError):
     """Some tasks raised; the others finished (and were saved).
 
-    ``failures``: the :class:`Failure` of each; the message names the first
-    one's task and error on its first line, then one line per failure."""
+    ``failures``: the :class:`Failure` of each; ``total``: the tasks of the
+    sweep (``total - len(failures)`` finished: :attr:`done`).  The message
+    names the first one's task and error on its first line, then one line
+    per failure, or per error shared by several tasks (their indices)."""
 
     def __init__(self, failures: list[Failure], total: int):
-        self.failures = failures
+        self.failures, self.total = failures, total
         first = failures[0]
-        head = f"task {first.task!r} failed: {first.error.strip().splitlines()[-1]}"
+        head = f"task {first.task!r} failed: {first.reason()}"
         lines = [f"{len(failures)} of {total} tasks failed; first: {head}"]
-        lines += [f"  {f.line()}" for f in failures]
+        for reason, group in _by_reason(failures).items():
+            if len(group) == 1:
+                lines.append(f"  {group[0].line()}")
+            else:
+                every = "all" if len(group) == len(failures) else f"{len(group)}"
+                lines.append(f"  {every} of them (tasks {format_indices(f.index for f in group)}): {reason}")
         super().__init__("\n".join(lines))
 
+    @property
+    def done(self) -> int:
+        """The tasks of the sweep that finished (0: none was saved)."""
+        return self.total - len(self.failures)
+
     def report(self) -> str:
-        """The message, then each failure's task and traceback."""
-        tbs = [f"--- task {f.index}: {f.task!r}\n{f.error.rstrip()}" for f in self.failures]
+        """The message, then the traceback of each failure (one for the
+        tasks that failed with the same error)."""
+        tbs = []
+        for group in _by_reason(self.failures).values():
+            f = group[0]
+            more = f" (and {len(group) - 1} more with this error)" if len(group) > 1 else ""
+            tbs.append(f"--- task {f.index}{more}: {f.task!r}\n{f.error.rstrip()}")
         return "\n".join([str(self), *tbs])
+
+
+def _by_reason(failures: list[Failure]) -> dict[str, list[Failure]]:
+    """The failures grouped by their one-line reason, in order of first appearance."""
+    groups: dict[str, list[Failure]] = {}
+    for f in failures:
+        groups.setdefault(f.reason(), []).append(f)
+    return groups
+
+
+class SchedulerLost(RunStopped):
+    """The connection to the Dask scheduler was lost in the middle of a
+    sweep (the scheduler stopped, or the network between): the sweep stops.
+
+    ``address``; ``done`` of ``total`` tasks finished; ``saved``: their
+    results are kept (an experiment's partial file), so the same command
+    resumes.  The message is one line."""
+
+    def __init__(self, address: str, done: int, total: int, saved: bool = False):
+        self.address, self.done, self.total, self.saved = address, done, total, saved
+        if saved:
+            tail = f"{done} of {total} runs done (saved); run the same command to resume"
+        else:
+            tail = f"{done} of {total} tasks done (not kept); run the command again"
+        super().__init__(f"lost the scheduler {address}: {tail}")
 
 
 # ---- selecting tasks -------------------------------------------------------------------
@@ -324,6 +422,75 @@ def default_workers() -> int:
     return n
 
 
+def check_workers(workers: int | None = None) -> int:
+    """Local worker processes of a sweep: ``workers``, else
+    :func:`default_workers`; ``ValueError`` naming the option or the
+    variable when it is not a positive integer."""
+    if workers is None:
+        return default_workers()
+    if workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {workers}")
+    return workers
+
+
+def scheduler_of(address: str | None = None) -> str | None:
+    """The scheduler a sweep uses: ``address``, else ``$EPOCHBENCH_SCHEDULER``,
+    else None (a local cluster); blank values count as none.  Not checked
+    (:func:`check_scheduler`)."""
+    return (address or "").strip() or os.environ.get(SCHEDULER_ENV, "").strip() or None
+
+
+def _option(address: str | None) -> str:
+    """What named the scheduler: the option, or the environment variable."""
+    return "--scheduler" if (address or "").strip() else SCHEDULER_ENV
+
+
+#: protocols whose addresses are HOST[:PORT] (Dask's default: tcp)
+_HOST_PORT = ("tcp", "tls", "ws", "wss")
+#: other protocols of Dask, passed on unchecked
+_OTHER_PROTOCOLS = ("inproc", "ucx", "ucxx")
+_LOCATION = re.compile(r"(?:\[(?P<ip6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9_][A-Za-z0-9_.-]*)):(?P<port>\d{1,5})")
+
+
+def check_scheduler(address: str | None = None) -> str | None:
+    """:func:`scheduler_of` ``address``, checked before anything runs:
+    ``PROTOCOL://HOST:PORT`` or ``HOST:PORT`` (Dask's default protocol:
+    tcp) with a host that resolves.
+
+    Raises ``ValueError`` naming ``--scheduler`` (or ``$EPOCHBENCH_SCHEDULER``
+    when the address came from there) for a malformed address
+    (``tcp//head:8786``, no port), an unknown protocol, a port outside
+    1-65535, a host name that does not resolve, or an address where nothing
+    accepts a connection (within :data:`CONNECT_TIMEOUT` seconds).  Cost:
+    one name lookup and one TCP connection."""
+    resolved = scheduler_of(address)
+    if resolved is None:
+        return None
+    option = _option(address)
+    scheme, sep, location = resolved.partition("://")
+    if not sep:
+        scheme, location = "tcp", resolved
+    if scheme in _OTHER_PROTOCOLS:
+        return resolved
+    example = "give tcp://HOST:PORT, e.g. tcp://head:8786"
+    if scheme not in _HOST_PORT:
+        raise ValueError(f"{option} {resolved}: unknown protocol {scheme!r}; {example}")
+    m = _LOCATION.fullmatch(location)
+    if m is None or not 1 <= int(m["port"]) <= 65535:
+        raise ValueError(f"{option} {resolved}: not a scheduler address; {example}")
+    host, port = m["ip6"] or m["host"], int(m["port"])
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        raise ValueError(f"{option} {resolved}: unknown host {host!r}; {example}") from None
+    try:                                              # nothing listening: said now, not after Dask's retries
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise ValueError(f"{option} {resolved}: cannot connect ({exc.strerror or exc}); is the scheduler "
+                         f"running? {PORT_HINT}") from None
+    return resolved
+
+
 def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = None, *,
               workers: int | None = None, scheduler: str | None = None, progress: bool = True,
               on_result: Callable[[int, Any], None] | None = None, exclusive: bool = False,
@@ -338,11 +505,12 @@ def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = 
     workers : local worker processes (default: :func:`default_workers`, every
         core); 1 runs in this process.  Ignored with a scheduler.
     scheduler : address of a Dask scheduler (default: ``$EPOCHBENCH_SCHEDULER``;
-        none: a local cluster).
+        none: a local cluster), checked first (:func:`check_scheduler`).
     progress : progress lines on a terminal.
     on_result : ``on_result(i, result)`` in this process as each task finishes.
     exclusive : each task holds the worker resource ``exclusive`` (a worker
-        to itself), where the workers declare it.
+        to itself), where the workers declare it (a warning on stderr when
+        no worker of a scheduler does and one runs several threads).
     stop_on_error : the first exception a task raises stops the sweep and
         propagates, its type kept (``score`` and ``validate``: bad input is
         an error of the whole command); default: collect failures.
@@ -352,18 +520,32 @@ def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = 
     results : ``{i: call(tasks[i])}`` of the tasks that finished.
     failures : a :class:`Failure` per task that raised (the others go on).
 
+    Raises
+    ------
+    ValueError
+        A malformed scheduler address, a bad ``workers`` or
+        ``$EPOCHBENCH_WORKERS`` (before anything runs); a scheduler that does
+        not answer as one within :data:`CONNECT_TIMEOUT` seconds; with
+        ``stop_on_error``, a task that its worker cannot unpickle (a module
+        of it is missing there).
+    SchedulerLost
+        The scheduler went away mid-sweep (``on_result`` had the results
+        of the tasks done).
+
     Notes
     -----
     Ctrl-C cancels the pending tasks, stops a local cluster and raises
     ``KeyboardInterrupt``.  Dask reruns a task whose worker died (up to its
     ``distributed.scheduler.allowed-failures``).  Cost per task: one
-    pickle round trip plus the scheduler's few milliseconds.
+    pickle round trip plus the scheduler's few milliseconds; with a
+    scheduler, the modules pickled by value are found by pickling ``call``
+    and the tasks once more.
     """
     todo = list(range(len(tasks))) if todo is None else list(todo)
-    scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
-    workers = default_workers() if workers is None else workers
-    if workers < 1:
-        raise ValueError(f"--workers must be >= 1, got {workers}")
+    option = _option(scheduler)
+    scheduler = check_scheduler(scheduler)
+    if scheduler is None or workers is not None:
+        workers = check_workers(workers)          # $EPOCHBENCH_WORKERS: only without a scheduler
     bar = Progress(len(todo), progress)
     results: dict[int, Any] = {}
     failures: list[Failure] = []
@@ -388,26 +570,22 @@ def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = 
             else:
                 finish(i, True, value)
     elif todo:
-        _on_dask(call, tasks, todo, min(workers, len(todo)), scheduler, exclusive, bar, finish,
-                 stop_on_error)
+        _on_dask(call, tasks, todo, min(workers or 1, len(todo)), scheduler, exclusive, bar, finish,
+                 stop_on_error, option)
     failures.sort(key=lambda f: f.index)
     return results, failures
 
 
-def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop_on_error=False) -> None:
+def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop_on_error=False,
+             option="--scheduler") -> None:
     """Submit the tasks to a Dask client (a local cluster unless ``scheduler``)
     and hand each outcome to ``finish`` as it completes."""
-    import logging
-
     import dask
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, LocalCluster
 
     # worker processes not daemonic: a task may start processes of its own
     # (they still exit when this process dies: distributed watches the parent)
-    log = logging.getLogger("distributed")
-    level = log.level
-    with dask.config.set({"distributed.worker.daemon": False, "logging.distributed": "error"}):
-        log.setLevel(logging.ERROR)        # no shutdown chatter on stderr
+    with dask.config.set({"distributed.worker.daemon": False, "logging.distributed": "error"}), _quiet_logs():
         cluster = None
         try:
             if scheduler is None:
@@ -418,47 +596,153 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
                                        silence_logs=logging.CRITICAL)
                 client = Client(cluster)
                 client.run(_use_path, list(sys.path))   # what this process can import, they can
+                work = functools.partial(_outcome, call, raising=stop_on_error)
+                jobs = {i: (work, tasks[i]) for i in todo}
             else:
-                client = _connect(Client, scheduler)
-                bar.say(f"  scheduler {scheduler}; dashboard {client.dashboard_link}")
+                client = _connect(Client, scheduler, option)
+                jobs = _payloads(call, tasks, todo, stop_on_error)
             with client:
-                client.run(_ignore_sigint)
-                res = {EXCLUSIVE: 1} if exclusive and _has_exclusive(client) else None
-                wrap = functools.partial(_outcome, call, raising=stop_on_error)
-                futures = {client.submit(wrap, tasks[i], key=f"epochbench-task-{i}-{_token()}",
-                                         resources=res, pure=False): i for i in todo}
-                for fut in as_completed(futures):
-                    i = futures[fut]
-                    try:
-                        ok, value = fut.result()
-                    except Exception:          # lost too many workers, or cannot unpickle
-                        if stop_on_error:
-                            raise
-                        ok, value = False, traceback.format_exc()
-                    finish(i, ok, value)
-                    fut.release()
+                _sweep_on(client, scheduler, jobs, exclusive, bar, finish, stop_on_error)
         finally:
             if cluster is not None:
                 cluster.close(timeout=10)
-            log.setLevel(level)
 
 
-def _connect(Client, address: str):
-    """A client of the scheduler at ``address``; ``ValueError`` naming the
-    option when none answers within 20 s."""
+@contextlib.contextmanager
+def _quiet_logs():
+    """While a sweep runs, ``distributed``'s loggers say errors only, and
+    ``distributed.client`` (a level of its own: its warnings "Couldn't
+    gather ... rescheduling", its errors when the scheduler is lost, which
+    :class:`SchedulerLost` says in one line) nothing; their levels are
+    restored after."""
+    names = {"distributed", "distributed.client"} | {
+        n for n, lg in logging.root.manager.loggerDict.items()
+        if n.startswith("distributed.") and isinstance(lg, logging.Logger) and lg.level != logging.NOTSET}
+    saved = {n: logging.getLogger(n).level for n in names}
+    for n in names:                                    # no reconnection or shutdown chatter on stderr
+        logging.getLogger(n).setLevel(logging.CRITICAL if n == "distributed.client" else logging.ERROR)
     try:
-        return Client(address, timeout="20s")
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ValueError(f"--scheduler {address}: cannot connect ({' '.join(str(exc).split())[:200]})") from None
+        yield
+    finally:
+        for n, level in saved.items():
+            logging.getLogger(n).setLevel(level)
+
+
+def _sweep_on(client, scheduler, jobs, exclusive, bar, finish, stop_on_error) -> None:
+    """Submit ``jobs`` (``{i: (function, argument...)}``) to ``client`` and
+    hand each outcome to ``finish``; losing the scheduler (``scheduler``
+    not None) raises :class:`SchedulerLost` once, with the count done."""
+    from distributed import as_completed
+    done = 0
+    try:
+        client.run(_ignore_sigint)
+        if scheduler is not None and bar.on:
+            link = _dashboard(client)
+            bar.say(f"  scheduler {scheduler}" + (f"; dashboard {link}" if link else ""))
+        res = _resources(client, scheduler) if exclusive else None
+        futures = {client.submit(*job, key=f"epochbench-task-{i}-{_token()}", resources=res, pure=False): i
+                   for i, job in jobs.items()}
+        for fut in as_completed(futures, loop=client.loop):
+            i = futures[fut]
+            try:
+                ok, value = fut.result()
+            except Exception as exc:           # lost too many workers, or the scheduler
+                if stop_on_error or _lost(client, exc):
+                    raise
+                ok, value = False, traceback.format_exc()
+            done += 1
+            finish(i, ok, value)
+            fut.release()
+    except Exception as exc:
+        if scheduler is not None and _lost(client, exc):
+            raise SchedulerLost(scheduler, done, len(jobs)) from None
+        raise
+
+
+def _lost(client, exc: BaseException) -> bool:
+    """``exc`` says that ``client`` lost its scheduler (not that a task failed):
+    a future cancelled for ``scheduler-connection-lost``, or any error once
+    the client is no longer connected (a closed comm, a timeout)."""
+    if getattr(exc, "reason", None) == "scheduler-connection-lost":
+        return True
+    return client.status not in ("running", "newly-created")
+
+
+def _connect(Client, address: str, option: str = "--scheduler"):
+    """A client of the scheduler at ``address``; ``ValueError`` naming the
+    option when none answers within :data:`CONNECT_TIMEOUT` seconds or what
+    answers is no Dask scheduler.
+
+    The client is made in a daemon thread joined with that deadline (Dask
+    bounds the connection, not the handshake after it: a web server would
+    hang it for good); one that does not return is left to die with the
+    process.  Any exception of the connection (a service that speaks first
+    makes Dask read its banner as frame lengths: ``MemoryError``) is the
+    ``ValueError``; ``KeyboardInterrupt`` goes on."""
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = Client(address, timeout=f"{CONNECT_TIMEOUT}s", set_as_default=False)
+        except BaseException as exc:   # noqa: BLE001 - handed to the calling thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=connect, name="epochbench-connect", daemon=True)
+    thread.start()
+    thread.join(CONNECT_TIMEOUT + 2)
+    if thread.is_alive():
+        raise ValueError(f"{option} {address}: no Dask scheduler answered within {CONNECT_TIMEOUT:g} s "
+                         f"(a web server or another service? {PORT_HINT})")
+    exc = box.get("error")
+    if exc is None:
+        return box["client"]
+    if not isinstance(exc, Exception):
+        raise exc
+    msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+    if isinstance(exc, (OSError, TimeoutError)):
+        raise ValueError(f"{option} {address}: cannot connect ({msg})") from None
+    raise ValueError(f"{option} {address}: cannot connect (not a Dask scheduler? Dask could not read its "
+                     f"answer: {msg}; {PORT_HINT})") from None
+
+
+def _dashboard(client) -> str | None:
+    """The scheduler's dashboard link, when it serves one: a scheduler
+    started with ``--no-dashboard`` still reports an HTTP service, whose
+    ``/status`` is 404 (one request, 2 s at most; a link this process cannot
+    reach is given all the same)."""
+    import urllib.error
+    import urllib.request
+    if "dashboard" not in (client.scheduler_info().get("services") or {}):
+        return None
+    link = client.dashboard_link
+    try:
+        with urllib.request.urlopen(link, timeout=2):
+            return link
+    except urllib.error.HTTPError:
+        return None
+    except (OSError, ValueError):
+        return link
+
+
+def _resources(client, address: str | None) -> dict | None:
+    """The resources a timing-sensitive task asks for: ``exclusive``, where a
+    worker declares it.  Else none, and on a scheduler a warning on stderr
+    when a worker runs several threads or none is there yet (timed tasks may
+    then share a process)."""
+    info = client.scheduler_info().get("workers", {})
+    if any(EXCLUSIVE in (w.get("resources") or {}) for w in info.values()):
+        return {EXCLUSIVE: 1}
+    threads = max((w.get("nthreads") or 1 for w in info.values()), default=0)
+    if address is not None and threads != 1:
+        why = f"one runs {threads} threads" if threads else "it has no worker yet"
+        print(f"epochbench: warning: no worker of {address} declares the resource {EXCLUSIVE!r} and {why}: "
+              f"timed tasks may run side by side in one process (start workers with --nthreads 1 or "
+              f"--resources {EXCLUSIVE}=1)", file=sys.stderr, flush=True)
+    return None
 
 
 def _token() -> str:
     return f"{os.getpid()}-{time.time_ns()}"
-
-
-def _has_exclusive(client) -> bool:
-    info = client.scheduler_info().get("workers", {})
-    return any(EXCLUSIVE in (w.get("resources") or {}) for w in info.values())
 
 
 def _outcome(call, task, raising: bool = False) -> tuple[bool, Any]:
@@ -473,6 +757,133 @@ def _outcome(call, task, raising: bool = False) -> tuple[bool, Any]:
         return False, traceback.format_exc()
 
 
+# ---- the tasks on a scheduler's workers -----------------------------------------------------
+def _payloads(call, tasks, todo, raising: bool) -> dict[int, tuple]:
+    """``{i: (_remote, call, task, raising)}`` with ``call`` and ``tasks[i]``
+    pickled here with cloudpickle: the scheduler unpickles no module of
+    theirs, and the modules that travel by value (:func:`_by_value`) need
+    not be on the workers.  Should pickling by value fail (a module holding
+    something unpicklable), they travel by reference as Dask would send
+    them."""
+    import cloudpickle
+    chosen = [tasks[i] for i in todo]
+
+    def dump() -> list[bytes]:
+        return [cloudpickle.dumps(x, protocol=pickle.HIGHEST_PROTOCOL) for x in (call, *chosen)]
+
+    mine = _by_value((call, chosen))
+    try:
+        try:
+            blobs = dump()
+        except Exception:                                   # noqa: BLE001 - retried by reference
+            if not mine:
+                raise
+            _unregister(mine)
+            blobs = dump()
+    finally:
+        _unregister(mine)
+    return {i: (_remote, blobs[0], blob, raising) for i, blob in zip(todo, blobs[1:])}
+
+
+def _by_value(obj) -> list[str]:
+    """Register with cloudpickle, to be pickled by value, the modules that
+    ``obj`` refers to and that a remote worker may lack (:func:`_local`),
+    and those that their functions refer to in turn; returns the names
+    registered (for :func:`_unregister`; none when pickling fails: the
+    caller's own pickling reports it)."""
+    import cloudpickle
+    mine: list[str] = []
+    try:
+        for _ in range(20):                                 # a chain of modules, each found one pickle later
+            new = sorted(n for n in _modules_in(obj) if _local(n)
+                         and n not in cloudpickle.list_registry_pickle_by_value())
+            if not new:
+                break
+            for name in new:
+                cloudpickle.register_pickle_by_value(sys.modules[name])
+                mine.append(name)
+    except Exception:                                       # noqa: BLE001 - pickled by reference instead
+        _unregister(mine)
+    return mine
+
+
+def _unregister(names: list[str]) -> None:
+    import cloudpickle
+    for name in names:
+        if name in cloudpickle.list_registry_pickle_by_value() and name in sys.modules:
+            cloudpickle.unregister_pickle_by_value(sys.modules[name])
+    names.clear()
+
+
+def _modules_in(obj) -> set[str]:
+    """The names of the modules of the functions, classes and modules that
+    pickling ``obj`` with cloudpickle meets."""
+    seen: set[str] = set()
+    _recorder()(io.BytesIO(), seen).dump(obj)
+    return seen
+
+
+@functools.cache
+def _recorder():
+    """A cloudpickle pickler that records the modules it meets (made on
+    first use: cloudpickle is imported only with a scheduler)."""
+    import cloudpickle
+
+    class Recorder(cloudpickle.Pickler):
+        def __init__(self, file, seen: set[str]):
+            super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+            self.seen = seen
+
+        def reducer_override(self, obj):
+            if isinstance(obj, types.ModuleType):
+                self.seen.add(obj.__name__)
+            elif isinstance(obj, (type, types.FunctionType)) and isinstance(getattr(obj, "__module__", None), str):
+                self.seen.add(obj.__module__)
+            return super().reducer_override(obj)
+
+    return Recorder
+
+
+def _local(name: str) -> bool:
+    """Module ``name`` is this process's own, which a remote worker may lack:
+    loaded from a file outside the standard library and the installed
+    packages (site-packages), and not epochbench (installed on every worker)."""
+    top = name.partition(".")[0]
+    if top in ("epochbench", "__main__") or top in sys.stdlib_module_names:
+        return False
+    path = getattr(sys.modules.get(name), "__file__", None)
+    if not isinstance(path, str):
+        return False
+    real = os.path.realpath(path)
+    return not any(real.startswith(d + os.sep) for d in _installed_dirs())
+
+
+@functools.cache
+def _installed_dirs() -> tuple[str, ...]:
+    """The folders of the standard library and of installed packages."""
+    import site
+    import sysconfig
+    dirs = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs |= set(getattr(site, "getsitepackages", list)()) | {getattr(site, "getusersitepackages", str)()}
+    return tuple(sorted({os.path.realpath(d) for d in dirs if d}))
+
+
+def _remote(call: bytes, task: bytes, raising: bool = False) -> tuple[bool, Any]:
+    """On a worker: unpickle ``call`` and ``task`` and run :func:`_outcome`.
+    A task that cannot be unpickled here (a module it needs is missing) is
+    a failure on one line naming the module (with ``raising``, that line as
+    a ``ValueError``)."""
+    try:
+        fn, item = pickle.loads(call), pickle.loads(task)
+    except Exception as exc:                                # noqa: BLE001 - reported as the task's failure
+        line = (f"cannot unpickle the task on worker {socket.gethostname()}: {type(exc).__name__}: {exc} "
+                "(the modules it uses must be importable on the workers)")
+        if raising:
+            raise ValueError(line) from None
+        return False, line
+    return _outcome(fn, item, raising)
+
+
 def _use_path(path: list[str]) -> None:
     """On each local worker: import from the client's ``sys.path`` too (a
     user's module found through the current directory or a test's path)."""
@@ -483,6 +894,5 @@ def _ignore_sigint() -> None:
     """On each worker: ignore SIGINT (Ctrl-C on the client's terminal reaches
     the whole process group; the client decides)."""
     import signal
-    import threading
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -51,7 +51,13 @@ class InfeasibleSolution(AssertionError):
     """A solution that fails its family's independent feasibility check."""
 
 
-class MethodFailed(RuntimeError):
+class RunStopped(RuntimeError):
+    """A run stopped for a reason that is not its input: a user's method
+    failed in the middle of it, a service it used went away.  The message
+    is one line (the command line prints it with exit status 1)."""
+
+
+class MethodFailed(RunStopped):
     """A method called in the middle of a longer run (a simulator's selector)
     raised or gave a decision the checker refused; the message says where
     (the cause is chained)."""

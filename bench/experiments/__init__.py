@@ -134,7 +134,9 @@ def sweep(run: Callable[[dict], list[dict]], tasks: list[dict], *, jobs: int | N
     mid-write) is cut off before new records are appended.  ``timing``:
     rows hold wall times: each task gets a worker to itself and its rows
     the ``host`` and ``cpu``.  Ctrl-C stops the workers and raises
-    ``KeyboardInterrupt("interrupted; N of M runs saved, ...")``.
+    ``KeyboardInterrupt("interrupted; N of M runs saved, ...")``; losing the
+    scheduler raises :class:`epochbench.sweep.SchedulerLost` (``N of M runs
+    done``, ``saved`` with a checkpoint).
     ``pool``: the former process pool instead of Dask (a fixed-size pool,
     a failure stops it; kept to measure the runner against it).
     ``done``: the rows to reuse, by task index, chosen by the caller (then
@@ -172,6 +174,8 @@ def sweep(run: Callable[[dict], list[dict]], tasks: list[dict], *, jobs: int | N
         saved = len(results)
         raise KeyboardInterrupt(f"interrupted; {saved} of {len(chosen)} runs saved, "
                                 "run the same command to resume") from None
+    except _sw.SchedulerLost as exc:    # counted again: this sweep's tasks and the ones it reused
+        raise _sw.SchedulerLost(exc.address, len(results), len(chosen), saved=log is not None) from None
     finally:
         if log is not None:
             log.close()
@@ -295,6 +299,8 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
         raise ValueError(f"experiment {name!r} has no runs for these options")
     subset = opts.tasks is not None or bool(opts.where)          # --tasks "" is refused by select
     only = _sw.select(tasks, opts.tasks, opts.where) if subset else None
+    if _sw.check_scheduler(opts.scheduler) is None:     # like --tasks: refused before OUT is touched
+        _sw.check_workers(opts.jobs)
     out = Path(opts.out)
     prov = Path(provenance) if provenance is not None else out / f"{name}.run.json"
     with output_lock(out):
@@ -322,7 +328,8 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
                          scheduler=opts.scheduler, timing=exp.timing, only=only,
                          done={i: rows for i, (rows, _) in reused.items()}, stamp={**stamp, "run": info["id"]})
         except BaseException as exc:
-            runs.finish(info, prov, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
+            stopped = isinstance(exc, (KeyboardInterrupt, _sw.SchedulerLost))     # not the tasks' fault
+            runs.finish(info, prov, "interrupted" if stopped else "failed",
                         error=f"{type(exc).__name__}: {exc}"[:500])
             raise
         df = pd.DataFrame(rows)
@@ -422,11 +429,17 @@ def _check_data(exp: Experiment) -> None:
 def run_options(name: str, opts: Options, count: int) -> dict:
     """What a run's provenance says about an experiment run: its
     ``options`` (what an unfinished run must match to be resumed: the
-    same tasks) and its ``execution`` (workers, scheduler, ``--fresh``,
-    ``--resume``: a resumed run may use others)."""
+    same tasks) and its ``execution`` (``--fresh``, ``--resume``, and where
+    it runs as resolved: the scheduler, ``$EPOCHBENCH_SCHEDULER``'s when no
+    ``--scheduler``; the local workers, ``$EPOCHBENCH_WORKERS`` or every
+    core when no ``--workers``, None with a scheduler; a resumed run may use
+    others).  ``ValueError`` naming ``$EPOCHBENCH_WORKERS`` when it is
+    needed and not a positive integer."""
+    scheduler = _sw.scheduler_of(opts.scheduler)
+    workers = opts.jobs if opts.jobs is not None or scheduler else _sw.default_workers()
     return {"experiment": name, "tasks_total": count,
             "options": {"quick": opts.quick, "seeds": opts.seeds, "tasks": opts.tasks, "where": list(opts.where)},
-            "execution": {"workers": opts.jobs, "scheduler": opts.scheduler,    # not part of a resume's match
+            "execution": {"workers": workers, "scheduler": scheduler,    # not part of a resume's match
                           "fresh": opts.fresh, "resume": opts.resume}}
 
 

@@ -1,0 +1,423 @@
+"""The sweep runner when its scheduler is wrong, goes away or lacks what a task needs.
+
+Dask schedulers and workers are started on 127.0.0.1 (random ports, the
+address read from a scheduler file; their HTTP servers on 127.0.0.1 too),
+each under ``timeout`` and killed in a ``finally``.  The workers of
+``bare`` start in an empty folder without the tests on their
+``PYTHONPATH``: what a task of this file needs travels by value.  The
+services that are no scheduler (a web server's silence, an SSH banner) are
+sockets of this process.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import cloudpickle
+import pytest
+
+import epochbench as eb
+from epochbench import cli, sweep as sw
+from epochbench.experiments import EXPERIMENTS, Experiment, Options, run_experiment, run_options, sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+DASK = str(Path(sys.executable).with_name("dask"))
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+NAME = "sweep-failures-test"
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+def _wait_for(cond, timeout: float = 60.0, what: str = "condition") -> None:
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+
+
+def _bare_env() -> dict:
+    """The environment of a remote machine: none of the tests' modules."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+def _start(args: list[str], cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen(["timeout", "300", DASK, *args], cwd=cwd, env=_bare_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _workers_seen(address: str, n: int) -> bool:
+    from distributed import Client
+    with Client(address, timeout="10s", set_as_default=False) as c:
+        return len(c.scheduler_info()["workers"]) >= n
+
+
+@contextlib.contextmanager
+def _cluster(folder: Path, workers: int = 1, *worker_args: str):
+    """A scheduler (``--no-dashboard``) and ``workers`` workers started in
+    ``folder``; yields the address and the scheduler's process."""
+    folder.mkdir(parents=True, exist_ok=True)
+    info = folder / "scheduler.json"
+    sched = _start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--dashboard-address",
+                    "127.0.0.1:0", "--scheduler-file", str(info)], folder)
+    procs = [sched]
+    try:
+        _wait_for(lambda: info.exists() and info.stat().st_size > 0, what="the scheduler")
+        address = json.loads(info.read_text())["address"]
+        for _ in range(workers):
+            procs.append(_start(["worker", address, "--no-nanny", "--host", "127.0.0.1", "--no-dashboard",
+                                 "--dashboard-address", "127.0.0.1:0", "--death-timeout", "20", *worker_args],
+                                folder))
+        if workers:
+            _wait_for(lambda: _workers_seen(address, workers), what=f"{workers} worker(s)")
+        yield address, sched
+    finally:
+        for p in procs[::-1]:
+            _kill(p)
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory):
+    """A scheduler and one worker of two threads, no resource ``exclusive``,
+    started elsewhere without the tests on their path."""
+    with _cluster(tmp_path_factory.mktemp("bare"), 1, "--nthreads", "2") as (address, _):
+        yield address
+
+
+@contextlib.contextmanager
+def _server(reply: bytes | None):
+    """A TCP server on 127.0.0.1 that accepts and sends ``reply`` (None:
+    says nothing, as a web server waiting for a request); yields its address."""
+    srv = socket.create_server(("127.0.0.1", 0))
+    conns = []
+
+    def serve():
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = srv.accept()
+                conns.append(conn)
+                if reply is not None:
+                    conn.sendall(reply)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+    finally:
+        srv.close()
+        for c in conns:
+            c.close()
+
+
+def square(task: dict) -> list[dict]:
+    time.sleep(task.get("sleep", 0))
+    return [{"x": task["x"], "y": task["x"] ** 2}]
+
+
+def tasks_of(opts: Options) -> list[dict]:
+    """30 tasks of 0.1 s; ``--quick``: 4 at once."""
+    return [{"x": x} for x in range(4)] if opts.quick else [{"x": x, "sleep": 0.1} for x in range(30)]
+
+
+@pytest.fixture
+def experiment():
+    """A tiny experiment (module-level run function: by value on ``bare``)."""
+    exp = Experiment(NAME, "test experiment (sweep failures)", tasks_of, square, lambda df: df)
+    EXPERIMENTS[exp.name] = exp
+    yield exp
+    EXPERIMENTS.pop(exp.name, None)
+
+
+# ---- 1, 2: what answers at the address is no scheduler ----------------------------------------
+def test_a_silent_service_is_refused_in_one_line_within_the_deadline(monkeypatch):
+    monkeypatch.setattr(sw, "CONNECT_TIMEOUT", 1.5)
+    with _server(None) as address:
+        t0 = time.monotonic()
+        with pytest.raises(ValueError) as err:
+            sw.run_tasks(square, [{"x": 1}, {"x": 2}], scheduler=address, progress=False)
+        assert time.monotonic() - t0 < 10
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith(f"--scheduler {address}: no Dask scheduler answered within 1.5 s")
+    assert "8786" in msg and "8787 is its dashboard" in msg
+
+
+def test_the_command_exits_promptly_after_a_silent_service():
+    code = ("import sys; from epochbench import cli, sweep; sweep.CONNECT_TIMEOUT = 1.0; "
+            "sys.exit(cli.main(['validate', 'sample_heuristics:smallest_first', '--count', '2', "
+            "'--scheduler', sys.argv[1]]))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    with _server(None) as address:
+        t0 = time.monotonic()
+        proc = subprocess.run([sys.executable, "-c", code, address], cwd=ROOT, capture_output=True, text=True,
+                              env=env, timeout=60)
+        took = time.monotonic() - t0
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "no Dask scheduler answered within 1 s" in proc.stderr and took < 30
+
+
+def test_a_service_that_speaks_first_is_no_scheduler_in_one_line():
+    with _server(b"SSH-2.0-OpenSSH_9.2p1\r\n") as address:
+        with pytest.raises(ValueError) as err:
+            sw.run_tasks(square, [{"x": 1}, {"x": 2}], scheduler=address, progress=False)
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith(f"--scheduler {address}: cannot connect (not a Dask scheduler?")
+
+
+# ---- 6: a bad address or worker count is refused before anything is touched --------------------
+@pytest.mark.parametrize("address, says", [("tcp//127.0.0.1:8799", "not a scheduler address"),
+                                           ("notanaddress.invalid:8786", "unknown host 'notanaddress.invalid'"),
+                                           ("head", "not a scheduler address"),       # no port
+                                           ("http://127.0.0.1:8787", "unknown protocol 'http'"),
+                                           ("tcp://127.0.0.1:99999", "not a scheduler address")])
+def test_a_malformed_address_is_refused_at_once(address, says):
+    t0 = time.monotonic()
+    with pytest.raises(ValueError, match=f"^--scheduler {address}: {says}; give tcp://HOST:PORT"):
+        sw.run_tasks(square, [{"x": 1}, {"x": 2}], scheduler=address, progress=False)
+    assert time.monotonic() - t0 < 5
+    with socket.socket() as listening:                                     # well formed, something listens
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        where = f"127.0.0.1:{listening.getsockname()[1]}"
+        assert sw.check_scheduler(where) == where                          # Dask's default protocol
+
+
+def test_the_environment_address_is_checked_and_named(monkeypatch):
+    monkeypatch.setenv(sw.SCHEDULER_ENV, "tcp//127.0.0.1:8799")
+    with pytest.raises(ValueError, match="^EPOCHBENCH_SCHEDULER tcp//127.0.0.1:8799: not a scheduler address"):
+        sw.check_scheduler(None)
+
+
+def _listing(folder: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} if folder.exists() else {}
+
+
+def test_a_bad_scheduler_or_worker_count_leaves_the_previous_run_alone(tmp_path, experiment, monkeypatch,
+                                                                       capsys):
+    out = tmp_path / "out"
+    run_experiment(NAME, Options(out=out, jobs=1, progress=False, quick=True))
+    before = _listing(out)
+    assert f"{NAME}.csv" in before and f"{NAME}.run.json" in before
+    with pytest.raises(ValueError, match="not a scheduler address"):
+        run_experiment(NAME, Options(out=out, progress=False, quick=True, scheduler="tcp//127.0.0.1:8799"))
+    monkeypatch.setenv(sw.WORKERS_ENV, "x")
+    with pytest.raises(ValueError, match="EPOCHBENCH_WORKERS must be a positive integer, got 'x'"):
+        run_experiment(NAME, Options(out=out, progress=False, quick=True))
+    assert _listing(out) == before                          # nothing renamed aside, no failed run written
+    monkeypatch.delenv(sw.WORKERS_ENV)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["experiment", NAME, "--scheduler", "tcp://notanaddress.invalid:8786", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown host 'notanaddress.invalid'" in err
+    assert not (tmp_path / "results").exists()              # no empty run folder
+
+
+# ---- 3: the scheduler goes away mid-sweep ----------------------------------------------------------
+def _kill_when(proc: subprocess.Popen, cond) -> threading.Thread:
+    def kill():
+        _wait_for(cond, what="the moment to kill the scheduler")
+        os.killpg(proc.pid, signal.SIGKILL)
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_losing_the_scheduler_stops_an_experiment_in_one_line_and_it_resumes(tmp_path, experiment, capfd):
+    out = tmp_path / "out"
+    part = out / f"{NAME}.partial.jsonl"
+    with _cluster(tmp_path / "dask", 1, "--nthreads", "1") as (address, sched):
+        killer = _kill_when(sched, lambda: part.exists() and part.read_bytes().count(b"\n") >= 3)
+        with pytest.raises(sw.SchedulerLost) as err:
+            run_experiment(NAME, Options(out=out, progress=False, scheduler=address))
+        killer.join(5)
+    lost = err.value
+    assert isinstance(lost, RuntimeError) and not isinstance(lost, ValueError)
+    assert 3 <= lost.done < 30 and lost.total == 30 and lost.saved and lost.address == address
+    assert str(lost) == f"lost the scheduler {address}: {lost.done} of 30 runs done (saved); " \
+                        "run the same command to resume"
+    assert part.read_bytes().count(b"\n") == lost.done
+    info = json.loads((out / f"{NAME}.run.json").read_text())
+    assert info["status"] == "interrupted" and info["error"].startswith("SchedulerLost: lost the scheduler")
+    err_text = capfd.readouterr().err
+    assert "Traceback" not in err_text and "distributed" not in err_text     # no failure per task, no log
+    df, _ = run_experiment(NAME, Options(out=out, jobs=1, progress=False))    # resumes here
+    assert sorted(df["x"]) == list(range(30))
+
+
+def test_losing_the_scheduler_stops_a_score_like_sweep_in_one_line(tmp_path):
+    with _cluster(tmp_path / "dask", 0) as (address, sched):   # no worker: the tasks wait
+        started = time.monotonic()
+        killer = _kill_when(sched, lambda: time.monotonic() - started > 2)
+        with pytest.raises(sw.SchedulerLost) as err:
+            sw.run_tasks(square, [{"x": x} for x in range(3)], scheduler=address, progress=False,
+                         stop_on_error=True, exclusive=True)
+        killer.join(5)
+        assert time.monotonic() - started < 20
+    assert str(err.value) == f"lost the scheduler {address}: 0 of 3 tasks done (not kept); run the command again"
+
+
+# ---- 4, 5: what the workers lack -------------------------------------------------------------------
+class NeedsAMissingModule:
+    """Unpickles by importing a module that no worker has."""
+
+    def __reduce__(self):
+        return importlib.import_module, ("epochbench_no_such_module",)
+
+
+def echo(task: dict) -> list[dict]:
+    return [{"x": task["x"]}]
+
+
+def test_a_task_the_workers_cannot_unpickle_says_why_once(bare):
+    tasks = [{"x": x, "needs": NeedsAMissingModule()} for x in range(6)]
+    with pytest.raises(sw.SweepFailed) as err:
+        sweep(echo, tasks, scheduler=bare, progress=False)
+    lines = str(err.value).splitlines()
+    why = "No module named 'epochbench_no_such_module'"
+    assert len(lines) == 2 and lines[0].startswith("6 of 6 tasks failed; first: task") and why in lines[0]
+    assert lines[1].startswith("  all of them (tasks 0:6): cannot unpickle the task on worker") and why in lines[1]
+    assert "https://" not in str(err.value) and err.value.done == 0
+    assert err.value.report().count("--- task") == 1                       # one traceback for the six
+    with pytest.raises(ValueError, match=f"cannot unpickle the task .*{why}"):
+        sw.run_tasks(echo, tasks, scheduler=bare, progress=False, stop_on_error=True)
+
+
+def test_a_failure_line_is_the_error_not_the_last_line_of_its_message():
+    dask_text = """Traceback (most recent call last):
+  File "distributed/protocol/pickle.py", line 95, in loads
+    return pickle.loads(x)
+ModuleNotFoundError: No module named 'usermod'
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "epochbench/sweep.py", line 433, in _on_dask
+    ok, value = fut.result()
+RuntimeError: Error during deserialization of the task graph. This frequently
+occurs if the Scheduler and Client have different environments.
+For more information, see
+https://docs.dask.org/en/stable/deployment-considerations.html#consistent-software-environments
+"""
+    line = sw.Failure(0, {"x": 0}, dask_text).line()
+    assert line.startswith("task 0 x=0: RuntimeError: Error during deserialization of the task graph. This "
+                           "frequently occurs")
+    assert line.endswith("; cause: ModuleNotFoundError: No module named 'usermod'") and "\n" not in line
+    assert sw.reason_of("Traceback (most recent call last):\n  File \"x\", line 1\nZeroDivisionError: boom\n") \
+        == "ZeroDivisionError: boom"
+    failures = [sw.Failure(i, {"x": i}, dask_text) for i in range(40)] + [sw.Failure(40, {"x": 40}, "oops")]
+    msg = str(sw.SweepFailed(failures, 50))
+    assert msg.count("\n") == 2 and "  40 of them (tasks 0:40): RuntimeError" in msg and "  task 40 x=40: oops" in msg
+
+
+def write_module(folder: Path, name: str) -> None:
+    (folder / f"{name}.py").write_text(
+        "import importlib.util\nimport epochbench as eb\n\n"
+        "def candidate(inst):\n    return list(eb.solve(inst, 'ff').decision)\n\n"
+        "def where(task):\n"
+        "    return [{'x': task['x'], 'found': importlib.util.find_spec(task['name']) is not None}]\n")
+
+
+def test_a_module_only_this_process_has_travels_by_value(tmp_path, bare, monkeypatch, capsys):
+    name = f"epochbench_sweep_user_{os.getpid()}"
+    write_module(tmp_path, name)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        mod = importlib.import_module(name)
+        rows = sweep(mod.where, [{"x": x, "name": name} for x in range(3)], scheduler=bare, progress=False)
+        assert [r["found"] for r in rows] == [False, False, False]          # not on the workers: by value
+        assert name not in cloudpickle.list_registry_pickle_by_value()    # registered only while pickling
+        status = cli.main(["validate", f"{name}:candidate", "--count", "2", "--time-limit", "2",
+                           "--scheduler", bare])
+    finally:
+        sys.modules.pop(name, None)
+    out, err = capsys.readouterr()
+    assert status == 0 and "verdict: PASS" in out
+    # 7: the worker declares no ``exclusive`` and runs two threads: one warning line
+    warning = [line for line in err.splitlines() if "warning" in line]
+    assert len(warning) == 1 and "declares the resource 'exclusive' and one runs 2 threads" in warning[0]
+
+
+# ---- 7, 8, 9: the warning, the provenance, the progress line and the logs ---------------------------
+class _Info:
+    def __init__(self, workers):
+        self.workers = workers
+
+    def scheduler_info(self):
+        return {"workers": self.workers}
+
+
+def test_timed_tasks_ask_for_exclusive_and_warn_where_no_worker_has_it(capsys):
+    one = {"nthreads": 1, "resources": {}}
+    assert sw._resources(_Info({"a": {"nthreads": 4, "resources": {"exclusive": 1}}, "b": one}), "tcp://h:1") \
+        == {"exclusive": 1}
+    assert sw._resources(_Info({"a": one, "b": one}), "tcp://h:1") is None
+    assert capsys.readouterr().err == ""                    # one thread a worker: no two tasks share a process
+    assert sw._resources(_Info({}), "tcp://h:1") is None
+    assert "it has no worker yet" in capsys.readouterr().err
+
+
+def test_provenance_records_the_scheduler_of_the_environment(tmp_path, bare, experiment, monkeypatch, capsys):
+    monkeypatch.setenv(sw.SCHEDULER_ENV, bare)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)             # the progress lines
+    levels = []
+    real = sw.append_record
+
+    def spy(*args, **kw):                                 # runs as each result arrives
+        levels.append((logging.getLogger("distributed").level, logging.getLogger("distributed.client").level))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(sw, "append_record", spy)
+    before = logging.getLogger("distributed.client").level
+    df, _ = run_experiment(NAME, Options(out=tmp_path, progress=True, quick=True))
+    assert sorted(df["x"]) == [0, 1, 2, 3]
+    execution = json.loads((tmp_path / f"{NAME}.run.json").read_text())["execution"]
+    assert execution["scheduler"] == bare and execution["workers"] is None
+    assert levels and set(levels) == {(logging.ERROR, logging.CRITICAL)}   # no "Couldn't gather" warnings
+    assert logging.getLogger("distributed.client").level == before
+    err = capsys.readouterr().err
+    assert f"  scheduler {bare}\n" in err and "dashboard" not in err      # --no-dashboard: no link
+    monkeypatch.delenv(sw.SCHEDULER_ENV)
+    assert sw.scheduler_of(None) is None
+    info = run_options(NAME, Options(), 4)
+    assert info["execution"]["workers"] == 1 and info["execution"]["scheduler"] is None   # conftest: 1 worker
+
+
+def test_the_command_line_says_a_lost_scheduler_in_one_line_with_status_1(monkeypatch, capsys):
+    """Not a traceback, not 'bad input' (status 2): ``RunStopped`` is one line, status 1."""
+    from epochbench import cli
+    from epochbench.sweep import SchedulerLost
+
+    def lose(args):
+        raise SchedulerLost("tcp://127.0.0.1:8786", 3, 10, saved=True)
+
+    monkeypatch.setitem(cli.COMMANDS, "list", lose)
+    assert cli.main(["list"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == ("epochbench list: error: lost the scheduler tcp://127.0.0.1:8786: 3 of 10 runs done (saved); "
+                   "run the same command to resume")
+
+
+def test_an_address_where_nothing_listens_is_refused_before_the_previous_run_is_touched(tmp_path):
+    import time
+    from epochbench.sweep import check_scheduler
+    with socket.socket() as s:               # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=rf"--scheduler tcp://127.0.0.1:{port}: cannot connect .*8786"):
+        check_scheduler(f"tcp://127.0.0.1:{port}")
+    assert time.perf_counter() - t0 < 5
