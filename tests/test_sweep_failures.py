@@ -421,3 +421,15 @@ def test_an_address_where_nothing_listens_is_refused_before_the_previous_run_is_
     with pytest.raises(ValueError, match=rf"--scheduler tcp://127.0.0.1:{port}: cannot connect .*8786"):
         check_scheduler(f"tcp://127.0.0.1:{port}")
     assert time.perf_counter() - t0 < 5
+
+
+def test_score_records_where_it_ran(tmp_path, monkeypatch):
+    from epochbench import cli
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["generate", "mkp", "--out", "fam", "--n", "8", "--k", "2", "--count", "2"]) == 0
+    monkeypatch.setenv(sw.WORKERS_ENV, "1")
+    assert cli.main(["score", "fam", "--methods", "greedy-mkp"]) == 0
+    assert json.loads((tmp_path / "fam" / "scores.run.json").read_text())["execution"] == {"workers": 1,
+                                                                                           "scheduler": None}
+    monkeypatch.setenv(sw.SCHEDULER_ENV, "tcp//nowhere:1")             # checked before any solve
+    assert cli.main(["score", "fam", "--methods", "greedy-mkp"]) == 2
