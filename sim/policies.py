@@ -191,13 +191,15 @@ class _Base(Policy):
                                 shadow=shadow, extra=extra, meta={"name": f"{self.name}@{now:g}"})
         self.step.instance = inst
         stats = self.selector_stats
+        method = registry.get("packing", self.selector)
         try:
-            res = registry.solve(inst, self.selector,
-                                 **registry.cold(registry.get("packing", self.selector), self.selector_options))
-        except Exception as exc:  # the selector's own bug or a refused decision, named with its step
+            res = registry.solve(inst, self.selector, **registry.cold(method, self.selector_options))
+        except Exception as exc:  # a user's selector: its bug or a refused decision, named with its step
+            if method.origin == "builtin":
+                raise             # ours: a ValueError refuses the input (LOS's table over its limit)
             raise MethodFailed(_failed_step(self, now, cands, stats["steps"] + 1, exc)) from exc
         stats["steps"] += 1
-        if registry.get("packing", self.selector).exact and res.status != "optimal":
+        if method.exact and res.status != "optimal":
             stats["unproven"] += 1
             if not res.decision and res.status in ("timeout", "infeasible"):
                 stats["fallback"] += 1

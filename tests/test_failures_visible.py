@@ -14,6 +14,16 @@ from epochbench.scoring import summarize
 from epochbench.validation import Verdict, verdict_table
 
 
+@pytest.fixture(autouse=True)
+def _registry_restored():
+    """The methods these tests register leave with them (a test that runs
+    every packing heuristic may share the process)."""
+    from epochbench.instances.registry import METHODS
+    state = METHODS.snapshot()
+    yield
+    METHODS.restore(state)
+
+
 @pytest.fixture(scope="module")
 def inst():
     return eb.generate("leinberger", n=6, k=2, count=1, seed=1)[0]

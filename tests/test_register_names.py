@@ -10,6 +10,17 @@ import pytest
 
 import epochbench as eb
 
+
+@pytest.fixture(autouse=True)
+def _registry_restored():
+    """The methods these tests register leave with them (a test that runs
+    every packing heuristic may share the process)."""
+    from epochbench.instances.registry import METHODS
+    state = METHODS.snapshot()
+    yield
+    METHODS.restore(state)
+
+
 FRESH = """
 import epochbench as eb
 def mine(inst):
