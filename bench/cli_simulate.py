@@ -365,7 +365,7 @@ def _print_extras(extras: dict) -> None:
 
 
 #: the unit a metric's name does not say (text output only; JSON keys stay as they are)
-_UNITS = (("weighted_response_norm", " (s)"), ("weighted_response", " (node s)"), ("makespan", " (s)"),
+_UNITS = (("weighted_response_norm", " (s)"), ("weighted_response", " (node s^2)"), ("makespan", " (s)"),
           ("wait", " (s)"), ("response", " (s)"), ("utilization", " (share)"), ("capacity_loss", " (share)"),
           ("_share", " (share)"), ("_usage", " (share)"), ("_jobs", " (jobs)"), ("passes", " (passes)"))
 

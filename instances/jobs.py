@@ -156,7 +156,9 @@ def make_workload(jobs, capacity, *, resources=None, kill_at_estimate: bool = Tr
     tab, drops = _drop(tab, cap, names)
     meta = dict(meta or {})
     adjusted = dict(meta.get("adjusted", {}))
-    floored = _set_estimate(tab)
+    unknown, floored = _set_estimate(tab)
+    if unknown:
+        adjusted["estimate_unknown_set_to_runtime"] = adjusted.get("estimate_unknown_set_to_runtime", 0) + unknown
     if floored:
         adjusted["estimate_set_to_1s"] = adjusted.get("estimate_set_to_1s", 0) + floored
     kill = bool(kill_at_estimate)
@@ -288,18 +290,24 @@ def _drop(tab: Columns, cap, names) -> tuple[Columns, dict]:
     return (tab.mask(~gone) if gone is not None else tab), counts
 
 
-def _set_estimate(tab: Columns) -> int:
-    """Estimate rule in place: given if > 0, else runtime, else 1 s; returns the 1 s count."""
+def _set_estimate(tab: Columns) -> tuple[int, int]:
+    """Estimate rule in place: given if > 0, else runtime, else 1 s; returns
+    how many took the runtime (an estimate missing, NaN or <= 0; none with
+    no estimate column) and how many the 1 s."""
     run = tab["runtime"]
+    unknown = 0
     if "estimate" in tab:
         est = tab["estimate"]
-        est = est if (est > 0).all() else np.where(est > 0, est, run)
+        if not (est > 0).all():
+            given = est > 0
+            unknown = int((~given).sum())
+            est = np.where(given, est, run)
     else:
         est = run
     floor = ~(est > 0)
     count = int(floor.sum())
     tab["estimate"] = np.where(floor, 1.0, est) if count else est
-    return count
+    return unknown, count
 
 
 def _ordered(tab: Columns, names) -> Columns:
@@ -362,7 +370,8 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
                                 f"= {value} is outside 1..{MAX_NODES}")
     tab.insert(3, "procs", _or_else(tab["req_procs"], tab["alloc_procs"], reuse="req_procs" not in keep))
     np.maximum(tab["procs"], 0, out=tab["procs"])
-    tab.insert(4, "estimate", _or_else(tab["req_time"], tab["runtime"], reuse="req_time" not in keep))
+    tab.insert(4, "estimate", _or_else(tab["req_time"], np.full(1, np.nan), reuse="req_time" not in keep))
+    # unknown (field 9 <= 0): NaN, which make_workload sets to the runtime and counts in meta["adjusted"]
     for f in ("req_procs", "alloc_procs", "req_time"):
         if f not in keep:
             del tab[f]
@@ -376,11 +385,12 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
 
 
 def _or_else(given: np.ndarray, other: np.ndarray, *, reuse: bool) -> np.ndarray:
-    """``given`` where > 0, else ``other`` (the SWF rule for processors and
-    estimates); written over ``given`` itself when it is not kept (``reuse``)."""
+    """``given`` where > 0, else ``other`` (the SWF rule for processors; a
+    one-element ``other``: that value); written over ``given`` itself when
+    it is not kept (``reuse``)."""
     out = given if reuse else given.copy()
     unknown = ~(given > 0)
-    out[unknown] = other[unknown]
+    out[unknown] = other[unknown] if other.shape == given.shape else other[0]
     return out
 
 

@@ -486,8 +486,29 @@ class Conservative(_ArrivalQueue):
 # ---- compiled fast path ----------------------------------------------------------------
 
 
+def python_route(policy: Policy, table: JobTable) -> bool:
+    """Whether :func:`run_fast` would run ``policy`` on ``table`` in the
+    loop's pure-Python twin (EASY, one resource, a short stream, compiled
+    kernels not loaded yet: loading them costs more than the run)."""
+    return (FAST_CODES[policy.name] == _EASY and table.k == 1 and table.n <= _easy_python.PY_MAX_JOBS
+            and not kernels_loaded())
+
+
+def warm_up(policy: Policy, table: JobTable, capacity: np.ndarray) -> None:
+    """Load (or compile, on a cold cache) the compiled loop that
+    :func:`run_fast` runs ``policy`` on ``table`` with, by running it on
+    the first two jobs: a timed run then times the simulation alone."""
+    import dataclasses
+    k = min(table.n, 2)
+    tiny = dataclasses.replace(table, ids=table.ids[:k], submit=table.submit[:k], runtime=table.runtime[:k],
+                               estimate=table.estimate[:k], duration=table.duration[:k],
+                               demand=table.demand[:k], start=np.full(k, np.nan), promised=np.full(k, np.nan))
+    run_fast(make(policy.name), tiny, capacity, python=False)
+
+
 def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=None,
-             every: float = 0.5, los_words: int | None = None) -> int:
+             every: float = 0.5, los_words: int | None = None, *, python: bool = True,
+             info: dict | None = None) -> int:
     """Run ``policy`` (one of :data:`FAST_CODES`, default selector) with the
     compiled event loop; fills ``table.start`` / ``table.promised``, returns
     the number of passes.  Work arrays are allocated here, so that the
@@ -499,14 +520,20 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
     the start with them.  EASY with one resource on at most
     :data:`~epochbench.sim.easy_python.PY_MAX_JOBS` jobs, in a process
     that has not loaded the compiled kernels, runs in the loop's pure-Python
-    twin (:func:`_run_python`) unless that runs past its time budget."""
+    twin (:func:`_run_python`) unless that runs past its time budget
+    (``python=False``: never); ``info["engine"]`` (when a dict is given)
+    says which ran, ``python`` or ``fast``."""
     code = FAST_CODES[policy.name]
     n, k = table.n, table.k
+    if info is not None:
+        info["engine"] = "fast"
     if n == 0:
         return 0
-    if code == _EASY and k == 1 and n <= _easy_python.PY_MAX_JOBS and not kernels_loaded():
+    if python and python_route(policy, table):
         passes = _run_python(table, capacity, progress)
         if passes is not None:
+            if info is not None:
+                info["engine"] = "python"
             return passes
     limit = float(getattr(policy, "starvation_limit", DAY))
     rows = rows_needed(n) if code == _CONS else 1
@@ -530,7 +557,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
     if lw[LOS_OVERFLOW]:
         table.start[:] = np.nan
         table.promised[:] = np.nan
-        return run_fast(policy, table, capacity, progress, every, los_grown(lw, lbits))
+        return run_fast(policy, table, capacity, progress, every, los_grown(lw, lbits), python=python, info=info)
     if code == _LOS:
         policy.selector_stats = los_stats(lw)  # as the generic policy reports them
     return passes

@@ -19,7 +19,8 @@ from .engine import SimResult
 
 #: top-level keys of every ``report.json`` (machine-specific content under ``extras``)
 REPORT_KEYS = ("machine", "workload", "policy", "options", "engine", "capacity", "jobs", "dropped",
-               "kill_at_estimate", "seconds", "jobs_per_second", "passes", "metrics", "extras")
+               "kill_at_estimate", "seconds", "jobs_per_second", "passes", "metrics", "extras",
+               "adjusted", "killed_at_estimate", "capacity_from", "small_threshold", "tau")
 
 
 def _jobs_and_capacity(workload) -> tuple:
@@ -159,8 +160,16 @@ def simulate(workload=None, policy: str = "easy", *, machine: str | None = None,
 
 def report(result: SimResult, workload=None, *, metrics: dict | None = None, source: str | None = None,
            small_threshold: int = 32) -> dict:
-    """The run's report with :data:`REPORT_KEYS` (the same for every machine)."""
+    """The run's report with :data:`REPORT_KEYS` (the same for every machine):
+    besides the run and its metrics, what its numbers depend on and the
+    input does not say: the estimates the workload changed (``adjusted``,
+    by reason), the jobs killed at their estimate (``killed_at_estimate``:
+    runtime > estimate with ``kill_at_estimate``), where the machine size
+    came from (``capacity_from``, when the workload says), and the small
+    jobs' threshold (processors) and the bounded slowdown's ``tau`` (s)."""
+    from .metrics import TAU
     metrics = result.summary(workload, small_threshold) if metrics is None else metrics
+    meta = getattr(workload, "meta", None) or {}
     return {"machine": result.machine,
             "workload": source if source is not None else getattr(workload, "source", None),
             "policy": result.policy, "options": result.options, "engine": result.engine,
@@ -168,7 +177,18 @@ def report(result: SimResult, workload=None, *, metrics: dict | None = None, sou
             "dropped": dict(getattr(workload, "dropped", None) or result.dropped or {}),
             "kill_at_estimate": getattr(workload, "kill_at_estimate", None),
             "seconds": result.seconds, "jobs_per_second": result.jobs_per_second, "passes": result.passes,
-            "metrics": metrics, "extras": result.extras}
+            "metrics": metrics, "extras": result.extras,
+            "adjusted": dict(meta.get("adjusted") or {}), "killed_at_estimate": _killed(workload),
+            "capacity_from": meta.get("capacity_from"), "small_threshold": int(small_threshold), "tau": TAU}
+
+
+def _killed(workload) -> int | None:
+    """Jobs of ``workload`` that a run kills at their estimate (runtime above
+    it, with ``kill_at_estimate``); None without a workload's columns."""
+    jobs = getattr(workload, "table", None)
+    if jobs is None or not getattr(workload, "kill_at_estimate", False):
+        return None if jobs is None else 0
+    return int((np.asarray(jobs["runtime"]) > np.asarray(jobs["estimate"])).sum())
 
 
 def to_json(obj, **kw) -> str:

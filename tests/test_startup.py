@@ -161,7 +161,8 @@ with contextlib.redirect_stdout(out):
 rep = json.loads(out.getvalue())
 for key in ("seconds", "jobs_per_second"):
     rep.pop(key)
-print(json.dumps({"numba": "numba" in sys.modules, "report": rep}))
+engine = rep.pop("engine")
+print(json.dumps({"numba": "numba" in sys.modules, "engine": engine, "report": rep}))
 """
 
 
@@ -175,6 +176,7 @@ def test_a_short_simulate_imports_no_numba_and_reports_what_the_compiled_path_re
         assert done.returncode == 0, done.stderr
         runs[how] = json.loads(done.stdout.splitlines()[-1])
     assert runs["twins"]["numba"] is False and runs["compiled"]["numba"] is True
+    assert (runs["twins"]["engine"], runs["compiled"]["engine"]) == ("python", "fast")   # the report says which ran
     assert runs["twins"]["report"] == runs["compiled"]["report"]
 
 
