@@ -33,3 +33,14 @@ def _children_are_not_xdist_workers(monkeypatch):
 def sharing_processes(request) -> int:
     """Test processes sharing this machine: the xdist workers under ``pytest -n``, else 1."""
     return int(getattr(request.config, "workerinput", {}).get("workercount", 1))
+
+
+@pytest.fixture
+def registry_restored():
+    """The methods a test registers leave with it (a test that runs every
+    packing heuristic may share the process)."""
+    from epochbench.instances.registry import METHODS
+    state = METHODS.snapshot()
+    yield
+    METHODS.restore(state)
+

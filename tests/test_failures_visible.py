@@ -13,15 +13,7 @@ from epochbench.instances.core import InfeasibleSolution, Result
 from epochbench.scoring import summarize
 from epochbench.validation import Verdict, verdict_table
 
-
-@pytest.fixture(autouse=True)
-def _registry_restored():
-    """The methods these tests register leave with them (a test that runs
-    every packing heuristic may share the process)."""
-    from epochbench.instances.registry import METHODS
-    state = METHODS.snapshot()
-    yield
-    METHODS.restore(state)
+pytestmark = pytest.mark.usefixtures("registry_restored")   # the methods registered here leave with each test
 
 
 @pytest.fixture(scope="module")

@@ -10,15 +10,7 @@ import pytest
 
 import epochbench as eb
 
-
-@pytest.fixture(autouse=True)
-def _registry_restored():
-    """The methods these tests register leave with them (a test that runs
-    every packing heuristic may share the process)."""
-    from epochbench.instances.registry import METHODS
-    state = METHODS.snapshot()
-    yield
-    METHODS.restore(state)
+pytestmark = pytest.mark.usefixtures("registry_restored")   # the methods registered here leave with each test
 
 
 FRESH = """

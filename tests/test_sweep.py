@@ -14,11 +14,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from _processes import kill_group, wait_for
 
 import crash_experiment as cx
 import epochbench as eb
@@ -46,18 +47,6 @@ def _env() -> dict:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
 
 
-def _wait_for(cond, timeout: float = 60.0, what: str = "condition") -> None:
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=30)
 
 
 def _worker(address: str) -> subprocess.Popen:
@@ -83,14 +72,14 @@ def scheduler(tmp_path_factory):
                                "--scheduler-file", str(info)], cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)]
     try:
-        _wait_for(lambda: info.exists() and info.stat().st_size > 0, what="the scheduler")
+        wait_for(lambda: info.exists() and info.stat().st_size > 0, what="the scheduler")
         address = json.loads(info.read_text())["address"]
         procs += [_worker(address), _worker(address)]
-        _wait_for(lambda: _workers_seen(address, 2), what="two workers")
+        wait_for(lambda: _workers_seen(address, 2), what="two workers")
         yield address
     finally:
         for p in procs[::-1]:
-            _stop(p)
+            kill_group(p)
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +111,7 @@ def _finish(proc: subprocess.Popen, timeout: float = 60) -> str:
     try:
         _, err = proc.communicate(timeout=timeout)
     finally:
-        _stop(proc)
+        kill_group(proc)
     assert proc.returncode == 0, err
     return err
 
@@ -151,17 +140,17 @@ def test_killing_a_worker_mid_sweep_loses_nothing(tmp_path, scheduler, reference
     out = tmp_path / "out"
     extra = _worker(scheduler)
     try:
-        _wait_for(lambda: _workers_seen(scheduler, 3), what="a third worker")
+        wait_for(lambda: _workers_seen(scheduler, 3), what="a third worker")
         proc = _experiment(out, "--scheduler", scheduler)
         try:
-            _wait_for(lambda: proc.poll() is not None or _records(out) >= 6, what="six saved runs")
+            wait_for(lambda: proc.poll() is not None or _records(out) >= 6, what="six saved runs")
             assert proc.poll() is None
             os.killpg(extra.pid, signal.SIGKILL)                   # its running task goes to another worker
             _finish(proc)
         finally:
-            _stop(proc)
+            kill_group(proc)
     finally:
-        _stop(extra)
+        kill_group(extra)
     _same_apart_from_wall_time(pd.read_csv(out / f"{cx.NAME}.csv"), reference)
 
 
@@ -169,12 +158,12 @@ def test_killing_the_client_then_resuming_equals_an_uninterrupted_run(tmp_path, 
     out = tmp_path / "out"
     proc = _experiment(out, "--scheduler", scheduler)
     try:
-        _wait_for(lambda: proc.poll() is not None or _records(out) >= 4, what="four saved runs")
+        wait_for(lambda: proc.poll() is not None or _records(out) >= 4, what="four saved runs")
         assert proc.poll() is None
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
     finally:
-        _stop(proc)
+        kill_group(proc)
     saved = _records(out)
     assert 4 <= saved < cx.TASKS and not (out / f"{cx.NAME}.csv").exists()
     _finish(_experiment(out, "--scheduler", scheduler))

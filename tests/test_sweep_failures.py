@@ -26,6 +26,8 @@ from pathlib import Path
 import cloudpickle
 import pytest
 
+from _processes import kill_group, wait_for
+
 import epochbench as eb
 from epochbench import cli, sweep as sw
 from epochbench.experiments import EXPERIMENTS, Experiment, Options, run_experiment, run_options, sweep
@@ -38,18 +40,6 @@ NAME = "sweep-failures-test"
 
 
 # ---- helpers ---------------------------------------------------------------------------------
-def _wait_for(cond, timeout: float = 60.0, what: str = "condition") -> None:
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
 
 
 def _bare_env() -> dict:
@@ -78,18 +68,18 @@ def _cluster(folder: Path, workers: int = 1, *worker_args: str):
                     "127.0.0.1:0", "--scheduler-file", str(info)], folder)
     procs = [sched]
     try:
-        _wait_for(lambda: info.exists() and info.stat().st_size > 0, what="the scheduler")
+        wait_for(lambda: info.exists() and info.stat().st_size > 0, what="the scheduler")
         address = json.loads(info.read_text())["address"]
         for _ in range(workers):
             procs.append(_start(["worker", address, "--no-nanny", "--host", "127.0.0.1", "--no-dashboard",
                                  "--dashboard-address", "127.0.0.1:0", "--death-timeout", "20", *worker_args],
                                 folder))
         if workers:
-            _wait_for(lambda: _workers_seen(address, workers), what=f"{workers} worker(s)")
+            wait_for(lambda: _workers_seen(address, workers), what=f"{workers} worker(s)")
         yield address, sched
     finally:
         for p in procs[::-1]:
-            _kill(p)
+            kill_group(p)
 
 
 @pytest.fixture(scope="module")
@@ -229,7 +219,7 @@ def test_a_bad_scheduler_or_worker_count_leaves_the_previous_run_alone(tmp_path,
 # ---- 3: the scheduler goes away mid-sweep ----------------------------------------------------------
 def _kill_when(proc: subprocess.Popen, cond) -> threading.Thread:
     def kill():
-        _wait_for(cond, what="the moment to kill the scheduler")
+        wait_for(cond, what="the moment to kill the scheduler")
         os.killpg(proc.pid, signal.SIGKILL)
     thread = threading.Thread(target=kill, daemon=True)
     thread.start()

@@ -1,0 +1,24 @@
+"""Helpers of the tests that start and stop processes of their own (Dask
+schedulers and workers): wait for a condition, kill a process group."""
+import os
+import signal
+import subprocess
+import time
+
+
+def wait_for(cond, timeout: float = 60.0, what: str = "condition") -> None:
+    """Poll ``cond()`` every 50 ms until it holds; AssertionError naming
+    ``what`` after ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL ``proc``'s process group (it was started with
+    ``start_new_session=True``) unless it has ended, then reap it."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
