@@ -491,6 +491,19 @@ def check_scheduler(address: str | None = None) -> str | None:
     return resolved
 
 
+def probe_scheduler(address: str | None = None) -> str | None:
+    """:func:`check_scheduler`, then one connection to what answers there,
+    closed at once: ``ValueError`` (as :func:`_connect`) when it is no Dask
+    scheduler, so that a command can refuse before it touches its output.
+    Costs the connection (milliseconds to a scheduler; up to
+    :data:`CONNECT_TIMEOUT` seconds to a service that never answers)."""
+    option, resolved = _option(address), check_scheduler(address)
+    if resolved is not None:
+        from distributed import Client
+        _connect(Client, resolved, option).close()
+    return resolved
+
+
 def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = None, *,
               workers: int | None = None, scheduler: str | None = None, progress: bool = True,
               on_result: Callable[[int, Any], None] | None = None, exclusive: bool = False,

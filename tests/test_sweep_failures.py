@@ -214,6 +214,11 @@ def test_a_bad_scheduler_or_worker_count_leaves_the_previous_run_alone(tmp_path,
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown host 'notanaddress.invalid'" in err
     assert not (tmp_path / "results").exists()              # no empty run folder
+    monkeypatch.setattr(sw, "CONNECT_TIMEOUT", 1.0)
+    with _server(None) as address:                          # well formed, listening, but no Dask scheduler
+        with pytest.raises(ValueError, match="no Dask scheduler answered within 1 s"):
+            run_experiment(NAME, Options(out=out, progress=False, quick=True, scheduler=address))
+    assert _listing(out) == before
 
 
 # ---- 3: the scheduler goes away mid-sweep ----------------------------------------------------------

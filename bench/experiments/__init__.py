@@ -299,7 +299,7 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
         raise ValueError(f"experiment {name!r} has no runs for these options")
     subset = opts.tasks is not None or bool(opts.where)          # --tasks "" is refused by select
     only = _sw.select(tasks, opts.tasks, opts.where) if subset else None
-    if _sw.check_scheduler(opts.scheduler) is None:     # like --tasks: refused before OUT is touched
+    if _sw.probe_scheduler(opts.scheduler) is None:     # like --tasks: refused before OUT is touched
         _sw.check_workers(opts.jobs)
     out = Path(opts.out)
     prov = Path(provenance) if provenance is not None else out / f"{name}.run.json"
