@@ -564,6 +564,16 @@ def gap_vs(kinds) -> str:
     return ", ".join(f"{k} {c[k]}" for k in GAP_KINDS if k in c)
 
 
+def at_reference_share(gap: pd.Series, missed: pd.Series) -> float:
+    """Share of instances at the reference (gap <= 1e-9) among those with a
+    gap or ``missed`` (no answer, or one that failed: not at the reference);
+    NaN when no instance has a gap."""
+    has = gap.notna()
+    if not has.any():
+        return math.nan
+    return float((gap[has] <= 1e-9).sum() / (has | missed).sum())
+
+
 def summarize(table: pd.DataFrame) -> pd.DataFrame:
     """Per (family, method): mean and max gap (over rows that have one), share
     of instances at the reference (of those with a gap or with no answer: a
@@ -574,14 +584,13 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     them out, so read the gaps with it); ``units`` where not the family's."""
     def agg(df):
         g = df["gap"].astype(float)
-        has = g.notna()
         missed = df["value"].isna() if "value" in df else pd.Series(False, index=df.index)
         out = {
             "instances": len(df),
             "no_answer": int(df["value"].isna().sum()) if "value" in df else 0,
             "mean_gap": g.mean(),
             "max_gap": g.max(),
-            "at_bound": (float((g[has] <= 1e-9).sum() / (has | missed).sum()) if has.any() else math.nan),
+            "at_bound": at_reference_share(g, missed),
             "median_s": float(np.nanmedian(df["seconds"])) if df["seconds"].notna().any() else math.nan,
             "gap_vs": gap_vs(df["gap_kind"]),
             "unproven": int((df["gap_kind"] != "optimum").sum()),

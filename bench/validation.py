@@ -20,7 +20,8 @@ from epochbench.instances import EpochsInstance, InfeasibleSolution, PackingInst
 from epochbench.instances.core import content, handed
 from epochbench.instances.registry import as_result, methods, snapshot, using
 
-from .scoring import better, comparable, gap_fields, gap_vs, milliseconds, reference, run_methods, shown
+from .scoring import (at_reference_share, better, comparable, gap_fields, gap_vs, milliseconds, reference,
+                      run_methods, shown)
 from .sweep import run_tasks
 
 
@@ -281,18 +282,14 @@ def verdict_table(v: Verdict) -> str:
     reference (a failed instance counts as not at it), what the gaps are
     measured against (``gap_vs``), median ms."""
     ok = v.rows["ok"].astype(bool)
-    df = v.rows.assign(gap=v.rows["gap"].where(ok), _counted=~ok | v.rows["gap"].where(ok).notna())
-
-    def at_reference(g):
-        part = df.loc[g.index]
-        if not part["gap"].notna().any():
-            return "-"
-        return f"{100 * float((part['gap'] <= 1e-9).sum() / part['_counted'].sum()):.0f}%"
-    agg = df.groupby("method", sort=False).agg(
+    df = v.rows.assign(gap=v.rows["gap"].where(ok), _missed=~ok)
+    by = df.groupby("method", sort=False)
+    agg = by.agg(
         instances=("instance", "count"), failures=("ok", lambda s: int((~s.astype(bool)).sum())),
         mean_gap=("gap", "mean"), max_gap=("gap", "max"),
-        optimal=("gap", at_reference),
         gap_vs=("gap_kind", gap_vs),
         median_ms=("seconds", lambda s: milliseconds(float(np.nanmedian(s))) if s.notna().any() else "-"),
     ).reset_index()
+    shares = {m: at_reference_share(g["gap"], g["_missed"]) for m, g in by}
+    agg.insert(agg.columns.get_loc("max_gap") + 1, "optimal", agg["method"].map(shares))
     return shown(agg).to_string(index=False)
