@@ -153,9 +153,9 @@ def cmd_score(args) -> int:
     insts = _instances_from(args.dir)
     _say_unused("score", refs, insts)
     from epochbench import runs
-    from epochbench.sweep import check_scheduler, check_workers
+    from epochbench.sweep import check_scheduler, local_workers
     scheduler = check_scheduler(args.scheduler)            # where it runs, as resolved (before any work)
-    workers = check_workers(args.jobs) if scheduler is None or args.jobs is not None else None
+    workers = local_workers(args.jobs, scheduler)
     info = runs.provenance("score", runs.stamp(), methods=methods, time_limit=args.time_limit,
                            threads=args.threads, instances=len(insts), params=list(args.param),
                            references=[str(r) for r in args.reference],

@@ -433,6 +433,14 @@ def check_workers(workers: int | None = None) -> int:
     return workers
 
 
+def local_workers(workers: int | None, scheduler: str | None) -> int | None:
+    """The local worker processes of a sweep on ``scheduler`` (resolved,
+    :func:`scheduler_of`; None: a local cluster): ``workers`` checked
+    (:func:`check_workers`), else every core or ``$EPOCHBENCH_WORKERS``
+    without a scheduler, else None (the scheduler's workers run it)."""
+    return check_workers(workers) if scheduler is None or workers is not None else None
+
+
 def scheduler_of(address: str | None = None) -> str | None:
     """The scheduler a sweep uses: ``address``, else ``$EPOCHBENCH_SCHEDULER``,
     else None (a local cluster); blank values count as none.  Not checked
@@ -557,8 +565,7 @@ def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = 
     todo = list(range(len(tasks))) if todo is None else list(todo)
     option = _option(scheduler)
     scheduler = check_scheduler(scheduler)
-    if scheduler is None or workers is not None:
-        workers = check_workers(workers)          # $EPOCHBENCH_WORKERS: only without a scheduler
+    workers = local_workers(workers, scheduler)
     bar = Progress(len(todo), progress)
     results: dict[int, Any] = {}
     failures: list[Failure] = []

@@ -436,7 +436,7 @@ def run_options(name: str, opts: Options, count: int) -> dict:
     others).  ``ValueError`` naming ``$EPOCHBENCH_WORKERS`` when it is
     needed and not a positive integer."""
     scheduler = _sw.scheduler_of(opts.scheduler)
-    workers = opts.jobs if opts.jobs is not None or scheduler else _sw.default_workers()
+    workers = _sw.local_workers(opts.jobs, scheduler)
     return {"experiment": name, "tasks_total": count,
             "options": {"quick": opts.quick, "seeds": opts.seeds, "tasks": opts.tasks, "where": list(opts.where)},
             "execution": {"workers": workers, "scheduler": scheduler,    # not part of a resume's match
