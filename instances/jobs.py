@@ -370,7 +370,7 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
                                 f"= {value} is outside 1..{MAX_NODES}")
     tab.insert(3, "procs", _or_else(tab["req_procs"], tab["alloc_procs"], reuse="req_procs" not in keep))
     np.maximum(tab["procs"], 0, out=tab["procs"])
-    tab.insert(4, "estimate", _or_else(tab["req_time"], np.full(1, np.nan), reuse="req_time" not in keep))
+    tab.insert(4, "estimate", _or_else(tab["req_time"], np.nan, reuse="req_time" not in keep))
     # unknown (field 9 <= 0): NaN, which make_workload sets to the runtime and counts in meta["adjusted"]
     for f in ("req_procs", "alloc_procs", "req_time"):
         if f not in keep:
@@ -384,13 +384,13 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
     return make_workload(tab, cap, resources=names, kill_at_estimate=kill_at_estimate, source=src, meta=meta)
 
 
-def _or_else(given: np.ndarray, other: np.ndarray, *, reuse: bool) -> np.ndarray:
-    """``given`` where > 0, else ``other`` (the SWF rule for processors; a
-    one-element ``other``: that value); written over ``given`` itself when
-    it is not kept (``reuse``)."""
+def _or_else(given: np.ndarray, other, *, reuse: bool) -> np.ndarray:
+    """``given`` where > 0, else ``other`` (an array as long, or one value:
+    the SWF rule for processors, and NaN for an estimate); written over
+    ``given`` itself when it is not kept (``reuse``)."""
     out = given if reuse else given.copy()
     unknown = ~(given > 0)
-    out[unknown] = other[unknown] if other.shape == given.shape else other[0]
+    out[unknown] = other[unknown] if isinstance(other, np.ndarray) else other
     return out
 
 

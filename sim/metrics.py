@@ -314,8 +314,7 @@ def _stats(prefix: str, values: np.ndarray, scratch: np.ndarray) -> dict:
         return {f"{prefix}_{s}": float("nan") for s in ("mean", "median", "p90", "max", "std")}
     part = scratch[:len(values)]
     np.copyto(part, values)
-    median = _median(part)
-    np.copyto(part, values)
+    median = _median(part)                   # part is reordered, not changed: the quantile reads it as is
     return {f"{prefix}_mean": float(values.mean()), f"{prefix}_median": median,
             f"{prefix}_p90": float(np.quantile(part, 0.9, overwrite_input=True)),
             f"{prefix}_max": float(values.max()), f"{prefix}_std": _std(values, scratch)}
