@@ -165,6 +165,11 @@ class Catalog(Generic[T]):
             pass
         return self
 
+    def load_through(self, source: Source) -> None:
+        """Load the sources up to and including ``source``."""
+        while not self.has_loaded(source) and self._load_next():
+            pass
+
     def find(self, key: Hashable) -> T | None:
         """The entry of ``key``, loading sources until it appears; ``None``
         if no source has it."""

@@ -150,8 +150,7 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
 def _load_builtins() -> None:
     """Import every built-in method module (cheap: no solver is imported
     before a solve), so that a name check sees all of them."""
-    while not METHODS.has_loaded(_exact):
-        METHODS._load_next()
+    METHODS.load_through(_exact)
 
 
 class UnknownMethod(KeyError, ValueError):
