@@ -181,6 +181,24 @@ class SchedulerLost(RunStopped):
         super().__init__(f"lost the scheduler {address}: {tail}")
 
 
+class WorkerDied(RunStopped):
+    """Every worker process that ran a task died while running it (the task
+    called ``os._exit``, crashed the interpreter, or ran out of memory), so
+    Dask gave it up (``KilledWorker``).  ``index`` and ``task`` name it; the
+    message is one line."""
+
+    def __init__(self, index: int, task: Any):
+        self.index, self.task = index, task
+        super().__init__(f"task {index} {_label(task)}: {died(index)}")
+
+
+def died(index: int) -> str:
+    """What a task whose workers all died says (:class:`WorkerDied`, or the
+    failure of a sweep that goes on)."""
+    return (f"every worker process that ran task {index} died while running it (the task exited "
+            "the process, crashed it or ran out of memory); Dask gave it up")
+
+
 # ---- selecting tasks -------------------------------------------------------------------
 def parse_indices(spec: str, n: int) -> list[int]:
     """Indices of ``--tasks SPEC`` among ``n`` tasks: comma-separated items,
@@ -377,9 +395,11 @@ def rows_of(run: Callable[[dict], Any], task: dict, timing: bool = False) -> lis
 
 
 def _label(task) -> str:
+    """A task on one line: its plain fields, and an instance by its name."""
     if not isinstance(task, dict):
         return str(task)[:100]
-    return " ".join(f"{k}={v}" for k, v in task.items() if isinstance(v, (str, int, float)))[:100]
+    plain = {k: v if isinstance(v, (str, int, float)) else getattr(v, "name", None) for k, v in task.items()}
+    return " ".join(f"{k}={v}" for k, v in plain.items() if isinstance(v, (str, int, float)))[:100]
 
 
 # ---- progress ------------------------------------------------------------------------------
@@ -622,7 +642,7 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
                 client = _connect(Client, scheduler, option)
                 jobs = _payloads(call, tasks, todo, stop_on_error)
             with client:
-                _sweep_on(client, scheduler, jobs, exclusive, bar, finish, stop_on_error)
+                _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_error)
         finally:
             if cluster is not None:
                 cluster.close(timeout=10)
@@ -648,10 +668,12 @@ def _quiet_logs():
             logging.getLogger(n).setLevel(level)
 
 
-def _sweep_on(client, scheduler, jobs, exclusive, bar, finish, stop_on_error) -> None:
-    """Submit ``jobs`` (``{i: (function, argument...)}``) to ``client`` and
-    hand each outcome to ``finish``; losing the scheduler (``scheduler``
-    not None) raises :class:`SchedulerLost` once, with the count done."""
+def _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_error) -> None:
+    """Submit ``jobs`` (``{i: (function, argument...)}``: ``tasks[i]`` as it
+    travels) to ``client`` and hand each outcome to ``finish``; losing the
+    scheduler (``scheduler`` not None) raises :class:`SchedulerLost` once,
+    with the count done; a task whose workers all died is a
+    :class:`WorkerDied` with ``stop_on_error``, else a failure saying so."""
     from distributed import as_completed
     done = 0
     try:
@@ -667,9 +689,16 @@ def _sweep_on(client, scheduler, jobs, exclusive, bar, finish, stop_on_error) ->
             try:
                 ok, value = fut.result()
             except Exception as exc:           # lost too many workers, or the scheduler
-                if stop_on_error or _lost(client, exc):
+                if _lost(client, exc):
                     raise
-                ok, value = False, traceback.format_exc()
+                if type(exc).__name__ == "KilledWorker":
+                    if stop_on_error:
+                        raise WorkerDied(i, tasks[i]) from None
+                    ok, value = False, f"WorkerDied: {died(i)}"
+                elif stop_on_error:
+                    raise
+                else:
+                    ok, value = False, traceback.format_exc()
             done += 1
             finish(i, ok, value)
             fut.release()

@@ -428,3 +428,31 @@ def test_score_records_where_it_ran(tmp_path, monkeypatch):
                                                                                            "scheduler": None}
     monkeypatch.setenv(sw.SCHEDULER_ENV, "tcp//nowhere:1")             # checked before any solve
     assert cli.main(["score", "fam", "--methods", "greedy-mkp"]) == 2
+
+
+def _exits(task):
+    """A task that ends its worker process (as a user's heuristic calling os._exit would)."""
+    if task["n"] == 1:
+        os._exit(7)
+    return task["n"]
+
+
+@pytest.mark.parametrize("stop", [True, False])
+def test_a_task_that_kills_its_workers_is_named_in_one_line(stop):
+    import dask
+    import distributed  # noqa: F401 - its defaults are in dask's config before one is changed
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        if stop:
+            with pytest.raises(sw.WorkerDied) as err:
+                sw.run_tasks(_exits, [{"n": 0}, {"n": 1}], workers=2, progress=False, stop_on_error=True)
+            assert err.value.index == 1 and "\n" not in str(err.value)
+            assert str(err.value).startswith("task 1 n=1: every worker process that ran task 1 died")
+        else:
+            done, failures = sw.run_tasks(_exits, [{"n": 0}, {"n": 1}], workers=2, progress=False)
+            assert done == {0: 0} and [f.index for f in failures] == [1]
+            assert failures[0].line() == f"task 1 n=1: WorkerDied: {sw.died(1)}"
+
+
+def test_a_task_is_named_by_its_instance():
+    inst = eb.generate("leinberger", count=1, seed=1)[0]
+    assert sw._label({"instance": inst, "k": 2}) == f"instance={inst.name} k=2"
