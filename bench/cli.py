@@ -466,9 +466,11 @@ def _add_compare(sub) -> None:
 
 
 def cmd_compare(args) -> int:
-    from .compare import Threshold, compare, format_comparison, load
+    from .compare import Threshold, compare_runs, format_comparison
     thresholds = [Threshold.parse(t) for t in args.fail_on]
-    table = compare(load(args.a), load(args.b))
+    table = compare_runs(args.a, args.b)
+    if args.a.resolve() == args.b.resolve():
+        print("note: A and B are the same run")
     print(format_comparison(table))
     broken = [(t, t.broken_by(table)) for t in thresholds]
     for t, rows in broken:

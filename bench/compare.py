@@ -28,16 +28,22 @@ TIME_NOISE = 1.25
 COLUMNS = ["family", "method", "solves", "gapped", "mean_gap", "max_gap", "median_ms"]
 
 
-def _numbers(df: pd.DataFrame, column: str, path: Path) -> pd.Series:
-    """Column ``column`` as floats; ValueError naming the file and the value."""
-    got = pd.to_numeric(df[column], errors="coerce")
-    bad = got.isna() & df[column].notna()
+def _numbers(df: pd.DataFrame, column: str, path: Path, low: float = -np.inf) -> pd.Series:
+    """Column ``column`` as floats; ValueError naming the file and the value
+    when one is not a number, infinite or below ``low`` (empty cells stay NaN)."""
+    got = pd.to_numeric(df[column], errors="coerce").astype(float)
+    bad = (got.isna() & df[column].notna()) | np.isinf(got) | (got < low)
     if bad.any():
-        raise ValueError(f"{path}: column {column!r} has {df[column][bad].iloc[0]!r}, not a number")
-    return got.astype(float)
+        what = "not a number" if not np.isfinite(low) else f"not a finite number >= {low:g}"
+        cell = df[column][bad].iloc[0]
+        raise ValueError(f"{path}: column {column!r} has {getattr(cell, 'item', lambda: cell)()!r}, {what}")
+    return got
 
 
-def _from_solves(path: Path) -> pd.DataFrame:
+def _solve_rows(path: Path) -> pd.DataFrame:
+    """A ``bench-solves.csv``: one row per solve (``family``, ``method``,
+    ``key`` = config and instance where the file has them, ``gap``,
+    ``seconds``)."""
     try:
         df = pd.read_csv(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
@@ -45,9 +51,18 @@ def _from_solves(path: Path) -> pd.DataFrame:
     missing = {"family", "method", "gap", "seconds"} - set(df.columns)
     if missing:
         raise ValueError(f"{path}: not a bench-solves.csv (missing columns {sorted(missing)})")
-    df = df.assign(gap=_numbers(df, "gap", path), seconds=_numbers(df, "seconds", path))
+    if df.empty:
+        raise ValueError(f"{path}: no solves")
+    keyed = {"config", "instance"} <= set(df.columns)
+    key = (df["config"].astype(str) + "\x1f" + df["instance"].astype(str)) if keyed else pd.Series(np.nan, df.index)
+    return pd.DataFrame({"family": df["family"].astype(str), "method": df["method"].astype(str), "key": key,
+                         "gap": _numbers(df, "gap", path, low=0.0),
+                         "seconds": _numbers(df, "seconds", path, low=0.0)})
+
+
+def _from_solves(rows: pd.DataFrame) -> pd.DataFrame:
     out = []
-    for (fam, method), g in df.groupby(["family", "method"], sort=False):
+    for (fam, method), g in rows.groupby(["family", "method"], sort=False):
         gaps = g["gap"].dropna()
         out.append({"family": fam, "method": method, "solves": len(g), "gapped": len(gaps),
                     "mean_gap": gaps.mean() if len(gaps) else np.nan, "max_gap": gaps.max() if len(gaps) else np.nan,
@@ -63,7 +78,19 @@ def _family_of(bench: dict) -> str:
     return re.split(r"[-\[_ ]", group, maxsplit=1)[0] or "?"
 
 
-def _from_benchmark_json(path: Path) -> pd.DataFrame:
+def _number(value, where: str, what: str, low: float = 0.0, none_ok: bool = True) -> float:
+    """``value`` as a finite float >= ``low`` (None: NaN where allowed);
+    ValueError naming ``where`` and ``what`` otherwise."""
+    if value is None and none_ok:
+        return np.nan
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < low:
+        raise ValueError(f"{where}: {what} {value!r} is not a finite number >= {low:g}")
+    return float(value)
+
+
+def _benchmark_rows(path: Path) -> pd.DataFrame:
+    """A pytest-benchmark JSON file: one row per benchmark with a method
+    (``key``: the benchmark's name, ``weight``: the instances it scored)."""
     try:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
@@ -86,33 +113,30 @@ def _from_benchmark_json(path: Path) -> pd.DataFrame:
         median = stats.get("median")
         if median is not None and not (isinstance(median, (int, float)) and not isinstance(median, bool)):
             raise ValueError(f"{where}: stats.median {median!r} is not a number")
-        try:
-            weight = float(info.get("instances") or info.get("problems") or 1)
-        except (TypeError, ValueError):
-            raise ValueError(f"{where}: extra_info.instances is not a number") from None
-        rows.append({"family": _family_of(b), "method": str(method), "weight": weight,
-                     "mean_gap": info.get("mean_gap", info.get("mean_gap_best")), "max_gap": info.get("max_gap"),
-                     "median_ms": 1000 * float(median) if median is not None else np.nan})
-    df = pd.DataFrame(rows)
-    if df.empty:
-        return pd.DataFrame(columns=COLUMNS)
+        weight = info.get("instances") or info.get("problems") or 1
+        rows.append({"family": _family_of(b), "method": str(method), "key": str(b.get("name", i)),
+                     "weight": _number(weight, where, "extra_info.instances", low=1, none_ok=False),
+                     "mean_gap": _number(info.get("mean_gap", info.get("mean_gap_best")), where, "extra_info.mean_gap"),
+                     "max_gap": _number(info.get("max_gap"), where, "extra_info.max_gap"),
+                     "median_ms": 1000 * _number(median, where, "stats.median")})
+    if not rows:
+        raise ValueError(f"{path}: no benchmark of a method (extra_info.method)")
+    return pd.DataFrame(rows)
+
+
+def _from_benchmarks(df: pd.DataFrame) -> pd.DataFrame:
     out = []
     for (fam, method), g in df.groupby(["family", "method"], sort=False):
-        mg = pd.to_numeric(g["mean_gap"], errors="coerce")
+        mg = g["mean_gap"]
         ok = mg.notna()
         out.append({"family": fam, "method": method, "solves": int(g["weight"].sum()),
                     "gapped": int(g["weight"][ok].sum()),
                     "mean_gap": float(np.average(mg[ok], weights=g["weight"][ok])) if ok.any() else np.nan,
-                    "max_gap": pd.to_numeric(g["max_gap"], errors="coerce").max(),
-                    "median_ms": float(g["median_ms"].median())})
+                    "max_gap": g["max_gap"].max(), "median_ms": float(g["median_ms"].median())})
     return pd.DataFrame(out, columns=COLUMNS)
 
 
-def load(path) -> pd.DataFrame:
-    """One saved run, per (family, method): solves, mean and max gap
-    (fractions), median decision time (ms).  ``path``: a run folder of
-    ``epochbench bench`` (or a run's name under ``./results``), its
-    ``bench-solves.csv``, or a pytest-benchmark JSON file."""
+def _resolve(path) -> Path:
     path = Path(path)
     if not path.exists() and len(path.parts) == 1 and (Path("results") / path).is_dir():
         path = Path("results") / path                      # a run's name (epochbench runs lists them)
@@ -120,12 +144,85 @@ def load(path) -> pd.DataFrame:
         solves = path / "bench-solves.csv"
         if not solves.is_file():
             raise ValueError(f"{path}: no bench-solves.csv (a results folder of 'epochbench bench')")
-        return _from_solves(solves)
+        return solves
     if not path.is_file():
         raise ValueError(f"{path}: no such file or folder")
+    return path
+
+
+def rows(path) -> tuple[str, pd.DataFrame]:
+    """One saved run as read: ``("solves", one row per solve)`` from a
+    ``bench-solves.csv``, or ``("benchmarks", one row per benchmark)`` from
+    a pytest-benchmark JSON file; each row has a ``key`` saying what was
+    measured (config and instance; the benchmark's name)."""
+    path = _resolve(path)
     if path.suffix == ".csv":
-        return _from_solves(path)
-    return _from_benchmark_json(path)
+        return "solves", _solve_rows(path)
+    return "benchmarks", _benchmark_rows(path)
+
+
+def _aggregate(kind: str, df: pd.DataFrame) -> pd.DataFrame:
+    return _from_solves(df) if kind == "solves" else _from_benchmarks(df)
+
+
+def load(path) -> pd.DataFrame:
+    """One saved run, per (family, method): solves, mean and max gap
+    (fractions), median decision time (ms).  ``path``: a run folder of
+    ``epochbench bench`` (or a run's name under ``./results``), its
+    ``bench-solves.csv``, or a pytest-benchmark JSON file.  A file with no
+    solve, or a number that is negative, infinite or not a number (an
+    empty gap is a solve without one), is a ValueError naming it."""
+    return _aggregate(*rows(path))
+
+
+def _shared(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``a`` and ``b`` cut, per (family, method) measured in both, to the
+    keys both measured; and per (family, method) how many keys each had
+    alone (``only_a``, ``only_b``)."""
+    keep_a, keep_b, notes = [], [], []
+    groups_b = dict(tuple(b.groupby(["family", "method"], sort=False)))
+    for fm, ga in a.groupby(["family", "method"], sort=False):
+        gb = groups_b.pop(fm, None)
+        if gb is None or ga["key"].isna().any() or gb["key"].isna().any():
+            keep_a.append(ga)
+            if gb is not None:
+                keep_b.append(gb)
+            continue
+        both = set(ga["key"]) & set(gb["key"])
+        only_a, only_b = ga["key"].nunique() - len(both), gb["key"].nunique() - len(both)
+        if both:
+            keep_a.append(ga[ga["key"].isin(both)])
+            keep_b.append(gb[gb["key"].isin(both)])
+        else:                                       # nothing in common: not comparable, shown apart
+            keep_a.append(ga)
+            keep_b.append(gb)
+        notes.append({"family": fm[0], "method": fm[1], "shared": len(both), "only_a": only_a, "only_b": only_b})
+    keep_b += list(groups_b.values())
+    return (pd.concat(keep_a, ignore_index=True), pd.concat(keep_b, ignore_index=True),
+            pd.DataFrame(notes, columns=["family", "method", "shared", "only_a", "only_b"]))
+
+
+def compare_runs(a, b) -> pd.DataFrame:
+    """:func:`compare` of two saved runs (paths as :func:`load` takes them)
+    on what both measured: a method's solves (or benchmarks) are cut to the
+    instances (config and instance; the benchmark's name) that both runs
+    have for it, so that a run of a smaller selection is not read as a
+    change of gap or time.  Adds ``shared``, ``only_a``, ``only_b`` (keys
+    per method: in both, in A alone, in B alone; NaN where a run does not
+    say which instances it measured) and flags ``disjoint`` a method both
+    runs measured on no common instance (its figures are not compared)."""
+    (kind_a, ra), (kind_b, rb) = rows(a), rows(b)
+    notes = pd.DataFrame(columns=["family", "method", "shared", "only_a", "only_b"])
+    if kind_a == kind_b:
+        ra, rb, notes = _shared(ra, rb)
+    table = compare(_aggregate(kind_a, ra), _aggregate(kind_b, rb))
+    table = table.merge(notes, on=["family", "method"], how="left", sort=False)
+    disjoint = table["shared"].eq(0)
+    for col in ("d_mean", "d_max", "time_ratio"):
+        table.loc[disjoint, col] = np.nan
+    table.loc[disjoint, "lost_gaps"] = False
+    table.loc[disjoint, "flag"] = "disjoint"
+    return table
 
 
 def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
@@ -210,5 +307,23 @@ def format_comparison(table: pd.DataFrame) -> str:
                               "ms A": g["median_ms_a"].map(ms_text), "ms B": g["median_ms_b"].map(ms_text),
                               "B/A": g["time_ratio"].map(lambda x: "-" if pd.isna(x) else f"{x:.2f}"),
                               "flag": g["flag"]})
-        lines += [f"{fam}:", shown.to_string(index=False), ""]
+        lines += [f"{fam}:", shown.to_string(index=False), *_cut_notes(g), ""]
     return "\n".join(lines).rstrip()
+
+
+def _cut_notes(g: pd.DataFrame) -> list[str]:
+    """Lines saying which methods of a family were compared on part of what
+    one run measured (:func:`compare_runs`), or on nothing in common."""
+    if "shared" not in g:
+        return []
+    out = []
+    for r in g.itertuples():
+        if pd.isna(r.shared) or (r.only_a == 0 and r.only_b == 0):
+            continue
+        if r.shared == 0:
+            out.append(f"  {r.method}: no instance measured in both runs ({r.only_a:g} in A, {r.only_b:g} in B): "
+                       "not compared")
+        else:
+            alone = ", ".join(f"{n:g} in {side} alone" for side, n in (("A", r.only_a), ("B", r.only_b)) if n)
+            out.append(f"  {r.method}: compared on the {r.shared:g} instances both runs measured ({alone})")
+    return out

@@ -101,3 +101,65 @@ def test_malformed_benchmark_json_is_one_line_naming_the_file(tmp_path, capsys, 
     assert main(["compare", str(path), str(path)]) == 2
     err = capsys.readouterr().err
     assert str(path) in err and needle in err and err.count("\n") == 1
+
+
+def _two_configs(folder, configs, ff_gap=0.05):
+    folder.mkdir()
+    rows = [{"family": "packing", "config": c, "instance": f"i{i}", "method": m, "kind": "heuristic",
+             "gap": (ff_gap if c == "c1" else 0.2) * (i % 2) if m == "ff" else 0.0, "gap_kind": "optimum",
+             "seconds": 1e-5 if c == "c1" else 1e-3}
+            for c in configs for i in range(4) for m in ("ff", "cpsat")]
+    pd.DataFrame(rows).to_csv(folder / "bench-solves.csv", index=False)
+    return folder
+
+
+def test_runs_of_different_selections_are_compared_on_what_both_measured(tmp_path, capsys):
+    """A measured configs c1 and c2, B only c1 with the same gaps: no change,
+    no failure, and the note says which part was compared."""
+    a = _two_configs(tmp_path / "a", ["c1", "c2"])
+    b = _two_configs(tmp_path / "b", ["c1"])
+    assert compare(load(a), load(b)).set_index("method").loc["ff", "flag"] != ""   # the whole runs differ
+    assert main(["compare", str(a), str(b), "--fail-on", "gap:0%", "--fail-on", "time:10%"]) == 0
+    out = capsys.readouterr().out
+    assert "FAIL" not in out and "ff: compared on the 4 instances both runs measured (4 in A alone)" in out
+    c = _two_configs(tmp_path / "c", ["c2"])
+    assert main(["compare", str(b), str(c), "--fail-on", "gap:0%"]) == 0
+    out = capsys.readouterr().out
+    assert "disjoint" in out and "ff: no instance measured in both runs (4 in A, 4 in B): not compared" in out
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda df: df.iloc[:0], "no solves"),
+    (lambda df: df.assign(seconds=-5.0), "column 'seconds' has -5.0, not a finite number >= 0"),
+    (lambda df: df.assign(gap=float("inf")), "column 'gap' has inf"),
+    (lambda df: df.assign(gap=-0.1), "column 'gap' has -0.1"),
+])
+def test_impossible_figures_in_a_run_are_one_line(tmp_path, capsys, edit, needle):
+    a = solves(tmp_path / "a", 0.05)
+    b = solves(tmp_path / "b", 0.05)
+    edit(pd.read_csv(b / "bench-solves.csv")).to_csv(b / "bench-solves.csv", index=False)
+    assert main(["compare", str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("doc, needle", [
+    ({"benchmarks": []}, "no benchmark of a method"),
+    ({"benchmarks": [{"extra_info": {"method": "ff"}, "stats": {"median": -1}}]}, "stats.median -1"),
+    ({"benchmarks": [{"extra_info": {"method": "ff", "instances": -3}, "stats": {"median": 1}}]},
+     "extra_info.instances -3"),
+    ({"benchmarks": [{"extra_info": {"method": "ff", "mean_gap": float("nan")}, "stats": {"median": 1}}]},
+     "extra_info.mean_gap nan"),
+])
+def test_impossible_figures_in_benchmark_json_are_one_line(tmp_path, capsys, doc, needle):
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(doc))
+    assert main(["compare", str(path), str(path)]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1
+
+
+def test_a_run_compared_with_itself_says_so(tmp_path, capsys):
+    a = solves(tmp_path / "a", 0.05)
+    assert main(["compare", str(a), str(a)]) == 0
+    assert capsys.readouterr().out.startswith("note: A and B are the same run")
