@@ -262,7 +262,11 @@ def cmd_bench(args) -> int:
     _check_bench_name(args.name, rest)
     if args.name:
         argv += ["--run-name", args.name]
-    return int(pytest.main(argv + rest))
+    status = int(pytest.main(argv + rest))
+    if status == int(pytest.ExitCode.NO_TESTS_COLLECTED):
+        raise ValueError("no benchmark selected: the -k expression or the paths given match none "
+                         "('epochbench bench --collect-only -q' lists them)")
+    return status
 
 
 def _check_bench_name(name: str | None, rest: list[str]) -> None:
@@ -272,14 +276,20 @@ def _check_bench_name(name: str | None, rest: list[str]) -> None:
     ``--run-name``, with pytest's status 4).  ``rest``: the arguments
     passed on to pytest."""
     from . import runs
-    names = [name] if name else []
+    names = [name] if name is not None else []
     results = False
     for i, a in enumerate(rest):
         if a == "--run-name" and i + 1 < len(rest):
             names.append(rest[i + 1])
         elif a.startswith("--run-name="):
             names.append(a.split("=", 1)[1])
-        results = results or a == "--results" or a.startswith("--results=")
+        folder = rest[i + 1] if a == "--results" and i + 1 < len(rest) else (
+            a.split("=", 1)[1] if a.startswith("--results=") else None)
+        if folder is not None:
+            results = True
+            problem = runs.unwritable(Path(folder).resolve())
+            if problem:
+                raise ValueError(f"--results {problem}")
     if not names:
         return
     if len(set(names)) > 1:

@@ -27,6 +27,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime, timezone
 from importlib import metadata
@@ -170,6 +171,28 @@ def read(path: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def unwritable(folder: Path) -> str | None:
+    """Why ``folder`` cannot take the run's files, or None: it is made (with
+    its missing parents) and a file is written in it, then what this made
+    is removed again, so that a run learns it before it runs, not after."""
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
+    try:
+        if folder.exists() and not folder.is_dir():
+            return f"{folder}: is a file, not a folder; choose an output folder"
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return f"{folder}: cannot be written ({exc.strerror or exc})"
+    finally:
+        for p in made:                       # deepest first
+            try:
+                p.rmdir()
+            except OSError:
+                break
+    return None
 
 
 def run_folder(root: Path, command: str, name: str | None = None, resumable=None) -> Path:

@@ -81,6 +81,9 @@ class Store:
     timing: dict = field(default_factory=dict)  # (cfg.id, method) -> median seconds
     instance_timing: dict = field(default_factory=dict)  # (cfg.id, method, instance) -> median seconds
     configs: dict = field(default_factory=dict)
+    #: (cfg.id, method) of the benchmarks that ran; the other results are
+    #: reference solves (:meth:`ensure_reference`), left off the leaderboards
+    selected: set = field(default_factory=set)
 
     def result(self, cfg: Config, inst, method: str):
         """Checked result of ``method`` on ``inst`` (solved once per session)."""
@@ -128,8 +131,19 @@ class Store:
         rows = []
         for cid, cfg in self.configs.items():
             for r in self._scored(cfg):
-                rows.append({"config": cid, "generator": cfg.generator, **dict(cfg.params), **r})
+                rows.append({"config": cid, "generator": cfg.generator, **dict(cfg.params), **r,
+                             "selected": (cid, r["method"]) in self.selected})
         return rows
+
+    def reference_only(self) -> dict[str, list[str]]:
+        """Per family, the methods solved only as references (their
+        benchmarks not selected, e.g. by ``-k``): left off the leaderboards."""
+        out: dict[str, set] = {}
+        for cid, per in self.results.items():
+            family = self.configs[cid].family
+            for methods in per.values():
+                out.setdefault(family, set()).update(m for m in methods if (cid, m) not in self.selected)
+        return {f: sorted(ms) for f, ms in out.items() if ms}
 
 
 def _exact_solve(task: dict, *, time_limit: float):
@@ -222,13 +236,15 @@ def record(family: str, config: str, instance: str, method: str, kind: str, gap:
 
 def leaderboard_rows() -> pd.DataFrame:
     """Every solve behind the leaderboards: the packing and epochs rows of
-    :data:`STORE` and :data:`BOARD`.  Decision times are per decision: a
+    :data:`STORE` whose benchmark ran (:attr:`Store.selected`) and :data:`BOARD`.  Decision times are per decision: a
     heuristic's is its median over the pytest-benchmark rounds on that
     instance (:attr:`Store.instance_timing`; else the configuration's
     median, else its one checked solve), an exact method's its solve's own
     wall time (so that the leaderboard's p90 is a p90 of decisions)."""
     keep = ["family", "config", "instance", "method", "kind", "gap", "gap_kind", "seconds"]
     store = pd.DataFrame(STORE.rows)
+    if not store.empty:
+        store = store[store["selected"]]                # reference solves alone are no benchmark of theirs
     if not store.empty:
         store = store.assign(seconds=[_decision_seconds(*row) for row in
                                       zip(store["config"], store["method"], store["instance"], store["kind"],

@@ -137,6 +137,9 @@ def test_a_named_bench_run_is_never_overwritten(tmp_path):
     info = _strict((tmp_path / "results" / "base" / "run.json").read_text())
     _provenance_is_complete(info, "bench")
     assert info["quick"] is True and "leaderboard-packing.csv" in info["files"]
+    solved = pd.read_csv(tmp_path / "results" / "base" / "bench-solves.csv")
+    assert set(solved["method"]) == {"ff"}                          # the references solved for its gaps are no rows
+    assert "cpsat, milp-cbc, milp-highs, mkp-bb solved as references only (not selected)" in first.stdout
     again = bench("--name", "base")
     assert again.returncode != 0 and "run folder" in again.stderr + again.stdout
     fixed = tmp_path / "fixed"
@@ -164,3 +167,17 @@ def test_an_unreadable_provenance_file_is_listed_not_skipped(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()[1:]
     assert [line.split()[2] for line in lines] == ["unreadable", "unreadable"]
     assert any(line.endswith("x.run.json") for line in lines)
+
+
+def test_bench_refuses_a_results_folder_it_cannot_write_and_a_selection_of_nothing(tmp_path, capsys):
+    (tmp_path / "f.swf").write_text("x")
+    for argv, says in ((["--results", "f.swf"], "f.swf: is a file, not a folder"),
+                       (["--results=f.swf/sub"], "f.swf/sub: cannot be written"),
+                       (["--name", ""], "--name: '' is not a run name")):
+        assert cli.main(["bench", "--quick", *argv, "-k", "nothing"]) == 2
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1, err
+    assert not (tmp_path / "results").exists() and (tmp_path / "f.swf").read_text() == "x"
+    none = subprocess.run([sys.executable, "-m", "epochbench", "bench", "--quick", "-k", "nomatch_xyz"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert none.returncode == 2 and "no benchmark selected" in none.stderr

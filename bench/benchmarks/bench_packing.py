@@ -35,6 +35,7 @@ def test_method(benchmark, config, method, request):
     insts = cfg.instances()
     m = get(cfg.family, method)
     benchmark.group = f"{cfg.family}-{cfg.id}"
+    STORE.selected.add((cfg.id, method))
     warm_up(cfg, method)
     if m.exact:
         cycle = itertools.cycle(insts)

@@ -101,6 +101,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tr.write_line(f"Figure (gap against decision time, Pareto front): {figure}")
     tr.write_line("vs: opt = proven optimum, best = best known value, bound = a valid bound (gap: upper bound)")
     tr.write_line("no ans: solves that gave no decision (the gaps leave them out); times are per decision")
+    for family, methods in STORE.reference_only().items():
+        tr.write_line(f"{family}: {', '.join(methods)} solved as references only (not selected): not on the board")
     _say_data(tr, info["data"])
     tr.write_line(f"Full tables per configuration in {results}/:")
     tr.write_line("  bench-summary.csv, bench-scores.csv, bench-by-k.csv, bench-solves.csv, leaderboard-FAMILY.csv")

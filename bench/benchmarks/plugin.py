@@ -49,6 +49,9 @@ def _start_run(config) -> None:
         folder = Path(given).resolve() if given else runs.run_folder(Path("results").resolve(), "bench", name)
     except ValueError as exc:
         raise pytest.UsageError(str(exc).replace("--name", "--run-name")) from None
+    problem = runs.unwritable(folder)
+    if problem:
+        raise pytest.UsageError(f"{'--results' if given else 'results folder'} {problem}")
     rid = f"bench-{runs.stamp()}" if given else folder.name        # DIR given: it may hold several runs
     info = runs.provenance("bench", rid, argv=sys.argv, quick=bool(config.getoption("--quick")),
                            pytest_args=list(config.invocation_params.args))
