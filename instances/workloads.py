@@ -729,6 +729,7 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     reload = k > 1 and (model not in OWN_ARRIVALS or load is not None)
     if model != "hypererlang" and (fit, he_params, he_out) != (None, None, None):
         raise ValueError(f"fit, he_params and he_out apply to model hypererlang only, not {model!r}")
+    _check_he_out(he_out)
     _check_applies(model, k, estimates, dict(p_pow2=p_pow2, repeats=repeats, job_types=job_types, omega=omega,
                                              phi=phi, dist=dist, norm=norm, capacity=capacity))
     if model == "rajaei":
@@ -743,8 +744,7 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
         base = hypererlang(n, seed=seed, fit=fit, params=he_params, processors=processors,
                            load=None if reload else load)
         if he_out:
-            from .files import write_text
-            write_text(he_out, json.dumps(base.meta["fit"], indent=1))
+            _write_new(he_out, json.dumps(base.meta["fit"], indent=1))
     else:
         inside = not reload                 # lublin03: rate factors inside the daily cycle where possible
         base = lublin03(n, seed=seed, processors=128 if processors is None else processors,
@@ -792,12 +792,19 @@ def write_workload(out, **params) -> Path:
     Returns the path written."""
     # Lazy import: the dependency rule is instances <- sim (sim imports instances);
     # importing sim.jobs at module level here would make instances depend on sim.
-    from epochbench.instances.jobs import make_workload, save_workload
+    from epochbench.instances.jobs import check_new_workload, make_workload, save_workload
 
-    stream = workload(**params)
+    he_out = params.pop("he_out", None)
     out = Path(out)
     name = out.name.lower()
-    if not name.endswith((".swf", ".swf.gz", ".csv", ".parquet", ".pq")):
+    file = name.endswith((".swf", ".swf.gz", ".csv", ".parquet", ".pq"))
+    if file:
+        check_new_workload(out)
+    _check_he_out(he_out)
+    if he_out and file and Path(he_out).resolve() == out.resolve():
+        raise ValueError(f"he_out: {he_out} is the stream's own file; name another")
+    stream = workload(**params)
+    if not file:
         out.mkdir(parents=True, exist_ok=True)
         out = out / _default_name(stream.meta["params"])
     else:
@@ -807,7 +814,24 @@ def write_workload(out, **params) -> Path:
     resources = ("procs", *(str(c)[4:] for c in stream.jobs.columns if str(c).startswith("res_")))
     w = make_workload(stream.jobs, stream.capacity, resources=resources, source=f"workload {stream.meta['model']}",
                       meta={"header": header, "generator": stream.meta})
-    return save_workload(w, out)
+    written = save_workload(w, out)
+    if he_out:                                       # after the stream: a refused stream leaves no file
+        _write_new(he_out, json.dumps(stream.meta["fit"], indent=1))
+    return written
+
+
+def _check_he_out(path) -> None:
+    """ValueError when the parameters' file ``path`` (if any) exists."""
+    if path and Path(path).exists():
+        raise ValueError(f"he_out: {path} already exists; write the parameters to a new file "
+                         "(nothing is overwritten)")
+
+
+def _write_new(path, text: str) -> None:
+    """``text`` to a new file ``path``, atomically; ValueError when it exists."""
+    from .files import write_text
+    _check_he_out(path)
+    write_text(path, text)
 
 
 def stream_stats(jobs: pd.DataFrame) -> dict:

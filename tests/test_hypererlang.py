@@ -164,6 +164,24 @@ def test_cli_fits_a_trace_and_replays_the_parameters(tmp_path):
     assert len(a) == 200 and a[["submit", "runtime", "procs"]].equals(b[["submit", "runtime", "procs"]])
 
 
+def test_he_out_never_overwrites_and_a_refused_stream_writes_nothing(tmp_path, capsys):
+    def gen(out, he_out):
+        return main(["generate", "workload", "--model", "hypererlang", "--jobs", "20", "--out", str(out),
+                     "--he-out", str(he_out)])
+    taken = tmp_path / "taken.swf"
+    taken.write_text("mine")
+    assert gen(tmp_path / "a.swf", taken) == 2                    # an existing parameters' file
+    assert taken.read_text() == "mine" and not (tmp_path / "a.swf").exists()
+    assert gen(taken, tmp_path / "p.json") == 2                   # an existing stream: no parameters written
+    assert not (tmp_path / "p.json").exists()
+    assert gen(tmp_path / "b.swf", tmp_path / "b.swf") == 2       # the stream's own file
+    assert not (tmp_path / "b.swf").exists()
+    err = capsys.readouterr().err.splitlines()
+    assert [("already exists" in e, "own file" in e) for e in err] == [(True, False), (True, False), (False, True)]
+    assert gen(tmp_path / "c.swf", tmp_path / "c.json") == 0
+    assert json.loads((tmp_path / "c.json").read_text())["model"] == "hypererlang"
+
+
 def test_zhang_experiments_have_a_hyper_erlang_arm():
     from epochbench.experiments import Options, load_experiments
     from epochbench.experiments import zhang_estimates as ze
