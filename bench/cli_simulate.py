@@ -426,7 +426,7 @@ def add_calibrate(sub) -> None:
 
 def cmd_calibrate(args) -> int:
     """Exit status 0 when the calibration converged, 1 otherwise."""
-    from epochbench.instances.jobs import check_new_workload, load_workload, make_workload, save_workload
+    from epochbench.instances.jobs import check_new_workload, load_workload, save_workload
     from epochbench.sim.calibrate import calibrate_rate
     for flag, value, ok, what in (("--target", args.target, lambda v: 0 < v < math.inf, "a number > 0"),
                                   ("--rtol", args.rtol, lambda v: 0 < v < 1, "a relative tolerance in (0, 1)"),
@@ -434,19 +434,57 @@ def cmd_calibrate(args) -> int:
         if not ok(value):
             raise ValueError(f"{flag} = {value}: expected {what}")
     if args.out is not None:            # checked before the simulations, not after them
+        from epochbench.runs import unwritable
         check_new_workload(args.out)
+        problem = unwritable(args.out.parent.resolve())
+        if problem:
+            raise ValueError(f"--out {problem}")
         args.out.parent.mkdir(parents=True, exist_ok=True)
     w = load_workload(args.workload)
+    dropped = f"{args.workload}: dropped on reading: " + ", ".join(f"{k} {v}" for k, v in w.dropped.items())
     from epochbench.sim.registry import machine_options
     options = {o.name: getattr(args, o.name) for o in machine_options("pool")
                if getattr(args, o.name, None) not in (None, [])}
-    cal = calibrate_rate(w.jobs, w.capacity, args.target, args.policy, rtol=args.rtol, warmup=args.warmup,
-                         **options)
+    try:
+        cal = calibrate_rate(w.jobs, w.capacity, args.target, args.policy, rtol=args.rtol, warmup=args.warmup,
+                             **options)
+    except ValueError as exc:
+        if not w.dropped:
+            raise
+        raise ValueError(f"{exc} ({dropped})") from None
+    if w.dropped:
+        print(f"epochbench calibrate: {dropped}", file=sys.stderr)
     from epochbench.instances.core import json_text
-    print(json_text(cal.to_dict()))
+    print(json_text({**cal.to_dict(), "dropped": dict(w.dropped)}))
+    if not cal.converged:
+        print(f"epochbench calibrate: did not converge: {cal.note}"
+              + (f"; nothing written to {args.out}" if args.out else ""), file=sys.stderr)
+        return 1
     if args.out:
-        out = make_workload(cal.jobs, w.capacity, resources=w.resources, source=f"{w.source} x{cal.factor:.6g}",
-                            kill_at_estimate=w.kill_at_estimate, meta={"header": w.meta.get("header")})
-        save_workload(out, args.out)
-    return 0 if cal.converged else 1
+        save_workload(_calibrated(w, cal, args.target), args.out)
+    return 0
+
+
+#: SWF header fields of the input that a calibrated stream no longer has
+#: (its time span and record counts)
+STALE_HEADER = ("StartTime", "EndTime", "MaxJobs", "MaxRecords")
+#: job fields of the input that rescaled arrivals make wrong (the log's
+#: own wait, and its think time after the preceding job): written as unknown
+STALE_FIELDS = ("wait", "think_time")
+
+
+def _calibrated(w, cal, target: float):
+    """The stream of ``cal`` (arrivals rescaled) as a workload to save:
+    the input's header without its time span and counts, a note of the
+    factor, the input's dropped counts, and no field that the rescaling
+    made wrong (:data:`STALE_FIELDS`: unknown, -1 in SWF)."""
+    from epochbench.instances.jobs import make_workload
+    header = {k: v for k, v in (w.meta.get("header") or {"Version": "2.2"}).items() if k not in STALE_HEADER}
+    note = (f"arrival rate x {cal.factor:.6g} by epochbench calibrate (policy {cal.policy}, mean queue "
+            f"{cal.mean_queue:.4g} for target {target:g}); submit times are the scaled arrivals, in "
+            "fractional seconds")
+    header["Note"] = "\n".join(n for n in (header.get("Note", ""), note) if n)
+    jobs = cal.jobs.drop(columns=[c for c in STALE_FIELDS if c in cal.jobs.columns])
+    return make_workload(jobs, w.capacity, resources=w.resources, source=f"{w.source} x{cal.factor:.6g}",
+                         kill_at_estimate=w.kill_at_estimate, meta={"header": header}, dropped=dict(w.dropped))
 

@@ -51,6 +51,20 @@ def queue_window(submit, warmup: float = 0.1, cooldown: float = 0.0) -> tuple[fl
     return float(s[first]), float(s[last])
 
 
+def _check_window(submit, warmup: float, cooldown: float) -> None:
+    """ValueError when the measuring window of :func:`queue_window` has no
+    length (it has none at any arrival rate, which scales the gaps only)."""
+    a, b = queue_window(submit, warmup, cooldown)
+    if not b > a:
+        n = len(submit)
+        first = int(math.floor(warmup * n))
+        last = max(int(math.ceil((1 - cooldown) * n)) - 1, first)
+        why = ("lower the warm-up share" if last - first < 1 else "their arrivals are all at one time")
+        raise ValueError(f"no measuring window: with warm-up {warmup:g} and cool-down {cooldown:g} the queue is "
+                         f"measured from the arrival of job {first} to that of job {last} of {n}, a span of 0 s "
+                         f"({why})")
+
+
 def mean_queue_length(result: pd.DataFrame, warmup: float = 0.1, cooldown: float = 0.0) -> float:
     """Time-average number of waiting jobs in the window of :func:`queue_window`
     (Little's law: sum of each job's waiting time inside the window / window
@@ -132,6 +146,7 @@ def calibrate_rate(jobs: pd.DataFrame, capacity, target: float, policy: str = "e
         raise ValueError(f"factor must be > 0, got {factor!r}")
     if len(jobs) < 2:
         raise ValueError("need at least 2 jobs to calibrate an arrival rate")
+    _check_window(jobs["submit"], warmup, cooldown)
     t0 = time.perf_counter()
     history: list[tuple[float, float]] = []
     cache: dict[float, tuple[float, pd.DataFrame]] = {}

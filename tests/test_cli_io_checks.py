@@ -217,3 +217,30 @@ def test_migration_limit_minus_one_means_no_limit(swf, capsys):
     with pytest.raises(SystemExit):
         main(["simulate", "--workload", str(swf), "--policy", "mgs", "--migration-limit", "-2"])
     assert "-1 for no limit" in capsys.readouterr().err
+
+
+def test_calibrate_says_what_it_dropped_and_writes_only_a_stream_that_converged(tmp_path, capsys):
+    swf = tmp_path / "waits.swf"                                  # the tiny stream with the log's waits (field 3)
+    swf.write_text("\n".join(line[:8] + line[8:].replace("-1", " 7", 1) if not line.startswith(";") else line
+                             for line in SWF.splitlines()) + "\n")
+    out = tmp_path / "cal.swf"
+    assert main(["calibrate", str(swf), "--target", "1", "--rtol", "0.5", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    cal = json.loads(captured.out)
+    assert "dropped on reading: negative_runtime 1, too_many_processors 1" in captured.err
+    assert cal["dropped"] == {"negative_runtime": 1, "too_many_processors": 1}
+    w = load_workload(out)
+    header = w.meta["header"]
+    assert "dropped on reading: negative_runtime=1, too_many_processors=1" in header["Note"]
+    assert "StartTime" not in header and "EndTime" not in header
+    assert f"arrival rate x {cal['factor']:.6g} by epochbench calibrate" in header["Note"]
+    assert (load_workload(swf).jobs["wait"] > 0).any() and (w.jobs["wait"] == -1).all()   # the log's own wait: gone
+    never = tmp_path / "never.swf"
+    assert main(["calibrate", str(swf), "--target", "1e-9", "--out", str(never)]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["converged"] is False and not never.exists()
+    assert captured.err.count("\n") == 2 and "did not converge" in captured.err and "nothing written" in captured.err
+    err = _error(capsys, ["calibrate", str(swf), "--target", "1", "--warmup", "0.9999"])
+    assert "no measuring window" in err and "lower the warm-up share" in err
+    err = _error(capsys, ["calibrate", str(swf), "--target", "1", "--out", str(swf / "x.swf")])
+    assert "is a file, not a folder" in err
