@@ -331,6 +331,9 @@ def cmd_experiment(args) -> int:
     try:
         df, table = run_experiment(args.experiment_name, opts, provenance=provenance, argv=sys.argv)
     except SweepFailed as exc:
+        if all(f.bad_input for f in exc.failures):   # a malformed data file: bad input, said once per error
+            print(f"epochbench experiment: error: {exc}", file=sys.stderr)
+            return 2
         then = (f"the other {exc.done} runs are saved; run the same command to rerun the failed ones" if exc.done
                 else "no run finished; fix the error and run the same command again")
         print(f"epochbench experiment: {exc.report()}\n{then}", file=sys.stderr)

@@ -78,10 +78,14 @@ PORT_HINT = "a Dask scheduler listens on port 8786 by default; 8787 is its dashb
 
 @dataclass(frozen=True)
 class Failure:
-    """A task that raised: its index, the task and the traceback text."""
+    """A task that raised: its index, the task and the traceback text;
+    ``bad_input``: the exception said its input was malformed (an
+    :class:`~epochbench.instances.core.InstanceError`: a data file, an
+    instance), not that the task's code failed."""
     index: int
     task: Any
     error: str
+    bad_input: bool = False
 
     def reason(self) -> str:
         """The error on one line (:func:`reason_of`)."""
@@ -596,19 +600,13 @@ def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = 
             if on_result is not None:
                 on_result(i, value)
         else:
-            failures.append(Failure(i, tasks[i], value))
+            failures.append(Failure(i, tasks[i], *value) if isinstance(value, tuple) else Failure(i, tasks[i], value))
         bar.step(tasks[i], ok)
 
     if scheduler is None and (workers == 1 or len(todo) <= 1):
         for i in todo:
-            try:
-                value = call(tasks[i])
-            except Exception:
-                if stop_on_error:
-                    raise
-                finish(i, False, traceback.format_exc())
-            else:
-                finish(i, True, value)
+            ok, value = _outcome(call, tasks[i], stop_on_error)
+            finish(i, ok, value)
     elif todo:
         _on_dask(call, tasks, todo, min(workers or 1, len(todo)), scheduler, exclusive, bar, finish,
                  stop_on_error, option)
@@ -795,15 +793,17 @@ def _token() -> str:
 
 
 def _outcome(call, task, raising: bool = False) -> tuple[bool, Any]:
-    """``(True, call(task))``, or ``(False, traceback text)`` when it raises
-    (a failure is a result, so that Dask does not retry it as a lost task);
+    """``(True, call(task))``, or ``(False, (traceback text, bad input))``
+    when it raises (a failure is a result, so that Dask does not retry it as
+    a lost task; bad input: an ``InstanceError``, :class:`Failure`);
     ``raising``: the exception goes on to the client instead."""
+    from epochbench.instances.core import InstanceError
     try:
         return True, call(task)
-    except Exception:
+    except Exception as exc:
         if raising:
             raise
-        return False, traceback.format_exc()
+        return False, (traceback.format_exc(), isinstance(exc, InstanceError))
 
 
 # ---- the tasks on a scheduler's workers -----------------------------------------------------

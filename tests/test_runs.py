@@ -181,3 +181,22 @@ def test_bench_refuses_a_results_folder_it_cannot_write_and_a_selection_of_nothi
     none = subprocess.run([sys.executable, "-m", "epochbench", "bench", "--quick", "-k", "nomatch_xyz"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert none.returncode == 2 and "no benchmark selected" in none.stderr
+
+
+def _bad_data_run(task):
+    from epochbench.instances.core import InstanceError
+    raise InstanceError(f"data/m{task['i'] % 2}.txt line 2: 'garbage' is not a number")
+
+
+def test_an_experiment_whose_data_file_is_malformed_is_bad_input_in_one_line_per_error(capsys):
+    bad = Experiment("bad-data-test", "reads a malformed file", lambda o: [{"i": i} for i in range(6)],
+                     _bad_data_run, cx.table)
+    EXPERIMENTS[bad.name] = bad
+    try:
+        assert cli.main(["experiment", bad.name, "--workers", "1", "--quiet", "--out", "out"]) == 2
+    finally:
+        EXPERIMENTS.pop(bad.name)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.startswith("epochbench experiment: error: 6 of 6 tasks failed")
+    assert err.count("'garbage' is not a number") == 3          # the first, then once per file
+    assert "3 of them (tasks 0,2,4)" in err or "3 of them (tasks 0, 2, 4)" in err
