@@ -299,21 +299,29 @@ def load_records(path: Path | None, tasks: list[dict]) -> dict[int, list[dict]]:
     return {i: rows for i, (rows, _) in load_stamped(path, tasks).items()}
 
 
-def load_stamped(path: Path | None, tasks: list[dict]) -> dict[int, tuple[list[dict], dict]]:
+def load_stamped(path: Path | None, tasks: list[dict],
+                 unreadable: list[int] | None = None) -> dict[int, tuple[list[dict], dict]]:
     """As :func:`load_records`, each task's rows with the stamp of the run
     that computed them (the record's keys besides ``task`` and ``rows``:
     ``run``, ``commit``, ``version``; ``{}`` for a record written before
-    records were stamped).  A task recorded twice: its last record."""
+    records were stamped).  A task recorded twice: its last record.
+    ``unreadable`` gets the numbers (from 1) of the lines that are no
+    record, but for a torn last line (a sweep killed mid-write)."""
     if path is None or not path.exists():
         return {}
     index = {_key(t): i for i, t in enumerate(tasks)}
     done = {}
-    for line in path.read_bytes().splitlines():
+    data = path.read_bytes()
+    lines = data.splitlines()
+    for number, line in enumerate(lines, 1):
         try:
             rec = json.loads(line)
             i, rows = index.get(_key(rec["task"])), list(rec["rows"])
         except (ValueError, KeyError, TypeError):
-            continue  # a line cut short when the previous sweep was killed
+            torn = number == len(lines) and not data.endswith(b"\n")
+            if unreadable is not None and not torn and line.strip():
+                unreadable.append(number)
+            continue
         if i is not None:
             done[i] = (rows, {k: v for k, v in rec.items() if k not in ("task", "rows")})
     return done

@@ -92,3 +92,16 @@ def test_an_experiment_whose_data_is_absent_stops_in_one_line(name, tmp_path, mo
     assert main(["experiment", name, "--quick", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "which is absent" in err and not out.exists()
+
+
+def test_a_line_of_the_partial_file_that_is_no_record_is_said_not_skipped_silently(tmp_path, capsys):
+    from epochbench import sweep as sw
+    ck = tmp_path / "exp.partial.jsonl"
+    tasks = [{"x": x} for x in range(3)]
+    with open(ck, "w") as log:
+        for t in tasks:
+            sw.append_record(log, t, [{"y": t["x"]}])
+    lines = ck.read_text().splitlines()
+    ck.write_text("\n".join([lines[0], "not json", lines[1], lines[2]]) + '\n{"task": {"x": 2')   # torn tail
+    bad: list[int] = []
+    assert sorted(sw.load_stamped(ck, tasks, bad)) == [0, 1, 2] and bad == [2]    # the torn last line is no error

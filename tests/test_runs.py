@@ -200,3 +200,14 @@ def test_an_experiment_whose_data_file_is_malformed_is_bad_input_in_one_line_per
     assert "Traceback" not in err and err.startswith("epochbench experiment: error: 6 of 6 tasks failed")
     assert err.count("'garbage' is not a number") == 3          # the first, then once per file
     assert "3 of them (tasks 0,2,4)" in err or "3 of them (tasks 0, 2, 4)" in err
+
+
+def test_a_partial_file_line_that_is_no_record_is_said_when_a_run_reuses_the_file(capsys):
+    assert cli.main(["experiment", SMALL.name, "--workers", "1", "--quiet", "--out", "o", "--tasks", "0:3"]) == 0
+    partial = next(iter(__import__("pathlib").Path("o").glob("*.partial.jsonl")))
+    lines = partial.read_text().splitlines()
+    partial.write_text("\n".join([lines[0], "not json", *lines[1:]]) + "\n")
+    capsys.readouterr()
+    assert cli.main(["experiment", SMALL.name, "--workers", "1", "--quiet", "--out", "o"]) == 0
+    err = capsys.readouterr().err
+    assert "1 line(s) are no record (line 2): skipped" in err and "3 of 6 tasks reused" in err

@@ -372,7 +372,12 @@ def reusable(partial: Path, tasks: list[dict], only: list[int] | None, opts: Opt
     if opts.fresh:
         return {}
     wanted = set(range(len(tasks)) if only is None else only)
-    stored = {i: rec for i, rec in _sw.load_stamped(partial, tasks).items() if i in wanted}
+    unreadable: list[int] = []
+    stored = {i: rec for i, rec in _sw.load_stamped(partial, tasks, unreadable).items() if i in wanted}
+    if unreadable:
+        shown = ", ".join(map(str, unreadable[:10])) + (", ..." if len(unreadable) > 10 else "")
+        print(f"epochbench experiment: {partial}: {len(unreadable)} line(s) are no record (line {shown}): "
+              "skipped; a task they held runs again", file=sys.stderr)
     other = sorted(i for i, (_, st) in stored.items() if not _same_code(st, code))
     if other and not opts.resume:
         commits = sorted({_short(stored[i][1].get("commit"), stored[i][1].get("version")) for i in other})
