@@ -86,7 +86,7 @@ def cmd_solve(args) -> int:
     else:
         from epochbench.instances.core import DECISION_KEYS
         key = DECISION_KEYS.get(inst.kind, "decision")
-        print(f"{inst.name}: {args.method} {res.status} value={res.value:g} "
+        print(f"{inst.name}: {args.method} {res.status} value={'-' if res.value != res.value else f'{res.value:g}'} "
               f"bound={'-' if res.bound is None else f'{res.bound:g}'} {1000 * res.seconds:.3f} ms")
         print(f"{key}: {out[key]}")
         ref = out["reference"]

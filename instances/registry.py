@@ -10,6 +10,7 @@ feasibility check and recomputes the objective; nothing unchecked leaves it.
 """
 from __future__ import annotations
 
+import math
 import numbers
 import time
 from contextlib import contextmanager
@@ -383,7 +384,8 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     if m.exact:
         out = _overrun(out, DEFAULT_TIME_LIMIT if time_limit is None else time_limit, seconds)
     if m.exact and isinstance(out, Result) and out.status in ("infeasible", "timeout") and not out.decision:
-        return replace(out, family=inst.kind, method=method, seconds=seconds, bound=None)
+        # no decision, no value (NaN: JSON null), as score counts it: no answer
+        return replace(out, family=inst.kind, method=method, seconds=seconds, value=math.nan, bound=None)
     res = as_result(inst, method, out, seconds, describe)
     return honest(res, getattr(inst, "sense", "max")) if m.exact else res
 

@@ -27,7 +27,7 @@ import pytest
 
 from epochbench.exact import _binary, mapping as em
 from epochbench.instances.assignment import load_orlib_assign
-from epochbench.instances.core import Result
+from epochbench.instances.core import Result, json_text
 from epochbench.instances.data import data_root
 from epochbench.instances.generators import generate
 from epochbench.instances import registry
@@ -113,6 +113,7 @@ def test_no_solution_reports_no_bound_and_no_optimum(monkeypatch, family, method
                               if h in names(family, "heuristic"))
         cold = solve(inst, method, time_limit=5.0, threads=1, warm=False, **PARAMS.get(family, {}))
         assert (cold.status, cold.decision, cold.bound) == ("timeout", (), None)    # no start: nothing
+        assert math.isnan(cold.value) and json.loads(json_text(cold.to_dict()))["value"] is None   # no answer
     elif family == "assignment":  # the start matching, a solution without a proof
         assert r.status == "feasible" and r.decision and r.bound is None
         assert r.info["bound_kind"] == "none"
