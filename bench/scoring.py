@@ -53,7 +53,8 @@ from epochbench.instances import InstanceError, Result, gap
 from epochbench.instances.registry import get, solve
 
 COLUMNS = ["family", "instance", "method", "kind", "n", "k", "value", "bound", "gap", "gap_kind",
-           "ref_source", "beats_reference", "units", "family_value", "family_bound", "status", "seconds", "error"]
+           "ref_source", "beats_reference", "units", "family_value", "family_bound", "short", "cardinality",
+           "max_cardinality", "status", "seconds", "error"]
 GAP_KINDS = ("optimum", "best known", "bound", "no bound")
 #: columns of a reference file besides ``instance`` and ``dataset``
 REFERENCE_COLUMNS = ("optimum", "best_known", "lower_bound", "upper_bound")
@@ -415,16 +416,24 @@ def gap_fields(inst, r: Result, ref: Reference, units: Units | None = None) -> d
     """The gap columns of one result against ``ref``: ``value``, ``bound``
     (the reference) and ``gap`` in the data set's units, ``gap_kind``,
     ``ref_source``, ``beats_reference``, ``units``, ``family_value``,
-    ``family_bound``.  ``gap`` is NaN without a solution or a reference."""
+    ``family_bound``, ``short`` and, for assignment, ``cardinality`` and
+    ``max_cardinality`` (NaN elsewhere).  ``gap`` is NaN without a solution
+    or a reference.  ``short``: a solution that falls short of the family's
+    first objective (assignment: fewer pairs than a maximum matching, whose
+    weight gap alone would hide it; :data:`COMPARABLE`): never at the
+    reference, never beating it."""
     units = units or Units.of(inst)
     solved = has_solution(r) and not _missing(r.value)
     value = float(r.value) if solved else math.nan
     g = gap(units.data(value), units.data(ref.bound)) if solved else math.nan
     beats = bool(comparable(inst, r) and ref.best_known is not None and not ref.known_optimum
                  and better(value, ref.best_known, inst.sense))
+    first = inst.kind in COMPARABLE and solved
     return {"value": units.data(value), "bound": units.data(ref.bound), "gap": g, "gap_kind": ref.kind,
             "ref_source": ref.source, "beats_reference": beats, "units": units.name,
-            "family_value": value, "family_bound": ref.bound}
+            "family_value": value, "family_bound": ref.bound, "short": bool(first and not comparable(inst, r)),
+            "cardinality": r.info.get("cardinality", math.nan) if first else math.nan,
+            "max_cardinality": r.info.get("max_cardinality", math.nan) if first else math.nan}
 
 
 def gap_of(inst, r: Result, others=(), files=()) -> dict:
@@ -453,8 +462,8 @@ def score_rows(inst, results: list[Result], files=(), errors: dict | None = None
         rows.append({"family": inst.kind, "instance": inst.name, "method": name, "kind": m.kind if m else "user",
                      "n": inst.n, "k": inst.k, "value": math.nan, "bound": units.data(ref.bound), "gap": math.nan,
                      "gap_kind": ref.kind, "ref_source": ref.source, "beats_reference": False, "units": units.name,
-                     "family_value": math.nan, "family_bound": ref.bound, "status": "error", "seconds": math.nan,
-                     "error": message})
+                     "family_value": math.nan, "family_bound": ref.bound, "short": False, "cardinality": math.nan,
+                     "max_cardinality": math.nan, "status": "error", "seconds": math.nan, "error": message})
     return rows
 
 
@@ -564,14 +573,18 @@ def gap_vs(kinds) -> str:
     return ", ".join(f"{k} {c[k]}" for k in GAP_KINDS if k in c)
 
 
-def at_reference_share(gap: pd.Series, missed: pd.Series) -> float:
-    """Share of instances at the reference (gap <= 1e-9) among those with a
+def at_reference_share(gap: pd.Series, missed: pd.Series, short: pd.Series | None = None) -> float:
+    """Share of instances at the reference (gap <= 1e-9, and not ``short``
+    of the family's first objective, :func:`gap_fields`) among those with a
     gap or ``missed`` (no answer, or one that failed: not at the reference);
     NaN when no instance has a gap."""
     has = gap.notna()
     if not has.any():
         return math.nan
-    return float((gap[has] <= 1e-9).sum() / (has | missed).sum())
+    at = (gap <= 1e-9) & has
+    if short is not None:
+        at &= ~short.fillna(False).astype(bool)
+    return float(at.sum() / (has | missed).sum())
 
 
 def summarize(table: pd.DataFrame) -> pd.DataFrame:
@@ -581,16 +594,21 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     against (``gap_vs``), how many are not against an optimum (``unproven``),
     how many beat their reference, and how many gave no decision
     (``no_answer``: a timeout without a solution, an error; the gaps leave
-    them out, so read the gaps with it); ``units`` where not the family's."""
+    them out, so read the gaps with it); ``units`` where not the family's;
+    ``short`` where a family of the table has a first objective (assignment):
+    the solutions with fewer pairs than a maximum matching, which are not
+    at the reference whatever their weight gap."""
     def agg(df):
         g = df["gap"].astype(float)
         missed = df["value"].isna() if "value" in df else pd.Series(False, index=df.index)
+        short = df["short"].fillna(False).astype(bool) if "short" in df else None
         out = {
             "instances": len(df),
             "no_answer": int(df["value"].isna().sum()) if "value" in df else 0,
+            **({"short": int(short.sum())} if lexicographic else {}),
             "mean_gap": g.mean(),
             "max_gap": g.max(),
-            "at_bound": at_reference_share(g, missed),
+            "at_bound": at_reference_share(g, missed, short),
             "median_s": float(np.nanmedian(df["seconds"])) if df["seconds"].notna().any() else math.nan,
             "gap_vs": gap_vs(df["gap_kind"]),
             "unproven": int((df["gap_kind"] != "optimum").sum()),
@@ -600,11 +618,13 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
             out["units"] = ", ".join(sorted(set(df["units"])))
         return pd.Series(out)
     keys = ["family", "method"]
-    cols = [c for c in ("gap", "value", "seconds", "gap_kind", "beats_reference", "units") if c in table]
+    lexicographic = "short" in table and table["family"].isin(list(COMPARABLE)).any()
+    cols = [c for c in ("gap", "value", "seconds", "gap_kind", "beats_reference", "units", "short") if c in table]
     out = table.groupby(keys, sort=False)[cols].apply(agg).reset_index()
     if "units" in out and (out["units"] == "family").all():
         out = out.drop(columns="units")
-    return out.astype({"instances": int, "no_answer": int, "unproven": int, "beats": int})
+    return out.astype({"instances": int, "no_answer": int, "unproven": int, "beats": int,
+                       **({"short": int} if lexicographic else {})})
 
 
 def percent(x) -> str:

@@ -272,7 +272,7 @@ def _check_instance(inst, func, label, exact, builtin, time_limit) -> tuple[list
     for r in ours + ref_results:
         g = gap_fields(inst, r, ref)
         rows.append({"instance": inst.name, "method": r.method, "ok": not (r is res and problem),
-                     "gap": g["gap"], "gap_kind": g["gap_kind"], "seconds": r.seconds})
+                     "gap": g["gap"], "gap_kind": g["gap_kind"], "short": g["short"], "seconds": r.seconds})
     return rows, problem
 
 
@@ -290,6 +290,6 @@ def verdict_table(v: Verdict) -> str:
         gap_vs=("gap_kind", gap_vs),
         median_ms=("seconds", lambda s: milliseconds(float(np.nanmedian(s))) if s.notna().any() else "-"),
     ).reset_index()
-    shares = {m: at_reference_share(g["gap"], g["_missed"]) for m, g in by}
+    shares = {m: at_reference_share(g["gap"], g["_missed"], g["short"] if "short" in g else None) for m, g in by}
     agg.insert(agg.columns.get_loc("max_gap") + 1, "optimal", agg["method"].map(shares))
     return shown(agg).to_string(index=False)

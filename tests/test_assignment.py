@@ -230,3 +230,18 @@ def test_exact_methods_never_claim_optimal_on_a_coarsely_rounded_objective(big, 
 def test_a_previous_plan_with_a_non_integer_index_is_refused(previous):
     with pytest.raises(InstanceError, match="non-integer index"):
         AssignmentInstance.build([[1.0, 1.0]], {"previous": previous})
+
+
+def test_a_matching_with_fewer_pairs_is_short_never_at_the_reference():
+    """MIS takes (0, 0) = 200 and leaves job 1 unmatched; the lexicographic
+    optimum matches both jobs for 199.5.  The weight gap alone (0.25 %) would
+    read nearly optimal: the row says ``short`` and the summary counts it."""
+    from epochbench.scoring import score, summarize
+    inst = AssignmentInstance(preference=np.array([[200.0, 100.0], [99.5, 0.0]]), meta={"name": "lex"})
+    table = score([inst], ["mis", "hungarian"], time_limit=5).set_index("method")
+    assert table.loc["mis", "value"] == 200.0 and table.loc["mis", "bound"] == 199.5
+    assert table.loc["mis", ["short", "cardinality", "max_cardinality"]].tolist() == [True, 1, 2]
+    assert table.loc["hungarian", ["short", "cardinality", "max_cardinality"]].tolist() == [False, 2, 2]
+    assert not table.loc["mis", "beats_reference"]
+    s = summarize(table.reset_index()).set_index("method")
+    assert s.loc["mis", "short"] == 1 and s.loc["mis", "at_bound"] == 0.0 and s.loc["hungarian", "at_bound"] == 1.0
