@@ -46,6 +46,13 @@ def positive_int(text: str) -> int:
     return _number(text, int, lambda x: x >= 1, "must be an integer >= 1")
 
 
+def thread_count(text: str) -> int:
+    """argparse ``type``: solver threads, an integer from 1 to
+    :data:`epochbench.methods.MAX_THREADS`."""
+    from .methods import MAX_THREADS
+    return _number(text, int, lambda x: 1 <= x <= MAX_THREADS, f"must be an integer from 1 to {MAX_THREADS}")
+
+
 def nonnegative_int(text: str) -> int:
     """argparse ``type``: an integer >= 0."""
     return _number(text, int, lambda x: x >= 0, "must be an integer >= 0")
@@ -61,7 +68,7 @@ def limit_int(text: str) -> int:
 #: applied by :func:`_strict_types`, so options that other modules add
 #: (``epochbench.sim.gang``, ``epochbench.sim.farm``) are covered too
 OPTION_TYPES = {
-    "time_limit": positive_float, "threads": positive_int, "count": positive_int, "seeds": positive_int,
+    "time_limit": positive_float, "threads": thread_count, "count": positive_int, "seeds": positive_int,
     "jobs": positive_int, "nodes": positive_int, "min_candidates": positive_int,
     "starvation_limit": nonnegative_float, "small_threshold": nonnegative_int, "seed": nonnegative_int,
     "farm_jobs": positive_int, "machines": positive_int, "licenses": positive_int,

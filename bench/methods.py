@@ -54,16 +54,21 @@ def method_function(func):
     return method_function(inner) if callable(inner) else func
 
 
+#: the most solver threads a call may ask for (CP-SAT refuses some 10,000 as
+#: an invalid model; HiGHS with 12,000 ran far past its time limit)
+MAX_THREADS = 1024
+
+
 def check_limits(time_limit=None, threads=None) -> None:
     """ValueError unless ``time_limit`` (seconds) is a positive finite number
-    and ``threads`` an integer >= 1, as the command line's ``--time-limit``
-    and ``--threads`` require; None (not given) passes."""
+    and ``threads`` an integer in [1, :data:`MAX_THREADS`], as the command
+    line's ``--time-limit`` and ``--threads`` require; None (not given) passes."""
     if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
                                    or not math.isfinite(time_limit) or time_limit <= 0):
         raise ValueError(f"time_limit: must be a positive finite number, got {time_limit!r}")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, numbers.Integral)
-                                or threads < 1):
-        raise ValueError(f"threads: must be an integer >= 1, got {threads!r}")
+                                or not 1 <= threads <= MAX_THREADS):
+        raise ValueError(f"threads: must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
 
 
 def check_on(kind: str, name: str, params: dict, instances=(), *, cli: bool = False, prefix: str = "") -> None:

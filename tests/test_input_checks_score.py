@@ -128,7 +128,7 @@ def test_score_refuses_a_bad_parameter_value_before_writing(capsys, folder, para
 @pytest.mark.parametrize("kw, match", [({"time_limit": -1}, "time_limit: must be a positive finite number"),
                                        ({"time_limit": 0}, "time_limit: must be a positive finite number"),
                                        ({"time_limit": float("nan")}, "positive finite"),
-                                       ({"threads": 0}, r"threads: must be an integer >= 1")])
+                                       ({"threads": 0}, r"threads: must be an integer from 1 to 1024"), ({"threads": 20000}, r"threads: must be an integer from 1 to 1024, got 20000")])
 def test_api_score_checks_its_limits_before_solving(fam, kw, match):
     with pytest.raises(ValueError, match=match):
         eb.score([fam[0]], ["cpsat"], **kw)
@@ -174,8 +174,9 @@ def test_api_score_takes_one_reference_path(fam, tmp_path):
     (lambda f: eb.solve(f[0], "ff", foo=1), r"packing method 'ff' has no parameter 'foo'; it accepts: none"),
     (lambda f: eb.solve(f[0], "bl", windw=1), r"it accepts: window, fullness"),
     (lambda f: eb.solve(f[0], "cpsat", time_limit=0), r"time_limit: must be a positive finite number, got 0"),
-    (lambda f: eb.solve(f[0], "cpsat", threads=0), r"threads: must be an integer >= 1, got 0"),
-    (lambda f: eb.solve(f[0], "ff", threads=1.5), r"threads: must be an integer >= 1"),
+    (lambda f: eb.solve(f[0], "cpsat", threads=0), r"threads: must be an integer from 1 to 1024, got 0"),
+    (lambda f: eb.solve(f[0], "ff", threads=1.5), r"threads: must be an integer from 1 to 1024"),
+    (lambda f: eb.solve(f[0], "cpsat", threads=20000), r"threads: must be an integer from 1 to 1024, got 20000"),
     (lambda f: eb.solve(f[0], "mkp-bb", nodes=0), r"nodes"),
     (lambda f: eb.validate(lambda i: [], "packing", count=1, exact="ff"), r"exact: 'ff' is a heuristic"),
     (lambda f: eb.validate(lambda i: [], "packing", count=0), r"count: must be an integer >= 1"),
@@ -233,3 +234,11 @@ def test_tables_mark_a_missing_time_with_a_dash():
                             "max_gap": [np.nan], "at_bound": [np.nan], "median_s": [np.nan],
                             "gap_vs": ["no bound"], "unproven": [2], "beats": [0]})
     assert "nan" not in format_table(summary)
+
+
+def test_cli_threads_beyond_the_maximum_are_one_line(fam, capsys):
+    from epochbench.cli import main
+    with pytest.raises(SystemExit) as exit_:
+        main(["solve", "any.json", "--method", "cpsat", "--threads", "20000"])
+    assert exit_.value.code == 2
+    assert "--threads: must be an integer from 1 to 1024, got 20000" in capsys.readouterr().err
