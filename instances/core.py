@@ -388,13 +388,15 @@ def write_json(path: str | Path, data: dict) -> None:
 
 
 def gap(value: float | None, bound: float | None, eps: float = 1e-9) -> float:
-    """Relative gap ``|bound - value| / max(|bound|, eps)`` (ARCHITECTURE.md).
+    """Relative gap ``|bound - value| / |bound|`` (ARCHITECTURE.md), over
+    ``eps`` instead when the bound is 0.
 
     ``bound`` is the reference (a proven optimum, a best-known value or a
     valid bound; ``epochbench.scoring.reference`` picks it).  NaN when either side
     is missing (``None``), NaN or infinite: no reference, no number.  A
-    difference within float rounding (``1e-12`` relative) is a gap of 0, not
-    ``1e-16``.
+    difference within float rounding (``1e-12`` relative to the larger side)
+    is a gap of 0, not ``1e-16``.  Both are relative at any scale: objectives
+    of 1e-10 have the gaps they would have at 1.
     """
     if bound is None or value is None:
         return math.nan
@@ -402,6 +404,6 @@ def gap(value: float | None, bound: float | None, eps: float = 1e-9) -> float:
     if not (math.isfinite(value) and math.isfinite(bound)):
         return math.nan
     diff = abs(bound - value)
-    if diff <= 1e-12 * max(abs(bound), abs(value), 1.0):
+    if diff <= 1e-12 * max(abs(bound), abs(value)):
         return 0.0
-    return diff / max(abs(bound), eps)
+    return diff / (abs(bound) if bound != 0 else eps)

@@ -86,6 +86,15 @@ def test_a_gap_within_float_rounding_is_zero():
     assert gap(0.5, 1.0) == 0.5 and gap(1.0 - 1e-9, 1.0) > 0
 
 
+def test_a_gap_is_relative_at_any_scale():
+    """Objectives of 1e-10 have the gaps they would have at 1 (the bound
+    was floored at 1e-9, and differences below 1e-12 were 0 whatever the scale)."""
+    from epochbench.instances.core import gap
+    assert gap(3e-10, 2e-10) == pytest.approx(0.5) and gap(3.0, 2.0) == pytest.approx(0.5)
+    assert gap(1e-13, 2e-13) == pytest.approx(0.5)
+    assert gap(0.0, 0.0) == 0.0 and gap(1e-9, 0.0) == pytest.approx(1.0)      # a bound of 0: over eps
+
+
 def test_list_and_help_read_as_plain_text(capsys):
     assert main(["list"]) == 0
     for line in capsys.readouterr().out.splitlines():
