@@ -648,6 +648,10 @@ def run_command(args) -> int:
     except RunStopped as exc:                # a user's method failed, a scheduler went away: not bad input
         print(_error_line(args.command, exc), file=sys.stderr)
         return 1
+    except MemoryError as exc:               # sizes past this machine (numpy: "Unable to allocate 745. GiB")
+        print(f"epochbench {args.command}: error: not enough memory for the sizes asked for "
+              f"({' '.join(str(exc).split()) or 'MemoryError'})", file=sys.stderr)
+        return 2
 
 
 def _folder_of(path: Path) -> Path:

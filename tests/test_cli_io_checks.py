@@ -244,3 +244,17 @@ def test_calibrate_says_what_it_dropped_and_writes_only_a_stream_that_converged(
     assert "no measuring window" in err and "lower the warm-up share" in err
     err = _error(capsys, ["calibrate", str(swf), "--target", "1", "--out", str(swf / "x.swf")])
     assert "is a file, not a folder" in err
+
+
+def test_sizes_past_the_memory_are_one_line(tmp_path, capsys, monkeypatch):
+    """numpy refusing an allocation (a generator's sizes, each within its
+    limits, multiplied past the machine) is one line with status 2, not a
+    traceback."""
+    from epochbench.instances import generators
+
+    def huge(*args, **kwargs):
+        import numpy as np
+        return np.empty((10**7, 10**4, 10**3))
+    monkeypatch.setattr(generators, "write_generated", huge)
+    err = _error(capsys, ["generate", "braun-range", "--out", str(tmp_path / "x"), "--count", "1"])
+    assert err.startswith("epochbench generate: error: not enough memory for the sizes asked for (Unable to allocate")
