@@ -92,6 +92,11 @@ class MappingInstance:
             if badr.any():
                 j = int(np.argmax(badr))
                 raise InstanceError(f"{source}: field 'ready' entry [{j}] = {float(rd[j])!r} is not a number >= 0")
+        with np.errstate(over="ignore"):
+            total = float(rd.max() + arr.max(axis=1).sum())
+        if not np.isfinite(total):             # no makespan, not even the worst schedule's, would be a number
+            raise InstanceError(f"{source}: field 'etc': every task on its slowest machine after the latest "
+                                "'ready' time takes longer than a float can hold (1.8e308); scale the times down")
         arr.setflags(write=False)
         rd.setflags(write=False)
         return cls(arr, rd, dict(meta or {}))

@@ -59,6 +59,8 @@ def test_makespan_ignores_idle_machines_and_counts_ready_times():
     ([[1, 2]], [0], "one entry per machine"),
     ([[1, 2]], [0, -1], r"'ready' entry \[1\]"),
     ([["a", 2]], None, "'etc'"),
+    ([[1e308, 1e308], [1e308, 4]], None, "longer than a float can hold"),     # sums overflow: lns said "math domain error"
+    ([[1e308, 2]], [1.7e308, 0], "longer than a float can hold"),
 ])
 def test_build_rejects_bad_fields(etc, ready, msg):
     with pytest.raises(InstanceError, match=msg):
