@@ -237,7 +237,7 @@ def random_assignment(*, n: int = 20, machines: int = 20, density: float = 1.0, 
         def draw(rows):
             return np.where(rng.random((rows, machines)) < density, rng.integers(1, max_value + 1, (rows, machines)), 0)
 
-        name = f"assign-random-{n}x{machines}{'' if event == 'none' else '-' + event}-{i}"
+        name = f"assign-random-{n}x{machines}{'' if event == 'none' else '-' + event}-s{seed:04d}-{i:03d}"
         meta = dict(name=name, family="assignment", generator="assign-random", params=params, seed=seed, index=i)
         p = draw(n)
         if event != "none":
@@ -285,7 +285,7 @@ def farm_assignment(*, n: int = 150, machines: int = 150, licenses: int = 20, bu
     out = []
     for i, rng in enumerate(_children(seed, count)):
         state = _farm.generate_farm(rng, jobs=n, machines=machines, licenses=licenses, busy=busy)
-        name = f"assign-farm-{n}x{machines}{'' if event == 'none' else '-' + event}-{i}"
+        name = f"assign-farm-{n}x{machines}{'' if event == 'none' else '-' + event}-s{seed:04d}-{i:03d}"
         meta = dict(name=name, family="assignment", generator="assign-farm", params=params, seed=seed, index=i)
         if event != "none":
             plan = lexicographic_matching(_farm.preference_matrix(state, c))

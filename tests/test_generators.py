@@ -296,3 +296,14 @@ def test_generate_never_overwrites_a_family_or_a_stream(tmp_path, capsys):
     data = swf.read_bytes()
     assert main(["generate", "workload", "--out", str(swf), "--jobs", "20"]) == 2
     assert swf.read_bytes() == data and "already exists" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, kw", [("mkp", dict(n=6, k=2)), ("farm-mkp", dict(n=6)),
+                                      ("assign-random", dict(n=4, machines=4)),
+                                      ("assign-farm", dict(n=4, machines=4))])
+def test_instances_of_different_seeds_have_different_names(name, kw):
+    """References are matched by name: two seeds' instances must not share one."""
+    from epochbench.instances.generators import generate
+    a = [i.name for i in generate(name, count=2, seed=1, **kw)]
+    b = [i.name for i in generate(name, count=2, seed=2, **kw)]
+    assert len(set(a)) == 2 and not set(a) & set(b) and all("-s0001-" in x for x in a)
