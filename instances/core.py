@@ -323,6 +323,23 @@ def float_vector(value, name: str, source: str, n: int) -> np.ndarray:
     return arr
 
 
+class _KeyTwice(ValueError):
+    """A JSON object that names one key twice (``json`` keeps the last)."""
+
+
+def _unique_keys(pairs: list) -> dict:
+    """``object_pairs_hook`` of :func:`read_json`: the object, or
+    :class:`_KeyTwice` naming a key given twice."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _KeyTwice(key)
+            seen.add(key)
+    return out
+
+
 def read_json(path: str | Path, *, kind: bool = True):
     """Parse the JSON file ``path``; with ``kind`` it must be an object with a
     string field ``kind``.
@@ -331,11 +348,13 @@ def read_json(path: str | Path, *, kind: bool = True):
     (and the field where there is one): missing file, a folder, unreadable or
     non-UTF-8 bytes, invalid JSON, nesting too deep, ``NaN`` / ``Infinity``
     literals or numbers beyond float range (``1e400``), integers beyond
-    int64.  Cost O(size of the file).
+    int64, an object that names a key twice.  Cost O(size of the file).
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        data = json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=_unique_keys)
+    except _KeyTwice as exc:
+        raise InstanceError(f"{path}: field '{exc.args[0]}' given twice in one object") from None
     except FileNotFoundError:
         raise InstanceError(f"{path}: no such file") from None
     except IsADirectoryError:

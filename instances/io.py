@@ -38,11 +38,15 @@ _BUILT_IN: list = []
 
 
 def load_instance(path):
-    """Read one instance file (a JSON object with a string ``kind``)."""
+    """Read one instance file (a JSON object with a string ``kind``); one
+    without ``meta.name`` is named after its file (``a.json``: ``a``)."""
     data = read_json(path)
     kind = data["kind"]
     if kind not in families():
         raise InstanceError(f"{path}: field 'kind' is {kind!r}; known kinds: {sorted(FAMILIES)}")
+    meta = data.get("meta", {})
+    if isinstance(meta, dict) and "name" not in meta:
+        data = {**data, "meta": {**meta, "name": Path(path).stem}}
     return FAMILIES[kind].from_dict(data, source=str(path))
 
 

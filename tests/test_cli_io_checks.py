@@ -3,6 +3,7 @@ workload``: nothing overwritten, nothing ignored, one-line errors naming the
 real cause (a missing sidecar, a path that cannot be written, ...)."""
 import json
 
+import pandas as pd
 import pytest
 
 import epochbench as eb
@@ -258,3 +259,21 @@ def test_sizes_past_the_memory_are_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(generators, "write_generated", huge)
     err = _error(capsys, ["generate", "braun-range", "--out", str(tmp_path / "x"), "--count", "1"])
     assert err.startswith("epochbench generate: error: not enough memory for the sizes asked for (Unable to allocate")
+
+
+def test_an_instance_file_naming_a_field_twice_is_refused(tmp_path, capsys):
+    """json keeps the last of two keys: the file's author meant one of them."""
+    f = tmp_path / "dup.json"
+    f.write_text('{"kind": "packing", "demand": [[1, 1]], "capacity": [2, 2], "capacity": [5, 5]}')
+    err = _error(capsys, ["solve", str(f), "--method", "ff"])
+    assert "field 'capacity' given twice in one object" in err
+
+
+def test_instances_without_a_name_are_named_after_their_files(tmp_path, capsys):
+    from epochbench.instances.io import load_instance
+    for stem in ("a", "b"):
+        (tmp_path / f"{stem}.json").write_text('{"kind": "packing", "demand": [[1, 1]], "capacity": [2, 2]}')
+    assert load_instance(tmp_path / "a.json").name == "a"
+    (tmp_path / "manifest.json").unlink(missing_ok=True)
+    assert main(["score", str(tmp_path), "--methods", "ff", "--workers", "1"]) == 0
+    assert set(pd.read_csv(tmp_path / "scores.csv")["instance"]) == {"a", "b"}
