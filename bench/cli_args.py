@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
+from pathlib import Path
 
 
 class Parser(argparse.ArgumentParser):
@@ -78,16 +79,35 @@ OPTION_TYPES = {
 }
 
 
-def _strict_types(parser: argparse.ArgumentParser, skip=("generate",)) -> None:
+def path_text(text: str) -> Path:
+    """argparse ``type`` of a file or folder: a path, not an empty string
+    (``Path("")`` is the current folder: ``--out ''`` wrote there)."""
+    if not str(text).strip():
+        raise argparse.ArgumentTypeError("an empty path; name a file or folder")
+    return Path(text)
+
+
+def _nonempty(text: str) -> str:
+    """argparse ``type`` of an ``--out`` kept as text: not empty (:func:`path_text`)."""
+    path_text(text)
+    return text
+
+
+def _strict_types(parser: argparse.ArgumentParser, skip=("generate",), numbers: bool = True) -> None:
     """Give every plain ``int`` / ``float`` option named in :data:`OPTION_TYPES`
-    its validator, in ``parser`` and its subcommands (not those in ``skip``)."""
+    its validator, in ``parser`` and its subcommands (not those in ``skip``),
+    and every path option (``type=Path``, or an ``--out`` kept as text) a
+    refusal of the empty path, in all of them."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, subparser in action.choices.items():
-                if name not in skip:
-                    _strict_types(subparser, skip)
-        elif action.dest in OPTION_TYPES and action.type in (int, float):
+                _strict_types(subparser, skip, numbers and name not in skip)
+        elif numbers and action.dest in OPTION_TYPES and action.type in (int, float):
             action.type = OPTION_TYPES[action.dest]
+        elif action.type is Path:
+            action.type = path_text
+        elif action.type in (str, None) and "--out" in action.option_strings:
+            action.type = _nonempty
 
 
 #: keyword arguments set by their own options, never by --param

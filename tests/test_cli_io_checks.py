@@ -277,3 +277,17 @@ def test_instances_without_a_name_are_named_after_their_files(tmp_path, capsys):
     (tmp_path / "manifest.json").unlink(missing_ok=True)
     assert main(["score", str(tmp_path), "--methods", "ff", "--workers", "1"]) == 0
     assert set(pd.read_csv(tmp_path / "scores.csv")["instance"]) == {"a", "b"}
+
+
+@pytest.mark.parametrize("argv", [["generate", "mkp", "--n", "5", "--k", "2", "--count", "1", "--out"],
+                                  ["score", "fam", "--methods", "ff", "--out"],
+                                  ["simulate", "--workload", "w.swf", "--policy", "easy", "--out"],
+                                  ["calibrate", "w.swf", "--target", "2", "--out"],
+                                  ["experiment", "rajaei", "--quick", "--out"],
+                                  ["solve", ""]])
+def test_an_empty_path_is_refused_not_read_as_the_current_folder(argv, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, ""] if argv[-1] == "--out" else argv)
+    assert exit_.value.code == 2 and "an empty path; name a file or folder" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
