@@ -224,11 +224,22 @@ def load(path):
     return load_instance(path)
 
 
-def save(instance, path) -> None:
+def save(instance, path, *, overwrite: bool = False) -> None:
     """Write ``instance`` to ``path`` as JSON (atomically); its folder must
-    exist."""
-    from epochbench.instances.io import save_instance
-    save_instance(_instance(instance), path)
+    exist.  A file already at ``path`` is a ``FileExistsError`` (nothing is
+    overwritten, as ``generate`` refuses) unless ``overwrite``.  A list of
+    instances makes ``path`` a family folder as ``generate`` writes one
+    (``NAME.json`` each and ``manifest.json``, for ``score``); a folder
+    that holds a family or one of those files is refused, whatever
+    ``overwrite`` says."""
+    from epochbench.instances.io import save_instance, write_family
+    if isinstance(instance, (list, tuple)):
+        write_family(path, [_instance(i) for i in instance], generator="epochbench.save", params={})
+        return
+    inst = _instance(instance)
+    if not overwrite and Path(path).exists():
+        raise FileExistsError(f"{path}: already exists; save to a new file or pass overwrite=True")
+    save_instance(inst, path)
 
 
 def simulate(workload=None, policy: str = "easy", machine: str | None = None, **options) -> SimResult:

@@ -143,3 +143,20 @@ def test_simulate_on_all_three_machines():
         eb.simulate(w, "gs", machine="pool")
     with pytest.raises(ValueError, match="--slack-factor applies to policy slack-bf only"):
         eb.simulate(w, "easy", slack_factor=2.0)
+
+
+def test_save_never_overwrites_unless_asked_and_writes_a_family_from_a_list(tmp_path):
+    insts = eb.generate("mkp", n=5, k=2, count=2, seed=1)
+    f = tmp_path / "x.json"
+    f.write_text("precious")
+    with pytest.raises(FileExistsError, match="already exists"):
+        eb.save(insts[0], f)
+    assert f.read_text() == "precious"
+    eb.save(insts[0], f, overwrite=True)
+    assert eb.load(f).name == insts[0].name
+    eb.save(insts, tmp_path / "fam")
+    assert sorted(p.name for p in (tmp_path / "fam").iterdir()) == sorted(
+        ["manifest.json", *(f"{i.name}.json" for i in insts)])
+    assert set(eb.score(tmp_path / "fam", ["greedy-mkp"])["instance"]) == {i.name for i in insts}
+    with pytest.raises(Exception, match="already holds"):
+        eb.save(insts, tmp_path / "fam")
