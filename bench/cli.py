@@ -181,17 +181,20 @@ def cmd_score(args) -> int:
         table.to_csv(tmp, index=False)
     with atomic_path(f"{out}.parquet") as tmp:
         table.to_parquet(tmp, index=False)
-    runs.finish(info, prov, rows=len(table), files=[f"{out.name}.csv", f"{out.name}.parquet"])
+    failed = table[table["status"] == "error"]
+    status = 1 if len(failed) or clash else 0
+    runs.finish(info, prov, "finished" if status == 0 else "failed", exit_status=status, rows=len(table),
+                failed=len(failed), disagreements=len(clash or ()),
+                files=[f"{out.name}.csv", f"{out.name}.parquet"])
     print(format_table(summarize(table)))
     print(f"wrote {out}.csv and {out}.parquet ({len(table)} rows), provenance {prov}")
     if kept:
         print(f"the previous run's files are kept as {', '.join(p.name for p in kept)}")
-    failed = table[table["status"] == "error"]
     for r in failed.itertuples():
         print(f"epochbench score: {r.method} failed on {r.instance}: {r.error}", file=sys.stderr)
     for message in clash or ():
         print(f"epochbench score: {message}", file=sys.stderr)
-    return 1 if len(failed) or clash else 0
+    return status
 
 
 def cmd_list(args) -> int:

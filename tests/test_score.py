@@ -1,4 +1,5 @@
 """Scoring: reference bounds, gap labels, solver disagreement, plug-ins."""
+import json
 import math
 
 import pandas as pd
@@ -122,5 +123,7 @@ def test_a_method_that_raises_costs_its_rows_not_the_run(tmp_path, capsys):
         assert err.count("test-broken failed on") == 2 and "RuntimeError: kaput" in err
         written = pd.read_csv(tmp_path / "s.csv")
         assert (written.loc[written.method == "ff", "gap"].notna()).all()
+        prov = json.loads((tmp_path / "s.run.json").read_text())       # the record says it failed
+        assert (prov["status"], prov["exit_status"], prov["failed"]) == ("failed", 1, 2)
     finally:
         registry.METHODS.restore(state)
