@@ -513,6 +513,8 @@ def cmd_runs(args) -> int:
 
     from . import runs
     for folder in args.folders:
+        if folder.exists() and not folder.is_dir():
+            raise ValueError(f"{folder}: a file, not a folder (give the folder that holds the runs)")
         if not folder.is_dir():
             raise ValueError(f"{folder}: no such folder")
     found = sorted((r for f in args.folders for r in runs.find_runs(f)),

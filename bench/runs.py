@@ -116,8 +116,8 @@ def provenance(command: str, run_id: str, *, argv: list[str] | None = None, **ab
                 **{p: _version(p) for p in PACKAGES}, "cbc": _cbc_version()}
     return {"id": run_id, "command": command, "argv": list(sys.argv if argv is None else argv),
             "cwd": str(Path.cwd()), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "status": "running", "git_commit": git_commit(), "versions": versions, "machine": machine(),
-            **about, "_t0": time.time()}
+            "status": "running", "pid": os.getpid(), "git_commit": git_commit(), "versions": versions,
+            "machine": machine(), **about, "_t0": time.time()}
 
 
 def write(info: dict, path: Path) -> Path:
@@ -292,21 +292,56 @@ def find_runs(root: Path, depth: int = 4) -> list[dict]:
     return sorted(found, key=lambda r: str(r.get("started", "")), reverse=True)
 
 
+#: fields of a provenance record that :func:`find_runs` reads, all text
+LISTED = ("id", "command", "status", "started")
+
+
 def _record(path: Path) -> dict | None:
     """The provenance record of ``path`` for :func:`find_runs`, with its
-    ``path``; None for a ``run-*.json`` that is no provenance record."""
-    info = read(path)
+    ``path``; None for a ``run-*.json`` that is no provenance record.  One
+    that cannot be read, or whose listed fields are not text, has status
+    ``unreadable`` and an ``error`` saying why; a ``running`` one whose
+    process on this host is gone has status ``dead`` (killed: it never
+    wrote its end)."""
+    info, error = _read_why(path)
     kept = path.name != RUN_JSON and not path.name.endswith(".run.json")
     if kept and "command" not in (info or {}):
         return None
-    info = info or {"id": "?", "command": "?", "status": "unreadable"}
+    if info is not None:
+        wrong = [k for k in LISTED if not isinstance(info.get(k), str)]
+        if wrong:
+            info, error = None, f"field '{wrong[0]}' is {info.get(wrong[0])!r}, not text"
+    if info is None:
+        info = {"id": "?", "command": "?", "status": "unreadable", "error": error}
+    elif info["status"] == "running" and _gone(info):
+        info["status"] = "dead"
     info["path"] = str(path.parent if path.name == RUN_JSON else path)
     return info
 
 
+def _read_why(path: Path) -> tuple[dict | None, str]:
+    """A provenance file and "", or None and why it cannot be read."""
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"cannot read it ({getattr(exc, 'strerror', None) or exc})"
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return None, f"not JSON ({exc})"
+    return (data, "") if isinstance(data, dict) else (None, f"a JSON {type(data).__name__}, not an object")
+
+
+def _gone(info: dict) -> bool:
+    """A running record's process was on this host and is no more."""
+    from epochbench.instances.files import _pid_alive
+    pid, host = info.get("pid"), (info.get("machine") or {}).get("host")
+    return isinstance(pid, int) and host == socket.gethostname() and not _pid_alive(pid)
+
+
 def format_runs(runs: list[dict]) -> str:
     """One line per run: id, command, status, start, seconds, commit, path
-    (the id column as wide as the longest id)."""
+    and why an unreadable one is (the id column as wide as the longest id)."""
     if not runs:
         return "no runs"
     w = max(8, *(len(str(r.get("id", "?"))) for r in runs))
@@ -316,7 +351,8 @@ def format_runs(runs: list[dict]) -> str:
         commit = (r.get("git_commit") or "-")[:8]
         lines.append(f"{str(r.get('id', '?')):<{w}} {str(r.get('command', '?'))[:10]:<10} "
                      f"{str(r.get('status', '?'))[:11]:<11} {str(r.get('started', ''))[:19]:<20} "
-                     f"{(f'{secs:.1f}' if isinstance(secs, (int, float)) else '-'):>8}  {commit:<8}  {r['path']}")
+                     f"{(f'{secs:.1f}' if isinstance(secs, (int, float)) else '-'):>8}  {commit:<8}  {r['path']}"
+                     + (f"  ({r['error']})" if r.get("error") else ""))
     return "\n".join(lines)
 
 

@@ -166,7 +166,7 @@ def test_an_unreadable_provenance_file_is_listed_not_skipped(tmp_path, capsys):
     assert main(["runs", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()[1:]
     assert [line.split()[2] for line in lines] == ["unreadable", "unreadable"]
-    assert any(line.endswith("x.run.json") for line in lines)
+    assert any(line.endswith("x.run.json  (a JSON list, not an object)") for line in lines)
 
 
 def test_bench_refuses_a_results_folder_it_cannot_write_and_a_selection_of_nothing(tmp_path, capsys):
@@ -211,3 +211,26 @@ def test_a_partial_file_line_that_is_no_record_is_said_when_a_run_reuses_the_fil
     assert cli.main(["experiment", SMALL.name, "--workers", "1", "--quiet", "--out", "o"]) == 0
     err = capsys.readouterr().err
     assert "1 line(s) are no record (line 2): skipped" in err and "3 of 6 tasks reused" in err
+
+
+def test_runs_says_why_a_record_is_unreadable_and_which_running_run_is_dead(tmp_path, capsys):
+    import os
+    import socket
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)                                   # a process that has ended
+    base = {"command": "experiment", "started": "2026-01-01T00:00:00+00:00", "machine": {"host": socket.gethostname()}}
+    for name, rec in (("gone", {**base, "id": "gone", "status": "running", "pid": pid}),
+                      ("live", {**base, "id": "live", "status": "running", "pid": os.getpid()}),
+                      ("noid", {**base, "id": None, "status": "finished"})):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "run.json").write_text(json.dumps(rec))
+    (tmp_path / "x.run.json").write_text("[1]")
+    assert cli.main(["runs", str(tmp_path), "--json"]) == 0
+    got = {r["path"].rsplit("/", 1)[-1]: r for r in _strict(capsys.readouterr().out)}
+    assert got["gone"]["status"] == "dead" and got["live"]["status"] == "running"
+    assert got["noid"]["status"] == "unreadable" and got["noid"]["error"] == "field 'id' is None, not text"
+    assert got["x.run.json"]["error"] == "a JSON list, not an object"
+    f = tmp_path / "w.swf"
+    f.write_text("x")
+    assert cli.main(["runs", str(f)]) == 2
+    assert "a file, not a folder" in capsys.readouterr().err
