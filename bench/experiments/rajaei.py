@@ -59,7 +59,12 @@ rows, the reading its own figures bear out (its average execution time is
 estimate := runtime leaves the work as it is); the ``perfect`` rows get no
 paper values.  Table 6 has no Non-FCFS row, so those cells are empty.  The paper reports one run with no
 load, so its values repeat on every load row: compare at the load whose
-``util_pct`` is near the paper's (78-89 %), not row by row.
+``util_pct`` is near the paper's (78-89 %), not row by row.  Its times
+cannot come from its generator as the paper describes it: runtimes uniform
+over 90 s .. 9 h (80 %) and 9 .. 12 h (20 %) average about 20,600 s (our
+``exec_s``: 20,600 at every load), while table 5's average execution time
+is 301-308 s, 68 times less; the paper does not say how its draws were
+shaped.  Compare the policies' ratios and orderings, not seconds.
 
 Default 5 seeds (``--seeds``); ``--quick``: 2,000 jobs, 2 seeds.  Cost: 8
 loads x 3 estimate settings x 3 policies x seeds runs, each well under a
