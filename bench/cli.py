@@ -640,21 +640,29 @@ def _error_line(command: str, exc: BaseException) -> str:
     return f"epochbench {command}: error: {' '.join(str(msg).split())}"
 
 
+def _command_name(args) -> str:
+    """The command as its argument errors name it (``generate workload``:
+    argparse's subcommand of a subcommand), for its other errors too."""
+    generator = getattr(args, "generator", None) if args.command == "generate" else None
+    return f"{args.command} {generator}" if generator else args.command
+
+
 def run_command(args) -> int:
     """Run the parsed command; bad input becomes one line and status 2, a
     run that stopped for another reason (:class:`RunStopped`: a user's
     method failed mid-run, the scheduler went away) one line and status 1."""
+    name = _command_name(args)
     try:
         with _output_locks(args):
             return COMMANDS[args.command](args)
     except USER_ERRORS as exc:
-        print(_error_line(args.command, exc), file=sys.stderr)
+        print(_error_line(name, exc), file=sys.stderr)
         return 2
     except RunStopped as exc:                # a user's method failed, a scheduler went away: not bad input
-        print(_error_line(args.command, exc), file=sys.stderr)
+        print(_error_line(name, exc), file=sys.stderr)
         return 1
     except MemoryError as exc:               # sizes past this machine (numpy: "Unable to allocate 745. GiB")
-        print(f"epochbench {args.command}: error: not enough memory for the sizes asked for "
+        print(f"epochbench {name}: error: not enough memory for the sizes asked for "
               f"({' '.join(str(exc).split()) or 'MemoryError'})", file=sys.stderr)
         return 2
 

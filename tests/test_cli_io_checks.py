@@ -258,7 +258,7 @@ def test_sizes_past_the_memory_are_one_line(tmp_path, capsys, monkeypatch):
         return np.empty((10**7, 10**4, 10**3))
     monkeypatch.setattr(generators, "write_generated", huge)
     err = _error(capsys, ["generate", "braun-range", "--out", str(tmp_path / "x"), "--count", "1"])
-    assert err.startswith("epochbench generate: error: not enough memory for the sizes asked for (Unable to allocate")
+    assert err.startswith("epochbench generate braun-range: error: not enough memory for the sizes asked for (Unable to allocate")
 
 
 def test_an_instance_file_naming_a_field_twice_is_refused(tmp_path, capsys):
