@@ -66,7 +66,10 @@ class BinaryModel:
     is ``objective @ x / scale``.  ``exact`` says whether that is exact;
     otherwise ``objective`` is ``round(scale * weights)`` and ``weights`` the
     true float coefficients (used by the MILP backends).  ``hint`` is a
-    feasible 0-1 vector or ``None``.
+    feasible 0-1 vector or ``None``.  ``weight_scale``: a power of two the
+    MILP backends multiply ``weights`` by when they optimise in floats
+    (exact; :func:`milp_weight_scale`: profits far below 1 would otherwise
+    sink under the solvers' absolute tolerances), undone by :func:`true_bound`.
     """
 
     n_vars: int
@@ -77,6 +80,7 @@ class BinaryModel:
     weights: np.ndarray | None = None
     rows: list[tuple[np.ndarray, np.ndarray, int | None, int | None]] = field(default_factory=list)
     hint: np.ndarray | None = None
+    weight_scale: float = 1.0
 
     def add_row(self, index, coef, lo=None, hi=None) -> None:
         index, coef = np.asarray(index, dtype=np.int64), np.asarray(coef, dtype=np.int64)
@@ -122,13 +126,52 @@ def _rounded(v: np.ndarray) -> list[int]:
     return np.rint(v).astype(np.int64).tolist()
 
 
+#: a profit ``p`` is integral at scale ``s`` when ``|p s - round(p s)| <= PROFIT_TOL * s * min(|p|, 1)``
+PROFIT_TOL = 1e-9
+
+
 def profit_scale(profit: np.ndarray) -> int | None:
-    """Smallest power of ten making every profit integral up to 1e-9, or None."""
-    for p in range(10):
-        s = 10**p
-        if np.all(np.abs(profit * s - np.round(profit * s)) <= 1e-9 * s):
-            return s
+    """Smallest power of ten ``s`` making every profit integral up to
+    :data:`PROFIT_TOL` of its own size (of 1 from 1 on), or None.
+
+    The tolerance is relative below 1 (a profit of 1e-9 is not "integral"
+    at scale 1, as it was with an absolute 1e-9: it rounded to 0), so a
+    positive profit never rounds to 0 and each is represented to 1e-9 of
+    itself; profits of 1 and more keep the absolute 1e-9.  The powers go up
+    to 1e9, further for profits below 1 (down to the smallest's own
+    digits) while ``max * s`` stays an integer in floating point; past
+    that, None: no decimal scale (the callers then scale by a power of two
+    and say the objective is inexact).  Cost O(n) per power tried."""
+    p = np.abs(np.asarray(profit, dtype=float)).ravel()
+    pos = p[p > 0]
+    if pos.size == 0:
+        return 1
+    top, low = float(pos.max()), float(pos.min())
+    tol = PROFIT_TOL * np.minimum(p, 1.0)
+    last = 9 + max(0, math.ceil(-math.log10(low)))
+    for e in range(last + 1):
+        if e > 9 and (e > 300 or top * 10.0**e >= 2.0**53):   # no integer representation past here
+            return None
+        s = 10**e
+        with np.errstate(over="ignore", invalid="ignore"):     # an overflow (inf, nan) fails the test
+            ps = p * float(s)
+            if np.all(np.abs(ps - np.round(ps)) <= tol * s):
+                return s
     return None
+
+
+def milp_weight_scale(weights: np.ndarray) -> float:
+    """The power of two bringing the largest ``|weight|`` into [1, 2) when it
+    is below 1, else 1: the MILP backends' float objective
+    (:attr:`BinaryModel.weight_scale`).  CBC and HiGHS stop at an absolute
+    gap of about 1e-6, which proves nothing about profits of 1e-9; scaled by
+    a power of two (exact in floating point) they weigh as much as profits
+    of 1.  O(n)."""
+    w = np.abs(np.asarray(weights, dtype=float))
+    top = float(w.max()) if w.size else 0.0
+    if not 0.0 < top < 1.0:
+        return 1.0
+    return math.ldexp(1.0, min(1 - math.frexp(top)[1], 1000))   # top = m 2**k, m in [0.5, 1): 2**(1 - k)
 
 
 # ---- wall-time budget --------------------------------------------------------------
@@ -300,7 +343,7 @@ def _pulp_problem(model: BinaryModel, units: str, deadline: float = math.inf):
     prob = pulp.LpProblem("epochbench", sense)
     width = len(str(max(model.n_vars - 1, 0)))
     x = [prob.add_variable(f"x{i:0{width}d}", 0, 1, cat=pulp.LpInteger) for i in range(model.n_vars)]
-    coefs = model.objective if units == "int" else [float(w) for w in model.weights]
+    coefs = model.objective if units == "int" else [float(w) * model.weight_scale for w in model.weights]
     prob += pulp.LpAffineExpression([(v, c) for v, c in zip(x, coefs) if c])
     for r, (idx, coef, lo, hi) in enumerate(model.rows):
         if r % 64 == 0 and time_left(deadline) <= 0:
@@ -543,7 +586,8 @@ def highs_model(model: BinaryModel, units: str, deadline: float = math.inf):
     h.setOptionValue("output_flag", False)
     n = model.n_vars
     sign = -1.0 if model.sense == "max" else 1.0
-    cost = sign * np.asarray(model.objective if units == "int" else model.weights, dtype=float).reshape(n)
+    cost = sign * (np.asarray(model.objective, dtype=float) if units == "int"
+                   else np.asarray(model.weights, dtype=float) * model.weight_scale).reshape(n)
     none_i, none_f = np.zeros(0, dtype=np.int32), np.zeros(0)
     if n:
         h.addCols(n, cost, np.zeros(n), np.ones(n), 0, none_i, none_i, none_f)
@@ -638,9 +682,9 @@ def true_bound(model: BinaryModel, out: Outcome) -> tuple[float | None, float]:
     if out.bound is None:
         return None, 0.0
     sign = 1.0 if model.sense == "max" else -1.0
-    if out.units == "float":
+    if out.units == "float":     # in units of weights * weight_scale (a power of two: exact)
         b = out.bound + sign * _TOL * max(1.0, abs(out.bound))
-        return b, _TOL * max(1.0, abs(out.bound))
+        return b / model.weight_scale, _TOL * max(1.0, abs(out.bound)) / model.weight_scale
     b = math.floor(out.bound + _TOL) if sign > 0 else math.ceil(out.bound - _TOL)
     if model.exact:
         return b / model.scale, 0.0
@@ -665,7 +709,7 @@ def proven(status: str, value: float, bound: float | None, sense: str,
         status = "feasible"
     if bound is None:
         return status, (value if status == "optimal" else None)
-    tol = 1e-12 * max(1.0, abs(value))
+    tol = 1e-12 * max(abs(value), abs(bound))   # relative: objectives of 1e-12 and less are objectives too
     meets = bound <= value + tol if sense == "max" else bound >= value - tol
     if status == "optimal" or meets:
         return "optimal", value

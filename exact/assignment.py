@@ -30,8 +30,8 @@ from epochbench.instances.assignment import AssignmentInstance, lexicographic_ma
 from epochbench.instances.core import Result
 from epochbench.instances.registry import register
 
-from ._binary import (BinaryModel, integer_objective, no_solution, profit_scale, proven, register_exact,
-                      run_model, status_info, true_bound, warm_up_backends)
+from ._binary import (BinaryModel, integer_objective, milp_weight_scale, no_solution, profit_scale, proven,
+                      register_exact, run_model, status_info, true_bound, warm_up_backends)
 from .starts import START_SHARE, best_start, better
 
 
@@ -41,24 +41,31 @@ def hungarian(inst: AssignmentInstance, *, time_limit: float = 0.0, threads: int
     first (``BIG + p``); ``time_limit`` / ``threads`` are not used (one
     polynomial call).  O((n + m)^3).
 
-    Proven (``optimal``) when the arithmetic is exact: preferences decimal
-    (:func:`~epochbench.exact._binary.profit_scale`), scaled to integers, and
+    Proven (``optimal``) when the arithmetic is exact: preferences integral
+    at a power-of-ten scale to 1e-9 of each one's size
+    (:func:`~epochbench.exact._binary.profit_scale`; every positive one stays
+    positive, so eligible), scaled to integers, and
     ``(n + m) (BIG + max p) < 2**53``.  Otherwise ``BIG + p`` in floating point
     can lose the smaller preferences, so the matching (or a fast
     heuristic's heavier one of the same cardinality) is returned as
-    ``feasible`` with no bound (the 0-1 models handle such data)."""
+    ``feasible`` with no bound (the 0-1 models handle such data); should
+    it come short of the maximum cardinality, Hopcroft-Karp's matching is
+    the one returned."""
     t0 = time.perf_counter()
     p = inst.preference
     q, exact = _integral(p)
     pairs = tuple(sorted(lexicographic_matching(q)))
-    nu = len(maximum_matching(p))
-    if len(pairs) != nu:
-        raise RuntimeError(f"{inst.name}: Hungarian matched {len(pairs)} pairs, maximum is {nu} "
-                           "(preferences too far apart for BIG + p in floating point)")
+    most = maximum_matching(p)
+    nu = len(most)
+    note = "preferences too far apart (or not decimal) for exact BIG + p arithmetic: not proven"
+    if len(pairs) != nu:      # floating point lost pairs (never on exact data): nothing proved
+        note = (f"the Hungarian method matched {len(pairs)} of {nu} pairs (preferences too far apart for "
+                "BIG + p in floating point); Hopcroft-Karp's matching, not proven")
+        pairs, exact = tuple(sorted(most)), False
     value = inst.value(pairs)
     info = {"solver": "scipy linear_sum_assignment", "bound_kind": "solver" if exact else "none"}
     if not exact:
-        info["note"] = "preferences too far apart (or not decimal) for exact BIG + p arithmetic: not proven"
+        info["note"] = note
         heur = best_start(inst, budget=START_SHARE * time_limit, accept=lambda r: len(r.decision) == nu)
         if heur is not None and better(float(heur.value), value, "max"):  # never worse than a heuristic
             pairs, value = tuple(sorted(tuple(map(int, pq)) for pq in heur.decision)), float(heur.value)
@@ -91,6 +98,7 @@ def assignment_model(p: np.ndarray, nu: int, hint: list[tuple[int, int]]) -> tup
     w = p[keys[:, 0], keys[:, 1]] if keys.size else np.zeros(0)
     coefs, scale, exact = integer_objective(w, profit_scale(w), len(w))
     model = BinaryModel(len(w), "max", coefs, scale, exact, w)
+    model.weight_scale = milp_weight_scale(w)      # preferences of any size: the MILPs' float objective near 1
     for axis, size in ((0, p.shape[0]), (1, p.shape[1])):
         owner = keys[:, axis] if keys.size else np.zeros(0, dtype=np.int64)
         order = np.argsort(owner, kind="stable")

@@ -35,8 +35,8 @@ from epochbench.instances.packing import EpochsInstance, PackingInstance
 from epochbench.instances.registry import overrun_tolerance
 
 from ._binary import (  # noqa: F401  (public names re-exported: they were defined here)
-    BACKENDS, INT_LIMIT, METHODS, MILP_INT_LIMIT, BinaryModel, Outcome, integer_objective, profit_scale,
-    no_solution, no_time, proven, register_exact, run_model, status_info, true_bound,
+    BACKENDS, INT_LIMIT, METHODS, MILP_INT_LIMIT, BinaryModel, Outcome, integer_objective, milp_weight_scale,
+    profit_scale, no_solution, no_time, proven, register_exact, run_model, status_info, true_bound,
 )
 from .starts import START_SHARE, best_start, better, start_info
 
@@ -89,6 +89,8 @@ def packing_model(inst: PackingInstance, cand: np.ndarray) -> BinaryModel:
     else:
         coefs, fscale, exact = integer_objective(w, scale, n)
     model = BinaryModel(n, "max", coefs, fscale, exact, w)
+    if inst.objective == "profit":   # profits of any size: the MILPs' float objective brought near 1
+        model.weight_scale = milp_weight_scale(w)
     dem = inst.demand[cand]
     pos = np.arange(n)
     free = inst.free
@@ -156,6 +158,8 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
         sel, value, status = tuple(sorted(int(j) for j in start.decision)), float(start.value), "feasible"
         info["note"] = note.format(start.method)
     status, bound = proven(status, value, bound, "max", slack)
+    if status == "timeout":   # no answer, no bound (bound_kind none)
+        bound = None
     return Result(inst.kind, method, sel, value, status, time.perf_counter() - t0, bound,
                   {**info, "bound_kind": "none" if bound is None else "solver"})
 

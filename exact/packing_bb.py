@@ -82,8 +82,9 @@ Registered for ``packing`` as ``mkp-bb`` (``kind="exact"``), with the
 conventions of the other exact methods: ``time_limit`` is the wall time of
 the whole call, status ``optimal`` only when the search finished (bound =
 value), otherwise ``feasible`` with the best selection found and the
-largest bound of the subtrees left open (``timeout`` when not even one
-job was selected), ``info["bound_kind"] = "solver"``.
+largest bound of the subtrees left open, ``info["bound_kind"] = "solver"``
+(``timeout`` when not even one job was selected: then no bound,
+``bound_kind`` ``none``, as for any exact result without a solution).
 
 References
 ----------
@@ -283,7 +284,7 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
         ``optimal`` (search finished; ``bound == value``), ``feasible``
         (time ran out; ``bound`` the largest bound of the open subtrees, in
         objective units, widened by the rounding of an inexact integer
-        objective) or ``timeout`` (time ran out with nothing selected).
+        objective) or ``timeout`` (time ran out with nothing selected; no bound).
         ``info``: ``nodes``, ``start``, ``bound_kind``; after the first
         :data:`NODES` nodes ``turns`` (CP-SAT's turns) and ``cpsat_seconds``
         (their time), and ``finished_by="cpsat"`` with CP-SAT's status when
@@ -358,6 +359,8 @@ def _outcome(inst, run: "_Search | _Ladder", cand: np.ndarray, start: Result | N
 
 
 def _result(inst, sel, value, status, bound, info, t0) -> Result:
+    if status == "timeout":   # nothing selected in time: no answer, so no bound either (bound_kind none)
+        bound = None
     return Result(inst.kind, "mkp-bb", sel, value, status, time.perf_counter() - t0, bound,
                   {**info, "bound_kind": "none" if bound is None else "solver"})
 

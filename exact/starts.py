@@ -55,8 +55,9 @@ def _nothing() -> None:
 
 
 def better(a: float, b: float, sense: str) -> bool:
-    """``a`` strictly better than ``b`` for an objective of ``sense``."""
-    tol = 1e-12 * max(1.0, abs(a), abs(b))
+    """``a`` strictly better than ``b`` for an objective of ``sense`` (by
+    more than 1e-12 of the larger: relative, objectives far below 1 included)."""
+    tol = 1e-12 * max(abs(a), abs(b))
     return a > b + tol if sense == "max" else a < b - tol
 
 
