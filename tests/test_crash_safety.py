@@ -276,7 +276,8 @@ def test_score_and_generate_refuse_a_held_out_folder(tmp_path, capsys):
                      ["experiment", cx.NAME, "--out", str(out)]):
             assert cli.main(argv) == 2
             err = capsys.readouterr().err
-            assert err.startswith(f"epochbench {argv[0]}: error: {out}: output folder in use") and \
+            name = " ".join(argv[:2]) if argv[0] == "generate" else argv[0]      # generate names its generator
+            assert err.startswith(f"epochbench {name}: error: {out}: output folder in use") and \
                 err.count("\n") == 1
     finally:
         holder.kill()
