@@ -229,12 +229,14 @@ def run_folder(root: Path, command: str, name: str | None = None, resumable=None
 
 def previous_id(provenance_file: Path, files) -> str:
     """The run id of the run that wrote ``files`` (its provenance file's
-    ``id``, else the stamp of the newest file's modification time)."""
+    ``id``), else ``unrecorded-`` and the stamp of the newest file's
+    modification time: files no recorded run wrote (a user's own) never
+    take a run's id, which a new run started in the same second would have."""
     info = read(provenance_file)
     if info and isinstance(info.get("id"), str) and _ID.match(info["id"]):
         return info["id"]
     times = [Path(f).stat().st_mtime for f in files if Path(f).exists()]
-    return stamp(max(times)) if times else stamp()
+    return "unrecorded-" + (stamp(max(times)) if times else stamp())
 
 
 def keep_previous(files, provenance_file: Path) -> list[Path]:

@@ -262,3 +262,11 @@ def test_a_method_gone_from_the_after_run_fails_the_guard(tmp_path, capsys, limi
     fails = [line for line in capsys.readouterr().out.splitlines() if line.startswith("FAIL")]
     assert fails == [f"FAIL packing bb: gone: measured in A, not in B (limit {limit})"]
     assert cli.main(["compare", str(b), str(b), "--fail-on", limit]) == 0
+
+
+def test_files_no_recorded_run_wrote_are_kept_as_unrecorded_never_under_a_run_id(tmp_path):
+    """A user's own ``scores.csv`` in the folder: kept aside, but not under a
+    stamp that a run started in the same second would take as its id."""
+    (tmp_path / "scores.csv").write_text("mine\n")
+    (moved,) = runs.keep_previous([tmp_path / "scores.csv"], tmp_path / "scores.run.json")
+    assert moved.name.startswith("scores-unrecorded-") and moved.read_text() == "mine\n"
