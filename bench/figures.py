@@ -24,29 +24,70 @@ def pareto_front(table: pd.DataFrame) -> pd.DataFrame:
 
 #: label offsets tried in turn (points from the marker): right, left, above, below, then farther out
 _OFFSETS = ((4, 2), (4, -9), (-4, 2), (-4, -9), (4, 10), (4, -17), (-4, 10), (-4, -17), (10, 18), (10, -25),
-            (-10, 18), (-10, -25))
+            (-10, 18), (-10, -25), *((dx, 18 + 10 * k) for k in range(1, 7) for dx in (10, -10)))
+#: offsets this far from the point get a leader line to it
+_LEADER = 12
+
+
+def _clusters(pts: np.ndarray, radius: float) -> list[list[int]]:
+    """Points within ``radius`` (display pixels) of a cluster's first point
+    join it (greedy, in order): one label names them all."""
+    out: list[list[int]] = []
+    for i, p in enumerate(pts):
+        for c in out:
+            if np.hypot(*(pts[c[0]] - p)) <= radius:
+                c.append(i)
+                break
+        else:
+            out.append([i])
+    return out
 
 
 def place_labels(ax, xs, ys, names, fontsize: float = 7) -> None:
-    """Name each point, trying the offsets of :data:`_OFFSETS` until the
-    label overlaps no label placed before it and no other point (greedy, in
-    order of decreasing y); the last try is kept when all overlap.
-    O(m^2) per try for m points."""
+    """Name each point: points that nearly coincide (within 8 pixels) share
+    one label listing them; each label tries the offsets of :data:`_OFFSETS`
+    (a leader line to a label moved far up or down) until it lies inside the
+    axes and overlaps no label placed before it and no other point (greedy,
+    in order of decreasing y); the first try inside the axes is kept when
+    all overlap.  O(m^2) per try for m points."""
     fig = ax.figure
     renderer = fig.canvas.get_renderer()
     pts = ax.transData.transform(np.column_stack([xs, ys]))
+    inside = ax.get_window_extent(renderer)
     taken: list = []
-    for i in np.argsort(-np.asarray(ys), kind="stable"):
+    groups = _clusters(pts, 8.0)
+    for g in sorted(groups, key=lambda g: -max(ys[i] for i in g)):
+        i = g[0]
+        text = ", ".join(names[j] for j in g)
+        kept = None
         for dx, dy in _OFFSETS:
-            ann = ax.annotate(names[i], (xs[i], ys[i]), textcoords="offset points", xytext=(dx, dy),
+            ann = ax.annotate(text, (xs[i], ys[i]), textcoords="offset points", xytext=(dx, dy),
                               fontsize=fontsize, ha="left" if dx >= 0 else "right")
-            box = ann.get_window_extent(renderer).expanded(1.05, 1.1)
+            box = ann.get_window_extent(renderer).expanded(1.05, 1.1)      # the text alone
+            within = (box.x0 >= inside.x0 and box.x1 <= inside.x1 and box.y0 >= inside.y0
+                      and box.y1 <= inside.y1)
             hits = any(box.overlaps(b) for b in taken) or any(
-                box.contains(px, py) for j, (px, py) in enumerate(pts) if j != i)
-            if not hits or (dx, dy) == _OFFSETS[-1]:
-                taken.append(box)
+                box.contains(px, py) for j, (px, py) in enumerate(pts) if j not in g)
+            if within and not hits:
+                if kept is not None:
+                    kept[0].remove()
+                kept = (ann, box)
                 break
+            if within and kept is None:
+                kept = (ann, box)                  # the first try inside the axes, if none is free
+                continue
             ann.remove()
+        if kept is None:                           # nothing fits inside: the first offset
+            ann = ax.annotate(text, (xs[i], ys[i]), textcoords="offset points", xytext=_OFFSETS[0],
+                              fontsize=fontsize, ha="left")
+            kept = (ann, ann.get_window_extent(renderer))
+        ann = kept[0]
+        if abs(ann.xyann[1]) > _LEADER:            # moved far from its point: drawn again with a line to it
+            ann.remove()
+            ax.annotate(text, (xs[i], ys[i]), textcoords="offset points", xytext=ann.xyann, fontsize=fontsize,
+                        ha=ann.get_ha(), arrowprops=dict(arrowstyle="-", lw=0.5, color="0.5", shrinkA=0,
+                                                         shrinkB=2))
+        taken.append(kept[1])
 
 
 def leaderboard_figure(boards: dict[str, pd.DataFrame], path) -> Path:

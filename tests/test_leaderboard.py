@@ -96,3 +96,35 @@ def test_a_block_is_the_instances_its_methods_all_solved_whatever_the_configurat
     assert list(zip(board["set"], board["method"], board["solves"])) == [
         ("6 instances, 4 configurations", "hungarian", 6), ("6 instances, 4 configurations", "mis", 6),
         ("6 instances, 2 configurations", "mfs", 6)]
+
+
+def test_labels_of_close_points_neither_overlap_nor_leave_the_axes():
+    """Exact methods at gap 0 a few milliseconds apart (a quick packing
+    board: cpsat, milp-cbc and milp-highs wrote over each other, under the
+    x axis); points that coincide share one label."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from epochbench.figures import place_labels
+    fig, ax = plt.subplots(figsize=(4.2, 3.4))
+    xs = np.array([0.005, 0.006, 2.4, 9.0, 19.0, 28.0, 28.0])
+    ys = np.array([40.0, 12.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    names = ["fcfs", "ff", "mkp-bb", "cpsat", "milp-highs", "milp-cbc", "lns"]
+    ax.scatter(xs, ys)
+    ax.set_xscale("log")
+    ax.set_xlim(0.002, 120)
+    ax.set_ylim(-2, 45)
+    fig.tight_layout()
+    place_labels(ax, xs, ys, names)
+    fig.canvas.draw()                                     # the annotations' positions as drawn
+    renderer = fig.canvas.get_renderer()
+    from matplotlib.text import Text
+    texts = {t.get_text(): Text.get_window_extent(t, renderer) for t in ax.texts}    # the text, not its leader
+    assert "milp-cbc, lns" in texts and len(texts) == 6
+    inside = ax.get_window_extent(renderer)
+    boxes = list(texts.values())
+    for k, b in enumerate(boxes):
+        assert inside.x0 <= b.x0 and b.x1 <= inside.x1 and inside.y0 <= b.y0 and b.y1 <= inside.y1
+        assert not any(b.overlaps(o) for o in boxes[k + 1:])
+    plt.close(fig)
