@@ -234,3 +234,20 @@ def test_runs_says_why_a_record_is_unreadable_and_which_running_run_is_dead(tmp_
     f.write_text("x")
     assert cli.main(["runs", str(f)]) == 2
     assert "a file, not a folder" in capsys.readouterr().err
+
+
+def test_an_experiments_extra_tables_are_written_printed_recorded_and_kept_aside(capsys):
+    import dataclasses
+    extra = dataclasses.replace(SMALL, name="extra-test", extra={"claims": lambda df: pd.DataFrame({"rows": [len(df)]})})
+    EXPERIMENTS[extra.name] = extra
+    try:
+        for _ in range(2):
+            assert cli.main(["experiment", extra.name, "--workers", "1", "--quiet", "--out", "o"]) == 0
+    finally:
+        EXPERIMENTS.pop(extra.name)
+    out = capsys.readouterr().out
+    assert "extra-test-claims:" in out and "extra-test-claims.csv" in out
+    assert pd.read_csv("o/extra-test-claims.csv")["rows"].tolist() == [len(pd.read_csv("o/extra-test.csv"))]
+    info = _strict(open("o/extra-test.run.json").read())
+    assert "extra-test-claims.csv" in info["files"]
+    assert len(list(__import__("pathlib").Path("o").glob("extra-test-claims-*.csv"))) == 1   # the first run's, kept

@@ -60,7 +60,9 @@ class Experiment:
     ``host`` and ``cpu`` that ran them.  ``data``: paths under
     :func:`~epochbench.instances.data.data_root` the tasks read; one that is
     absent stops the run before it starts, in one line (not one failure per
-    task).
+    task).  ``extra``: more summary tables, ``{KEY: f(df) -> DataFrame}``
+    (a paper's claims checked point by point, say), each written as
+    ``NAME-KEY.csv`` and printed after the table.
     """
     name: str
     help: str
@@ -71,6 +73,7 @@ class Experiment:
     timing: bool = False
     notes: dict = field(default_factory=dict)
     data: tuple[str, ...] = ()
+    extra: dict = field(default_factory=dict)
 
 
 def _plugin_experiment(ep) -> None:
@@ -338,6 +341,8 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
             _sw.drop_records(partial, tasks)
         table = exp.table(df)
         _write_csv(table, out / f"{name}-table.csv")
+        for key, make in exp.extra.items():
+            _write_csv(make(df), out / f"{name}-{key}.csv")
         if exp.plot is not None:
             import matplotlib
             matplotlib.use("Agg")
@@ -448,9 +453,17 @@ def run_options(name: str, opts: Options, count: int) -> dict:
                           "fresh": opts.fresh, "resume": opts.resume}}
 
 
+def _fixed_files(name: str, out: Path) -> list[Path]:
+    """The files of experiment ``name`` in ``out`` whose names are known
+    before it runs: its CSV, table, extra tables and figure."""
+    exp = EXPERIMENTS.get(name)
+    extra = [out / f"{name}-{key}.csv" for key in (exp.extra if exp is not None else {})]
+    return [out / f"{name}.csv", out / f"{name}-table.csv", *extra, out / f"{name}.png"]
+
+
 def _files_of(name: str, out: Path) -> list[Path]:
     """The files experiment ``name`` writes into ``out`` (its figures may be several)."""
-    fixed = [out / f"{name}.csv", out / f"{name}-table.csv", out / f"{name}.png"]
+    fixed = _fixed_files(name, out)
     extra = [p for p in out.glob(f"{name}-*.png") if not any(p.name.startswith(f"{other}-") or p.name == f"{other}.png"
                                                               for other in EXPERIMENTS if other != name
                                                               and other.startswith(f"{name}-"))]
@@ -470,7 +483,7 @@ def _keep_previous_run(name: str, out: Path, prov: Path) -> None:
     from epochbench import runs
     info = runs.read(prov) or {}
     listed = [out / f for f in info.get("files", []) if isinstance(f, str) and "/" not in f]
-    fixed = [out / f"{name}.csv", out / f"{name}-table.csv", out / f"{name}.png"]
+    fixed = _fixed_files(name, out)
     runs.keep_previous(sorted(set(listed) | set(fixed if listed else _files_of(name, out))), prov)
 
 

@@ -500,8 +500,10 @@ def _extra(cs: pd.DataFrame, path, stream: str) -> None:
 
 
 register(Experiment("zhang-gang", "[zhang-comparative] figs. 15-21, 25: BF, GS, BGS, MGS, MBGS vs utilization at "
-                                  "context-switch overheads 0-5 % (lublin03, 320 nodes)", tasks, run, table, plot))
+                                  "context-switch overheads 0-5 % (lublin03, 320 nodes)", tasks, run, table, plot,
+                    extra={"claims": claims}))
 register(Experiment("zhang-gang-kth", "zhang-gang on the KTH SP2 trace (100 nodes, arrivals scaled)",
-                    tasks_kth, run, table, plot, data=("swf/KTH-SP2-1996-2.1-cln.swf.gz",)))
+                    tasks_kth, run, table, plot, data=("swf/KTH-SP2-1996-2.1-cln.swf.gz",), extra={"claims": claims}))
 register(Experiment("zhang-gang-he", "zhang-gang on the hyper-Erlang model fitted to KTH SP2 ([zhang-comparative] "
-                                     "section 2.1; 100 nodes)", tasks_he, run, table, plot))
+                                     "section 2.1; 100 nodes)", tasks_he, run, table, plot,
+                    extra={"claims": claims}))

@@ -204,6 +204,8 @@ def plot(df: pd.DataFrame, path) -> None:
 
 
 register(Experiment("zhang-queues", "[zhang-comparative] fig. 5: wait and capacity loss vs utilization, FCFS/SJF/BFit/WFit "
-                                    "with backfilling", tasks, run, table, plot))
+                                    "with backfilling", tasks, run, table, plot,
+                    extra={"saturation": saturation}))
 register(Experiment("zhang-queues-he", "zhang-queues on the hyper-Erlang model fitted to KTH SP2 ([zhang-comparative] "
-                                       "section 2.1; 100 nodes)", tasks_he, run, table, plot))
+                                       "section 2.1; 100 nodes)", tasks_he, run, table, plot,
+                    extra={"saturation": saturation}))
