@@ -27,7 +27,14 @@ Paper columns (:data:`PAPER_TABLE1`, copied from [capannini2007] table 1):
 ``paper_bst``; empty for ``greedy-ratio``, which the paper does not run.
 The paper's times are from its own machine and branch & bound, ours from
 CP-SAT on this one: compare the ratio of the two methods' times, not the
-milliseconds.
+milliseconds.  The usage levels do not compare either: a snapshot of 250
+to 400 jobs is always congested, so every method uses 0.88-0.96 of the
+critical copies (``bst`` never 1.00, ``sml`` never near the paper's
+0.54-0.64, measured with 3 seeds); the gap and the time share are what
+this reproduces (the paper's "3 % distant" at "3 % of the time": ours
+1.5-3.1 % at 0.02-1.2 % of the exact method's time).  The
+Eilon-surrogate greedy gains little over the plain ``greedy-ratio``
+baseline here (equal at 40-45 %, slightly behind at 55-60 %).
 """
 from __future__ import annotations
 
@@ -75,7 +82,8 @@ def tasks(opts: Options) -> list[dict]:
 
 def run(task: dict) -> list[dict]:
     """One event: draw n, generate the farm knapsack, solve it with every
-    method (greedy timed after an untimed warm-up call)."""
+    method (a heuristic timed as the median of :data:`HEURISTIC_CALLS`
+    calls, after an untimed warm-up call)."""
     from epochbench.instances.generators import generate
     from epochbench.instances.registry import solve
 
@@ -94,9 +102,23 @@ def run(task: dict) -> list[dict]:
         if not exact:
             solve(inst, m)  # warm-up: numba kernels load from cache on the first call
         r = solve(inst, m, **params)
+        seconds = r.seconds if exact else _median_seconds(inst, m, r.seconds)
         rows.append({**base, "method": m, "empty": False, "value": r.value, "bound": r.bound,
-                     "status": r.status, "usage": r.info["license_usage"], "ms": 1000 * r.seconds})
+                     "status": r.status, "usage": r.info["license_usage"], "ms": 1000 * seconds})
     return rows
+
+
+#: timed calls of a heuristic per event, the median kept: one call on a
+#: shared machine read 5-12 ms where the others took 0.2 ms
+HEURISTIC_CALLS = 5
+
+
+def _median_seconds(inst, method: str, first: float) -> float:
+    """The median time of :data:`HEURISTIC_CALLS` calls of ``method`` on
+    ``inst`` (``first`` is the time of one already made)."""
+    from epochbench.instances.registry import solve
+    times = [first] + [solve(inst, method).seconds for _ in range(HEURISTIC_CALLS - 1)]
+    return float(np.median(times))
 
 
 def table(df: pd.DataFrame) -> pd.DataFrame:
