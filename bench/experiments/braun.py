@@ -34,8 +34,9 @@ EXACT = ("cpsat", "milp-highs", "milp-cbc")
 #: mapping-exact also runs the branch-and-price on the configuration LP (exact/mapping.py)
 EXACT_GEN = EXACT + ("bnp",)
 ORDER = GREEDY + META + EXACT
-#: [braun2001]'s finding on these matrices, as the issue states it (GA best,
-#: then Min-Min, SA and tabu behind); other methods: no claim made here
+#: [braun2001]'s finding on these twelve matrices (its conclusions, not a
+#: seed's: GA gave the best mappings, Min-Min came next, SA and tabu fell
+#: behind Min-Min); the other methods here: no claim made
 BRAUN_RANK = {"ga": "1 (best)", "minmin": "2", "sa": "behind Min-Min", "tabu": "behind Min-Min"}
 
 
