@@ -444,11 +444,33 @@ class GangSimulator:
                           trace=self.trace)
 
 
+#: the highest multiprogramming level (rows of the matrix) a run takes
+MAX_MPL = 128
+#: the most time slices a run may cut its stream into (about 4 us each,
+#: measured: 1e8 slices are some 7 minutes)
+MAX_SLICES = 1e8
+
+
+def _slices(table: JobTable, slice: float) -> None:
+    """InstanceError when ``slice`` would cut the stream's span (first to
+    last arrival, plus the longest job) into more than :data:`MAX_SLICES`
+    slices (a slice of 1e-9 s hung a 300-job run)."""
+    if len(table.submit) == 0:
+        return
+    span = float(table.submit.max() - table.submit.min() + table.duration.max())
+    if span / slice > MAX_SLICES:
+        raise InstanceError(f"slice: {slice:g} s cuts this stream's {span:.3g} s into about {span / slice:.2g} "
+                            f"slices, more than {MAX_SLICES:.0e} (hours of simulation); take a longer slice")
+
+
 def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant) -> None:
     if policy not in GANG_POLICIES:
         raise InstanceError(f"policy: no gang policy {policy!r}; known: {', '.join(GANG_POLICIES)}")
     if int(mpl) != mpl or not 1 <= mpl:
         raise InstanceError(f"mpl: the multiprogramming level must be an integer >= 1, got {mpl!r}")
+    if mpl > MAX_MPL:
+        raise InstanceError(f"mpl: at most {MAX_MPL} rows ([zhang-comparative] section 5.1 keeps the level "
+                            f"'at modest levels'; the cost grows with it, empty rows included), got {mpl!r}")
     if not (np.isfinite(slice) and slice > 0):
         raise InstanceError(f"slice: the time slice must be > 0 seconds, got {slice!r}")
     if not 0 <= switch_overhead < 1:
@@ -493,6 +515,7 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
     if cap.shape[0] != 1:
         raise InstanceError(f"capacity: gang scheduling takes processors only (one entry), got {cap.tolist()}")
     table = JobTable.from_frame(jobs, cap)
+    _slices(table, float(slice))
     sim = GangSimulator(table, int(cap[0]), policy, mpl=int(mpl), slice=float(slice),
                         switch_overhead=float(switch_overhead), migration_cost=float(migration_cost),
                         migration_limit=migration_limit, discrete=discrete, variant=int(variant),
@@ -537,9 +560,9 @@ _registry.declare_options(
     _O("slice", float, DEFAULTS["slice"], "time slice in seconds (default 200)"),
     _O("switch_overhead", float, DEFAULTS["switch_overhead"], "context switch as a fraction of the slice (default 0)"),
     _O("migration_cost", float, DEFAULTS["migration_cost"],
-       "mgs/mbgs: checkpoint + restart seconds per migration (default 10)"),
+       "mgs/mbgs: checkpoint + restart seconds per migration (default 10)", applies=("mgs", "mbgs")),
     _O("migration_limit", int, DEFAULTS["migration_limit"],
-       "mgs/mbgs: tasks migrated per slice, -1 = no limit (default 64)"),
+       "mgs/mbgs: tasks migrated per slice, -1 = no limit (default 64)", applies=("mgs", "mbgs")),
     _O("discrete", bool, False, "schedule at slice boundaries only", flag=True),
     _O("variant", int, DEFAULTS["variant"], "steps run: 1 Schedule+Fill, 2 +Clean, 3 all (mgs/mbgs: 2 = GS+FillMatrix-2)",
        choices=(1, 2, 3)),

@@ -368,7 +368,9 @@ def test_empty_stream_and_options():
     (dict(policy="rr"), "no gang policy"), (dict(mpl=0), "mpl"), (dict(slice=0), "slice"),
     (dict(switch_overhead=1.0), "switch_overhead"), (dict(migration_cost=-1), "migration_cost"),
     (dict(migration_limit=-2), "migration_limit"), (dict(variant=4), "variant"),
-    (dict(policy="mgs", variant=1), "variant")])
+    (dict(policy="mgs", variant=1), "variant"),
+    (dict(mpl=129), "mpl: at most 128 rows"), (dict(mpl=10**20), "mpl: at most 128 rows"),
+    (dict(slice=1e-9), "slice: 1e-09 s cuts this stream's .* into about .* slices, more than 1e\\+08")])
 def test_bad_options_are_named(kw, match):
     df = stream([(1, 0, 1, 1)])
     kw = dict(kw)
@@ -410,3 +412,15 @@ def test_bgs_without_cleanmatrix_keeps_its_reservations():
     for variant in (1, 3):
         jobs = simulate_gang(df, [4], "bgs", mpl=2, slice=20.0, variant=variant).jobs.set_index("id")
         assert jobs.loc[2, "placed"] == jobs.loc[2, "promised"] == 10.0
+
+
+def test_migration_options_of_a_policy_without_migration_are_refused(tmp_path, capsys):
+    """gs and bgs do not migrate: --migration-cost there was dropped silently."""
+    from epochbench.cli import main
+    f = tmp_path / "w.csv"
+    stream([(1, 0, 1, 10), (2, 1, 2, 10)]).to_csv(f, index=False)
+    for opt in (["--migration-cost", "5"], ["--migration-limit", "3"]):
+        assert main(["simulate", "--workload", str(f), "--nodes", "4", "--policy", "gs", *opt, "--quiet"]) == 2
+        assert "applies to policy mgs, mbgs only, not 'gs'" in capsys.readouterr().err
+    assert main(["simulate", "--workload", str(f), "--nodes", "4", "--policy", "mgs", "--migration-cost", "5",
+                 "--quiet"]) == 0
