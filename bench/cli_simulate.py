@@ -352,7 +352,9 @@ def _print_extras(extras: dict) -> None:
                 if "gap" in key:
                     flat[f"{key} (per epoch)"] = (
                         f"{val['count']} epochs" + ("" if not val["count"] or val["mean"] is None else
-                                                    f", mean {100 * val['mean']:.3g} %, max {100 * val['max']:.3g} %"))
+                                                    f", mean {100 * val['mean']:.3g} %, max {100 * val['max']:.3g} %")
+                        + (f"; {val['undefined']} undefined (the policy started nothing)"
+                           if val.get("undefined") else ""))
                 else:
                     flat[key] = f"{val['count']} values, mean {val['mean']}, max {val['max']}"
             elif isinstance(val, (int, float)) and not isinstance(val, bool):

@@ -99,6 +99,14 @@ def choice_of(inst) -> list[int]:
 GAP_TOL = 1e-9
 
 
+def _signed_gap(ref: float, value: float) -> float:
+    """``(ref - value) / |ref|``; 0 when both are 0, NaN when only ``ref`` is
+    (no scale to measure a difference against)."""
+    if ref == 0:
+        return 0.0 if value == 0 else float("nan")
+    return (ref - value) / abs(ref)
+
+
 class EpochGaps:
     """``on_pass`` hook: at every selection step of ``policy``, the fast
     packing ``methods`` (default FF, BL, BB) solve the same step and their
@@ -107,8 +115,11 @@ class EpochGaps:
     Run with an exact selector (``--selector mkp-bb``: the oracle), the
     policy's choice is the step's optimum and the gap of a method is how far
     its start set would have been from it, epoch by epoch, along the
-    oracle's own trajectory: ``(ref - value) / max(|ref|, 1e-9)`` with ``ref``
-    the value of the policy's choice (utilization of the step).  A step
+    oracle's own trajectory: ``(ref - value) / |ref|`` with ``ref`` the
+    value of the policy's choice (utilization of the step); where the policy
+    started nothing (``ref`` = 0: FCFS with its head blocked) and a method
+    starts something, the gap is undefined (NaN: left out of the summary,
+    which counts such steps in ``undefined``).  A step
     whose exact answer was not proven (the selector's ``selector_stats``
     counted it unproven) is flagged ``proven = False``, as is every step of
     a policy without an exact selector; there a method can beat the
@@ -167,7 +178,7 @@ class EpochGaps:
         for m in self.methods:
             value = solve(inst, m, describe=False).value
             row[f"{m}_value"] = value
-            row[f"{m}_gap"] = (ref - value) / max(abs(ref), 1e-9)
+            row[f"{m}_gap"] = _signed_gap(ref, value)
         self.rows.append(row)
 
     def frame(self):
@@ -180,7 +191,9 @@ class EpochGaps:
     def summary(self) -> dict:
         """Per method ``{m}_gap``: ``count``, ``mean``, ``median``, ``p90``,
         ``max`` (fractions) and ``optimal_share`` (steps with gap <=
-        1e-9), over the steps recorded where something fits (the policy or
+        1e-9), and ``undefined`` (steps where the policy started nothing and
+        the method something: no gap, left out of the others), over the
+        steps recorded where something fits (the policy or
         a method starts a job: a step whose candidates all wait has no
         decision to compare, and would count as optimal for every method);
         ``steps``, ``unproven`` and ``nothing_fits`` (those steps left out)
@@ -190,7 +203,9 @@ class EpochGaps:
                "nothing_fits": len(self.rows) - len(fits)}
         for m in self.methods:
             g = np.array([r[f"{m}_gap"] for r in fits], dtype=float)
-            out[f"{m}_gap"] = {"count": int(g.size),
+            undefined = int(np.isnan(g).sum())
+            g = g[~np.isnan(g)]
+            out[f"{m}_gap"] = {"count": int(g.size), "undefined": undefined,
                                "mean": float(g.mean()) if g.size else None,
                                "median": float(np.median(g)) if g.size else None,
                                "p90": float(np.quantile(g, 0.9)) if g.size else None,

@@ -55,6 +55,20 @@ def test_steps_where_nothing_fits_are_left_out_of_the_summary():
     assert gaps.summary()["nothing_fits"] == 0
 
 
+def test_a_gap_against_a_policy_that_started_nothing_is_undefined_not_divided_by_1e9():
+    """FCFS with its head blocked starts nothing (reference 0) where FF
+    starts something: that gap read -7.5e8, and the mean -1.9e10 %."""
+    from epochbench.sim.record import _signed_gap
+    assert np.isnan(_signed_gap(0.0, 0.25)) and _signed_gap(0.0, 0.0) == 0.0 and _signed_gap(0.5, 0.25) == 0.5
+    df = random_stream(np.random.default_rng(3), 150, k=2)
+    _, gaps = run(df, [16, 16], "fcfs")
+    frame, s = gaps.frame(), gaps.summary()
+    finite = frame["ff_gap"].dropna()
+    assert s["ff_gap"]["undefined"] == int(frame["ff_gap"].isna().sum()) > 0
+    assert (finite <= 1.0 + 1e-9).all() and (finite > -100).all()        # a start set of 16 x 16 units at most
+    assert s["ff_gap"]["count"] + s["ff_gap"]["undefined"] <= len(frame)
+
+
 def test_own_rule_has_gap_zero_against_itself():
     df = random_stream(np.random.default_rng(5), 120, k=2)
     _, gaps = run(df, [16, 16], "bb-easy")
