@@ -48,7 +48,10 @@ def _easy_with(name: str, selector: str, doc: str, fast: int | None = None):
     default = selector
 
     def __init__(self, selector: str | None = None, selector_options: dict | None = None):
-        EASY.__init__(self, selector or default, selector_options)
+        if selector is not None and selector != default:     # the step is what the policy's name says
+            raise ValueError(f"policy {name!r} is EASY whose backfill step is {default!r}; a selector would "
+                             f"replace that step: give --policy easy --selector {selector}")
+        EASY.__init__(self, default, selector_options)
 
     cls = type(f"EASY_{name.replace('-', '_')}", (EASY,), {"__init__": __init__, "__doc__": doc})
     return register_policy(name, fast=fast)(cls)
