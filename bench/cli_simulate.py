@@ -319,7 +319,7 @@ def _simulate(args) -> int:
         width = max(map(len, metrics)) if metrics else 0
         for key, val in metrics.items():
             print(f"  {key:<{width}}  {val:.6g}" if isinstance(val, float) else f"  {key:<{width}}  {val}")
-        _print_extras(rep.get("extras") or {})
+        _print_extras(rep.get("extras") or {}, shown=rep["metrics"])
     return 0
 
 
@@ -338,16 +338,20 @@ def _keep_previous_run(out: Path) -> list[Path]:
     return keep_previous([out / name for name in RUN_FILES], out / ".simulate.run.json")
 
 
-def _print_extras(extras: dict) -> None:
+def _print_extras(extras: dict, shown: dict | None = None) -> None:
     """The machine's own results in text (what ``--json`` has under
-    ``extras``, the stream's settings left out): counters as numbers, and
-    per-epoch gap summaries (``{count, mean, max}``, fractions) as
-    ``N epochs, mean X %, max Y %``."""
+    ``extras``, the stream's settings left out, and the figures ``shown``
+    among the metrics already: the gang's capacity loss): counters as
+    numbers, and per-epoch gap summaries (``{count, mean, max}``,
+    fractions) as ``N epochs, mean X %, max Y %``."""
     flat = {}
+    shown = shown or {}
     for group, vals in extras.items():
         if group == "stream" or not isinstance(vals, dict):
             continue
         for key, val in vals.items():
+            if key in shown and shown[key] == val:
+                continue
             if isinstance(val, dict) and {"count", "mean", "max"} <= set(val):
                 if "gap" in key:
                     flat[f"{key} (per epoch)"] = (

@@ -424,3 +424,13 @@ def test_migration_options_of_a_policy_without_migration_are_refused(tmp_path, c
         assert "applies to policy mgs, mbgs only, not 'gs'" in capsys.readouterr().err
     assert main(["simulate", "--workload", str(f), "--nodes", "4", "--policy", "mgs", "--migration-cost", "5",
                  "--quiet"]) == 0
+
+
+def test_the_text_report_prints_each_figure_once(tmp_path, capsys):
+    from epochbench.cli import main
+    f = tmp_path / "w.csv"
+    stream([(1, 0, 3, 100), (2, 1, 2, 50), (3, 2, 4, 30)]).to_csv(f, index=False)
+    assert main(["simulate", "--workload", str(f), "--nodes", "4", "--policy", "mbgs", "--mpl", "3",
+                 "--slice", "10", "--switch-overhead", "0.02"]) == 0
+    keys = [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:] if line.startswith("  ")]
+    assert "capacity_loss_idle" in keys and "migrations" in keys and len(keys) == len(set(keys))
