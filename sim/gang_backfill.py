@@ -23,6 +23,18 @@ jobs.  The Schedule step is conservative backfilling ([zhang-comparative] sectio
   row's lowest empty columns (if the columns are not empty, because a job
   overran its prediction, it waits and the whole queue is booked again at the
   next pass);
+* ``mpl x estimate`` is the paper's worst case, and it holds for a row that
+  gets every mpl-th stretch of time, but not for time slices: a job placed
+  while its row waits for its turn first waits up to ``(mpl - 1)`` slices,
+  so it can end, and a reservation behind it can come, up to
+  ``(mpl - 1) x slice`` later than the profile says, with exact estimates
+  too (capacity 4, slice 10 s, mpl 2: a 1000 s job, then an 11 s one placed
+  at 1 into the other row ends at 31, not at 1 + 2 x 11 = 23, and the
+  third job, promised 23, is placed at 31).  The booking follows the paper
+  ([zhang-comparative] section 6.2: "using a reservation guarantees that
+  the start time of a job will not exceed a certain limit" is true of the
+  ``mpl x estimate`` model, not of the slices); ``promised`` records the
+  first booking, so ``placed - promised`` shows each slip;
 * CompactMatrix may move a job to another row only where it does not break
   that row's reservations (:meth:`RowBackfill.allows`); FillMatrix ignores
   the reservations (replicas are temporary: CleanMatrix removes them at the
