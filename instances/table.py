@@ -121,12 +121,13 @@ class Columns:
         """The columns of a DataFrame as arrays (views where pandas allows)."""
         return cls({str(c) if not isinstance(c, str) else c: df[c].to_numpy() for c in df.columns})
 
-    def to_frame(self):
-        """A :class:`pandas.DataFrame` over these arrays (imports pandas)."""
+    def to_frame(self, copy: bool = False):
+        """A :class:`pandas.DataFrame` over these arrays (imports pandas);
+        ``copy``: of copies of them, which the frame's user may edit."""
         import pandas as pd
         if not self._cols:
             return pd.DataFrame()
-        return pd.DataFrame(self._cols, copy=False)
+        return pd.DataFrame(self._cols, copy=copy)
 
     def to_arrow(self):
         """A :class:`pyarrow.Table` of these columns (NaN kept as null in float columns)."""

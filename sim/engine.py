@@ -326,9 +326,11 @@ class SimResult:
 
     @property
     def jobs(self):
-        """The per-job results as a :class:`pandas.DataFrame` (built once, on first use)."""
+        """The per-job results as a :class:`pandas.DataFrame` (built once, on
+        first use), of copies: editing it changes neither the run (its
+        :meth:`summary`) nor the arrays the run was given."""
         if self._jobs is None:
-            self._jobs = self.table.to_frame() if isinstance(self.table, Columns) else self.table
+            self._jobs = self.table.to_frame(copy=True) if isinstance(self.table, Columns) else self.table.copy()
         return self._jobs
 
     def job_table(self, workload=None):

@@ -31,12 +31,12 @@ def _jobs_and_capacity(workload) -> tuple:
         from epochbench.instances.jobs import load_workload
         workload = load_workload(workload)
     if isinstance(workload, tuple) and len(workload) == 2:
+        from epochbench.instances.table import Columns
         jobs, capacity = workload
-        columns = jobs.columns if hasattr(jobs, "columns") else jobs.keys() if isinstance(jobs, dict) else ()
-        if "duration" in columns:                          # already the simulator's job table
+        if isinstance(jobs, Columns) and "duration" in jobs.columns:   # already the simulator's job table
             return jobs, capacity, {}
         from epochbench.instances.jobs import make_workload   # a user's table: read by the workload rules
-        w = make_workload(jobs, capacity)
+        w = make_workload(_own(jobs), capacity)               # (a column of theirs called duration is derived)
         return w.table, w.capacity, dict(w.dropped)
     dropped = dict(getattr(workload, "dropped", None) or {})
     if hasattr(workload, "table") and hasattr(workload, "capacity"):
@@ -44,6 +44,17 @@ def _jobs_and_capacity(workload) -> tuple:
     if hasattr(workload, "jobs") and hasattr(workload, "capacity"):
         return workload.jobs, workload.capacity, dropped
     raise TypeError(f"workload: expected a Workload, a path or (jobs, capacity), got {type(workload).__name__}")
+
+
+def _own(jobs):
+    """A user's job table with numpy arrays of the run's own (the workload
+    rules keep arrays as given, and the run would share them with the
+    caller): a DataFrame copied, a mapping's array values copied."""
+    if hasattr(jobs, "copy") and hasattr(jobs, "columns"):
+        return jobs.copy()
+    if isinstance(jobs, dict):
+        return {k: np.array(v, copy=True) if isinstance(v, np.ndarray) else v for k, v in jobs.items()}
+    return jobs
 
 
 def _pool(workload, policy, *, record=None, **options) -> SimResult:

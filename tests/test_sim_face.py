@@ -132,3 +132,24 @@ def test_simulate_takes_a_users_jobs_and_capacity_pair():
             "estimate": [60, 40, 40, 20, 90, 10], "procs": [32, 48, 16, 8, 64, 4]}
     want = eb.simulate(make_workload(jobs, [64]), "easy").summary()
     assert eb.simulate((jobs, [64]), "easy").summary() == want
+
+
+def test_a_run_owns_its_arrays_and_its_jobs_frame():
+    """Editing ``run.jobs`` changed the caller's own arrays, the run's
+    summary and the next run; a user's column called ``duration`` skipped
+    the workload rules (every job ran 1 s)."""
+    import numpy as np
+    import pandas as pd
+
+    import epochbench as eb
+    jobs = {"id": np.arange(1, 7), "submit": np.array([0, 5, 9, 12, 20, 21.]),
+            "runtime": np.array([50, 30, 40, 10, 60, 5.]), "estimate": np.array([60, 40, 40, 20, 90, 10.]),
+            "procs": np.array([32, 48, 16, 8, 64, 4])}
+    run = eb.simulate((jobs, 64), "easy")
+    want = run.summary()["wait_mean"]
+    run.jobs.loc[0, "submit"] = 7.0
+    run.jobs.loc[0, "start"] = 1e6
+    assert jobs["submit"][0] == 0.0 and run.summary()["wait_mean"] == want
+    assert eb.simulate((jobs, 64), "easy").summary()["wait_mean"] == want
+    own = pd.DataFrame(jobs).assign(duration=1.0)
+    assert eb.simulate((own, 64), "easy").summary()["wait_mean"] == want
