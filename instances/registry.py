@@ -358,7 +358,8 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     the method's ``warm_up`` hook and :func:`first_call_warm_up` before
     the clock starts) is not in it.  A heuristic with a budget of its own (a
     ``time_limit`` parameter, e.g. ``sa``) gets it when given, the others
-    ignore it.  A time limit that is not a number >= 0 (NaN, negative, a
+    ignore it.  A heuristic's result has no bound and is never
+    ``optimal`` (a returned Result's claim is kept in ``info["claimed"]``).  A time limit that is not a number >= 0 (NaN, negative, a
     bool) is a ValueError, whatever the method.
     """
     if inst.kind not in families():
@@ -387,7 +388,17 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
         # no decision, no value (NaN: JSON null), as score counts it: no answer
         return replace(out, family=inst.kind, method=method, seconds=seconds, value=math.nan, bound=None)
     res = as_result(inst, method, out, seconds, describe)
-    return honest(res, getattr(inst, "sense", "max")) if m.exact else res
+    return honest(res, getattr(inst, "sense", "max")) if m.exact else _no_proof(res)
+
+
+def _no_proof(res: Result) -> Result:
+    """A heuristic's result: no bound, and no ``optimal`` (only exact
+    methods prove anything; a heuristic's claim is kept in ``info["claimed"]``
+    and checked by ``validate``)."""
+    if res.status != "optimal" and res.bound is None:
+        return res
+    info = {**res.info, "claimed": res.status} if res.status == "optimal" else res.info
+    return replace(res, status="feasible" if res.status == "optimal" else res.status, bound=None, info=info)
 
 
 def overrun_tolerance(time_limit: float) -> float:

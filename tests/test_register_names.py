@@ -68,3 +68,18 @@ def test_validate_takes_a_label_and_the_command_line_an_exact_reference(tmp_path
                           text=True, cwd=tmp_path, timeout=300,
                           env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
     assert "milp-highs" in proc.stdout and "cpsat" not in proc.stdout, proc.stderr
+
+
+def test_a_heuristics_claim_of_optimal_is_not_passed_on_as_a_proof(registry_restored):
+    """A registered heuristic returning Result(..., "optimal", bound=999)
+    came out of solve and score as 'optimal' with that bound."""
+    import epochbench as eb
+    fam = eb.generate("leinberger", n=12, k=2, count=1, seed=5)
+
+    def liar(inst):
+        return eb.Result("packing", "x", (0,), 999.0, "optimal", 0.0, bound=999.0)
+    eb.register("packing", "test-liar")(liar)
+    r = eb.solve(fam[0], "test-liar")
+    assert (r.status, r.bound, r.info["claimed"]) == ("feasible", None, "optimal") and r.value < 1
+    row = eb.score(fam, ["test-liar", "cpsat"], time_limit=5).set_index("method").loc["test-liar"]
+    assert row["status"] == "feasible" and row["gap"] > 0
