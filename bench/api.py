@@ -58,6 +58,15 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
     return _register(family, name, kind=kind, origin=origin)
 
 
+def _path(path, what: str = "path") -> Path:
+    """``path`` as a :class:`~pathlib.Path`, or ValueError for anything but
+    a ``str`` or an ``os.PathLike``."""
+    import os
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"{what}: expected a file path (str or pathlib.Path), got {type(path).__name__}")
+    return Path(path)
+
+
 def _instance(obj, what: str = "instance"):
     """``obj`` if it is an instance of a known family, else ValueError."""
     from epochbench.instances.io import families
@@ -108,6 +117,7 @@ def solve(instance, method: str, **params) -> Result:
     m = get(instance.kind, method)
     check_limits(params.get("time_limit"), params.get("threads"))
     own = {k: params.pop(k) for k in ("time_limit", "threads") if k in params}
+    own = {k: v for k, v in own.items() if v is not None}      # None: not given (as score takes it)
     if not m.exact:
         own.pop("threads", None)             # a heuristic with a budget (sa) takes time_limit; others ignore it
     check_method(instance.kind, method, params, [instance])
@@ -147,12 +157,16 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
     from .scoring import score as _score
     if isinstance(methods, str):
         methods = [m for m in methods.split(",") if m]
+    if not isinstance(methods, Iterable):
+        raise ValueError(f"methods: expected method names or one comma-separated string, got {methods!r}")
     methods = list(methods)
     if not methods:
         raise ValueError("methods: give at least one method name")
     if not all(isinstance(m, str) and m for m in methods):
         raise ValueError(f"methods: expected method names, got {methods!r}")
     _workers(workers)
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise ValueError(f"scheduler: expected an address such as 'tcp://head:8786', got {scheduler!r}")
     if isinstance(instances, (str, Path)):
         from epochbench.instances.io import read_family
         path = Path(instances)
@@ -221,7 +235,7 @@ def load(path):
     """Read one instance file (JSON, as written by :func:`save` or
     ``epochbench generate``)."""
     from epochbench.instances.io import load_instance
-    return load_instance(path)
+    return load_instance(_path(path))
 
 
 def save(instance, path, *, overwrite: bool = False) -> None:
@@ -233,6 +247,7 @@ def save(instance, path, *, overwrite: bool = False) -> None:
     that holds a family or one of those files is refused, whatever
     ``overwrite`` says."""
     from epochbench.instances.io import save_instance, write_family
+    path = _path(path)
     if isinstance(instance, (list, tuple)):
         write_family(path, [_instance(i) for i in instance], generator="epochbench.save", params={})
         return

@@ -128,12 +128,21 @@ def unknown_option(exc: TypeError, machine: str, policy: str, also=()) -> Option
     return OptionError(f"policy {policy!r} ({machine}): unknown option {name}; it takes {', '.join(known) or 'none'}")
 
 
+class UnknownPolicy(KeyError, ValueError):
+    """No policy of that name: a ``KeyError`` (a lookup that failed) that is
+    also the ``ValueError`` the library promises for a bad argument; its
+    text is the message itself (no quotes)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 def get_policy(machine: str, name: str) -> PolicySpec:
-    """The policy ``name`` of ``machine``; ``KeyError`` naming the machine's policies."""
+    """The policy ``name`` of ``machine``; :class:`UnknownPolicy` naming the machine's policies."""
     spec = POLICIES.find((machine, name))
     if spec is None:
         known = ", ".join(policy_names(machine)) or "none"
-        raise KeyError(f"no policy {name!r} on machine {machine!r}; known: {known}")
+        raise UnknownPolicy(f"no policy {name!r} on machine {machine!r}; known: {known}")
     return spec
 
 
@@ -159,7 +168,7 @@ def machine_of(policy: str, machine: str | None = None) -> str:
         if POLICIES.find((m, policy)) is not None:
             return m
     known = "; ".join(f"{m}: {', '.join(policy_names(m))}" for m in MACHINES)
-    raise KeyError(f"no policy {policy!r} ({known})")
+    raise UnknownPolicy(f"no policy {policy!r} ({known})")
 
 
 def machine_options(machine: str) -> list[Option]:

@@ -23,6 +23,11 @@ REPORT_KEYS = ("machine", "workload", "policy", "options", "engine", "capacity",
                "adjusted", "killed_at_estimate", "capacity_from", "small_threshold", "tau")
 
 
+class BadArgument(TypeError, ValueError):
+    """An argument of the wrong kind: the ``TypeError`` it is, and the
+    ``ValueError`` the library promises for a bad argument."""
+
+
 def _jobs_and_capacity(workload) -> tuple:
     """``(jobs, capacity, dropped)`` of a :class:`~epochbench.instances.jobs.Workload`,
     a path of one, or a ``(jobs, capacity)`` pair; ``dropped``: the jobs
@@ -43,7 +48,7 @@ def _jobs_and_capacity(workload) -> tuple:
         return workload.table, workload.capacity, dropped  # numpy columns: no pandas on the pool's path
     if hasattr(workload, "jobs") and hasattr(workload, "capacity"):
         return workload.jobs, workload.capacity, dropped
-    raise TypeError(f"workload: expected a Workload, a path or (jobs, capacity), got {type(workload).__name__}")
+    raise BadArgument(f"workload: expected a Workload, a path or (jobs, capacity), got {type(workload).__name__}")
 
 
 def _own(jobs):
@@ -118,7 +123,7 @@ def _farm(workload, policy, *, on_pass=None, progress=None, **options) -> SimRes
         for key in ("matcher", "mkp", "exact_time_limit", "oracle_every"):
             options.pop(key, None)
     if options:
-        raise TypeError(f"farm policy {policy!r}: unknown options {sorted(options)}")
+        raise BadArgument(f"farm policy {policy!r}: unknown options {sorted(options)}")
     return simulate_farm(stream, registry.get_policy("farm", policy).make(**kw), on_pass=on_pass, progress=progress)
 
 

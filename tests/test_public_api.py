@@ -160,3 +160,22 @@ def test_save_never_overwrites_unless_asked_and_writes_a_family_from_a_list(tmp_
     assert set(eb.score(tmp_path / "fam", ["greedy-mkp"])["instance"]) == {i.name for i in insts}
     with pytest.raises(Exception, match="already holds"):
         eb.save(insts, tmp_path / "fam")
+
+
+def test_bad_arguments_of_the_face_are_value_errors_in_one_line():
+    """They were KeyError (an unknown policy, printed in quotes), TypeError
+    (a DataFrame for a workload, methods=3, a path of None) and
+    AttributeError (scheduler=5)."""
+    import pandas as pd
+    fam = eb.generate("leinberger", n=8, k=2, count=1, seed=1)
+    calls = {"no policy 'nope'": lambda: eb.simulate(None, "nope"),
+             "workload: expected": lambda: eb.simulate(pd.DataFrame({"a": [1]}), "easy"),
+             "unknown options": lambda: eb.simulate(None, "cs-i-p", foo=1),
+             "methods: expected": lambda: eb.score(fam, 3),
+             "scheduler: expected": lambda: eb.score(fam, "ff", scheduler=5),
+             "path: expected": lambda: eb.load(3)}
+    for says, call in calls.items():
+        with pytest.raises(ValueError) as err:
+            call()
+        assert says in str(err.value) and "\n" not in str(err.value) and not str(err.value).startswith(("'", '"'))
+    assert eb.solve(fam[0], "cpsat", threads=None, time_limit=5).status == "optimal"   # None: not given
