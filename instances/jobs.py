@@ -229,6 +229,13 @@ def _numeric(values, name: str = "", source: str = "", *, errors: str = "raise")
     """``values`` as float64; text goes through pandas' parser, which raises
     naming the value (``errors="raise"``) or gives NaN for it (``"coerce"``)."""
     arr = np.asarray(values)
+    if arr.dtype.kind in "mM" and errors == "raise":     # numpy would read datetimes as microseconds
+        what, how = (("dates", "(t - t.min()).dt.total_seconds()") if arr.dtype.kind == "M"
+                     else ("durations", "t.dt.total_seconds()"))
+        raise InstanceError(f"{source}: column '{name}' holds {what} ({arr.dtype}); give seconds as numbers, "
+                            f"e.g. {how}")
+    if arr.dtype.kind == "b" and errors == "raise":
+        raise InstanceError(f"{source}: column '{name}' holds true / false, not numbers")
     if arr.dtype.kind in "iufb":
         return arr.astype(np.float64, copy=False)
     import pandas as pd

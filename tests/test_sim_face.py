@@ -153,3 +153,19 @@ def test_a_run_owns_its_arrays_and_its_jobs_frame():
     assert eb.simulate((jobs, 64), "easy").summary()["wait_mean"] == want
     own = pd.DataFrame(jobs).assign(duration=1.0)
     assert eb.simulate((own, 64), "easy").summary()["wait_mean"] == want
+
+
+@pytest.mark.parametrize("column, value, says", [
+    ("submit", "dates", "column 'submit' holds dates"), ("runtime", "durations", "column 'runtime' holds durations"),
+    ("procs", "bools", "column 'procs' holds true / false")])
+def test_dates_durations_and_booleans_are_no_numbers_of_a_job_table(column, value, says):
+    """A datetime submit column was read as microseconds (wait 0, utilization 5.7e-06)."""
+    import pandas as pd
+
+    import epochbench as eb
+    df = pd.DataFrame({"id": range(1, 4), "submit": [0.0, 5.0, 9.0], "runtime": [50.0, 30.0, 40.0],
+                       "estimate": [60.0, 40.0, 40.0], "procs": [32, 48, 16]})
+    df[column] = {"dates": pd.to_datetime(df["submit"], unit="s"), "durations": pd.to_timedelta(df["runtime"], unit="s"),
+                  "bools": True}[value]
+    with pytest.raises(ValueError, match=says):
+        eb.simulate((df, 64), "easy")
