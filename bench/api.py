@@ -153,6 +153,18 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
         Columns ``family, instance, method, kind, n, k, value, bound, gap,
         gap_kind, ref_source, beats_reference, units, status, seconds, ...``;
         ``gap`` is NaN where no reference exists (``gap_kind == "no bound"``).
+
+    Raises
+    ------
+    ValueError
+        A bad argument, before anything runs (``references`` are file
+        paths: a DataFrame is refused).
+    epochbench.scoring.SolverDisagreement
+        The proofs, bounds or reference values of some instance disagree
+        (a ``RuntimeError``, raised after every instance was scored): its
+        ``table`` attribute is the whole table, the rows of those instances
+        with no gap and ``error`` = ``"disagreement: ..."``, as the command
+        line writes it.
     """
     from .scoring import score as _score
     if isinstance(methods, str):
@@ -178,6 +190,8 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
         _instance(inst, f"instances[{i}]")
     if isinstance(references, (str, Path)):     # one file, as ``methods`` takes one string
         references = [references]
+    if hasattr(references, "columns"):
+        raise ValueError("references: give the reference files' paths (a DataFrame is not read)")
     return _score(instances, methods, time_limit=time_limit, threads=threads,
                   references=references, params=params, workers=workers, scheduler=scheduler)
 

@@ -56,6 +56,9 @@ COLUMNS = ["family", "instance", "method", "kind", "n", "k", "value", "bound", "
            "ref_source", "beats_reference", "units", "family_value", "family_bound", "short", "cardinality",
            "max_cardinality", "status", "seconds", "error"]
 GAP_KINDS = ("optimum", "best known", "bound", "no bound")
+#: the columns of :data:`COLUMNS` that are numbers, NaN where missing
+FLOAT_COLUMNS = ("value", "bound", "gap", "family_value", "family_bound", "cardinality", "max_cardinality",
+                 "seconds")
 #: columns of a reference file besides ``instance`` and ``dataset``
 REFERENCE_COLUMNS = ("optimum", "best_known", "lower_bound", "upper_bound")
 TOL = 1e-6
@@ -521,6 +524,7 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
                         on_result=(lambda i, rows: progress(next(count), tasks[i]["instance"])) if progress
                         else None)
     table = pd.DataFrame([row for i in range(len(tasks)) for row in done[i]], columns=COLUMNS)
+    table = table.astype({c: float for c in FLOAT_COLUMNS})     # None where no bound: NaN, never object
     clash = table["error"].str.startswith(DISAGREEMENT)
     if clash.any():                    # every instance was scored: the table travels with the error
         exc = SolverDisagreement(table.loc[clash, "error"].iloc[0][len(DISAGREEMENT):])

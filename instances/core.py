@@ -97,6 +97,8 @@ class Result:
         return self.status == "optimal"
 
     def to_dict(self) -> dict:
+        """The result as plain JSON values (``value`` / ``bound`` None where
+        missing); the decision under its family's key (:data:`DECISION_KEYS`)."""
         key = DECISION_KEYS.get(self.family, "decision")
         return {
             "family": self.family,
@@ -116,9 +118,14 @@ DECISION_KEYS = {"packing": "selected", "epochs": "bins", "knapsack": "selected"
 
 
 def _num(x):
+    """A number for JSON: an int where whole, None where missing or not
+    finite (a timeout's NaN value), so that ``json.dumps`` of a
+    :meth:`Result.to_dict` is strict JSON."""
     if x is None:
         return None
     x = float(x)
+    if not math.isfinite(x):
+        return None
     return int(x) if x.is_integer() and abs(x) < 2**53 else x
 
 

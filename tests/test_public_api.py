@@ -179,3 +179,17 @@ def test_bad_arguments_of_the_face_are_value_errors_in_one_line():
             call()
         assert says in str(err.value) and "\n" not in str(err.value) and not str(err.value).startswith(("'", '"'))
     assert eb.solve(fam[0], "cpsat", threads=None, time_limit=5).status == "optimal"   # None: not given
+
+
+def test_results_and_score_tables_are_plain_numbers():
+    """A timeout's to_dict() held NaN (json.dumps(allow_nan=False) raised);
+    score's bound column was object (None) or float64 by content."""
+    import json
+
+    import pandas as pd
+    fam = eb.generate("leinberger", n=8, k=2, count=2, seed=1)
+    assert eb.score(fam, ["ff", "bb"])["bound"].dtype == float
+    r = eb.Result("packing", "cpsat", (), float("nan"), "timeout", 0.01)
+    assert json.loads(json.dumps(r.to_dict(), allow_nan=False))["value"] is None
+    with pytest.raises(ValueError, match="references: give the reference files' paths"):
+        eb.score(fam, ["ff"], references=pd.DataFrame({"instance": ["x"], "optimum": [1.0]}))
