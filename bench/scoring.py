@@ -377,7 +377,8 @@ def reference(inst, results: list[Result], files=()) -> Reference:
         if max(vals) - min(vals) > TOL * max(1.0, abs(max(vals))):
             detail = ", ".join(f"{s}={v:g}" for v, s in claims.optimum)
             raise SolverDisagreement(f"{inst.name}: proven optima disagree ({detail})")
-        return Reference(vals[0], "optimum", "; ".join(dict.fromkeys(s for _, s in claims.optimum)), **bk)
+        first = min(claims.optimum, key=lambda c: c[1])       # by source: the same whatever the methods' order
+        return Reference(first[0], "optimum", "; ".join(sorted({s for _, s in claims.optimum})), **bk)
     if met:  # a checked solution meets a valid bound: both are the optimum
         return Reference(best[0], "optimum", f"run ({best[1]} meets {met[0]})", **bk)
     if claims.best_known:

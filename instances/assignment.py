@@ -238,7 +238,7 @@ def random_assignment(*, n: int = 20, machines: int = 20, density: float = 1.0, 
             return np.where(rng.random((rows, machines)) < density, rng.integers(1, max_value + 1, (rows, machines)), 0)
 
         name = f"assign-random-{n}x{machines}{'' if event == 'none' else '-' + event}-s{seed:04d}-{i:03d}"
-        meta = dict(name=name, family="assignment", generator="assign-random", params=params, seed=seed, index=i)
+        meta = dict(name=name, family="assignment", generator="assign-random", params=dict(params), seed=seed, index=i)
         p = draw(n)
         if event != "none":
             plan = lexicographic_matching(p)
@@ -286,7 +286,7 @@ def farm_assignment(*, n: int = 150, machines: int = 150, licenses: int = 20, bu
     for i, rng in enumerate(_children(seed, count)):
         state = _farm.generate_farm(rng, jobs=n, machines=machines, licenses=licenses, busy=busy)
         name = f"assign-farm-{n}x{machines}{'' if event == 'none' else '-' + event}-s{seed:04d}-{i:03d}"
-        meta = dict(name=name, family="assignment", generator="assign-farm", params=params, seed=seed, index=i)
+        meta = dict(name=name, family="assignment", generator="assign-farm", params=dict(params), seed=seed, index=i)
         if event != "none":
             plan = lexicographic_matching(_farm.preference_matrix(state, c))
             state = state.advance(state.now, dict(plan))

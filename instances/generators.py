@@ -207,7 +207,7 @@ def leinberger(*, n: int = 64, k: int = 4, dist: str = "uniform", count: int = 1
         frac = rng.uniform(*LOAD_RANGE) if load is None else load
         used, running, capped_run = _fill(rng, np.floor(frac * cap), lambda r, m: jobs(r, m)[1:])
         name = f"leinberger-K{k}-{dist}-n{n}-s{seed:04d}-{i:03d}"
-        meta = dict(name=name, family="packing", generator="leinberger", params=params, seed=seed,
+        meta = dict(name=name, family="packing", generator="leinberger", params=dict(params), seed=seed,
                     index=i, processors=processors, size=sizes.tolist(), load=float(frac),
                     running=len(running), capped=int(capped.sum()), capped_running=capped_run)
         out.append(PackingInstance.build(cap, demand, used, estimate=estimate, meta=meta, source=name))
@@ -254,7 +254,7 @@ def los(*, n: int = 32, count: int = 10, seed: int = 0, machine: int = 320, load
         elif not want_block and free >= 1:
             sizes[0] = draw_sizes(rng, pmf, 1, high=free)[0]
         name = f"los-N{machine}-n{n}-s{seed:04d}-{i:03d}"
-        meta = dict(name=name, family="packing", generator="los", params=params, seed=seed, index=i,
+        meta = dict(name=name, family="packing", generator="los", params=dict(params), seed=seed, index=i,
                     load=float(frac), now=float(now), head_blocked=bool(sizes[0] > free),
                     running={"size": running[:, 0].tolist(), "remaining": remaining.tolist()})
         out.append(_los_instance(cap, used, sizes[:, None], estimate, meta, reserve=sizes[0] > free))

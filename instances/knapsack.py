@@ -191,7 +191,7 @@ def farm_mkp(*, n: int = 300, machines: int = 100, licenses: int = 40, ratio_lo:
         state = _farm.generate_farm(rng, jobs=n, machines=machines, licenses=licenses, ratio=(lo, hi), need=need)
         name = f"farm-mkp-{round(100 * lo)}-{round(100 * hi)}-n{n}-s{seed:04d}-{i:03d}"
         out.append(from_farm(state, meta=dict(name=name, family="knapsack", generator="farm-mkp",
-                                              params=params, seed=seed, index=i)))
+                                              params=dict(params), seed=seed, index=i)))
     return out
 
 
@@ -218,7 +218,7 @@ def random_mkp(*, n: int = 100, k: int = 5, tightness: float = 0.5, correlation:
         else:
             profit = np.rint(w.sum(axis=1) / k + 500 * rng.random(n))
         meta = dict(name=f"mkp-{correlation[0]}-n{n}-k{k}-s{seed:04d}-{i:03d}", family="knapsack", generator="mkp",
-                    params=params, seed=seed, index=i)
+                    params=dict(params), seed=seed, index=i)
         out.append(KnapsackInstance.build(cap, w, profit, meta, source=meta["name"]))
     return out
 

@@ -278,7 +278,7 @@ def braun_range(*, tasks: int = 512, machines: int = 16, task_het: str = "hi", m
                     params = dict(tasks=tasks, machines=machines, task_het=th, machine_het=mh,
                                   consistency=c, decimals=decimals)
                     meta = dict(name=f"range_{c}_{th}{mh}_{tasks}x{machines}_{seed}_{i}", family="mapping",
-                                generator="braun-range", params=params, seed=seed, index=i)
+                                generator="braun-range", params=dict(params), seed=seed, index=i)
                     out.append(MappingInstance.build(etc, None, meta, source=meta["name"]))
     return out
 

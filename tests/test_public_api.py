@@ -193,3 +193,14 @@ def test_results_and_score_tables_are_plain_numbers():
     assert json.loads(json.dumps(r.to_dict(), allow_nan=False))["value"] is None
     with pytest.raises(ValueError, match="references: give the reference files' paths"):
         eb.score(fam, ["ff"], references=pd.DataFrame({"instance": ["x"], "optimum": [1.0]}))
+
+
+def test_generated_instances_do_not_share_their_params_and_scores_do_not_depend_on_method_order():
+    fam = eb.generate("leinberger", n=8, k=2, count=2, seed=1)
+    fam[0].meta["params"]["n"] = 99
+    assert fam[1].meta["params"]["n"] == 8
+    a = eb.score(fam, ["ff", "cpsat", "milp-highs"], time_limit=5)
+    b = eb.score(fam, ["milp-highs", "cpsat", "ff"], time_limit=5)
+    key = ["instance", "method"]
+    cols = ["value", "bound", "gap", "gap_kind", "ref_source", "status"]
+    assert a.set_index(key).sort_index()[cols].equals(b.set_index(key).sort_index()[cols])
