@@ -227,12 +227,14 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
     since the verdict compares times); ``progress(done, instance)`` after
     each instance;
     the methods travel with the tasks (:func:`~epochbench.instances.registry.using`)."""
+    given = label
     label = label or getattr(func, "__name__", "candidate")
     if family not in CASES:
         raise ValueError(f"validate supports the families {', '.join(CASES)}, not {family!r}")
     _exact_reference(family, exact)
     insts = CASES[family](count, seed)
     builtin = [m.name for m in methods(family) if m.kind == "heuristic" and m.origin == "builtin"]
+    label = _own_label(label, given is not None, {exact, *builtin})
     count = iter(range(1, len(insts) + 1))
     call = functools.partial(_check_one, func=func, label=label, exact=exact, builtin=builtin,
                              time_limit=time_limit, shipped=snapshot(family, [exact] + builtin))
@@ -241,6 +243,20 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
                         on_result=(lambda i, _: progress(next(count), insts[i])) if progress else None)
     rows = [row for i in range(len(insts)) for row in done[i][0]]
     return Verdict(pd.DataFrame(rows), [done[i][1] for i in range(len(insts)) if done[i][1]])
+
+
+def _own_label(label: str, given: bool, taken: set) -> str:
+    """The candidate's name in the verdict: not one of the methods it is
+    compared with (their rows would read as its own), and no comma (method
+    names have none).  A function named like one (``def ff``) is labelled
+    ``yours:ff``; a ``label`` given so is a ValueError."""
+    if "," in label:
+        raise ValueError(f"label: {label!r} has a comma; method names have none")
+    if label not in taken:
+        return label
+    if given:
+        raise ValueError(f"label: {label!r} is a method the candidate is compared with; choose another name")
+    return f"yours:{label}"
 
 
 def _exact_reference(family: str, exact) -> None:

@@ -204,3 +204,14 @@ def test_generated_instances_do_not_share_their_params_and_scores_do_not_depend_
     key = ["instance", "method"]
     cols = ["value", "bound", "gap", "gap_kind", "ref_source", "status"]
     assert a.set_index(key).sort_index()[cols].equals(b.set_index(key).sort_index()[cols])
+
+
+def test_a_candidate_named_like_a_built_in_is_told_apart_in_the_verdict():
+    def ff(inst):
+        return []
+    v = eb.validate(ff, count=1, time_limit=2)
+    counts = v.table["method"].value_counts()
+    assert counts["yours:ff"] == counts["ff"] == counts["cpsat"]          # one row each per instance
+    for label, says in (("ff", "is a method the candidate is compared with"), ("a,b", "has a comma")):
+        with pytest.raises(ValueError, match=says):
+            eb.validate(ff, count=1, time_limit=2, label=label)
