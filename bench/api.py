@@ -280,6 +280,25 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, **
     ``selector`` that raises or gives a decision the checker refuses stops
     the run with :class:`~epochbench.instances.core.MethodFailed` (a
     ``RuntimeError``) naming the selector, the step, the time and the
-    candidate jobs; bad arguments are a ``ValueError``."""
+    candidate jobs; bad arguments are a ``ValueError``.  ``selector_options``
+    (a dict) go to the selector at every step: ``time_limit`` (seconds per
+    step, a positive finite number) and ``threads`` for an exact selector,
+    and the method's own parameters, all checked before the run starts."""
     from epochbench.sim.runner import simulate as _simulate
+    _selector_options(options.get("selector"), options.get("selector_options"))
     return _simulate(workload, policy, machine=machine, **options)
+
+
+def _selector_options(selector, opts) -> None:
+    """ValueError unless ``opts`` (``simulate``'s ``selector_options``) are
+    limits and parameters the packing method ``selector`` takes."""
+    from .methods import check_limits, check_method
+    if opts is None:
+        return
+    if not isinstance(opts, dict):
+        raise ValueError(f"selector_options: expected a dict of keyword arguments, got {opts!r}")
+    if selector is None:
+        raise ValueError("selector_options: given without a selector")
+    check_limits(opts.get("time_limit"), opts.get("threads"))
+    check_method("packing", selector, {k: v for k, v in opts.items() if k not in ("time_limit", "threads")},
+                 prefix="selector_options: ")

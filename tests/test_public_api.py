@@ -215,3 +215,17 @@ def test_a_candidate_named_like_a_built_in_is_told_apart_in_the_verdict():
     for label, says in (("ff", "is a method the candidate is compared with"), ("a,b", "has a comma")):
         with pytest.raises(ValueError, match=says):
             eb.validate(ff, count=1, time_limit=2, label=label)
+
+
+def test_simulate_checks_the_selectors_options_before_the_run():
+    """A bogus option failed mid-run with a TypeError; a negative limit said '>= 0'."""
+    import numpy as np
+    jobs = {"id": np.arange(1, 4), "submit": np.array([0, 5, 9.]), "runtime": np.array([50, 30, 40.]),
+            "procs": np.array([32, 48, 16])}
+    for opts, says in (({"bogus": 1}, "selector_options: packing method 'cpsat' has no parameter 'bogus'"),
+                       ({"time_limit": -1}, "time_limit: must be a positive finite number"),
+                       ([1], "selector_options: expected a dict")):
+        with pytest.raises(ValueError, match=says):
+            eb.simulate((jobs, 64), "easy", selector="cpsat", selector_options=opts)
+    with pytest.raises(ValueError, match="without a selector"):
+        eb.simulate((jobs, 64), "easy", selector_options={"time_limit": 1})
