@@ -239,8 +239,10 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
 
 def generate(name: str, **params) -> list:
     """Instances of generator ``name`` (``epochbench generate --help``
-    lists them), deterministic by ``seed``; unknown names or parameters
-    raise ``ValueError`` naming the known ones."""
+    lists them), deterministic by ``seed``, as a list; ``workload`` gives
+    a job stream instead (a :class:`~epochbench.instances.workloads.Stream`:
+    ``jobs``, ``capacity``, ``meta``).  Unknown names or parameters raise
+    ``ValueError`` naming the known ones."""
     from epochbench.instances.generators import generate as _generate
     return _generate(name, **params)
 

@@ -295,7 +295,11 @@ class SimResult:
     blocked queue head; conservative: its first reservation; NaN otherwise).
     ``passes``: scheduling passes run (one per batch of events with a
     non-empty queue).  ``seconds``: wall time of the simulation proper.
-    ``engine``: ``"fast"`` (compiled loop) or ``"generic"``.  ``dropped``:
+    ``engine``: ``"fast"`` (the compiled loop), ``"python"`` (its
+    pure-Python twin, which runs EASY on a short one-resource stream while
+    the compiled kernels are not loaded in the process: the same schedule,
+    so which one ran depends on what ran before), ``"generic"``, or the
+    machine's own (``"gang"``, ``"farm"``).  ``dropped``:
     the jobs the workload rules left out, by reason
     (:func:`epochbench.sim.runner.simulate` given a path, a ``(jobs,
     capacity)`` pair or a workload; empty when nothing was dropped or the
