@@ -120,7 +120,10 @@ def generate_stream(*, jobs: int = 1500, machines: int = 150, licenses: int = 20
     i.i.d. exponential with mean ``interarrival``), deadlines shifted with
     them.  A job no machine can run is redrawn (none at the default sizes).
     O(N M L)."""
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    try:
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    except (ValueError, TypeError) as exc:            # numpy: "expected non-negative integer", no name
+        raise ValueError(f"seed: a non-negative integer or a numpy Generator, got {seed!r} ({exc})") from None
     if interarrival <= 0:
         raise ValueError(f"interarrival must be > 0, got {interarrival}")
     state = _farm.generate_farm(rng, jobs=jobs, machines=machines, licenses=licenses,

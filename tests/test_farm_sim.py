@@ -225,3 +225,9 @@ def test_next_event_state_runs_the_previous_plan_and_adds_one_arrival():
     pol.reset(view.stream)
     again = pol.plan(view)
     assert sum(again.get(i) == m for i, m in plan.items()) >= 0.8 * len(plan)
+
+
+def test_a_bad_seed_of_the_farm_stream_is_named():
+    import epochbench as eb
+    with pytest.raises(ValueError, match="seed: a non-negative integer"):
+        eb.simulate(None, "edf", seed=-1)
