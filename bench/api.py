@@ -68,11 +68,20 @@ def _path(path, what: str = "path") -> Path:
 
 
 def _instance(obj, what: str = "instance"):
-    """``obj`` if it is an instance of a known family, else ValueError."""
+    """``obj`` if it is an instance of a known family, else ValueError.  One
+    whose arrays are writable (made with the class itself rather than
+    ``build``, deep-copied or unpickled) is built again from its fields,
+    checked as a file would be: its arrays read-only, no cached figure of
+    arrays edited since."""
+    import numpy as np
+
     from epochbench.instances.io import families
     if getattr(obj, "kind", None) not in families() or not hasattr(obj, "to_dict"):
         raise ValueError(f"{what}: expected an epochbench instance ({', '.join(families())}), "
                          f"got {type(obj).__name__}")
+    fields = vars(obj) if hasattr(obj, "__dict__") else {}
+    if any(isinstance(v, np.ndarray) and v.flags.writeable for v in fields.values()):
+        return type(obj).from_dict(obj.to_dict(), source=what)
     return obj
 
 
@@ -113,7 +122,7 @@ def solve(instance, method: str, **params) -> Result:
     from .methods import check_limits, check_method
     if not isinstance(method, str) or not method:
         raise ValueError(f"method: expected a method name, got {method!r}")
-    _instance(instance)
+    instance = _instance(instance)
     m = get(instance.kind, method)
     check_limits(params.get("time_limit"), params.get("threads"))
     own = {k: params.pop(k) for k in ("time_limit", "threads") if k in params}
@@ -185,9 +194,7 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
         instances = read_family(path) if path.is_dir() else [load(path)]
     elif hasattr(instances, "kind") or not isinstance(instances, Iterable):
         raise ValueError(f"instances: expected a list of instances or a path, got {type(instances).__name__}")
-    instances = list(instances)
-    for i, inst in enumerate(instances):
-        _instance(inst, f"instances[{i}]")
+    instances = [_instance(inst, f"instances[{i}]") for i, inst in enumerate(instances)]
     if isinstance(references, (str, Path)):     # one file, as ``methods`` takes one string
         references = [references]
     if hasattr(references, "columns"):

@@ -229,3 +229,22 @@ def test_simulate_checks_the_selectors_options_before_the_run():
             eb.simulate((jobs, 64), "easy", selector="cpsat", selector_options=opts)
     with pytest.raises(ValueError, match="without a selector"):
         eb.simulate((jobs, 64), "easy", selector_options={"time_limit": 1})
+
+
+def test_an_instance_made_outside_build_is_checked_and_never_read_from_a_stale_cache():
+    """A constructor-made instance took negative demands, and after an edit
+    of its (writable) arrays ff read cached weights: a utilization of 1.3."""
+    import copy
+
+    import numpy as np
+
+    from epochbench.instances.packing import PackingInstance
+    inst = PackingInstance(np.array([10, 10]), np.array([[5, 5], [5, 5], [3, 3]]), np.array([0, 0]))
+    assert eb.solve(inst, "ff").value == 1.0
+    inst.demand[0] = [1, 1]
+    assert eb.solve(inst, "ff").value == pytest.approx(0.9)
+    with pytest.raises(ValueError, match="negative"):
+        eb.solve(PackingInstance(np.array([10, 10]), np.array([[-5, 5], [5, 5]]), np.array([0, 0])), "ff")
+    twin = copy.deepcopy(eb.generate("leinberger", n=8, k=2, count=1, seed=1)[0])
+    twin.demand[:] = 0
+    assert eb.solve(twin, "ff").value == 0.0
