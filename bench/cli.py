@@ -343,14 +343,15 @@ def cmd_experiment(args) -> int:
         return 1
     print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     out, name = opts.out, args.experiment_name
-    import pandas as pd
-    for key in load_experiments()[name].extra:             # the experiment's other tables, as written
-        print(f"\n{name}-{key}:")
-        print(pd.read_csv(out / f"{name}-{key}.csv").to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    extra = [f"{name}-{key}.csv" for key in load_experiments()[name].extra]
+    if extra:
+        import pandas as pd
+    for file in extra:                                     # the experiment's other tables, as written
+        print(f"\n{file[:-4]}:")
+        print(pd.read_csv(out / file).to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     figures = sorted(p.name for p in out.glob(f"{name}*.png") if p.name == f"{name}.png" or
                      p.name.startswith(f"{name}-") and not p.name[len(name) + 1:len(name) + 2].isdigit())
     table_csv = out / f"{name}-table.csv"
-    extra = [f"{name}-{key}.csv" for key in load_experiments()[name].extra]
     print(f"wrote {out / (name + '.csv')} ({len(df)} rows)"
           + (f", {table_csv.name}" if table_csv.exists() else "") + "".join(f", {f}" for f in extra + figures)
           + f" in {out}; provenance in {provenance or out / (name + '.run.json')}")
