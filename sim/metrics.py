@@ -359,6 +359,8 @@ def summarize(result, workload, small_threshold: int = 32, *, tau: float = TAU) 
       small jobs use 32 or fewer nodes);
     - ``out_of_order_jobs`` and ``out_of_order_share`` (:func:`out_of_order`).
     """
+    if isinstance(small_threshold, bool) or not isinstance(small_threshold, (int, np.integer)) or small_threshold < 0:
+        raise ValueError(f"small_threshold: processors, an integer >= 0, got {small_threshold!r}")
     result = as_columns(result)
     _check(result)
     n = len(result)

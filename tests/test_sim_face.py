@@ -169,3 +169,16 @@ def test_dates_durations_and_booleans_are_no_numbers_of_a_job_table(column, valu
                   "bools": True}[value]
     with pytest.raises(ValueError, match=says):
         eb.simulate((df, 64), "easy")
+
+
+def test_a_negative_small_job_threshold_is_refused():
+    import numpy as np
+
+    import epochbench as eb
+    jobs = {"id": np.arange(1, 4), "submit": np.array([0, 5, 9.]), "runtime": np.array([50, 30, 40.]),
+            "procs": np.array([32, 48, 16])}
+    run = eb.simulate((jobs, 64), "easy")
+    assert run.summary(small_threshold=16)["small_jobs"] == 1
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="small_threshold: processors, an integer >= 0"):
+            run.summary(small_threshold=bad)
