@@ -165,12 +165,8 @@ def finish(info: dict, path: Path, status: str = "finished", **more) -> Path:
 
 
 def read(path: Path) -> dict | None:
-    """A provenance file, or None when it is missing or unreadable."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    """A provenance file, or None when it is missing or unreadable (why: :func:`_read_why`)."""
+    return _read_why(path)[0]
 
 
 def unwritable(folder: Path) -> str | None:
