@@ -304,7 +304,7 @@ def _check_bench_name(name: str | None, rest: list[str]) -> None:
 
 
 def cmd_experiment(args) -> int:
-    from .experiments import Options, load_experiments, run_experiment
+    from .experiments import Options, extra_files, load_experiments, run_experiment
     if args.experiment_name == "list":
         for name, exp in sorted(load_experiments().items()):
             print(f"  {name:<18} {exp.help}")
@@ -343,7 +343,7 @@ def cmd_experiment(args) -> int:
         return 1
     print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     out, name = opts.out, args.experiment_name
-    extra = [f"{name}-{key}.csv" for key in load_experiments()[name].extra]
+    extra = extra_files(name)
     if extra:
         import pandas as pd
     for file in extra:                                     # the experiment's other tables, as written

@@ -341,8 +341,8 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
             _sw.drop_records(partial, tasks)
         table = exp.table(df)
         _write_csv(table, out / f"{name}-table.csv")
-        for key, make in exp.extra.items():
-            _write_csv(make(df), out / f"{name}-{key}.csv")
+        for file, make in zip(extra_files(name), exp.extra.values()):
+            _write_csv(make(df), out / file)
         if exp.plot is not None:
             import matplotlib
             matplotlib.use("Agg")
@@ -453,12 +453,17 @@ def run_options(name: str, opts: Options, count: int) -> dict:
                           "fresh": opts.fresh, "resume": opts.resume}}
 
 
+def extra_files(name: str) -> list[str]:
+    """The file names of experiment ``name``'s extra tables (``NAME-KEY.csv``)."""
+    exp = EXPERIMENTS.get(name)
+    return [f"{name}-{key}.csv" for key in (exp.extra if exp is not None else {})]
+
+
 def _fixed_files(name: str, out: Path) -> list[Path]:
     """The files of experiment ``name`` in ``out`` whose names are known
     before it runs: its CSV, table, extra tables and figure."""
-    exp = EXPERIMENTS.get(name)
-    extra = [out / f"{name}-{key}.csv" for key in (exp.extra if exp is not None else {})]
-    return [out / f"{name}.csv", out / f"{name}-table.csv", *extra, out / f"{name}.png"]
+    return [out / f"{name}.csv", out / f"{name}-table.csv", *(out / f for f in extra_files(name)),
+            out / f"{name}.png"]
 
 
 def _files_of(name: str, out: Path) -> list[Path]:
