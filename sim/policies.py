@@ -276,7 +276,8 @@ class NonFCFS(_Base):
 
     def __init__(self, starvation_limit: float = DAY, selector=None, selector_options=None):
         super().__init__(selector, selector_options)
-        self.starvation_limit = float(starvation_limit)
+        self.starvation_limit = _registry.number("starvation_limit", starvation_limit, lambda x: 0 <= x < np.inf,
+                                                 "must be a finite number >= 0")
 
     def options(self):
         return {"starvation_limit": self.starvation_limit, **super().options()}

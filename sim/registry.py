@@ -97,6 +97,40 @@ def declare_options(machine: str, *options: Option) -> None:
         OPTIONS[machine][opt.name] = opt
 
 
+def number(name: str, value, ok: Callable[[float], bool], what: str) -> float:
+    """``value`` as a float when it is a real number (not a bool, not a
+    string: the command line converts its text before a policy sees it) and
+    ``ok`` holds; else a one-line ``ValueError`` ``"name: what, got value"``.
+    What a policy's constructor calls on an option given from Python, so
+    that ``simulate(..., starvation_limit=-5)`` is refused as
+    ``--starvation-limit -5`` is, not run as another rule."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not ok(float(value)):
+        raise ValueError(f"{name}: {what}, got {value!r}")
+    return float(value)
+
+
+def numbers_of(name: str, value, ok: Callable[[float], bool], what: str) -> list[float]:
+    """:func:`number` on each item of a list, tuple or 1-D array (a single
+    number counts as a list of one); a string is refused."""
+    import numpy as np
+
+    if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.ndim > 1):
+        raise ValueError(f"{name}: {what}, got {value!r}")
+    items = list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value]
+    return [number(name, x, ok, what) for x in items]
+
+
+def switch(name: str, value) -> bool:
+    """``value`` when it is a bool (``lend="no"`` would be true); else a one-line ``ValueError``."""
+    import numpy as np
+
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}: True or False, got {value!r}")
+    return bool(value)
+
+
 class OptionError(ValueError, TypeError):
     """An option a policy does not take: a ``ValueError`` (the command line
     prints it in one line) that is also the ``TypeError`` an unexpected

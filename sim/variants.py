@@ -175,14 +175,15 @@ class SlackBackfill(_ArrivalQueue):
     def __init__(self, slack_factor: float = 1.0, important_procs: int | None = None,
                  important_slack_factor: float = 0.0, selector=None, selector_options=None):
         super().__init__(selector, selector_options)
-        for key, val in (("slack_factor", slack_factor), ("important_slack_factor", important_slack_factor)):
-            if not float(val) >= 0:
-                raise ValueError(f"{key}: a factor of the estimate >= 0 (inf allowed), got {val!r}")
-        if important_procs is not None and (int(important_procs) != important_procs or important_procs < 1):
-            raise ValueError(f"important_procs: an integer >= 1 (processors), got {important_procs!r}")
-        self.slack_factor = float(slack_factor)
-        self.important_procs = None if important_procs is None else int(important_procs)
-        self.important_slack_factor = float(important_slack_factor)
+        factor = "a factor of the estimate >= 0 (inf allowed)"
+        self.slack_factor = _registry.number("slack_factor", slack_factor, lambda x: x >= 0, factor)
+        self.important_slack_factor = _registry.number("important_slack_factor", important_slack_factor,
+                                                       lambda x: x >= 0, factor)
+        if important_procs is not None:
+            important_procs = int(_registry.number("important_procs", important_procs,
+                                                   lambda x: x >= 1 and x == int(x) and x < np.inf,
+                                                   "an integer >= 1 (processors)"))
+        self.important_procs = important_procs
 
     def options(self):
         return {"slack_factor": self.slack_factor, "important_procs": self.important_procs,
@@ -340,10 +341,10 @@ class ThresholdBackfill(SlackBackfill):
     """
 
     def __init__(self, slowdown_threshold: float = 2.0, selector=None, selector_options=None):
-        if not float(slowdown_threshold) >= 1:
-            raise ValueError(f"slowdown_threshold: an expected slowdown >= 1, got {slowdown_threshold!r}")
+        threshold = _registry.number("slowdown_threshold", slowdown_threshold, lambda x: x >= 1,
+                                     "an expected slowdown >= 1")
         super().__init__(0.0, None, 0.0, selector, selector_options)
-        self.slowdown_threshold = float(slowdown_threshold)
+        self.slowdown_threshold = threshold
 
     def options(self):
         return {"slowdown_threshold": self.slowdown_threshold}
@@ -428,15 +429,17 @@ class MultiQueue(_Base):
         if selector is not None:
             raise ValueError("policy 'multi-queue' takes no selector: its steps are per partition")
         super().__init__(None, selector_options)
-        b = np.asarray(queue_bounds, dtype=np.float64).reshape(-1)
-        if b.size == 0 or not (np.isfinite(b).all() and (b > 0).all() and (np.diff(b) > 0).all()):
-            raise ValueError(f"queue_bounds: increasing estimates in seconds > 0, got {b.tolist()}")
+        what = "increasing estimates in seconds > 0"
+        b = np.asarray(_registry.numbers_of("queue_bounds", queue_bounds, lambda x: 0 < x < np.inf, what))
+        if b.size == 0 or not (np.diff(b) > 0).all():
+            raise ValueError(f"queue_bounds: {what}, got {b.tolist()}")
         self.bounds = b
-        self.partitions = None if partitions is None else [float(x) for x in np.ravel(partitions)]
+        self.partitions = None if partitions is None else _registry.numbers_of(
+            "partitions", partitions, lambda x: x > 0, "sizes > 0 (processors or shares)")
         if self.partitions is not None and (len(self.partitions) != b.size + 1
                                             or not all(0 < x < np.inf for x in self.partitions)):
             raise ValueError(f"partitions: {b.size + 1} sizes > 0 for {b.size + 1} queues, got {self.partitions}")
-        self.lend = bool(lend)
+        self.lend = _registry.switch("lend", lend)
 
     def options(self):
         return {"queue_bounds": self.bounds.tolist(), "partitions": self.partitions, "lend": self.lend}

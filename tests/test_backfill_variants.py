@@ -188,10 +188,29 @@ def test_multi_queue_never_overcommits_a_partition(lend):
     ("multi-queue", {"queue_bounds": [10, 5]}, "queue_bounds"),
     ("multi-queue", {"selector": "ff"}, "no selector"),
     ("slack-bf", {"selector": "ff"}, "no packing selection step"),
+    # from Python as from the command line: these ran as another rule (a negative or NaN
+    # starvation limit as FCFS or as no limit; lend="no" lent; a string read as a number)
+    ("nonfcfs", {"starvation_limit": -5}, r"starvation_limit: must be a finite number >= 0, got -5"),
+    ("nonfcfs", {"starvation_limit": float("nan")}, "starvation_limit: must be a finite number"),
+    ("nonfcfs", {"starvation_limit": "3600"}, "starvation_limit: .* got '3600'"),
+    ("multi-queue", {"queue_bounds": "3600"}, "queue_bounds: .* got '3600'"),
+    ("multi-queue", {"partitions": "1,2,3"}, "partitions: .* got '1,2,3'"),
+    ("multi-queue", {"lend": "no"}, "lend: True or False, got 'no'"),
+    ("slack-bf", {"important_procs": 2.5}, "important_procs: an integer >= 1"),
+    ("slack-bf", {"slack_factor": True}, "slack_factor"),
 ])
 def test_bad_options_raise_one_clear_error(policy, kw, msg):
     with pytest.raises(ValueError, match=msg):
         make(policy, **kw)
+
+
+def test_options_from_python_keep_their_values():
+    assert make("nonfcfs", starvation_limit=0).starvation_limit == 0.0
+    assert make("nonfcfs", starvation_limit=np.float32(60)).starvation_limit == 60.0
+    mq = make("multi-queue", queue_bounds=np.array([60, 3600]), partitions=(0.25, 0.25, 0.5), lend=np.True_)
+    assert mq.bounds.tolist() == [60.0, 3600.0] and mq.partitions == [0.25, 0.25, 0.5] and mq.lend is True
+    assert make("multi-queue", queue_bounds=7200).bounds.tolist() == [7200.0]
+    assert make("slack-bf", important_procs=np.int64(4), slack_factor=np.inf).important_procs == 4
 
 
 def test_cli_options_reach_the_policy_and_bad_values_fail(tmp_path, capsys):
