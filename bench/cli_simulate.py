@@ -278,6 +278,10 @@ def _simulate(args) -> int:
     registry.get_policy(machine, args.policy)
     if args.min_candidates != 1 and not (args.record_epochs or args.epoch_gaps):
         raise ValueError("--min-candidates applies with --record-epochs or --epoch-gaps only")
+    if args.record_epochs and (Path(args.record_epochs) / "manifest.json").exists():
+        # the recording is written at the end: refused now, not after the whole run
+        raise ValueError(f"--record-epochs {args.record_epochs}: already holds manifest.json; "
+                         f"record into a new folder (nothing is overwritten)")
     workload = None
     if machine != "farm":
         if not args.workload:

@@ -59,6 +59,17 @@ def test_simulate_min_candidates_needs_a_recorder(swf, capsys):
     assert "--record-epochs or --epoch-gaps" in err
 
 
+def test_simulate_refuses_a_used_recording_folder_before_the_run(swf, tmp_path, capsys, monkeypatch):
+    rec = tmp_path / "rec"
+    assert main(["simulate", "--workload", str(swf), "--policy", "bb-easy", "--record-epochs", str(rec)]) == 0
+    capsys.readouterr()
+    ran = []
+    import epochbench.sim as sim
+    monkeypatch.setattr(sim, "simulate", lambda *a, **k: ran.append(1))
+    err = _error(capsys, ["simulate", "--workload", str(swf), "--policy", "bb-easy", "--record-epochs", str(rec)])
+    assert "already holds manifest.json" in err and not ran  # refused before simulating, not after
+
+
 def test_unknown_policy_options_are_one_line_value_errors(swf):
     with pytest.raises(ValueError, match=r"policy 'easy' \(pool\): unknown option 'foo'"):
         eb.simulate(str(swf), "easy", foo=1)
