@@ -62,6 +62,12 @@ class FFEASY(EASY):
     """FF-EASY ([leinberger1999] section 3): EASY's own backfill rule, first fit in
     queue order over the K resources; compiled fast path as ``easy``."""
 
+    def __init__(self, selector: str | None = None, selector_options: dict | None = None):
+        if selector is not None and selector != "ff":  # the step is what the policy's name says
+            raise ValueError(f"policy 'ff-easy' is EASY whose backfill step is first fit ('ff'); a selector "
+                             f"would replace that step: give --policy easy --selector {selector}")
+        super().__init__(selector, selector_options)
+
 
 @register_policy("ff-cons", fast=CONS_RULE)
 class FFCons(Conservative):

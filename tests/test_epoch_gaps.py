@@ -147,13 +147,13 @@ def test_the_gaps_read_the_selectors_own_instance_of_the_step(policy, selector):
     assert len(checked) > 20
 
 
-@pytest.mark.parametrize("policy", ["los", "bl-easy", "bb-easy"])
+@pytest.mark.parametrize("policy", ["los", "bl-easy", "bb-easy", "ff-easy"])
 def test_a_selector_does_not_silently_replace_the_step_a_policy_is_named_after(policy, tmp_path, capsys):
     """los, bl-easy and bb-easy with --selector cpsat all ran as easy + cpsat
-    and were reported under their own names."""
+    and were reported under their own names (ff-easy --selector bb ran as bb-easy)."""
     with pytest.raises(ValueError, match=f"policy '{policy}' is EASY whose backfill step is"):
         make(policy, selector="cpsat")
-    assert make(policy, selector={"bl-easy": "bl", "bb-easy": "bb", "los": "los"}[policy]).selector
+    assert make(policy, selector={"bl-easy": "bl", "bb-easy": "bb", "los": "los", "ff-easy": "ff"}[policy]).selector
     f = tmp_path / "w.csv"
     random_stream(np.random.default_rng(1), 20, k=1).to_csv(f, index=False)
     assert main(["simulate", "--workload", str(f), "--nodes", "16", "--policy", policy, "--selector", "cpsat"]) == 2
