@@ -34,7 +34,8 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
     hook called after each pass (see :class:`Engine`).  ``machine``: factory
     ``machine(table, capacity)`` of another machine model.  ``engine``:
     ``auto`` takes the compiled fast path when nothing above asks for the
-    generic one; ``fast`` insists on it; ``generic`` forces the Python loop.
+    generic one; ``fast`` insists on the compiled loop (never its pure-Python
+    twin); ``generic`` forces the Python loop.
     ``progress(arrived, now)``: called about twice a second with the number
     of jobs arrived so far and the simulated time, and once at the end (both
     engines).  ``seconds`` of the result is the simulation alone: the
@@ -59,12 +60,13 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
         raise ValueError("the fast path takes a policy name and no selector, selector options, "
                          "on_pass or machine")
     compiled = fast_ok and engine != "generic"
-    if compiled and table.n and not policies.python_route(pol, table):
+    twin = engine == "auto"                    # "fast": the compiled loop, never its Python twin
+    if compiled and table.n and not (twin and policies.python_route(pol, table)):
         policies.warm_up(pol, table, cap)      # one-time loading is not the simulation's time
     t0 = time.perf_counter()
     if compiled:
         route: dict = {}
-        passes = policies.run_fast(pol, table, cap, progress, info=route)
+        passes = policies.run_fast(pol, table, cap, progress, info=route, python=twin)
         used = route["engine"]
     else:
         mach = (machine or PoolMachine)(table, cap)
