@@ -76,6 +76,8 @@ def add_simulate(sub) -> None:
     m.add_argument("--time-limit", type=positive_float, metavar="S",
                    help="with an exact --selector: seconds per oracle step, the whole call (default: the method's, "
                         "10); a step not solved in time falls back to the policy's own rule")
+    m.add_argument("--threads", type=int, metavar="N",
+                   help="with an exact --selector: solver threads per oracle step (default 1)")
     m.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="option of the policy's packing selector (bl-easy, bb-easy, --selector) (repeatable; "
                         "int, float, true/false or text), e.g. --param window=2")
@@ -142,6 +144,9 @@ def _pool_options(args, options: dict, workload) -> tuple[dict, object]:
     if args.time_limit is not None:
         _exact_selector("--time-limit", args.selector)
         kw["selector_options"] = {**kw.get("selector_options", {}), "time_limit": args.time_limit}
+    if args.threads is not None:
+        _exact_selector("--threads", args.selector)
+        kw["selector_options"] = {**kw.get("selector_options", {}), "threads": args.threads}
     recorder = None
     methods = [m.strip() for m in (args.epoch_gaps or "").split(",") if m.strip()]
     if args.epoch_gaps is not None and not methods:
@@ -167,7 +172,7 @@ def _exact_selector(flag: str, selector: str | None) -> None:
     """``flag`` needs an exact ``--selector`` (one-line ``ValueError`` otherwise)."""
     from epochbench.instances.registry import get
     if selector is None or not get("packing", selector).exact:
-        what = "no --selector" if selector is None else f"--selector {selector} (a heuristic: no time limit)"
+        what = "no --selector" if selector is None else f"--selector {selector} (a heuristic, not an exact method)"
         raise ValueError(f"{flag} applies to an exact --selector's oracle steps (e.g. --selector cpsat), not to "
                          f"{what}")
 
@@ -175,8 +180,9 @@ def _exact_selector(flag: str, selector: str | None) -> None:
 def _gang_options(args, options: dict, workload) -> tuple[dict, object]:
     if args.param:
         raise ValueError("--param applies to the space-shared policies' selectors only")
-    if args.time_limit is not None:
-        raise ValueError("--time-limit applies to the space-shared policies' exact selectors only")
+    for flag, value in (("--time-limit", args.time_limit), ("--threads", args.threads)):
+        if value is not None:
+            raise ValueError(f"{flag} applies to the space-shared policies' exact selectors only")
     if args.epoch_gaps:
         raise ValueError("--epoch-gaps applies to the space-shared policies only")
     kw = dict(options, selector=args.selector)
@@ -199,7 +205,7 @@ def _farm_options(args, options: dict, workload) -> tuple[dict, object]:
         raise ValueError("--record-epochs records space-shared and gang steps; the farm records its per-epoch "
                          "gaps with --oracle-every instead")
     for flag, value, default in (("--nodes", args.nodes, None), ("--selector", args.selector, None),
-                                 ("--time-limit", args.time_limit, None),
+                                 ("--time-limit", args.time_limit, None), ("--threads", args.threads, None),
                                  ("--param", args.param, []), ("--no-kill", args.no_kill, False),
                                  ("--small-threshold", args.small_threshold, SMALL_THRESHOLD)):
         if value != default:

@@ -56,6 +56,23 @@ def test_simulate_time_limit_sets_the_oracle_steps_limit(tmp_path, capsys):
         assert text in capsys.readouterr().err
 
 
+def test_simulate_threads_sets_the_oracle_steps_threads(tmp_path, capsys):
+    """--param threads=2 said "set it with --threads", which simulate did not have."""
+    f = tmp_path / "w.swf"
+    f.write_text(SWF)
+    assert main(["simulate", "--workload", str(f), "--policy", "easy", "--selector", "cpsat", "--threads", "2",
+                 "--time-limit", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["options"]["selector_options"] == {"time_limit": 1.0, "threads": 2}
+    for argv, text in ((["--threads", "2"], "not to no --selector"),
+                       (["--selector", "ff", "--threads", "2"], "a heuristic, not an exact method"),
+                       (["--policy", "gs", "--threads", "2"], "space-shared policies' exact selectors only")):
+        assert main(["simulate", "--workload", str(f), "--policy", "easy", *argv]) == 2
+        assert text in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse's own exit, status 2
+        main(["simulate", "--workload", str(f), "--policy", "easy", "--selector", "cpsat", "--threads", "0"])
+    assert "--threads: must be an integer from 1" in capsys.readouterr().err
+
+
 def test_leaderboard_times_are_per_decision(monkeypatch):
     from types import SimpleNamespace
 
