@@ -46,7 +46,8 @@ keyed by ``id`` and the extra capacities to the header keys
 ``EpochbenchResources`` / ``EpochbenchCapacity``.  CSV keeps capacity,
 resources, dropped counts and meta as JSON on a first line ``# epochbench
 {...}``; Parquet keeps the same JSON under the schema metadata key
-``epochbench``.
+``epochbench``.  Suffixes are matched in any case (``T.SWF.GZ``, ``C1.CSV``), and a
+UTF-8 byte-order mark at the start of a text file is skipped.
 """
 from __future__ import annotations
 
@@ -77,6 +78,8 @@ REQUIRED = ("id", "submit", "runtime", "procs")
 SIDECAR_SUFFIX = ".extra.csv"
 CSV_TAG = "# epochbench "
 PARQUET_KEY = b"epochbench"
+#: the UTF-8 byte-order mark that some editors write before a text file: skipped when read
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 class Workload:
@@ -344,8 +347,10 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
     (``meta["capacity_from"]`` says which).  Header keys go to
     ``meta["header"]`` (repeated keys and continuation lines joined by "\\n"),
     ``MaxProcs``/``MaxNodes`` also to ``meta`` as ints (None if absent).
-    A sidecar ``<path>.extra.csv`` is merged by id when it exists.  Malformed
-    lines raise :class:`InstanceError` naming file and line.
+    A sidecar ``<path>.extra.csv`` is merged by id when it exists (a row for
+    every job).  Malformed lines raise :class:`InstanceError` naming file and
+    line.  A UTF-8 byte-order mark at the start of the file (``.gz`` in any
+    case: gzip) is skipped.
 
     ``fields``: the raw SWF fields to keep (:data:`RAW_FIELDS`; default all);
     ``()`` keeps only the contract columns, what a simulation needs.  The
@@ -413,7 +418,7 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     want = ["id", "submit", "runtime", *(f for f in RAW_FIELDS if f in keep or f in
                                          ("alloc_procs", "req_procs", "req_time"))]
     layout = _Layout(want)
-    gz = path.suffix == ".gz"
+    gz = _gzipped(path)
     if path.stat().st_size <= SWF_SMALL and not kernels_loaded():
         got = _integer_columns(path, layout, want)
         if got is not None:
@@ -427,6 +432,7 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     header, base, pieces = None, 0, []          # pieces: (future, first place, lines)
     buffers = _Buffers(PARSE_THREADS + 1)
     with (gzip.open if gz else open)(path, "rb") as fh, ThreadPoolExecutor(PARSE_THREADS) as pool:
+        _skip_bom(fh)
         while True:
             buf, end, cut = buffers.fill(fh)
             first = header is None
@@ -581,11 +587,27 @@ def _grown(out: np.ndarray, need: int) -> np.ndarray:
 
 def _read_all(path: Path) -> bytes:
     """The whole file, decompressed by the reader the compiled path uses (so
-    that a damaged ``.gz`` gets the same message)."""
-    if path.suffix != ".gz":
-        return path.read_bytes()
-    with gzip.open(path, "rb") as fh:
-        return fh.read()
+    that a damaged ``.gz`` gets the same message), without a leading UTF-8
+    byte-order mark."""
+    if _gzipped(path):
+        with gzip.open(path, "rb") as fh:
+            raw = fh.read()
+    else:
+        raw = path.read_bytes()
+    return raw[len(UTF8_BOM):] if raw.startswith(UTF8_BOM) else raw
+
+
+def _skip_bom(fh) -> None:
+    """Move ``fh`` (a buffered binary file at its start, plain or gzip) past
+    a UTF-8 byte-order mark, if the file starts with one (by ``peek``: no
+    seek, so that a pipe reads too)."""
+    if fh.peek(len(UTF8_BOM))[:len(UTF8_BOM)] == UTF8_BOM:
+        fh.read(len(UTF8_BOM))
+
+
+def _gzipped(path: Path) -> bool:
+    """Whether ``path`` names a gzip file (``.gz``, in any case)."""
+    return path.suffix.lower() == ".gz"
 
 
 def _swf_header(raw: bytes) -> dict:
@@ -715,6 +737,11 @@ def _sidecar(path: Path) -> Path:
 
 
 def _merge_sidecar(tab: Columns, side: Path, src) -> Columns:
+    """``tab`` with the columns of the sidecar file ``side`` joined by id,
+    when it exists; it must hold no id that is not a job of ``src``, and a
+    row for every job when it holds resource columns (``res_*``: a job
+    without its demand; other columns may leave a job out, NaN)
+    (:class:`InstanceError`, one line, naming the ids otherwise)."""
     if not side.exists():
         return tab
     import pandas as pd
@@ -734,14 +761,30 @@ def _merge_sidecar(tab: Columns, side: Path, src) -> Columns:
     unknown = np.setdiff1d(extra["id"].to_numpy(), np.asarray(df["id"], dtype=np.int64))
     if unknown.size:
         raise InstanceError(f"{side}: id(s) {unknown[:5].tolist()} are not jobs of {src}")
+    if any(str(c).startswith("res_") for c in extra.columns):
+        _check_sidecar_covers(np.asarray(df["id"], dtype=np.int64), extra["id"].to_numpy(), side, src)
     try:
         return Columns.from_frame(df.merge(extra, on="id", how="left", validate="one_to_one"))
     except pd.errors.MergeError as exc:
         raise InstanceError(f"{side}: ids do not match {src} one to one ({exc})") from None
 
 
+def _check_sidecar_covers(ids: np.ndarray, rows: np.ndarray, side: Path, src) -> None:
+    """Every job id of ``ids`` (the SWF file ``src``) is among the ``rows`` ids
+    of its sidecar ``side``; else :class:`InstanceError` naming the first
+    five jobs lacking a row and how many do (a missing extra resource would
+    otherwise read as NaN)."""
+    missing = np.setdiff1d(ids, rows)
+    if not missing.size:
+        return
+    first = ", ".join(map(str, missing[:5].tolist())) + (", ..." if missing.size > 5 else "")
+    plural = "s" if missing.size > 1 else ""
+    raise InstanceError(f"{src}: {side.name} has no row for job{plural} {first} "
+                        f"({missing.size} job{plural} of {ids.size})")
+
+
 def write_swf(workload: Workload, path) -> Path:
-    """Write ``workload`` as SWF (gzip if the name ends in .gz); returns the path.
+    """Write ``workload`` as SWF (gzip if the name ends in .gz, in any case); returns the path.
 
     The header keeps ``meta["header"]`` with ``MaxNodes`` and ``MaxProcs`` set
     to capacity[0] and Note lines (source, dropped counts).  Raw fields absent
@@ -754,7 +797,7 @@ def write_swf(workload: Workload, path) -> Path:
     path = Path(path)
     data = _swf_header_text(workload).encode("latin-1", errors="replace") + \
         _swf_fields(workload.table).csv_bytes(header=False, delimiter=" ")
-    write_bytes(path, gzip.compress(data, compresslevel=6, mtime=0) if path.suffix == ".gz" else data)
+    write_bytes(path, gzip.compress(data, compresslevel=6, mtime=0) if _gzipped(path) else data)
     extra = [c for c in workload.table.columns if c not in SWF_FIELDS and c not in CORE]
     side = _sidecar(path)
     if extra:
@@ -813,13 +856,14 @@ def _table_meta(w: Workload) -> str:
 
 
 def write_table(workload: Workload, path) -> Path:
-    """Write the job table as CSV or Parquet (by suffix) with capacity, resources,
+    """Write the job table as CSV or Parquet (by suffix, in any case) with capacity, resources,
     dropped counts and meta as JSON (CSV first line ``# epochbench {...}``,
     Parquet schema metadata ``epochbench``); returns the path."""
     path = Path(path)
-    if path.suffix == ".csv":
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
         write_bytes(path, (CSV_TAG + _table_meta(workload) + "\n").encode() + workload.table.csv_bytes())
-    elif path.suffix in (".parquet", ".pq"):
+    elif suffix in (".parquet", ".pq"):
         import pyarrow.parquet as pq
         table = workload.table.to_arrow()
         table = table.replace_schema_metadata({**(table.schema.metadata or {}),
@@ -833,7 +877,8 @@ def write_table(workload: Workload, path) -> Path:
 
 def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
                kill_at_estimate: bool | None = None) -> Workload:
-    """Read a CSV or Parquet job table written by :func:`write_table` or by hand.
+    """Read a CSV or Parquet job table written by :func:`write_table` or by hand
+    (by suffix, in any case: ``.csv``, ``.parquet``, ``.pq``).
 
     Capacity and resources come from ``capacity``/``resources`` if given, else
     the file's metadata, else the largest job per resource; ``nodes`` then
@@ -842,11 +887,12 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
     """
     path = Path(path)
     src = str(path)
-    if path.suffix == ".csv":
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
         first = _first_line(path)
         info = _json_info(first[len(CSV_TAG):], src, "the header line") if first.startswith(CSV_TAG) else {}
         df = _read_csv(path, skiprows=1 if info else 0)
-    elif path.suffix in (".parquet", ".pq"):
+    elif suffix in (".parquet", ".pq"):
         import pyarrow as pa
         import pyarrow.parquet as pq
         if path.is_dir():       # pyarrow would read a folder as an (empty) data set
@@ -884,10 +930,11 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
 
 
 def _first_line(path: Path) -> str:
-    """The first line of a text file; :class:`InstanceError` naming it when
-    it is missing, a folder, unreadable or not UTF-8."""
+    """The first line of a text file, after a UTF-8 byte-order mark if it
+    has one (as pandas skips it); :class:`InstanceError` naming it when it
+    is missing, a folder, unreadable or not UTF-8."""
     try:
-        with path.open(encoding="utf-8") as fh:
+        with path.open(encoding="utf-8-sig") as fh:
             return fh.readline()
     except FileNotFoundError:
         raise InstanceError(f"{path}: no such file") from None
@@ -950,13 +997,24 @@ def _arrow_column(col) -> np.ndarray:
 
 
 def _read_csv(path, **kw) -> Columns:
-    """A CSV table through pandas' C reader (no Python work per row)."""
+    """A CSV table through pandas' C reader (no Python work per row).
+
+    A row with more fields than the header is an :class:`InstanceError`
+    naming its line, the first data row included: pandas would make its
+    first fields the row index (shifting every column), or with
+    ``index_col=False`` drop the last ones (:func:`_check_row_lengths`).
+    """
+    import warnings
+
     import pandas as pd
     try:
-        df = pd.read_csv(path, keep_default_na=False, na_values=["", "NaN", "nan"], **kw)
+        _check_row_lengths(path, **kw)
+        with warnings.catch_warnings():     # pandas' "loss of data" warning: a row too long after all
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(path, keep_default_na=False, na_values=["", "NaN", "nan"], index_col=False, **kw)
     except pd.errors.EmptyDataError:
         raise InstanceError(f"{path}: empty file (no header, no jobs)") from None
-    except (ValueError, pd.errors.ParserError) as exc:   # UnicodeDecodeError is a ValueError
+    except (ValueError, pd.errors.ParserError, pd.errors.ParserWarning) as exc:   # UnicodeDecodeError: a ValueError
         raise InstanceError(f"{path}: malformed CSV ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
     except IsADirectoryError:
         raise InstanceError(f"{path}: is a folder, expected a file") from None
@@ -965,6 +1023,19 @@ def _read_csv(path, **kw) -> Columns:
     if "licenses" in df.columns:
         df["licenses"] = df["licenses"].fillna("").astype(str)
     return Columns.from_frame(df)
+
+
+def _check_row_lengths(path, *, skiprows: int = 0) -> None:
+    """Raise pandas' ``ParserError`` ("Expected N fields in line L, saw M")
+    when the first data row of a CSV file has more fields than its header.
+
+    pandas checks every later row against the wider of the two, but takes
+    a first row that is longer for one with index columns; read as data
+    (``header=None``), the header and that row are two rows, which its
+    tokenizer compares.  Reads the first two rows only.
+    """
+    import pandas as pd
+    pd.read_csv(path, header=None, nrows=2, skiprows=skiprows, dtype=str, keep_default_na=False, index_col=False)
 
 
 #: the workload file suffixes, each with the writer of its format

@@ -1,0 +1,239 @@
+"""Edge cases of the workload readers of instances/jobs.py: CSV rows longer
+than the header, a UTF-8 byte-order mark before an SWF (or tagged CSV)
+file, upper-case file suffixes and a sidecar ``.extra.csv`` lacking jobs."""
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+
+from epochbench.instances import jobs as jobs_mod
+from epochbench.instances.core import InstanceError
+from epochbench.instances.jobs import load_workload, make_workload, read_swf, read_table, save_workload, write_swf, \
+    write_table
+
+BOM = b"\xef\xbb\xbf"
+
+
+def job(i: int, procs: int, runtime: int = 100, submit: int | None = None) -> str:
+    """One SWF job line: ``procs`` requested and allocated, 200 s requested."""
+    submit = 10 * i if submit is None else submit
+    return f"{i} {submit} 0 {runtime} {procs} -1 -1 {procs} 200 -1 1 1 1 1 1 -1 -1 -1\n"
+
+
+SWF_TEXT = "; MaxProcs: 10\n" + job(1, 4) + job(2, 3)
+
+
+# ---- 1. CSV rows longer than the header ---------------------------------------------------
+@pytest.mark.parametrize("rows, line", [
+    ("1,0,100,6,100,1\n2,5,50,2,60,1\n", 2),           # every row one field too many
+    ("1,0,100,6,100,1\n", 2),                           # the only row
+    ("1,0,100,6,100,1,7\n2,5,50,2,60,1,7\n", 2),       # two too many
+    ("1,0,100,6,100,\n2,5,50,2,60,\n", 2),             # a trailing comma on every row
+    ("\n1,0,100,6,100,1\n", 3),                         # after a blank line
+    ("1,0,100,6,100\n2,5,50,2,60,1\n", 3),             # only a later row (pandas' own check)
+])
+def test_a_csv_row_longer_than_the_header_is_an_error_naming_its_line(tmp_path, rows, line):
+    path = tmp_path / "a.csv"
+    path.write_text("id,submit,runtime,procs,estimate\n" + rows)
+    saw = len(rows.splitlines()[line - 2].split(","))
+    with pytest.raises(InstanceError, match=rf"a\.csv: malformed CSV \(.*Expected 5 fields in line {line}, "
+                                            rf"saw {saw}\)$") as info:
+        read_table(path)
+    assert "\n" not in str(info.value)
+
+
+def test_a_tagged_csv_row_longer_than_the_header_names_its_file_line(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text('# epochbench {"capacity": [8]}\nid,submit,runtime,procs\n1,0,10,2,9\n2,1,10,2,9\n')
+    with pytest.raises(InstanceError, match=r"malformed CSV \(.*Expected 4 fields in line 3, saw 5\)"):
+        read_table(path)
+
+
+def test_csv_rows_as_long_as_the_header_or_shorter_read_as_before(tmp_path):
+    path = tmp_path / "ok.csv"
+    path.write_text("id,submit,runtime,procs,estimate\n1,0,100,6,100\n2,5,50,2\n")
+    w = read_table(path, capacity=8)
+    assert w.jobs["id"].tolist() == [1, 2] and w.jobs["procs"].tolist() == [6, 2]
+    assert w.jobs["estimate"].tolist() == [100.0, 50.0]     # missing: the runtime
+    quoted = tmp_path / "q.csv"
+    quoted.write_text('id,submit,runtime,procs,licenses\n1,0,100,6,"a;b"\n2,5,50,2,\n')
+    assert read_table(quoted, capacity=8).jobs["licenses"].tolist() == ["a;b", ""]
+
+
+def test_a_sidecar_row_longer_than_its_header_is_an_error(tmp_path):
+    path = tmp_path / "s.swf"
+    path.write_text(SWF_TEXT)
+    (tmp_path / "s.swf.extra.csv").write_text("id,res_mem\n1,5,9\n2,5,9\n")
+    with pytest.raises(InstanceError, match=r"s\.swf\.extra\.csv: malformed CSV \(.*Expected 2 fields in line 2"):
+        read_swf(path)
+
+
+# ---- 2. a UTF-8 byte-order mark -------------------------------------------------------------
+def _force(monkeypatch, reader: str) -> None:
+    """Make read_swf take one of its three ways: the numpy reader of short
+    integer files, the compiled parser, or pandas' reader (the parser declining)."""
+    if reader == "numpy":
+        monkeypatch.setattr(jobs_mod, "kernels_loaded", lambda: False)
+        monkeypatch.setattr(jobs_mod, "_swf_body", lambda raw, src: pytest.fail("numpy reader declined"))
+    else:
+        monkeypatch.setattr(jobs_mod, "kernels_loaded", lambda: True)
+        monkeypatch.setattr(jobs_mod, "_integer_columns", lambda *a: pytest.fail("numpy reader used"))
+    if reader == "pandas":
+        from epochbench.instances import _swf_parse
+        monkeypatch.setattr(_swf_parse, "parse_lines", lambda *args: (0, 0, _swf_parse.BAD))
+    elif reader == "compiled":
+        monkeypatch.setattr(jobs_mod, "_swf_body", lambda raw, src: pytest.fail("compiled parser declined"))
+
+
+def _write(path, data: bytes):
+    path.write_bytes(gzip.compress(data) if path.name.endswith(".gz") else data)
+    return path
+
+
+@pytest.mark.parametrize("reader", ["numpy", "compiled", "pandas"])
+@pytest.mark.parametrize("name", ["bom.swf", "bom.swf.gz"])
+def test_an_swf_byte_order_mark_is_skipped(tmp_path, monkeypatch, reader, name):
+    path = _write(tmp_path / name, BOM + SWF_TEXT.encode())
+    _force(monkeypatch, reader)
+    w = read_swf(path)
+    assert w.capacity.tolist() == [10] and w.meta["capacity_from"] == "MaxProcs"
+    assert w.meta["header"] == {"MaxProcs": "10"} and w.meta["MaxProcs"] == 10
+    assert w.jobs["id"].tolist() == [1, 2] and w.jobs["procs"].tolist() == [4, 3]
+
+
+@pytest.mark.parametrize("reader", ["numpy", "compiled", "pandas"])
+@pytest.mark.parametrize("name", ["nohead.swf", "nohead.swf.gz"])
+def test_a_byte_order_mark_before_the_first_job_line_is_skipped(tmp_path, monkeypatch, reader, name):
+    path = _write(tmp_path / name, BOM + (job(1, 4) + job(2, 3)).encode())
+    _force(monkeypatch, reader)
+    w = read_swf(path)
+    assert w.jobs["id"].tolist() == [1, 2] and w.jobs["submit"].tolist() == [10.0, 20.0]
+    assert w.capacity.tolist() == [4] and w.meta["capacity_from"] == "largest_job"
+
+
+@pytest.mark.parametrize("name", ["bad.swf", "bad.swf.gz"])
+def test_a_bad_line_after_a_byte_order_mark_keeps_its_number(tmp_path, name):
+    path = _write(tmp_path / name, BOM + (SWF_TEXT + "3 30 0 100 2\n").encode())
+    with pytest.raises(InstanceError, match=r"line 4: expected 18 fields, got 5"):
+        read_swf(path)
+
+
+def test_a_byte_order_mark_in_a_small_swf_chunk_is_skipped(tmp_path, monkeypatch):
+    path = _write(tmp_path / "chunks.swf", BOM + ("; MaxProcs: 10\n" + "".join(job(i, 1 + i % 4)
+                                                                            for i in range(1, 40))).encode())
+    _force(monkeypatch, "compiled")
+    monkeypatch.setattr(jobs_mod, "SWF_CHUNK", 64)
+    w = read_swf(path)
+    assert w.capacity.tolist() == [10] and w.jobs["id"].tolist() == list(range(1, 40))
+
+
+def test_load_workload_reads_an_swf_with_a_byte_order_mark(tmp_path):
+    path = _write(tmp_path / "bom.swf", BOM + SWF_TEXT.encode())
+    assert load_workload(path).nodes == 10
+
+
+def test_a_tagged_csv_with_a_byte_order_mark_keeps_its_metadata(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_bytes(BOM + b'# epochbench {"capacity": [8]}\nid,submit,runtime,procs\n1,0,10,2\n2,1,10,3\n')
+    w = read_table(path)
+    assert w.capacity.tolist() == [8] and w.jobs["id"].tolist() == [1, 2]
+    assert "capacity_from" not in w.meta
+
+
+# ---- 3. upper-case suffixes -----------------------------------------------------------------
+def _small() -> jobs_mod.Workload:
+    return make_workload({"id": [1, 2], "submit": [0.0, 5.0], "runtime": [10.0, 20.0], "procs": [2, 3],
+                          "estimate": [15.0, 25.0]}, 4)
+
+
+@pytest.mark.parametrize("name", ["C1.CSV", "x.PARQUET", "y.Pq", "z.Csv"])
+def test_tables_with_upper_case_suffixes_are_written_and_read(tmp_path, name):
+    path = write_table(_small(), tmp_path / name)
+    for reader in (read_table, load_workload):
+        w = reader(path)
+        assert w.capacity.tolist() == [4] and w.jobs["id"].tolist() == [1, 2]
+        assert w.jobs["estimate"].tolist() == [15.0, 25.0]
+
+
+def test_a_hand_written_upper_case_csv_is_read(tmp_path):
+    path = tmp_path / "C1.CSV"
+    path.write_text("id,submit,runtime,procs,estimate\n1,0,100,6,100\n")
+    assert load_workload(path).nodes == 6
+
+
+@pytest.mark.parametrize("name", ["T.SWF", "t.SWF.GZ", "u.swf.GZ", "v.Swf.Gz"])
+def test_swf_files_with_upper_case_suffixes_are_read(tmp_path, name):
+    path = tmp_path / name
+    data = SWF_TEXT.encode()
+    path.write_bytes(gzip.compress(data) if name.lower().endswith(".gz") else data)
+    for reader in (read_swf, load_workload):
+        w = reader(path)
+        assert w.nodes == 10 and w.jobs["id"].tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("name", ["T.SWF.GZ", "u.swf.Gz"])
+def test_write_swf_compresses_an_upper_case_gz(tmp_path, name):
+    path = write_swf(_small(), tmp_path / name)
+    assert path.read_bytes()[:2] == b"\x1f\x8b"
+    assert read_swf(path).jobs["procs"].tolist() == [2, 3]
+
+
+def test_save_workload_by_upper_case_suffix(tmp_path):
+    for name in ("A.SWF.GZ", "B.CSV", "C.PARQUET"):
+        path = save_workload(_small(), tmp_path / name)
+        assert load_workload(path).jobs["runtime"].tolist() == [10.0, 20.0]
+    assert (tmp_path / "A.SWF.GZ").read_bytes()[:2] == b"\x1f\x8b"
+
+
+def test_read_table_still_refuses_other_suffixes(tmp_path):
+    path = tmp_path / "t.TXT"
+    path.write_text("id,submit,runtime,procs\n1,0,10,2\n")
+    with pytest.raises(InstanceError, match="read_table reads .csv or .parquet"):
+        read_table(path)
+
+
+# ---- 4. a sidecar lacking jobs ------------------------------------------------------------
+def _sidecar_case(tmp_path, jobs: int, rows):
+    path = tmp_path / "sc.swf"
+    path.write_text("; MaxProcs: 10\n" + "".join(job(i, 2) for i in range(1, jobs + 1)))
+    (tmp_path / "sc.swf.extra.csv").write_text("id,res_mem\n" + "".join(f"{i},5\n" for i in rows))
+    return path
+
+
+def test_a_sidecar_without_a_row_for_a_job_names_it(tmp_path):
+    path = _sidecar_case(tmp_path, 5, [1, 2, 3, 5])
+    with pytest.raises(InstanceError, match=r"sc\.swf: sc\.swf\.extra\.csv has no row for job 4 \(1 job of 5\)$") \
+            as info:
+        read_swf(path)
+    assert "\n" not in str(info.value) and "nan" not in str(info.value)
+
+
+def test_a_sidecar_lacking_many_jobs_names_the_first_few_and_counts(tmp_path):
+    path = _sidecar_case(tmp_path, 12, [3, 1])
+    with pytest.raises(InstanceError, match=r"sc\.swf\.extra\.csv has no row for jobs 2, 4, 5, 6, 7, \.\.\. "
+                                            r"\(10 jobs of 12\)$"):
+        load_workload(path)
+
+
+def test_a_sidecar_without_rows_lacks_every_job(tmp_path):
+    path = _sidecar_case(tmp_path, 2, [])
+    with pytest.raises(InstanceError, match=r"has no row for jobs 1, 2 \(2 jobs of 2\)$"):
+        read_swf(path)
+
+
+def test_a_complete_sidecar_in_any_order_is_merged(tmp_path):
+    path = _sidecar_case(tmp_path, 5, [5, 3, 1, 2, 4])
+    w = read_swf(path)
+    assert w.resources == ("procs", "mem") and np.array_equal(w.jobs["res_mem"], [5] * 5)
+
+
+def test_a_sidecar_of_other_columns_may_leave_jobs_out(tmp_path):
+    """Only a resource column needs every job (its demand); other extra
+    columns may leave a job out, as before."""
+    path = tmp_path / "sc.swf"
+    path.write_text("; MaxProcs: 10\n" + "".join(job(i, 2) for i in range(1, 4)))
+    (tmp_path / "sc.swf.extra.csv").write_text("id,deadline\n1,50\n3,70\n")
+    w = read_swf(path)
+    assert w.jobs["deadline"].tolist()[::2] == [50, 70] and np.isnan(w.jobs["deadline"].tolist()[1])
