@@ -292,7 +292,11 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, **
     candidate jobs; bad arguments are a ``ValueError``.  ``selector_options``
     (a dict) go to the selector at every step: ``time_limit`` (seconds per
     step, a positive finite number) and ``threads`` for an exact selector,
-    and the method's own parameters, all checked before the run starts."""
+    and the method's own parameters, all checked before the run starts.
+    ``engine`` (pool machine): ``"auto"`` (default) takes the compiled loop
+    where the policy has one, ``"fast"`` insists on it, ``"generic"`` runs
+    the Python engine; the schedules are the same (the tests compare them
+    job for job)."""
     from epochbench.sim.runner import simulate as _simulate
     _selector_options(options.get("selector"), options.get("selector_options"))
     return _simulate(workload, policy, machine=machine, **options)

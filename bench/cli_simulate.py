@@ -85,7 +85,7 @@ def add_simulate(sub) -> None:
     m.add_argument("--small-threshold", type=int, default=SMALL_THRESHOLD,
                    help=f"nodes; small vs large jobs (default {SMALL_THRESHOLD})")
     m.add_argument("--out", type=Path, help="folder for jobs.csv and report.json (files an earlier run left there "
-                                            "are renamed STEM-RUNID.*, never overwritten)")
+                                            "are renamed STEM-STAMP.*, never overwritten)")
     m.add_argument("--json", action="store_true", help="print the report as one JSON object")
     m.add_argument("--quiet", action="store_true", help="no progress line")
     seen = set(COMMON)
@@ -339,13 +339,29 @@ RUN_FILES = ("jobs.csv", "report.json", "epoch_gaps.csv")
 
 def _keep_previous_run(out: Path) -> list[Path]:
     """Rename the files an earlier ``simulate --out`` left in ``out`` to
-    ``STEM-RUNID.*`` (:func:`epochbench.bench.runs.keep_previous`; the run id
-    is the stamp of their newest modification time), so that nothing is
-    overwritten silently.  Returns the new paths."""
+    ``STEM-RUNID.*`` (:func:`epochbench.bench.runs.keep_previous`), so that
+    nothing is overwritten silently.  The run id of an earlier simulation is
+    the stamp of its ``report.json`` (the time it was written); files that
+    no simulation wrote (no such report beside them) are kept as
+    ``STEM-unrecorded-STAMP.*``.  Returns the new paths."""
     from .runs import keep_previous
     if not out.is_dir():
         return []
-    return keep_previous([out / name for name in RUN_FILES], out / ".simulate.run.json")
+    return keep_previous([out / name for name in RUN_FILES], out / ".simulate.run.json", _report_id(out))
+
+
+def _report_id(out: Path) -> str | None:
+    """The stamp of ``out/report.json`` when a simulation wrote it (a JSON
+    object with its ``policy`` and ``metrics``), else None."""
+    from .runs import stamp
+    rep = out / "report.json"
+    try:
+        data = json.loads(rep.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(data, dict) and "policy" in data and "metrics" in data:
+        return stamp(rep.stat().st_mtime)
+    return None
 
 
 def _print_extras(extras: dict, shown: dict | None = None) -> None:
@@ -397,6 +413,24 @@ def _header(rep: dict, workload) -> None:
           f"({rep['engine']} engine), {rep['seconds']:.3f} s, {rep['jobs_per_second']:,.0f} jobs/s")
     if rep["dropped"]:
         print("dropped: " + ", ".join(f"{k} {v}" for k, v in rep["dropped"].items()))
+    for line in _input_notes(rep):
+        print(line)
+
+
+def _input_notes(rep: dict) -> list[str]:
+    """What the text report would otherwise hide and the numbers depend on
+    (``--json`` has it all): a machine size taken from the widest job,
+    estimates the workload changed, jobs killed at their estimate."""
+    notes = []
+    if "largest_job" in str(rep.get("capacity_from") or ""):
+        notes.append(f"capacity from: {rep['capacity_from']} (the file does not give the machine's size; "
+                     f"--nodes sets the processors)")
+    if rep.get("adjusted"):
+        notes.append("estimates changed: " + ", ".join(f"{k} {v}" for k, v in rep["adjusted"].items()))
+    if rep.get("killed_at_estimate"):
+        notes.append(f"killed at their estimate: {rep['killed_at_estimate']} job(s) whose runtime exceeds it "
+                     f"(--no-kill runs them to the end)")
+    return notes
 
 
 def _farm_header(rep: dict, workload) -> None:

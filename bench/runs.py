@@ -235,15 +235,17 @@ def previous_id(provenance_file: Path, files) -> str:
     return "unrecorded-" + (stamp(max(times)) if times else stamp())
 
 
-def keep_previous(files, provenance_file: Path) -> list[Path]:
+def keep_previous(files, provenance_file: Path, run_id: str | None = None) -> list[Path]:
     """Rename the files of an earlier run that a new run is about to write:
-    ``STEM.SUFFIX`` becomes ``STEM-RUNID.SUFFIX`` (the provenance file too).
-    Returns the new paths (empty when nothing was there)."""
+    ``STEM.SUFFIX`` becomes ``STEM-RUNID.SUFFIX`` (the provenance file too;
+    ``run_id``: the earlier run's id when the caller knows it without a
+    provenance file, else :func:`previous_id`).  Returns the new paths
+    (empty when nothing was there)."""
     files = [Path(f) for f in files]
     there = [f for f in files + [Path(provenance_file)] if f.exists()]
     if not [f for f in files if f.exists()]:
         return []
-    rid = previous_id(provenance_file, there)
+    rid = run_id or previous_id(provenance_file, there)
     moved = []
     for f in there:
         target = _renamed(f, rid)

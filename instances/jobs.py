@@ -923,6 +923,9 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
         if not 0 < nodes <= MAX_NODES:
             raise InstanceError(f"{src}: option --nodes = {nodes} is outside 1..{MAX_NODES}")
         cap[0] = nodes
+        meta = info.setdefault("meta", {})   # the processors come from nodes now, whatever gave them before
+        widest = meta.get("capacity_from") == "largest_job" and cap.shape[0] > 1
+        meta["capacity_from"] = "nodes" + ("; extra resources: largest_job" if widest else "")
     meta = dict(info.get("meta", {}))
     kill = meta.pop("kill_at_estimate", True) if kill_at_estimate is None else kill_at_estimate
     return make_workload(df, cap, resources=names, kill_at_estimate=kill, source=src, meta=meta,

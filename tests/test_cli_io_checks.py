@@ -44,6 +44,24 @@ def test_simulate_out_keeps_the_files_of_an_earlier_run(swf, tmp_path, capsys):
     assert len(reports) == 1 and json.loads(reports[0].read_text()) == first
     assert len(list(out.glob("jobs-*.csv"))) == 2
     assert json.loads((out / "report.json").read_text())["policy"] == "conservative"
+    # the user's own file is "unrecorded"; the simulation's are kept under its report's stamp
+    assert [p.name.startswith("jobs-unrecorded-") for p in sorted(out.glob("jobs-*.csv"))].count(True) == 1
+    assert not reports[0].name.startswith("report-unrecorded-")
+
+
+def test_simulate_text_says_what_the_input_changed(tmp_path, capsys):
+    """The machine size from the widest job, estimates set to the runtime and
+    jobs killed at their estimate were in --json only."""
+    f = tmp_path / "w.csv"
+    f.write_text("id,submit,runtime,procs,estimate\n1,0,100,6,\n2,10,50,4,20\n3,20,30,2,30\n")
+    assert main(["simulate", "--workload", str(f), "--policy", "easy"]) == 0
+    out = capsys.readouterr().out
+    assert "capacity from: largest_job" in out and "--nodes" in out
+    assert "estimates changed: estimate_unknown_set_to_runtime 1" in out
+    assert "killed at their estimate: 1 job(s)" in out
+    assert main(["simulate", "--workload", str(f), "--policy", "easy", "--nodes", "8", "--no-kill"]) == 0
+    out = capsys.readouterr().out
+    assert "capacity from" not in out and "killed at" not in out
 
 
 @pytest.mark.parametrize("flags, named", [
