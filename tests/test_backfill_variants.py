@@ -300,3 +300,14 @@ def test_experiment_tiny_run_and_table(tmp_path):
     matplotlib.use("Agg")
     plot(df, tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 0
+
+
+def test_list_policies_gives_each_rule_whole(capsys):
+    """threshold-bf's rule was cut at the "e.g." of its quotation."""
+    from epochbench.cli import main
+    from epochbench.sim.policies import _rule_of
+    assert main(["list", "--policies"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("threshold-bf"))
+    assert line.rstrip().endswith('slowdowns > threshold").')
+    assert _rule_of("A rule (see [x] sec. 2). More text.") == "A rule (see [x] sec. 2)."
+    assert _rule_of("First. Second.") == "First."
