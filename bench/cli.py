@@ -15,9 +15,10 @@ from pathlib import Path
 from epochbench.instances import InfeasibleSolution, InstanceError
 from epochbench.instances.core import RunStopped
 
-from .cli_args import (OPTION_TYPES, Parser, _strict_types, check_params, method_params, nonnegative_float,  # noqa: F401
-                       nonnegative_int, param_value, parse_params, plain_text, positive_float, positive_int)
-from .methods import check_on
+from .checks import (OPTION_TYPES, check_params, nonnegative_float, nonnegative_int,  # noqa: F401
+                     positive_float, positive_int)
+from .cli_args import Parser, _strict_types, param_value, parse_params, plain_text  # noqa: F401
+from .methods import check_on, method_params
 
 
 

@@ -13,7 +13,8 @@ import math
 import sys
 from pathlib import Path
 
-from .cli_args import _Progress, check_params, parse_params, plain_text, positive_float
+from .checks import check_params, positive_float
+from .cli_args import _Progress, parse_params, plain_text
 
 #: options of the command itself, not of a machine (their argparse dests)
 COMMON = ("workload", "machine", "policy", "record_epochs", "epoch_gaps", "min_candidates", "nodes", "selector",

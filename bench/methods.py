@@ -16,8 +16,9 @@ is one error, not a table of error rows.
 from __future__ import annotations
 
 import importlib
-import math
-import numbers
+
+from .checks import (MAX_THREADS, _OWN_OPTIONS, _own_option, accepted_params, accepted_text,  # noqa: F401
+                     check_limits, check_params, check_values, method_function)  # (MAX_THREADS, check_limits: the library's names)
 
 
 def import_function(spec: str):
@@ -44,33 +45,6 @@ def import_function(spec: str):
 
 
 # ---- parameter checks -------------------------------------------------------------------
-def method_function(func):
-    """The function whose signature and ``check_params`` hook a registered
-    method has: ``func`` itself, or the one it wraps (``__wrapped__``: the
-    packing heuristic that an ``epochs`` method built by
-    :func:`~epochbench.instances.packing.epochs_by` applies epoch after
-    epoch; its wrapper takes ``**params``)."""
-    inner = getattr(func, "__wrapped__", None)
-    return method_function(inner) if callable(inner) else func
-
-
-#: the most solver threads a call may ask for (CP-SAT refuses some 10,000 as
-#: an invalid model; HiGHS with 12,000 ran far past its time limit)
-MAX_THREADS = 1024
-
-
-def check_limits(time_limit=None, threads=None) -> None:
-    """ValueError unless ``time_limit`` (seconds) is a positive finite number
-    and ``threads`` an integer in [1, :data:`MAX_THREADS`], as the command
-    line's ``--time-limit`` and ``--threads`` require; None (not given) passes."""
-    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
-                                   or not math.isfinite(time_limit) or time_limit <= 0):
-        raise ValueError(f"time_limit: must be a positive finite number, got {time_limit!r}")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, numbers.Integral)
-                                or not 1 <= threads <= MAX_THREADS):
-        raise ValueError(f"threads: must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
-
-
 def check_on(kind: str, name: str, params: dict, instances=(), *, cli: bool = False, prefix: str = "") -> None:
     """Run method ``name``'s ``check_params`` hook (if it has one) with
     ``params`` on each of ``instances`` of family ``kind``; its ValueError
@@ -96,12 +70,10 @@ def check_method(kind: str, name: str, params: dict, instances=(), *, prefix: st
     """``params`` of method ``name`` of family ``kind`` given from Python
     (``eb.solve``, ``eb.score``), checked before anything runs: every name
     one the method accepts, every value of its kind
-    (:func:`~epochbench.cli_args.check_params`) and accepted by the method's
+    (:func:`~epochbench.checks.check_params`) and accepted by the method's
     ``check_params`` hook on each of ``instances``.  ValueError otherwise,
     one line naming the method and what it accepts."""
     from epochbench.instances.registry import get
-
-    from .cli_args import check_params
     if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
         raise ValueError(f"{prefix}{kind} method {name!r}: expected a dict of keyword arguments, got {params!r}")
     check_params(get(kind, name).func, params, f"{prefix}{kind} method {name!r}", cli=False)
@@ -140,3 +112,29 @@ def score_params(params, instances, methods) -> dict:
                                  f"({', '.join(methods)})")
             check_method(family, name, given, [i for i in instances if i.kind == family], prefix="params: ")
     return params
+
+
+def method_params(kind: str, methods, params: dict, instances=()) -> dict:
+    """Per method, the ``params`` it accepts; ValueError for a parameter no
+    method of ``methods`` accepts, and for a value a method refuses on one
+    of ``instances`` of family ``kind`` (its ``check_params`` hook,
+    :func:`epochbench.methods.check_on`), before anything runs."""
+    from epochbench.instances.registry import get
+    if not params:
+        return {}
+    out, takes = {}, {}
+    for name in methods:
+        func = get(kind, name).func
+        named, var = accepted_params(func)
+        out[name] = {p: v for p, v in params.items() if var or p in named}
+        takes[name] = accepted_text(func)
+        check_values(func, out[name], f"{kind} method {name!r}")
+    for p in params:
+        if p in _OWN_OPTIONS:
+            raise ValueError(_own_option(p, True))
+        if not any(p in got for got in out.values()):
+            raise ValueError(f"--param {p}: no method of {', '.join(methods)} has a parameter {p!r}; accepted: "
+                             + "; ".join(f"{m}: {a}" for m, a in takes.items()))
+    for name, given in out.items():
+        check_on(kind, name, given, instances, cli=True)
+    return out

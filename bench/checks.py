@@ -1,0 +1,219 @@
+"""Checks of the values a user gives, on the command line or from Python:
+the validators of numeric options (argparse ``type`` functions, one-line
+messages), the solver limits, and a method's keyword parameters against
+its signature (names, kinds of value, the options that set some of them).
+
+This module imports nothing else of the package: :mod:`epochbench.methods`
+and the command-line modules build on it, in that order.
+"""
+from __future__ import annotations
+
+import argparse
+import inspect
+import math
+import numbers
+
+
+def method_function(func):
+    """The function whose signature and ``check_params`` hook a registered
+    method has: ``func`` itself, or the one it wraps (``__wrapped__``: the
+    packing heuristic that an ``epochs`` method built by
+    :func:`~epochbench.instances.packing.epochs_by` applies epoch after
+    epoch; its wrapper takes ``**params``)."""
+    inner = getattr(func, "__wrapped__", None)
+    return method_function(inner) if callable(inner) else func
+
+
+#: the most solver threads a call may ask for (CP-SAT refuses some 10,000 as
+#: an invalid model; HiGHS with 12,000 ran far past its time limit)
+MAX_THREADS = 1024
+
+
+def check_limits(time_limit=None, threads=None) -> None:
+    """ValueError unless ``time_limit`` (seconds) is a positive finite number
+    and ``threads`` an integer in [1, :data:`MAX_THREADS`], as the command
+    line's ``--time-limit`` and ``--threads`` require; None (not given) passes."""
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
+                                   or not math.isfinite(time_limit) or time_limit <= 0):
+        raise ValueError(f"time_limit: must be a positive finite number, got {time_limit!r}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, numbers.Integral)
+                                or not 1 <= threads <= MAX_THREADS):
+        raise ValueError(f"threads: must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
+
+
+def _number(text: str, kind: type, ok, what: str):
+    try:
+        value = kind(text)
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"{what}, got {text!r}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"{what}, got {text}")
+    return value
+
+
+def _finite(x: float) -> bool:
+    return x == x and abs(x) != float("inf")
+
+
+def positive_float(text: str) -> float:
+    """argparse ``type``: a finite number > 0 (seconds, rates)."""
+    return _number(text, float, lambda x: _finite(x) and x > 0, "must be a positive finite number")
+
+
+def nonnegative_float(text: str) -> float:
+    """argparse ``type``: a finite number >= 0."""
+    return _number(text, float, lambda x: _finite(x) and x >= 0, "must be a finite number >= 0")
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type``: an integer >= 1."""
+    return _number(text, int, lambda x: x >= 1, "must be an integer >= 1")
+
+
+def thread_count(text: str) -> int:
+    """argparse ``type``: solver threads, an integer from 1 to
+    :data:`epochbench.methods.MAX_THREADS`."""
+    return _number(text, int, lambda x: 1 <= x <= MAX_THREADS, f"must be an integer from 1 to {MAX_THREADS}")
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse ``type``: an integer >= 0."""
+    return _number(text, int, lambda x: x >= 0, "must be an integer >= 0")
+
+
+def limit_int(text: str) -> int:
+    """argparse ``type``: an integer >= 0, or -1 for no limit."""
+    return _number(text, int, lambda x: x >= -1, "must be an integer >= 0, or -1 for no limit")
+
+
+#: option dest -> its argparse ``type`` in every command but ``generate``
+#: (whose parameters check themselves, :func:`epochbench.instances.generators.Param.parse`);
+#: applied by :func:`_strict_types`, so options that other modules add
+#: (``epochbench.sim.gang``, ``epochbench.sim.farm``) are covered too
+OPTION_TYPES = {
+    "time_limit": positive_float, "threads": thread_count, "count": positive_int, "seeds": positive_int,
+    "jobs": positive_int, "nodes": positive_int, "min_candidates": positive_int,
+    "starvation_limit": nonnegative_float, "small_threshold": nonnegative_int, "seed": nonnegative_int,
+    "farm_jobs": positive_int, "machines": positive_int, "licenses": positive_int,
+    "interarrival": positive_float, "exact_time_limit": positive_float, "oracle_every": nonnegative_int,
+    "mpl": positive_int, "slice": positive_float, "switch_overhead": nonnegative_float,
+    "migration_cost": nonnegative_float, "migration_limit": limit_int,
+}
+
+
+#: keyword arguments set by their own options, never by --param
+_OWN_OPTIONS = ("time_limit", "threads")
+
+#: words of a parameter's annotation that mark a Python object no ``--param``
+#: text can give (a :class:`Result` start, a dict of solver parameters)
+_PYTHON_ONLY = ("Result", "dict")
+
+
+def _signature(func) -> list:
+    """The parameters of ``func`` after the instance; those of the packing
+    heuristic an ``epochs`` method applies epoch after epoch
+    (:func:`~epochbench.methods.method_function`)."""
+    return list(inspect.signature(method_function(func)).parameters.values())[1:]
+
+
+def python_only(param: inspect.Parameter) -> bool:
+    """Whether ``param`` takes a Python object that no ``--param`` text can
+    give (annotated with a :class:`Result` or a dict)."""
+    return any(word in str(param.annotation) for word in _PYTHON_ONLY)
+
+
+def accepted_params(func) -> tuple[list[str], bool]:
+    """The keyword parameters ``func`` takes after the instance (those set
+    by their own options left out), and whether it takes ``**kwargs``."""
+    sig = _signature(func)
+    named = [p.name for p in sig if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+             and p.name not in _OWN_OPTIONS]
+    return named, any(p.kind is p.VAR_KEYWORD for p in sig)
+
+
+def accepted_text(func, cli: bool = True) -> str:
+    """What ``func`` accepts, for an error message: ``window, fullness``;
+    on the command line those it takes from Python only are named apart."""
+    named, _ = accepted_params(func)
+    if not cli:
+        return ", ".join(named) or "none"
+    only = {p.name for p in _signature(func) if python_only(p)}
+    text = ", ".join(n for n in named if n not in only) or "none"
+    return text + (f" (from Python only: {', '.join(n for n in named if n in only)})" if only & set(named) else "")
+
+
+def _own_option(name: str, cli: bool) -> str:
+    """The error for a parameter that has an option (argument) of its own."""
+    if cli:
+        return f"--param {name}: set it with --{name.replace('_', '-')}"
+    return f"params: {name} is an argument of score itself ({name}=...), not a method parameter"
+
+
+def check_params(func, params: dict, label: str, *, cli: bool = True) -> dict:
+    """``params`` if ``func`` accepts every one (:func:`inspect.signature`)
+    with a value of its kind (:func:`check_value`), else ValueError naming
+    the first unknown one and those it accepts.  ``cli``: the values came
+    from ``--param`` (messages name the option; a parameter that takes a
+    Python object is refused), else from Python (``eb.solve``, ``eb.score``)."""
+    named, var = accepted_params(func)
+    for name in params:
+        if name in _OWN_OPTIONS:
+            raise ValueError(_own_option(name, cli))
+        if name not in named and not var:
+            raise ValueError(f"{'--param ' + name + ': ' if cli else ''}{label} has no parameter {name!r}; "
+                             f"it accepts: {accepted_text(func, cli)}")
+    check_values(func, params, label, cli=cli)
+    return params
+
+
+def check_values(func, params: dict, label: str, *, cli: bool = True) -> None:
+    """:func:`check_value` for each of ``params`` that ``func`` names (those
+    set by their own options left out)."""
+    sig = {p.name: p for p in _signature(func)}
+    for name, value in params.items():
+        if name in sig and name not in _OWN_OPTIONS:
+            check_value(sig[name], value, label, cli=cli)
+
+
+def _is_int(value) -> bool:
+    import numbers
+    return not isinstance(value, bool) and (isinstance(value, numbers.Integral) or (
+        isinstance(value, numbers.Real) and float(value).is_integer()))
+
+
+def _is_number(value) -> bool:
+    import numbers
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_value(param: inspect.Parameter, value, label: str, *, cli: bool = True) -> None:
+    """A parameter's value against the parameter it sets: a flag (default
+    True or False) takes true / false, an integer parameter an integer, a
+    float one a number, ``none`` only a parameter that takes None; a parameter named like a command-line option
+    (:data:`OPTION_TYPES`, e.g. ``seed``) passes that option's check; one
+    that takes a Python object (a :class:`Result`, a dict) is not settable
+    from the command line (``cli``), only from Python, where a parameter
+    without an annotation takes any object (the method checks it)."""
+    name, default = param.name, param.default
+    where = f"--param {name}={value}: {label}" if cli else f"{label}: {name}={value!r}"
+    if value is None:                  # only where the parameter takes None (``nodes=None``: no hand-over)
+        if default is None or "None" in str(param.annotation):
+            return
+        raise ValueError(f"--param {name}=none: {label} does not take none here" if cli
+                         else f"{label}: {name}=None: it does not take None")
+    if not cli and (python_only(param) or param.annotation is param.empty):
+        return           # from Python, an object (an unannotated ``seed``: an int or a Generator)
+    if python_only(param):
+        raise ValueError(f"--param {name}: {label} takes it from Python only ({param.annotation}), "
+                         "not from the command line")
+    if isinstance(default, bool) and not isinstance(value, bool):
+        raise ValueError(f"{where} expects {'true or false' if cli else 'True or False'}")
+    if isinstance(default, int) and not isinstance(default, bool) and not _is_int(value):
+        raise ValueError(f"{where} expects an integer")
+    if isinstance(default, float) and not _is_number(value):
+        raise ValueError(f"{where} expects a number")
+    if name in OPTION_TYPES and _is_number(value):
+        try:
+            OPTION_TYPES[name](str(value))
+        except (ValueError, argparse.ArgumentTypeError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
