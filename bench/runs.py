@@ -34,7 +34,7 @@ from importlib import metadata
 from pathlib import Path
 
 from epochbench.instances.core import json_text
-from epochbench.instances.files import write_text
+from epochbench.instances.files import not_a_folder, pid_alive, write_text
 
 #: the provenance file of a run folder
 RUN_JSON = "run.json"
@@ -176,7 +176,7 @@ def unwritable(folder: Path) -> str | None:
     made = [p for p in (folder, *folder.parents) if not p.exists()]
     try:
         if folder.exists() and not folder.is_dir():
-            return f"{folder}: is a file, not a folder; choose an output folder"
+            return not_a_folder(folder)
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
             pass
@@ -334,9 +334,8 @@ def _read_why(path: Path) -> tuple[dict | None, str]:
 
 def _gone(info: dict) -> bool:
     """A running record's process was on this host and is no more."""
-    from epochbench.instances.files import _pid_alive
     pid, host = info.get("pid"), (info.get("machine") or {}).get("host")
-    return isinstance(pid, int) and host == socket.gethostname() and not _pid_alive(pid)
+    return isinstance(pid, int) and host == socket.gethostname() and not pid_alive(pid)
 
 
 def format_runs(runs: list[dict]) -> str:

@@ -95,7 +95,8 @@ def write_text(path, text: str, encoding: str = "utf-8") -> Path:
     return write_bytes(path, text.encode(encoding))
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (whoever owns it)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -116,7 +117,7 @@ def remove_stale(folder) -> list[Path]:
     gone = []
     for p in Path(folder).glob(f"{TMP_PREFIX}*"):
         pid = p.name[len(TMP_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
             with contextlib.suppress(OSError):
                 p.unlink()
                 gone.append(p)
@@ -130,6 +131,11 @@ def _holder(fd: int) -> str:
     except OSError:
         return ""
     return f" (pid {text})" if text.isdigit() else ""
+
+
+def not_a_folder(folder) -> str:
+    """The one-line message for an output folder that is a file."""
+    return f"{folder}: is a file, not a folder; choose an output folder"
 
 
 @contextlib.contextmanager
@@ -162,7 +168,7 @@ def output_lock(folder):
     folder = Path(folder)
     made = not folder.exists()
     if folder.exists() and not folder.is_dir():
-        raise OutputError(f"{folder}: is a file, not a folder; choose an output folder")
+        raise OutputError(not_a_folder(folder))
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
