@@ -101,6 +101,13 @@ def test_utilization_at_marks_both_ends_of_the_sweep():
     assert math.isnan(zg.utilization_at([], [], 20))
 
 
+def test_crossing_bracket_names_the_load_points_around_the_crossing():
+    assert zg.crossing_bracket([0.2, 0.5, 0.8], [10.0, 30.0, 60.0], 20) == (0.2, 0.5)
+    assert zg.crossing_bracket([0.2, 0.5], [30.0, 60.0], 20) == (-math.inf, 0.2)
+    assert zg.crossing_bracket([0.2, 0.5], [1.0, 2.0], 20) == (0.5, math.inf)
+    assert all(math.isnan(x) for x in zg.crossing_bracket([], [], 20))
+
+
 def test_zhang_gang_table_writes_the_out_of_sweep_cells(tmp_path):
     base = {"stream": "lublin03", "policy": "bf", "mpl": 1, "overhead": 0.0, "discrete": False, "seed": 0}
     cols = {"offered_load": 0.5, "wait_mean": 1.0, "capacity_loss": 0.1, "bsld_std": 1.0, "wait_std": 1.0,
@@ -110,6 +117,7 @@ def test_zhang_gang_table_writes_the_out_of_sweep_cells(tmp_path):
             for c, sl in curves.items() for p, u, s in zip((0.6, 1.2, 1.8), (0.3, 0.6, 0.9), sl)]
     t = zg.table(pd.DataFrame(rows)).set_index("config")
     assert t.loc["BF", "rho@sld20"] == pytest.approx(0.3 + 0.3 * 15 / 25)
+    assert t.loc["BF", ["sld20_from", "sld20_to"]].tolist() == [0.3, 0.6]
     assert t.loc["GS-2", "rho@sld20"] == -np.inf and t.loc["GS-2", "rho@sld100"] == pytest.approx(0.5)
     assert t.loc["BGS-2", ["rho@sld20", "rho@sld50", "rho@sld100"]].tolist() == [np.inf] * 3
     t.to_csv(tmp_path / "t.csv")
