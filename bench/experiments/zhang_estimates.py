@@ -36,8 +36,8 @@ Phi has very little impact, more accurate estimates helping the wait a
 little (fig. 7).  On lublin03 every load of the sweep is what the paper
 calls very high (bounded slowdown 157 with perfect estimates at rho 0.54,
 the paper's table 1 has 2.5 to 3.9 at 0.55): overestimation lowers the
-wait by 5 to 46 % (Phi) and 10 to 22 % (Omega) at rho 0.54 to 0.83, seed
-to seed noisy.  On the hyper-Erlang arm, the paper's regime (slowdown 4.4
+wait by 5 to 46 % with Phi (rho 0.54 to 0.83) and by 10 to 22 % with
+Omega (rho 0.54), noisy from seed to seed.  On the hyper-Erlang arm, the paper's regime (slowdown 4.4
 at 0.54), Phi changes the wait by 1 to 3 % at 0.54 and the slowdown gain
 is 10 to 25 % up to 0.75, as the paper says; but the wait still falls by
 12 to 35 % with Omega at 0.65 to 0.76, and Phi's sign is the opposite of
