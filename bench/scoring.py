@@ -11,9 +11,10 @@ gap_kind      reference
 optimum       a proven optimum: an exact method proved it in this run, a
               checked solution of this run meets a valid bound, or the
               instance / a reference file carries it (``optimum``)
-best known    a data set's best-known value (``best_known``): the gap is
-              relative to it, and a method that beats it has
-              ``beats_reference`` True
+best known    a data set's best-known value (``best_known``), or a checked
+              solution of this run that beats it (then the best known):
+              the gap is relative to it, and a method that beats the
+              data set's value has ``beats_reference`` True
 bound         the tightest valid bound: the best bound an exact method proved
               in this run, the instance's ``lp_bound`` / ``lower_bound``
               (minimising) / ``upper_bound`` (maximising), a reference file's
@@ -337,7 +338,8 @@ def reference(inst, results: list[Result], files=()) -> Reference:
     """Strongest reference for ``inst`` from ``results`` (checked), the
     instance's ``meta`` and the reference ``files``, in family units.
 
-    Order: a proven optimum; a best-known value; the tightest valid bound
+    Order: a proven optimum; a best-known value (a checked solution of
+    this run when it beats the data set's); the tightest valid bound
     (``optimum`` instead where a checked solution meets it); ``no bound``.
     Raises :class:`SolverDisagreement` if proofs disagree or a checked
     solution or a best-known value beats a proof or bound.  Cost
@@ -382,6 +384,10 @@ def reference(inst, results: list[Result], files=()) -> Reference:
     if met:  # a checked solution meets a valid bound: both are the optimum
         return Reference(best[0], "optimum", f"run ({best[1]} meets {met[0]})", **bk)
     if claims.best_known:
+        if best is not None and better(best[0], bk["best_known"], sense):
+            # a checked solution of this run beats the data set's value: it is the best known now,
+            # and the gaps are measured against it (the beaten value stays in best_known, for the flag)
+            return Reference(best[0], "best known", f"run ({best[1]}, beats {bk['best_known_source']})", **bk)
         return Reference(bk["best_known"], "best known", bk["best_known_source"], **bk)
     if claims.bounds:
         v, src = (min if sense == "max" else max)(claims.bounds, key=lambda c: c[0])

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from epochbench.cli import main
-from epochbench.scoring import SolverDisagreement, format_table, read_reference_file, reference, score, summarize
+from epochbench.scoring import (SolverDisagreement, format_table, read_reference_file, read_references, reference, score,
+                                summarize)
 from epochbench.validation import validate, verdict_table
 from epochbench.instances import InstanceError, PackingInstance, Result, registry
 from epochbench.instances.assignment import load_orlib_assign
@@ -225,8 +226,10 @@ def test_score_uses_a_reference_file_named_on_the_command_line(tmp_path, capsys)
     assert err == [f"epochbench score: mine.csv: 1 of 3 row(s) name no instance here (elsewhere/{names[2]}): "
                    "ignored"]
     t = pd.read_csv(tmp_path / "s.csv").set_index("instance")
-    assert t.loc[names[0], "gap_kind"] == "best known" and t.loc[names[0], "ref_source"] == "mine.csv"
-    assert t.loc[names[0], "bound"] == pytest.approx(0.01) and bool(t.loc[names[0], "beats_reference"])
+    # ff beats the file's 0.01: its checked value is the best known now, the gap measured against it
+    assert t.loc[names[0], "gap_kind"] == "best known" and t.loc[names[0], "ref_source"] == "run (ff, beats mine.csv)"
+    assert t.loc[names[0], "bound"] == pytest.approx(t.loc[names[0], "value"]) and t.loc[names[0], "gap"] == 0
+    assert bool(t.loc[names[0], "beats_reference"])
     assert t.loc[names[1], "gap_kind"] == "bound" and t.loc[names[1], "ref_source"] == "mine.csv upper_bound"
     assert t.loc[names[1], "gap"] == pytest.approx(1 - t.loc[names[1], "value"])
     assert t.loc[names[2], "gap_kind"] == "no bound"  # the dataset column does not match
@@ -404,3 +407,22 @@ def test_a_solution_better_than_a_best_known_value_is_flagged_and_rechecked(fami
             decision = [tuple(p) for p in decision]
         check(inst, decision)                                     # raises if infeasible
         assert inst.value(check(inst, decision)) == pytest.approx(doc["value"])
+
+
+def test_a_method_beaten_by_another_that_beats_the_best_known_value_has_its_gap_to_that(tmp_path):
+    """bb beat a best-known 0.2 with 0.263 and ff had 0.181: bb was given a
+    31.6 % gap against 0.2 (ranked below ff's 9.5 %), ff 9.5 % against a
+    value that the run had beaten."""
+    from epochbench.scoring import score
+    from epochbench.instances.generators import generate
+    inst = generate("leinberger", n=64, k=4, dist="uniform", count=1, seed=1)[0]
+    t = score([inst], ["bb", "ff"]).set_index("method")
+    vb, vf = t.loc["bb", "value"], t.loc["ff", "value"]
+    assert vb > vf                                      # bb packs more on this instance
+    ref = tmp_path / "r.csv"
+    mid = (vb + vf) / 2
+    ref.write_text(f"instance,best_known\n{inst.name},{mid}\n")
+    t = score([inst], ["bb", "ff"], references=read_references([ref])).set_index("method")
+    assert t.loc["bb", "gap"] == 0 and bool(t.loc["bb", "beats_reference"])
+    assert t.loc["ff", "gap"] == pytest.approx((vb - vf) / vb) and not bool(t.loc["ff", "beats_reference"])
+    assert (t["gap_kind"] == "best known").all() and (t["bound"] == vb).all()
