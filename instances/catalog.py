@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import threading
 from typing import Any, Callable, Generic, Hashable, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
@@ -132,6 +133,7 @@ class Catalog(Generic[T]):
         self._sources: list[Source] = list(sources)
         self._done = 0                       # sources[:_done] have been loaded
         self._describe = describe_key
+        self._lock = threading.Lock()        # guards _done (not held while a source imports)
 
     # -- registering -------------------------------------------------------
     def add(self, key: Hashable, entry: T, *, origin: str = "builtin", same=None) -> T:
@@ -152,11 +154,21 @@ class Catalog(Generic[T]):
 
     # -- finding -----------------------------------------------------------
     def _load_next(self) -> bool:
-        if self._done >= len(self._sources):
+        """Load the next source; False when all are loaded.  Thread-safe: two
+        threads that miss at once may both run the same source (an import is
+        done once whatever calls it; a plug-in registers the same entry
+        again), and the count of loaded sources only moves past the one
+        each ran, so no source is skipped (``_done += 1`` from both skipped
+        the next one: a Dask worker's two threads lost knapsack's ``cpsat``).
+        No lock is held while a source runs, so that an import that looks
+        something up cannot wait on another thread's."""
+        with self._lock:
+            i = self._done
+        if i >= len(self._sources):
             return False
-        source = self._sources[self._done]
-        source()                             # raises: not counted, retried next time
-        self._done += 1
+        self._sources[i]()                   # raises: not counted, retried next time
+        with self._lock:
+            self._done = max(self._done, i + 1)
         return True
 
     def complete(self) -> "Catalog[T]":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -181,29 +182,51 @@ def snapshot(family: str, names_: list[str]) -> tuple[Method, ...]:
     return tuple(m for m in (METHODS.find((family, n)) for n in names_) if m is not None)
 
 
+#: the entries :func:`using` put in place, by key: [blocks using it, entry it replaced, entry put in place]
+_USING: dict = {}
+_USING_LOCK = threading.Lock()
+
+
 @contextmanager
 def using(shipped: tuple[Method, ...] = ()):
     """While the block runs, look methods up as the process that took the
     :func:`snapshot` had them: a method registered there at run time (or
     patched) is unknown or different in a worker process, whose own modules
     and plug-ins register the rest.  Entries whose function is the one
-    registered here already are left alone; the others are restored after
-    the block (a worker serves many sweeps)."""
-    saved = {}
-    for m in shipped:
-        key = (m.family, m.name)
-        cur = METHODS.find(key)
-        if cur is None or cur.func is not m.func or cur.kind != m.kind:
-            saved[key] = cur
-            _REGISTRY[key] = m
+    registered here already are left alone; the others are restored when
+    the last block using them ends (a worker serves many sweeps, and a Dask
+    worker with several threads runs blocks at once: the first to end put
+    the old entry back, or removed it, under the others).  Blocks that ship
+    different functions under one name at once: the later one is looked up."""
+    took = []
+    with _USING_LOCK:
+        for m in shipped:
+            key = (m.family, m.name)
+            held = _USING.get(key)
+            if held is not None:
+                held[0] += 1
+                if held[2].func is not m.func or held[2].kind != m.kind:
+                    held[2] = _REGISTRY[key] = m
+                took.append(key)
+                continue
+            cur = METHODS.find(key)
+            if cur is None or cur.func is not m.func or cur.kind != m.kind:
+                _USING[key] = [1, cur, m]
+                _REGISTRY[key] = m
+                took.append(key)
     try:
         yield
     finally:
-        for key, cur in saved.items():
-            if cur is None:
-                _REGISTRY.pop(key, None)
-            else:
-                _REGISTRY[key] = cur
+        with _USING_LOCK:
+            for key in took:
+                held = _USING[key]
+                held[0] -= 1
+                if held[0] == 0:
+                    del _USING[key]
+                    if held[1] is None:
+                        _REGISTRY.pop(key, None)
+                    else:
+                        _REGISTRY[key] = held[1]
 
 
 def methods_loaded(family: str | None = None) -> list[Method]:
