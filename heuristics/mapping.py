@@ -434,6 +434,11 @@ def _check_tabu(inst, init="random", time_limit=None, **_) -> None:
     _init_method(init)
 
 # ---- simulated annealing -------------------------------------------------------------------
+#: simulated annealing draws its random numbers and refreshes its load sums in blocks of
+#: this many steps, and checks a time limit every SA_CHECK steps within a block
+SA_BLOCK, SA_CHECK = 4096, 256
+
+
 @register("mapping", "sa")
 def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, patience: int = 150,
        max_iter: int = 100_000, time_limit: float | None = None, seed=0,
@@ -507,16 +512,26 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
     start_span = temp = cur_span
     since = done = 0
     if m > 1:
-        chunk = 4096 if time_limit is None else 256
-        while done < max_iter and since < patience:
-            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
-                break
+        # the draws and the fresh sums come in blocks of SA_BLOCK steps whether or not a
+        # time limit is set, which is checked every SA_CHECK steps: a limit that is not
+        # reached leaves the answer as without one (blocks of 256 with a limit drew
+        # another random sequence: score and eb.solve(..., time_limit=10) disagreed)
+        out_of_time = False
+        while done < max_iter and since < patience and not out_of_time:
             load, cnt = _k.loads_of(etc, cur, m)  # fresh sums: no drift from the +/- updates
-            n = min(chunk, max_iter - done)
-            steps, cur_span, best_span, temp, since = _k.anneal(
-                etc, ready, cur, load, cnt, cur_span, best, best_span, temp, float(cooling), since,
-                int(patience), rng.integers(0, t, size=n), rng.integers(1, m, size=n), rng.random(n))
-            done += steps
+            n = min(SA_BLOCK, max_iter - done)
+            r_task, r_off, r_z = rng.integers(0, t, size=n), rng.integers(1, m, size=n), rng.random(n)
+            step = n if time_limit is None else SA_CHECK
+            for a in range(0, n, step):
+                if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+                    out_of_time = True
+                    break
+                steps, cur_span, best_span, temp, since = _k.anneal(
+                    etc, ready, cur, load, cnt, cur_span, best, best_span, temp, float(cooling), since,
+                    int(patience), r_task[a:a + step], r_off[a:a + step], r_z[a:a + step])
+                done += steps
+                if since >= patience:
+                    break
     if stats is not None:
         stats.update(iterations=done, start_makespan=start_span, final_makespan=inst.value(cur),
                      best_makespan=inst.value(best))

@@ -365,6 +365,19 @@ def test_sa_deterministic_never_worse_than_start_and_patience():
         H.sa(inst, init="bad")
 
 
+@pytest.mark.parametrize("shape", [(60, 6), (200, 16)])
+def test_sa_with_a_time_limit_it_does_not_reach_answers_as_without_one(shape):
+    """With a time limit sa drew its random numbers in blocks of 256, not
+    4096: another sequence, another answer (score and eb.solve(...,
+    time_limit=10) disagreed on one instance)."""
+    inst = braun_range(tasks=shape[0], machines=shape[1], seed=4)[0]
+    st, st2 = {}, {}
+    a = H.sa(inst, seed=3, stats=st)
+    b = H.sa(inst, seed=3, stats=st2, time_limit=100.0)
+    assert a.tolist() == b.tolist() and st == st2
+    assert H.sa(inst, seed=3, time_limit=0.0).tolist() == H.sa(inst, seed=3, max_iter=0).tolist()
+
+
 def test_tabu_short_hops_reach_a_swap_local_optimum():
     rng = np.random.default_rng(2)
     inst = random_instance(rng, 15, 4, ready=True)
