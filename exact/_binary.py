@@ -289,6 +289,14 @@ def _widest_row(model: BinaryModel) -> int:
     return max((sum(abs(int(c)) for c in coef) for _, coef, _, _ in model.rows), default=0)
 
 
+def _cpsat_refuses(model: BinaryModel, largest: int | None = None) -> bool:
+    """Whether a row of ``model`` is beyond CP-SAT's integer range
+    (:data:`CPSAT_ROW_LIMIT`; the exact sum only where the largest
+    coefficient makes it possible)."""
+    largest = _largest(model) if largest is None else largest
+    return largest >= CPSAT_ROW_LIMIT // max(model.n_vars, 1) and _widest_row(model) >= CPSAT_ROW_LIMIT
+
+
 def _largest(model: BinaryModel) -> int:
     """The largest constraint coefficient of ``model`` (absolute value), in
     one numpy pass over all rows (int64 coefficients: exact)."""
@@ -304,7 +312,7 @@ def _cpsat(model: BinaryModel, deadline: float, threads: int, seed: int, params:
     ``best_objective_bound`` is kept only with a solution: on UNKNOWN it is
     not a proof (0 for an unsolved maximisation)."""
     largest = _largest(model)
-    if largest >= CPSAT_ROW_LIMIT // max(model.n_vars, 1) and _widest_row(model) >= CPSAT_ROW_LIMIT:
+    if _cpsat_refuses(model, largest):
         return _not_run("int", "CP-SAT", "a row whose coefficients sum to 2**62 or more, beyond CP-SAT's "
                         "integer range; mkp-bb (packing, knapsack) and cg (epochs) solve such data")
     s = cp_model.CpSolver()
@@ -624,8 +632,10 @@ def _highs(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outc
     coefficient is beyond HiGHS's range."""
     units = _milp_units(model)
     if _beyond(model, HIGHS_LARGE):
+        other = ("mkp-bb (packing, knapsack) and cg (epochs) solve such data" if _cpsat_refuses(model)
+                 else "cpsat solves such data")
         return _not_run(units, "HiGHS", f"a constraint coefficient of {HIGHS_LARGE:.0e} or more, beyond "
-                        "HiGHS's matrix range; cpsat solves such data")
+                        f"HiGHS's matrix range; {other}")
     if time_left(deadline) <= 0:
         return no_time(units, "HiGHS")
     h = highs_model(model, units, deadline)

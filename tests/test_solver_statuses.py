@@ -386,8 +386,14 @@ def test_highs_refused_coefficients_give_the_start_with_the_reason():
     inst = PackingInstance.build([c], [[c // 2 + 1], [c // 2 - 1], [c // 2]], objective="count")
     r = solve(inst, "milp-highs", time_limit=5, threads=1)
     assert (r.status, r.value, r.bound) == ("feasible", 2.0, None)
-    assert "beyond HiGHS's matrix range" in r.info["note"]
+    assert "beyond HiGHS's matrix range" in r.info["note"] and "cpsat solves such data" in r.info["note"]
     assert solve(inst, "cpsat", time_limit=5, threads=1).status == "optimal"
+    # beyond CP-SAT's range too: the note names the methods that do solve it
+    big = PackingInstance.build([9 * 10**18], [[5 * 10**18], [5 * 10**18], [4 * 10**18]], objective="count")
+    note = solve(big, "milp-highs", time_limit=5, threads=1).info["note"]
+    assert "cpsat solves" not in note and "mkp-bb (packing, knapsack)" in note
+    assert "beyond CP-SAT's integer range" in solve(big, "cpsat", time_limit=5, threads=1).info["note"]
+    assert solve(big, "mkp-bb", time_limit=5, threads=1).status == "optimal"
 
 
 def test_cbc_is_not_run_on_coefficients_where_its_proofs_failed():
