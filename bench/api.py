@@ -233,9 +233,11 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
     from .validation import validate as _validate
     if not callable(func):
         raise ValueError(f"func: expected a function, got {type(func).__name__}")
-    for what, x, low in (("count", count, 1), ("seed", seed, 0)):
-        if isinstance(x, bool) or not isinstance(x, int) or x < low:
-            raise ValueError(f"{what}: must be an integer >= {low}, got {x!r}")
+    from .checks import MAX_COUNT
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
+        raise ValueError(f"count: must be an integer from 1 to {MAX_COUNT:,}, got {count!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed: must be an integer >= 0, got {seed!r}")
     check_limits(time_limit)
     _workers(workers)
     if label is not None and (not isinstance(label, str) or not label.strip()):

@@ -76,6 +76,22 @@ def thread_count(text: str) -> int:
     return _number(text, int, lambda x: 1 <= x <= MAX_THREADS, f"must be an integer from 1 to {MAX_THREADS}")
 
 
+#: the most instances ``validate --count`` draws (as ``generate --count``) and the most
+#: repetitions ``experiment --seeds`` runs: past them a run built its task list for
+#: minutes, silently, before the first line (1e11 took 800 MB in 20 s)
+MAX_COUNT, MAX_SEEDS = 10**6, 10**4
+
+
+def instance_count(text: str) -> int:
+    """argparse ``type``: an integer from 1 to :data:`MAX_COUNT`."""
+    return _number(text, int, lambda x: 1 <= x <= MAX_COUNT, f"must be an integer from 1 to {MAX_COUNT:,}")
+
+
+def seed_count(text: str) -> int:
+    """argparse ``type``: an integer from 1 to :data:`MAX_SEEDS`."""
+    return _number(text, int, lambda x: 1 <= x <= MAX_SEEDS, f"must be an integer from 1 to {MAX_SEEDS:,}")
+
+
 def nonnegative_int(text: str) -> int:
     """argparse ``type``: an integer >= 0."""
     return _number(text, int, lambda x: x >= 0, "must be an integer >= 0")
@@ -91,7 +107,7 @@ def limit_int(text: str) -> int:
 #: applied by :func:`_strict_types`, so options that other modules add
 #: (``epochbench.sim.gang``, ``epochbench.sim.farm``) are covered too
 OPTION_TYPES = {
-    "time_limit": positive_float, "threads": thread_count, "count": positive_int, "seeds": positive_int,
+    "time_limit": positive_float, "threads": thread_count, "count": instance_count, "seeds": seed_count,
     "jobs": positive_int, "nodes": positive_int, "min_candidates": positive_int,
     "starvation_limit": nonnegative_float, "small_threshold": nonnegative_int, "seed": nonnegative_int,
     "farm_jobs": positive_int, "machines": positive_int, "licenses": positive_int,
