@@ -293,7 +293,9 @@ def _check_instance(inst, func, label, exact, builtin, time_limit) -> tuple[list
 
 
 def verdict_table(v: Verdict) -> str:
-    """Per method: instances, failures, mean / max gap over the instances
+    """Per method: instances, failures, ``short`` (assignment: matchings
+    with fewer pairs than a maximum one, never at the reference; shown when
+    any is), mean / max gap over the instances
     that passed ("no bound" where none had a reference), share at the
     reference (a failed instance counts as not at it), what the gaps are
     measured against (``gap_vs``), median ms."""
@@ -308,4 +310,8 @@ def verdict_table(v: Verdict) -> str:
     ).reset_index()
     shares = {m: at_reference_share(g["gap"], g["_missed"], g["short"] if "short" in g else None) for m, g in by}
     agg.insert(agg.columns.get_loc("max_gap") + 1, "optimal", agg["method"].map(shares))
+    if "short" in df and df["short"].fillna(False).astype(bool).any():
+        # matchings with fewer pairs than possible (assignment): counted as score counts them
+        short = by["short"].agg(lambda s: int(s.fillna(False).astype(bool).sum()))
+        agg.insert(agg.columns.get_loc("failures") + 1, "short", agg["method"].map(short))
     return shown(agg).to_string(index=False)

@@ -174,3 +174,26 @@ def test_a_plugin_method_that_changes_its_instance_is_one_clear_error_and_the_in
     with pytest.raises(ValueError, match="read-only"):         # the copy's arrays are read-only as the original's
         registry.solve(inst, "plain-write")
     assert registry.solve(inst, "plugin-ff").decision == registry.solve(inst, "ff").decision
+
+
+def _one_pair(inst):
+    """A valid matching of a single pair (the first eligible one), whatever could be matched."""
+    pref = np.asarray(inst.preference)
+    eligible = np.argwhere(pref > 0) if (pref > 0).any() else np.argwhere(np.isfinite(pref))
+    return [tuple(int(x) for x in eligible[0])] if len(eligible) else []
+
+
+def test_validate_summary_counts_short_matchings_as_score_does():
+    """Six of ten answers matched fewer pairs than possible: the verdict
+    table had no word of it (the flags were in the rows only)."""
+    from epochbench.validation import verdict_table
+    v = eb.validate(_one_pair, "assignment", count=4, seed=1)
+    mine = v.rows[v.rows["method"] == "yours:_one_pair"] if "yours:_one_pair" in set(v.rows["method"]) else \
+        v.rows[v.rows["method"] == "_one_pair"]
+    n_short = int(mine["short"].fillna(False).astype(bool).sum())
+    assert n_short > 0
+    lines = verdict_table(v).splitlines()
+    header = lines[0].split()
+    assert "short" in header
+    row = next(x.split() for x in lines[1:] if "_one_pair" in x)
+    assert int(row[header.index("short")]) == n_short
