@@ -1,4 +1,5 @@
-"""``epochbench``: generate, solve, score, list, validate, simulate, calibrate, experiment, bench."""
+"""``epochbench``: generate, solve, score, list, validate, simulate, calibrate, experiment, bench,
+compare, runs."""
 from __future__ import annotations
 
 import argparse
@@ -29,9 +30,10 @@ def _add_generate(sub) -> None:
                        description="Generate an instance family (deterministic by --seed) into --out: "
                                    "one JSON file per instance plus manifest.json.")
     gens = p.add_subparsers(dest="generator", required=True, metavar="GENERATOR")
+    from epochbench.instances.catalog import first_sentence
     for name, func in GENERATORS.items():
         doc = plain_text(inspect.getdoc(func))
-        g = gens.add_parser(name, help=doc.split("\n")[0], description=doc)
+        g = gens.add_parser(name, help=first_sentence(doc), description=doc)
         g.add_argument("--out", required=True, type=Path, help="output folder")
         for pname, par in GENERATOR_PARAMS[name].items():
             opt = "--" + pname.replace("_", "-")
@@ -365,7 +367,7 @@ def _add_solve(sub) -> None:
     s.add_argument("--method", required=True)
     s.add_argument("--time-limit", type=float, default=None,
                    help="seconds: the whole call of an exact method (default 10), or the budget of a heuristic "
-                        "that has one (sa)")
+                        "that has one (mapping: ga, sa, tabu)")
     s.add_argument("--threads", type=int, default=1, help="solver threads, exact methods (default 1)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--reference", action="append", default=[], type=Path, metavar="FILE",

@@ -365,7 +365,7 @@ register_generator("assign-farm", farm_assignment, help={
     "preemptive": "footnote 1 overhead constant 8 (else 800: non-preemptable jobs)", "event": _EVENT_HELP},
     choices={"event": EVENTS})
 register_generator("orlib-assign", _orlib_assign_family,
-                   help={"root": "folder of assign100.txt (default data_root()/assign)"}, none_types={"root": str})
+                   help={"root": "folder of assign100.txt (default: assign in the data folder)"}, none_types={"root": str})
 
 __all__ = ["AssignmentInstance", "check_assignment", "maximum_matching", "lexicographic_matching", "random_assignment", "from_farm",
            "farm_assignment", "load_orlib_assign", "ASSIGN_OPTIMA", "EVENTS"]

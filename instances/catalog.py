@@ -22,6 +22,30 @@ T = TypeVar("T")
 Source = Callable[[], None]
 
 
+def first_sentence(doc: str | None) -> str:
+    """The first sentence of a docstring's first paragraph, on one line: what
+    a listing or a command's help shows of an entry.  A period after an
+    abbreviation ("e.g.", "sec.") or inside brackets or a quotation ends no
+    sentence."""
+    para = " ".join((doc or "").strip().split("\n\n")[0].split())
+    depth, quoted = 0, False
+    for i, ch in enumerate(para):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth = max(depth - 1, 0)
+        elif ch == '"':
+            quoted = not quoted
+        elif (ch == "." and para[i + 1:i + 2] == " " and not depth and not quoted
+              and not para[max(i - 4, 0):i + 1].endswith(_ABBREVIATIONS)):
+            return para[:i + 1]
+    return para
+
+
+#: words whose period ends no sentence
+_ABBREVIATIONS = ("e.g.", "i.e.", "cf.", "al.", "sec.", "fig.", "eq.", "vs.")
+
+
 class PluginError(ValueError):
     """A plug-in entry point that cannot be registered."""
 

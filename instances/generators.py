@@ -179,7 +179,8 @@ def leinberger(*, n: int = 64, k: int = 4, dist: str = "uniform", count: int = 1
     """Packing instances of one scheduling epoch, [leinberger1999] §3.1 workload.
 
     A queue of ``n`` jobs (row order = queue order), each with K requirements
-    from its Feitelson size (see the module docstring) and a runtime estimate;
+    from its Feitelson size (harmonic of order 1.5 on 1..P, a share
+    ``p_pow2`` moved to powers of two) and a hyperexponential runtime estimate;
     ``used`` comes from running jobs of the same model kept while they fit under
     ``floor(load * capacity)`` on every resource (``load`` default: uniform
     0.3..0.8 per instance).  ``meta`` adds ``size`` (processors per queued job),
@@ -466,10 +467,10 @@ def _int_set(value, name):
 
 def vbp_family(*, n: int | None = None, d: int | None = None, classes=None,
                root: str | None = None, per_class: int | None = None) -> list[EpochsInstance]:
-    """The ``classC_n_d_i.vbp`` files under ``root`` (default ``data_root()/vbp``)
+    """The ``classC_n_d_i.vbp`` files under ``root`` (default: ``vbp`` in the data folder)
     filtered by nominal ``n``, ``d`` and ``classes`` (ints, a list, or "1,2,9"),
     sorted by (class, n, d, i); with ``per_class``, only files ``i < per_class``.
-    Raises :class:`InstanceError` if the folder is missing or nothing matches."""
+    A missing folder, or one where nothing matches, is an :class:`InstanceError`."""
     base = Path(root) if root else data_root() / "vbp"
     if not base.is_dir():
         raise InstanceError(f"{base}: no VBP data folder{data_hint(base)}")
@@ -589,7 +590,7 @@ def _bounds(generator: str, name: str):
 _NONE_TYPES = {"load": float, "n": int, "d": int, "classes": str, "root": str, "per_class": int}
 _CHOICES = {"dist": DISTS, "norm": NORMS}
 _HELP = {
-    "n": "queue length (vbp: nominal item count, 20 or 40)",
+    "n": "number of jobs (items) per instance",
     "k": "number of resources K",
     "dist": "distribution of a job's K requirements ([leinberger1999] §3.1)",
     "count": "number of instances",
@@ -612,13 +613,18 @@ _HELP = {
 }
 
 
+#: a parameter's help where one generator means something else by it
+_HELP_OF = {("vbp", "n"): "nominal item count of the files, 20 or 40",
+            ("leinberger", "n"): "queue length: jobs waiting at the epoch"}
+
+
 def _params_of(func, generator: str = "") -> dict[str, Param]:
     out = {}
     for p in inspect.signature(func).parameters.values():
         if p.kind is inspect.Parameter.KEYWORD_ONLY:
             typ = _NONE_TYPES[p.name] if p.default is None else type(p.default)
-            out[p.name] = Param(p.default, typ, _HELP.get(p.name, ""), _CHOICES.get(p.name),
-                                _bounds(generator, p.name), p.name)
+            text = _HELP_OF.get((generator, p.name)) or _HELP.get(p.name, "")
+            out[p.name] = Param(p.default, typ, text, _CHOICES.get(p.name), _bounds(generator, p.name), p.name)
     return out
 
 

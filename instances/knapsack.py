@@ -339,13 +339,13 @@ def load_mknapcb(path, results=None, first: int | None = None) -> list[KnapsackI
 
 def _mknap1_family(*, root: str | None = None) -> list[KnapsackInstance]:
     """OR-Library mknap1: the 7 Petersen problems with their proven optima
-    (``root``: folder of mknap1.txt, default data_root()/orlib)."""
+    (``root``: folder of mknap1.txt, default ``orlib`` in the data folder)."""
     return load_mknap1(Path(root) / "mknap1.txt" if root else None)
 
 
 def _mknapcb_family(*, file: int = 1, first: int | None = None, root: str | None = None) -> list[KnapsackInstance]:
     """OR-Library mknapcbK (Chu & Beasley): 30 problems, best known values and
-    LP bounds of mkcbres.txt in meta (``root`` default data_root()/orlib)."""
+    LP bounds of mkcbres.txt in meta (``root`` default: ``orlib`` in the data folder)."""
     base = Path(root) if root else data_root() / "orlib"
     return load_mknapcb(base / f"mknapcb{_int('file', file, 1)}.txt", first=first)
 
@@ -363,11 +363,11 @@ register_generator("mkp", random_mkp, help={
     "n": "items", "k": "constraints (licenses) L", "tightness": "capacity / total weight per constraint",
     "correlation": "profits independent of the weights or correlated with them"},
     choices={"correlation": CORRELATIONS})
-register_generator("orlib-mknap1", _mknap1_family, help={"root": "folder of mknap1.txt (default data_root()/orlib)"},
+register_generator("orlib-mknap1", _mknap1_family, help={"root": "folder of mknap1.txt (default: orlib in the data folder)"},
                    none_types={"root": str})
 register_generator("orlib-mknapcb", _mknapcb_family, help={
     "file": "K of mknapcbK.txt", "first": "only the first problems of the file",
-    "root": "folder of the files (default data_root()/orlib)"}, none_types={"first": int, "root": str})
+    "root": "folder of the files (default: orlib in the data folder)"}, none_types={"first": int, "root": str})
 
 __all__ = ["KnapsackInstance", "check_knapsack", "license_usage", "from_farm", "farm_mkp", "random_mkp",
            "parse_orlib_mkp", "load_mknap1", "read_mkcbres", "load_mknapcb"]

@@ -361,7 +361,7 @@ def load_braun(path) -> MappingInstance:
 
 def braun_family(*, root: str | None = None, names: str | None = None) -> list[MappingInstance]:
     """The 12 [braun2001] ETC matrices (512 x 16) under ``root``
-    (default ``data_root()/braun``), in Braun's order c, i, s x hihi, hilo,
+    (default: ``braun`` in the data folder), in Braun's order c, i, s x hihi, hilo,
     lohi, lolo; ``names`` picks some, e.g. "u_c_hihi.0,u_i_lolo.0"."""
     base = Path(root) if root else data_root() / "braun"
     if not base.is_dir():

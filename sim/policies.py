@@ -84,22 +84,10 @@ FAST_CODES: dict[str, int] = {}
 
 
 def _rule_of(doc: str | None) -> str:
-    """The first sentence of a docstring's first paragraph, on one line (a
-    period after an abbreviation such as "e.g." or inside a quotation or
-    brackets ends no sentence)."""
-    para = " ".join((doc or "").strip().split("\n\n")[0].split())
-    depth, quoted = 0, False
-    for i, ch in enumerate(para):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth = max(depth - 1, 0)
-        elif ch == '"':
-            quoted = not quoted
-        elif (ch == "." and para[i + 1:i + 2] == " " and not depth and not quoted
-              and not para[max(i - 3, 0):i + 1].endswith(("e.g.", "i.e.", "cf.", "al."))):
-            return para[:i + 1]
-    return para
+    """The first sentence of a docstring's first paragraph, on one line
+    (:func:`epochbench.instances.catalog.first_sentence`)."""
+    from epochbench.instances.catalog import first_sentence
+    return first_sentence(doc)
 
 
 def register_policy(name: str, *, paper: str = "", fast: int | None = None):

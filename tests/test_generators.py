@@ -307,3 +307,19 @@ def test_instances_of_different_seeds_have_different_names(name, kw):
     a = [i.name for i in generate(name, count=2, seed=1, **kw)]
     b = [i.name for i in generate(name, count=2, seed=2, **kw)]
     assert len(set(a)) == 2 and not set(a) & set(b) and all("-s0001-" in x for x in a)
+
+
+def test_generate_help_gives_each_generator_a_whole_first_sentence():
+    """The list cut descriptions at their first line ("each pair eligible
+    with probability density,") and showed internal names (data_root())."""
+    import inspect as _inspect
+
+    from epochbench.cli_args import plain_text
+    from epochbench.instances.catalog import first_sentence
+    from epochbench.instances.generators import GENERATOR_PARAMS, load_generators
+    for name, func in load_generators().items():
+        line = first_sentence(plain_text(_inspect.getdoc(func)))
+        assert line.endswith("."), (name, line)
+        assert "data_root()" not in line and "module docstring" not in plain_text(_inspect.getdoc(func)), name
+    assert "20 or 40" in GENERATOR_PARAMS["vbp"]["n"].help and "vbp" not in GENERATOR_PARAMS["mkp"]["n"].help
+    assert first_sentence("Uniform in 1..1000, e.g. 5. Next.") == "Uniform in 1..1000, e.g. 5."
