@@ -85,8 +85,11 @@ def test_a_rerun_into_the_same_out_keeps_the_previous_files(tmp_path, capsys):
     assert cli.main(["experiment", SMALL.name, "--quiet", "--out", str(out)]) == 0
     first = _strict((out / f"{SMALL.name}.run.json").read_text())
     before = (out / f"{SMALL.name}.csv").read_text()
+    capsys.readouterr()
     assert cli.main(["experiment", SMALL.name, "--quiet", "--out", str(out)]) == 0
     rid = first["id"]
+    said = capsys.readouterr().err
+    assert f"the previous run's files in {out} are kept as " in said and f"{SMALL.name}-{rid}.csv" in said
     kept = out / f"{SMALL.name}-{rid}.csv"
     assert kept.read_text() == before and (out / f"{SMALL.name}-table-{rid}.csv").is_file()
     assert _strict((out / f"{SMALL.name}-{rid}.run.json").read_text())["id"] == rid

@@ -489,7 +489,10 @@ def _keep_previous_run(name: str, out: Path, prov: Path) -> None:
     info = runs.read(prov) or {}
     listed = [out / f for f in info.get("files", []) if isinstance(f, str) and "/" not in f]
     fixed = _fixed_files(name, out)
-    runs.keep_previous(sorted(set(listed) | set(fixed if listed else _files_of(name, out))), prov)
+    kept = runs.keep_previous(sorted(set(listed) | set(fixed if listed else _files_of(name, out))), prov)
+    if kept:    # said, as score and simulate say it
+        print(f"epochbench experiment {name}: the previous run's files in {out} are kept as "
+              f"{', '.join(p.name for p in kept)}", file=sys.stderr, flush=True)
 
 
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
