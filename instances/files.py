@@ -220,8 +220,9 @@ def _take(lock: Path, folder: Path) -> int:
         except BlockingIOError:
             who = _holder(fd)
             os.close(fd)
-            raise OutputBusy(f"{folder}: output folder in use by another epochbench run{who}; "
-                             "wait for it to finish or choose another --out") from None
+            raise OutputBusy(f"{folder}: output folder in use by another epochbench run{who} (one run "
+                             "writes into a folder at a time, whatever its file names); wait for it to finish "
+                             "or give an --out in another folder") from None
         if _same_file(fd, lock):
             return fd
         os.close(fd)                                   # an old holder's file, removed: try the new one
