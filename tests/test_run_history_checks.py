@@ -73,8 +73,11 @@ def test_a_rerun_of_a_finished_subset_says_what_it_reuses_and_records_it(monkeyp
     assert _experiment("--tasks", "0:3") == 0                       # --quiet, stderr not a terminal
     err = capsys.readouterr().err.strip().splitlines()
     assert CALLS == [2]
-    assert err == [f"epochbench experiment {NAME}: 2 of 3 tasks reused from ex/{NAME}.partial.jsonl "
-                   f"(run {first['id']}, commit aaaaaaaa+dirty), not recomputed; --fresh recomputes them"]
+    kept = [line for line in err if "the previous run's files in ex are kept as" in line]
+    assert len(kept) == 1 and f"{NAME}-{first['id']}.csv" in kept[0]   # the finished first run, kept aside
+    assert [line for line in err if line not in kept] == [
+        f"epochbench experiment {NAME}: 2 of 3 tasks reused from ex/{NAME}.partial.jsonl "
+        f"(run {first['id']}, commit aaaaaaaa+dirty), not recomputed; --fresh recomputes them"]
     assert _info()["reused"] == {"tasks": 2, "indices": "0:2", "from": f"{NAME}.partial.jsonl",
                                  "runs": [first["id"]], "commits": ["a" * 40 + "+dirty"],
                                  "versions": [first["versions"]["epochbench"]], "other_code": False}
