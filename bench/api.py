@@ -204,9 +204,12 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
 
 
 def _workers(workers) -> None:
-    """ValueError unless ``workers`` is None or an integer >= 1."""
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"workers: must be an integer >= 1 or None, got {workers!r}")
+    """ValueError unless ``workers`` is None or an integer from 1 to
+    :data:`epochbench.sweep.MAX_WORKERS`."""
+    from .sweep import MAX_WORKERS
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or not 1 <= workers <= MAX_WORKERS):
+        raise ValueError(f"workers: must be an integer from 1 to {MAX_WORKERS} or None, got {workers!r}")
 
 
 def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: int = 0,

@@ -80,6 +80,9 @@ def thread_count(text: str) -> int:
 #: repetitions ``experiment --seeds`` runs: past them a run built its task list for
 #: minutes, silently, before the first line (1e11 took 800 MB in 20 s)
 MAX_COUNT, MAX_SEEDS = 10**6, 10**4
+#: the most local worker processes a sweep starts (``--workers``): each loads the
+#: solvers, some 300 MB; --workers 1000000000 tried to start them all
+MAX_WORKERS = 256
 
 
 def instance_count(text: str) -> int:
@@ -90,6 +93,11 @@ def instance_count(text: str) -> int:
 def seed_count(text: str) -> int:
     """argparse ``type``: an integer from 1 to :data:`MAX_SEEDS`."""
     return _number(text, int, lambda x: 1 <= x <= MAX_SEEDS, f"must be an integer from 1 to {MAX_SEEDS:,}")
+
+
+def worker_count(text: str) -> int:
+    """argparse ``type``: local worker processes, an integer from 1 to :data:`MAX_WORKERS`."""
+    return _number(text, int, lambda x: 1 <= x <= MAX_WORKERS, f"must be an integer from 1 to {MAX_WORKERS}")
 
 
 def nonnegative_int(text: str) -> int:
@@ -108,7 +116,7 @@ def limit_int(text: str) -> int:
 #: (``epochbench.sim.gang``, ``epochbench.sim.farm``) are covered too
 OPTION_TYPES = {
     "time_limit": positive_float, "threads": thread_count, "count": instance_count, "seeds": seed_count,
-    "jobs": positive_int, "nodes": positive_int, "min_candidates": positive_int,
+    "jobs": worker_count, "nodes": positive_int, "min_candidates": positive_int,
     "starvation_limit": nonnegative_float, "small_threshold": nonnegative_int, "seed": nonnegative_int,
     "farm_jobs": positive_int, "machines": positive_int, "licenses": positive_int,
     "interarrival": positive_float, "exact_time_limit": positive_float, "oracle_every": nonnegative_int,

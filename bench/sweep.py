@@ -59,8 +59,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from epochbench.instances.core import RunStopped
-
 from epochbench.instances.files import atomic_path
+
+from .checks import MAX_WORKERS
 
 #: environment variable naming a Dask scheduler (``--scheduler`` wins)
 SCHEDULER_ENV = "EPOCHBENCH_SCHEDULER"
@@ -449,8 +450,8 @@ def default_workers() -> int:
         n = int(raw)
     except ValueError:
         n = 0
-    if n < 1:
-        raise ValueError(f"{WORKERS_ENV} must be a positive integer, got {raw!r}")
+    if not 1 <= n <= MAX_WORKERS:
+        raise ValueError(f"{WORKERS_ENV} must be an integer from 1 to {MAX_WORKERS}, got {raw!r}")
     return n
 
 
@@ -460,8 +461,8 @@ def check_workers(workers: int | None = None) -> int:
     variable when it is not a positive integer."""
     if workers is None:
         return default_workers()
-    if workers < 1:
-        raise ValueError(f"--workers must be >= 1, got {workers}")
+    if not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"--workers must be an integer from 1 to {MAX_WORKERS}, got {workers}")
     return workers
 
 

@@ -434,7 +434,7 @@ for value in ("0", "-3", "nan", "100000000000"):   # 1e11: built its instance li
          argv_case("validate", "tests.sample_heuristics:smallest_first", "--count", value), "--count")
 case("options", "validate-time-limit-nan",
      argv_case("validate", "tests.sample_heuristics:smallest_first", "--time-limit", "nan"), "--time-limit")
-for value in ("0", "-1", "1000000000"):
+for value in ("0", "-1", "1000000000"):   # 1e9 workers: a local cluster that tried to start them all
     case("options", f"experiment-seeds-{value}", argv_case("experiment", "leinberger", "--seeds", value,
                                                            "--out", "{tmp}/x"), "--seeds")
     case("options", f"experiment-jobs-{value}", argv_case("experiment", "leinberger", "--jobs", value,

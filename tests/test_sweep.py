@@ -275,10 +275,12 @@ def test_default_workers_come_from_the_environment_else_every_core(monkeypatch):
     assert sw.default_workers() == (os.cpu_count() or 1)
     monkeypatch.setenv(sw.WORKERS_ENV, "3")
     assert sw.default_workers() == 3
-    for bad in ("0", "two", "-1"):
+    for bad in ("0", "two", "-1", "1000000000"):   # 1e9: a local cluster that tried to start them all
         monkeypatch.setenv(sw.WORKERS_ENV, bad)
-        with pytest.raises(ValueError, match=f"EPOCHBENCH_WORKERS must be a positive integer, got '{bad}'"):
+        with pytest.raises(ValueError, match=f"EPOCHBENCH_WORKERS must be an integer from 1 to 256, got '{bad}'"):
             sw.default_workers()
+    with pytest.raises(ValueError, match="--workers must be an integer from 1 to 256, got 257"):
+        sw.check_workers(257)
 
 
 def first_two(inst):
