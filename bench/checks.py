@@ -12,6 +12,7 @@ import argparse
 import inspect
 import math
 import numbers
+import os
 
 
 def method_function(func):
@@ -80,9 +81,10 @@ def thread_count(text: str) -> int:
 #: repetitions ``experiment --seeds`` runs: past them a run built its task list for
 #: minutes, silently, before the first line (1e11 took 800 MB in 20 s)
 MAX_COUNT, MAX_SEEDS = 10**6, 10**4
-#: the most local worker processes a sweep starts (``--workers``): each loads the
-#: solvers, some 300 MB; --workers 1000000000 tried to start them all
-MAX_WORKERS = 256
+#: the most local worker processes a sweep starts (``--workers``): 256, or four per
+#: core on a larger machine; each loads the solvers, some 300 MB (--workers
+#: 1000000000 tried to start them all)
+MAX_WORKERS = max(256, 4 * (os.cpu_count() or 1))
 
 
 def instance_count(text: str) -> int:
