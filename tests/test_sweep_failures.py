@@ -205,7 +205,7 @@ def test_a_bad_scheduler_or_worker_count_leaves_the_previous_run_alone(tmp_path,
     with pytest.raises(ValueError, match="not a scheduler address"):
         run_experiment(NAME, Options(out=out, progress=False, quick=True, scheduler="tcp//127.0.0.1:8799"))
     monkeypatch.setenv(sw.WORKERS_ENV, "x")
-    with pytest.raises(ValueError, match="EPOCHBENCH_WORKERS must be an integer from 1 to 256, got 'x'"):
+    with pytest.raises(ValueError, match="EPOCHBENCH_WORKERS must be an integer from 1 to .*, got 'x'"):
         run_experiment(NAME, Options(out=out, progress=False, quick=True))
     assert _listing(out) == before                          # nothing renamed aside, no failed run written
     monkeypatch.delenv(sw.WORKERS_ENV)
