@@ -161,17 +161,20 @@ def profit_scale(profit: np.ndarray) -> int | None:
 
 
 def milp_weight_scale(weights: np.ndarray) -> float:
-    """The power of two bringing the largest ``|weight|`` into [1, 2) when it
-    is below 1, else 1: the MILP backends' float objective
-    (:attr:`BinaryModel.weight_scale`).  CBC and HiGHS stop at an absolute
-    gap of about 1e-6, which proves nothing about profits of 1e-9; scaled by
-    a power of two (exact in floating point) they weigh as much as profits
-    of 1.  O(n)."""
+    """The power of two the MILP backends multiply their float objective by
+    (:attr:`BinaryModel.weight_scale`; exact in floating point): the
+    largest ``|weight|`` into [1, 2) when it is below 1, into [2**20, 2**21)
+    when it is :data:`MILP_INT_LIMIT` or more, else 1.  CBC and HiGHS stop
+    at an absolute gap of about 1e-6, which proves nothing about profits of
+    1e-9; profits near 1e15 drove CBC to "No Solution Exists" on a knapsack
+    whose empty selection is feasible.  O(n)."""
     w = np.abs(np.asarray(weights, dtype=float))
     top = float(w.max()) if w.size else 0.0
-    if not 0.0 < top < 1.0:
-        return 1.0
-    return math.ldexp(1.0, min(1 - math.frexp(top)[1], 1000))   # top = m 2**k, m in [0.5, 1): 2**(1 - k)
+    if 0.0 < top < 1.0:
+        return math.ldexp(1.0, min(1 - math.frexp(top)[1], 1000))   # top = m 2**k, m in [0.5, 1): 2**(1 - k)
+    if MILP_INT_LIMIT <= top < math.inf:
+        return math.ldexp(1.0, 21 - math.frexp(top)[1])              # top into [2**20, 2**21)
+    return 1.0
 
 
 # ---- wall-time budget --------------------------------------------------------------
@@ -615,8 +618,11 @@ def highs_model(model: BinaryModel, units: str, deadline: float = math.inf):
     return h if time_left(deadline) > 0 else None
 
 
-#: HiGHS's ``large_matrix_value``: a constraint coefficient at least this large is a model error
-HIGHS_LARGE = 1e15
+#: constraint coefficients from which milp-highs is not run: HiGHS calls 1e15 and more a
+#: model error (``large_matrix_value``), and below it proved wrong optima on 1-D knapsacks
+#: with coefficients near 1e14 (1 of 300 at 1e14, none of 300 at 1e9 .. 1e13, cold starts;
+#: a bound below a feasible value): 1e12 leaves a margin
+HIGHS_LARGE = 1e12
 
 
 def _beyond(model: BinaryModel, limit: float) -> bool:
@@ -635,7 +641,7 @@ def _highs(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outc
         other = ("mkp-bb (packing, knapsack) and cg (epochs) solve such data" if _cpsat_refuses(model)
                  else "cpsat solves such data")
         return _not_run(units, "HiGHS", f"a constraint coefficient of {HIGHS_LARGE:.0e} or more, beyond "
-                        f"HiGHS's matrix range; {other}")
+                        f"the range where HiGHS's proofs hold; {other}")
     if time_left(deadline) <= 0:
         return no_time(units, "HiGHS")
     h = highs_model(model, units, deadline)
@@ -688,9 +694,14 @@ def true_bound(model: BinaryModel, out: Outcome) -> tuple[float | None, float]:
     """``(bound, slack)``: the backend's bound in true objective units, made
     valid (rounded onto the integer grid where the objective is integral,
     widened by the rounding error where it is not), and the largest error the
-    objective scaling could hide (0 when exact)."""
+    objective scaling could hide (0 when exact; without a bound, what it
+    could hide at a bound of 1 in the backend's units: a CBC "optimal"
+    whose log gave no bound was taken at its word, on preferences from
+    3e-9 to 3e15 a 12.5 % weight short)."""
     if out.bound is None:
-        return None, 0.0
+        if out.units == "float":
+            return None, _TOL / model.weight_scale
+        return None, (0.0 if model.exact else 0.5 * model.n_vars / model.scale)
     sign = 1.0 if model.sense == "max" else -1.0
     if out.units == "float":     # in units of weights * weight_scale (a power of two: exact)
         b = out.bound + sign * _TOL * max(1.0, abs(out.bound))

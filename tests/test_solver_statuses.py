@@ -378,7 +378,8 @@ def test_farm_oracle_with_proof_records_finite_gaps():
 
 
 def test_highs_refused_coefficients_give_the_start_with_the_reason():
-    """HiGHS calls a constraint coefficient of 1e15 or more a model error:
+    """HiGHS calls a constraint coefficient of 1e15 or more a model error (and
+    proved wrong optima near 1e14: from 1e12 on it is not run):
     ``milp-highs`` then returns the start, unproven, and says why (CP-SAT
     proves the same instance)."""
     from epochbench.instances.packing import PackingInstance
@@ -386,7 +387,7 @@ def test_highs_refused_coefficients_give_the_start_with_the_reason():
     inst = PackingInstance.build([c], [[c // 2 + 1], [c // 2 - 1], [c // 2]], objective="count")
     r = solve(inst, "milp-highs", time_limit=5, threads=1)
     assert (r.status, r.value, r.bound) == ("feasible", 2.0, None)
-    assert "beyond HiGHS's matrix range" in r.info["note"] and "cpsat solves such data" in r.info["note"]
+    assert "beyond the range where HiGHS's proofs hold" in r.info["note"] and "cpsat solves" in r.info["note"]
     assert solve(inst, "cpsat", time_limit=5, threads=1).status == "optimal"
     # beyond CP-SAT's range too: the note names the methods that do solve it
     big = PackingInstance.build([9 * 10**18], [[5 * 10**18], [5 * 10**18], [4 * 10**18]], objective="count")
@@ -461,3 +462,39 @@ def test_solve_prints_the_checked_solution_when_it_refutes_the_reference(tmp_pat
     doc = json.loads(out)
     assert doc["selected"] and "disagreement" in doc["reference"]
     assert err.count("\n") == 1 and "better than 0" in err
+
+
+# ---- differential test against brute force: huge coefficients and profits ------------------------
+def test_milp_backends_on_profits_near_1e15_answer_right_or_not_at_all():
+    """milp-highs proved 976e12 on a knapsack whose optimum is 1646e12 (a
+    bound below a feasible value), with weights near 1e14-1e15; milp-cbc
+    said "infeasible" for a knapsack whose empty selection is feasible,
+    with profits near 1e15."""
+    from epochbench.instances.knapsack import KnapsackInstance
+    k1 = KnapsackInstance.build([1000000000000002], [[643633088605766], [29060016399985], [918467069092762]],
+                                [976000000000001.0, 670000000000001.0, 452000000000002.0])
+    k3 = KnapsackInstance.build([10, 4, 8], [[4, 1, 4], [9, 4, 8], [6, 1, 6], [9, 1, 0], [10, 0, 3], [4, 0, 5]],
+                                [918000000000001.0, 157000000000001.0, 96000000000000.0, 214000000000001.0,
+                                 882000000000002.0, 852000000000001.0])
+    for inst, best in ((k1, 1646000000000002.0), (k3, 918000000000001.0)):
+        for method in ("cpsat", "milp-cbc", "milp-highs"):
+            r = solve(inst, method, time_limit=5, threads=1, warm=False)
+            assert r.status != "infeasible", method
+            if r.status == "optimal":
+                assert r.value == pytest.approx(best, rel=1e-12), method
+            if r.bound is not None:
+                assert r.bound >= best * (1 - 1e-12), method
+    assert solve(k1, "milp-highs", time_limit=5, threads=1, warm=False).info["solver_status"] == "not run"
+    assert solve(k3, "milp-cbc", time_limit=5, threads=1, warm=False).status == "optimal"
+
+
+def test_an_assignment_weight_short_by_a_tiny_preference_is_not_called_optimal():
+    """Preferences from 3e-9 to 3e15: milp-cbc (no bound in its log) and
+    milp-highs said "optimal 7e-9" where 8e-9 is the maximum weight of a
+    matching of two pairs."""
+    from epochbench.instances.assignment import AssignmentInstance
+    a = AssignmentInstance.build(np.array([[3e-9, 4e-9, 0, 3e15], [0, 0, 0, 4e-9]]))
+    for method in ("cpsat", "milp-cbc", "milp-highs"):
+        r = solve(a, method, time_limit=5, threads=1)
+        assert r.status != "optimal" or r.value == pytest.approx(8e-9, rel=1e-9), method
+        assert r.bound is None or r.bound >= 8e-9 * (1 - 1e-9), method
