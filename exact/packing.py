@@ -151,7 +151,11 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
         note = "the solver's answer was worse than the start ({}); the start is returned"
     elif start is not None:
         worse, note = True, no_solution(out) + "; the start ({})"
-    else:  # no solution and no start: nothing proved either (infeasible cannot happen: () is feasible)
+    elif out.status == "infeasible":  # () is feasible: the solver erred (CBC did on profits near 1e15)
+        return Result(inst.kind, method, (), 0.0, "feasible", time.perf_counter() - t0, None,
+                      {**info, "bound_kind": "none", "solver_error": f"{info.get('solver', method)} called the "
+                       "model infeasible, but selecting nothing is feasible; nothing is proved"})
+    else:  # no solution and no start: nothing proved either
         return Result(inst.kind, method, (), 0.0, out.status, time.perf_counter() - t0, None,
                       {**info, "bound_kind": "none"})
     if worse:

@@ -498,3 +498,17 @@ def test_an_assignment_weight_short_by_a_tiny_preference_is_not_called_optimal()
         r = solve(a, method, time_limit=5, threads=1)
         assert r.status != "optimal" or r.value == pytest.approx(8e-9, rel=1e-9), method
         assert r.bound is None or r.bound >= 8e-9 * (1 - 1e-9), method
+
+
+def test_a_solver_calling_a_packing_infeasible_is_a_solver_error(monkeypatch):
+    """Selecting nothing is always feasible: an "infeasible" from a backend
+    (CBC's "No Solution Exists" on profits near 1e15) is its error, not the
+    instance's; the answer is the empty selection, unproven."""
+    from epochbench.exact import packing as ep
+    from epochbench.instances.packing import PackingInstance
+    monkeypatch.setattr(ep, "run_model", lambda *a, **k: _binary.Outcome("infeasible", None, None, "int",
+                                                                          {"solver": "CBC"}))
+    inst = PackingInstance.build([10], [[4], [5]])
+    r = solve(inst, "milp-cbc", time_limit=5, threads=1, warm=False)
+    assert (r.status, r.decision, r.value, r.bound) == ("feasible", (), 0.0, None)
+    assert "CBC called the model infeasible" in r.info["solver_error"]
