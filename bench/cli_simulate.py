@@ -423,9 +423,12 @@ def _input_notes(rep: dict) -> list[str]:
     (``--json`` has it all): a machine size taken from the widest job,
     estimates the workload changed, jobs killed at their estimate."""
     notes = []
-    if "largest_job" in str(rep.get("capacity_from") or ""):
-        notes.append(f"capacity from: {rep['capacity_from']} (the file does not give the machine's size; "
-                     f"--nodes sets the processors)")
+    source = str(rep.get("capacity_from") or "")
+    if source.startswith("largest_job"):
+        notes.append(f"capacity from: {source} (the file does not give the machine's size; --nodes sets the "
+                     f"processors)")
+    elif "largest_job" in source:
+        notes.append(f"capacity from: {source} (the file does not give the extra resources' capacity)")
     if rep.get("adjusted"):
         notes.append("estimates changed: " + ", ".join(f"{k} {v}" for k, v in rep["adjusted"].items()))
     if rep.get("killed_at_estimate"):
