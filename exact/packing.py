@@ -144,6 +144,9 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
     out = run_model(model, method, time_limit - (time.perf_counter() - t0), threads, seed, solver_params)
     bound, slack = true_bound(model, out)
     info = {**status_info(model, out, slack), **start_info(start)}
+    if out.status == "infeasible":  # () is feasible: the solver erred (CBC did on profits near 1e15)
+        info["solver_error"] = (f"{out.info.get('solver', method)} called the model infeasible, but selecting "
+                                "nothing is feasible; nothing is proved")
     if out.x is not None:
         sel = tuple(int(j) for j in sorted(cand[out.x.astype(bool)]))
         value, status = inst.value(sel), out.status
@@ -151,12 +154,9 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
         note = "the solver's answer was worse than the start ({}); the start is returned"
     elif start is not None:
         worse, note = True, no_solution(out) + "; the start ({})"
-    elif out.status == "infeasible":  # () is feasible: the solver erred (CBC did on profits near 1e15)
-        return Result(inst.kind, method, (), 0.0, "feasible", time.perf_counter() - t0, None,
-                      {**info, "bound_kind": "none", "solver_error": f"{info.get('solver', method)} called the "
-                       "model infeasible, but selecting nothing is feasible; nothing is proved"})
-    else:  # no solution and no start: nothing proved either
-        return Result(inst.kind, method, (), 0.0, out.status, time.perf_counter() - t0, None,
+    else:  # no solution and no start: no answer (a simulator's oracle step falls back to its own rule)
+        status = "timeout" if out.status == "infeasible" else out.status
+        return Result(inst.kind, method, (), 0.0, status, time.perf_counter() - t0, None,
                       {**info, "bound_kind": "none"})
     if worse:
         sel, value, status = tuple(sorted(int(j) for j in start.decision)), float(start.value), "feasible"

@@ -503,12 +503,20 @@ def test_an_assignment_weight_short_by_a_tiny_preference_is_not_called_optimal()
 def test_a_solver_calling_a_packing_infeasible_is_a_solver_error(monkeypatch):
     """Selecting nothing is always feasible: an "infeasible" from a backend
     (CBC's "No Solution Exists" on profits near 1e15) is its error, not the
-    instance's; the answer is the empty selection, unproven."""
+    instance's: no answer without a start (so that a simulator's oracle step
+    falls back to its own rule), the start with one; solver_error says so."""
     from epochbench.exact import packing as ep
     from epochbench.instances.packing import PackingInstance
+    from epochbench.sim.pool import simulate_pool
     monkeypatch.setattr(ep, "run_model", lambda *a, **k: _binary.Outcome("infeasible", None, None, "int",
                                                                           {"solver": "CBC"}))
     inst = PackingInstance.build([10], [[4], [5]])
     r = solve(inst, "milp-cbc", time_limit=5, threads=1, warm=False)
-    assert (r.status, r.decision, r.value, r.bound) == ("feasible", (), 0.0, None)
+    assert (r.status, r.decision, r.bound) == ("timeout", (), None)
     assert "CBC called the model infeasible" in r.info["solver_error"]
+    r = solve(inst, "milp-cbc", time_limit=5, threads=1)
+    assert r.status == "feasible" and r.value > 0 and "CBC called the model infeasible" in r.info["solver_error"]
+    jobs = pd.DataFrame({"id": [1, 2, 3], "submit": [0.0, 0.0, 0.0], "procs": [2, 2, 2], "duration": [10.0] * 3,
+                         "estimate": [10.0] * 3, "runtime": [10.0] * 3})
+    res = simulate_pool(jobs, [4], "easy", selector="milp-cbc")   # every step falls back to EASY's own rule
+    assert res.jobs["start"].notna().all()
