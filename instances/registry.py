@@ -64,8 +64,9 @@ def _derive_one(m: "Method") -> None:
     """The ``epochs`` method of packing heuristic ``m`` (see :func:`_derive_epochs`)."""
     from .packing import epochs_by
     if m.family == "packing" and m.kind == "heuristic" and ("epochs", m.name) not in METHODS.loaded():
+        # two threads loading one source both derive it: the same derivation is no clash
         METHODS.add(("epochs", m.name), Method("epochs", m.name, epochs_by(m.func), "heuristic", m.origin),
-                    origin=m.origin)
+                    origin=m.origin, same=lambda old, new: getattr(old.func, "__wrapped__", None) is m.func)
 
 
 def _derived(m: "Method") -> bool:
@@ -182,7 +183,8 @@ def snapshot(family: str, names_: list[str]) -> tuple[Method, ...]:
     return tuple(m for m in (METHODS.find((family, n)) for n in names_) if m is not None)
 
 
-#: the entries :func:`using` put in place, by key: [blocks using it, entry it replaced, entry put in place]
+#: the entries :func:`using` put in place, by key: (the entry before any block, the blocks' own
+#: entries in the order they came, each under its block's token)
 _USING: dict = {}
 _USING_LOCK = threading.Lock()
 
@@ -193,40 +195,40 @@ def using(shipped: tuple[Method, ...] = ()):
     :func:`snapshot` had them: a method registered there at run time (or
     patched) is unknown or different in a worker process, whose own modules
     and plug-ins register the rest.  Entries whose function is the one
-    registered here already are left alone; the others are restored when
-    the last block using them ends (a worker serves many sweeps, and a Dask
-    worker with several threads runs blocks at once: the first to end put
-    the old entry back, or removed it, under the others).  Blocks that ship
-    different functions under one name at once: the later one is looked up."""
-    took = []
-    with _USING_LOCK:
-        for m in shipped:
-            key = (m.family, m.name)
-            held = _USING.get(key)
-            if held is not None:
-                held[0] += 1
-                if held[2].func is not m.func or held[2].kind != m.kind:
-                    held[2] = _REGISTRY[key] = m
-                took.append(key)
-                continue
-            cur = METHODS.find(key)
-            if cur is None or cur.func is not m.func or cur.kind != m.kind:
-                _USING[key] = [1, cur, m]
+    registered here already are left alone; the others are put back when
+    the last block that shipped them ends (a worker serves many sweeps, and
+    a Dask worker with several threads runs blocks at once: the first to end
+    put the old entry back, or removed it, under the others).  Blocks that
+    ship different functions under one name at once: the latest block still
+    running is looked up."""
+    token, took = object(), []
+    try:
+        with _USING_LOCK:
+            for m in shipped:
+                key = (m.family, m.name)
+                held = _USING.get(key)
+                base = held[0] if held is not None else METHODS.find(key)
+                if held is None and base is not None and base.func is m.func and base.kind == m.kind:
+                    continue
+                if held is None:
+                    held = _USING[key] = (base, [])
+                held[1].append((token, m))
                 _REGISTRY[key] = m
                 took.append(key)
-    try:
         yield
     finally:
         with _USING_LOCK:
             for key in took:
-                held = _USING[key]
-                held[0] -= 1
-                if held[0] == 0:
-                    del _USING[key]
-                    if held[1] is None:
-                        _REGISTRY.pop(key, None)
-                    else:
-                        _REGISTRY[key] = held[1]
+                base, stack = _USING[key]
+                stack[:] = [(t, m) for t, m in stack if t is not token]
+                if stack:
+                    _REGISTRY[key] = stack[-1][1]
+                    continue
+                del _USING[key]
+                if base is None:
+                    _REGISTRY.pop(key, None)
+                else:
+                    _REGISTRY[key] = base
 
 
 def methods_loaded(family: str | None = None) -> list[Method]:
