@@ -163,17 +163,23 @@ def profit_scale(profit: np.ndarray) -> int | None:
 def milp_weight_scale(weights: np.ndarray) -> float:
     """The power of two the MILP backends multiply their float objective by
     (:attr:`BinaryModel.weight_scale`; exact in floating point): the
-    largest ``|weight|`` into [1, 2) when it is below 1, into [2**20, 2**21)
-    when it is :data:`MILP_INT_LIMIT` or more, else 1.  CBC and HiGHS stop
-    at an absolute gap of about 1e-6, which proves nothing about profits of
-    1e-9; profits near 1e15 drove CBC to "No Solution Exists" on a knapsack
-    whose empty selection is feasible.  O(n)."""
+    largest ``|weight|`` into [1, 2) when it is below 1; when it is
+    :data:`MILP_INT_LIMIT` or more, down towards [2**20, 2**21) but no
+    further than keeps the smallest nonzero ``|weight|`` at 1 or more; else
+    1.  CBC and HiGHS stop at an absolute gap of about 1e-6, which proves
+    nothing about profits of 1e-9; profits all near 1e15 drove CBC to "No
+    Solution Exists" on a knapsack whose empty selection is feasible, and
+    scaled below 1 the small profits beside one huge one would sink under
+    the same tolerance (a 1e12 preference on a pair no matching uses cost
+    both MILPs their proof).  O(n)."""
     w = np.abs(np.asarray(weights, dtype=float))
     top = float(w.max()) if w.size else 0.0
     if 0.0 < top < 1.0:
         return math.ldexp(1.0, min(1 - math.frexp(top)[1], 1000))   # top = m 2**k, m in [0.5, 1): 2**(1 - k)
     if MILP_INT_LIMIT <= top < math.inf:
-        return math.ldexp(1.0, 21 - math.frexp(top)[1])              # top into [2**20, 2**21)
+        low = float(w[w > 0].min())
+        shift = max(21 - math.frexp(top)[1], 1 - math.frexp(low)[1])    # top near 2**21, low at least 1
+        return math.ldexp(1.0, min(shift, 0))
     return 1.0
 
 
