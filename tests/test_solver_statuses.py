@@ -521,3 +521,15 @@ def test_a_solver_calling_a_packing_infeasible_is_a_solver_error(monkeypatch):
                          "estimate": [10.0] * 3, "runtime": [10.0] * 3})
     res = simulate_pool(jobs, [4], "easy", selector="milp-cbc")   # every step falls back to EASY's own rule
     assert res.jobs["start"].notna().all()
+
+
+def test_a_huge_preference_on_an_unused_pair_keeps_the_milps_proof():
+    """Scaling the float objective down by its largest weight alone (1e12
+    here) sank the small preferences under the solvers' tolerance: both
+    MILPs returned the optimum unproven."""
+    from epochbench.instances.assignment import AssignmentInstance
+    p = np.array([[1.0, 1.001, 0.0], [1.001, 1.0, 0.0], [1e12, 0.0, 1.0]])
+    inst = AssignmentInstance.build(p, {"name": "coarse"})
+    for method in ("milp-cbc", "milp-highs"):
+        r = solve(inst, method, time_limit=5, threads=1)
+        assert (r.status, r.value) == ("optimal", pytest.approx(3.002)), method
