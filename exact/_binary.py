@@ -298,6 +298,16 @@ def _widest_row(model: BinaryModel) -> int:
     return max((sum(abs(int(c)) for c in coef) for _, coef, _, _ in model.rows), default=0)
 
 
+def _who_solves(model: BinaryModel) -> str:
+    """The methods to name for a model a MILP backend is not run on: the
+    other backends that take its coefficients, else the specialised ones."""
+    others = [name for name, ok in (("cpsat", not _cpsat_refuses(model)),
+                                    ("milp-highs", not _beyond(model, HIGHS_LARGE))) if ok]
+    if others:
+        return " and ".join(others) + (" solve" if len(others) > 1 else " solves") + " such data"
+    return "mkp-bb (packing, knapsack) and cg (epochs) solve such data"
+
+
 def _cpsat_refuses(model: BinaryModel, largest: int | None = None) -> bool:
     """Whether a row of ``model`` is beyond CP-SAT's integer range
     (:data:`CPSAT_ROW_LIMIT`; the exact sum only where the largest
@@ -478,7 +488,7 @@ def _cbc(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcom
     units = _milp_units(model)
     if _beyond(model, CBC_LARGE):
         return _not_run(units, "CBC", f"a constraint coefficient of {CBC_LARGE:.0e} or more, beyond the range "
-                        "where CBC's proofs hold; cpsat and milp-highs solve such data")
+                        f"where CBC's proofs hold; {_who_solves(model)}")
     if time_left(deadline) <= 0:
         return no_time(units, "CBC")
     with warnings.catch_warnings():
@@ -644,10 +654,8 @@ def _highs(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outc
     coefficient is beyond HiGHS's range."""
     units = _milp_units(model)
     if _beyond(model, HIGHS_LARGE):
-        other = ("mkp-bb (packing, knapsack) and cg (epochs) solve such data" if _cpsat_refuses(model)
-                 else "cpsat solves such data")
         return _not_run(units, "HiGHS", f"a constraint coefficient of {HIGHS_LARGE:.0e} or more, beyond "
-                        f"the range where HiGHS's proofs hold; {other}")
+                        f"the range where HiGHS's proofs hold; {_who_solves(model)}")
     if time_left(deadline) <= 0:
         return no_time(units, "HiGHS")
     h = highs_model(model, units, deadline)
