@@ -112,13 +112,20 @@ def number(name: str, value, ok: Callable[[float], bool], what: str) -> float:
 
 
 def numbers_of(name: str, value, ok: Callable[[float], bool], what: str) -> list[float]:
-    """:func:`number` on each item of a list, tuple or 1-D array (a single
-    number counts as a list of one); a string is refused."""
+    """:func:`number` on each item of a 1-D list, tuple, array or Series (a
+    single number, or a 0-d array, counts as a list of one); a string is
+    refused."""
     import numpy as np
 
-    if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.ndim > 1):
+    if isinstance(value, (str, bytes)):
         raise ValueError(f"{name}: {what}, got {value!r}")
-    items = list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value]
+    try:
+        arr = np.asarray(value, dtype=object)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: {what}, got {value!r}") from None
+    if arr.ndim > 1:
+        raise ValueError(f"{name}: {what}, got {value!r}")
+    items = [arr.item()] if arr.ndim == 0 else list(arr)
     return [number(name, x, ok, what) for x in items]
 
 

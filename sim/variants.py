@@ -181,7 +181,7 @@ class SlackBackfill(_ArrivalQueue):
                                                        lambda x: x >= 0, factor)
         if important_procs is not None:
             important_procs = int(_registry.number("important_procs", important_procs,
-                                                   lambda x: x >= 1 and x == int(x) and x < np.inf,
+                                                   lambda x: np.isfinite(x) and x >= 1 and x == int(x),
                                                    "an integer >= 1 (processors)"))
         self.important_procs = important_procs
 

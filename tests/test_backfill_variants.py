@@ -197,6 +197,8 @@ def test_multi_queue_never_overcommits_a_partition(lend):
     ("multi-queue", {"partitions": "1,2,3"}, "partitions: .* got '1,2,3'"),
     ("multi-queue", {"lend": "no"}, "lend: True or False, got 'no'"),
     ("slack-bf", {"important_procs": 2.5}, "important_procs: an integer >= 1"),
+    ("slack-bf", {"important_procs": float("inf")}, "important_procs: an integer >= 1"),   # was OverflowError
+    ("multi-queue", {"queue_bounds": [[60, 600], [6000, 60000]]}, "queue_bounds: .* got"),
     ("slack-bf", {"slack_factor": True}, "slack_factor"),
 ])
 def test_bad_options_raise_one_clear_error(policy, kw, msg):
@@ -210,6 +212,8 @@ def test_options_from_python_keep_their_values():
     mq = make("multi-queue", queue_bounds=np.array([60, 3600]), partitions=(0.25, 0.25, 0.5), lend=np.True_)
     assert mq.bounds.tolist() == [60.0, 3600.0] and mq.partitions == [0.25, 0.25, 0.5] and mq.lend is True
     assert make("multi-queue", queue_bounds=7200).bounds.tolist() == [7200.0]
+    assert make("multi-queue", queue_bounds=np.array(7200)).bounds.tolist() == [7200.0]       # 0-d array
+    assert make("multi-queue", queue_bounds=pd.Series([60, 3600])).bounds.tolist() == [60.0, 3600.0]
     assert make("slack-bf", important_procs=np.int64(4), slack_factor=np.inf).important_procs == 4
 
 
