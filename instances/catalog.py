@@ -37,13 +37,13 @@ def first_sentence(doc: str | None) -> str:
         elif ch == '"':
             quoted = not quoted
         elif (ch == "." and para[i + 1:i + 2] == " " and not depth and not quoted
-              and not para[max(i - 4, 0):i + 1].endswith(_ABBREVIATIONS)):
+              and para[:i + 1].rsplit(None, 1)[-1].lstrip("([\"'").lower() not in _ABBREVIATIONS):
             return para[:i + 1]
     return para
 
 
-#: words whose period ends no sentence
-_ABBREVIATIONS = ("e.g.", "i.e.", "cf.", "al.", "sec.", "fig.", "eq.", "vs.")
+#: words whose period ends no sentence (the whole word, in any case)
+_ABBREVIATIONS = frozenset({"e.g.", "i.e.", "cf.", "al.", "sec.", "fig.", "eq.", "vs."})
 
 
 class PluginError(ValueError):

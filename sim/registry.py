@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from epochbench.instances.catalog import Catalog, PluginError, module, plugins
+from epochbench.instances.catalog import Catalog, PluginError, first_sentence, module, plugins
 
 #: the machine models: space-shared K-resource pool, gang-scheduling matrix, farm with licenses
 MACHINES = ("pool", "gang", "farm")
@@ -63,7 +63,7 @@ def _plugin_policy(ep) -> None:
     if not callable(factory):
         raise PluginError(f"{ep.value} is a {type(factory).__name__}, not a policy factory")
     if (machine, name) not in POLICIES.loaded():
-        register_policy(machine, name, factory, rule=(factory.__doc__ or "").strip().split("\n")[0],
+        register_policy(machine, name, factory, rule=first_sentence(factory.__doc__),
                         origin=f"entry point {ep.value}")
 
 

@@ -323,3 +323,5 @@ def test_generate_help_gives_each_generator_a_whole_first_sentence():
         assert "data_root()" not in line and "module docstring" not in plain_text(_inspect.getdoc(func)), name
     assert "20 or 40" in GENERATOR_PARAMS["vbp"]["n"].help and "vbp" not in GENERATOR_PARAMS["mkp"]["n"].help
     assert first_sentence("Uniform in 1..1000, e.g. 5. Next.") == "Uniform in 1..1000, e.g. 5."
+    assert first_sentence("Packs until the total. Then more.") == "Packs until the total."   # not "al."
+    assert first_sentence("See Fig. 3 of it. Next.") == "See Fig. 3 of it."
