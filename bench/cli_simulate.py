@@ -285,10 +285,8 @@ def _simulate(args) -> int:
     registry.get_policy(machine, args.policy)
     if args.min_candidates != 1 and not (args.record_epochs or args.epoch_gaps):
         raise ValueError("--min-candidates applies with --record-epochs or --epoch-gaps only")
-    if args.record_epochs and (Path(args.record_epochs) / "manifest.json").exists():
-        # the recording is written at the end: refused now, not after the whole run
-        raise ValueError(f"--record-epochs {args.record_epochs}: already holds manifest.json; "
-                         f"record into a new folder (nothing is overwritten)")
+    if args.record_epochs:
+        _check_recording_folder(Path(args.record_epochs))
     workload = None
     if machine != "farm":
         if not args.workload:
@@ -332,6 +330,19 @@ def _simulate(args) -> int:
             print(f"  {key:<{width}}  {val:.6g}" if isinstance(val, float) else f"  {key:<{width}}  {val}")
         _print_extras(rep.get("extras") or {}, shown=rep["metrics"])
     return 0
+
+
+def _check_recording_folder(folder: Path) -> None:
+    """The recording is written at the end of the run: a folder it could not
+    be written into is refused now, not after the whole run (a file; a
+    folder that already holds instance files or a manifest)."""
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--record-epochs {folder}: is a file, not a folder; record into a new folder")
+    taken = sorted(p.name for p in folder.glob("*.json")) if folder.is_dir() else []
+    if taken:
+        raise ValueError(f"--record-epochs {folder}: already holds {taken[0]}"
+                         + (f" and {len(taken) - 1} more .json file(s)" if len(taken) > 1 else "")
+                         + "; record into a new folder (nothing is overwritten)")
 
 
 #: what ``simulate --out DIR`` writes into DIR

@@ -85,7 +85,14 @@ def test_simulate_refuses_a_used_recording_folder_before_the_run(swf, tmp_path, 
     import epochbench.sim as sim
     monkeypatch.setattr(sim, "simulate", lambda *a, **k: ran.append(1))
     err = _error(capsys, ["simulate", "--workload", str(swf), "--policy", "bb-easy", "--record-epochs", str(rec)])
-    assert "already holds manifest.json" in err and not ran  # refused before simulating, not after
+    assert "already holds " in err and not ran  # refused before simulating, not after
+    (rec / "manifest.json").unlink()             # step files alone, or a file for a folder: refused too
+    err = _error(capsys, ["simulate", "--workload", str(swf), "--policy", "bb-easy", "--record-epochs", str(rec)])
+    assert "already holds " in err and ".json" in err and not ran
+    (tmp_path / "f").write_text("x")
+    err = _error(capsys, ["simulate", "--workload", str(swf), "--policy", "bb-easy", "--record-epochs",
+                          str(tmp_path / "f")])
+    assert "is a file, not a folder" in err and not ran
 
 
 def test_unknown_policy_options_are_one_line_value_errors(swf):
