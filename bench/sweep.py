@@ -232,6 +232,16 @@ def parse_indices(spec: str, n: int) -> list[int]:
     return sorted(set(chosen))
 
 
+def past_the_end(spec: str | None, n: int) -> bool:
+    """Whether a range of ``--tasks SPEC`` ends past the ``n`` tasks (it then
+    stops at the last one, as a slice does: worth a word to the user)."""
+    for part in (p.strip() for p in (spec or "").split(",")):
+        a, sep, b = part.partition(":")
+        if sep and b.strip().lstrip("-").isdigit() and int(b) > n:
+            return True
+    return False
+
+
 def _index(i: int, n: int) -> int:
     """``i`` when it is a task index (``0 <= i < n``); ``ValueError`` naming ``--tasks`` otherwise."""
     if not 0 <= i < n:

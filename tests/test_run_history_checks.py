@@ -273,3 +273,15 @@ def test_files_no_recorded_run_wrote_are_kept_as_unrecorded_never_under_a_run_id
     (tmp_path / "scores.csv").write_text("mine\n")
     (moved,) = runs.keep_previous([tmp_path / "scores.csv"], tmp_path / "scores.run.json")
     assert moved.name.startswith("scores-unrecorded-") and moved.read_text() == "mine\n"
+
+
+def test_a_task_range_past_the_last_task_is_said(capsys):
+    """--tasks 1:20 of 4 tasks ran 1:4 without a word (slice semantics, kept)."""
+    from epochbench.sweep import past_the_end
+    capsys.readouterr()
+    assert _experiment("--tasks", "1:20") == 0
+    assert f"epochbench experiment {NAME}: --tasks 1:20: 3 of 4 tasks (1:4); a range past the last task stops there" \
+        in capsys.readouterr().err
+    assert _experiment("--tasks", "0:4", "--fresh") == 0
+    assert "past the last task" not in capsys.readouterr().err
+    assert past_the_end("0:2,5:9", 8) and not past_the_end("0:8,3", 8) and not past_the_end("4:", 8)

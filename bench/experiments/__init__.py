@@ -302,6 +302,9 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
         raise ValueError(f"experiment {name!r} has no runs for these options")
     subset = opts.tasks is not None or bool(opts.where)          # --tasks "" is refused by select
     only = _sw.select(tasks, opts.tasks, opts.where) if subset else None
+    if only is not None and _sw.past_the_end(opts.tasks, len(tasks)):
+        print(f"epochbench experiment {name}: --tasks {opts.tasks}: {len(only)} of {len(tasks)} tasks "
+              f"({_sw.format_indices(only)}); a range past the last task stops there", file=sys.stderr, flush=True)
     if _sw.probe_scheduler(opts.scheduler) is None:     # like --tasks: refused before OUT is touched
         _sw.check_workers(opts.jobs)
     out = Path(opts.out)
