@@ -62,6 +62,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from epochbench.instances import registry
+from epochbench.instances.catalog import first_sentence
 from epochbench.instances.core import InfeasibleSolution, MethodFailed
 from epochbench.instances.lazy import intrinsic, kernels_loaded, njit
 
@@ -83,13 +84,6 @@ _LOS = LOS_RULE  # EASY backfilled by the LOS DP (epochbench.sim.los_fast)
 FAST_CODES: dict[str, int] = {}
 
 
-def _rule_of(doc: str | None) -> str:
-    """The first sentence of a docstring's first paragraph, on one line
-    (:func:`epochbench.instances.catalog.first_sentence`)."""
-    from epochbench.instances.catalog import first_sentence
-    return first_sentence(doc)
-
-
 def register_policy(name: str, *, paper: str = "", fast: int | None = None):
     """Class decorator: make a pool policy available by ``name`` (in the
     policy registry :mod:`epochbench.sim.registry`, machine ``pool``);
@@ -100,7 +94,7 @@ def register_policy(name: str, *, paper: str = "", fast: int | None = None):
         POLICIES[name] = cls
         if fast is not None:
             FAST_CODES[name] = fast
-        rule = _rule_of(cls.__doc__)
+        rule = first_sentence(cls.__doc__)
         _registry.register_policy("pool", name, cls, rule=rule, paper=paper)
         return cls
     return deco

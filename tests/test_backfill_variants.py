@@ -309,7 +309,7 @@ def test_experiment_tiny_run_and_table(tmp_path):
 def test_list_policies_gives_each_rule_whole(capsys):
     """threshold-bf's rule was cut at the "e.g." of its quotation."""
     from epochbench.cli import main
-    from epochbench.sim.policies import _rule_of
+    from epochbench.instances.catalog import first_sentence as _rule_of
     assert main(["list", "--policies"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("threshold-bf"))
     assert line.rstrip().endswith('slowdowns > threshold").')
