@@ -333,7 +333,7 @@ def _cpsat(model: BinaryModel, deadline: float, threads: int, seed: int, params:
     largest = _largest(model)
     if _cpsat_refuses(model, largest):
         return _not_run("int", "CP-SAT", "a row whose coefficients sum to 2**62 or more, beyond CP-SAT's "
-                        "integer range; mkp-bb (packing, knapsack) and cg (epochs) solve such data")
+                        f"integer range; {_who_solves(model)}")
     s = cp_model.CpSolver()
     cpsat_safeguard(s.parameters, largest)
     set_cpsat_params(s.parameters, params)
