@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import json
 import math
 import sys
 from pathlib import Path
@@ -365,13 +364,10 @@ def _keep_previous_run(out: Path) -> list[Path]:
 def _report_id(out: Path) -> str | None:
     """The stamp of ``out/report.json`` when a simulation wrote it (a JSON
     object with its ``policy`` and ``metrics``), else None."""
-    from .runs import stamp
+    from .runs import read, stamp
     rep = out / "report.json"
-    try:
-        data = json.loads(rep.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if isinstance(data, dict) and "policy" in data and "metrics" in data:
+    data = read(rep)                      # a JSON object, or None
+    if data is not None and "policy" in data and "metrics" in data:
         return stamp(rep.stat().st_mtime)
     return None
 
