@@ -440,8 +440,10 @@ def run_cbc(prob, deadline: float, seed: int, *, warm: bool) -> tuple[str, float
     os.close(fd)
     try:
         from ._pulp_solvers import TimedCBC
-        solver = TimedCBC(deadline, msg=False, threads=None, gapRel=0, logPath=log_path, warmStart=warm,
-                           timeMode="elapsed", options=[f"randomCbcSeed {int(seed) + 1}"])
+        solver = TimedCBC(lambda: cbc_seconds(time_left(deadline)),          # read when CBC starts
+                          lambda: max(time_left(deadline), 0.0) + CBC_KILL_S,
+                          msg=False, threads=None, gapRel=0, logPath=log_path, warmStart=warm,
+                          timeMode="elapsed", options=[f"randomCbcSeed {int(seed) + 1}"])
         prob.solve(solver)
         with open(log_path) as fh:
             log = fh.read()

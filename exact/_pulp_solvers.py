@@ -1,7 +1,9 @@
 """The PuLP solver class of :mod:`epochbench.exact._binary` (CBC with a
 deadline), in a module of its own because subclassing imports PuLP:
-``_binary`` imports this module only when a MILP runs.  HiGHS gets its
-models from highspy directly (:func:`epochbench.exact._binary.highs_model`)."""
+``_binary`` imports this module only when a MILP runs, and this module
+imports nothing of the package (the clock is read through the two
+functions it is given).  HiGHS gets its models from highspy directly
+(:func:`epochbench.exact._binary.highs_model`)."""
 from __future__ import annotations
 
 import os
@@ -10,12 +12,11 @@ import subprocess
 
 import pulp
 
-from . import _binary   # its names are read at call time (tests patch them there)
-
 
 class TimedCBC(pulp.PULP_CBC_CMD):
     """``PULP_CBC_CMD`` (MPS file, ``-sec`` in elapsed time) whose subprocess
-    is killed :data:`CBC_KILL_S` after ``deadline``; ``killed`` says whether
+    is killed when ``wait_s()`` seconds (read once CBC starts) have passed;
+    ``sec()`` gives CBC's own limit at that moment.  ``killed`` says whether
     it was (then no solution is read).  ``crashed``: why CBC died of a
     signal it was not sent here (the bundled CBC 2.10.3 segfaults now and
     then on short limits: 3 of 10 runs of a 40-job epochs model at 0.2 s),
@@ -23,9 +24,9 @@ class TimedCBC(pulp.PULP_CBC_CMD):
     status of its own (CBC refusing the model) still raises
     ``PulpSolverError``."""
 
-    def __init__(self, deadline: float, **kwargs):
+    def __init__(self, sec, wait_s, **kwargs):
         super().__init__(**kwargs)
-        self.deadline, self.killed, self.crashed = deadline, False, None
+        self.sec, self.wait_s, self.killed, self.crashed = sec, wait_s, False, None
 
     def solve_CBC(self, lp, use_mps=True):
         tmp_mps, tmp_sol, tmp_mst = self.create_tmp_files(lp.name, "mps", "sol", "mst")
@@ -35,14 +36,14 @@ class TimedCBC(pulp.PULP_CBC_CMD):
             if self.optionsDict.get("warmStart", False):
                 self.writesol(tmp_mst, lp, vs, var_names, con_names)
                 args += ["-mips", tmp_mst]
-            args += ["-sec", f"{_binary.cbc_seconds(_binary.time_left(self.deadline)):.3f}"]
+            args += ["-sec", f"{self.sec():.3f}"]
             for option in self.options + self.getOptions():
                 args += ("-" + option).split()
             args += ["-solve", "-printingOptions", "all", "-solution", tmp_sol]
             with open(self.optionsDict["logPath"], "w") as log:
                 proc = subprocess.Popen(args, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
                 try:
-                    code = proc.wait(timeout=max(_binary.time_left(self.deadline), 0.0) + _binary.CBC_KILL_S)
+                    code = proc.wait(timeout=self.wait_s())
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
