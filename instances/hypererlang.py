@@ -46,6 +46,9 @@ import numpy as np
 
 from epochbench.instances.lazy import lazy_module
 
+from .generators import _int
+from .streams import Stream, _children, _frame, _positive, _round_times, set_load
+
 pd = lazy_module("pandas")   # loaded on first use: listing the generators does not import it
 
 __all__ = ["HyperErlang", "fit_moments", "fit_sample", "size_classes", "fit_trace", "sample_stream",
@@ -416,9 +419,6 @@ def hypererlang(n: int = 1000, *, seed=0, fit: str | None = None, params=None, p
     largest size.  ``load``: if given, arrivals are rescaled to that
     :func:`~epochbench.instances.workloads.offered_load` (otherwise the fitted rates).
     ``meta["fit"]`` holds the parameters.  Cost O(n log n) plus the fit."""
-    from .generators import _int
-    from .workloads import Stream, _children, _frame, _positive, _round_times, set_load
-
     n = _int("n", n, 1)
     if fit is not None and params is not None:
         raise ValueError("hypererlang: give one of fit (a trace) or he_params (fitted parameters), not both")

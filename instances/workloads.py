@@ -37,25 +37,25 @@ multiplicative factor") and :func:`saturated` (alternating overload and
 underload phases: a queue of thousands of jobs that builds up and drains).  :func:`workload` chains them; it is the generator
 ``workload`` of ``epochbench generate``.
 
-Offered load (our definition, used by ``load``): rho = max over resources k of
-sum_j demand_jk x t_j / (capacity_k x span), with t_j the job's ``duration``
-(else its runtime) and span = (last - first arrival) x n / (n - 1), the time n
-arrivals take at the stream's mean rate: rho = lambda E[demand x t] / capacity.
+Offered load (used by ``load``) is defined in :mod:`epochbench.instances.streams`,
+with :class:`Stream` and the load control these models share with
+:mod:`epochbench.instances.hypererlang`.
 """
 from __future__ import annotations
 
 import json
 import math
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
 from epochbench.instances.lazy import lazy_module
-from epochbench.instances.core import InstanceError
 
 from .generators import (DISTS, NORMS, _choice, _int, draw_sizes, feitelson_runtimes, feitelson_size_pmf,
                          k_requirements, register_generator)
+from .streams import (Stream, _children, _frame, _positive, _require, _rng, _round_times, _work_time,
+                      offered_load, scale_arrivals, scale_runtimes, set_load)
+from .hypererlang import hypererlang
 
 pd = lazy_module("pandas")   # loaded on first use: listing the generators does not import it
 
@@ -72,61 +72,6 @@ LUBLIN_TYPES = ("mixed", "batch", "interactive", "whole")
 HOUR = 3600.0
 
 
-class Stream(NamedTuple):
-    """A generated job stream: ``jobs`` (DataFrame, :mod:`epochbench.instances.jobs` columns),
-    ``capacity`` (int64, K entries, entry 0 = processors), ``meta`` (dict)."""
-
-    jobs: pd.DataFrame
-    capacity: np.ndarray
-    meta: dict
-
-
-# ---- small helpers ---------------------------------------------------------------------
-def _rng(seed) -> np.random.Generator:
-    return np.random.default_rng(seed)
-
-
-def _children(seed) -> list[np.random.Generator]:
-    """Four independent generators: jobs, arrivals, K requirements, estimates."""
-    if isinstance(seed, np.random.Generator):
-        return seed.spawn(4)
-    return np.random.default_rng(_int("seed", seed, 0)).spawn(4)
-
-
-def _positive(name, value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    return v
-
-
-def _frame(ids, submit, runtime, estimate, procs, **extra) -> pd.DataFrame:
-    """A job table in (submit, id) order with ``duration`` = min(runtime, estimate)
-    (the :mod:`epochbench.instances.jobs` rule with jobs killed at their estimate)."""
-    runtime = np.asarray(runtime, dtype=np.float64)
-    estimate = np.asarray(estimate, dtype=np.float64)
-    df = pd.DataFrame({"id": np.asarray(ids, dtype=np.int64), "submit": np.asarray(submit, dtype=np.float64),
-                       "runtime": runtime, "estimate": estimate,
-                       "procs": np.asarray(procs, dtype=np.int64),
-                       "duration": np.minimum(runtime, estimate), **extra})
-    order = np.lexsort((df["id"].to_numpy(), df["submit"].to_numpy()))
-    return df.take(order).reset_index(drop=True)
-
-
-def _require(jobs: pd.DataFrame, *cols) -> None:
-    missing = [c for c in cols if c not in jobs.columns]
-    if missing:
-        raise ValueError(f"job table lacks column(s) {missing}")
-
-
-def _work_time(jobs: pd.DataFrame) -> np.ndarray:
-    col = "duration" if "duration" in jobs.columns else "runtime"
-    return jobs[col].to_numpy(dtype=np.float64)
-
-
 # ---- arrivals and load control ----------------------------------------------------------
 def poisson_arrivals(rng: np.random.Generator, n: int, mean_gap: float = 1.0) -> np.ndarray:
     """``n`` arrival times of a Poisson process of rate 1/``mean_gap``, the
@@ -136,69 +81,11 @@ def poisson_arrivals(rng: np.random.Generator, n: int, mean_gap: float = 1.0) ->
     return np.concatenate(([0.0], np.cumsum(gaps)))[:n] * float(mean_gap)
 
 
-def offered_load(jobs: pd.DataFrame, capacity) -> float:
-    """Offered load rho of a stream (module docstring): lambda E[demand x t] /
-    capacity on the bottleneck resource.  NaN for fewer than 2 jobs or all
-    arrivals at one time.  O(n K)."""
-    _require(jobs, "submit", "procs")
-    cap = np.atleast_1d(np.asarray(capacity, dtype=np.float64))
-    n = len(jobs)
-    if n < 2:
-        return float("nan")
-    submit = jobs["submit"].to_numpy(dtype=np.float64)
-    span = (submit.max() - submit.min()) * n / (n - 1)
-    if span <= 0:
-        return float("nan")
-    t = _work_time(jobs)
-    res = [c for c in jobs.columns if str(c).startswith("res_")]
-    if len(res) + 1 != len(cap):
-        raise ValueError(f"capacity has {len(cap)} entries but the stream has procs + {len(res)} resource columns")
-    demand = jobs[["procs", *res]].to_numpy(dtype=np.float64)
-    return float(((demand * t[:, None]).sum(axis=0) / cap).max() / span)
-
-
-def scale_arrivals(jobs: pd.DataFrame, factor: float) -> pd.DataFrame:
-    """Multiply the arrival rate by ``factor``: every gap to the first arrival
-    is divided by it ([zhang-comparative] §2.1; [leinberger1999] §3.1's load control).  The same
-    jobs in the same order; times are not rounded.  O(n)."""
-    factor = _positive("factor", factor)
-    _require(jobs, "submit")
-    out = jobs.copy()
-    submit = out["submit"].to_numpy(dtype=np.float64)
-    t0 = submit.min() if len(submit) else 0.0
-    out["submit"] = t0 + (submit - t0) / factor
-    return out
-
-
-def scale_runtimes(jobs: pd.DataFrame, factor: float) -> pd.DataFrame:
-    """Multiply runtimes, estimates (and ``duration``, ``req_time`` where
-    present and positive) by ``factor`` ([zhang-comparative] §2.2: average execution time
-    x 1.0 .. 1.8 at a fixed arrival process).  O(n)."""
-    factor = _positive("factor", factor)
-    _require(jobs, "runtime")
-    out = jobs.copy()
-    for col in ("runtime", "estimate", "duration", "req_time"):
-        if col in out.columns:
-            v = out[col].to_numpy(dtype=np.float64)
-            out[col] = np.where(v > 0, v * factor, v) if col == "req_time" else v * factor
-    return out
-
-
-def set_load(jobs: pd.DataFrame, capacity, load: float) -> pd.DataFrame:
-    """Rescale the arrival times so that :func:`offered_load` is ``load``
-    (:func:`scale_arrivals` by load / current load).  O(n K)."""
-    load = _positive("load", load)
-    now = offered_load(jobs, capacity)
-    if not math.isfinite(now):
-        return jobs.copy()
-    return scale_arrivals(jobs, load / now)
-
-
 def saturated(jobs: pd.DataFrame, capacity, *, high: float = 1.4, low: float = 0.7,
               period: int = 20000) -> pd.DataFrame:
     """Alternate overload and underload: the arrivals of consecutive blocks of
-    ``period`` jobs are rescaled so that each block's own offered load (module
-    docstring, bottleneck resource, over the block's span) is ``high``, then
+    ``period`` jobs are rescaled so that each block's own offered load
+    (:func:`offered_load`: bottleneck resource, over the block's span) is ``high``, then
     ``low``, then ``high`` again, ...  A ``high`` > 1 block leaves a backlog
     of about (1 - 1 / high) x ``period`` jobs, which the next ``low`` block
     drains (for ``low`` < 1): long stretches of a saturated machine with
@@ -229,18 +116,6 @@ def saturated(jobs: pd.DataFrame, capacity, *, high: float = 1.4, low: float = 0
     out = jobs.copy()
     out["submit"] = submit[0] + np.cumsum(gaps * (target / span)[block])
     return _round_times(out)
-
-
-def _round_times(jobs: pd.DataFrame) -> pd.DataFrame:
-    """Whole seconds: submit rounded, runtime and estimate rounded up (so
-    estimate >= runtime still holds), estimate >= 1; duration recomputed."""
-    out = jobs.copy()
-    out["submit"] = np.round(out["submit"].to_numpy(dtype=np.float64))
-    out["runtime"] = np.ceil(out["runtime"].to_numpy(dtype=np.float64) - 1e-9)
-    out["estimate"] = np.maximum(np.ceil(out["estimate"].to_numpy(dtype=np.float64) - 1e-9), 1.0)
-    out["duration"] = np.minimum(out["runtime"].to_numpy(), out["estimate"].to_numpy())
-    order = np.lexsort((out["id"].to_numpy(), out["submit"].to_numpy()))
-    return out.take(order).reset_index(drop=True)
 
 
 # ---- feitelson96 ([leinberger1999] section 3.1) ---------------------------------------------------
@@ -740,7 +615,6 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
         base = feitelson96(n, seed=seed, processors=128 if processors is None else processors,
                            load=target, p_pow2=p_pow2, repeats=repeats)
     elif model == "hypererlang":
-        from .hypererlang import hypererlang
         base = hypererlang(n, seed=seed, fit=fit, params=he_params, processors=processors,
                            load=None if reload else load)
         if he_out:
