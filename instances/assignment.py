@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from . import farm as _farm
+from . import io as _io
 from .checks import SEQUENCES, index, short
 from .core import InfeasibleSolution, InstanceError, float_array
 from .data import data_hint, data_root
@@ -351,8 +352,6 @@ def _orlib_assign_family(*, root: str | None = None) -> list[AssignmentInstance]
     """OR-Library assign100 (100 x 100 costs, optimum 305) as preferences."""
     return [load_orlib_assign(Path(root) / "assign100.txt" if root else None)]
 
-
-from . import io as _io  # noqa: E402  (registration after the classes exist)
 
 _io.register_family("assignment", AssignmentInstance, check_assignment)
 _EVENT_HELP = "none, or one job arrives / leaves after an optimal plan (meta previous: the plan left)"

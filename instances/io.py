@@ -6,6 +6,7 @@ registers its instance class and feasibility checker here.
 """
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from pathlib import Path
 
@@ -22,19 +23,27 @@ def register_family(kind: str, cls: type, checker) -> None:
     CHECKERS[kind] = checker
 
 
+#: the modules of the built-in families, by name: each imports this module and
+#: registers itself (:func:`register_family`), so this one imports none of
+#: them but loads them on first use, as the catalogs load their sources
+#: (:func:`epochbench.instances.catalog.modules_of`)
+BUILT_IN = ("assignment", "knapsack", "mapping", "packing")
+
+
 def families() -> dict[str, type]:
     """:data:`FAMILIES` with the built-in families registered: their modules
-    register on import, done here on first use so that importing
-    :mod:`epochbench.instances` stays light (once: every solve's check
-    calls this)."""
-    if not _BUILT_IN:
-        from . import assignment, knapsack, mapping, packing  # noqa: F401  (they register into FAMILIES)
-        _BUILT_IN.append(True)
+    (:data:`BUILT_IN`) register on import, done here on first use so that
+    importing :mod:`epochbench.instances` stays light (once: every solve's
+    check calls this)."""
+    if not _LOADED:
+        for name in BUILT_IN:
+            importlib.import_module(f"{__package__}.{name}")
+        _LOADED.append(True)
     return FAMILIES
 
 
 #: non-empty once :func:`families` has imported the built-in family modules
-_BUILT_IN: list = []
+_LOADED: list = []
 
 
 def load_instance(path):

@@ -35,6 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from . import farm as _farm
+from . import io as _io
 from .checks import distinct, exact_loads, indices, over
 from .core import InfeasibleSolution, InstanceError, float_vector, int_matrix
 from .data import data_hint, data_root
@@ -349,8 +350,6 @@ def _mknapcb_family(*, file: int = 1, first: int | None = None, root: str | None
     base = Path(root) if root else data_root() / "orlib"
     return load_mknapcb(base / f"mknapcb{_int('file', file, 1)}.txt", first=first)
 
-
-from . import io as _io  # noqa: E402  (registration after the classes exist)
 
 _io.register_family("knapsack", KnapsackInstance, check_knapsack)
 register_generator("farm-mkp", farm_mkp, help={

@@ -34,9 +34,11 @@ from typing import Sequence
 
 import numpy as np
 
+from . import io as _io
 from .checks import indices
 from .core import InfeasibleSolution, InstanceError, float_array
 from .data import data_hint, data_root
+from .generators import register_generator
 
 __all__ = ["MappingInstance", "check_mapping", "water_level", "dual_bound", "braun_etc", "braun_range", "load_braun",
            "braun_family", "TASK_RANGE", "MACHINE_RANGE", "CONSISTENCY", "BRAUN_NAMES"]
@@ -374,9 +376,6 @@ def braun_family(*, root: str | None = None, names: str | None = None) -> list[M
 
 
 # ---- registration ----------------------------------------------------------------------
-from . import io as _io  # noqa: E402
-from .generators import register_generator  # noqa: E402
-
 _io.register_family("mapping", MappingInstance, check_mapping)
 register_generator(
     "braun-range", braun_range,

@@ -24,6 +24,7 @@ from .core import (
     float_vector,
     int_matrix,
 )
+from . import io as _io
 from .checks import SEQUENCES, distinct, exact_bin_loads, exact_loads, indices, over, short
 
 OBJECTIVES = ("utilization", "count", "profit")
@@ -394,8 +395,6 @@ def reservation_from_running(capacity, used, head_demand, running_demand, runnin
             return float(now + rem[i]), free - head
     raise InstanceError(f"head job {head.tolist()} does not fit even when every running job has ended")
 
-
-from . import io as _io  # noqa: E402  (registration after the classes exist)
 
 _io.register_family("packing", PackingInstance, check_packing)
 _io.register_family("epochs", EpochsInstance, check_epochs)
