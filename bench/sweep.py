@@ -213,7 +213,23 @@ def parse_indices(spec: str, n: int) -> list[int]:
     Raises ``ValueError`` naming ``--tasks`` for an item that is not an
     index or a range, and for an index (a range's start included) outside
     ``0:n``; negative indices are refused, not counted from the end."""
+    return _parse(spec, n)[0]
+
+
+def past_the_end(spec: str | None, n: int) -> bool:
+    """Whether a range of ``--tasks SPEC`` ends past the ``n`` tasks (it then
+    stops at the last one, as a slice does: worth a word to the user); False
+    for no spec or one :func:`parse_indices` refuses."""
+    try:
+        return bool(spec) and _parse(spec, n)[1]
+    except ValueError:
+        return False
+
+
+def _parse(spec: str, n: int) -> tuple[list[int], bool]:
+    """:func:`parse_indices`, and whether a range's end was past ``n``."""
     chosen: list[int] = []
+    clipped = False
     for part in (p.strip() for p in spec.split(",")):
         try:
             if ":" in part:
@@ -222,6 +238,7 @@ def parse_indices(spec: str, n: int) -> list[int]:
                 stop = int(b) if b.strip() else n
                 if stop < 0:
                     raise ValueError(f"--tasks: index {stop} is outside 0:{n}")
+                clipped = clipped or stop > n
                 chosen.extend(range(start, min(stop, n)))
             else:
                 chosen.append(_index(int(part), n))
@@ -229,17 +246,7 @@ def parse_indices(spec: str, n: int) -> list[int]:
             if str(exc).startswith("--tasks"):
                 raise
             raise ValueError(f"--tasks: {part!r} is not an index or a range A:B") from None
-    return sorted(set(chosen))
-
-
-def past_the_end(spec: str | None, n: int) -> bool:
-    """Whether a range of ``--tasks SPEC`` ends past the ``n`` tasks (it then
-    stops at the last one, as a slice does: worth a word to the user)."""
-    for part in (p.strip() for p in (spec or "").split(",")):
-        a, sep, b = part.partition(":")
-        if sep and b.strip().lstrip("-").isdigit() and int(b) > n:
-            return True
-    return False
+    return sorted(set(chosen)), clipped
 
 
 def _index(i: int, n: int) -> int:

@@ -285,3 +285,5 @@ def test_a_task_range_past_the_last_task_is_said(capsys):
     assert _experiment("--tasks", "0:4", "--fresh") == 0
     assert "past the last task" not in capsys.readouterr().err
     assert past_the_end("0:2,5:9", 8) and not past_the_end("0:8,3", 8) and not past_the_end("4:", 8)
+    assert past_the_end("2:+50", 12) and past_the_end(" 2 : 50 ", 12)     # read as --tasks reads them
+    assert not past_the_end("x:50", 12) and not past_the_end(None, 12)   # refused by select, or no spec
