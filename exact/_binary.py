@@ -30,6 +30,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -245,6 +246,58 @@ def cpsat_model(model: BinaryModel, deadline: float = math.inf) -> cp_model.CpMo
     return m
 
 
+def cpsat_solve(solver, model) -> int:
+    """``solver.solve(model)`` that a Ctrl-C stops as it stops Python: the
+    search ends at once and ``KeyboardInterrupt`` is raised, so that no
+    search cut short is taken for an answer.
+
+    CP-SAT's own SIGINT handling (``catch_sigint_signal``, on by default)
+    ends the search and returns its best solution as if the time were up,
+    then leaves SIGINT to the operating system's default: a cut-short
+    solve was recorded as a real one, and the next Ctrl-C killed the
+    process without Python's clean-up.  It is switched off here.  In the
+    main thread the solve runs on a solving thread of this process
+    (:func:`_solving_thread`) while the main thread waits, a wait that a
+    signal interrupts; a ``KeyboardInterrupt`` then asks the search to stop
+    (``stop_search``), waits for it and is raised again.  Other threads
+    (workers), which receive no signals, solve in place.  Returns the
+    solver's status code.
+
+    Notes
+    -----
+    One thread, kept: CP-SAT on a fresh thread costs about 0.6 ms more a
+    solve (measured on a one-variable model: 0.6 against 1.3 ms), as much
+    as a small epoch's whole solve; on a kept one the cost is within noise.
+    """
+    solver.parameters.catch_sigint_signal = False
+    if threading.current_thread() is not threading.main_thread():
+        return solver.solve(model)
+    job = _solving_thread().submit(solver.solve, model)
+    try:
+        return job.result()
+    except KeyboardInterrupt:
+        solver.stop_search()
+        _futures().wait([job])
+        raise
+
+
+def _futures():
+    import concurrent.futures
+    return concurrent.futures
+
+
+#: (process id, executor) of :func:`_solving_thread`
+_SOLVER_THREAD: list = []
+
+
+def _solving_thread():
+    """A one-thread executor of this process (made anew in a forked child,
+    which inherits the object but not its thread)."""
+    if not _SOLVER_THREAD or _SOLVER_THREAD[0][0] != os.getpid():
+        _SOLVER_THREAD[:] = [(os.getpid(), _futures().ThreadPoolExecutor(1, thread_name_prefix="cpsat-solve"))]
+    return _SOLVER_THREAD[0][1]
+
+
 def set_cpsat_params(target, params: dict | None) -> None:
     """Set CP-SAT parameters by name on ``target`` (a solver's
     ``parameters``): a one-line ``ValueError`` for a name CP-SAT does not
@@ -344,7 +397,7 @@ def _cpsat(model: BinaryModel, deadline: float, threads: int, seed: int, params:
     s.parameters.max_time_in_seconds = left
     s.parameters.num_workers = max(int(threads), 1)
     s.parameters.random_seed = int(seed)
-    code = s.solve(m)
+    code = cpsat_solve(s, m)
     status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible",
               cp_model.INFEASIBLE: "infeasible", cp_model.UNKNOWN: "timeout"}.get(code)
     if status is None:

@@ -32,7 +32,7 @@ from epochbench.instances.lazy import lazy_module
 from epochbench.instances.packing import EpochsInstance
 from epochbench.instances.registry import forwards, register
 
-from ._binary import time_left, warm_up_backends
+from ._binary import cpsat_solve, time_left, warm_up_backends
 from .packing import conflict_clique, conflicts, epochs_lower_bound, ffd_bins, ffd_order
 from .starts import START_SHARE, best_start
 
@@ -69,7 +69,7 @@ def _repack(dem: np.ndarray, cap: np.ndarray, jobs: list[int], where: list[int],
     s.parameters.max_time_in_seconds = left
     s.parameters.num_workers = max(1, int(threads))
     s.parameters.random_seed = int(seed)
-    code = s.solve(model)
+    code = cpsat_solve(s, model)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     return [next(b for b in range(k) if s.boolean_value(row[b])) for row in x]

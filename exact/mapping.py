@@ -70,8 +70,8 @@ from epochbench.instances.lazy import njit
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import forwards, register
 
-from ._binary import (CBC_MARGIN_S, HIGHS_ROW_CHUNK, _highs_scheduler, cbc_info, cpsat_safeguard, deadline_after,
-                      highs_outcome, highs_seconds, quiet_highs, run_cbc, time_left, warm_up_backends)
+from ._binary import (CBC_MARGIN_S, HIGHS_ROW_CHUNK, _highs_scheduler, cbc_info, cpsat_safeguard, cpsat_solve,
+                      deadline_after, highs_outcome, highs_seconds, quiet_highs, run_cbc, time_left, warm_up_backends)
 from .starts import START_SHARE, best_start
 
 # the solvers load on first use (see epochbench.instances.lazy)
@@ -270,7 +270,7 @@ def _cpsat(inst, sc: Scaled, hint, allowed, lb_int, deadline, threads, seed, flo
     s.parameters.max_time_in_seconds = left
     s.parameters.num_workers = max(int(threads), 1)
     s.parameters.random_seed = int(seed)
-    code = s.solve(model)
+    code = cpsat_solve(s, model)
     status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible", cp_model.UNKNOWN: "timeout"}.get(code)
     if status is None:  # INFEASIBLE / MODEL_INVALID: the hint is a solution, so a bug
         raise RuntimeError(f"{inst.name}: CP-SAT says {s.status_name(code)} ({model.validate()})")

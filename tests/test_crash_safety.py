@@ -312,6 +312,47 @@ def test_sigint_prints_one_line_exits_130_and_the_rerun_resumes(tmp_path, refere
     _same_apart_from_wall_time(pd.read_csv(out / f"{cx.NAME}.csv"), reference)
 
 
+#: a CP-SAT solve no machine finishes in a second (a 1,000-item knapsack with 30
+#: constraints, one worker, 120 s), a Ctrl-C sent to the process after 0.5 s, then
+#: a second one after the solve; prints what each did
+_CPSAT_SIGINT = """
+import os, signal, threading, time
+import numpy as np
+from ortools.sat.python import cp_model as c
+from epochbench.exact._binary import cpsat_solve
+rng = np.random.default_rng(0)
+m = c.CpModel(); n = 1000
+x = [m.new_bool_var(f"x{i}") for i in range(n)]
+for _ in range(30):
+    w = rng.integers(1, 1000, n)
+    m.add(sum(int(w[i]) * x[i] for i in range(n)) <= int(w.sum() // 2))
+m.maximize(sum(int(p) * v for p, v in zip(rng.integers(1, 1000, n), x)))
+s = c.CpSolver(); s.parameters.max_time_in_seconds = 120; s.parameters.num_workers = 1
+threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    print("answer", s.status_name(cpsat_solve(s, m)), flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(1)
+    print("second swallowed", flush=True)
+except KeyboardInterrupt:
+    print("second interrupted", flush=True)
+"""
+
+
+@posix_only
+def test_ctrl_c_during_a_cpsat_solve_interrupts_it_and_keeps_python_handling_sigint():
+    """CP-SAT's own SIGINT handling ended the search and returned its best
+    solution as if the time were up (an experiment recorded it and ended
+    'finished', exit 0), then left SIGINT to the system default (the next
+    Ctrl-C killed the process with no clean-up and no record)."""
+    proc = subprocess.run([sys.executable, "-c", _CPSAT_SIGINT], capture_output=True, text=True, timeout=100)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["interrupted", "second interrupted"], proc.stdout + proc.stderr
+
+
 def test_keyboard_interrupt_elsewhere_is_one_plain_line(monkeypatch, capsys):
     def interrupted(args):
         raise KeyboardInterrupt
