@@ -341,8 +341,9 @@ def reference(inst, results: list[Result], files=()) -> Reference:
     Order: a proven optimum; a best-known value (a checked solution of
     this run when it beats the data set's); the tightest valid bound
     (``optimum`` instead where a checked solution meets it); ``no bound``.
-    Raises :class:`SolverDisagreement` if proofs disagree or a checked
-    solution or a best-known value beats a proof or bound.  Cost
+    Raises :class:`SolverDisagreement` if proofs disagree, a checked
+    solution or a best-known value beats a proof or bound, or an exact
+    method claims infeasible where a checked solution exists.  Cost
     O(len(results) + claims^2).
     """
     sense = inst.sense
@@ -366,6 +367,10 @@ def reference(inst, results: list[Result], files=()) -> Reference:
         bk = {"best_known": v, "best_known_source": src, "known_optimum": known}
     met = [src for v, src in claims.bounds if best is not None and _same(v, best[0])]
     _bounds_hold(inst.name, claims, sense)
+    for r in results:
+        if best is not None and r.status == "infeasible" and _is_exact(inst, r.method):
+            raise SolverDisagreement(f"{inst.name}: {r.method} claimed the instance infeasible, but {best[1]} "
+                                     f"found a checked solution of value {best[0]:g}")
     for v, src in claims.optimum + claims.bounds:
         if best is not None and better(best[0], v, sense):
             raise SolverDisagreement(f"{inst.name}: {best[1]} found a checked value {best[0]:g}, better than "

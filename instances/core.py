@@ -91,6 +91,9 @@ class Result:
     def __post_init__(self):
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+        if self.bound is not None and (isinstance(self.bound, (bool, np.bool_))
+                                       or not isinstance(self.bound, (int, float, np.integer, np.floating))):
+            raise ValueError(f"bound must be a number or None, got {self.bound!r}")
 
     @property
     def proven(self) -> bool:

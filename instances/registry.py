@@ -135,6 +135,8 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         if not callable(func):
             raise ValueError(f"method {name!r} for family {family!r}: expected a callable, "
                              f"got {type(func).__name__}")
+        if kind == "exact":
+            _check_exact_signature(family, name, func)
         module = str(getattr(func, "__module__", None) or "?")
         src = origin or ("builtin" if module.startswith("epochbench.") else f"module {module}")
         if src != "builtin":
@@ -148,6 +150,27 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         return func
 
     return deco
+
+
+def _check_exact_signature(family: str, name: str, func) -> None:
+    """ValueError unless ``func`` takes the keywords every exact method is
+    called with (``time_limit``, ``threads``: :func:`solve`), so that a
+    method missing them is refused when registered, not at its first solve
+    with a TypeError.  A signature Python cannot read is let through."""
+    import inspect
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return
+    names = {p.name for p in params if p.kind in (inspect.Parameter.KEYWORD_ONLY,
+                                                  inspect.Parameter.POSITIONAL_OR_KEYWORD)}
+    missing = [k for k in ("time_limit", "threads") if k not in names]
+    if missing:
+        raise ValueError(f"exact method {name!r} for family {family!r}: its function must take the keyword "
+                         f"argument(s) {', '.join(missing)} (every exact method is called with time_limit "
+                         "in seconds and threads)")
 
 
 def _load_builtins() -> None:
@@ -459,8 +482,9 @@ CLAIM_TOL = 1e-9
 def honest(res: Result, sense: str) -> Result:
     """An exact method's result whose claims hold together: ``optimal`` needs
     ``bound == value`` (:data:`CLAIM_TOL` relative; a method that proved
-    optimality reports its value as the bound), and a bound on the wrong
-    side of the checked value (below it for ``sense="max"``) proves nothing.
+    optimality reports its value as the bound), and a bound that is not
+    finite, or on the wrong side of the checked value (below it for
+    ``sense="max"``), proves nothing.
     A claim that fails is withdrawn (``feasible``, ``bound=None``) and
     ``info["withdrawn"]`` says why.  O(1)."""
     if res.bound is None:
@@ -468,8 +492,9 @@ def honest(res: Result, sense: str) -> Result:
             return replace(res, bound=res.value)
         return res
     tol = CLAIM_TOL * max(1.0, abs(res.value))
-    wrong_side = res.bound < res.value - tol if sense == "max" else res.bound > res.value + tol
-    if wrong_side:
+    if not math.isfinite(res.bound):    # inf would pass as met by every value within the scorer's tolerance
+        why = f"bound {res.bound!r} is not finite"
+    elif (res.bound < res.value - tol) if sense == "max" else (res.bound > res.value + tol):
         why = f"bound {res.bound!r} is on the wrong side of the value {res.value!r}"
     elif res.status == "optimal" and abs(res.bound - res.value) > tol:
         why = f"optimal claimed with bound {res.bound!r} != value {res.value!r}"

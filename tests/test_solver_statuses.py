@@ -221,6 +221,55 @@ def test_registry_withdraws_inconsistent_exact_claims(monkeypatch):
     assert ok.status == "optimal" and ok.bound == value
 
 
+@pytest.mark.parametrize("bound", [math.inf, -math.inf, math.nan])
+def test_a_bound_that_is_not_finite_proves_nothing(bound):
+    """A user's exact method returning bound=inf made score take ff's
+    value for the optimum (ff 'meets' inf within the scorer's tolerance):
+    gap 0 where the true gap was 23 %; NaN was kept as a bound."""
+    inst = instance("packing")
+    r = honest(Result("packing", "x", (0,), inst.value((0,)), "feasible", 0.0, bound), "max")
+    assert (r.status, r.bound) == ("feasible", None) and "not finite" in r.info["withdrawn"]
+
+
+def test_a_bound_that_is_not_a_number_is_refused():
+    with pytest.raises(ValueError, match=r"^bound must be a number or None, got '0.5'$"):
+        Result("packing", "x", (0,), 0.0, "feasible", 0.0, bound="0.5")
+    with pytest.raises(ValueError, match="bound must be a number"):
+        Result("packing", "x", (0,), 0.0, "feasible", 0.0, bound=True)
+    assert Result("packing", "x", (0,), 0.0, "feasible", 0.0, bound=np.int64(3)).bound == 3
+
+
+def test_an_exact_method_without_the_time_limit_and_threads_keywords_is_refused_when_registered():
+    def no_limit(inst):
+        return [0]
+
+    with pytest.raises(ValueError, match=r"its function must take the keyword argument\(s\) time_limit, threads"):
+        registry.register("packing", "no-limit-test", kind="exact")(no_limit)
+    assert "no-limit-test" not in names("packing")
+
+    def any_keywords(inst, **kw):
+        return [0]
+
+    registry.register("packing", "kw-test", kind="exact", origin="test")(any_keywords)
+    try:
+        assert solve(instance("packing"), "kw-test", time_limit=1.0).decision == (0,)
+    finally:
+        registry._REGISTRY.pop(("packing", "kw-test"), None)
+
+
+def test_a_false_infeasible_claim_is_a_disagreement(monkeypatch):
+    """Packing always has a feasible answer (start nothing): an exact
+    method claiming 'infeasible' was scored as a plain no-answer row."""
+    from epochbench.scoring import SolverDisagreement, reference
+    inst = instance("packing")
+    ff = solve(inst, "ff")
+    lie = Result("packing", "liar", (), math.nan, "infeasible", 0.0)
+    monkeypatch.setitem(registry._REGISTRY, ("packing", "liar"),
+                        registry.Method("packing", "liar", lambda inst, *, time_limit, threads=1: lie, "exact", "test"))
+    with pytest.raises(SolverDisagreement, match=r"liar claimed the instance infeasible, but ff found a checked"):
+        reference(inst, [ff, lie])
+
+
 def test_cbc_bound_parsing_refuses_placeholders():
     assert _binary._finite("1e+50") is None and _binary._finite("nan") is None
     assert _binary._finite("-inf") is None and _binary._finite("x") is None
