@@ -178,8 +178,8 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
     from .scoring import score as _score
     if isinstance(methods, str):
         methods = [m for m in methods.split(",") if m]
-    if not isinstance(methods, Iterable):
-        raise ValueError(f"methods: expected method names or one comma-separated string, got {methods!r}")
+    if not isinstance(methods, Iterable) or isinstance(methods, (set, frozenset, dict)):   # no order of their own
+        raise ValueError(f"methods: expected method names in a list or one comma-separated string, got {methods!r}")
     methods = list(methods)
     if not methods:
         raise ValueError("methods: give at least one method name")
@@ -195,10 +195,14 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
     elif hasattr(instances, "kind") or not isinstance(instances, Iterable):
         raise ValueError(f"instances: expected a list of instances or a path, got {type(instances).__name__}")
     instances = [_instance(inst, f"instances[{i}]") for i, inst in enumerate(instances)]
+    if not instances:
+        raise ValueError("instances: none given (the command line refuses an empty folder too)")
     if isinstance(references, (str, Path)):     # one file, as ``methods`` takes one string
         references = [references]
     if hasattr(references, "columns"):
         raise ValueError("references: give the reference files' paths (a DataFrame is not read)")
+    if isinstance(references, (dict, set, frozenset)):
+        raise ValueError(f"references: give the reference files' paths in a list, got {type(references).__name__}")
     return _score(instances, methods, time_limit=time_limit, threads=threads,
                   references=references, params=params, workers=workers, scheduler=scheduler)
 

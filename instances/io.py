@@ -174,10 +174,16 @@ def write_family(folder, instances, *, generator: str, params: dict) -> Path:
     is overwritten."""
     folder = Path(folder)
     instances = list(instances)
+    if not instances:
+        raise InstanceError(f"{folder}: no instances to write (a family folder needs at least one)")
     names = [inst.name for inst in instances]
+    for name in names:                       # all checked before anything is written
+        _check_file_name(name)
     twice = sorted(n for n, c in Counter(names).items() if c > 1)
     if twice:
         raise InstanceError(f"{folder}: instance name(s) {twice[:3]} given twice")
+    if folder.exists() and not folder.is_dir():
+        raise InstanceError(f"{folder}: is a file, not a folder; a list of instances is written as a family folder")
     taken = [f for f in ["manifest.json", *(f"{n}.json" for n in names)] if (folder / f).exists()]
     if taken:
         raise InstanceError(f"{folder}: already holds {taken[0]}; write into a new folder (nothing is overwritten)")
@@ -185,14 +191,25 @@ def write_family(folder, instances, *, generator: str, params: dict) -> Path:
     entries = []
     for inst in instances:
         name = inst.name
-        if not name or name == "<unnamed>" or "/" in name:
-            raise InstanceError(f"instance name {name!r} is not a valid file name")
         save_instance(inst, folder / f"{name}.json")
         entries.append({"file": f"{name}.json", "kind": inst.kind, "n": inst.n, "k": inst.k,
                         **{k: v for k, v in inst.meta.items() if k in ("seed", "optimum")}})
     write_json(folder / "manifest.json", {"generator": generator, "params": params,
                                           "count": len(entries), "instances": entries})
     return folder
+
+
+def _check_file_name(name) -> None:
+    """InstanceError unless instance name ``name`` makes a file ``NAME.json``
+    of its own in a family folder: no path separator, not ``.`` or ``..``,
+    and not ``manifest`` (the family's own ``manifest.json``: an instance of
+    that name was overwritten by it)."""
+    if name == "<unnamed>" or not name:
+        raise InstanceError("an instance has no name: set its meta['name'] (its file is NAME.json)")
+    if "/" in name or "\\" in name or name in (".", ".."):
+        raise InstanceError(f"instance name {name!r} is not a valid file name")
+    if name == "manifest":
+        raise InstanceError("instance name 'manifest' is taken by the family's manifest.json; rename the instance")
 
 
 def read_family(folder):

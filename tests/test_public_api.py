@@ -162,6 +162,40 @@ def test_save_never_overwrites_unless_asked_and_writes_a_family_from_a_list(tmp_
         eb.save(insts, tmp_path / "fam")
 
 
+def test_a_family_that_cannot_be_written_whole_is_refused_before_anything_is_written(tmp_path):
+    """An instance named 'manifest' was overwritten by the manifest (the
+    folder then failed to score); a bad name later in the list left an
+    empty folder; an empty list wrote a family that score refuses; a file
+    in the way gave a bare [Errno 17]."""
+    from epochbench.instances.core import InstanceError
+    from dataclasses import replace
+    insts = eb.generate("mkp", n=5, k=2, count=2, seed=1)
+    named = lambda i, name: replace(i, meta={**i.meta, "name": name})
+    cases = {"taken by the family's manifest.json": [insts[0], named(insts[1], "manifest")],
+             "is not a valid file name": [insts[0], named(insts[1], "../evil")],
+             "set its meta\\['name'\\]": [named(insts[0], "")],
+             "no instances to write": []}
+    for i, (why, family) in enumerate(cases.items()):
+        with pytest.raises(InstanceError, match=why):
+            eb.save(family, tmp_path / f"fam{i}")
+        assert not (tmp_path / f"fam{i}").exists()
+    (tmp_path / "a.json").write_text("precious")
+    with pytest.raises(InstanceError, match="is a file, not a folder"):
+        eb.save(insts, tmp_path / "a.json")
+    assert (tmp_path / "a.json").read_text() == "precious"
+
+
+def test_score_refuses_no_instances_and_unordered_method_or_reference_collections():
+    fam = eb.generate("leinberger", n=8, k=2, count=1, seed=1)
+    with pytest.raises(ValueError, match="instances: none given"):
+        eb.score([], "ff")
+    for methods in ({"ff", "bb"}, {"ff": 1}):
+        with pytest.raises(ValueError, match="methods: expected method names in a list"):
+            eb.score(fam, methods)
+    with pytest.raises(ValueError, match="references: give the reference files' paths in a list, got dict"):
+        eb.score(fam, "ff", references={"instance": "a"})
+
+
 def test_bad_arguments_of_the_face_are_value_errors_in_one_line():
     """They were KeyError (an unknown policy, printed in quotes), TypeError
     (a DataFrame for a workload, methods=3, a path of None) and
