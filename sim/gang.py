@@ -463,9 +463,27 @@ def _slices(table: JobTable, slice: float) -> None:
                             f"slices, more than {MAX_SLICES:.0e} (hours of simulation); take a longer slice")
 
 
-def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant) -> None:
+def _real(name: str, value, what: str) -> None:
+    """InstanceError ``"name: what, got value"`` unless ``value`` is a real
+    number (not a bool, not a string): an option given from Python is
+    refused as the command line refuses its text, not compared as it is."""
+    import numbers
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise InstanceError(f"{name}: {what}, got {value!r}")
+
+
+def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant, discrete) -> None:
     if policy not in GANG_POLICIES:
         raise InstanceError(f"policy: no gang policy {policy!r}; known: {', '.join(GANG_POLICIES)}")
+    for name, value, what in (("mpl", mpl, "the multiprogramming level must be an integer >= 1"),
+                              ("slice", slice, "the time slice must be > 0 seconds"),
+                              ("switch_overhead", switch_overhead, "a fraction of the slice in [0, 1)"),
+                              ("migration_cost", migration_cost, "seconds >= 0"),
+                              ("migration_limit", 0 if migration_limit is None else migration_limit,
+                               "tasks per slice >= 0 or None")):
+        _real(name, value, what)
+    if not isinstance(discrete, (bool, np.bool_)):
+        raise InstanceError(f"discrete: True or False, got {discrete!r}")
     if int(mpl) != mpl or not 1 <= mpl:
         raise InstanceError(f"mpl: the multiprogramming level must be an integer >= 1, got {mpl!r}")
     if mpl > MAX_MPL:
@@ -510,7 +528,7 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
     progress line).  See the module docstring for the model; cost
     O(events x (mpl^2 x jobs in the matrix)).
     """
-    _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant)
+    _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant, discrete)
     cap = np.asarray(capacity, dtype=np.int64).reshape(-1)
     if cap.shape[0] != 1:
         raise InstanceError(f"capacity: gang scheduling takes processors only (one entry), got {cap.tolist()}")

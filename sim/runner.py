@@ -86,7 +86,7 @@ def _gang(workload, policy, **options) -> SimResult:
     jobs, cap, dropped = _jobs_and_capacity(workload)
     jobs = jobs.to_frame() if hasattr(jobs, "to_frame") and not hasattr(jobs, "iloc") else jobs
     limit = options.get("migration_limit", 64)
-    if limit is not None and limit < 0:
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit < 0:   # the others: simulate_gang says
         options["migration_limit"] = None
     if options.pop("selector", None):
         raise ValueError("--selector applies to the space-shared policies only")

@@ -370,7 +370,12 @@ def test_empty_stream_and_options():
     (dict(migration_limit=-2), "migration_limit"), (dict(variant=4), "variant"),
     (dict(policy="mgs", variant=1), "variant"),
     (dict(mpl=129), "mpl: at most 128 rows"), (dict(mpl=10**20), "mpl: at most 128 rows"),
-    (dict(slice=1e-9), "slice: 1e-09 s cuts this stream's .* into about .* slices, more than 1e\\+08")])
+    (dict(slice=1e-9), "slice: 1e-09 s cuts this stream's .* into about .* slices, more than 1e\\+08"),
+    # from Python, as the command line refuses the text (a raw TypeError, or a string taken as true, before)
+    (dict(policy="mgs", migration_limit="x"), "migration_limit: tasks per slice >= 0 or None, got 'x'"),
+    (dict(mpl="3"), "mpl: .* got '3'"), (dict(slice="200"), "slice: .* got '200'"),
+    (dict(switch_overhead="0"), "switch_overhead"), (dict(migration_cost=True), "migration_cost"),
+    (dict(discrete="no"), "discrete: True or False, got 'no'")])
 def test_bad_options_are_named(kw, match):
     df = stream([(1, 0, 1, 1)])
     kw = dict(kw)
