@@ -11,6 +11,7 @@ Examples
 """
 from __future__ import annotations
 
+import numbers
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -185,7 +186,7 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
         raise ValueError("methods: give at least one method name")
     if not all(isinstance(m, str) and m for m in methods):
         raise ValueError(f"methods: expected method names, got {methods!r}")
-    _workers(workers)
+    workers = _workers(workers)
     if scheduler is not None and not isinstance(scheduler, str):
         raise ValueError(f"scheduler: expected an address such as 'tcp://head:8786', got {scheduler!r}")
     if isinstance(instances, (str, Path)):
@@ -207,13 +208,18 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
                   references=references, params=params, workers=workers, scheduler=scheduler)
 
 
-def _workers(workers) -> None:
-    """ValueError unless ``workers`` is None or an integer from 1 to
-    :data:`epochbench.sweep.MAX_WORKERS`."""
+def _integer(value) -> bool:
+    """``value`` is an integer, a numpy one included, not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)   # numpy's bool is no Integral
+
+
+def _workers(workers) -> int | None:
+    """``workers`` as an int (None stays None); ValueError unless it is an
+    integer from 1 to :data:`epochbench.sweep.MAX_WORKERS`."""
     from .sweep import MAX_WORKERS
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
-                                or not 1 <= workers <= MAX_WORKERS):
+    if workers is not None and (not _integer(workers) or not 1 <= workers <= MAX_WORKERS):
         raise ValueError(f"workers: must be an integer from 1 to {MAX_WORKERS} or None, got {workers!r}")
+    return None if workers is None else int(workers)
 
 
 def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: int = 0,
@@ -241,12 +247,13 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
     if not callable(func):
         raise ValueError(f"func: expected a function, got {type(func).__name__}")
     from .checks import MAX_COUNT
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
+    if not _integer(count) or not 1 <= count <= MAX_COUNT:
         raise ValueError(f"count: must be an integer from 1 to {MAX_COUNT:,}, got {count!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if not _integer(seed) or seed < 0:
         raise ValueError(f"seed: must be an integer >= 0, got {seed!r}")
+    count, seed = int(count), int(seed)
     check_limits(time_limit)
-    _workers(workers)
+    workers = _workers(workers)
     if label is not None and (not isinstance(label, str) or not label.strip()):
         raise ValueError(f"label: expected a name, got {label!r}")
     return _validate(func, family, count=count, seed=seed, time_limit=time_limit, exact=exact,

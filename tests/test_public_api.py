@@ -196,6 +196,24 @@ def test_score_refuses_no_instances_and_unordered_method_or_reference_collection
         eb.score(fam, "ff", references={"instance": "a"})
 
 
+def test_numpy_integers_are_integers_for_count_seed_and_workers():
+    """validate(count=np.int64(2)) said 'count: must be an integer', while
+    solve and generate took numpy numbers; bools stay refused."""
+    from epochbench.heuristics.packing import first_fit
+
+    def mine(inst):
+        return first_fit(inst)
+
+    v = eb.validate(mine, "packing", count=np.int64(1), seed=np.int64(2), workers=np.int64(1), time_limit=2)
+    assert v.ok
+    fam = eb.generate("leinberger", n=8, k=2, count=1, seed=1)
+    assert len(eb.score(fam, "ff", workers=np.int64(1))) == 1
+    for bad, name in ((dict(count=np.bool_(True)), "count"), (dict(seed=np.float64(1)), "seed"),
+                      (dict(workers=True), "workers")):
+        with pytest.raises(ValueError, match=f"^{name}: must be an integer"):
+            eb.validate(mine, "packing", **bad)
+
+
 def test_bad_arguments_of_the_face_are_value_errors_in_one_line():
     """They were KeyError (an unknown policy, printed in quotes), TypeError
     (a DataFrame for a workload, methods=3, a path of None) and
