@@ -43,6 +43,7 @@ import csv
 import functools
 import math
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,7 +158,8 @@ def read_reference_file(path) -> ReferenceFile:
     """Read a results file: CSV (or tab-separated) with a column ``instance``,
     optional ``dataset``, and one or more of :data:`REFERENCE_COLUMNS`, values
     in the data set's units; empty cells mean "not known", other columns are
-    ignored (a byte-order mark, as spreadsheets write one, too).  Raises
+    ignored (a byte-order mark, as spreadsheets write one, too), but for one
+    that is a known column misspelt (``bestknown``).  Raises
     :class:`~epochbench.instances.InstanceError` naming the file, line and
     column of anything malformed: a row with more cells than the header, a
     lower bound above an upper bound, a file without rows."""
@@ -172,6 +174,7 @@ def read_reference_file(path) -> ReferenceFile:
     reader = csv.DictReader(text.splitlines(), delimiter="\t" if "\t" in head and "," not in head else ",")
     fields = [f.strip() for f in (reader.fieldnames or [])]
     reader.fieldnames = fields
+    _misspelt(path, fields)
     if "instance" not in fields:
         raise InstanceError(f"{path}: column 'instance' missing (header: {','.join(fields) or 'empty'})")
     cols = [c for c in REFERENCE_COLUMNS if c in fields]
@@ -199,6 +202,18 @@ def read_reference_file(path) -> ReferenceFile:
     if not rows:
         raise InstanceError(f"{path}: no rows under the header")
     return ReferenceFile(str(path), rows)
+
+
+def _misspelt(path, fields) -> None:
+    """InstanceError for a column that is one of the known ones but for
+    case, spaces, ``-`` or ``_`` (``bestknown``, ``Optimum``): other
+    columns are ignored, so such a column's values would be lost without
+    a word."""
+    known = {re.sub(r"[^a-z0-9]", "", c): c for c in ("instance", "dataset", *REFERENCE_COLUMNS)}
+    for f in fields:
+        want = known.get(re.sub(r"[^a-z0-9]", "", f.lower()))
+        if want is not None and want != f:
+            raise InstanceError(f"{path}: column {f!r} is not read; did you mean {want!r}?")
 
 
 def _ref_number(cell, path, line, col):

@@ -252,6 +252,10 @@ def test_score_uses_a_reference_file_named_on_the_command_line(tmp_path, capsys)
     ("instance,optimum\na,1,2,3\n", r"line 2: 4 cells, the header has 2"),
     ("instance,lower_bound,upper_bound\na,5,4\n", r"line 2: lower_bound 5 is above upper_bound 4"),
     ("instance,optimum\n", "no rows under the header"),
+    # a known column misspelt was ignored without a word, its values lost
+    ("instance,optimum,bestknown\na,1,2\n", r"column 'bestknown' is not read; did you mean 'best_known'\?"),
+    ("Instance,optimum\na,1\n", r"column 'Instance' is not read; did you mean 'instance'\?"),
+    ("instance,Lower Bound\na,1\n", r"did you mean 'lower_bound'"),
 ])
 def test_malformed_reference_file_is_one_clear_line(tmp_path, capsys, text, match):
     path = tmp_path / "ref.csv"
