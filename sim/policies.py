@@ -149,7 +149,9 @@ class _Base(Policy):
         if selector is not None:
             if not self.has_selector:
                 raise ValueError(f"policy {self.name!r} has no packing selection step for a selector")
-            _method(selector)
+            if _method(selector).kind == "replay":   # it reads a recorded choice, which a live step has not
+                raise ValueError(f"selector {selector!r} replays the choice recorded at an epoch "
+                                 "(simulate --record-epochs); it cannot choose in a simulation")
         self.selector = selector
         self.selector_options = dict(selector_options or {})
         self.step: Step | None = None

@@ -281,6 +281,9 @@ def test_simulate_checks_the_selectors_options_before_the_run():
             eb.simulate((jobs, 64), "easy", selector="cpsat", selector_options=opts)
     with pytest.raises(ValueError, match="without a selector"):
         eb.simulate((jobs, 64), "easy", selector_options={"time_limit": 1})
+    # 'recorded' reads an epoch's recorded choice: accepted, it failed at the first step
+    with pytest.raises(ValueError, match="^selector 'recorded' replays the choice recorded at an epoch"):
+        eb.simulate((jobs, 64), "easy", selector="recorded")
 
 
 def test_an_instance_made_outside_build_is_checked_and_never_read_from_a_stale_cache():
