@@ -324,7 +324,8 @@ def load_stamped(path: Path | None, tasks: list[dict],
     ``run``, ``commit``, ``version``; ``{}`` for a record written before
     records were stamped).  A task recorded twice: its last record.
     ``unreadable`` gets the numbers (from 1) of the lines that are no
-    record, but for a torn last line (a sweep killed mid-write)."""
+    record (not JSON, or no task object with a list of row objects), but for
+    a torn last line (a sweep killed mid-write)."""
     if path is None or not path.exists():
         return {}
     index = {_key(t): i for i, t in enumerate(tasks)}
@@ -334,6 +335,9 @@ def load_stamped(path: Path | None, tasks: list[dict],
     for number, line in enumerate(lines, 1):
         try:
             rec = json.loads(line)
+            if not (isinstance(rec["task"], dict) and isinstance(rec["rows"], list)
+                    and all(isinstance(r, dict) for r in rec["rows"])):
+                raise TypeError("not a record")           # e.g. {"task": 5, "rows": "x"}: no task's rows
             i, rows = index.get(_key(rec["task"])), list(rec["rows"])
         except (ValueError, KeyError, TypeError):
             torn = number == len(lines) and not data.endswith(b"\n")

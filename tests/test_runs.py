@@ -209,11 +209,12 @@ def test_a_partial_file_line_that_is_no_record_is_said_when_a_run_reuses_the_fil
     assert cli.main(["experiment", SMALL.name, "--workers", "1", "--quiet", "--out", "o", "--tasks", "0:3"]) == 0
     partial = next(iter(__import__("pathlib").Path("o").glob("*.partial.jsonl")))
     lines = partial.read_text().splitlines()
-    partial.write_text("\n".join([lines[0], "not json", *lines[1:]]) + "\n")
+    partial.write_text("\n".join([lines[0], "not json", '{"task": 5, "rows": "x"}', '{"task": {}, "rows": [1]}',
+                                   *lines[1:]]) + "\n")     # the shaped ones were skipped without a word
     capsys.readouterr()
     assert cli.main(["experiment", SMALL.name, "--workers", "1", "--quiet", "--out", "o"]) == 0
     err = capsys.readouterr().err
-    assert "1 line(s) are no record (line 2): skipped" in err and "3 of 6 tasks reused" in err
+    assert "3 line(s) are no record (line 2, 3, 4): skipped" in err and "3 of 6 tasks reused" in err
 
 
 def test_runs_says_why_a_record_is_unreadable_and_which_running_run_is_dead(tmp_path, capsys):
