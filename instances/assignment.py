@@ -46,7 +46,7 @@ from . import io as _io
 from .checks import SEQUENCES, index, short
 from .core import InfeasibleSolution, InstanceError, float_array
 from .data import data_hint, data_root
-from .generators import _children, _choice, _fraction, _int, register_generator
+from .generators import _bool, _children, _choice, _fraction, _int, register_generator
 
 EVENTS = ("none", "arrive", "leave")
 
@@ -280,6 +280,7 @@ def farm_assignment(*, n: int = 150, machines: int = 150, licenses: int = 20, bu
     n, machines, licenses = _int("n", n, 0), _int("machines", machines, 1), _int("licenses", licenses, 0)
     count, seed, busy = _int("count", count, 0), _int("seed", seed, 0), _fraction("busy", busy)
     _choice("event", event, EVENTS)
+    preemptive = _bool("preemptive", preemptive)
     c = _farm.Constants() if preemptive else _farm.Constants.non_preemptive()
     params = dict(n=n, machines=machines, licenses=licenses, busy=busy, preemptive=preemptive, event=event,
                   count=count, seed=seed)

@@ -45,6 +45,7 @@ import csv
 import inspect
 import math
 import re
+from collections.abc import Hashable
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -52,6 +53,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .catalog import Catalog, modules_of, plugins
+from .checks import short as _short
 from .core import InstanceError
 from .data import data_hint, data_root
 from .io import write_family
@@ -143,29 +145,76 @@ def _log_uniform(rng, lo: float, hi: float, count: int) -> np.ndarray:
 
 
 # ---- parameter checks ----------------------------------------------------------------
+def _is_int(value) -> bool:
+    """A Python or numpy integer; not a bool (True is no count, though an int)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    """A Python or numpy integer or float; no bool, no string ("0.5" is not
+    read as a number: ``float()`` would take it, and True, silently)."""
+    return _is_int(value) or isinstance(value, (float, np.floating))
+
+
 def _int(name, value, lo):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
+    if not _is_int(value) or value < lo:
+        raise ValueError(f"{name} must be an integer >= {lo}, got {_short(value)}")
     return int(value)
 
 
+def _bool(name, value) -> bool:
+    """``value`` if it is a bool (Python or numpy): a string such as "no", or
+    a number, would otherwise count as true or false by accident."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {_short(value)}")
+    return bool(value)
+
+
 def _choice(name, value, choices):
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    """``value`` if it is one of ``choices``; an unhashable value (a list, a
+    numpy array, whose ``==`` answers elementwise) never is."""
+    if not isinstance(value, Hashable) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {_short(value)}")
     return value
 
 
 def _fraction(name, value, lo=0.0):
-    if value is not None and not (lo <= float(value) <= 1.0):
-        raise ValueError(f"{name} must lie in [{lo}, 1], got {value!r}")
+    """``value`` as a float in [lo, 1], None kept; a string or bool is refused,
+    not converted by ``float()``."""
+    if value is not None and not (_is_number(value) and lo <= value <= 1.0):
+        raise ValueError(f"{name} must be a number in [{lo}, 1], got {_short(value)}")
     return None if value is None else float(value)
 
 
+def _real(name, value) -> float:
+    """``value`` as a float if it is a finite number (no string, no bool:
+    ``float("5")`` and ``float(True)`` would pass silently)."""
+    try:
+        ok = _is_number(value) and math.isfinite(value)
+    except OverflowError:                            # an int beyond every float
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be a finite number, got {_short(value)}")
+    return float(value)
+
+
 def _capacity(capacity, k):
-    cap = [int(capacity)] * k if np.isscalar(capacity) else [int(c) for c in capacity]
-    if len(cap) != k or min(cap) < 1:
-        raise ValueError(f"capacity must be a positive integer or {k} positive integers, got {capacity!r}")
-    return np.asarray(cap, dtype=np.int64)
+    """``k`` capacities from one integer or ``k`` integers, each within
+    ``PARAM_BOUNDS["capacity"]``: ``int()`` would cut 1.5 to 1 and True to 1,
+    and 2**70 overflows int64, so such entries are refused, not converted."""
+    entries = [capacity] * k if np.isscalar(capacity) else capacity
+    try:
+        entries = list(entries)
+    except TypeError:                                # None, a 0-d array
+        entries = None
+    if entries is None or len(entries) != k:
+        raise ValueError(f"capacity must be a positive integer or {k} positive integers, got {_short(capacity)}")
+    lo, hi = PARAM_BOUNDS["capacity"]
+    bad = [c for c in entries if not (_is_int(c) and lo <= c <= hi)]
+    if bad:
+        where = "" if np.isscalar(capacity) else f" in {_short(capacity)}"
+        raise ValueError(f"capacity must be integers in [{lo}, {hi:g}], got {_short(bad[0], 40)}{where}")
+    return np.asarray([int(c) for c in entries], dtype=np.int64)
 
 
 def _children(seed, count):
@@ -234,10 +283,11 @@ def los(*, n: int = 32, count: int = 10, seed: int = 0, machine: int = 320, load
     n, count, machine = _int("n", n, 1), _int("count", count, 0), _int("machine", machine, 1)
     seed = _int("seed", seed, 0)
     load, p_block, p_pow2 = _fraction("load", load), _fraction("p_block", p_block), _fraction("p_pow2", p_pow2)
+    now, est_min, est_max = _real("now", now), _real("est_min", est_min), _real("est_max", est_max)
     if not 0 < est_min <= est_max:
         raise ValueError(f"need 0 < est_min <= est_max, got {est_min!r}, {est_max!r}")
     params = dict(n=n, count=count, seed=seed, machine=machine, load=load, p_block=p_block,
-                  now=float(now), p_pow2=p_pow2, est_min=float(est_min), est_max=float(est_max))
+                  now=now, p_pow2=p_pow2, est_min=est_min, est_max=est_max)
     pmf = feitelson_size_pmf(machine, p_pow2)
     cap = np.array([machine], dtype=np.int64)
     out = []
@@ -278,6 +328,7 @@ def los_example(*, reservation: bool = False) -> PackingInstance:
     ``reservation`` the blocked head gets shadow 28 and extra 3.  Either way
     the best start set uses all 5 free processors (utilization 0.5); LOS
     without reservation starts jobs 2 and 4 (indices 1 and 3)."""
+    reservation = _bool("reservation", reservation)
     name = "los-example-reservation" if reservation else "los-example"
     meta = dict(name=name, family="packing", generator="los-example", params={"reservation": reservation},
                 seed=None, now=25.0, head_blocked=True, running={"size": [5], "remaining": [3.0]},
@@ -454,15 +505,20 @@ def load_vbp(path) -> EpochsInstance:
 
 
 def _int_set(value, name):
+    """The integers of ``value`` (one, a list, or a string "1,2 9") as a set,
+    None kept.  Items must be integers or integer strings: ``int()`` would
+    cut 1.5 to 1 and read True as 1, picking files nobody asked for."""
     if value is None:
         return None
-    if isinstance(value, str):
-        value = [v for v in value.replace(",", " ").split() if v]
-    items = [value] if np.isscalar(value) else list(value)
+    items = value.replace(",", " ").split() if isinstance(value, str) else value
     try:
-        return {int(v) for v in items}
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be integers, got {value!r}") from None
+        items = [items] if np.isscalar(items) else list(items)
+    except TypeError:
+        items = [None]
+    bad = [v for v in items if not (_is_int(v) or isinstance(v, str) and re.fullmatch(r"\s*[+-]?\d+\s*", v))]
+    if bad:
+        raise ValueError(f"{name} must be integers, got {_short(value)}")
+    return {int(v) for v in items}
 
 
 def vbp_family(*, n: int | None = None, d: int | None = None, classes=None,
@@ -475,6 +531,7 @@ def vbp_family(*, n: int | None = None, d: int | None = None, classes=None,
     if not base.is_dir():
         raise InstanceError(f"{base}: no VBP data folder{data_hint(base)}")
     want = {"class": _int_set(classes, "classes"), "n": _int_set(n, "n"), "d": _int_set(d, "d")}
+    per_class = None if per_class is None else _int("per_class", per_class, 1)
     found = []
     for f in base.glob("class*/*.vbp"):
         m = _VBP_NAME.match(f.stem)
@@ -536,14 +593,17 @@ class Param(NamedTuple):
 
     def check(self, value):
         """``value`` if it is of this parameter's type (a finite number for
-        ``float``, an integer for ``int``) within :attr:`bounds`, else
-        ``ValueError`` naming the parameter."""
-        if self.type in (int, float) and value is not None:
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-                raise ValueError(f"{self.name} must be a number, got {value!r}")
-            if self.type is int and not isinstance(value, (int, np.integer)):
+        ``float``, an integer for ``int``, Python or numpy; a bool for
+        ``bool``) within :attr:`bounds`, else ``ValueError`` naming the
+        parameter."""
+        if self.type is bool and value is not None:
+            _bool(self.name, value)
+        elif self.type in (int, float) and value is not None:
+            if not _is_number(value):
+                raise ValueError(f"{self.name} must be a number, got {_short(value)}")
+            if self.type is int and not _is_int(value):
                 raise ValueError(f"{self.name} must be an integer, got {value!r}")
-            if not math.isfinite(value):
+            if not _is_int(value) and not math.isfinite(value):    # an int is finite (and may exceed a float)
                 raise ValueError(f"{self.name} must be a finite number, got {value!r}")
             if self.bounds is not None and not self.bounds[0] <= value <= self.bounds[1]:
                 raise ValueError(f"{self.name} must lie in [{self.bounds[0]:g}, {self.bounds[1]:g}], got {value!r}")
@@ -675,9 +735,20 @@ def resolved_params(name: str, **params) -> dict:
                          f"it takes: {', '.join(spec) or 'none'}")
     given = {k: v for k, v in params.items() if v is not None}
     for k, v in given.items():
-        if isinstance(v, (int, float)):        # lists and strings: the generator's own checks
+        if _checked_here(spec[k], v):
             spec[k].check(v)
     return {**{k: p.default for k, p in spec.items()}, **given}
+
+
+def _checked_here(param: Param, value) -> bool:
+    """Whether :func:`resolved_params` checks ``value`` itself: always for a
+    bool or float parameter (none takes anything but a bool / a number), for
+    an int parameter when ``value`` is a scalar, numpy's included (a list or
+    string, such as vbp's ``n="20,40"`` or leinberger's capacity list, is
+    the generator's to read and check)."""
+    if param.type in (bool, float):
+        return True
+    return param.type is int and np.isscalar(value) and not isinstance(value, str)
 
 
 def generate(name: str, **params) -> list:

@@ -322,7 +322,8 @@ def load_mknapcb(path, results=None, first: int | None = None) -> list[KnapsackI
     """The problems of an OR-Library ``mknapcbK.txt`` file, named ``m.n-ii``
     as in ``mkcbres.txt`` (default: the file beside it), whose values land in
     ``meta["best_known"]`` and ``meta["lp_bound"]``; only the ``first``
-    problems with ``first``."""
+    problems with ``first`` (an integer: 2.5 would quietly act as 3)."""
+    first = None if first is None else _int("first", first, 0)
     path = Path(path)
     res_path = Path(results) if results else path.parent / "mkcbres.txt"
     table = read_mkcbres(str(res_path)) if res_path.is_file() else {}

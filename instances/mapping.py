@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -35,10 +36,10 @@ from typing import Sequence
 import numpy as np
 
 from . import io as _io
-from .checks import indices
+from .checks import indices, short
 from .core import InfeasibleSolution, InstanceError, float_array
 from .data import data_hint, data_root
-from .generators import register_generator
+from .generators import _int, register_generator
 
 __all__ = ["MappingInstance", "check_mapping", "water_level", "dual_bound", "braun_etc", "braun_range", "load_braun",
            "braun_family", "TASK_RANGE", "MACHINE_RANGE", "CONSISTENCY", "BRAUN_NAMES"]
@@ -242,15 +243,17 @@ def braun_etc(rng: np.random.Generator, tasks: int, machines: int, task_het: str
 
 
 def _choice(name, value, allowed):
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    """Refuse ``value`` unless it is one of ``allowed``; an unhashable value (a
+    list, a numpy array, whose ``==`` answers elementwise) never is."""
+    if not isinstance(value, Hashable) or value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {short(value)}")
 
 
 def _classes(value, allowed, name):
-    if value == "all":
-        return list(allowed)
+    """``[value]``, or every class of ``allowed`` for "all"; checked first, so
+    that an array is refused before ``value == "all"`` compares elementwise."""
     _choice(name, value, allowed + ("all",))
-    return [value]
+    return list(allowed) if value == "all" else [value]
 
 
 def braun_range(*, tasks: int = 512, machines: int = 16, task_het: str = "hi", machine_het: str = "hi",
@@ -263,10 +266,8 @@ def braun_range(*, tasks: int = 512, machines: int = 16, task_het: str = "hi", m
     ``SeedSequence(seed).spawn(12)[c].spawn(count)[i]``: it depends on neither
     ``count`` nor the other classes asked for.  Names
     ``range_{c}_{task}{machine}_{t}x{m}_{seed}_{i}``."""
-    if tasks < 1 or machines < 1:
-        raise ValueError(f"tasks and machines must be >= 1, got {tasks} x {machines}")
-    if count < 0:
-        raise ValueError(f"count must be >= 0, got {count}")
+    tasks, machines = _int("tasks", tasks, 1), _int("machines", machines, 1)
+    count, seed, decimals = _int("count", count, 0), _int("seed", seed, 0), _int("decimals", decimals, -1)
     out = []
     roots = np.random.SeedSequence(seed).spawn(len(BRAUN_NAMES))
     for c in _classes(consistency, CONSISTENCY, "consistency"):
@@ -361,18 +362,38 @@ def load_braun(path) -> MappingInstance:
     return MappingInstance.build(np.array(values).reshape(t, m), None, meta, source=str(path))
 
 
-def braun_family(*, root: str | None = None, names: str | None = None) -> list[MappingInstance]:
+def braun_family(*, root: str | None = None, names: str | Sequence[str] | None = None) -> list[MappingInstance]:
     """The 12 [braun2001] ETC matrices (512 x 16) under ``root``
     (default: ``braun`` in the data folder), in Braun's order c, i, s x hihi, hilo,
-    lohi, lolo; ``names`` picks some, e.g. "u_c_hihi.0,u_i_lolo.0"."""
+    lohi, lolo; ``names`` picks some, e.g. "u_c_hihi.0,u_i_lolo.0".  From
+    Python, ``names`` may be a list of names too."""
+    want = _names(names)
     base = Path(root) if root else data_root() / "braun"
     if not base.is_dir():
         raise InstanceError(f"{base}: no Braun data folder{data_hint(base)}")
-    want = list(BRAUN_NAMES) if not names else [s for s in re.split(r"[,\s]+", names) if s]
     missing = [n for n in want if not (base / n).is_file()]
     if missing:
         raise InstanceError(f"{base}: Braun file(s) {missing} not found")
     return [load_braun(base / n) for n in want]
+
+
+def _names(names) -> list[str]:
+    """The file names ``names`` asks for: a comma / blank separated string or a
+    list / tuple of names (all 12 when empty or None).  A name given twice is
+    refused here: its two instances would share a name, which save and score
+    refuse only later."""
+    if names is None or isinstance(names, (str, list, tuple)) and not names:
+        return list(BRAUN_NAMES)
+    if isinstance(names, str):
+        want = [s for s in re.split(r"[,\s]+", names) if s]
+    elif isinstance(names, (list, tuple)) and all(isinstance(s, str) for s in names):
+        want = list(names)
+    else:
+        raise ValueError(f"names must be a comma-separated string or a list of file names, got {short(names)}")
+    twice = next((s for i, s in enumerate(want) if s in want[:i]), None)
+    if twice is not None:
+        raise ValueError(f"names lists {twice!r} twice")
+    return want
 
 
 # ---- registration ----------------------------------------------------------------------

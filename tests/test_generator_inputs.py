@@ -1,0 +1,225 @@
+"""Generator parameters of the wrong type or out of range: refused with one
+line naming the parameter, never truncated, coerced or passed on to numpy
+(a float capacity cut to an integer, a string taken as True, a numpy count
+skipping the range check)."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import epochbench as eb
+from epochbench.instances.assignment import farm_assignment
+from epochbench.instances.generators import _fraction, leinberger, los, los_example, resolved_params, vbp_family
+from epochbench.instances.knapsack import load_mknapcb, random_mkp
+from epochbench.instances.mapping import braun_family, braun_range
+
+
+def refused(match, call, *args, **kw):
+    """``call`` raises a one-line ValueError matching ``match``."""
+    with pytest.raises(ValueError, match=match) as info:
+        call(*args, **kw)
+    assert "\n" not in str(info.value)
+
+
+def vbp_root(tmp_path):
+    """A VBP folder with one tiny ``class1_20_3_0.vbp`` file."""
+    (tmp_path / "class1").mkdir()
+    (tmp_path / "class1" / "class1_20_3_0.vbp").write_text("3\n10 10 10\n1\n1 2 3 2\n")
+    return str(tmp_path)
+
+
+def braun_root(tmp_path):
+    """A Braun folder with two 2 x 2 ETC files."""
+    for name in ("u_c_hihi.0", "u_i_lolo.0"):
+        (tmp_path / name).write_text("2 2 0\n1\n2\n3\n4\n")
+    return str(tmp_path)
+
+
+# ---- 1. leinberger capacity list ---------------------------------------------------------
+@pytest.mark.parametrize("capacity, bad", [
+    ([1.5, 2.5, 3.5, 10], "1.5"), ([True, 5, 5, 5], "True"), pytest.param([2**70] * 4, str(2**70), id="list-2**70"),
+    ([5, 0, 5, 5], "0"), ([5, -3, 5, 5], "-3"), ([5, 5, 5, 5.0], "5.0"), (["5", 5, 5, 5], "'5'"),
+    ([5, None, 5, 5], "None"), (np.array([5.5, 5, 5, 5]), "5.5"), (1.7, "1.7"), (True, "True"),
+    pytest.param(2**70, str(2**70), id="2**70"), ("abc", "'abc'")])
+def test_leinberger_capacity_entries_refused(capacity, bad):
+    """Lists reach the generator's own check; a scalar stops at resolved_params'
+    (``capacity must be an integer, got 1.7``): either way one line naming it."""
+    said = re.escape(bad)
+    refused(rf"^capacity must be integers in \[1, 4\.6\d*e\+18\], got .*{said}", leinberger, capacity=capacity,
+            count=1, n=3)
+    refused(rf"^capacity must .*got .*{said}", eb.generate, "leinberger", capacity=capacity, count=1, n=3)
+
+
+@pytest.mark.parametrize("capacity", [None, np.array(5), [5, 5]])
+def test_leinberger_capacity_count_refused(capacity):
+    refused(r"^capacity must be a positive integer or 4 positive integers, got ", leinberger, capacity=capacity,
+            count=1, n=3)
+
+
+def test_leinberger_capacity_valid_forms_kept():
+    """Ints, numpy ints, tuples and arrays: the same instances as before."""
+    base = leinberger(n=5, k=2, count=1, capacity=[7, 2**62])[0]
+    assert base.capacity.tolist() == [7, 2**62] and base.meta["params"]["capacity"] == [7, 2**62]
+    for same in ((7, 2**62), np.array([7, 2**62]), [np.int64(7), np.int64(2**62)]):
+        inst = leinberger(n=5, k=2, count=1, capacity=same)[0]
+        assert inst.to_dict().keys() == base.to_dict().keys()
+        np.testing.assert_array_equal(inst.demand, base.demand)
+        assert inst.meta == base.meta
+
+
+# ---- 2. vbp classes / n / d ---------------------------------------------------------------
+@pytest.mark.parametrize("kw, name", [(dict(classes=[1.5]), "classes"), (dict(classes=[True]), "classes"),
+                                      (dict(classes=1.0), "classes"), (dict(classes=[1, 2.0]), "classes"),
+                                      (dict(n=[20.5]), "n"), (dict(d=[np.float64(3)]), "d"),
+                                      (dict(classes="1.5"), "classes"), (dict(classes=[None]), "classes")])
+def test_vbp_non_integer_sets_refused(tmp_path, kw, name):
+    root = vbp_root(tmp_path)
+    refused(f"^{name} must be integers, got ", eb.generate, "vbp", root=root, **kw)
+    refused(f"^{name} must be integers, got ", vbp_family, root=root, **kw)
+
+
+@pytest.mark.parametrize("per_class", [[1], 1.5, True])
+def test_vbp_per_class_must_be_an_integer(tmp_path, per_class):
+    root = vbp_root(tmp_path)
+    refused("^per_class must be", vbp_family, root=root, per_class=per_class)
+    refused("^per_class must be", eb.generate, "vbp", root=root, per_class=per_class)
+
+
+def test_vbp_integer_sets_still_read(tmp_path):
+    root = vbp_root(tmp_path)
+    for kw in (dict(classes=[1]), dict(classes="1"), dict(classes=np.int64(1)), dict(classes=["1"]),
+               dict(n=(20,), d=np.array([3]), classes="1, 2"), dict(per_class=np.int64(1))):
+        assert [i.name for i in eb.generate("vbp", root=root, **kw)] == ["class1_20_3_0"]
+
+
+# ---- 3. bool parameters -----------------------------------------------------------------------
+@pytest.mark.parametrize("value", ["no", "False", 0, 1, 1.0, [True], np.int64(1)])
+def test_bool_parameters_refuse_non_bools(value):
+    refused(r"^reservation must be True or False, got ", eb.generate, "los-example", reservation=value)
+    refused(r"^reservation must be True or False, got ", los_example, reservation=value)
+    refused(r"^preemptive must be True or False, got ", eb.generate, "assign-farm", preemptive=value,
+            n=4, machines=4, count=1)
+    refused(r"^preemptive must be True or False, got ", farm_assignment, preemptive=value, n=4, machines=4,
+            count=1)
+    refused(r"^repeats must be True or False, got ", eb.generate, "workload", repeats=value, jobs=10)
+
+
+def test_every_bool_parameter_is_checked():
+    """Each generator's bool parameters (GENERATOR_PARAMS) refuse a string."""
+    from epochbench.instances.generators import GENERATOR_PARAMS, load_generators
+    load_generators()
+    bools = [(g, p) for g, spec in GENERATOR_PARAMS.items() for p, par in spec.items() if par.type is bool]
+    assert len(bools) >= 3
+    for g, p in bools:
+        refused(f"^{p} must be True or False, got 'no'$", resolved_params, g, **{p: "no"})
+
+
+def test_numpy_bool_accepted_as_bool():
+    inst = eb.generate("los-example", reservation=np.bool_(True))[0]
+    assert inst.meta["params"]["reservation"] is True and inst.reservation is not None
+    assert eb.generate("los-example", reservation=np.bool_(False))[0].reservation is None
+
+
+# ---- 4. numpy scalars and the range checks ----------------------------------------------------------
+@pytest.mark.parametrize("name, kw, match", [
+    ("leinberger", dict(count=np.int64(0)), r"^count must lie in \[1, 1e\+06\], got "),
+    ("leinberger", dict(n=np.int64(10**11)), r"^n must lie in \[0, 1e\+07\], got "),
+    ("leinberger", dict(load=np.float64(1.5)), r"^load must lie in \[0, 1\], got "),
+    ("leinberger", dict(load=np.float32("nan")), r"^load must be a finite number, got "),
+    ("leinberger", dict(n=np.float64(5.0)), r"^n must be an integer, got "),
+    ("leinberger", dict(n=np.bool_(True)), r"^n must be a number, got "),
+    ("leinberger", dict(n=10**400), r"^n must lie in \[0, 1e\+07\], got "),
+    ("mkp", dict(k=np.uint8(0)), r"^k must lie in \[1, 10000\], got "),
+    ("los", dict(now=np.float64(-1.0)), r"^now must lie in "),
+    ("braun-range", dict(decimals=np.int32(99)), r"^decimals must lie in \[0, 12\], got "),
+    ("los", dict(now="5"), r"^now must be a number, got '5'$"),
+    ("mkp", dict(tightness="0.5"), r"^tightness must be a number, got '0.5'$"),
+    ("mkp", dict(tightness=[0.5]), r"^tightness must be a number, got \[0.5\]$"),
+])
+def test_numpy_scalars_and_strings_meet_the_range_checks(name, kw, match):
+    refused(match, resolved_params, name, **kw)
+    refused(match, eb.generate, name, **kw)
+
+
+# ---- 5. braun names -------------------------------------------------------------------------------
+def test_braun_names_list_or_tuple(tmp_path):
+    root = braun_root(tmp_path)
+    want = ["u_c_hihi.0", "u_i_lolo.0"]
+    assert [i.name for i in eb.generate("braun", root=root, names=want)] == want
+    assert [i.name for i in braun_family(root=root, names=tuple(want))] == want
+    assert [i.name for i in eb.generate("braun", root=root, names="u_c_hihi.0,u_i_lolo.0")] == want
+
+
+@pytest.mark.parametrize("names, match", [
+    ("u_c_hihi.0,u_c_hihi.0", "^names lists 'u_c_hihi.0' twice$"),
+    (["u_i_lolo.0", "u_c_hihi.0", "u_i_lolo.0"], "^names lists 'u_i_lolo.0' twice$"),
+    ("u_c_hihi.0 u_c_hihi.0", "^names lists 'u_c_hihi.0' twice$"),
+    (5, "^names must be a comma-separated string or a list of file names, got 5$"),
+    ([1, 2], "^names must be a comma-separated string or a list of file names, got "),
+    (["u_c_hihi.0", None], "^names must be a comma-separated string or a list of file names, got "),
+])
+def test_braun_names_refused(tmp_path, names, match):
+    root = braun_root(tmp_path)
+    refused(match, eb.generate, "braun", root=root, names=names)
+    refused(match, braun_family, root=root, names=names)
+
+
+# ---- 6. the other generators' parameters ------------------------------------------------------------
+@pytest.mark.parametrize("kw, match", [
+    (dict(tasks=4.5), "^tasks must be an integer >= 1, got 4.5$"), (dict(tasks=0), "^tasks must be an integer >= 1"),
+    (dict(machines=[3]), "^machines must be an integer >= 1"), (dict(count=1.5), "^count must be an integer >= 0"),
+    (dict(seed=2.5), "^seed must be an integer >= 0"), (dict(decimals=1.5), "^decimals must be an integer >= -1"),
+    (dict(decimals=True), "^decimals must be an integer >= -1"),
+    (dict(task_het=["hi"]), "^task_het must be one of"),
+    (dict(consistency=np.array(["c"])), "^consistency must be one of"),
+])
+def test_braun_range_parameters_refused(kw, match):
+    refused(match, braun_range, **{"tasks": 4, "machines": 3, **kw})
+
+
+def test_braun_range_decimals_minus_one_still_unrounded():
+    raw = braun_range(tasks=3, machines=2, decimals=-1)[0].etc
+    assert not np.array_equal(raw, np.round(raw, 2))
+
+
+@pytest.mark.parametrize("value", ["0.5", True, [0.5], np.bool_(True), float("nan"),
+                                   pytest.param(10**400, id="huge-int")])
+def test_fractions_refuse_non_numbers(value):
+    refused("^tightness must be a number in", random_mkp, tightness=value, n=3, count=1)
+    refused("^need must be a number in", _fraction, "need", value)
+
+
+def test_fractions_of_numpy_and_int_kept():
+    assert _fraction("load", np.float32(0.5)) == 0.5 and _fraction("load", 1) == 1.0 and _fraction("x", None) is None
+
+
+@pytest.mark.parametrize("kw, match", [(dict(now="5"), "^now must be a finite number"),
+                                       (dict(est_min="60"), "^est_min must be a finite number"),
+                                       (dict(est_max=float("inf")), "^est_max must be a finite number"),
+                                       (dict(now=True), "^now must be a finite number")])
+def test_los_times_must_be_numbers(kw, match):
+    refused(match, los, n=3, count=1, **kw)
+
+
+@pytest.mark.parametrize("first", [2.5, [1], True])
+def test_mknapcb_first_must_be_an_integer(tmp_path, first):
+    path = tmp_path / "mknapcb1.txt"
+    path.write_text("1\n2 1 0\n1 2\n1 1\n1\n")
+    assert len(load_mknapcb(path, first=1)) == 1
+    refused("^first must be an integer >= 0", load_mknapcb, path, first=first)
+
+
+def test_braun_names_array_refused_in_one_line(tmp_path):
+    refused("^names must be a comma-separated string or a list of file names, got ", braun_family,
+            root=braun_root(tmp_path), names=np.array(["u_c_hihi.0", "u_i_lolo.0"]))
+
+
+@pytest.mark.parametrize("call, kw", [(braun_range, dict(machines=np.arange(200))),
+                                      (los_example, dict(reservation=np.arange(200))),
+                                      (random_mkp, dict(tightness=np.linspace(0, 1, 200))),
+                                      (random_mkp, dict(correlation=np.array(["correlated"] * 200)))])
+def test_array_arguments_give_one_line(call, kw):
+    """An array where a scalar goes is named in one line (numpy's repr wraps)."""
+    refused("must be", call, **kw)
