@@ -107,7 +107,11 @@ def solve(instance, method: str, **params) -> Result:
     -------
     Result
         ``decision``, ``value``, ``status`` (``optimal`` only when proved),
-        ``bound`` (None when nothing was proved), ``seconds``, ``info``.  The
+        ``bound`` (None when nothing was proved), ``seconds``, ``info``.  An
+        exact method that ended without a decision (``timeout``, or a
+        backend's ``infeasible``) has ``decision=()``, ``value`` NaN and
+        ``bound`` None (a bound without a decision is not kept: nothing
+        checked stands beside it).  The
         decision has passed the family's independent checker; it is, per
         family: packing and knapsack, the indices of the jobs selected (in
         pick order); epochs, the bins (a tuple of job indices per epoch);

@@ -549,6 +549,8 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     sc = scaled(inst)
     proven: set = set()
     weights = _weights(sc, repair_work_weight, price) if m > 1 else None
+    if k_min >= m:       # every repair is the whole instance: the makespan alone, which a proof then settles
+        weights = None
     tail_at = deadline - float(tail_share) * float(time_limit)
     info["repair_work_weight"] = round(float(repair_work_weight) * WEIGHT_GRID) / WEIGHT_GRID if weights else 0.0
     rc = None                                                   # LP reduced costs, for related neighbourhoods
@@ -571,6 +573,8 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
                                    int(rng.integers(2**31)), weights)
             if optimal and len(proven) < PROVEN_CAP:
                 proven.add(_key(a, cols))
+            if optimal and weights is None and sc.exact and len(cols) == m:
+                bound = max(bound, inst.value(new))     # every task on every machine: the instance's optimum
         if new is not None and (_finish(sc, new)[cols].max() < fin[cols].max() if weights is None
                                 else _merit(sc, new, weights) < _merit(sc, a, weights)):
             a, stall = new, 0
