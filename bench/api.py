@@ -300,12 +300,18 @@ def save(instance, path, *, overwrite: bool = False) -> None:
     save_instance(inst, path)
 
 
-def simulate(workload=None, policy: str = "easy", machine: str | None = None, **options) -> SimResult:
+def simulate(workload=None, policy: str = "easy", machine: str | None = None, *, nodes: int | None = None,
+             kill_at_estimate: bool | None = None, **options) -> SimResult:
     """Replay a job stream under a registered policy (``epochbench list
     --policies``) on the ``pool``, ``gang`` or ``farm`` machine; see
     :func:`epochbench.sim.runner.simulate`.  ``workload``: a
     :class:`~epochbench.instances.jobs.Workload`, a path (SWF, CSV, Parquet)
-    or ``(jobs, capacity)``; None for the farm's generated stream.  A
+    or ``(jobs, capacity)``; None for the farm's generated stream.  For a
+    path, ``nodes`` sets the machine's processors and
+    ``kill_at_estimate=False`` lets jobs run past their estimates, as the
+    command line's ``--nodes`` and ``--no-kill`` do (a Workload or a
+    ``(jobs, capacity)`` pair has them already: ``make_workload(jobs,
+    capacity, kill_at_estimate=False)``).  A
     ``selector`` that raises or gives a decision the checker refuses stops
     the run with :class:`~epochbench.instances.core.MethodFailed` (a
     ``RuntimeError``) naming the selector, the step, the time and the
@@ -319,7 +325,26 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, **
     job for job)."""
     from epochbench.sim.runner import simulate as _simulate
     _selector_options(options.get("selector"), options.get("selector_options"))
+    workload = _read_with(workload, nodes, kill_at_estimate)
     return _simulate(workload, policy, machine=machine, **options)
+
+
+def _read_with(workload, nodes, kill_at_estimate):
+    """``workload`` read with the reader's ``nodes`` / ``kill_at_estimate``
+    when either is given (a path only: ValueError otherwise)."""
+    import os
+    given = {k: v for k, v in (("nodes", nodes), ("kill_at_estimate", kill_at_estimate)) if v is not None}
+    if not given:
+        return workload
+    if not isinstance(workload, (str, os.PathLike)):
+        raise ValueError(f"{', '.join(given)}: for a workload read from a file; a Workload or (jobs, capacity) "
+                         "has its capacity and kill rule (make_workload(jobs, capacity, kill_at_estimate=...))")
+    if "kill_at_estimate" in given and not isinstance(kill_at_estimate, bool):
+        raise ValueError(f"kill_at_estimate: True or False, got {kill_at_estimate!r}")
+    if "nodes" in given and not (_integer(nodes) and nodes >= 1):
+        raise ValueError(f"nodes: a number of processors >= 1, got {nodes!r}")
+    from epochbench.instances.jobs import load_workload
+    return load_workload(workload, **{k: (int(v) if k == "nodes" else v) for k, v in given.items()})
 
 
 def _selector_options(selector, opts) -> None:

@@ -214,6 +214,25 @@ def test_numpy_integers_are_integers_for_count_seed_and_workers():
             eb.validate(mine, "packing", **bad)
 
 
+def test_simulate_reads_a_file_with_nodes_and_kill_at_estimate_as_the_command_line_does(tmp_path):
+    """--nodes and --no-kill had no eb.simulate equivalent ('unknown option
+    nodes'): a user had to go below the public face."""
+    swf = tmp_path / "t.swf"
+    swf.write_text("; MaxNodes: 4\n1 0 0 100 4 -1 -1 4 50 -1 1 1 1 1 1 1 -1 -1\n"
+                   "2 10 0 20 2 -1 -1 2 30 -1 1 1 1 1 1 1 -1 -1\n")
+    ends = lambda **kw: eb.simulate(swf, "easy", **kw).jobs[["start", "end"]].values.tolist()
+    assert ends() == [[0, 50], [50, 70]]                              # killed at the estimate, 4 nodes
+    assert ends(kill_at_estimate=False) == [[0, 100], [100, 120]]
+    assert ends(nodes=8) == [[0, 50], [10, 30]]
+    for bad, says in ((dict(nodes=0), "nodes: a number of processors >= 1"),
+                      (dict(kill_at_estimate="no"), "kill_at_estimate: True or False")):
+        with pytest.raises(ValueError, match=says):
+            eb.simulate(swf, "easy", **bad)
+    jobs = {"id": [1], "submit": [0.0], "runtime": [5.0], "procs": [1]}
+    with pytest.raises(ValueError, match="nodes: for a workload read from a file"):
+        eb.simulate((jobs, 4), "easy", nodes=8)
+
+
 def test_bad_arguments_of_the_face_are_value_errors_in_one_line():
     """They were KeyError (an unknown policy, printed in quotes), TypeError
     (a DataFrame for a workload, methods=3, a path of None) and
