@@ -588,10 +588,17 @@ def _score_task(task: dict, *, methods, time_limit, threads, params, files, ship
             except Exception as exc:    # noqa: BLE001 - reported as the row's error, and by the command
                 errors[name] = f"{type(exc).__name__}: {exc}"
         try:
-            return score_rows(inst, results, files, errors)
+            return _in_order(score_rows(inst, results, files, errors), methods)
         except SolverDisagreement as exc:   # no trustworthy reference: no gap, the rows say why
             rows = score_rows(inst, results, (), errors, ref=Reference(None, "no bound", ""))
-            return [{**row, "error": row["error"] or f"{DISAGREEMENT}{exc}"} for row in rows]
+            return _in_order([{**row, "error": row["error"] or f"{DISAGREEMENT}{exc}"} for row in rows], methods)
+
+
+def _in_order(rows: list[dict], methods) -> list[dict]:
+    """``rows`` in the order the methods were asked for (a method that
+    raised got its row after the others)."""
+    order = {m: i for i, m in enumerate(methods)}
+    return sorted(rows, key=lambda row: order.get(row["method"], len(order)))
 
 
 # ---- summary -------------------------------------------------------------------------

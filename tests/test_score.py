@@ -117,6 +117,8 @@ def test_a_method_that_raises_costs_its_rows_not_the_run(tmp_path, capsys):
             save_instance(PackingInstance.build([10], [[4], [5 + i]], meta={"name": f"p{i}"}), folder / f"p{i}.json")
         table = score([PackingInstance.build([10], [[4]], meta={"name": "t"})], ["ff", "test-broken"])
         assert list(table["status"]) == ["feasible", "error"] and "kaput" in table["error"].iloc[1]
+        table = score([PackingInstance.build([10], [[4]], meta={"name": "t"})], ["test-broken", "ff", "bb"])
+        assert list(table["method"]) == ["test-broken", "ff", "bb"]     # the order asked for (it came last)
         assert main(["score", str(folder), "--methods", "ff,cpsat,test-broken", "--time-limit", "5",
                      "--out", str(tmp_path / "s")]) == 1
         err = capsys.readouterr().err
