@@ -633,7 +633,7 @@ PARAM_BOUNDS = {
     "n": (0, 10**7), "k": (1, 10**4), "d": (1, 10**4), "count": (1, 10**6), "seed": (0, 2**63 - 1),
     "capacity": (1, 2**62), "processors": (1, 10**9), "machine": (1, 10**9), "machines": (0, 10**6),
     "licenses": (1, 10**4), "tasks": (1, 10**7), "jobs": (1, 10**8), "per_class": (1, 10**6),
-    "file": (1, 10**3), "first": (1, 10**6), "max_value": (1, 2**40), "decimals": (0, 12),
+    "file": (1, 10**3), "first": (1, 10**6), "max_value": (1, 2**40), "decimals": (-1, 12),
     "load": _FRACTION, "p_pow2": _FRACTION, "p_block": _FRACTION, "density": _FRACTION, "busy": _FRACTION,
     "need": _FRACTION, "ratio_lo": _FRACTION, "ratio_hi": _FRACTION, "tightness": _FRACTION,
     "phi": _FRACTION, "omega": (0.0, 1e6), "load_factor": (_TINY, 1e6), "runtime_factor": (_TINY, 1e6),

@@ -133,7 +133,7 @@ def test_numpy_bool_accepted_as_bool():
     ("leinberger", dict(n=10**400), r"^n must lie in \[0, 1e\+07\], got "),
     ("mkp", dict(k=np.uint8(0)), r"^k must lie in \[1, 10000\], got "),
     ("los", dict(now=np.float64(-1.0)), r"^now must lie in "),
-    ("braun-range", dict(decimals=np.int32(99)), r"^decimals must lie in \[0, 12\], got "),
+    ("braun-range", dict(decimals=np.int32(99)), r"^decimals must lie in \[-1, 12\], got "),
     ("los", dict(now="5"), r"^now must be a number, got '5'$"),
     ("mkp", dict(tightness="0.5"), r"^tightness must be a number, got '0.5'$"),
     ("mkp", dict(tightness=[0.5]), r"^tightness must be a number, got \[0.5\]$"),
@@ -182,6 +182,8 @@ def test_braun_range_parameters_refused(kw, match):
 def test_braun_range_decimals_minus_one_still_unrounded():
     raw = braun_range(tasks=3, machines=2, decimals=-1)[0].etc
     assert not np.array_equal(raw, np.round(raw, 2))
+    # the documented 'no rounding' was refused by the parameter bounds (generate, the command line)
+    assert np.array_equal(eb.generate("braun-range", tasks=3, machines=2, count=1, decimals=-1)[0].etc, raw)
 
 
 @pytest.mark.parametrize("value", ["0.5", True, [0.5], np.bool_(True), float("nan"),
