@@ -265,25 +265,30 @@ def cmd_bench(args) -> int:
     # ``--name`` after a pytest argument lands among them: it is the plug-in's ``--run-name``
     rest = ["--run-name" + a[len("--name"):] if a == "--name" or a.startswith("--name=") else a
             for a in args.pytest_args]
-    _check_bench_name(args.name, rest)
+    results = _check_bench_name(args.name, rest)
     if args.name:
         argv += ["--run-name", args.name]
-    status = int(pytest.main(argv + rest))
+    from epochbench.instances.files import output_lock
+    # --results DIR held here, so that a run holding it already is refused in one line with status 2 (the
+    # plug-in holds the folder it writes, this one included, and a run folder of its own under ./results)
+    with output_lock(results, option="--results") if results else contextlib.nullcontext():
+        status = int(pytest.main(argv + rest))
     if status == int(pytest.ExitCode.NO_TESTS_COLLECTED):
         raise ValueError("no benchmark selected: the -k expression or the paths given match none "
                          "('epochbench bench --collect-only -q' lists them)")
     return status
 
 
-def _check_bench_name(name: str | None, rest: list[str]) -> None:
+def _check_bench_name(name: str | None, rest: list[str]) -> Path | None:
     """Refuse, as a usage error naming ``--name`` (exit status 2), a run
     name that is malformed or taken, or given with ``--results``, before
     pytest starts (the plug-in would refuse it too, naming its own
     ``--run-name``, with pytest's status 4).  ``rest``: the arguments
-    passed on to pytest."""
+    passed on to pytest.  Returns the ``--results`` folder given (the
+    last, as pytest reads them), resolved, or None."""
     from . import runs
     names = [name] if name is not None else []
-    results = False
+    results = None
     for i, a in enumerate(rest):
         if a == "--run-name" and i + 1 < len(rest):
             names.append(rest[i + 1])
@@ -292,18 +297,19 @@ def _check_bench_name(name: str | None, rest: list[str]) -> None:
         folder = rest[i + 1] if a == "--results" and i + 1 < len(rest) else (
             a.split("=", 1)[1] if a.startswith("--results=") else None)
         if folder is not None:
-            results = True
-            problem = runs.unwritable(Path(folder).resolve())
+            results = Path(folder).resolve()
+            problem = runs.unwritable(results)
             if problem:
                 raise ValueError(f"--results {problem}")
     if not names:
-        return
+        return results
     if len(set(names)) > 1:
         raise ValueError(f"--name: given twice ({', '.join(map(repr, names))}); give one")
     if results:
         raise ValueError("--name names a run folder under results/; with --results the folder is DIR itself, "
                          "give one of them")
     runs.run_folder(Path("results"), "bench", names[0])      # ValueError naming --name when taken
+    return None
 
 
 def cmd_experiment(args) -> int:
@@ -481,19 +487,26 @@ def _add_compare(sub) -> None:
     c = sub.add_parser("compare", help="compare two saved benchmark runs: gap and time per method",
                        description="Compare two saved runs (an 'epochbench bench' results folder or a "
                                    "pytest-benchmark JSON file): per family and method the change in mean and "
-                                   "max gap and in median decision time, flagged beyond the noise.")
+                                   "max gap and in median decision time, flagged beyond the noise (time: "
+                                   "a ratio beyond 1.25 either way). A and B must be of one kind: a folder "
+                                   "and a JSON file measure time differently (a median over solves; a median "
+                                   "of the benchmarks' medians) and name their solves differently, so one "
+                                   "against the other is refused.")
     c.add_argument("a", type=Path, help="the run before (results folder or JSON)")
     c.add_argument("b", type=Path, help="the run after")
     c.add_argument("--fail-on", action="append", default=[], metavar="WHAT:X%",
                    help="exit 1 if a method's mean gap grows by more than X percentage points (gap:0.5%%) or "
-                        "its median time by more than X %% (time:20%%), or if a method of A is gone from B "
-                        "(compare runs of the same selection); repeatable")
+                        "its median time by more than X %% (time:20%%; a row beyond it is flagged slower even "
+                        "within the noise), or if a method of A is gone from B (compare runs of the same "
+                        "selection); the %% is required; repeatable")
 
 
 def cmd_compare(args) -> int:
-    from .compare import Threshold, compare_runs, format_comparison
+    from .compare import TIME_NOISE, Threshold, compare_runs, format_comparison
     thresholds = [Threshold.parse(t) for t in args.fail_on]
-    table = compare_runs(args.a, args.b)
+    table = compare_runs(args.a, args.b, slower=min([TIME_NOISE, *(t.slower() for t in thresholds)]))
+    for note in table.attrs["notes"]:
+        print(f"epochbench compare: {note}", file=sys.stderr)
     if args.a.resolve() == args.b.resolve():
         print("note: A and B are the same run")
     print(format_comparison(table))
@@ -705,7 +718,7 @@ OUTPUT_FOLDERS = {
     "score": lambda a: [_score_folder(a)],
     "simulate": lambda a: [p for p in (a.out, a.record_epochs) if p],
     "experiment": lambda a: [a.out] if a.experiment_name != "list" and a.out is not None else [],
-    "bench": lambda a: [Path("results")],
+    # bench: cmd_bench holds --results DIR, the plug-in the run folder it writes (known once it is chosen)
 }
 
 

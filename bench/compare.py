@@ -8,9 +8,19 @@ change in mean and max gap (percentage points) and in median decision time
 (ratio B / A) is printed; a change in gap is flagged whenever it is not
 zero (gaps are deterministic for a seed), a change in time when the ratio
 leaves ``[1 / TIME_NOISE, TIME_NOISE]`` (timings on a shared machine move by
-that much without any change).  ``--fail-on gap:0.5%`` / ``time:20%``
-make the command exit 1 when a method gets worse beyond the threshold, or
-is gone from B (measured in A, not in B: worse by an unknown amount).
+that much without any change; a ``--fail-on time:X%`` below that band
+flags ``slower`` from its own limit, so that every FAIL is flagged).
+``--fail-on gap:0.5%`` / ``time:20%`` (the ``%`` is required) make the
+command exit 1 when a method gets worse beyond the threshold, or is gone
+from B (measured in A, not in B: worse by an unknown amount).
+
+A and B must be of one kind, two folders or two JSON files: the kinds
+measure time differently (a median over solves of decision times; a
+median of each benchmark's median round time) and group solves
+differently (a JSON file's family and method are its benchmarks', so that
+``mapping``'s ``sa@1s`` of a folder is a ``sa`` benchmark there), so a
+folder against a JSON file, even of one run, would show changes that are
+none; it is refused (:func:`compare_runs`).
 """
 from __future__ import annotations
 
@@ -40,12 +50,29 @@ def _numbers(df: pd.DataFrame, column: str, path: Path, low: float = -np.inf) ->
     return got
 
 
-def _solve_rows(path: Path) -> pd.DataFrame:
+def _csv_text(path: Path) -> tuple[bytes, str | None]:
+    """The bytes of a CSV file, cut after its last complete line, and a note
+    when something was cut: the suite writes every line whole, so a file
+    that does not end with a line break was cut short (a copy or a disk
+    that stopped mid-row), and its torn last row is left out, said, rather
+    than read with empty or shortened cells."""
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return data, None
+    end = data.rfind(b"\n") + 1
+    return data[:end], (f"{path}: ends mid-row (cut short?): its last, partial row is left out"
+                        if end else None)
+
+
+def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
     """A ``bench-solves.csv``: one row per solve (``family``, ``method``,
     ``key`` = config and instance where the file has them, ``gap``,
-    ``seconds``)."""
+    ``seconds``), and the lines to say about it: a torn last row is left
+    out and said (:func:`_csv_text`)."""
+    import io
+    data, torn = _csv_text(path)
     try:
-        df = pd.read_csv(path)
+        df = pd.read_csv(io.BytesIO(data))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
     missing = {"family", "method", "gap", "seconds"} - set(df.columns)
@@ -55,9 +82,10 @@ def _solve_rows(path: Path) -> pd.DataFrame:
         raise ValueError(f"{path}: no solves")
     keyed = {"config", "instance"} <= set(df.columns)
     key = (df["config"].astype(str) + "\x1f" + df["instance"].astype(str)) if keyed else pd.Series(np.nan, df.index)
-    return pd.DataFrame({"family": df["family"].astype(str), "method": df["method"].astype(str), "key": key,
-                         "gap": _numbers(df, "gap", path, low=0.0),
-                         "seconds": _numbers(df, "seconds", path, low=0.0)})
+    out = pd.DataFrame({"family": df["family"].astype(str), "method": df["method"].astype(str), "key": key,
+                        "gap": _numbers(df, "gap", path, low=0.0),
+                        "seconds": _numbers(df, "seconds", path, low=0.0)})
+    return out, [torn] if torn else []
 
 
 def _from_solves(rows: pd.DataFrame) -> pd.DataFrame:
@@ -155,10 +183,15 @@ def rows(path) -> tuple[str, pd.DataFrame]:
     ``bench-solves.csv``, or ``("benchmarks", one row per benchmark)`` from
     a pytest-benchmark JSON file; each row has a ``key`` saying what was
     measured (config and instance; the benchmark's name)."""
+    return _read(path)[:2]
+
+
+def _read(path) -> tuple[str, pd.DataFrame, list[str]]:
+    """:func:`rows` and the lines to say about the file (a torn last row)."""
     path = _resolve(path)
     if path.suffix == ".csv":
-        return "solves", _solve_rows(path)
-    return "benchmarks", _benchmark_rows(path)
+        return ("solves", *_solve_rows(path))
+    return "benchmarks", _benchmark_rows(path), []
 
 
 def _aggregate(kind: str, df: pd.DataFrame) -> pd.DataFrame:
@@ -202,7 +235,12 @@ def _shared(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
             pd.DataFrame(notes, columns=["family", "method", "shared", "only_a", "only_b"]))
 
 
-def compare_runs(a, b) -> pd.DataFrame:
+#: what each kind of saved run is, and how it measures time (said when two kinds are given)
+KIND_TEXT = {"solves": ("a results folder", "a median over solves"),
+             "benchmarks": ("a pytest-benchmark JSON file", "a median of the benchmarks' median round times")}
+
+
+def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
     """:func:`compare` of two saved runs (paths as :func:`load` takes them)
     on what both measured: a method's solves (or benchmarks) are cut to the
     instances (config and instance; the benchmark's name) that both runs
@@ -210,34 +248,45 @@ def compare_runs(a, b) -> pd.DataFrame:
     change of gap or time.  Adds ``shared``, ``only_a``, ``only_b`` (keys
     per method: in both, in A alone, in B alone; NaN where a run does not
     say which instances it measured) and flags ``disjoint`` a method both
-    runs measured on no common instance (its figures are not compared)."""
-    (kind_a, ra), (kind_b, rb) = rows(a), rows(b)
-    notes = pd.DataFrame(columns=["family", "method", "shared", "only_a", "only_b"])
-    if kind_a == kind_b:
-        ra, rb, notes = _shared(ra, rb)
-    table = compare(_aggregate(kind_a, ra), _aggregate(kind_b, rb))
+    runs measured on no common instance (its figures are not compared).
+
+    ``slower``: the ratio beyond which a row is flagged ``slower``.
+    ``attrs["notes"]``: the lines to say about the files (a torn row).  A
+    results folder and a JSON file are a ValueError (see the module's
+    notes): they measure time differently."""
+    (kind_a, ra, notes_a), (kind_b, rb, notes_b) = _read(a), _read(b)
+    if kind_a != kind_b:
+        (what_a, time_a), (what_b, time_b) = KIND_TEXT[kind_a], KIND_TEXT[kind_b]
+        raise ValueError(f"A ({a}) is {what_a}, B ({b}) {what_b}: they measure time differently ({time_a}; "
+                         f"{time_b}) and name their solves differently; compare two results folders or two "
+                         "JSON files")
+    ra, rb, notes = _shared(ra, rb)
+    table = compare(_aggregate(kind_a, ra), _aggregate(kind_b, rb), slower=slower)
     table = table.merge(notes, on=["family", "method"], how="left", sort=False)
     disjoint = table["shared"].eq(0)
     for col in ("d_mean", "d_max", "time_ratio"):
         table.loc[disjoint, col] = np.nan
     table.loc[disjoint, "lost_gaps"] = False
     table.loc[disjoint, "flag"] = "disjoint"
+    table.attrs["notes"] = list(dict.fromkeys(notes_a + notes_b))     # A and B one file: said once
     return table
 
 
-def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+def compare(a: pd.DataFrame, b: pd.DataFrame, slower: float = TIME_NOISE) -> pd.DataFrame:
     """Per (family, method) in either run: the gaps and times of A and B, the
     changes (``d_mean`` and ``d_max`` in percentage points, ``time_ratio`` =
     B / A), ``lost_gaps`` (:func:`_lost_gaps`), ``gone`` (in A, not in B)
     and ``flag``: ``gaps-lost``, ``gap+`` / ``gap-`` (worse / better gap),
-    ``slower`` / ``faster`` (beyond :data:`TIME_NOISE`), ``new`` / ``gone``."""
+    ``slower`` (ratio above ``slower``: :data:`TIME_NOISE`, or a tighter
+    time guard's limit, :meth:`Threshold.slower`) / ``faster`` (below
+    1 / :data:`TIME_NOISE`), ``new`` / ``gone``."""
     m = a.merge(b, on=["family", "method"], how="outer", suffixes=("_a", "_b"), sort=False)
     m["d_mean"] = 100 * (m["mean_gap_b"] - m["mean_gap_a"])
     m["d_max"] = 100 * (m["max_gap_b"] - m["max_gap_a"])
     m["time_ratio"] = m["median_ms_b"] / m["median_ms_a"]
     m["lost_gaps"] = _lost_gaps(m)
     m["gone"] = (m["solves_a"].notna() & m["solves_b"].isna()).astype(bool)
-    m["flag"] = [_flags(r) for r in m.itertuples()]
+    m["flag"] = [_flags(r, slower) for r in m.itertuples()]
     return m
 
 
@@ -250,7 +299,7 @@ def _lost_gaps(m: pd.DataFrame) -> pd.Series:
     return (m["solves_a"].notna() & m["solves_b"].notna() & (share_b < share_a - 1e-12)).astype(bool)
 
 
-def _flags(r) -> str:
+def _flags(r, slower: float = TIME_NOISE) -> str:
     if pd.isna(r.solves_a):
         return "new"
     if pd.isna(r.solves_b):
@@ -258,7 +307,7 @@ def _flags(r) -> str:
     out = ["gaps-lost"] if r.lost_gaps else []
     if abs(r.d_mean) > 1e-9 or abs(r.d_max) > 1e-9:
         out.append("gap+" if (r.d_mean > 1e-9 or (abs(r.d_mean) <= 1e-9 and r.d_max > 0)) else "gap-")
-    if r.time_ratio > TIME_NOISE:
+    if r.time_ratio > slower:
         out.append("slower")
     elif r.time_ratio < 1 / TIME_NOISE:
         out.append("faster")
@@ -270,24 +319,32 @@ class Threshold:
     """``gap:0.5%``: fail when a method's mean gap grows by more than 0.5
     percentage points; ``time:20%``: when its median time grows by more than 20 %.
     Either fails a method that is gone from B (nothing measured: worse by
-    an unknown amount); a method new in B fails neither."""
+    an unknown amount); a method new in B fails neither.  The ``%`` is
+    required: ``gap:0.5`` could mean points or a fraction, and is refused."""
 
     what: str
     limit: float
 
     @classmethod
     def parse(cls, text: str) -> "Threshold":
-        m = re.fullmatch(r"(gap|time):([0-9]*\.?[0-9]+)%?", text.strip())
+        m = re.fullmatch(r"(gap|time):([0-9]*\.?[0-9]+)%", text.strip())
         if not m:
-            raise ValueError(f"--fail-on {text!r}: expected gap:X% (percentage points) or time:X%")
+            unit = re.fullmatch(r"(gap|time):([0-9]*\.?[0-9]+)", text.strip())
+            hint = f"; write {text.strip()}% (the unit is required)" if unit else ""
+            raise ValueError(f"--fail-on {text!r}: expected gap:X% (mean gap, percentage points) or time:X% "
+                             f"(median time, per cent){hint}")
         return cls(m.group(1), float(m.group(2)))
+
+    def slower(self) -> float:
+        """The time ratio B / A beyond which this guard fails (inf for a gap guard)."""
+        return 1 + self.limit / 100 if self.what == "time" else np.inf
 
     def broken_by(self, table: pd.DataFrame) -> pd.DataFrame:
         """The rows of :func:`compare`'s ``table`` that break this threshold."""
         gone = table["gone"] if "gone" in table else table["solves_b"].isna() & table["solves_a"].notna()
         if self.what == "gap":   # a method that lost gaps is worse by an unknown amount: it fails too
             return table[(table["d_mean"] > self.limit + 1e-9) | table["lost_gaps"] | gone]
-        return table[(table["time_ratio"] > 1 + self.limit / 100) | gone]
+        return table[(table["time_ratio"] > self.slower()) | gone]
 
 
 def format_comparison(table: pd.DataFrame) -> str:
@@ -298,7 +355,7 @@ def format_comparison(table: pd.DataFrame) -> str:
         return "-" if pd.isna(x) else f"{100 * x:.2f}"
 
     def pp(x):
-        return "-" if pd.isna(x) else f"{x:+.2f}"
+        return "-" if pd.isna(x) else "0.00" if round(x, 2) == 0 else f"{x:+.2f}"     # never "-0.00"
     lines = []
     for fam, g in table.groupby("family", sort=False):
         shown = pd.DataFrame({"method": g["method"], "mean A %": g["mean_gap_a"].map(pct),

@@ -41,8 +41,8 @@ RUN_JSON = "run.json"
 #: distributions whose versions a run records (PyPI names)
 PACKAGES = ("numpy", "pandas", "scipy", "ortools", "highspy", "pulp", "numba", "dask", "distributed",
             "pytest-benchmark")
-#: a run id: letters, digits, ``.``, ``_``, ``-`` (it becomes a folder or file name)
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+#: a run id: ASCII letters, digits, ``.``, ``_``, ``-`` (it becomes a folder or file name)
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}\Z")      # \Z: "$" would let a final newline in
 
 
 def stamp(when: float | None = None) -> str:
@@ -53,8 +53,8 @@ def stamp(when: float | None = None) -> str:
 def check_name(name: str) -> str:
     """``name`` if it can name a run folder; ``ValueError`` naming ``--name`` otherwise."""
     if not _ID.match(name or ""):
-        raise ValueError(f"--name: {name!r} is not a run name (letters, digits, '.', '_', '-'; "
-                         "at most 100 characters)")
+        raise ValueError(f"--name: {name!r} is not a run name (ASCII letters, digits, '.', '_', '-'; "
+                         "a letter or digit first; at most 100 characters)")
     return name
 
 
@@ -239,11 +239,14 @@ def keep_previous(files, provenance_file: Path, run_id: str | None = None) -> li
     """Rename the files of an earlier run that a new run is about to write:
     ``STEM.SUFFIX`` becomes ``STEM-RUNID.SUFFIX`` (the provenance file too;
     ``run_id``: the earlier run's id when the caller knows it without a
-    provenance file, else :func:`previous_id`).  Returns the new paths
-    (empty when nothing was there)."""
+    provenance file, else :func:`previous_id`).  The earlier provenance
+    file is kept aside even when none of ``files`` is there: the record of
+    a run that was interrupted, killed or failed before it wrote anything
+    is history too, never overwritten.  Returns the new paths (empty when
+    nothing was there)."""
     files = [Path(f) for f in files]
     there = [f for f in files + [Path(provenance_file)] if f.exists()]
-    if not [f for f in files if f.exists()]:
+    if not there:
         return []
     rid = run_id or previous_id(provenance_file, there)
     moved = []
@@ -338,20 +341,38 @@ def _gone(info: dict) -> bool:
     return isinstance(pid, int) and host == socket.gethostname() and not pid_alive(pid)
 
 
+def _commit_text(commit) -> str:
+    """A record's ``git_commit`` as listed: the hash's first 8 characters
+    and what follows it (``+dirty``: the run's code had uncommitted
+    changes, which must show); ``-`` when there is none."""
+    if not commit:
+        return "-"
+    sha, plus, rest = _one_line(commit).partition("+")
+    return sha[:8] + plus + rest
+
+
+def _one_line(text) -> str:
+    """``text`` with its line breaks and runs of spaces as one space (a
+    table keeps one line per run)."""
+    return " ".join(str(text).split())
+
+
 def format_runs(runs: list[dict]) -> str:
-    """One line per run: id, command, status, start, seconds, commit, path
-    and why an unreadable one is (the id column as wide as the longest id)."""
+    """One line per run: id, command, status, start, seconds, commit (with
+    ``+dirty``), path and the run's error or why its record is unreadable,
+    on the same line (the id and commit columns as wide as their longest)."""
     if not runs:
         return "no runs"
     w = max(8, *(len(str(r.get("id", "?"))) for r in runs))
-    lines = [f"{'id':<{w}} {'command':<10} {'status':<11} {'started (UTC)':<20} {'seconds':>8}  {'commit':<8}  path"]
-    for r in runs:
+    commits = [_commit_text(r.get("git_commit")) for r in runs]
+    c = max(8, *map(len, commits))
+    lines = [f"{'id':<{w}} {'command':<10} {'status':<11} {'started (UTC)':<20} {'seconds':>8}  {'commit':<{c}}  path"]
+    for r, commit in zip(runs, commits):
         secs = r.get("seconds")
-        commit = (r.get("git_commit") or "-")[:8]
-        lines.append(f"{str(r.get('id', '?')):<{w}} {str(r.get('command', '?'))[:10]:<10} "
-                     f"{str(r.get('status', '?'))[:11]:<11} {str(r.get('started', ''))[:19]:<20} "
-                     f"{(f'{secs:.1f}' if isinstance(secs, (int, float)) else '-'):>8}  {commit:<8}  {r['path']}"
-                     + (f"  ({r['error']})" if r.get("error") else ""))
+        lines.append(f"{_one_line(r.get('id', '?')):<{w}} {_one_line(r.get('command', '?'))[:10]:<10} "
+                     f"{_one_line(r.get('status', '?'))[:11]:<11} {_one_line(r.get('started', ''))[:19]:<20} "
+                     f"{(f'{secs:.1f}' if isinstance(secs, (int, float)) else '-'):>8}  {commit:<{c}}  "
+                     f"{_one_line(r['path'])}" + (f"  ({_one_line(r['error'])})" if r.get("error") else ""))
     return "\n".join(lines)
 
 

@@ -139,7 +139,7 @@ def not_a_folder(folder) -> str:
 
 
 @contextlib.contextmanager
-def output_lock(folder):
+def output_lock(folder, option: str = "--out"):
     """Hold the output folder ``folder`` (created if missing) for this run.
 
     Takes an exclusive, non-blocking ``flock`` on ``FOLDER/.epochbench.lock``
@@ -150,7 +150,9 @@ def output_lock(folder):
     Raises
     ------
     OutputBusy
-        Another process holds the folder.
+        Another process holds the folder; the message names ``option``,
+        the command's option that chooses the folder (``bench`` has
+        ``--results``, not ``--out``).
     OutputError
         The folder cannot be created or written.
 
@@ -186,7 +188,7 @@ def output_lock(folder):
             held[1] -= 1
         return
     lock = folder / LOCK_NAME
-    fd = _take(lock, folder)
+    fd = _take(lock, folder, option)
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
@@ -203,7 +205,7 @@ def output_lock(folder):
                 folder.rmdir()                         # only when empty
 
 
-def _take(lock: Path, folder: Path) -> int:
+def _take(lock: Path, folder: Path, option: str = "--out") -> int:
     """An open descriptor of ``lock`` holding its exclusive ``flock``.
 
     The holder removes the lock file as it ends, before it lets go; so a
@@ -222,7 +224,7 @@ def _take(lock: Path, folder: Path) -> int:
             os.close(fd)
             raise OutputBusy(f"{folder}: output folder in use by another epochbench run{who} (one run "
                              "writes into a folder at a time, whatever its file names); wait for it to finish "
-                             "or give an --out in another folder") from None
+                             f"or give {option} another folder") from None
         if _same_file(fd, lock):
             return fd
         os.close(fd)                                   # an old holder's file, removed: try the new one

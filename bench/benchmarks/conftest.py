@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from epochbench import runs
-from epochbench.benchmarks.plugin import RUN
+from epochbench.benchmarks.plugin import RUN, RUN_FILES, end_status
 from epochbench.figures import leaderboard_figure
 
 from epochbench.suite import (MODULE_TABLES, STORE, by_generator_and_k, format_leaderboard, leaderboard,
@@ -20,11 +20,6 @@ def _results(config) -> Path:
     """Folder of this run's tables: ``--results DIR`` as given, else a run
     folder of its own under ``./results`` (see :mod:`epochbench.benchmarks.plugin`)."""
     return config.stash[RUN][0]
-
-
-#: the files a run writes into its folder (an earlier run's are renamed first)
-RUN_FILES = ("bench-scores.csv", "bench-summary.csv", "bench-by-k.csv", "bench-ms-by-n.csv", "bench-solves.csv",
-             "leaderboard.png")
 
 
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
@@ -69,9 +64,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     info = config.stash[RUN][1]
     info["data"] = _data_state(terminalreporter)
     written = [*RUN_FILES, *(f"leaderboard-{family}.csv" for family in boards), *tables]
-    before = [f for f in (runs.read(results / runs.RUN_JSON) or {}).get("files", [])
-              if isinstance(f, str) and "/" not in f]
-    runs.keep_previous(sorted({results / f for f in written + before}), results / runs.RUN_JSON)
+    status = end_status(exitstatus)          # an earlier run's files were renamed when this one started
     if STORE.rows:
         _write_csv(pd.DataFrame(STORE.rows), results / "bench-scores.csv")
         _write_csv(summary_table(), results / "bench-summary.csv")
@@ -82,8 +75,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for name, rows in tables.items():
         _write_csv(pd.DataFrame(rows), results / name)
     if not boards:
-        runs.finish(info, results / runs.RUN_JSON, "finished" if int(exitstatus) == 0 else "failed",
-                    exit_status=int(exitstatus), files=[f for f in written if (results / f).exists()])
+        runs.finish(info, results / runs.RUN_JSON, status, exit_status=int(exitstatus),
+                    files=[f for f in written if (results / f).exists()])
         _say_data(terminalreporter, info["data"])
         return
     _write_csv(leaderboard_rows(), results / "bench-solves.csv")
@@ -95,8 +88,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(f"{family}:")
         tr.write_line(format_leaderboard(table))
     figure = leaderboard_figure(boards, results / "leaderboard.png")
-    runs.finish(info, results / runs.RUN_JSON, "finished" if int(exitstatus) == 0 else "failed",
-                exit_status=int(exitstatus), files=[f for f in written if (results / f).exists()])
+    files = [f for f in written if (results / f).exists()]
+    runs.finish(info, results / runs.RUN_JSON, status, exit_status=int(exitstatus), files=files)
     tr.write_line("")
     tr.write_line(f"Figure (gap against decision time, Pareto front): {figure}")
     tr.write_line("vs: opt = proven optimum, best = best known value, bound = a valid bound (gap: upper bound)")
@@ -105,6 +98,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(f"{family}: {', '.join(methods)} solved as references only (not selected): not on the board")
     _say_data(tr, info["data"])
     tr.write_line(f"Full tables per configuration in {results}/:")
-    tr.write_line("  bench-summary.csv, bench-scores.csv, bench-by-k.csv, bench-solves.csv, leaderboard-FAMILY.csv")
+    tr.write_line("  " + ", ".join(f for f in files if f.endswith(".csv")))      # those this run wrote
     tr.write_line(f"Provenance (versions, machine, command line): {results / runs.RUN_JSON}; "
                   "'epochbench runs' lists the runs")

@@ -34,8 +34,10 @@ def pytest_configure(config):
 
 
 def _start_run(config) -> None:
-    """Fix this run's results folder and start its provenance record
-    (:mod:`epochbench.runs`); a bad or taken ``--run-name`` is a usage error."""
+    """Fix this run's results folder, hold it (:func:`_claim`) and prepare
+    its provenance record (:mod:`epochbench.runs`), written when the
+    benchmarks are collected (:func:`pytest_collection_finish`); a bad or
+    taken ``--run-name`` is a usage error."""
     import sys
 
     import pytest
@@ -45,23 +47,135 @@ def _start_run(config) -> None:
     if given and name:
         raise pytest.UsageError("--run-name names a folder under ./results; with --results the folder is DIR "
                                 "itself, give one of them")
-    try:
-        folder = Path(given).resolve() if given else runs.run_folder(Path("results").resolve(), "bench", name)
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc).replace("--name", "--run-name")) from None
-    problem = runs.unwritable(folder)
-    if problem:
-        raise pytest.UsageError(f"{'--results' if given else 'results folder'} {problem}")
+    folder, held = _claim(config, given, name)
     rid = f"bench-{runs.stamp()}" if given else folder.name        # DIR given: it may hold several runs
     info = runs.provenance("bench", rid, argv=sys.argv, quick=bool(config.getoption("--quick")),
                            pytest_args=list(config.invocation_params.args))
     config.stash[RUN] = (folder, info)
+    config.stash[HELD] = held
+
+
+def _claim(config, given: str | None, name: str | None):
+    """This run's results folder and the :class:`contextlib.ExitStack` that
+    holds its lock (:func:`epochbench.instances.files.output_lock`) until
+    :func:`pytest_unconfigure`: two runs never write into one folder.  A
+    run folder of its own under ``./results`` that another run took first
+    (two started in the same second) gives way to the next name; a
+    ``--results DIR`` or ``--run-name`` that another run holds is a usage
+    error naming the option.  An xdist worker holds nothing (its
+    controller does)."""
+    import contextlib
+
+    import pytest
+
+    from epochbench import runs
+    from epochbench.instances.files import LOCK_NAME, OutputBusy, OutputError, output_lock
+    for _ in range(100):
+        try:
+            folder = Path(given).resolve() if given else runs.run_folder(Path("results").resolve(), "bench", name)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc).replace("--name", "--run-name")) from None
+        problem = runs.unwritable(folder)
+        if problem:
+            raise pytest.UsageError(f"{'--results' if given else 'results folder'} {problem}")
+        held = contextlib.ExitStack()
+        if hasattr(config, "workerinput"):
+            return folder, held
+        try:
+            held.enter_context(output_lock(folder, option="--results" if given else "--run-name"))
+        except OutputBusy as exc:
+            if given or name:
+                raise pytest.UsageError(str(exc)) from None
+            continue                          # a run started in the same second holds it: the next name
+        except OutputError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        if given or not any(p.name != LOCK_NAME for p in folder.iterdir()):
+            return folder, held
+        held.close()                          # another run made it and is done with it: never shared
+        if name:
+            raise pytest.UsageError(f"--run-name: run folder {folder} exists; choose another name")
+    raise pytest.UsageError(f"no free run folder under {Path('results').resolve()}")
+
+
+def end_status(exitstatus: int) -> str:
+    """A run record's final status for pytest's exit status: ``finished``
+    (all passed), ``interrupted`` (Ctrl-C), ``failed`` (anything else)."""
+    import pytest
+    if int(exitstatus) == int(pytest.ExitCode.OK):
+        return "finished"
+    return "interrupted" if int(exitstatus) == int(pytest.ExitCode.INTERRUPTED) else "failed"
+
+
+#: the files a run writes into its folder besides the leaderboards and the modules' tables
+RUN_FILES = ("bench-scores.csv", "bench-summary.csv", "bench-by-k.csv", "bench-ms-by-n.csv", "bench-solves.csv",
+             "leaderboard.png")
+
+
+def _earlier_files(folder: Path) -> list[Path]:
+    """The files of an earlier run in ``folder`` that this run may write
+    over: the suite's own names (with a leaderboard and a module table per
+    registered family) and whatever the earlier run's record lists."""
+    from epochbench import runs
+    from epochbench.instances.registry import methods
+    families = sorted({m.family for m in methods()})
+    names = [*RUN_FILES, *(f"leaderboard-{f}.csv" for f in families), *(f"bench-{f}.csv" for f in families)]
+    listed = (runs.read(folder / runs.RUN_JSON) or {}).get("files", [])
+    names += [f for f in listed if isinstance(f, str) and "/" not in f]
+    return sorted({folder / n for n in names})
+
+
+def pytest_collection_finish(session):
+    """The run starts: an earlier run's record and files in its folder are
+    renamed ``STEM-RUNID.*`` (said in one line) and its own record is
+    written, status ``running``, so that ``epochbench runs`` lists it while
+    it runs and after it is killed (``dead``).  A run that selected nothing
+    or only collects (``--collect-only``) records nothing."""
+    config = session.config
+    if RUN not in config.stash or hasattr(config, "workerinput") or config.option.collectonly or not session.items:
+        return
+    from epochbench import runs
+    folder, info = config.stash[RUN]
+    kept = runs.keep_previous(_earlier_files(folder), folder / runs.RUN_JSON)
+    if kept:
+        info["kept_previous"] = [p.name for p in kept]
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        line = f"epochbench: the previous run's files in {folder} are kept as {', '.join(info['kept_previous'])}"
+        if reporter is not None:
+            reporter.write_line(line)
+        else:
+            print(line)
+    runs.write(info, folder / runs.RUN_JSON)
+    info["_recorded"] = True
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if RUN in session.config.stash:
+        session.config.stash[EXIT] = int(exitstatus)
+
+
+def pytest_unconfigure(config):
+    """End the run: a record still ``running`` (no table was written: the
+    leaderboards' hook finishes the others) gets its end and status; the
+    folder's lock is let go."""
+    held = config.stash.get(HELD, None)
+    try:
+        folder, info = config.stash.get(RUN, (None, None))
+        if info is not None and info.get("_recorded") and info.get("status") == "running":
+            from epochbench import runs
+            status = config.stash.get(EXIT, 1)
+            runs.finish(info, folder / runs.RUN_JSON, end_status(status), exit_status=status, files=[])
+    finally:
+        if held is not None:
+            held.close()
 
 
 #: this run's results folder and provenance record (set by ``pytest_configure``)
 import pytest as _pytest  # noqa: E402  (the stash key needs pytest, the plug-in's host)
 
 RUN = _pytest.StashKey[tuple]()
+#: the lock on the run's folder (released by ``pytest_unconfigure``) and pytest's exit status
+HELD = _pytest.StashKey[object]()
+EXIT = _pytest.StashKey[int]()
 
 
 def _inside(path: Path, folder: Path) -> bool:

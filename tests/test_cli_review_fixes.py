@@ -1,0 +1,238 @@
+"""Review findings on ``bench``, ``compare``, ``runs`` and run records:
+each test fails on the code before its fix.
+
+1. ``compare`` of a folder against a JSON file (two time measures) is refused.
+2. ``bench`` holds the folder it writes (``--results DIR``), not ``./results``.
+3. A ``bench`` run's ``run.json`` is written when it starts and ends with its status.
+4. An unfinished run's record is kept aside, not overwritten, by the next run.
+5. A non-ASCII ``--name`` is refused naming ASCII letters.
+6. ``bench`` lists only the tables it wrote.
+7. ``--fail-on`` needs its ``%``; a row that FAILs is flagged; no ``-0.00``.
+8. ``runs``: the commit's ``+dirty`` shows; one line per run.
+9. ``compare`` says when a ``bench-solves.csv`` is cut mid-row.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import crash_experiment as cx
+from epochbench import cli, runs
+from epochbench.experiments import EXPERIMENTS, Experiment
+
+#: one small benchmark (packing, first-fit on one configuration)
+ONE = "leinberger-k2-distuniform-n32 and -ff]"
+
+
+def _solves(folder: Path, ff_seconds: float = 1e-5, gaps=(0.0, 0.05)) -> Path:
+    """A ``bench-solves.csv`` of 6 solves of ff (gaps cycling through ``gaps``) and 6 of cpsat."""
+    folder.mkdir()
+    rows = []
+    for i in range(6):
+        rows += [{"family": "packing", "config": "c", "instance": f"i{i}", "method": "ff", "kind": "heuristic",
+                  "gap": gaps[i % len(gaps)], "gap_kind": "optimum", "seconds": ff_seconds},
+                 {"family": "packing", "config": "c", "instance": f"i{i}", "method": "cpsat", "kind": "exact",
+                  "gap": 0.0, "gap_kind": "optimum", "seconds": 0.01}]
+    pd.DataFrame(rows).to_csv(folder / "bench-solves.csv", index=False)
+    return folder
+
+
+def _json_run(path: Path) -> Path:
+    """A pytest-benchmark JSON file measuring the methods of :func:`_solves`."""
+    benches = [{"name": f"test_method[packing-c-{m}]", "params": {"config": "c", "method": m},
+                "extra_info": {"family": "packing", "config": "c", "method": m, "instances": 6, "mean_gap": g,
+                               "max_gap": 2 * g},
+                "stats": {"median": s}} for m, g, s in (("ff", 0.025, 1e-5), ("cpsat", 0.0, 0.01))]
+    path.write_text(json.dumps({"benchmarks": benches}))
+    return path
+
+
+# ---- 1: a folder against a JSON file ------------------------------------------------------------
+@pytest.mark.parametrize("guard", [[], ["--fail-on", "time:20%"], ["--fail-on", "gap:0.5%"]])
+def test_a_folder_and_a_json_file_are_not_compared(tmp_path, capsys, guard):
+    folder, doc = _solves(tmp_path / "run"), _json_run(tmp_path / "run.json")
+    for a, b in ((doc, folder), (folder, doc)):
+        assert cli.main(["compare", str(a), str(b), *guard]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1, err
+        assert "measure time differently" in err and "compare two results folders or two JSON files" in err
+    assert cli.main(["compare", str(doc), str(doc), *guard]) == 0          # one kind: compared
+
+
+# ---- 2: bench holds the folder it writes ----------------------------------------------------------
+_HOLD = """
+import sys
+from epochbench.instances.files import output_lock
+with output_lock(sys.argv[1]):
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def _held(folder: Path) -> subprocess.Popen:
+    """Another process holding ``folder`` as an epochbench run does, until its stdin gets a line."""
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(folder)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_bench_holds_its_results_folder_not_the_working_folders_results(tmp_path, monkeypatch, capsys):
+    shared = tmp_path / "shared-results"
+    holder = _held(shared)
+    try:
+        (tmp_path / "elsewhere").mkdir()
+        monkeypatch.chdir(tmp_path / "elsewhere")                         # another working folder
+        assert cli.main(["bench", "--quick", "--results", str(shared), "-k", "nomatch_xyz"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "output folder in use by another epochbench run" in err, err
+        assert "--results another folder" in err and "--out" not in err
+    finally:
+        holder.communicate("\n", timeout=60)
+    holder = _held(tmp_path / "elsewhere" / "results")                  # ./results of this working folder
+    try:
+        assert cli.main(["bench", "--quick", "--results", str(tmp_path / "mine"), "-k", "nomatch_xyz"]) == 2
+        err = capsys.readouterr().err
+        assert "in use" not in err and "no benchmark selected" in err, err   # not refused for ./results
+    finally:
+        holder.communicate("\n", timeout=60)
+
+
+# ---- 3, 6: bench's record from its start; the tables it wrote ------------------------------------
+_PROBE = """
+import json, os
+def pytest_runtest_call(item):
+    with open(os.environ["PROBE_OUT"], "a") as f:
+        f.write(json.load(open(os.environ["PROBE_RECORD"]))["status"] + "\\n")
+    if os.environ.get("PROBE_STOP"):
+        raise KeyboardInterrupt
+"""
+
+
+def _bench(cwd: Path, results: Path, probe: Path, stop: bool = False) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(probe.parent), os.environ.get("PYTHONPATH", "")]),
+               PYTEST_PLUGINS=probe.stem, PROBE_OUT=str(cwd / "probe.txt"), PROBE_RECORD=str(results / "run.json"))
+    if stop:
+        env["PROBE_STOP"] = "1"
+    return subprocess.run([sys.executable, "-m", "epochbench", "bench", "--quick", "--results", str(results),
+                           "-k", ONE], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_a_bench_run_is_recorded_from_its_start_and_an_interrupted_one_is_kept(tmp_path):
+    probe = tmp_path / "plugins" / "record_probe.py"
+    probe.parent.mkdir()
+    probe.write_text(_PROBE)
+    results = tmp_path / "out"
+    stopped = _bench(tmp_path, results, probe, stop=True)                # Ctrl-C in the benchmark
+    assert (tmp_path / "probe.txt").read_text() == "running\n", stopped.stdout[-2000:] + stopped.stderr[-2000:]
+    first = json.loads((results / "run.json").read_text())
+    assert first["status"] == "interrupted" and first["command"] == "bench"
+    done = _bench(tmp_path, results, probe)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert (tmp_path / "probe.txt").read_text() == "running\nrunning\n"
+    kept = json.loads((results / f"run-{first['id']}.json").read_text())  # the interrupted run's record
+    assert kept["status"] == "interrupted" and kept["id"] == first["id"]
+    assert json.loads((results / "run.json").read_text())["status"] == "finished"
+    lines = done.stdout.splitlines()
+    listed = lines[lines.index(f"Full tables per configuration in {results.resolve()}/:") + 1].strip().split(", ")
+    assert "leaderboard-packing.csv" in listed and all((results / name).is_file() for name in listed), listed
+
+
+# ---- 4: an unfinished run's record is kept aside ---------------------------------------------------
+def _interrupted_at_four(task: dict) -> list[dict]:
+    if task["point"] * 2 + task["seed"] == 4:
+        raise KeyboardInterrupt
+    return cx.run(task)
+
+
+def test_an_interrupted_experiments_record_is_kept_aside_by_a_run_with_other_options(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    name = "review-fixes-test"
+    try:
+        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:6], _interrupted_at_four, cx.table)
+        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--out", "o1"]) == 130
+        first = json.loads((tmp_path / "o1" / f"{name}.run.json").read_text())
+        assert first["status"] == "interrupted"
+        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:6], cx.run, cx.table)
+        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--seeds", "3", "--out", "o1"]) == 0
+    finally:
+        EXPERIMENTS.pop(name, None)
+    kept = json.loads((tmp_path / "o1" / f"{name}-{first['id']}.run.json").read_text())
+    assert kept == first
+    assert {r["status"] for r in runs.find_runs(tmp_path / "o1")} == {"interrupted", "finished"}
+
+
+def test_keep_previous_keeps_a_record_without_files(tmp_path):
+    info = runs.provenance("score", "20261129-184652")
+    runs.finish(info, tmp_path / "scores.run.json", "failed")
+    (moved,) = runs.keep_previous([tmp_path / "scores.csv"], tmp_path / "scores.run.json")
+    assert moved.name == "scores-20261129-184652.run.json" and not (tmp_path / "scores.run.json").exists()
+    assert runs.keep_previous([tmp_path / "scores.csv"], tmp_path / "scores.run.json") == []
+
+
+# ---- 5: run names ------------------------------------------------------------------------------------
+def test_a_run_name_must_be_ascii_and_the_message_says_so():
+    with pytest.raises(ValueError, match="ASCII letters"):
+        runs.check_name("ünï")
+    with pytest.raises(ValueError, match="--name"):
+        runs.check_name("run\n")                                           # no line break at the end either
+
+
+# ---- 7: --fail-on ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", ["gap:0.5", "time:20"])
+def test_a_fail_on_without_its_unit_is_refused(tmp_path, capsys, text):
+    a = _solves(tmp_path / "a")
+    assert cli.main(["compare", str(a), str(a), "--fail-on", text]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--fail-on {text!r}" in err and f"write {text}%" in err
+
+
+def test_a_time_failure_within_the_noise_band_is_flagged_on_its_row(tmp_path, capsys):
+    a = _solves(tmp_path / "a", ff_seconds=1e-5)
+    b = _solves(tmp_path / "b", ff_seconds=1.22e-5)                     # x1.22: inside the 1.25 band
+    assert cli.main(["compare", str(a), str(b), "--fail-on", "time:20%"]) == 1
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.split()[:1] == ["ff"])
+    assert row.split()[-1] == "slower" and "FAIL packing ff: median time x1.22 (limit time:20%)" in out
+    assert cli.main(["compare", str(a), str(b)]) == 0                   # no guard: within the noise, no flag
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.split()[:1] == ["ff"])
+    assert row.split()[-1] == "1.22"
+
+
+def test_a_change_that_rounds_to_zero_prints_without_a_sign(tmp_path, capsys):
+    a = _solves(tmp_path / "a", gaps=(0.1, 0.2))                         # mean 0.15000000000000002
+    b = _solves(tmp_path / "b", gaps=(0.15,))                            # mean 0.15: d mean -2.8e-15 pp
+    assert cli.main(["compare", str(a), str(b)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.split()[:1] == ["ff"])
+    assert row.split()[3] == "0.00" and "-0.00" not in row
+
+
+# ---- 8: runs -------------------------------------------------------------------------------------------
+def test_runs_shows_a_dirty_commit_and_keeps_one_line_per_run(tmp_path, capsys):
+    info = runs.provenance("experiment", "r1")
+    info["git_commit"] = "0123456789abcdef0123456789abcdef01234567+dirty"
+    runs.finish(info, tmp_path / "x.run.json", "failed", error="RuntimeError: first line\nsecond line")
+    assert cli.main(["runs", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and "01234567+dirty" in lines[1]
+    assert lines[1].endswith("(RuntimeError: first line second line)")
+    assert lines[0].index("path") == lines[1].index(str(tmp_path))      # the columns still line up
+
+
+# ---- 9: a torn bench-solves.csv --------------------------------------------------------------------
+def test_a_solves_file_cut_mid_row_is_said(tmp_path, capsys):
+    a = _solves(tmp_path / "a")
+    text = (a / "bench-solves.csv").read_bytes()
+    torn = tmp_path / "torn.csv"
+    torn.write_bytes(text[: len(text) - 9])                              # the last row cut in its middle
+    assert cli.main(["compare", str(a), str(torn)]) == 0
+    out, err = capsys.readouterr()
+    assert err == f"epochbench compare: {torn}: ends mid-row (cut short?): its last, partial row is left out\n"
+    assert "cpsat: compared on the 5 instances both runs measured (1 in A alone)" in out
+    assert cli.main(["compare", str(a), str(a)]) == 0 and capsys.readouterr().err == ""
