@@ -276,6 +276,8 @@ def cmd_bench(args) -> int:
     if status == int(pytest.ExitCode.NO_TESTS_COLLECTED):
         raise ValueError("no benchmark selected: the -k expression or the paths given match none "
                          "('epochbench bench --collect-only -q' lists them)")
+    if status == int(pytest.ExitCode.INTERRUPTED):    # pytest's 2 is the commands' bad usage: Ctrl-C is 130
+        raise KeyboardInterrupt("interrupted; the run's record says so ('epochbench runs')")
     return status
 
 

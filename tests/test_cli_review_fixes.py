@@ -236,3 +236,15 @@ def test_a_solves_file_cut_mid_row_is_said(tmp_path, capsys):
     assert err == f"epochbench compare: {torn}: ends mid-row (cut short?): its last, partial row is left out\n"
     assert "cpsat: compared on the 5 instances both runs measured (1 in A alone)" in out
     assert cli.main(["compare", str(a), str(a)]) == 0 and capsys.readouterr().err == ""
+
+
+def test_an_interrupted_bench_exits_130_not_pytests_2_which_is_bad_usage(monkeypatch, capsys, tmp_path):
+    """pytest ends a Ctrl-C'd session with its status 2, which every
+    command of epochbench uses for bad usage; main documents 130."""
+    import pytest as _pytest
+
+    from epochbench import cli
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_pytest, "main", lambda argv: _pytest.ExitCode.INTERRUPTED)
+    assert cli.main(["bench", "--quick", "-k", "knapsack"]) == 130
+    assert capsys.readouterr().err.startswith("epochbench bench: interrupted")
