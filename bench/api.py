@@ -324,7 +324,10 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, *,
     the Python engine; the schedules are the same (the tests compare them
     job for job)."""
     from epochbench.sim.runner import simulate as _simulate
+
+    from .checks import python_options
     _selector_options(options.get("selector"), options.get("selector_options"))
+    options = python_options(options)                  # as the command line checks its options' text
     workload = _read_with(workload, nodes, kill_at_estimate)
     return _simulate(workload, policy, machine=machine, **options)
 

@@ -112,6 +112,25 @@ def limit_int(text: str) -> int:
     return _number(text, int, lambda x: x >= -1, "must be an integer >= 0, or -1 for no limit")
 
 
+#: the most jobs of a generated farm stream (``--farm-jobs``): the farm's event
+#: loop is O(events x machines), hours at this size; 1e8 was killed for memory
+MAX_FARM_JOBS = 10**6
+#: the longest mean inter-arrival time of a farm stream (``--interarrival``), in
+#: seconds (31 years): 1e300 made arrival times overflow into NaN slowdowns
+MAX_INTERARRIVAL = 1e9
+
+
+def farm_job_count(text: str) -> int:
+    """argparse ``type``: jobs of a generated farm stream, 1 to :data:`MAX_FARM_JOBS`."""
+    return _number(text, int, lambda x: 1 <= x <= MAX_FARM_JOBS, f"must be an integer from 1 to {MAX_FARM_JOBS:,}")
+
+
+def interarrival_seconds(text: str) -> float:
+    """argparse ``type``: a mean inter-arrival time, > 0 and at most :data:`MAX_INTERARRIVAL` seconds."""
+    return _number(text, float, lambda x: _finite(x) and 0 < x <= MAX_INTERARRIVAL,
+                   f"must be a number of seconds > 0 and at most {MAX_INTERARRIVAL:g}")
+
+
 #: option dest -> its argparse ``type`` in every command but ``generate``
 #: (whose parameters check themselves, :func:`epochbench.instances.generators.Param.parse`);
 #: applied by :func:`_strict_types`, so options that other modules add
@@ -120,11 +139,44 @@ OPTION_TYPES = {
     "time_limit": positive_float, "threads": thread_count, "count": instance_count, "seeds": seed_count,
     "jobs": worker_count, "nodes": positive_int, "min_candidates": positive_int,
     "starvation_limit": nonnegative_float, "small_threshold": nonnegative_int, "seed": nonnegative_int,
-    "farm_jobs": positive_int, "machines": positive_int, "licenses": positive_int,
-    "interarrival": positive_float, "exact_time_limit": positive_float, "oracle_every": nonnegative_int,
+    "farm_jobs": farm_job_count, "machines": positive_int, "licenses": positive_int,
+    "interarrival": interarrival_seconds, "exact_time_limit": positive_float, "oracle_every": nonnegative_int,
     "mpl": positive_int, "slice": positive_float, "switch_overhead": nonnegative_float,
     "migration_cost": nonnegative_float, "migration_limit": limit_int,
 }
+
+
+#: the argparse types of :data:`OPTION_TYPES` that read an integer (the others read a float)
+_INTEGER_TYPES = (positive_int, nonnegative_int, limit_int, thread_count, instance_count, seed_count,
+                  worker_count, farm_job_count)
+
+
+def python_options(options: dict, names=None) -> dict:
+    """``options`` given from Python (``eb.simulate(..., seed=3)``) checked
+    as the command line checks its text (:data:`OPTION_TYPES`, those in
+    ``names`` when given; None means "the default" and passes): an integer
+    option takes an integer (numpy's too), a number option a real number,
+    never a bool or a string (``oracle_every="2"`` or ``True`` ran as 2 or
+    1, ``licenses=1.5`` raised a raw TypeError), and then the same ranges.
+    A one-line ``ValueError`` naming the option otherwise; returns the
+    options with numpy numbers as Python ones."""
+    out = dict(options)
+    for name, value in options.items():
+        conv = OPTION_TYPES.get(name)
+        if conv is None or value is None or (names is not None and name not in names):
+            continue
+        integer = conv in _INTEGER_TYPES
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral if integer else numbers.Real):
+            raise ValueError(f"{name}: must be {'an integer' if integer else 'a number'}, got {value!r}")
+        try:
+            text = str(int(value)) if integer else repr(float(value))
+        except OverflowError:
+            raise ValueError(f"{name}: must be a finite number, got {value!r}") from None
+        try:
+            out[name] = conv(text)
+        except argparse.ArgumentTypeError as exc:          # its words, the value as given
+            raise ValueError(f"{name}: {str(exc).rsplit(', got ', 1)[0]}, got {value!r}") from None
+    return out
 
 
 #: keyword arguments set by their own options, never by --param

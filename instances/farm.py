@@ -99,16 +99,25 @@ class Constants:
     @classmethod
     def parse(cls, items, preemptive: bool = True) -> "Constants":
         """Footnote-1 constants of a preemptive (or non-preemptive) CS version
-        with ``KEY=VALUE`` overrides (``items``: strings, or one string with
-        commas), e.g. ``["aging=0.002", "literal_fbar=1"]``."""
+        with ``KEY=VALUE`` overrides (``items``: one string or a list of
+        them, each holding one or more, comma-separated), e.g.
+        ``["aging=0.002", "literal_fbar=1"]`` or ``"aging=0.002,literal_fbar=1"``
+        (as repeated ``--cs-constant`` options, or one with commas).  A key
+        given twice is refused: which value was meant cannot be told."""
         if isinstance(items, str):
-            items = items.split(",")
+            items = [items]
+        if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+            raise ValueError(f"cs_constant: KEY=VALUE strings, one or a list of them, got {items!r}")
         types = {name: f.type for name, f in cls.__dataclass_fields__.items()}
         kw = {}
-        for item in filter(None, (i.strip() for i in items)):
+        for item in filter(None, (i.strip() for text in items for i in text.split(","))):
             key, sep, val = item.partition("=")
+            key = key.strip()
             if key not in types or not sep:
                 raise ValueError(f"constant {item!r}: expected KEY=VALUE with KEY one of {', '.join(types)}")
+            if key in kw:
+                raise ValueError(f"constant {key} given twice")
+            val = val.strip()
             if types[key] in (bool, "bool"):
                 if val not in ("0", "1", "true", "false", "True", "False"):
                     raise ValueError(f"constant {key} is a flag: 0/1 or true/false, got {val!r}")

@@ -141,7 +141,8 @@ def generate_stream(*, jobs: int = 1500, machines: int = 150, licenses: int = 20
         j = replace(j, **{f: _farm._frozen(v, v.dtype) for f, v in fields.items()})
     shift = -float(j.submit[0]) if j.n else 0.0
     j = replace(j, submit=_farm._frozen(j.submit + shift, float), deadline=_farm._frozen(j.deadline + shift, float))
-    meta = {**state.meta, "jobs": jobs, "machines": machines, "licenses": licenses, "interarrival": interarrival}
+    meta = {**state.meta, "jobs": jobs, "machines": machines, "licenses": licenses, "interarrival": interarrival,
+            "seed": None if isinstance(seed, np.random.Generator) else int(seed)}   # the report names its stream
     return FarmStream.build(state.machines, state.copies, state.bandwidth, j, meta=meta)
 
 

@@ -463,25 +463,33 @@ def _slices(table: JobTable, slice: float) -> None:
                             f"slices, more than {MAX_SLICES:.0e} (hours of simulation); take a longer slice")
 
 
-def _real(name: str, value, what: str) -> None:
+def _real(name: str, value, what: str, *, integer: bool = False, inf: bool = False) -> None:
     """InstanceError ``"name: what, got value"`` unless ``value`` is a real
-    number (not a bool, not a string): an option given from Python is
-    refused as the command line refuses its text, not compared as it is."""
+    number (not a bool, not a string), finite (``inf``: or +inf), and
+    with ``integer`` a whole one: an option given from Python is refused as
+    the command line refuses its text, not converted (``int(2.5)``) or
+    compared as it is (NaN, an int beyond every float)."""
     import numbers
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    try:
+        ok = (not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Real)
+              and (math.isfinite(value) or (inf and value == math.inf))
+              and (not integer or value == math.inf or float(value).is_integer()))
+    except OverflowError:                      # an int too large for a float
+        ok = False
+    if not ok:
         raise InstanceError(f"{name}: {what}, got {value!r}")
 
 
 def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant, discrete) -> None:
     if policy not in GANG_POLICIES:
         raise InstanceError(f"policy: no gang policy {policy!r}; known: {', '.join(GANG_POLICIES)}")
-    for name, value, what in (("mpl", mpl, "the multiprogramming level must be an integer >= 1"),
-                              ("slice", slice, "the time slice must be > 0 seconds"),
-                              ("switch_overhead", switch_overhead, "a fraction of the slice in [0, 1)"),
-                              ("migration_cost", migration_cost, "seconds >= 0"),
-                              ("migration_limit", 0 if migration_limit is None else migration_limit,
-                               "tasks per slice >= 0 or None")):
-        _real(name, value, what)
+    _real("mpl", mpl, "the multiprogramming level must be an integer >= 1", integer=True)
+    _real("slice", slice, "the time slice must be > 0 seconds")
+    _real("switch_overhead", switch_overhead, "a fraction of the slice in [0, 1)")
+    _real("migration_cost", migration_cost, "seconds >= 0")
+    _real("migration_limit", 0 if migration_limit is None else migration_limit, "tasks per slice >= 0 or None",
+          integer=True, inf=True)
+    _real("variant", variant, "1, 2 or 3 ([zhang-comparative] figures 11/12/23)", integer=True)
     if not isinstance(discrete, (bool, np.bool_)):
         raise InstanceError(f"discrete: True or False, got {discrete!r}")
     if int(mpl) != mpl or not 1 <= mpl:
@@ -535,7 +543,7 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
     table = JobTable.from_frame(jobs, cap)
     _slices(table, float(slice))
     sim = GangSimulator(table, int(cap[0]), policy, mpl=int(mpl), slice=float(slice),
-                        switch_overhead=float(switch_overhead), migration_cost=float(migration_cost),
+                        switch_overhead=float(switch_overhead) + 0.0, migration_cost=float(migration_cost) + 0.0,
                         migration_limit=migration_limit, discrete=discrete, variant=int(variant),
                         trace=trace, check=check, on_pass=on_pass, recorder=recorder, progress=progress)
     t0 = time.perf_counter()

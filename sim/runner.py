@@ -9,6 +9,7 @@ every machine the same ``report.json`` keys and one ``jobs.csv`` writer.
 """
 from __future__ import annotations
 
+import numbers
 from pathlib import Path
 from typing import Any, Callable
 
@@ -86,8 +87,8 @@ def _gang(workload, policy, **options) -> SimResult:
     jobs, cap, dropped = _jobs_and_capacity(workload)
     jobs = jobs.to_frame() if hasattr(jobs, "to_frame") and not hasattr(jobs, "iloc") else jobs
     limit = options.get("migration_limit", 64)
-    if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit < 0:   # the others: simulate_gang says
-        options["migration_limit"] = None
+    if isinstance(limit, numbers.Real) and not isinstance(limit, bool) and limit < 0:   # -1: no limit (the others:
+        options["migration_limit"] = None                                                # simulate_gang says)
     if options.pop("selector", None):
         raise ValueError("--selector applies to the space-shared policies only")
     import inspect

@@ -229,5 +229,43 @@ def test_next_event_state_runs_the_previous_plan_and_adds_one_arrival():
 
 def test_a_bad_seed_of_the_farm_stream_is_named():
     import epochbench as eb
-    with pytest.raises(ValueError, match="seed: a non-negative integer"):
+    with pytest.raises(ValueError, match="seed: must be an integer >= 0, got -1"):
         eb.simulate(None, "edf", seed=-1)
+
+
+def test_farm_options_from_python_are_checked_as_the_command_line_checks_them():
+    """eb.simulate ran oracle_every=-1 without an oracle, took True for 1 and
+    '2' for 2, ran farm_jobs=0 (an empty stream, NaN metrics) and raised raw
+    TypeErrors for licenses=1.5 or cs_constant=5."""
+    import epochbench as eb
+    farm = dict(farm_jobs=20, machines=4, licenses=2)
+    for kw, says in ((dict(oracle_every=-1), "oracle_every: must be an integer >= 0, got -1"),
+                     (dict(oracle_every="2"), "oracle_every: must be an integer, got '2'"),
+                     (dict(seed=True), "seed: must be an integer, got True"),
+                     (dict(farm_jobs=0), "farm_jobs: must be an integer from 1 to 1,000,000, got 0"),
+                     (dict(licenses=1.5), "licenses: must be an integer, got 1.5"),
+                     (dict(interarrival=1e300), "interarrival: must be a number of seconds > 0 and at most 1e"),
+                     (dict(exact_time_limit=-1), "exact_time_limit: must be a positive finite number, got -1"),
+                     (dict(cs_constant=5), "cs_constant: KEY=VALUE strings")):
+        with pytest.raises(ValueError, match=says):
+            eb.simulate(None, "cs-i-p", machine="farm", **{**farm, **kw})
+    r = eb.simulate(None, "edf", machine="farm", seed=np.int64(3), **farm)
+    assert r.extras["stream"]["seed"] == 3             # a report names the stream it ran
+
+
+def test_cs_constants_come_one_or_several_to_an_item_and_never_twice():
+    from epochbench.instances.farm import Constants
+    assert Constants.parse(["aging=0.5,literal_fbar=1"]) == Constants.parse(["aging=0.5", "literal_fbar=1"])
+    assert Constants.parse("aging=0.5").aging == 0.5
+    with pytest.raises(ValueError, match="constant aging given twice"):
+        Constants.parse(["aging=1", "aging=2"])
+
+
+@pytest.mark.parametrize("argv, says", [(["--farm-jobs", "100000000"], "argument --farm-jobs: must be an integer from 1 to"),
+                                        (["--interarrival", "1e300"], "argument --interarrival: must be a number of seconds")])
+def test_farm_streams_too_large_for_memory_or_time_are_refused_in_one_line(argv, says, capsys):
+    """--farm-jobs 1e8 was killed for memory; --interarrival 1e300 ran with NaN slowdowns."""
+    from epochbench.cli import main
+    with pytest.raises(SystemExit) as stop:            # argparse's own exit
+        main(["simulate", "--machine", "farm", "--policy", "edf", *argv])
+    assert stop.value.code == 2 and says in capsys.readouterr().err

@@ -375,7 +375,11 @@ def test_empty_stream_and_options():
     (dict(policy="mgs", migration_limit="x"), "migration_limit: tasks per slice >= 0 or None, got 'x'"),
     (dict(mpl="3"), "mpl: .* got '3'"), (dict(slice="200"), "slice: .* got '200'"),
     (dict(switch_overhead="0"), "switch_overhead"), (dict(migration_cost=True), "migration_cost"),
-    (dict(discrete="no"), "discrete: True or False, got 'no'")])
+    (dict(discrete="no"), "discrete: True or False, got 'no'"),
+    # NaN and ints beyond a float raised raw errors; 1.5 tasks and variant=True were converted
+    (dict(mpl=float("nan")), "mpl: .* got nan"), (dict(slice=10**400), "slice: .* got 1000"),
+    (dict(migration_cost=10**400), "migration_cost"), (dict(policy="mgs", migration_limit=10**400), "migration_limit"),
+    (dict(policy="mgs", migration_limit=1.5), "migration_limit: .* got 1.5"), (dict(variant=True), "variant: .* True")])
 def test_bad_options_are_named(kw, match):
     df = stream([(1, 0, 1, 1)])
     kw = dict(kw)
