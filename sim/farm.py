@@ -139,6 +139,11 @@ def generate_stream(*, jobs: int = 1500, machines: int = 150, licenses: int = 20
         for f in fields:
             fields[f][bad] = getattr(fresh, f)
         j = replace(j, **{f: _farm._frozen(v, v.dtype) for f, v in fields.items()})
+    bad = np.nonzero(~eligible_matrix(state.machines, j).any(axis=1))[0]
+    if bad.size:                    # no user wrote these jobs: say which options the draws failed under
+        raise InstanceError(f"farm stream: after 100 draws, {bad.size} of {jobs} jobs still fit no machine "
+                            f"(CPUs or license types) of {machines} machines with {licenses} license types; "
+                            "give fewer --licenses or more --machines")
     shift = -float(j.submit[0]) if j.n else 0.0
     j = replace(j, submit=_farm._frozen(j.submit + shift, float), deadline=_farm._frozen(j.deadline + shift, float))
     meta = {**state.meta, "jobs": jobs, "machines": machines, "licenses": licenses, "interarrival": interarrival,

@@ -269,3 +269,11 @@ def test_farm_streams_too_large_for_memory_or_time_are_refused_in_one_line(argv,
     with pytest.raises(SystemExit) as stop:            # argparse's own exit
         main(["simulate", "--machine", "farm", "--policy", "edf", *argv])
     assert stop.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_a_stream_the_generator_cannot_draw_says_which_options_to_change():
+    """It said 'job 0 (and 9 more) fits no machine ...; it could never run'
+    about jobs no user wrote."""
+    with pytest.raises(InstanceError, match=r"after 100 draws, 10 of 10 jobs still fit no machine .* give fewer "
+                                            r"--licenses or more --machines"):
+        generate_stream(jobs=10, licenses=100000)
