@@ -140,7 +140,11 @@ def test_a_bench_run_is_recorded_from_its_start_and_an_interrupted_one_is_kept(t
     assert kept["status"] == "interrupted" and kept["id"] == first["id"]
     assert json.loads((results / "run.json").read_text())["status"] == "finished"
     lines = done.stdout.splitlines()
-    listed = lines[lines.index(f"Full tables per configuration in {results.resolve()}/:") + 1].strip().split(", ")
+    at = lines.index(f"Full tables per configuration in {results.resolve()}/:") + 1
+    import itertools
+    block = list(itertools.takewhile(lambda line: line.startswith("  "), lines[at:]))   # wrapped at 100 columns
+    listed = " ".join(line.strip() for line in block).split(", ")
+    assert block and all(len(line) <= 100 for line in block)
     assert "leaderboard-packing.csv" in listed and all((results / name).is_file() for name in listed), listed
 
 

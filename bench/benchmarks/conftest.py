@@ -2,6 +2,7 @@
 of checked results, and the gap-and-speed table printed at the end."""
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -98,6 +99,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(f"{family}: {', '.join(methods)} solved as references only (not selected): not on the board")
     _say_data(tr, info["data"])
     tr.write_line(f"Full tables per configuration in {results}/:")
-    tr.write_line("  " + ", ".join(f for f in files if f.endswith(".csv")))      # those this run wrote
+    for line in textwrap.wrap(", ".join(f for f in files if f.endswith(".csv")), 96,      # those this run wrote
+                              break_on_hyphens=False):
+        tr.write_line("  " + line)
     tr.write_line(f"Provenance (versions, machine, command line): {results / runs.RUN_JSON}; "
                   "'epochbench runs' lists the runs")
