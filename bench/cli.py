@@ -276,8 +276,9 @@ def cmd_bench(args) -> int:
     if status == int(pytest.ExitCode.NO_TESTS_COLLECTED):
         raise ValueError("no benchmark selected: the -k expression or the paths given match none "
                          "('epochbench bench --collect-only -q' lists them)")
-    if status == int(pytest.ExitCode.INTERRUPTED):    # pytest's 2 is the commands' bad usage: Ctrl-C is 130
-        raise KeyboardInterrupt("interrupted; the run's record says so ('epochbench runs')")
+    from epochbench.benchmarks import plugin           # loaded by pytest.main above (-p)
+    if status == int(pytest.ExitCode.INTERRUPTED) and plugin.interrupted():   # pytest's 2 is the commands'
+        raise KeyboardInterrupt("interrupted; the run's record says so ('epochbench runs')")   # bad usage
     return status
 
 
@@ -500,12 +501,15 @@ def _add_compare(sub) -> None:
                    help="exit 1 if a method's mean gap grows by more than X percentage points (gap:0.5%%) or "
                         "its median time by more than X %% (time:20%%; a row beyond it is flagged slower even "
                         "within the noise), or if a method of A is gone from B (compare runs of the same "
-                        "selection); the %% is required; repeatable")
+                        "selection); repeatable")
 
 
 def cmd_compare(args) -> int:
     from .compare import TIME_NOISE, Threshold, compare_runs, format_comparison
     thresholds = [Threshold.parse(t) for t in args.fail_on]
+    for t in thresholds:
+        if t.note:
+            print(f"epochbench compare: {t.note}", file=sys.stderr)
     table = compare_runs(args.a, args.b, slower=min([TIME_NOISE, *(t.slower() for t in thresholds)]))
     for note in table.attrs["notes"]:
         print(f"epochbench compare: {note}", file=sys.stderr)

@@ -10,7 +10,8 @@ zero (gaps are deterministic for a seed), a change in time when the ratio
 leaves ``[1 / TIME_NOISE, TIME_NOISE]`` (timings on a shared machine move by
 that much without any change; a ``--fail-on time:X%`` below that band
 flags ``slower`` from its own limit, so that every FAIL is flagged).
-``--fail-on gap:0.5%`` / ``time:20%`` (the ``%`` is required) make the
+``--fail-on gap:0.5%`` / ``time:20%`` (a value without its ``%`` is read
+with it, and said) make the
 command exit 1 when a method gets worse beyond the threshold, or is gone
 from B (measured in A, not in B: worse by an unknown amount).
 
@@ -24,6 +25,7 @@ none; it is refused (:func:`compare_runs`).
 """
 from __future__ import annotations
 
+import csv
 import json
 import re
 from dataclasses import dataclass
@@ -52,16 +54,22 @@ def _numbers(df: pd.DataFrame, column: str, path: Path, low: float = -np.inf) ->
 
 def _csv_text(path: Path) -> tuple[bytes, str | None]:
     """The bytes of a CSV file, cut after its last complete line, and a note
-    when something was cut: the suite writes every line whole, so a file
-    that does not end with a line break was cut short (a copy or a disk
-    that stopped mid-row), and its torn last row is left out, said, rather
-    than read with empty or shortened cells."""
+    when something was cut: a last line with fewer cells than the header
+    and no line break was cut short (a copy or a disk that stopped
+    mid-row), and is left out, said, rather than read with empty cells; a
+    last row with all its cells is kept, line break or not."""
     data = path.read_bytes()
-    if not data or data.endswith(b"\n"):
-        return data, None
     end = data.rfind(b"\n") + 1
-    return data[:end], (f"{path}: ends mid-row (cut short?): its last, partial row is left out"
-                        if end else None)
+    if not data or data.endswith(b"\n") or not end:
+        return data, None
+    try:
+        header, tail = (next(csv.reader([line])) for line in (data[:data.find(b"\n")].decode(),
+                                                               data[end:].decode()))
+    except (UnicodeDecodeError, StopIteration, csv.Error):
+        header, tail = [], []
+    if len(tail) >= len(header):          # a whole last row without its line break (a hand edit, another tool)
+        return data + b"\n", None
+    return data[:end], f"{path}: ends mid-row (cut short?): its last, partial row is left out"
 
 
 def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
@@ -319,21 +327,24 @@ class Threshold:
     """``gap:0.5%``: fail when a method's mean gap grows by more than 0.5
     percentage points; ``time:20%``: when its median time grows by more than 20 %.
     Either fails a method that is gone from B (nothing measured: worse by
-    an unknown amount); a method new in B fails neither.  The ``%`` is
-    required: ``gap:0.5`` could mean points or a fraction, and is refused."""
+    an unknown amount); a method new in B fails neither.  A value
+    without its ``%`` is read as one with it, as it always was, and
+    :attr:`note` says so (``gap:0.5`` could be meant as a fraction)."""
 
     what: str
     limit: float
+    note: str = ""
 
     @classmethod
     def parse(cls, text: str) -> "Threshold":
-        m = re.fullmatch(r"(gap|time):([0-9]*\.?[0-9]+)%", text.strip())
+        m = re.fullmatch(r"(gap|time):([0-9]*\.?[0-9]+)(%?)", text.strip())
         if not m:
-            unit = re.fullmatch(r"(gap|time):([0-9]*\.?[0-9]+)", text.strip())
-            hint = f"; write {text.strip()}% (the unit is required)" if unit else ""
             raise ValueError(f"--fail-on {text!r}: expected gap:X% (mean gap, percentage points) or time:X% "
-                             f"(median time, per cent){hint}")
-        return cls(m.group(1), float(m.group(2)))
+                             "(median time, per cent)")
+        note = "" if m.group(3) else (f"--fail-on {text.strip()} read as {text.strip()}% "
+                                      f"({'percentage points' if m.group(1) == 'gap' else 'per cent'}); "
+                                      "write the % to say so")
+        return cls(m.group(1), float(m.group(2)), note)
 
     def slower(self) -> float:
         """The time ratio B / A beyond which this guard fails (inf for a gap guard)."""
@@ -355,7 +366,7 @@ def format_comparison(table: pd.DataFrame) -> str:
         return "-" if pd.isna(x) else f"{100 * x:.2f}"
 
     def pp(x):
-        return "-" if pd.isna(x) else "0.00" if round(x, 2) == 0 else f"{x:+.2f}"     # never "-0.00"
+        return "-" if pd.isna(x) else f"{x:+.2f}".replace("-0.00", "+0.00")     # never "-0.00"
     lines = []
     for fam, g in table.groupby("family", sort=False):
         shown = pd.DataFrame({"method": g["method"], "mean A %": g["mean_gap_a"].map(pct),

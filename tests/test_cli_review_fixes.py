@@ -190,11 +190,23 @@ def test_a_run_name_must_be_ascii_and_the_message_says_so():
 
 # ---- 7: --fail-on ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("text", ["gap:0.5", "time:20"])
-def test_a_fail_on_without_its_unit_is_refused(tmp_path, capsys, text):
+def test_a_fail_on_without_its_unit_is_read_with_it_and_said(tmp_path, capsys, text):
+    """gap:0.5 could be meant as a fraction: it is read as gap:0.5%, as it
+    always was (a contract of the command), and a line says so."""
     a = _solves(tmp_path / "a")
-    assert cli.main(["compare", str(a), str(a), "--fail-on", text]) == 2
+    assert cli.main(["compare", str(a), str(a), "--fail-on", text]) == 0
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"--fail-on {text!r}" in err and f"write {text}%" in err
+    assert err == f"epochbench compare: --fail-on {text} read as {text}% " \
+                  f"({'percentage points' if text.startswith('gap') else 'per cent'}); write the % to say so\n"
+
+
+def test_a_last_row_with_all_its_cells_but_no_line_break_is_kept(tmp_path, capsys):
+    a = _solves(tmp_path / "a")
+    whole = tmp_path / "whole.csv"
+    whole.write_bytes((a / "bench-solves.csv").read_bytes().rstrip(b"\n"))     # a hand edit, another tool
+    assert cli.main(["compare", str(a), str(whole)]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "in A alone" not in out
 
 
 def test_a_time_failure_within_the_noise_band_is_flagged_on_its_row(tmp_path, capsys):
@@ -209,12 +221,12 @@ def test_a_time_failure_within_the_noise_band_is_flagged_on_its_row(tmp_path, ca
     assert row.split()[-1] == "1.22"
 
 
-def test_a_change_that_rounds_to_zero_prints_without_a_sign(tmp_path, capsys):
+def test_a_change_that_rounds_to_zero_prints_as_plus_zero(tmp_path, capsys):
     a = _solves(tmp_path / "a", gaps=(0.1, 0.2))                         # mean 0.15000000000000002
     b = _solves(tmp_path / "b", gaps=(0.15,))                            # mean 0.15: d mean -2.8e-15 pp
     assert cli.main(["compare", str(a), str(b)]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.split()[:1] == ["ff"])
-    assert row.split()[3] == "0.00" and "-0.00" not in row
+    assert row.split()[3] == "+0.00" and "-0.00" not in row      # as an exact zero prints
 
 
 # ---- 8: runs -------------------------------------------------------------------------------------------
@@ -245,10 +257,30 @@ def test_a_solves_file_cut_mid_row_is_said(tmp_path, capsys):
 def test_an_interrupted_bench_exits_130_not_pytests_2_which_is_bad_usage(monkeypatch, capsys, tmp_path):
     """pytest ends a Ctrl-C'd session with its status 2, which every
     command of epochbench uses for bad usage; main documents 130."""
+    from types import SimpleNamespace
+
     import pytest as _pytest
 
     from epochbench import cli
+    from epochbench.benchmarks import plugin
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(_pytest, "main", lambda argv: _pytest.ExitCode.INTERRUPTED)
+
+    def ctrl_c(argv):
+        plugin.pytest_keyboard_interrupt(SimpleNamespace(value=KeyboardInterrupt()))   # pytest's call on a Ctrl-C
+        return _pytest.ExitCode.INTERRUPTED
+
+    monkeypatch.setattr(_pytest, "main", ctrl_c)
     assert cli.main(["bench", "--quick", "-k", "knapsack"]) == 130
     assert capsys.readouterr().err.startswith("epochbench bench: interrupted")
+    assert plugin.end_status(2) == "interrupted"
+
+
+def test_a_bench_file_that_fails_to_import_is_a_failure_not_an_interrupt(monkeypatch, capsys, tmp_path):
+    """pytest ends a session whose collection failed with status 2 too: it
+    was reported 'interrupted', exit 130."""
+    from epochbench import cli
+    monkeypatch.chdir(tmp_path)
+    broken = tmp_path / "bench_broken.py"
+    broken.write_text("import no_such_module_here\n")
+    status = cli.main(["bench", "--results", str(tmp_path / "r"), str(broken)])
+    assert status == 2 and "interrupted" not in capsys.readouterr().err

@@ -26,7 +26,26 @@ def pytest_addoption(parser):
                     help="with --benchmark: name of the run folder under ./results (it must not exist)")
 
 
+#: non-empty once the session was stopped by Ctrl-C (:func:`pytest_keyboard_interrupt`):
+#: pytest ends it with status 2, as it ends one whose collection failed
+_CTRL_C: list = []
+
+
+def pytest_keyboard_interrupt(excinfo):
+    """pytest calls this for a Ctrl-C and for its own subclasses of
+    ``KeyboardInterrupt`` (a failed collection, ``-x`` under xdist): only a
+    plain one is a Ctrl-C."""
+    if type(getattr(excinfo, "value", None)) is KeyboardInterrupt:
+        _CTRL_C.append(True)
+
+
+def interrupted() -> bool:
+    """Whether the last session was stopped by Ctrl-C (not by a collection error)."""
+    return bool(_CTRL_C)
+
+
 def pytest_configure(config):
+    _CTRL_C.clear()
     if config.getoption("--benchmark") and not config.args_source.name == "ARGS":
         config.args[:] = [str(HERE)]
     if config.getoption("--benchmark"):
@@ -99,11 +118,13 @@ def _claim(config, given: str | None, name: str | None):
 
 def end_status(exitstatus: int) -> str:
     """A run record's final status for pytest's exit status: ``finished``
-    (all passed), ``interrupted`` (Ctrl-C), ``failed`` (anything else)."""
+    (all passed), ``interrupted`` (Ctrl-C: pytest's status 2, which a
+    failed collection gets too, :func:`interrupted` tells them apart),
+    ``failed`` (anything else)."""
     import pytest
     if int(exitstatus) == int(pytest.ExitCode.OK):
         return "finished"
-    return "interrupted" if int(exitstatus) == int(pytest.ExitCode.INTERRUPTED) else "failed"
+    return "interrupted" if int(exitstatus) == int(pytest.ExitCode.INTERRUPTED) and interrupted() else "failed"
 
 
 #: the files a run writes into its folder besides the leaderboards and the modules' tables
