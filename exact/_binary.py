@@ -257,28 +257,61 @@ def cpsat_solve(solver, model) -> int:
     solve was recorded as a real one, and the next Ctrl-C killed the
     process without Python's clean-up.  It is switched off here.  In the
     main thread the solve runs on a solving thread of this process
-    (:func:`_solving_thread`) while the main thread waits, a wait that a
-    signal interrupts; a ``KeyboardInterrupt`` then asks the search to stop
-    (``stop_search``), waits for it and is raised again.  Other threads
-    (workers), which receive no signals, solve in place.  Returns the
-    solver's status code.
+    (:func:`_solving_thread`) while the main thread waits, looking at
+    pending signals every 50 ms (a signal that another thread received
+    wakes no waiter); then, whatever ended the wait (``KeyboardInterrupt``,
+    ``SystemExit``, a test's timeout), the search is asked to stop
+    (``stop_search``, again until it has: a stop sent before the solver
+    has started is lost) and the exception raised again.  Other threads
+    (workers), which receive no signals, solve in place, and so does a
+    solve started while the solving thread is busy (from a signal handler
+    that interrupted the main thread's wait: it would queue behind the
+    solve it interrupted).  Returns the solver's status code.
 
     Notes
     -----
-    One thread, kept: CP-SAT on a fresh thread costs about 0.6 ms more a
-    solve (measured on a one-variable model: 0.6 against 1.3 ms), as much
-    as a small epoch's whole solve; on a kept one the cost is within noise.
+    One thread, kept (idle, it waits for work holding no lock): CP-SAT
+    on a fresh thread costs about 0.6 ms more a solve (measured on a
+    one-variable model: 0.6 against 1.3 ms), as much as a small epoch's
+    whole solve; on a kept one the cost is within noise.
     """
     solver.parameters.catch_sigint_signal = False
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or _SOLVING:
         return solver.solve(model)
-    job = _solving_thread().submit(solver.solve, model)
+    _SOLVING.append(True)
+    job = None
     try:
-        return job.result()
-    except KeyboardInterrupt:
-        solver.stop_search()
-        _futures().wait([job])
+        job = _submit(solver, model)
+        while True:
+            try:                        # a signal that another thread received wakes no waiter: look at
+                return job.result(timeout=0.05)     # the signals every 50 ms (Python runs their handlers here)
+            except _futures().TimeoutError:
+                continue
+    except BaseException:
+        if job is not None:
+            job.cancel()                            # not started yet: it never will
+            while not job.done():
+                solver.stop_search()
+                _futures().wait([job], timeout=0.01)
         raise
+    finally:
+        _SOLVING.clear()
+
+
+def _submit(solver, model):
+    """The solve handed to the solving thread, SIGINT held back meanwhile
+    (where the system can), so that a Ctrl-C cannot land after the solve
+    is queued and before :func:`cpsat_solve` holds its future: the solve
+    would run to its limit unattended, and the next one queue behind it."""
+    import signal
+    mask = getattr(signal, "pthread_sigmask", None)
+    if mask is not None:
+        mask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        return _solving_thread().submit(solver.solve, model)
+    finally:
+        if mask is not None:
+            mask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _futures():
@@ -288,6 +321,8 @@ def _futures():
 
 #: (process id, executor) of :func:`_solving_thread`
 _SOLVER_THREAD: list = []
+#: non-empty while the main thread waits for the solving thread
+_SOLVING: list = []
 
 
 def _solving_thread():
