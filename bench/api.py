@@ -342,12 +342,12 @@ def _read_with(workload, nodes, kill_at_estimate):
     if not isinstance(workload, (str, os.PathLike)):
         raise ValueError(f"{', '.join(given)}: for a workload read from a file; a Workload or (jobs, capacity) "
                          "has its capacity and kill rule (make_workload(jobs, capacity, kill_at_estimate=...))")
-    if "kill_at_estimate" in given and not isinstance(kill_at_estimate, bool):
+    if "kill_at_estimate" in given and type(kill_at_estimate).__name__ not in ("bool", "bool_"):   # numpy's too
         raise ValueError(f"kill_at_estimate: True or False, got {kill_at_estimate!r}")
     if "nodes" in given and not (_integer(nodes) and nodes >= 1):
         raise ValueError(f"nodes: a number of processors >= 1, got {nodes!r}")
     from epochbench.instances.jobs import load_workload
-    return load_workload(workload, **{k: (int(v) if k == "nodes" else v) for k, v in given.items()})
+    return load_workload(workload, **{k: (int(v) if k == "nodes" else bool(v)) for k, v in given.items()})
 
 
 def _selector_options(selector, opts) -> None:

@@ -163,10 +163,14 @@ def python_options(options: dict, names=None) -> dict:
     out = dict(options)
     for name, value in options.items():
         conv = OPTION_TYPES.get(name)
-        if conv is None or value is None or (names is not None and name not in names):
+        if conv is None or value is None or (names is not None and name not in names) or _python_also(name, value):
             continue
         integer = conv in _INTEGER_TYPES
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral if integer else numbers.Real):
+        try:
+            whole = isinstance(value, numbers.Integral) or float(value).is_integer()   # 2.0 is an integer here
+        except (TypeError, ValueError, OverflowError):
+            whole = False
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or (integer and not whole):
             raise ValueError(f"{name}: must be {'an integer' if integer else 'a number'}, got {value!r}")
         try:
             text = str(int(value)) if integer else repr(float(value))
@@ -177,6 +181,18 @@ def python_options(options: dict, names=None) -> dict:
         except argparse.ArgumentTypeError as exc:          # its words, the value as given
             raise ValueError(f"{name}: {str(exc).rsplit(', got ', 1)[0]}, got {value!r}") from None
     return out
+
+
+def _python_also(name: str, value) -> bool:
+    """Values an option takes from Python beyond its text: a numpy random
+    generator or seed sequence for ``seed`` (the farm's stream), and any
+    negative number or inf for ``migration_limit`` (no limit, as -1)."""
+    if name == "seed" and not isinstance(value, numbers.Real):
+        import numpy as np
+        return isinstance(value, (np.random.Generator, np.random.SeedSequence))
+    if name == "migration_limit" and isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return value < 0 or value == math.inf
+    return False
 
 
 #: keyword arguments set by their own options, never by --param

@@ -147,7 +147,7 @@ def generate_stream(*, jobs: int = 1500, machines: int = 150, licenses: int = 20
     shift = -float(j.submit[0]) if j.n else 0.0
     j = replace(j, submit=_farm._frozen(j.submit + shift, float), deadline=_farm._frozen(j.deadline + shift, float))
     meta = {**state.meta, "jobs": jobs, "machines": machines, "licenses": licenses, "interarrival": interarrival,
-            "seed": None if isinstance(seed, np.random.Generator) else int(seed)}   # the report names its stream
+            "seed": int(seed) if isinstance(seed, (int, np.integer)) else None}   # the report names its stream
     return FarmStream.build(state.machines, state.copies, state.bandwidth, j, meta=meta)
 
 

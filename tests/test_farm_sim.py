@@ -277,3 +277,20 @@ def test_a_stream_the_generator_cannot_draw_says_which_options_to_change():
     with pytest.raises(InstanceError, match=r"after 100 draws, 10 of 10 jobs still fit no machine .* give fewer "
                                             r"--licenses or more --machines"):
         generate_stream(jobs=10, licenses=100000)
+
+
+def test_what_python_gave_the_simulators_before_still_runs():
+    """The face's option checks kept what the machines take from Python: a
+    whole float for an integer (mpl=2.0), inf or any negative
+    migration_limit for no limit, a numpy Generator as the farm's seed (a
+    seed that is no integer is named None in the report)."""
+    import math
+
+    import epochbench as eb
+    jobs = {"id": [1, 2], "submit": [0.0, 1.0], "runtime": [5.0, 5.0], "procs": [2, 2]}
+    assert eb.simulate((jobs, 4), "gs", machine="gang", mpl=2.0).options["mpl"] == 2
+    for limit in (math.inf, -5, np.int64(-1)):
+        assert eb.simulate((jobs, 4), "mgs", machine="gang", migration_limit=limit).options["migration_limit"] is None
+    r = eb.simulate(None, "edf", machine="farm", farm_jobs=10, machines=4, licenses=2, seed=np.random.default_rng(1))
+    assert r.n == 10 and r.extras["stream"]["seed"] is None
+    assert generate_stream(jobs=5, machines=4, licenses=2, seed=None).meta["seed"] is None
