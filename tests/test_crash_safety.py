@@ -470,3 +470,42 @@ def test_a_run_that_fails_on_its_input_leaves_no_folder_behind(tmp_path, capsys,
     kept.mkdir()
     assert cli.main([*argv, str(kept)]) == 2
     assert kept.is_dir()                      # a folder that was there stays
+
+
+@posix_only
+def test_a_cpsat_solve_started_while_the_solving_thread_is_busy_runs_in_place():
+    """A solve from a signal handler that interrupted the main thread's wait
+    queued behind the solve it interrupted (a deadlock without a time
+    limit); it runs in the main thread now."""
+    import signal
+    import threading
+    from types import SimpleNamespace
+
+    from epochbench.exact._binary import cpsat_solve
+    nested_done, where = threading.Event(), []
+
+    class Fake:
+        def __init__(self, solve):
+            self.parameters, self.solve = SimpleNamespace(catch_sigint_signal=True), solve
+
+        def stop_search(self):
+            pass
+
+    def inner_solve(model):
+        where.append(threading.current_thread().name)
+        nested_done.set()
+        return 7
+
+    def outer_solve(model):
+        nested_done.wait(20)                               # until the nested solve has run
+        return 4
+
+    old = signal.signal(signal.SIGALRM, lambda *a: cpsat_solve(Fake(inner_solve), None))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.1)
+        outer = Fake(outer_solve)
+        assert cpsat_solve(outer, None) == 4 and outer.parameters.catch_sigint_signal is False
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert where == ["MainThread"]
