@@ -318,6 +318,13 @@ def _check_bench_name(name: str | None, rest: list[str]) -> Path | None:
 def cmd_experiment(args) -> int:
     from .experiments import Options, extra_files, load_experiments, run_experiment
     if args.experiment_name == "list":
+        given = [flag for flag, on in (("--quick", args.quick), ("--seeds", args.seeds is not None),
+                                       ("--out", args.out is not None), ("--name", args.name is not None),
+                                       ("--fresh", args.fresh), ("--resume", args.resume),
+                                       ("--workers", args.jobs is not None), ("--scheduler", args.scheduler),
+                                       ("--tasks", args.tasks is not None), ("--where", bool(args.where))) if on]
+        if given:                                   # they were ignored without a word
+            raise ValueError(f"{', '.join(given)}: options of a run; 'experiment list' runs nothing")
         for name, exp in sorted(load_experiments().items()):
             print(f"  {name:<18} {exp.help}")
         return 0

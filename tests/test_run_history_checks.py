@@ -287,3 +287,12 @@ def test_a_task_range_past_the_last_task_is_said(capsys):
     assert past_the_end("0:2,5:9", 8) and not past_the_end("0:8,3", 8) and not past_the_end("4:", 8)
     assert past_the_end("2:+50", 12) and past_the_end(" 2 : 50 ", 12)     # read as --tasks reads them
     assert not past_the_end("x:50", 12) and not past_the_end(None, 12)   # refused by select, or no spec
+
+
+def test_experiment_list_refuses_the_options_of_a_run(capsys):
+    """'experiment list --quick' or '--seeds 3' listed and ignored them."""
+    from epochbench import cli
+    assert cli.main(["experiment", "list", "--quick", "--seeds", "3"]) == 2
+    assert capsys.readouterr().err == ("epochbench experiment: error: --quick, --seeds: options of a run; "
+                                       "'experiment list' runs nothing\n")
+    assert cli.main(["experiment", "list"]) == 0 and "zhang-gang" in capsys.readouterr().out
