@@ -317,15 +317,16 @@ def load_records(path: Path | None, tasks: list[dict]) -> dict[int, list[dict]]:
     return {i: rows for i, (rows, _) in load_stamped(path, tasks).items()}
 
 
-def load_stamped(path: Path | None, tasks: list[dict],
-                 unreadable: list[int] | None = None) -> dict[int, tuple[list[dict], dict]]:
+def load_stamped(path: Path | None, tasks: list[dict], unreadable: list[int] | None = None,
+                 others: list[int] | None = None) -> dict[int, tuple[list[dict], dict]]:
     """As :func:`load_records`, each task's rows with the stamp of the run
     that computed them (the record's keys besides ``task`` and ``rows``:
     ``run``, ``commit``, ``version``; ``{}`` for a record written before
     records were stamped).  A task recorded twice: its last record.
     ``unreadable`` gets the numbers (from 1) of the lines that are no
     record (not JSON, or no task object with a list of row objects), but for
-    a torn last line (a sweep killed mid-write)."""
+    a torn last line (a sweep killed mid-write); ``others`` those of the
+    records of tasks not in ``tasks``."""
     if path is None or not path.exists():
         return {}
     index = {_key(t): i for i, t in enumerate(tasks)}
@@ -346,6 +347,8 @@ def load_stamped(path: Path | None, tasks: list[dict],
             continue
         if i is not None:
             done[i] = (rows, {k: v for k, v in rec.items() if k not in ("task", "rows")})
+        elif others is not None:
+            others.append(number)
     return done
 
 

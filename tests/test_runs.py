@@ -217,6 +217,18 @@ def test_a_partial_file_line_that_is_no_record_is_said_when_a_run_reuses_the_fil
     assert "3 line(s) are no record (line 2, 3, 4): skipped" in err and "3 of 6 tasks reused" in err
 
 
+def test_a_partial_file_of_other_tasks_only_is_said_not_ignored(capsys):
+    """Another experiment's partial file (copied, or a run with other
+    options in the folder) was ignored without a word: everything reran."""
+    out = __import__("pathlib").Path("o2")
+    out.mkdir()
+    (out / f"{SMALL.name}.partial.jsonl").write_text('{"task": {"other": 1}, "rows": [{"a": 1}]}\n'
+                                                     '{"task": {"other": 2}, "rows": []}\n')
+    assert cli.main(["experiment", SMALL.name, "--workers", "1", "--quiet", "--out", str(out)]) == 0
+    assert ("o2/" + SMALL.name + ".partial.jsonl: its 2 record(s) are of tasks this run does not have "
+            "(another run's options, or another experiment's): kept, none reused") in capsys.readouterr().err
+
+
 def test_runs_says_why_a_record_is_unreadable_and_which_running_run_is_dead(tmp_path, capsys):
     import os
     import socket

@@ -381,7 +381,12 @@ def reusable(partial: Path, tasks: list[dict], only: list[int] | None, opts: Opt
         return {}
     wanted = set(range(len(tasks)) if only is None else only)
     unreadable: list[int] = []
-    stored = {i: rec for i, rec in _sw.load_stamped(partial, tasks, unreadable).items() if i in wanted}
+    others: list[int] = []
+    every = _sw.load_stamped(partial, tasks, unreadable, others)
+    stored = {i: rec for i, rec in every.items() if i in wanted}
+    if others and not every:        # e.g. another experiment's file, or a run with other options: said, not silent
+        print(f"epochbench experiment: {partial}: its {len(others)} record(s) are of tasks this run does not "
+              "have (another run's options, or another experiment's): kept, none reused", file=sys.stderr)
     if unreadable:
         shown = ", ".join(map(str, unreadable[:10])) + (", ..." if len(unreadable) > 10 else "")
         print(f"epochbench experiment: {partial}: {len(unreadable)} line(s) are no record (line {shown}): "
