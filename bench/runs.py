@@ -242,19 +242,26 @@ def keep_previous(files, provenance_file: Path, run_id: str | None = None) -> li
     provenance file, else :func:`previous_id`).  The earlier provenance
     file is kept aside even when none of ``files`` is there: the record of
     a run that was interrupted, killed or failed before it wrote anything
-    is history too, never overwritten.  Returns the new paths (empty when
-    nothing was there)."""
+    is history too, never overwritten.  All or none: when one rename fails
+    (an immutable file), those done are undone before the error goes on, so
+    the earlier run's files are never left half renamed.  Returns the new
+    paths (empty when nothing was there)."""
     files = [Path(f) for f in files]
     there = [f for f in files + [Path(provenance_file)] if f.exists()]
     if not there:
         return []
     rid = run_id or previous_id(provenance_file, there)
-    moved = []
-    for f in there:
-        target = _renamed(f, rid)
-        os.replace(f, target)
-        moved.append(target)
-    return moved
+    moved: list[tuple[Path, Path]] = []
+    try:
+        for f in there:
+            target = _renamed(f, rid)
+            os.replace(f, target)
+            moved.append((f, target))
+    except OSError:
+        for f, target in reversed(moved):
+            os.replace(target, f)
+        raise
+    return [target for _, target in moved]
 
 
 def _renamed(path: Path, rid: str) -> Path:

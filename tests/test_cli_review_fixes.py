@@ -284,3 +284,23 @@ def test_a_bench_file_that_fails_to_import_is_a_failure_not_an_interrupt(monkeyp
     broken.write_text("import no_such_module_here\n")
     status = cli.main(["bench", "--results", str(tmp_path / "r"), str(broken)])
     assert status == 2 and "interrupted" not in capsys.readouterr().err
+
+
+def test_keep_previous_renames_all_of_an_earlier_runs_files_or_none(tmp_path, monkeypatch):
+    """When one rename failed (an immutable file), the files renamed before
+    it stayed renamed: the earlier run's files were left half renamed."""
+    import os
+    (tmp_path / "a.csv").write_text("a")
+    (tmp_path / "b.csv").write_text("b")
+    runs.write(runs.provenance("experiment", "r0"), tmp_path / "x.run.json")
+    real = os.replace
+
+    def refuse_b(src, dst):
+        if str(src).endswith("b.csv"):
+            raise PermissionError(1, "Operation not permitted", str(src))
+        return real(src, dst)
+
+    monkeypatch.setattr(runs.os, "replace", refuse_b)
+    with pytest.raises(PermissionError):
+        runs.keep_previous([tmp_path / "a.csv", tmp_path / "b.csv"], tmp_path / "x.run.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "b.csv", "x.run.json"]
