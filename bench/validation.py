@@ -211,6 +211,22 @@ def false_claim(inst, res, ref_results, label: str, exact: str) -> str | None:
     return None
 
 
+def no_answer(inst, res, ref_results, label: str) -> str | None:
+    """A failure line if ``res`` gives no answer: status ``timeout`` (a
+    candidate runs without a time limit here) or ``infeasible`` where a
+    checked solution exists (every family here has one: the built-ins found
+    it).  Such a result passed before on the families whose empty decision
+    is feasible (packing, knapsack, assignment), and a candidate that gave
+    up on its hard instances had the better table."""
+    if res is None or res.status not in ("timeout", "infeasible"):
+        return None
+    found = [r for r in ref_results if comparable(inst, r)]
+    if res.status == "infeasible" and found:
+        return (f"{inst.name}: {label} claims the instance infeasible, but {found[0].method} found a checked "
+                f"solution of value {found[0].value:g}")
+    return f"{inst.name}: {label} gave no answer (status {res.status}; it runs without a time limit here)"
+
+
 def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, label: str | None = None,
              time_limit: float = 10.0, exact: str = "cpsat", workers: int | None = 1,
              scheduler: str | None = None, progress=None) -> Verdict:
@@ -250,8 +266,8 @@ def _own_label(label: str, given: bool, taken: set) -> str:
     compared with (their rows would read as its own), and no comma (method
     names have none).  A function named like one (``def ff``) is labelled
     ``yours:ff``; a ``label`` given so is a ValueError."""
-    if "," in label:
-        raise ValueError(f"label: {label!r} has a comma; method names have none")
+    if "," in label or any(c.isspace() for c in label):
+        raise ValueError(f"label: {label!r} has a comma or a space; method names have none")
     if label not in taken:
         return label
     if given:
@@ -279,7 +295,7 @@ def _check_instance(inst, func, label, exact, builtin, time_limit) -> tuple[list
     rows = []
     ref_results = run_methods(inst, [exact] + builtin, time_limit=time_limit)
     res, problem = _run_user(func, inst, label)
-    problem = problem or false_claim(inst, res, ref_results, label, exact)
+    problem = problem or false_claim(inst, res, ref_results, label, exact) or no_answer(inst, res, ref_results, label)
     ours = [res] if res is not None else []
     ref = reference(inst, ref_results + ours)
     if res is None:

@@ -197,3 +197,25 @@ def test_validate_summary_counts_short_matchings_as_score_does():
     assert "short" in header
     row = next(x.split() for x in lines[1:] if "_one_pair" in x)
     assert int(row[header.index("short")]) == n_short
+
+
+@pytest.mark.parametrize("family", ["packing", "knapsack", "assignment"])
+def test_a_heuristic_that_gives_no_answer_fails(family):
+    """A result with status timeout or infeasible and no decision passed
+    where the empty decision is feasible (packing, knapsack, assignment):
+    a candidate that gave up on its hard instances had the better table."""
+    def give_up(inst):
+        return eb.Result(inst.kind, "x", (), 0.0, "timeout", 0.0)
+
+    def call_it_infeasible(inst):
+        return eb.Result(inst.kind, "x", (), 0.0, "infeasible", 0.0)
+
+    v = eb.validate(give_up, family, count=1, time_limit=2)
+    assert not v.ok and all("gave no answer (status timeout" in line for line in v.failures)
+    v = eb.validate(call_it_infeasible, family, count=1, time_limit=2)
+    assert not v.ok and all("claims the instance infeasible, but" in line for line in v.failures)
+
+
+def test_a_label_with_a_space_is_refused_as_method_names_are():
+    with pytest.raises(ValueError, match="label: 'my heur' has a comma or a space"):
+        eb.validate(lambda inst: [], "packing", count=1, label="my heur")
