@@ -18,7 +18,7 @@ from epochbench.instances.core import RunStopped
 
 from .checks import (OPTION_TYPES, check_params, nonnegative_float, nonnegative_int,  # noqa: F401
                      positive_float, positive_int)
-from .cli_args import Parser, _strict_types, param_value, parse_params, plain_text  # noqa: F401
+from .cli_args import Parser, _strict_types, param_value, parse_params, plain_text, stdout_to_stderr  # noqa: F401
 from .methods import check_on, method_params
 
 
@@ -66,7 +66,8 @@ def cmd_solve(args) -> int:
     given = check_params(m.func, parse_params(args.param), f"{inst.kind} method {args.method!r}")
     check_on(inst.kind, args.method, given, [inst], cli=True)     # a value the method refuses on inst: exit 2
     params.update(given)
-    res = solve(inst, args.method, **params)                 # the family's checker has passed it
+    with stdout_to_stderr(args.json):                        # a method's prints must not corrupt the JSON
+        res = solve(inst, args.method, **params)             # the family's checker has passed it
     out = res.to_dict()
     if res.bound is None:                                    # nothing proved (a heuristic; a timeout)
         out.setdefault("info", {}).setdefault("bound_kind", "none")

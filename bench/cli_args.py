@@ -129,3 +129,12 @@ def plain_text(doc: str | None) -> str:
     text = _ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1] if m.group(0).startswith((":func:`~", ":mod:`~",
                      ":class:`~", ":data:`~", ":meth:`~", ":attr:`~", ":exc:`~")) else m.group(1), doc or "")
     return _LITERAL.sub(r"\1", text)
+
+
+def stdout_to_stderr(on: bool):
+    """While ``on`` (a ``--json`` command runs user code: a method, a
+    selector), what the code prints goes to stderr, so that stdout holds
+    the JSON alone (a heuristic's print made ``solve --json`` unreadable)."""
+    import contextlib
+    import sys
+    return contextlib.redirect_stdout(sys.stderr) if on else contextlib.nullcontext()

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from .checks import check_params, positive_float
-from .cli_args import _Progress, parse_params, plain_text
+from .cli_args import _Progress, parse_params, plain_text, stdout_to_stderr
 
 #: options of the command itself, not of a machine (their argparse dests)
 COMMON = ("workload", "machine", "policy", "record_epochs", "epoch_gaps", "min_candidates", "nodes", "selector",
@@ -298,7 +298,8 @@ def _simulate(args) -> int:
             kw["fields"] = ()          # the raw SWF fields no simulation reads: not kept in memory
         workload = load_workload(args.workload, **kw)
     options, (progress, recorder) = MACHINE_ARGS[machine](args, _machine_options(args, machine), workload)
-    res = simulate(workload, args.policy, machine=machine, **options)
+    with stdout_to_stderr(args.json):                        # a selector's prints must not corrupt the JSON
+        res = simulate(workload, args.policy, machine=machine, **options)
     if progress is not None:
         progress.close()
     if recorder and "r" in recorder:

@@ -304,3 +304,24 @@ def test_keep_previous_renames_all_of_an_earlier_runs_files_or_none(tmp_path, mo
     with pytest.raises(PermissionError):
         runs.keep_previous([tmp_path / "a.csv", tmp_path / "b.csv"], tmp_path / "x.run.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "b.csv", "x.run.json"]
+
+
+def test_a_method_that_prints_does_not_corrupt_solve_json(tmp_path, capsys):
+    """A heuristic's print went to stdout before the JSON: json.load failed."""
+    import epochbench as eb
+    from epochbench.instances import registry
+
+    def noisy(inst):
+        print("hello from heuristic")
+        return [0]
+
+    fam = eb.generate("leinberger", n=6, k=2, count=1, seed=1, load=0.3)
+    eb.save(fam[0], tmp_path / "i.json")
+    registry.register("packing", "noisy-test", origin="test")(noisy)
+    try:
+        capsys.readouterr()
+        assert cli.main(["solve", str(tmp_path / "i.json"), "--method", "noisy-test", "--json"]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out)["method"] == "noisy-test" and "hello from heuristic" in err
+    finally:
+        registry._REGISTRY.pop(("packing", "noisy-test"), None)
