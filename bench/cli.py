@@ -9,6 +9,7 @@ import gzip
 import inspect
 import json
 import os
+import re
 import sys
 import zlib
 from pathlib import Path
@@ -57,9 +58,19 @@ def cmd_generate(args) -> int:
     return 0
 
 
+def _all_methods() -> None:
+    """Load every method, plug-ins included, before a command looks one up:
+    a plug-in named like a built-in is refused with a warning when the
+    plug-ins load, which a lookup that finds the built-in first never
+    does (``score --methods ff`` ran the built-in without a word)."""
+    from epochbench.instances.registry import methods
+    methods()
+
+
 def cmd_solve(args) -> int:
     from epochbench.instances import load_instance
     from epochbench.instances.registry import get, solve
+    _all_methods()
     inst = load_instance(args.file)
     m = get(inst.kind, args.method)
     params = {"time_limit": args.time_limit, "threads": args.threads} if m.exact else {"time_limit": args.time_limit}
@@ -152,7 +163,8 @@ def table_disagreements(table) -> list[str]:
 
 def cmd_score(args) -> int:
     from .scoring import SolverDisagreement, format_table, read_references, score, summarize
-    methods = [m for part in args.methods for m in part.split(",") if m]
+    _all_methods()
+    methods = [m for part in args.methods for m in re.split(r"[,\s]+", part) if m]   # "ff cpsat" quoted too
     refs = read_references(args.reference)
     insts = _instances_from(args.dir)
     _say_unused("score", refs, insts)
@@ -237,6 +249,7 @@ def cmd_validate(args) -> int:
     from .methods import import_function
     from .scoring import SolverDisagreement
     from .validation import validate, verdict_table
+    _all_methods()
     func = import_function(args.function)
     params = check_params(func, parse_params(args.param), args.function)
     if params:

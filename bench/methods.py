@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import importlib
 
+from epochbench.instances.checks import with_article
+
 from .checks import (MAX_THREADS, _OWN_OPTIONS, _own_option, accepted_params, accepted_text,  # noqa: F401
                      check_limits, check_params, check_values, method_function)  # (MAX_THREADS, check_limits: the library's names)
 
@@ -40,7 +42,7 @@ def import_function(spec: str):
     except AttributeError:
         raise ValueError(f"module {mod_name!r} has no attribute {func_name!r}") from None
     if not callable(func):
-        raise ValueError(f"{spec}: {func_name!r} is a {type(func).__name__}, not a function")
+        raise ValueError(f"{spec}: {func_name!r} is {with_article(type(func).__name__)}, not a function")
     return func
 
 

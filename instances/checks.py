@@ -148,4 +148,10 @@ def over(load: np.ndarray, capacity: np.ndarray) -> int | None:
     return int(bad[0]) if bad.size else None
 
 
-__all__ = ["SEQUENCES", "short", "index", "indices", "distinct", "exact_loads", "exact_bin_loads", "over"]
+def with_article(noun: str) -> str:
+    """``noun`` with its article, for messages: ``an int``, ``a str``."""
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+
+
+__all__ = ["SEQUENCES", "short", "index", "indices", "distinct", "exact_loads", "exact_bin_loads", "over",
+           "with_article"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from .catalog import Catalog, PluginError, modules_of, plugins
-from .checks import SEQUENCES, short
+from .checks import SEQUENCES, short, with_article
 from .core import InfeasibleSolution, Result, content, handed
 from .io import check, families
 
@@ -92,7 +92,7 @@ def _load_plugin(ep) -> None:
         raise PluginError(f"unknown family {family!r} (families: {', '.join(families())})")
     func = ep.load()
     if not callable(func):
-        raise PluginError(f"{ep.value} is a {type(func).__name__}, not a function")
+        raise PluginError(f"{ep.value} is {with_article(type(func).__name__)}, not a function")
     taken = METHODS.loaded().get((family, name))
     if taken is not None and taken.func is func:
         return                                          # registered itself (decorator) on import

@@ -120,3 +120,19 @@ def test_a_plugin_selector_that_fails_mid_simulation_is_one_line_with_status_1(p
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert "selector 'broken' failed at step" in err and "starts job 0 twice" in err
 
+
+
+def test_a_plugin_named_like_a_builtin_is_said_by_score_and_solve_too(plugin_env):
+    """'list' warned that 'ff = userplug:...' cannot replace the built-in,
+    but score and solve found the built-in ff first and never loaded the
+    plug-ins: a researcher whose plug-in is named ff got ff's numbers
+    without a word."""
+    tmp, env = plugin_env
+    (tmp / "userplug-1.0.dist-info" / "entry_points.txt").write_text(
+        "[epochbench.heuristics]\nff = userplug:largest_first\n")
+    code, _, err = run(env, tmp, "generate", "leinberger", "--out", "fam", "--n", "6", "--count", "1")
+    assert code == 0, err
+    inst = next(p for p in (tmp / "fam").glob("*.json") if p.name != "manifest.json")
+    for argv in (["score", "fam", "--methods", "ff", "--out", "s"], ["solve", str(inst), "--method", "ff"]):
+        code, _, err = run(env, tmp, *argv)
+        assert code == 0 and "'ff = userplug:largest_first'" in err and "already exists" in err, err
