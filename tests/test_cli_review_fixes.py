@@ -325,3 +325,11 @@ def test_a_method_that_prints_does_not_corrupt_solve_json(tmp_path, capsys):
         assert json.loads(out)["method"] == "noisy-test" and "hello from heuristic" in err
     finally:
         registry._REGISTRY.pop(("packing", "noisy-test"), None)
+
+
+def test_score_methods_given_in_one_quoted_argument_are_split_on_spaces(tmp_path):
+    """--methods "ff bb" said "no method 'ff bb'"; the help says comma- or space-separated."""
+    import epochbench as eb
+    eb.save(eb.generate("leinberger", n=6, k=2, count=1, seed=1), tmp_path / "fam")
+    assert cli.main(["score", str(tmp_path / "fam"), "--methods", "ff bb", "--out", str(tmp_path / "s")]) == 0
+    assert list(pd.read_csv(tmp_path / "s.csv")["method"]) == ["ff", "bb"]
