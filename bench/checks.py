@@ -236,23 +236,32 @@ def accepted_text(func, cli: bool = True) -> str:
     return text + (f" (from Python only: {', '.join(n for n in named if n in only)})" if only & set(named) else "")
 
 
-def _own_option(name: str, cli: bool) -> str:
-    """The error for a parameter that has an option (argument) of its own."""
+def _own_option(name: str, cli: bool, exact_only: bool = False) -> str:
+    """The error for a parameter that has an option (argument) of its own;
+    ``exact_only``: that option reaches exact methods only (``score``,
+    ``validate``), which the message says, rather than send a user whose
+    heuristic has a time budget to an option that never reaches it."""
+    if exact_only and name == "time_limit":
+        return ("--param time_limit: --time-limit is the exact methods' limit here; heuristics run with "
+                "their own default budget in score and validate ('epochbench solve --time-limit' gives "
+                "one a budget)")
     if cli:
         return f"--param {name}: set it with --{name.replace('_', '-')}"
     return f"params: {name} is an argument of score itself ({name}=...), not a method parameter"
 
 
-def check_params(func, params: dict, label: str, *, cli: bool = True) -> dict:
+def check_params(func, params: dict, label: str, *, cli: bool = True, exact_only: bool = False) -> dict:
     """``params`` if ``func`` accepts every one (:func:`inspect.signature`)
     with a value of its kind (:func:`check_value`), else ValueError naming
     the first unknown one and those it accepts.  ``cli``: the values came
     from ``--param`` (messages name the option; a parameter that takes a
-    Python object is refused), else from Python (``eb.solve``, ``eb.score``)."""
+    Python object is refused), else from Python (``eb.solve``, ``eb.score``);
+    ``exact_only``: the command's ``--time-limit`` reaches exact methods
+    only (:func:`_own_option`)."""
     named, var = accepted_params(func)
     for name in params:
         if name in _OWN_OPTIONS:
-            raise ValueError(_own_option(name, cli))
+            raise ValueError(_own_option(name, cli, exact_only))
         if name not in named and not var:
             raise ValueError(f"{'--param ' + name + ': ' if cli else ''}{label} has no parameter {name!r}; "
                              f"it accepts: {accepted_text(func, cli)}")

@@ -251,7 +251,7 @@ def cmd_validate(args) -> int:
     from .validation import validate, verdict_table
     _all_methods()
     func = import_function(args.function)
-    params = check_params(func, parse_params(args.param), args.function)
+    params = check_params(func, parse_params(args.param), args.function, exact_only=True)
     if params:
         import functools
         func = functools.wraps(func)(functools.partial(func, **params))

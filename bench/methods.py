@@ -133,7 +133,7 @@ def method_params(kind: str, methods, params: dict, instances=()) -> dict:
         check_values(func, out[name], f"{kind} method {name!r}")
     for p in params:
         if p in _OWN_OPTIONS:
-            raise ValueError(_own_option(p, True))
+            raise ValueError(_own_option(p, True, exact_only=True))
         if not any(p in got for got in out.values()):
             raise ValueError(f"--param {p}: no method of {', '.join(methods)} has a parameter {p!r}; accepted: "
                              + "; ".join(f"{m}: {a}" for m, a in takes.items()))

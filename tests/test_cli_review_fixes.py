@@ -333,3 +333,14 @@ def test_score_methods_given_in_one_quoted_argument_are_split_on_spaces(tmp_path
     eb.save(eb.generate("leinberger", n=6, k=2, count=1, seed=1), tmp_path / "fam")
     assert cli.main(["score", str(tmp_path / "fam"), "--methods", "ff bb", "--out", str(tmp_path / "s")]) == 0
     assert list(pd.read_csv(tmp_path / "s.csv")["method"]) == ["ff", "bb"]
+
+
+def test_param_time_limit_in_score_says_where_time_limit_goes(tmp_path, capsys):
+    """It said 'set it with --time-limit', which in score and validate
+    reaches exact methods only: a heuristic never gets it."""
+    import epochbench as eb
+    eb.save(eb.generate("leinberger", n=6, k=2, count=1, seed=1), tmp_path / "fam")
+    capsys.readouterr()
+    assert cli.main(["score", str(tmp_path / "fam"), "--methods", "ff", "--param", "time_limit=1"]) == 2
+    assert "--time-limit is the exact methods' limit here; heuristics run with their own default budget" \
+        in capsys.readouterr().err
