@@ -58,6 +58,21 @@ def cmd_generate(args) -> int:
     return 0
 
 
+def _required_given(func, params: dict, label: str) -> None:
+    """ValueError (one line, status 2) for a parameter of ``func`` after
+    the instance that has no default and no ``--param``: every instance
+    failed with the same TypeError."""
+    try:
+        sig = list(inspect.signature(func).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return
+    missing = [p.name for p in sig if p.default is p.empty and p.name not in params
+               and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if missing:
+        raise ValueError(f"{label}: parameter {missing[0]!r} has no default; give it with "
+                         f"--param {missing[0]}=VALUE")
+
+
 def _all_methods() -> None:
     """Load every method, plug-ins included, before a command looks one up:
     a plug-in named like a built-in is refused with a warning when the
@@ -252,6 +267,7 @@ def cmd_validate(args) -> int:
     _all_methods()
     func = import_function(args.function)
     params = check_params(func, parse_params(args.param), args.function, exact_only=True)
+    _required_given(func, params, args.function)
     if params:
         import functools
         func = functools.wraps(func)(functools.partial(func, **params))

@@ -185,8 +185,9 @@ def _run_user(func, inst, label: str):
     seconds = time.perf_counter() - t0
     try:
         res = as_result(inst, label, out, seconds)
-    except InfeasibleSolution as exc:
-        return None, f"{label} returned an infeasible answer on {exc}"
+    except InfeasibleSolution as exc:         # a wrong kind of value is no decision at all, not an infeasible one
+        what = "no decision" if "not a decision" in str(exc) else "an infeasible answer"
+        return None, f"{label} returned {what} on {exc}"
     except (TypeError, ValueError) as exc:
         return None, f"{inst.name}: {label} returned {out!r}, not a decision ({exc})"
     if content(given) != before:

@@ -401,12 +401,13 @@ _io.register_family("epochs", EpochsInstance, check_epochs)
 
 
 def _listed(jobs: list[int], most: int = 10) -> str:
-    """Job indices for a message: ``none``, or the first ``most`` (``...``
-    and the count when there are more)."""
+    """Job indices for a message: ``none``, or ``job 0`` / ``jobs 0, 3``
+    (the first ``most``, ``...`` and the count when there are more; a bare
+    ``0`` read as a count of none)."""
     if not jobs:
         return "none"
     more = f", ... ({len(jobs)} jobs)" if len(jobs) > most else ""
-    return ", ".join(map(str, jobs[:most])) + more
+    return ("job " if len(jobs) == 1 else "jobs ") + ", ".join(map(str, jobs[:most])) + more
 
 
 def epochs_by(packer):

@@ -219,3 +219,23 @@ def test_a_heuristic_that_gives_no_answer_fails(family):
 def test_a_label_with_a_space_is_refused_as_method_names_are():
     with pytest.raises(ValueError, match="label: 'my heur' has a comma or a space"):
         eb.validate(lambda inst: [], "packing", count=1, label="my heur")
+
+
+def test_validate_refuses_a_required_parameter_left_without_param(tmp_path, monkeypatch, capsys):
+    """Every instance failed with the same TypeError before."""
+    from epochbench import cli
+    (tmp_path / "params_mod.py").write_text("from epochbench.heuristics.packing import first_fit\n"
+                                            "def kwonly(inst, *, window):\n    return first_fit(inst)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert cli.main(["validate", "params_mod:kwonly", "--count", "1", "--workers", "1"]) == 2
+    assert capsys.readouterr().err == ("epochbench validate: error: params_mod:kwonly: parameter 'window' has no "
+                                       "default; give it with --param window=VALUE\n")
+
+
+def test_a_wrong_kind_of_value_is_no_decision_and_an_epochs_duplicate_names_the_job():
+    from epochbench.instances.core import InfeasibleSolution
+    from epochbench.instances.packing import check_epochs
+    v = eb.validate(lambda inst: {0}, "packing", count=1, label="aset", time_limit=2)
+    assert all(" returned no decision on " in line for line in v.failures)
+    with pytest.raises(InfeasibleSolution, match=r"missing: none; more than once: job 0\)"):
+        check_epochs(eb.generate("fig1")[0], [[0, 0, 1, 2], [3, 4, 5]])
