@@ -11,10 +11,10 @@ Examples
 """
 from __future__ import annotations
 
-import numbers
 from pathlib import Path
 from typing import Callable, Iterable
 
+from epochbench.instances.checks import is_int
 from epochbench.instances.core import Result
 from epochbench.sim.engine import SimResult
 
@@ -212,16 +212,11 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
                   references=references, params=params, workers=workers, scheduler=scheduler)
 
 
-def _integer(value) -> bool:
-    """``value`` is an integer, a numpy one included, not a bool."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)   # numpy's bool is no Integral
-
-
 def _workers(workers) -> int | None:
     """``workers`` as an int (None stays None); ValueError unless it is an
     integer from 1 to :data:`epochbench.sweep.MAX_WORKERS`."""
     from .sweep import MAX_WORKERS
-    if workers is not None and (not _integer(workers) or not 1 <= workers <= MAX_WORKERS):
+    if workers is not None and (not is_int(workers) or not 1 <= workers <= MAX_WORKERS):
         raise ValueError(f"workers: must be an integer from 1 to {MAX_WORKERS} or None, got {workers!r}")
     return None if workers is None else int(workers)
 
@@ -251,9 +246,9 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
     if not callable(func):
         raise ValueError(f"func: expected a function, got {type(func).__name__}")
     from .checks import MAX_COUNT
-    if not _integer(count) or not 1 <= count <= MAX_COUNT:
+    if not is_int(count) or not 1 <= count <= MAX_COUNT:
         raise ValueError(f"count: must be an integer from 1 to {MAX_COUNT:,}, got {count!r}")
-    if not _integer(seed) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise ValueError(f"seed: must be an integer >= 0, got {seed!r}")
     count, seed = int(count), int(seed)
     check_limits(time_limit)
@@ -344,7 +339,7 @@ def _read_with(workload, nodes, kill_at_estimate):
                          "has its capacity and kill rule (make_workload(jobs, capacity, kill_at_estimate=...))")
     if "kill_at_estimate" in given and type(kill_at_estimate).__name__ not in ("bool", "bool_"):   # numpy's too
         raise ValueError(f"kill_at_estimate: True or False, got {kill_at_estimate!r}")
-    if "nodes" in given and not (_integer(nodes) and nodes >= 1):
+    if "nodes" in given and not (is_int(nodes) and nodes >= 1):
         raise ValueError(f"nodes: a number of processors >= 1, got {nodes!r}")
     from epochbench.instances.jobs import load_workload
     return load_workload(workload, **{k: (int(v) if k == "nodes" else bool(v)) for k, v in given.items()})

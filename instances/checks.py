@@ -148,10 +148,22 @@ def over(load: np.ndarray, capacity: np.ndarray) -> int | None:
     return int(bad[0]) if bad.size else None
 
 
+def is_int(value) -> bool:
+    """A Python or numpy integer; not a bool (True is no count, though an int)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def is_number(value) -> bool:
+    """A Python or numpy integer or float; no bool (numpy's neither), no
+    string ("0.5" is not read as a number: ``float()`` would take it, and
+    True, silently)."""
+    return is_int(value) or isinstance(value, (float, np.floating))
+
+
 def with_article(noun: str) -> str:
     """``noun`` with its article, for messages: ``an int``, ``a str``."""
     return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
 __all__ = ["SEQUENCES", "short", "index", "indices", "distinct", "exact_loads", "exact_bin_loads", "over",
-           "with_article"]
+           "is_int", "is_number", "with_article"]

@@ -53,7 +53,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .catalog import Catalog, modules_of, plugins
-from .checks import short as _short
+from .checks import is_int as _is_int, is_number as _is_number, short as _short
 from .core import InstanceError
 from .data import data_hint, data_root
 from .io import write_family
@@ -145,17 +145,6 @@ def _log_uniform(rng, lo: float, hi: float, count: int) -> np.ndarray:
 
 
 # ---- parameter checks ----------------------------------------------------------------
-def _is_int(value) -> bool:
-    """A Python or numpy integer; not a bool (True is no count, though an int)."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
-def _is_number(value) -> bool:
-    """A Python or numpy integer or float; no bool, no string ("0.5" is not
-    read as a number: ``float()`` would take it, and True, silently)."""
-    return _is_int(value) or isinstance(value, (float, np.floating))
-
-
 def _int(name, value, lo):
     if not _is_int(value) or value < lo:
         raise ValueError(f"{name} must be an integer >= {lo}, got {_short(value)}")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .checks import is_number as _is_number
 from .core import InfeasibleSolution, InstanceError, read_json, write_json
 
 FAMILIES: dict[str, type] = {}
@@ -67,10 +68,6 @@ _JSON_TYPES = {"number": "a number", "string": "a string", "object": "an object"
 #: fields every family's ``meta`` may carry, with their type codes
 META_FIELDS = {"name": "string", "optimum": "number", "best_known": "number", "lower_bound": "number",
                "upper_bound": "number", "lp_bound": "number", "dataset": "string"}
-
-
-def _is_number(x) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
 
 
 def _json_type_ok(value, code: str) -> bool:
