@@ -465,19 +465,15 @@ def _slices(table: JobTable, slice: float) -> None:
 
 def _real(name: str, value, what: str, *, integer: bool = False, inf: bool = False) -> None:
     """InstanceError ``"name: what, got value"`` unless ``value`` is a real
-    number (not a bool, not a string), finite (``inf``: or +inf), and
-    with ``integer`` a whole one: an option given from Python is refused as
-    the command line refuses its text, not converted (``int(2.5)``) or
-    compared as it is (NaN, an int beyond every float)."""
-    import numbers
-    try:
-        ok = (not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Real)
-              and (math.isfinite(value) or (inf and value == math.inf))
-              and (not integer or value == math.inf or float(value).is_integer()))
-    except OverflowError:                      # an int too large for a float
-        ok = False
-    if not ok:
-        raise InstanceError(f"{name}: {what}, got {value!r}")
+    number (:func:`epochbench.sim.registry.number`: not a bool, not a
+    string), finite (``inf``: or +inf), and with ``integer`` a whole one:
+    an option given from Python is refused as the command line refuses its
+    text, not converted (``int(2.5)``) or compared as it is (NaN, an int
+    beyond every float)."""
+    def ok(x: float) -> bool:
+        return (math.isfinite(x) or (inf and x == math.inf)) and (not integer or x == math.inf or x.is_integer())
+
+    _registry.number(name, value, ok, what, error=InstanceError)
 
 
 def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant, discrete) -> None:

@@ -97,17 +97,22 @@ def declare_options(machine: str, *options: Option) -> None:
         OPTIONS[machine][opt.name] = opt
 
 
-def number(name: str, value, ok: Callable[[float], bool], what: str) -> float:
+def number(name: str, value, ok: Callable[[float], bool], what: str, error: type = ValueError) -> float:
     """``value`` as a float when it is a real number (not a bool, not a
     string: the command line converts its text before a policy sees it) and
-    ``ok`` holds; else a one-line ``ValueError`` ``"name: what, got value"``.
+    ``ok`` holds; else a one-line ``error`` (a ``ValueError`` or a subclass)
+    ``"name: what, got value"``, an int too large for a float included.
     What a policy's constructor calls on an option given from Python, so
     that ``simulate(..., starvation_limit=-5)`` is refused as
     ``--starvation-limit -5`` is, not run as another rule."""
     import numbers
 
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not ok(float(value)):
-        raise ValueError(f"{name}: {what}, got {value!r}")
+    try:
+        good = not isinstance(value, bool) and isinstance(value, numbers.Real) and ok(float(value))
+    except OverflowError:
+        good = False
+    if not good:
+        raise error(f"{name}: {what}, got {value!r}")
     return float(value)
 
 

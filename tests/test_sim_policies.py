@@ -209,3 +209,11 @@ def test_valid_when_jobs_overrun_their_estimates(data, policy, engine):
     j = simulate(df, cap, policy, engine=engine).jobs
     assert j["start"].notna().all() and (j["start"] >= j["submit"]).all()
     assert (peak_use(j, len(cap)) <= cap).all()
+
+
+def test_a_policy_option_beyond_every_float_is_refused_naming_it():
+    """registry.number let float()'s OverflowError through: a policy built
+    with starvation_limit=10**400 raised a raw OverflowError."""
+    from epochbench.sim.policies import make
+    with pytest.raises(ValueError, match="^starvation_limit: .*got 1000"):
+        make("nonfcfs", starvation_limit=10**400)
