@@ -17,7 +17,7 @@ from pathlib import Path
 from epochbench.instances import InfeasibleSolution, InstanceError
 from epochbench.instances.core import RunStopped
 
-from .checks import (OPTION_TYPES, check_params, nonnegative_float, nonnegative_int,  # noqa: F401
+from .checks import (OPTION_TYPES, check_params, check_required, nonnegative_float, nonnegative_int,  # noqa: F401
                      positive_float, positive_int)
 from .cli_args import Parser, _strict_types, param_value, parse_params, plain_text, stdout_to_stderr  # noqa: F401
 from .methods import check_on, method_params
@@ -56,21 +56,6 @@ def cmd_generate(args) -> int:
     else:
         print(f"wrote {args.generator} to {folder}")
     return 0
-
-
-def _required_given(func, params: dict, label: str) -> None:
-    """ValueError (one line, status 2) for a parameter of ``func`` after
-    the instance that has no default and no ``--param``: every instance
-    failed with the same TypeError."""
-    try:
-        sig = list(inspect.signature(func).parameters.values())[1:]
-    except (TypeError, ValueError):
-        return
-    missing = [p.name for p in sig if p.default is p.empty and p.name not in params
-               and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    if missing:
-        raise ValueError(f"{label}: parameter {missing[0]!r} has no default; give it with "
-                         f"--param {missing[0]}=VALUE")
 
 
 def _all_methods() -> None:
@@ -267,7 +252,7 @@ def cmd_validate(args) -> int:
     _all_methods()
     func = import_function(args.function)
     params = check_params(func, parse_params(args.param), args.function, exact_only=True)
-    _required_given(func, params, args.function)
+    check_required(func, params, args.function)
     if params:
         import functools
         func = functools.wraps(func)(functools.partial(func, **params))
