@@ -286,8 +286,15 @@ def cmd_bench(args) -> int:
     from epochbench.instances.files import output_lock
     # --results DIR held here, so that a run holding it already is refused in one line with status 2 (the
     # plug-in holds the folder it writes, this one included, and a run folder of its own under ./results)
-    with output_lock(results, option="--results") if results else contextlib.nullcontext():
-        status = int(pytest.main(argv + rest))
+    storage = Path(".benchmarks")                      # pytest-benchmark's default storage, made at start
+    had_storage = storage.exists()
+    try:
+        with output_lock(results, option="--results") if results else contextlib.nullcontext():
+            status = int(pytest.main(argv + rest))
+    finally:
+        if not had_storage:                             # left empty unless --benchmark-autosave wrote there
+            with contextlib.suppress(OSError):
+                storage.rmdir()
     if status == int(pytest.ExitCode.NO_TESTS_COLLECTED):
         raise ValueError("no benchmark selected: the -k expression or the paths given match none "
                          "('epochbench bench --collect-only -q' lists them)")

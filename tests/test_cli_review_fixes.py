@@ -344,3 +344,12 @@ def test_param_time_limit_in_score_says_where_time_limit_goes(tmp_path, capsys):
     assert cli.main(["score", str(tmp_path / "fam"), "--methods", "ff", "--param", "time_limit=1"]) == 2
     assert "--time-limit is the exact methods' limit here; heuristics run with their own default budget" \
         in capsys.readouterr().err
+
+
+def test_bench_leaves_no_empty_benchmarks_folder_in_the_working_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["bench", "--quick", "--results", str(tmp_path / "r"), "-k", "nomatch_xyz"]) == 2
+    assert not (tmp_path / ".benchmarks").exists()            # pytest-benchmark's storage, made empty at start
+    (tmp_path / ".benchmarks").mkdir()                         # a user's own is kept
+    assert cli.main(["bench", "--quick", "--results", str(tmp_path / "r"), "-k", "nomatch_xyz"]) == 2
+    assert (tmp_path / ".benchmarks").is_dir()
