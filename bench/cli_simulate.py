@@ -535,17 +535,29 @@ STALE_HEADER = ("StartTime", "EndTime", "MaxJobs", "MaxRecords")
 STALE_FIELDS = ("wait", "think_time")
 
 
+#: prefix of the input's notes in a calibrated stream's header: they describe the stream before its
+#: arrivals were rescaled (a generator's "load 0.7" no longer holds)
+BEFORE = "before calibration: "
+
+
+def _before_calibration(note: str) -> str:
+    """The input's note line as a calibrated stream's header keeps it
+    (epochbench's own lines are written again on saving)."""
+    return note if note.startswith((BEFORE, "epochbench:")) else BEFORE + note
+
+
 def _calibrated(w, cal, target: float):
     """The stream of ``cal`` (arrivals rescaled) as a workload to save:
-    the input's header without its time span and counts, a note of the
-    factor, the input's dropped counts, and no field that the rescaling
+    the input's header without its time span and counts, its notes
+    marked as describing the stream before calibration (:data:`BEFORE`),
+    a note of the factor, the input's dropped counts, and no field that the rescaling
     made wrong (:data:`STALE_FIELDS`: unknown, -1 in SWF)."""
     from epochbench.instances.jobs import make_workload
     header = {k: v for k, v in (w.meta.get("header") or {"Version": "2.2"}).items() if k not in STALE_HEADER}
     note = (f"arrival rate x {cal.factor:.6g} by epochbench calibrate (policy {cal.policy}, mean queue "
             f"{cal.mean_queue:.4g} for target {target:g}); submit times are the scaled arrivals, in "
             "fractional seconds")
-    header["Note"] = "\n".join(n for n in (header.get("Note", ""), note) if n)
+    header["Note"] = "\n".join([_before_calibration(n) for n in header.get("Note", "").split("\n") if n] + [note])
     jobs = cal.jobs.drop(columns=[c for c in STALE_FIELDS if c in cal.jobs.columns])
     return make_workload(jobs, w.capacity, resources=w.resources, source=f"{w.source} x{cal.factor:.6g}",
                          kill_at_estimate=w.kill_at_estimate, meta={"header": header}, dropped=dict(w.dropped))

@@ -327,3 +327,20 @@ def test_an_empty_path_is_refused_not_read_as_the_current_folder(argv, tmp_path,
         main([*argv, ""] if argv[-1] == "--out" else argv)
     assert exit_.value.code == 2 and "an empty path; name a file or folder" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_a_calibrated_streams_header_marks_the_generators_load_as_before_calibration(tmp_path, capsys):
+    from epochbench.instances.workloads import write_workload
+    src = write_workload(tmp_path / "gen.swf", model="lublin03", jobs=300, seed=3, processors=64, load=0.7)
+    out = tmp_path / "cal.swf"
+    assert main(["calibrate", str(src), "--target", "2", "--rtol", "0.5", "--out", str(out)]) == 0
+    factor = json.loads(capsys.readouterr().out)["factor"]
+    notes = load_workload(out).meta["header"]["Note"].split("\n")
+    params = [n for n in notes if "generator parameters" in n]
+    assert params and all(n.startswith("before calibration: generator parameters") for n in params), notes
+    assert any(n.startswith(f"arrival rate x {factor:.6g}") for n in notes), notes
+    again = tmp_path / "again.swf"                                 # calibrated twice: each factor said once, in order
+    assert main(["calibrate", str(out), "--target", "3", "--rtol", "0.5", "--out", str(again)]) == 0
+    notes2 = load_workload(again).meta["header"]["Note"].split("\n")
+    assert sum(n.startswith("before calibration: arrival rate x") for n in notes2) == 1, notes2
+    assert not any(n.startswith("before calibration: before calibration") for n in notes2), notes2
