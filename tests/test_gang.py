@@ -379,7 +379,11 @@ def test_empty_stream_and_options():
     # NaN and ints beyond a float raised raw errors; 1.5 tasks and variant=True were converted
     (dict(mpl=float("nan")), "mpl: .* got nan"), (dict(slice=10**400), "slice: .* got 1000"),
     (dict(migration_cost=10**400), "migration_cost"), (dict(policy="mgs", migration_limit=10**400), "migration_limit"),
-    (dict(policy="mgs", migration_limit=1.5), "migration_limit: .* got 1.5"), (dict(variant=True), "variant: .* True")])
+    (dict(policy="mgs", migration_limit=1.5), "migration_limit: .* got 1.5"), (dict(variant=True), "variant: .* True"),
+    # a slice of 1e300 s overflowed the metrics; a migration costing 1e300 s never ended
+    (dict(slice=1e300), "slice: at most 1e\\+09 seconds"), (dict(slice=2e9, migration_cost=1), "slice: at most"),
+    (dict(policy="mgs", migration_cost=1e300), "migration_cost: at most 1000 slices \\(200000 s at slice 200 s"),
+    (dict(policy="mgs", slice=10, migration_cost=10_001), "migration_cost: at most 1000 slices \\(10000 s")])
 def test_bad_options_are_named(kw, match):
     df = stream([(1, 0, 1, 1)])
     kw = dict(kw)
