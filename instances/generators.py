@@ -44,6 +44,7 @@ from __future__ import annotations
 import csv
 import inspect
 import math
+import os
 import re
 from collections.abc import Hashable
 from functools import lru_cache
@@ -583,10 +584,12 @@ class Param(NamedTuple):
     def check(self, value):
         """``value`` if it is of this parameter's type (a finite number for
         ``float``, an integer for ``int``, Python or numpy; a bool for
-        ``bool``) within :attr:`bounds`, else ``ValueError`` naming the
+        ``bool``; a str or path for :data:`PATH_PARAMS`) within :attr:`bounds`, else ``ValueError`` naming the
         parameter."""
         if self.type is bool and value is not None:
             _bool(self.name, value)
+        elif self.name in PATH_PARAMS and value is not None and not isinstance(value, (str, os.PathLike)):
+            raise ValueError(f"{self.name} must be a folder path, got {_short(value)}")
         elif self.type in (int, float) and value is not None:
             if not _is_number(value):
                 raise ValueError(f"{self.name} must be a number, got {_short(value)}")
@@ -636,6 +639,8 @@ def _bounds(generator: str, name: str):
     return GENERATOR_BOUNDS.get(generator, {}).get(name, PARAM_BOUNDS.get(name))
 
 
+#: parameters that name a folder (a str or a path object)
+PATH_PARAMS = frozenset({"root"})
 _NONE_TYPES = {"load": float, "n": int, "d": int, "classes": str, "root": str, "per_class": int}
 _CHOICES = {"dist": DISTS, "norm": NORMS}
 _HELP = {
@@ -731,11 +736,12 @@ def resolved_params(name: str, **params) -> dict:
 
 def _checked_here(param: Param, value) -> bool:
     """Whether :func:`resolved_params` checks ``value`` itself: always for a
-    bool or float parameter (none takes anything but a bool / a number), for
+    bool or float parameter (none takes anything but a bool / a number) and
+    a folder (:data:`PATH_PARAMS`), for
     an int parameter when ``value`` is a scalar, numpy's included (a list or
     string, such as vbp's ``n="20,40"`` or leinberger's capacity list, is
     the generator's to read and check)."""
-    if param.type in (bool, float):
+    if param.type in (bool, float) or param.name in PATH_PARAMS:
         return True
     return param.type is int and np.isscalar(value) and not isinstance(value, str)
 

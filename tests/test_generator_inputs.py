@@ -225,3 +225,19 @@ def test_braun_names_array_refused_in_one_line(tmp_path):
 def test_array_arguments_give_one_line(call, kw):
     """An array where a scalar goes is named in one line (numpy's repr wraps)."""
     refused("must be", call, **kw)
+
+
+@pytest.mark.parametrize("name", ["vbp", "orlib-assign", "orlib-mknap1", "orlib-mknapcb", "braun"])
+@pytest.mark.parametrize("root", [3, 1.5, ["a"], True])
+def test_a_data_folder_that_is_not_a_path_is_refused(name, root):
+    refused(r"^root must be a folder path, got ", eb.generate, name, root=root)   # Python's own TypeError before
+
+
+def test_a_data_folder_given_as_a_path_object_is_read(tmp_path):
+    from pathlib import Path
+    from epochbench.instances.data import data_root
+    if not (data_root() / "vbp").is_dir():
+        pytest.skip(f"the vbp data set is not in {data_root()} (set EPOCHBENCH_DATA)")
+    as_text = eb.generate("vbp", root=str(data_root() / "vbp"), classes="1", per_class=1)
+    as_path = eb.generate("vbp", root=Path(data_root() / "vbp"), classes="1", per_class=1)
+    assert [i.name for i in as_text] == [i.name for i in as_path] and len(as_path) > 0
