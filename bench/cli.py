@@ -79,9 +79,7 @@ def cmd_solve(args) -> int:
     params.update(given)
     with stdout_to_stderr(args.json):                        # a method's prints must not corrupt the JSON
         res = solve(inst, args.method, **params)             # the family's checker has passed it
-    out = res.to_dict()
-    if res.bound is None:                                    # nothing proved (a heuristic; a timeout)
-        out.setdefault("info", {}).setdefault("bound_kind", "none")
+    out = res.to_dict()                                      # info["bound_kind"] "none" when nothing is proved
     out["instance"] = inst.name
     from .scoring import SolverDisagreement, Units, gap_fields, read_references, reference
     out["checked"] = True
@@ -542,8 +540,10 @@ def cmd_compare(args) -> int:
     table = compare_runs(args.a, args.b, slower=min([TIME_NOISE, *(t.slower() for t in thresholds)]))
     for note in table.attrs["notes"]:
         print(f"epochbench compare: {note}", file=sys.stderr)
-    if args.a.resolve() == args.b.resolve():
-        print("note: A and B are the same run")
+    same = table.attrs["same"]
+    if same:
+        print("note: A and B are the same run" if same == "file" else
+              "note: A and B hold the same measurements (a copy of one run)")
     print(format_comparison(table))
     broken = [(t, t.broken_by(table)) for t in thresholds]
     for t, rows in broken:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -259,7 +260,8 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
     runs measured on no common instance (its figures are not compared).
 
     ``slower``: the ratio beyond which a row is flagged ``slower``.
-    ``attrs["notes"]``: the lines to say about the files (a torn row).  A
+    ``attrs["notes"]``: the lines to say about the files (a torn row);
+    ``attrs["same"]``: :func:`same_measurements`.  A
     results folder and a JSON file are a ValueError (see the module's
     notes): they measure time differently."""
     (kind_a, ra, notes_a), (kind_b, rb, notes_b) = _read(a), _read(b)
@@ -277,7 +279,20 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
     table.loc[disjoint, "lost_gaps"] = False
     table.loc[disjoint, "flag"] = "disjoint"
     table.attrs["notes"] = list(dict.fromkeys(notes_a + notes_b))     # A and B one file: said once
+    table.attrs["same"] = same_measurements(a, b)
     return table
+
+
+def same_measurements(a, b) -> str | None:
+    """``"file"`` when A and B are one saved run (one file, however named:
+    a run's name, its folder, its ``bench-solves.csv``, a link), ``"copy"``
+    when their files hold the same bytes (a copied run), else None."""
+    fa, fb = _resolve(a), _resolve(b)
+    if fa.resolve() == fb.resolve() or os.path.samefile(fa, fb):
+        return "file"
+    if fa.stat().st_size == fb.stat().st_size and fa.read_bytes() == fb.read_bytes():
+        return "copy"
+    return None
 
 
 def compare(a: pd.DataFrame, b: pd.DataFrame, slower: float = TIME_NOISE) -> pd.DataFrame:

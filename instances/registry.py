@@ -407,8 +407,10 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     the clock starts) is not in it.  A heuristic with a budget of its own (a
     ``time_limit`` parameter, e.g. ``sa``) gets it when given, the others
     ignore it.  A heuristic's result has no bound and is never
-    ``optimal`` (a returned Result's claim is kept in ``info["claimed"]``).  A time limit that is not a number >= 0 (NaN, negative, a
-    bool) is a ValueError, whatever the method.
+    ``optimal`` (a returned Result's claim is kept in ``info["claimed"]``);
+    a result without a bound has ``info["bound_kind"] = "none"``.  A time
+    limit that is not a number >= 0 (NaN, negative, a bool) is a ValueError,
+    whatever the method.
     """
     if inst.kind not in families():
         raise KeyError(f"unknown family {inst.kind!r}")
@@ -434,9 +436,18 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
         out = _overrun(out, DEFAULT_TIME_LIMIT if time_limit is None else time_limit, seconds)
     if m.exact and isinstance(out, Result) and out.status in ("infeasible", "timeout") and not out.decision:
         # no decision, no value (NaN: JSON null), as score counts it: no answer
-        return replace(out, family=inst.kind, method=method, seconds=seconds, value=math.nan, bound=None)
+        return _unbounded(replace(out, family=inst.kind, method=method, seconds=seconds, value=math.nan, bound=None))
     res = as_result(inst, method, out, seconds, describe)
-    return honest(res, getattr(inst, "sense", "max")) if m.exact else _no_proof(res)
+    return _unbounded(honest(res, getattr(inst, "sense", "max")) if m.exact else _no_proof(res))
+
+
+def _unbounded(res: Result) -> Result:
+    """``res`` with ``info["bound_kind"] = "none"`` when it has no bound
+    (a heuristic's, a timeout's, a withdrawn claim's: a kind the method
+    named for a bound it no longer has would say otherwise)."""
+    if res.bound is not None or res.info.get("bound_kind") == "none":
+        return res
+    return replace(res, info={**res.info, "bound_kind": "none"})
 
 
 def _no_proof(res: Result) -> Result:

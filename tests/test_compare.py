@@ -163,3 +163,19 @@ def test_a_run_compared_with_itself_says_so(tmp_path, capsys):
     a = solves(tmp_path / "a", 0.05)
     assert main(["compare", str(a), str(a)]) == 0
     assert capsys.readouterr().out.startswith("note: A and B are the same run")
+
+
+def test_one_run_named_two_ways_or_copied_says_so(tmp_path, capsys, monkeypatch):
+    import shutil
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").mkdir()
+    a = solves(tmp_path / "results" / "run1", 0.05)
+    for other in ("run1", str(a / "bench-solves.csv")):              # its name; its file: "by path" said nothing
+        assert main(["compare", str(a), other]) == 0
+        assert capsys.readouterr().out.startswith("note: A and B are the same run")
+    shutil.copytree(a, tmp_path / "copy")
+    assert main(["compare", str(a), str(tmp_path / "copy")]) == 0
+    assert capsys.readouterr().out.startswith("note: A and B hold the same measurements (a copy of one run)")
+    b = solves(tmp_path / "b", 0.06)
+    main(["compare", str(a), str(b)])                              # a change of gap: its status is not the point
+    assert "note: A and B" not in capsys.readouterr().out
