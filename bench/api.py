@@ -245,12 +245,6 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
     from .validation import validate as _validate
     if not callable(func):
         raise ValueError(f"func: expected a function, got {type(func).__name__}")
-    from .checks import MAX_COUNT
-    if not is_int(count) or not 1 <= count <= MAX_COUNT:
-        raise ValueError(f"count: must be an integer from 1 to {MAX_COUNT:,}, got {count!r}")
-    if not is_int(seed) or seed < 0:
-        raise ValueError(f"seed: must be an integer >= 0, got {seed!r}")
-    count, seed = int(count), int(seed)
     check_limits(time_limit)
     workers = _workers(workers)
     if label is not None and (not isinstance(label, str) or not label.strip()):

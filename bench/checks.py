@@ -92,6 +92,12 @@ def instance_count(text: str) -> int:
     return _number(text, int, lambda x: 1 <= x <= MAX_COUNT, f"must be an integer from 1 to {MAX_COUNT:,}")
 
 
+def random_count(text: str) -> int:
+    """argparse ``type``: random instances besides fixed ones (``validate
+    --count``: 0 runs the edge cases alone), an integer from 0 to :data:`MAX_COUNT`."""
+    return _number(text, int, lambda x: 0 <= x <= MAX_COUNT, f"must be an integer from 0 to {MAX_COUNT:,}")
+
+
 def seed_count(text: str) -> int:
     """argparse ``type``: an integer from 1 to :data:`MAX_SEEDS`."""
     return _number(text, int, lambda x: 1 <= x <= MAX_SEEDS, f"must be an integer from 1 to {MAX_SEEDS:,}")

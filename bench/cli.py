@@ -18,7 +18,7 @@ from epochbench.instances import InfeasibleSolution, InstanceError
 from epochbench.instances.core import RunStopped
 
 from .checks import (OPTION_TYPES, check_params, check_required, nonnegative_float, nonnegative_int,  # noqa: F401
-                     positive_float, positive_int)
+                     positive_float, positive_int, random_count)
 from .cli_args import Parser, _strict_types, param_value, parse_params, plain_text, stdout_to_stderr  # noqa: F401
 from .methods import check_on, method_params
 
@@ -451,7 +451,8 @@ def _add_validate(sub) -> None:
                         "job indices; epochs: bins of job indices; assignment: (job, machine) pairs; "
                         "mapping: a machine per task) or a Result")
     v.add_argument("--family", default="packing", choices=["packing", "epochs", "knapsack", "assignment", "mapping"])
-    v.add_argument("--count", type=int, default=30, help="random instances besides the edge cases")
+    v.add_argument("--count", type=random_count, default=30,
+                   help="random instances besides the edge cases (0: the edge cases alone; default 30)")
     v.add_argument("--seed", type=int, default=0)
     v.add_argument("--time-limit", type=float, default=10.0, metavar="S",
                    help="seconds per instance for the exact reference (default 10); FUNCTION itself runs "

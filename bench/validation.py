@@ -17,9 +17,11 @@ import numpy as np
 import pandas as pd
 
 from epochbench.instances import EpochsInstance, InfeasibleSolution, PackingInstance
+from epochbench.instances.checks import is_int
 from epochbench.instances.core import content, handed
 from epochbench.instances.registry import as_result, methods, snapshot, using
 
+from .checks import MAX_COUNT
 from .scoring import (at_reference_share, better, comparable, gap_fields, gap_vs, milliseconds, reference,
                       run_methods, shown)
 from .sweep import run_tasks
@@ -248,6 +250,11 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
     label = label or getattr(func, "__name__", "candidate")
     if family not in CASES:
         raise ValueError(f"validate supports the families {', '.join(CASES)}, not {family!r}")
+    if not is_int(count) or not 0 <= count <= MAX_COUNT:   # 0: the edge cases alone
+        raise ValueError(f"count: must be an integer from 0 to {MAX_COUNT:,}, got {count!r}")
+    if not is_int(seed) or seed < 0:
+        raise ValueError(f"seed: must be an integer >= 0, got {seed!r}")
+    count, seed = int(count), int(seed)
     _exact_reference(family, exact)
     insts = CASES[family](count, seed)
     builtin = [m.name for m in methods(family) if m.kind == "heuristic" and m.origin == "builtin"]

@@ -179,8 +179,8 @@ def test_api_score_takes_one_reference_path(fam, tmp_path):
     (lambda f: eb.solve(f[0], "cpsat", threads=20000), r"threads: must be an integer from 1 to 1024, got 20000"),
     (lambda f: eb.solve(f[0], "mkp-bb", nodes=0), r"nodes"),
     (lambda f: eb.validate(lambda i: [], "packing", count=1, exact="ff"), r"exact: 'ff' is a heuristic"),
-    (lambda f: eb.validate(lambda i: [], "packing", count=0), r"count: must be an integer from 1 to 1,000,000"),
-    (lambda f: eb.validate(lambda i: [], "packing", count=10**11), r"count: must be an integer from 1 to 1,000,000"),
+    (lambda f: eb.validate(lambda i: [], "packing", count=-1), r"count: must be an integer from 0 to 1,000,000"),
+    (lambda f: eb.validate(lambda i: [], "packing", count=10**11), r"count: must be an integer from 0 to 1,000,000"),
     (lambda f: eb.validate(lambda i: [], "packing", seed=-1), r"seed: must be an integer >= 0"),
     (lambda f: eb.register("bogus", "x"), r"family: expected one of packing, epochs"),
 ])

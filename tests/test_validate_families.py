@@ -239,3 +239,19 @@ def test_a_wrong_kind_of_value_is_no_decision_and_an_epochs_duplicate_names_the_
     assert all(" returned no decision on " in line for line in v.failures)
     with pytest.raises(InfeasibleSolution, match=r"missing: none; more than once: job 0\)"):
         check_epochs(eb.generate("fig1")[0], [[0, 0, 1, 2], [3, 4, 5]])
+
+
+def test_count_zero_runs_the_edge_cases_alone(capsys):
+    from epochbench.cli import main
+    v = eb.validate(get("packing", "ff").func, "packing", count=0, time_limit=2)
+    assert v.ok and set(v.table["instance"]) == {i.name for i in CASES["packing"](0, 0)}
+    assert main(["validate", "epochbench.heuristics.packing:first_fit", "--count", "0", "--time-limit", "2"]) == 0
+    assert "verdict: PASS" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kw, needle", [(dict(count=-1), "count: must be an integer from 0 to"), (dict(count=1.5), "got 1.5"),
+                                        (dict(count=True), "got True"), (dict(count=10**7), "1,000,000"),
+                                        (dict(seed=-1), "seed: must be an integer >= 0"), (dict(seed="1"), "seed")])
+def test_bad_count_or_seed_from_python_is_one_line(kw, needle):
+    with pytest.raises(ValueError, match=needle):       # count=-1 ran the edge cases as if 0; count=1.5 a TypeError
+        eb.validate(lambda inst: [], "packing", time_limit=2, **kw)
