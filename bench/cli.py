@@ -387,7 +387,12 @@ def cmd_experiment(args) -> int:
         import pandas as pd
     for file in extra:                                     # the experiment's other tables, as written
         print(f"\n{file[:-4]}:")
-        print(pd.read_csv(out / file).to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        try:
+            extra_table = pd.read_csv(out / file)
+        except pd.errors.EmptyDataError:                   # a plug-in's table with no column
+            extra_table = pd.DataFrame()
+        print(extra_table.to_string(index=False, float_format=lambda x: f"{x:.4g}") if len(extra_table)
+              else "(no rows for the tasks run)")
     figures = sorted(p.name for p in out.glob(f"{name}*.png") if p.name == f"{name}.png" or
                      p.name.startswith(f"{name}-") and not p.name[len(name) + 1:len(name) + 2].isdigit())
     table_csv = out / f"{name}-table.csv"

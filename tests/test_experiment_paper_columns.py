@@ -123,3 +123,31 @@ def test_zhang_gang_table_writes_the_out_of_sweep_cells(tmp_path):
     t.to_csv(tmp_path / "t.csv")
     back = pd.read_csv(tmp_path / "t.csv", index_col=0)
     assert back.loc["GS-2", "rho@sld20"] == -np.inf and back.loc["BGS-2", "rho@sld20"] == np.inf
+
+
+def test_zhang_gang_claims_of_a_bf_only_subset_is_an_empty_table_with_its_header(tmp_path, capsys):
+    base = {"stream": "lublin03", "policy": "bf", "mpl": 1, "overhead": 0.0, "discrete": False, "seed": 0,
+            "offered_load": 0.5, "wait_mean": 1.0, "capacity_loss": 0.1, "bsld_std": 1.0, "wait_std": 1.0,
+            "small_bsld_mean": 1.0, "large_bsld_mean": 1.0, "small_wait_mean": 1.0, "large_wait_mean": 1.0}
+    rows = [{**base, "config": "BF", "point": p, "utilization": u, "bsld_mean": s}
+            for p, u, s in zip((0.6, 1.2), (0.3, 0.6), (5.0, 30.0))]
+    c = zg.claims(pd.DataFrame(rows))
+    assert len(c) == 0 and list(c.columns) == zg.CLAIM_COLUMNS
+    c.to_csv(tmp_path / "claims.csv", index=False)
+    assert list(pd.read_csv(tmp_path / "claims.csv").columns) == zg.CLAIM_COLUMNS   # "No columns to parse" before
+
+
+def test_the_command_prints_an_extra_table_with_no_rows(tmp_path, capsys, monkeypatch):
+    from epochbench.cli import main
+    import epochbench.experiments as ex
+    exp = ex.EXPERIMENTS["zhang-gang"]
+    monkeypatch.setitem(exp.extra, "claims", lambda df: pd.DataFrame())     # a plug-in's table without columns
+
+    def run(name, opts, **kw):                       # the run's files as a table without columns leaves them
+        opts.out.mkdir(parents=True, exist_ok=True)
+        (opts.out / f"{name}-claims.csv").write_text("\n")
+        return pd.DataFrame({"a": [1]}), pd.DataFrame({"a": [1]})
+
+    monkeypatch.setattr(ex, "run_experiment", run)
+    assert main(["experiment", "zhang-gang", "--quick", "--out", str(tmp_path / "o")]) == 0
+    assert "(no rows for the tasks run)" in capsys.readouterr().out

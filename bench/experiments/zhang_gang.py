@@ -357,7 +357,12 @@ def claims(df: pd.DataFrame) -> pd.DataFrame:
             pts = b2.index.intersection(b3.index).intersection(b5.index)
             rows.append({"stream": stream, "overhead": over, "mpl": "2>3>5", "points": len(pts),
                          "monotone sld": float(((b5[pts] <= b3[pts]) & (b3[pts] <= b2[pts])).mean())})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)      # a subset without GS and BGS: no rows, its header
+
+
+#: the columns of :func:`claims`
+CLAIM_COLUMNS = ["stream", "overhead", "mpl", "points", "bgs<gs sld", "bgs<gs wait", "bgs<bf sld", "bgs<bf wait",
+                 "gs<bf sld", "monotone sld"]
 
 
 # ---- figures ---------------------------------------------------------------------------------
