@@ -41,7 +41,9 @@
   that proved nothing gives no gap and is counted (``mkp_oracle_unproven``).
   An exact knapsack or matcher that times out without a solution does not
   leave the step empty: it falls back to ``greedy-mkp`` / the policy's own
-  matcher (``knapsack_fallback``, ``match_fallback``).
+  matcher (``knapsack_fallback``, ``match_fallback``); one that ends with a
+  solution it did not prove best (``feasible``) is used and counted
+  (``knapsack_unproven``, ``match_unproven``).
 * :class:`EDF` -- section 6: jobs by earliest deadline (increasing
   deadline; jobs without one last, by arrival), machines by decreasing
   benchmark, each job on the best
@@ -130,8 +132,8 @@ class ConvergentScheduling(FarmPolicy):
 
     def reset(self, stream: FarmStream) -> None:
         self.stats = {"knapsacks": 0, "discarded": 0, "blocked": 0, "mkp_gap": [], "mkp_gap_vs_bound": [],
-                      "mkp_oracle_unproven": 0, "knapsack_fallback": 0, "match_fallback": 0, "match_gap": [],
-                      "match_card_gap": []}
+                      "mkp_oracle_unproven": 0, "knapsack_fallback": 0, "match_fallback": 0, "knapsack_unproven": 0,
+                      "match_unproven": 0, "match_gap": [], "match_card_gap": []}
 
     def _exact_kw(self, method: str, family: str) -> dict:
         from epochbench.instances.registry import cold, get
@@ -201,7 +203,16 @@ class ConvergentScheduling(FarmPolicy):
         if not res.decision and res.status in ("timeout", "infeasible"):
             self.stats["knapsack_fallback"] += 1
             res = solve(inst, "greedy-mkp", describe=False)
+        else:
+            self._unproven(res, "knapsack", self.knapsack)
         return res
+
+    def _unproven(self, res, family: str, method: str) -> None:
+        """Count in ``stats["<family>_unproven"]`` an exact step's answer
+        that its time limit cut short (``feasible``: used, not proven best)."""
+        from epochbench.instances.registry import get
+        if get(family, method).exact and res.status != "optimal":
+            self.stats[f"{family}_unproven"] += 1
 
     def _match(self, inst: AssignmentInstance, matcher: str, prev):
         """The matching by ``matcher``; an exact one that timed out without a
@@ -214,6 +225,8 @@ class ConvergentScheduling(FarmPolicy):
         if not res.decision and res.status in ("timeout", "infeasible"):
             self.stats["match_fallback"] += 1
             res = self._match(inst, "imfs" if self.incremental else "mfs", prev)
+        else:
+            self._unproven(res, "assignment", matcher)
         return res
 
     def _mkp_oracle(self, inst: KnapsackInstance, res) -> None:

@@ -100,3 +100,32 @@ def test_each_policy_runs_once_untimed_before_its_first_timed_run(monkeypatch):
     cap.run(task)
     cap.run(task)
     assert calls == [30, 60, 60]
+
+
+def test_exact_steps_cut_short_are_counted_in_the_rows_and_the_table(monkeypatch):
+    """A knapsack the time limit cut short (``feasible``) was used as if
+    exact and nothing said so; one without a solution fell back to the
+    greedy and the row did not say that either."""
+    from dataclasses import replace
+    from epochbench.sim import farm_policies as fp
+    real, calls = fp.solve, {"n": 0}
+
+    def cut_short(inst, method, **kw):          # every other exact knapsack: no solution; the rest unproven
+        res = real(inst, method, **kw)
+        if method != "cpsat" or inst.kind != "knapsack" or kw.get("describe", True):
+            return res                           # the oracle's own solves (describe left on) are not steps
+        calls["n"] += 1
+        if calls["n"] % 2:
+            return replace(res, status="timeout", decision=(), bound=None)
+        return replace(res, status="feasible", bound=None)
+
+    monkeypatch.setattr(fp, "solve", cut_short)
+    busy = {**_task(cap.EXACT), "ta": 1}                     # licences contended: knapsacks in most epochs
+    (row,) = cap.run(busy)
+    assert calls["n"] > 1 and row["knapsack_fallback"] == (calls["n"] + 1) // 2
+    assert row["knapsack_unproven"] == calls["n"] // 2 and row["match_unproven"] == row["match_fallback"] == 0
+    monkeypatch.setattr(fp, "solve", real)
+    rows = [row, *cap.run({**busy, "policy": "edf"})]
+    t = cap.table(pd.DataFrame(rows)).set_index("policy")
+    assert t.loc[cap.EXACT, "unproven steps"] == calls["n"] and t.loc["edf", "unproven steps"] == 0
+    assert "mkp left out" in t.columns

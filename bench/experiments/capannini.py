@@ -35,6 +35,12 @@ slack over the estimate, each licence with probability 0.2; see
 text.  CS gives the jobs without a deadline a lower slowdown than EDF at
 every Ta (5.3 against 10.4 at Ta = 4).
 
+A time limit can cut an exact step short: the table's ``unproven steps``
+counts the steps whose solution was used unproven or replaced by the
+heuristic's for want of one (over the repetitions; 0 for the heuristics),
+``mkp left out`` the oracle epochs whose gap is not in ``mkp gap %``
+(the oracle proved only a bound, or nothing).
+
 ``EPOCHBENCH_NO_EXACT=1`` in the environment leaves out the exact arm and
 the per-epoch oracles (for a machine without the solvers).
 
@@ -168,7 +174,15 @@ def run(task: dict) -> list[dict]:
         row[f"{key}_n"] = int(g.size)
     row["knapsacks"] = st.get("knapsacks", 0)
     row["discarded"] = st.get("discarded", 0)
+    for key in UNPROVEN_STEPS + ("mkp_oracle_unproven",):
+        row[key] = int(st.get(key, 0))
+    row["mkp_gap_vs_bound_n"] = len(st.get("mkp_gap_vs_bound", []))
     return [row]
+
+
+#: the policy's steps that a time limit cut short (:mod:`epochbench.sim.farm_policies`):
+#: the exact arm's solution used unproven, or its fallback to the heuristic when it had none
+UNPROVEN_STEPS = ("knapsack_unproven", "knapsack_fallback", "match_unproven", "match_fallback")
 
 
 def table(df: pd.DataFrame) -> pd.DataFrame:
@@ -179,8 +193,12 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
             "license_usage": "license use %", "sched_ms_mean": "sched ms", "workload_mean": "workload",
             "preemptions": "preempt", "mkp_gap_mean": "mkp gap %", "match_gap_mean": "match gap %",
             "match_card_gap_mean": "card gap %"}
+    runs = runs.assign(**{"unproven steps": runs.reindex(columns=list(UNPROVEN_STEPS), fill_value=0).sum(axis=1),
+                          "mkp left out": runs.reindex(columns=["mkp_oracle_unproven", "mkp_gap_vs_bound_n"],
+                                                       fill_value=0).sum(axis=1)})
     g = runs.groupby(["ta", "policy"], sort=True)
-    out = g.agg(runs=("seed", "size"), **{v: (k, "mean") for k, v in cols.items()}).reset_index()
+    out = g.agg(runs=("seed", "size"), **{v: (k, "mean") for k, v in cols.items()},
+                **{c: (c, "sum") for c in ("unproven steps", "mkp left out")}).reset_index()
     for c in ("late %", "machine use %", "license use %", "mkp gap %", "match gap %", "card gap %"):
         out[c] = 100 * out[c]
     out["ta"] = out["ta"].astype(str)
