@@ -39,7 +39,7 @@ REFERENCES: dict[str, Reference] = {r.key: r for r in [
     _R("rajaei-dadfar", "H. Rajaei, M. B. Dadfar", "Job Scheduling in Cluster Computing as a Student Project",
        "Department of Computer Science, Bowling Green State University (the text carries no date or venue)",
        note="Non-FCFS with a starvation limit, EASY and conservative backfilling; tables 1-4 worked examples; "
-            "the workload generator; tables 5-8"),
+            "the workload generator; tables 5-6 (7-8 run on an input it does not give)"),
     _R("vadhiyar-notes", "S. Vadhiyar", "Scheduling on Parallel Systems",
        "lecture notes, Supercomputer Education and Research Centre, Indian Institute of Science (undated)",
        note="FCFS, EASY, conservative backfilling and its variants; LOS (algorithms 1 and 2, table 2); gang "

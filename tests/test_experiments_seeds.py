@@ -1,5 +1,5 @@
 """Experiments zhang-queues, zhang-estimates ([zhang-comparative] figs. 5-7) and rajaei
-([rajaei-dadfar] tables 5-8): task lists, one tiny run each, the summary tables."""
+([rajaei-dadfar] tables 5-6): task lists, one tiny run each, the summary tables."""
 import math
 
 import numpy as np
