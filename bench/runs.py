@@ -20,6 +20,7 @@ is imported.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -82,6 +83,22 @@ def git_commit(where: Path | None = None) -> str | None:
     return head.stdout.strip() + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
 
 
+def git_diff(where: Path | None = None) -> str | None:
+    """A short hash (sha256, 12 hex digits) of the uncommitted changes to
+    tracked files of the checkout holding ``where`` (default: this package),
+    so that two dirty working trees of one commit are told apart; None when
+    there are none, outside a checkout or without git."""
+    where = Path(where or Path(__file__).resolve().parent)
+    try:
+        diff = subprocess.run(["git", "-C", str(where), "diff", "HEAD", "--no-ext-diff", "--no-color", "--binary"],
+                              capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if diff.returncode != 0 or not diff.stdout.strip():
+        return None
+    return hashlib.sha256(diff.stdout).hexdigest()[:12]
+
+
 def _cbc_version() -> str | None:
     """CBC as bundled with PuLP: its version is PuLP's bundle (the binary is
     not started to ask); None without PuLP."""
@@ -109,14 +126,18 @@ def provenance(command: str, run_id: str, *, argv: list[str] | None = None, **ab
     Returns
     -------
     dict
-        JSON-ready; :func:`finish` adds ``finished``, ``seconds`` and the
+        JSON-ready (``git_diff``: :func:`git_diff`, with a ``+dirty``
+        commit only); :func:`finish` adds ``finished``, ``seconds`` and the
         final ``status``.
     """
+    commit = git_commit()
+    if commit and commit.endswith("+dirty"):
+        about = {"git_diff": git_diff(), **about}
     versions = {"epochbench": _version("epochbench"), "python": platform.python_version(),
                 **{p: _version(p) for p in PACKAGES}, "cbc": _cbc_version()}
     return {"id": run_id, "command": command, "argv": list(sys.argv if argv is None else argv),
             "cwd": str(Path.cwd()), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "status": "running", "pid": os.getpid(), "git_commit": git_commit(), "versions": versions,
+            "status": "running", "pid": os.getpid(), "git_commit": commit, "versions": versions,
             "machine": machine(), **about, "_t0": time.time()}
 
 

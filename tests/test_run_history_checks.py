@@ -58,6 +58,7 @@ def _info(path: str = f"ex/{NAME}.run.json") -> dict:
 
 def _commit(monkeypatch, commit: str) -> None:
     monkeypatch.setattr(runs, "git_commit", lambda where=None: commit)
+    monkeypatch.setattr(runs, "git_diff", lambda where=None: None)      # not this checkout's own changes
 
 
 # ---- 4: reused rows --------------------------------------------------------------------------
@@ -111,6 +112,24 @@ def test_rows_of_another_commit_are_refused_unless_fresh_or_resume(monkeypatch, 
     with pytest.raises(SystemExit, match="2"):
         _experiment("--tasks", "1", "--fresh", "--resume")
     assert "argument --resume: not allowed with argument --fresh" in capsys.readouterr().err
+
+
+def test_rows_of_another_dirty_tree_of_the_same_commit_are_other_code(monkeypatch, capsys):
+    _commit(monkeypatch, "a" * 40 + "+dirty")
+    monkeypatch.setattr(runs, "git_diff", lambda where=None: "1" * 12)   # after _commit, which sets none
+    assert _experiment("--tasks", "1") == 0
+    assert _info()["git_diff"] == "1" * 12
+    assert json.loads(Path(f"ex/{NAME}.partial.jsonl").read_text())["diff"] == "1" * 12
+    CALLS.clear()
+    assert _experiment("--tasks", "1") == 0 and CALLS == []          # the same changes: reused
+    monkeypatch.setattr(runs, "git_diff", lambda where=None: "2" * 12)    # other uncommitted changes
+    capsys.readouterr()
+    assert _experiment("--tasks", "1") == 2                            # were reused as the same code before
+    err = capsys.readouterr().err
+    assert ("computed by other code (commit aaaaaaaa+dirty (changes 111111111111); "
+            "this is commit aaaaaaaa+dirty (changes 222222222222))") in err, err
+    _commit(monkeypatch, "a" * 40)                                     # committed: a clean tree has no diff
+    assert "git_diff" not in runs.provenance("experiment", "x")
 
 
 def test_rows_stored_without_a_stamp_are_of_unknown_code(capsys):

@@ -358,15 +358,22 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
 
 def code_stamp(info: dict) -> dict:
     """What says which code computes a run's rows: ``commit`` (git, with
-    ``+dirty``; None outside a checkout) and ``version`` (epochbench's),
-    from the run's provenance ``info``."""
-    return {"commit": info.get("git_commit"), "version": (info.get("versions") or {}).get("epochbench")}
+    ``+dirty``; None outside a checkout), ``diff`` (with ``+dirty``, the
+    hash of the uncommitted changes, :func:`epochbench.runs.git_diff`: two
+    dirty trees of one commit are other code) and ``version``
+    (epochbench's), from the run's provenance ``info``."""
+    stamp = {"commit": info.get("git_commit"), "version": (info.get("versions") or {}).get("epochbench")}
+    if info.get("git_diff"):
+        stamp["diff"] = info["git_diff"]
+    return stamp
 
 
 def _same_code(stamp: dict, code: dict) -> bool:
-    """A record's ``stamp`` names the same commit and version as ``code``
-    (a record without a stamp names none: it is not known to be the same)."""
-    return "version" in stamp and all(stamp.get(k) == code[k] for k in ("commit", "version"))
+    """A record's ``stamp`` names the same commit, changes and version as
+    ``code`` (a record without a stamp names none: it is not known to be the
+    same; a ``+dirty`` one without ``diff``, from before it was recorded,
+    neither)."""
+    return "version" in stamp and all(stamp.get(k) == code.get(k) for k in ("commit", "version", "diff"))
 
 
 def reusable(partial: Path, tasks: list[dict], only: list[int] | None, opts: Options,
@@ -393,18 +400,21 @@ def reusable(partial: Path, tasks: list[dict], only: list[int] | None, opts: Opt
               "skipped; a task they held runs again", file=sys.stderr)
     other = sorted(i for i, (_, st) in stored.items() if not _same_code(st, code))
     if other and not opts.resume:
-        commits = sorted({_short(stored[i][1].get("commit"), stored[i][1].get("version")) for i in other})
+        commits = sorted({_short(stored[i][1]) for i in other})
         raise ValueError(f"{partial}: {len(other)} of the tasks chosen were computed by other code "
-                         f"({', '.join(commits)}; this is {_short(code['commit'], code['version'])}); "
+                         f"({', '.join(commits)}; this is {_short(code)}); "
                          "give --fresh to recompute them or --resume to reuse them")
     return stored
 
 
-def _short(commit: str | None, version: str | None) -> str:
-    """``commit 1a2b3c4d+dirty``, ``version 0.1.0`` (outside a checkout) or ``unknown code``."""
+def _short(stamp: dict) -> str:
+    """``commit 1a2b3c4d``, ``commit 1a2b3c4d+dirty (changes 0f1e2d3c4b5a)``,
+    ``version 0.1.0`` (outside a checkout) or ``unknown code``."""
+    commit, version = stamp.get("commit"), stamp.get("version")
     if commit:
         sha, _, dirty = commit.partition("+")
-        return f"commit {sha[:8]}" + (f"+{dirty}" if dirty else "")
+        changes = f" (changes {stamp['diff']})" if dirty and stamp.get("diff") else ""
+        return f"commit {sha[:8]}" + (f"+{dirty}" if dirty else "") + changes
     return f"version {version}" if version else "unknown code"
 
 
@@ -428,7 +438,7 @@ def reuse_line(reused: dict[int, tuple[list[dict], dict]], chosen: int, partial:
     how many of the ``chosen`` tasks, from which file, runs and code."""
     stamps = [st for _, st in reused.values()]
     ids = sorted({str(st.get("run") or "unknown") for st in stamps})
-    codes = sorted({_short(st.get("commit"), st.get("version")) for st in stamps})
+    codes = sorted({_short(st) for st in stamps})
     other = "; not this run's code, reused as --resume asks" if any(not _same_code(st, code) for st in stamps) else ""
     return (f"{len(reused)} of {chosen} tasks reused from {partial} (run{'s' * (len(ids) > 1)} {', '.join(ids)}, "
             f"{', '.join(codes)}{other}), not recomputed; --fresh recomputes them")
