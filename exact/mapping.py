@@ -591,7 +591,10 @@ class ConfigLP:
                 if time.perf_counter() > deadline:
                     return "timeout", None
                 self.rounds += 1
+                h.setOptionValue("time_limit", highs_seconds(time_left(deadline)))   # one master LP: bounded too
                 h.run()
+                if h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
+                    return "timeout", None
                 if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
                     raise RuntimeError(f"config LP master: HiGHS says {h.modelStatusToString(h.getModelStatus())}")
                 sol = h.getSolution()
@@ -601,6 +604,8 @@ class ConfigLP:
                     return "lp", self._fractional(rows, np.asarray(sol.row_dual), t, m)
                 alpha = CFG_SMOOTH if center is not None else 0.0
                 while True:
+                    if time.perf_counter() > deadline:
+                        return "timeout", None
                     us = alpha * center + (1.0 - alpha) * u if alpha > 0 else u
                     cols_s, k_lb, k_ub, loose = price(us, wts, final, grid)
                     if us.sum() - k_lb > phi_c:
