@@ -105,3 +105,16 @@ def test_a_line_of_the_partial_file_that_is_no_record_is_said_not_skipped_silent
     ck.write_text("\n".join([lines[0], "not json", lines[1], lines[2]]) + '\n{"task": {"x": 2')   # torn tail
     bad: list[int] = []
     assert sorted(sw.load_stamped(ck, tasks, bad)) == [0, 1, 2] and bad == [2]    # the torn last line is no error
+
+
+def test_the_braun_table_says_how_many_matrices_each_exact_method_proved():
+    import numpy as np
+    from epochbench.experiments.braun import braun_table
+    rows = [dict(instance=i, method=m, seed=0 if m == "ga" else None, makespan=v, bound=None, status=st, seconds=1.0,
+                 lp_bound=8.0, lp_reference=8.0, best_known=9.0, gap_lp=(v - 8) / 8, gap_best=(v - 9) / 9, budget="-")
+            for i in ("a", "b") for m, st, v in (("minmin", "feasible", 10.0), ("ga", "feasible", 9.7),
+                                                 ("cpsat", "optimal" if i == "a" else "feasible", 9.0),
+                                                 ("milp-highs", "feasible", 9.5))]
+    t = braun_table(pd.DataFrame(rows)).set_index("method")
+    assert t.loc["cpsat", "proven"] == 1 and t.loc["milp-highs", "proven"] == 0      # ranked 1 and 2 unproven
+    assert np.isnan(t.loc["ga", "proven"]) and np.isnan(t.loc["minmin", "proven"])
