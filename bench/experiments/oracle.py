@@ -18,12 +18,11 @@ A greedy step that is optimal per epoch can still lose end to end (and the
 reverse): the oracle maximises this step's utilization, not the stream's
 response time; the table shows both side by side.  Read the oracle's
 end-to-end row with this in mind: where the policy's step is already
-optimal (ff-easy, K = 1: all but 1 of 296 non-trivial epochs in a
-``--quick`` run), the oracle may still start another set of equal
-utilization, since nothing in CP-SAT's model prefers the earlier queued
-jobs; in that run it waited longer than ff-easy (2778 s against 2535 s),
-a difference that comes from which optimal set it starts, not from better
-steps.
+optimal (ff-easy, K = 1: every one of the 103 epochs a ``--quick`` run
+scores), the oracle may still start another set of equal utilization,
+since nothing in CP-SAT's model prefers the earlier queued jobs; in that
+run it waited longer than ff-easy (2778 s against 2535 s), a difference
+that comes from which optimal set it starts, not from better steps.
 """
 from __future__ import annotations
 
