@@ -479,7 +479,9 @@ def _add_experiment(sub) -> None:
                                    "a run.json of provenance; an unfinished run of the same command is "
                                    "resumed there.")
     e.add_argument("experiment_name", metavar="name", help="experiment name, or 'list'")
-    e.add_argument("--quick", action="store_true", help="the small version (under 2 minutes)")
+    e.add_argument("--quick", action="store_true",
+                   help="the small version (about 2 minutes or less on an idle 2-core machine; a first run "
+                        "after installing also compiles the kernels)")
     e.add_argument("--seeds", type=int, help="repetitions per point (default: the experiment's)")
     e.add_argument("--out", type=Path, default=None,
                    help="output folder, used as it is (NAME.csv, NAME.run.json, ...; a finished earlier run's "

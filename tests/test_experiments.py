@@ -118,3 +118,11 @@ def test_the_braun_table_says_how_many_matrices_each_exact_method_proved():
     t = braun_table(pd.DataFrame(rows)).set_index("method")
     assert t.loc["cpsat", "proven"] == 1 and t.loc["milp-highs", "proven"] == 0      # ranked 1 and 2 unproven
     assert np.isnan(t.loc["ga", "proven"]) and np.isnan(t.loc["minmin", "proven"])
+
+
+def test_zhang_gang_kth_refuses_seeds_it_cannot_run(capsys, tmp_path):
+    from epochbench.cli import main
+    assert main(["experiment", "zhang-gang-kth", "--quick", "--seeds", "3", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--seeds: zhang-gang-kth replays the one KTH trace" in err
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())    # nothing recorded as run

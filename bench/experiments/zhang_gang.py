@@ -23,7 +23,7 @@ discrete scheduling) at overhead 0.
 ``zhang-gang-kth``: the same sweep on the KTH SP2 trace (100 nodes, its first
 10,000 jobs with their own user estimates), the load set by scaling the
 arrival times (:func:`epochbench.instances.workloads.set_load`) to offered loads 0.3 ..
-0.95.  One stream only, so ``--seeds`` is ignored there.  ``zhang-gang-he``:
+0.95.  One stream only, so ``--seeds`` other than 1 is refused there.  ``zhang-gang-he``:
 the same sweep as ``zhang-gang`` on the hyper-Erlang model of common order
 fitted to KTH ([zhang-comparative] section 2.1, :mod:`epochbench.instances.hypererlang`;
 100 nodes), the paper's own kind of workload, next to ``lublin03``.
@@ -134,6 +134,9 @@ def configs(quick: bool) -> list[dict]:
 
 def _tasks(opts: Options, stream: str) -> list[dict]:
     if stream == "kth":
+        if opts.seeds not in (None, 1):          # ignored before, and recorded in run.json as if it held
+            raise ValueError("--seeds: zhang-gang-kth replays the one KTH trace, one run per point; "
+                             "leave --seeds out")
         seeds, points = 1, (QUICK_KTH_LOADS if opts.quick else KTH_LOADS)
     else:
         seeds = opts.seeds if opts.seeds is not None else 1
