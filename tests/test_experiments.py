@@ -122,6 +122,14 @@ def test_the_braun_table_says_how_many_matrices_each_exact_method_proved():
 
 def test_zhang_gang_kth_refuses_seeds_it_cannot_run(capsys, tmp_path):
     from epochbench.cli import main
+    from epochbench.experiments import Options
+    from epochbench.experiments.zhang_gang import _tasks
+    with pytest.raises(ValueError, match="--seeds: zhang-gang-kth replays the one KTH trace"):
+        _tasks(Options(quick=True, seeds=3), "kth")
+    assert _tasks(Options(quick=True, seeds=1), "kth") == _tasks(Options(quick=True), "kth")
+    from epochbench.instances.data import data_root
+    if not (data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz").is_file():
+        pytest.skip(f"the KTH trace is not in {data_root()} (set EPOCHBENCH_DATA): the command stops on it first")
     assert main(["experiment", "zhang-gang-kth", "--quick", "--seeds", "3", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--seeds: zhang-gang-kth replays the one KTH trace" in err
