@@ -517,7 +517,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
     the start with them.  EASY with one resource on at most
     :data:`~epochbench.sim.easy_python.PY_MAX_JOBS` jobs, in a process
     that has not loaded the compiled kernels, runs in the loop's pure-Python
-    twin (:func:`_run_python`) unless that runs past its time budget
+    twin (:func:`run_python`) unless that runs past its time budget
     (``python=False``: never); ``info["engine"]`` (when a dict is given)
     says which ran, ``python`` or ``fast``."""
     code = FAST_CODES[policy.name]
@@ -527,7 +527,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
     if n == 0:
         return 0
     if python and python_route(policy, table):
-        passes = _run_python(table, capacity, progress)
+        passes = run_python(table, capacity, progress)
         if passes is not None:
             if info is not None:
                 info["engine"] = "python"
@@ -560,7 +560,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
     return passes
 
 
-def _run_python(table: JobTable, capacity: np.ndarray, progress) -> int | None:
+def run_python(table: JobTable, capacity: np.ndarray, progress=None) -> int | None:
     """EASY on one resource by :func:`epochbench.sim.easy_python.easy_python`
     (the compiled loop's pure-Python twin, for a process that has not loaded
     the compiled kernels yet); fills the table as :func:`run_fast` does and

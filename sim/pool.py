@@ -42,7 +42,9 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
     compiled loop is loaded (or compiled) before the clock starts, by a run
     of the first two jobs; ``engine`` says which ran: ``fast`` (compiled),
     ``python`` (its pure-Python twin, for a short EASY stream in a process
-    that has not loaded the kernels) or ``generic``.
+    that has not loaded the kernels) or ``generic``.  A twin that runs past
+    its time budget gives way to the compiled loop, which is then loaded
+    and timed as above (the twin's attempt is in neither).
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
@@ -60,14 +62,18 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
         raise ValueError("the fast path takes a policy name and no selector, selector options, "
                          "on_pass or machine")
     compiled = fast_ok and engine != "generic"
-    twin = engine == "auto"                    # "fast": the compiled loop, never its Python twin
-    if compiled and table.n and not (twin and policies.python_route(pol, table)):
+    if compiled and table.n and engine == "auto" and policies.python_route(pol, table):
+        t0 = time.perf_counter()                 # the compiled loop's pure-Python twin: nothing to load
+        passes = policies.run_python(table, cap, progress)
+        if passes is not None:
+            return SimResult(result_columns(table), pol.name, pol.options(), passes, time.perf_counter() - t0,
+                             "python", cap)
+        # past its time budget (nothing written): the compiled loop, loaded first and timed alone
+    if compiled and table.n:
         policies.warm_up(pol, table, cap)      # one-time loading is not the simulation's time
     t0 = time.perf_counter()
     if compiled:
-        route: dict = {}
-        passes = policies.run_fast(pol, table, cap, progress, info=route, python=twin)
-        used = route["engine"]
+        passes, used = policies.run_fast(pol, table, cap, progress, python=False), "fast"
     else:
         mach = (machine or PoolMachine)(table, cap)
         eng = Engine(table, mach, pol, on_pass, progress)
