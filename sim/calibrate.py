@@ -223,7 +223,7 @@ def calibrate_rate(jobs: pd.DataFrame, capacity, target: float, policy: str = "e
                 if last == 1 and math.isfinite(rl):
                     rl /= 2.0
                 last = 1
-        return done(False, f"q jumps from {math.exp(rl) * target:.4g} to {math.exp(rh) * target:.4g} between "
+        return done(False, f"q jumps from {q(lo):.4g} to {q(hi):.4g} between "
                            f"factors {lo:.6g} and {hi:.6g} (a start time moves and the schedule after it "
                            f"changes): no rate within rtol for this stream; best point returned")
     except _OutOfRuns:

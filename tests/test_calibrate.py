@@ -95,3 +95,16 @@ def test_out_of_simulations_returns_the_best_point_with_a_note():
     cal = calibrate_rate(s.jobs, s.capacity, 400, "easy", max_simulations=2)
     assert not cal.converged and cal.simulations == 2 and "max_simulations" in cal.note
     assert cal.mean_queue == max(v for _, v in cal.history)          # the closer of the two, from below
+
+
+def test_a_jump_it_cannot_cross_is_said_with_the_queue_lengths_it_measured():
+    """The note quoted Illinois-halved residuals as queue lengths (63.18 =
+    sqrt(62.37 x 64), never measured); it quotes the measured ones now."""
+    import re
+    s = workload(model="lublin03", jobs=400, seed=3)
+    cal = calibrate_rate(s.jobs, s.capacity, 12, "easy", rtol=1e-9, max_simulations=60)
+    assert not cal.converged
+    m = re.search(r"q jumps from (\S+) to (\S+) between factors (\S+) and (\S+) ", cal.note)
+    assert m, cal.note
+    measured = {f"{f:.6g}": f"{v:.4g}" for f, v in cal.history}
+    assert measured[m.group(3)] == m.group(1) and measured[m.group(4)] == m.group(2), (cal.note, cal.history)
