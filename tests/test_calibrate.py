@@ -101,8 +101,8 @@ def test_a_jump_it_cannot_cross_is_said_with_the_queue_lengths_it_measured():
     """The note quoted Illinois-halved residuals as queue lengths (63.18 =
     sqrt(62.37 x 64), never measured); it quotes the measured ones now."""
     import re
-    s = workload(model="lublin03", jobs=400, seed=3)
-    cal = calibrate_rate(s.jobs, s.capacity, 12, "easy", rtol=1e-9, max_simulations=60)
+    s = workload(model="lublin03", jobs=400, seed=3)                # the old note was wrong on this one
+    cal = calibrate_rate(s.jobs, s.capacity, 16, "easy", rtol=1e-9, max_simulations=60)
     assert not cal.converged
     m = re.search(r"q jumps from (\S+) to (\S+) between factors (\S+) and (\S+) ", cal.note)
     assert m, cal.note
