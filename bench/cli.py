@@ -561,7 +561,11 @@ def cmd_compare(args) -> int:
                     f"gaps on {r.gapped_b:g} of {r.solves_b:g} solves (A: {r.gapped_a:g} of {r.solves_a:g})"
                     if r.lost_gaps else f"mean gap {r.d_mean:+.2f} pp")
             print(f"FAIL {r.family} {r.method}: {what} (limit {t.what}:{t.limit:g}%)")
-    return 1 if any(len(rows) for _, rows in broken) else 0
+    nothing = thresholds and not table["flag"].ne("disjoint").any()
+    if nothing:                                  # a guard that compared nothing must not pass
+        print("FAIL nothing compared: no method of A was measured on an instance B measured too "
+              "(compare runs of the same selection)")
+    return 1 if nothing or any(len(rows) for _, rows in broken) else 0
 
 
 def _add_runs(sub) -> None:

@@ -408,5 +408,6 @@ def _cut_notes(g: pd.DataFrame) -> list[str]:
                        "not compared")
         else:
             alone = ", ".join(f"{n:g} in {side} alone" for side, n in (("A", r.only_a), ("B", r.only_b)) if n)
-            out.append(f"  {r.method}: compared on the {r.shared:g} instances both runs measured ({alone})")
+            what = "the instance" if r.shared == 1 else f"the {r.shared:g} instances"
+            out.append(f"  {r.method}: compared on {what} both runs measured ({alone})")
     return out

@@ -123,9 +123,16 @@ def test_runs_of_different_selections_are_compared_on_what_both_measured(tmp_pat
     out = capsys.readouterr().out
     assert "FAIL" not in out and "ff: compared on the 4 instances both runs measured (4 in A alone)" in out
     c = _two_configs(tmp_path / "c", ["c2"])
-    assert main(["compare", str(b), str(c), "--fail-on", "gap:0%"]) == 0
-    out = capsys.readouterr().out
+    assert main(["compare", str(b), str(c), "--fail-on", "gap:0%"]) == 1       # a guard that compared nothing
+    out = capsys.readouterr().out                                                # passed before
     assert "disjoint" in out and "ff: no instance measured in both runs (4 in A, 4 in B): not compared" in out
+    assert "FAIL nothing compared" in out
+    assert main(["compare", str(b), str(c)]) == 0                                # no guard asked: a table
+    assert "FAIL" not in capsys.readouterr().out
+    d = _two_configs(tmp_path / "d", ["c1"])
+    (d / "bench-solves.csv").write_text("\n".join((d / "bench-solves.csv").read_text().splitlines()[:2]) + "\n")
+    main(["compare", str(a), str(d)])
+    assert "compared on the instance both runs measured" in capsys.readouterr().out   # "the 1 instances"
 
 
 @pytest.mark.parametrize("edit, needle", [
