@@ -171,12 +171,17 @@ def read_reference_file(path) -> ReferenceFile:
     except (OSError, UnicodeDecodeError) as exc:
         raise InstanceError(f"{path}: cannot read the reference file ({exc})") from None
     head = text.split("\n", 1)[0]
+    if text.lstrip().startswith(("{", "[")):             # a manifest or an instance, given by mistake
+        raise InstanceError(f"{path}: JSON, not a reference CSV file (a header line with 'instance' and one or "
+                            f"more of {', '.join(REFERENCE_COLUMNS)}, then one row per instance)")
     reader = csv.DictReader(text.splitlines(), delimiter="\t" if "\t" in head and "," not in head else ",")
     fields = [f.strip() for f in (reader.fieldnames or [])]
     reader.fieldnames = fields
     _misspelt(path, fields)
     if "instance" not in fields:
-        raise InstanceError(f"{path}: column 'instance' missing (header: {','.join(fields) or 'empty'})")
+        shown = ",".join(fields) or "empty"
+        raise InstanceError(f"{path}: column 'instance' missing (header: "
+                            f"{shown if len(shown) <= 200 else shown[:200] + '...'})")
     cols = [c for c in REFERENCE_COLUMNS if c in fields]
     if not cols:
         raise InstanceError(f"{path}: no reference column; give one or more of {', '.join(REFERENCE_COLUMNS)}")

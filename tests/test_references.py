@@ -247,6 +247,9 @@ def test_score_uses_a_reference_file_named_on_the_command_line(tmp_path, capsys)
     ("instance,notes\na,x\n", "no reference column"),
     ("instance,optimum\na,abc\n", r"line 2: column 'optimum' is not a number"),
     ("instance,lower_bound\na,nan\n", r"line 2: column 'lower_bound' must be finite"),
+    # a family's manifest given as the reference: its whole JSON was printed as the 'header'
+    ('{"generator": "leinberger", "instances": ["a", "b"]}\n', r"JSON, not a reference CSV file"),
+    ("[1, 2]\n", r"JSON, not a reference CSV file"),
     ("instance,optimum\na,1\na,2\n", r"line 3: instance 'a' listed twice"),
     ("instance,optimum\n,1\n", r"line 2: column 'instance' is empty"),
     ("instance,optimum\na,1,2,3\n", r"line 2: 4 cells, the header has 2"),
