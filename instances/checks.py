@@ -87,7 +87,8 @@ def indices(values, size: int, where: str, *, noun: str = "job", item: str = "en
                                  f"of {noun} indices")
     if out and (min(out) < 0 or max(out) >= size):
         i = next(i for i, v in enumerate(out) if not 0 <= v < size)
-        raise InfeasibleSolution(f"{where} {item} {i} is {noun} {out[i]}, outside 0..{size - 1}")
+        valid = f"outside 0..{size - 1}" if size > 0 else f"and there is no {noun} (none to choose from)"
+        raise InfeasibleSolution(f"{where} {item} {i} is {noun} {out[i]}, {valid}")
     return out
 
 

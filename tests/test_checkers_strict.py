@@ -339,3 +339,10 @@ def test_float_fields_refuse_booleans_and_overflow():
         PackingInstance.build([4], [[1]], shadow=float("nan"), extra=[1], runtime_past_shadow=[True])
     with pytest.raises(InstanceError, match="'runtime_past_shadow'"):
         PackingInstance.build([4], [[1]], shadow=1.0, extra=[1], runtime_past_shadow=[float("nan")])
+
+
+def test_a_selection_from_an_empty_queue_says_the_queue_is_empty():
+    from epochbench.instances.packing import PackingInstance, check_packing
+    inst = PackingInstance.build([4], np.zeros((0, 1), np.int64))
+    with pytest.raises(InfeasibleSolution, match=r"entry 0 is job 0, and there is no job \(none to choose from\)"):
+        check_packing(inst, [0])                                     # "outside 0..-1" before
