@@ -318,7 +318,12 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, *,
     _selector_options(options.get("selector"), options.get("selector_options"))
     options = python_options(options)                  # as the command line checks its options' text
     workload = _read_with(workload, nodes, kill_at_estimate)
-    return _simulate(workload, policy, machine=machine, **options)
+    from epochbench.sim.registry import OptionError
+    try:
+        return _simulate(workload, policy, machine=machine, **options)
+    except OptionError as exc:                         # the policy's own list; this call's keywords too
+        raise OptionError(f"{exc}; and, for any policy, machine, nodes and kill_at_estimate (a workload "
+                          "read from a file)") from None
 
 
 def _read_with(workload, nodes, kill_at_estimate):

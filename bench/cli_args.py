@@ -17,7 +17,11 @@ class Parser(argparse.ArgumentParser):
     (argparse's own prints the usage first).  Subparsers inherit it."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {' '.join(str(message).split())}\n")
+        message = ' '.join(str(message).split())
+        if message.startswith("unrecognized arguments:") and any(
+                a == "--data" or a.startswith("--data=") for a in message.split(":", 1)[1].split()):
+            message += " (--data is epochbench's own option, given before the command: epochbench --data DIR COMMAND ...)"
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def path_text(text: str) -> Path:

@@ -51,4 +51,8 @@ def data_hint(path) -> str:
         Path(path).relative_to(root)
     except ValueError:
         return ""
+    env = os.environ.get("EPOCHBENCH_DATA")
+    if env:                            # the user named the folder: it is not where the data is
+        return (f" (the data folder {env} is what EPOCHBENCH_DATA or epochbench --data says; name the folder "
+                "that holds the data sets)")
     return " (set EPOCHBENCH_DATA or pass epochbench --data DIR to the data folder)"

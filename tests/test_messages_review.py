@@ -1,0 +1,38 @@
+"""Messages a new user met walking the README: each names the way out."""
+from __future__ import annotations
+
+import pytest
+
+import epochbench as eb
+from epochbench.cli import main
+
+SWF = """; MaxProcs: 8
+1 0 -1 10 2 -1 -1 2 20 -1 1 -1 -1 -1 -1 -1 -1 -1
+2 1 -1 10 4 -1 -1 4 20 -1 1 -1 -1 -1 -1 -1 -1 -1
+"""
+
+
+def test_data_given_after_the_command_says_it_is_epochbenchs_own_option(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["generate", "braun", "--out", "x", "--data", "/tmp"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
+    assert "--data is epochbench's own option, given before the command: epochbench --data DIR COMMAND" in err
+
+
+def test_a_data_folder_the_user_named_is_not_told_to_be_set(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("EPOCHBENCH_DATA", "")          # recorded, so that what --data sets is undone after
+    monkeypatch.delenv("EPOCHBENCH_DATA")
+    assert main(["--data", str(tmp_path / "nodata"), "generate", "braun", "--out", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert f"the data folder {tmp_path / 'nodata'} is what EPOCHBENCH_DATA or epochbench --data says" in err
+    assert "set EPOCHBENCH_DATA or pass" not in err                 # it was passed
+
+
+def test_an_unknown_simulate_keyword_lists_the_calls_own_keywords_too(tmp_path):
+    path = tmp_path / "w.swf"
+    path.write_text(SWF)
+    with pytest.raises(ValueError, match=r"unknown option 'nodez'; it takes selector, selector_options; and, for "
+                                         r"any policy, machine, nodes and kill_at_estimate"):
+        eb.simulate(path, "easy", nodez=16)
+    assert eb.simulate(path, "easy", nodes=16).n == 2
