@@ -909,6 +909,10 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
     names = tuple(resources or info.get("resources") or
                   ("procs", *(c[4:] for c in df.columns if str(c).startswith("res_"))))
     cap = capacity if capacity is not None else info.get("capacity")
+    if capacity is not None:
+        info.setdefault("meta", {})["capacity_from"] = "given"
+    elif cap is not None:                      # the file's own metadata (kept when it names an SWF header's key)
+        info.setdefault("meta", {}).setdefault("capacity_from", "metadata")
     if cap is None:
         missing = [c for c in REQUIRED if c not in df.columns]
         if missing:

@@ -139,7 +139,7 @@ def test_a_tagged_csv_with_a_byte_order_mark_keeps_its_metadata(tmp_path):
     path.write_bytes(BOM + b'# epochbench {"capacity": [8]}\nid,submit,runtime,procs\n1,0,10,2\n2,1,10,3\n')
     w = read_table(path)
     assert w.capacity.tolist() == [8] and w.jobs["id"].tolist() == [1, 2]
-    assert "capacity_from" not in w.meta
+    assert w.meta["capacity_from"] == "metadata"                   # read from the tag, not the widest job
 
 
 # ---- 3. upper-case suffixes -----------------------------------------------------------------

@@ -36,3 +36,13 @@ def test_an_unknown_simulate_keyword_lists_the_calls_own_keywords_too(tmp_path):
                                          r"any policy, machine, nodes and kill_at_estimate"):
         eb.simulate(path, "easy", nodez=16)
     assert eb.simulate(path, "easy", nodes=16).n == 2
+
+
+def test_a_table_files_capacity_says_where_it_came_from(tmp_path):
+    from epochbench.instances.jobs import load_workload
+    from epochbench.instances.workloads import write_workload
+    for ext in ("csv", "parquet"):
+        path = write_workload(tmp_path / f"g.{ext}", model="lublin03", jobs=50, seed=1)
+        assert load_workload(path).meta["capacity_from"] == "metadata"      # None before
+        assert load_workload(path, nodes=32).meta["capacity_from"] == "nodes"
+        assert eb.simulate(path, "easy").n == 50
