@@ -46,3 +46,13 @@ def test_a_table_files_capacity_says_where_it_came_from(tmp_path):
         assert load_workload(path).meta["capacity_from"] == "metadata"      # None before
         assert load_workload(path, nodes=32).meta["capacity_from"] == "nodes"
         assert eb.simulate(path, "easy").n == 50
+
+
+def test_an_empty_data_folder_is_recorded_absent(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+    from epochbench.benchmarks.conftest import _data_state
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path))
+    reporter = SimpleNamespace(stats={})
+    assert _data_state(reporter)["present"] is False                      # True before: the folder existed
+    (tmp_path / "braun").mkdir()
+    assert _data_state(reporter)["present"] is True

@@ -38,7 +38,8 @@ def _data_state(terminalreporter) -> dict:
     from epochbench.instances.data import data_root
     root = data_root()
     skipped = [r for r in terminalreporter.stats.get("skipped", []) if "EPOCHBENCH_DATA" in str(r.longrepr)]
-    return {"root": str(root), "present": root.is_dir(), "skipped_for_data": len(skipped)}
+    present = root.is_dir() and any(p.is_dir() for p in root.iterdir())   # an empty folder holds no data set
+    return {"root": str(root), "present": present, "skipped_for_data": len(skipped)}
 
 
 def _say_data(tr, data: dict) -> None:
