@@ -25,7 +25,7 @@ from .methods import check_on, method_params
 
 
 def _add_generate(sub) -> None:
-    from epochbench.instances.generators import GENERATOR_PARAMS, load_generators
+    from epochbench.instances.generators import GENERATOR_PARAMS, WRITERS, load_generators
     GENERATORS = load_generators()
     p = sub.add_parser("generate", help="write a family of instances to a folder",
                        description="Generate an instance family (deterministic by --seed) into --out: "
@@ -35,7 +35,8 @@ def _add_generate(sub) -> None:
     for name, func in GENERATORS.items():
         doc = plain_text(inspect.getdoc(func))
         g = gens.add_parser(name, help=first_sentence(doc), description=doc)
-        g.add_argument("--out", required=True, type=Path, help="output folder")
+        out_help = getattr(WRITERS.get(name), "out_help", "output folder")     # a writer's own output
+        g.add_argument("--out", required=True, type=Path, help=out_help)
         for pname, par in GENERATOR_PARAMS[name].items():
             opt = "--" + pname.replace("_", "-")
             text = par.help if par.default is None or "default" in par.help else f"{par.help} (default {par.default})"

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -658,10 +659,16 @@ def _default_name(params: dict) -> str:
     return f"{p.get('model', 'feitelson96')}{k}{est}-n{p.get('jobs', 1000)}-s{int(p.get('seed', 0)):04d}.swf"
 
 
+#: the file names :func:`write_workload` writes a file to (anything else: a folder)
+WORKLOAD_SUFFIXES = (".swf", ".swf.gz", ".csv", ".parquet", ".pq")
+
+
 def write_workload(out, **params) -> Path:
     """Write :func:`workload` (``params``) to ``out``: a file ending in .swf,
     .swf.gz, .csv or .parquet, else a folder (created) that gets
-    ``<model>[-K<k>-<dist>][-<estimates>]-n<jobs>-s<seed>.swf``.  SWF carries
+    ``<model>[-K<k>-<dist>][-<estimates>]-n<jobs>-s<seed>.swf`` (a new
+    name with another suffix of letters, ``x.txt``, is refused: it reads as
+    a file, and became a folder).  SWF carries
     extra columns in its ``.extra.csv`` sidecar (:func:`epochbench.instances.jobs.write_swf`).
     Returns the path written."""
     # Lazy import: the dependency rule is instances <- sim (sim imports instances);
@@ -671,9 +678,12 @@ def write_workload(out, **params) -> Path:
     he_out = params.pop("he_out", None)
     out = Path(out)
     name = out.name.lower()
-    file = name.endswith((".swf", ".swf.gz", ".csv", ".parquet", ".pq"))
+    file = name.endswith(WORKLOAD_SUFFIXES)
     if file:
         check_new_workload(out)
+    elif re.fullmatch(r"\.[a-z]{1,8}", out.suffix.lower()) and not out.is_dir():
+        raise ValueError(f"out: {out} names a {out.suffix} file, which a workload is not written as; give a file "
+                         f"ending in {', '.join(WORKLOAD_SUFFIXES[:4])}, or a folder (without such a suffix)")
     _check_he_out(he_out)
     if he_out and file and Path(he_out).resolve() == out.resolve():
         raise ValueError(f"he_out: {he_out} is the stream's own file; name another")
@@ -692,6 +702,11 @@ def write_workload(out, **params) -> Path:
     if he_out:                                       # after the stream: a refused stream leaves no file
         _write_new(he_out, json.dumps(stream.meta["fit"], indent=1))
     return written
+
+
+#: the ``--out`` help of ``epochbench generate workload``
+write_workload.out_help = ("a file ending in .swf, .swf.gz, .csv or .parquet, else a folder (created) that "
+                           "gets one named after the parameters")
 
 
 def _check_he_out(path) -> None:
@@ -730,7 +745,7 @@ register_generator(
     choices={"model": MODELS, "estimates": ESTIMATES, "job_types": LUBLIN_TYPES, "dist": DISTS, "norm": NORMS},
     none_types={"processors": int, "load": float, "fit": str, "he_params": str, "he_out": str},
     help={
-        "model": "workload model: feitelson96 ([leinberger1999] §3.1), lublin03 ([lublin2003], "
+        "model": "workload model: feitelson96 ([leinberger1999] §3.1), lublin03 ([lublin2003]), "
                  "rajaei ([rajaei-dadfar]), hypererlang ([zhang-comparative] §2.1; --fit, --he-params, default: fit to KTH SP2)",
         "fit": "hypererlang: fit the model to this trace (SWF, CSV or Parquet)",
         "he_params": "hypererlang: fitted parameters, a JSON file or string (as written by --he-out)",
@@ -752,3 +767,4 @@ register_generator(
         "repeats": "feitelson96: repeated runs of the same job",
         "job_types": "lublin03: mixed (batch + interactive), batch, interactive or whole (typeless)",
     })
+

@@ -56,3 +56,18 @@ def test_an_empty_data_folder_is_recorded_absent(tmp_path, monkeypatch):
     assert _data_state(reporter)["present"] is False                      # True before: the folder existed
     (tmp_path / "braun").mkdir()
     assert _data_state(reporter)["present"] is True
+
+
+def test_a_workload_out_that_names_another_kind_of_file_is_refused(tmp_path, capsys):
+    from epochbench.instances.workloads import write_workload
+    with pytest.raises(ValueError, match=r"x.txt names a .txt file, which a workload is not written as"):
+        write_workload(tmp_path / "x.txt", model="lublin03", jobs=10)       # became a folder x.txt/ before
+    assert not (tmp_path / "x.txt").exists()
+    assert write_workload(tmp_path / "runs.v2", model="lublin03", jobs=10).parent == tmp_path / "runs.v2"
+    (tmp_path / "old.d").mkdir()                                            # an existing folder is a folder
+    assert write_workload(tmp_path / "old.d", model="lublin03", jobs=10).parent == tmp_path / "old.d"
+    with pytest.raises(SystemExit):
+        main(["generate", "workload", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--out OUT a file ending in .swf, .swf.gz, .csv or .parquet, else a folder" in out
+    assert "lublin03 ([lublin2003])," in out
