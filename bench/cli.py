@@ -205,11 +205,27 @@ def cmd_score(args) -> int:
     print(f"wrote {out}.csv and {out}.parquet ({len(table)} rows), provenance {prov}")
     if kept:
         print(f"the previous run's files are kept as {', '.join(p.name for p in kept)}")
-    for r in failed.itertuples():
-        print(f"epochbench score: {r.method} failed on {r.instance}: {r.error}", file=sys.stderr)
+    for line in _failure_lines(failed):
+        print(f"epochbench score: {line}", file=sys.stderr)
     for message in clash or ():
         print(f"epochbench score: {message}", file=sys.stderr)
     return status
+
+
+def _failure_lines(failed) -> list[str]:
+    """One line per method and error: the instances that failed the same
+    way share it (their name in the message reads ``<instance>``)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for r in failed.itertuples():
+        groups.setdefault((r.method, str(r.error).replace(str(r.instance), "<instance>")), []).append(str(r.instance))
+    lines = []
+    for (method, error), names in groups.items():
+        if len(names) == 1:
+            lines.append(f"{method} failed on {names[0]}: {error.replace('<instance>', names[0])}")
+        else:
+            shown = ", ".join(names[:3]) + (f", ... ({len(names) - 3} more)" if len(names) > 3 else "")
+            lines.append(f"{method} failed on {len(names)} instances ({shown}): {error}")
+    return lines
 
 
 def cmd_list(args) -> int:

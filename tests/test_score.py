@@ -122,7 +122,8 @@ def test_a_method_that_raises_costs_its_rows_not_the_run(tmp_path, capsys):
         assert main(["score", str(folder), "--methods", "ff,cpsat,test-broken", "--time-limit", "5",
                      "--out", str(tmp_path / "s")]) == 1
         err = capsys.readouterr().err
-        assert err.count("test-broken failed on") == 2 and "RuntimeError: kaput" in err
+        assert err.count("test-broken failed on") == 1 and "RuntimeError: kaput" in err     # the same error:
+        assert "test-broken failed on 2 instances (p0, p1): RuntimeError: kaput" in err      # one line for both
         written = pd.read_csv(tmp_path / "s.csv")
         assert (written.loc[written.method == "ff", "gap"].notna()).all()
         prov = json.loads((tmp_path / "s.run.json").read_text())       # the record says it failed
