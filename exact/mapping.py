@@ -591,7 +591,9 @@ class ConfigLP:
                 if time.perf_counter() > deadline:
                     return "timeout", None
                 self.rounds += 1
-                h.setOptionValue("time_limit", highs_seconds(time_left(deadline)))   # one master LP: bounded too
+                # one master LP bounded too; HiGHS's time_limit counts every run of this object, so the
+                # seconds left go on top of those it has run already
+                h.setOptionValue("time_limit", h.getRunTime() + highs_seconds(time_left(deadline)))
                 h.run()
                 if h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
                     return "timeout", None

@@ -204,15 +204,15 @@ class ConvergentScheduling(FarmPolicy):
             self.stats["knapsack_fallback"] += 1
             res = solve(inst, "greedy-mkp", describe=False)
         else:
-            self._unproven(res, "knapsack", self.knapsack)
+            self._unproven(res, "knapsack", self.knapsack, "knapsack_unproven")
         return res
 
-    def _unproven(self, res, family: str, method: str) -> None:
-        """Count in ``stats["<family>_unproven"]`` an exact step's answer
-        that its time limit cut short (``feasible``: used, not proven best)."""
+    def _unproven(self, res, family: str, method: str, key: str) -> None:
+        """Count in ``stats[key]`` an exact step's answer that its time
+        limit cut short (``feasible``: used, not proven best)."""
         from epochbench.instances.registry import get
         if get(family, method).exact and res.status != "optimal":
-            self.stats[f"{family}_unproven"] += 1
+            self.stats[key] += 1
 
     def _match(self, inst: AssignmentInstance, matcher: str, prev):
         """The matching by ``matcher``; an exact one that timed out without a
@@ -226,7 +226,7 @@ class ConvergentScheduling(FarmPolicy):
             self.stats["match_fallback"] += 1
             res = self._match(inst, "imfs" if self.incremental else "mfs", prev)
         else:
-            self._unproven(res, "assignment", matcher)
+            self._unproven(res, "assignment", matcher, "match_unproven")
         return res
 
     def _mkp_oracle(self, inst: KnapsackInstance, res) -> None:

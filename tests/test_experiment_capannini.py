@@ -108,10 +108,13 @@ def test_exact_steps_cut_short_are_counted_in_the_rows_and_the_table(monkeypatch
     greedy and the row did not say that either."""
     from dataclasses import replace
     from epochbench.sim import farm_policies as fp
-    real, calls = fp.solve, {"n": 0}
+    real, calls = fp.solve, {"n": 0, "match": 0}
 
     def cut_short(inst, method, **kw):          # every other exact knapsack: no solution; the rest unproven
         res = real(inst, method, **kw)
+        if method == "hungarian" and kw.get("describe", True) is False and res.decision:
+            calls["match"] += 1                  # every matching step: an exact answer it did not prove
+            return replace(res, status="feasible", bound=None)
         if method != "cpsat" or inst.kind != "knapsack" or kw.get("describe", True):
             return res                           # the oracle's own solves (describe left on) are not steps
         calls["n"] += 1
@@ -120,12 +123,14 @@ def test_exact_steps_cut_short_are_counted_in_the_rows_and_the_table(monkeypatch
         return replace(res, status="feasible", bound=None)
 
     monkeypatch.setattr(fp, "solve", cut_short)
+    monkeypatch.setattr(cap, "_WARMED", {cap.EXACT})          # no untimed warm-up run: count the row's steps only
     busy = {**_task(cap.EXACT), "ta": 1}                     # licences contended: knapsacks in most epochs
     (row,) = cap.run(busy)
     assert calls["n"] > 1 and row["knapsack_fallback"] == (calls["n"] + 1) // 2
-    assert row["knapsack_unproven"] == calls["n"] // 2 and row["match_unproven"] == row["match_fallback"] == 0
+    assert row["knapsack_unproven"] == calls["n"] // 2 and row["match_fallback"] == 0
+    assert calls["match"] > 0 and row["match_unproven"] == calls["match"]     # a KeyError before
     monkeypatch.setattr(fp, "solve", real)
     rows = [row, *cap.run({**busy, "policy": "edf"})]
     t = cap.table(pd.DataFrame(rows)).set_index("policy")
-    assert t.loc[cap.EXACT, "unproven steps"] == calls["n"] and t.loc["edf", "unproven steps"] == 0
+    assert t.loc[cap.EXACT, "unproven steps"] == calls["n"] + calls["match"] and t.loc["edf", "unproven steps"] == 0
     assert "mkp left out" in t.columns
