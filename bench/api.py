@@ -322,8 +322,10 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, *,
     try:
         return _simulate(workload, policy, machine=machine, **options)
     except OptionError as exc:                         # the policy's own list; this call's keywords too
-        raise OptionError(f"{exc}; and, for any policy, machine, nodes and kill_at_estimate (a workload "
-                          "read from a file)") from None
+        if "unknown option" not in str(exc):
+            raise
+        raise OptionError(f"{exc}; and, for any policy, machine, engine (pool), nodes and kill_at_estimate "
+                          "(a workload read from a file)") from None
 
 
 def _read_with(workload, nodes, kill_at_estimate):

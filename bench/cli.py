@@ -214,10 +214,13 @@ def cmd_score(args) -> int:
 
 def _failure_lines(failed) -> list[str]:
     """One line per method and error: the instances that failed the same
-    way share it (their name in the message reads ``<instance>``)."""
+    way share it (their name as the message's subject, ``NAME: ...``,
+    reads ``<instance>``)."""
+    import re
     groups: dict[tuple[str, str], list[str]] = {}
-    for r in failed.itertuples():
-        groups.setdefault((r.method, str(r.error).replace(str(r.instance), "<instance>")), []).append(str(r.instance))
+    for r in failed.itertuples():               # the name as a message's subject ("NAME: ..."), nowhere else
+        error = re.sub(rf"(?<![\w.-]){re.escape(str(r.instance))}(?=:)", "<instance>", str(r.error))
+        groups.setdefault((r.method, error), []).append(str(r.instance))
     lines = []
     for (method, error), names in groups.items():
         if len(names) == 1:
@@ -552,8 +555,8 @@ def _add_compare(sub) -> None:
     c.add_argument("--fail-on", action="append", default=[], metavar="WHAT:X%",
                    help="exit 1 if a method's mean gap grows by more than X percentage points (gap:0.5%%) or "
                         "its median time by more than X %% (time:20%%; a row beyond it is flagged slower even "
-                        "within the noise), or if a method of A is gone from B (compare runs of the same "
-                        "selection); repeatable")
+                        "within the noise), if a method of A is gone from B, or if no method was measured "
+                        "by both runs on a common instance (compare runs of the same selection); repeatable")
 
 
 def cmd_compare(args) -> int:
@@ -578,9 +581,10 @@ def cmd_compare(args) -> int:
                     f"gaps on {r.gapped_b:g} of {r.solves_b:g} solves (A: {r.gapped_a:g} of {r.solves_a:g})"
                     if r.lost_gaps else f"mean gap {r.d_mean:+.2f} pp")
             print(f"FAIL {r.family} {r.method}: {what} (limit {t.what}:{t.limit:g}%)")
-    nothing = thresholds and not table["flag"].ne("disjoint").any()
+    compared = ~table["flag"].isin(["disjoint", "new", "gone"])     # measured in both, on common instances
+    nothing = bool(thresholds) and not compared.any()
     if nothing:                                  # a guard that compared nothing must not pass
-        print("FAIL nothing compared: no method of A was measured on an instance B measured too "
+        print("FAIL nothing compared: no method was measured by A and B on a common instance "
               "(compare runs of the same selection)")
     return 1 if nothing or any(len(rows) for _, rows in broken) else 0
 

@@ -52,7 +52,7 @@ def data_hint(path) -> str:
     except ValueError:
         return ""
     env = os.environ.get("EPOCHBENCH_DATA")
-    if env:                            # the user named the folder: it is not where the data is
-        return (f" (the data folder {env} is what EPOCHBENCH_DATA or epochbench --data says; name the folder "
-                "that holds the data sets)")
+    if env:                            # the user named the folder: this data set is not in it
+        return (f" (the data folder {env} is what EPOCHBENCH_DATA or epochbench --data says; this data set is "
+                "not in it)")
     return " (set EPOCHBENCH_DATA or pass epochbench --data DIR to the data folder)"

@@ -445,9 +445,10 @@ def _unbounded(res: Result) -> Result:
     """``res`` with ``info["bound_kind"] = "none"`` when it has no bound
     (a heuristic's, a timeout's, a withdrawn claim's: a kind the method
     named for a bound it no longer has would say otherwise)."""
-    if res.bound is not None or res.info.get("bound_kind") == "none":
+    info = res.info or {}                          # a user's Result may carry None
+    if res.bound is not None or info.get("bound_kind") == "none":
         return res
-    return replace(res, info={**res.info, "bound_kind": "none"})
+    return replace(res, info={**info, "bound_kind": "none"})
 
 
 def _no_proof(res: Result) -> Result:

@@ -667,8 +667,8 @@ def write_workload(out, **params) -> Path:
     """Write :func:`workload` (``params``) to ``out``: a file ending in .swf,
     .swf.gz, .csv or .parquet, else a folder (created) that gets
     ``<model>[-K<k>-<dist>][-<estimates>]-n<jobs>-s<seed>.swf`` (a new
-    name with another suffix of letters, ``x.txt``, is refused: it reads as
-    a file, and became a folder).  SWF carries
+    name with another suffix of letters, ``x.txt``, or a compressed table,
+    ``x.swf.bz2``, is refused: it reads as a file, and became a folder).  SWF carries
     extra columns in its ``.extra.csv`` sidecar (:func:`epochbench.instances.jobs.write_swf`).
     Returns the path written."""
     # Lazy import: the dependency rule is instances <- sim (sim imports instances);
@@ -681,7 +681,8 @@ def write_workload(out, **params) -> Path:
     file = name.endswith(WORKLOAD_SUFFIXES)
     if file:
         check_new_workload(out)
-    elif re.fullmatch(r"\.[a-z]{1,8}", out.suffix.lower()) and not out.is_dir():
+    elif (re.fullmatch(r"\.[a-z]{1,8}", out.suffix.lower()) or re.search(r"\.(swf|csv|parquet|pq)\.", name)) \
+            and not out.is_dir():
         raise ValueError(f"out: {out} names a {out.suffix} file, which a workload is not written as; give a file "
                          f"ending in {', '.join(WORKLOAD_SUFFIXES[:4])}, or a folder (without such a suffix)")
     _check_he_out(he_out)
@@ -706,7 +707,8 @@ def write_workload(out, **params) -> Path:
 
 #: the ``--out`` help of ``epochbench generate workload``
 write_workload.out_help = ("a file ending in .swf, .swf.gz, .csv or .parquet, else a folder (created) that "
-                           "gets one named after the parameters")
+                           "gets one named after the parameters; a new name with another file suffix (x.txt, "
+                           "x.csv.bz2) is refused")
 
 
 def _check_he_out(path) -> None:

@@ -452,12 +452,13 @@ MAX_SLICES = 1e8
 #: the longest time slice, in seconds (31 years): a slice of 1e300 s made the
 #: clock overflow into infinite metrics
 MAX_SLICE = 1e9
-#: the most slices one migration may cost (``migration_cost / slice``): each
-#: migration adds that much lost execution to the jobs it moves; the run's time
-#: grows with it (measured on 276 KTH jobs under mgs: 13 s at 5,000 slices, a
-#: cost of 1e300 s never ended).  [zhang-comparative] figure 25 takes 10 s
-#: against a slice of 200 s
-MAX_MIGRATION_SLICES = 1000
+#: the most one migration may cost: 1000 slices (``migration_cost / slice``),
+#: or 10,000 s where that is more (a short slice keeps the default cost of 10
+#: s): each migration adds its cost as lost execution to the jobs it moves, and
+#: the run's time grows with it (measured on 276 KTH jobs under mgs: 13 s at
+#: 5,000 slices; a cost of 1e300 s never ended).  [zhang-comparative] figure 25
+#: takes 10 s against a slice of 200 s
+MAX_MIGRATION_SLICES, MAX_MIGRATION_S = 1000, 1e4
 
 
 def _slices(table: JobTable, slice: float) -> None:
@@ -510,9 +511,10 @@ def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limi
         raise InstanceError(f"switch_overhead: a fraction of the slice in [0, 1), got {switch_overhead!r}")
     if not (np.isfinite(migration_cost) and migration_cost >= 0):
         raise InstanceError(f"migration_cost: seconds >= 0, got {migration_cost!r}")
-    if GANG_POLICIES[policy][1] and migration_cost > MAX_MIGRATION_SLICES * slice:
-        raise InstanceError(f"migration_cost: at most {MAX_MIGRATION_SLICES} slices ({MAX_MIGRATION_SLICES * slice:g} s "
-                            f"at slice {slice:g} s; each migration adds it to the jobs moved), got {migration_cost!r}")
+    most = max(MAX_MIGRATION_SLICES * slice, MAX_MIGRATION_S)
+    if GANG_POLICIES[policy][1] and migration_cost > most:
+        raise InstanceError(f"migration_cost: at most {most:g} s ({MAX_MIGRATION_SLICES} slices of {slice:g} s, or "
+                            f"{MAX_MIGRATION_S:g} s; each migration adds it to the jobs moved), got {migration_cost!r}")
     if migration_limit is not None and not migration_limit >= 0:
         raise InstanceError(f"migration_limit: tasks per slice >= 0 or None, got {migration_limit!r}")
     if variant not in (1, 2, 3):
@@ -596,7 +598,7 @@ _registry.declare_options(
     _O("slice", float, DEFAULTS["slice"], "time slice in seconds, at most 1e9 (default 200)"),
     _O("switch_overhead", float, DEFAULTS["switch_overhead"], "context switch as a fraction of the slice (default 0)"),
     _O("migration_cost", float, DEFAULTS["migration_cost"],
-       "mgs/mbgs: checkpoint + restart seconds per migration, at most 1000 slices (default 10)", applies=("mgs", "mbgs")),
+       "mgs/mbgs: checkpoint + restart seconds per migration, at most 1000 slices or 1e4 (default 10)", applies=("mgs", "mbgs")),
     _O("migration_limit", int, DEFAULTS["migration_limit"],
        "mgs/mbgs: tasks migrated per slice, -1 = no limit (default 64)", applies=("mgs", "mbgs")),
     _O("discrete", bool, False, "schedule at slice boundaries only", flag=True),

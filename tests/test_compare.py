@@ -186,3 +186,15 @@ def test_one_run_named_two_ways_or_copied_says_so(tmp_path, capsys, monkeypatch)
     b = solves(tmp_path / "b", 0.06)
     main(["compare", str(a), str(b)])                              # a change of gap: its status is not the point
     assert "note: A and B" not in capsys.readouterr().out
+
+
+def test_a_guard_is_not_passed_by_a_new_method_beside_a_disjoint_one(tmp_path, capsys):
+    """A: ff on i1, i2; B: ff on i3, i4 and a new method: 'ff disjoint, bfd new'
+    compared nothing and exited 0."""
+    for name, insts, methods in (("a", ("i1", "i2"), ("ff",)), ("b", ("i3", "i4"), ("ff", "bfd"))):
+        (tmp_path / name).mkdir()
+        pd.DataFrame([{"family": "packing", "config": "c", "instance": i, "method": m, "kind": "heuristic",
+                       "gap": 0.01, "gap_kind": "optimum", "seconds": 1e-4} for i in insts for m in methods]
+                     ).to_csv(tmp_path / name / "bench-solves.csv", index=False)
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on", "gap:0%"]) == 1
+    assert "FAIL nothing compared" in capsys.readouterr().out

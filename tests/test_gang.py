@@ -382,14 +382,21 @@ def test_empty_stream_and_options():
     (dict(policy="mgs", migration_limit=1.5), "migration_limit: .* got 1.5"), (dict(variant=True), "variant: .* True"),
     # a slice of 1e300 s overflowed the metrics; a migration costing 1e300 s never ended
     (dict(slice=1e300), "slice: at most 1e\\+09 seconds"), (dict(slice=2e9, migration_cost=1), "slice: at most"),
-    (dict(policy="mgs", migration_cost=1e300), "migration_cost: at most 1000 slices \\(200000 s at slice 200 s"),
-    (dict(policy="mgs", slice=10, migration_cost=10_001), "migration_cost: at most 1000 slices \\(10000 s")])
+    (dict(policy="mgs", migration_cost=1e300), "migration_cost: at most 200000 s \\(1000 slices of 200 s, or 10000 s"),
+    (dict(policy="mgs", slice=20, migration_cost=20_001), "migration_cost: at most 20000 s"),
+    (dict(policy="mgs", slice=0.005, migration_cost=10_001), "migration_cost: at most 10000 s")])
 def test_bad_options_are_named(kw, match):
     df = stream([(1, 0, 1, 1)])
     kw = dict(kw)
     policy = kw.pop("policy", "gs")
     with pytest.raises(InstanceError, match=match):
         simulate_gang(df, [4], policy, **kw)
+
+
+def test_a_short_slice_keeps_the_default_migration_cost():
+    df = stream([(1, 0, 1, 1), (2, 0, 2, 1)])
+    r = simulate_gang(df, [4], "mgs", slice=0.005)                      # refused for the default cost of 10 s
+    assert r.n == 2 and r.options["migration_cost"] == 10.0
 
 
 def test_gang_takes_processors_only():

@@ -25,7 +25,8 @@ def test_a_data_folder_the_user_named_is_not_told_to_be_set(tmp_path, capsys, mo
     monkeypatch.delenv("EPOCHBENCH_DATA")
     assert main(["--data", str(tmp_path / "nodata"), "generate", "braun", "--out", str(tmp_path / "b")]) == 2
     err = capsys.readouterr().err
-    assert f"the data folder {tmp_path / 'nodata'} is what EPOCHBENCH_DATA or epochbench --data says" in err
+    assert (f"the data folder {tmp_path / 'nodata'} is what EPOCHBENCH_DATA or epochbench --data says; "
+            "this data set is not in it") in err
     assert "set EPOCHBENCH_DATA or pass" not in err                 # it was passed
 
 
@@ -33,8 +34,11 @@ def test_an_unknown_simulate_keyword_lists_the_calls_own_keywords_too(tmp_path):
     path = tmp_path / "w.swf"
     path.write_text(SWF)
     with pytest.raises(ValueError, match=r"unknown option 'nodez'; it takes selector, selector_options; and, for "
-                                         r"any policy, machine, nodes and kill_at_estimate"):
+                                         r"any policy, machine, engine \(pool\), nodes and kill_at_estimate"):
         eb.simulate(path, "easy", nodez=16)
+    with pytest.raises(ValueError) as exc:                              # not an unknown keyword: its own message
+        eb.simulate(path, "gs", migration_cost=5.0)
+    assert "applies to policy" in str(exc.value) and "kill_at_estimate" not in str(exc.value)
     assert eb.simulate(path, "easy", nodes=16).n == 2
 
 
@@ -63,6 +67,8 @@ def test_a_workload_out_that_names_another_kind_of_file_is_refused(tmp_path, cap
     with pytest.raises(ValueError, match=r"x.txt names a .txt file, which a workload is not written as"):
         write_workload(tmp_path / "x.txt", model="lublin03", jobs=10)       # became a folder x.txt/ before
     assert not (tmp_path / "x.txt").exists()
+    with pytest.raises(ValueError, match=r"names a .bz2 file"):
+        write_workload(tmp_path / "x.swf.bz2", model="lublin03", jobs=10)     # a compressed table: a folder before
     assert write_workload(tmp_path / "runs.v2", model="lublin03", jobs=10).parent == tmp_path / "runs.v2"
     (tmp_path / "old.d").mkdir()                                            # an existing folder is a folder
     assert write_workload(tmp_path / "old.d", model="lublin03", jobs=10).parent == tmp_path / "old.d"
@@ -70,4 +76,23 @@ def test_a_workload_out_that_names_another_kind_of_file_is_refused(tmp_path, cap
         main(["generate", "workload", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "--out OUT a file ending in .swf, .swf.gz, .csv or .parquet, else a folder" in out
+    assert "a new name with another file suffix (x.txt, x.csv.bz2) is refused" in out
     assert "lublin03 ([lublin2003])," in out
+
+
+def test_a_result_without_info_gets_bound_kind_none_and_heuristics_have_it_from_the_library():
+    from epochbench.instances import registry
+    from epochbench.instances.core import Result
+    from epochbench.instances.packing import PackingInstance
+    inst = PackingInstance.build([4], [[2], [3]], meta={"name": "p"})
+    state = registry.METHODS.snapshot()
+    try:
+        @registry.register("packing", "test-none-info")
+        def none_info(inst):
+            return Result("packing", "test-none-info", (0,), 0.0, "feasible", None, 0.0, None)
+        res = registry.solve(inst, "test-none-info")                # AttributeError on None.get before
+        assert res.info["bound_kind"] == "none"
+    finally:
+        registry.METHODS.restore(state)
+    assert registry.solve(inst, "ff").info["bound_kind"] == "none"     # the library's, not only solve --json's
+    assert registry.solve(inst, "cpsat", time_limit=5).info["bound_kind"] != "none"

@@ -122,6 +122,7 @@ def test_rows_of_another_dirty_tree_of_the_same_commit_are_other_code(monkeypatc
     assert json.loads(Path(f"ex/{NAME}.partial.jsonl").read_text())["diff"] == "1" * 12
     CALLS.clear()
     assert _experiment("--tasks", "1") == 0 and CALLS == []          # the same changes: reused
+    assert _info()["reused"]["changes"] == ["1" * 12]
     monkeypatch.setattr(runs, "git_diff", lambda where=None: "2" * 12)    # other uncommitted changes
     capsys.readouterr()
     assert _experiment("--tasks", "1") == 2                            # were reused as the same code before

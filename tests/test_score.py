@@ -130,3 +130,19 @@ def test_a_method_that_raises_costs_its_rows_not_the_run(tmp_path, capsys):
         assert (prov["status"], prov["exit_status"], prov["failed"]) == ("failed", 1, 2)
     finally:
         registry.METHODS.restore(state)
+
+
+def test_failure_lines_group_by_the_error_with_the_instance_as_its_subject_only():
+    import pandas as pd
+    from epochbench.cli import _failure_lines
+    df = pd.DataFrame([dict(method="m", instance="a", error="RuntimeError: kaput"),       # 'a' inside 'kaput'
+                       dict(method="m", instance="b", error="RuntimeError: kaput"),
+                       dict(method="m", instance="1", error="InfeasibleSolution: job 1 is over capacity"),
+                       dict(method="m", instance="2", error="InfeasibleSolution: job 2 is over capacity"),
+                       dict(method="r", instance="x-1", error="InstanceError: x-1: no recorded choice"),
+                       dict(method="r", instance="x-2", error="InstanceError: x-2: no recorded choice")])
+    assert _failure_lines(df) == [
+        "m failed on 2 instances (a, b): RuntimeError: kaput",
+        "m failed on 1: InfeasibleSolution: job 1 is over capacity",         # other jobs: other errors
+        "m failed on 2: InfeasibleSolution: job 2 is over capacity",
+        "r failed on 2 instances (x-1, x-2): InstanceError: <instance>: no recorded choice"]

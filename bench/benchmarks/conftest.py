@@ -38,7 +38,10 @@ def _data_state(terminalreporter) -> dict:
     from epochbench.instances.data import data_root
     root = data_root()
     skipped = [r for r in terminalreporter.stats.get("skipped", []) if "EPOCHBENCH_DATA" in str(r.longrepr)]
-    present = root.is_dir() and any(p.is_dir() for p in root.iterdir())   # an empty folder holds no data set
+    try:                                   # an empty folder holds no data set
+        present = root.is_dir() and any(p.is_dir() for p in root.iterdir())
+    except OSError:                        # not readable: none that the benchmarks could read either
+        present = False
     return {"root": str(root), "present": present, "skipped_for_data": len(skipped)}
 
 

@@ -422,7 +422,8 @@ def reuse_record(reused: dict[int, tuple[list[dict], dict]], partial: Path, code
     """What a run's provenance says about the rows it reused: ``tasks``
     (how many), ``indices`` (as ``--tasks`` writes them), ``from`` (the
     partial file's name, beside the provenance), the ``runs``, ``commits``
-    and ``versions`` that computed them (None: unknown) and ``other_code``
+    and ``versions`` that computed them (None: unknown), the ``changes``
+    (:func:`epochbench.runs.git_diff`) where a dirty tree computed some, and ``other_code``
     (some came from another commit or version: ``--resume``)."""
     stamps = [st for _, st in reused.values()]
 
@@ -430,6 +431,7 @@ def reuse_record(reused: dict[int, tuple[list[dict], dict]], partial: Path, code
         return sorted({st.get(key) for st in stamps}, key=lambda v: (v is None, str(v)))
     return {"tasks": len(reused), "indices": _sw.format_indices(reused), "from": partial.name,
             "runs": distinct("run"), "commits": distinct("commit"), "versions": distinct("version"),
+            **({"changes": distinct("diff")} if any(st.get("diff") for st in stamps) else {}),
             "other_code": any(not _same_code(st, code) for st in stamps)}
 
 
