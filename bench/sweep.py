@@ -708,7 +708,7 @@ def _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_er
     from distributed import as_completed
     done = 0
     try:
-        client.run(_ignore_sigint)
+        _check_workers(client, scheduler)
         if scheduler is not None and bar.on:
             link = _dashboard(client)
             bar.say(f"  scheduler {scheduler}" + (f"; dashboard {link}" if link else ""))
@@ -737,6 +737,10 @@ def _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_er
         if scheduler is not None and _lost(client, exc):
             raise SchedulerLost(scheduler, done, len(jobs)) from None
         raise
+    finally:
+        if client.status == "running":
+            with contextlib.suppress(Exception):          # best effort: a worker may be gone
+                client.run(_restore_sigint)
 
 
 def _lost(client, exc: BaseException) -> bool:
@@ -972,9 +976,74 @@ def _use_path(path: list[str]) -> None:
     sys.path[:] = list(dict.fromkeys(list(path) + sys.path))
 
 
-def _ignore_sigint() -> None:
-    """On each worker: ignore SIGINT (Ctrl-C on the client's terminal reaches
-    the whole process group; the client decides)."""
+#: a worker's SIGINT handler before :func:`_worker_code` set it aside (restored after the sweep)
+_SIGINT_BEFORE: list = []
+
+
+def _worker_code(stamp: bool) -> dict | None:
+    """On each worker: ignore SIGINT while the sweep runs (Ctrl-C on the
+    client's terminal reaches the whole process group; the client decides),
+    keeping the handler it had for :func:`_restore_sigint`; with ``stamp``,
+    return the code the worker runs (:func:`code_here`)."""
     import signal
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if threading.current_thread() is threading.main_thread() and not _SIGINT_BEFORE:
+        _SIGINT_BEFORE.append(signal.signal(signal.SIGINT, signal.SIG_IGN))
+    return code_here() if stamp else None
+
+
+def _restore_sigint() -> None:
+    """On each worker, after the sweep: the SIGINT handler it had before
+    (a worker started by hand stops on Ctrl-C again)."""
+    import signal
+    if threading.current_thread() is threading.main_thread() and _SIGINT_BEFORE:
+        signal.signal(signal.SIGINT, _SIGINT_BEFORE.pop() or signal.SIG_DFL)
+
+
+def code_here() -> dict:
+    """The code this process runs: epochbench's ``version``, the checkout's
+    ``commit`` (with ``+dirty``; None outside one) and ``diff`` (the hash
+    of its uncommitted changes, :func:`epochbench.runs.git_diff`)."""
+    from . import runs
+    commit = runs.git_commit()
+    return {"version": runs._version("epochbench"), "commit": commit,
+            "diff": runs.git_diff() if commit and commit.endswith("+dirty") else None}
+
+
+def _code_text(code: dict) -> str:
+    commit = f", commit {code['commit'][:8]}{'+dirty' if code['commit'].endswith('+dirty') else ''}" \
+        if code.get("commit") else ""
+    return f"epochbench {code.get('version')}{commit}" + (f" (changes {code['diff']})" if code.get("diff") else "")
+
+
+def _same_code(mine: dict, theirs: dict) -> bool:
+    """Whether a worker runs this client's code: the same version, and the
+    same commit and changes where both run from a checkout (a worker
+    installed from a wheel has no commit to tell)."""
+    if mine.get("version") != theirs.get("version"):
+        return False
+    if mine.get("commit") and theirs.get("commit"):
+        return mine["commit"] == theirs["commit"] and mine.get("diff") == theirs.get("diff")
+    return True
+
+
+def _check_workers(client, scheduler: str | None) -> None:
+    """Set SIGINT aside on every worker; on a scheduler, refuse (one-line
+    ``ValueError``) workers that cannot run epochbench's tasks, or run other
+    code than this client (their rows would be stamped with this client's
+    code).  Workers that join later are not asked."""
+    codes = client.run(_worker_code, scheduler is not None, on_error="return")
+    broken = {w: c for w, c in codes.items() if isinstance(c, BaseException)}
+    where = f"of {scheduler} " if scheduler else ""
+    if broken:
+        w, exc = next(iter(broken.items()))
+        raise ValueError(f"{len(broken)} worker(s) {where}cannot run epochbench's tasks ({w}: "
+                         f"{type(exc).__name__}: {exc}); every worker needs epochbench, this version")
+    if scheduler is None:
+        return
+    mine = code_here()
+    other = {w: c for w, c in codes.items() if not _same_code(mine, c)}
+    if other:
+        w, code = next(iter(other.items()))
+        raise ValueError(f"{len(other)} worker(s) of {scheduler} run other code than this client ({w}: "
+                         f"{_code_text(code)}; here: {_code_text(mine)}): their rows would pass for this "
+                         "code's; restart the workers from this code")

@@ -352,3 +352,67 @@ def test_validate_ships_the_candidate_and_a_timing_experiment_uses_every_core(tm
         EXPERIMENTS.pop(timed.name)
     assert sizes == [2, min(os.cpu_count() or 1, 4)] and len(df) == 8
     assert {"host", "cpu"} <= set(df.columns)
+
+
+# ---- workers that run other code ----------------------------------------------------------------
+_OTHER_VERSION = """
+import importlib.metadata as md
+_real = md.version
+md.version = lambda name: "9.9.9" if name == "epochbench" else _real(name)
+"""
+_NO_EPOCHBENCH = """
+import sys
+class _Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "epochbench" or name.startswith("epochbench."):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return None
+sys.meta_path.insert(0, _Block())
+"""
+
+
+def _odd_worker(address: str, tmp_path: Path, site: str) -> subprocess.Popen:
+    """A worker whose interpreter runs ``site`` first (a sitecustomize.py)."""
+    folder = tmp_path / f"site-{abs(hash(site))}"
+    folder.mkdir(exist_ok=True)
+    (folder / "sitecustomize.py").write_text(site)
+    env = {**_env(), "PYTHONPATH": os.pathsep.join([str(folder), _env()["PYTHONPATH"]])}
+    return subprocess.Popen([DASK, "worker", address, "--no-nanny", "--nthreads", "1", "--host", "127.0.0.1",
+                             "--no-dashboard", "--death-timeout", "60"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def test_workers_that_run_other_code_or_none_are_refused_and_sigint_is_given_back(tmp_path):
+    """Rows of a worker with another version were stamped with the client's
+    code; a worker without epochbench gave a 45-line traceback; a worker
+    started by hand ignored Ctrl-C for good after a sweep."""
+    from distributed import Client
+    info = tmp_path / "scheduler.json"
+    procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                               "--scheduler-file", str(info)], cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)]
+    try:
+        wait_for(lambda: info.exists() and info.stat().st_size > 0, what="the scheduler")
+        address = json.loads(info.read_text())["address"]
+        procs.append(_worker(address))
+        for site, needle in ((_OTHER_VERSION, r"1 worker\(s\) of .* run other code than this client \(.*: "
+                                                r"epochbench 9\.9\.9"),
+                             (_NO_EPOCHBENCH, r"1 worker\(s\) of .* cannot run epochbench's tasks \(.*"
+                                              r"ModuleNotFoundError")):
+            odd = _odd_worker(address, tmp_path, site)
+            try:
+                wait_for(lambda: _workers_seen(address, 2), what="the odd worker")
+                with pytest.raises(ValueError, match=needle):
+                    sweep(abs, [{"x": 1}], scheduler=address, progress=False)
+            finally:
+                kill_group(odd)
+            wait_for(lambda: not _workers_seen(address, 2), what="the odd worker to leave")
+        def handlers():
+            with Client(address, timeout="10s") as c:
+                return c.run(lambda: repr(signal.getsignal(signal.SIGINT)))
+        before = handlers()                                             # dask worker's own (it stops on Ctrl-C)
+        assert len(sweep(cx.run, cx.tasks(Options())[:1], scheduler=address, progress=False)) == 2
+        assert handlers() == before and "SIG_IGN" not in str(before)    # given back after the sweep
+    finally:
+        for p in procs[::-1]:
+            kill_group(p)
