@@ -811,14 +811,14 @@ def _dashboard(client) -> str | None:
 def _resources(client, address: str | None) -> dict | None:
     """The resources a timing-sensitive task asks for: ``exclusive``, where a
     worker declares it.  Else none, and on a scheduler a warning on stderr
-    when a worker runs several threads or none is there yet (timed tasks may
-    then share a process)."""
+    when a worker runs several threads (timed tasks may then share a
+    process; a scheduler without workers is said by :func:`_check_workers`)."""
     info = client.scheduler_info().get("workers", {})
     if any(EXCLUSIVE in (w.get("resources") or {}) for w in info.values()):
         return {EXCLUSIVE: 1}
     threads = max((w.get("nthreads") or 1 for w in info.values()), default=0)
-    if address is not None and threads != 1:
-        why = f"one runs {threads} threads" if threads else "it has no worker yet"
+    if address is not None and threads > 1:         # none yet: said by _check_workers
+        why = f"one runs {threads} threads"
         print(f"epochbench: warning: no worker of {address} declares the resource {EXCLUSIVE!r} and {why}: "
               f"timed tasks may run side by side in one process (start workers with --nthreads 1 or "
               f"--resources {EXCLUSIVE}=1)", file=sys.stderr, flush=True)
@@ -1032,6 +1032,9 @@ def _check_workers(client, scheduler: str | None) -> None:
     code than this client (their rows would be stamped with this client's
     code).  Workers that join later are not asked."""
     codes = client.run(_worker_code, scheduler is not None, on_error="return")
+    if not codes and scheduler is not None:          # the tasks wait; say so instead of hanging without a word
+        print(f"epochbench: warning: {scheduler} has no worker yet: the tasks wait until one joins (its code "
+              "is not checked)", file=sys.stderr, flush=True)
     broken = {w: c for w, c in codes.items() if isinstance(c, BaseException)}
     where = f"of {scheduler} " if scheduler else ""
     if broken:

@@ -362,7 +362,13 @@ def test_timed_tasks_ask_for_exclusive_and_warn_where_no_worker_has_it(capsys):
     assert sw._resources(_Info({"a": one, "b": one}), "tcp://h:1") is None
     assert capsys.readouterr().err == ""                    # one thread a worker: no two tasks share a process
     assert sw._resources(_Info({}), "tcp://h:1") is None
-    assert "it has no worker yet" in capsys.readouterr().err
+    assert capsys.readouterr().err == ""                    # no worker yet: said once, by _check_workers
+
+    class _NoWorker:
+        def run(self, *args, **kwargs):
+            return {}
+    sw._check_workers(_NoWorker(), "tcp://h:1")             # a sweep hung without a word
+    assert "tcp://h:1 has no worker yet: the tasks wait until one joins" in capsys.readouterr().err
 
 
 def test_provenance_records_the_scheduler_of_the_environment(tmp_path, bare, experiment, monkeypatch, capsys):
