@@ -172,7 +172,8 @@ def _exact_selector(flag: str, selector: str | None) -> None:
     """``flag`` needs an exact ``--selector`` (one-line ``ValueError`` otherwise)."""
     from epochbench.instances.registry import get
     if selector is None or not get("packing", selector).exact:
-        what = "no --selector" if selector is None else f"--selector {selector} (a heuristic, not an exact method)"
+        what = ("the policy's own steps (no --selector)" if selector is None
+                else f"--selector {selector} (a heuristic, not an exact method)")
         raise ValueError(f"{flag} applies to an exact --selector's oracle steps (e.g. --selector cpsat), not to "
                          f"{what}")
 

@@ -140,7 +140,7 @@ def make_workload(jobs, capacity, *, resources=None, kill_at_estimate: bool = Tr
 
     ``jobs`` (a DataFrame, :class:`~epochbench.instances.table.Columns` or a
     mapping of columns) needs ``id, submit, runtime, procs``; ``estimate`` is optional
-    (missing, NaN or <= 0 means unknown: the runtime, then at least 1 s).
+    (missing, NaN or <= 0 means unknown: the runtime, or 1 s where that is 0 too).
     ``capacity`` is an int or K ints; without ``resources`` the extra names come
     from the ``res_<name>`` columns in table order.  Raises
     :class:`~epochbench.instances.core.InstanceError` on missing columns, non-numeric or

@@ -8,7 +8,7 @@ ff-easy        [leinberger1999] section 3: EASY whose backfill step is first fit
                (tests/test_sim_engine.py), so this is ``easy`` (fast path).
 bl-easy        EASY whose backfill step is the BL packing heuristic ([leinberger1999]
                section 2.2), on the candidates with the head's reservation.
-bb-easy        the same with BB ([leinberger1999] section 2.3).
+bb-easy        the same with BB ([leinberger1999] section 2.2).
 los            [vadhiyar-notes] "LOS": EASY whose backfill step is the LOS dynamic
                program with the head's reservation (shadow time, extra);
                fast path :mod:`epochbench.sim.los_fast` (K >= 1, without
@@ -22,10 +22,14 @@ wfit-bf        the jobs before it; a job starts when its slot is now.  Orders:
                FCFS (arrival), SJF (estimate), BFit (jobs that fit now first,
                smallest leftover first, then the others by smallest excess
                over what is free; recomputed at every event), WFit (size,
-               smallest first).  Lower-priority jobs never delay higher ones,
-               but, unlike ``conservative``, a reservation may move later when
-               a higher-priority job arrives ([zhang-comparative]: "does not incur a
-               delay on the start time of job i for that particular schedule").
+               smallest first).  Lower-priority jobs never delay higher ones
+               in the plan of one event ([zhang-comparative]: "does not incur a
+               delay on the start time of job i for that particular schedule"),
+               but, unlike ``conservative``, a job's planned start may move
+               later from one event's plan to the next: when a higher-priority
+               job arrives, and after an early end, when jobs before it move
+               forward into the capacity its slot relied on (so ``promised``,
+               the first plan's start, is no bound on its start).
 =============  ==================================================================
 
 The ``*-easy`` and ``los`` policies call a packing heuristic of

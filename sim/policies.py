@@ -344,8 +344,10 @@ class NonFCFS(_Base):
 
 @register_policy("easy", fast=EASY_RULE)
 class EASY(_ArrivalQueue):
-    """EASY backfilling, the exact rule of this module's docstring ([rajaei-dadfar]
-    table 3; [vadhiyar-notes] "Freedom from starvation"; [zhang-comparative] section 3).
+    """EASY backfilling: the queue's head gets a reservation, later jobs start now if they do not delay it
+    ([rajaei-dadfar] table 3; [vadhiyar-notes] "Freedom from starvation"; [zhang-comparative] section 3).
+
+    The exact rule is the one of this module's docstring.
 
     [rajaei-dadfar]'s prose for table 3 differs from this strict rule: it lets Job6
     (4 nodes, 3 units) wait until Job5 ends, counting only jobs that end
@@ -413,8 +415,11 @@ class EASY(_ArrivalQueue):
 
 @register_policy("conservative", fast=CONS_RULE)
 class Conservative(_ArrivalQueue):
-    """Conservative backfilling ([rajaei-dadfar] table 4, [vadhiyar-notes], [zhang-comparative] section 3)
-    over the numpy :class:`~epochbench.sim.profile.Profile`.  A booking is O(m log m); a
+    """Conservative backfilling: every queued job gets a reservation, and a job starts early only when it
+    delays none ([rajaei-dadfar] table 4, [vadhiyar-notes], [zhang-comparative] section 3).
+
+    The generic engine's version runs over the numpy :class:`~epochbench.sim.profile.Profile`
+    (the compiled loop over its compiled twin).  A booking is O(m log m); a
     compression re-books the whole queue, O(q m log m).
 
     [rajaei-dadfar]'s prose for table 4 differs from the strict rule: it reserves

@@ -341,8 +341,8 @@ class ThresholdBackfill(SlackBackfill):
     """
 
     def __init__(self, slowdown_threshold: float = 2.0, selector=None, selector_options=None):
-        threshold = _registry.number("slowdown_threshold", slowdown_threshold, lambda x: x >= 1,
-                                     "an expected slowdown >= 1")
+        threshold = _registry.number("slowdown_threshold", slowdown_threshold, lambda x: np.isfinite(x) and x >= 1,
+                                     "a finite expected slowdown >= 1 (inf reserved no job: slack-bf's rule)")
         super().__init__(0.0, None, 0.0, selector, selector_options)
         self.slowdown_threshold = threshold
 

@@ -315,3 +315,11 @@ def test_list_policies_gives_each_rule_whole(capsys):
     assert line.rstrip().endswith('slowdowns > threshold").')
     assert _rule_of("A rule (see [x] sec. 2). More text.") == "A rule (see [x] sec. 2)."
     assert _rule_of("First. Second.") == "First."
+
+
+@pytest.mark.parametrize("value", [float("inf"), 10**400, float("nan"), 0.5])
+def test_threshold_bf_refuses_a_threshold_no_job_reaches(value):
+    """inf was taken: no job was ever reserved (slack-bf with an infinite
+    slack), against the class's "every job is eventually reserved"."""
+    with pytest.raises(ValueError, match="slowdown_threshold: a finite expected slowdown >= 1"):
+        simulate(SLACK, [4], "threshold-bf", slowdown_threshold=value)

@@ -49,7 +49,7 @@ def test_simulate_time_limit_sets_the_oracle_steps_limit(tmp_path, capsys):
                  "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["options"]["selector_options"] == {"time_limit": 0.5}
-    for argv, text in ((["--time-limit", "1"], "not to no --selector"),
+    for argv, text in ((["--time-limit", "1"], "not to the policy's own steps (no --selector)"),
                        (["--selector", "ff", "--time-limit", "1"], "a heuristic"),
                        (["--selector", "cpsat", "--param", "time_limit=1"], "set it with --time-limit")):
         assert main(["simulate", "--workload", str(f), "--policy", "easy", *argv]) == 2
@@ -63,7 +63,7 @@ def test_simulate_threads_sets_the_oracle_steps_threads(tmp_path, capsys):
     assert main(["simulate", "--workload", str(f), "--policy", "easy", "--selector", "cpsat", "--threads", "2",
                  "--time-limit", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["options"]["selector_options"] == {"time_limit": 1.0, "threads": 2}
-    for argv, text in ((["--threads", "2"], "not to no --selector"),
+    for argv, text in ((["--threads", "2"], "not to the policy's own steps (no --selector)"),
                        (["--selector", "ff", "--threads", "2"], "a heuristic, not an exact method"),
                        (["--policy", "gs", "--threads", "2"], "space-shared policies' exact selectors only")):
         assert main(["simulate", "--workload", str(f), "--policy", "easy", *argv]) == 2
