@@ -281,6 +281,20 @@ def _top3(fin):
     return k1, k2, k3
 
 
+#: a pair budget of :func:`short_hops_part` that is never reached
+NO_BUDGET = 2 ** 62
+
+
+@njit(cache=True)
+def finish_times(load, cnt, ready):
+    """Each machine's finish time: its load after its ready time, 0 if it has no task."""
+    m = load.shape[0]
+    fin = np.zeros(m)
+    for j in range(m):
+        fin[j] = load[j] + ready[j] if cnt[j] > 0 else 0.0
+    return fin
+
+
 @njit(cache=True)
 def short_hops(etc, ready, assign, load, cnt, limit):
     """Tabu search short hops ([vadhiyar-notes] "Tabu search"): scan the task pairs
@@ -291,16 +305,28 @@ def short_hops(etc, ready, assign, load, cnt, limit):
     finish times change: a pair touching no machine of maximal finish time
     cannot help and costs two comparisons.  Updates ``assign`` and ``load``
     in place; returns (hops, makespan).  O(t^2) per scan."""
+    fin = finish_times(load, cnt, ready)
+    hops, span, _, _ = short_hops_part(etc, ready, assign, load, fin, 0, limit, NO_BUDGET)
+    return hops, span
+
+
+@njit(cache=True)
+def short_hops_part(etc, ready, assign, load, fin, i, limit, budget):
+    """:func:`short_hops` in parts: from row ``i`` of the scan, with the
+    finish times ``fin`` (:func:`finish_times`, updated in place), until
+    ``limit`` successful hops, a full scan without one, or, at the start of
+    a row, ``budget`` task pairs looked at.  Returns (hops, makespan, the
+    row to go on from, finished); parts run one after another make the
+    same hops as one call (a time limit is looked at between them)."""
     t = etc.shape[0]
-    m = etc.shape[1]
-    fin = np.zeros(m)
-    for j in range(m):
-        fin[j] = load[j] + ready[j] if cnt[j] > 0 else 0.0
     k1, k2, k3 = _top3(fin)
     span = fin[k1]
     hops = 0
-    i = 0
+    pairs = 0
     while i < t - 1 and hops < limit:
+        if pairs >= budget:
+            return hops, span, i, False
+        pairs += t - 1 - i
         a = assign[i]
         restart = False
         for j in range(i + 1, t):
@@ -331,7 +357,7 @@ def short_hops(etc, ready, assign, load, cnt, limit):
                 restart = True
                 break
         i = 0 if restart else i + 1
-    return hops, span
+    return hops, span, i, True
 
 
 @njit(cache=True)

@@ -17,6 +17,7 @@ budgets are parameters.  Loops in heuristics/_mapping_kernels.py.
 """
 from __future__ import annotations
 
+import numbers
 import time
 
 import numpy as np
@@ -310,7 +311,9 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
     stats : dict | None, default None
         As described above.
     time_limit : float | None, default None
-        Wall-time budget in seconds, checked after each generation (None: none).
+        Wall-time budget in seconds from the call's start, checked after each
+        generation (None: none); the first population, Min-Min's seed
+        included, counts against it but is not interrupted.
 
     Returns
     -------
@@ -327,9 +330,11 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
        Systems. Journal of Parallel and Distributed Computing 61(6):810-837, 2001.
        https://doi.org/10.1006/jpdc.2000.1714.
     """
+    t0 = time.perf_counter()                       # the first population (Min-Min's seed) counts too
+    _check_ga(inst, population=population, time_limit=time_limit, max_iter=max_iter, patience=patience,
+              crossover_rate=crossover_rate, mutation_rate=mutation_rate, seed=seed)
     rng = _rng(seed)
     t, m = inst.etc.shape
-    _check_ga(inst, population=population)
     P = int(population)
     pop = rng.integers(0, m, size=(P, t), dtype=np.int64)
     seed_span = None
@@ -345,8 +350,6 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
     new, new_span = np.empty_like(pop), np.empty(P)
     none = np.empty(0, dtype=np.int64)
     since = it = 0
-    _check_budget("ga", time_limit)
-    t0 = time.perf_counter()
     for it in range(1, max_iter + 1):
         # selection: rank-based roulette wheel ("add the probabilities until the sum exceeds r")
         order = np.argsort(span, kind="stable")
@@ -393,17 +396,22 @@ def _start(inst: MappingInstance, init: str, rng: np.random.Generator) -> np.nda
     return np.asarray(method.func(inst), dtype=np.int64)
 
 
+#: the metaheuristics, which no metaheuristic starts from
+METAHEURISTICS = ("ga", "sa", "tabu")
+
+
 def _init_method(init):
     """The registered heuristic ``init`` names (None for ``random``);
     ValueError for a metaheuristic, an exact method or an unknown name."""
     if init == "random":
         return None
-    if init in ("sa", "tabu", "ga"):
+    if init in METAHEURISTICS:
         raise ValueError(f"init must be 'random' or a constructive mapping heuristic, not the metaheuristic {init!r}")
     try:
         method = get("mapping", init)
     except (KeyError, TypeError):
-        raise ValueError(f"init must be 'random' or a mapping heuristic ({', '.join(names('mapping', 'heuristic'))}), "
+        constructive = [n for n in names("mapping", "heuristic") if n not in METAHEURISTICS]
+        raise ValueError(f"init must be 'random' or a constructive mapping heuristic ({', '.join(constructive)}), "
                          f"got {init!r}") from None
     if method.exact:
         raise ValueError(f"init must be a heuristic, not the exact method {init!r}")
@@ -411,26 +419,59 @@ def _init_method(init):
 
 
 def _check_budget(name: str, time_limit) -> None:
-    if time_limit is not None and not float(time_limit) >= 0.0:
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
+                                   or not float(time_limit) >= 0.0):   # 0 in a direct call: the start itself
         raise ValueError(f"{name}: option 'time_limit' must be >= 0 seconds or None, got {time_limit!r}")
 
 
+def _check_count(name: str, option: str, value, low: int) -> None:
+    """A whole number of iterations, hops or draws, at least ``low``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name}: option {option!r} must be an integer >= {low}, got {value!r}")
+
+
+def _check_rate(name: str, option: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{name}: option {option!r} must lie in [0, 1], got {value!r}")
+
+
+def _check_seed(name: str, seed) -> None:
+    """An integer >= 0 or a numpy Generator (numpy's own errors named neither)."""
+    if isinstance(seed, np.random.Generator):
+        return
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"{name}: option 'seed' must be an integer >= 0 or a numpy Generator, got {seed!r}")
+
+
 # ---- parameter checks before a run (``check_params`` hooks, :mod:`epochbench.methods`) ----
-def _check_ga(inst, population=200, time_limit=None, **_) -> None:
+def _check_ga(inst, population=200, time_limit=None, max_iter=1000, patience=150, crossover_rate=0.6,
+              mutation_rate=0.4, seed=0, **_) -> None:
     if isinstance(population, bool) or int(population) != population or population < 2:
         raise ValueError(f"population must be an integer >= 2, got {population!r}")
     _check_budget("ga", time_limit)
+    _check_count("ga", "max_iter", max_iter, 0)
+    _check_count("ga", "patience", patience, 0)
+    _check_rate("ga", "crossover_rate", crossover_rate)
+    _check_rate("ga", "mutation_rate", mutation_rate)
+    _check_seed("ga", seed)
 
 
-def _check_sa(inst, init="random", cooling=0.9, time_limit=None, **_) -> None:
+def _check_sa(inst, init="random", cooling=0.9, time_limit=None, max_iter=100_000, patience=150, seed=0,
+              **_) -> None:
     if not 0.0 < float(cooling) < 1.0:
         raise ValueError(f"sa: option 'cooling' must lie in (0, 1), got {cooling!r}")
     _check_budget("sa", time_limit)
+    _check_count("sa", "max_iter", max_iter, 0)
+    _check_count("sa", "patience", patience, 0)
+    _check_seed("sa", seed)
     _init_method(init)
 
 
-def _check_tabu(inst, init="random", time_limit=None, **_) -> None:
+def _check_tabu(inst, init="random", time_limit=None, hops=1200, max_tries=1000, seed=0, **_) -> None:
     _check_budget("tabu", time_limit)
+    _check_count("tabu", "hops", hops, 0)
+    _check_count("tabu", "max_tries", max_tries, 1)
+    _check_seed("tabu", seed)
     _init_method(init)
 
 # ---- simulated annealing -------------------------------------------------------------------
@@ -451,8 +492,9 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
     exp((old - new) / T))``; then ``T`` drops by 10% (``cooling``).  Stops
     after ``patience`` iterations without a change of the current makespan
     (Braun's 150), ``max_iter`` iterations or, with ``time_limit`` (seconds;
-    None: no budget), once that much time has passed (checked every 256
-    iterations); returns the best mapping seen.  ``seed`` seeds the draws.
+    None: no budget), once that much time has passed since the call (checked
+    every 256 iterations; the start mapping counts but is not interrupted);
+    returns the best mapping seen.  ``seed`` seeds the draws.
 
     The seed's 10 % cooling (``cooling=0.9``, the default) freezes within
     a few dozen iterations: T falls below any makespan difference and the
@@ -500,8 +542,9 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
        Systems. Journal of Parallel and Distributed Computing 61(6):810-837, 2001.
        https://doi.org/10.1006/jpdc.2000.1714.
     """
-    _check_sa(inst, cooling=cooling, time_limit=time_limit)
-    t0 = time.perf_counter()
+    t0 = time.perf_counter()                       # the start mapping counts against time_limit
+    _check_sa(inst, init=init, cooling=cooling, time_limit=time_limit, max_iter=max_iter, patience=patience,
+              seed=seed)
     rng = _rng(seed)
     etc, ready = _arrays(inst)
     t, m = etc.shape
@@ -573,7 +616,9 @@ def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_t
     stats : dict | None, default None
         As described above.
     time_limit : float | None, default None
-        Wall-time budget in seconds, checked between scans (None: none).
+        Wall-time budget in seconds from the call's start, looked at every
+        :data:`TABU_PAIRS` task pairs of a scan (None: none); the start
+        mapping (``init``) counts against it but is not interrupted.
 
     Returns
     -------
@@ -594,6 +639,8 @@ def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_t
        Systems. Journal of Parallel and Distributed Computing 61(6):810-837, 2001.
        https://doi.org/10.1006/jpdc.2000.1714.
     """
+    t0 = time.perf_counter()                       # the start mapping counts against time_limit
+    _check_tabu(inst, init=init, hops=hops, max_tries=max_tries, seed=seed, time_limit=time_limit)
     rng = _rng(seed)
     etc, ready = _arrays(inst)
     t, m = etc.shape
@@ -601,19 +648,20 @@ def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_t
     tabu_list = np.empty((0, t), dtype=np.int64)
     best, best_span = cur.copy(), inst.value(cur)
     used = short = long_hops = 0
-    stalled = False
-    _check_budget("tabu", time_limit)
-    t0 = time.perf_counter()
-    while used < hops:
+    stalled = out_of_time = False
+    while used < hops and not out_of_time:
         if used and time_limit is not None and time.perf_counter() - t0 >= time_limit:
             break
         load, cnt = _k.loads_of(etc, cur, m)
-        n, span = _k.short_hops(etc, ready, cur, load, cnt, hops - used)
+        if time_limit is None:
+            n, span = _k.short_hops(etc, ready, cur, load, cnt, hops - used)
+        else:                                      # the same hops in parts, the clock looked at between
+            n, span, out_of_time = _timed_short_hops(etc, ready, cur, load, cnt, hops - used, t0 + time_limit)
         used += n
         short += n
         if span < best_span:
             best, best_span = cur.copy(), float(span)
-        if used >= hops:
+        if used >= hops or out_of_time:
             break
         if long_hops >= len(tabu_list):  # grow by doubling
             tabu_list = np.concatenate([tabu_list, np.empty((max(len(tabu_list), 8), t), np.int64)])
@@ -635,6 +683,25 @@ def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_t
     if stats is not None:
         stats.update(short_hops=short, long_hops=long_hops, best_makespan=inst.value(best), stalled=stalled)
     return best
+
+
+#: task pairs a part of a timed tabu descent looks at between two looks at the clock
+TABU_PAIRS = 1 << 16
+
+
+def _timed_short_hops(etc, ready, cur, load, cnt, limit: int, deadline: float) -> tuple[int, float, bool]:
+    """One tabu descent (:func:`~epochbench.heuristics._mapping_kernels.short_hops`)
+    in parts of :data:`TABU_PAIRS` pairs, stopping at ``deadline``
+    (``time.perf_counter()`` seconds); returns (hops, makespan, cut short)."""
+    fin = _k.finish_times(load, cnt, ready)
+    i = n = 0
+    while True:
+        k, span, i, finished = _k.short_hops_part(etc, ready, cur, load, fin, i, limit - n, TABU_PAIRS)
+        n += k
+        if finished:
+            return n, float(span), False
+        if time.perf_counter() >= deadline:
+            return n, float(span), True
 
 
 ga.check_params = _check_ga

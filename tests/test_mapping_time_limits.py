@@ -13,6 +13,8 @@ import numpy as np
 import pulp
 import pytest
 
+import epochbench as eb
+
 from epochbench.exact import mapping as X
 from epochbench.instances.generators import generate
 from epochbench.instances.mapping import MappingInstance
@@ -255,3 +257,41 @@ def test_weighted_milp_keeps_its_info(method):
     assert r.status in ("feasible", "optimal") and r.info["work_weight"] == 0.2
     assert r.info["work_prices"] == pytest.approx([1.0 / inst.k] * inst.k)
     assert r.value <= r.info["start_makespan"]
+
+
+def test_tabu_looks_at_its_limit_inside_a_descent_and_an_unreached_one_changes_nothing():
+    """The limit was looked at only between descents, and a whole default
+    run is one descent on large matrices: time_limit=0.01 took as long as
+    none.  Parts of a descent make the same hops as one call."""
+    import numpy as np
+    from epochbench.heuristics import mapping as H
+    from epochbench.instances.mapping import MappingInstance
+    big = MappingInstance.build(np.random.default_rng(1).uniform(1, 100, (4000, 4)).round(2))
+    full, cut = {}, {}
+    H.tabu(big, init="mct", stats=full)
+    H.tabu(big, init="mct", time_limit=1e-9, stats=cut)           # past its limit after the first part
+    assert full["short_hops"] == 1200 and cut["short_hops"] < full["short_hops"]
+    for inst in eb.generate("braun-range", tasks=48, machines=6, seed=2)[:4]:
+        for init in ("random", "minmin"):
+            assert (H.tabu(inst, init=init) == H.tabu(inst, init=init, time_limit=1e6)).all()
+
+
+@pytest.mark.parametrize("method, kw, needle", [
+    ("ga", dict(crossover_rate=2.0), "option 'crossover_rate' must lie in \\[0, 1\\]"),
+    ("ga", dict(mutation_rate=-1), "option 'mutation_rate' must lie in \\[0, 1\\]"),
+    ("ga", dict(max_iter=-1), "option 'max_iter' must be an integer >= 0"),
+    ("ga", dict(patience=-3), "option 'patience' must be an integer >= 0"),
+    ("ga", dict(seed="abc"), "option 'seed' must be an integer >= 0 or a numpy Generator"),
+    ("sa", dict(seed=-1), "option 'seed' must be an integer >= 0"),
+    ("sa", dict(max_iter=-5), "option 'max_iter' must be an integer >= 0"),
+    ("tabu", dict(hops=-1), "option 'hops' must be an integer >= 0"),
+    ("tabu", dict(max_tries=0), "option 'max_tries' must be an integer >= 1"),
+    ("tabu", dict(init="bogus"), "constructive mapping heuristic \\(olb, .*duplex\\), got 'bogus'"),
+])
+def test_metaheuristic_options_out_of_range_are_one_line(method, kw, needle):
+    inst = eb.generate("braun-range", tasks=8, machines=3, seed=1)[0]
+    with pytest.raises(ValueError, match=needle):                  # accepted (rates clipped) or numpy's raw error
+        eb.solve(inst, method, **kw)
+    from epochbench.heuristics import mapping as H
+    with pytest.raises(ValueError, match=needle):                  # a direct call checks them too
+        getattr(H, method)(inst, **kw)
