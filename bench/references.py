@@ -43,7 +43,7 @@ REFERENCES: dict[str, Reference] = {r.key: r for r in [
     _R("vadhiyar-notes", "S. Vadhiyar", "Scheduling on Parallel Systems",
        "lecture notes, Supercomputer Education and Research Centre, Indian Institute of Science (undated)",
        note="FCFS, EASY, conservative backfilling and its variants; LOS (algorithms 1 and 2, table 2); gang "
-            "scheduling; OLB, UDA, MCT, Min-Min, Max-Min, Duplex, GA, SA, tabu search for ETC mapping"),
+            "scheduling; OLB, UDA, Min-Min, Max-Min, GA, SA, tabu search for ETC mapping"),
     _R("capannini2007", "G. Capannini, R. Baraglia, D. Puppin, L. Ricci, M. Pasquali",
        "A Job Scheduling Framework for Large Computing Farms",
        "Proceedings of the ACM/IEEE Conference on Supercomputing (SC '07), Reno", 2007,
@@ -61,7 +61,8 @@ REFERENCES: dict[str, Reference] = {r.key: r for r in [
        "J. P. Robertson, M. D. Theys, B. Yao, D. Hensgen, R. F. Freund",
        "A Comparison of Eleven Static Heuristics for Mapping a Class of Independent Tasks onto Heterogeneous "
        "Distributed Computing Systems", "Journal of Parallel and Distributed Computing 61(6):810-837", 2001,
-       doi="10.1006/jpdc.2000.1714", note="the ETC model, the 12 benchmark matrices, GA / SA / tabu settings"),
+       doi="10.1006/jpdc.2000.1714", note="the ETC model, the 12 benchmark matrices, MCT, Duplex, GA / SA / tabu "
+                                           "settings"),
     _R("maheswaran1999", "M. Maheswaran, S. Ali, H. J. Siegel, D. Hensgen, R. F. Freund",
        "Dynamic Mapping of a Class of Independent Tasks onto Heterogeneous Computing Systems",
        "Journal of Parallel and Distributed Computing 59(2):107-131", 1999, doi="10.1006/jpdc.1999.1581",
