@@ -28,10 +28,18 @@
   pass reaches every node an alternating path reaches, the result has
   maximum cardinality (Berge); its weight is an approximation, as the paper
   says (paths start at free nodes, so an improving alternating cycle of the
-  inherited pairs is never taken).  One arriving or leaving job costs one or two passes, O(n m), where
+  inherited pairs is never taken).  Each machine is labelled from the first
+  layer that reaches it, so a longer path of larger gain to a machine already
+  reached is not seen: from an empty start on a matrix where every job may
+  run on every machine, the first layer reaches every machine directly and
+  IMFS takes MIS's choices (measured: the same decisions on 40 of 40 random
+  complete matrices; 3.6-6.2 % below the optimum weight on 150 x 150 farm
+  matrices), where MFS's longest path tree finds the optimum.  One arriving or leaving job costs one or two passes, O(n m), where
   MFS pays O(nu m (n + m)).
 
-Every function returns the pairs ``(job, machine)``.
+Every function returns the pairs ``(job, machine)``, IMFS as the ``decision``
+of a :class:`~epochbench.instances.core.Result` that also counts the
+previous pairs it kept and dropped.
 """
 from __future__ import annotations
 
@@ -355,6 +363,21 @@ def _imfs_kernel(p, match_j, match_m, max_even, tol):
     return odd, even
 
 
+def _previous_pairs(previous) -> list[tuple[int, int]]:
+    """``previous`` read as (job, machine) pairs of whole numbers: a pair
+    out of range or no longer eligible is IMFS's to drop and count, a
+    non-integer index a ValueError (int() cut (0.9, 0.2) to (0, 0), kept)."""
+    out = []
+    for q in previous:
+        pair = tuple(q) if isinstance(q, (tuple, list, np.ndarray)) else (q,)
+        ok = len(pair) == 2 and all(not isinstance(v, (bool, np.bool_, str)) and isinstance(v, (int, float, np.number))
+                                    and float(v).is_integer() for v in pair)
+        if not ok:
+            raise ValueError(f"imfs: previous pair {q!r} is not two whole-number indices (job, machine)")
+        out.append((int(pair[0]), int(pair[1])))
+    return out
+
+
 @register("assignment", "imfs")
 def imfs(inst: AssignmentInstance, previous=None, max_even: int | None = None) -> Result:
     """[capannini2007] section 5, IMFS: from the previous plan's pairs (``previous``,
@@ -373,8 +396,10 @@ def imfs(inst: AssignmentInstance, previous=None, max_even: int | None = None) -
 
     Returns
     -------
-    list of (int, int)
-        The matching as (job, machine) pairs (checked by ``check_assignment``).
+    Result
+        The matching as (job, machine) pairs in ``decision`` (checked by
+        ``check_assignment``), ``info["inherited"]`` / ``info["dropped"]``
+        the previous pairs kept and dropped.
 
     Notes
     -----
@@ -388,7 +413,7 @@ def imfs(inst: AssignmentInstance, previous=None, max_even: int | None = None) -
     """
     p = np.asarray(inst.preference, dtype=np.float64)  # read-only: the kernels never write p
     n, m = p.shape
-    prev = inst.previous() if previous is None else [tuple(map(int, q)) for q in previous]
+    prev = inst.previous() if previous is None else _previous_pairs(previous)
     match_j = np.full(n, -1, dtype=np.int64)
     match_m = np.full(m, -1, dtype=np.int64)
     kept = dropped = 0

@@ -151,8 +151,10 @@ def greedy_mkp(inst: KnapsackInstance, reweight: bool = True) -> Result:
 
     Returns
     -------
-    list of int
-        Indices of the jobs that get their licenses (checked by ``check_knapsack``).
+    Result
+        ``decision``: the indices of the jobs that get their licenses
+        (checked by ``check_knapsack``); ``info``: ``critical`` licenses,
+        jobs ``discarded``, ``resorts``.
 
     Notes
     -----
@@ -182,8 +184,10 @@ def greedy_ratio(inst: KnapsackInstance) -> Result:
 
     Returns
     -------
-    list of int
-        Indices of the jobs that get their licenses (checked by ``check_knapsack``).
+    Result
+        ``decision``: the indices of the jobs that get their licenses
+        (checked by ``check_knapsack``); ``info``: ``critical`` licenses,
+        jobs ``discarded``, ``resorts``.
 
     Notes
     -----

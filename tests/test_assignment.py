@@ -245,3 +245,14 @@ def test_a_matching_with_fewer_pairs_is_short_never_at_the_reference():
     assert not table.loc["mis", "beats_reference"]
     s = summarize(table.reset_index()).set_index("method")
     assert s.loc["mis", "short"] == 1 and s.loc["mis", "at_bound"] == 0.0 and s.loc["hungarian", "at_bound"] == 1.0
+
+
+@pytest.mark.parametrize("bad", [[(0.9, 0.2)], [(True, False)], [("1", "0")], [(0, 1, 2)], [0]])
+def test_imfs_refuses_a_previous_pair_that_is_not_two_whole_indices(bad):
+    """int() cut (0.9, 0.2) to (0, 0), which IMFS kept as inherited (weight 2 where the optimum is 10)."""
+    from epochbench.heuristics.assignment import imfs
+    inst = AssignmentInstance.build([[1.0, 5.0], [5.0, 1.0]])
+    with pytest.raises(ValueError, match="imfs: previous pair .* is not two whole-number indices"):
+        imfs(inst, previous=bad)
+    r = imfs(inst, previous=[(0, 1), (np.int64(1), 0.0), (5, 5)])      # numpy and whole floats; out of range: dropped
+    assert sorted(r.decision) == [(0, 1), (1, 0)] and (r.info["inherited"], r.info["dropped"]) == (2, 1)
