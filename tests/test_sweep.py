@@ -64,16 +64,22 @@ def _workers_seen(address: str, n: int) -> bool:
         return len(c.scheduler_info()["workers"]) >= n
 
 
+def _start_scheduler(info: Path, procs: list) -> str:
+    """Start a ``dask scheduler`` on 127.0.0.1 (appended to ``procs``, for the
+    caller's ``finally`` to stop) and return its address."""
+    procs.append(subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                   "--scheduler-file", str(info)], cwd=ROOT, env=_env(),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+    wait_for(lambda: info.exists() and info.stat().st_size > 0, what="the scheduler")
+    return json.loads(info.read_text())["address"]
+
+
 @pytest.fixture(scope="module")
 def scheduler(tmp_path_factory):
     """The address of a scheduler with two workers on 127.0.0.1."""
-    info = tmp_path_factory.mktemp("dask") / "scheduler.json"
-    procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                               "--scheduler-file", str(info)], cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)]
+    procs = []
     try:
-        wait_for(lambda: info.exists() and info.stat().st_size > 0, what="the scheduler")
-        address = json.loads(info.read_text())["address"]
+        address = _start_scheduler(tmp_path_factory.mktemp("dask") / "scheduler.json", procs)
         procs += [_worker(address), _worker(address)]
         wait_for(lambda: _workers_seen(address, 2), what="two workers")
         yield address
@@ -387,13 +393,9 @@ def test_workers_that_run_other_code_or_none_are_refused_and_sigint_is_given_bac
     code; a worker without epochbench gave a 45-line traceback; a worker
     started by hand ignored Ctrl-C for good after a sweep."""
     from distributed import Client
-    info = tmp_path / "scheduler.json"
-    procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                               "--scheduler-file", str(info)], cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)]
+    procs = []
     try:
-        wait_for(lambda: info.exists() and info.stat().st_size > 0, what="the scheduler")
-        address = json.loads(info.read_text())["address"]
+        address = _start_scheduler(tmp_path / "scheduler.json", procs)
         procs.append(_worker(address))
         for site, needle in ((_OTHER_VERSION, r"1 worker\(s\) of .* run other code than this client \(.*: "
                                                 r"epochbench 9\.9\.9"),
