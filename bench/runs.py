@@ -66,32 +66,42 @@ def _version(dist: str) -> str | None:
         return None
 
 
+def _git(where: Path, *args: str, timeout: float = 5) -> subprocess.CompletedProcess:
+    """``git -C where ARGS`` without optional locks (a status must not take
+    the index lock of a checkout someone is working in)."""
+    return subprocess.run(["git", "-C", str(where), *args], capture_output=True, timeout=timeout,
+                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+
+
 def git_commit(where: Path | None = None) -> str | None:
     """The commit of the git checkout holding ``where`` (default: this
     package), with ``+dirty`` when it has uncommitted changes; None outside
-    a checkout or without git."""
+    a checkout, without git, or when ``where`` is not part of the checkout
+    that holds it (a package installed into a virtual environment inside
+    another project's repository is that project's untracked file)."""
     where = Path(where or Path(__file__).resolve().parent)
     try:
-        head = subprocess.run(["git", "-C", str(where), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=5)
-        if head.returncode != 0:
+        head = _git(where, "rev-parse", "HEAD")
+        if head.returncode != 0 or _git(where, "ls-files", "--error-unmatch", "__init__.py").returncode != 0:
             return None
-        dirty = subprocess.run(["git", "-C", str(where), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5)
+        dirty = _git(where, "status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
         return None
-    return head.stdout.strip() + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
+    return head.stdout.decode().strip() + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
 
 
 def git_diff(where: Path | None = None) -> str | None:
     """A short hash (sha256, 12 hex digits) of the uncommitted changes to
     tracked files of the checkout holding ``where`` (default: this package),
     so that two dirty working trees of one commit are told apart; None when
-    there are none, outside a checkout or without git."""
+    there are none, outside a checkout or without git.  The diff is written
+    the same whatever the user's git settings (full object names, fixed
+    prefixes, no renames or text conversion), so equal changes on two hosts
+    hash alike."""
     where = Path(where or Path(__file__).resolve().parent)
     try:
-        diff = subprocess.run(["git", "-C", str(where), "diff", "HEAD", "--no-ext-diff", "--no-color", "--binary"],
-                              capture_output=True, timeout=10)
+        diff = _git(where, "diff", "HEAD", "--no-ext-diff", "--no-textconv", "--no-color", "--binary",
+                    "--full-index", "--no-renames", "--src-prefix=a/", "--dst-prefix=b/", timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
     if diff.returncode != 0 or not diff.stdout.strip():

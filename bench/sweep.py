@@ -737,9 +737,9 @@ def _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_er
         if scheduler is not None and _lost(client, exc):
             raise SchedulerLost(scheduler, done, len(jobs)) from None
         raise
-    finally:
-        if client.status == "running":
-            with contextlib.suppress(Exception):          # best effort: a worker may be gone
+    finally:       # best effort; not after Ctrl-C: a worker busy in a compiled kernel would hold it up
+        if client.status == "running" and not isinstance(sys.exc_info()[1], KeyboardInterrupt):
+            with contextlib.suppress(Exception):
                 client.run(_restore_sigint)
 
 
@@ -999,10 +999,14 @@ def _restore_sigint() -> None:
         signal.signal(signal.SIGINT, _SIGINT_BEFORE.pop() or signal.SIG_DFL)
 
 
+@functools.lru_cache(maxsize=1)
 def code_here() -> dict:
     """The code this process runs: epochbench's ``version``, the checkout's
     ``commit`` (with ``+dirty``; None outside one) and ``diff`` (the hash
-    of its uncommitted changes, :func:`epochbench.runs.git_diff`)."""
+    of its uncommitted changes, :func:`epochbench.runs.git_diff`), as they
+    were when it was first asked (on a worker: when the first sweep's check
+    imported epochbench there), not as the files on disk are later: a worker
+    that imported older code reports that code."""
     from . import runs
     commit = runs.git_commit()
     return {"version": runs._version("epochbench"), "commit": commit,
@@ -1039,8 +1043,9 @@ def _check_workers(client, scheduler: str | None) -> None:
     where = f"of {scheduler} " if scheduler else ""
     if broken:
         w, exc = next(iter(broken.items()))
-        raise ValueError(f"{len(broken)} worker(s) {where}cannot run epochbench's tasks ({w}: "
-                         f"{type(exc).__name__}: {exc}); every worker needs epochbench, this version")
+        raise ValueError(f"{len(broken)} worker(s) {where}failed epochbench's check before the sweep ({w}: "
+                         f"{type(exc).__name__}: {exc}); every worker needs epochbench, this version, and "
+                         "must answer")
     if scheduler is None:
         return
     mine = code_here()

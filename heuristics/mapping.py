@@ -17,6 +17,7 @@ budgets are parameters.  Loops in heuristics/_mapping_kernels.py.
 """
 from __future__ import annotations
 
+import math
 import numbers
 import time
 
@@ -335,7 +336,7 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
               crossover_rate=crossover_rate, mutation_rate=mutation_rate, seed=seed)
     rng = _rng(seed)
     t, m = inst.etc.shape
-    P = int(population)
+    P, max_iter, patience = int(population), int(max_iter), int(patience)
     pop = rng.integers(0, m, size=(P, t), dtype=np.int64)
     seed_span = None
     if seeded:
@@ -425,8 +426,11 @@ def _check_budget(name: str, time_limit) -> None:
 
 
 def _check_count(name: str, option: str, value, low: int) -> None:
-    """A whole number of iterations, hops or draws, at least ``low``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+    """A whole number of iterations, hops or draws, at least ``low`` (a
+    whole float such as ``1e3`` too, as ``--param`` reads it)."""
+    whole = isinstance(value, numbers.Integral) or (isinstance(value, numbers.Real) and math.isfinite(value)
+                                                    and float(value).is_integer())
+    if isinstance(value, bool) or not whole or value < low:
         raise ValueError(f"{name}: option {option!r} must be an integer >= {low}, got {value!r}")
 
 
@@ -436,8 +440,10 @@ def _check_rate(name: str, option: str, value) -> None:
 
 
 def _check_seed(name: str, seed) -> None:
-    """An integer >= 0 or a numpy Generator (numpy's own errors named neither)."""
-    if isinstance(seed, np.random.Generator):
+    """An integer >= 0, a numpy Generator or SeedSequence, or None (fresh
+    entropy), as ``numpy.random.default_rng`` takes them (its own errors
+    named neither the method nor the option)."""
+    if seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
         return
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"{name}: option 'seed' must be an integer >= 0 or a numpy Generator, got {seed!r}")
@@ -545,6 +551,7 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
     t0 = time.perf_counter()                       # the start mapping counts against time_limit
     _check_sa(inst, init=init, cooling=cooling, time_limit=time_limit, max_iter=max_iter, patience=patience,
               seed=seed)
+    max_iter, patience = int(max_iter), int(patience)
     rng = _rng(seed)
     etc, ready = _arrays(inst)
     t, m = etc.shape
@@ -641,6 +648,7 @@ def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_t
     """
     t0 = time.perf_counter()                       # the start mapping counts against time_limit
     _check_tabu(inst, init=init, hops=hops, max_tries=max_tries, seed=seed, time_limit=time_limit)
+    hops, max_tries = int(hops), int(max_tries)
     rng = _rng(seed)
     etc, ready = _arrays(inst)
     t, m = etc.shape

@@ -271,9 +271,16 @@ def test_tabu_looks_at_its_limit_inside_a_descent_and_an_unreached_one_changes_n
     H.tabu(big, init="mct", stats=full)
     H.tabu(big, init="mct", time_limit=1e-9, stats=cut)           # past its limit after the first part
     assert full["short_hops"] == 1200 and cut["short_hops"] < full["short_hops"]
-    for inst in eb.generate("braun-range", tasks=48, machines=6, seed=2)[:4]:
-        for init in ("random", "minmin"):
-            assert (H.tabu(inst, init=init) == H.tabu(inst, init=init, time_limit=1e6)).all()
+    import pytest as _pytest
+    with _pytest.MonkeyPatch.context() as mp:
+        mp.setattr(H, "TABU_PAIRS", 7)                          # parts of a few rows: every descent is split
+        for seed in range(6):
+            inst = eb.generate("braun-range", tasks=48, machines=6, seed=seed)[0]
+            for init in ("random", "minmin"):
+                one, parts = {}, {}
+                a = H.tabu(inst, init=init, stats=one)
+                b = H.tabu(inst, init=init, time_limit=1e6, stats=parts)
+                assert (a == b).all() and one == parts
 
 
 @pytest.mark.parametrize("method, kw, needle", [
@@ -295,3 +302,17 @@ def test_metaheuristic_options_out_of_range_are_one_line(method, kw, needle):
     from epochbench.heuristics import mapping as H
     with pytest.raises(ValueError, match=needle):                  # a direct call checks them too
         getattr(H, method)(inst, **kw)
+
+
+def test_whole_float_counts_and_seedless_calls_still_run():
+    """``--param hops=1e3`` reads a float; a seed of None or a SeedSequence is numpy's to take."""
+    import numpy as np
+    from epochbench.heuristics import mapping as H
+    inst = eb.generate("braun-range", tasks=8, machines=3, seed=1)[0]
+    assert (H.tabu(inst, hops=100.0) == H.tabu(inst, hops=100)).all()
+    with pytest.raises(ValueError, match="option 'hops' must be an integer >= 0, got 10.5"):
+        H.tabu(inst, hops=10.5)
+    assert (H.ga(inst, max_iter=20.0, patience=5.0) == H.ga(inst, max_iter=20, patience=5)).all()
+    assert (H.sa(inst, max_iter=1e3) == H.sa(inst, max_iter=1000)).all()
+    for seed in (None, np.random.SeedSequence(3)):
+        assert len(H.ga(inst, seed=seed, max_iter=5)) == 8 and len(H.tabu(inst, seed=seed, hops=5)) == 8

@@ -267,3 +267,20 @@ def test_an_experiments_extra_tables_are_written_printed_recorded_and_kept_aside
     info = _strict(open("o/extra-test.run.json").read())
     assert "extra-test-claims.csv" in info["files"]
     assert len(list(__import__("pathlib").Path("o").glob("extra-test-claims-*.csv"))) == 1   # the first run's, kept
+
+
+def test_a_package_installed_inside_another_projects_repository_has_no_commit(tmp_path):
+    """git -C found the outer repository and gave its commit (a worker
+    installed from a wheel in a project's .venv was then 'other code')."""
+    import subprocess
+    from epochbench import runs
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "x").write_text("1")
+    subprocess.run(["git", "-C", str(tmp_path), "add", "x"], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x"],
+                   check=True)
+    pkg = tmp_path / ".venv" / "epochbench"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    assert runs.git_commit(pkg) is None
+    assert runs.git_commit() is None or len(runs.git_commit().split("+")[0]) == 40   # this checkout: its own

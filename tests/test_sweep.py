@@ -399,7 +399,7 @@ def test_workers_that_run_other_code_or_none_are_refused_and_sigint_is_given_bac
         procs.append(_worker(address))
         for site, needle in ((_OTHER_VERSION, r"1 worker\(s\) of .* run other code than this client \(.*: "
                                                 r"epochbench 9\.9\.9"),
-                             (_NO_EPOCHBENCH, r"1 worker\(s\) of .* cannot run epochbench's tasks \(.*"
+                             (_NO_EPOCHBENCH, r"1 worker\(s\) of .* failed epochbench's check before the sweep \(.*"
                                               r"ModuleNotFoundError")):
             odd = _odd_worker(address, tmp_path, site)
             try:

@@ -462,3 +462,20 @@ def test_a_task_that_kills_its_workers_is_named_in_one_line(stop):
 def test_a_task_is_named_by_its_instance():
     inst = eb.generate("leinberger", count=1, seed=1)[0]
     assert sw._label({"instance": inst, "k": 2}) == f"instance={inst.name} k=2"
+
+
+def test_a_process_reports_the_code_it_imported_not_the_files_as_they_are_later(monkeypatch):
+    """A worker asked again after the checkout changed reported the new
+    files' state while it ran the code it had imported."""
+    from epochbench import runs
+    sw.code_here.cache_clear()
+    monkeypatch.setattr(runs, "git_commit", lambda where=None: "a" * 40 + "+dirty")
+    monkeypatch.setattr(runs, "git_diff", lambda where=None: "1" * 12)
+    try:
+        first = sw.code_here()
+        monkeypatch.setattr(runs, "git_diff", lambda where=None: "2" * 12)     # the files changed since
+        assert sw.code_here() == first and first["diff"] == "1" * 12
+        assert not sw._same_code(first, {**first, "diff": "2" * 12})
+        assert sw._same_code(first, {**first, "commit": None})                 # a wheel install: version only
+    finally:
+        sw.code_here.cache_clear()
