@@ -18,11 +18,11 @@ budgets are parameters.  Loops in heuristics/_mapping_kernels.py.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 
 import numpy as np
 
+from epochbench.instances.checks import is_int, is_number
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import get, names, register
 
@@ -420,22 +420,20 @@ def _init_method(init):
 
 
 def _check_budget(name: str, time_limit) -> None:
-    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
-                                   or not float(time_limit) >= 0.0):   # 0 in a direct call: the start itself
+    if time_limit is not None and (not is_number(time_limit) or not float(time_limit) >= 0.0):   # 0 in a direct call: the start itself
         raise ValueError(f"{name}: option 'time_limit' must be >= 0 seconds or None, got {time_limit!r}")
 
 
 def _check_count(name: str, option: str, value, low: int) -> None:
     """A whole number of iterations, hops or draws, at least ``low`` (a
     whole float such as ``1e3`` too, as ``--param`` reads it)."""
-    whole = isinstance(value, numbers.Integral) or (isinstance(value, numbers.Real) and math.isfinite(value)
-                                                    and float(value).is_integer())
-    if isinstance(value, bool) or not whole or value < low:
+    whole = is_int(value) or (is_number(value) and math.isfinite(value) and float(value).is_integer())
+    if not whole or value < low:
         raise ValueError(f"{name}: option {option!r} must be an integer >= {low}, got {value!r}")
 
 
 def _check_rate(name: str, option: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
+    if not is_number(value) or not 0.0 <= float(value) <= 1.0:
         raise ValueError(f"{name}: option {option!r} must lie in [0, 1], got {value!r}")
 
 
@@ -445,7 +443,7 @@ def _check_seed(name: str, seed) -> None:
     named neither the method nor the option)."""
     if seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
         return
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise ValueError(f"{name}: option 'seed' must be an integer >= 0 or a numpy Generator, got {seed!r}")
 
 
