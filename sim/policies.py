@@ -505,12 +505,11 @@ def warm_up(policy: Policy, table: JobTable, capacity: np.ndarray) -> None:
     tiny = dataclasses.replace(table, ids=table.ids[:k], submit=table.submit[:k], runtime=table.runtime[:k],
                                estimate=table.estimate[:k], duration=table.duration[:k],
                                demand=table.demand[:k], start=np.full(k, np.nan), promised=np.full(k, np.nan))
-    run_fast(make(policy.name), tiny, capacity, python=False)
+    run_fast(make(policy.name), tiny, capacity)
 
 
 def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=None,
-             every: float = 0.5, los_words: int | None = None, *, python: bool = True,
-             info: dict | None = None) -> int:
+             every: float = 0.5, los_words: int | None = None) -> int:
     """Run ``policy`` (one of :data:`FAST_CODES`, default selector) with the
     compiled event loop; fills ``table.start`` / ``table.promised``, returns
     the number of passes.  Work arrays are allocated here, so that the
@@ -519,24 +518,13 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
     is called every ``every`` seconds from this one, and once at the end.
     ``los_words``: the size of the LOS bitsets (:func:`epochbench.sim.los_fast.los_work`);
     a LOS step that needs more stops the loop, which then runs again from
-    the start with them.  EASY with one resource on at most
-    :data:`~epochbench.sim.easy_python.PY_MAX_JOBS` jobs, in a process
-    that has not loaded the compiled kernels, runs in the loop's pure-Python
-    twin (:func:`run_python`) unless that runs past its time budget
-    (``python=False``: never); ``info["engine"]`` (when a dict is given)
-    says which ran, ``python`` or ``fast``."""
+    the start with them.  (The loop's pure-Python twin for a short EASY
+    stream, :func:`run_python`, is the caller's to try first:
+    :func:`epochbench.sim.pool.simulate_pool`.)"""
     code = FAST_CODES[policy.name]
     n, k = table.n, table.k
-    if info is not None:
-        info["engine"] = "fast"
     if n == 0:
         return 0
-    if python and python_route(policy, table):
-        passes = run_python(table, capacity, progress)
-        if passes is not None:
-            if info is not None:
-                info["engine"] = "python"
-            return passes
     limit = float(getattr(policy, "starvation_limit", DAY))
     rows = rows_needed(n) if code == _CONS else 1
     lw, lbits = los_work(n, code == _LOS, los_words)
@@ -559,7 +547,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
     if lw[LOS_OVERFLOW]:
         table.start[:] = np.nan
         table.promised[:] = np.nan
-        return run_fast(policy, table, capacity, progress, every, los_grown(lw, lbits), python=python, info=info)
+        return run_fast(policy, table, capacity, progress, every, los_grown(lw, lbits))
     if code == _LOS:
         policy.selector_stats = los_stats(lw)  # as the generic policy reports them
     return passes

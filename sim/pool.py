@@ -73,7 +73,7 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
         policies.warm_up(pol, table, cap)      # one-time loading is not the simulation's time
     t0 = time.perf_counter()
     if compiled:
-        passes, used = policies.run_fast(pol, table, cap, progress, python=False), "fast"
+        passes, used = policies.run_fast(pol, table, cap, progress), "fast"
     else:
         mach = (machine or PoolMachine)(table, cap)
         eng = Engine(table, mach, pol, on_pass, progress)

@@ -58,15 +58,16 @@ def test_the_pure_python_easy_gives_up_at_its_budget_and_the_compiled_loop_takes
     args = (t.submit.tolist(), t.duration.tolist(), t.estimate.tolist(), t.ids.tolist(), t.demand[:, 0].tolist(), 8)
     assert easy_module.easy_python(*args, budget=-1.0) is None
     assert easy_module.easy_python(*args, budget=float("inf")) is not None    # (the default budget is wall time)
+    from epochbench.sim.pool import simulate_pool
     reference = _table(w)
     load_kernels()
     run_fast(make("easy"), reference, w.capacity)
     monkeypatch.setattr("epochbench.sim.policies.kernels_loaded", lambda: False)
     monkeypatch.setattr(easy_module, "PY_BUDGET_S", -1.0)
-    again = _table(w)
-    run_fast(make("easy"), again, w.capacity)
-    assert np.array_equal(again.start, reference.start) and np.array_equal(again.promised, reference.promised,
-                                                                          equal_nan=True)
+    again = simulate_pool(w.table, w.capacity, "easy")                  # the twin first, then the compiled loop
+    assert again.engine == "fast"
+    assert np.array_equal(again.jobs["start"].to_numpy(), reference.start)
+    assert np.array_equal(again.jobs["promised"].to_numpy(), reference.promised, equal_nan=True)
 
 
 def _swf_text(rng, lines: int) -> bytes:
@@ -317,11 +318,11 @@ def test_a_python_twin_past_its_budget_gives_way_to_a_compiled_loop_loaded_befor
     warm = policies.warm_up
     monkeypatch.setattr(policies, "warm_up", lambda *a: (calls.append("warm_up"), warm(*a)))
     run = policies.run_fast
-    monkeypatch.setattr(policies, "run_fast", lambda *a, **k: (calls.append(("run_fast", k.get("python"))),
+    monkeypatch.setattr(policies, "run_fast", lambda *a, **k: (calls.append("run_fast"),
                                                               run(*a, **k))[1])
     w = _stream(np.random.default_rng(0), 300, 16, True)
     res = pool.simulate_pool(w.table, w.capacity, "easy")
-    assert calls == ["twin: past its budget", "warm_up", ("run_fast", False),      # warm_up's own two-job run
-                     ("run_fast", False)] and res.engine == "fast"
+    assert calls == ["twin: past its budget", "warm_up", "run_fast",      # warm_up's own two-job run
+                     "run_fast"] and res.engine == "fast"
     expected = pool.simulate_pool(w.table, w.capacity, "easy", engine="fast")
     assert np.array_equal(res.jobs["start"].to_numpy(), expected.jobs["start"].to_numpy())
