@@ -559,13 +559,21 @@ def check_scheduler(address: str | None = None) -> str | None:
 def probe_scheduler(address: str | None = None) -> str | None:
     """:func:`check_scheduler`, then one connection to what answers there,
     closed at once: ``ValueError`` (as :func:`_connect`) when it is no Dask
-    scheduler, so that a command can refuse before it touches its output.
-    Costs the connection (milliseconds to a scheduler; up to
-    :data:`CONNECT_TIMEOUT` seconds to a service that never answers)."""
+    scheduler, or when a worker cannot run epochbench's tasks or runs other
+    code (:func:`_check_workers`), so that a command can refuse before it
+    touches its output.  Costs the connection (milliseconds to a scheduler;
+    up to :data:`CONNECT_TIMEOUT` seconds to a service that never answers)
+    and one question to each worker."""
     option, resolved = _option(address), check_scheduler(address)
     if resolved is not None:
         from distributed import Client
-        _connect(Client, resolved, option).close()
+        client = _connect(Client, resolved, option)
+        try:
+            _check_workers(client, resolved, say_empty=False)     # the sweep says it, once
+        finally:
+            with contextlib.suppress(Exception):
+                client.run(_restore_sigint)
+            client.close()
     return resolved
 
 
@@ -1030,13 +1038,13 @@ def _same_code(mine: dict, theirs: dict) -> bool:
     return True
 
 
-def _check_workers(client, scheduler: str | None) -> None:
+def _check_workers(client, scheduler: str | None, say_empty: bool = True) -> None:
     """Set SIGINT aside on every worker; on a scheduler, refuse (one-line
     ``ValueError``) workers that cannot run epochbench's tasks, or run other
     code than this client (their rows would be stamped with this client's
     code).  Workers that join later are not asked."""
     codes = client.run(_worker_code, scheduler is not None, on_error="return")
-    if not codes and scheduler is not None:          # the tasks wait; say so instead of hanging without a word
+    if not codes and scheduler is not None and say_empty:   # the tasks wait: said, not a silent hang
         print(f"epochbench: warning: {scheduler} has no worker yet: the tasks wait until one joins (its code "
               "is not checked)", file=sys.stderr, flush=True)
     broken = {w: c for w, c in codes.items() if isinstance(c, BaseException)}

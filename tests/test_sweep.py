@@ -406,6 +406,8 @@ def test_workers_that_run_other_code_or_none_are_refused_and_sigint_is_given_bac
                 wait_for(lambda: _workers_seen(address, 2), what="the odd worker")
                 with pytest.raises(ValueError, match=needle):
                     sweep(abs, [{"x": 1}], scheduler=address, progress=False)
+                with pytest.raises(ValueError, match=needle):           # before an experiment touches its folder
+                    sw.probe_scheduler(address)
             finally:
                 kill_group(odd)
             wait_for(lambda: not _workers_seen(address, 2), what="the odd worker to leave")
