@@ -123,6 +123,15 @@ def machine() -> dict:
             "platform": platform.platform(), "machine": platform.machine()}
 
 
+def current_code() -> dict:
+    """The code this process runs now: epochbench's ``version``, the
+    checkout's ``commit`` (:func:`git_commit`, with ``+dirty``; None outside
+    one) and ``diff`` (:func:`git_diff` of a ``+dirty`` commit, else None)."""
+    commit = git_commit()
+    return {"version": _version("epochbench"), "commit": commit,
+            "diff": git_diff() if commit and commit.endswith("+dirty") else None}
+
+
 def provenance(command: str, run_id: str, *, argv: list[str] | None = None, **about) -> dict:
     """The provenance record of a run that starts now (status ``running``).
 
@@ -140,10 +149,11 @@ def provenance(command: str, run_id: str, *, argv: list[str] | None = None, **ab
         commit only); :func:`finish` adds ``finished``, ``seconds`` and the
         final ``status``.
     """
-    commit = git_commit()
-    if commit and commit.endswith("+dirty"):
-        about = {"git_diff": git_diff(), **about}
-    versions = {"epochbench": _version("epochbench"), "python": platform.python_version(),
+    code = current_code()
+    commit = code["commit"]
+    if code["diff"]:
+        about = {"git_diff": code["diff"], **about}
+    versions = {"epochbench": code["version"], "python": platform.python_version(),
                 **{p: _version(p) for p in PACKAGES}, "cbc": _cbc_version()}
     return {"id": run_id, "command": command, "argv": list(sys.argv if argv is None else argv),
             "cwd": str(Path.cwd()), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -1009,16 +1009,13 @@ def _restore_sigint() -> None:
 
 @functools.lru_cache(maxsize=1)
 def code_here() -> dict:
-    """The code this process runs: epochbench's ``version``, the checkout's
-    ``commit`` (with ``+dirty``; None outside one) and ``diff`` (the hash
-    of its uncommitted changes, :func:`epochbench.runs.git_diff`), as they
-    were when it was first asked (on a worker: when the first sweep's check
-    imported epochbench there), not as the files on disk are later: a worker
-    that imported older code reports that code."""
+    """The code this process runs (:func:`epochbench.runs.current_code`:
+    ``version``, ``commit``, ``diff``), as it was when first asked (on a
+    worker: when the first sweep's check imported epochbench there), not as
+    the files on disk are later: a worker that imported older code reports
+    that code."""
     from . import runs
-    commit = runs.git_commit()
-    return {"version": runs._version("epochbench"), "commit": commit,
-            "diff": runs.git_diff() if commit and commit.endswith("+dirty") else None}
+    return runs.current_code()
 
 
 def _code_text(code: dict) -> str:
