@@ -523,7 +523,8 @@ def _add_sweep_options(p, default: str, subsets: bool = False) -> None:
     """``--workers``/``--scheduler`` (and ``--tasks``/``--where``) of a command
     whose work is a sweep of independent tasks (:mod:`epochbench.sweep`)."""
     p.add_argument("--workers", "--jobs", dest="jobs", type=int, metavar="N",
-                   help=f"local worker processes (default: {default}); 1 runs in this process")
+                   help=f"local worker processes (default: {default}); 1 runs in this process; "
+                        "not with a scheduler")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler to run on, e.g. tcp://head:8786 (default: $EPOCHBENCH_SCHEDULER, "
                         "else a local cluster)")
@@ -743,6 +744,7 @@ def run_command(args) -> int:
     method failed mid-run, the scheduler went away) one line and status 1."""
     name = _command_name(args)
     try:
+        _check_sweep_options(args)
         with _output_locks(args):
             return COMMANDS[args.command](args)
     except USER_ERRORS as exc:
@@ -755,6 +757,25 @@ def run_command(args) -> int:
         print(f"epochbench {name}: error: not enough memory for the sizes asked for "
               f"({' '.join(str(exc).split()) or 'MemoryError'})", file=sys.stderr)
         return 2
+
+
+def _check_sweep_options(args) -> None:
+    """``--workers`` sizes a local cluster (or, at 1, keeps the sweep in
+    this process); with a scheduler the scheduler's workers run the sweep,
+    so the two together are refused rather than one ignored."""
+    if not hasattr(args, "scheduler") or getattr(args, "jobs", None) is None:   # a sweep's options only
+        return                                                                 # (generate's --jobs is a count)
+    if getattr(args, "experiment_name", None) == "list":    # runs nothing: refused as such by the command
+        return
+    from epochbench.sweep import SCHEDULER_ENV, scheduler_of
+    address = scheduler_of(getattr(args, "scheduler", None))
+    if address is None:
+        return
+    if (getattr(args, "scheduler", None) or "").strip():
+        raise ValueError(f"--workers {args.jobs} and --scheduler {address}: the scheduler's workers run the "
+                         f"sweep and --workers sizes a local one; give one of them")
+    raise ValueError(f"--workers {args.jobs} and ${SCHEDULER_ENV} ({address}): the scheduler's workers run the "
+                     f"sweep and --workers sizes a local one; unset {SCHEDULER_ENV} to run on local workers")
 
 
 def _folder_of(path: Path) -> Path:

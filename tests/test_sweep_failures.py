@@ -479,3 +479,29 @@ def test_a_process_reports_the_code_it_imported_not_the_files_as_they_are_later(
         assert sw._same_code(first, {**first, "commit": None})                 # a wheel install: version only
     finally:
         sw.code_here.cache_clear()
+
+
+def test_workers_beside_a_scheduler_are_refused_not_ignored(tmp_path, monkeypatch, capsys):
+    """``--workers`` sizes a local cluster; with a scheduler it did nothing
+    and ``run.json`` recorded it as if it held."""
+    from epochbench import cli
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(sw.SCHEDULER_ENV, raising=False)
+    assert cli.main(["generate", "mkp", "--out", "fam", "--n", "8", "--k", "2", "--count", "2"]) == 0
+    capsys.readouterr()
+    assert cli.main(["score", "fam", "--methods", "greedy-mkp", "--workers", "1",
+                     "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "epochbench score: error: --workers 1 and --scheduler tcp://127.0.0.1:1: the scheduler's workers run "
+        "the sweep and --workers sizes a local one; give one of them")
+    monkeypatch.setenv(sw.SCHEDULER_ENV, "tcp://127.0.0.1:1")
+    assert cli.main(["experiment", NAME, "--workers", "2", "--quiet", "--out", "x"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"epochbench experiment: error: --workers 2 and ${sw.SCHEDULER_ENV} (tcp://127.0.0.1:1): the scheduler's "
+        f"workers run the sweep and --workers sizes a local one; unset {sw.SCHEDULER_ENV} to run on local workers")
+    assert not (tmp_path / "fam" / "scores.run.json").exists() and not (tmp_path / "x").exists()
+    # generate's --jobs is the stream's job count, no sweep option: it was refused with the scheduler set
+    assert cli.main(["generate", "workload", "--jobs", "50", "--out", "w.swf"]) == 0
+    capsys.readouterr()
+    assert cli.main(["experiment", "list", "--workers", "2"]) == 2          # runs nothing: said so
+    assert "options of a run; 'experiment list' runs nothing" in capsys.readouterr().err
