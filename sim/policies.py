@@ -84,7 +84,7 @@ _LOS = LOS_RULE  # EASY backfilled by the LOS DP (epochbench.sim.los_fast)
 FAST_CODES: dict[str, int] = {}
 
 
-def register_policy(name: str, *, paper: str = "", fast: int | None = None):
+def register_policy(name: str, *, fast: int | None = None):
     """Class decorator: make a pool policy available by ``name`` (in the
     policy registry :mod:`epochbench.sim.registry`, machine ``pool``);
     ``fast``: its rule in the compiled loop (:data:`FAST_CODES`), when its
@@ -95,7 +95,7 @@ def register_policy(name: str, *, paper: str = "", fast: int | None = None):
         if fast is not None:
             FAST_CODES[name] = fast
         rule = first_sentence(cls.__doc__)
-        _registry.register_policy("pool", name, cls, rule=rule, paper=paper)
+        _registry.register_policy("pool", name, cls, rule=rule)
         return cls
     return deco
 

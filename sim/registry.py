@@ -44,14 +44,13 @@ class Option:
 @dataclass(frozen=True)
 class PolicySpec:
     """A registered policy: ``make(**options)`` builds it (a policy object,
-    or for the gang machine the rule's name); ``rule`` is one line; ``paper``
-    the bibliography key and section."""
+    or for the gang machine the rule's name); ``rule`` is one line, with the
+    paper and section it follows (``epochbench list --policies``)."""
 
     machine: str
     name: str
     make: Callable[..., Any]
     rule: str = ""
-    paper: str = ""
 
 
 def _plugin_policy(ep) -> None:
@@ -78,12 +77,12 @@ POLICIES: Catalog[PolicySpec] = Catalog(
 OPTIONS: dict[str, dict[str, Option]] = {m: {} for m in MACHINES}
 
 
-def register_policy(machine: str, name: str, make: Callable[..., Any], *, rule: str = "", paper: str = "",
+def register_policy(machine: str, name: str, make: Callable[..., Any], *, rule: str = "",
                     origin: str = "builtin") -> PolicySpec:
     """Register policy ``name`` of ``machine`` built by ``make(**options)``."""
     if machine not in MACHINES:
         raise ValueError(f"machine must be one of {', '.join(MACHINES)}, got {machine!r}")
-    spec = PolicySpec(machine, name, make, rule, paper)
+    spec = PolicySpec(machine, name, make, rule)
     return POLICIES.add((machine, name), spec, origin=origin, same=lambda old, new: old.make is new.make)
 
 
