@@ -313,6 +313,9 @@ def cmd_bench(args) -> int:
         if not had_storage:                             # left empty unless --benchmark-autosave wrote there
             with contextlib.suppress(OSError):
                 storage.rmdir()
+    if status == int(pytest.ExitCode.USAGE_ERROR):      # pytest printed why, above; the commands' status for it
+        raise ValueError("pytest refused the arguments passed on to it (above); 'epochbench bench --help' "
+                         "lists bench's own options")
     if status == int(pytest.ExitCode.NO_TESTS_COLLECTED):
         raise ValueError("no benchmark selected: the -k expression or the paths given match none "
                          "('epochbench bench --collect-only -q' lists them)")
