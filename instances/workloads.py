@@ -103,13 +103,15 @@ def saturated(jobs: pd.DataFrame, capacity, *, high: float = 1.4, low: float = 0
     if n < 2:
         return jobs.copy()
     res = [c for c in jobs.columns if str(c).startswith("res_")]
-    work = (jobs[["procs", *res]].to_numpy(dtype=np.float64) * _work_time(jobs)[:, None] / cap).max(axis=1)
+    work = jobs[["procs", *res]].to_numpy(dtype=np.float64) * _work_time(jobs)[:, None] / cap   # n x K
     submit = jobs["submit"].to_numpy(dtype=np.float64)
     gaps = np.diff(submit, prepend=submit[0])
     block = np.arange(n) // period
     blocks = block[-1] + 1
     span = np.bincount(block, gaps, blocks)
-    target = np.bincount(block, work, blocks) / np.where(np.arange(blocks) % 2 == 0, high, low)
+    # a block's bottleneck: the resource with the most work in the block (not each job's largest share)
+    bottleneck = np.max([np.bincount(block, w, blocks) for w in work.T], axis=0)
+    target = bottleneck / np.where(np.arange(blocks) % 2 == 0, high, low)
     # a block whose arrivals all fall at one time gets even gaps
     even = span[block] <= 0
     gaps = np.where(even, 1.0, gaps)

@@ -342,6 +342,24 @@ def test_saturated_alternates_overload_and_underload():
             saturated(df, cap, **bad)
 
 
+def test_saturated_targets_each_blocks_bottleneck_resource_with_several_resources():
+    """The load of a block is its busiest resource's (offered_load), not
+    the sum of each job's largest share: with K = 3 that gave 0.99 / 0.50
+    for 1.4 / 0.7."""
+    import epochbench as eb
+    from epochbench.instances.streams import offered_load
+    s = eb.generate("workload", jobs=4000, seed=2, k=3)
+    out = saturated(s.jobs, s.capacity, high=1.4, low=0.7, period=1000)
+    t = out["submit"].to_numpy()
+    cap = np.asarray(s.capacity, dtype=float)
+    demand = out[["procs", "res_1", "res_2"]].to_numpy(dtype=float) * out["duration"].to_numpy()[:, None]
+    for b in range(4):   # each block's bottleneck work over the gaps up to its jobs (whole seconds aside)
+        span = t[(b + 1) * 1000 - 1] - t[max(b * 1000 - 1, 0)]
+        load = (demand[b * 1000:(b + 1) * 1000].sum(axis=0) / cap).max() / span
+        assert load == pytest.approx(1.4 if b % 2 == 0 else 0.7, rel=0.02)
+        assert offered_load(out.iloc[b * 1000:(b + 1) * 1000], s.capacity) == pytest.approx(load, rel=0.01)
+
+
 # ---- files and CLI ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("kw", [dict(model="feitelson96", k=4, dist="exponential", estimates="phi"),
                                 dict(model="lublin03"), dict(model="rajaei", estimates="omega", omega=2.0)])
