@@ -605,9 +605,7 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     target = DEFAULT_LOAD if load is None else _positive("load", load)
     # K > 1 changes the demand: the offered load is then set on the final stream (bottleneck resource)
     reload = k > 1 and (model not in OWN_ARRIVALS or load is not None)
-    if model != "hypererlang" and (fit, he_params, he_out) != (None, None, None):
-        raise ValueError(f"fit, he_params and he_out apply to model hypererlang only, not {model!r}")
-    _check_he_out(he_out)
+    _check_he_options(model, fit, he_params, he_out)
     _check_applies(model, k, estimates, dict(p_pow2=p_pow2, repeats=repeats, job_types=job_types, omega=omega,
                                              phi=phi, dist=dist, norm=norm, capacity=capacity))
     if model == "rajaei":
@@ -687,7 +685,8 @@ def write_workload(out, **params) -> Path:
             and not out.is_dir():
         raise ValueError(f"out: {out} names a {out.suffix} file, which a workload is not written as; give a file "
                          f"ending in {', '.join(WORKLOAD_SUFFIXES[:4])}, or a folder (without such a suffix)")
-    _check_he_out(he_out)
+    _check_he_options(params.get("model", workload.__kwdefaults__["model"]), params.get("fit"),
+                      params.get("he_params"), he_out)   # before the stream is written
     if he_out and file and Path(he_out).resolve() == out.resolve():
         raise ValueError(f"he_out: {he_out} is the stream's own file; name another")
     stream = workload(**params)
@@ -711,6 +710,13 @@ def write_workload(out, **params) -> Path:
 write_workload.out_help = ("a file ending in .swf, .swf.gz, .csv or .parquet, else a folder (created) that "
                            "gets one named after the parameters; a new name with another file suffix (x.txt, "
                            "x.csv.bz2) is refused")
+
+
+def _check_he_options(model, fit, he_params, he_out) -> None:
+    """The hyper-Erlang options go with model hypererlang only; ``he_out`` is a new file."""
+    if model != "hypererlang" and (fit, he_params, he_out) != (None, None, None):
+        raise ValueError(f"fit, he_params and he_out apply to model hypererlang only, not {model!r}")
+    _check_he_out(he_out)
 
 
 def _check_he_out(path) -> None:

@@ -207,3 +207,18 @@ def test_default_model_is_the_built_in_kth_fit():
     for c in KTH_PARAMS["classes"]:
         he = HyperErlang.from_dict(c["runtime"])
         assert he.order == 1 and he.matched == 3 and he.cv > 1          # over-dispersive, as [zhang-comparative] says
+
+
+def test_he_out_with_another_model_is_refused_before_the_stream_is_written(tmp_path, capsys):
+    """It wrote the stream, then failed with ``error: fit`` (a KeyError)."""
+    from epochbench.instances.workloads import write_workload
+    capsys.readouterr()
+    assert main(["generate", "workload", "--model", "feitelson96", "--jobs", "20", "--out", str(tmp_path / "w.swf"),
+                 "--he-out", str(tmp_path / "p.json")]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "fit, he_params and he_out apply to model hypererlang only, not 'feitelson96'")
+    with pytest.raises(ValueError, match="apply to model hypererlang only, not 'rajaei'"):
+        write_workload(tmp_path / "r.swf", model="rajaei", jobs=20, he_out=str(tmp_path / "r.json"))
+    with pytest.raises(ValueError, match="not 'feitelson96'"):                 # the default model
+        write_workload(tmp_path / "d.swf", jobs=20, he_out=str(tmp_path / "d.json"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
