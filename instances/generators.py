@@ -141,7 +141,9 @@ def _fill(rng, target, draw, batch: int = 32, max_misses: int = 32):
     return used, np.asarray(rows, dtype=np.int64).reshape(-1, len(target)), capped
 
 
-def _log_uniform(rng, lo: float, hi: float, count: int) -> np.ndarray:
+def _log_uniform(rng, lo: int, hi: int, count: int) -> np.ndarray:
+    """``count`` log-uniform draws on [lo, hi] rounded to whole numbers
+    (whole ``lo`` and ``hi``: they stay within)."""
     return np.round(np.exp(rng.uniform(math.log(lo), math.log(hi), count)))
 
 
@@ -263,7 +265,7 @@ def los(*, n: int = 32, count: int = 10, seed: int = 0, machine: int = 320, load
     A machine of ``machine`` processors (K = 1) runs jobs (size, remaining
     time) filling up to ``floor(load * machine)``; ``n`` waiting jobs have
     Feitelson sizes on ``machine`` and log-uniform estimates in
-    ``[est_min, est_max]`` s.  With probability ``p_block`` the head's size is
+    ``[est_min, est_max]`` s, rounded to whole seconds within it.  With probability ``p_block`` the head's size is
     redrawn above the free capacity, otherwise within it (when possible).  A
     blocked head gets the reservation of
     :func:`~epochbench.instances.packing.reservation_from_running` at time ``now``; flags
@@ -276,6 +278,10 @@ def los(*, n: int = 32, count: int = 10, seed: int = 0, machine: int = 320, load
     now, est_min, est_max = _real("now", now), _real("est_min", est_min), _real("est_max", est_max)
     if not 0 < est_min <= est_max:
         raise ValueError(f"need 0 < est_min <= est_max, got {est_min!r}, {est_max!r}")
+    lo, hi = math.ceil(est_min), math.floor(est_max)        # estimates are whole seconds, within the range
+    if not 1 <= lo <= hi:
+        raise ValueError(f"est_min..est_max must hold a whole number of seconds >= 1 (estimates are whole "
+                         f"seconds), got {est_min!r}, {est_max!r}")
     params = dict(n=n, count=count, seed=seed, machine=machine, load=load, p_block=p_block,
                   now=now, p_pow2=p_pow2, est_min=est_min, est_max=est_max)
     pmf = feitelson_size_pmf(machine, p_pow2)
@@ -283,11 +289,11 @@ def los(*, n: int = 32, count: int = 10, seed: int = 0, machine: int = 320, load
     out = []
     for i, rng in enumerate(_children(seed, count)):
         sizes = draw_sizes(rng, pmf, n)
-        estimate = _log_uniform(rng, est_min, est_max, n)
+        estimate = _log_uniform(rng, lo, hi, n)
         frac = rng.uniform(*LOAD_RANGE) if load is None else load
         used, running, _ = _fill(rng, np.floor([frac * machine]),
                                  lambda r, m: (draw_sizes(r, pmf, m)[:, None], np.zeros(m, int)))
-        remaining = np.ceil((1.0 - rng.random(len(running))) * _log_uniform(rng, est_min, est_max, len(running)))
+        remaining = np.ceil((1.0 - rng.random(len(running))) * _log_uniform(rng, lo, hi, len(running)))
         free = int(machine - used[0])
         want_block = rng.random() < p_block
         if want_block and free < machine:

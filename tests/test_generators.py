@@ -325,3 +325,16 @@ def test_generate_help_gives_each_generator_a_whole_first_sentence():
     assert first_sentence("Uniform in 1..1000, e.g. 5. Next.") == "Uniform in 1..1000, e.g. 5."
     assert first_sentence("Packs until the total. Then more.") == "Packs until the total."   # not "al."
     assert first_sentence("See Fig. 3 of it. Next.") == "See Fig. 3 of it."
+
+
+def test_los_estimates_are_whole_seconds_within_their_range():
+    """Rounded after the draw, est_min=0.1, est_max=0.4 gave estimates of 0
+    and 100.4..100.6 gave 100 and 101."""
+    import epochbench as eb
+    for lo, hi in ((0.5, 3.7), (100.0, 101.0), (60, 86400)):
+        for inst in eb.generate("los", n=8, count=20, est_min=lo, est_max=hi):
+            est = np.asarray(inst.estimate)
+            assert (est == np.round(est)).all() and est.min() >= max(lo, 1) and est.max() <= hi
+    for lo, hi in ((0.1, 0.4), (100.4, 100.6)):
+        with pytest.raises(ValueError, match="whole number of seconds"):
+            eb.generate("los", n=8, count=2, est_min=lo, est_max=hi)
