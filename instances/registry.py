@@ -20,7 +20,7 @@ from typing import Callable
 
 from .catalog import Catalog, PluginError, modules_of, plugins
 from .checks import SEQUENCES, short, with_article
-from .core import InfeasibleSolution, Result, content, handed
+from .core import InfeasibleSolution, MethodFailed, Result, content, handed
 from .io import check, families
 
 
@@ -410,7 +410,10 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     ``optimal`` (a returned Result's claim is kept in ``info["claimed"]``);
     a result without a bound has ``info["bound_kind"] = "none"``.  A time
     limit that is not a number >= 0 (NaN, negative, a bool) is a ValueError,
-    whatever the method.
+    whatever the method.  A registered (not built-in) method that raises
+    ``SystemExit`` raises :class:`~epochbench.instances.core.MethodFailed`
+    instead: a ``sys.exit`` in a heuristic fails that heuristic, not the
+    ``score`` or simulation that called it.
     """
     if inst.kind not in families():
         raise KeyError(f"unknown family {inst.kind!r}")
@@ -422,13 +425,18 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     first_call_warm_up(m)
     given, before = _given(m, inst)
     t0 = time.perf_counter()
-    if m.exact:
-        out = m.func(given, time_limit=DEFAULT_TIME_LIMIT if time_limit is None else time_limit, threads=threads,
-                     **params)
-    elif time_limit is not None and takes_time_limit(m.func):
-        out = m.func(given, time_limit=time_limit, **params)
-    else:
-        out = m.func(given, **params)
+    try:
+        if m.exact:
+            out = m.func(given, time_limit=DEFAULT_TIME_LIMIT if time_limit is None else time_limit,
+                         threads=threads, **params)
+        elif time_limit is not None and takes_time_limit(m.func):
+            out = m.func(given, time_limit=time_limit, **params)
+        else:
+            out = m.func(given, **params)
+    except SystemExit as exc:   # sys.exit in a user's method: its failure, not the command's (score's exit 0)
+        if m.origin == "builtin":
+            raise
+        raise MethodFailed(f"{inst.name}: method {method!r} ({m.origin}) raised SystemExit({exc.code!r})") from None
     seconds = time.perf_counter() - t0
     if before is not None and content(given) != before:
         raise ValueError(f"{inst.name}: method {method!r} ({m.origin}) changed the instance it was given")

@@ -85,3 +85,29 @@ def test_a_selector_that_fails_mid_simulation_is_named_with_its_step_and_jobs(mo
                                            r"time \d+, on \d+ candidate job\(s\) \[\d+") as err:
         eb.simulate((s.jobs, s.capacity), policy="easy", selector=f"test-flaky-{mode}")
     assert "\n" not in str(err.value) and err.value.__cause__ is not None
+
+
+def test_sys_exit_in_a_users_method_fails_that_method_not_the_command(inst, tmp_path, capsys):
+    """``score`` and ``simulate`` ended with status 0 and no output when a
+    registered heuristic called ``sys.exit(0)``."""
+    from epochbench import cli
+    from epochbench.instances.core import MethodFailed
+    from epochbench.instances.jobs import make_workload
+
+    def leaves(i):
+        raise SystemExit(0)
+
+    eb.register("packing", "test-exits")(leaves)
+    with pytest.raises(MethodFailed, match=r"method 'test-exits' \(.*\) raised SystemExit\(0\)"):
+        eb.solve(inst, "test-exits")
+    table = eb.score([inst], ["test-exits", "ff"])
+    assert list(table["status"]) == ["error", "feasible"] and "SystemExit(0)" in table["error"].iloc[0]
+    jobs = {"id": range(1, 5), "submit": [0, 1, 2, 3], "runtime": [50, 30, 40, 10], "estimate": [60, 40, 40, 20],
+            "procs": [48, 32, 16, 8]}
+    with pytest.raises(MethodFailed, match=r"selector 'test-exits' failed at step 1 .*SystemExit\(0\)"):
+        eb.simulate(make_workload(jobs, [64]), "easy", selector="test-exits")
+    eb.save([inst], tmp_path / "fam")
+    capsys.readouterr()
+    assert cli.main(["score", str(tmp_path / "fam"), "--methods", "test-exits,ff", "--workers", "1"]) == 1
+    assert (tmp_path / "fam" / "scores.csv").exists()
+    assert "test-exits failed on" in capsys.readouterr().err
