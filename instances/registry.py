@@ -71,7 +71,8 @@ def _derive_one(m: "Method") -> None:
 
 def _derived(m: "Method") -> bool:
     """``m`` is the ``epochs`` method derived from a packing heuristic (an
-    ``epochs`` method registered under its name replaces it)."""
+    ``epochs`` method registered under its name replaces it, unless the
+    heuristic is a built-in one: its name stays taken)."""
     packing = METHODS.loaded().get(("packing", m.name))
     return m.family == "epochs" and packing is not None and getattr(m.func, "__wrapped__", None) is packing.func
 
@@ -142,7 +143,7 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         if src != "builtin":
             _load_builtins()   # a built-in name is refused now, not when a later lookup loads it
         old = METHODS.loaded().get((family, name))
-        if old is not None and old.func is not func and not _derived(old):
+        if old is not None and old.func is not func and not (_derived(old) and old.origin != "builtin"):
             raise ValueError(f"method {name!r} already registered for family {family!r} by {old.origin}")
         m = METHODS.add((family, name), Method(family, name, func, kind, src), origin=src, same=lambda a, b: True)
         if METHODS.has_loaded(_heuristics):    # registered after the derivation: its epochs method now

@@ -17,7 +17,8 @@ FRESH = """
 import epochbench as eb
 def mine(inst):
     return []
-for family, name in (("packing", "ff"), ("packing", "cpsat"), ("epochs", "cg"), ("mapping", "minmin")):
+for family, name in (("packing", "ff"), ("packing", "cpsat"), ("epochs", "cg"), ("mapping", "minmin"),
+                     ("epochs", "bb")):   # derived from the built-in packing heuristic: taken too
     try:
         eb.register(family, name)(mine)
         print("accepted", family, name)
@@ -32,8 +33,9 @@ def test_a_builtin_name_is_refused_before_any_lookup_and_the_registry_stays_usab
     proc = subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[:4] == ["refused packing ff", "refused packing cpsat", "refused epochs cg", "refused mapping minmin"]
-    assert lines[4] == "ff feasible optimal"
+    assert lines[:5] == ["refused packing ff", "refused packing cpsat", "refused epochs cg", "refused mapping minmin",
+                         "refused epochs bb"]
+    assert lines[5] == "ff feasible optimal"
 
 
 def test_any_callable_is_a_method_and_anything_else_is_refused():
@@ -83,3 +85,16 @@ def test_a_heuristics_claim_of_optimal_is_not_passed_on_as_a_proof(registry_rest
     assert (r.status, r.bound, r.info["claimed"]) == ("feasible", None, "optimal") and r.value < 1
     row = eb.score(fam, ["test-liar", "cpsat"], time_limit=5).set_index("method").loc["test-liar"]
     assert row["status"] == "feasible" and row["gap"] > 0
+
+
+def test_the_epochs_method_derived_from_a_builtin_heuristic_cannot_be_replaced():
+    """``eb.register("epochs", "bb")`` replaced the built-in's derivation
+    silently: ``bb`` then scored the user's function under the built-in's name."""
+    with pytest.raises(ValueError, match="method 'bb' already registered for family 'epochs' by builtin"):
+        eb.register("epochs", "bb")(lambda i: [[j] for j in range(i.n)])
+    from epochbench.instances import registry
+    assert registry.get("epochs", "bb").origin == "builtin"
+    # the derivation of a user's own heuristic stays theirs to replace, from any module
+    registry.register("packing", "test-own", origin="module pack")(lambda i: [0] if i.n else [])
+    registry.register("epochs", "test-own", origin="module other")(lambda i: [[j] for j in range(i.n)])
+    assert registry.get("epochs", "test-own").origin == "module other"
