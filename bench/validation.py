@@ -258,7 +258,7 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
     _exact_reference(family, exact)
     insts = CASES[family](count, seed)
     builtin = [m.name for m in methods(family) if m.kind == "heuristic" and m.origin == "builtin"]
-    label = _own_label(label, given is not None, {exact, *builtin})
+    label = _own_label(label, given is not None, {exact, *(m.name for m in methods(family) if m.origin == "builtin")})
     count = iter(range(1, len(insts) + 1))
     call = functools.partial(_check_one, func=func, label=label, exact=exact, builtin=builtin,
                              time_limit=time_limit, shipped=snapshot(family, [exact] + builtin))
@@ -270,16 +270,20 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
 
 
 def _own_label(label: str, given: bool, taken: set) -> str:
-    """The candidate's name in the verdict: not one of the methods it is
-    compared with (their rows would read as its own), and no comma (method
-    names have none).  A function named like one (``def ff``) is labelled
-    ``yours:ff``; a ``label`` given so is a ValueError."""
+    """The candidate's name in the verdict: no built-in method of the family
+    (the rows of those it is compared with would read as its own, and an
+    exact method's name would pass its claims off as the method's proofs;
+    ``taken``), and no
+    comma (method names have none).  A function named like one (``def ff``,
+    ``def hungarian``) is labelled ``yours:ff``; a ``label`` given so is a
+    ValueError."""
     if "," in label or any(c.isspace() for c in label):
         raise ValueError(f"label: {label!r} has a comma or a space; method names have none")
     if label not in taken:
         return label
     if given:
-        raise ValueError(f"label: {label!r} is a method the candidate is compared with; choose another name")
+        raise ValueError(f"label: {label!r} is a method of the family (its rows would read as the candidate's); "
+                         f"choose another name")
     return f"yours:{label}"
 
 

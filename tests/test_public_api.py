@@ -283,9 +283,27 @@ def test_a_candidate_named_like_a_built_in_is_told_apart_in_the_verdict():
     v = eb.validate(ff, count=1, time_limit=2)
     counts = v.table["method"].value_counts()
     assert counts["yours:ff"] == counts["ff"] == counts["cpsat"]          # one row each per instance
-    for label, says in (("ff", "is a method the candidate is compared with"), ("a,b", "has a comma")):
+    for label, says in (("ff", "is a method of the family"), ("milp-highs", "is a method of the family"),
+                        ("a,b", "has a comma")):
         with pytest.raises(ValueError, match=says):
             eb.validate(ff, count=1, time_limit=2, label=label)
+
+
+def test_a_candidate_named_like_an_exact_method_cannot_pass_its_claims_off_as_proofs():
+    """``def hungarian`` claiming optimal was labelled ``hungarian`` and its
+    claim taken as the exact method's proof: validate raised SolverDisagreement."""
+    def hungarian(inst):                  # greedy: each job its best free machine, claimed optimal
+        taken, pairs = set(), []
+        for j, row in enumerate(inst.preference):
+            free = [(v, i) for i, v in enumerate(row) if v > 0 and i not in taken]
+            if free:
+                taken.add(max(free)[1])
+                pairs.append((j, max(free)[1]))
+        return eb.Result("assignment", "x", tuple(pairs), 0.0, "optimal", 0.0)
+
+    v = eb.validate(hungarian, "assignment", count=6, time_limit=5)
+    assert "yours:hungarian" in set(v.table["method"]) and not v.ok
+    assert any("claims optimal value" in f for f in v.failures)
 
 
 def test_simulate_checks_the_selectors_options_before_the_run():
