@@ -12,6 +12,7 @@ set of jobs fitting in ``capacity`` (vector bin packing; [leinberger1999] figure
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
@@ -20,6 +21,7 @@ import numpy as np
 from .core import (
     InfeasibleSolution,
     InstanceError,
+    Result,
     float_array,
     float_vector,
     int_matrix,
@@ -413,15 +415,22 @@ def _listed(jobs: list[int], most: int = 10) -> str:
 def epochs_by(packer):
     """Turn a packing heuristic into an ``epochs`` solver: each epoch starts
     what ``packer`` picks from the jobs left on an empty machine ([leinberger1999]
-    fig. 1).  Raises ``ValueError`` if it ever picks nothing, and
+    fig. 1).  A ``time_limit`` is the whole plan's: each epoch's call gets
+    what is left of it (0 once it is spent).  Raises ``ValueError`` if it ever picks nothing, and
     :class:`~epochbench.instances.core.InfeasibleSolution` if it picks an
     index outside the jobs left or one twice."""
     label = getattr(packer, "__name__", None) or type(packer).__name__  # any callable: a partial, an object
     def solve(inst: "EpochsInstance", **params) -> list[list[int]]:
         remaining = np.arange(inst.n)
         bins = []
+        budget = params.pop("time_limit", None)          # one budget for the whole plan, not one per epoch
+        deadline = None if budget is None else time.perf_counter() + budget
         while remaining.size:
+            if deadline is not None:
+                params["time_limit"] = max(deadline - time.perf_counter(), 0.0)
             picked = packer(inst.packing(remaining), **params)
+            if isinstance(picked, Result):                # a heuristic may answer with a Result
+                picked = picked.decision
             where = f"{inst.name}: epoch {len(bins)}: {label}'s selection of the {remaining.size} jobs left"
             picked = indices(picked, remaining.size, where)     # the packer's own indices, 0..left - 1
             distinct(picked, where, "starts")

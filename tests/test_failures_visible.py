@@ -111,3 +111,25 @@ def test_sys_exit_in_a_users_method_fails_that_method_not_the_command(inst, tmp_
     assert cli.main(["score", str(tmp_path / "fam"), "--methods", "test-exits,ff", "--workers", "1"]) == 1
     assert (tmp_path / "fam" / "scores.csv").exists()
     assert "test-exits failed on" in capsys.readouterr().err
+
+
+def test_a_packing_heuristic_serves_epochs_with_a_result_and_one_budget_for_the_whole_plan():
+    """Its epochs method refused an ``eb.Result`` (documented as a decision)
+    and gave each epoch the whole time limit again (1 s took 3 s on six
+    epochs)."""
+    import time
+    seen = []
+
+    def one_at_a_time(inst, time_limit=1.0):
+        seen.append(time_limit)
+        time.sleep(min(0.05, time_limit))
+        return Result("packing", "x", (0,), 0.0, "feasible", 0.0)
+
+    eb.register("packing", "test-result-epochs")(one_at_a_time)
+    E = eb.generate("leinberger", n=5, k=2, count=1, seed=1)[0]
+    from epochbench.instances.packing import EpochsInstance
+    epochs = EpochsInstance.build(E.capacity, E.demand, meta={"name": "e5"})
+    res = eb.solve(epochs, "test-result-epochs", time_limit=0.12)
+    assert res.value == 5 and len(seen) == 5
+    assert seen[0] <= 0.12 and all(b <= a for a, b in zip(seen, seen[1:])) and seen[-1] == 0.0
+    assert res.seconds < 0.4
