@@ -307,6 +307,20 @@ def test_wall_time_limit_mapping(method, sharing_processes):
     assert r.status == "feasible" and r.bound < r.value  # not solved: a real timeout was measured
 
 
+def test_the_epochs_pattern_bound_stops_at_the_deadline():
+    """200 jobs, K = 3: the Gilmore-Gomory bound enumerated a whole level of
+    triples (0.7-0.9 s) before it found them too many, at any time limit;
+    its enumeration now looks at the deadline and the count after each chunk."""
+    from epochbench.exact import packing as ep
+    rng = np.random.default_rng(3)
+    inst = EpochsInstance.build([100] * 3, rng.integers(10, 60, (200, 3)), meta={"name": "ep200"})
+    assert ep.bin_patterns(inst, deadline=time.perf_counter()) is None           # past it: nothing enumerated
+    assert ep.pattern_lower_bound(inst, time_limit=1e-9) is None
+    small = EpochsInstance.build([100] * 3, rng.integers(10, 60, (12, 3)), meta={"name": "ep12"})
+    levels, unlimited = ep.bin_patterns(small, deadline=time.perf_counter() + 60), ep.bin_patterns(small)
+    assert len(levels) == len(unlimited) and all((a == b).all() for a, b in zip(levels, unlimited))
+
+
 def test_wall_time_limit_counts_model_building(sharing_processes):
     """Dense 200 x 200 assignment: building and writing the CBC model take
     most of the limit; CBC is started with what is left, or killed."""
