@@ -116,7 +116,11 @@ def integer_objective(weights: np.ndarray, exact_scale: int | None, n: int):
         return [0] * w.size, 1.0, True
     if exact_scale is not None and top * exact_scale * max(n, 1) < INT_LIMIT:
         return _rounded(w * exact_scale), float(exact_scale), True
-    scale = float(2 ** math.floor(math.log2(INT_LIMIT / (top * max(n, 1)))))
+    product = top * max(n, 1)
+    if math.isfinite(product):
+        scale = float(2 ** math.floor(math.log2(INT_LIMIT / product)))
+    else:                                          # n weights near the float limit: their product overflows
+        scale = float(2.0 ** math.floor(math.log2(INT_LIMIT) - math.log2(top) - math.log2(max(n, 1))))
     return _rounded(w * scale), scale, False
 
 

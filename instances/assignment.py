@@ -85,6 +85,12 @@ class AssignmentInstance:
         if p.size and p.min() < 0:
             idx = np.unravel_index(int(np.argmin(p)), p.shape)
             raise InstanceError(f"{source}: field 'preference' has a negative entry {p[idx]} at {list(map(int, idx))}")
+        k = min(p.shape)
+        with np.errstate(over="ignore"):     # the Hungarian method's weight of a full matching (lexicographic_matching)
+            top = float(k * (k * float(p.max()) + 1.0 + float(p.max()))) if p.size else 0.0
+        if not np.isfinite(top):
+            raise InstanceError(f"{source}: field 'preference' has entries (up to {float(p.max()):g}) too large to "
+                                f"weigh a matching of {k} pairs in a float (1.8e308); scale them down")
         p.setflags(write=False)
         meta = dict(meta or {})
         if meta.get("previous") is not None:

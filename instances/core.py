@@ -333,6 +333,22 @@ def float_vector(value, name: str, source: str, n: int) -> np.ndarray:
     return arr
 
 
+def profit_vector(value, source: str, n: int) -> np.ndarray:
+    """Field ``profit``: :func:`float_vector`, no negative entry (a job is
+    never worth less than idling), and a sum a float can hold (the value of
+    taking every job; beyond it the exact models' scaling failed with "math
+    domain error")."""
+    prof = float_vector(value, "profit", source, n)
+    if prof.size and prof.min() < 0:
+        raise InstanceError(f"{source}: field 'profit' has a negative entry {prof.min()} at {int(np.argmin(prof))}")
+    with np.errstate(over="ignore"):
+        total = float(prof.sum())
+    if not np.isfinite(total):
+        raise InstanceError(f"{source}: field 'profit' sums to more than a float can hold (1.8e308); "
+                            "scale the profits down")
+    return prof
+
+
 class _KeyTwice(ValueError):
     """A JSON object that names one key twice (``json`` keeps the last)."""
 

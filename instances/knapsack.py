@@ -37,7 +37,7 @@ import numpy as np
 from . import farm as _farm
 from . import io as _io
 from .checks import distinct, exact_loads, indices, over
-from .core import InfeasibleSolution, InstanceError, float_vector, int_matrix
+from .core import InfeasibleSolution, InstanceError, int_matrix, profit_vector
 from .data import data_hint, data_root
 from .generators import _children, _choice, _fraction, _int, register_generator
 
@@ -79,10 +79,7 @@ class KnapsackInstance:
         if w.shape[0] == 0:
             w = np.zeros((0, cap.shape[0]), dtype=np.int64)
             w.setflags(write=False)
-        prof = float_vector(profit, "profit", source, w.shape[0])
-        if prof.size and prof.min() < 0:
-            raise InstanceError(f"{source}: field 'profit' has a negative entry {prof.min()} at "
-                                f"{int(np.argmin(prof))}")
+        prof = profit_vector(profit, source, w.shape[0])
         return cls(cap, w, prof, dict(meta or {}))
 
     def value(self, selected: Sequence[int]) -> float:

@@ -25,6 +25,7 @@ from .core import (
     float_array,
     float_vector,
     int_matrix,
+    profit_vector,
 )
 from . import io as _io
 from .checks import SEQUENCES, distinct, exact_bin_loads, exact_loads, indices, over, short
@@ -124,10 +125,7 @@ class PackingInstance(_Jobs):
         if est is not None and est.size and est.min() < 0:     # a duration
             raise InstanceError(f"{source}: field 'estimate' has a negative entry {est.min()} at "
                                 f"{int(np.argmin(est))}")
-        prof = None if profit is None else float_vector(profit, "profit", source, n)
-        if prof is not None and prof.size and prof.min() < 0:   # a job is never worth less than idling
-            raise InstanceError(f"{source}: field 'profit' has a negative entry {prof.min()} at "
-                                f"{int(np.argmin(prof))}")
+        prof = None if profit is None else profit_vector(profit, source, n)
         if objective not in OBJECTIVES:
             raise InstanceError(f"{source}: field 'objective' must be one of {OBJECTIVES}, got {objective!r}")
         if objective == "profit" and prof is None:

@@ -134,6 +134,14 @@ case("numbers", "packing-now-1e400", solve_case("packing", with_field("packing",
 case("numbers", "digits-beyond-limit", solve_case("packing", with_field("packing", "now", "@").replace(
     '"@"', "1" + "0" * 5000)))
 case("numbers", "nesting-too-deep", solve_case("packing", "[" * 100000 + "]" * 100000))
+# each entry finite, their total not: the exact methods' scaling said "math domain error", HiGHS / SciPy worse
+case("numbers", "knapsack-profit-sum-overflows", solve_case("knapsack", with_field("knapsack", "profit", [1e308, 1e308])),
+     "'profit' sums to more than a float can hold")
+case("numbers", "packing-profit-sum-overflows", solve_case("packing", with_field("packing", "profit", [1e308, 1e308])),
+     "'profit' sums to more than a float can hold")
+case("numbers", "assignment-preference-overflows",
+     solve_case("assignment", with_field("assignment", "preference", [[1e308, 1.0], [1.0, 1e308]])),
+     "'preference' has entries (up to 1e+308) too large")
 
 
 # ---- class: files (empty, header-only, truncated .gz, folders, bytes, missing) ----------------

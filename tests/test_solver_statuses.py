@@ -621,3 +621,13 @@ def test_a_huge_preference_on_an_unused_pair_keeps_the_milps_proof():
     for method in ("milp-cbc", "milp-highs"):
         r = solve(inst, method, time_limit=5, threads=1)
         assert (r.status, r.value) == ("optimal", pytest.approx(3.002)), method
+
+
+@pytest.mark.parametrize("method", ("cpsat", "milp-highs", "milp-cbc", "mkp-bb"))
+def test_profits_near_the_float_limit_are_scaled_not_refused(method):
+    """Their sum fits in a float but n times the largest does not: the
+    scaling of the integer objective took log2 of 0 ("math domain error")."""
+    from epochbench.instances.knapsack import KnapsackInstance
+    inst = KnapsackInstance.build([10], [[1], [2], [3]], [1e308, 0.0, 5e307], meta={"name": "huge"})
+    r = solve(inst, method, time_limit=5, threads=1)
+    assert r.status == "optimal" and sorted(r.decision) == [0, 2] and r.value == 1.5e308
