@@ -59,6 +59,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from epochbench.instances.checks import check_count, check_positive, check_share
 from epochbench.instances.core import Result
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import forwards, register
@@ -518,7 +519,9 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
        https://doi.org/10.1016/j.cor.2010.02.002.
     """
     _check_lns(inst, first=first, repair_work_weight=repair_work_weight, kernel_share=kernel_share,
-               related_share=related_share, prices=prices, tail_share=tail_share)
+               related_share=related_share, prices=prices, tail_share=tail_share, machines=machines,
+               max_machines=max_machines, repair_s=repair_s, first_share=first_share, reduce=reduce,
+               first_work_weight=first_work_weight)
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
     t, m = inst.etc.shape
@@ -618,9 +621,16 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
 
 def _check_lns(inst: MappingInstance, *, hint=None, first="milp-highs", repair_work_weight=REPAIR_WORK_WEIGHT,
                kernel_share=KERNEL_SHARE, related_share=RELATED_SHARE, prices="lp", tail_share=TAIL_SHARE,
-               **_) -> None:
+               machines=4, max_machines=10, repair_s=0.25, first_share=0.3, reduce=0,
+               first_work_weight=FIRST_WORK_WEIGHT, **_) -> None:
     """The parameters of :func:`lns` checked on ``inst`` (its ``check_params``
     hook: before a run, nothing solved); ValueError naming the first bad one."""
+    check_count("lns", "machines", machines, 2)                # a repair moves tasks between machines
+    check_count("lns", "max_machines", max_machines, int(machines))
+    check_positive("lns", "repair_s", repair_s)
+    check_share("lns", "first_share", first_share)
+    check_count("lns", "reduce", reduce, 0)
+    check_positive("lns", "first_work_weight", first_work_weight, zero=True)   # it failed mid-run, named work_weight
     if not (math.isfinite(repair_work_weight) and repair_work_weight >= 0):
         raise ValueError(f"repair_work_weight must be a finite number >= 0, got {repair_work_weight!r}")
     if not 0 <= kernel_share <= 1:

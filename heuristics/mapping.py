@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from epochbench.instances.checks import is_int, is_number
+from epochbench.instances.checks import check_count, check_share, is_int, is_number
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import get, names, register
 
@@ -424,19 +424,6 @@ def _check_budget(name: str, time_limit) -> None:
         raise ValueError(f"{name}: option 'time_limit' must be >= 0 seconds or None, got {time_limit!r}")
 
 
-def _check_count(name: str, option: str, value, low: int) -> None:
-    """A whole number of iterations, hops or draws, at least ``low`` (a
-    whole float such as ``1e3`` too, as ``--param`` reads it)."""
-    whole = is_int(value) or (is_number(value) and math.isfinite(value) and float(value).is_integer())
-    if not whole or value < low:
-        raise ValueError(f"{name}: option {option!r} must be an integer >= {low}, got {value!r}")
-
-
-def _check_rate(name: str, option: str, value) -> None:
-    if not is_number(value) or not 0.0 <= float(value) <= 1.0:
-        raise ValueError(f"{name}: option {option!r} must lie in [0, 1], got {value!r}")
-
-
 def _check_seed(name: str, seed) -> None:
     """An integer >= 0, a numpy Generator or SeedSequence, or None (fresh
     entropy), as ``numpy.random.default_rng`` takes them (its own errors
@@ -453,10 +440,10 @@ def _check_ga(inst, population=200, time_limit=None, max_iter=1000, patience=150
     if isinstance(population, bool) or int(population) != population or population < 2:
         raise ValueError(f"population must be an integer >= 2, got {population!r}")
     _check_budget("ga", time_limit)
-    _check_count("ga", "max_iter", max_iter, 0)
-    _check_count("ga", "patience", patience, 0)
-    _check_rate("ga", "crossover_rate", crossover_rate)
-    _check_rate("ga", "mutation_rate", mutation_rate)
+    check_count("ga", "max_iter", max_iter, 0)
+    check_count("ga", "patience", patience, 0)
+    check_share("ga", "crossover_rate", crossover_rate)
+    check_share("ga", "mutation_rate", mutation_rate)
     _check_seed("ga", seed)
 
 
@@ -465,16 +452,16 @@ def _check_sa(inst, init="random", cooling=0.9, time_limit=None, max_iter=100_00
     if not 0.0 < float(cooling) < 1.0:
         raise ValueError(f"sa: option 'cooling' must lie in (0, 1), got {cooling!r}")
     _check_budget("sa", time_limit)
-    _check_count("sa", "max_iter", max_iter, 0)
-    _check_count("sa", "patience", patience, 0)
+    check_count("sa", "max_iter", max_iter, 0)
+    check_count("sa", "patience", patience, 0)
     _check_seed("sa", seed)
     _init_method(init)
 
 
 def _check_tabu(inst, init="random", time_limit=None, hops=1200, max_tries=1000, seed=0, **_) -> None:
     _check_budget("tabu", time_limit)
-    _check_count("tabu", "hops", hops, 0)
-    _check_count("tabu", "max_tries", max_tries, 1)
+    check_count("tabu", "hops", hops, 0)
+    check_count("tabu", "max_tries", max_tries, 1)
     _check_seed("tabu", seed)
     _init_method(init)
 

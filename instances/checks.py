@@ -17,6 +17,8 @@ integers otherwise.  Nothing here calls a solver.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .core import INT64_MAX, InfeasibleSolution
@@ -159,6 +161,28 @@ def is_number(value) -> bool:
     string ("0.5" is not read as a number: ``float()`` would take it, and
     True, silently)."""
     return is_int(value) or isinstance(value, (float, np.floating))
+
+
+def check_count(name: str, option: str, value, low: int) -> None:
+    """ValueError unless ``value`` is a whole number of iterations, hops,
+    draws or machines, at least ``low`` (a whole float such as ``1e3`` too,
+    as ``--param`` reads it); the message names method ``name`` and its option."""
+    whole = is_int(value) or (is_number(value) and math.isfinite(value) and float(value).is_integer())
+    if not whole or value < low:
+        raise ValueError(f"{name}: option {option!r} must be an integer >= {low}, got {value!r}")
+
+
+def check_share(name: str, option: str, value) -> None:
+    """ValueError unless ``value`` is a number in [0, 1] (a rate, a share of a time limit)."""
+    if not is_number(value) or not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{name}: option {option!r} must lie in [0, 1], got {value!r}")
+
+
+def check_positive(name: str, option: str, value, zero: bool = False) -> None:
+    """ValueError unless ``value`` is a finite number > 0 (>= 0 with ``zero``)."""
+    if not is_number(value) or not math.isfinite(value) or not (value >= 0 if zero else value > 0):
+        raise ValueError(f"{name}: option {option!r} must be a finite number {'>=' if zero else '>'} 0, "
+                         f"got {value!r}")
 
 
 def with_article(noun: str) -> str:

@@ -186,7 +186,14 @@ def test_lns_weighs_work_in_its_repairs_until_its_tail():
                                              ({"repair_work_weight": float("nan")}, "repair_work_weight must be"),
                                              ({"tail_share": 1.5}, "tail_share must be"),
                                              ({"prices": "duals"}, "prices must be one of lp, uniform"),
-                                             ({"kernel_share": -0.1}, "kernel_share must be")])
+                                             ({"kernel_share": -0.1}, "kernel_share must be"),
+                                             # these ran silently, and the last failed mid-run naming work_weight
+                                             ({"first_share": 5}, "'first_share' must lie in"),
+                                             ({"max_machines": -3}, "'max_machines' must be an integer >= 4"),
+                                             ({"machines": 1}, "'machines' must be an integer >= 2"),
+                                             ({"repair_s": -1}, "'repair_s' must be a finite number > 0"),
+                                             ({"reduce": -1}, "'reduce' must be an integer >= 0"),
+                                             ({"first_work_weight": -1}, "'first_work_weight' must be")])
 def test_lns_refuses_a_negative_work_weight_or_a_tail_beyond_the_time_limit(params, message):
     inst = generate("braun-range", tasks=8, machines=2, seed=1)[0]
     with pytest.raises(ValueError, match=message):
