@@ -43,6 +43,7 @@ with :class:`Stream` and the load control these models share with
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -648,15 +649,45 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     return Stream(df, cap, meta)
 
 
-def _default_name(params: dict) -> str:
+#: the parameters :func:`_default_name` always spells (the others only where not at their default)
+_NAMED = ("model", "k", "dist", "estimates", "omega", "phi", "jobs", "seed")
+
+
+def _default_name(params: dict, given: dict | None = None) -> str:
+    """``<model>[-K<k>-<dist>][-<estimates>]-n<jobs>-s<seed>[-<option><value>...].swf``
+    from the stream's ``params``; each other option in ``given`` (the call's
+    own) that is not at its default follows as ``-<option><value>`` in
+    name order, so that two streams of other loads or machine sizes get
+    other names (a value that is not a plain word or number is written as
+    8 hex digits of its hash)."""
     p = params
     k = f"-K{p['k']}-{p['dist']}" if p.get("k", 1) > 1 else ""
     est = "" if p.get("estimates", "model") == "model" else f"-{p['estimates']}"
     if p.get("estimates") == "omega":
-        est += f"{p['omega']:g}"
+        est += _name_value(p["omega"], None)
     elif p.get("estimates") == "phi":
-        est += f"{p['phi']:g}"
-    return f"{p.get('model', 'feitelson96')}{k}{est}-n{p.get('jobs', 1000)}-s{int(p.get('seed', 0)):04d}.swf"
+        est += _name_value(p["phi"], None)
+    defaults = workload.__kwdefaults__
+    rest = "".join(f"-{name}{_name_value(value, defaults[name])}" for name, value in sorted((given or {}).items())
+                   if name not in _NAMED and name in defaults and value != defaults[name])
+    return f"{p.get('model', 'feitelson96')}{k}{est}-n{p.get('jobs', 1000)}-s{int(p.get('seed', 0)):04d}{rest}.swf"
+
+
+def _name_value(value, default) -> str:
+    """An option's value as a file name carries it: in full (``repr`` of a
+    float, without a trailing ``.0``: 0.9000001 is not 0.9), a switch as
+    yes / no whatever its type."""
+    if isinstance(value, (bool, np.bool_)) or isinstance(default, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        text = repr(float(value))                    # the shortest text that reads back as the same float
+        return text[:-2] if text.endswith(".0") else text
+    text = str(value)
+    if re.fullmatch(r"[A-Za-z0-9.+-]{1,32}", text):
+        return text
+    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:8]   # a path of any bytes
 
 
 #: the file names :func:`write_workload` writes a file to (anything else: a folder)
@@ -666,7 +697,8 @@ WORKLOAD_SUFFIXES = (".swf", ".swf.gz", ".csv", ".parquet", ".pq")
 def write_workload(out, **params) -> Path:
     """Write :func:`workload` (``params``) to ``out``: a file ending in .swf,
     .swf.gz, .csv or .parquet, else a folder (created) that gets
-    ``<model>[-K<k>-<dist>][-<estimates>]-n<jobs>-s<seed>.swf`` (a new
+    ``<model>[-K<k>-<dist>][-<estimates>]-n<jobs>-s<seed>[-<option><value>...].swf``
+    (:func:`_default_name`: every other option not at its default; a new
     name with another suffix of letters, ``x.txt``, or a compressed table,
     ``x.swf.bz2``, is refused: it reads as a file, and became a folder).  SWF carries
     extra columns in its ``.extra.csv`` sidecar (:func:`epochbench.instances.jobs.write_swf`).
@@ -692,7 +724,7 @@ def write_workload(out, **params) -> Path:
     stream = workload(**params)
     if not file:
         out.mkdir(parents=True, exist_ok=True)
-        out = out / _default_name(stream.meta["params"])
+        out = out / _default_name(stream.meta["params"], params)
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
     header = {"Version": "2.2", "Computer": f"epochbench workload model {stream.meta['model']}",

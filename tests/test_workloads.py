@@ -379,10 +379,32 @@ def test_cli_generate_workload(tmp_path, capsys):
                  "--seed", "5", "--k", "2", "--dist", "uniform", "--estimates", "omega", "--omega", "1.5",
                  "--load-factor", "1.2"])
     out = capsys.readouterr().out
-    path = tmp_path / "feitelson96-K2-uniform-omega1.5-n300-s0005.swf"
+    path = tmp_path / "feitelson96-K2-uniform-omega1.5-n300-s0005-load_factor1.2.swf"
     assert code == 0 and f"wrote workload to {path}" in out
     w = read_swf(path)
     want = workload(model="feitelson96", jobs=300, seed=5, k=2, estimates="omega", omega=1.5, load_factor=1.2)
     pd.testing.assert_frame_equal(w.jobs[list(want.jobs.columns)], want.jobs, check_dtype=False)
     assert main(["generate", "workload", "--model", "rajaei", "--processors", "8", "--out", str(tmp_path)]) == 2
     assert "16 nodes" in capsys.readouterr().err
+
+
+def test_a_folder_gets_a_file_named_after_every_option_not_at_its_default(tmp_path, capsys):
+    """Only model, K, estimates, jobs and seed named the file: a second
+    stream at another load or machine size was refused as 'already exists'."""
+    from epochbench.cli import main
+    for extra in ([], ["--load", "0.9"], ["--processors", "64", "--load-factor", "1.5"], ["--load", "0.7"]):
+        assert main(["generate", "workload", "--out", str(tmp_path / "w"), "--jobs", "30", *extra]) == 0
+    assert sorted(p.name for p in (tmp_path / "w").glob("*.swf")) == [
+        "feitelson96-n30-s0000-load0.7.swf", "feitelson96-n30-s0000-load0.9.swf",
+        "feitelson96-n30-s0000-load_factor1.5-processors64.swf", "feitelson96-n30-s0000.swf"]
+    assert main(["generate", "workload", "--out", str(tmp_path / "w"), "--jobs", "30", "--load", "0.9"]) == 2
+    assert "already exists" in capsys.readouterr().err                  # the same options: still never overwritten
+    from epochbench.instances.workloads import _default_name
+    base = {"model": "feitelson96", "jobs": 30, "seed": 0}
+    names = [_default_name(base, given) for given in ({"load": 0.9}, {"load": 0.9000001}, {"processors": 10**6},
+                                                       {"processors": 10**6 + 1}, {"repeats": 0}, {"repeats": False})]
+    assert len(set(names)) == 5 and names[4] == names[5]             # values in full; a switch by its truth
+    omega = [_default_name({**base, "estimates": "omega", "omega": w}) for w in (1.5, 1.5000001, 2.0)]
+    assert omega == ["feitelson96-omega1.5-n30-s0000.swf", "feitelson96-omega1.5000001-n30-s0000.swf",
+                     "feitelson96-omega2-n30-s0000.swf"]
+    assert _default_name(base, {"fit": "/tmp/\udcff.swf"}).startswith("feitelson96-n30-s0000-fit")  # any bytes
