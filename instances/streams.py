@@ -92,7 +92,8 @@ def offered_load(jobs: pd.DataFrame, capacity) -> float:
     if n < 2:
         return float("nan")
     submit = jobs["submit"].to_numpy(dtype=np.float64)
-    span = (submit.max() - submit.min()) * n / (n - 1)
+    with np.errstate(over="ignore"):          # times near the float limit: inf, refused by the stream's own checks
+        span = (submit.max() - submit.min()) * n / (n - 1)
     if span <= 0:
         return float("nan")
     t = _work_time(jobs)

@@ -500,6 +500,9 @@ GEN_OPTS = {  # explicit cases of the issue; every numeric parameter is also cov
 }
 for gen, opt, value in sorted(GEN_OPTS):
     case("options", f"generate-{gen}{opt}-{value}", argv_case("generate", gen, "--out", "{tmp}/o", opt, value), opt)
+# a load so small that the arrivals pass the float limit: numpy's overflow warning came before the line
+case("options", "generate-workload-load-tiny", argv_case("generate", "workload", "--out", "{tmp}/o", "--load", "1e-300"),
+     "column 'submit'")
 
 
 def _numeric_params():
@@ -671,7 +674,7 @@ def test_a_negative_estimate_is_refused(tmp_path):
 
 
 SUBPROCESS_CASES = ["solve-time-limit--1", "json-not-utf8", "csv-header-only", "generate-workload--phi-2",
-                    "vbp-absurd-multiplicity"]
+                    "vbp-absurd-multiplicity", "generate-workload-load-tiny"]
 
 
 @pytest.mark.parametrize("name", SUBPROCESS_CASES)
