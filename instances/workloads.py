@@ -126,7 +126,7 @@ def saturated(jobs: pd.DataFrame, capacity, *, high: float = 1.4, low: float = 0
 def zipf_runs(rng: np.random.Generator, count: int, exponent: float = 2.5, max_runs: int = 100) -> np.ndarray:
     """Number of runs of each job: generalized Zipf, P(r) ~ r**-exponent on
     1..max_runs ([feitelson1996]'s repeated executions; exponent 2.5 is our
-    reading of that paper: mean 1.9 runs at the defaults).  O(count)."""
+    reading of that paper: mean 1.80 runs at the defaults, sum r P(r)).  O(count)."""
     r = np.arange(1, max_runs + 1, dtype=np.float64)
     p = r ** -float(exponent)
     return rng.choice(np.arange(1, max_runs + 1), size=count, p=p / p.sum()).astype(np.int64)
