@@ -39,12 +39,21 @@ def handed(inst) -> tuple:
     changed it anyway (``meta``, or an array it made writable), and check
     its answer on ``inst``."""
     given = copy.deepcopy(inst)
-    if is_dataclass(inst):                  # read-only arrays stay read-only in the copy
-        for f in fields(inst):
-            a, b = getattr(inst, f.name), getattr(given, f.name)
-            if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and not a.flags.writeable:
-                b.flags.writeable = False
+    _read_only_like(inst, given)
     return given, content(given)
+
+
+def _read_only_like(a, b) -> None:
+    """The arrays of dataclass ``b`` (a deep copy of ``a``) read-only where
+    ``a``'s are, in nested dataclasses too (a packing step's ``reservation``)."""
+    if not is_dataclass(a) or isinstance(a, type):
+        return
+    for f in fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and not x.flags.writeable:
+            y.flags.writeable = False
+        else:
+            _read_only_like(x, y)
 
 
 class InfeasibleSolution(AssertionError):

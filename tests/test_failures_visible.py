@@ -133,3 +133,14 @@ def test_a_packing_heuristic_serves_epochs_with_a_result_and_one_budget_for_the_
     assert res.value == 5 and len(seen) == 5
     assert seen[0] <= 0.12 and all(b <= a for a, b in zip(seen, seen[1:])) and seen[-1] == 0.0
     assert res.seconds < 0.4
+
+
+def test_a_reservations_arrays_are_read_only_in_the_copy_a_user_gets():
+    """Only the instance's own fields were made read-only: a write to
+    ``inst.reservation.extra`` passed, and was caught only afterwards."""
+    from epochbench.instances.core import handed
+    inst = next(i for i in eb.generate("los", n=6, count=10, seed=1) if i.reservation is not None)
+    given, _ = handed(inst)
+    for arr in (given.reservation.extra, given.reservation.past_shadow, given.demand):
+        with pytest.raises(ValueError, match="read-only"):
+            arr[0] = 0
