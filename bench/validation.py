@@ -189,7 +189,8 @@ def _run_user(func, inst, label: str):
         res = as_result(inst, label, out, seconds)
     except InfeasibleSolution as exc:         # a wrong kind of value is no decision at all, not an infeasible one
         what = "no decision" if "not a decision" in str(exc) else "an infeasible answer"
-        return None, f"{label} returned {what} on {exc}"
+        said = str(exc).replace(f"{inst.name}: {label} returned ", f"{inst.name}: ", 1)   # named once, here
+        return None, f"{label} returned {what} on {said}"
     except (TypeError, ValueError) as exc:
         return None, f"{inst.name}: {label} returned {out!r}, not a decision ({exc})"
     if content(given) != before:

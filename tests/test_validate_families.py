@@ -237,6 +237,7 @@ def test_a_wrong_kind_of_value_is_no_decision_and_an_epochs_duplicate_names_the_
     from epochbench.instances.packing import check_epochs
     v = eb.validate(lambda inst: {0}, "packing", count=1, label="aset", time_limit=2)
     assert all(" returned no decision on " in line for line in v.failures)
+    assert all(line.count("aset") == 1 for line in v.failures)          # the label once, not twice
     with pytest.raises(InfeasibleSolution, match=r"missing: none; more than once: job 0\)"):
         check_epochs(eb.generate("fig1")[0], [[0, 0, 1, 2], [3, 4, 5]])
 
