@@ -174,7 +174,7 @@ def njit(**options):
     def deco(func):
         with _LOCK:
             if _NUMBA is not None:
-                return _NUMBA.njit(**options)(func)
+                return _dispatcher(_NUMBA, LazyKernel(func, options))
             kernel = LazyKernel(func, options)
             _KERNELS.append(kernel)
             return kernel
@@ -234,7 +234,7 @@ def load_kernels() -> None:
         for lazy in _INTRINSICS:
             lazy.dispatcher = make_intrinsic(lazy.py_func)
         for kernel in _KERNELS:
-            kernel.dispatcher = numba.njit(**kernel.options)(kernel.py_func)
+            kernel.dispatcher = _dispatcher(numba, kernel)
         for module in list(sys.modules.values()):
             try:                              # the raw namespace: a lazily loaded module stays unloaded
                 names = object.__getattribute__(module, "__dict__")
@@ -245,6 +245,29 @@ def load_kernels() -> None:
                     if type(value) is LazyKernel or type(value) is LazyIntrinsic:
                         names[key] = value.dispatcher
         _NUMBA = numba
+
+
+def _dispatcher(numba, kernel: LazyKernel):
+    """``numba.njit(**options)`` of ``kernel``; where numba finds no folder
+    to cache it in (the package's ``__pycache__`` and the user's cache both
+    read-only), the kernel is compiled without a cache, and a warning on
+    stderr says so once (numba raised RuntimeError: no locator available)."""
+    try:
+        return numba.njit(**kernel.options)(kernel.py_func)
+    except RuntimeError as exc:
+        if not kernel.options.get("cache") or "cannot cache" not in str(exc):
+            raise
+    global _CACHE_WARNED
+    if not _CACHE_WARNED:
+        _CACHE_WARNED = True
+        import sys
+        print("epochbench: warning: numba finds no writable folder for its cache (the package's __pycache__ "
+              "nor the user cache); compiled kernels compile again in every process (set NUMBA_CACHE_DIR to a "
+              "writable folder)", file=sys.stderr, flush=True)
+    return numba.njit(**{**kernel.options, "cache": False})(kernel.py_func)
+
+
+_CACHE_WARNED = False
 
 
 def _after_fork() -> None:

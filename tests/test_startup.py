@@ -326,3 +326,31 @@ def test_a_python_twin_past_its_budget_gives_way_to_a_compiled_loop_loaded_befor
                      "run_fast"] and res.engine == "fast"
     expected = pool.simulate_pool(w.table, w.capacity, "easy", engine="fast")
     assert np.array_equal(res.jobs["start"].to_numpy(), expected.jobs["start"].to_numpy())
+
+
+NO_CACHE = """
+import sys
+import numba
+real = numba.njit
+def njit(*a, **kw):          # what numba does where no cache folder can be written (read-only package and home)
+    if kw.get("cache"):
+        def deco(f):
+            raise RuntimeError(f"cannot cache function {f.__name__!r}: no locator available for file 'x.py'")
+        return deco
+    return real(*a, **kw)
+numba.njit = njit
+from epochbench.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_kernels_compile_without_a_cache_where_numba_can_write_none(tmp_path):
+    """A read-only package with a read-only home: every compiled command
+    ended in a 36-line traceback ('cannot cache function ...')."""
+    import epochbench as eb
+    eb.save(eb.generate("leinberger", n=8, k=2, count=1, seed=1)[0], tmp_path / "x.json")
+    proc = subprocess.run([sys.executable, "-c", NO_CACHE, "solve", str(tmp_path / "x.json"), "--method", "ff"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stderr.count("\n") == 1 and "numba finds no writable folder for its cache" in proc.stderr
+    assert "set NUMBA_CACHE_DIR" in proc.stderr and " ff feasible " in proc.stdout
