@@ -87,3 +87,17 @@ def test_skip_and_only(tmp_path, option, outcome):
     proc = bench(tmp_path, option)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert outcome in proc.stdout
+
+
+def test_no_configuration_from_the_folders_above_the_suite_applies(tmp_path):
+    """pytest looked for its configuration in the folders above the
+    installed suite: a project's pyproject.toml around a .venv applied its
+    own addopts (``-k zzz`` selected nothing) and conftest files.  Here, in
+    a checkout, the folder above is this project's own (pyproject.toml
+    with a [tool.pytest.ini_options] table)."""
+    proc = bench(tmp_path, "--collect-only", "-v", "--trace-config")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    config = [line for line in proc.stdout.splitlines() if line.startswith(("configfile:", "inifile:"))]
+    assert config and all("pyproject.toml" not in line for line in config), config
+    conftests = [line for line in proc.stdout.splitlines() if "PLUGIN registered" in line and "conftest" in line]
+    assert len(conftests) == 1 and "benchmarks" in conftests[0], conftests      # the suite's own, not the checkout's
