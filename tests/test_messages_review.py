@@ -96,3 +96,17 @@ def test_a_result_without_info_gets_bound_kind_none_and_heuristics_have_it_from_
         registry.METHODS.restore(state)
     assert registry.solve(inst, "ff").info["bound_kind"] == "none"     # the library's, not only solve --json's
     assert registry.solve(inst, "cpsat", time_limit=5).info["bound_kind"] != "none"
+
+
+def test_no_data_folder_is_recorded_null_and_said_once(monkeypatch):
+    """run.json's data.root held the hint's prose, and the footer gave the remedy twice."""
+    from types import SimpleNamespace
+    from epochbench.benchmarks import conftest as bc
+    from epochbench.instances import data
+    monkeypatch.setattr(data, "data_root", lambda: data.NOT_SET)
+    state = bc._data_state(SimpleNamespace(stats={}))
+    assert state == {"root": None, "present": False, "skipped_for_data": 0}
+    lines = []
+    bc._say_data(SimpleNamespace(write_line=lines.append), state)
+    assert len(lines) == 1 and lines[0].startswith("Reference data: no folder set: 0 benchmark(s) skipped")
+    assert lines[0].count("EPOCHBENCH_DATA") == 1

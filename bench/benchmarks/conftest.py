@@ -31,18 +31,19 @@ def _write_csv(df: pd.DataFrame, path: Path) -> None:
 
 
 def _data_state(terminalreporter) -> dict:
-    """Where the reference data was looked for, whether it was there, and
+    """Where the reference data was looked for (None: no folder was set), whether it was there, and
     how many benchmarks were skipped for lack of it (their skip reasons name
     ``EPOCHBENCH_DATA``): recorded in ``run.json`` and said under the
     leaderboards, since without it they measure other instances."""
-    from epochbench.instances.data import data_root
+    from epochbench.instances.data import NOT_SET, data_root
     root = data_root()
     skipped = [r for r in terminalreporter.stats.get("skipped", []) if "EPOCHBENCH_DATA" in str(r.longrepr)]
     try:                                   # an empty folder holds no data set
         present = root.is_dir() and any(p.is_dir() for p in root.iterdir())
     except OSError:                        # not readable: none that the benchmarks could read either
         present = False
-    return {"root": str(root), "present": present, "skipped_for_data": len(skipped)}
+    return {"root": None if root == NOT_SET else str(root),      # none set: null, not the hint's text
+            "present": present, "skipped_for_data": len(skipped)}
 
 
 def _say_data(tr, data: dict) -> None:
@@ -50,7 +51,9 @@ def _say_data(tr, data: dict) -> None:
     some benchmarks were skipped for lack of it (:func:`_data_state`)."""
     if data["present"] and not data["skipped_for_data"]:
         return
-    tr.write_line(f"Reference data: {data['root']} {'absent' if not data['present'] else 'incomplete'}: "
+    where = "no folder set" if data["root"] is None else \
+        f"{data['root']} {'absent' if not data['present'] else 'incomplete'}"
+    tr.write_line(f"Reference data: {where}: "
                   f"{data['skipped_for_data']} benchmark(s) skipped (OR-Library, SWF traces), VBP epochs left "
                   "out, Braun matrices replaced by generated ones: not comparable with a run that had the data "
                   "(set EPOCHBENCH_DATA or pass epochbench --data DIR)")
