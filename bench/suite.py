@@ -227,11 +227,15 @@ _KIND_SHORT = {"optimum": "opt", "best known": "best", "bound": "bound", "no bou
 
 
 def record(family: str, config: str, instance: str, method: str, kind: str, gap: float | None, gap_kind: str,
-           seconds: float) -> None:
+           seconds: float, short: bool = False) -> None:
     """One solve of a benchmark for the leaderboards: its gap (against the
-    reference of kind ``gap_kind``) and its decision time."""
+    reference of kind ``gap_kind``) and its decision time; ``short``: it
+    falls short of the family's first objective (an assignment with fewer
+    pairs than the maximum), so it is never at the reference, whatever its
+    gap on the second."""
     BOARD.append({"family": family, "config": config, "instance": instance, "method": method, "kind": kind,
-                  "gap": np.nan if gap is None else float(gap), "gap_kind": gap_kind, "seconds": float(seconds)})
+                  "gap": np.nan if gap is None else float(gap), "gap_kind": gap_kind, "seconds": float(seconds),
+                  "short": bool(short)})
 
 
 def leaderboard_rows() -> pd.DataFrame:
@@ -241,14 +245,14 @@ def leaderboard_rows() -> pd.DataFrame:
     instance (:attr:`Store.instance_timing`; else the configuration's
     median, else its one checked solve), an exact method's its solve's own
     wall time (so that the leaderboard's p90 is a p90 of decisions)."""
-    keep = ["family", "config", "instance", "method", "kind", "gap", "gap_kind", "seconds"]
+    keep = ["family", "config", "instance", "method", "kind", "gap", "gap_kind", "seconds", "short"]
     store = pd.DataFrame(STORE.rows)
     if not store.empty:
         store = store[store["selected"]]                # reference solves alone are no benchmark of theirs
     if not store.empty:
         store = store.assign(seconds=[_decision_seconds(*row) for row in
                                       zip(store["config"], store["method"], store["instance"], store["kind"],
-                                          store["seconds"])])[keep]
+                                          store["seconds"])], short=False)[keep]
     board = pd.DataFrame(BOARD, columns=keep)
     return pd.concat([d for d in (store, board) if not d.empty], ignore_index=True) if (
         not store.empty or not board.empty) else pd.DataFrame(columns=keep)
@@ -281,8 +285,12 @@ def leaderboard(rows: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     known value, bound = a valid bound), and ``no ans``: the solves that
     gave no decision (a timeout without a solution, an error) although there
     was a reference to measure it against; the gaps are over the others, so
-    a method with such solves ranks after every method that answered all
-    (then by mean gap), and methods with no gap last.
+    a method with such solves, or with a short solve (an assignment with
+    fewer pairs than the maximum, whose gap is on the weight alone), ranks
+    after every method that answered all in full (then by mean gap), and
+    methods with no gap last.  ``at ref %`` is over the solves with a
+    reference, the unanswered ones included (0 % for a method that answered
+    none), and a short solve is never at it.
 
     ``set`` names the instances a row is measured on (:func:`instance_sets`).
     Where a family's methods were measured on different instances (mapping:
@@ -332,16 +340,19 @@ def _ranked(f: pd.DataFrame) -> pd.DataFrame:
         gaps = g["gap"].astype(float).dropna()
         ms = 1000 * g["seconds"].astype(float)
         has = not gaps.empty
-        table.append({"method": method, "kind": g["kind"].iloc[0], "solves": len(g),
-                      "no ans": int((g["gap"].isna() & (g["gap_kind"] != "no bound")).sum()),
+        missed = int((g["gap"].isna() & (g["gap_kind"] != "no bound")).sum())
+        short = g["short"].fillna(False).astype(bool) if "short" in g else pd.Series(False, index=g.index)
+        at = int(((g["gap"].astype(float) <= 1e-9) & ~short).sum())      # a solve without an answer is not at it
+        table.append({"method": method, "kind": g["kind"].iloc[0], "solves": len(g), "_short": int(short.sum()),
+                      "no ans": missed,
                       "mean %": 100 * gaps.mean() if has else np.nan,
                       "p90 %": 100 * gaps.quantile(0.9) if has else np.nan,
                       "max %": 100 * gaps.max() if has else np.nan,
-                      "at ref %": 100 * float((gaps <= 1e-9).mean()) if has else np.nan,
+                      "at ref %": 100 * at / (len(gaps) + missed) if has or missed else np.nan,
                       "median ms": float(ms.median()), "p90 ms": float(ms.quantile(0.9)),
                       "vs": "/".join(sorted({_KIND_SHORT.get(k, k) for k in g["gap_kind"]}))})
     t = pd.DataFrame(table)
-    return (t.assign(_none=t["mean %"].isna(), _short=t["no ans"] > 0)
+    return (t.assign(_none=t["mean %"].isna(), _short=(t["no ans"] > 0) | (t["_short"] > 0))
             .sort_values(["_none", "_short", "mean %", "median ms"], kind="stable")
             .drop(columns=["_none", "_short"]).reset_index(drop=True))
 

@@ -2,6 +2,7 @@
 by mean gap, labelled by reference kind, at most 100 columns."""
 import numpy as np
 import pandas as pd
+import pytest
 
 from epochbench.suite import format_leaderboard, leaderboard
 
@@ -42,6 +43,47 @@ def test_solves_without_an_answer_are_counted_and_rank_after_complete_methods():
     assert p.loc["cpsat", "no ans"] == 2 and p.loc["ff", "no ans"] == 0
     assert p.loc["slowbad", "no ans"] == 0          # no reference: no gap, but not a missing answer
     assert list(p.index) == ["ff", "cpsat", "slowbad"] and p.loc["cpsat", "mean %"] == 0.0
+    # not at the reference either: score's rule (it read 100 % over the answered solves alone)
+    assert p.loc["cpsat", "at ref %"] == 100 * (p.loc["cpsat", "solves"] - 2) / p.loc["cpsat", "solves"]
+
+
+def test_a_short_assignment_is_never_at_the_reference():
+    """A matching with fewer pairs than the maximum: its weight gap may be
+    0 (or its weight above the optimum's); score counts it not at the
+    reference, the leaderboard counted it at it."""
+    df = pd.DataFrame([{"family": "assignment", "config": "c", "instance": f"i{i}", "method": "mis",
+                        "kind": "heuristic", "gap": 0.0, "gap_kind": "optimum", "seconds": 1e-4, "short": i == 0}
+                       for i in range(4)])
+    exact = df.assign(method="hungarian", kind="exact", short=False, seconds=1e-2)
+    board = leaderboard(pd.concat([df, exact], ignore_index=True))["assignment"].set_index("method")
+    assert board.loc["mis", "at ref %"] == 75.0 and board.loc["mis", "no ans"] == 0
+    assert list(board.index) == ["hungarian", "mis"]        # equal mean gaps: the full answers first, however slow
+
+
+def test_an_exact_mapping_timeout_without_a_mapping_is_no_answer(monkeypatch):
+    """It was recorded 'no bound', which the leaderboard does not count:
+    bnp read 'no ans 0, at ref 100' beside a proven optimum."""
+    from epochbench import suite
+    from epochbench.benchmarks import bench_mapping
+    monkeypatch.setattr(suite, "BOARD", [])
+    monkeypatch.setattr(bench_mapping, "record", suite.record)
+    df = pd.DataFrame([{"instance": "i1", "method": "cpsat", "kind": "exact", "status": "optimal", "value": 10.0,
+                        "bound": 10.0, "seconds": 1.0},
+                       {"instance": "i1", "method": "bnp", "kind": "exact", "status": "timeout", "value": np.nan,
+                        "bound": np.nan, "seconds": 30.0}])
+    bench_mapping._record_exact_run(df, "32x4")
+    board = leaderboard(pd.DataFrame(suite.BOARD))["mapping"].set_index("method")
+    assert board.loc["bnp", "no ans"] == 1 and board.loc["bnp", "at ref %"] == 0.0
+    assert list(board.index) == ["cpsat", "bnp"]
+    suite.BOARD.clear()
+    for clash, says in ((df.assign(status="optimal", value=[10.0, 9.0]), "optimum 9: cpsat proved 10"),
+                        (df.assign(status=["optimal", "feasible"], value=[10.0, 9.5]), "bnp mapped 9.5"),
+                        (df.assign(bound=[10.0, 10.5]), "bnp bound 10.5")):
+        with pytest.raises(AssertionError, match=says):
+            bench_mapping._record_exact_run(clash, "32x4")
+    assert suite.BOARD == []                                        # nothing recorded from a refuted run
+    near = df.assign(status="optimal", value=[10.0, 10.0 + 5e-6])  # the solvers' tolerance: the same optimum
+    bench_mapping._record_exact_run(near, "32x4")
 
 
 def test_a_leaderboard_fits_in_100_columns():

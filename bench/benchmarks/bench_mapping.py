@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from epochbench.experiments.braun import GREEDY, exact_run, exact_table
-from epochbench.scoring import gap_of
+from epochbench.scoring import better, gap_of
 from epochbench.suite import instance_record, median_seconds, record, rows_writer, rounds as bench_rounds
 from epochbench.instances.data import data_root
 from epochbench.instances.mapping import BRAUN_NAMES, braun_family, braun_range
@@ -93,14 +93,35 @@ def test_ga_1000_generations_512x16(benchmark, big, request):
 
 def _record_exact_run(df: pd.DataFrame, size: str) -> None:
     """Every solve of an exact run for the leaderboard: the gap to the
-    instance's best proven optimum (else its best bound: kind ``bound``)."""
-    for inst, g in df.groupby("instance", sort=False):
-        opt = g.loc[g["status"] == "optimal", "value"]
-        ref, kind = (float(opt.min()), "optimum") if len(opt) else (g["bound"].dropna().max(), "bound")
-        for r in g.itertuples():
-            gap = None if pd.isna(ref) or r.status not in ("optimal", "feasible") else (r.value - ref) / ref
-            record("mapping", f"exact {size}", inst, r.method, r.kind, gap, kind if gap is not None else "no bound",
-                   r.seconds)
+    instance's proven optimum (else its best bound: kind ``bound``); a solve
+    without a mapping where there is a reference counts as no answer (it
+    was recorded ``no bound``, which the leaderboard does not count).  A
+    proof refuted by the run itself (proven optima apart, a checked mapping
+    below a proven optimum, a bound above it: :data:`~epochbench.scoring.TOL`
+    as in ``score``) fails the benchmark before anything is recorded."""
+    refs = {inst: _exact_reference(inst, g) for inst, g in df.groupby("instance", sort=False)}
+    for r in df.itertuples():
+        ref, kind = refs[r.instance]
+        answered = r.status in ("optimal", "feasible")
+        gap = (r.value - ref) / ref if answered and not pd.isna(ref) else None
+        record("mapping", f"exact {size}", r.instance, r.method, r.kind, gap, "no bound" if pd.isna(ref) else kind,
+               r.seconds)
+
+
+def _exact_reference(inst: str, g: pd.DataFrame) -> tuple[float, str]:
+    """The reference of one instance's solves (:func:`_record_exact_run`)."""
+    opt = g.loc[g["status"] == "optimal", "value"]
+    if not len(opt):
+        return g["bound"].dropna().max(), "bound"
+    best = float(opt.min())
+    mapped = g[g["status"].isin(("optimal", "feasible"))]
+    refuted = [f"{r.method} proved {r.value:g}" for r in g.loc[opt.index].itertuples() if better(r.value, best, "max")]
+    refuted += [f"{r.method} mapped {r.value:g}" for r in mapped.itertuples() if better(r.value, best, "min")]
+    refuted += [f"{r.method} bound {r.bound:g}" for r in g.itertuples()
+                if not pd.isna(r.bound) and better(r.bound, best, "max")]
+    if refuted:
+        raise AssertionError(f"{inst}: proofs disagree with the optimum {best:g}: {', '.join(refuted)}")
+    return best, "optimum"
 
 
 @pytest.mark.parametrize("size", [(32, 4), (64, 8)], ids=["32x4", "64x8"])
