@@ -549,14 +549,15 @@ def _add_bench(sub) -> None:
 
 def _add_compare(sub) -> None:
     c = sub.add_parser("compare", help="compare two saved benchmark runs: gap and time per method",
-                       description="Compare two saved runs (an 'epochbench bench' results folder or a "
-                                   "pytest-benchmark JSON file): per family and method the change in mean and "
+                       description="Compare two saved runs (an 'epochbench bench' results folder, a "
+                                   "'score' CSV, or a pytest-benchmark JSON file): per family and method the "
+                                   "change in mean and "
                                    "max gap and in median decision time, flagged beyond the noise (time: "
                                    "a ratio beyond 1.25 either way). A and B must be of one kind: a folder "
                                    "and a JSON file measure time differently (a median over solves; a median "
                                    "of the benchmarks' medians) and name their solves differently, so one "
                                    "against the other is refused.")
-    c.add_argument("a", type=Path, help="the run before (results folder or JSON)")
+    c.add_argument("a", type=Path, help="the run before (results folder, score CSV or JSON)")
     c.add_argument("b", type=Path, help="the run after")
     c.add_argument("--fail-on", action="append", default=[], metavar="WHAT:X%",
                    help="exit 1 if a method's mean gap grows by more than X percentage points (gap:0.5%%) or "

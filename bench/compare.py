@@ -1,7 +1,8 @@
 """``epochbench compare A B``: did a change make a method better or worse?
 
 A and B are two saved runs: an ``epochbench bench`` results folder (its
-``bench-solves.csv``, one row per solve) or a pytest-benchmark JSON file
+``bench-solves.csv``, one row per solve), a ``score`` CSV (``PREFIX.csv``:
+one row per solve, matched by instance) or a pytest-benchmark JSON file
 (``--benchmark-json`` / ``--benchmark-autosave``: each benchmark's
 ``extra_info`` gaps and its timing median).  Per family and method the
 change in mean and max gap (percentage points) and in median decision time
@@ -74,8 +75,10 @@ def _csv_text(path: Path) -> tuple[bytes, str | None]:
 
 
 def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
-    """A ``bench-solves.csv``: one row per solve (``family``, ``method``,
-    ``key`` = config and instance where the file has them, ``gap``,
+    """A ``bench-solves.csv`` or a ``score`` CSV: one row per solve (``family``, ``method``,
+    ``key`` = config and instance where the file has them, the instance
+    alone where it has no config (``instance``, ``by_config`` kept: a
+    results folder beside a score CSV is matched by instance), ``gap``,
     ``seconds``), and the lines to say about it: a torn last row is left
     out and said (:func:`_csv_text`)."""
     import io
@@ -89,9 +92,13 @@ def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
         raise ValueError(f"{path}: not a bench-solves.csv (missing columns {sorted(missing)})")
     if df.empty:
         raise ValueError(f"{path}: no solves")
-    keyed = {"config", "instance"} <= set(df.columns)
-    key = (df["config"].astype(str) + "\x1f" + df["instance"].astype(str)) if keyed else pd.Series(np.nan, df.index)
+    instance = df["instance"].astype(str) if "instance" in df.columns else pd.Series(np.nan, df.index)
+    if {"config", "instance"} <= set(df.columns):
+        key = df["config"].astype(str) + "\x1f" + instance
+    else:                                     # a score CSV: its instances alone (its subsets were not matched)
+        key = instance
     out = pd.DataFrame({"family": df["family"].astype(str), "method": df["method"].astype(str), "key": key,
+                        "instance": instance, "by_config": "config" in df.columns,
                         "gap": _numbers(df, "gap", path, low=0.0),
                         "seconds": _numbers(df, "seconds", path, low=0.0)})
     return out, [torn] if torn else []
@@ -270,6 +277,8 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
         raise ValueError(f"A ({a}) is {what_a}, B ({b}) {what_b}: they measure time differently ({time_a}; "
                          f"{time_b}) and name their solves differently; compare two results folders or two "
                          "JSON files")
+    if kind_a == "solves" and ra["by_config"].iloc[0] != rb["by_config"].iloc[0]:
+        ra, rb = ra.assign(key=ra["instance"]), rb.assign(key=rb["instance"])   # a results folder and a score CSV
     ra, rb, notes = _shared(ra, rb)
     table = compare(_aggregate(kind_a, ra), _aggregate(kind_b, rb), slower=slower)
     table = table.merge(notes, on=["family", "method"], how="left", sort=False)

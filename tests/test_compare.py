@@ -198,3 +198,21 @@ def test_a_guard_is_not_passed_by_a_new_method_beside_a_disjoint_one(tmp_path, c
                      ).to_csv(tmp_path / name / "bench-solves.csv", index=False)
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on", "gap:0%"]) == 1
     assert "FAIL nothing compared" in capsys.readouterr().out
+
+
+def test_two_score_csvs_are_compared_on_the_instances_both_scored(tmp_path, capsys):
+    """A score CSV has no config column: its instances were not matched,
+    so a subset of the same rows read as a change of gap ('gap-')."""
+    rows = [{"family": "knapsack", "instance": f"k{i}", "method": m, "gap": g, "seconds": 0.01}
+            for i in range(4) for m, g in (("greedy-mkp", 0.01 * i), ("cpsat", 0.0))]
+    pd.DataFrame(rows).to_csv(tmp_path / "a.csv", index=False)
+    pd.DataFrame(rows[:4]).to_csv(tmp_path / "b.csv", index=False)          # the first 2 instances, same rows
+    assert main(["compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--fail-on", "gap:0%"]) == 0
+    out = capsys.readouterr().out
+    assert "gap-" not in out and "greedy-mkp: compared on the 2 instances both runs measured (2 in A alone)" in out
+    folder = tmp_path / "run"                                                 # a results folder of the same solves
+    folder.mkdir()
+    pd.DataFrame([{**r, "config": "mknapcb1"} for r in rows]).to_csv(folder / "bench-solves.csv", index=False)
+    assert main(["compare", str(folder), str(tmp_path / "b.csv"), "--fail-on", "gap:0%"]) == 0   # "disjoint"
+    assert "compared on the 2 instances both runs measured" in capsys.readouterr().out           # before
+
