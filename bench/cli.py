@@ -583,10 +583,10 @@ def cmd_compare(args) -> int:
     broken = [(t, t.broken_by(table)) for t in thresholds]
     for t, rows in broken:
         for r in rows.itertuples():
-            what = ("gone: measured in A, not in B" if r.gone else f"median time x{r.time_ratio:.2f}"
-                    if t.what != "gap" else
+            what = ("gone: measured in A, not in B" if r.gone else
+                    f"median time x{_past(r.time_ratio, 1 + t.limit / 100, '')}" if t.what != "gap" else
                     f"gaps on {r.gapped_b:g} of {r.solves_b:g} solves (A: {r.gapped_a:g} of {r.solves_a:g})"
-                    if r.lost_gaps else f"mean gap {r.d_mean:+.2f} pp")
+                    if r.lost_gaps else f"mean gap {_past(r.d_mean, t.limit, '+')} pp")
             print(f"FAIL {r.family} {r.method}: {what} (limit {t.what}:{t.limit:g}%)")
     compared = ~table["flag"].isin(["disjoint", "new", "gone"])     # measured in both, on common instances
     nothing = bool(thresholds) and not compared.any()
@@ -763,6 +763,16 @@ def run_command(args) -> int:
         print(f"epochbench {name}: error: not enough memory for the sizes asked for "
               f"({' '.join(str(exc).split()) or 'MemoryError'})", file=sys.stderr)
         return 2
+
+
+def _past(value: float, limit: float, sign: str) -> str:
+    """``value`` with two decimals, or more where two would not show it past
+    ``limit`` (+0.1705 pp against a limit of 0.17 read "+0.17")."""
+    for digits in (2, 4, 6):
+        text = f"{value:{sign}.{digits}f}"
+        if abs(float(text)) > limit:
+            return text
+    return f"{value:{sign}.10g}"
 
 
 def _check_sweep_options(args) -> None:

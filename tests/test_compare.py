@@ -216,3 +216,9 @@ def test_two_score_csvs_are_compared_on_the_instances_both_scored(tmp_path, caps
     assert main(["compare", str(folder), str(tmp_path / "b.csv"), "--fail-on", "gap:0%"]) == 0   # "disjoint"
     assert "compared on the 2 instances both runs measured" in capsys.readouterr().out           # before
 
+
+def test_a_fail_line_shows_the_change_past_its_limit(tmp_path, capsys):
+    """+0.1705 pp against a limit of 0.17 % read '+0.17 pp (limit gap:0.17%)'."""
+    a, b = solves(tmp_path / "a", 0.0), solves(tmp_path / "b", 0.00341)        # mean gap + 0.1705 pp
+    assert main(["compare", str(a), str(b), "--fail-on", "gap:0.17%"]) == 1
+    assert "FAIL packing ff: mean gap +0.1705 pp (limit gap:0.17%)" in capsys.readouterr().out
