@@ -5,7 +5,7 @@ A problem family states its exact model once as a :class:`BinaryModel`
 scale) and hands it to one backend through :func:`run_model`:
 
 ``cpsat``       OR-Tools CP-SAT (model written into its proto),
-``milp-cbc``    CBC through PuLP (a subprocess, killed at the deadline),
+``milp-cbc``    CBC through PuLP (a subprocess, stopped at the deadline),
 ``milp-highs``  HiGHS in-process (highspy; the model handed over in whole arrays).
 
 Honest results: the time limit is wall time from the call, model building
@@ -488,12 +488,14 @@ _CBC_RESULT = re.compile(r"^Result - (.*)$", re.M)
 #: start-up, reading the model, writing the solution
 CBC_MARGIN_S, CBC_MARGIN_SHARE = 0.05, 0.05
 #: CBC is sent SIGINT (its Ctrl-C: stop, write the best solution) this long after the
-#: deadline, and killed CBC_GRACE_S or CBC_GRACE_SHARE of the limit later, whichever is
-#: more (it does not look at the clock in its preprocessing: 160 s on a 1 s limit for a
-#: dense 400 x 400 assignment; it overran its own limit by 0.8 to 1.4 s on a 250-item,
-#: 10-constraint knapsack, where killing it at once lost its incumbent and bound)
+#: deadline, and killed CBC_GRACE_SHARE of the time it was given later, at least
+#: CBC_GRACE_MIN_S and at most CBC_GRACE_MAX_S (it does not look at the clock in its
+#: preprocessing: 160 s on a 1 s limit for a dense 400 x 400 assignment; it overran its own
+#: limit by 0.8 to 1.4 s on a 250-item, 10-constraint knapsack, where killing it at once
+#: lost its incumbent and bound: a grace as long as the overrun keeps them, a shorter one
+#: does not)
 CBC_KILL_S = 0.05
-CBC_GRACE_S, CBC_GRACE_SHARE = 1.0, 0.25
+CBC_GRACE_MIN_S, CBC_GRACE_SHARE, CBC_GRACE_MAX_S = 0.2, 0.25, 5.0
 
 
 def cbc_seconds(left: float) -> float:
@@ -522,8 +524,9 @@ def run_cbc(prob, deadline: float, seed: int, *, warm: bool) -> tuple[str, float
     file, the start-up and the solution read included: CBC gets the time
     left less a margin, is stopped by SIGINT :data:`CBC_KILL_S` after the
     deadline, which it answers with its best solution, and is killed when
-    it has not ended :data:`CBC_GRACE_S` or :data:`CBC_GRACE_SHARE` of the
-    limit after that; the overrun is then the caller's to report).
+    it has not ended :data:`CBC_GRACE_SHARE` of the time it was given after that
+    (:data:`CBC_GRACE_MIN_S` to :data:`CBC_GRACE_MAX_S`); the overrun is
+    the caller's to report).
     Returns (status, the bound as CBC's log prints it (3 decimals; ``None``
     without a solution, or if it printed none), CBC's result line).  A CBC
     that dies of a signal (a segfault of the bundled binary on a short
@@ -539,7 +542,7 @@ def run_cbc(prob, deadline: float, seed: int, *, warm: bool) -> tuple[str, float
     os.close(fd)
     try:
         from ._pulp_solvers import TimedCBC
-        grace = max(CBC_GRACE_S, CBC_GRACE_SHARE * time_left(deadline))
+        grace = min(max(CBC_GRACE_MIN_S, CBC_GRACE_SHARE * time_left(deadline)), CBC_GRACE_MAX_S)
         solver = TimedCBC(lambda: cbc_seconds(time_left(deadline)),          # read when CBC starts
                           lambda: max(time_left(deadline), 0.0) + CBC_KILL_S, grace,
                           msg=False, threads=None, gapRel=0, logPath=log_path, warmStart=warm,
@@ -550,7 +553,8 @@ def run_cbc(prob, deadline: float, seed: int, *, warm: bool) -> tuple[str, float
     finally:
         os.unlink(log_path)
     if solver.killed:
-        return "timeout", None, "killed at the time limit"
+        return "timeout", None, ("stopped at the time limit while starting" if solver.early else
+                                 "killed at the time limit (deaf to SIGINT)")
     if solver.crashed:
         return "timeout", None, CBC_CRASHED + solver.crashed
     status = {pulp.LpSolutionOptimal: "optimal", pulp.LpSolutionIntegerFeasible: "feasible",

@@ -21,7 +21,9 @@ class TimedCBC(pulp.PULP_CBC_CMD):
     writes its best solution, which is read as any other (CBC overruns its
     own limit by a second or so on some models, and killed at once it lost
     its incumbent and bound: a longer limit gave a worse answer).  ``killed``
-    says whether it was killed (then no solution is read).  ``crashed``: why CBC died of a
+    says whether it ended without a solution to read: killed after the
+    grace, or ended by the SIGINT itself (``early``: sent before CBC
+    installed its handler, in its first milliseconds).  ``crashed``: why CBC died of a
     signal it was not sent here (the bundled CBC 2.10.3 segfaults now and
     then on short limits: 3 of 10 runs of a 40-job epochs model at 0.2 s),
     ``None`` otherwise; no solution is read then either.  A non-zero exit
@@ -31,6 +33,7 @@ class TimedCBC(pulp.PULP_CBC_CMD):
     def __init__(self, sec, wait_s, grace_s, **kwargs):
         super().__init__(**kwargs)
         self.sec, self.wait_s, self.grace_s, self.killed, self.crashed = sec, wait_s, grace_s, False, None
+        self.interrupted = self.early = False
 
     def solve_CBC(self, lp, use_mps=True):
         tmp_mps, tmp_sol, tmp_mst = self.create_tmp_files(lp.name, "mps", "sol", "mst")
@@ -50,13 +53,16 @@ class TimedCBC(pulp.PULP_CBC_CMD):
                     code = proc.wait(timeout=self.wait_s())
                 except subprocess.TimeoutExpired:
                     proc.send_signal(signal.SIGINT)       # stop and write the best solution
+                    self.interrupted = True
                     try:
                         code = proc.wait(timeout=self.grace_s)
                     except subprocess.TimeoutExpired:     # deaf to it (its preprocessing)
                         proc.kill()
-                        proc.wait()
+                        code = proc.wait()
                         self.killed = True
-            if not self.killed and code < 0:          # a signal not sent by the deadline kill above
+            if code == -signal.SIGINT and self.interrupted:   # ours, before CBC took it as Ctrl-C: no solution
+                self.killed, self.early = True, True
+            if not self.killed and code < 0:          # a signal not sent here (neither SIGINT nor the kill above)
                 self.crashed = f"CBC died of signal {_signal_name(-code)} (exit status {code})"
             if self.killed or self.crashed:
                 lp.assignStatus(pulp.LpStatusNotSolved, pulp.LpSolutionNoSolutionFound)

@@ -957,7 +957,7 @@ PULP_ROW_CHECK = 256
 #: margin, :data:`~epochbench.exact._binary.CBC_MARGIN_S`) is left: PuLP's MPS file takes
 #: about as long to write as the model took to build, and CBC as long again and more to read
 #: it (512 x 16: build 0.045 s, MPS 0.05 s, CBC with ``-sec 0.01`` 0.085 s); started with
-#: less, CBC ran into its kill, 0.05 s past the deadline, and returned nothing
+#: less, CBC was still starting at the deadline (then stopped or killed) and returned nothing
 CBC_HANDOVER = 3.0
 
 

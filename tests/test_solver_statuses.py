@@ -346,15 +346,20 @@ def test_cbc_is_stopped_at_the_deadline_with_its_best_solution(monkeypatch, shar
     assert "ctrl-c" in r.info["solver_status"].lower()
 
 
-def test_a_cbc_deaf_to_sigint_is_killed_after_the_grace(tmp_path):
+@pytest.mark.parametrize("script, why", [("trap '' INT\nexec sleep 30\n", "deaf"),      # killed after the grace
+                                         ("exec sleep 30\n", "ends on SIGINT")],         # before CBC took it
+                         ids=["deaf", "dies-of-sigint"])
+def test_a_cbc_stopped_without_a_solution_is_killed_not_crashed(tmp_path, script, why):
     """A solver process that ignores SIGINT (CBC in its preprocessing) is
-    killed ``grace_s`` after it was sent, and no solution is read."""
+    killed ``grace_s`` after it was sent; one that dies of our SIGINT (sent
+    before CBC installed its handler) is no crash of CBC's.  No solution is
+    read from either."""
     import pulp
+    import warnings
     from epochbench.exact._pulp_solvers import TimedCBC
     fake = tmp_path / "cbc"
-    fake.write_text("#!/bin/sh\ntrap '' INT\nsleep 30\n")
+    fake.write_text("#!/bin/sh\n" + script)
     fake.chmod(0o755)
-    import warnings
     with warnings.catch_warnings():                         # PuLP 3's notes on its 4.0 API
         warnings.simplefilter("ignore", DeprecationWarning)
         prob = pulp.LpProblem("p", pulp.LpMaximize)
@@ -365,7 +370,8 @@ def test_a_cbc_deaf_to_sigint_is_killed_after_the_grace(tmp_path):
     solver.path = str(fake)                                 # PuLP's bundled CBC, replaced
     t0 = time.perf_counter()
     prob.solve(solver)
-    assert solver.killed and time.perf_counter() - t0 < 5
+    assert solver.killed and solver.crashed is None and time.perf_counter() - t0 < 5, why
+    assert solver.early == (why == "ends on SIGINT")
     assert prob.sol_status == pulp.LpSolutionNoSolutionFound
 
 
