@@ -302,15 +302,17 @@ def _drop(tab: Columns, cap, names) -> tuple[Columns, dict]:
 
 def _set_estimate(tab: Columns) -> tuple[int, int]:
     """Estimate rule in place: given if > 0, else runtime, else 1 s; returns
-    how many took the runtime (an estimate missing, NaN or <= 0; none with
-    no estimate column) and how many the 1 s."""
+    how many took the runtime (an estimate missing, NaN or <= 0, and a
+    runtime > 0; none with no estimate column) and how many the 1 s: each
+    changed job counted once (one without an estimate and with a runtime of
+    0 was counted in both)."""
     run = tab["runtime"]
     unknown = 0
     if "estimate" in tab:
         est = tab["estimate"]
         if not (est > 0).all():
             given = est > 0
-            unknown = int((~given).sum())
+            unknown = int((~given & (run > 0)).sum())
             est = np.where(given, est, run)
     else:
         est = run

@@ -47,7 +47,7 @@ def test_estimate_requested_else_runtime_else_one_second(tmp_path):
                                 line(3, 0, 0, 1, 1, -1), line(4, 0, 0, 1, 1, 0)]))
     assert by_id(w)["estimate"].to_dict() == {1: 100.0, 2: 50.0, 3: 1.0, 4: 1.0}
     assert by_id(w)["duration"].to_dict() == {1: 50.0, 2: 50.0, 3: 0.0, 4: 0.0}
-    assert w.meta["adjusted"] == {"estimate_unknown_set_to_runtime": 3, "estimate_set_to_1s": 2}
+    assert w.meta["adjusted"] == {"estimate_unknown_set_to_runtime": 1, "estimate_set_to_1s": 2}   # job 2; 3 and 4
     assert (w.jobs["estimate"] > 0).all()
 
 

@@ -27,7 +27,7 @@ def test_the_report_counts_what_the_input_changed_and_records_the_settings(tmp_p
                      "--small-threshold", "1"]) == 0
     text = capsys.readouterr().out
     rep = json.loads((out / "report.json").read_text())
-    assert rep["adjusted"] == {"estimate_unknown_set_to_runtime": 3, "estimate_set_to_1s": 1}
+    assert rep["adjusted"] == {"estimate_unknown_set_to_runtime": 2, "estimate_set_to_1s": 1}   # each job once
     assert rep["killed_at_estimate"] == 1                               # job 4: runtime 20, estimate 10
     assert rep["capacity_from"] == "largest_job" and rep["small_threshold"] == 1 and rep["tau"] == 10.0
     jobs = pd.read_csv(out / "jobs.csv")
