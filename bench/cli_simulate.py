@@ -409,10 +409,17 @@ def _print_extras(extras: dict, shown: dict | None = None) -> None:
 #: the unit a metric's name does not say (text output only; JSON keys stay as they are)
 _UNITS = (("weighted_response_norm", " (s)"), ("weighted_response", " (node s^2)"), ("makespan", " (s)"),
           ("wait", " (s)"), ("response", " (s)"), ("utilization", " (share)"), ("capacity_loss", " (share)"),
+          ("capacity_lost", " (share)"),
           ("_share", " (share)"), ("_usage", " (share)"), ("_jobs", " (jobs)"), ("passes", " (passes)"))
 
 
+#: units of metrics named in full (a part of another name would match too much)
+_NAMED_UNITS = {"late": " (jobs)"}
+
+
 def _unit(name: str) -> str:
+    if name in _NAMED_UNITS:
+        return _NAMED_UNITS[name]
     if name.endswith(("_ms_mean", "_ms_max")) or name.startswith(("bsld", "slowdown")) or "bsld" in name:
         return ""                                         # ms in the name; slowdowns have no unit
     return next((unit for key, unit in _UNITS if key in name), "")

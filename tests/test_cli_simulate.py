@@ -97,3 +97,12 @@ def test_simulate_farm(tmp_path, capsys):
 def test_gang_machine_rejects_pool_policies(swf, capsys):
     assert main(["simulate", "--workload", str(swf), "--machine", "gang", "--policy", "easy"]) == 2
     assert "gs, bgs, mgs, mbgs" in capsys.readouterr().err
+
+
+def test_every_share_and_count_in_the_text_report_has_its_unit():
+    """gang's capacity_lost_any_time* had no '(share)' (only capacity_loss
+    matched) and the farm's late no '(jobs)'."""
+    from epochbench.cli_simulate import _unit
+    assert _unit("capacity_lost_any_time") == _unit("capacity_lost_any_time_mean") == " (share)"
+    assert _unit("late") == _unit("deadline_jobs") == " (jobs)" and _unit("late_share") == " (share)"
+    assert _unit("slowdown_mean") == "" and _unit("wait_mean") == " (s)"
