@@ -17,7 +17,6 @@ budgets are parameters.  Loops in heuristics/_mapping_kernels.py.
 """
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
