@@ -53,7 +53,8 @@ def check_on(kind: str, name: str, params: dict, instances=(), *, cli: bool = Fa
     becomes one line naming the parameters (``--param NAME=VALUE`` with
     ``cli``), the method and the instance.  Nothing is solved."""
     from epochbench.instances.registry import get
-    hook = getattr(method_function(get(kind, name).func), "check_params", None)
+    method = get(kind, name)
+    hook, origin = getattr(method_function(method.func), "check_params", None), method.origin
     if hook is None or not params:
         return
     for inst in instances:
@@ -61,6 +62,11 @@ def check_on(kind: str, name: str, params: dict, instances=(), *, cli: bool = Fa
             continue
         try:
             hook(inst, **params)
+        except SystemExit as exc:   # a user's hook: its failure, as the method's own (registry.solve)
+            if origin == "builtin":
+                raise
+            raise ValueError(f"{prefix}{kind} method {name!r} on {inst.name}: its check_params hook raised "
+                             f"SystemExit({exc.code!r})") from None
         except ValueError as exc:
             given = " ".join(f"{k}={v}" for k, v in params.items())
             where = f"--param {given}: " if cli else prefix

@@ -413,7 +413,8 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     limit that is not a number >= 0 (NaN, negative, a bool) is a ValueError,
     whatever the method.  A registered (not built-in) method that raises
     ``SystemExit`` raises :class:`~epochbench.instances.core.MethodFailed`
-    instead: a ``sys.exit`` in a heuristic fails that heuristic, not the
+    instead (from its call or its ``warm_up`` hook): a ``sys.exit`` in a
+    heuristic fails that heuristic, not the
     ``score`` or simulation that called it.
     """
     if inst.kind not in families():
@@ -422,11 +423,11 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
                                    or not time_limit >= 0):        # NaN fails >= 0
         raise ValueError(f"time_limit must be a number of seconds >= 0, got {time_limit!r}")
-    getattr(m.func, "warm_up", _no_warm_up)()     # a compiled kernel loads before the clock starts
-    first_call_warm_up(m)
-    given, before = _given(m, inst)
-    t0 = time.perf_counter()
     try:
+        getattr(m.func, "warm_up", _no_warm_up)()     # a compiled kernel loads before the clock starts
+        first_call_warm_up(m)
+        given, before = _given(m, inst)
+        t0 = time.perf_counter()
         if m.exact:
             out = m.func(given, time_limit=DEFAULT_TIME_LIMIT if time_limit is None else time_limit,
                          threads=threads, **params)

@@ -4,6 +4,8 @@ read through ``tuple()``), the time is the one measured around the call
 (a returned ``Result`` used to keep its own ``seconds``), and the share at
 the reference counts a failed or unanswered instance as not at it (it used
 to read 100 % beside 8 failures of 10)."""
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -144,3 +146,28 @@ def test_a_reservations_arrays_are_read_only_in_the_copy_a_user_gets():
     for arr in (given.reservation.extra, given.reservation.past_shadow, given.demand):
         with pytest.raises(ValueError, match="read-only"):
             arr[0] = 0
+
+
+def test_sys_exit_in_a_users_warm_up_or_check_params_hook_fails_that_method(inst):
+    """The method's hooks ran outside the SystemExit handling of its call:
+    ``sys.exit(0)`` in ``warm_up`` ended ``score`` with status 0 and no
+    output, as in the method itself."""
+    from epochbench.instances.core import MethodFailed
+
+    def cold(i):
+        return ()
+
+    cold.warm_up = lambda: sys.exit(0)
+    eb.register("packing", "test-exits-warm")(cold)
+    with pytest.raises(MethodFailed, match=r"method 'test-exits-warm' \(.*\) raised SystemExit\(0\)"):
+        eb.solve(inst, "test-exits-warm")
+    table = eb.score([inst], ["test-exits-warm", "ff"])
+    assert list(table["status"]) == ["error", "feasible"]
+
+    def checked(i, size=1):
+        return ()
+
+    checked.check_params = lambda i, **params: sys.exit(3)
+    eb.register("packing", "test-exits-check")(checked)
+    with pytest.raises(ValueError, match=r"method 'test-exits-check' on .*check_params hook raised SystemExit\(3\)"):
+        eb.score([inst], ["test-exits-check"], params={"packing": {"test-exits-check": {"size": 2}}})
