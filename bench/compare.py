@@ -100,6 +100,8 @@ def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
     out = pd.DataFrame({"family": df["family"].astype(str), "method": df["method"].astype(str), "key": key,
                         "instance": instance, "by_config": "config" in df.columns,
                         "gap": _numbers(df, "gap", path, low=0.0),
+                        "gap_kind": df["gap_kind"].astype(str).where(df["gap_kind"].notna())
+                        if "gap_kind" in df.columns else np.nan,
                         "seconds": _numbers(df, "seconds", path, low=0.0)})
     return out, [torn] if torn else []
 
@@ -251,6 +253,35 @@ def _shared(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
             pd.DataFrame(notes, columns=["family", "method", "shared", "only_a", "only_b"]))
 
 
+def _moved_references(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Solves of ``a`` and ``b`` (one key, family and method) whose gaps were
+    taken against references of different kinds (``gap_kind``: a best-known
+    value in A, a proven optimum in B) have their gaps left out on both
+    sides: the reference moved, not necessarily the method.  Returns the
+    two frames and, per (family, method), ``moved_refs`` (how many such
+    keys) and ``moved_kinds`` (``"best known -> optimum"``).  A gap lost on
+    either side (no solution, no reference) is kept: that is counted as
+    lost (:func:`_lost_gaps`)."""
+    empty = pd.DataFrame(columns=["family", "method", "moved_refs", "moved_kinds"])
+    cols = ["family", "method", "key"]
+    if a["key"].isna().any() or b["key"].isna().any():
+        return a, b, empty
+    pair = a[cols + ["gap_kind", "gap"]].drop_duplicates(cols).merge(
+        b[cols + ["gap_kind", "gap"]].drop_duplicates(cols), on=cols, suffixes=("_a", "_b"))
+    moved = pair[pair["gap_a"].notna() & pair["gap_b"].notna() & pair["gap_kind_a"].notna()
+                 & pair["gap_kind_b"].notna() & (pair["gap_kind_a"] != pair["gap_kind_b"])]
+    if moved.empty:
+        return a, b, empty
+    marks = moved[cols].assign(_moved=True)
+    a, b = (f.merge(marks, on=cols, how="left", sort=False) for f in (a, b))
+    for f in (a, b):
+        f.loc[f.pop("_moved").eq(True).to_numpy(), "gap"] = np.nan
+    kinds = moved.assign(k=moved["gap_kind_a"] + " -> " + moved["gap_kind_b"]).groupby(["family", "method"],
+                                                                                         sort=False)
+    out = kinds.agg(moved_refs=("key", "size"), moved_kinds=("k", lambda s: ", ".join(dict.fromkeys(s))))
+    return a, b, out.reset_index()
+
+
 #: what each kind of saved run is, and how it measures time (said when two kinds are given)
 KIND_TEXT = {"solves": ("a results folder", "a median over solves"),
              "benchmarks": ("a pytest-benchmark JSON file", "a median of the benchmarks' median round times")}
@@ -265,6 +296,9 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
     per method: in both, in A alone, in B alone; NaN where a run does not
     say which instances it measured) and flags ``disjoint`` a method both
     runs measured on no common instance (its figures are not compared).
+    Solves measured against references of different kinds in A and B are
+    left out of the gaps (``moved_refs``, ``moved_kinds``:
+    :func:`_moved_references`).
 
     ``slower``: the ratio beyond which a row is flagged ``slower``.
     ``attrs["notes"]``: the lines to say about the files (a torn row);
@@ -280,6 +314,9 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
     if kind_a == "solves" and ra["by_config"].iloc[0] != rb["by_config"].iloc[0]:
         ra, rb = ra.assign(key=ra["instance"]), rb.assign(key=rb["instance"])   # a results folder and a score CSV
     ra, rb, notes = _shared(ra, rb)
+    if kind_a == "solves":
+        ra, rb, moved = _moved_references(ra, rb)
+        notes = notes.merge(moved, on=["family", "method"], how="outer", sort=False)
     table = compare(_aggregate(kind_a, ra), _aggregate(kind_b, rb), slower=slower)
     table = table.merge(notes, on=["family", "method"], how="left", sort=False)
     disjoint = table["shared"].eq(0)
@@ -410,6 +447,11 @@ def _cut_notes(g: pd.DataFrame) -> list[str]:
         return []
     out = []
     for r in g.itertuples():
+        moved = getattr(r, "moved_refs", np.nan)
+        if pd.notna(moved) and moved > 0:
+            what = "solve's gap was" if moved == 1 else f"{moved:g} solves' gaps were"
+            out.append(f"  {r.method}: {what} taken against another kind of reference in B ({r.moved_kinds}): "
+                       "left out of both")
         if pd.isna(r.shared) or (r.only_a == 0 and r.only_b == 0):
             continue
         if r.shared == 0:

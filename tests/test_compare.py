@@ -222,3 +222,27 @@ def test_a_fail_line_shows_the_change_past_its_limit(tmp_path, capsys):
     a, b = solves(tmp_path / "a", 0.0), solves(tmp_path / "b", 0.00341)        # mean gap + 0.1705 pp
     assert main(["compare", str(a), str(b), "--fail-on", "gap:0.17%"]) == 1
     assert "FAIL packing ff: mean gap +0.1705 pp (limit gap:0.17%)" in capsys.readouterr().out
+
+
+def test_a_gap_taken_against_another_kind_of_reference_is_not_a_change(tmp_path, capsys):
+    """``compare`` ignored ``gap_kind``: an unchanged heuristic measured
+    against a best-known value in A and against a proven optimum in B
+    (the exact method proved more) was flagged ``gap+`` and failed the
+    guard, though only its reference had moved."""
+    a = solves(tmp_path / "a", ff_gap=0.05)
+    b = solves(tmp_path / "b", ff_gap=0.05)
+    rows = pd.read_csv(a / "bench-solves.csv")
+    rows.loc[rows["instance"].isin(["i1", "i3"]), "gap_kind"] = "best known"
+    rows.to_csv(a / "bench-solves.csv", index=False)
+    rows = pd.read_csv(b / "bench-solves.csv")
+    rows.loc[(rows["method"] == "ff") & rows["instance"].isin(["i1", "i3"]), "gap"] = 0.2   # the optimum is higher
+    rows.to_csv(b / "bench-solves.csv", index=False)
+    assert main(["compare", str(a), str(b), "--fail-on", "gap:0.5%"]) == 0
+    out = capsys.readouterr().out
+    assert "gap+" not in out and "FAIL" not in out
+    assert "ff: 2 solves' gaps were taken against another kind of reference in B (best known -> optimum): " \
+           "left out of both" in out
+    rows.loc[(rows["method"] == "ff") & (rows["instance"] == "i5"), "gap"] = 0.3          # a real change beside
+    rows.to_csv(b / "bench-solves.csv", index=False)
+    assert main(["compare", str(a), str(b), "--fail-on", "gap:0.5%"]) == 1
+    assert "FAIL packing ff: mean gap +6.25 pp" in capsys.readouterr().out
