@@ -335,8 +335,9 @@ class ThresholdBackfill(SlackBackfill):
     with slack 0; the rule of :class:`SlackBackfill` then keeps every
     reservation.  Jobs below the threshold have no guarantee and start in
     arrival order whenever they fit without delaying a reserved job.  The
-    slowdown grows while a job waits, so every job is eventually reserved:
-    no starvation.  The threshold is checked at passes only.  Cost as
+    slowdown grows while a job waits, so every job is eventually reserved
+    (after about (threshold - 1) x its estimate of waiting: a huge threshold
+    leaves jobs without a guarantee for as long) and none starves.  The threshold is checked at passes only.  Cost as
     :class:`SlackBackfill`.
     """
 
