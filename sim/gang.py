@@ -94,7 +94,9 @@ class GangResult(SimResult):
     matrix), ``executed`` (seconds in execution, switches and migration
     losses included), ``switches`` (times switched into execution),
     ``migrations`` (times its tasks were checkpointed and restarted) and
-    ``penalty`` (seconds of execution lost to migrations).  ``kappa``: the
+    ``penalty`` (seconds of execution lost to migrations); the run's
+    ``migrations`` count counts each migration once, so the per-job counts
+    can sum to more (a migration of option 1 moves every blocked job).  ``kappa``: the
     capacity loss of eq. (3) and its parts; ``jobs.attrs["capacity_loss"]``
     holds the same value.  ``trace`` (with ``trace=True``): ("place", t,
     position, job) and ("run", t, position, row, jobs) records, one "run"
