@@ -9,6 +9,8 @@ and returns the indices of the jobs it starts (packing) or a list of bins
 from __future__ import annotations
 
 import functools
+import math
+import numbers
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -18,7 +20,7 @@ import pandas as pd
 
 from epochbench.instances import EpochsInstance, InfeasibleSolution, PackingInstance
 from epochbench.instances.checks import is_int
-from epochbench.instances.core import content, handed
+from epochbench.instances.core import Result, content, handed
 from epochbench.instances.registry import as_result, methods, snapshot, using
 
 from .checks import MAX_COUNT
@@ -172,30 +174,46 @@ class Verdict:
 
 
 def _run_user(func, inst, label: str):
-    """``func`` on a copy of ``inst``: its checked result (None on failure)
-    and a failure line (or None).  The answer is checked against ``inst``
-    itself, so a function that changes the instance it is given (``meta``,
-    or an array it made writable) cannot make the checker or the reference
-    see another problem; changing it is a failure of its own."""
+    """``func`` on a copy of ``inst``: its checked result (None on failure),
+    a failure line (or None) and what it returned.  The answer is checked
+    against ``inst`` itself, so a function that changes the instance it is
+    given (``meta``, or an array it made writable) cannot make the checker
+    or the reference see another problem; changing it is a failure of its
+    own."""
     given, before = handed(inst)
     t0 = time.perf_counter()
     try:
         out = func(given)
     except (Exception, SystemExit) as exc:  # the user's bug (sys.exit included), reported with the instance
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return None, f"{inst.name}: {label} raised {tb}"
+        return None, f"{inst.name}: {label} raised {tb}", None
     seconds = time.perf_counter() - t0
     try:
         res = as_result(inst, label, out, seconds)
     except InfeasibleSolution as exc:         # a wrong kind of value is no decision at all, not an infeasible one
         what = "no decision" if "not a decision" in str(exc) else "an infeasible answer"
         said = str(exc).replace(f"{inst.name}: {label} returned ", f"{inst.name}: ", 1)   # named once, here
-        return None, f"{label} returned {what} on {said}"
+        return None, f"{label} returned {what} on {said}", out
     except (TypeError, ValueError) as exc:
-        return None, f"{inst.name}: {label} returned {out!r}, not a decision ({exc})"
+        return None, f"{inst.name}: {label} returned {out!r}, not a decision ({exc})", out
     if content(given) != before:
-        return res, f"{inst.name}: {label} changed the instance it was given (its answer was checked on the original)"
-    return res, None
+        return res, (f"{inst.name}: {label} changed the instance it was given (its answer was checked on the "
+                     "original)"), out
+    return res, None, out
+
+
+def wrong_value(inst, out, res, label: str) -> str | None:
+    """A failure line if the candidate answered with a :class:`Result`
+    whose ``value`` is not what its decision is worth (1e-6 relative, as
+    :func:`false_claim`): every score uses the recomputed value, but a
+    heuristic that misreports its own objective has a bug worth knowing.
+    A value that is not a finite number claims nothing."""
+    claimed = getattr(out, "value", None) if isinstance(out, Result) else None
+    if not isinstance(claimed, numbers.Real) or isinstance(claimed, bool) or not math.isfinite(claimed):
+        return None
+    if abs(claimed - res.value) <= 1e-6 * max(1.0, abs(res.value)):
+        return None
+    return f"{inst.name}: {label} reports the value {claimed:g} for its decision, which is worth {res.value:g}"
 
 
 def false_claim(inst, res, ref_results, label: str, exact: str) -> str | None:
@@ -307,8 +325,9 @@ def _check_one(task: dict, *, func, label, exact, builtin, time_limit, shipped=(
 def _check_instance(inst, func, label, exact, builtin, time_limit) -> tuple[list[dict], str | None]:
     rows = []
     ref_results = run_methods(inst, [exact] + builtin, time_limit=time_limit)
-    res, problem = _run_user(func, inst, label)
-    problem = problem or false_claim(inst, res, ref_results, label, exact) or no_answer(inst, res, ref_results, label)
+    res, problem, out = _run_user(func, inst, label)
+    problem = (problem or false_claim(inst, res, ref_results, label, exact)
+               or (res is not None and wrong_value(inst, out, res, label)) or no_answer(inst, res, ref_results, label))
     ours = [res] if res is not None else []
     ref = reference(inst, ref_results + ours)
     if res is None:

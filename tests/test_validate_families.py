@@ -256,3 +256,22 @@ def test_count_zero_runs_the_edge_cases_alone(capsys):
 def test_bad_count_or_seed_from_python_is_one_line(kw, needle):
     with pytest.raises(ValueError, match=needle):       # count=-1 ran the edge cases as if 0; count=1.5 a TypeError
         eb.validate(lambda inst: [], "packing", time_limit=2, **kw)
+
+
+@pytest.mark.parametrize("family", ["packing", "mapping"])
+def test_a_heuristic_that_misreports_its_own_value_fails(family):
+    """``validate`` replaced a returned Result's value by the recomputed one
+    and never compared them: a heuristic reporting 99 for a decision worth
+    0.6 (or a makespan of 0.5) passed."""
+    good = get(family, GOOD[family]).func
+
+    def lies(inst):
+        return eb.Result(family, "lies", tuple(good(inst)), 99.0, "feasible", 0.0)
+
+    def honest(inst):
+        decision = tuple(good(inst))
+        return eb.Result(family, "honest", decision, inst.value(decision), "feasible", 0.0)
+
+    v = eb.validate(lies, family, count=1, time_limit=2)
+    assert not v.ok and all("lies reports the value 99 for its decision, which is worth" in f for f in v.failures)
+    assert eb.validate(honest, family, count=1, time_limit=2).ok
