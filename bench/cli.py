@@ -8,6 +8,7 @@ import dataclasses
 import gzip
 import inspect
 import json
+import math
 import os
 import re
 import sys
@@ -83,7 +84,7 @@ def cmd_solve(args) -> int:
     out = res.to_dict()                                      # info["bound_kind"] "none" when nothing is proved
     out["instance"] = inst.name
     from .scoring import SolverDisagreement, Units, gap_fields, read_references, reference
-    out["checked"] = True
+    out["checked"] = not math.isnan(res.value)   # NaN: no decision (a timeout or infeasible status without one)
     refs = read_references(args.reference)
     _say_unused("solve", refs, [inst])
     try:

@@ -51,6 +51,22 @@ def test_solve_json_has_the_contract_fields(capsys, family, method):
         assert d["bound"] is None and d["info"]["bound_kind"] == "none"
 
 
+def test_solve_json_says_unchecked_when_there_is_no_decision(capsys, family, monkeypatch):
+    """``checked`` was always true, also for a timeout without a decision
+    (``value`` null): the checker had passed nothing."""
+    import math
+    from epochbench.instances import registry
+    from epochbench.instances.core import Result
+    f = sorted(family.glob("leinberger*.json"))[0]
+    code, out, _ = run(capsys, "solve", f, "--method", "ff", "--json")
+    assert code == 0 and json.loads(out)["checked"] is True
+    monkeypatch.setattr(registry, "solve", lambda inst, method, **kw: Result(
+        "packing", method, (), math.nan, "timeout", 0.01, None, {"bound_kind": "none"}))
+    code, out, _ = run(capsys, "solve", f, "--method", "cpsat", "--json", "--time-limit", "0.01")
+    d = json.loads(out)
+    assert code == 0 and d["status"] == "timeout" and d["value"] is None and d["checked"] is False
+
+
 def test_solve_epochs_prints_bins(capsys, tmp_path):
     assert main(["generate", "fig1", "--out", str(tmp_path)]) == 0
     f = next(p for p in tmp_path.glob("*.json") if p.name != "manifest.json")
