@@ -637,3 +637,22 @@ def test_profits_near_the_float_limit_are_scaled_not_refused(method):
     inst = KnapsackInstance.build([10], [[1], [2], [3]], [1e308, 0.0, 5e307], meta={"name": "huge"})
     r = solve(inst, method, time_limit=5, threads=1)
     assert r.status == "optimal" and sorted(r.decision) == [0, 2] and r.value == 1.5e308
+
+
+@pytest.mark.parametrize("method", ["cpsat", "mkp-bb", "milp-highs", "milp-cbc"])
+def test_profits_rounded_onto_the_integer_grid_make_the_objective_inexact(method):
+    """Profits 1000 + i 1e-10 were rounded together at scale 1e9 (integral
+    to 1e-9) and each method claimed a different optimum, none the true
+    one, with no word on the rounding: the objective is said inexact, and
+    the true optimum lies within the slack it states."""
+    from epochbench.instances.knapsack import KnapsackInstance
+    n = 20
+    inst = KnapsackInstance.build(capacity=[100], weights=np.array([[60 + i] for i in range(n)]),
+                                  profit=np.array([1000 + i * 1e-10 for i in range(n)]), meta={"name": "ties"})
+    r = solve(inst, method, time_limit=5, threads=1)
+    note = r.info.get("objective_scaling", "")
+    assert note.startswith("inexact; optimal means within ")
+    assert r.value >= 1000 + 19e-10 - float(note.rsplit(" ", 1)[1])
+    whole = KnapsackInstance.build(capacity=[100], weights=np.array([[60 + i] for i in range(n)]),
+                                   profit=np.array([1000.0 + i for i in range(n)]), meta={"name": "whole"})
+    assert "objective_scaling" not in solve(whole, method, time_limit=5, threads=1).info
