@@ -4,7 +4,8 @@ scheduling epoch (``epochbench simulate --record-epochs``), replayed so that
 optimum, feasibility check)."""
 from __future__ import annotations
 
-from epochbench.instances.core import InstanceError
+from epochbench.instances.checks import indices, short
+from epochbench.instances.core import InfeasibleSolution, InstanceError
 from epochbench.instances.registry import register
 
 
@@ -14,4 +15,11 @@ def recorded(inst) -> list[int]:
     if "choice" not in inst.meta:
         raise InstanceError(f"{inst.name}: no recorded choice (meta['choice']); only instances written "
                             "by 'epochbench simulate --record-epochs' have one")
-    return [int(i) for i in inst.meta["choice"]]
+    choice = inst.meta["choice"]
+    where = f"{inst.name}: recorded choice (meta['choice'])"
+    if not isinstance(choice, list):
+        raise InstanceError(f"{where} must be a list of job indices, got {short(choice, 40)}")
+    try:
+        return list(indices(choice, inst.n, where))
+    except InfeasibleSolution as exc:          # the file is wrong, not a method's answer
+        raise InstanceError(str(exc)) from None

@@ -1,6 +1,8 @@
 """Recorded epochs (sim/record.py, --record-epochs, the ``recorded`` method):
 every selection step saved as a packing instance with the policy's choice,
 and re-solving it with the policy's own heuristic gives that choice back."""
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -43,6 +45,20 @@ def test_recorded_method_needs_a_choice():
     plain = type(inst).from_dict({**inst.to_dict(), "meta": {}}, source="x")
     with pytest.raises(InstanceError, match="no recorded choice"):
         solve(plain, "recorded")
+
+
+@pytest.mark.parametrize("choice,needle", [([0.5], "entry 0 is 0.5, not an integer job index"),
+                                            ([True], "a boolean"), ("1", "must be a list of job indices"),
+                                            (["1"], "(str), not a job index"), ({"1": 5}, "must be a list"),
+                                            (None, "got None"), ([99], "outside")])
+def test_a_recorded_choice_that_is_no_list_of_job_indices_is_refused(choice, needle):
+    """``meta["choice"]`` was read through ``int()``: 0.5 started job 0,
+    ``[true]`` and ``"1"`` job 1, and ``null`` raised a TypeError."""
+    rec = record("easy", random_stream(np.random.default_rng(3), 40), [16])
+    inst = rec.instances[0]
+    bad = type(inst).from_dict({**inst.to_dict(), "meta": {**inst.meta, "choice": choice}}, source="x")
+    with pytest.raises(InstanceError, match=re.escape(needle)):
+        solve(bad, "recorded")
 
 
 def test_policies_without_a_selection_step_say_so():
