@@ -1023,6 +1023,8 @@ def _read_csv(path, **kw) -> Columns:
             df = pd.read_csv(path, keep_default_na=False, na_values=["", "NaN", "nan"], index_col=False, **kw)
     except pd.errors.EmptyDataError:
         raise InstanceError(f"{path}: empty file (no header, no jobs)") from None
+    except InstanceError:
+        raise
     except (ValueError, pd.errors.ParserError, pd.errors.ParserWarning) as exc:   # UnicodeDecodeError: a ValueError
         raise InstanceError(f"{path}: malformed CSV ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
     except IsADirectoryError:
@@ -1034,9 +1036,15 @@ def _read_csv(path, **kw) -> Columns:
     return Columns.from_frame(df)
 
 
+#: the columns a job table's reader uses (besides ``res_*``): one named twice is refused
+_READ_COLUMNS = frozenset((*CORE, "deadline", "licenses", *RAW_FIELDS))
+
+
 def _check_row_lengths(path, *, skiprows: int = 0) -> None:
     """Raise pandas' ``ParserError`` ("Expected N fields in line L, saw M")
-    when the first data row of a CSV file has more fields than its header.
+    when the first data row of a CSV file has more fields than its header,
+    and an :class:`InstanceError` when the header names a column it reads
+    twice (blank or unknown names, which it ignores, may repeat).
 
     pandas checks every later row against the wider of the two, but takes
     a first row that is longer for one with index columns; read as data
@@ -1044,7 +1052,13 @@ def _check_row_lengths(path, *, skiprows: int = 0) -> None:
     tokenizer compares.  Reads the first two rows only.
     """
     import pandas as pd
-    pd.read_csv(path, header=None, nrows=2, skiprows=skiprows, dtype=str, keep_default_na=False, index_col=False)
+    head = pd.read_csv(path, header=None, nrows=2, skiprows=skiprows, dtype=str, keep_default_na=False,
+                       index_col=False)
+    names = [str(x).strip() for x in head.iloc[0]] if len(head) else []
+    read = [x for x in names if x.startswith("res_") or x in _READ_COLUMNS]     # others (blank ones) are ignored
+    twice = next((x for i, x in enumerate(read) if x in read[:i]), None)
+    if twice is not None:       # pandas would read the second as 'NAME.1' (another resource) or drop it
+        raise InstanceError(f"{path}: column {twice!r} given twice")
 
 
 #: the workload file suffixes, each with the writer of its format

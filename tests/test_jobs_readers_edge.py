@@ -62,6 +62,21 @@ def test_csv_rows_as_long_as_the_header_or_shorter_read_as_before(tmp_path):
     assert read_table(quoted, capacity=8).jobs["licenses"].tolist() == ["a;b", ""]
 
 
+@pytest.mark.parametrize("header", ["id,submit,runtime,estimate,procs,res_mem,res_mem",
+                                    "id,submit,runtime,estimate,procs,procs, procs"])
+def test_a_csv_column_named_twice_is_an_error(tmp_path, header):
+    """pandas read a second ``res_mem`` as ``res_mem.1`` (a third resource)
+    and dropped a second ``procs`` without a word."""
+    f = tmp_path / "d.csv"
+    cells = ",".join(["1", "0", "100", "200", "4"] + ["5"] * (header.count(",") - 4))
+    f.write_text(f"{header}\n{cells}\n")
+    with pytest.raises(InstanceError, match=r"d\.csv: column '(res_mem|procs)' given twice$"):
+        read_table(f)
+    trailing = tmp_path / "t.csv"                      # a spreadsheet's trailing commas, a note twice: ignored
+    trailing.write_text("id,submit,runtime,estimate,procs,note,note,,\n1,0,100,200,4,a,b,,\n")
+    assert read_table(trailing, capacity=8).jobs["procs"].tolist() == [4]
+
+
 def test_a_sidecar_row_longer_than_its_header_is_an_error(tmp_path):
     path = tmp_path / "s.swf"
     path.write_text(SWF_TEXT)
