@@ -97,12 +97,23 @@ def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
         key = df["config"].astype(str) + "\x1f" + instance
     else:                                     # a score CSV: its instances alone (its subsets were not matched)
         key = instance
+    seconds = _numbers(df, "seconds", path, low=0.0)
+    timed = df["status"].astype(str).ne("error") if "status" in df.columns else pd.Series(True, df.index)
+    if (seconds.isna() & timed).any():       # only a score CSV's error rows have no time
+        row = int(np.flatnonzero(seconds.isna() & timed)[0]) + 2
+        raise ValueError(f"{path}: line {row} has no seconds (a solve that is not an error row has a time)")
+    twice = key.notna() & pd.DataFrame({"f": df["family"], "m": df["method"], "k": key}).duplicated()
+    if twice.any():
+        row = int(np.flatnonzero(twice)[0])
+        where = f" ({df['config'].iloc[row]})" if "config" in df.columns else ""
+        raise ValueError(f"{path}: line {row + 2} repeats {df['method'].iloc[row]} on instance "
+                         f"{instance.iloc[row]}{where}")
     out = pd.DataFrame({"family": df["family"].astype(str), "method": df["method"].astype(str), "key": key,
                         "instance": instance, "by_config": "config" in df.columns,
                         "gap": _numbers(df, "gap", path, low=0.0),
                         "gap_kind": df["gap_kind"].astype(str).where(df["gap_kind"].notna())
                         if "gap_kind" in df.columns else np.nan,
-                        "seconds": _numbers(df, "seconds", path, low=0.0)})
+                        "seconds": seconds})
     return out, [torn] if torn else []
 
 
@@ -167,7 +178,11 @@ def _benchmark_rows(path: Path) -> pd.DataFrame:
                      "median_ms": 1000 * _number(median, where, "stats.median")})
     if not rows:
         raise ValueError(f"{path}: no benchmark of a method (extra_info.method)")
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    twice = out["key"].duplicated()
+    if twice.any():              # a file edited or merged by hand: its medians would count twice
+        raise ValueError(f"{path}: benchmark {out['key'][twice].iloc[0]!r} appears twice")
+    return out
 
 
 def _from_benchmarks(df: pd.DataFrame) -> pd.DataFrame:

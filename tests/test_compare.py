@@ -94,7 +94,10 @@ def test_gaps_that_disappear_are_flagged_and_fail_the_gap_guard(tmp_path, capsys
 @pytest.mark.parametrize("doc, needle", [({"benchmarks": [1]}, "benchmark 0 is not an object"),
                                          ({"benchmarks": [{"extra_info": [1]}]}, "'extra_info' is not an object"),
                                          ({"benchmarks": [{"extra_info": {"method": "ff"}, "stats": {"median": "x"}}]},
-                                          "stats.median")])
+                                          "stats.median"),
+                                         ({"benchmarks": [{"name": "t[ff]", "extra_info": {"method": "ff"},
+                                                           "stats": {"median": 0.1}}] * 2},
+                                          "benchmark 't[ff]' appears twice")])
 def test_malformed_benchmark_json_is_one_line_naming_the_file(tmp_path, capsys, doc, needle):
     path = tmp_path / "b.json"
     path.write_text(json.dumps(doc))
@@ -246,3 +249,26 @@ def test_a_gap_taken_against_another_kind_of_reference_is_not_a_change(tmp_path,
     rows.to_csv(b / "bench-solves.csv", index=False)
     assert main(["compare", str(a), str(b), "--fail-on", "gap:0.5%"]) == 1
     assert "FAIL packing ff: mean gap +6.25 pp" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("edit, needle", [("nan", "line 3 has no seconds"), ("twice", "line 14 repeats ff on instance i5 (c)")])
+def test_a_solve_without_a_time_or_given_twice_is_refused(tmp_path, capsys, edit, needle):
+    """A ``seconds`` of NaN was dropped silently (the method then read
+    ``faster``), and a repeated row was read as two solves (``gaps-lost
+    faster``); a score CSV's error rows keep their empty time."""
+    a, b = solves(tmp_path / "a", 0.05), solves(tmp_path / "b", 0.05)
+    rows = pd.read_csv(b / "bench-solves.csv")
+    if edit == "nan":
+        rows.loc[1, "seconds"] = float("nan")
+    else:
+        rows = pd.concat([rows, rows.iloc[[10]]], ignore_index=True)
+    rows.to_csv(b / "bench-solves.csv", index=False)
+    assert main(["compare", str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1
+    scored = tmp_path / "s.csv"
+    pd.DataFrame([{"family": "packing", "instance": "i0", "method": "ff", "gap": 0.1, "status": "feasible",
+                   "seconds": 0.01},
+                  {"family": "packing", "instance": "i1", "method": "ff", "gap": None, "status": "error",
+                   "seconds": None}]).to_csv(scored, index=False)
+    assert main(["compare", str(scored), str(scored)]) == 0
