@@ -162,7 +162,8 @@ def read_reference_file(path) -> ReferenceFile:
     that is a known column misspelt (``bestknown``).  Raises
     :class:`~epochbench.instances.InstanceError` naming the file, line and
     column of anything malformed: a row with more cells than the header, a
-    lower bound above an upper bound, a file without rows."""
+    lower bound above an upper bound, a file without rows, a known column
+    given twice."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -178,6 +179,10 @@ def read_reference_file(path) -> ReferenceFile:
     fields = [f.strip() for f in (reader.fieldnames or [])]
     reader.fieldnames = fields
     _misspelt(path, fields)
+    twice = next((f for i, f in enumerate(fields) if f in fields[:i] and f in ("instance", "dataset",
+                                                                              *REFERENCE_COLUMNS)), None)
+    if twice is not None:                 # DictReader keeps the last: the first value would be lost
+        raise InstanceError(f"{path}: column {twice!r} given twice")
     if "instance" not in fields:
         shown = ",".join(fields) or "empty"
         raise InstanceError(f"{path}: column 'instance' missing (header: "

@@ -259,6 +259,9 @@ def test_score_uses_a_reference_file_named_on_the_command_line(tmp_path, capsys)
     ("instance,optimum,bestknown\na,1,2\n", r"column 'bestknown' is not read; did you mean 'best_known'\?"),
     ("Instance,optimum\na,1\n", r"column 'Instance' is not read; did you mean 'instance'\?"),
     ("instance,Lower Bound\na,1\n", r"did you mean 'lower_bound'"),
+    # the last of two optimum cells was kept, the first lost without a word
+    ("instance,optimum,optimum\na,0.5,0.6\n", r"column 'optimum' given twice"),
+    ("instance,optimum,instance\na,1,b\n", r"column 'instance' given twice"),
 ])
 def test_malformed_reference_file_is_one_clear_line(tmp_path, capsys, text, match):
     path = tmp_path / "ref.csv"
