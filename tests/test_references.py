@@ -436,3 +436,30 @@ def test_a_method_beaten_by_another_that_beats_the_best_known_value_has_its_gap_
     assert t.loc["bb", "gap"] == 0 and bool(t.loc["bb", "beats_reference"])
     assert t.loc["ff", "gap"] == pytest.approx((vb - vf) / vb) and not bool(t.loc["ff", "beats_reference"])
     assert (t["gap_kind"] == "best known").all() and (t["bound"] == vb).all()
+
+
+def test_an_optimum_above_every_job_taken_at_once_is_a_disagreement(tmp_path, capsys):
+    """A reference optimum of 5 on a packing whose jobs fill 0.8 of the
+    machine together, and an OR-Library optimum above a knapsack's total
+    profit, were taken: every heuristic got a gap of 84 % and 89 %."""
+    from epochbench.instances import save_instance
+    from epochbench.instances.assignment import AssignmentInstance
+    from epochbench.instances.knapsack import KnapsackInstance
+    both = PackingInstance.build([10], [[4], [4]], meta={"name": "both"})
+    ff = solve(both, "ff")
+    assert ff.value == pytest.approx(0.8) and reference(both, [ff]).kind == "no bound"
+    over = PackingInstance.build([10], [[4], [4]], meta={"name": "both", "optimum": 0.99})
+    with pytest.raises(SolverDisagreement, match=r"0.99 claimed by instance meta is above 0.8, the value of every "
+                                                 r"job taken at once: no solution reaches it"):
+        reference(over, [ff])
+    knap = KnapsackInstance.build([3], [[5], [6]], [1, 2], meta={"name": "k", "best_known": 100})
+    with pytest.raises(SolverDisagreement, match=r"100 claimed by instance meta is above 3"):
+        reference(knap, [])
+    pairs = AssignmentInstance.build(np.array([[3.0, 1.0], [2.0, 0.0]]), meta={"name": "a", "optimum": 6})
+    with pytest.raises(SolverDisagreement, match=r"6 claimed by instance meta is above 5"):
+        reference(pairs, [])
+    save_instance(both, tmp_path / "both.json")
+    (tmp_path / "opt.csv").write_text("instance,optimum\nboth,5\n")
+    assert main(["score", str(tmp_path / "both.json"), "--methods", "ff", "--reference", str(tmp_path / "opt.csv")]) == 1
+    err = capsys.readouterr().err
+    assert "5 claimed by opt.csv is above 0.8" in err
