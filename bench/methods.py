@@ -37,6 +37,8 @@ def import_function(spec: str):
     except Exception as exc:   # noqa: BLE001 - the user's module failed while importing: one line, naming it
         kind = type(exc).__name__
         raise ValueError(f"module {mod_name!r} failed on import: {kind}: {exc}") from None
+    except SystemExit as exc:  # sys.exit(0) in the module: validate passed with no output and status 0
+        raise ValueError(f"module {mod_name!r} failed on import: SystemExit({exc.code!r})") from None
     try:
         func = getattr(mod, func_name)
     except AttributeError:

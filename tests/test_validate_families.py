@@ -96,6 +96,9 @@ def test_a_registered_user_heuristic_is_no_yardstick_and_fails_like_any_candidat
     ("pi = 3.14\n", "m_notfunc:pi", "is a float, not a function"),
     ("def f(:\n", "m_syntax:f", "failed on import: SyntaxError"),
     ("raise RuntimeError('boom')\n", "m_boom:f", "failed on import: RuntimeError: boom"),
+    # validate passed with no output and status 0 (or the module's status)
+    ("import sys\nsys.exit(0)\n", "m_exit0:f", "module 'm_exit0' failed on import: SystemExit(0)"),
+    ("import sys\nsys.exit(3)\n", "m_exit3:f", "failed on import: SystemExit(3)"),
 ])
 def test_validate_names_a_broken_user_module_in_one_line(tmp_path, monkeypatch, capsys, source, spec, needle):
     from epochbench.cli import main
