@@ -96,7 +96,12 @@ def write_text(path, text: str, encoding: str = "utf-8") -> Path:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` exists on this machine (whoever owns it)."""
+    """Whether process ``pid`` exists on this machine (whoever owns it).
+    Only a positive integer names one: 0 and -1 would ask about a process
+    group or every process, ``True`` about process 1 (a run record holding
+    such a pid read as ``running``), one past the C long overflowed."""
+    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid < 2**31:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

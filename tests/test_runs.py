@@ -237,13 +237,17 @@ def test_runs_says_why_a_record_is_unreadable_and_which_running_run_is_dead(tmp_
     base = {"command": "experiment", "started": "2026-01-01T00:00:00+00:00", "machine": {"host": socket.gethostname()}}
     for name, rec in (("gone", {**base, "id": "gone", "status": "running", "pid": pid}),
                       ("live", {**base, "id": "live", "status": "running", "pid": os.getpid()}),
-                      ("noid", {**base, "id": None, "status": "finished"})):
+                      ("noid", {**base, "id": None, "status": "finished"}),
+                      # an OverflowError (a traceback), and pids 0, -1, true read as running
+                      *((f"odd{i}", {**base, "id": f"odd{i}", "status": "running", "pid": p})
+                        for i, p in enumerate((10**30, 0, -1, True)))):
         (tmp_path / name).mkdir()
         (tmp_path / name / "run.json").write_text(json.dumps(rec))
     (tmp_path / "x.run.json").write_text("[1]")
     assert cli.main(["runs", str(tmp_path), "--json"]) == 0
     got = {r["path"].rsplit("/", 1)[-1]: r for r in _strict(capsys.readouterr().out)}
     assert got["gone"]["status"] == "dead" and got["live"]["status"] == "running"
+    assert [got[f"odd{i}"]["status"] for i in range(4)] == ["dead"] * 4
     assert got["noid"]["status"] == "unreadable" and got["noid"]["error"] == "field 'id' is None, not text"
     assert got["x.run.json"]["error"] == "a JSON list, not an object"
     f = tmp_path / "w.swf"
