@@ -705,7 +705,7 @@ def write_workload(out, **params) -> Path:
     Returns the path written."""
     # Lazy import: the dependency rule is instances <- sim (sim imports instances);
     # importing sim.jobs at module level here would make instances depend on sim.
-    from epochbench.instances.jobs import check_new_workload, make_workload, save_workload
+    from epochbench.instances.jobs import SIDECAR_SUFFIX, check_new_workload, make_workload, save_workload
 
     he_out = params.pop("he_out", None)
     out = Path(out)
@@ -734,7 +734,15 @@ def write_workload(out, **params) -> Path:
                       meta={"header": header, "generator": stream.meta})
     written = save_workload(w, out)
     if he_out:                                       # after the stream: a refused stream leaves no file
-        _write_new(he_out, json.dumps(stream.meta["fit"], indent=1))
+        try:
+            Path(he_out).parent.mkdir(parents=True, exist_ok=True)     # as the stream's own folder is
+            _write_new(he_out, json.dumps(stream.meta["fit"], indent=1))
+        except (OSError, ValueError) as exc:         # nor does a failed parameters' file: the stream goes
+            for f in (written, written.with_name(written.name + SIDECAR_SUFFIX)):
+                f.unlink(missing_ok=True)
+            if isinstance(exc, ValueError):
+                raise
+            raise ValueError(f"he_out: cannot write {he_out} ({exc.strerror or exc}: {exc.filename})") from None
     return written
 
 
@@ -752,7 +760,10 @@ def _check_he_options(model, fit, he_params, he_out) -> None:
 
 
 def _check_he_out(path) -> None:
-    """ValueError when the parameters' file ``path`` (if any) exists."""
+    """ValueError when the parameters' file ``path`` (if any) exists, or
+    is empty (it was ignored: no file and status 0)."""
+    if path is not None and not str(path).strip():
+        raise ValueError("he_out: an empty path; name a new file for the fitted parameters")
     if path and Path(path).exists():
         raise ValueError(f"he_out: {path} already exists; write the parameters to a new file "
                          "(nothing is overwritten)")

@@ -222,3 +222,22 @@ def test_he_out_with_another_model_is_refused_before_the_stream_is_written(tmp_p
     with pytest.raises(ValueError, match="not 'feitelson96'"):                 # the default model
         write_workload(tmp_path / "d.swf", jobs=20, he_out=str(tmp_path / "d.json"))
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_parameters_file_that_cannot_be_written_leaves_no_stream_and_an_empty_one_is_refused(tmp_path, capsys):
+    """``--he-out nodir/he.json`` wrote the stream, then failed (a rerun
+    with a good path was refused: the stream 'already exists'); an empty
+    ``--he-out`` was ignored.  Its folder is created, as the stream's is."""
+    def gen(out, he_out):
+        return main(["generate", "workload", "--model", "hypererlang", "--jobs", "20", "--out", str(out),
+                     "--he-out", str(he_out)])
+    (tmp_path / "afile").write_text("x")
+    capsys.readouterr()
+    assert gen(tmp_path / "a.swf", tmp_path / "afile" / "he.json") == 2
+    assert "he_out: cannot write" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+    assert gen(tmp_path / "b.swf", "") == 2
+    assert capsys.readouterr().err.strip().endswith("he_out: an empty path; name a new file for the fitted parameters")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+    assert gen(tmp_path / "c.swf", tmp_path / "new" / "he.json") == 0
+    assert json.loads((tmp_path / "new" / "he.json").read_text())["model"] == "hypererlang"
