@@ -288,3 +288,21 @@ def test_a_package_installed_inside_another_projects_repository_has_no_commit(tm
     (pkg / "__init__.py").write_text("")
     assert runs.git_commit(pkg) is None
     assert runs.git_commit() is None or len(runs.git_commit().split("+")[0]) == 40   # this checkout: its own
+
+
+def test_a_run_whose_table_fails_is_recorded_failed_not_left_running(tmp_path, capsys):
+    """Only the sweep was inside the failure handling: a table (or figure)
+    that raised left ``run.json`` at ``running``, listed later as ``dead``."""
+    def broken(df):
+        raise RuntimeError("no table")
+
+    EXPERIMENTS["runs-test-broken"] = Experiment("runs-test-broken", "its table fails", SMALL.tasks, cx.run, broken)
+    try:
+        with pytest.raises(RuntimeError, match="no table"):
+            cli.main(["experiment", "runs-test-broken", "--quiet", "--name", "b"])
+    finally:
+        EXPERIMENTS.pop("runs-test-broken", None)
+    info = _strict((tmp_path / "results" / "b" / "run.json").read_text())
+    assert info["status"] == "failed" and info["error"] == "RuntimeError: no table"
+    kept = (tmp_path / "results" / "b" / "runs-test-broken.partial.jsonl").read_text().splitlines()
+    assert len(kept) == len(SMALL.tasks(None))        # the rows stay for a rerun: it need not compute them again

@@ -333,26 +333,33 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
             rows = sweep(exp.run, tasks, jobs=opts.jobs, progress=opts.progress, checkpoint=partial,
                          scheduler=opts.scheduler, timing=exp.timing, only=only,
                          done={i: rows for i, (rows, _) in reused.items()}, stamp={**stamp, "run": info["id"]})
-        except BaseException as exc:
+            df, table = _write_outputs(name, exp, rows, out, subset, partial, tasks)
+        except BaseException as exc:    # the tables and figures too: a run they fail is failed, not left running
             stopped = isinstance(exc, (KeyboardInterrupt, _sw.SchedulerLost))     # not the tasks' fault
             runs.finish(info, prov, "interrupted" if stopped else "failed",
                         error=f"{type(exc).__name__}: {exc}"[:500])
             raise
-        df = pd.DataFrame(rows)
-        _write_csv(df, out / f"{name}.csv")
-        if not subset:   # complete: NAME.csv holds this run's rows; other task lists' rows stay
-            _sw.drop_records(partial, tasks)
-        table = exp.table(df)
-        _write_csv(table, out / f"{name}-table.csv")
-        for file, make in zip(extra_files(name), exp.extra.values()):
-            _write_csv(make(df), out / file)
-        if exp.plot is not None:
-            import matplotlib
-            matplotlib.use("Agg")
-            exp.plot(df, out / f"{name}.png")
         files = sorted(p.name for p in _files_of(name, out) if p.suffix != ".png" or p.name == f"{name}.png"
                        or figures_before.get(p.name) != p.stat().st_mtime_ns)   # figures this run wrote
         runs.finish(info, prov, rows=len(df), files=files)
+    return df, table
+
+
+def _write_outputs(name: str, exp, rows: list[dict], out: Path, subset: bool, partial: Path, tasks: list[dict]):
+    """``NAME.csv``, ``NAME-table.csv``, the extra tables and the figure of
+    a finished sweep's ``rows``; returns the rows and the table as frames."""
+    df = pd.DataFrame(rows)
+    _write_csv(df, out / f"{name}.csv")
+    table = exp.table(df)
+    _write_csv(table, out / f"{name}-table.csv")
+    for file, make in zip(extra_files(name), exp.extra.values()):
+        _write_csv(make(df), out / file)
+    if exp.plot is not None:
+        import matplotlib
+        matplotlib.use("Agg")
+        exp.plot(df, out / f"{name}.png")
+    if not subset:   # complete: NAME.csv holds this run's rows; other task lists' rows stay
+        _sw.drop_records(partial, tasks)     # last: a table or figure that fails leaves them for a rerun
     return df, table
 
 
