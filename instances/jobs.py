@@ -696,10 +696,19 @@ def _raise_bad_line(raw: bytes, src: str, exc) -> None:
 
 def _check_declared_resources(header: dict, names: tuple, side: Path, src) -> None:
     """The resources an epochbench SWF header declares (``EpochbenchResources``)
-    all have their ``res_`` column (from the ``.extra.csv`` sidecar);
+    all have their ``res_`` column (from the ``.extra.csv`` sidecar), and a
+    file epochbench wrote (its Note says so) has no other: it declares
+    every resource it has, so a sidecar adding one belongs to another
+    stream (a stale copy was merged as a resource of this one);
     ``InstanceError`` naming the missing sidecar or columns otherwise."""
     declared = header.get("EpochbenchResources", "").split()[1:]
     missing = [f"res_{n}" for n in declared if n not in names[1:]]
+    undeclared = [f"res_{n}" for n in names[1:] if n not in declared]
+    if undeclared and "epochbench: written from" in header.get("Note", ""):   # its writer declares them all
+        raise InstanceError(f"{src}: written by epochbench with resources {' '.join(['procs', *declared])}, but "
+                            f"{side.name} adds {', '.join(undeclared)}: a sidecar of another stream? (to add "
+                            "resources, declare them in the header: '; EpochbenchResources: procs NAME...' and "
+                            "'; EpochbenchCapacity: P C...')")
     if not missing:
         return
     if not side.exists():

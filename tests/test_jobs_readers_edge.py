@@ -252,3 +252,20 @@ def test_a_sidecar_of_other_columns_may_leave_jobs_out(tmp_path):
     (tmp_path / "sc.swf.extra.csv").write_text("id,deadline\n1,50\n3,70\n")
     w = read_swf(path)
     assert w.jobs["deadline"].tolist()[::2] == [50, 70] and np.isnan(w.jobs["deadline"].tolist()[1])
+
+
+def test_a_stale_sidecar_adding_resources_to_a_stream_epochbench_wrote_is_refused(tmp_path):
+    """A K = 3 stream's sidecar beside a K = 1 stream epochbench wrote (the
+    ids matched) was merged: the K = 1 stream ran on three resources."""
+    from epochbench.instances.workloads import write_workload
+    one = write_workload(tmp_path / "one.swf", jobs=6, seed=1)
+    three = write_workload(tmp_path / "three.swf", jobs=6, seed=1, k=3)
+    (tmp_path / "one.swf.extra.csv").write_bytes((tmp_path / "three.swf.extra.csv").read_bytes())
+    with pytest.raises(InstanceError, match=r"one\.swf: written by epochbench with resources procs, but "
+                                            r"one\.swf\.extra\.csv adds res_1, res_2: a sidecar of another stream\?"):
+        read_swf(one)
+    assert read_swf(three).capacity.size == 3
+    foreign = tmp_path / "foreign.swf"                        # a trace of elsewhere may get resources this way
+    foreign.write_text("\n".join(line for line in one.read_text().splitlines() if not line.startswith(";")) + "\n")
+    (tmp_path / "foreign.swf.extra.csv").write_bytes((tmp_path / "three.swf.extra.csv").read_bytes())
+    assert read_swf(foreign).capacity.size == 3
