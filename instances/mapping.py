@@ -381,7 +381,8 @@ def _names(names) -> list[str]:
     """The file names ``names`` asks for: a comma / blank separated string or a
     list / tuple of names (all 12 when empty or None).  A name given twice is
     refused here: its two instances would share a name, which save and score
-    refuse only later."""
+    refuse only later; so is a path (``../x/u_c_hihi.0``: the folder is
+    ``root``'s)."""
     if names is None or isinstance(names, (str, list, tuple)) and not names:
         return list(BRAUN_NAMES)
     if isinstance(names, str):
@@ -393,6 +394,10 @@ def _names(names) -> list[str]:
     twice = next((s for i, s in enumerate(want) if s in want[:i]), None)
     if twice is not None:
         raise ValueError(f"names lists {twice!r} twice")
+    path = next((s for s in want if "/" in s or "\\" in s or s in (".", "..")), None)
+    if path is not None:        # it was read from elsewhere, and the instance recorded braun/<name> as its file
+        raise ValueError(f"names: {path!r} is a path, not a file name of the Braun folder (give root= / --root "
+                         "for another folder)")
     return want
 
 

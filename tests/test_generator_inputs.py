@@ -159,6 +159,9 @@ def test_braun_names_list_or_tuple(tmp_path):
     (5, "^names must be a comma-separated string or a list of file names, got 5$"),
     ([1, 2], "^names must be a comma-separated string or a list of file names, got "),
     (["u_c_hihi.0", None], "^names must be a comma-separated string or a list of file names, got "),
+    # read from outside the folder, while the instance recorded braun/<name> as its file
+    ("../braun/u_c_hihi.0", r"^names: '\.\./braun/u_c_hihi\.0' is a path, not a file name of the Braun folder"),
+    (["u_c_hihi.0", "/tmp/u_i_lolo.0"], r"^names: '/tmp/u_i_lolo\.0' is a path"),
 ])
 def test_braun_names_refused(tmp_path, names, match):
     root = braun_root(tmp_path)
