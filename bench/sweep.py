@@ -527,7 +527,12 @@ def check_scheduler(address: str | None = None) -> str | None:
     (``tcp//head:8786``, no port), an unknown protocol, a port outside
     1-65535, a host name that does not resolve, or an address where nothing
     accepts a connection (within :data:`CONNECT_TIMEOUT` seconds).  Cost:
-    one name lookup and one TCP connection."""
+    one name lookup and one TCP connection.  An ``address`` given but blank
+    (``--scheduler ''``) is refused too: it quietly ran on a local cluster
+    (a blank ``$EPOCHBENCH_SCHEDULER`` counts as unset, as shells leave it)."""
+    if address is not None and not str(address).strip():
+        raise ValueError("--scheduler: an empty address; give tcp://HOST:PORT, or leave the option out for a "
+                         "local cluster")
     resolved = scheduler_of(address)
     if resolved is None:
         return None

@@ -186,6 +186,16 @@ def test_a_malformed_address_is_refused_at_once(address, says):
         assert sw.check_scheduler(where) == where                          # Dask's default protocol
 
 
+@pytest.mark.parametrize("address", ["", "  "])
+def test_an_empty_scheduler_option_is_refused_but_a_blank_environment_is_unset(address, monkeypatch):
+    """``score --scheduler ''`` quietly ran on a local cluster."""
+    with pytest.raises(ValueError, match="^--scheduler: an empty address; give tcp://HOST:PORT, or leave the "
+                                         "option out for a local cluster$"):
+        sw.check_scheduler(address)
+    monkeypatch.setenv(sw.SCHEDULER_ENV, address)
+    assert sw.check_scheduler(None) is None
+
+
 def test_the_environment_address_is_checked_and_named(monkeypatch):
     monkeypatch.setenv(sw.SCHEDULER_ENV, "tcp//127.0.0.1:8799")
     with pytest.raises(ValueError, match="^EPOCHBENCH_SCHEDULER tcp//127.0.0.1:8799: not a scheduler address"):
