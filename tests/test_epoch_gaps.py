@@ -116,6 +116,9 @@ def test_cli_writes_epoch_gaps(tmp_path, capsys):
     assert main(["simulate", "--workload", str(trace), "--nodes", "16", "--policy", "easy", "--epoch-gaps", "cpsat",
                  "--quiet"]) != 0
     assert "'cpsat' is an exact method" in capsys.readouterr().err
+    assert main(["simulate", "--workload", str(trace), "--nodes", "16", "--policy", "easy", "--epoch-gaps", "ff,bb,ff",
+                 "--quiet"]) == 2                                 # accepted, its columns written twice
+    assert capsys.readouterr().err.strip().endswith("method 'ff' appears twice (--epoch-gaps)")
 
 
 @pytest.mark.parametrize("policy,selector", [("easy", "mkp-bb"), ("bb-easy", None)])
