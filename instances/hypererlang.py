@@ -247,6 +247,15 @@ def fit_trace(jobs: pd.DataFrame, processors: int, *, source: str = "trace",
             "span": span, "classes": out}
 
 
+def _json_but_no_object(text: str) -> bool:
+    """Whether ``text`` is JSON other than an object (``[1,2]``, ``5``,
+    ``null``): read as a file name, it said "cannot read [1,2]"."""
+    try:
+        return not isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
 def load_params(spec) -> dict:
     """Model parameters from a dict, a JSON string or a JSON file (as written
     by :func:`fit_trace`); checks every class.  Errors name the source and
@@ -256,6 +265,9 @@ def load_params(spec) -> dict:
         d = spec
     else:
         text = str(spec).strip()
+        if not text.startswith("{") and not Path(text).exists() and _json_but_no_object(text):
+            raise ValueError(f"he_params: {text[:40]!r} is JSON but not an object (the parameters fit_trace "
+                             "writes: processors, classes)")
         if not text.startswith("{"):
             source = text
             try:

@@ -145,6 +145,9 @@ def test_bad_parameters_name_the_field(tmp_path):
     missing = tmp_path / "none.json"
     with pytest.raises(ValueError, match="cannot read"):
         load_params(str(missing))
+    for text in ("[1,2]", "null", '"x"', "5", "1.5"):            # read as a file name: "cannot read [1,2]: No such file"
+        with pytest.raises(ValueError, match=r"is JSON but not an object \(the parameters fit_trace writes"):
+            load_params(text)
 
 
 def test_cli_fits_a_trace_and_replays_the_parameters(tmp_path):
