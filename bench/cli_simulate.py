@@ -330,8 +330,9 @@ def _simulate(args) -> int:
         HEADERS.get(machine, _header)(rep, workload)
         metrics = {f"{k}{_unit(k)}": v for k, v in rep["metrics"].items()}
         width = max(map(len, metrics)) if metrics else 0
-        for key, val in metrics.items():
-            print(f"  {key:<{width}}  {val:.6g}" if isinstance(val, float) else f"  {key:<{width}}  {val}")
+        for key, val in metrics.items():        # NaN (no job to average over; JSON's null): "-"
+            text = ("-" if math.isnan(val) else f"{val:.6g}") if isinstance(val, float) else val
+            print(f"  {key:<{width}}  {text}")
         _print_extras(rep.get("extras") or {}, shown=rep["metrics"])
     return 0
 

@@ -106,3 +106,15 @@ def test_every_share_and_count_in_the_text_report_has_its_unit():
     assert _unit("capacity_lost_any_time") == _unit("capacity_lost_any_time_mean") == " (share)"
     assert _unit("late") == _unit("deadline_jobs") == " (jobs)" and _unit("late_share") == " (share)"
     assert _unit("slowdown_mean") == "" and _unit("wait_mean") == " (s)"
+
+
+def test_a_metric_without_jobs_to_average_reads_dash_in_text(tmp_path, capsys):
+    """The text report printed ``nan`` where the JSON says null (the
+    large jobs' means of a stream without large jobs; the farm's
+    slowdown when every job has a deadline)."""
+    one = tmp_path / "one.csv"
+    one.write_text("id,submit,runtime,estimate,procs\n1,0,100,200,4\n")
+    assert main(["simulate", "--workload", str(one), "--nodes", "8", "--policy", "easy"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert not any("nan" in line for line in lines)
+    assert any(line.split() == ["large_wait_mean", "(s)", "-"] for line in lines)
