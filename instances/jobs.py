@@ -612,9 +612,20 @@ def _gzipped(path: Path) -> bool:
     return path.suffix.lower() == ".gz"
 
 
+class _Header(dict):
+    """An SWF header's fields (a dict: key -> value, repeats and continuation
+    lines joined by "\\n") and ``keyed``: each key's values as its own
+    ``; Key:`` lines gave them, continuation lines apart (a note under
+    ``MaxProcs: 4096`` starting with a number is no second machine size)."""
+
+    def __init__(self):
+        super().__init__()
+        self.keyed: dict[str, list[str]] = {}
+
+
 def _swf_header(raw: bytes) -> dict:
     """``; Key: value`` lines before the first job; indented ``;`` lines continue a value."""
-    header: dict[str, str] = {}
+    header = _Header()
     last = None
     for bline in io.BytesIO(raw):                    # lazily: stops at the first job line
         line = bline.decode("latin-1").rstrip("\r\n")
@@ -627,6 +638,7 @@ def _swf_header(raw: bytes) -> dict:
         if m:
             last = m.group(1)
             header[last] = f"{header[last]}\n{m.group(2)}" if last in header else m.group(2)
+            header.keyed.setdefault(last, []).append(m.group(2))
         elif text[1:].strip() and last is not None:
             header[last] += "\n" + text[1:].strip()
     return header
@@ -639,7 +651,13 @@ MAX_NODES = 2**53
 def _header_int(header: dict, key: str, src: str = "<swf>") -> int | None:
     """Header field ``key`` as a positive integer: its first word (a note may
     follow it); None when absent or -1 (SWF's "unknown"); anything else is an
-    :class:`InstanceError` naming the field."""
+    :class:`InstanceError` naming the field, as is a field given twice with
+    two numbers (``MaxProcs: 8``, then ``MaxProcs: 16``: the first was
+    taken, and the wider jobs dropped, without a word)."""
+    numbers = list(dict.fromkeys(value.split()[0] for value in getattr(header, "keyed", {}).get(key, ())
+                                 if value.split() and re.fullmatch(r"-?\d+", value.split()[0])))
+    if len(numbers) > 1:
+        raise InstanceError(f"{src}: header field {key!r} given twice, as {' and '.join(numbers)}; keep one")
     words = header.get(key, "").split()
     if not words or words[0] == "-1":
         return None

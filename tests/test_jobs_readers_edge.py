@@ -269,3 +269,19 @@ def test_a_stale_sidecar_adding_resources_to_a_stream_epochbench_wrote_is_refuse
     foreign.write_text("\n".join(line for line in one.read_text().splitlines() if not line.startswith(";")) + "\n")
     (tmp_path / "foreign.swf.extra.csv").write_bytes((tmp_path / "three.swf.extra.csv").read_bytes())
     assert read_swf(foreign).capacity.size == 3
+
+
+def test_a_header_giving_the_machine_size_twice_with_two_numbers_is_refused(tmp_path):
+    """``MaxProcs: 8`` then ``MaxProcs: 16``: the first was taken and a
+    12-processor job dropped as too wide, without a word."""
+    line = "1 0 -1 10 12 -1 -1 12 20 -1 1 1 1 -1 -1 -1 -1 -1\n"
+    two = tmp_path / "two.swf"
+    two.write_text("; MaxProcs: 8\n; MaxProcs: 16\n" + line)
+    with pytest.raises(InstanceError, match=r"two\.swf: header field 'MaxProcs' given twice, as 8 and 16; keep one"):
+        read_swf(two)
+    same = tmp_path / "same.swf"
+    same.write_text("; MaxProcs: 16\n; MaxProcs: 16 (again)\n" + line)
+    assert read_swf(same).capacity.tolist() == [16]
+    noted = tmp_path / "noted.swf"                  # a continuation line is no second value
+    noted.write_text("; MaxNodes: 1024\n; MaxProcs: 4096\n;           4 processors per node\n" + line)
+    assert read_swf(noted).capacity.tolist() == [4096]
