@@ -466,7 +466,7 @@ def _add_score(sub) -> None:
     c.add_argument("--threads", type=int, default=1, help="solver threads, exact methods (default 1)")
     c.add_argument("--out", type=str, metavar="OUT",
                    help="where to write: OUT.csv, OUT.parquet and OUT.run.json; when OUT is an existing folder or "
-                        "ends with '/', OUT/scores.csv, ... inside it (default DIR/scores)")
+                        "ends with '/', OUT/scores.csv, ... inside it; OUT.csv is read as OUT (default DIR/scores)")
     c.add_argument("--reference", type=Path, action="append", default=[], metavar="FILE",
                    help="results file of reference values (CSV: instance[, dataset], optimum / best_known / "
                         "lower_bound / upper_bound); repeatable; see below")
@@ -805,12 +805,17 @@ def _score_prefix(args) -> Path:
     """Where ``score`` writes (``PREFIX.csv``, ``PREFIX.parquet``,
     ``PREFIX.run.json``): ``--out`` as a prefix, or ``OUT/scores`` when
     ``--out`` names an existing folder or ends with a path separator;
-    without ``--out``, ``DIR/scores`` (beside an instance file)."""
+    without ``--out``, ``DIR/scores`` (beside an instance file).  A prefix
+    ending in one of the files' suffixes (``o.csv``) is the prefix without
+    it: ``o.csv.csv`` and ``o.csv.parquet`` were written."""
     if args.out is None:
         return (args.dir if args.dir.is_dir() else args.dir.parent) / "scores"
     text = str(args.out)
     if text.endswith(("/", os.sep)) or Path(text).is_dir():
         return Path(text) / "scores"
+    for suffix in (".csv", ".parquet", ".run.json"):
+        if text.lower().endswith(suffix) and len(Path(text).name) > len(suffix):
+            return Path(text[:-len(suffix)])
     return Path(text)
 
 

@@ -99,6 +99,14 @@ def test_score_writes_csv_and_parquet(capsys, family, tmp_path):
     assert "mean_gap" in out and "median_ms" in out
 
 
+@pytest.mark.parametrize("given", ["o.csv", "o.CSV", "o.parquet", "o.run.json"])
+def test_score_out_with_a_files_suffix_is_the_prefix_without_it(capsys, family, tmp_path, given):
+    """``--out o.csv`` wrote ``o.csv.csv`` and ``o.csv.parquet``."""
+    code, _, _ = run(capsys, "score", family, "--methods", "ff", "--workers", "1", "--out", tmp_path / given)
+    assert code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.csv", "o.parquet", "o.run.json"]
+
+
 def test_list_shows_every_family_and_method(capsys):
     code, out, _ = run(capsys, "list")
     assert code == 0
