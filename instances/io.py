@@ -223,6 +223,8 @@ def read_family(folder):
         files = _manifest_files(manifest, read_json(manifest, kind=False))
     else:
         files = sorted(p for p in folder.glob("*.json") if not p.name.endswith(".run.json"))   # not provenance
+    if not files and manifest.exists():
+        raise InstanceError(f"{manifest}: lists no instance (the folder's other files are read only through it)")
     if not files:
         raise InstanceError(f"{folder}: no instance files")
     return [load_instance(f) for f in files]

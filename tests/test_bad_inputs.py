@@ -279,7 +279,9 @@ for label, entries in {"dotdot": [{"file": "../x.json"}], "absolute": [{"file": 
                        "second-entry": [{"file": "ok.json"}, {"file": "../x.json"}],
                        "not-a-list": {"file": "ok.json"}, "entry-string": ["ok.json"],
                        "file-number": [{"file": 5}], "file-missing": [{"name": "ok.json"}],
-                       "file-empty": [{"file": ""}]}.items():
+                       "file-empty": [{"file": ""}],
+                       # said 'no instance files' of a folder holding ok.json
+                       "empty-list": []}.items():
     case("manifest", f"manifest-{label}", score_folder(_manifest(entries)), "manifest.json")
 
 
