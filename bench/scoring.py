@@ -161,7 +161,7 @@ def read_reference_file(path) -> ReferenceFile:
     ignored (a byte-order mark, as spreadsheets write one, too), but for one
     that is a known column misspelt (``bestknown``).  Raises
     :class:`~epochbench.instances.InstanceError` naming the file, line and
-    column of anything malformed: a row with more cells than the header, a
+    column of anything malformed: a row with more or fewer cells than the header, a
     lower bound above an upper bound, a file without rows, a known column
     given twice."""
     path = Path(path)
@@ -199,6 +199,10 @@ def read_reference_file(path) -> ReferenceFile:
         if None in row:                 # csv puts the cells beyond the header under None
             raise InstanceError(f"{path}: line {line}: {len(fields) + len(row[None])} cells, the header "
                                 f"has {len(fields)}")
+        short = sum(v is None for v in row.values())          # and None under the columns a short row lacks
+        if short:
+            raise InstanceError(f"{path}: line {line}: {len(fields) - short} cells, the header has "
+                                f"{len(fields)} (an unknown value is an empty cell)")
         ds = (row.get("dataset") or "").strip() or None
         vals = {c: _ref_number(row.get(c), path, line, c) for c in cols}
         vals = {c: v for c, v in vals.items() if v is not None}

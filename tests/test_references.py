@@ -253,6 +253,8 @@ def test_score_uses_a_reference_file_named_on_the_command_line(tmp_path, capsys)
     ("instance,optimum\na,1\na,2\n", r"line 3: instance 'a' listed twice"),
     ("instance,optimum\n,1\n", r"line 2: column 'instance' is empty"),
     ("instance,optimum\na,1,2,3\n", r"line 2: 4 cells, the header has 2"),
+    # its missing cells were read as unknown without a word
+    ("instance,optimum,best_known\na,1\n", r"line 2: 2 cells, the header has 3 \(an unknown value is an empty cell\)"),
     ("instance,lower_bound,upper_bound\na,5,4\n", r"line 2: lower_bound 5 is above upper_bound 4"),
     ("instance,optimum\n", "no rows under the header"),
     # a known column misspelt was ignored without a word, its values lost
