@@ -383,7 +383,8 @@ def _print_extras(extras: dict, shown: dict | None = None) -> None:
     ``extras``, the stream's settings left out, and the figures ``shown``
     among the metrics already: the gang's capacity loss): counters as
     numbers, and per-epoch gap summaries (``{count, mean, max}``,
-    fractions) as ``N epochs, mean X %, max Y %``."""
+    fractions) as ``N epochs, mean X %, median M %, max Y %`` (the median
+    where the summary has one: one step can swamp the mean)."""
     flat = {}
     shown = shown or {}
     for group, vals in extras.items():
@@ -396,7 +397,10 @@ def _print_extras(extras: dict, shown: dict | None = None) -> None:
                 if "gap" in key:
                     flat[f"{key} (per epoch)"] = (
                         f"{val['count']} epochs" + ("" if not val["count"] or val["mean"] is None else
-                                                    f", mean {100 * val['mean']:.3g} %, max {100 * val['max']:.3g} %")
+                                                    f", mean {100 * val['mean']:.3g} %"
+                                                    + (f", median {100 * val['median']:.3g} %"
+                                                       if val.get("median") is not None else "")
+                                                    + f", max {100 * val['max']:.3g} %")
                         + (f"; {val['undefined']} undefined (the policy started nothing)"
                            if val.get("undefined") else ""))
                 else:

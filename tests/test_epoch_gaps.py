@@ -109,6 +109,9 @@ def test_cli_writes_epoch_gaps(tmp_path, capsys):
                  "mkp-bb", "--epoch-gaps", "ff,bb", "--out", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "ff_gap (per epoch)" in text and "bb_gap (per epoch)" in text
+    summary = json.loads((out / "report.json").read_text())["extras"]["epoch_gaps"]["ff_gap"]
+    line = next(l for l in text.splitlines() if l.strip().startswith("ff_gap (per epoch)"))
+    assert f"median {100 * summary['median']:.3g} %" in line      # one step can swamp the mean: the median too
     table = pd.read_csv(out / "epoch_gaps.csv")
     assert list(table.columns[-4:]) == ["ff_value", "ff_gap", "bb_value", "bb_gap"] and len(table)
     rep = json.loads((out / "report.json").read_text())
