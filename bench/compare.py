@@ -113,6 +113,11 @@ def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
                         "gap": _numbers(df, "gap", path, low=0.0),
                         "gap_kind": df["gap_kind"].astype(str).where(df["gap_kind"].notna())
                         if "gap_kind" in df.columns else np.nan,
+                        # a score CSV's value and reference (bound), in one unit: B's gap against A's reference
+                        "value": pd.to_numeric(df["value"], errors="coerce") if {"value", "bound"} <= set(df.columns)
+                        else np.nan,
+                        "ref": pd.to_numeric(df["bound"], errors="coerce") if {"value", "bound"} <= set(df.columns)
+                        else np.nan,
                         "seconds": seconds})
     return out, [torn] if torn else []
 
@@ -268,32 +273,55 @@ def _shared(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
             pd.DataFrame(notes, columns=["family", "method", "shared", "only_a", "only_b"]))
 
 
+#: a kind of reference by how far it sits from the solutions: one solution's gap to a best-known
+#: value is at most its gap to the optimum, which is at most its gap to a bound
+_REF_RANK = {"best known": 0, "optimum": 1, "bound": 2}
+
+
 def _moved_references(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Solves of ``a`` and ``b`` (one key, family and method) whose gaps were
     taken against references of different kinds (``gap_kind``: a best-known
-    value in A, a proven optimum in B) have their gaps left out on both
-    sides: the reference moved, not necessarily the method.  Returns the
-    two frames and, per (family, method), ``moved_refs`` (how many such
-    keys) and ``moved_kinds`` (``"best known -> optimum"``).  A gap lost on
-    either side (no solution, no reference) is kept: that is counted as
-    lost (:func:`_lost_gaps`)."""
-    empty = pd.DataFrame(columns=["family", "method", "moved_refs", "moved_kinds"])
+    value in A, a proven optimum in B): the reference moved, not
+    necessarily the method.  Where both runs hold the solve's value and
+    reference (score CSVs: ``value``, ``bound``), B's gap is taken against
+    A's reference (``remeasured``): one yardstick.  Where they hold gaps
+    only (``bench-solves.csv``), a change the move could explain (a larger
+    gap against a stronger reference, :data:`_REF_RANK`; a smaller one
+    against a weaker) is left out of both sides (``moved_refs``); one it
+    cannot (a larger gap against a weaker reference: the solution got
+    worse) counts.  Returns the two frames and, per (family, method),
+    ``moved_refs``, ``remeasured`` and ``moved_kinds`` (``"best known ->
+    optimum"``).  A gap lost on either side (no solution, no reference)
+    is kept: that is counted as lost (:func:`_lost_gaps`)."""
+    from epochbench.instances.core import gap
+    empty = pd.DataFrame(columns=["family", "method", "moved_refs", "remeasured", "moved_kinds"])
     cols = ["family", "method", "key"]
     if a["key"].isna().any() or b["key"].isna().any():
         return a, b, empty
-    pair = a[cols + ["gap_kind", "gap"]].drop_duplicates(cols).merge(
-        b[cols + ["gap_kind", "gap"]].drop_duplicates(cols), on=cols, suffixes=("_a", "_b"))
-    moved = pair[pair["gap_a"].notna() & pair["gap_b"].notna() & pair["gap_kind_a"].notna()
-                 & pair["gap_kind_b"].notna() & (pair["gap_kind_a"] != pair["gap_kind_b"])]
+    keep = cols + ["gap_kind", "gap", "value", "ref"]
+    pair = a[keep].drop_duplicates(cols).merge(b[keep].drop_duplicates(cols), on=cols, suffixes=("_a", "_b"))
+    rank_a, rank_b = pair["gap_kind_a"].map(_REF_RANK), pair["gap_kind_b"].map(_REF_RANK)
+    moved = pair[pair["gap_a"].notna() & pair["gap_b"].notna() & rank_a.notna() & rank_b.notna()
+                 & (rank_a != rank_b)].copy()
     if moved.empty:
         return a, b, empty
-    marks = moved[cols].assign(_moved=True)
-    a, b = (f.merge(marks, on=cols, how="left", sort=False) for f in (a, b))
-    for f in (a, b):
-        f.loc[f.pop("_moved").eq(True).to_numpy(), "gap"] = np.nan
-    kinds = moved.assign(k=moved["gap_kind_a"] + " -> " + moved["gap_kind_b"]).groupby(["family", "method"],
-                                                                                         sort=False)
-    out = kinds.agg(moved_refs=("key", "size"), moved_kinds=("k", lambda s: ", ".join(dict.fromkeys(s))))
+    moved["again"] = [gap(v, r) for v, r in zip(moved["value_b"], moved["ref_a"])]
+    ra, rb = rank_a[moved.index], rank_b[moved.index]
+    moved["remeasured"] = moved["again"].notna()
+    moved["dropped"] = ~moved["remeasured"] & (((rb > ra) & (moved["gap_b"] >= moved["gap_a"]))
+                                               | ((rb < ra) & (moved["gap_b"] <= moved["gap_a"])))
+    a, b = (f.merge(moved[cols + ["dropped", "remeasured", "again"]], on=cols, how="left", sort=False)
+            for f in (a, b))
+    a, b = ((f.drop(columns=["dropped", "remeasured", "again"])
+             .assign(gap=f["gap"].mask(f["dropped"].eq(True)).mask(f["remeasured"].eq(True) & again, f["again"])))
+            for f, again in ((a, False), (b, True)))
+    counted = moved[moved["dropped"] | moved["remeasured"]]
+    if counted.empty:
+        return a, b, empty
+    kinds = counted.assign(k=counted["gap_kind_a"] + " -> " + counted["gap_kind_b"]).groupby(["family", "method"],
+                                                                                             sort=False)
+    out = kinds.agg(moved_refs=("dropped", "sum"), remeasured=("remeasured", "sum"),
+                    moved_kinds=("k", lambda s: ", ".join(dict.fromkeys(s))))
     return a, b, out.reset_index()
 
 
@@ -462,11 +490,12 @@ def _cut_notes(g: pd.DataFrame) -> list[str]:
         return []
     out = []
     for r in g.itertuples():
-        moved = getattr(r, "moved_refs", np.nan)
-        if pd.notna(moved) and moved > 0:
-            what = "solve's gap was" if moved == 1 else f"{moved:g} solves' gaps were"
-            out.append(f"  {r.method}: {what} taken against another kind of reference in B ({r.moved_kinds}): "
-                       "left out of both")
+        for count, then in ((getattr(r, "moved_refs", np.nan), "left out of both"),
+                            (getattr(r, "remeasured", np.nan), "B's taken against A's reference")):
+            if pd.notna(count) and count > 0:
+                what = "solve's gap was" if count == 1 else f"{count:g} solves' gaps were"
+                out.append(f"  {r.method}: {what} taken against another kind of reference in B "
+                           f"({r.moved_kinds}): {then}")
         if pd.isna(r.shared) or (r.only_a == 0 and r.only_b == 0):
             continue
         if r.shared == 0:

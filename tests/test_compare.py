@@ -272,3 +272,39 @@ def test_a_solve_without_a_time_or_given_twice_is_refused(tmp_path, capsys, edit
                   {"family": "packing", "instance": "i1", "method": "ff", "gap": None, "status": "error",
                    "seconds": None}]).to_csv(scored, index=False)
     assert main(["compare", str(scored), str(scored)]) == 0
+
+
+def test_a_gap_that_grew_against_a_weaker_reference_is_a_regression(tmp_path, capsys):
+    """Every solve whose reference changed kind had its gap left out, also
+    where the move could not explain the change: ff's gap grew from 1 %
+    against a bound to 30 % against the optimum (a bound is never below
+    the optimum: the solution got worse), and the guard passed."""
+    a, b = solves(tmp_path / "a", 0.01), solves(tmp_path / "b", 0.30)
+    for run, kind in ((a, "bound"), (b, "optimum")):
+        rows = pd.read_csv(run / "bench-solves.csv")
+        rows.loc[rows["method"] == "ff", "gap_kind"] = kind
+        rows.to_csv(run / "bench-solves.csv", index=False)
+    assert main(["compare", str(a), str(b), "--fail-on", "gap:0.5%"]) == 1
+    out = capsys.readouterr().out            # the three gaps of 0 on both sides: explained, left out
+    assert "FAIL packing ff: mean gap +29.00 pp" in out and "ff: 3 solves' gaps were taken" in out
+
+
+def test_score_csvs_take_bs_gap_against_as_reference_when_the_kind_moved(tmp_path, capsys):
+    """Score CSVs hold each solve's value and reference: a solve measured
+    against a best-known 95 in A and a proven optimum 100 in B is compared
+    on A's reference, so an unchanged value is no change and a worse one
+    is one."""
+    def scores(path, kind, ref, values):
+        pd.DataFrame([{"family": "knapsack", "instance": f"i{i}", "method": "greedy-mkp", "value": v, "bound": ref,
+                       "gap": (ref - v) / ref, "gap_kind": kind, "status": "feasible", "seconds": 0.01}
+                      for i, v in enumerate(values)]).to_csv(path, index=False)
+        return path
+    a = scores(tmp_path / "a.csv", "best known", 95.0, [90.0, 95.0])
+    same = scores(tmp_path / "same.csv", "optimum", 100.0, [90.0, 95.0])
+    worse = scores(tmp_path / "worse.csv", "optimum", 100.0, [80.0, 95.0])
+    assert main(["compare", str(a), str(same), "--fail-on", "gap:0.5%"]) == 0
+    out = capsys.readouterr().out
+    assert "gap+" not in out and "greedy-mkp: 2 solves' gaps were taken against another kind of reference in B " \
+                                 "(best known -> optimum): B's taken against A's reference" in out
+    assert main(["compare", str(a), str(worse), "--fail-on", "gap:0.5%"]) == 1
+    assert "FAIL knapsack greedy-mkp: mean gap +5.26 pp" in capsys.readouterr().out
