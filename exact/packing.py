@@ -38,7 +38,7 @@ from ._binary import (  # noqa: F401  (public names re-exported: they were defin
     BACKENDS, INT_LIMIT, METHODS, MILP_INT_LIMIT, BinaryModel, Outcome, integer_objective, milp_weight_scale,
     profit_scale, no_solution, no_time, proven, register_exact, run_model, status_info, true_bound,
 )
-from .starts import START_SHARE, best_start, better, start_info
+from .starts import START_SHARE, best_start, better, given_start, start_info
 
 _optimize = lazy_module("scipy.optimize")   # loaded on first use
 _sparse = lazy_module("scipy.sparse")
@@ -131,6 +131,7 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
     model build and the solve.
     """
     t0 = time.perf_counter()
+    start = given_start(inst, start)
     cand = packing_candidates(inst)
     if cand.size == 0:
         return Result(inst.kind, method, (), 0.0, "optimal", time.perf_counter() - t0, 0.0,

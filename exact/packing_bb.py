@@ -113,7 +113,7 @@ from epochbench.instances.registry import forwards, register
 
 from ._binary import Outcome, proven, status_info, true_bound, warm_up_backends
 from .packing import _column_sums, objective_scale, packing_candidates, packing_model, solve_packing
-from .starts import START_SHARE, best_start, start_info
+from .starts import START_SHARE, best_start, given_start, start_info
 
 #: nodes of the branch-and-bound before CP-SAT first takes a turn on what it left open (``nodes=`` option;
 #: about 0.3 s at n = 64).  With the reduced-cost fixing and the bisection, CP-SAT's turns finished none
@@ -304,6 +304,7 @@ def solve_packing_bb(inst: PackingInstance, *, time_limit: float, threads: int =
     check_nodes(inst, nodes=nodes)
     from . import _mkp_bb as kernel
     t0 = time.perf_counter()
+    start = given_start(inst, start)
     deadline = t0 + float(time_limit)
     cand = packing_candidates(inst)
     if cand.size == 0:

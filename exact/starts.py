@@ -110,6 +110,29 @@ def best_start(inst, *, budget: float, family: str | None = None, names=None, ac
     return best
 
 
+def given_start(inst, start) -> Result | None:
+    """A ``start`` its caller gave an exact method, checked as any decision
+    is: a :class:`~epochbench.instances.core.Result` whose decision passes
+    the family's checker, with its value recomputed (a start claiming 99
+    for a decision worth 0.16 beat the solver's optimum, which was
+    returned no more, nor proved).  None stays None.  ``ValueError``
+    naming ``start`` otherwise.  O(size of the decision)."""
+    from dataclasses import replace
+
+    from epochbench.instances.core import InfeasibleSolution
+    from epochbench.instances.io import check
+    if start is None:
+        return None
+    if not isinstance(start, Result):
+        raise ValueError(f"start: expected an epochbench Result (e.g. what eb.solve returns), got "
+                         f"{type(start).__name__}")
+    try:
+        decision = check(inst, start.decision)
+    except (InfeasibleSolution, TypeError, ValueError) as exc:
+        raise ValueError(f"start: {exc}") from None
+    return replace(start, decision=decision, value=float(inst.value(decision)))
+
+
 def start_info(start: Result | None) -> dict:
     """What ``info`` says about the start: heuristic and value."""
     if start is None:
@@ -117,4 +140,4 @@ def start_info(start: Result | None) -> dict:
     return {"start": start.method, "start_value": float(start.value)}
 
 
-__all__ = ["START_HEURISTICS", "START_SHARE", "best_start", "better", "start_info", "warm_up_starts"]
+__all__ = ["START_HEURISTICS", "START_SHARE", "best_start", "better", "given_start", "start_info", "warm_up_starts"]

@@ -447,3 +447,21 @@ def test_vbp_bare_model_without_pattern_bound(method):
     inst = read_vbp(VBP / "class8" / f"{name}.vbp")
     r = solve(inst, method, time_limit=LIMIT, threads=1, pattern_bound=False)
     assert r.status == "optimal" and r.value == vbp_optima()[name], r
+
+
+@pytest.mark.parametrize("method", ["cpsat", "milp-highs", "milp-cbc", "mkp-bb"])
+def test_a_start_given_to_an_exact_method_is_checked_and_revalued(method):
+    """A start claiming 99 for a decision worth 0.158 was trusted: cpsat and
+    milp-highs returned it instead of their optimum, and dropped the proof;
+    ``start="ff"`` raised an AttributeError."""
+    import epochbench as eb
+    from epochbench.instances.core import Result
+    inst = eb.generate("leinberger", n=12, k=3, count=1, seed=4)[0]
+    best = solve(inst, method, time_limit=5, threads=1)
+    lying = Result("packing", "x", (0,), 99.0, "feasible", 0.0)
+    got = solve(inst, method, time_limit=5, threads=1, start=lying)
+    assert got.status == "optimal" and got.value == pytest.approx(best.value) and got.value > inst.value((0,))
+    for bad, says in (("ff", "start: expected an epochbench Result"), (Result("packing", "x", (0, 0), 1.0,
+                                                                             "feasible", 0.0), "start: .*twice")):
+        with pytest.raises(ValueError, match=says):
+            solve(inst, method, time_limit=5, threads=1, start=bad)
