@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from epochbench.instances import InstanceError, Result, gap
+from epochbench.instances.checks import first_repeat
 from epochbench.instances.registry import get, solve
 
 COLUMNS = ["family", "instance", "method", "kind", "n", "k", "value", "bound", "gap", "gap_kind",
@@ -179,8 +180,7 @@ def read_reference_file(path) -> ReferenceFile:
     fields = [f.strip() for f in (reader.fieldnames or [])]
     reader.fieldnames = fields
     _misspelt(path, fields)
-    twice = next((f for i, f in enumerate(fields) if f in fields[:i] and f in ("instance", "dataset",
-                                                                              *REFERENCE_COLUMNS)), None)
+    twice = first_repeat(f for f in fields if f in ("instance", "dataset", *REFERENCE_COLUMNS))
     if twice is not None:                 # DictReader keeps the last: the first value would be lost
         raise InstanceError(f"{path}: column {twice!r} given twice")
     if "instance" not in fields:
@@ -579,8 +579,8 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
     instances = list(instances)
     if not methods:
         raise ValueError("no method to score (--methods names at least one)")
-    _unique(list(methods), "method", "--methods")
-    _unique([f"{inst.kind} {inst.name}" for inst in instances], "instance", "give each instance its own meta.name")
+    unique(list(methods), "method", "--methods")
+    unique([f"{inst.kind} {inst.name}" for inst in instances], "instance", "give each instance its own meta.name")
     for kind in dict.fromkeys(inst.kind for inst in instances):
         for name in methods:           # a name no family here knows: refused before any work (KeyError)
             get(kind, name)
@@ -611,14 +611,12 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
 DISAGREEMENT = "disagreement: "
 
 
-def _unique(items: list[str], what: str, hint: str) -> None:
+def unique(items, what: str, hint: str) -> None:
     """ValueError naming the first ``what`` that appears twice in ``items``
     (its rows would be counted twice in the summary)."""
-    seen = set()
-    for item in items:
-        if item in seen:
-            raise ValueError(f"{what} {item!r} appears twice ({hint})")
-        seen.add(item)
+    twice = first_repeat(items)
+    if twice is not None:
+        raise ValueError(f"{what} {twice!r} appears twice ({hint})")
 
 
 def _score_task(task: dict, *, methods, time_limit, threads, params, files, shipped=()) -> list[dict]:

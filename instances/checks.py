@@ -27,6 +27,37 @@ from .core import INT64_MAX, InfeasibleSolution
 SEQUENCES = (list, tuple, range, np.ndarray)
 
 
+def first_repeat(items):
+    """The first item of ``items`` that an earlier one equals, or None.
+    O(len(items)) for hashable items."""
+    seen = set()
+    for item in items:
+        if item in seen:
+            return item
+        seen.add(item)
+    return None
+
+
+def recorded_choice(inst) -> list[int]:
+    """The choice a policy made at a recorded step (``meta["choice"]``, as
+    ``epochbench simulate --record-epochs`` writes it), read strictly: a
+    list of job indices of ``inst`` (0.5, ``true`` or ``"1"`` were read
+    through ``int()``).  :class:`~epochbench.instances.core.InstanceError`
+    naming the instance otherwise.  O(len(choice))."""
+    from .core import InstanceError
+    if "choice" not in inst.meta:
+        raise InstanceError(f"{inst.name}: no recorded choice (meta['choice']); only instances written "
+                            "by 'epochbench simulate --record-epochs' have one")
+    choice = inst.meta["choice"]
+    where = f"{inst.name}: recorded choice (meta['choice'])"
+    if not isinstance(choice, list):
+        raise InstanceError(f"{where} must be a list of job indices, got {short(choice, 40)}")
+    try:
+        return list(indices(choice, inst.n, where))
+    except InfeasibleSolution as exc:          # the file is wrong, not a method's answer
+        raise InstanceError(str(exc)) from None
+
+
 def short(value, width: int = 60) -> str:
     """``repr(value)`` cut to ``width`` characters, for one-line messages."""
     text = repr(value) if not isinstance(value, np.ndarray) else repr(value.tolist())

@@ -62,6 +62,7 @@ from pathlib import Path
 
 import numpy as np
 
+from epochbench.instances.checks import first_repeat
 from epochbench.instances.core import InstanceError, _plain
 from epochbench.instances.files import atomic_path, write_bytes
 from epochbench.instances.lazy import kernels_loaded
@@ -1083,7 +1084,7 @@ def _check_row_lengths(path, *, skiprows: int = 0) -> None:
                        index_col=False)
     names = [str(x).strip() for x in head.iloc[0]] if len(head) else []
     read = [x for x in names if x.startswith("res_") or x in _READ_COLUMNS]     # others (blank ones) are ignored
-    twice = next((x for i, x in enumerate(read) if x in read[:i]), None)
+    twice = first_repeat(read)
     if twice is not None:       # pandas would read the second as 'NAME.1' (another resource) or drop it
         raise InstanceError(f"{path}: column {twice!r} given twice")
 

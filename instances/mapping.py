@@ -36,7 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from . import io as _io
-from .checks import indices, short
+from .checks import first_repeat, indices, short
 from .core import InfeasibleSolution, InstanceError, float_array
 from .data import data_hint, data_root
 from .generators import _int, register_generator
@@ -391,7 +391,7 @@ def _names(names) -> list[str]:
         want = list(names)
     else:
         raise ValueError(f"names must be a comma-separated string or a list of file names, got {short(names)}")
-    twice = next((s for i, s in enumerate(want) if s in want[:i]), None)
+    twice = first_repeat(want)
     if twice is not None:
         raise ValueError(f"names lists {twice!r} twice")
     path = next((s for s in want if "/" in s or "\\" in s or s in (".", "..")), None)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from epochbench.instances.checks import recorded_choice
 from epochbench.instances.io import write_family
 
 from .engine import Policy, packing_instance
@@ -86,12 +87,10 @@ def _choice(step, started) -> list[int]:
 
 
 def choice_of(inst) -> list[int]:
-    """The recorded choice of an instance written by :class:`EpochRecorder`."""
-    try:
-        return [int(i) for i in inst.meta["choice"]]
-    except KeyError:
-        raise KeyError(f"{inst.name}: no recorded choice (meta['choice']); record it with "
-                       "epochbench simulate --record-epochs") from None
+    """The recorded choice of an instance written by :class:`EpochRecorder`
+    (:func:`~epochbench.instances.checks.recorded_choice`: a list of job
+    indices, else an ``InstanceError``)."""
+    return recorded_choice(inst)
 
 
 # ---- per-epoch gaps along a run (issue 18 item 6) ----------------------------------------------
