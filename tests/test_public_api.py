@@ -340,3 +340,48 @@ def test_an_instance_made_outside_build_is_checked_and_never_read_from_a_stale_c
     twin = copy.deepcopy(eb.generate("leinberger", n=8, k=2, count=1, seed=1)[0])
     twin.demand[:] = 0
     assert eb.solve(twin, "ff").value == 0.0
+
+
+def test_every_instance_given_to_the_api_is_checked_as_a_file_would_be():
+    """Only instances with writable arrays were built again: one made with
+    the class over read-only arrays (a negative demand, a job wider than the
+    machine: ff and cpsat then disagreed) or with ``dataclasses.replace``
+    (an unknown objective, a demand cut short beside its estimates) was
+    solved unchecked, and one made of lists failed inside a method."""
+    import dataclasses
+
+    import numpy as np
+
+    from epochbench.instances.core import InstanceError
+    from epochbench.instances.packing import PackingInstance
+
+    def ro(a):
+        a = np.array(a)
+        a.setflags(write=False)
+        return a
+
+    i0 = eb.generate("leinberger", n=8, k=2, count=1, seed=1)[0]
+    for bad, says in ((PackingInstance(capacity=ro([10]), demand=ro([[-3], [12]]), used=ro([0])), "negative entry"),
+                      (dataclasses.replace(i0, objective="bogus"), "field 'objective' must be one of"),
+                      (dataclasses.replace(i0, demand=i0.demand[:4]), "field 'estimate' must have length 4"),
+                      (dataclasses.replace(i0, meta=[1]), "field 'meta' must be an object")):
+        for call in (lambda: eb.solve(bad, "ff"), lambda: eb.score([bad], ["ff"])):
+            with pytest.raises(InstanceError, match=says):
+                call()
+    lists = PackingInstance(capacity=[10], demand=[[3]], used=[0])
+    assert eb.solve(lists, "ff").value == pytest.approx(0.3)
+
+
+def test_save_writes_nothing_load_would_refuse_and_overwrite_is_a_bool(tmp_path):
+    """``eb.save`` wrote a NaN in ``meta`` that ``eb.load`` refused, and
+    ``overwrite="no"`` (truthy) overwrote."""
+    import dataclasses
+
+    from epochbench.instances.core import InstanceError
+    i0 = eb.generate("leinberger", n=8, k=2, count=1, seed=1)[0]
+    with pytest.raises(InstanceError, match=r"field 'meta.x' holds nan .*: not written"):
+        eb.save(dataclasses.replace(i0, meta={"name": "a", "x": float("nan")}), tmp_path / "a.json")
+    assert not (tmp_path / "a.json").exists()
+    eb.save(i0, tmp_path / "b.json")
+    with pytest.raises(ValueError, match="overwrite: expected True or False, got 'no'"):
+        eb.save(i0, tmp_path / "b.json", overwrite="no")
