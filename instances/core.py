@@ -149,6 +149,8 @@ def _plain(obj: Any):
         return int(obj)
     if isinstance(obj, (np.floating,)):
         return float(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
     if isinstance(obj, dict):
         return {str(k): _plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -435,10 +437,29 @@ def _bad_number(obj, where: str):
     return None
 
 
+def json_file_text(path: str | Path, data: dict) -> str:
+    """``data`` as the compact JSON :func:`write_json` writes to ``path``,
+    checked first: a number that :func:`read_json` refuses (NaN, an
+    infinity, an integer beyond int64: in ``meta`` too) or a value JSON
+    cannot hold (a set, an object) is an :class:`InstanceError` naming the
+    field (``eb.save`` wrote files ``eb.load`` then refused, or failed in
+    json's own TypeError)."""
+    plain = _plain(data)
+    bad = _bad_number(plain, "")
+    if bad is not None:
+        raise InstanceError(f"{path}: field '{bad[0] or '(top)'}' holds {bad[1]}: not written (it would not "
+                            "read back)")
+    try:
+        return json.dumps(plain, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise InstanceError(f"{path}: not written: {exc} (a field holds what JSON cannot)") from None
+
+
 def write_json(path: str | Path, data: dict) -> None:
-    """Write ``data`` as compact JSON, atomically (:func:`epochbench.instances.files.write_text`)."""
+    """Write ``data`` as compact JSON, atomically (:func:`epochbench.instances.files.write_text`),
+    checked by :func:`json_file_text`: nothing is written when it fails."""
     from .files import write_text
-    write_text(path, json.dumps(_plain(data), separators=(",", ":")))
+    write_text(path, json_file_text(path, data))
 
 
 def gap(value: float | None, bound: float | None, eps: float = 1e-9) -> float:

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from .checks import is_number as _is_number
-from .core import InfeasibleSolution, InstanceError, read_json, write_json
+from .core import InfeasibleSolution, InstanceError, json_file_text, read_json, write_json
+from .files import write_text
 
 FAMILIES: dict[str, type] = {}
 CHECKERS: dict[str, object] = {}
@@ -184,11 +185,12 @@ def write_family(folder, instances, *, generator: str, params: dict) -> Path:
     taken = [f for f in ["manifest.json", *(f"{n}.json" for n in names)] if (folder / f).exists()]
     if taken:
         raise InstanceError(f"{folder}: already holds {taken[0]}; write into a new folder (nothing is overwritten)")
+    texts = [json_file_text(folder / f"{inst.name}.json", inst.to_dict()) for inst in instances]   # all, first
     folder.mkdir(parents=True, exist_ok=True)
     entries = []
-    for inst in instances:
+    for inst, text in zip(instances, texts):
         name = inst.name
-        save_instance(inst, folder / f"{name}.json")
+        write_text(folder / f"{name}.json", text)
         entries.append({"file": f"{name}.json", "kind": inst.kind, "n": inst.n, "k": inst.k,
                         **{k: v for k, v in inst.meta.items() if k in ("seed", "optimum")}})
     write_json(folder / "manifest.json", {"generator": generator, "params": params,

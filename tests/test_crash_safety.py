@@ -25,7 +25,7 @@ import crash_experiment as cx
 from epochbench import cli
 from epochbench.experiments import EXPERIMENTS, Options, _load_checkpoint, run_experiment, sweep
 from epochbench.instances import files, registry
-from epochbench.instances.core import write_json
+from epochbench.instances.core import InstanceError, write_json
 from epochbench.instances.files import LOCK_NAME, OutputBusy, atomic_path, output_lock, write_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,7 +120,7 @@ def test_atomic_writer_keeps_the_old_file_when_the_write_fails(tmp_path):
             raise RuntimeError("killed midway")
     assert path.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.csv"]      # no temporary left
-    with pytest.raises(TypeError):                                            # not JSON: fails midway
+    with pytest.raises(InstanceError, match="not written"):                  # not JSON: refused, nothing written
         write_json(path, {"kind": "packing", "bad": object()})
     assert path.read_text() == "old\n"
     write_text(path, "new\n")

@@ -385,3 +385,14 @@ def test_save_writes_nothing_load_would_refuse_and_overwrite_is_a_bool(tmp_path)
     eb.save(i0, tmp_path / "b.json")
     with pytest.raises(ValueError, match="overwrite: expected True or False, got 'no'"):
         eb.save(i0, tmp_path / "b.json", overwrite="no")
+    # a family: every file checked before the first is written (a retry was refused: 'already holds')
+    a, b = eb.generate("leinberger", n=8, k=2, count=2, seed=1)
+    with pytest.raises(InstanceError, match=r"-001\.json: field 'meta.x' holds nan"):
+        eb.save([a, dataclasses.replace(b, meta={**b.meta, "x": float("nan")})], tmp_path / "fam")
+    assert not (tmp_path / "fam").exists()
+    eb.save([a, b], tmp_path / "fam")
+    eb.save(dataclasses.replace(a, meta={"name": "c", "flag": np.True_}), tmp_path / "c.json")   # json's TypeError
+    assert eb.load(tmp_path / "c.json").meta["flag"] is True
+    with pytest.raises(InstanceError, match=r"d\.json: not written: .*set"):
+        eb.save(dataclasses.replace(a, meta={"name": "d", "s": {1, 2}}), tmp_path / "d.json")
+
