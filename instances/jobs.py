@@ -165,6 +165,8 @@ def make_workload(jobs, capacity, *, resources=None, kill_at_estimate: bool = Tr
         adjusted["estimate_unknown_set_to_runtime"] = adjusted.get("estimate_unknown_set_to_runtime", 0) + unknown
     if floored:
         adjusted["estimate_set_to_1s"] = adjusted.get("estimate_set_to_1s", 0) + floored
+    if not isinstance(kill_at_estimate, (bool, np.bool_)):       # bool("no") is True
+        raise InstanceError(f"{source}: kill_at_estimate must be True or False, got {kill_at_estimate!r}")
     kill = bool(kill_at_estimate)
     est, run = tab["estimate"], tab["runtime"]
     tab["duration"] = np.minimum(run, est) if kill else run
@@ -176,10 +178,17 @@ def make_workload(jobs, capacity, *, resources=None, kill_at_estimate: bool = Tr
 
 
 def _capacity(capacity, source) -> np.ndarray:
-    cap = np.atleast_1d(np.asarray(capacity))
+    """``capacity`` as K positive int64s; one past :data:`MAX_NODES` is
+    refused (2**63 wrapped to a negative capacity and dropped every job)."""
+    try:
+        cap = np.atleast_1d(np.asarray(capacity))
+    except (OverflowError, ValueError, TypeError):
+        cap = np.zeros(0)
     if cap.ndim != 1 or cap.size == 0 or cap.dtype.kind not in "iuf" or np.any(cap != np.round(cap)) \
             or np.any(cap < 1):
         raise InstanceError(f"{source}: capacity must be one or more positive integers, got {capacity!r}")
+    if np.any(cap > MAX_NODES):
+        raise InstanceError(f"{source}: capacity {capacity!r} is beyond {MAX_NODES} (2**53) units")
     cap = cap.astype(np.int64)
     cap.setflags(write=False)
     return cap

@@ -285,3 +285,22 @@ def test_a_header_giving_the_machine_size_twice_with_two_numbers_is_refused(tmp_
     noted = tmp_path / "noted.swf"                  # a continuation line is no second value
     noted.write_text("; MaxNodes: 1024\n; MaxProcs: 4096\n;           4 processors per node\n" + line)
     assert read_swf(noted).capacity.tolist() == [4096]
+
+
+@pytest.mark.parametrize("capacity", [[2**63], [np.uint64(2**64 - 1)], [1e19]])
+def test_a_capacity_past_2_to_the_53_is_refused_not_wrapped(capacity):
+    """2**63 wrapped to a negative capacity, and every job was dropped."""
+    jobs = {"id": [1], "submit": [0], "runtime": [5], "procs": [3]}
+    with pytest.raises(InstanceError, match=r"is beyond 9007199254740992 \(2\*\*53\) units"):
+        make_workload(jobs, capacity)
+    assert make_workload(jobs, [2**53]).capacity.tolist() == [2**53]
+
+
+@pytest.mark.parametrize("kill", ["no", None, 0, 1])
+def test_kill_at_estimate_is_true_or_false(kill):
+    """It went through ``bool()``: ``"no"`` killed jobs at their estimate,
+    None did not."""
+    jobs = {"id": [1], "submit": [0], "runtime": [5], "procs": [3]}
+    with pytest.raises(InstanceError, match=r"kill_at_estimate must be True or False"):
+        make_workload(jobs, [4], kill_at_estimate=kill)
+    assert make_workload(jobs, [4], kill_at_estimate=np.False_).meta["kill_at_estimate"] is False
