@@ -357,12 +357,28 @@ class SimResult:
 
     def _machine(self, workload):
         """``workload``, or this run's capacity and resource names (from the
-        ``res_*`` columns) when none is given."""
-        if workload is not None:
-            return workload
+        ``res_*`` columns) when none is given.  A workload whose capacity is
+        not this run's is a ValueError (another stream's gave a utilization
+        of 13.6)."""
         from types import SimpleNamespace
         names = ("procs", *(c[len(RESOURCE_PREFIX):] for c in self.table.columns if c.startswith(RESOURCE_PREFIX)))
-        return SimpleNamespace(capacity=np.asarray(self.capacity), resources=names)
+        own = SimpleNamespace(capacity=np.asarray(self.capacity), resources=names)
+        if workload is None:
+            return own
+        cap = getattr(workload, "capacity", None)
+        if cap is None:                     # a bare capacity (metrics' own functions take one)
+            try:
+                cap = np.asarray(workload, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError(f"workload: expected the run's Workload (capacity, resources) or its capacity, "
+                                 f"got {type(workload).__name__}") from None
+            workload = SimpleNamespace(capacity=cap, resources=names)
+        if np.atleast_1d(cap).tolist() != np.asarray(self.capacity).tolist() \
+                or tuple(getattr(workload, "resources", names)) != names:
+            raise ValueError(f"workload: its capacity {np.atleast_1d(cap).tolist()} and resources "
+                             f"{tuple(getattr(workload, 'resources', names))} are not this run's "
+                             f"{np.asarray(self.capacity).tolist()} and {names}; give the run's own workload, or none")
+        return workload
 
     @property
     def n(self) -> int:

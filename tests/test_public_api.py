@@ -396,3 +396,26 @@ def test_save_writes_nothing_load_would_refuse_and_overwrite_is_a_bool(tmp_path)
     with pytest.raises(InstanceError, match=r"d\.json: not written: .*set"):
         eb.save(dataclasses.replace(a, meta={"name": "d", "s": {1, 2}}), tmp_path / "d.json")
 
+
+def test_a_runs_summary_refuses_another_streams_workload():
+    """``run.summary(workload=other)`` took the other stream's capacity:
+    a utilization of 13.6 and a negative capacity loss."""
+    from epochbench.instances.jobs import make_workload
+    jobs = {"id": [1, 2, 3], "submit": [0, 1, 2], "runtime": [50, 30, 40], "estimate": [60, 40, 40],
+            "procs": [48, 32, 16]}
+    w = make_workload(jobs, [64])
+    run = eb.simulate(w, "easy")
+    assert run.summary(workload=w) == run.summary()
+    other = make_workload({"id": [1], "submit": [0], "runtime": [5], "procs": [3]}, [4])
+    with pytest.raises(ValueError, match=r"workload: its capacity \[4\] and resources \('procs',\) are not this "
+                                         r"run's \[64\]"):
+        run.summary(workload=other)
+    with pytest.raises(ValueError, match="workload: expected the run's Workload"):
+        run.job_table(workload="x")
+    assert run.summary(workload=[64]) == run.summary()                 # a bare capacity, as metrics take one
+    two = {**jobs, "res_mem": [1, 2, 3]}                                # the same capacity, other resources
+    mem = eb.simulate(make_workload(two, [64, 8]), "easy")
+    gpu = make_workload({k: v for k, v in two.items() if k != "res_mem"} | {"res_gpu": [1, 2, 3]}, [64, 8])
+    with pytest.raises(ValueError, match=r"resources \('procs', 'gpu'\) are not this run's"):  # a KeyError before
+        mem.summary(workload=gpu)
+
