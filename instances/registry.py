@@ -407,8 +407,9 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     the method's ``warm_up`` hook and :func:`first_call_warm_up` before
     the clock starts) is not in it.  A heuristic with a budget of its own (a
     ``time_limit`` parameter, e.g. ``sa``) gets it when given, the others
-    ignore it.  A heuristic's result has no bound and is never
-    ``optimal`` (a returned Result's claim is kept in ``info["claimed"]``);
+    ignore it.  A heuristic's result has no bound and its status is
+    ``feasible`` (a returned Result's other status, ``optimal``,
+    ``infeasible`` or ``timeout``, is kept in ``info["claimed"]``);
     a result without a bound has ``info["bound_kind"] = "none"``.  A time
     limit that is not a number >= 0 (NaN, negative, a bool) is a ValueError,
     whatever the method.  A registered (not built-in) method that raises
@@ -462,13 +463,16 @@ def _unbounded(res: Result) -> Result:
 
 
 def _no_proof(res: Result) -> Result:
-    """A heuristic's result: no bound, and no ``optimal`` (only exact
-    methods prove anything; a heuristic's claim is kept in ``info["claimed"]``
-    and checked by ``validate``)."""
-    if res.status != "optimal" and res.bound is None:
+    """A heuristic's result: no bound, and status ``feasible`` (its decision
+    passed the checker; only exact methods prove anything, and a heuristic
+    runs without a time limit: an ``optimal``, ``infeasible`` or
+    ``timeout`` it returned is kept in ``info["claimed"]`` and checked by
+    ``validate``; ``infeasible`` beside a checked decision read as such in
+    ``score``)."""
+    if res.status == "feasible" and res.bound is None:
         return res
-    info = {**res.info, "claimed": res.status} if res.status == "optimal" else res.info
-    return replace(res, status="feasible" if res.status == "optimal" else res.status, bound=None, info=info)
+    info = {**res.info, "claimed": res.status} if res.status != "feasible" else res.info
+    return replace(res, status="feasible", bound=None, info=info)
 
 
 def overrun_tolerance(time_limit: float) -> float:

@@ -171,3 +171,16 @@ def test_sys_exit_in_a_users_warm_up_or_check_params_hook_fails_that_method(inst
     eb.register("packing", "test-exits-check")(checked)
     with pytest.raises(ValueError, match=r"method 'test-exits-check' on .*check_params hook raised SystemExit\(3\)"):
         eb.score([inst], ["test-exits-check"], params={"packing": {"test-exits-check": {"size": 2}}})
+
+
+@pytest.mark.parametrize("claim", ["infeasible", "timeout", "optimal"])
+def test_a_heuristics_status_beside_a_checked_decision_is_feasible(inst, claim):
+    """A heuristic returning ``Result(status="infeasible")`` with a checked
+    decision kept that status: score read 'infeasible' beside its value and
+    gap."""
+    eb.register("packing", f"test-claims-{claim}")(
+        lambda i: Result("packing", "x", (0,), 0.0, claim, 0.0))
+    r = eb.solve(inst, f"test-claims-{claim}")
+    assert r.status == "feasible" and r.bound is None and r.info["claimed"] == claim
+    table = eb.score([inst], [f"test-claims-{claim}"])
+    assert table["status"].tolist() == ["feasible"]
