@@ -153,7 +153,7 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
     instances : iterable of instances, or a family folder / instance file path
     methods : names, or one comma-separated string
     time_limit, threads : exact methods' wall-time limit (s, a positive
-        finite number) and threads (an integer >= 1)
+        finite number) and threads (an integer >= 1); None: the default
     references : a result file (CSV) with reference values, or a list of
         them (see the README)
     params : ``{family: {method: {keyword: value}}}``, e.g.
@@ -214,8 +214,9 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
         raise ValueError("references: give the reference files' paths (a DataFrame is not read)")
     if isinstance(references, (dict, set, frozenset)):
         raise ValueError(f"references: give the reference files' paths in a list, got {type(references).__name__}")
-    return _score(instances, methods, time_limit=time_limit, threads=threads,
-                  references=references, params=params, workers=workers, scheduler=scheduler)
+    time_limit, threads = 10.0 if time_limit is None else time_limit, 1 if threads is None else threads
+    return _score(instances, methods, time_limit=time_limit, threads=threads,     # None: the default, as
+                  references=references, params=params, workers=workers, scheduler=scheduler)   # eb.solve
 
 
 def _workers(workers) -> int | None:
@@ -255,8 +256,8 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
     workers = _workers(workers)
     if label is not None and (not isinstance(label, str) or not label.strip()):
         raise ValueError(f"label: expected a name, got {label!r}")
-    return _validate(func, family, count=count, seed=seed, time_limit=time_limit, exact=exact,
-                     workers=workers, scheduler=scheduler, label=label)
+    return _validate(func, family, count=count, seed=seed, time_limit=10.0 if time_limit is None else time_limit,
+                     exact=exact, workers=workers, scheduler=scheduler, label=label)
 
 
 def generate(name: str, **params) -> list:

@@ -419,3 +419,10 @@ def test_a_runs_summary_refuses_another_streams_workload():
     with pytest.raises(ValueError, match=r"resources \('procs', 'gpu'\) are not this run's"):  # a KeyError before
         mem.summary(workload=gpu)
 
+
+def test_score_reads_none_as_the_default_limits_as_solve_does():
+    """``eb.score(..., threads=None)`` passed the check, then every exact
+    row failed at run time (a TypeError, 'threads must be an integer')."""
+    fam = eb.generate("leinberger", n=6, k=2, count=1, seed=3)
+    table = eb.score(fam, ["ff", "cpsat", "mkp-bb"], threads=None, time_limit=None)
+    assert (table["status"] != "error").all() and (table.loc[table.method != "ff", "status"] == "optimal").all()
