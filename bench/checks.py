@@ -113,6 +113,12 @@ def nonnegative_int(text: str) -> int:
     return _number(text, int, lambda x: x >= 0, "must be an integer >= 0")
 
 
+def solver_seed(text: str) -> int:
+    """argparse ``type``: a method's seed, an integer from 0 to 2**31 - 1 (CP-SAT's and HiGHS'
+    seeds are 32-bit: 2**40 ended in a multi-line pybind error inside OR-Tools)."""
+    return _number(text, int, lambda x: 0 <= x < 2**31, "must be an integer from 0 to 2**31 - 1")
+
+
 def limit_int(text: str) -> int:
     """argparse ``type``: an integer >= 0, or -1 for no limit."""
     return _number(text, int, lambda x: x >= -1, "must be an integer >= 0, or -1 for no limit")
@@ -151,6 +157,9 @@ OPTION_TYPES = {
     "migration_cost": nonnegative_float, "migration_limit": limit_int,
 }
 
+
+#: an exact method's parameter's check where it differs from the command-line option of its name
+METHOD_TYPES = {"seed": solver_seed}
 
 #: the argparse types of :data:`OPTION_TYPES` that read an integer (the others read a float)
 _INTEGER_TYPES = (positive_int, nonnegative_int, limit_int, thread_count, instance_count, seed_count,
@@ -295,9 +304,10 @@ def check_values(func, params: dict, label: str, *, cli: bool = True) -> None:
     """:func:`check_value` for each of ``params`` that ``func`` names (those
     set by their own options left out)."""
     sig = {p.name: p for p in _signature(func)}
+    solver = str(getattr(method_function(func), "__module__", "")).startswith("epochbench.exact.")
     for name, value in params.items():
         if name in sig and name not in _OWN_OPTIONS:
-            check_value(sig[name], value, label, cli=cli)
+            check_value(sig[name], value, label, cli=cli, solver=solver)
 
 
 def _is_int(value) -> bool:
@@ -311,14 +321,17 @@ def _is_number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def check_value(param: inspect.Parameter, value, label: str, *, cli: bool = True) -> None:
+def check_value(param: inspect.Parameter, value, label: str, *, cli: bool = True, solver: bool = False) -> None:
     """A parameter's value against the parameter it sets: a flag (default
     True or False) takes true / false, an integer parameter an integer, a
     float one a number, ``none`` only a parameter that takes None; a parameter named like a command-line option
     (:data:`OPTION_TYPES`, e.g. ``seed``) passes that option's check; one
     that takes a Python object (a :class:`Result`, a dict) is not settable
     from the command line (``cli``), only from Python, where a parameter
-    without an annotation takes any object (the method checks it)."""
+    without an annotation takes any object (the method checks it).  An
+    exact method's (``solver``: epochbench's solvers) ``seed`` lies in
+    0..2**31 - 1 (:data:`METHOD_TYPES`: CP-SAT's and HiGHS' are 32-bit);
+    a heuristic's seeds numpy, which takes any integer >= 0."""
     name, default = param.name, param.default
     where = f"--param {name}={value}: {label}" if cli else f"{label}: {name}={value!r}"
     if value is None:                  # only where the parameter takes None (``nodes=None``: no hand-over)
@@ -339,6 +352,6 @@ def check_value(param: inspect.Parameter, value, label: str, *, cli: bool = True
         raise ValueError(f"{where} expects a number")
     if name in OPTION_TYPES and _is_number(value):
         try:
-            OPTION_TYPES[name](str(value))
+            (METHOD_TYPES.get(name, OPTION_TYPES[name]) if solver else OPTION_TYPES[name])(str(value))
         except (ValueError, argparse.ArgumentTypeError) as exc:
             raise ValueError(f"{where}: {exc}") from None

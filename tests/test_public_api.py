@@ -426,3 +426,14 @@ def test_score_reads_none_as_the_default_limits_as_solve_does():
     fam = eb.generate("leinberger", n=6, k=2, count=1, seed=3)
     table = eb.score(fam, ["ff", "cpsat", "mkp-bb"], threads=None, time_limit=None)
     assert (table["status"] != "error").all() and (table.loc[table.method != "ff", "status"] == "optimal").all()
+
+
+@pytest.mark.parametrize("seed", [2**31, 2**40])
+def test_a_methods_seed_past_32_bits_is_one_line(seed):
+    """CP-SAT's seed is 32-bit: 2**40 ended in a multi-line pybind error."""
+    inst = eb.generate("leinberger", n=8, k=2, count=1, seed=4)[0]
+    with pytest.raises(ValueError, match=r"packing method 'cpsat': seed=\d+: must be an integer from 0 to 2\*\*31 - 1"):
+        eb.solve(inst, "cpsat", time_limit=1, seed=seed)
+    assert eb.solve(inst, "cpsat", time_limit=1, seed=2**31 - 1).status == "optimal"
+    etc = eb.generate("braun-range", tasks=10, machines=3, count=1, seed=1)[0]    # numpy's seeds: any size
+    assert eb.solve(etc, "sa", time_limit=0.2, seed=seed).status == "feasible"
