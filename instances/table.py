@@ -184,11 +184,19 @@ def _arrow_array(v: np.ndarray):
 
 
 def as_columns(table) -> Columns:
-    """``table`` as :class:`Columns`: itself, a DataFrame's columns, or a mapping's."""
+    """``table`` as :class:`Columns`: itself, a DataFrame's columns, or a
+    mapping's; anything else (a list of row dicts) is an ``InstanceError``
+    saying what a table is (it raised an AttributeError from inside)."""
+    from collections.abc import Mapping
     if isinstance(table, Columns):
         return table
     if hasattr(table, "iloc"):
         return Columns.from_frame(table)
+    if not isinstance(table, Mapping):
+        from .core import InstanceError
+        rows = " (of rows: pandas.DataFrame(rows) makes one)" if isinstance(table, (list, tuple)) else ""
+        raise InstanceError(f"jobs: expected a pandas DataFrame or a dict of columns, got "
+                            f"{type(table).__name__}{rows}")
     return Columns(table)
 
 

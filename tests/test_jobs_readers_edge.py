@@ -304,3 +304,11 @@ def test_kill_at_estimate_is_true_or_false(kill):
     with pytest.raises(InstanceError, match=r"kill_at_estimate must be True or False"):
         make_workload(jobs, [4], kill_at_estimate=kill)
     assert make_workload(jobs, [4], kill_at_estimate=np.False_).meta["kill_at_estimate"] is False
+
+
+@pytest.mark.parametrize("jobs", [[{"id": 1, "submit": 0, "runtime": 5, "procs": 1}], "x", None])
+def test_a_job_table_that_is_no_table_is_one_line(jobs):
+    """A list of row dicts raised ``AttributeError: 'list' object has no
+    attribute 'items'`` from inside."""
+    with pytest.raises(InstanceError, match=r"^jobs: expected a pandas DataFrame or a dict of columns, got "):
+        make_workload(jobs, [4])
