@@ -44,7 +44,7 @@ import numpy as np
 from . import farm as _farm
 from . import io as _io
 from .checks import SEQUENCES, index, short
-from .core import InfeasibleSolution, InstanceError, float_array
+from .core import InfeasibleSolution, InstanceError, float_array, meta_dict
 from .data import data_hint, data_root
 from .generators import _bool, _children, _choice, _fraction, _int, register_generator
 
@@ -92,7 +92,7 @@ class AssignmentInstance:
             raise InstanceError(f"{source}: field 'preference' has entries (up to {float(p.max()):g}) too large to "
                                 f"weigh a matching of {k} pairs in a float (1.8e308); scale them down")
         p.setflags(write=False)
-        meta = dict(meta or {})
+        meta = meta_dict(meta, source)
         if meta.get("previous") is not None:
             meta["previous"] = _pairs(meta["previous"], p.shape, f"{source}: field 'meta.previous'")
         return cls(p, meta)

@@ -437,6 +437,18 @@ def _bad_number(obj, where: str):
     return None
 
 
+def meta_dict(meta, source: str) -> dict:
+    """An instance's ``meta`` as a new dict (None: empty); anything but a
+    mapping is an :class:`InstanceError` naming it (``meta=[1]`` raised
+    dict()'s own TypeError).  O(len(meta))."""
+    from collections.abc import Mapping
+    if meta is None:
+        return {}
+    if not isinstance(meta, Mapping):
+        raise InstanceError(f"{source}: field 'meta' must be a dict (an object), got {type(meta).__name__}")
+    return dict(meta)
+
+
 def json_file_text(path: str | Path, data: dict) -> str:
     """``data`` as the compact JSON :func:`write_json` writes to ``path``,
     checked first: a number that :func:`read_json` refuses (NaN, an

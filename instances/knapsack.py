@@ -37,7 +37,7 @@ import numpy as np
 from . import farm as _farm
 from . import io as _io
 from .checks import distinct, exact_loads, indices, over
-from .core import InfeasibleSolution, InstanceError, int_matrix, profit_vector
+from .core import InfeasibleSolution, InstanceError, int_matrix, meta_dict, profit_vector
 from .data import data_hint, data_root
 from .generators import _children, _choice, _fraction, _int, register_generator
 
@@ -80,7 +80,7 @@ class KnapsackInstance:
             w = np.zeros((0, cap.shape[0]), dtype=np.int64)
             w.setflags(write=False)
         prof = profit_vector(profit, source, w.shape[0])
-        return cls(cap, w, prof, dict(meta or {}))
+        return cls(cap, w, prof, meta_dict(meta, source))
 
     def value(self, selected: Sequence[int]) -> float:
         idx = np.asarray(list(selected), dtype=np.int64)

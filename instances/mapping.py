@@ -37,7 +37,7 @@ import numpy as np
 
 from . import io as _io
 from .checks import first_repeat, indices, short
-from .core import InfeasibleSolution, InstanceError, float_array
+from .core import InfeasibleSolution, InstanceError, float_array, meta_dict
 from .data import data_hint, data_root
 from .generators import _int, register_generator
 
@@ -102,7 +102,7 @@ class MappingInstance:
                                 "'ready' time takes longer than a float can hold (1.8e308); scale the times down")
         arr.setflags(write=False)
         rd.setflags(write=False)
-        return cls(arr, rd, dict(meta or {}))
+        return cls(arr, rd, meta_dict(meta, source))
 
     # ---- shape ------------------------------------------------------------------
     @property

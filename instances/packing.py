@@ -25,6 +25,7 @@ from .core import (
     float_array,
     float_vector,
     int_matrix,
+    meta_dict,
     profit_vector,
 )
 from . import io as _io
@@ -152,7 +153,7 @@ class PackingInstance(_Jobs):
             flags = flags.copy()
             flags.setflags(write=False)
             res = Reservation(float(shadow), ext, flags)
-        return cls(cap, dem, usd, est, prof, res, objective, dict(meta or {}))
+        return cls(cap, dem, usd, est, prof, res, objective, meta_dict(meta, source))
 
     # ---- derived quantities -------------------------------------------------
     @property
@@ -245,7 +246,7 @@ class EpochsInstance(_Jobs):
             raise InstanceError(
                 f"{source}: field 'demand' row {j} {dem[j].tolist()} exceeds the machine "
                 f"{cap.tolist()}; it can never run")
-        return cls(cap, dem, dict(meta or {}))
+        return cls(cap, dem, meta_dict(meta, source))
 
     def lower_bound(self) -> int:
         """max_k ceil(sum_j demand[j,k] / capacity[k]) (at least 1 if any job)."""

@@ -437,3 +437,16 @@ def test_a_methods_seed_past_32_bits_is_one_line(seed):
     assert eb.solve(inst, "cpsat", time_limit=1, seed=2**31 - 1).status == "optimal"
     etc = eb.generate("braun-range", tasks=10, machines=3, count=1, seed=1)[0]    # numpy's seeds: any size
     assert eb.solve(etc, "sa", time_limit=0.2, seed=seed).status == "feasible"
+
+
+@pytest.mark.parametrize("meta", [[1], "abc"])
+def test_a_meta_that_is_no_dict_is_one_line_naming_it(meta):
+    """``build(..., meta=[1])`` raised dict()'s TypeError ('cannot convert
+    dictionary update sequence element'), naming no field."""
+    from epochbench.instances.core import InstanceError
+    from epochbench.instances.knapsack import KnapsackInstance
+    from epochbench.instances.packing import PackingInstance
+    for build in (lambda: PackingInstance.build([10], [[1]], meta=meta),
+                  lambda: KnapsackInstance.build([3], [[1]], [1], meta=meta)):
+        with pytest.raises(InstanceError, match=r"field 'meta' must be a dict \(an object\), got "):
+            build()
