@@ -198,6 +198,10 @@ class Policy(ABC):
 
     name: str = "policy"
 
+    def load_step_methods(self) -> None:
+        """Load what the policy's steps call (compiled kernels, solvers)
+        before the run's clock starts; nothing by default."""
+
     def reset(self, table: JobTable, machine: Machine) -> None:
         self.table = table
         self.machine = machine

@@ -224,6 +224,10 @@ class FarmPolicy:
     #: (per-epoch oracles); :func:`simulate_farm` leaves them out of the pass time
     untimed = 0.0
 
+    def load_step_methods(self) -> None:
+        """Load what the policy's passes call (kernels, solvers) before the
+        run's clock starts; nothing by default."""
+
     def reset(self, stream: FarmStream) -> None:
         self.stats: dict = {}
 
@@ -369,6 +373,7 @@ def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable |
     finishes, then all arrivals, then one pass.  ``on_pass(view, plan)`` is
     called after each checked plan; ``progress(done, now, total)`` after
     every event (it throttles itself).  O(E (M + policy)) for E events."""
+    getattr(policy, "load_step_methods", lambda: None)()   # one-time loading: not the run's time, nor a pass's
     t0 = time.perf_counter()
     sim = _Sim(stream)
     policy.reset(stream)

@@ -130,6 +130,15 @@ class ConvergentScheduling(FarmPolicy):
         return {"matcher": self.matcher, "knapsack": self.knapsack, "oracle_every": self.oracle_every,
                 "constants": asdict(self.constants)}
 
+    def load_step_methods(self) -> None:
+        """The knapsack and matching methods' kernels and solvers, the
+        fallback's and the oracle's (:func:`~epochbench.instances.registry.load`):
+        the first pass paid 0.6 s for them."""
+        from epochbench.instances.registry import load
+        for family, name in (("knapsack", self.knapsack), ("knapsack", "greedy-mkp"), ("assignment", self.matcher),
+                             *((("knapsack", "cpsat"), ("assignment", "hungarian")) if self.oracle_every else ())):
+            load(family, name)
+
     def reset(self, stream: FarmStream) -> None:
         self.stats = {"knapsacks": 0, "discarded": 0, "blocked": 0, "mkp_gap": [], "mkp_gap_vs_bound": [],
                       "mkp_oracle_unproven": 0, "knapsack_fallback": 0, "match_fallback": 0, "knapsack_unproven": 0,

@@ -156,6 +156,11 @@ class _Base(Policy):
         self.selector_options = dict(selector_options or {})
         self.step: Step | None = None
 
+    def load_step_methods(self):
+        """The selector's kernels or solver (:func:`~epochbench.instances.registry.load`)."""
+        if self.selector is not None:
+            registry.load("packing", self.selector)
+
     def reset(self, table, machine):
         super().reset(table, machine)
         self.selector_stats = {"steps": 0, "unproven": 0, "fallback": 0}

@@ -71,6 +71,8 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
         # past its time budget (nothing written): the compiled loop, loaded first and timed alone
     if compiled and table.n:
         policies.warm_up(pol, table, cap)      # one-time loading is not the simulation's time
+    elif table.n:
+        getattr(pol, "load_step_methods", lambda: None)()     # nor is the generic engine's (a selector's kernels)
     t0 = time.perf_counter()
     if compiled:
         passes, used = policies.run_fast(pol, table, cap, progress), "fast"
