@@ -140,6 +140,14 @@ class PackingInstance(_Jobs):
             ext = int_matrix(extra, "extra", source, ndim=1)
             if ext.shape[0] != k:
                 raise InstanceError(f"{source}: field 'extra' has length {ext.shape[0]}, capacity has K = {k}")
+            beyond = np.nonzero(ext > cap)[0]
+            if beyond.size:       # what is left beside the head at its start: never more than the machine
+                r = int(beyond[0])
+                raise InstanceError(f"{source}: field 'extra' has {int(ext[r])} on resource {r}, beyond its "
+                                    f"capacity {int(cap[r])}")
+            if shadow < now:
+                raise InstanceError(f"{source}: field 'shadow' ({shadow:g}) is before 'now' ({now:g}): the head's "
+                                    "reservation lies ahead")
             if runtime_past_shadow is None:
                 if est is None:
                     raise InstanceError(

@@ -33,7 +33,7 @@ def kernel_set(sizes, past, free, extra):
 
 
 def generic_set(sizes, past, free, extra):
-    cap = max(free, *sizes)
+    cap = max(free, extra, *sizes)             # the machine holds what is left beside the head, extra
     inst = PackingInstance.build([cap], [[s] for s in sizes], [cap - free], shadow=1.0, extra=[extra],
                                  runtime_past_shadow=np.asarray(past, dtype=bool), now=0.0)
     return hp.los(inst)

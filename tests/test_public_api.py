@@ -480,3 +480,15 @@ def test_a_runs_step_methods_are_loaded_before_its_clock(monkeypatch):
             self.load = load
     w = make_workload(jobs, [64])
     assert simulate_pool(w.table, [64], Mine(selector="bb")).n == 3
+
+
+@pytest.mark.parametrize("kw, says", [(dict(shadow=5, extra=[40]), r"field 'extra' has 40 on resource 0, beyond its "
+                                                                   r"capacity 10"),
+                                      (dict(shadow=-5, extra=[4]), r"field 'shadow' \(-5\) is before 'now' \(0\)")])
+def test_a_reservation_beyond_the_machine_or_in_the_past_is_refused(kw, says):
+    """``extra=[40]`` on a capacity of 10 and a shadow before now were
+    built without a word."""
+    from epochbench.instances.core import InstanceError
+    from epochbench.instances.packing import PackingInstance
+    with pytest.raises(InstanceError, match=says):
+        PackingInstance.build([10], [[3]], estimate=[1], **kw)
