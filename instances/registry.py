@@ -128,9 +128,12 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
     go by (only built-in heuristics are its yardsticks)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    if not isinstance(name, str) or not name or "," in name or any(c.isspace() for c in name):
-        raise ValueError(f"method name: expected a name without commas or spaces (the command line and "
-                         f"'methods' lists split on them), got {name!r}")
+    if not isinstance(name, str) or not name or any(c in name for c in ",:/=") or any(c.isspace() for c in name):
+        raise ValueError(f"method name: expected a name without commas, spaces, ':', '/' or '=' (the command "
+                         f"line and 'methods' lists split on commas and spaces, entry points and validate's "
+                         f"labels on ':', --param on '='), got {name!r}")
+    if origin is not None and not isinstance(origin, str):       # "" (or None): the default, as it always was
+        raise ValueError(f"origin: expected text naming where the method comes from, got {origin!r}")
 
     def deco(func):
         if not callable(func):
@@ -145,6 +148,10 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         old = METHODS.loaded().get((family, name))
         if old is not None and old.func is not func and not (_derived(old) and old.origin != "builtin"):
             raise ValueError(f"method {name!r} already registered for family {family!r} by {old.origin}")
+        twin = METHODS.loaded().get(("epochs", name)) if family == "packing" and kind == "heuristic" else None
+        if src != "builtin" and twin is not None and twin.origin == "builtin" and not _derived(twin):
+            raise ValueError(f"method {name!r}: a packing heuristic also serves epochs under its name, and "
+                             f"epochs has a built-in {name!r}; choose another name")
         m = METHODS.add((family, name), Method(family, name, func, kind, src), origin=src, same=lambda a, b: True)
         if METHODS.has_loaded(_heuristics):    # registered after the derivation: its epochs method now
             _derive_one(m)

@@ -492,3 +492,16 @@ def test_a_reservation_beyond_the_machine_or_in_the_past_is_refused(kw, says):
     from epochbench.instances.packing import PackingInstance
     with pytest.raises(InstanceError, match=says):
         PackingInstance.build([10], [[3]], estimate=[1], **kw)
+
+
+@pytest.mark.parametrize("name, kw, says", [
+    ("a:b", {}, "without commas, spaces, ':', '/' or '='"), ("a/b", {}, "':', '/' or '='"),
+    ("a=b", {}, "':', '/' or '='"), ("fine-name", {"origin": 5}, "origin: expected text"),
+    ("ffd-sum", {}, "epochs has a built-in 'ffd-sum'; choose another name")])
+def test_register_refuses_names_and_origins_that_would_clash(name, kw, says):
+    """``:`` (entry points' FAMILY:NAME, validate's yours:NAME), ``/`` and
+    ``=`` (``--param NAME=VALUE``) were taken, so was ``origin=5``; a
+    packing heuristic named like a built-in epochs method silently served
+    no epochs."""
+    with pytest.raises(ValueError, match=re.escape(says) if "(" not in says else says):
+        eb.register("packing", name, **kw)(lambda inst: ())
