@@ -124,6 +124,20 @@ def solve(instance, method: str, **params) -> Result:
         assignment, the ``(job, machine)`` pairs; mapping, the machine of
         each task.
 
+    Raises
+    ------
+    ValueError
+        A bad argument, before the method runs: an unknown method
+        (:class:`~epochbench.instances.registry.UnknownMethod`, also a
+        ``KeyError``), parameter or value, an instance that fails the
+        family's checks (:class:`~epochbench.instances.core.InstanceError`).
+    epochbench.instances.core.InfeasibleSolution
+        The method's decision failed the family's checker (an
+        ``AssertionError``, not a ``ValueError``: the method erred, not the
+        caller; catch it by name).
+    epochbench.instances.core.MethodFailed
+        A registered method of a user's called ``sys.exit``.
+
     Notes
     -----
     Cost: the method's; the check is linear in the instance's size.
