@@ -270,7 +270,7 @@ def _as_float(col, name, source, *, allow_nan=False) -> np.ndarray:
         ok |= np.isnan(arr)
     if not ok.all():
         row = int(np.argmin(ok))
-        why = " (above 2**53: float64 seconds would lose precision)" if np.isfinite(arr[row]) else ""
+        why = " (above 2**53, where a float64 no longer holds every whole number)" if np.isfinite(arr[row]) else ""
         raise InstanceError(f"{source}: column '{name}' has {arr[row]} at row {row}{why}")
     return arr
 

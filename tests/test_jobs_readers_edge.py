@@ -312,3 +312,13 @@ def test_a_job_table_that_is_no_table_is_one_line(jobs):
     attribute 'items'`` from inside."""
     with pytest.raises(InstanceError, match=r"^jobs: expected a pandas DataFrame or a dict of columns, got "):
         make_workload(jobs, [4])
+
+
+@pytest.mark.parametrize("column", ["procs", "submit", "mem"])
+def test_a_column_past_2_to_the_53_is_not_called_seconds(column):
+    """A huge ``procs`` (or ``mem``, in KB) was refused as 'float64 seconds
+    would lose precision'."""
+    jobs = {"id": [1], "submit": [0], "runtime": [5], "procs": [2], column: [2.0**60]}
+    with pytest.raises(InstanceError, match=rf"column '{column}' has .* \(above 2\*\*53, where a float64 no longer "
+                                            r"holds every whole number\)"):
+        make_workload(jobs, [4])
