@@ -89,11 +89,20 @@ def test_time_limit_gives_honest_status_and_bound():
             assert r.value <= ref.value + 1e-9
 
 
+def agrees(r, ref) -> bool:
+    """``r``'s proven optimum is CP-SAT's; where CP-SAT ended unproven (a
+    loaded machine: 0.643625 at 10 s against the optimum 0.64375), no worse
+    than its answer and within its bound."""
+    if ref.status == "optimal":
+        return abs(r.value - ref.value) <= 1e-9
+    return r.value >= ref.value - 1e-9 and (ref.bound is None or r.value <= ref.bound + 1e-9)
+
+
 def test_turns_prove_what_the_first_nodes_left_open():
     inst = leinberger(n=64, k=8, count=1, seed=1)[0]
     r = solve(inst, "mkp-bb", time_limit=LIMIT, nodes=1)
     ref = solve(inst, "cpsat", time_limit=LIMIT)
-    assert r.status == "optimal" and abs(r.value - ref.value) <= 1e-9
+    assert r.status == "optimal" and agrees(r, ref)
     assert r.info.get("finished_by") in (None, "cpsat") and r.info["turns"] >= 1
 
 
@@ -114,7 +123,7 @@ def test_the_search_finishes_after_cpsat_turns_too_short_to_prove(short_cpsat_tu
     for inst in leinberger(n=64, k=8, count=2, seed=2):
         r = solve(inst, "mkp-bb", time_limit=LIMIT, nodes=1)
         ref = solve(inst, "cpsat", time_limit=LIMIT)
-        assert r.status == "optimal" and r.bound == r.value and abs(r.value - ref.value) <= 1e-9
+        assert r.status == "optimal" and r.bound == r.value and agrees(r, ref)
         assert "finished_by" not in r.info and r.info["turns"] >= 1 and r.info["nodes"] > pb.FIRST_NODES
         check_packing(inst, r.decision)
 
@@ -156,7 +165,7 @@ def test_aspiration_finds_an_exact_fill_without_hand_over():
     r = solve(inst, "mkp-bb", time_limit=LIMIT)
     ref = solve(inst, "cpsat", time_limit=LIMIT)
     assert r.info["aspiration"] == "found" and "finished_by" not in r.info
-    assert r.status == "optimal" and r.bound == r.value and abs(r.value - ref.value) <= 1e-9
+    assert r.status == "optimal" and r.bound == r.value and agrees(r, ref)
     check_packing(inst, r.decision)
     assert np.all(inst.demand[list(r.decision)].sum(axis=0) == inst.free)
 
