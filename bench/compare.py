@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -113,13 +114,22 @@ def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
                         "gap": _numbers(df, "gap", path, low=0.0),
                         "gap_kind": df["gap_kind"].astype(str).where(df["gap_kind"].notna())
                         if "gap_kind" in df.columns else np.nan,
-                        # a score CSV's value and reference (bound), in one unit: B's gap against A's reference
-                        "value": pd.to_numeric(df["value"], errors="coerce") if {"value", "bound"} <= set(df.columns)
-                        else np.nan,
-                        "ref": pd.to_numeric(df["bound"], errors="coerce") if {"value", "bound"} <= set(df.columns)
-                        else np.nan,
+                        # a score CSV's value and reference in the family's units: B against A's reference
+                        "value": _family_column(df, "value"), "ref": _family_column(df, "bound"),
                         "seconds": seconds})
     return out, [torn] if torn else []
+
+
+def _family_column(df: pd.DataFrame, name: str):
+    """A score CSV's ``family_value`` / ``family_bound`` (the family's units,
+    whose sense the family gives), else ``value`` / ``bound`` where they are
+    in those units (``units`` "family"); NaN for a file without them
+    (``bench-solves.csv`` holds gaps only)."""
+    if f"family_{name}" in df.columns:
+        return pd.to_numeric(df[f"family_{name}"], errors="coerce")
+    if name in df.columns and ("units" not in df.columns or df["units"].astype(str).eq("family").all()):
+        return pd.to_numeric(df[name], errors="coerce")
+    return np.nan
 
 
 def _from_solves(rows: pd.DataFrame) -> pd.DataFrame:
@@ -278,34 +288,51 @@ def _shared(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFram
 _REF_RANK = {"best known": 0, "optimum": 1, "bound": 2}
 
 
+def _signed_gap(value: float, ref: float, sense: str | None) -> float:
+    """``value``'s gap to ``ref`` (:func:`~epochbench.instances.core.gap`),
+    negative where ``value`` is better (it beats the reference: a method
+    that improved); NaN without a value, a reference or the sense."""
+    from epochbench.instances.core import gap
+    g = gap(value, ref)
+    if sense is None or math.isnan(g) or g == 0:
+        return g if sense is not None else math.nan
+    return -g if (value > ref if sense == "max" else value < ref) else g
+
+
 def _moved_references(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Solves of ``a`` and ``b`` (one key, family and method) whose gaps were
-    taken against references of different kinds (``gap_kind``: a best-known
-    value in A, a proven optimum in B): the reference moved, not
+    taken against different references: the reference moved, not
     necessarily the method.  Where both runs hold the solve's value and
-    reference (score CSVs: ``value``, ``bound``), B's gap is taken against
-    A's reference (``remeasured``): one yardstick.  Where they hold gaps
-    only (``bench-solves.csv``), a change the move could explain (a larger
-    gap against a stronger reference, :data:`_REF_RANK`; a smaller one
-    against a weaker) is left out of both sides (``moved_refs``); one it
-    cannot (a larger gap against a weaker reference: the solution got
-    worse) counts.  Returns the two frames and, per (family, method),
-    ``moved_refs``, ``remeasured`` and ``moved_kinds`` (``"best known ->
-    optimum"``).  A gap lost on either side (no solution, no reference)
-    is kept: that is counted as lost (:func:`_lost_gaps`)."""
-    from epochbench.instances.core import gap
+    reference (score CSVs: ``family_value``, ``family_bound``), B's gap is
+    taken against A's reference, negative where B's value beats it
+    (``remeasured``): one yardstick, whatever the kinds.  Where they hold
+    gaps only (``bench-solves.csv``) and the kind moved (``gap_kind``), a
+    change the move could explain (a larger gap against a reference farther
+    from the solutions, :data:`_REF_RANK`; a smaller one against a nearer)
+    is left out of both sides (``moved_refs``); one it cannot (a larger gap
+    against a nearer reference: the solution got worse) counts.  Returns
+    the two frames and, per (family, method), ``moved_refs``,
+    ``remeasured`` and ``moved_kinds`` (``"best known -> optimum"``).  A
+    gap lost on either side (no solution, no reference) is kept: that is
+    counted as lost (:func:`_lost_gaps`)."""
+    from epochbench.instances.io import families
     empty = pd.DataFrame(columns=["family", "method", "moved_refs", "remeasured", "moved_kinds"])
     cols = ["family", "method", "key"]
     if a["key"].isna().any() or b["key"].isna().any():
         return a, b, empty
     keep = cols + ["gap_kind", "gap", "value", "ref"]
     pair = a[keep].drop_duplicates(cols).merge(b[keep].drop_duplicates(cols), on=cols, suffixes=("_a", "_b"))
+    both = pair["gap_a"].notna() & pair["gap_b"].notna()
+    refs = pair["ref_a"].notna() & pair["ref_b"].notna() & pair["value_b"].notna()
+    other = ~np.isclose(pair["ref_a"].astype(float), pair["ref_b"].astype(float), rtol=1e-12, atol=0.0)
     rank_a, rank_b = pair["gap_kind_a"].map(_REF_RANK), pair["gap_kind_b"].map(_REF_RANK)
-    moved = pair[pair["gap_a"].notna() & pair["gap_b"].notna() & rank_a.notna() & rank_b.notna()
-                 & (rank_a != rank_b)].copy()
+    kinds = rank_a.notna() & rank_b.notna() & (rank_a != rank_b)
+    moved = pair[both & ((refs & other) | (~refs & kinds))].copy()
     if moved.empty:
         return a, b, empty
-    moved["again"] = [gap(v, r) for v, r in zip(moved["value_b"], moved["ref_a"])]
+    sense = {name: getattr(cls, "sense", None) for name, cls in families().items()}
+    moved["again"] = [_signed_gap(v, r, sense.get(f)) if has else math.nan
+                      for v, r, f, has in zip(moved["value_b"], moved["ref_a"], moved["family"], refs[moved.index])]
     ra, rb = rank_a[moved.index], rank_b[moved.index]
     moved["remeasured"] = moved["again"].notna()
     moved["dropped"] = ~moved["remeasured"] & (((rb > ra) & (moved["gap_b"] >= moved["gap_a"]))
@@ -318,10 +345,10 @@ def _moved_references(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, p
     counted = moved[moved["dropped"] | moved["remeasured"]]
     if counted.empty:
         return a, b, empty
-    kinds = counted.assign(k=counted["gap_kind_a"] + " -> " + counted["gap_kind_b"]).groupby(["family", "method"],
-                                                                                             sort=False)
-    out = kinds.agg(moved_refs=("dropped", "sum"), remeasured=("remeasured", "sum"),
-                    moved_kinds=("k", lambda s: ", ".join(dict.fromkeys(s))))
+    label = counted["gap_kind_a"].fillna("?") + " -> " + counted["gap_kind_b"].fillna("?")
+    grouped = counted.assign(k=label).groupby(["family", "method"], sort=False)
+    out = grouped.agg(moved_refs=("dropped", "sum"), remeasured=("remeasured", "sum"),
+                      moved_kinds=("k", lambda s: ", ".join(dict.fromkeys(s))))
     return a, b, out.reset_index()
 
 
@@ -494,7 +521,7 @@ def _cut_notes(g: pd.DataFrame) -> list[str]:
                             (getattr(r, "remeasured", np.nan), "B's taken against A's reference")):
             if pd.notna(count) and count > 0:
                 what = "solve's gap was" if count == 1 else f"{count:g} solves' gaps were"
-                out.append(f"  {r.method}: {what} taken against another kind of reference in B "
+                out.append(f"  {r.method}: {what} taken against another reference in B "
                            f"({r.moved_kinds}): {then}")
         if pd.isna(r.shared) or (r.only_a == 0 and r.only_b == 0):
             continue
