@@ -714,9 +714,25 @@ def percent(x) -> str:
     return "-" if pd.isna(x) else f"{100 * x:.2f}%"
 
 
+def share_text(x) -> str:
+    """A share in whole percent, never rounded onto 0 % or 100 % when it is
+    neither: 1330 of 1331 read "100%" beside a max gap of 12.5 %; one
+    decimal more where whole percent would round onto either."""
+    if pd.isna(x):
+        return "-"
+    text = f"{100 * x:.0f}%"
+    if (text == "100%" and x < 1) or (text == "0%" and x > 0):
+        digits = 1
+        while f"{100 * x:.{digits}f}" in (f"{100:.{digits}f}", f"{0:.{digits}f}") and digits < 6:
+            digits += 1
+        text = f"{100 * x:.{digits}f}%"
+    return text
+
+
 def shown(df: pd.DataFrame) -> pd.DataFrame:
     """Copy for printing: gaps in percent (2 decimals), shares in whole
-    percent; a gap with nothing to measure against reads "no bound"."""
+    percent (:func:`share_text`); a gap with nothing to measure against
+    reads "no bound"."""
     out = df.copy()
     nothing = out["gap_vs"] == "no bound" if "gap_vs" in out else pd.Series(False, index=out.index)
     for col in ("mean_gap", "max_gap"):
@@ -724,7 +740,7 @@ def shown(df: pd.DataFrame) -> pd.DataFrame:
             out[col] = [("no bound" if nb else percent(x)) for x, nb in zip(out[col], nothing)]
     for col in ("at_bound", "optimal"):
         if col in out and pd.api.types.is_numeric_dtype(out[col]):
-            out[col] = out[col].map(lambda x: "-" if pd.isna(x) else f"{100 * x:.0f}%")
+            out[col] = out[col].map(share_text)
     return out
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 from epochbench.instances import generators
 from epochbench.instances.registry import get, names, solve
 
-from .scoring import gap_vs, score_rows
+from .scoring import gap_vs, score_rows, share_text
 
 EXACT_ORDER = ("cpsat", "milp-highs", "milp-cbc")
 
@@ -378,7 +378,7 @@ def format_leaderboard(table: pd.DataFrame) -> str:
 
     def text(t):
         return t.assign(**{c: t[c].map(num) for c in ("mean %", "p90 %", "max %")},
-                        **{"at ref %": t["at ref %"].map(lambda x: num(x, 0))},
+                        **{"at ref %": t["at ref %"].map(lambda x: share_text(x / 100).rstrip("%"))},
                         **{c: t[c].map(ms_text) for c in ("median ms", "p90 ms")}).to_string(index=False)
     blocks = board_blocks(table)
     if len(blocks) == 1:

@@ -119,3 +119,13 @@ def test_list_and_help_read_as_plain_text(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "``" not in capsys.readouterr().out
+
+
+def test_a_share_short_of_all_or_above_none_never_reads_100_or_0_percent():
+    """1330 of 1331 at the reference read "100%" beside a max gap of 12.5 %."""
+    from epochbench.scoring import share_text
+    assert share_text(1330 / 1331) == "99.9%" and share_text(1 / 1331) == "0.1%"
+    assert share_text(1.0) == "100%" and share_text(0.0) == "0%" and share_text(0.5) == "50%"
+    assert share_text(float("nan")) == "-"
+    from epochbench.scoring import shown
+    assert shown(pd.DataFrame({"at_bound": [1330 / 1331]}))["at_bound"].tolist() == ["99.9%"]
