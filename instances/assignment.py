@@ -45,7 +45,7 @@ from . import farm as _farm
 from . import io as _io
 from .checks import SEQUENCES, index, short
 from .core import InfeasibleSolution, InstanceError, float_array, meta_dict
-from .data import data_hint, data_root
+from .data import absent, data_root
 from .generators import _bool, _children, _choice, _fraction, _int, register_generator
 
 EVENTS = ("none", "arrive", "leave")
@@ -328,7 +328,7 @@ def load_orlib_assign(path=None) -> AssignmentInstance:
     try:
         tok = path.read_text().split()
     except FileNotFoundError:
-        raise InstanceError(f"{path}: no such file{data_hint(path)}") from None
+        raise InstanceError(absent(path, "no such file")) from None
     except IsADirectoryError:
         raise InstanceError(f"{path}: is a folder, expected a file") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -56,3 +56,17 @@ def data_hint(path) -> str:
         return (f" (the data folder {env} is what EPOCHBENCH_DATA or epochbench --data says; this data set is "
                 "not in it)")
     return " (set EPOCHBENCH_DATA or pass epochbench --data DIR to the data folder)"
+
+
+def absent(path, what: str) -> str:
+    """The one-line message for data that is not at ``path``: ``PATH:
+    WHAT`` with :func:`data_hint`'s remedy, or, where no data folder is set
+    (``path`` under :data:`NOT_SET`), the remedy alone with the place the
+    data set takes in it (``<no data folder: ...>/vbp: no VBP data folder``
+    glued a placeholder into a path)."""
+    path = Path(path)
+    try:
+        inside = path.relative_to(NOT_SET)
+    except ValueError:
+        return f"{path}: {what}{data_hint(path)}"
+    return f"no data folder: set EPOCHBENCH_DATA or pass epochbench --data DIR (the folder that holds {inside})"

@@ -56,7 +56,7 @@ import numpy as np
 from .catalog import Catalog, modules_of, plugins
 from .checks import is_int as _is_int, is_number as _is_number, short as _short
 from .core import InstanceError
-from .data import data_hint, data_root
+from .data import absent, data_root
 from .io import write_family
 from .packing import EpochsInstance, PackingInstance, reservation_from_running
 
@@ -525,7 +525,7 @@ def vbp_family(*, n: int | None = None, d: int | None = None, classes=None,
     A missing folder, or one where nothing matches, is an :class:`InstanceError`."""
     base = Path(root) if root else data_root() / "vbp"
     if not base.is_dir():
-        raise InstanceError(f"{base}: no VBP data folder{data_hint(base)}")
+        raise InstanceError(absent(base, "no VBP data folder"))
     want = {"class": _int_set(classes, "classes"), "n": _int_set(n, "n"), "d": _int_set(d, "d")}
     per_class = None if per_class is None else _int("per_class", per_class, 1)
     found = []

@@ -38,7 +38,7 @@ from . import farm as _farm
 from . import io as _io
 from .checks import distinct, exact_loads, indices, over
 from .core import InfeasibleSolution, InstanceError, int_matrix, meta_dict, profit_vector
-from .data import data_hint, data_root
+from .data import absent, data_root
 from .generators import _children, _choice, _fraction, _int, register_generator
 
 
@@ -226,7 +226,7 @@ def _numbers(path: Path) -> list[str]:
     try:
         return path.read_text().split()
     except FileNotFoundError:
-        raise InstanceError(f"{path}: no such file{data_hint(path)}") from None
+        raise InstanceError(absent(path, "no such file")) from None
     except IsADirectoryError:
         raise InstanceError(f"{path}: is a folder, expected a file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -298,7 +298,7 @@ def read_mkcbres(path) -> dict[str, dict]:
     try:
         text = path.read_text()
     except FileNotFoundError:
-        raise InstanceError(f"{path}: no such file{data_hint(path)}") from None
+        raise InstanceError(absent(path, "no such file")) from None
     split = text.find("LP optimal")
     if split < 0:
         raise InstanceError(f"{path}: no 'LP optimal' table")

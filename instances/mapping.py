@@ -38,7 +38,7 @@ import numpy as np
 from . import io as _io
 from .checks import first_repeat, indices, short
 from .core import InfeasibleSolution, InstanceError, float_array, meta_dict
-from .data import data_hint, data_root
+from .data import absent, data_root
 from .generators import _int, register_generator
 
 __all__ = ["MappingInstance", "check_mapping", "water_level", "dual_bound", "braun_etc", "braun_range", "load_braun",
@@ -370,7 +370,7 @@ def braun_family(*, root: str | None = None, names: str | Sequence[str] | None =
     want = _names(names)
     base = Path(root) if root else data_root() / "braun"
     if not base.is_dir():
-        raise InstanceError(f"{base}: no Braun data folder{data_hint(base)}")
+        raise InstanceError(absent(base, "no Braun data folder"))
     missing = [n for n in want if not (base / n).is_file()]
     if missing:
         raise InstanceError(f"{base}: Braun file(s) {missing} not found")

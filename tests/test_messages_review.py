@@ -110,3 +110,18 @@ def test_no_data_folder_is_recorded_null_and_said_once(monkeypatch):
     bc._say_data(SimpleNamespace(write_line=lines.append), state)
     assert len(lines) == 1 and lines[0].startswith("Reference data: no folder set: 0 benchmark(s) skipped")
     assert lines[0].count("EPOCHBENCH_DATA") == 1
+
+
+@pytest.mark.parametrize("generator, holds", [("vbp", "vbp"), ("braun", "braun"), ("orlib-assign", "assign/assign100.txt"),
+                                              ("orlib-mknapcb", "orlib/mknapcb1.txt")])
+def test_no_data_folder_is_said_without_a_placeholder_glued_into_a_path(generator, holds, monkeypatch):
+    """``<no data folder: set EPOCHBENCH_DATA or pass epochbench --data DIR>/vbp: no VBP data folder``."""
+    import epochbench as eb
+    from epochbench.instances import assignment, data, generators, knapsack, mapping
+    from epochbench.instances.core import InstanceError
+    for module in (data, assignment, generators, knapsack, mapping):
+        monkeypatch.setattr(module, "data_root", lambda: data.NOT_SET, raising=False)
+    with pytest.raises(InstanceError) as exc:
+        eb.generate(generator)
+    assert str(exc.value) == ("no data folder: set EPOCHBENCH_DATA or pass epochbench --data DIR (the folder that "
+                              f"holds {holds})")
