@@ -878,6 +878,14 @@ def _freeze_at_exit() -> None:
 _FREEZE_REGISTERED = False
 
 
+def _subparser(parser, command):
+    """The parser of subcommand ``command`` (``parser`` itself without one)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return action.choices[command]
+    return parser
+
+
 def main(argv=None) -> int:
     """The ``epochbench`` entry point; returns the exit status.
 
@@ -894,7 +902,9 @@ def main(argv=None) -> int:
             args, rest = parser.parse_known_args(argv)
             setattr(args, PASS_THROUGH[args.command], rest + getattr(args, PASS_THROUGH[args.command]))
         else:
-            args = parser.parse_args(argv)
+            args, rest = parser.parse_known_args(argv)
+            if rest:                                # said by the command's own parser: "epochbench list: error"
+                _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(rest)}")
         if args.data is not None:                   # workers and the benchmark suite inherit it
             os.environ["EPOCHBENCH_DATA"] = str(args.data.resolve())
         command = f"epochbench {args.command}"

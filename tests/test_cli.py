@@ -161,3 +161,16 @@ def test_validate_reports_an_exception_with_the_instance(capsys):
 def test_validate_bad_spec_is_a_clear_error(capsys):
     code, _, err = run(capsys, "validate", "no_such_module:f")
     assert code != 0 and "no_such_module" in err
+
+
+@pytest.mark.parametrize("argv, command", [(["list", "--nosuch"], "list"), (["list", "packing"], "list"),
+                                           (["runs", "--nosuch"], "runs"),
+                                           (["score", "x", "--methods", "ff", "--nosuch"], "score")])
+def test_an_unknown_argument_is_said_by_its_command(capsys, argv, command):
+    """The top-level parser said them: 'epochbench: error: unrecognized
+    arguments', where every other error names the command."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1
+    assert err.startswith(f"epochbench {command}: error: unrecognized arguments: ")
