@@ -228,7 +228,8 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
         raise ValueError("references: give the reference files' paths (a DataFrame is not read)")
     if isinstance(references, (dict, set, frozenset)):
         raise ValueError(f"references: give the reference files' paths in a list, got {type(references).__name__}")
-    time_limit, threads = 10.0 if time_limit is None else time_limit, 1 if threads is None else threads
+    from epochbench.instances.registry import DEFAULT_TIME_LIMIT
+    time_limit, threads = DEFAULT_TIME_LIMIT if time_limit is None else time_limit, 1 if threads is None else threads
     return _score(instances, methods, time_limit=time_limit, threads=threads,     # None: the default, as
                   references=references, params=params, workers=workers, scheduler=scheduler)   # eb.solve
 
@@ -270,8 +271,10 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
     workers = _workers(workers)
     if label is not None and (not isinstance(label, str) or not label.strip()):
         raise ValueError(f"label: expected a name, got {label!r}")
-    return _validate(func, family, count=count, seed=seed, time_limit=10.0 if time_limit is None else time_limit,
-                     exact=exact, workers=workers, scheduler=scheduler, label=label)
+    from epochbench.instances.registry import DEFAULT_TIME_LIMIT
+    time_limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
+    return _validate(func, family, count=count, seed=seed, time_limit=time_limit, exact=exact, workers=workers,
+                     scheduler=scheduler, label=label)
 
 
 def generate(name: str, **params) -> list:

@@ -152,8 +152,9 @@ def _pool_options(args, options: dict, workload) -> tuple[dict, object]:
     if args.epoch_gaps is not None and not methods:
         raise ValueError("--epoch-gaps: name at least one packing heuristic, e.g. ff,bl,bb")
     from epochbench.instances.checks import first_repeat
-    if first_repeat(methods) is not None:         # as score --methods: its columns would be written twice
-        raise ValueError(f"method {first_repeat(methods)!r} appears twice (--epoch-gaps)")
+    twice = first_repeat(methods)
+    if twice is not None:                          # as score --methods: its columns would be written twice
+        raise ValueError(f"method {twice!r} appears twice (--epoch-gaps)")
     if args.record_epochs or methods:
         from epochbench.sim.record import EpochGaps, EpochRecorder, both
         holder = {}

@@ -128,9 +128,7 @@ def indices(values, size: int, where: str, *, noun: str = "job", item: str = "en
 def distinct(out: tuple[int, ...], where: str, verb: str, noun: str = "job") -> None:
     """Refuse an index that occurs twice in ``out``: ``"{where} {verb} {noun} J twice"``.  O(len(out))."""
     if len(set(out)) != len(out):
-        seen = set()
-        twice = next(v for v in out if v in seen or seen.add(v))
-        raise InfeasibleSolution(f"{where} {verb} {noun} {twice} twice")
+        raise InfeasibleSolution(f"{where} {verb} {noun} {first_repeat(out)} twice")
 
 
 def _fits_int64(rows: np.ndarray, count: int, base) -> bool:

@@ -129,9 +129,9 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if not isinstance(name, str) or not name or any(c in name for c in ",:/=") or any(c.isspace() for c in name):
-        raise ValueError(f"method name: expected a name without commas, spaces, ':', '/' or '=' (the command "
-                         f"line and 'methods' lists split on commas and spaces, entry points and validate's "
-                         f"labels on ':', --param on '='), got {name!r}")
+        raise ValueError(f"method name: expected a name without commas, spaces, ':', '/' or '=' (lists of "
+                         f"methods split on commas and spaces, entry points and validate's labels on ':', "
+                         f"--where method=NAME on '='; '/' is a path's), got {name!r}")
     if origin is not None and not isinstance(origin, str):       # "" (or None): the default, as it always was
         raise ValueError(f"origin: expected text naming where the method comes from, got {origin!r}")
 

@@ -368,8 +368,10 @@ def test_every_instance_given_to_the_api_is_checked_as_a_file_would_be():
         for call in (lambda: eb.solve(bad, "ff"), lambda: eb.score([bad], ["ff"])):
             with pytest.raises(InstanceError, match=says):
                 call()
-    lists = PackingInstance(capacity=[10], demand=[[3]], used=[0])
+    lists = PackingInstance(capacity=[10], demand=[[3]], used=[0], meta={"name": "lists"})
     assert eb.solve(lists, "ff").value == pytest.approx(0.3)
+    with pytest.raises(InstanceError, match="negative entry"):                      # nor saved unchecked
+        eb.save(PackingInstance(capacity=ro([10]), demand=ro([[-3]]), used=ro([0]), meta={"name": "neg"}), "x.json")
 
 
 def test_save_writes_nothing_load_would_refuse_and_overwrite_is_a_bool(tmp_path):
@@ -426,6 +428,7 @@ def test_score_reads_none_as_the_default_limits_as_solve_does():
     fam = eb.generate("leinberger", n=6, k=2, count=1, seed=3)
     table = eb.score(fam, ["ff", "cpsat", "mkp-bb"], threads=None, time_limit=None)
     assert (table["status"] != "error").all() and (table.loc[table.method != "ff", "status"] == "optimal").all()
+    assert eb.validate(lambda inst: [], "packing", count=1, time_limit=None).ok
 
 
 @pytest.mark.parametrize("seed", [2**31, 2**40])
