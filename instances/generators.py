@@ -116,7 +116,9 @@ def k_requirements(rng: np.random.Generator, sizes, processors: int, capacity, d
     r = 1.0 - rng.random(shape) if dist == "uniform" else rng.exponential(1.0, shape)
     scale = r.max(axis=1, keepdims=True) if norm == "max" else r.mean(axis=1, keepdims=True)
     share = r / scale * (np.asarray(sizes, dtype=float) / processors)[:, None]
-    raw = np.maximum(np.ceil(share * cap), 1).astype(np.int64)
+    # 1e-12 below: float error must not round up a whole amount (7 / 100 * 100 = 7.000000000000001 asked
+    # for 8 units, a job of 7 processors for 8 on a machine of 100)
+    raw = np.maximum(np.ceil(share * cap * (1 - 1e-12)), 1).astype(np.int64)
     return np.minimum(raw, cap), (raw > cap).sum(axis=1)
 
 
