@@ -851,7 +851,7 @@ register_generator(
         "dist": "distribution of a job's K requirements ([leinberger1999] §3.1)",
         "norm": "normalise the K draws by their max or mean",
         "capacity": "units per extra resource (K > 1)",
-        "load": "offered load (default 0.7; lublin03: the model's own arrivals)",
+        "load": "offered load (default 0.7; lublin03 and hypererlang: the model's own arrivals)",
         "load_factor": "multiply the arrival rate by this factor",
         "runtime_factor": "multiply runtimes and estimates by this factor",
         "estimates": "estimate model: the model's own, perfect, omega or phi ([zhang-comparative] §2.1)",
