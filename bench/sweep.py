@@ -684,7 +684,7 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
                 jobs = {i: (work, tasks[i]) for i in todo}
             else:
                 client = _connect(Client, scheduler, option)
-                jobs = _payloads(call, tasks, todo, stop_on_error)
+                jobs = _payloads(call, tasks, todo, stop_on_error, code_here())
             with client:
                 _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_error)
         finally:
@@ -857,8 +857,8 @@ def _outcome(call, task, raising: bool = False) -> tuple[bool, Any]:
 
 
 # ---- the tasks on a scheduler's workers -----------------------------------------------------
-def _payloads(call, tasks, todo, raising: bool) -> dict[int, tuple]:
-    """``{i: (_remote, call, task, raising)}`` with ``call`` and ``tasks[i]``
+def _payloads(call, tasks, todo, raising: bool, code: dict | None = None) -> dict[int, tuple]:
+    """``{i: (_remote, call, task, raising, code)}`` with ``call`` and ``tasks[i]``
     pickled here with cloudpickle: the scheduler unpickles no module of
     theirs, and the modules that travel by value (:func:`_by_value`) need
     not be on the workers.  Should pickling by value fail (a module holding
@@ -881,7 +881,7 @@ def _payloads(call, tasks, todo, raising: bool) -> dict[int, tuple]:
             blobs = dump()
     finally:
         _unregister(mine)
-    return {i: (_remote, blobs[0], blob, raising) for i, blob in zip(todo, blobs[1:])}
+    return {i: (_remote, blobs[0], blob, raising, code) for i, blob in zip(todo, blobs[1:])}
 
 
 def _by_value(obj) -> list[str]:
@@ -967,11 +967,21 @@ def _installed_dirs() -> tuple[str, ...]:
     return tuple(sorted({os.path.realpath(d) for d in dirs if d}))
 
 
-def _remote(call: bytes, task: bytes, raising: bool = False) -> tuple[bool, Any]:
+def _remote(call: bytes, task: bytes, raising: bool = False, code: dict | None = None) -> tuple[bool, Any]:
     """On a worker: unpickle ``call`` and ``task`` and run :func:`_outcome`.
     A task that cannot be unpickled here (a module it needs is missing) is
     a failure on one line naming the module (with ``raising``, that line as
-    a ``ValueError``)."""
+    a ``ValueError``), and so is one on a worker that runs other code than
+    the client's ``code`` (:func:`code_here`): a worker that joined or was
+    restarted after the sweep's check is asked here, at its first task (a
+    worker restarted by its nanny from edited files recorded its rows as
+    the client's commit)."""
+    if code is not None and not _same_code(code, code_here()):
+        line = (f"worker {socket.gethostname()} runs other code ({_code_text(code_here())}) than the client "
+                f"({_code_text(code)}): it joined or restarted after the check; restart it from this code")
+        if raising:
+            raise ValueError(line)
+        return False, line
     try:
         fn, item = pickle.loads(call), pickle.loads(task)
     except Exception as exc:                                # noqa: BLE001 - reported as the task's failure
@@ -1044,7 +1054,7 @@ def _check_workers(client, scheduler: str | None, say_empty: bool = True) -> Non
     """Set SIGINT aside on every worker; on a scheduler, refuse (one-line
     ``ValueError``) workers that cannot run epochbench's tasks, or run other
     code than this client (their rows would be stamped with this client's
-    code).  Workers that join later are not asked."""
+    code).  Workers that join later are asked at each task (:func:`_remote`)."""
     codes = client.run(_worker_code, scheduler is not None, on_error="return")
     if not codes and scheduler is not None and say_empty:   # the tasks wait: said, not a silent hang
         print(f"epochbench: warning: {scheduler} has no worker yet: the tasks wait until one joins (its code "

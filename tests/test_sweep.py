@@ -420,3 +420,18 @@ def test_workers_that_run_other_code_or_none_are_refused_and_sigint_is_given_bac
     finally:
         for p in procs[::-1]:
             kill_group(p)
+
+
+def test_a_task_on_a_worker_running_other_code_is_refused_there():
+    """Workers were asked for their code once, before the sweep: one that
+    joined later, or that its nanny restarted from edited files, ran its
+    tasks unchecked and its rows were recorded as the client's commit."""
+    import pickle
+    mine = sw.code_here()
+    other = {**mine, "version": "0.0-other"}
+    call, task = pickle.dumps(len), pickle.dumps([1, 2, 3])
+    assert sw._remote(call, task, False, mine) == (True, 3)
+    ok, line = sw._remote(call, task, False, other)
+    assert not ok and "runs other code" in line and "restart it from this code" in line
+    with pytest.raises(ValueError, match="joined or restarted after the check"):
+        sw._remote(call, task, True, other)
