@@ -304,6 +304,9 @@ def cmd_bench(args) -> int:
     results = _check_bench_name(args.name, rest)
     if args.name:
         argv += ["--run-name", args.name]
+    from .sweep import probe_scheduler
+    probe_scheduler(None)      # $EPOCHBENCH_SCHEDULER, where the reference solves go: one line before the suite
+    #                            starts (a bad address failed every test that solved one, 1,257 lines)
     from epochbench.instances.files import output_lock
     # --results DIR held here, so that a run holding it already is refused in one line with status 2 (the
     # plug-in holds the folder it writes, this one included, and a run folder of its own under ./results)

@@ -138,7 +138,8 @@ def test_a_bench_run_is_recorded_from_its_start_and_an_interrupted_one_is_kept(t
     assert (tmp_path / "probe.txt").read_text() == "running\nrunning\n"
     kept = json.loads((results / f"run-{first['id']}.json").read_text())  # the interrupted run's record
     assert kept["status"] == "interrupted" and kept["id"] == first["id"]
-    assert json.loads((results / "run.json").read_text())["status"] == "finished"
+    final = json.loads((results / "run.json").read_text())
+    assert final["status"] == "finished" and final["execution"] == {"scheduler": None}   # where reference solves ran
     lines = done.stdout.splitlines()
     at = lines.index(f"Full tables per configuration in {results.resolve()}/:") + 1
     import itertools
@@ -353,3 +354,19 @@ def test_bench_leaves_no_empty_benchmarks_folder_in_the_working_folder(tmp_path,
     (tmp_path / ".benchmarks").mkdir()                         # a user's own is kept
     assert cli.main(["bench", "--quick", "--results", str(tmp_path / "r"), "-k", "nomatch_xyz"]) == 2
     assert (tmp_path / ".benchmarks").is_dir()
+
+
+def test_bench_checks_the_scheduler_of_its_reference_solves_before_the_suite(tmp_path, monkeypatch, capsys):
+    """A bad ``$EPOCHBENCH_SCHEDULER`` failed every benchmark that solved a
+    reference (1,257 lines of tracebacks), or was ignored where none did."""
+    import socket
+    with socket.socket() as s:                                 # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("EPOCHBENCH_SCHEDULER", f"tcp://127.0.0.1:{port}")
+    monkeypatch.chdir(tmp_path)
+    from epochbench.cli import main
+    assert main(["bench", "--quick", "-k", "knapsack and greedy"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "EPOCHBENCH_SCHEDULER" in err and "cannot connect" in err
+    assert not (tmp_path / "results").exists()

@@ -68,8 +68,10 @@ def _start_run(config) -> None:
                                 "itself, give one of them")
     folder, held = _claim(config, given, name)
     rid = f"bench-{runs.stamp()}" if given else folder.name        # DIR given: it may hold several runs
+    from epochbench.sweep import scheduler_of
     info = runs.provenance("bench", rid, argv=sys.argv, quick=bool(config.getoption("--quick")),
-                           pytest_args=list(config.invocation_params.args))
+                           pytest_args=list(config.invocation_params.args),
+                           execution={"scheduler": scheduler_of(None)})   # the reference solves' (score's field)
     config.stash[RUN] = (folder, info)
     config.stash[HELD] = held
 
