@@ -154,6 +154,17 @@ def _score_progress(total, verbose: bool):
     return lambda i, inst: bar.step({"instance": inst.name})
 
 
+def _record_stopped(info: dict, path: Path, exc: BaseException) -> None:
+    """The record of a ``score`` stopped mid-sweep (Ctrl-C, a lost
+    scheduler), status ``interrupted``, under its own id beside the outputs
+    (``PREFIX-RUNID.run.json``: the previous run's ``PREFIX.run.json`` stays
+    with the files it describes, which this run did not replace)."""
+    from epochbench import runs
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        runs.finish(info, path, "interrupted", error=f"{type(exc).__name__}: {exc}"[:500])
+
+
 def table_disagreements(table) -> list[str]:
     """The distinct ``disagreement: ...`` errors of a score table, in order."""
     from .scoring import DISAGREEMENT
@@ -169,7 +180,7 @@ def cmd_score(args) -> int:
     insts = _instances_from(args.dir)
     _say_unused("score", refs, insts)
     from epochbench import runs
-    from epochbench.sweep import check_scheduler, local_workers
+    from epochbench.sweep import SchedulerLost, check_scheduler, local_workers
     scheduler = check_scheduler(args.scheduler)            # where it runs, as resolved (before any work)
     workers = local_workers(args.jobs, scheduler)
     info = runs.provenance("score", runs.stamp(), methods=methods, time_limit=args.time_limit,
@@ -177,12 +188,15 @@ def cmd_score(args) -> int:
                            references=[str(r) for r in args.reference],
                            execution={"workers": workers, "scheduler": scheduler})
     clash = None
+    kinds = dict.fromkeys(inst.kind for inst in insts)
+    params = {kind: method_params(kind, methods, parse_params(args.param), insts) for kind in kinds}
     try:
-        kinds = dict.fromkeys(inst.kind for inst in insts)
-        params = {kind: method_params(kind, methods, parse_params(args.param), insts) for kind in kinds}
         table = score(insts, methods, time_limit=args.time_limit, threads=args.threads, references=refs,
                       params=params, workers=args.jobs, scheduler=args.scheduler,
                       progress=_score_progress(len(insts), args.verbose))
+    except (KeyboardInterrupt, SchedulerLost) as exc:   # stopped mid-sweep: recorded (it left no record)
+        _record_stopped(info, Path(f"{_score_prefix(args)}-{info['id']}.run.json"), exc)
+        raise
     except SolverDisagreement as exc:
         if getattr(exc, "table", None) is None:
             print(f"epochbench score: disagreement: {exc}", file=sys.stderr)

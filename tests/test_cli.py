@@ -174,3 +174,22 @@ def test_an_unknown_argument_is_said_by_its_command(capsys, argv, command):
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and err.count("\n") == 1
     assert err.startswith(f"epochbench {command}: error: unrecognized arguments: ")
+
+
+def test_a_score_stopped_mid_sweep_leaves_its_record_and_the_previous_run_alone(capsys, family, tmp_path,
+                                                                              monkeypatch):
+    """A score that lost its scheduler (or was stopped with Ctrl-C) wrote no
+    run.json: the README says every score records one."""
+    from epochbench import scoring
+    out = tmp_path / "s"
+    assert run(capsys, "score", family, "--methods", "ff", "--workers", "1", "--out", out)[0] == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def stopped(*a, **k):
+        raise KeyboardInterrupt("interrupted")
+    monkeypatch.setattr(scoring, "score", stopped)
+    assert run(capsys, "score", family, "--methods", "ff", "--workers", "1", "--out", out)[0] == 130
+    records = [p for p in tmp_path.iterdir() if p.name not in before]
+    assert len(records) == 1 and records[0].name.startswith("s-") and records[0].name.endswith(".run.json")
+    assert json.loads(records[0].read_text())["status"] == "interrupted"
+    assert all((tmp_path / name).read_bytes() == data for name, data in before.items())
