@@ -69,7 +69,8 @@ def test_an_interrupted_default_run_is_resumed_in_its_folder(tmp_path, capsys):
     EXPERIMENTS[SMALL.name] = Experiment(SMALL.name, SMALL.help, SMALL.tasks, interrupted_at_four, cx.table)
     assert cli.main(["experiment", SMALL.name, "--quiet"]) == 130
     (folder,) = (tmp_path / "results").iterdir()
-    assert _strict((folder / "run.json").read_text())["status"] == "interrupted"
+    stopped = _strict((folder / "run.json").read_text())
+    assert stopped["status"] == "interrupted"
     EXPERIMENTS[SMALL.name] = SMALL
     assert cli.main(["experiment", SMALL.name, "--quiet", "--seeds", "3"]) == 0   # other options: a new run
     assert cli.main(["experiment", SMALL.name, "--quiet", "--workers", "1"]) == 0  # same tasks: resumed
@@ -77,7 +78,11 @@ def test_an_interrupted_default_run_is_resumed_in_its_folder(tmp_path, capsys):
     assert len(folders) == 2 and folder in folders
     df = pd.read_csv(folder / f"{SMALL.name}.csv")
     assert sorted(set(df["task"])) == list(range(6)) and not (folder / f"{SMALL.name}.partial.jsonl").exists()
-    assert _strict((folder / "run.json").read_text())["status"] == "finished"
+    done = _strict((folder / "run.json").read_text())
+    assert done["status"] == "finished"
+    # the interrupted run's record is kept, as the resumed run names it among those it reused (it was lost)
+    kept = _strict((folder / f"run-{stopped['id']}.json").read_text())
+    assert kept["status"] == "interrupted" and stopped["id"] in done["reused"]["runs"]
 
 
 def test_a_rerun_into_the_same_out_keeps_the_previous_files(tmp_path, capsys):

@@ -323,6 +323,8 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
             _sw.drop_records(partial, [tasks[i] for i in (only or range(len(tasks)))])
         if not resuming:    # a finished run, or an unfinished one with other options: its files are kept aside
             _keep_previous_run(name, out, prov)
+        else:               # the unfinished run's record too (the new one names it among the reused runs)
+            runs.keep_previous([], prov)
         figures_before = _figure_stamps(name, out)
         if reused:
             info["reused"] = reuse_record(reused, partial, stamp)
