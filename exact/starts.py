@@ -41,17 +41,11 @@ def warm_up_starts(family: str) -> None:
     does not pay for them (0.2 s for Min-Min's and MFS's kernels): the
     exact methods' own hooks call this before the clock starts."""
     from epochbench.instances.lazy import load_kernels
-    from epochbench.instances.registry import METHODS, first_call_warm_up
+    from epochbench.instances.registry import METHODS, load
     load_kernels()
     for name in START_HEURISTICS.get(family, ()):
-        method = METHODS.find((family, name))
-        if method is not None:
-            getattr(method.func, "warm_up", _nothing)()
-            first_call_warm_up(method)     # a heuristic without a hook: one untimed call on a tiny instance
-
-
-def _nothing() -> None:
-    """The warm-up of a heuristic that needs none."""
+        if METHODS.find((family, name)) is not None:
+            load(family, name)             # its hook, or one untimed call on a tiny instance
 
 
 def better(a: float, b: float, sense: str) -> bool:

@@ -405,8 +405,14 @@ def load(family: str, name: str) -> None:
     where its failures are reported as its own."""
     m = get(family, name)
     if m.origin == "builtin":
-        getattr(m.func, "warm_up", _no_warm_up)()
-        first_call_warm_up(m)
+        _load(m)
+
+
+def _load(m: Method) -> None:
+    """``m``'s one-time loading: its ``warm_up`` hook, else one untimed call
+    (:func:`first_call_warm_up`)."""
+    getattr(m.func, "warm_up", _no_warm_up)()
+    first_call_warm_up(m)
 
 
 def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 1, describe: bool = True,
@@ -445,8 +451,7 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
                                    or not time_limit >= 0):        # NaN fails >= 0
         raise ValueError(f"time_limit must be a number of seconds >= 0, got {time_limit!r}")
     try:
-        getattr(m.func, "warm_up", _no_warm_up)()     # a compiled kernel loads before the clock starts
-        first_call_warm_up(m)
+        _load(m)                                      # a compiled kernel loads before the clock starts
         given, before = _given(m, inst)
         t0 = time.perf_counter()
         if m.exact:
