@@ -142,13 +142,23 @@ def set_load(jobs: pd.DataFrame, capacity, load: float) -> pd.DataFrame:
 
 
 
+def _round_up(seconds: np.ndarray) -> np.ndarray:
+    """``seconds`` rounded up to whole seconds, ignoring float noise of 1e-9
+    above a whole second; a positive time stays positive (at least 1 s: the
+    1e-9 allowance took a runtime of 1e-10 s, as ``runtime_factor`` 1e-10
+    makes, to -0.0) and a zero is +0.0, never -0.0."""
+    up = np.ceil(seconds - 1e-9)
+    return np.where(seconds > 0, np.maximum(up, 1.0), up) + 0.0     # + 0.0 turns -0.0 into 0.0
+
+
 def _round_times(jobs: pd.DataFrame) -> pd.DataFrame:
     """Whole seconds: submit rounded, runtime and estimate rounded up (so
-    estimate >= runtime still holds), estimate >= 1; duration recomputed."""
+    estimate >= runtime still holds; a positive runtime is at least 1 s,
+    :func:`_round_up`), estimate >= 1; duration recomputed.  No time is -0.0."""
     out = jobs.copy()
-    out["submit"] = np.round(out["submit"].to_numpy(dtype=np.float64))
-    out["runtime"] = np.ceil(out["runtime"].to_numpy(dtype=np.float64) - 1e-9)
-    out["estimate"] = np.maximum(np.ceil(out["estimate"].to_numpy(dtype=np.float64) - 1e-9), 1.0)
+    out["submit"] = np.round(out["submit"].to_numpy(dtype=np.float64)) + 0.0
+    out["runtime"] = _round_up(out["runtime"].to_numpy(dtype=np.float64))
+    out["estimate"] = np.maximum(_round_up(out["estimate"].to_numpy(dtype=np.float64)), 1.0)
     out["duration"] = np.minimum(out["runtime"].to_numpy(), out["estimate"].to_numpy())
     order = np.lexsort((out["id"].to_numpy(), out["submit"].to_numpy()))
     return out.take(order).reset_index(drop=True)

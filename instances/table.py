@@ -167,9 +167,12 @@ def _arrow_array(v: np.ndarray):
     """Column ``v`` as a pyarrow array, NaN as null.  Numbers and booleans
     are handed over as buffers (``pyarrow.array`` on a numpy array imports
     pandas, 0.18 s of a short ``simulate --out``, to ask whether it is a
-    pandas object); other kinds go through ``pyarrow.array``."""
+    pandas object); other kinds go through ``pyarrow.array``.  A float -0.0
+    becomes 0.0 (in a copy), so that no CSV, SWF or Parquet file says "-0"."""
     import pyarrow as pa
     n = len(v)
+    if v.dtype.kind == "f" and (np.signbit(v) & (v == 0)).any():
+        v = v + 0.0                                  # -0.0 as 0.0: no written table holds "-0"
     if v.dtype.kind == "b":
         return pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(np.packbits(v, bitorder="little"))])
     if v.dtype.kind in "iuf" and v.dtype.byteorder in "=|":

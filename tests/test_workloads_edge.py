@@ -16,3 +16,45 @@ def test_k_resources_never_ask_more_processors_than_the_size_for_float_error():
     from epochbench.instances.workloads import workload
     s = workload(model="feitelson96", processors=100, k=2, capacity=300, jobs=5000, seed=9)
     assert (s.jobs["procs"] <= s.jobs["size"]).all()
+
+
+def test_a_tiny_runtime_factor_writes_positive_runtimes_and_no_negative_zero(tmp_path, monkeypatch):
+    """runtime_factor 1e-10 took lublin03's runtimes (>= 1 s) below the
+    1e-9 float allowance of the rounding up: ceil(-9e-10) wrote runtimes
+    and durations of -0.0 ("-0" in the CSV).  A positive runtime rounds up
+    to at least 1 s, as "rounded up to whole seconds" says."""
+    import numpy as np
+
+    from epochbench.cli import main
+    from epochbench.instances.workloads import workload
+    s = workload(model="lublin03", jobs=200, seed=0, runtime_factor=1e-10)
+    for col in ("submit", "runtime", "estimate", "duration"):
+        v = s.jobs[col].to_numpy()
+        assert not (np.signbit(v) & (v == 0)).any(), col
+    assert (s.jobs["runtime"] == 1.0).all() and (s.jobs["duration"] == 1.0).all()
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path))
+    out = tmp_path / "w.csv"
+    assert main(["generate", "workload", "--model", "lublin03", "--jobs", "200", "--runtime-factor", "1e-10",
+                 "--out", str(out)]) in (0, None)
+    rows = out.read_text().splitlines()[2:]
+    assert rows and not any("-0" in f for r in rows for f in r.split(","))
+
+
+def test_no_written_job_table_says_negative_zero(tmp_path):
+    """Every CSV, SWF and Parquet writer goes through one arrow column
+    converter, which writes a float -0.0 as 0: a table whose times are
+    fractions (no integer SWF columns) wrote "-0"."""
+    import numpy as np
+
+    from epochbench.instances.jobs import load_workload, make_workload, save_workload
+    w = make_workload({"id": [1, 2], "submit": [-0.0, 0.5], "runtime": [-0.0, 2.5], "procs": [1, 1],
+                       "estimate": [3.5, 4.0]}, 4)
+    for name in ("t.csv", "t.swf", "t.parquet"):
+        path = save_workload(w, tmp_path / name)
+        if name != "t.parquet":
+            body = [r for r in path.read_text().splitlines() if not r.startswith((";", "#"))]
+            assert not any(f == "-0" for r in body for f in r.replace(",", " ").split()), name
+        back = load_workload(path)
+        for col in ("submit", "runtime"):
+            v = np.asarray(back.table[col])
+            assert not np.signbit(v[v == 0]).any(), (name, col)
