@@ -636,7 +636,11 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     returns) or, with neither, the built-in fit to KTH SP2; ``he_out`` writes
     the parameters used to that file.  It keeps
     its fitted arrival rates unless ``load`` is given, and its machine is the
-    trace's unless ``processors`` is.  Cost O(n log n + n K).
+    trace's unless ``processors`` is.  ``meta["params"]`` records the values
+    used: ``load`` is the load set (0.7 where defaulted), None only where
+    the model kept its own arrivals; for hypererlang ``fit_source`` names
+    the trace the parameters were fitted to (the built-in KTH SP2 fit where
+    neither ``fit`` nor ``he_params`` is given).  Cost O(n log n + n K).
     """
     _choice("model", model, MODELS)
     _choice("estimates", estimates, ESTIMATES)
@@ -681,13 +685,22 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     meta = dict(base.meta)
     meta.update(generator="workload", seed=seed,
                 params=dict(model=model, jobs=n, seed=seed, processors=int(cap[0]), k=int(k), dist=dist,
-                            norm=norm, capacity=int(capacity), load=load, load_factor=lf,
+                            norm=norm, capacity=int(capacity), load=_load_used(model, load, target),
+                            load_factor=lf,
                             runtime_factor=rf, estimates=estimates, omega=float(omega), phi=float(phi),
                             p_pow2=float(p_pow2), repeats=bool(repeats), job_types=job_types),
                 model_params=base.meta.get("params", {}), offered_load=offered_load(df, cap), **extra)
     if model == "hypererlang":
-        meta["params"].update(fit=fit, he_params=he_params)
+        meta["params"].update(fit=fit, he_params=he_params, fit_source=base.meta["fit"].get("source"))
     return Stream(df, cap, meta)
+
+
+def _load_used(model: str, load, target: float) -> float | None:
+    """The offered load the stream was set to, as its parameters record it:
+    ``load``, else :data:`DEFAULT_LOAD` for the Poisson models (it was
+    recorded as None, as if no load had been set); None only where the model
+    kept its own arrivals (lublin03, hypererlang without ``load``)."""
+    return None if load is None and model in OWN_ARRIVALS else target
 
 
 #: the parameters :func:`_default_name` always spells (the others only where not at their default)

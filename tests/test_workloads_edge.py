@@ -58,3 +58,32 @@ def test_no_written_job_table_says_negative_zero(tmp_path):
         for col in ("submit", "runtime"):
             v = np.asarray(back.table[col])
             assert not np.signbit(v[v == 0]).any(), (name, col)
+
+
+def _note_params(path) -> dict:
+    """The generator parameters that ``generate workload`` wrote to an SWF header's Note."""
+    import json
+    line = next(r for r in path.read_text().splitlines() if "generator parameters" in r)
+    return json.loads(line.split("generator parameters ", 1)[1])
+
+
+def test_the_header_records_the_load_and_fit_used_not_none(tmp_path, monkeypatch):
+    """The Note recorded "load": null where the default load 0.7 set the
+    arrivals (feitelson96, rajaei, K > 1), and "fit": null, "he_params":
+    null alone where the built-in KTH SP2 fit made the stream.  null stays
+    where no load was set (lublin03 and hypererlang keep their own
+    arrivals)."""
+    from epochbench.cli import main
+    from epochbench.instances.workloads import DEFAULT_LOAD
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path))
+    runs = {"f": ["--model", "feitelson96"], "r": ["--model", "rajaei"], "k": ["--k", "2"],
+            "l": ["--model", "lublin03"], "l5": ["--model", "lublin03", "--load", "0.5"],
+            "h": ["--model", "hypererlang"]}
+    got = {}
+    for name, argv in runs.items():
+        out = tmp_path / f"{name}.swf"
+        assert main(["generate", "workload", "--jobs", "30", *argv, "--out", str(out)]) in (0, None)
+        got[name] = _note_params(tmp_path / f"{name}.swf")
+    assert [got[n]["load"] for n in ("f", "r", "k", "l", "l5", "h")] == [DEFAULT_LOAD] * 3 + [None, 0.5, None]
+    assert got["h"]["fit"] is None and got["h"]["he_params"] is None
+    assert "KTH" in got["h"]["fit_source"]
