@@ -345,6 +345,11 @@ def _ordered(tab: Columns, names) -> Columns:
 
 # ---- SWF ------------------------------------------------------------------------------
 _KEY = re.compile(r"^;\s{0,2}(\w+):\s*(.*?)\s*$")
+#: the header fields the reader acts on (machine size, extra resources), by their lower-case spelling
+READ_KEYS = {k.lower(): k for k in ("MaxProcs", "MaxNodes", "EpochbenchResources", "EpochbenchCapacity")}
+#: a ``;`` line that holds nothing but a word, a colon and one value, however indented
+#: (``;   MaxProcs: 8``); a line of text that goes on (``;   MaxProcs: 8 on partition 1``) is a note
+_LOOSE_KEY = re.compile(r"^\s*;\s*(\w+)\s*:\s*\S*\s*$")
 #: bytes of SWF text parsed per step: memory stays O(this), not O(file)
 SWF_CHUNK = 1 << 23
 
@@ -360,7 +365,10 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
     ``meta["header"]`` (repeated keys and continuation lines joined by "\\n"),
     ``MaxProcs``/``MaxNodes`` also to ``meta`` as ints (None if absent).
     A sidecar ``<path>.extra.csv`` is merged by id when it exists (a row for
-    every job).  Malformed lines raise :class:`InstanceError` naming file and
+    every job).  Header fields are spelt as SWF writes them, ``; MaxProcs:
+    8``; a line naming a field the reader uses in another case or indented
+    as a continuation (``; maxprocs: 8``, ``;   MaxProcs: 8``) raises
+    :class:`InstanceError`, rather than being ignored.  Malformed lines raise :class:`InstanceError` naming file and
     line.  A UTF-8 byte-order mark at the start of the file (``.gz`` in any
     case: gzip) is skipped.
 
@@ -387,6 +395,7 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
         raise InstanceError(f"{src}: is a folder, expected an SWF file") from None
     except (OSError, EOFError, zlib.error) as exc:    # BadGzipFile is an OSError; a truncated .gz an EOFError
         raise InstanceError(f"{src}: cannot read SWF file ({type(exc).__name__}: {exc})") from None
+    _check_misspelt(header, src)
     for key, value in (("MaxProcs", _header_int(header, "MaxProcs", src)),
                        ("MaxNodes", _header_int(header, "MaxNodes", src)), ("nodes", nodes)):
         if value is not None and not 0 < value <= MAX_NODES:
@@ -470,7 +479,7 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
             return header, _swf_body(_read_all(path), src)
     rows = _close_up(cols, pieces, pieces[0][1] if pieces else base)
     out, iout = cols
-    return header or {}, Columns({f: out[layout.floats.index(f), :rows] if f in SWF_FLOAT
+    return header if header is not None else _Header(), Columns({f: out[layout.floats.index(f), :rows] if f in SWF_FLOAT
                                   else iout[layout.ints.index(f), :rows] for f in want})
 
 
@@ -631,13 +640,17 @@ class _Header(dict):
     def __init__(self):
         super().__init__()
         self.keyed: dict[str, list[str]] = {}
+        self.misspelt: list[tuple[int, str, str]] = []     # (line number, line, field it reads as none of)
 
 
 def _swf_header(raw: bytes) -> dict:
-    """``; Key: value`` lines before the first job; indented ``;`` lines continue a value."""
+    """``; Key: value`` lines before the first job; indented ``;`` lines continue a value.
+    A line that spells a field the reader acts on (:data:`READ_KEYS`) otherwise
+    (``; maxprocs: 8``, or indented as a continuation: ``;   MaxProcs: 8``)
+    goes to ``header.misspelt`` (:func:`_check_misspelt`)."""
     header = _Header()
     last = None
-    for bline in io.BytesIO(raw):                    # lazily: stops at the first job line
+    for lineno, bline in enumerate(io.BytesIO(raw), start=1):   # lazily: stops at the first job line
         line = bline.decode("latin-1").rstrip("\r\n")
         text = line.strip()
         if not text:
@@ -645,6 +658,9 @@ def _swf_header(raw: bytes) -> dict:
         if not text.startswith(";"):
             break
         m = _KEY.match(line.rstrip()) if line.startswith(";") else None
+        wrong = _misspelt_key(line, m)
+        if wrong:
+            header.misspelt.append((lineno, line.rstrip(), wrong))
         if m:
             last = m.group(1)
             header[last] = f"{header[last]}\n{m.group(2)}" if last in header else m.group(2)
@@ -652,6 +668,31 @@ def _swf_header(raw: bytes) -> dict:
         elif text[1:].strip() and last is not None:
             header[last] += "\n" + text[1:].strip()
     return header
+
+
+def _misspelt_key(line: str, m) -> str | None:
+    """The field of :data:`READ_KEYS` that the header line ``line`` (a
+    field and one value alone on it) names in another case or indentation
+    than SWF's ``; Key: value`` (``m``: its match of the exact form, or
+    None); None for any other line, a note's text among them."""
+    loose = _LOOSE_KEY.match(line)
+    key = READ_KEYS.get(loose.group(1).lower()) if loose else None
+    if key is None or (m is not None and m.group(1) == key):
+        return None
+    return key
+
+
+def _check_misspelt(header: dict, src: str) -> None:
+    """InstanceError on the first header line that names a field the reader
+    acts on but is not read as it (:func:`_swf_header`): the Parallel
+    Workloads Archive's SWF spells header fields ``; MaxProcs: value``, as
+    written, and an indented ``;`` line continues the field above, so
+    ``; maxprocs: 8`` or ``;   MaxProcs: 8`` was ignored without a word and
+    the machine sized by the largest job."""
+    for lineno, text, key in getattr(header, "misspelt", ()):
+        raise InstanceError(f"{src}, line {lineno}: header line {text!r} is not read as field {key!r}; "
+                            f"write it '; {key}: value' (';' first on the line, that case, at most 2 spaces "
+                            "after ';')")
 
 
 #: the largest machine size (nodes, or units of a resource) a workload may declare

@@ -322,3 +322,35 @@ def test_a_column_past_2_to_the_53_is_not_called_seconds(column):
     with pytest.raises(InstanceError, match=rf"column '{column}' has .* \(above 2\*\*53, where a float64 no longer "
                                             r"holds every whole number\)"):
         make_workload(jobs, [4])
+
+
+@pytest.mark.parametrize("head, line, key", [
+    ("; Version: 2.2\n;   MaxProcs: 8\n", 2, "MaxProcs"),   # indented: read as Version's continuation
+    (";   MaxProcs: 8\n", 1, "MaxProcs"),                    # indented under no field: dropped
+    ("; maxprocs: 8\n", 1, "MaxProcs"),                      # another case: a field of its own, never read
+    ("; MAXNODES: 8\n", 1, "MaxNodes"),
+    ("; MaxProcs : 8\n", 1, "MaxProcs"),
+    (" ; MaxProcs: 8\n", 1, "MaxProcs"),                     # ';' not first: quoted as written
+])
+def test_a_header_field_the_reader_would_not_read_is_refused(tmp_path, head, line, key):
+    """SWF (Parallel Workloads Archive) spells header fields ``; MaxProcs:
+    value``, as written; an indented ``;`` line continues the field above.
+    ``; maxprocs: 8`` or ``;   MaxProcs: 8`` were read as no machine size,
+    and the machine sized by its largest job (4 here, not 8), without a word."""
+    path = tmp_path / "t.swf"
+    path.write_text(head + job(1, 2) + job(2, 4))
+    with pytest.raises(InstanceError, match=rf"t\.swf, line {line}: header line .* is not read as field '{key}'; "
+                                            rf"write it '; {key}: value'") as exc:
+        read_swf(path)
+    assert repr(head.splitlines()[line - 1]) in str(exc.value)      # the line as it is in the file
+
+
+def test_header_lines_that_only_mention_a_field_still_read(tmp_path):
+    """Fields spelt as SWF does (at most 2 spaces after ';') and notes that
+    mention one in their text read as before."""
+    path = tmp_path / "t.swf"
+    path.write_text("; Version: 2.2\n;  MaxProcs: 8\n;MaxNodes: 8\n; Note: was run with\n"
+                    ";       maxprocs set by hand\n;       MaxProcs: 8 is the size of partition 1\n"
+                    ";         MaxNodes: as filtered\n" + job(1, 2) + job(2, 4))
+    w = read_swf(path)
+    assert w.capacity.tolist() == [8] and w.meta["capacity_from"] == "MaxProcs" and w.meta["MaxNodes"] == 8
