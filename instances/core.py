@@ -475,8 +475,7 @@ def write_json(path: str | Path, data: dict) -> None:
 
 
 def gap(value: float | None, bound: float | None, eps: float = 1e-9) -> float:
-    """Relative gap ``|bound - value| / |bound|`` (ARCHITECTURE.md), over
-    ``eps`` instead when the bound is 0.
+    """Relative gap ``|bound - value| / |bound|`` (ARCHITECTURE.md).
 
     ``bound`` is the reference (a proven optimum, a best-known value or a
     valid bound; ``epochbench.scoring.reference`` picks it).  NaN when either side
@@ -484,6 +483,20 @@ def gap(value: float | None, bound: float | None, eps: float = 1e-9) -> float:
     difference within float rounding (``1e-12`` relative to the larger side)
     is a gap of 0, not ``1e-16``.  Both are relative at any scale: objectives
     of 1e-10 have the gaps they would have at 1.
+
+    A reference of 0 has no scale to be relative to: a ``value`` within
+    ``eps`` of it (absolute: the float noise of a sum or of a cost's offset
+    that cancels to about 0) has gap 0, any other has gap ``inf``, the limit
+    of the ratio (``|value| / 0``): it is not at the reference, and a
+    summary counts it so.  (The difference was divided by ``eps``, so a
+    value 1e-9 from 0 had a gap of 100 % and one 1e-6 from it 100,000 %.)
+
+    Examples
+    --------
+    >>> gap(0.5, 1.0)
+    0.5
+    >>> gap(0.0, 0.0), gap(5e-10, 0.0), gap(1e-6, 0.0), gap(1.0, None)
+    (0.0, 0.0, inf, nan)
     """
     if bound is None or value is None:
         return math.nan
@@ -493,4 +506,6 @@ def gap(value: float | None, bound: float | None, eps: float = 1e-9) -> float:
     diff = abs(bound - value)
     if diff <= 1e-12 * max(abs(bound), abs(value)):
         return 0.0
-    return diff / (abs(bound) if bound != 0 else eps)
+    if bound == 0:
+        return 0.0 if diff <= eps else math.inf
+    return diff / abs(bound)
