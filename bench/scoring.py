@@ -59,6 +59,9 @@ COLUMNS = ["family", "instance", "method", "kind", "n", "k", "value", "bound", "
            "ref_source", "beats_reference", "units", "family_value", "family_bound", "short", "cardinality",
            "max_cardinality", "status", "seconds", "error"]
 GAP_KINDS = ("optimum", "best known", "bound", "no bound")
+#: what a summary's ``gap_vs`` counts: the kinds of reference, and the rows whose references disagreed
+#: (no gap, ``gap_kind`` "no bound", ``error`` "disagreement: ...": counted apart, not as "no bound")
+SUMMARY_KINDS = (*GAP_KINDS, "disagree")
 #: the columns of :data:`COLUMNS` that are numbers, NaN where missing
 FLOAT_COLUMNS = ("value", "bound", "gap", "family_value", "family_bound", "cardinality", "max_cardinality",
                  "seconds")
@@ -649,11 +652,34 @@ def _in_order(rows: list[dict], methods) -> list[dict]:
 # ---- summary -------------------------------------------------------------------------
 def gap_vs(kinds) -> str:
     """What a group's gaps are measured against: ``"optimum"`` or, mixed,
-    ``"optimum 8, no bound 2"`` (in :data:`GAP_KINDS` order)."""
+    ``"optimum 8, no bound 2"`` (in :data:`SUMMARY_KINDS` order)."""
     c = Counter(kinds)
     if len(c) == 1:
         return next(iter(c))
-    return ", ".join(f"{k} {c[k]}" for k in GAP_KINDS if k in c)
+    return ", ".join(f"{k} {c[k]}" for k in SUMMARY_KINDS if k in c)
+
+
+def summary_kinds(table: pd.DataFrame) -> pd.Series:
+    """``gap_kind`` of each row of a score table, "disagree" where the
+    instance's references disagreed (``error`` starts with
+    :data:`DISAGREEMENT`): those rows carry "no bound" and no gap, and a
+    summary counted them as "no bound", which hid why they had none.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Rows of :func:`score` (``gap_kind``; ``error`` where present).
+
+    Returns
+    -------
+    pandas.Series
+        One of :data:`SUMMARY_KINDS` per row, on the table's index.
+    """
+    kinds = table["gap_kind"]
+    if "error" not in table:
+        return kinds
+    clash = table["error"].fillna("").astype(str).str.startswith(DISAGREEMENT)
+    return kinds.where(~clash, "disagree")
 
 
 def at_reference_share(gap: pd.Series, missed: pd.Series, short: pd.Series | None = None) -> float:
@@ -674,7 +700,9 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     """Per (family, method): mean and max gap (over rows that have one), share
     of instances at the reference (of those with a gap or with no answer: a
     solve that gave no decision is not at the reference), median seconds, what the gaps are measured
-    against (``gap_vs``), how many are not against an optimum (``unproven``),
+    against (``gap_vs``; rows whose references disagreed, which have no gap,
+    count as "disagree", not "no bound": :func:`summary_kinds`), how many
+    are not against an optimum (``unproven``),
     how many beat their reference, and how many gave no decision
     (``no_answer``: a timeout without a solution, an error; the gaps leave
     them out, so read the gaps with it); ``units`` where not the family's;
@@ -701,6 +729,7 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
             out["units"] = ", ".join(sorted(set(df["units"])))
         return pd.Series(out)
     keys = ["family", "method"]
+    table = table.assign(gap_kind=summary_kinds(table))      # a disagreement counted apart, not as "no bound"
     lexicographic = "short" in table and table["family"].isin(list(COMPARABLE)).any()
     cols = [c for c in ("gap", "value", "seconds", "gap_kind", "beats_reference", "units", "short") if c in table]
     out = table.groupby(keys, sort=False)[cols].apply(agg).reset_index()
@@ -732,16 +761,31 @@ def share_text(x) -> str:
 def shown(df: pd.DataFrame) -> pd.DataFrame:
     """Copy for printing: gaps in percent (2 decimals), shares in whole
     percent (:func:`share_text`); a gap with nothing to measure against
-    reads "no bound"."""
+    reads "no bound", "disagree" where every reference disagreed, "no gap"
+    where some had none and the others disagreed (:func:`_gapless`)."""
     out = df.copy()
-    nothing = out["gap_vs"] == "no bound" if "gap_vs" in out else pd.Series(False, index=out.index)
+    vs = out["gap_vs"] if "gap_vs" in out else pd.Series("", index=out.index)
     for col in ("mean_gap", "max_gap"):
         if col in out:
-            out[col] = [("no bound" if nb else percent(x)) for x, nb in zip(out[col], nothing)]
+            out[col] = [_gapless(v) or percent(x) for x, v in zip(out[col], vs)]
     for col in ("at_bound", "optimal"):
         if col in out and pd.api.types.is_numeric_dtype(out[col]):
             out[col] = out[col].map(share_text)
     return out
+
+
+#: the kinds of :data:`SUMMARY_KINDS` whose rows have no gap
+NO_GAP_KINDS = ("no bound", "disagree")
+
+
+def _gapless(vs: str) -> str | None:
+    """What a summary's gap reads when its ``gap_vs`` (:func:`gap_vs`) holds
+    only rows without a gap: that kind ("no bound", "disagree"), or "no gap"
+    for both; None otherwise."""
+    if vs in NO_GAP_KINDS:
+        return vs
+    kinds = [part.rsplit(" ", 1)[0] for part in str(vs).split(", ")]
+    return "no gap" if kinds and all(k in NO_GAP_KINDS for k in kinds) else None
 
 
 def format_table(df: pd.DataFrame) -> str:

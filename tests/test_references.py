@@ -125,6 +125,29 @@ def test_a_disagreement_costs_its_instance_not_the_run(tmp_path, capsys):
     assert len(caught.value.table) == 3
 
 
+def test_the_printed_summary_counts_a_disagreement_apart_from_no_bound(tmp_path, capsys):
+    """The rows of an instance whose references disagree have no gap and
+    gap_kind "no bound"; the printed summary counted them as "no bound"
+    ("optimum 2, no bound 1"), as if nothing had been proved, not that two
+    proofs clashed.  The CSV keeps its fields."""
+    folder = tmp_path / "fam"
+    assert main(["generate", "leinberger", "--out", str(folder), "--n", "6", "--k", "2", "--count", "3",
+                 "--seed", "3"]) == 0
+    names = sorted(p.stem for p in folder.glob("leinberger*.json"))
+    (tmp_path / "bad.csv").write_text(f"instance,optimum\n{names[1]},0.0001\n")
+    capsys.readouterr()
+    assert main(["score", str(folder), "--methods", "ff", "--reference", str(tmp_path / "bad.csv"),
+                 "--out", str(tmp_path / "s")]) == 1
+    ff = [ln for ln in capsys.readouterr().out.splitlines() if " ff " in f" {ln} "]
+    assert len(ff) == 1 and "no bound 2, disagree 1" in ff[0] and ff[0].split()[4:6] == ["no", "gap"], ff
+    t = pd.read_csv(tmp_path / "s.csv")
+    assert list(t.columns) == list(pd.read_csv(tmp_path / "s.csv", nrows=0).columns) and "gap_kind" in t
+    assert (t.loc[t.instance == names[1], "gap_kind"] == "no bound").all()
+    alone = summarize(t[t.instance == names[1]])          # nothing but the disagreement: it names it
+    assert alone["gap_vs"].tolist() == ["disagree"] and "disagree" in format_table(alone)
+    assert "no bound" not in format_table(alone)
+
+
 def test_reference_kinds_and_sources():
     bound_only = reference(pk(), [Result("packing", "cpsat", (0,), 0.6, "feasible", 0.0, 1.2)])
     assert (bound_only.kind, bound_only.bound, bound_only.source) == ("bound", 1.2, "run (cpsat bound)")
