@@ -419,11 +419,28 @@ def _listed(jobs: list[int], most: int = 10) -> str:
     return ("job " if len(jobs) == 1 else "jobs ") + ", ".join(map(str, jobs[:most])) + more
 
 
+#: seconds each epoch's call of :func:`epochs_by` gets at least, once the plan's
+#: ``time_limit`` is (nearly) spent: a time limit is a positive number (``eb.solve``
+#: refuses 0), and the jobs left must still be placed (CBC's own floor is 0.01 s too)
+MIN_EPOCH_TIME_LIMIT = 0.01
+
+
+def _epoch_time_limit(deadline: float) -> float:
+    """The ``time_limit`` of the next epoch's call: the seconds left until
+    ``deadline`` (``time.perf_counter()``), at least :data:`MIN_EPOCH_TIME_LIMIT`.
+    It was 0 once the budget was spent: every later epoch's exact sub-solve
+    stopped before it began, and a packer calling ``eb.solve`` with it was
+    refused (``time_limit: must be a positive finite number, got 0.0``)."""
+    return max(deadline - time.perf_counter(), MIN_EPOCH_TIME_LIMIT)
+
+
 def epochs_by(packer):
     """Turn a packing heuristic into an ``epochs`` solver: each epoch starts
     what ``packer`` picks from the jobs left on an empty machine ([leinberger1999]
     fig. 1).  A ``time_limit`` is the whole plan's: each epoch's call gets
-    what is left of it (0 once it is spent).  Raises ``ValueError`` if it ever picks nothing, and
+    what is left of it, at least :data:`MIN_EPOCH_TIME_LIMIT` (0.01 s) once
+    it is spent, so a plan finished after its budget runs past it by about
+    that per epoch (a heuristic's plan: ``solve`` records no overrun for it).  Raises ``ValueError`` if it ever picks nothing, and
     :class:`~epochbench.instances.core.InfeasibleSolution` if it picks an
     index outside the jobs left or one twice."""
     label = getattr(packer, "__name__", None) or type(packer).__name__  # any callable: a partial, an object
@@ -434,7 +451,7 @@ def epochs_by(packer):
         deadline = None if budget is None else time.perf_counter() + budget
         while remaining.size:
             if deadline is not None:
-                params["time_limit"] = max(deadline - time.perf_counter(), 0.0)
+                params["time_limit"] = _epoch_time_limit(deadline)
             picked = packer(inst.packing(remaining), **params)
             if isinstance(picked, Result):                # a heuristic may answer with a Result
                 picked = picked.decision

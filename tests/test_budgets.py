@@ -93,3 +93,31 @@ def test_a_heuristics_first_timed_call_does_not_pay_for_loading_its_kernels():
     finally:
         registry.METHODS._items[("knapsack", "greedy-mkp")] = m
     assert calls == [inst.n] * 3            # one untimed warm-up, then the two timed calls
+
+
+def test_an_epochs_plan_past_its_budget_gives_each_epoch_a_positive_time_limit(registry_restored):
+    """A packing heuristic with a budget, applied epoch after epoch (the
+    derived ``epochs`` method), got time_limit 0 for every epoch once the
+    plan's budget was spent: its exact sub-solve stopped before it began,
+    and ``eb.solve`` refused it (``time_limit: must be a positive finite
+    number, got 0.0``), failing the whole plan.  Each epoch now gets at
+    least MIN_EPOCH_TIME_LIMIT."""
+    from epochbench.instances import packing
+    from epochbench.instances.registry import register
+    limits = []
+
+    @register("packing", "test-exact-pick")
+    def exact_pick(inst, *, time_limit=1.0):
+        """Start what mkp-bb picks within the time limit."""
+        limits.append(time_limit)
+        return eb.solve(inst, "mkp-bb", time_limit=time_limit).decision
+
+    demand = np.random.default_rng(1).integers(1, 60, size=(12, 2))
+    inst = packing.EpochsInstance.build([100, 100], demand, meta={"name": "e"})
+    plan = solve(inst, "test-exact-pick", time_limit=1e-9)       # spent before the first epoch
+    assert len(limits) == len(plan.decision) > 1 and all(t > 0 for t in limits), limits
+    assert set(limits) == {packing.MIN_EPOCH_TIME_LIMIT}
+    limits.clear()
+    solve(inst, "test-exact-pick", time_limit=30.0)              # within the budget: what is left of it
+    least = packing.MIN_EPOCH_TIME_LIMIT
+    assert all(least < t <= 30.0 for t in limits) and limits == sorted(limits, reverse=True)
