@@ -327,7 +327,7 @@ def cmd_bench(args) -> int:
     storage = Path(".benchmarks")                      # pytest-benchmark's default storage, made at start
     had_storage = storage.exists()
     try:
-        with output_lock(results, option="--results") if results else contextlib.nullcontext():
+        with output_lock(results, option="--results") if results else contextlib.nullcontext(), _no_addopts():
             status = int(pytest.main(argv + rest))
     finally:
         if not had_storage:                             # left empty unless --benchmark-autosave wrote there
@@ -343,6 +343,25 @@ def cmd_bench(args) -> int:
     if status == int(pytest.ExitCode.INTERRUPTED) and plugin.interrupted():   # pytest's 2 is the commands'
         raise KeyboardInterrupt("interrupted; the run's record says so ('epochbench runs')")   # bad usage
     return status
+
+
+@contextlib.contextmanager
+def _no_addopts():
+    """Run the suite without ``$PYTEST_ADDOPTS``: pytest prepends it to the
+    arguments, so a user's setting for their own project (``-x``, ``-k
+    ...``, an option of a plug-in the suite lacks) changed or stopped the
+    benchmark run without a word, as the configuration files of the folders
+    above it did.  One line says it is ignored; pytest arguments go after
+    ``bench``."""
+    value = os.environ.pop("PYTEST_ADDOPTS", None)
+    if value and value.strip():
+        print(f"epochbench bench: $PYTEST_ADDOPTS ({value.strip()!r}) is ignored; pass pytest arguments "
+              "after 'bench'", file=sys.stderr)
+    try:
+        yield
+    finally:
+        if value is not None:
+            os.environ["PYTEST_ADDOPTS"] = value
 
 
 def _check_bench_name(name: str | None, rest: list[str]) -> Path | None:

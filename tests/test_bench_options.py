@@ -101,3 +101,16 @@ def test_no_configuration_from_the_folders_above_the_suite_applies(tmp_path):
     assert config and all("pyproject.toml" not in line for line in config), config
     conftests = [line for line in proc.stdout.splitlines() if "PLUGIN registered" in line and "conftest" in line]
     assert len(conftests) == 1 and "benchmarks" in conftests[0], conftests      # the suite's own, not the checkout's
+
+
+def test_pytest_addopts_of_the_environment_does_not_reach_the_suite(tmp_path, monkeypatch, capsys):
+    """pytest prepends ``$PYTEST_ADDOPTS`` to its arguments: a user's
+    setting for another project changed or stopped the benchmark run (here
+    an option no plug-in of the suite has: pytest refused the run)."""
+    from epochbench import cli
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--no-such-option-xyz")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["bench", "--quick", "--results", str(tmp_path / "r"), "-k", "nomatch_xyz"]) == 2
+    err = capsys.readouterr().err
+    assert "$PYTEST_ADDOPTS ('--no-such-option-xyz') is ignored" in err and "no benchmark selected" in err
+    assert os.environ["PYTEST_ADDOPTS"] == "--no-such-option-xyz"          # the caller's environment is kept
