@@ -318,19 +318,25 @@ def load_records(path: Path | None, tasks: list[dict]) -> dict[int, list[dict]]:
 
 
 def load_stamped(path: Path | None, tasks: list[dict], unreadable: list[int] | None = None,
-                 others: list[int] | None = None) -> dict[int, tuple[list[dict], dict]]:
+                 others: list[int] | None = None,
+                 only: set[int] | None = None) -> dict[int, tuple[list[dict], dict]]:
     """As :func:`load_records`, each task's rows with the stamp of the run
-    that computed them (the record's keys besides ``task`` and ``rows``:
-    ``run``, ``commit``, ``version``; ``{}`` for a record written before
-    records were stamped).  A task recorded twice: its last record.
-    ``unreadable`` gets the numbers (from 1) of the lines that are no
-    record (not JSON, or no task object with a list of row objects), but for
-    a torn last line (a sweep killed mid-write); ``others`` those of the
-    records of tasks not in ``tasks``."""
+    that computed them (the record's keys besides ``task``, ``rows`` and
+    ``columns``: ``run``, ``commit``, ``version``; ``{}`` for a record
+    written before records were stamped).  A task recorded twice: its last
+    record.  ``unreadable`` gets the numbers (from 1) of the lines that are
+    no record (not JSON, or no task object with a list of row objects), but
+    for a torn last line (a sweep killed mid-write); ``others`` those of the
+    records of tasks not in ``tasks``.
+
+    The rows returned for the task indices ``only`` (default: all) are
+    checked against what the code wrote (:func:`check_rows`): a row edited
+    by hand with a key, or a value of a type, that its record's ``columns``
+    do not name raises ``ValueError`` naming ``path`` and the line."""
     if path is None or not path.exists():
         return {}
     index = {_key(t): i for i, t in enumerate(tasks)}
-    done = {}
+    done, numbers = {}, {}
     data = path.read_bytes()
     lines = data.splitlines()
     for number, line in enumerate(lines, 1):
@@ -345,11 +351,71 @@ def load_stamped(path: Path | None, tasks: list[dict], unreadable: list[int] | N
             if unreadable is not None and not torn and line.strip():
                 unreadable.append(number)
             continue
+        columns = rec.get("columns") if isinstance(rec.get("columns"), dict) else None
         if i is not None:
-            done[i] = (rows, {k: v for k, v in rec.items() if k not in ("task", "rows")})
+            done[i] = (rows, {k: v for k, v in rec.items() if k not in ("task", "rows", "columns")})
+            numbers[i] = (number, columns)
         elif others is not None:
             others.append(number)
-    return done
+    chosen = set(done) if only is None else set(only) & set(done)
+    for i in sorted(chosen):
+        number, columns = numbers[i]
+        if columns is not None:    # a record written before records named their columns is taken as it is:
+            check_rows(done[i][0], columns, f"{path}: line {number}")   # others' kinds are no rule (a seed
+    return done                                                            # None in one task, 0 in another)
+
+
+# ---- what a record's rows may hold ---------------------------------------------------------
+def _kind(value) -> str:
+    """The JSON type of a stored row value: ``number`` (int or float, NaN
+    included), ``text``, ``flag`` (bool), ``null`` or ``other`` (list, object)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "flag"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "text" if isinstance(value, str) else "other"
+
+
+def column_kinds(rows: list[dict]) -> dict[str, list[str]]:
+    """The columns of ``rows`` as stored (plain JSON values), each with the
+    sorted kinds (:func:`_kind`) of its values: what a record says its code
+    wrote, so that a row edited by hand is caught (:func:`check_rows`).
+    O(cells)."""
+    seen: dict[str, set[str]] = {}
+    for row in rows:
+        for key, value in row.items():
+            seen.setdefault(key, set()).add(_kind(value))
+    return {key: sorted(k) for key, k in seen.items()}
+
+
+def check_rows(rows: list[dict], columns: dict[str, list[str]] | None, where: str) -> None:
+    """Refuse ``rows`` read back from a store that hold what ``columns``
+    (:func:`column_kinds` of the rows the code wrote) does not: a key it
+    does not name, or a value of another kind in a column (text where the
+    code wrote numbers, say; ``null`` is always a missing value).  None:
+    nothing to check against (a record written before records named their
+    columns).
+
+    Raises
+    ------
+    ValueError
+        One line: ``where``, the row, the key and what the column holds.
+    """
+    if columns is None:
+        return
+    for j, row in enumerate(rows, 1):
+        for key, value in row.items():
+            if key not in columns:
+                raise ValueError(f"{where}: row {j} has the key {key!r}, which the experiment does not write "
+                                 f"(its rows have {', '.join(map(repr, columns)) or 'no key'}); "
+                                 "edited by hand? --fresh recomputes it")
+            kind, allowed = _kind(value), columns[key]
+            if kind != "null" and kind not in allowed:
+                raise ValueError(f"{where}: row {j}: {key!r} is {value!r} ({kind}), where the experiment "
+                                 f"writes {' or '.join(k for k in allowed if k != 'null') or 'null'}; "
+                                 "edited by hand? --fresh recomputes it")
 
 
 def drop_records(path: Path, tasks: list[dict]) -> None:
@@ -400,11 +466,15 @@ def repair_tail(path: Path) -> None:
 
 
 def append_record(log, task: dict, rows: list[dict], stamp: dict | None = None) -> None:
-    """One line ``{"task": ..., "rows": [...], **stamp}`` written with one
-    ``write`` and flushed (a kill leaves at most this line torn).  ``stamp``:
+    """One line ``{"task": ..., "rows": [...], "columns": {...}, **stamp}``
+    written with one ``write`` and flushed (a kill leaves at most this line
+    torn); ``columns`` (:func:`column_kinds`) says what the rows hold, so
+    that rows edited by hand are refused when they are read back.  ``stamp``:
     what says which run and code computed the rows (``run``, ``commit``,
     ``version``; see :func:`load_stamped`)."""
-    log.write(json.dumps({"task": task, "rows": rows, **(stamp or {})}, default=_plain) + "\n")
+    plain = json.loads(json.dumps(rows, default=_plain))      # the rows as they are read back
+    log.write(json.dumps({"task": task, "rows": plain, "columns": column_kinds(plain), **(stamp or {})},
+                         default=_plain) + "\n")
     log.flush()
 
 

@@ -134,3 +134,76 @@ def test_zhang_gang_kth_refuses_seeds_it_cannot_run(capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--seeds: zhang-gang-kth replays the one KTH trace" in err
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())    # nothing recorded as run
+
+
+STOP_AT = {"x": None}
+
+
+def mixed(task):
+    """Rows of every JSON kind, numpy scalars among them; stops at task ``STOP_AT``."""
+    import numpy as np
+    if task["x"] == STOP_AT["x"]:
+        raise ZeroDivisionError("interrupted")
+    return [{"x": np.int64(task["x"]), "y": float(task["x"] ** 2), "nan": np.float64("nan"), "label": f"t{task['x']}",
+             "flag": np.bool_(task["x"] % 2), "none": None if task["x"] else 1.5}]
+
+
+def _mixed_experiment():
+    def table(df):
+        return df[["y"]].sum().to_frame("total")      # a TypeError where a y is text
+    EXPERIMENTS.pop("mixed-test", None)
+    return register(Experiment("mixed-test", "mixed rows", lambda opts: [{"x": x} for x in range(4)], mixed, table))
+
+
+@pytest.mark.parametrize("edit, said", [
+    ({"y": "abc"}, "line 2: row 1: 'y' is 'abc' (text), where the experiment writes number"),
+    ({"wait_mean": 3.0}, "line 2: row 1 has the key 'wait_mean', which the experiment does not write"),
+    ({"label": 7}, "line 2: row 1: 'label' is 7 (number), where the experiment writes text"),
+])
+def test_a_reused_row_edited_by_hand_is_refused_in_one_line_naming_the_file_and_line(
+        edit, said, tmp_path, monkeypatch, capsys):
+    import json
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path / "data"))
+    _mixed_experiment()
+    out = tmp_path / "o"
+    STOP_AT["x"] = 3
+    assert main(["experiment", "mixed-test", "--jobs", "1", "--quiet", "--out", str(out)]) == 1   # task 3 failed
+    partial = out / "mixed-test.partial.jsonl"
+    lines = partial.read_text().splitlines()
+    assert len(lines) == 3
+    STOP_AT["x"] = None
+    capsys.readouterr()
+    assert main(["experiment", "mixed-test", "--jobs", "1", "--quiet", "--out", str(out)]) == 0   # untouched: reused
+    assert pd.read_csv(out / "mixed-test.csv")["y"].tolist() == [0.0, 1.0, 4.0, 9.0]
+    rec = json.loads(lines[1])                                  # the interrupted run's records again, one edited
+    rec["rows"][0].update(edit)
+    partial.write_text("\n".join([lines[0], json.dumps(rec), lines[2]]) + "\n")
+    capsys.readouterr()
+    assert main(["experiment", "mixed-test", "--jobs", "1", "--quiet", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{partial}: {said}" in err, err
+    with pytest.raises(ValueError, match="edited by hand"):
+        run_experiment("mixed-test", Options(jobs=1, out=out, progress=False))
+    EXPERIMENTS.pop("mixed-test")
+
+
+def test_a_partial_file_written_before_records_named_their_columns_still_resumes(tmp_path, monkeypatch, capsys):
+    """Records without ``columns`` (written by an earlier version) were
+    checked against the other records' kinds, and a column that is null in
+    some tasks and a number in others (braun's seed, an exact method's
+    bound; here ``none``) refused a resume that had worked."""
+    import json
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path / "data"))
+    _mixed_experiment()
+    out = tmp_path / "o"
+    STOP_AT["x"] = 3
+    assert main(["experiment", "mixed-test", "--jobs", "1", "--quiet", "--out", str(out)]) == 1   # task 3 failed
+    partial = out / "mixed-test.partial.jsonl"
+    old = [{k: v for k, v in json.loads(line).items() if k != "columns"} for line in partial.read_text().splitlines()]
+    assert [r["rows"][0]["none"] for r in old] == [1.5, None, None]
+    partial.write_text("".join(json.dumps(r) + "\n" for r in old))
+    STOP_AT["x"] = None
+    capsys.readouterr()
+    assert main(["experiment", "mixed-test", "--jobs", "1", "--quiet", "--out", str(out)]) == 0
+    assert pd.read_csv(out / "mixed-test.csv")["y"].tolist() == [0.0, 1.0, 4.0, 9.0]
+    EXPERIMENTS.pop("mixed-test")

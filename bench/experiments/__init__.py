@@ -392,13 +392,15 @@ def reusable(partial: Path, tasks: list[dict], only: list[int] | None, opts: Opt
 
     Raises ``ValueError`` (naming ``--fresh`` and ``--resume``) when some
     were computed by another commit or version than ``code``, or by an
-    unknown one, unless ``opts.resume``."""
+    unknown one, unless ``opts.resume``; ``ValueError`` naming the file
+    and line when a chosen task's row holds a key or a type of value its
+    code did not write (:func:`epochbench.sweep.check_rows`: edited by hand)."""
     if opts.fresh:
         return {}
     wanted = set(range(len(tasks)) if only is None else only)
     unreadable: list[int] = []
     others: list[int] = []
-    every = _sw.load_stamped(partial, tasks, unreadable, others)
+    every = _sw.load_stamped(partial, tasks, unreadable, others, only=wanted)   # refuses rows edited by hand
     stored = {i: rec for i, rec in every.items() if i in wanted}
     if others and not every:        # e.g. another experiment's file, or a run with other options: said, not silent
         print(f"epochbench experiment: {partial}: its {len(others)} record(s) are of tasks this run does not "
