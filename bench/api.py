@@ -11,9 +11,11 @@ Examples
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Callable, Iterable
 
+from epochbench.instances.arguments import python_names
 from epochbench.instances.checks import is_int
 from epochbench.instances.core import Result
 from epochbench.sim.engine import SimResult
@@ -21,6 +23,18 @@ from epochbench.sim.engine import SimResult
 __all__ = ["register", "solve", "score", "validate", "generate", "load", "save", "simulate", "Result", "SimResult"]
 
 
+def _keywords(func: Callable) -> Callable:
+    """``func`` run under :func:`~epochbench.instances.arguments.python_names`:
+    a message raised in the layers below names the caller's keyword
+    argument (``selector=``), not the command line's flag (``--selector``)."""
+    @functools.wraps(func)
+    def call(*args, **kwargs):
+        with python_names():
+            return func(*args, **kwargs)
+    return call
+
+
+@_keywords
 def register(family: str, name: str, *, kind: str = "heuristic", origin: str | None = None):
     """Decorator: register a function as method ``name`` of ``family``.
 
@@ -92,6 +106,7 @@ def _instance(obj, what: str = "instance"):
                             f"make it with {type(obj).__name__}.build(...)") from None
 
 
+@_keywords
 def solve(instance, method: str, **params) -> Result:
     """Solve ``instance`` with the registered ``method``, checked.
 
@@ -158,6 +173,7 @@ def solve(instance, method: str, **params) -> Result:
     return _solve(instance, method, **own, **params)
 
 
+@_keywords
 def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: float = 10.0, threads: int = 1,
           references=(), params: dict | None = None, workers: int | None = 1, scheduler: str | None = None):
     """Score ``methods`` on ``instances``: one tidy row per instance and method.
@@ -243,6 +259,7 @@ def _workers(workers) -> int | None:
     return None if workers is None else int(workers)
 
 
+@_keywords
 def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: int = 0,
              time_limit: float = 10.0, exact: str = "cpsat", workers: int | None = 1,
              scheduler: str | None = None, label: str | None = None):
@@ -277,6 +294,7 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
                      scheduler=scheduler, label=label)
 
 
+@_keywords
 def generate(name: str, **params) -> list:
     """Instances of generator ``name`` (``epochbench generate --help``
     lists them), deterministic by ``seed``, as a list; ``workload`` gives
@@ -287,6 +305,7 @@ def generate(name: str, **params) -> list:
     return _generate(name, **params)
 
 
+@_keywords
 def load(path):
     """Read one instance file (JSON, as written by :func:`save` or
     ``epochbench generate``)."""
@@ -294,6 +313,7 @@ def load(path):
     return load_instance(_path(path))
 
 
+@_keywords
 def save(instance, path, *, overwrite: bool = False) -> None:
     """Write ``instance`` to ``path`` as JSON (atomically); its folder must
     exist.  A file already at ``path`` is a ``FileExistsError`` (nothing is
@@ -316,6 +336,7 @@ def save(instance, path, *, overwrite: bool = False) -> None:
     save_instance(inst, path)
 
 
+@_keywords
 def simulate(workload=None, policy: str = "easy", machine: str | None = None, *, nodes: int | None = None,
              kill_at_estimate: bool | None = None, **options) -> SimResult:
     """Replay a job stream under a registered policy (``epochbench list

@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from epochbench.instances import InstanceError, Result, gap
+from epochbench.instances.arguments import arg
 from epochbench.instances.checks import first_repeat
 from epochbench.instances.registry import get, solve
 
@@ -581,8 +582,8 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
     from .sweep import run_tasks
     instances = list(instances)
     if not methods:
-        raise ValueError("no method to score (--methods names at least one)")
-    unique(list(methods), "method", "--methods")
+        raise ValueError(f"no method to score ({arg('methods')} names at least one)")
+    unique(list(methods), "method", arg("methods"))
     unique([f"{inst.kind} {inst.name}" for inst in instances], "instance", "give each instance its own meta.name")
     for kind in dict.fromkeys(inst.kind for inst in instances):
         for name in methods:           # a name no family here knows: refused before any work (KeyError)

@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from epochbench.instances.arguments import arg, in_python
 from epochbench.instances.core import RunStopped
 from epochbench.instances.files import atomic_path
 
@@ -556,7 +557,7 @@ def check_workers(workers: int | None = None) -> int:
     if workers is None:
         return default_workers()
     if not 1 <= workers <= MAX_WORKERS:
-        raise ValueError(f"--workers must be an integer from 1 to {MAX_WORKERS}, got {workers}")
+        raise ValueError(f"{arg('workers')} must be an integer from 1 to {MAX_WORKERS}, got {workers}")
     return workers
 
 
@@ -576,8 +577,15 @@ def scheduler_of(address: str | None = None) -> str | None:
 
 
 def _option(address: str | None) -> str:
-    """What named the scheduler: the option, or the environment variable."""
-    return "--scheduler" if (address or "").strip() else SCHEDULER_ENV
+    """What named the scheduler: the option (``--scheduler``, or from
+    Python ``scheduler=``: :func:`~epochbench.instances.arguments.arg`), or
+    the environment variable."""
+    return arg("scheduler") if (address or "").strip() else SCHEDULER_ENV
+
+
+def _naming(option: str, address: str) -> str:
+    """``--scheduler ADDRESS``, ``scheduler='ADDRESS'`` or ``EPOCHBENCH_SCHEDULER ADDRESS``."""
+    return f"{option}{address!r}" if option.endswith("=") else f"{option} {address}"
 
 
 #: protocols whose addresses are HOST[:PORT] (Dask's default: tcp)
@@ -601,7 +609,8 @@ def check_scheduler(address: str | None = None) -> str | None:
     (``--scheduler ''``) is refused too: it quietly ran on a local cluster
     (a blank ``$EPOCHBENCH_SCHEDULER`` counts as unset, as shells leave it)."""
     if address is not None and not str(address).strip():
-        raise ValueError("--scheduler: an empty address; give tcp://HOST:PORT, or leave the option out for a "
+        named = arg("scheduler", address) if in_python() else arg("scheduler")
+        raise ValueError(f"{named}: an empty address; give tcp://HOST:PORT, or leave the option out for a "
                          "local cluster")
     resolved = scheduler_of(address)
     if resolved is None:
@@ -614,19 +623,19 @@ def check_scheduler(address: str | None = None) -> str | None:
         return resolved
     example = "give tcp://HOST:PORT, e.g. tcp://head:8786"
     if scheme not in _HOST_PORT:
-        raise ValueError(f"{option} {resolved}: unknown protocol {scheme!r}; {example}")
+        raise ValueError(f"{_naming(option, resolved)}: unknown protocol {scheme!r}; {example}")
     m = _LOCATION.fullmatch(location)
     if m is None or not 1 <= int(m["port"]) <= 65535:
-        raise ValueError(f"{option} {resolved}: not a scheduler address; {example}")
+        raise ValueError(f"{_naming(option, resolved)}: not a scheduler address; {example}")
     host, port = m["ip6"] or m["host"], int(m["port"])
     try:
         socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError):
-        raise ValueError(f"{option} {resolved}: unknown host {host!r}; {example}") from None
+        raise ValueError(f"{_naming(option, resolved)}: unknown host {host!r}; {example}") from None
     try:                                              # nothing listening: said now, not after Dask's retries
         socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
     except OSError as exc:
-        raise ValueError(f"{option} {resolved}: cannot connect ({exc.strerror or exc}); is the scheduler "
+        raise ValueError(f"{_naming(option, resolved)}: cannot connect ({exc.strerror or exc}); is the scheduler "
                          f"running? {PORT_HINT}") from None
     return resolved
 
@@ -858,7 +867,7 @@ def _connect(Client, address: str, option: str = "--scheduler"):
     thread.start()
     thread.join(CONNECT_TIMEOUT + 2)
     if thread.is_alive():
-        raise ValueError(f"{option} {address}: no Dask scheduler answered within {CONNECT_TIMEOUT:g} s "
+        raise ValueError(f"{_naming(option, address)}: no Dask scheduler answered within {CONNECT_TIMEOUT:g} s "
                          f"(a web server or another service? {PORT_HINT})")
     exc = box.get("error")
     if exc is None:
@@ -867,8 +876,8 @@ def _connect(Client, address: str, option: str = "--scheduler"):
         raise exc
     msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
     if isinstance(exc, (OSError, TimeoutError)):
-        raise ValueError(f"{option} {address}: cannot connect ({msg})") from None
-    raise ValueError(f"{option} {address}: cannot connect (not a Dask scheduler? Dask could not read its "
+        raise ValueError(f"{_naming(option, address)}: cannot connect ({msg})") from None
+    raise ValueError(f"{_naming(option, address)}: cannot connect (not a Dask scheduler? Dask could not read its "
                      f"answer: {msg}; {PORT_HINT})") from None
 
 

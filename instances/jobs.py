@@ -62,6 +62,7 @@ from pathlib import Path
 
 import numpy as np
 
+from epochbench.instances.arguments import arg
 from epochbench.instances.checks import first_repeat
 from epochbench.instances.core import InstanceError, _plain
 from epochbench.instances.files import atomic_path, write_bytes
@@ -399,8 +400,8 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
     for key, value in (("MaxProcs", _header_int(header, "MaxProcs", src)),
                        ("MaxNodes", _header_int(header, "MaxNodes", src)), ("nodes", nodes)):
         if value is not None and not 0 < value <= MAX_NODES:
-            raise InstanceError(f"{src}: {'option --nodes' if key == 'nodes' else f'header field {key!r}'} "
-                                f"= {value} is outside 1..{MAX_NODES}")
+            what = arg("nodes", value) if key == "nodes" else f"header field {key!r} = {value}"
+            raise InstanceError(f"{src}: {what} is outside 1..{MAX_NODES}")
     tab.insert(3, "procs", _or_else(tab["req_procs"], tab["alloc_procs"], reuse="req_procs" not in keep))
     np.maximum(tab["procs"], 0, out=tab["procs"])
     tab.insert(4, "estimate", _or_else(tab["req_time"], np.nan, reuse="req_time" not in keep))
@@ -1005,7 +1006,7 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
         raise InstanceError(f"{src}: capacity must be positive integers, got {cap!r}") from None
     if nodes is not None:
         if not 0 < nodes <= MAX_NODES:
-            raise InstanceError(f"{src}: option --nodes = {nodes} is outside 1..{MAX_NODES}")
+            raise InstanceError(f"{src}: {arg('nodes', nodes)} is outside 1..{MAX_NODES}")
         cap[0] = nodes
         meta = info.setdefault("meta", {})   # the processors come from nodes now, whatever gave them before
         widest = meta.get("capacity_from") == "largest_job" and cap.shape[0] > 1

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from epochbench.instances.arguments import args
 from epochbench.instances.lazy import njit
 from .los_fast import LOS_RULE
 from .policies import CONS_RULE, EASY, EASY_RULE, Conservative, _ArrivalQueue, register_policy
@@ -54,7 +55,7 @@ def _easy_with(name: str, selector: str, doc: str, fast: int | None = None):
     def __init__(self, selector: str | None = None, selector_options: dict | None = None):
         if selector is not None and selector != default:     # the step is what the policy's name says
             raise ValueError(f"policy {name!r} is EASY whose backfill step is {default!r}; a selector would "
-                             f"replace that step: give --policy easy --selector {selector}")
+                             f"replace that step: give {args(policy='easy', selector=selector)}")
         EASY.__init__(self, default, selector_options)
 
     cls = type(f"EASY_{name.replace('-', '_')}", (EASY,), {"__init__": __init__, "__doc__": doc})
@@ -69,7 +70,7 @@ class FFEASY(EASY):
     def __init__(self, selector: str | None = None, selector_options: dict | None = None):
         if selector is not None and selector != "ff":  # the step is what the policy's name says
             raise ValueError(f"policy 'ff-easy' is EASY whose backfill step is first fit ('ff'); a selector "
-                             f"would replace that step: give --policy easy --selector {selector}")
+                             f"would replace that step: give {args(policy='easy', selector=selector)}")
         super().__init__(selector, selector_options)
 
 

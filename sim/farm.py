@@ -45,6 +45,7 @@ from typing import Callable
 import numpy as np
 
 from epochbench.instances import farm as _farm
+from epochbench.instances.arguments import arg
 from epochbench.instances.core import InstanceError
 
 from .engine import SimResult
@@ -143,7 +144,7 @@ def generate_stream(*, jobs: int = 1500, machines: int = 150, licenses: int = 20
     if bad.size:                    # no user wrote these jobs: say which options the draws failed under
         raise InstanceError(f"farm stream: after 100 draws, {bad.size} of {jobs} jobs still fit no machine "
                             f"(CPUs or license types) of {machines} machines with {licenses} license types; "
-                            "give fewer --licenses or more --machines")
+                            f"give fewer {arg('licenses')} or more {arg('machines')}")
     shift = -float(j.submit[0]) if j.n else 0.0
     j = replace(j, submit=_farm._frozen(j.submit + shift, float), deadline=_farm._frozen(j.deadline + shift, float))
     meta = {**state.meta, "jobs": jobs, "machines": machines, "licenses": licenses, "interarrival": interarrival,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from epochbench.instances.arguments import arg
 from epochbench.instances.catalog import Catalog, PluginError, first_sentence, module, plugins
 
 #: the machine models: space-shared K-resource pool, gang-scheduling matrix, farm with licenses
@@ -157,8 +158,7 @@ def check_applies(machine: str, policy: str, options: dict) -> None:
         if opt is None or not opt.applies or policy in opt.applies:
             continue
         if val is not None and val != opt.default and val != []:
-            flag = "--" + key.replace("_", "-")
-            raise OptionError(f"{flag} applies to policy {', '.join(opt.applies)} only, not {policy!r}")
+            raise OptionError(f"{arg(key)} applies to policy {', '.join(opt.applies)} only, not {policy!r}")
 
 
 def unknown_option(exc: TypeError, machine: str, policy: str, also=()) -> OptionError | None:

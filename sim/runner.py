@@ -15,6 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from epochbench.instances.arguments import arg
+
 from . import registry
 from .engine import SimResult
 
@@ -90,7 +92,7 @@ def _gang(workload, policy, **options) -> SimResult:
     if isinstance(limit, numbers.Real) and not isinstance(limit, bool) and limit < 0:   # -1: no limit (the others:
         options["migration_limit"] = None                                                # simulate_gang says)
     if options.pop("selector", None):
-        raise ValueError("--selector applies to the space-shared policies only")
+        raise ValueError(f"{arg('selector')} applies to the space-shared policies only")
     import inspect
     takes = [p for p in inspect.signature(simulate_gang).parameters if p not in ("jobs", "capacity", "policy")]
     unknown = sorted(set(options) - set(takes))
@@ -119,7 +121,7 @@ def _farm(workload, policy, *, on_pass=None, progress=None, **options) -> SimRes
               "exact_time_limit": options.pop("exact_time_limit", 1.0), "oracle_every": options.pop("oracle_every", 0),
               "constants": _farm_model.Constants.parse(constants, preemptive=policy.endswith("-p"))}
     elif constants:
-        raise ValueError(f"--cs-constant applies to the CS policies only, not {policy!r}")
+        raise ValueError(f"{arg('cs_constant')} applies to the CS policies only, not {policy!r}")
     else:
         for key in ("matcher", "mkp", "exact_time_limit", "oracle_every"):
             options.pop(key, None)

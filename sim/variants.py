@@ -45,6 +45,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from epochbench.instances.arguments import arg, in_python
+
 from . import registry as _registry
 from .engine import StartFn
 from .policies import EASY, Step, _ArrivalQueue, _Base, register_policy
@@ -460,8 +462,8 @@ class MultiQueue(_Base):
             j = int(np.argmax(table.demand[:, 0]))
             raise ValueError(f"partitions: job id {int(table.ids[j])} needs {int(table.demand[j, 0])} "
                              f"processors > the largest partition {int(self.sizes.max())} (no lending): "
-                             f"lend idle partitions (lend=True, --lend) or give one partition at least "
-                             f"{int(table.demand[j, 0])} (partitions, --partitions)")
+                             f"lend idle partitions ({arg('lend', True) if in_python() else arg('lend')}) or "
+                             f"give one partition at least {int(table.demand[j, 0])} ({arg('partitions')})")
 
     def queue_of(self, j: int) -> int:
         """The queue of job row ``j`` (class docstring)."""

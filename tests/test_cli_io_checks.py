@@ -98,7 +98,7 @@ def test_simulate_refuses_a_used_recording_folder_before_the_run(swf, tmp_path, 
 def test_unknown_policy_options_are_one_line_value_errors(swf):
     with pytest.raises(ValueError, match=r"policy 'easy' \(pool\): unknown option 'foo'"):
         eb.simulate(str(swf), "easy", foo=1)
-    with pytest.raises(ValueError, match="--lend applies to policy multi-queue only"):
+    with pytest.raises(ValueError, match="lend= applies to policy multi-queue only"):
         eb.simulate(str(swf), "easy", lend=True)
     with pytest.raises(ValueError, match=r"policy 'gs' \(gang\): unknown option 'foo'; it takes .*mpl"):
         eb.simulate(str(swf), "gs", foo=1)

@@ -141,8 +141,8 @@ def test_simulate_on_all_three_machines():
     assert pool.summary()["jobs"] == 8 and "capacity_loss" in gang.summary() and "late" in farm.summary()
     with pytest.raises(KeyError, match="no policy 'gs' on machine 'pool'"):
         eb.simulate(w, "gs", machine="pool")
-    with pytest.raises(ValueError, match="--slack-factor applies to policy slack-bf only"):
-        eb.simulate(w, "easy", slack_factor=2.0)
+    with pytest.raises(ValueError, match="slack_factor= applies to policy slack-bf only"):   # the keyword, not
+        eb.simulate(w, "easy", slack_factor=2.0)                                           # the flag
 
 
 def test_save_never_overwrites_unless_asked_and_writes_a_family_from_a_list(tmp_path):
@@ -508,3 +508,48 @@ def test_register_refuses_names_and_origins_that_would_clash(name, kw, says):
     no epochs."""
     with pytest.raises(ValueError, match=re.escape(says) if "(" not in says else says):
         eb.register("packing", name, **kw)(lambda inst: ())
+
+
+def _small_workload():
+    from epochbench.instances.jobs import make_workload
+    return make_workload({"id": [1, 2, 3], "submit": [0, 1, 2], "runtime": [5, 3, 4], "estimate": [5, 4, 4],
+                          "procs": [1, 2, 1]}, [4])
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda w, fam: eb.score(fam, ["ff", "ff"]), "method 'ff' appears twice (methods=)"),
+    (lambda w, fam: eb.simulate(w, "gs", selector="ff"), "selector= applies to the space-shared policies only"),
+    (lambda w, fam: eb.simulate(w, "ff-easy", selector="bb"), "give policy='easy', selector='bb'"),
+    (lambda w, fam: eb.simulate(None, "edf", cs_constant=["a=1"]), "cs_constant= applies to policy cs-i-p"),
+    (lambda w, fam: eb.score(fam, "ff", scheduler="tcp//head:8786"),
+     "scheduler='tcp//head:8786': not a scheduler address"),
+])
+def test_messages_to_a_python_caller_name_its_keyword_not_the_flag(call, says):
+    """They said ``--methods``, ``--selector``, ``--policy easy --selector bb``,
+    ``--cs-constant``, ``--scheduler``: options of a command the caller never ran."""
+    fam = eb.generate("leinberger", n=4, k=2, count=1, seed=1)
+    with pytest.raises(ValueError) as exc:
+        call(_small_workload(), fam)
+    assert says in str(exc.value) and "--" not in str(exc.value), str(exc.value)
+
+
+def test_the_command_line_keeps_its_flags_in_the_same_messages(tmp_path, capsys):
+    from epochbench.cli import main
+    from epochbench.instances.arguments import arg, args
+    from epochbench.instances.io import write_family
+    assert (arg("nodes", 8), args(policy="easy", selector="bb")) == ("--nodes 8", "--policy easy --selector bb")
+    write_family(tmp_path / "fam", eb.generate("leinberger", n=4, k=2, count=1, seed=1), generator="t", params={})
+    assert main(["score", str(tmp_path / "fam"), "--methods", "ff,ff", "--workers", "1"]) == 2
+    assert "method 'ff' appears twice (--methods)" in capsys.readouterr().err
+    (tmp_path / "w.csv").write_text("id,submit,runtime,estimate,procs\n1,0,5,5,1\n2,1,3,4,2\n")
+    assert main(["simulate", "--workload", str(tmp_path / "w.csv"), "--policy", "ff-easy", "--selector", "bb"]) == 2
+    assert "give --policy easy --selector bb" in capsys.readouterr().err
+
+
+def test_the_multi_queue_message_names_keywords_from_python():
+    """It said 'lend=True, --lend' and 'partitions, --partitions' to both."""
+    from epochbench.instances.jobs import make_workload
+    w = make_workload({"id": [1, 2], "submit": [0, 1], "runtime": [5, 3], "estimate": [5, 4], "procs": [1, 3]}, [4])
+    with pytest.raises(ValueError) as exc:
+        eb.simulate(w, "multi-queue", queue_bounds=[10.0], partitions=[2, 2])
+    assert "(lend=True)" in str(exc.value) and "(partitions=)" in str(exc.value) and "--" not in str(exc.value)
