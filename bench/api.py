@@ -300,9 +300,29 @@ def generate(name: str, **params) -> list:
     lists them), deterministic by ``seed``, as a list; ``workload`` gives
     a job stream instead (a :class:`~epochbench.instances.workloads.Stream`:
     ``jobs``, ``capacity``, ``meta``).  Unknown names or parameters raise
-    ``ValueError`` naming the known ones."""
+    ``ValueError`` naming the known ones.  ``seed`` left out is the
+    generator's default (0 for the built-ins); given, it is an integer
+    >= 0: ``seed=None`` is a ``ValueError`` (it silently meant seed 0),
+    unless the generator's own default is None."""
     from epochbench.instances.generators import generate as _generate
+    _explicit_seed(name, params)
     return _generate(name, **params)
+
+
+def _explicit_seed(name: str, params: dict) -> None:
+    """ValueError for ``seed=None`` given to generator ``name`` whose
+    default seed is not None (a None would stand for that default: the
+    same instances as ``seed=0``, without saying so).  Other values are
+    the generator's to check (an integer >= 0; a bool or a string is
+    refused there)."""
+    if "seed" not in params or params["seed"] is not None:
+        return
+    from epochbench.instances.generators import GENERATOR_PARAMS, load_generators
+    load_generators()
+    spec = GENERATOR_PARAMS.get(name, {}).get("seed")
+    if spec is not None and spec.default is not None:
+        raise ValueError(f"seed: must be an integer >= 0, got None (seeds are explicit: leave seed out for the "
+                         f"default, {spec.default!r})")
 
 
 @_keywords

@@ -244,3 +244,17 @@ def test_a_data_folder_given_as_a_path_object_is_read(tmp_path):
     as_text = eb.generate("vbp", root=str(data_root() / "vbp"), classes="1", per_class=1)
     as_path = eb.generate("vbp", root=Path(data_root() / "vbp"), classes="1", per_class=1)
     assert [i.name for i in as_text] == [i.name for i in as_path] and len(as_path) > 0
+
+
+@pytest.mark.parametrize("name, kw", [("leinberger", dict(n=4, k=2, count=1)), ("mkp", dict(count=1)),
+                                      ("workload", dict(jobs=5))])
+def test_a_seed_given_as_none_is_refused_not_read_as_seed_0(name, kw):
+    """``eb.generate(..., seed=None)`` silently gave the instances of seed 0."""
+    refused(r"^seed: must be an integer >= 0, got None \(seeds are explicit: leave seed out for the default, 0\)$",
+            eb.generate, name, seed=None, **kw)
+    for bad, says in ((True, "seed must be a number, got True"), ("3", "seed must be an integer >= 0, got '3'"),
+                      (1.5, "seed must be an integer, got 1.5")):
+        refused(re.escape(says), eb.generate, name, seed=bad, **kw)
+    default, zero = eb.generate(name, **kw), eb.generate(name, seed=np.int64(0), **kw)   # left out: the default
+    names = (lambda g: [i.name for i in g]) if isinstance(default, list) else (lambda g: g.jobs.to_dict("list"))
+    assert names(default) == names(zero)
