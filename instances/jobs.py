@@ -1182,9 +1182,36 @@ def load_workload(path, **kw) -> Workload:
         raise InstanceError(f"{path}: unknown workload format (expected .swf, .swf.gz, .csv or .parquet)")
     if not Path(path).exists():
         raise InstanceError(f"{path}: no such file")
-    workload = reader(path, **kw)
-    if not len(workload):
-        dropped = f" ({', '.join(f'{k} {v}' for k, v in workload.dropped.items())} dropped)" \
-            if workload.dropped else ""
-        raise InstanceError(f"{path}: no runnable jobs{dropped}: an empty workload has no metrics")
-    return workload
+    return require_jobs(reader(path, **kw), path)
+
+
+def require_jobs(workload, where=None):
+    """``workload`` if it holds a job to run; the one refusal of an empty one
+    otherwise, read from a file or built in memory alike.
+
+    Parameters
+    ----------
+    workload : Workload or job table
+        A stream read (:func:`load_workload`) or built (:func:`make_workload`),
+        or the simulator's job table (``Columns``).
+    where : str or path, optional
+        What to name in the message (default: the workload's ``source``;
+        ``memory`` for a table given from Python).
+
+    Returns
+    -------
+    Workload or job table
+        ``workload`` itself.
+
+    Raises
+    ------
+    InstanceError
+        One line: ``WHERE: no runnable jobs (REASON N dropped): an empty
+        workload has no metrics`` (every metric of a simulation would be NaN).
+    """
+    if len(workload):
+        return workload
+    drops = getattr(workload, "dropped", None) or {}
+    dropped = f" ({', '.join(f'{k} {v}' for k, v in drops.items())} dropped)" if drops else ""
+    where = getattr(workload, "source", "memory") if where is None else where
+    raise InstanceError(f"{where}: no runnable jobs{dropped}: an empty workload has no metrics")

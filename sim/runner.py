@@ -34,18 +34,22 @@ class BadArgument(TypeError, ValueError):
 def _jobs_and_capacity(workload) -> tuple:
     """``(jobs, capacity, dropped)`` of a :class:`~epochbench.instances.jobs.Workload`,
     a path of one, or a ``(jobs, capacity)`` pair; ``dropped``: the jobs
-    the workload rules left out, by reason."""
+    the workload rules left out, by reason.  A workload without a job to
+    run is refused as an empty file is
+    (:func:`~epochbench.instances.jobs.require_jobs`): its metrics were all NaN."""
+    from epochbench.instances.jobs import Workload, load_workload, make_workload, require_jobs
     if isinstance(workload, (str, Path)):
-        from epochbench.instances.jobs import load_workload
         workload = load_workload(workload)
     if isinstance(workload, tuple) and len(workload) == 2:
         from epochbench.instances.table import Columns
         jobs, capacity = workload
         if isinstance(jobs, Columns) and "duration" in jobs.columns:   # already the simulator's job table
+            require_jobs(jobs)
             return jobs, capacity, {}
-        from epochbench.instances.jobs import make_workload   # a user's table: read by the workload rules
-        w = make_workload(_own(jobs), capacity)               # (a column of theirs called duration is derived)
-        return w.table, w.capacity, dict(w.dropped)
+        w = require_jobs(make_workload(_own(jobs), capacity))   # a user's table: read by the workload rules
+        return w.table, w.capacity, dict(w.dropped)          # (a column of theirs called duration is derived)
+    if isinstance(workload, Workload):
+        require_jobs(workload)
     dropped = dict(getattr(workload, "dropped", None) or {})
     if hasattr(workload, "table") and hasattr(workload, "capacity"):
         return workload.table, workload.capacity, dropped  # numpy columns: no pandas on the pool's path

@@ -182,3 +182,24 @@ def test_a_negative_small_job_threshold_is_refused():
     for bad in (-1, 2.5, True):
         with pytest.raises(ValueError, match="small_threshold: processors, an integer >= 0"):
             run.summary(small_threshold=bad)
+
+
+EMPTY = {"id": [], "submit": [], "runtime": [], "procs": [], "estimate": []}
+
+
+@pytest.mark.parametrize("machine, policy", [("pool", "easy"), ("pool", "conservative"), ("gang", "gs")])
+def test_an_empty_workload_in_memory_is_refused_as_an_empty_file_is(tmp_path, machine, policy):
+    """A job table of zero jobs gave a result whose every metric was NaN; an
+    empty file was refused in one line."""
+    import epochbench as eb
+    from epochbench.instances.core import InstanceError
+    path = tmp_path / "empty.csv"
+    path.write_text("id,submit,runtime,procs,estimate\n")
+    with pytest.raises(InstanceError, match=r": no runnable jobs: an empty workload has no metrics$"):
+        eb.simulate(str(path), policy, machine=machine)
+    for given in (make_workload(EMPTY, [4]), (EMPTY, [4])):
+        with pytest.raises(InstanceError, match=r"^memory: no runnable jobs: an empty workload has no metrics$"):
+            eb.simulate(given, policy, machine=machine)
+    too_wide = {"id": [1], "submit": [0.0], "runtime": [5.0], "procs": [9], "estimate": [5.0]}   # every job dropped
+    with pytest.raises(InstanceError, match=r"^memory: no runnable jobs \(too_many_processors 1 dropped\)"):
+        eb.simulate((too_wide, [4]), policy, machine=machine)
