@@ -86,6 +86,17 @@ class Result:
     proved: heuristics, and exact methods that timed out without one; never
     0 or a guess), ``status`` one of :data:`STATUSES` (``optimal`` only when
     proved, then ``bound == value``), ``seconds`` the wall time.
+
+    Checked when made (:func:`check_result`; one-line ``ValueError`` naming
+    the field): ``family`` and ``method`` non-empty strings, ``value`` a
+    number, NaN where there is no decision (never infinite or a string), or
+    None (a method may leave it: :func:`~epochbench.instances.registry.solve`
+    puts what the decision is worth in every result it returns), ``status``
+    one of :data:`STATUSES`, ``seconds`` a number (or None: ``solve``
+    measures the time itself and replaces a method's own figure), ``bound``
+    a number or None (one that is not finite proves nothing: ``solve``
+    withdraws it), ``info`` a dict (None is taken as ``{}``).  The decision
+    is the family's checker's to judge.
     """
 
     family: str
@@ -98,11 +109,9 @@ class Result:
     info: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
-        if self.bound is not None and (isinstance(self.bound, (bool, np.bool_))
-                                       or not isinstance(self.bound, (int, float, np.integer, np.floating))):
-            raise ValueError(f"bound must be a number or None, got {self.bound!r}")
+        if self.info is None:
+            object.__setattr__(self, "info", {})     # frozen: what every reader of info expects
+        check_result(self)
 
     @property
     def proven(self) -> bool:
@@ -122,6 +131,43 @@ class Result:
             key: _plain(self.decision),
             **({"info": _plain(self.info)} if self.info else {}),
         }
+
+
+def _number(x) -> bool:
+    """``x`` is a real number (Python's or numpy's), not a bool."""
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+
+
+def check_result(res: Result) -> None:
+    """Refuse a :class:`Result` whose fields are not what its docstring
+    allows: the names, ``value`` (a number; NaN: no decision), ``status``,
+    ``seconds``, ``bound`` and ``info``.  O(1).
+
+    Parameters
+    ----------
+    res : Result
+        The result just made (its ``__post_init__``).
+
+    Raises
+    ------
+    ValueError
+        One line naming the first field that is wrong and the value given.
+    """
+    for name in ("family", "method"):
+        given = getattr(res, name)
+        if not isinstance(given, str) or not given:
+            raise ValueError(f"{name} must be a non-empty string, got {given!r}")
+    if res.value is not None and (not _number(res.value) or math.isinf(res.value)):
+        raise ValueError(f"value must be a number, finite or NaN (no decision), or None (solve computes it), "
+                         f"got {res.value!r}")
+    if res.status not in STATUSES:
+        raise ValueError(f"status must be one of {STATUSES}, got {res.status!r}")
+    if res.seconds is not None and not _number(res.seconds):
+        raise ValueError(f"seconds must be a number (the wall time), got {res.seconds!r}")
+    if res.bound is not None and not _number(res.bound):
+        raise ValueError(f"bound must be a number or None, got {res.bound!r}")
+    if not isinstance(res.info, dict):
+        raise ValueError(f"info must be a dict, got {type(res.info).__name__}")
 
 
 #: the JSON key of each family's decision (``solve --json``)

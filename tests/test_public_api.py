@@ -546,6 +546,55 @@ def test_the_command_line_keeps_its_flags_in_the_same_messages(tmp_path, capsys)
     assert "give --policy easy --selector bb" in capsys.readouterr().err
 
 
+GOOD = dict(family="packing", method="mine", decision=(0,), value=1.0, status="feasible", seconds=0.0)
+
+
+@pytest.mark.parametrize("field, bad, says", [
+    ("status", "done", "status must be one of ('optimal', 'feasible', 'infeasible', 'timeout'), got 'done'"),
+    ("value", "3", "value must be a number, finite or NaN (no decision), or None (solve computes it), got '3'"),
+    ("value", float("inf"), "value must be a number, finite or NaN (no decision), or None (solve computes it), "
+                            "got inf"),
+    ("value", True, "value must be a number, finite or NaN (no decision), or None (solve computes it), got True"),
+    ("seconds", "1s", "seconds must be a number (the wall time), got '1s'"),
+    ("bound", "9", "bound must be a number or None, got '9'"),
+    ("info", ["note"], "info must be a dict, got list"),
+    ("family", "", "family must be a non-empty string, got ''"),
+    ("method", None, "method must be a non-empty string, got None"),
+])
+def test_a_result_a_user_makes_is_checked_field_by_field(field, bad, says):
+    """``eb.Result`` took a text value, a list for info or an empty family
+    without a word: they failed later, far from the heuristic that made them."""
+    with pytest.raises(ValueError) as exc:
+        eb.Result(**{**GOOD, field: bad})
+    assert str(exc.value) == says
+
+
+def test_the_results_the_library_makes_still_pass_the_check():
+    import math
+    assert math.isnan(eb.Result(**{**GOOD, "decision": (), "value": math.nan, "status": "timeout"}).value)
+    assert eb.Result(**{**GOOD, "value": np.int64(3), "seconds": np.float64(0.5), "bound": np.float32(3)}).value == 3
+    assert eb.Result(**{**GOOD, "seconds": None, "info": None}).info == {}      # solve measures; no info is {}
+    assert eb.Result(**{**GOOD, "status": "optimal", "bound": math.inf}).bound == math.inf   # solve withdraws it
+
+@pytest.mark.parametrize("family", ["packing", "assignment"])
+@pytest.mark.parametrize("status", ["feasible", "optimal"])
+def test_a_heuristic_may_leave_value_and_info_of_its_result_to_solve(family, status):
+    """The README lets a heuristic's Result leave its value to solve (it
+    puts what the decision is worth); the field check refused ``value=None``,
+    and ``info=None`` ended in a TypeError in solve ('NoneType' object is
+    not a mapping) for an optimal claim or an assignment's figures."""
+    name = f"test-leaves-{family}-{status}"
+
+    @eb.register(family, name)
+    def leaves(inst, **_):
+        decision = (0,) if family == "packing" else ((0, 0),)
+        return eb.Result(family, name, decision, None, status, None, None, None)
+
+    inst = (eb.generate("leinberger", n=6, k=2, count=1, seed=1) if family == "packing"
+            else eb.generate("assign-random", n=4, machines=4, density=1.0, count=1, seed=1))[0]
+    res = eb.solve(inst, name)
+    assert res.value == inst.value(res.decision) and isinstance(res.info, dict) and res.status == "feasible"
+
 def test_the_multi_queue_message_names_keywords_from_python():
     """It said 'lend=True, --lend' and 'partitions, --partitions' to both."""
     from epochbench.instances.jobs import make_workload
