@@ -517,7 +517,10 @@ def collapse_migrating(m: Matrix, clock: Clock, budget: Budget, cost: float,
     moves without migration; otherwise the cheaper of option 1 (migrate the
     blocking jobs S(A) within the row, eq. 4; they must appear in that row
     only) and option 2 (migrate A to the row's empty columns, eq. 5), ties
-    to option 1.  Returns the migrations.  O(rounds x mpl^2 x jobs)."""
+    to option 1.  Both equations scale with the cost C, so they are compared
+    per unit of C: option 1 when sum |S(A)| <= |A|, at every C (at C = 0
+    both were 0 and the tie took option 1 always: 32 tasks moved to place a
+    1-task job).  Returns the migrations.  O(rounds x mpl^2 x jobs)."""
     done: list[Migration] = []
     while True:
         changed = False
@@ -545,14 +548,15 @@ def _collapse_one(m: Matrix, job: int, i: int, j: int, budget: Budget, cost: flo
     s = m.size[job]
     blocked = m.blockers(job, j)
     sizes = [m.size[x] for x in blocked]
-    opts = []
+    opts = []   # ranked per unit of C: eqs. (4) and (5) both scale with C, so the choice does not depend on it
     if (sum(sizes) <= budget.left and all(m.single(x) and x not in budget.moved for x in blocked)):
-        opts.append((migration_overhead(1, s, sizes, cost), 1))
+        opts.append((migration_overhead(1, s, sizes, 1.0), 1))
     if s <= budget.left and job not in budget.moved:
-        opts.append((migration_overhead(2, s, sizes, cost), 2))
+        opts.append((migration_overhead(2, s, sizes, 1.0), 2))
     if not opts:
         return None
-    over, option = min(opts)
+    option = min(opts)[1]
+    over = migration_overhead(option, s, sizes, cost)
     if option == 1:
         _clear_blockers(m, job, j, blocked)
         m.move(job, j)

@@ -454,3 +454,34 @@ def test_the_text_report_prints_each_figure_once(tmp_path, capsys):
                  "--slice", "10", "--switch-overhead", "0.02"]) == 0
     keys = [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:] if line.startswith("  ")]
     assert "capacity_loss_idle" in keys and "migrations" in keys and len(keys) == len(set(keys))
+
+
+@pytest.mark.parametrize("cost", [10.0, 1e-9, 0.0])
+def test_collapse_option_choice_does_not_depend_on_the_migration_cost(cost):
+    """Eqs. (4) and (5) of [zhang-comparative] section 6.4 both scale with C:
+    at C = 0 both overheads were 0 and the tie took option 1, moving a
+    4-task blocker to place a 1-task job (option 2 at any C > 0)."""
+    m = Matrix.from_grid([[1, E, E, E, E, E], [2, 2, 2, 2, E, E]])
+    migs = collapse_migrating(m, clock_with(2, deadlines={1: 2, 2: 2}), Budget(), cost)
+    assert migs[0].option == 2 and migs[0].tasks == 1 and migs[0].overhead == pytest.approx(cost * 1 + cost / 2 * 4)
+    assert bits(m.cols[1]) == [4] and bits(m.cols[2]) == [0, 1, 2, 3]
+
+
+def test_a_free_migration_places_the_waiting_job_as_a_cheap_one_does():
+    """Hand-worked (6 processors, mpl 2, 100 s slices, Q = 3): J (3 procs,
+    1000 s) and B (3, 250 s) fill row 0; A1 and A2 (1 proc each) go to row
+    1; W (6 procs) waits.  When B ends at 250, CollapseMatrix-2 moves A1 and
+    A2 into row 0 by option 2 (1 task each), row 1 empties and W is placed
+    at 250, starting with row 1's slice at 300.  At C = 0 the tie took
+    option 1 for A1 (J's 3 tasks: all of Q), A2 stayed and W started at 700."""
+    import pandas as pd
+    import epochbench as eb
+    from epochbench.instances.jobs import make_workload
+    jobs = pd.DataFrame({"id": range(5), "submit": [0.0, 0.0, 5.0, 6.0, 7.0], "procs": [3, 3, 1, 1, 6],
+                         "runtime": [1000.0, 250.0, 500.0, 500.0, 100.0]})
+    jobs["estimate"] = jobs["runtime"]
+    w = make_workload(jobs, [6])
+    for cost in (0.0, 10.0):
+        r = eb.simulate(w, "mgs", machine="gang", mpl=2, slice=100.0, migration_cost=cost, migration_limit=3)
+        row = r.jobs.set_index("id").loc[4]
+        assert (row["placed"], row["start"], row["end"]) == (250.0, 300.0, 400.0), cost
