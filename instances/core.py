@@ -532,17 +532,19 @@ def gap(value: float | None, bound: float | None, eps: float = 1e-9) -> float:
 
     A reference of 0 has no scale to be relative to: a ``value`` within
     ``eps`` of it (absolute: the float noise of a sum or of a cost's offset
-    that cancels to about 0) has gap 0, any other has gap ``inf``, the limit
-    of the ratio (``|value| / 0``): it is not at the reference, and a
-    summary counts it so.  (The difference was divided by ``eps``, so a
-    value 1e-9 from 0 had a gap of 100 % and one 1e-6 from it 100,000 %.)
+    that cancels to about 0) has gap 0, any other has gap 1 (100 %, as
+    ``|ref - value| / max(|ref|, |value|)`` gives): it is not at the
+    reference, and a summary counts it so.  (The difference was divided by
+    ``eps``, so a value 1e-9 from 0 had a gap of 100 % and one 1e-6 from it
+    100,000 %, numbers that measure eps; ``inf``, the limit of the ratio,
+    would be the mean of every gap it enters and is no JSON number.)
 
     Examples
     --------
     >>> gap(0.5, 1.0)
     0.5
-    >>> gap(0.0, 0.0), gap(5e-10, 0.0), gap(1e-6, 0.0), gap(1.0, None)
-    (0.0, 0.0, inf, nan)
+    >>> gap(0.0, 0.0), gap(5e-10, 0.0), gap(1e-6, 0.0), gap(7.0, 0.0), gap(1.0, None)
+    (0.0, 0.0, 1.0, 1.0, nan)
     """
     if bound is None or value is None:
         return math.nan
@@ -553,5 +555,5 @@ def gap(value: float | None, bound: float | None, eps: float = 1e-9) -> float:
     if diff <= 1e-12 * max(abs(bound), abs(value)):
         return 0.0
     if bound == 0:
-        return 0.0 if diff <= eps else math.inf
+        return 0.0 if diff <= eps else 1.0
     return diff / abs(bound)

@@ -112,25 +112,25 @@ def test_a_gap_is_relative_at_any_scale():
     assert gap(0.0, 0.0) == 0.0
 
 
-def test_a_gap_to_a_reference_of_0_is_0_within_eps_else_infinite():
+def test_a_gap_to_a_reference_of_0_is_0_within_eps_else_100_percent():
     """A reference of 0 has no scale: the difference was divided by eps =
     1e-9, so a value 1e-9 from 0 had a gap of 100 % and one 1e-6 from it
     100,000 %, numbers that measure eps.  Within eps (float noise of a sum
-    or of a cost offset that cancels) the gap is 0; beyond it, inf (the
-    limit of |value| / 0), never NaN, which means "no reference"."""
-    import math
-
+    or of a cost offset that cancels) the gap is 0; beyond it 1 (100 %:
+    |ref - value| / max(|ref|, |value|)), finite (inf was the mean of every
+    gap it entered, null in JSON and refused by compare), never NaN, which
+    means "no reference"."""
     from epochbench.instances.core import gap
     assert gap(0.0, 0.0) == 0.0 and gap(1e-9, 0.0) == 0.0 and gap(-4e-10, 0.0) == 0.0
     assert gap(1e-15, 0.0, eps=1e-12) == 0.0
     for value in (2e-9, 1e-6, -1e-6, 5.0):
-        assert gap(value, 0.0) == math.inf, value
-    assert gap(1e-9, 0.0, eps=1e-12) == math.inf
+        assert gap(value, 0.0) == 1.0, value
+    assert gap(1e-9, 0.0, eps=1e-12) == 1.0
     rows = pd.DataFrame({"family": "packing", "method": "m", "value": [0.0, 1e-6, 3.0],
                          "gap": [gap(0.0, 0.0), gap(1e-6, 0.0), gap(3.0, 2.0)], "seconds": 0.1,
                          "gap_kind": "optimum", "beats_reference": False})
     s = summarize(rows).iloc[0]
-    assert s["max_gap"] == math.inf and s["at_bound"] == pytest.approx(1 / 3)
+    assert s["max_gap"] == 1.0 and s["at_bound"] == pytest.approx(1 / 3)
 
 
 def test_list_and_help_read_as_plain_text(capsys):
