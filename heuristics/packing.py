@@ -388,6 +388,14 @@ def los(inst: PackingInstance, resource: int = 0) -> list[int]:
     resource, and the rest of the queue is first-fitted (which also starts
     jobs of size 0, never chosen by the DP).  Returns queue order.
 
+    An epoch without a reservation is algorithm 1's: the head is one job
+    among the others and may be left waiting where another set uses more
+    processors (the notes' "Starvation" slide).  The starvation-free rule
+    ("Freedom from Starvation": start the head if it fits, else reserve it)
+    is the scheduler's: the simulator's ``los`` policy starts the heads that
+    fit first and asks LOS only with the blocked head's reservation, and
+    the ``los`` generator gives a blocked head that reservation.
+
     Parameters
     ----------
     inst : PackingInstance

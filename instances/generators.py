@@ -273,6 +273,10 @@ def los(*, n: int = 32, count: int = 10, seed: int = 0, machine: int = 320, load
     :func:`~epochbench.instances.packing.reservation_from_running` at time ``now``; flags
     follow ``now + estimate > shadow``.  ``meta["running"]`` holds the running
     jobs' ``size`` and ``remaining`` so the reservation can be rederived.
+    An epoch whose head fits has no reservation: it is algorithm 1's, where
+    the head is one job among the others (a scheduler that starts a fitting
+    head first, as the notes' starvation-free LOS does, would pose the
+    epoch of the jobs after it).
     """
     n, count, machine = _int("n", n, 1), _int("count", count, 0), _int("machine", machine, 1)
     seed = _int("seed", seed, 0)
@@ -325,12 +329,16 @@ def los_example(*, reservation: bool = False) -> PackingInstance:
     rem 3), waiting (size, time) (7,4), (3,5), (1,6), (2,4), (2,2).  With
     ``reservation`` the blocked head gets shadow 28 and extra 3.  Either way
     the best start set uses all 5 free processors (utilization 0.5); LOS
-    without reservation starts jobs 2 and 4 (indices 1 and 3)."""
+    without reservation starts jobs 2 and 4 (indices 1 and 3, figure 1),
+    with it jobs 2 and 5 (indices 1 and 4: jobs 2 and 4 would both run past
+    the shadow on 5 processors, where 3 are extra)."""
     reservation = _bool("reservation", reservation)
     name = "los-example-reservation" if reservation else "los-example"
+    reference = ({"LOS selected with the reservation ([vadhiyar-notes] algorithm 2)": [1, 4]} if reservation
+                 else {"LOS selected ([vadhiyar-notes] fig. 1)": [1, 3]})
     meta = dict(name=name, family="packing", generator="los-example", params={"reservation": reservation},
                 seed=None, now=25.0, head_blocked=True, running={"size": [5], "remaining": [3.0]},
-                optimum=0.5, reference={"LOS selected ([vadhiyar-notes] fig. 1)": [1, 3]})
+                optimum=0.5, reference=reference)
     return _los_instance(np.array([10]), np.array([5]), np.array([[7], [3], [1], [2], [2]]),
                          np.array([4.0, 5, 6, 4, 2]), meta, reserve=reservation)
 

@@ -338,3 +338,16 @@ def test_los_estimates_are_whole_seconds_within_their_range():
     for lo, hi in ((0.1, 0.4), (100.4, 100.6)):
         with pytest.raises(ValueError, match="whole number of seconds"):
             eb.generate("los", n=8, count=2, est_min=lo, est_max=hi)
+
+
+@pytest.mark.parametrize("reservation", [False, True])
+def test_los_example_reference_is_what_los_selects_and_is_feasible(reservation):
+    """The reservation variant named figure 1's [1, 3] (jobs 2 and 4), which
+    breaks the reservation (both run past the shadow on 5 processors, 3
+    extra); algorithm 2 selects jobs 2 and 5."""
+    import epochbench as eb
+    from epochbench.instances.packing import check_packing
+    inst = los_example(reservation=reservation)
+    (picked,) = inst.meta["reference"].values()
+    check_packing(inst, picked)
+    assert list(eb.solve(inst, "los").decision) == picked and inst.value(picked) == pytest.approx(0.5)
