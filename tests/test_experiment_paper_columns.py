@@ -66,6 +66,22 @@ def test_rajaei_table_has_the_paper_columns(rajaei_table):
             "paper_resp_max_s"} <= set(rajaei_table.columns)
 
 
+def test_rajaei_highest_response_is_the_longest_wait():
+    """Seed 001 glosses it "the job that waited the most in the system",
+    and every one of its values lies below the mean wait plus the mean
+    execution time, which no largest end - submit can; the column held the
+    largest end - submit, beside the paper's values."""
+    rows = [vals for table in rj.PAPER_TABLES.values() for vals in table.values()]
+    assert len(rows) == 5 and all(resp_max < wait + exec_ for exec_, wait, _, resp_max in rows)
+    tasks = [{"load": 0.9, "estimates": "model", "seed": s, "jobs": 150} for s in (0, 1)]
+    df = pd.DataFrame([r for t in tasks for r in rj.run(t)])
+    t = rj.table(df).set_index("policy")
+    by = df.groupby("policy")
+    assert np.allclose(t["resp_max_s"], by["wait_max"].mean().loc[t.index])
+    assert np.allclose(t["sojourn_max_s"], by["response_max"].mean().loc[t.index])
+    assert (t["sojourn_max_s"] > t["resp_max_s"]).all()
+
+
 def test_rajaei_paper_values_are_tables_5_and_6(rajaei_table):
     t = rajaei_table.set_index(["load", "estimates", "policy"])
     # table 5 (generated job mix) on the model rows, the same at every load
