@@ -383,7 +383,7 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, *,
     from epochbench.sim.runner import simulate as _simulate
 
     from .checks import python_options
-    _selector_options(options.get("selector"), options.get("selector_options"))
+    _selector_options(options.get("selector") or _implied_selector(policy, machine), options.get("selector_options"))
     options = python_options(options)                  # as the command line checks its options' text
     workload = _read_with(workload, nodes, kill_at_estimate)
     from epochbench.sim.registry import OptionError
@@ -412,6 +412,20 @@ def _read_with(workload, nodes, kill_at_estimate):
         raise ValueError(f"nodes: a number of processors >= 1, got {nodes!r}")
     from epochbench.instances.jobs import load_workload
     return load_workload(workload, **{k: (int(v) if k == "nodes" else bool(v)) for k, v in given.items()})
+
+
+def _implied_selector(policy, machine) -> str | None:
+    """The packing step a pool policy takes by its name (``bl-easy``: ``bl``),
+    whose options ``selector_options`` may set without a ``selector``; None
+    for a policy without one, or one that cannot be made (its own error
+    comes from the run)."""
+    if machine not in (None, "pool") or not isinstance(policy, str):
+        return getattr(policy, "selector", None)
+    from epochbench.sim.policies import make
+    try:
+        return getattr(make(policy), "selector", None)
+    except (ValueError, TypeError, KeyError):
+        return None
 
 
 def _selector_options(selector, opts) -> None:

@@ -602,3 +602,22 @@ def test_the_multi_queue_message_names_keywords_from_python():
     with pytest.raises(ValueError) as exc:
         eb.simulate(w, "multi-queue", queue_bounds=[10.0], partitions=[2, 2])
     assert "(lend=True)" in str(exc.value) and "(partitions=)" in str(exc.value) and "--" not in str(exc.value)
+
+
+def test_selector_options_reach_the_step_a_policy_takes_by_its_name():
+    """``eb.simulate(w, "bb-easy", selector_options={"fullness": "excess"})``
+    was refused ('given without a selector'), though bb-easy's step is bb
+    and the leinberger experiment runs exactly that arm."""
+    from epochbench.instances.workloads import workload
+    from epochbench.instances.jobs import make_workload
+    from epochbench.sim.pool import simulate_pool
+    s = workload(model="feitelson96", jobs=300, seed=3, k=2)
+    w = make_workload(s.jobs, s.capacity, resources=("procs", "1"))
+    for policy in ("bl-easy", "bb-easy"):
+        mine = eb.simulate(w, policy, selector_options={"fullness": "excess"})
+        ref = simulate_pool(w.table, w.capacity, policy, selector_options={"fullness": "excess"})
+        assert mine.jobs["start"].tolist() == ref.jobs["start"].tolist()
+    with pytest.raises(ValueError, match="fullness"):
+        eb.simulate(w, "bb-easy", selector_options={"fullness": "nope"})
+    with pytest.raises(ValueError, match="given without a selector"):
+        eb.simulate(w, "easy", selector_options={"fullness": "excess"})
