@@ -221,6 +221,10 @@ class FarmPolicy:
 
     name = "farm-policy"
     preemptive = False
+    #: a pass may move running jobs to other machines (CS's preemptive
+    #: versions): the simulator then also runs one when a job ends with
+    #: nothing queued, since the freed machine may suit a running job better
+    moves_running = False
     #: seconds of the last ``plan`` spent on measurement rather than scheduling
     #: (per-epoch oracles); :func:`simulate_farm` leaves them out of the pass time
     untimed = 0.0
@@ -367,11 +371,19 @@ class FarmResult(SimResult):
         return {"stream": self.stream, "stats": _plain(self.stats)}
 
 
+def running_now(sim) -> bool:
+    """Some job of ``sim`` is running."""
+    return bool((sim.status == RUNNING).any())
+
+
 def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable | None = None,
                   max_events: int | None = None, progress: Callable | None = None) -> FarmResult:
     """Run ``policy`` on ``stream`` ([capannini2007] section 6: events are job
     arrivals and terminations, a new plan at each).  At equal times: all
-    finishes, then all arrivals, then one pass.  ``on_pass(view, plan)`` is
+    finishes, then all arrivals, then one pass; an event with nothing
+    queued gets no pass (no plan could change), unless a job ended and the
+    policy moves running jobs (``moves_running``: a freed machine may suit
+    one better; the pass time of such passes counts as any other's).  ``on_pass(view, plan)`` is
     called after each checked plan; ``progress(done, now, total)`` after
     every event (it throttles itself).  O(E (M + policy)) for E events."""
     getattr(policy, "load_step_methods", lambda: None)()   # one-time loading: not the run's time, nor a pass's
@@ -409,6 +421,7 @@ def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable |
                     lu_den += dt
         sim.advance(t)
         # finishes
+        finished = False
         if running.size:
             fin = running[sim.finish_at[running] <= t + EPS * max(1.0, abs(t))]
             for i in fin:
@@ -421,6 +434,7 @@ def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable |
                 sim.finish_at[i] = np.inf
                 sim.end[i] = t
             done += fin.size
+            finished = fin.size > 0
         # arrivals
         while nxt < n and submit[nxt] <= t:
             sim.status[nxt] = QUEUED
@@ -430,8 +444,8 @@ def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable |
             progress(done, float(t), n)
         if max_events is not None and events > max_events:
             raise RuntimeError(f"more than {max_events} events")
-        if not (sim.status == QUEUED).any():
-            continue
+        if not ((sim.status == QUEUED).any() or (policy.moves_running and finished and running_now(sim))):
+            continue                      # nothing a plan could change
         view = FarmView(sim)
         c0 = time.perf_counter()
         policy.untimed = 0.0

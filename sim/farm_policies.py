@@ -126,6 +126,13 @@ class ConvergentScheduling(FarmPolicy):
         self.oracle_every = int(oracle_every)
         self.name = f"cs-{'i' if incremental else 'ni'}-{'p' if preemptive else 'np'}"
 
+    @property
+    def moves_running(self) -> bool:
+        """The preemptive versions re-plan running jobs ([capannini2007] section
+        3: "A job's execution may be interrupted whenever a schedule event
+        (job submission or ending) happens")."""
+        return self.preemptive
+
     def options(self) -> dict:
         return {"matcher": self.matcher, "knapsack": self.knapsack, "oracle_every": self.oracle_every,
                 "constants": asdict(self.constants)}

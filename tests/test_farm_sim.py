@@ -294,3 +294,24 @@ def test_what_python_gave_the_simulators_before_still_runs():
     r = eb.simulate(None, "edf", machine="farm", farm_jobs=10, machines=4, licenses=2, seed=np.random.default_rng(1))
     assert r.n == 10 and r.extras["stream"]["seed"] is None
     assert generate_stream(jobs=5, machines=4, licenses=2, seed=None).meta["seed"] is None
+
+
+@pytest.mark.parametrize("name", ["cs-i-p", "cs-ni-p"])
+def test_a_job_ending_with_nothing_queued_lets_a_preemptive_cs_migrate(name):
+    """[capannini2007] sections 3 and 6: a plan at every submission and
+    ending, a running job interruptible at each.  Both jobs arrive at 0 and
+    the plan puts job 1 on the slow machine (benchmark 200); job 0 ends at
+    300 with nothing queued, and no pass ran: job 1 stayed and ended at
+    3000, late for 2000.  The pass at 300 moves it to the fast machine
+    (its row there, 15.10 against 14.10 with the overhead: by hand)."""
+    s = stream([300.0, 1000.0], [0.0, 0.0], bench=[600.0, 600.0], deadline=[310.0, 2000.0],
+               m_bench=(600.0, 200.0))
+    passes = []
+    r = simulate_farm(s, make_farm_policy(name), on_pass=lambda view, plan: passes.append((view.now, dict(plan))))
+    assert passes[0] == (0.0, {0: 0, 1: 1}) and passes[1] == (300.0, {1: 0})
+    job1 = r.jobs.set_index("id").loc[1]
+    assert job1["end"] == pytest.approx(1200.0) and not job1["late"] and job1["migrations"] == 1
+    np_passes = []
+    simulate_farm(s, make_farm_policy(name.replace("-p", "-np")),
+                  on_pass=lambda view, plan: np_passes.append(view.now))
+    assert np_passes == [0.0]         # a non-preemptive plan cannot move it: no pass with nothing queued
