@@ -405,7 +405,13 @@ def license_rho(requests: np.ndarray, copies: np.ndarray) -> np.ndarray:
 
 def license_weight(licenses: np.ndarray, copies: np.ndarray) -> np.ndarray:
     """``w(i) = |L| sum_{l in L_c} s[i,l] rho_l + sum_{l in L_nc} s[i,l] rho_l``
-    ([capannini2007] 4.1, Licenses).  O(N L)."""
+    ([capannini2007] 4.1, Licenses).  O(N L).
+
+    The formula as printed, which Delta uses.  The paper also states the
+    order it stands for (critical part w1 first, w2 on ties), and w follows
+    that order only where |L| times the w1's difference outweighs the w2's (e.g. copies
+    10, 20, 1: a job asking license 0 alone has w1 1.10 > 1.05 of a job
+    asking licenses 1 and 2, yet w 3.30 < 4.15): the formula is kept."""
     s = np.asarray(licenses, dtype=float)
     rho = license_rho(s, copies)
     crit = rho > 1.0

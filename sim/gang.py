@@ -51,6 +51,11 @@ Policies (one pass = the steps in this order; ``variant`` as in figures 11/12/23
     (C only weighs option 1 against option 2, and both scale with it): a C
     far beyond the paper's 0 to 30 s (figure 24) stretches every migrated
     job (1e4 s: mean wait 211,639 s against 463 s at 10 on a 500-job stream).
+    ``migration_limit`` 0 migrates nothing, but is not GS: figure 23's steps
+    still run, and CollapseMatrix-2 moves a job to another row where its own
+    columns are free after Schedule-1 (no migration), which GS does not do
+    then (the paper's note under figure 24 calls Q = 0 "the case without
+    migration").
 
 Capacity loss (eq. 3)
     Node-seconds lost while jobs wait (delta = 1): empty cells of the running
@@ -590,10 +595,10 @@ def _named(name: str):
     return make
 
 
-_RULES = {"gs": "gang scheduling: the Ousterhout matrix, first fit into rows ([zhang-comparative] section 5)",
-          "bgs": "gang scheduling with backfilling of each row ([zhang-comparative] section 5)",
-          "mgs": "gang scheduling with migration between rows ([zhang-comparative] section 6)",
-          "mbgs": "gang scheduling with backfilling and migration ([zhang-comparative] section 6)"}
+_RULES = {"gs": "gang scheduling: the Ousterhout matrix, best fit into rows ([zhang-comparative] section 6.1)",
+          "bgs": "gang scheduling with backfilling of each row ([zhang-comparative] section 6.2)",
+          "mgs": "gang scheduling with migration of tasks between processors ([zhang-comparative] section 6.4)",
+          "mbgs": "gang scheduling with backfilling and migration ([zhang-comparative] section 6.5)"}
 for _name in GANG_POLICIES:
     _registry.register_policy("gang", _name, _named(_name), rule=_RULES[_name])
 

@@ -34,7 +34,11 @@ jobs.  The Schedule step is conservative backfilling ([zhang-comparative] sectio
   ([zhang-comparative] section 6.2: "using a reservation guarantees that
   the start time of a job will not exceed a certain limit" is true of the
   ``mpl x estimate`` model, not of the slices); ``promised`` records the
-  first booking, so ``placed - promised`` shows each slip;
+  first booking, so ``placed - promised`` shows each slip.  Context
+  switches slip a job the same way, at any mpl: each entry into execution
+  costs ``switch_overhead`` of its slice, so with exact estimates a job can
+  run past ``mpl x estimate`` and be noticed as overrun (BGS re-books at the
+  next pass; MBGS at once, in its second Schedule step);
 * CompactMatrix may move a job to another row only where it does not break
   that row's reservations (:meth:`RowBackfill.allows`); FillMatrix ignores
   the reservations (replicas are temporary: CleanMatrix removes them at the

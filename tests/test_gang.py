@@ -485,3 +485,14 @@ def test_a_free_migration_places_the_waiting_job_as_a_cheap_one_does():
         r = eb.simulate(w, "mgs", machine="gang", mpl=2, slice=100.0, migration_cost=cost, migration_limit=3)
         row = r.jobs.set_index("id").loc[4]
         assert (row["placed"], row["start"], row["end"]) == (250.0, 300.0, 400.0), cost
+
+
+def test_the_gang_policies_say_the_rules_of_the_paper():
+    """gs was listed as 'first fit into rows'; [zhang-comparative] section
+    6.1's Schedule takes the row with the fewest free slots that holds the
+    job, "a best fit algorithm", as the code does."""
+    from epochbench.sim import registry
+    registry.policies("gang")
+    rule = {name: registry.get_policy("gang", name).rule for name in ("gs", "bgs", "mgs", "mbgs")}
+    assert "best fit into rows" in rule["gs"] and "first fit" not in rule["gs"] and "6.1" in rule["gs"]
+    assert "6.2" in rule["bgs"] and "between processors" in rule["mgs"] and "6.5" in rule["mbgs"]
