@@ -145,8 +145,9 @@ def feitelson96(n: int = 1000, *, seed=0, processors: int = 128, load: float = D
     runs from :func:`zipf_runs` (the model's "repeat count": the same job
     submitted again).  The runs of a job are consecutive submissions with
     identical size and runtime; SWF field 17 (``prev_job``) names the previous
-    run.  [leinberger1999] §3.1 replaces the model's closed-loop resubmission by Poisson
-    arrivals for every submission, as here; the rate is set so that
+    run.  Every submission arrives by Poisson arrivals (not the model's closed-loop
+    resubmission; [leinberger1999] §3.1 used "the job size and runtime
+    characteristics" only, which ``repeats=False`` gives); the rate is set so that
     :func:`offered_load` is ``load``.  The first ``n`` runs form the stream.
     Estimates are exact (estimate = runtime); see :func:`with_estimates`.
 
@@ -493,7 +494,10 @@ def k_resources(jobs: pd.DataFrame, processors: int, k: int, *, dist: str = "uni
     ceil(share_0 x P): at most ``size`` with ``norm="max"``, possibly more
     with ``"mean"``, whose shares can exceed size / P), resources 1..K-1 are ``res_1 .. res_{K-1}``
     with ``capacity`` units each.  The original size is kept in column
-    ``size``.  K = 1 returns the stream unchanged.  Cost O(n K).
+    ``size``.  A rerun of a job (``prev_job``: the id of the run before, as
+    :func:`feitelson96` with ``repeats`` writes) asks what its first run asks
+    (:func:`_first_runs`): it is the same job submitted again.  K = 1
+    returns the stream unchanged.  Cost O(n K).
     """
     k, processors = _int("k", k, 1), _int("processors", processors, 1)
     capacity = _int("capacity", capacity, 1)
@@ -509,6 +513,8 @@ def k_resources(jobs: pd.DataFrame, processors: int, k: int, *, dist: str = "uni
     if sizes.size and (sizes.min() < 1 or sizes.max() > processors):
         raise ValueError(f"job sizes must lie in 1..{processors}, got {sizes.min()}..{sizes.max()}")
     demand, capped = k_requirements(_rng(seed), sizes, processors, cap, dist, norm)
+    first = _first_runs(jobs)
+    demand, capped = demand[first], capped[first]
     out = jobs.copy()
     pos = out.columns.get_loc("procs")
     out["procs"] = demand[:, 0]
@@ -519,10 +525,30 @@ def k_resources(jobs: pd.DataFrame, processors: int, k: int, *, dist: str = "uni
     return Stream(out, cap, dict(k=k, dist=dist, norm=norm, capacity=capacity, capped=int(capped.sum())))
 
 
+def _first_runs(jobs: pd.DataFrame) -> np.ndarray:
+    """For each row, the row of the first run of its job: itself, or for a
+    rerun (``prev_job`` >= 0, the id of the run before it) the first run of
+    that chain; a ``prev_job`` naming no row of the table starts a chain.
+    Pointer jumping: O(n log(longest chain))."""
+    n = len(jobs)
+    if "prev_job" not in jobs.columns or "id" not in jobs.columns or not n:
+        return np.arange(n)
+    before = pd.Index(jobs["id"].to_numpy()).get_indexer(jobs["prev_job"].to_numpy())
+    root = np.where(before >= 0, before, np.arange(n))
+    while True:
+        nxt = root[root]
+        if np.array_equal(nxt, root):
+            return root
+        root = nxt
+
+
 # ---- estimate models ([zhang-comparative] section 2.1) ------------------------------------------------
-def _new_estimates(jobs: pd.DataFrame, factor: np.ndarray) -> pd.DataFrame:
+def _new_estimates(jobs: pd.DataFrame, factor: np.ndarray, top: float = math.inf) -> pd.DataFrame:
     """estimate = runtime x factor; rounded up to whole seconds where factor > 1
-    (so estimate >= runtime, and factor 1 gives exactly the runtime); at least
+    (so estimate >= runtime, and factor 1 gives exactly the runtime), but
+    never above runtime x ``top`` (the model's largest factor) where a whole
+    second lies in [runtime, runtime x top]: rounding up took a 1 s job's
+    estimate to 2 s under Omega 0.5, whose factors lie in [1, 1.5]; at least
     1 s (the :mod:`epochbench.instances.jobs` rule); ``duration`` and ``req_time`` follow."""
     out = jobs.copy()
     run = out["runtime"].to_numpy(dtype=np.float64)
@@ -530,6 +556,9 @@ def _new_estimates(jobs: pd.DataFrame, factor: np.ndarray) -> pd.DataFrame:
         raise ValueError("runtime must be >= 0 (unknown runtimes cannot get a model estimate)")
     est = run * factor
     est = np.maximum(np.where(factor > 1, np.ceil(est - 1e-9 * est), est), 1.0)
+    if math.isfinite(top):
+        most = np.floor(run * top * (1 + 1e-12))          # the largest whole second within the model's range
+        est = np.where(most >= run, np.minimum(est, np.maximum(most, 1.0)), est)
     est = np.maximum(est, run)
     out["estimate"] = est
     if "duration" in out.columns:
@@ -542,13 +571,15 @@ def _new_estimates(jobs: pd.DataFrame, factor: np.ndarray) -> pd.DataFrame:
 def omega_estimates(jobs: pd.DataFrame, omega: float, *, seed=0) -> pd.DataFrame:
     """[zhang-comparative] §2.1 Omega model: estimate = runtime x f, f uniform on
     [1, 1 + omega]; omega = 0 is perfect knowledge.  The runtime is the
-    dedicated execution time.  A new table; O(n)."""
+    dedicated execution time.  Estimates are whole seconds, rounded up but
+    kept within [runtime, runtime x (1 + omega)] where a whole second lies
+    there (:func:`_new_estimates`).  A new table; O(n)."""
     omega = float(omega)
     if not (omega >= 0 and math.isfinite(omega)):
         raise ValueError(f"omega must be >= 0, got {omega!r}")
     _require(jobs, "runtime")
     u = _rng(seed).random(len(jobs))
-    return _new_estimates(jobs, 1.0 + omega * u)
+    return _new_estimates(jobs, 1.0 + omega * u, top=1.0 + omega)
 
 
 def phi_estimates(jobs: pd.DataFrame, phi: float, *, seed=0) -> pd.DataFrame:
