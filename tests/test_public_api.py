@@ -576,6 +576,7 @@ def test_the_results_the_library_makes_still_pass_the_check():
     assert eb.Result(**{**GOOD, "seconds": None, "info": None}).info == {}      # solve measures; no info is {}
     assert eb.Result(**{**GOOD, "status": "optimal", "bound": math.inf}).bound == math.inf   # solve withdraws it
 
+
 @pytest.mark.parametrize("family", ["packing", "assignment"])
 @pytest.mark.parametrize("status", ["feasible", "optimal"])
 def test_a_heuristic_may_leave_value_and_info_of_its_result_to_solve(family, status):
@@ -594,6 +595,7 @@ def test_a_heuristic_may_leave_value_and_info_of_its_result_to_solve(family, sta
             else eb.generate("assign-random", n=4, machines=4, density=1.0, count=1, seed=1))[0]
     res = eb.solve(inst, name)
     assert res.value == inst.value(res.decision) and isinstance(res.info, dict) and res.status == "feasible"
+
 
 def test_the_multi_queue_message_names_keywords_from_python():
     """It said 'lend=True, --lend' and 'partitions, --partitions' to both."""
