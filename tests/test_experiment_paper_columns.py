@@ -167,3 +167,20 @@ def test_the_command_prints_an_extra_table_with_no_rows(tmp_path, capsys, monkey
     monkeypatch.setattr(ex, "run_experiment", run)
     assert main(["experiment", "zhang-gang", "--quick", "--out", str(tmp_path / "o")]) == 0
     assert "(no rows for the tasks run)" in capsys.readouterr().out
+
+
+def test_zhang_gang_claims_tell_a_tie_from_a_loss():
+    """GS-5 never blocks at low load, so BGS-5 is the same run job for job;
+    the strict share read 0.0, as if BGS-5 lost at every point."""
+    base = {"stream": "lublin03", "overhead": 0.0, "discrete": False, "seed": 0, "offered_load": 0.5,
+            "capacity_loss": 0.1, "bsld_std": 1.0, "wait_std": 1.0, "small_bsld_mean": 1.0, "large_bsld_mean": 1.0,
+            "small_wait_mean": 1.0, "large_wait_mean": 1.0, "utilization": 0.5}
+    rows = []
+    for p, sld in zip((0.4, 0.6, 0.8), (1.26, 1.69, 3.31)):
+        rows.append({**base, "config": "BF", "policy": "bf", "mpl": 1, "point": p, "bsld_mean": 2 * sld,
+                     "wait_mean": 200.0})
+        for cfg, pol in (("GS-5", "gs"), ("BGS-5", "bgs")):
+            rows.append({**base, "config": cfg, "policy": pol, "mpl": 5, "point": p, "bsld_mean": sld,
+                         "wait_mean": 100.0})
+    c = zg.claims(pd.DataFrame(rows)).set_index("mpl").loc[5]
+    assert c["bgs<gs sld"] == 0.0 and c["bgs=gs sld"] == 1.0 and c["bgs=gs wait"] == 1.0 and c["bgs<bf sld"] == 1.0

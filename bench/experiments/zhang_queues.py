@@ -9,7 +9,9 @@ execution time (and estimate) multiplied by 1.1 .. 1.8 at fixed arrivals
 the offered load runs from 0.55 to ~0.99 and the slower orders saturate.
 Each stream is run under ``fcfs-bf``, ``sjf-bf``, ``bfit-bf`` and
 ``wfit-bf`` (:mod:`epochbench.sim.backfill`: the whole queue is booked in priority order
-at every event, lower-priority jobs never delay higher ones); estimates
+at every event, lower-priority jobs never delay higher ones; ``zhang-gang``'s BF
+and ``zhang-estimates`` compress reservations instead, which differs under
+Phi = 0.2: see :mod:`.zhang_estimates`); estimates
 perfect (figure 5 a-b: Omega = 0) and Phi = 0.2 (figure 5 c-d).  Metrics
 (:func:`epochbench.sim.metrics.summarize`): utilization (eq. 1), capacity loss kappa
 (eq. 2), mean wait, mean bounded slowdown (Gamma = 10 s).
