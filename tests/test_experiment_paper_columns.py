@@ -184,3 +184,22 @@ def test_zhang_gang_claims_tell_a_tie_from_a_loss():
                          "wait_mean": 100.0})
     c = zg.claims(pd.DataFrame(rows)).set_index("mpl").loc[5]
     assert c["bgs<gs sld"] == 0.0 and c["bgs=gs sld"] == 1.0 and c["bgs=gs wait"] == 1.0 and c["bgs<bf sld"] == 1.0
+
+
+def test_zhang_gang_figure_25_shows_wait_and_capacity_loss_too(tmp_path, monkeypatch):
+    """[zhang-comparative] 6.6: "Figure 25 compares loss of capacity, slowdown,
+    and wait time for all four time-sharing strategies"; the panel drew the
+    slowdown only."""
+    from epochbench.experiments import plotting
+    cfgs = [("bf", 1), ("gs", 5), ("bgs", 5), ("mgs", 5), ("mbgs", 5)]
+    rows = [r for policy, mpl in cfgs for point in (1.0, 1.4)
+            for r in zg.run({"stream": "lublin03", "policy": policy, "mpl": mpl, "overhead": 0.0, "discrete": False,
+                             "point": point, "seed": 0, "jobs": 200})]
+    figs = {}
+    monkeypatch.setattr(plotting, "save", lambda fig, path, *a, **k: figs.__setitem__(str(path), fig))
+    zg.plot(pd.DataFrame(rows), tmp_path / "zg.png")
+    extra = next(f for p, f in figs.items() if p.endswith("-extra.png"))
+    fig25 = {ax.get_title(): ax for ax in extra.axes if ax.get_title().startswith("fig. 25")}
+    assert set(fig25) == {"fig. 25: slowdown (MPL 5)", "fig. 25: wait (MPL 5)", "fig. 25: capacity loss (MPL 5)"}
+    for ax in fig25.values():
+        assert {"MGS-5", "MBGS-5", "GS-5", "BGS-5"} <= {line.get_label() for line in ax.get_lines()}

@@ -460,7 +460,8 @@ def plot(df: pd.DataFrame, path) -> None:
     one column per overhead (the rows share their y axis, labelled at the
     left, the columns their x axis, labelled at the bottom); ``NAME-extra.png``:
     figures 16/18 (standard deviations), 19 (small and large jobs), 21
-    (continuous vs discrete) and 25 (GS, BGS, MGS, MBGS) at overhead 0.  Each
+    (continuous vs discrete) and 25 (GS, BGS, MGS, MBGS: slowdown, wait and
+    capacity loss, as the paper's figure compares) at overhead 0.  Each
     figure one legend; mean over seeds with a band of one standard
     deviation where there are several; waits in hours; log axes only for
     positive values (slowdown and wait)."""
@@ -511,7 +512,7 @@ def _extra(cs: pd.DataFrame, path, stream: str) -> None:
     disc = zero["discrete"].astype(bool)
     cont = zero[~disc]
     with style():
-        fig, axes = figure(2, 3, width=PAGE, height=5.8)
+        fig, axes = figure(3, 3, width=PAGE, height=8.4)
         panels = {}
         for ax, ycol, name, scale, title in ((axes[0][0], "bsld_std", "s.d. of bounded slowdown (ratio, {scale})", 1.0,
                                               "fig. 16: spread of slowdown"),
@@ -538,11 +539,23 @@ def _extra(cs: pd.DataFrame, path, stream: str) -> None:
             _line(ax, zero[zero["config"] == cfg], "bsld_mean", cfg)
         ax.axhline(20, **SLD20)
         panels[ax] = (zero["bsld_mean"], "mean bounded slowdown (ratio, {scale})", "fig. 21: continuous vs discrete")
-        ax = axes[1][2]
-        for cfg in ("GS-5", "BGS-5", "MGS-5", "MBGS-5"):
-            if cfg in set(cont["config"]):
-                _line(ax, cont[cont["config"] == cfg], "bsld_mean", cfg)
-        panels[ax] = (cont["bsld_mean"], "mean bounded slowdown (ratio, {scale})", "fig. 25: migration (MPL 5)")
+        migration = [cfg for cfg in ("GS-5", "BGS-5", "MGS-5", "MBGS-5") if cfg in set(cont["config"])]
+        for ax, ycol, name, scale, what in ((axes[2][0], "bsld_mean", "mean bounded slowdown (ratio, {scale})", 1.0,
+                                             "slowdown"),
+                                            (axes[2][1], "wait_mean", "mean wait (h, {scale})", 3600.0, "wait"),
+                                            (axes[2][2], "capacity_loss", "capacity loss kappa (%)", 0.01,
+                                             "capacity loss")):
+            for cfg in migration:                  # figure 25 compares all three ([zhang-comparative] 6.6)
+                _line(ax, cont[cont["config"] == cfg], ycol, cfg, scale)
+            sub = cont[cont["config"].isin(migration)]
+            if ycol == "capacity_loss":
+                ax.set_ylabel(name)
+                ax.set_title(f"fig. 25: {what} (MPL 5)")
+                if len(sub):
+                    ax.set_ylim(0, max(1.3 * float(100 * sub[ycol].max()), 5.0))
+            else:
+                panels[ax] = (sub[ycol] / scale, name, f"fig. 25: {what} (MPL 5)")
+        axes[1][2].set_axis_off()
         for ax, (vals, name, title) in panels.items():
             value_scale(ax, vals, label=name)
             ax.set_title(title)
