@@ -8,8 +8,8 @@ offered load 0.85, Phi = 0.2 estimates as in [zhang-comparative]).  Policies (on
 setting each, :data:`POLICIES`): ``easy``, ``conservative``, ``easy-sjf``,
 ``easy-xfactor``, ``slack-bf`` (slack 0.5 x estimate), ``threshold-bf``
 (expected slowdown 2) and ``multi-queue`` (two queues split at one hour of
-estimate, equal partitions, lending on: both streams hold jobs as wide as
-the machine, which no partition could run without it).
+estimate, equal partitions, lending on: both streams hold jobs wider than
+one partition, which it could not run without lending).
 
 Metrics (:func:`epochbench.sim.metrics.summarize`): mean wait, mean bounded slowdown
 (tau = 10 s), utilization.  Per-epoch gap: every selection step of the
