@@ -155,6 +155,17 @@ def _mixed_experiment():
     return register(Experiment("mixed-test", "mixed rows", lambda opts: [{"x": x} for x in range(4)], mixed, table))
 
 
+def _interrupted_mixed_run(tmp_path, monkeypatch):
+    """``mixed-test`` run until its task 3 fails: its output folder and the
+    partial file holding tasks 0 to 2."""
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path / "data"))
+    _mixed_experiment()
+    out = tmp_path / "o"
+    STOP_AT["x"] = 3
+    assert main(["experiment", "mixed-test", "--jobs", "1", "--quiet", "--out", str(out)]) == 1   # task 3 failed
+    return out, out / "mixed-test.partial.jsonl"
+
+
 @pytest.mark.parametrize("edit, said", [
     ({"y": "abc"}, "line 2: row 1: 'y' is 'abc' (text), where the experiment writes number"),
     ({"wait_mean": 3.0}, "line 2: row 1 has the key 'wait_mean', which the experiment does not write"),
@@ -163,12 +174,7 @@ def _mixed_experiment():
 def test_a_reused_row_edited_by_hand_is_refused_in_one_line_naming_the_file_and_line(
         edit, said, tmp_path, monkeypatch, capsys):
     import json
-    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path / "data"))
-    _mixed_experiment()
-    out = tmp_path / "o"
-    STOP_AT["x"] = 3
-    assert main(["experiment", "mixed-test", "--jobs", "1", "--quiet", "--out", str(out)]) == 1   # task 3 failed
-    partial = out / "mixed-test.partial.jsonl"
+    out, partial = _interrupted_mixed_run(tmp_path, monkeypatch)
     lines = partial.read_text().splitlines()
     assert len(lines) == 3
     STOP_AT["x"] = None
@@ -193,12 +199,7 @@ def test_a_partial_file_written_before_records_named_their_columns_still_resumes
     some tasks and a number in others (braun's seed, an exact method's
     bound; here ``none``) refused a resume that had worked."""
     import json
-    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path / "data"))
-    _mixed_experiment()
-    out = tmp_path / "o"
-    STOP_AT["x"] = 3
-    assert main(["experiment", "mixed-test", "--jobs", "1", "--quiet", "--out", str(out)]) == 1   # task 3 failed
-    partial = out / "mixed-test.partial.jsonl"
+    out, partial = _interrupted_mixed_run(tmp_path, monkeypatch)
     old = [{k: v for k, v in json.loads(line).items() if k != "columns"} for line in partial.read_text().splitlines()]
     assert [r["rows"][0]["none"] for r in old] == [1.5, None, None]
     partial.write_text("".join(json.dumps(r) + "\n" for r in old))

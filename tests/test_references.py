@@ -99,17 +99,24 @@ def test_a_best_known_value_beyond_a_proof_is_a_disagreement():
     assert reference(fine, [ff]).kind == "best known"
 
 
-def test_a_disagreement_costs_its_instance_not_the_run(tmp_path, capsys):
-    """A reference that a checked solution refutes: every instance is still
-    scored and written; the refuted one's rows have no gap and say why in
-    ``error``; the command exits 1 with one line; ``score`` raises with the
-    table attached."""
+def _family_with_a_refuted_optimum(tmp_path, capsys):
+    """Three packing instances in ``tmp_path/fam`` and ``bad.csv`` claiming an
+    optimum of 0.0001 for the second (any checked solution refutes it)."""
     folder = tmp_path / "fam"
     assert main(["generate", "leinberger", "--out", str(folder), "--n", "6", "--k", "2", "--count", "3",
                  "--seed", "3"]) == 0
     names = sorted(p.stem for p in folder.glob("leinberger*.json"))
     (tmp_path / "bad.csv").write_text(f"instance,optimum\n{names[1]},0.0001\n")
     capsys.readouterr()
+    return folder, names
+
+
+def test_a_disagreement_costs_its_instance_not_the_run(tmp_path, capsys):
+    """A reference that a checked solution refutes: every instance is still
+    scored and written; the refuted one's rows have no gap and say why in
+    ``error``; the command exits 1 with one line; ``score`` raises with the
+    table attached."""
+    folder, names = _family_with_a_refuted_optimum(tmp_path, capsys)
     assert main(["score", str(folder), "--methods", "ff,cpsat", "--reference", str(tmp_path / "bad.csv"),
                  "--out", str(tmp_path / "s")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
@@ -130,12 +137,7 @@ def test_the_printed_summary_counts_a_disagreement_apart_from_no_bound(tmp_path,
     gap_kind "no bound"; the printed summary counted them as "no bound"
     ("optimum 2, no bound 1"), as if nothing had been proved, not that two
     proofs clashed.  The CSV keeps its fields."""
-    folder = tmp_path / "fam"
-    assert main(["generate", "leinberger", "--out", str(folder), "--n", "6", "--k", "2", "--count", "3",
-                 "--seed", "3"]) == 0
-    names = sorted(p.stem for p in folder.glob("leinberger*.json"))
-    (tmp_path / "bad.csv").write_text(f"instance,optimum\n{names[1]},0.0001\n")
-    capsys.readouterr()
+    folder, names = _family_with_a_refuted_optimum(tmp_path, capsys)
     assert main(["score", str(folder), "--methods", "ff", "--reference", str(tmp_path / "bad.csv"),
                  "--out", str(tmp_path / "s")]) == 1
     ff = [ln for ln in capsys.readouterr().out.splitlines() if " ff " in f" {ln} "]
