@@ -116,10 +116,21 @@ def _cbc_version() -> str | None:
     return f"bundled with PuLP {pulp}" if pulp else None
 
 
+def cpu_name() -> str:
+    """The CPU model (``/proc/cpuinfo``'s model name, else what ``platform`` says)."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def machine() -> dict:
     """Host, CPU model, logical cores, platform."""
-    from .sweep import _cpu
-    return {"host": socket.gethostname(), "cpu": _cpu(), "cores": os.cpu_count(),
+    return {"host": socket.gethostname(), "cpu": cpu_name(), "cores": os.cpu_count(),
             "platform": platform.platform(), "machine": platform.machine()}
 
 

@@ -46,7 +46,6 @@ import json
 import logging
 import os
 import pickle
-import platform
 import re
 import socket
 import sys
@@ -480,24 +479,14 @@ def append_record(log, task: dict, rows: list[dict], stamp: dict | None = None) 
 
 
 # ---- one task ------------------------------------------------------------------------------
-def _cpu() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def rows_of(run: Callable[[dict], Any], task: dict, timing: bool = False) -> list[dict]:
     """``run(task)`` as a list of rows (a single dict becomes one row); with
     ``timing``, each row gets the ``host`` and ``cpu`` that ran it."""
     rows = run(task)
     rows = [rows] if isinstance(rows, dict) else list(rows)
     if timing:
-        where = {"host": socket.gethostname(), "cpu": _cpu()}
+        from .runs import cpu_name
+        where = {"host": socket.gethostname(), "cpu": cpu_name()}
         rows = [{**r, **where} for r in rows]
     return rows
 
