@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from epochbench.scoring import gap_of
-from epochbench.suite import instance_record, median_seconds, record, rows_writer, rounds as bench_rounds
+from epochbench.suite import instance_record, median_seconds, record, rows_writer, rounds as bench_rounds, time_rounds
 from epochbench.instances.data import data_root
 from epochbench.instances.generators import generate
 from epochbench.instances.knapsack import load_mknapcb
@@ -56,20 +56,21 @@ def test_greedy_gap_on_mknapcb1(benchmark, mknapcb1, method, request):
     """Gap to the best known values (Chu & Beasley GA, mkcbres.txt) on all 30
     problems, by :func:`epochbench.scoring.gap_of` (``beats``: problems where the
     greedy beats the GA value)."""
-    gaps, kinds, beats, per = [], set(), 0, []
+    gaps, kinds, beats, per, solved = [], set(), 0, [], []
     for inst in mknapcb1:
         r = solve(inst, method)                 # feasibility-checked
         g = gap_of(inst, r)
-        record("knapsack", "mknapcb1", inst.name, method, "heuristic", g["gap"], g["gap_kind"], r.seconds)
+        solved.append((inst, r, g))
         gaps.append(g["gap"])
         kinds.add(g["gap_kind"])
         beats += g["beats_reference"]
         per.append(instance_record(inst, r, g))
     func = get("knapsack", method).func
-    cycle = itertools.cycle(mknapcb1)
     benchmark.group = "knapsack-mknapcb1"
-    benchmark.pedantic(func, setup=lambda: ((next(cycle),), {}),
-                       rounds=bench_rounds(request.config, 60, lambda: func(mknapcb1[0])), iterations=1, warmup_rounds=3)
+    times = time_rounds(benchmark, func, mknapcb1, bench_rounds(request.config, 60, lambda: func(mknapcb1[0])), 3)
+    for inst, r, g in solved:                   # the leaderboard's time: the rounds' median on the instance
+        record("knapsack", "mknapcb1", inst.name, method, "heuristic", g["gap"], g["gap_kind"],
+               times.get(inst.name, r.seconds))
     g = np.array(gaps)
     info = {"method": method, "problems": len(g), "mean_gap": float(g.mean()), "max_gap": float(g.max()),
             "min_gap": float(g.min()), "gap_vs": ", ".join(sorted(kinds)), "beats": int(beats),

@@ -10,15 +10,13 @@ Run with ``pytest --benchmark`` (``--quick``: 32 x 4 proofs only, GA timed
 once)."""
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from epochbench.experiments.braun import GREEDY, exact_run, exact_table
 from epochbench.scoring import better, gap_of
-from epochbench.suite import instance_record, median_seconds, record, rows_writer, rounds as bench_rounds
+from epochbench.suite import instance_record, median_seconds, record, rows_writer, rounds as bench_rounds, time_rounds
 from epochbench.instances.data import data_root
 from epochbench.instances.mapping import BRAUN_NAMES, braun_family, braun_range
 from epochbench.instances.registry import get, solve
@@ -46,18 +44,20 @@ def test_heuristic_512x16(benchmark, big, method, request):
     func = get("mapping", method).func
     for inst in insts:
         func(inst)  # numba kernels load / compile
-    gaps, kinds, per = [], set(), []
+    gaps, kinds, per, solved = [], set(), [], []
     for inst in insts:  # best known (Braun files) or the instance's lower bound: bench.score's rule
         r = solve(inst, method)
         g = gap_of(inst, r)
-        record("mapping", f"512x16 {source}", inst.name, method, "heuristic", g["gap"], g["gap_kind"], r.seconds)
+        solved.append((inst, r, g))
         gaps.append(g["gap"])
         kinds.add(g["gap_kind"])
         per.append(instance_record(inst, r, g))
-    cycle = itertools.cycle(insts)
     benchmark.group = f"mapping-512x16-{source}"
     rounds = bench_rounds(request.config, 24 if method in ("sa", "tabu") else 60, lambda: func(insts[0]))
-    benchmark.pedantic(func, setup=lambda: ((next(cycle),), {}), rounds=rounds, iterations=1, warmup_rounds=2)
+    times = time_rounds(benchmark, func, insts, rounds, 2)
+    for inst, r, g in solved:                   # the leaderboard's time: the rounds' median on the instance
+        record("mapping", f"512x16 {source}", inst.name, method, "heuristic", g["gap"], g["gap_kind"],
+               times.get(inst.name, r.seconds))
     med = 1000 * median_seconds(benchmark)
     info = {"method": method, "source": source, "median_ms": med, "mean_gap_best": float(np.mean(gaps)),
             "gap_vs": ", ".join(sorted(kinds))}
