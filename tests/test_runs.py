@@ -145,6 +145,9 @@ def test_a_named_bench_run_is_never_overwritten(tmp_path):
     info = _strict((tmp_path / "results" / "base" / "run.json").read_text())
     _provenance_is_complete(info, "bench")
     assert info["quick"] is True and "leaderboard-packing.csv" in info["files"]
+    assert info["seeds"] == [1] and info["time_limit"] == [5.0]          # the README: seeds and time limits
+    assert {"config": "leinberger-k2-distuniform-n32", "family": "packing", "generator": "leinberger",
+            "params": {"count": 3, "dist": "uniform", "k": 2, "n": 32, "seed": 1}, "time_limit": 5.0} in info["configs"]
     solved = pd.read_csv(tmp_path / "results" / "base" / "bench-solves.csv")
     assert set(solved["method"]) == {"ff"}                          # the references solved for its gaps are no rows
     assert "cpsat, milp-cbc, milp-highs, mkp-bb solved as references only (not selected)" in first.stdout

@@ -69,11 +69,25 @@ def _start_run(config) -> None:
     folder, held = _claim(config, given, name)
     rid = f"bench-{runs.stamp()}" if given else folder.name        # DIR given: it may hold several runs
     from epochbench.sweep import scheduler_of
-    info = runs.provenance("bench", rid, argv=sys.argv, quick=bool(config.getoption("--quick")),
-                           pytest_args=list(config.invocation_params.args),
-                           execution={"scheduler": scheduler_of(None)})   # the reference solves' (score's field)
+    quick = bool(config.getoption("--quick"))
+    info = runs.provenance("bench", rid, argv=sys.argv, quick=quick, pytest_args=list(config.invocation_params.args),
+                           execution={"scheduler": scheduler_of(None)},   # the reference solves' (score's field)
+                           **_settings(quick))
     config.stash[RUN] = (folder, info)
     config.stash[HELD] = held
+
+
+def _settings(quick: bool) -> dict:
+    """The seeds and exact time limits of the packing and epochs
+    configurations (:func:`epochbench.suite.configs`), for ``run.json``: the
+    README's "the command's seeds, time limits and options"; the other
+    families' benchmarks carry theirs in their names (``mkp-bb@10s``)."""
+    from epochbench.suite import configs
+    cfgs = configs(quick)
+    return {"seeds": sorted({dict(c.params)["seed"] for c in cfgs if "seed" in dict(c.params)}),
+            "time_limit": sorted({c.time_limit for c in cfgs}),
+            "configs": [{"config": c.id, "family": c.family, "generator": c.generator, "params": dict(c.params),
+                         "time_limit": c.time_limit} for c in cfgs]}
 
 
 def _claim(config, given: str | None, name: str | None):
