@@ -18,7 +18,7 @@ import pandas as pd
 from epochbench.instances import generators
 from epochbench.instances.registry import get, names, solve
 
-from .scoring import gap_vs, score_rows, share_text
+from .scoring import gap_fields, gap_vs, reference, score_rows, share_text
 
 EXACT_ORDER = ("cpsat", "milp-highs", "milp-cbc")
 
@@ -227,16 +227,40 @@ BOARD: list[dict] = []
 _KIND_SHORT = {"optimum": "opt", "best known": "best", "bound": "bound", "no bound": "none"}
 
 
+#: (family, config, instance) -> (the instance, [(its :data:`BOARD` row, the Result)]) of the solves
+#: recorded with their result: the leaderboard takes their gaps against the reference of all of them
+#: (:func:`_regap`), as ``score`` does
+SOLVED: dict = {}
+
+
 def record(family: str, config: str, instance: str, method: str, kind: str, gap: float | None, gap_kind: str,
-           seconds: float, short: bool = False) -> None:
+           seconds: float, short: bool = False, *, inst=None, result=None) -> None:
     """One solve of a benchmark for the leaderboards: its gap (against the
     reference of kind ``gap_kind``) and its decision time; ``short``: it
     falls short of the family's first objective (an assignment with fewer
     pairs than the maximum), so it is never at the reference, whatever its
-    gap on the second."""
-    BOARD.append({"family": family, "config": config, "instance": instance, "method": method, "kind": kind,
-                  "gap": np.nan if gap is None else float(gap), "gap_kind": gap_kind, "seconds": float(seconds),
-                  "short": bool(short)})
+    gap on the second.  With the instance ``inst`` and the checked
+    ``result``, the leaderboard measures the gap again against every result
+    recorded for that instance (a method that beats the data set's best
+    known value is the reference of the others, not of itself alone)."""
+    row = {"family": family, "config": config, "instance": instance, "method": method, "kind": kind,
+           "gap": np.nan if gap is None else float(gap), "gap_kind": gap_kind, "seconds": float(seconds),
+           "short": bool(short)}
+    BOARD.append(row)
+    if inst is not None and result is not None:
+        SOLVED.setdefault((family, config, instance), (inst, []))[1].append((row, result))
+
+
+def _regap() -> None:
+    """The gaps of the rows of :data:`SOLVED` against the reference of all
+    the results of their instance (:func:`epochbench.scoring.reference`):
+    each was taken against the data set's value and its own result only."""
+    for inst, solves in SOLVED.values():
+        ref = reference(inst, [r for _, r in solves])
+        for row, r in solves:
+            g = gap_fields(inst, r, ref)
+            row["gap"] = np.nan if g["gap"] is None else float(g["gap"])
+            row["gap_kind"] = g["gap_kind"]
 
 
 def leaderboard_rows() -> pd.DataFrame:
@@ -254,6 +278,7 @@ def leaderboard_rows() -> pd.DataFrame:
         store = store.assign(seconds=[_decision_seconds(*row) for row in
                                       zip(store["config"], store["method"], store["instance"], store["kind"],
                                           store["seconds"])], short=False)[keep]
+    _regap()
     board = pd.DataFrame(BOARD, columns=keep)
     return pd.concat([d for d in (store, board) if not d.empty], ignore_index=True) if (
         not store.empty or not board.empty) else pd.DataFrame(columns=keep)

@@ -70,7 +70,7 @@ def test_greedy_gap_on_mknapcb1(benchmark, mknapcb1, method, request):
     times = time_rounds(benchmark, func, mknapcb1, bench_rounds(request.config, 60, lambda: func(mknapcb1[0])), 3)
     for inst, r, g in solved:                   # the leaderboard's time: the rounds' median on the instance
         record("knapsack", "mknapcb1", inst.name, method, "heuristic", g["gap"], g["gap_kind"],
-               times.get(inst.name, r.seconds))
+               times.get(inst.name, r.seconds), inst=inst, result=r)
     g = np.array(gaps)
     info = {"method": method, "problems": len(g), "mean_gap": float(g.mean()), "max_gap": float(g.max()),
             "min_gap": float(g.min()), "gap_vs": ", ".join(sorted(kinds)), "beats": int(beats),
@@ -92,7 +92,8 @@ def test_mkp_bb_proves_mknapcb1_within_10s(benchmark, mknapcb1, request):
     gaps, secs = [], []
     for inst, r in zip(mknapcb1, results):
         g = gap_of(inst, r)
-        record("knapsack", "mknapcb1", inst.name, "mkp-bb@10s", "exact", g["gap"], g["gap_kind"], r.seconds)
+        record("knapsack", "mknapcb1", inst.name, "mkp-bb@10s", "exact", g["gap"], g["gap_kind"], r.seconds,
+               inst=inst, result=r)
         gaps.append(g["gap"])
         secs.append(r.seconds)
     info = {"method": "mkp-bb", "problems": len(results), "proven": sum(r.status == "optimal" for r in results),
@@ -112,7 +113,8 @@ def test_cpsat_proves_mknapcb1_reference_optimal(benchmark, mknapcb1, problem, r
     benchmark.group = "knapsack-mknapcb1-proofs"
     r = benchmark.pedantic(lambda: solve(inst, "cpsat", time_limit=300, threads=1), rounds=1, iterations=1)
     g = gap_of(inst, r)
-    record("knapsack", "mknapcb1", inst.name, "cpsat", "exact", g["gap"], g["gap_kind"], r.seconds)
+    record("knapsack", "mknapcb1", inst.name, "cpsat", "exact", g["gap"], g["gap_kind"], r.seconds, inst=inst,
+           result=r)
     info = {"problem": inst.name, "status": r.status, "value": r.value, "bound": r.bound,
             "best_known": inst.meta["best_known"], "seconds": r.seconds}
     benchmark.extra_info.update(info)

@@ -57,7 +57,7 @@ def test_heuristic_512x16(benchmark, big, method, request):
     times = time_rounds(benchmark, func, insts, rounds, 2)
     for inst, r, g in solved:                   # the leaderboard's time: the rounds' median on the instance
         record("mapping", f"512x16 {source}", inst.name, method, "heuristic", g["gap"], g["gap_kind"],
-               times.get(inst.name, r.seconds))
+               times.get(inst.name, r.seconds), inst=inst, result=r)
     med = 1000 * median_seconds(benchmark)
     info = {"method": method, "source": source, "median_ms": med, "mean_gap_best": float(np.mean(gaps)),
             "gap_vs": ", ".join(sorted(kinds))}
@@ -187,7 +187,7 @@ def test_equal_budgets_512x16(benchmark, big, method, request):
         gaps.append(g["gap"])
         lp_gaps.append((r.value - lp) / lp)
         record("mapping", f"512x16 {source} budget {budget:g}s", inst.name, f"{method}@{budget:g}s", m.kind,
-               g["gap"], g["gap_kind"], r.seconds)
+               g["gap"], g["gap_kind"], r.seconds, inst=inst, result=r)
     info = {"method": method, "budget_s": budget, "source": source, "instances": len(insts),
             "mean_gap": float(np.nanmean(gaps)), "max_gap": float(np.nanmax(gaps)),
             "mean_gap_to_lp": float(np.mean(lp_gaps))}
