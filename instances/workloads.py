@@ -527,14 +527,20 @@ def k_resources(jobs: pd.DataFrame, processors: int, k: int, *, dist: str = "uni
 
 def _first_runs(jobs: pd.DataFrame) -> np.ndarray:
     """For each row, the row of the first run of its job: itself, or for a
-    rerun (``prev_job`` >= 0, the id of the run before it) the first run of
-    that chain; a ``prev_job`` naming no row of the table starts a chain.
-    Pointer jumping: O(n log(longest chain))."""
+    rerun (``prev_job`` >= 0, the id of an earlier row: the run before it)
+    the first run of that chain.  A ``prev_job`` naming no earlier row (an
+    id not in the table, a later row, the row itself) starts a chain, so
+    chains end; a table whose ids repeat has no chains (each row draws its
+    own).  Pointer jumping: O(n log(longest chain))."""
     n = len(jobs)
+    rows = np.arange(n)
     if "prev_job" not in jobs.columns or "id" not in jobs.columns or not n:
-        return np.arange(n)
-    before = pd.Index(jobs["id"].to_numpy()).get_indexer(jobs["prev_job"].to_numpy())
-    root = np.where(before >= 0, before, np.arange(n))
+        return rows
+    ids = pd.Index(jobs["id"].to_numpy())
+    if not ids.is_unique:
+        return rows
+    before = ids.get_indexer(jobs["prev_job"].to_numpy())
+    root = np.where((before >= 0) & (before < rows), before, rows)
     while True:
         nxt = root[root]
         if np.array_equal(nxt, root):
@@ -571,9 +577,9 @@ def _new_estimates(jobs: pd.DataFrame, factor: np.ndarray, top: float = math.inf
 def omega_estimates(jobs: pd.DataFrame, omega: float, *, seed=0) -> pd.DataFrame:
     """[zhang-comparative] §2.1 Omega model: estimate = runtime x f, f uniform on
     [1, 1 + omega]; omega = 0 is perfect knowledge.  The runtime is the
-    dedicated execution time.  Estimates are whole seconds, rounded up but
-    kept within [runtime, runtime x (1 + omega)] where a whole second lies
-    there (:func:`_new_estimates`).  A new table; O(n)."""
+    dedicated execution time.  Where f > 1 estimates are whole seconds,
+    rounded up but kept within [runtime, runtime x (1 + omega)] where a
+    whole second lies there (:func:`_new_estimates`).  A new table; O(n)."""
     omega = float(omega)
     if not (omega >= 0 and math.isfinite(omega)):
         raise ValueError(f"omega must be >= 0, got {omega!r}")

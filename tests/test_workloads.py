@@ -449,3 +449,16 @@ def test_the_leinberger_experiment_runs_jobs_without_repeats(monkeypatch):
     monkeypatch.setattr(leinberger, "ARMS", {"ff-easy": ("ff-easy", None)})
     leinberger.run({"k": 2, "dist": "uniform", "queue": 8, "seed": 0, "jobs": 60})
     assert seen and seen[0].get("repeats") is False
+
+
+def test_reruns_of_any_table_end_and_repeated_ids_draw_per_row():
+    """k_resources reads prev_job on any stream: a chain that loops (3 rows
+    naming each other) hung, repeated ids raised pandas' InvalidIndexError;
+    only an earlier row can be the run before."""
+    base = {"submit": [0.0, 1, 2, 3], "runtime": [5.0] * 4, "estimate": [5.0] * 4, "procs": [4] * 4}
+    loop = pd.DataFrame({"id": [1, 2, 3, 4], "prev_job": [3, 1, 2, -1], **base})     # 1 <- 2 <- 3 <- 1
+    out = k_resources(loop, 16, 2, seed=1)[0]
+    assert out.loc[1, ["procs", "res_1"]].tolist() == out.loc[0, ["procs", "res_1"]].tolist()   # 2 reruns 1
+    assert out.loc[2, ["procs", "res_1"]].tolist() == out.loc[0, ["procs", "res_1"]].tolist()   # 3 reruns 2
+    twice = pd.DataFrame({"id": [1, 1, 2, 3], "prev_job": [-1, 1, 1, 2], **base})
+    assert len(k_resources(twice, 16, 2, seed=1)[0]) == 4
