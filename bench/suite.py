@@ -306,18 +306,22 @@ def time_rounds(benchmark, func, insts: list, rounds: int, warmup_rounds: int) -
         used.append(inst.name)
         return (inst,), {}
     benchmark.pedantic(func, setup=setup, rounds=rounds, iterations=1, warmup_rounds=warmup_rounds)
-    return instance_medians(benchmark, used)
+    return instance_medians(benchmark, used, warmup_rounds)
 
 
-def instance_medians(benchmark, used: list) -> dict:
+def instance_medians(benchmark, used: list, warmup_rounds: int) -> dict:
     """Median round time per instance of a pytest-benchmark run whose
-    setup recorded, in ``used``, the instance of every round (warm-up rounds
-    first): ``{instance: seconds}``; empty when timing is off."""
+    setup recorded, in ``used``, the instance of every round:
+    ``warmup_rounds`` first, then the timed ones (pytest-benchmark may call
+    the setup again after them: ``--benchmark-cprofile`` does, for its
+    profiled call, which gave each instance the next one's time when the
+    names were counted from the end); ``{instance: seconds}``; empty when
+    timing is off."""
     data = getattr(getattr(getattr(benchmark, "stats", None), "stats", None), "data", None)
     if not data:
         return {}
     per: dict = {}
-    for name, t in zip(used[len(used) - len(data):], data):
+    for name, t in zip(used[warmup_rounds:warmup_rounds + len(data)], data):
         per.setdefault(name, []).append(t)
     return {name: float(np.median(ts)) for name, ts in per.items()}
 

@@ -84,8 +84,9 @@ def test_leaderboard_times_are_per_decision(monkeypatch):
     assert suite._decision_seconds("c", "ff", "i2", "heuristic", 9.0) == 0.5      # else the configuration's
     bench = SimpleNamespace(stats=SimpleNamespace(stats=SimpleNamespace(data=[1.0, 3.0, 2.0, 5.0, 4.0])))
     used = ["a", "b", "a", "b", "a", "b", "a"]                                    # two warm-up rounds first
-    assert suite.instance_medians(bench, used) == {"a": 2.0, "b": 4.0}             # a: 1, 2, 4; b: 3, 5
-    assert suite.instance_medians(SimpleNamespace(), used) == {}
+    assert suite.instance_medians(bench, used, 2) == {"a": 2.0, "b": 4.0}          # a: 1, 2, 4; b: 3, 5
+    assert suite.instance_medians(bench, used + ["b"], 2) == {"a": 2.0, "b": 4.0}  # a setup after the rounds
+    assert suite.instance_medians(SimpleNamespace(), used, 2) == {}
 
 
 def test_an_unknown_method_is_a_value_error_and_a_key_error():

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from epochbench.instances.registry import get
-from epochbench.suite import STORE, configs, instance_medians, median_seconds, methods_for, rounds as bench_rounds, warm_up
+from epochbench.suite import STORE, configs, median_seconds, methods_for, rounds as bench_rounds, time_rounds, warm_up
 
 
 def _cases(quick: bool):
@@ -47,18 +47,12 @@ def test_method(benchmark, config, method, request):
         STORE.ensure_reference(cfg)
         for inst in insts:  # checked results (feasibility, value) once per instance
             STORE.result(cfg, inst, method)
-        cycle, used = itertools.cycle(insts), []
-
-        def setup():
-            inst = next(cycle)
-            used.append(inst.name)              # which instance each round timed (per-decision times)
-            return (inst,), {}
         rounds = bench_rounds(request.config, max(20, 10 * len(insts)), probe=lambda: m.func(insts[0]))
-        benchmark.pedantic(m.func, setup=setup, rounds=rounds, iterations=1, warmup_rounds=len(insts))
+        times = time_rounds(benchmark, m.func, insts, rounds, len(insts))   # per-decision times
         median = median_seconds(benchmark)
         if median == median:                    # NaN when --benchmark-disable left it untimed
             STORE.timing[(cfg.id, method)] = median
-        for name, t in instance_medians(benchmark, used).items():
+        for name, t in times.items():
             STORE.instance_timing[(cfg.id, method, name)] = t
     gaps = STORE.gaps(cfg, method)
     vals = np.array([g for g, _, _ in gaps], dtype=float)
