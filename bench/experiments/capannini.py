@@ -22,7 +22,8 @@ overloaded farm that outweighs the deadline term, whose maximum is 10).
 What to expect against the paper (measured at full size, 3 seeds): EDF has
 fewer late jobs than every CS version up to Ta = 12 (Ta = 4: cs-i-p 69.8 %,
 EDF 50.2 %; Ta = 8: 51.6 %, 16.4 %), the preemptive CS versions win only
-at Ta = 20 (a quick run: cs-ni-p still trails EDF there, 6.2 % against 2.7 %).  The paper's figure 4 has CS ahead.  Almost all of the
+at Ta = 20 (a quick run: the non-preemptive ones still trail EDF there,
+6.2 % against 2.7 %).  The paper's figure 4 has CS ahead.  Almost all of the
 difference is AA: deadline jobs under CS wait about 4,800 time units at Ta
 = 4, so AA x age is near 96, and CS orders jobs by age like EASY and BF-rm
 (late 63.8 % and 61.3 % at Ta = 8).  With AA = 0 (the ``aging=0`` arm) cs-i-p
