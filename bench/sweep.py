@@ -360,9 +360,11 @@ def load_stamped(path: Path | None, tasks: list[dict], unreadable: list[int] | N
     chosen = set(done) if only is None else set(only) & set(done)
     for i in sorted(chosen):
         number, columns = numbers[i]
-        if columns is not None:    # a record written before records named their columns is taken as it is:
-            check_rows(done[i][0], columns, f"{path}: line {number}")   # others' kinds are no rule (a seed
-    return done                                                            # None in one task, 0 in another)
+        # a record written before records named their columns is taken as it is: the other records'
+        # kinds are no rule for it (a seed None in one task, 0 in another)
+        if columns is not None:
+            check_rows(done[i][0], columns, f"{path}: line {number}")
+    return done
 
 
 # ---- what a record's rows may hold ---------------------------------------------------------
