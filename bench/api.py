@@ -383,7 +383,9 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, *,
     from epochbench.sim.runner import simulate as _simulate
 
     from .checks import python_options
-    _selector_options(options.get("selector") or _implied_selector(policy, machine), options.get("selector_options"))
+    if options.get("selector_options") is not None:     # the policy is made only to name its step then
+        _selector_options(options.get("selector") or _implied_selector(policy, machine),
+                          options["selector_options"])
     options = python_options(options)                  # as the command line checks its options' text
     workload = _read_with(workload, nodes, kill_at_estimate)
     from epochbench.sim.registry import OptionError
