@@ -143,6 +143,34 @@ def current_code() -> dict:
             "diff": git_diff() if commit and commit.endswith("+dirty") else None}
 
 
+def commit_info() -> dict:
+    """pytest-benchmark's ``commit_info`` for this package's code (the
+    benchmark JSON's ``commit_info``): ``id`` the checkout's commit without
+    ``+dirty`` (:func:`git_commit`), else ``epochbench VERSION`` outside a
+    checkout; ``dirty``, ``diff`` (:func:`git_diff`), ``time`` and
+    ``author_time`` (the commit's, ISO 8601), ``branch`` (None outside a
+    checkout), ``project``.  pytest-benchmark's own reads the git checkout
+    of the working directory: ``unversioned`` outside one, and another
+    project's commit inside it."""
+    code = current_code()
+    sha, plus, _ = (code["commit"] or "").partition("+")
+    info = {"id": sha or f"epochbench {code['version']}", "dirty": bool(plus), "diff": code["diff"],
+            "time": None, "author_time": None, "branch": None, "project": "epochbench"}
+    if sha:
+        where = Path(__file__).resolve().parent
+        try:
+            times = _git(where, "show", "-s", "--format=%cI%n%aI", sha)
+            branch = _git(where, "rev-parse", "--abbrev-ref", "HEAD")
+        except (OSError, subprocess.SubprocessError):
+            return info
+        if times.returncode == 0:
+            info["time"], _, info["author_time"] = times.stdout.decode().strip().partition("\n")
+        if branch.returncode == 0:
+            name = branch.stdout.decode().strip()
+            info["branch"] = "(detached head)" if name == "HEAD" else name
+    return info
+
+
 def provenance(command: str, run_id: str, *, argv: list[str] | None = None, **about) -> dict:
     """The provenance record of a run that starts now (status ``running``).
 

@@ -50,6 +50,10 @@ def test_json_params_serialise_and_the_histogram_is_drawn(tmp_path):
     assert all(r["params"]["config"] == "leinberger-k2-distuniform-n32" for r in runs)
     assert all("mean_gap" in r["extra_info"] for r in runs)
     assert list(tmp_path.glob("hist*.svg"))
+    from epochbench import runs as provenance             # the benchmarked code, not the folder's checkout
+    info, ours = json.loads(text)["commit_info"], provenance.commit_info()
+    assert info["project"] == "epochbench" and info["id"] == ours["id"] != "unversioned"
+    assert info["dirty"] == ours["dirty"]
 
 
 def _runs(path):

@@ -215,6 +215,16 @@ HELD = _pytest.StashKey[object]()
 EXIT = _pytest.StashKey[int]()
 
 
+@_pytest.hookimpl(optionalhook=True)  # pytest-benchmark's hook: absent with -p no:benchmark
+def pytest_benchmark_update_commit_info(config, commit_info):
+    """The benchmark JSON's ``commit_info`` names the benchmarked code
+    (:func:`epochbench.runs.commit_info`), not the checkout of the
+    directory the run was started in."""
+    from epochbench import runs
+    commit_info.clear()
+    commit_info.update(runs.commit_info())
+
+
 def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
