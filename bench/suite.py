@@ -85,6 +85,9 @@ class Store:
     #: (cfg.id, method) of the benchmarks that ran; the other results are
     #: reference solves (:meth:`ensure_reference`), left off the leaderboards
     selected: set = field(default_factory=set)
+    #: (cfg, method, the benchmark's ``extra_info``) of the benchmarks that ran:
+    #: :meth:`refresh_infos` scores them again once every method has run
+    infos: list = field(default_factory=list)
 
     def result(self, cfg: Config, inst, method: str):
         """Checked result of ``method`` on ``inst`` (solved once per session)."""
@@ -126,6 +129,32 @@ class Store:
     def per_instance(self, cfg: Config, method: str) -> list[dict]:
         """``method``'s :func:`instance_record` on every instance of ``cfg`` solved so far."""
         return [{k: r[k] for k in INSTANCE_FIELDS} for r in self._scored(cfg) if r["method"] == method]
+
+    def extra_info(self, cfg: Config, method: str) -> dict:
+        """A packing or epochs benchmark's ``extra_info``: mean, largest
+        gap and share at the reference (gaps of the instances solved so far,
+        against the reference of all their results), the kinds of those
+        references, the statuses and the per-instance records."""
+        gaps = self.gaps(cfg, method)
+        vals = np.array([g for g, _, _ in gaps], dtype=float)
+        some = bool(np.isfinite(vals).any())
+        return {"family": cfg.family, "config": cfg.id, "method": method, "kind": get(cfg.family, method).kind,
+                "instances": len(cfg.instances()),
+                "mean_gap": float(np.nanmean(vals)) if some else None,
+                "max_gap": float(np.nanmax(vals)) if some else None,
+                "optimal_share": float(np.mean(vals <= 1e-9)),
+                "gap_vs": sorted({k for _, k, _ in gaps}),
+                "statuses": sorted({s for _, _, s in gaps}),
+                "per_instance": self.per_instance(cfg, method)}
+
+    def refresh_infos(self) -> None:
+        """Score every benchmark of :attr:`infos` again: an exact method's
+        ``extra_info`` is written when its benchmark runs, before the
+        methods after it may prove an optimum it only bounded (at short
+        time limits the first one was scored against its own bound, where
+        the leaderboard, built at the end, takes that optimum)."""
+        for cfg, method, info in self.infos:
+            info.update(self.extra_info(cfg, method))
 
     @property
     def rows(self) -> list[dict]:

@@ -249,3 +249,27 @@ def eb_generate_mkp():
         if solve(inst, "greedy-mkp").value != solve(inst, "greedy-ratio").value:
             return inst
     raise AssertionError("no instance where the greedies differ")
+
+
+def test_packing_extra_info_is_scored_again_against_later_results():
+    """A packing benchmark's ``extra_info`` is written when it runs; the
+    methods after it may give a better reference (an exact method that
+    only bounded at a short limit, one after it proving the optimum), and
+    ``Store.refresh_infos`` (called before pytest-benchmark saves) scores
+    it again against every result, as the leaderboard does."""
+    from epochbench.suite import Config, Store
+    store = Store()
+    cfg = Config("packing", "leinberger", tuple(sorted(dict(n=8, k=2, dist="uniform", count=2, seed=3).items())),
+                 5.0)
+    for inst in cfg.instances():
+        store.result(cfg, inst, "ff")
+    info = store.extra_info(cfg, "ff")
+    store.infos.append((cfg, "ff", info))
+    before = dict(info)
+    assert before["gap_vs"] != ["optimum"]
+    for inst in cfg.instances():
+        store.result(cfg, inst, "cpsat")
+    store.refresh_infos()
+    assert info["gap_vs"] == ["optimum"] and info == store.extra_info(cfg, "ff")
+    assert [p["gap_kind"] for p in info["per_instance"]] == ["optimum", "optimum"]
+    assert info["instances"] == 2 and info["method"] == "ff" and info["kind"] == "heuristic"

@@ -54,15 +54,5 @@ def test_method(benchmark, config, method, request):
             STORE.timing[(cfg.id, method)] = median
         for name, t in times.items():
             STORE.instance_timing[(cfg.id, method, name)] = t
-    gaps = STORE.gaps(cfg, method)
-    vals = np.array([g for g, _, _ in gaps], dtype=float)
-    benchmark.extra_info.update({
-        "family": cfg.family, "config": cfg.id, "method": method, "kind": m.kind,
-        "instances": len(insts),
-        "mean_gap": float(np.nanmean(vals)) if np.isfinite(vals).any() else None,
-        "max_gap": float(np.nanmax(vals)) if np.isfinite(vals).any() else None,
-        "optimal_share": float(np.mean(vals <= 1e-9)),
-        "gap_vs": sorted({k for _, k, _ in gaps}),
-        "statuses": sorted({s for _, _, s in gaps}),
-        "per_instance": STORE.per_instance(cfg, method),
-    })
+    benchmark.extra_info.update(STORE.extra_info(cfg, method))
+    STORE.infos.append((cfg, method, benchmark.extra_info))    # scored again at the end (Store.refresh_infos)

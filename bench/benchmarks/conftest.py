@@ -59,6 +59,15 @@ def _say_data(tr, data: dict) -> None:
                   "(set EPOCHBENCH_DATA or pass epochbench --data DIR)")
 
 
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)  # before pytest-benchmark's, which writes its JSON
+def pytest_sessionfinish(session, exitstatus):
+    """The packing and epochs benchmarks' ``extra_info`` scored against
+    every method's results (:meth:`epochbench.suite.Store.refresh_infos`)
+    before pytest-benchmark saves them."""
+    STORE.refresh_infos()
+    yield
+
+
 @pytest.hookimpl(trylast=True)               # after pytest-benchmark's tables: the answer comes last
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """The answer at a glance: one leaderboard per family (every method's gap
