@@ -361,7 +361,9 @@ def leaderboard(rows: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     gaps are measured against (``vs``: opt = a proven optimum, best = a best
     known value, bound = a valid bound), and ``no ans``: the solves that
     gave no decision (a timeout without a solution, an error) although there
-    was a reference to measure it against; the gaps are over the others, so
+    was a reference to measure it against; ``short``: the solves short of
+    the family's first objective (an assignment with fewer pairs than the
+    maximum, whose gap is on the weight alone); the gaps are over the others, so
     a method with such solves, or with a short solve (an assignment with
     fewer pairs than the maximum, whose gap is on the weight alone), ranks
     after every method that answered all in full (then by mean gap), and
@@ -420,8 +422,8 @@ def _ranked(f: pd.DataFrame) -> pd.DataFrame:
         missed = int((g["gap"].isna() & (g["gap_kind"] != "no bound")).sum())
         short = g["short"].fillna(False).astype(bool) if "short" in g else pd.Series(False, index=g.index)
         at = int(((g["gap"].astype(float) <= 1e-9) & ~short).sum())      # a solve without an answer is not at it
-        table.append({"method": method, "kind": g["kind"].iloc[0], "solves": len(g), "_short": int(short.sum()),
-                      "no ans": missed,
+        table.append({"method": method, "kind": g["kind"].iloc[0], "solves": len(g), "no ans": missed,
+                      "short": int(short.sum()),
                       "mean %": 100 * gaps.mean() if has else np.nan,
                       "p90 %": 100 * gaps.quantile(0.9) if has else np.nan,
                       "max %": 100 * gaps.max() if has else np.nan,
@@ -429,7 +431,7 @@ def _ranked(f: pd.DataFrame) -> pd.DataFrame:
                       "median ms": float(ms.median()), "p90 ms": float(ms.quantile(0.9)),
                       "vs": "/".join(sorted({_KIND_SHORT.get(k, k) for k in g["gap_kind"]}))})
     t = pd.DataFrame(table)
-    return (t.assign(_none=t["mean %"].isna(), _short=(t["no ans"] > 0) | (t["_short"] > 0))
+    return (t.assign(_none=t["mean %"].isna(), _short=(t["no ans"] > 0) | (t["short"] > 0))
             .sort_values(["_none", "_short", "mean %", "median ms"], kind="stable")
             .drop(columns=["_none", "_short"]).reset_index(drop=True))
 

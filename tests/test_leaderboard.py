@@ -57,6 +57,7 @@ def test_a_short_assignment_is_never_at_the_reference():
     exact = df.assign(method="hungarian", kind="exact", short=False, seconds=1e-2)
     board = leaderboard(pd.concat([df, exact], ignore_index=True))["assignment"].set_index("method")
     assert board.loc["mis", "at ref %"] == 75.0 and board.loc["mis", "no ans"] == 0
+    assert board.loc["mis", "short"] == 1 and board.loc["hungarian", "short"] == 0     # shown, as score shows it
     assert list(board.index) == ["hungarian", "mis"]        # equal mean gaps: the full answers first, however slow
 
 
