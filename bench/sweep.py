@@ -703,6 +703,8 @@ def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = 
     and the tasks once more.
     """
     todo = list(range(len(tasks))) if todo is None else list(todo)
+    if in_python():                     # a worker process names arguments as this call does
+        call = functools.partial(_keywords, call)
     option = _option(scheduler)
     scheduler = check_scheduler(scheduler)
     workers = local_workers(workers, scheduler)
@@ -910,6 +912,16 @@ def _resources(client, address: str | None) -> dict | None:
 
 def _token() -> str:
     return f"{os.getpid()}-{time.time_ns()}"
+
+
+def _keywords(call, task):
+    """``call(task)`` with messages naming keyword arguments
+    (:func:`~epochbench.instances.arguments.python_names`): a task of a
+    Python API call, run in a worker process, where the caller's context
+    is not (its messages named command-line flags)."""
+    from epochbench.instances.arguments import python_names
+    with python_names():
+        return call(task)
 
 
 def _outcome(call, task, raising: bool = False) -> tuple[bool, Any]:

@@ -435,3 +435,16 @@ def test_a_task_on_a_worker_running_other_code_is_refused_there():
     assert not ok and "runs other code" in line and "restart it from this code" in line
     with pytest.raises(ValueError, match="joined or restarted after the check"):
         sw._remote(call, task, True, other)
+
+
+def test_tasks_of_a_python_api_call_name_keywords_in_worker_processes():
+    """Messages raised in a worker process named command-line flags
+    (``--selector``) in a Python API call: the caller's context does not
+    travel with the task; run_tasks carries it."""
+    from epochbench.instances.arguments import arg, python_names
+    from epochbench.sweep import run_tasks
+    with python_names():
+        done, failures = run_tasks(arg, ["selector", "kill_at_estimate"], workers=2, progress=False)
+    assert not failures and done == {0: "selector=", 1: "kill_at_estimate="}
+    done, _ = run_tasks(arg, ["selector"], workers=1, progress=False)
+    assert done == {0: "--selector"}
