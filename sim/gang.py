@@ -7,7 +7,10 @@ does not fit; :func:`simulate_gang` runs its own loop with the same rules:
 the same :class:`~epochbench.sim.engine.JobTable` input, at equal times all finishes,
 then all arrivals, then one scheduling pass, queue order (submit, id),
 deterministic; and a :class:`GangResult` (a :class:`~epochbench.sim.engine.SimResult`)
-whose ``jobs`` table works with :func:`epochbench.sim.metrics.summarize`.
+whose ``jobs`` table works with :func:`epochbench.sim.metrics.summarize`, except for
+its ``capacity_loss``: eq. (2) holds for space sharing only, and is NaN on a
+table whose jobs hold more than the machine's nodes at once;
+:func:`summarize_gang` (``GangResult.summary()``) gives eq. (3).
 
 Machine model ([zhang-comparative] section 5)
     ``n`` processors x ``mpl`` rows; the rows run in turn, one time slice of

@@ -219,8 +219,11 @@ def capacity_loss(result, workload) -> float:
     scheduling; adding them as breakpoints changes nothing then and is exact
     otherwise); e_i and delta_i are taken after all events at psi_i.
     O(n log n): three sorts (none for a table in submit order) and a compiled
-    sweep.  NaN for an empty or zero-length run, and when a time is NaN (a
-    job that never started: the sweep has no place for it)."""
+    sweep.  NaN for an empty or zero-length run, when a time is NaN (a
+    job that never started: the sweep has no place for it), and when the
+    jobs hold more than N nodes at some time: they share nodes in time (a
+    gang run's table), where eq. 2's idle nodes N - busy go negative; its
+    capacity loss is eq. 3 (:func:`epochbench.sim.gang.summarize_gang`)."""
     if len(result) == 0:
         return float("nan")
     nodes = float(_capacity(workload)[0])
@@ -252,7 +255,8 @@ def _empty_while_waiting(submit, start, end, procs, by_submit, by_start, by_end,
     ``by_submit``: the rows are in submit order), adding
     (nodes - busy) x (psi_{i+1} - psi_i) over the intervals between
     consecutive distinct times where a job waits; busy and waiting counted
-    after all events at psi_i.  O(n) after the sorts; busy and queue length
+    after all events at psi_i; NaN where busy exceeds ``nodes`` (the jobs
+    share nodes in time: eq. 2 does not apply).  O(n) after the sorts; busy and queue length
     are integers, so every term is exact and only the order of the sum
     differs from a dot product over the grid."""
     n = submit.shape[0]
@@ -278,6 +282,8 @@ def _empty_while_waiting(submit, start, end, procs, by_submit, by_start, by_end,
         while c < n and end[by_end[c]] == now:
             busy -= procs[by_end[c]]
             c += 1
+        if busy > nodes:
+            return np.nan  # more nodes held than the machine has: time sharing
     return total
 
 
@@ -299,6 +305,8 @@ def _empty_numpy(submit, start, end, procs, nodes) -> float:
     busy = np.cumsum(np.concatenate((np.zeros(n, np.int64), procs, -procs))[order])
     last = np.flatnonzero(np.append(times[1:] != times[:-1], True))   # the last event at each time
     psi, queued, busy = times[last], queued[last], busy[last]
+    if (busy > nodes).any():
+        return float("nan")                                         # time sharing, as the kernel says
     waiting = queued[:-1] > 0
     with np.errstate(over="ignore", invalid="ignore"):            # inf as the kernel gives it, silently
         terms = (nodes - busy[:-1][waiting]).astype(np.float64) * (psi[1:][waiting] - psi[:-1][waiting])

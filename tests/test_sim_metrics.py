@@ -157,3 +157,29 @@ def test_empty_result():
 def test_missing_columns_are_named():
     with pytest.raises(ValueError, match="start"):
         per_job(result(A).drop(columns="start"))
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["kernel", "numpy"])
+def test_capacity_loss_of_a_time_shared_table_is_nan(monkeypatch, compiled):
+    """Eq. 2 counts N - busy idle nodes while a job waits; jobs that share
+    nodes in time (a gang run's table: two 4-node jobs in two rows of a
+    4-node machine) hold more than N, and the sum went negative (-2.6 on a
+    gang run through summarize).  NaN there; the gang's own summary gives eq. 3."""
+    import epochbench.sim.metrics as M
+    monkeypatch.setattr(M, "kernels_loaded", lambda: compiled)
+    shared = result([(1, 0, 0, 20, 4, 10), (2, 0, 0, 20, 4, 10), (3, 1, 20, 30, 4, 10)])
+    assert np.isnan(capacity_loss(shared, workload_of(shared)))
+    assert np.isnan(summarize(shared, workload_of(shared))["capacity_loss"])
+    spaced = result([(1, 0, 0, 10, 4, 10), (2, 0, 10, 20, 4, 10), (3, 1, 20, 30, 4, 10)])
+    assert capacity_loss(spaced, workload_of(spaced)) == 0.0
+
+
+def test_summarize_of_a_gang_run_gives_no_negative_capacity_loss():
+    import epochbench as eb
+    from epochbench.sim.metrics import summarize as summarize_jobs
+    jobs = pd.DataFrame({"id": [1, 2, 3, 4], "submit": [0.0, 0.0, 5.0, 7.0], "runtime": [300.0, 100.0, 11.0, 20.0],
+                         "estimate": [300.0, 100.0, 22.0, 20.0], "procs": [16, 64, 2, 40]})
+    w = make_workload(jobs, 64)
+    res = eb.simulate(w, "gs")
+    assert np.isnan(summarize_jobs(res.jobs, w)["capacity_loss"])
+    assert res.summary(w)["capacity_loss"] >= 0

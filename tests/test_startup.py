@@ -126,13 +126,15 @@ def test_the_numpy_metrics_are_the_compiled_kernels_bit_for_bit():
         start = submit + rng.choice([0.0, 0.0, 1.0, 2.5, 10.1], n)
         end = start + rng.choice([0.0, 1.0, 3.3, 7.0], n)
         procs = rng.integers(1, 9, n)
-        nodes = int(rng.integers(8, 40))
+        peak = max(int(procs[(start <= t) & (end > t)].sum()) for t in start)   # busy after all events at t
+        nodes = int(rng.integers(8, 40)) + (peak if trial % 3 else 0)    # a third may hold more than the machine
         order = np.empty(0, np.int64) if trial % 2 else rng.permutation(n)
         by_submit = np.empty(0, np.int64) if metrics._sorted(submit) else np.argsort(submit, kind="stable")
         ref = metrics._empty_while_waiting(submit, start, end, procs, by_submit, np.argsort(start, kind="stable"),
                                            np.argsort(end, kind="stable"), nodes)
         got = metrics._empty_numpy(submit, start, end, procs, nodes)
-        assert got == ref, (trial, got, ref)
+        assert got == ref or (np.isnan(got) and np.isnan(ref) and peak > nodes), (trial, got, ref)
+        assert np.isnan(got) == (peak > nodes), (trial, got, peak, nodes)    # NaN: jobs sharing nodes in time
         flags = np.empty(n, dtype=bool)
         s = start.copy()
         s[rng.random(n) < 0.05] = np.nan
