@@ -342,7 +342,9 @@ class _Sim:
 class FarmResult(SimResult):
     """One farm run (a :class:`~epochbench.sim.engine.SimResult`): ``jobs``
     (one row per stream job: ``id, submit, deadline, start, end, exec_time,
-    wait, slowdown, late, preemptions, migrations``), ``metrics``
+    wait, slowdown, late, preemptions, migrations``; ``wait`` = end - submit
+    - exec_time, the time spent waiting to start or to restart, and
+    ``slowdown`` = (end - submit) / exec_time, [capannini2007] section 6), ``metrics``
     (:func:`farm_metrics`), ``series`` (time, queued, running after every
     pass: fig. 3), ``sched_seconds`` per pass, the policy's ``stats``,
     ``stream`` (the generator's parameters).  ``capacity`` holds the
@@ -484,7 +486,8 @@ def farm_metrics(jobs: pd.DataFrame, sched: np.ndarray, series: pd.DataFrame, us
     ``slowdown_mean`` of the jobs without deadline (fig. 5), the time-averaged
     ``machine_usage`` (fig. 6) and ``license_usage``, scheduling time per
     pass (fig. 7), the mean / max workload (jobs in the system after a pass,
-    fig. 3), preemptions and migrations."""
+    fig. 3), preemptions and migrations; ``makespan`` from the first
+    arrival to the last end, as the pool's and the gang's."""
     has = ~np.isnan(jobs["deadline"].to_numpy())
     nod = ~has
     load = series["queued"] + series["running"]
@@ -497,7 +500,7 @@ def farm_metrics(jobs: pd.DataFrame, sched: np.ndarray, series: pd.DataFrame, us
             "passes": int(sched.size), "workload_mean": float(load.mean()) if len(load) else 0.0,
             "workload_max": int(load.max()) if len(load) else 0,
             "preemptions": int(jobs["preemptions"].sum()), "migrations": int(jobs["migrations"].sum()),
-            "makespan": float(jobs["end"].max()) if len(jobs) else 0.0}
+            "makespan": float(jobs["end"].max() - jobs["submit"].min()) if len(jobs) else 0.0}
 
 
 def _plain(stats: dict) -> dict:

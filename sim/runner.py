@@ -189,7 +189,9 @@ def report(result: SimResult, workload=None, *, metrics: dict | None = None, sou
     by reason), the jobs killed at their estimate (``killed_at_estimate``:
     runtime > estimate with ``kill_at_estimate``), where the machine size
     came from (``capacity_from``, when the workload says), and the small
-    jobs' threshold (processors) and the bounded slowdown's ``tau`` (s)."""
+    jobs' threshold (processors) and the bounded slowdown's ``tau`` (s),
+    None on the farm, whose figures use neither (its slowdown is
+    unbounded, [capannini2007] section 6)."""
     from .metrics import TAU
     metrics = result.summary(workload, small_threshold) if metrics is None else metrics
     meta = getattr(workload, "meta", None) or {}
@@ -202,7 +204,9 @@ def report(result: SimResult, workload=None, *, metrics: dict | None = None, sou
             "seconds": result.seconds, "jobs_per_second": result.jobs_per_second, "passes": result.passes,
             "metrics": metrics, "extras": result.extras,
             "adjusted": dict(meta.get("adjusted") or {}), "killed_at_estimate": _killed(workload),
-            "capacity_from": meta.get("capacity_from"), "small_threshold": int(small_threshold), "tau": TAU}
+            "capacity_from": meta.get("capacity_from"),
+            **({"small_threshold": None, "tau": None} if result.machine == "farm" else
+               {"small_threshold": int(small_threshold), "tau": TAU})}
 
 
 def _killed(workload) -> int | None:

@@ -46,3 +46,23 @@ def test_the_compiled_loop_is_loaded_before_the_clock_and_the_report_names_the_e
         assert pool.simulate_pool(jobs, [2], "easy").engine == "python" and calls == []
     res = pool.simulate_pool(jobs, [2], "conservative")
     assert calls == ["conservative"] and res.engine == "fast"
+
+
+def test_the_farm_report_names_no_bounded_slowdown_settings_and_its_makespan_spans_the_stream():
+    """The farm's figures use neither the small-job threshold nor tau (its
+    slowdown is unbounded): its report said 32 and 10 s; its makespan was
+    the last end, not the span from the first arrival as on the pool."""
+    import dataclasses
+    import epochbench as eb
+    from epochbench.sim.farm import generate_stream
+    from epochbench.sim.runner import report
+    stream = generate_stream(jobs=30, seed=2)
+    res = eb.simulate(stream, "edf")
+    rep = report(res, stream)
+    assert rep["small_threshold"] is None and rep["tau"] is None
+    jobs = res.jobs
+    assert rep["metrics"]["makespan"] == jobs["end"].max() - jobs["submit"].min()
+    later = dataclasses.replace(stream, jobs=dataclasses.replace(stream.jobs, submit=stream.jobs.submit + 1000.0,
+                                                                 deadline=stream.jobs.deadline + 1000.0))
+    moved = eb.simulate(later, "edf")
+    assert moved.metrics["makespan"] == rep["metrics"]["makespan"]
