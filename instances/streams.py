@@ -82,6 +82,15 @@ def _work_time(jobs: pd.DataFrame) -> np.ndarray:
 
 
 
+def _demand_columns(jobs: pd.DataFrame, cap: np.ndarray) -> list[str]:
+    """``procs`` and the ``res_*`` columns of ``jobs``, one per entry of the
+    capacity ``cap`` (else a ValueError saying both counts)."""
+    res = [c for c in jobs.columns if str(c).startswith("res_")]
+    if len(res) + 1 != len(cap):
+        raise ValueError(f"capacity has {len(cap)} entries but the stream has procs + {len(res)} resource columns")
+    return ["procs", *res]
+
+
 def offered_load(jobs: pd.DataFrame, capacity) -> float:
     """Offered load rho of a stream (module docstring): lambda E[demand x t] /
     capacity on the bottleneck resource.  NaN for fewer than 2 jobs or all
@@ -97,10 +106,7 @@ def offered_load(jobs: pd.DataFrame, capacity) -> float:
     if span <= 0:
         return float("nan")
     t = _work_time(jobs)
-    res = [c for c in jobs.columns if str(c).startswith("res_")]
-    if len(res) + 1 != len(cap):
-        raise ValueError(f"capacity has {len(cap)} entries but the stream has procs + {len(res)} resource columns")
-    demand = jobs[["procs", *res]].to_numpy(dtype=np.float64)
+    demand = jobs[_demand_columns(jobs, cap)].to_numpy(dtype=np.float64)
     return float(((demand * t[:, None]).sum(axis=0) / cap).max() / span)
 
 

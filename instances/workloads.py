@@ -55,8 +55,8 @@ from epochbench.instances.lazy import lazy_module
 
 from .generators import (DISTS, NORMS, _choice, _int, draw_sizes, feitelson_runtimes, feitelson_size_pmf,
                          k_requirements, register_generator)
-from .streams import (Stream, _children, _frame, _positive, _require, _rng, _round_times, _work_time,
-                      offered_load, scale_arrivals, scale_runtimes, set_load)
+from .streams import (Stream, _children, _demand_columns, _frame, _positive, _require, _rng, _round_times,
+                      _work_time, offered_load, scale_arrivals, scale_runtimes, set_load)
 from .hypererlang import hypererlang
 
 pd = lazy_module("pandas")   # loaded on first use: listing the generators does not import it
@@ -93,18 +93,19 @@ def saturated(jobs: pd.DataFrame, capacity, *, high: float = 1.4, low: float = 0
     drains (for ``low`` < 1): long stretches of a saturated machine with
     thousands of jobs queued, the load under which every early end makes
     conservative backfilling compress a long queue.  Inside a block the gaps
-    keep their proportions (a daily cycle stays), so this applies to any
-    stream; the jobs and their order are unchanged and times are whole
+    keep their proportions, so this applies to any stream (a daily cycle
+    keeps its shape but is stretched or squeezed with its block: its period
+    is no longer a day); the jobs and their order are unchanged and times are whole
     seconds again (:func:`_round_times`).  Deterministic, O(n K)."""
     high, low = _positive("high", high), _positive("low", low)
     period = _int("period", period, 1)
     _require(jobs, "submit", "procs")
     cap = np.atleast_1d(np.asarray(capacity, dtype=np.float64))
+    _demand_columns(jobs, cap)
     n = len(jobs)
     if n < 2:
         return jobs.copy()
-    res = [c for c in jobs.columns if str(c).startswith("res_")]
-    work = jobs[["procs", *res]].to_numpy(dtype=np.float64) * _work_time(jobs)[:, None] / cap   # n x K
+    work = jobs[_demand_columns(jobs, cap)].to_numpy(dtype=np.float64) * _work_time(jobs)[:, None] / cap  # n x K
     submit = jobs["submit"].to_numpy(dtype=np.float64)
     gaps = np.diff(submit, prepend=submit[0])
     block = np.arange(n) // period
@@ -297,15 +298,30 @@ def _lublin_weights(p: dict) -> np.ndarray:
     return w / w.mean()
 
 
+#: buckets of the day-by-day clock of :func:`_warp`; a longer stream takes whole days at once
+_WARP_BUCKETS = 1 << 23
+
+
 def _warp(points: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Seconds from midnight at which the cumulative ``points`` are spent when
     bucket b of each day costs weights[b mod 48] points (linear inside a
-    bucket): the generator's arrival clock, vectorised.  O(n log n)."""
-    days = int(points.max(initial=0.0) // weights.sum()) + 2
-    w = np.tile(weights, days)
-    cw = np.concatenate(([0.0], np.cumsum(w)))
-    b = np.clip(np.searchsorted(cw, points, side="right") - 1, 0, len(w) - 1)
-    return _BUCKET_S * (b + (points - cw[b]) / w[b])
+    bucket): the generator's arrival clock, vectorised.  Over up to
+    :data:`_WARP_BUCKETS` buckets it adds the weights of every day in turn
+    (as the generator does); a longer stream (a low load: 1,000 jobs at
+    load 1e-6 span 31 million days, 11 GiB of buckets) spends whole days
+    first, day = points // the day's weight, which differs from the sum day
+    by day by float rounding only.  O(n log n)."""
+    day_points, per_day = weights.sum(), len(weights)
+    days = int(points.max(initial=0.0) // day_points) + 2
+    if days * per_day <= _WARP_BUCKETS:
+        cw = np.concatenate(([0.0], np.cumsum(np.tile(weights, days))))
+        b = np.clip(np.searchsorted(cw, points, side="right") - 1, 0, days * per_day - 1)
+        return _BUCKET_S * (b + (points - cw[b]) / weights[b % per_day])
+    cw = np.concatenate(([0.0], np.cumsum(weights)))
+    day = np.floor(points / day_points)
+    rest = points - day * day_points
+    b = np.clip(np.searchsorted(cw, rest, side="right") - 1, 0, per_day - 1)
+    return _BUCKET_S * (day * per_day + b + (rest - cw[b]) / weights[b])
 
 
 def lublin03(n: int = 1000, *, seed=0, processors: int = 128, job_types: str = "mixed",

@@ -87,3 +87,42 @@ def test_the_header_records_the_load_and_fit_used_not_none(tmp_path, monkeypatch
     assert [got[n]["load"] for n in ("f", "r", "k", "l", "l5", "h")] == [DEFAULT_LOAD] * 3 + [None, 0.5, None]
     assert got["h"]["fit"] is None and got["h"]["he_params"] is None
     assert "KTH" in got["h"]["fit_source"]
+
+
+def test_lublin03_at_a_very_low_load_needs_no_bucket_per_day():
+    """The arrival clock laid out every half-hour bucket of every day: 1,000
+    jobs at load 1e-6 span 31 million days, 11 GiB (a MemoryError, or the
+    process killed); whole days are spent first on such a stream."""
+    import resource
+    from epochbench.instances.streams import offered_load
+    from epochbench.instances.workloads import lublin03
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    s = lublin03(1000, load=1e-6, seed=1)
+    assert abs(offered_load(s.jobs, s.capacity) / 1e-6 - 1) < 1e-3
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 1_000_000       # KiB: under 1 GiB more
+
+
+def test_lublin03_clock_by_whole_days_agrees_with_the_day_by_day_sum(monkeypatch):
+    import numpy as np
+    import epochbench.instances.workloads as W
+    rng = np.random.default_rng(0)
+    w = W._lublin_weights(W._lublin_shape("batch", 128))
+    points = np.cumsum(rng.exponential(5.0, 20_000))
+    day_by_day = W._warp(points, w)
+    monkeypatch.setattr(W, "_WARP_BUCKETS", 10)
+    whole_days = W._warp(points, w)
+    assert np.abs(whole_days - day_by_day).max() < 0.01 and (np.diff(whole_days) >= 0).all()
+
+
+def test_saturated_refuses_a_capacity_that_does_not_match_the_resources():
+    """A K = 4 stream with capacity [128] had every resource divided by 128
+    (block loads 0.18 / 0.09 for 1.4 / 0.7); 3 entries a broadcast error."""
+    import pytest
+    from epochbench.instances.workloads import feitelson96, k_resources, saturated
+    s = feitelson96(400, seed=1)
+    jobs, cap, _ = k_resources(s.jobs, 128, 4, seed=3)
+    for wrong in ([128], [128, 1000, 1000]):
+        with pytest.raises(ValueError, match=f"capacity has {len(wrong)} entries but the stream has procs "
+                                             r"\+ 3 resource columns"):
+            saturated(jobs, wrong, period=100)
+    saturated(jobs, cap, period=100)
