@@ -182,7 +182,7 @@ def test_lublin03_mixed_types_and_load():
     assert offered_load(loaded.jobs, loaded.capacity) == pytest.approx(0.6, rel=0.03)
     double = lublin03(N, seed=23, load_factor=2.0)
     assert offered_load(double.jobs, double.capacity) == pytest.approx(2 * offered_load(s.jobs, s.capacity), rel=0.05)
-    with pytest.raises(ValueError, match="larger machine"):
+    with pytest.raises(ValueError, match="need at least 33 nodes"):
         lublin03(100, processors=16, job_types="interactive")
 
 

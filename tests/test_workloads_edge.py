@@ -1,3 +1,5 @@
+"""Workload generators at the edges of their parameters."""
+import pytest
 
 
 def test_lublin03_reaches_its_load_where_a_rate_does():
@@ -126,3 +128,37 @@ def test_saturated_refuses_a_capacity_that_does_not_match_the_resources():
                                              r"\+ 3 resource columns"):
             saturated(jobs, wrong, period=100)
     saturated(jobs, cap, period=100)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(p_pow2=1.5), r"p_pow2 must be a number in \[0.0, 1\], got 1.5"),
+    (dict(p_pow2=float("nan")), "p_pow2 must be a finite number, got nan"),
+    (dict(p_pow2=None), "p_pow2 must be a finite number, got None"),
+    (dict(repeats="no"), "repeats must be True or False, got 'no'"),
+    (dict(zipf=0), "zipf must be a positive number, got 0"),
+    (dict(zipf=-3.0), "zipf must be a positive number, got -3.0"),
+])
+def test_feitelson96_refuses_bad_parameters_in_one_line(kw, message):
+    """From Python they went unchecked: numpy's "Probabilities are not
+    non-negative", repeats="no" run as True (and recorded so), zipf=-3 two
+    distinct jobs in 100."""
+    from epochbench.instances.workloads import feitelson96, workload
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        feitelson96(100, seed=1, **kw)
+    if "zipf" not in kw:                        # workload() has no zipf
+        with pytest.raises(ValueError, match=f"^{message}$"):
+            workload(model="feitelson96", jobs=100, seed=1, **kw)
+
+
+def test_lublin03_on_a_small_machine_says_how_many_nodes_each_job_type_needs():
+    """UMed moves with log2(P) - 7 and ULow stays: interactive jobs need 33
+    nodes, batch 10; the message said "UMed=1.00 below ULow=1.0" at 32 and
+    named no way out."""
+    from epochbench.instances.workloads import lublin03
+    with pytest.raises(ValueError, match=r"^lublin03's interactive jobs need at least 33 nodes \(processors=32 puts "
+                                         r"UMed=1.00 at or below ULow=1.0\); job_types 'batch' and 'whole' run "
+                                         r"from 10 and 10$"):
+        lublin03(100, processors=32)
+    assert len(lublin03(100, processors=33).jobs) == len(lublin03(100, processors=10, job_types="batch").jobs) == 100
+    with pytest.raises(ValueError, match="batch jobs need at least 10 nodes"):
+        lublin03(100, processors=9, job_types="batch")
