@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from epochbench.instances.arguments import args
 from epochbench.instances.lazy import lazy_module
 
 from .generators import (DISTS, NORMS, _bool, _choice, _fraction, _int, _real, draw_sizes, feitelson_runtimes,
@@ -752,6 +753,11 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
         df = scale_runtimes(df, rf)
     df = with_estimates(df, estimates, omega=omega, phi=phi, seed=rngs[3])
     df = _round_times(df)
+    if n > 1 and not df["submit"].max() > df["submit"].min():
+        asked = {"load": load, "load_factor": None if lf == 1.0 else load_factor}
+        raise ValueError(f"every one of the {n} arrivals falls at time {df['submit'].iloc[0]:g} once times are "
+                         f"whole seconds ({args(**{k: v for k, v in asked.items() if v is not None})}): the "
+                         "offered load is undefined; ask a lower load or more jobs")
     meta = dict(base.meta)
     meta.update(generator="workload", seed=seed,
                 params=dict(model=model, jobs=n, seed=seed, processors=int(cap[0]), k=int(k), dist=dist,

@@ -162,3 +162,14 @@ def test_lublin03_on_a_small_machine_says_how_many_nodes_each_job_type_needs():
     assert len(lublin03(100, processors=33).jobs) == len(lublin03(100, processors=10, job_types="batch").jobs) == 100
     with pytest.raises(ValueError, match="batch jobs need at least 10 nodes"):
         lublin03(100, processors=9, job_types="batch")
+
+
+@pytest.mark.parametrize("kw", [dict(jobs=1000, load_factor=1e6), dict(jobs=100, load=1e4)])
+def test_a_load_that_puts_every_arrival_at_one_time_is_refused(kw):
+    """Rounded to whole seconds every arrival fell at 0: a stream with an
+    undefined offered load (NaN in its header), without a word."""
+    from epochbench.instances.workloads import workload
+    with pytest.raises(ValueError, match=f"^every one of the {kw['jobs']} arrivals falls at time 0 once times are "
+                                         r"whole seconds \(--load"):
+        workload(**kw)
+    assert workload(jobs=1000, load=50.0).meta["offered_load"] == pytest.approx(50.0, rel=1e-3)
