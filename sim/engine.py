@@ -236,10 +236,24 @@ PassHook = Callable[[float, Machine, list, list], None]
 
 
 # ---- the event loop ----------------------------------------------------------------
+class RunStalled(RuntimeError):
+    """The event loop ran out of events (nothing running, arriving or due)
+    with jobs still queued: the policy started none of them and nothing
+    would ever call it again.  A policy whose step a user's selector takes
+    can get there (a selector that starts nothing on an idle machine);
+    :func:`epochbench.sim.pool.simulate_pool` then names the selector."""
+
+    def __init__(self, queued: int, now: float):
+        super().__init__(f"{queued} job(s) never started: at time {now:g} nothing ran, arrived or was due "
+                         "and the policy started none of the queued jobs")
+        self.queued, self.now = queued, now
+
+
 class Engine:
     """Generic event loop (Python heap).  ``on_pass(time, machine, queue,
     started)`` is called after every pass with the queue as it was before the
-    pass (policy order) and the jobs started, in order."""
+    pass (policy order) and the jobs started, in order.  A run that ends
+    with jobs queued raises :class:`RunStalled`."""
 
     def __init__(self, table: JobTable, machine: Machine, policy: Policy,
                  on_pass: PassHook | None = None, progress=None, every: float = 0.5):
@@ -270,6 +284,8 @@ class Engine:
                 due = clock() + self.every
         if self.progress is not None:
             self.progress(ai, now if n else 0.0)  # the final state, always reported
+        if len(pol):
+            raise RunStalled(len(pol), now)
 
     def _pass(self, now: float, heap: list) -> None:
         if not len(self.policy):

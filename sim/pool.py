@@ -10,10 +10,11 @@ from typing import Callable
 
 import numpy as np
 
+from epochbench.instances.core import MethodFailed
 from epochbench.instances.table import as_columns
 
 from . import policies
-from .engine import ENGINES, Engine, JobTable, PassHook, Policy, PoolMachine, SimResult, result_columns
+from .engine import ENGINES, Engine, JobTable, PassHook, Policy, PoolMachine, RunStalled, SimResult, result_columns
 
 
 def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str = "auto",
@@ -79,7 +80,13 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
     else:
         mach = (machine or PoolMachine)(table, cap)
         eng = Engine(table, mach, pol, on_pass, progress)
-        eng.run()
+        try:
+            eng.run()
+        except RunStalled as exc:
+            if getattr(pol, "selector", None) is None:
+                raise
+            raise MethodFailed(f"selector {pol.selector!r} of policy {pol.name!r}: {exc} (the selector's "
+                               "last steps on an idle machine chose nothing)") from exc
         passes, used = eng.passes, "generic"
     seconds = time.perf_counter() - t0
     return SimResult(result_columns(table), pol.name, pol.options(), passes, seconds, used, cap)

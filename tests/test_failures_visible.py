@@ -185,3 +185,33 @@ def test_a_heuristics_status_beside_a_checked_decision_is_feasible(inst, claim):
     assert r.status == "feasible" and r.bound is None and r.info["claimed"] == claim
     table = eb.score([inst], [f"test-claims-{claim}"])
     assert table["status"].tolist() == ["feasible"]
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "nonfcfs"])
+def test_a_selector_that_starts_nothing_on_an_idle_machine_stops_the_run(policy):
+    """The selector takes the whole step of fcfs and nonfcfs: choosing
+    nothing with nothing running left the run without an event, and it
+    ended "successfully" with every start NaN (every metric NaN, no word)."""
+    from epochbench.instances.core import MethodFailed
+    from epochbench.instances.jobs import make_workload
+    w = make_workload({"id": range(1, 7), "submit": [0, 5, 9, 12, 20, 21], "runtime": [50, 30, 40, 10, 60, 5],
+                       "estimate": [60, 40, 40, 20, 90, 10], "procs": [32, 48, 16, 8, 64, 4]}, [64])
+    eb.register("packing", f"test-idle-{policy}")(lambda inst: [])
+    with pytest.raises(MethodFailed, match=rf"^selector 'test-idle-{policy}' of policy '{policy}': 6 job\(s\) never "
+                                           r"started: at time 21 nothing ran, arrived or was due"):
+        eb.simulate(w, policy, selector=f"test-idle-{policy}")
+    assert eb.simulate(w, "easy", selector=f"test-idle-{policy}").jobs["start"].notna().all()   # EASY starts its head
+
+
+def test_a_policy_object_that_never_starts_its_jobs_stops_the_run():
+    from epochbench.sim.engine import RunStalled
+    from epochbench.sim.policies import FCFS
+    from epochbench.sim.pool import simulate_pool
+
+    class Never(FCFS):
+        def schedule(self, now, machine, start):
+            pass
+    from epochbench.instances.jobs import make_workload
+    w = make_workload({"id": [1, 2], "submit": [0, 1], "runtime": [5, 5], "estimate": [5, 5], "procs": [1, 1]}, [4])
+    with pytest.raises(RunStalled, match=r"^2 job\(s\) never started: at time 1 "):
+        simulate_pool(w.table, w.capacity, Never())
