@@ -30,7 +30,9 @@ The other SWF fields are kept under these names (SWF field number in brackets;
 ``partition`` (16), ``prev_job`` (17), ``think_time`` (18).  They are float64
 for times and memory; the integer ones take the narrowest signed integer type
 that holds their values (int8 to int64), so that millions of jobs fit in
-memory.  Any further column passes through.  :attr:`Workload.table` holds the
+memory.  Any further column passes through, unless it is spelt like an
+absent optional column (``estmate``, ``Estimate``, ``user_estimate``
+without ``estimate``): that is refused, not run without it.  :attr:`Workload.table` holds the
 columns as numpy arrays; :attr:`Workload.jobs` is the same table as a
 DataFrame, built on first use.
 
@@ -154,7 +156,8 @@ def make_workload(jobs, capacity, *, resources=None, kill_at_estimate: bool = Tr
     tab = Columns(dict(as_columns(jobs).items()))
     missing = [c for c in REQUIRED if c not in tab]
     if missing:
-        raise InstanceError(f"{source}: job table lacks column(s) {missing}")
+        raise InstanceError(f"{source}: job table lacks column(s) {missing}{_did_you_mean(tab, missing)}")
+    _no_misspelt_options(tab, source)
     cap = _capacity(capacity, source)
     names = _resource_names(tab, cap, resources, source)
     _coerce(tab, names, source)
@@ -176,6 +179,38 @@ def make_workload(jobs, capacity, *, resources=None, kill_at_estimate: bool = Tr
     for reason, count in drops.items():
         total[reason] = total.get(reason, 0) + count
     return Workload(_ordered(tab, names), cap, names, total, str(source), meta)
+
+
+#: the optional columns that change a run when present (an absent ``estimate`` is the runtime)
+READ_OPTIONAL = ("estimate", "deadline", "licenses")
+
+
+def _others(tab) -> list[str]:
+    """The columns of ``tab`` that the contract does not name (module docstring)."""
+    known = {*CORE, *SWF_FIELDS, *READ_OPTIONAL}
+    return [c for c in tab.columns if isinstance(c, str) and c not in known and not c.startswith("res_")]
+
+
+def _did_you_mean(tab, names) -> str:
+    """``"; did you mean ..."`` naming the columns of ``tab`` spelt like ``names``, else ""."""
+    import difflib
+    others = {c.lower(): c for c in _others(tab)}
+    guesses = {n: [others[g] for g in difflib.get_close_matches(n, list(others), n=1, cutoff=0.75)] for n in names}
+    said = [f"{g[0]!r} for {n!r}" for n, g in guesses.items() if g]
+    return f"; did you mean {', '.join(said)}?" if said else ""
+
+
+def _no_misspelt_options(tab, source) -> None:
+    """Refuse a column spelt like an absent optional column (``estmate``):
+    it would pass through unread and the run go without it (every estimate
+    the runtime), silently."""
+    absent = [n for n in READ_OPTIONAL if n not in tab]
+    import difflib
+    for c in _others(tab):
+        close = difflib.get_close_matches(c.lower(), absent, n=1, cutoff=0.75)
+        if close:
+            raise InstanceError(f"{source}: column {c!r} is not one epochbench reads, and {close[0]!r} is absent: "
+                                f"rename it {close[0]!r} (or drop it, or give it another name)")
 
 
 def _capacity(capacity, source) -> np.ndarray:

@@ -354,3 +354,23 @@ def test_header_lines_that_only_mention_a_field_still_read(tmp_path):
                     ";         MaxNodes: as filtered\n" + job(1, 2) + job(2, 4))
     w = read_swf(path)
     assert w.capacity.tolist() == [8] and w.meta["capacity_from"] == "MaxProcs" and w.meta["MaxNodes"] == 8
+
+
+@pytest.mark.parametrize("name", ["estmate", "Estimate", "user_estimate", "estimates"])
+def test_a_column_spelt_like_the_absent_estimate_is_refused(name):
+    """It passed through unread and every estimate was the runtime (EASY
+    with perfect estimates), ``adjusted`` empty: nothing said so."""
+    from epochbench.instances.jobs import make_workload
+    jobs = {"id": [1, 2, 3], "submit": [0, 5, 9], "runtime": [50, 30, 40], name: [600, 400, 400],
+            "procs": [32, 48, 16]}
+    with pytest.raises(InstanceError, match=rf"^memory: column '{name}' is not one epochbench reads, and 'estimate' "
+                                            r"is absent: rename it 'estimate'"):
+        make_workload(jobs, [64])
+    jobs["estimate"] = jobs[name]                   # beside the real column it is just another column
+    assert make_workload(jobs, [64]).jobs["estimate"].tolist() == [600, 400, 400]
+
+
+def test_a_missing_required_column_names_a_column_spelt_like_it():
+    from epochbench.instances.jobs import make_workload
+    with pytest.raises(InstanceError, match=r"lacks column\(s\) \['submit'\]; did you mean 'Submt' for 'submit'\?$"):
+        make_workload({"id": [1], "Submt": [0], "runtime": [5], "procs": [1]}, [4])
