@@ -181,7 +181,7 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
     Parameters
     ----------
     instances : iterable of instances, or a family folder / instance file path
-    methods : names, or one comma-separated string
+    methods : names, or one string of names separated by commas or spaces (as ``--methods``)
     time_limit, threads : exact methods' wall-time limit (s, a positive
         finite number) and threads (an integer >= 1); None: the default
     references : a result file (CSV) with reference values, or a list of
@@ -217,10 +217,11 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
         line writes it.
     """
     from .scoring import score as _score
-    if isinstance(methods, str):
-        methods = [m for m in methods.split(",") if m]
+    if isinstance(methods, str):                # split as the command line's --methods: commas and spaces
+        methods = methods.replace(",", " ").split()
     if not isinstance(methods, Iterable) or isinstance(methods, (set, frozenset, dict)):   # no order of their own
-        raise ValueError(f"methods: expected method names in a list or one comma-separated string, got {methods!r}")
+        raise ValueError(f"methods: expected method names in a list or one string of names separated by commas "
+                         f"or spaces, got {methods!r}")
     methods = list(methods)
     if not methods:
         raise ValueError("methods: give at least one method name")

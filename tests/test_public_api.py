@@ -623,3 +623,11 @@ def test_selector_options_reach_the_step_a_policy_takes_by_its_name():
         eb.simulate(w, "bb-easy", selector_options={"fullness": "nope"})
     with pytest.raises(ValueError, match="given without a selector"):
         eb.simulate(w, "easy", selector_options={"fullness": "excess"})
+
+
+def test_score_splits_one_string_of_methods_as_the_command_line_does():
+    """``--methods "ff, bl"`` scores both; eb.score split on commas only and
+    refused ' bl'."""
+    fam = eb.generate("leinberger", n=8, k=2, count=2, seed=1)
+    for methods in ("ff, bl", "ff bl", "ff,bl", ["ff", "bl"]):
+        assert sorted(set(eb.score(fam, methods)["method"])) == ["bl", "ff"], methods
