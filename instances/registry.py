@@ -537,7 +537,11 @@ def honest(res: Result, sense: str) -> Result:
     finite, or on the wrong side of the checked value (below it for
     ``sense="max"``), proves nothing.
     A claim that fails is withdrawn (``feasible``, ``bound=None``) and
-    ``info["withdrawn"]`` says why.  O(1)."""
+    ``info["withdrawn"]`` says why; so is ``infeasible`` beside a decision
+    (one that passed the checker: the instance is feasible).  O(1)."""
+    if res.status == "infeasible":
+        res = replace(res, status="feasible", info={**res.info, "withdrawn": "infeasible claimed beside a decision "
+                                                                            "that passed the checker"})
     if res.bound is None:
         if res.status == "optimal":
             return replace(res, bound=res.value)

@@ -187,6 +187,17 @@ def test_a_heuristics_status_beside_a_checked_decision_is_feasible(inst, claim):
     assert table["status"].tolist() == ["feasible"]
 
 
+def test_an_exact_methods_infeasible_beside_a_checked_decision_is_withdrawn(inst):
+    """eb.solve returned status 'infeasible' with a decision that passed the
+    checker (and its value): only score, beside another method, noticed."""
+    def claims(i, *, time_limit, threads):
+        return Result("packing", "x", (0,), None, "infeasible", 0.0)
+    eb.register("packing", "test-exact-infeasible", kind="exact")(claims)
+    r = eb.solve(inst, "test-exact-infeasible")
+    assert r.status == "feasible" and r.decision == (0,) and r.bound is None
+    assert r.info["withdrawn"] == "infeasible claimed beside a decision that passed the checker"
+
+
 @pytest.mark.parametrize("policy", ["fcfs", "nonfcfs"])
 def test_a_selector_that_starts_nothing_on_an_idle_machine_stops_the_run(policy):
     """The selector takes the whole step of fcfs and nonfcfs: choosing
