@@ -304,26 +304,32 @@ def generate(name: str, **params) -> list:
     ``ValueError`` naming the known ones.  ``seed`` left out is the
     generator's default (0 for the built-ins); given, it is an integer
     >= 0: ``seed=None`` is a ``ValueError`` (it silently meant seed 0),
-    unless the generator's own default is None."""
+    unless the generator's own default is None; so is None for any other
+    parameter whose default is not None (``n=None`` meant the default n)."""
     from epochbench.instances.generators import generate as _generate
-    _explicit_seed(name, params)
+    _explicit_nones(name, params)
     return _generate(name, **params)
 
 
-def _explicit_seed(name: str, params: dict) -> None:
-    """ValueError for ``seed=None`` given to generator ``name`` whose
-    default seed is not None (a None would stand for that default: the
-    same instances as ``seed=0``, without saying so).  Other values are
-    the generator's to check (an integer >= 0; a bool or a string is
-    refused there)."""
-    if "seed" not in params or params["seed"] is not None:
+def _explicit_nones(name: str, params: dict) -> None:
+    """ValueError for a parameter given as None to generator ``name`` whose
+    default is not None (a None would stand for that default: ``seed=None``
+    the same instances as ``seed=0``, ``n=None`` the default size, without
+    saying so).  Other values are the generator's to check (an integer
+    >= 0 for a seed; a bool or a string is refused there)."""
+    nones = [k for k, v in params.items() if v is None]
+    if not nones:
         return
     from epochbench.instances.generators import GENERATOR_PARAMS, load_generators
     load_generators()
-    spec = GENERATOR_PARAMS.get(name, {}).get("seed")
-    if spec is not None and spec.default is not None:
-        raise ValueError(f"seed: must be an integer >= 0, got None (seeds are explicit: leave seed out for the "
-                         f"default, {spec.default!r})")
+    spec = GENERATOR_PARAMS.get(name, {})
+    for key in nones:
+        if key in spec and spec[key].default is not None:
+            if key == "seed":
+                raise ValueError(f"seed: must be an integer >= 0, got None (seeds are explicit: leave seed out "
+                                 f"for the default, {spec[key].default!r})")
+            raise ValueError(f"{key}: got None, which is no value of it (leave {key} out for the default, "
+                             f"{spec[key].default!r})")
 
 
 @_keywords

@@ -631,3 +631,12 @@ def test_score_splits_one_string_of_methods_as_the_command_line_does():
     fam = eb.generate("leinberger", n=8, k=2, count=2, seed=1)
     for methods in ("ff, bl", "ff bl", "ff,bl", ["ff", "bl"]):
         assert sorted(set(eb.score(fam, methods)["method"])) == ["bl", "ff"], methods
+
+
+@pytest.mark.parametrize("key, default", [("n", 64), ("k", 4), ("count", 10)])
+def test_generate_refuses_none_for_a_parameter_with_a_default(key, default):
+    """n=None gave 64 jobs, count=None 10 instances: None stood for the
+    default without a word, as seed=None did."""
+    with pytest.raises(ValueError, match=rf"^{key}: got None, which is no value of it \(leave {key} out for the "
+                                         rf"default, {default}\)$"):
+        eb.generate("leinberger", **{key: None})
