@@ -202,9 +202,29 @@ def get(family: str, name: str) -> Method:
     ``ValueError``) listing the family's methods otherwise."""
     m = METHODS.find((family, name))
     if m is None:
-        known = ", ".join(names(family)) or "none"
-        raise UnknownMethod(f"no method {name!r} for family {family!r}; registered: {known}")
+        known = names(family)
+        raise UnknownMethod(f"no method {name!r} for family {family!r}{did_you_mean(name, known)}; registered: "
+                            f"{', '.join(known) or 'none'}")
     return m
+
+
+def did_you_mean(name, known) -> str:
+    """``" (did you mean 'ff'?)"`` naming the entries of ``known`` spelt like
+    ``name`` (at most three, closest first), else ""."""
+    import difflib
+    close = difflib.get_close_matches(str(name), list(dict.fromkeys(known)), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+
+
+def get_named(family: str, name: str, keyword: str) -> Method:
+    """:func:`get`, its message naming the argument that gave ``name``
+    (``selector='fff': no method ...`` in a Python call, ``--selector
+    fff: ...`` on the command line)."""
+    from epochbench.instances.arguments import arg
+    try:
+        return get(family, name)
+    except UnknownMethod as exc:
+        raise UnknownMethod(f"{arg(keyword, name)}: {exc}") from None
 
 
 def snapshot(family: str, names_: list[str]) -> tuple[Method, ...]:

@@ -116,11 +116,12 @@ class ConvergentScheduling(FarmPolicy):
     def __init__(self, incremental: bool = True, preemptive: bool = True, *, matcher: str | None = None,
                  knapsack: str = "greedy-mkp", constants: _farm.Constants | None = None,
                  exact_time_limit: float = 1.0, oracle_every: int = 0, threads: int = 1):
-        from epochbench.instances.registry import get
+        from epochbench.instances.registry import get_named
         self.incremental, self.preemptive = bool(incremental), bool(preemptive)
         self.matcher = matcher or ("imfs" if incremental else "mfs")
         self.knapsack = knapsack
-        get("assignment", self.matcher), get("knapsack", self.knapsack)   # unknown names: KeyError now, not mid-run
+        get_named("assignment", self.matcher, "matcher"), get_named("knapsack", self.knapsack, "knapsack")  # now,
+        # not mid-run
         self.constants = constants or (_farm.Constants() if preemptive else _farm.Constants.non_preemptive())
         self.exact_time_limit, self.threads = float(exact_time_limit), int(threads)
         self.oracle_every = int(oracle_every)

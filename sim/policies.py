@@ -138,8 +138,9 @@ class Step:
 
 
 def _method(name: str):
-    """The packing method ``name`` (the registry imports it on first use)."""
-    return registry.get("packing", name)
+    """The packing method ``name`` (the registry imports it on first use);
+    an unknown one names the ``selector`` argument."""
+    return registry.get_named("packing", name, "selector")
 
 
 class _Base(Policy):

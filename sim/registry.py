@@ -186,8 +186,10 @@ def get_policy(machine: str, name: str) -> PolicySpec:
     """The policy ``name`` of ``machine``; :class:`UnknownPolicy` naming the machine's policies."""
     spec = POLICIES.find((machine, name))
     if spec is None:
-        known = ", ".join(policy_names(machine)) or "none"
-        raise UnknownPolicy(f"no policy {name!r} on machine {machine!r}; known: {known}")
+        from epochbench.instances.registry import did_you_mean
+        known = policy_names(machine)
+        raise UnknownPolicy(f"no policy {name!r} on machine {machine!r}{did_you_mean(name, known)}; known: "
+                            f"{', '.join(known) or 'none'}")
     return spec
 
 
@@ -212,8 +214,10 @@ def machine_of(policy: str, machine: str | None = None) -> str:
     for m in MACHINES:
         if POLICIES.find((m, policy)) is not None:
             return m
+    from epochbench.instances.registry import did_you_mean
     known = "; ".join(f"{m}: {', '.join(policy_names(m))}" for m in MACHINES)
-    raise UnknownPolicy(f"no policy {policy!r} ({known})")
+    every = [p for m in MACHINES for p in policy_names(m)]
+    raise UnknownPolicy(f"no policy {policy!r}{did_you_mean(policy, every)}; policies: {known}")
 
 
 def machine_options(machine: str) -> list[Option]:

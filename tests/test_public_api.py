@@ -640,3 +640,20 @@ def test_generate_refuses_none_for_a_parameter_with_a_default(key, default):
     with pytest.raises(ValueError, match=rf"^{key}: got None, which is no value of it \(leave {key} out for the "
                                          rf"default, {default}\)$"):
         eb.generate("leinberger", **{key: None})
+
+
+def test_unknown_names_suggest_close_ones_and_name_their_argument():
+    """A typo listed every name; a selector's or a matcher's message did not
+    say which argument gave it."""
+    from epochbench.instances.jobs import make_workload
+    w = make_workload({"id": [1, 2], "submit": [0, 1], "runtime": [5, 5], "estimate": [5, 5], "procs": [1, 1]}, [4])
+    inst = eb.generate("leinberger", n=8, k=2, count=1, seed=1)[0]
+    with pytest.raises(KeyError, match=r"^no method 'fff' for family 'packing' \(did you mean 'ff'\?\); registered: "):
+        eb.solve(inst, "fff")
+    with pytest.raises(KeyError, match=r"^no policy 'eazy' \(did you mean 'easy'\?\); policies: pool: "):
+        eb.simulate(w, "eazy")
+    with pytest.raises(KeyError, match=r"^selector='fff': no method 'fff' for family 'packing' \(did you mean 'ff'"):
+        eb.simulate(w, "easy", selector="fff")
+    with pytest.raises(KeyError, match=r"^matcher='imsf': no method 'imsf' for family 'assignment' \(did you mean "
+                                       r"'imfs'"):
+        eb.simulate(None, "cs-i-p", farm_jobs=10, seed=1, matcher="imsf")
