@@ -139,6 +139,7 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         if not callable(func):
             raise ValueError(f"method {name!r} for family {family!r}: expected a callable, "
                              f"got {type(func).__name__}")
+        _check_instance_argument(family, name, func)
         if kind == "exact":
             _check_exact_signature(family, name, func)
         module = str(getattr(func, "__module__", None) or "?")
@@ -158,6 +159,26 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         return func
 
     return deco
+
+
+def _check_instance_argument(family: str, name: str, func) -> None:
+    """ValueError unless ``func`` takes a positional argument, the instance
+    (every method is called ``func(instance, **keywords)``): a method
+    taking none is refused when registered, not at its first solve with a
+    TypeError naming neither it nor the instance.  A signature Python
+    cannot read is let through."""
+    import inspect
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return
+    positional = [p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                   inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return
+    if not positional:
+        raise ValueError(f"method {name!r} for family {family!r}: its function must take the instance as its "
+                         "first positional argument (it is called func(instance, **keywords)); it takes none")
 
 
 def _check_exact_signature(family: str, name: str, func) -> None:

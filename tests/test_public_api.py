@@ -657,3 +657,14 @@ def test_unknown_names_suggest_close_ones_and_name_their_argument():
     with pytest.raises(KeyError, match=r"^matcher='imsf': no method 'imsf' for family 'assignment' \(did you mean "
                                        r"'imfs'"):
         eb.simulate(None, "cs-i-p", farm_jobs=10, seed=1, matcher="imsf")
+
+
+def test_a_method_taking_no_instance_is_refused_when_registered():
+    """It registered, then every solve raised "takes 0 positional arguments
+    but 1 was given", naming neither the method nor the instance."""
+    def nothing():
+        return []
+    with pytest.raises(ValueError, match=r"^method 'test-noarg' for family 'packing': its function must take the "
+                                         r"instance as its first positional argument"):
+        eb.register("packing", "test-noarg")(nothing)
+    eb.register("packing", "test-varargs")(lambda *a: [])         # *args takes it
