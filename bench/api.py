@@ -354,6 +354,11 @@ def save(instance, path, *, overwrite: bool = False) -> None:
     if not isinstance(overwrite, (bool, np.bool_)):          # "no" is truthy: it overwrote
         raise ValueError(f"overwrite: expected True or False, got {overwrite!r}")
     path = _path(path)
+    from epochbench.instances.workloads import Stream
+    if isinstance(instance, Stream):             # a namedtuple: it read as a list of instances
+        raise ValueError("instance: a job stream (a Stream, from eb.generate('workload')) is no instance: write "
+                         "it with epochbench.instances.jobs.save_workload(make_workload(s.jobs, s.capacity), path) "
+                         "(.swf, .csv or .parquet)")
     if isinstance(instance, (list, tuple)):
         write_family(path, [_instance(i) for i in instance], generator="epochbench.save", params={})
         return

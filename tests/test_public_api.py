@@ -668,3 +668,13 @@ def test_a_method_taking_no_instance_is_refused_when_registered():
                                          r"instance as its first positional argument"):
         eb.register("packing", "test-noarg")(nothing)
     eb.register("packing", "test-varargs")(lambda *a: [])         # *args takes it
+
+
+def test_save_of_a_job_stream_says_how_to_write_one(tmp_path):
+    """A Stream is a namedtuple: save read it as a list of instances and said
+    'expected an epochbench instance ..., got DataFrame'."""
+    s = eb.generate("workload", jobs=30, seed=1)
+    with pytest.raises(ValueError, match=r"^instance: a job stream \(a Stream, from eb.generate\('workload'\)\) is no "
+                                         r"instance: write it with epochbench.instances.jobs.save_workload"):
+        eb.save(s, tmp_path / "x.json")
+    assert not list(tmp_path.iterdir())
