@@ -5,8 +5,9 @@ The public face (``import epochbench as eb``): :func:`register`,
 :func:`solve`, :func:`score`, :func:`validate`, :func:`generate`,
 :func:`load`, :func:`save`, :func:`simulate`, :class:`Result`,
 :class:`SimResult`, ``__version__``.  Importing the package is light: the
-face is resolved on first use, and no solver (OR-Tools, PuLP, SciPy) is
-imported before an exact method is asked for.
+face is resolved on first use, and no solver (OR-Tools, PuLP) is imported
+before an exact method is asked for (SciPy comes with the first compiled
+heuristic: numba loads it).
 """
 from __future__ import annotations
 
