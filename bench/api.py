@@ -389,9 +389,12 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, *,
     step, a positive finite number) and ``threads`` for an exact selector,
     and the method's own parameters, all checked before the run starts.
     ``engine`` (pool machine): ``"auto"`` (default) takes the compiled loop
-    where the policy has one, ``"fast"`` insists on it, ``"generic"`` runs
-    the Python engine; the schedules are the same (the tests compare them
-    job for job)."""
+    where the policy has one (or, for a short EASY stream in a process that
+    has not loaded the compiled kernels, its pure-Python twin: the result's
+    ``engine`` then says ``"python"``), ``"fast"`` insists on the compiled
+    loop, ``"generic"`` runs the Python engine; the schedules are the same
+    (the tests compare them job for job).  ``progress(arrived, now)`` and
+    ``on_pass`` are functions (a ValueError otherwise)."""
     from epochbench.sim.runner import simulate as _simulate
 
     from .checks import python_options
@@ -399,6 +402,9 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, *,
         _selector_options(options.get("selector") or _implied_selector(policy, machine),
                           options["selector_options"])
     options = python_options(options)                  # as the command line checks its options' text
+    for hook in ("progress", "on_pass"):
+        if options.get(hook) is not None and not callable(options[hook]):
+            raise ValueError(f"{hook}: expected a function, got {options[hook]!r}")
     workload = _read_with(workload, nodes, kill_at_estimate)
     from epochbench.sim.registry import OptionError
     try:
@@ -452,6 +458,9 @@ def _selector_options(selector, opts) -> None:
         raise ValueError(f"selector_options: expected a dict of keyword arguments, got {opts!r}")
     if selector is None:
         raise ValueError("selector_options: given without a selector")
-    check_limits(opts.get("time_limit"), opts.get("threads"))
+    try:
+        check_limits(opts.get("time_limit"), opts.get("threads"))
+    except ValueError as exc:
+        raise ValueError(f"selector_options: {exc}") from None
     check_method("packing", selector, {k: v for k, v in opts.items() if k not in ("time_limit", "threads")},
                  prefix="selector_options: ")

@@ -156,9 +156,9 @@ def simulate(workload=None, policy: str = "easy", *, machine: str | None = None,
         for the ``cs-*`` policies).
     **options
         The policy's and machine's options (``epochbench list --policies``
-        lists them), plus the pool's ``selector``, ``selector_options``,
-        ``engine``, ``on_pass``, ``progress`` and ``recorder``.  None means
-        "the default".
+        lists them), plus the pool's ``selector``, ``selector_options`` and
+        ``engine``, every machine's ``on_pass`` and ``progress``, and the
+        gang's ``recorder``.  None means "the default".
 
     Returns
     -------

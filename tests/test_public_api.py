@@ -678,3 +678,17 @@ def test_save_of_a_job_stream_says_how_to_write_one(tmp_path):
                                          r"instance: write it with epochbench.instances.jobs.save_workload"):
         eb.save(s, tmp_path / "x.json")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(progress=3), "^progress: expected a function, got 3$"),
+    (dict(on_pass="x"), "^on_pass: expected a function, got 'x'$"),
+    (dict(selector="cpsat", selector_options={"time_limit": -1}), "^selector_options: time_limit: must be a "),
+])
+def test_simulate_names_the_argument_of_a_bad_hook_or_selector_limit(kw, message):
+    """progress=3 raised "'int' object is not callable" mid-run; a bad
+    selector time limit did not say it came from selector_options."""
+    from epochbench.instances.jobs import make_workload
+    w = make_workload({"id": [1, 2], "submit": [0, 1], "runtime": [5, 5], "estimate": [5, 5], "procs": [1, 1]}, [4])
+    with pytest.raises(ValueError, match=message):
+        eb.simulate(w, "easy", **kw)
