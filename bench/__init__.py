@@ -9,8 +9,6 @@ face is resolved on first use, and no solver (OR-Tools, PuLP) is imported
 before an exact method is asked for (SciPy comes with the first compiled
 heuristic: numba loads it).
 """
-from __future__ import annotations
-
 _FACE = ("register", "solve", "score", "validate", "generate", "load", "save", "simulate", "Result", "SimResult")
 __all__ = [*_FACE, "__version__"]
 
@@ -34,4 +32,5 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_FACE) | {"__version__"})
+    return sorted({n for n in globals() if not n.startswith("_") or n.startswith("__")} | set(_FACE)
+                  | {"__version__"})

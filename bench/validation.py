@@ -268,7 +268,8 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
     given = label
     label = label or getattr(func, "__name__", "candidate")
     if family not in CASES:
-        raise ValueError(f"validate supports the families {', '.join(CASES)}, not {family!r}")
+        from epochbench.instances.registry import did_you_mean
+        raise ValueError(f"family: validate supports {', '.join(CASES)}, not {family!r}{did_you_mean(family, CASES)}")
     if not is_int(count) or not 0 <= count <= MAX_COUNT:   # 0: the edge cases alone
         raise ValueError(f"count: must be an integer from 0 to {MAX_COUNT:,}, got {count!r}")
     if not is_int(seed) or seed < 0:
