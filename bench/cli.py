@@ -162,7 +162,10 @@ def _record_stopped(info: dict, path: Path, exc: BaseException) -> None:
     from epochbench import runs
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        runs.finish(info, path, "interrupted", error=f"{type(exc).__name__}: {exc}"[:500])
+        said = str(exc).strip()                      # a Ctrl-C's KeyboardInterrupt says nothing
+        runs.finish(info, path, "interrupted", error=(f"{type(exc).__name__}: {said}" if said else
+                                                      "stopped by Ctrl-C" if isinstance(exc, KeyboardInterrupt)
+                                                      else type(exc).__name__)[:500])
 
 
 def table_disagreements(table) -> list[str]:
@@ -455,8 +458,11 @@ def cmd_experiment(args) -> int:
             extra_table = pd.DataFrame()
         print(extra_table.to_string(index=False, float_format=lambda x: f"{x:.4g}") if len(extra_table)
               else "(no rows for the tasks run)")
-    figures = sorted(p.name for p in out.glob(f"{name}*.png") if p.name == f"{name}.png" or
-                     p.name.startswith(f"{name}-") and not p.name[len(name) + 1:len(name) + 2].isdigit())
+    record = runs.read(provenance or out / f"{name}.run.json") or {}
+    written = record.get("files") if isinstance(record.get("files"), list) else None
+    figures = (sorted(f for f in written if str(f).endswith(".png")) if written is not None else   # what it wrote
+               sorted(p.name for p in out.glob(f"{name}*.png") if p.name == f"{name}.png" or
+                      p.name.startswith(f"{name}-") and not p.name[len(name) + 1:len(name) + 2].isdigit()))
     table_csv = out / f"{name}-table.csv"
     print(f"wrote {out / (name + '.csv')} ({len(df)} rows)"
           + (f", {table_csv.name}" if table_csv.exists() else "") + "".join(f", {f}" for f in extra + figures)

@@ -277,23 +277,32 @@ def run_folder(root: Path, command: str, name: str | None = None, resumable=None
 
     ``name``: ``ROOT/NAME``; it may exist only as an unfinished run that
     ``resumable(folder)`` accepts (then the run continues there), otherwise
-    ``ValueError`` (choose another name: nothing is overwritten).  Without a
-    name: the newest unfinished run folder of ``command`` that
-    ``resumable`` accepts, else a new ``ROOT/COMMAND-YYYYMMDD-HHMMSS``
-    (``-2``, ``-3``, ... when taken)."""
+    ``ValueError`` (choose another name: nothing is overwritten; an
+    unfinished run of other options is named with its command line, which
+    resumes it).  Without a name: the newest unfinished run folder of
+    ``command`` that ``resumable`` accepts and no run holds now (one still
+    running is not resumed: a second identical command started while the
+    first runs gets a folder of its own), else a new
+    ``ROOT/COMMAND-YYYYMMDD-HHMMSS`` (``-2``, ``-3``, ... when taken)."""
+    from epochbench.instances.files import in_use
     root = Path(root)
     if name is not None:
         folder = root / check_name(name)
         if folder.exists():
             info = read(folder / RUN_JSON)
-            if not (info and info.get("status") != "finished" and resumable and resumable(folder)):
+            unfinished = bool(info) and info.get("status") != "finished"
+            if not (unfinished and resumable and resumable(folder)):
+                if unfinished and resumable and isinstance(info.get("argv"), list):
+                    raise ValueError(f"--name: run folder {folder} holds an unfinished run of other options: "
+                                     f"resume it with its own command ({' '.join(map(str, info['argv']))}) "
+                                     "or choose another name (runs are never overwritten)")
                 raise ValueError(f"--name: run folder {folder} exists; choose another name "
                                  "(runs are never overwritten)")
         return folder
     if resumable is not None and root.is_dir():
         for folder in sorted(root.glob(f"{command}-*"), key=lambda p: p.name, reverse=True):
             info = read(folder / RUN_JSON)
-            if info and info.get("status") != "finished" and resumable(folder):
+            if info and info.get("status") != "finished" and not in_use(folder) and resumable(folder):
                 return folder
     base = f"{command}-{stamp()}"
     folder, k = root / base, 1

@@ -210,6 +210,25 @@ def output_lock(folder, option: str = "--out"):
                 folder.rmdir()                         # only when empty
 
 
+def in_use(folder) -> bool:
+    """Whether a run holds ``folder`` now (:func:`output_lock`): its lock
+    file is locked.  O(1)."""
+    if fcntl is None:
+        return False                                   # nothing is locked there
+    lock = Path(folder) / LOCK_NAME
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return False                                   # no lock file: nobody holds it
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)                                   # a shared lock taken is let go with it
+    return False
+
+
 def _take(lock: Path, folder: Path, option: str = "--out") -> int:
     """An open descriptor of ``lock`` holding its exclusive ``flock``.
 

@@ -314,3 +314,61 @@ def test_a_run_whose_table_fails_is_recorded_failed_not_left_running(tmp_path, c
     assert info["status"] == "failed" and info["error"] == "RuntimeError: no table"
     kept = (tmp_path / "results" / "b" / "runs-test-broken.partial.jsonl").read_text().splitlines()
     assert len(kept) == len(SMALL.tasks(None))        # the rows stay for a rerun: it need not compute them again
+
+
+def test_a_running_run_is_not_resumed_by_a_second_identical_command(tmp_path, capsys):
+    """A second identical command found the first one's folder (unfinished:
+    still running) and was refused, "output folder in use", at random as
+    the first had saved a task or not; it gets a folder of its own."""
+    from epochbench.instances.files import output_lock
+    EXPERIMENTS[SMALL.name] = Experiment(SMALL.name, SMALL.help, SMALL.tasks, interrupted_at_four, cx.table)
+    assert cli.main(["experiment", SMALL.name, "--quiet"]) == 130
+    (folder,) = (tmp_path / "results").iterdir()
+    EXPERIMENTS[SMALL.name] = SMALL
+    with output_lock(folder):                              # as the first run holds it while it runs
+        assert cli.main(["experiment", SMALL.name, "--quiet"]) == 0
+    assert len(list((tmp_path / "results").iterdir())) == 2
+    assert (folder / f"{SMALL.name}.partial.jsonl").exists()
+    assert cli.main(["experiment", SMALL.name, "--quiet"]) == 0          # let go: resumed there
+    assert not (folder / f"{SMALL.name}.partial.jsonl").exists()
+
+
+def test_a_named_unfinished_run_of_other_options_says_how_to_resume_it(tmp_path, capsys):
+    EXPERIMENTS[SMALL.name] = Experiment(SMALL.name, SMALL.help, SMALL.tasks, interrupted_at_four, cx.table)
+    assert cli.main(["experiment", SMALL.name, "--quiet", "--name", "mine"]) == 130
+    EXPERIMENTS[SMALL.name] = SMALL
+    capsys.readouterr()
+    assert cli.main(["experiment", SMALL.name, "--quiet", "--seeds", "3", "--name", "mine"]) == 2
+    err = capsys.readouterr().err
+    assert "run folder results/mine holds an unfinished run of other options: resume it with its own command (" in err
+    assert err.count("\n") == 1                # (the command line it names is this process's sys.argv)
+
+
+def _draw(df, path):
+    path.write_bytes(b"\x89PNG\r\n\x1a\n")                  # a stand-in figure
+
+
+def test_the_wrote_line_names_only_the_figures_this_run_wrote(tmp_path, capsys):
+    """It globbed NAME*.png: another experiment's figure sharing the prefix
+    (zhang-queues-he.png beside zhang-queues) was listed as written."""
+    other = f"{SMALL.name}-he"
+    EXPERIMENTS[SMALL.name] = Experiment(SMALL.name, SMALL.help, SMALL.tasks, cx.run, cx.table, plot=_draw)
+    EXPERIMENTS[other] = Experiment(other, SMALL.help, SMALL.tasks, cx.run, cx.table, plot=_draw)
+    try:
+        assert cli.main(["experiment", other, "--quiet", "--out", "o"]) == 0
+        capsys.readouterr()
+        assert cli.main(["experiment", SMALL.name, "--quiet", "--out", "o"]) == 0
+    finally:
+        EXPERIMENTS.pop(other, None)
+    wrote = [line for line in capsys.readouterr().out.splitlines() if line.startswith("wrote ")][-1]
+    assert f"{SMALL.name}.png" in wrote and f"{other}.png" not in wrote
+
+
+def test_an_interrupted_score_records_why_in_words(tmp_path):
+    """A Ctrl-C was recorded as 'KeyboardInterrupt:' (its text is empty)."""
+    from epochbench.cli import _record_stopped
+    for exc, said in ((KeyboardInterrupt(), "stopped by Ctrl-C"), (RuntimeError("lost"), "RuntimeError: lost"),
+                      (RuntimeError(), "RuntimeError")):
+        info = runs.provenance("score", "s1")
+        _record_stopped(info, tmp_path / "a.run.json", exc)
+        assert _strict((tmp_path / "a.run.json").read_text())["error"] == said
