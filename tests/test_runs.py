@@ -372,3 +372,16 @@ def test_an_interrupted_score_records_why_in_words(tmp_path):
         info = runs.provenance("score", "s1")
         _record_stopped(info, tmp_path / "a.run.json", exc)
         assert _strict((tmp_path / "a.run.json").read_text())["error"] == said
+
+
+def test_an_out_run_into_a_named_runs_folder_keeps_its_files_under_its_id(tmp_path, capsys):
+    """The earlier run's record there is run.json (a --name run), which was
+    not read: its files were kept as '-unrecorded-STAMP' and its run.json,
+    left in place, listed the new run's files as its own."""
+    assert cli.main(["experiment", SMALL.name, "--quiet", "--name", "same"]) == 0
+    folder = tmp_path / "results" / "same"
+    assert cli.main(["experiment", SMALL.name, "--quiet", "--out", str(folder)]) == 0
+    names = sorted(p.name for p in folder.iterdir())
+    assert f"{SMALL.name}-same.csv" in names and f"{SMALL.name}-table-same.csv" in names
+    assert "run-same.json" in names and "run.json" not in names
+    assert not any("unrecorded" in n for n in names)

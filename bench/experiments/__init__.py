@@ -515,8 +515,14 @@ def _figure_stamps(name: str, out: Path) -> dict[str, int]:
 def _keep_previous_run(name: str, out: Path, prov: Path) -> None:
     """Rename an earlier run's files to ``STEM-RUNID.*``: those its
     provenance lists (figures kept from runs before it are not its own),
-    else the experiment's usual ones."""
+    else the experiment's usual ones.  Its provenance is ``prov``, or the
+    folder's ``run.json`` of a ``--name`` run of this experiment (renamed
+    with them: it listed those files)."""
     from epochbench import runs
+    if not prov.exists():          # a run of this experiment made with --name: its record is OUT/run.json
+        named = runs.read(out / runs.RUN_JSON) or {}
+        if named.get("command") == "experiment" and named.get("experiment") == name:
+            prov = out / runs.RUN_JSON
     info = runs.read(prov) or {}
     listed = [out / f for f in info.get("files", []) if isinstance(f, str) and "/" not in f]
     fixed = _fixed_files(name, out)
