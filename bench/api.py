@@ -401,6 +401,9 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, *,
     if options.get("selector_options") is not None:     # the policy is made only to name its step then
         _selector_options(options.get("selector") or _implied_selector(policy, machine),
                           options["selector_options"])
+    if "seed" in options and options["seed"] is None:   # None is "not given" below: the default seed, silently
+        raise ValueError("seed: must be an integer >= 0, got None (seeds are explicit: leave seed out for the "
+                         "default, 0)")
     options = python_options(options)                  # as the command line checks its options' text
     for hook in ("progress", "on_pass"):
         if options.get(hook) is not None and not callable(options[hook]):

@@ -692,3 +692,11 @@ def test_simulate_names_the_argument_of_a_bad_hook_or_selector_limit(kw, message
     w = make_workload({"id": [1, 2], "submit": [0, 1], "runtime": [5, 5], "estimate": [5, 5], "procs": [1, 1]}, [4])
     with pytest.raises(ValueError, match=message):
         eb.simulate(w, "easy", **kw)
+
+
+def test_simulate_refuses_seed_none_for_the_farms_stream():
+    """seed=None was dropped as "not given": the stream of seed 0, silently
+    (eb.generate refuses it)."""
+    with pytest.raises(ValueError, match=r"^seed: must be an integer >= 0, got None \(seeds are explicit"):
+        eb.simulate(None, "edf", farm_jobs=20, seed=None)
+    assert eb.simulate(None, "edf", farm_jobs=20, seed=1).n == 20
