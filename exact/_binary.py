@@ -922,6 +922,8 @@ def register_exact(family: str, solve) -> dict:
             return solve(inst, method, time_limit=time_limit, threads=threads, **params)
 
         method_func.__name__ = method_func.__qualname__ = f"{family}_{method.replace('-', '_')}"
+        method_func.__module__ = solve.__module__   # whose namespace holds it: pickled by reference (it was
+        # looked up here, failed, and every task of a sweep pickled it by value)
         method_func.__doc__ = f"{solve.__doc__.splitlines()[0]} [{method}; see {solve.__name__}]"
         method_func.warm_start = True        # takes warm=False (start cold: no heuristic start)
         method_func.warm_up = warm_up_backends(method, *FAMILY_BACKENDS.get(family, ()), family=family)

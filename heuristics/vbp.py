@@ -141,7 +141,9 @@ def _variant(func, option: str, value: str, title: str):
 
 for _size, _title in (("sum", "FFD by the sum of normalised demands"), ("max", "FFD by the largest normalised demand"),
                       ("l2", "FFD by the Euclidean norm of the normalised demands")):
-    register("epochs", f"ffd-{_size}")(_variant(first_fit_decreasing, "size", _size, _title))
+    _f = register("epochs", f"ffd-{_size}")(_variant(first_fit_decreasing, "size", _size, _title))
+    globals()[_f.__name__] = _f         # the name it carries: pickled by reference (a sweep's tasks)
 for _score, _title in (("dot", "Bin-centric, dot product with the remaining capacity"),
                        ("l2", "Bin-centric, smallest distance to the remaining capacity")):
-    register("epochs", f"bc-{_score}")(_variant(bin_centric, "score", _score, _title))
+    _f = register("epochs", f"bc-{_score}")(_variant(bin_centric, "score", _score, _title))
+    globals()[_f.__name__] = _f

@@ -448,3 +448,17 @@ def test_tasks_of_a_python_api_call_name_keywords_in_worker_processes():
     assert not failures and done == {0: "selector=", 1: "kill_at_estimate="}
     done, _ = run_tasks(arg, ["selector"], workers=1, progress=False)
     assert done == {0: "--selector"}
+
+
+def test_the_methods_made_by_factories_pickle_by_reference():
+    """The exact methods made by a factory named a module that does not hold
+    them (epochbench.exact._binary), the VBP variants none: pickle failed,
+    and every task of a sweep sent them by value through cloudpickle.  (The
+    epochs methods derived from packing heuristics are closures: by value.)"""
+    import pickle
+    from epochbench.instances import registry
+    made = [(f, n) for f in registry.families() for n in registry.names(f, "exact")]
+    made += [("epochs", n) for n in ("ffd-sum", "ffd-max", "ffd-l2", "bc-dot", "bc-l2")]
+    for family, name in made:
+        func = registry.get(family, name).func
+        assert pickle.loads(pickle.dumps(func)) is func, (family, name)
