@@ -757,11 +757,32 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
             else:
                 client = _connect(Client, scheduler, option)
                 jobs = _payloads(call, tasks, todo, stop_on_error, code_here())
-            with client:
+            try:
                 _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_error)
+            except BaseException as exc:
+                if isinstance(exc, KeyboardInterrupt):   # the shutdown's comms closing under the workers: no
+                    _silence_distributed()               # screenfuls of "Closed comm" after a Ctrl-C
+                with contextlib.suppress(Exception):     # a close that times out must not hide why it stopped
+                    client.close(timeout=5)
+                raise
+            client.close()
         finally:
             if cluster is not None:
-                cluster.close(timeout=10)
+                if sys.exc_info()[0] is not None:
+                    with contextlib.suppress(Exception):
+                        cluster.close(timeout=10)
+                else:
+                    cluster.close(timeout=10)
+
+
+def _silence_distributed() -> None:
+    """Every ``distributed`` logger says nothing: the root of them and those
+    with a level of their own (the ones :func:`_quiet_logs` restores; the
+    others inherit)."""
+    for n, lg in list(logging.root.manager.loggerDict.items()):
+        if (n.startswith("distributed.") and isinstance(lg, logging.Logger) and lg.level != logging.NOTSET):
+            lg.setLevel(logging.CRITICAL + 1)
+    logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
 
 
 @contextlib.contextmanager

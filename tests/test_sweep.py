@@ -462,3 +462,29 @@ def test_the_methods_made_by_factories_pickle_by_reference():
     for family, name in made:
         func = registry.get(family, name).func
         assert pickle.loads(pickle.dumps(func)) is func, (family, name)
+
+
+def test_a_ctrl_c_is_not_hidden_by_a_client_close_that_times_out(monkeypatch):
+    """Ctrl-C while tasks were handed out: closing the client timed out
+    ("timed out after 60 s.") and that TimeoutError replaced the
+    KeyboardInterrupt, so score printed a traceback and recorded nothing."""
+    import distributed
+    from epochbench.sweep import run_tasks
+    close = distributed.Client.close
+
+    timed_out = []
+
+    def slow_close(self, *args, **kwargs):
+        import inspect
+        close(self, *args, **kwargs)
+        callers = [f.function for f in inspect.stack(0)[1:4]]
+        if not timed_out and "__del__" not in callers:   # the sweep's close, once (not a client collected
+            timed_out.append(True)                       # now, of this test or an earlier one)
+            raise TimeoutError("timed out after 60 s.")
+
+    def stop(i, value):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(distributed.Client, "close", slow_close)
+    with pytest.raises(KeyboardInterrupt):
+        run_tasks(abs, [1, 2, 3], workers=2, progress=False, on_result=stop)
+    assert timed_out
