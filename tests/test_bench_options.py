@@ -118,3 +118,15 @@ def test_pytest_addopts_of_the_environment_does_not_reach_the_suite(tmp_path, mo
     err = capsys.readouterr().err
     assert "$PYTEST_ADDOPTS ('--no-such-option-xyz') is ignored" in err and "no benchmark selected" in err
     assert os.environ["PYTEST_ADDOPTS"] == "--no-such-option-xyz"          # the caller's environment is kept
+
+
+def test_a_family_whose_every_board_benchmark_needs_the_data_says_it_has_no_board(tmp_path):
+    """Without the data the knapsack board was gone without a word (the
+    data line named OR-Library, not the board)."""
+    env = dict(os.environ, EPOCHBENCH_DATA=str(tmp_path / "no-data"))
+    proc = subprocess.run([sys.executable, "-m", "epochbench", "bench", "--quick", "--benchmark-disable", "-k",
+                           "knapsack or (leinberger-k2-distuniform-n32 and -ff])"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "knapsack: no leaderboard: its benchmarks need the reference data" in proc.stdout
+    assert "packing: no leaderboard" not in proc.stdout

@@ -59,11 +59,23 @@ def _say_data(tr, data: dict) -> None:
                   "(set EPOCHBENCH_DATA or pass epochbench --data DIR)")
 
 
+#: the families a full run has a leaderboard of
+BOARD_FAMILIES = ("packing", "epochs", "knapsack", "assignment", "mapping")
+
+
+def _families_selected(config) -> set:
+    """The families of the benchmark modules this run collected (bench_FAMILY.py)."""
+    session = getattr(config, "_epochbench_session", None)
+    items = getattr(session, "items", []) if session is not None else []
+    return {Path(str(getattr(i, "fspath", ""))).stem.removeprefix("bench_") for i in items}
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # before pytest-benchmark's, which writes its JSON
 def pytest_sessionfinish(session, exitstatus):
     """The packing and epochs benchmarks' ``extra_info`` scored against
     every method's results (:meth:`epochbench.suite.Store.refresh_infos`)
     before pytest-benchmark saves them."""
+    session.config._epochbench_session = session          # its items: which families ran (_families_selected)
     STORE.refresh_infos()
     yield
 
@@ -114,6 +126,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for family, methods in STORE.reference_only().items():
         tr.write_line(f"{family}: {', '.join(methods)} solved as references only (not selected): not on the board")
     _say_data(tr, info["data"])
+    if info["data"]["skipped_for_data"]:
+        missing = [f for f in BOARD_FAMILIES if f not in boards and f in _families_selected(config)]
+        for family in missing:                     # its every benchmark was skipped: no board, said
+            tr.write_line(f"{family}: no leaderboard: its benchmarks need the reference data")
     tr.write_line(f"Full tables per configuration in {results}/:")
     for line in textwrap.wrap(", ".join(f for f in files if f.endswith(".csv")), 96,      # those this run wrote
                               break_on_hyphens=False):
