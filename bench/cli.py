@@ -596,8 +596,9 @@ def _add_compare(sub) -> None:
                                    "'score' CSV, or a pytest-benchmark JSON file): per family and method the "
                                    "change in mean and "
                                    "max gap and in median decision time, flagged beyond the noise (time: "
-                                   "a ratio beyond 1.25 either way). A and B must be of one kind: a folder "
-                                   "and a JSON file measure time differently (a median over solves; a median "
+                                   "a ratio beyond 1.25 either way). A and B must be of one kind, solves (a "
+                                   "results folder or a CSV: they compare on the instances both hold) or "
+                                   "JSON files: a folder and a JSON file measure time differently (a median over solves; a median "
                                    "of the benchmarks' medians) and name their solves differently, so one "
                                    "against the other is refused.")
     c.add_argument("a", type=Path, help="the run before (results folder, score CSV or JSON)")

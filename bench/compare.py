@@ -16,7 +16,9 @@ with it, and said) make the
 command exit 1 when a method gets worse beyond the threshold, or is gone
 from B (measured in A, not in B: worse by an unknown amount).
 
-A and B must be of one kind, two folders or two JSON files: the kinds
+A and B must be of one kind: solves (results folders, ``bench-solves.csv``
+or ``score`` CSVs; a folder against a score CSV compares on the instance
+names both hold) or JSON files: the kinds
 measure time differently (a median over solves of decision times; a
 median of each benchmark's median round time) and group solves
 differently (a JSON file's family and method are its benchmarks', so that

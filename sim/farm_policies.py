@@ -120,7 +120,7 @@ class ConvergentScheduling(FarmPolicy):
         self.incremental, self.preemptive = bool(incremental), bool(preemptive)
         self.matcher = matcher or ("imfs" if incremental else "mfs")
         self.knapsack = knapsack
-        get_named("assignment", self.matcher, "matcher"), get_named("knapsack", self.knapsack, "knapsack")  # now,
+        get_named("assignment", self.matcher, "matcher"), get_named("knapsack", self.knapsack, "mkp")  # now,
         # not mid-run
         self.constants = constants or (_farm.Constants() if preemptive else _farm.Constants.non_preemptive())
         self.exact_time_limit, self.threads = float(exact_time_limit), int(threads)
