@@ -25,8 +25,8 @@ def test_a_data_folder_the_user_named_is_not_told_to_be_set(tmp_path, capsys, mo
     monkeypatch.delenv("EPOCHBENCH_DATA")
     assert main(["--data", str(tmp_path / "nodata"), "generate", "braun", "--out", str(tmp_path / "b")]) == 2
     err = capsys.readouterr().err
-    assert (f"the data folder {tmp_path / 'nodata'} is what EPOCHBENCH_DATA or epochbench --data says; "
-            "this data set is not in it") in err
+    assert (f"the data folder {tmp_path / 'nodata'} is what EPOCHBENCH_DATA or epochbench --data says, and there "
+            "is no such folder; this data set is not in it") in err
     assert "set EPOCHBENCH_DATA or pass" not in err                 # it was passed
 
 
