@@ -263,7 +263,7 @@ SOLVED: dict = {}
 
 
 def record(family: str, config: str, instance: str, method: str, kind: str, gap: float | None, gap_kind: str,
-           seconds: float, short: bool = False, *, inst=None, result=None) -> None:
+           seconds: float, short: bool = False, *, inst=None, result=None, status: str | None = None) -> None:
     """One solve of a benchmark for the leaderboards: its gap (against the
     reference of kind ``gap_kind``) and its decision time; ``short``: it
     falls short of the family's first objective (an assignment with fewer
@@ -271,10 +271,14 @@ def record(family: str, config: str, instance: str, method: str, kind: str, gap:
     gap on the second.  With the instance ``inst`` and the checked
     ``result``, the leaderboard measures the gap again against every result
     recorded for that instance (a method that beats the data set's best
-    known value is the reference of the others, not of itself alone)."""
+    known value is the reference of the others, not of itself alone).
+    ``status``: the solve's (default: ``result``'s), which tells an exact
+    solve cut short by its time limit (``feasible``) on the board."""
+    if status is None and result is not None:
+        status = result.status
     row = {"family": family, "config": config, "instance": instance, "method": method, "kind": kind,
            "gap": np.nan if gap is None else float(gap), "gap_kind": gap_kind, "seconds": float(seconds),
-           "short": bool(short)}
+           "short": bool(short), "status": status}
     BOARD.append(row)
     if inst is not None and result is not None:
         SOLVED.setdefault((family, config, instance), (inst, []))[1].append((row, result))
@@ -299,7 +303,7 @@ def leaderboard_rows() -> pd.DataFrame:
     instance (:attr:`Store.instance_timing`; else the configuration's
     median, else its one checked solve), an exact method's its solve's own
     wall time (so that the leaderboard's p90 is a p90 of decisions)."""
-    keep = ["family", "config", "instance", "method", "kind", "gap", "gap_kind", "seconds", "short"]
+    keep = ["family", "config", "instance", "method", "kind", "gap", "gap_kind", "seconds", "short", "status"]
     store = pd.DataFrame(STORE.rows)
     if not store.empty:
         store = store[store["selected"]]                # reference solves alone are no benchmark of theirs
@@ -363,7 +367,9 @@ def leaderboard(rows: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     gave no decision (a timeout without a solution, an error) although there
     was a reference to measure it against; ``short``: the solves short of
     the family's first objective (an assignment with fewer pairs than the
-    maximum, whose gap is on the weight alone); the gaps are over the others, so
+    maximum, whose gap is on the weight alone); ``cut``: an exact method's
+    solves that its time limit cut short (a solution without a proof:
+    status ``feasible``; its gap is that solution's); the gaps are over the others, so
     a method with such solves, or with a short solve (an assignment with
     fewer pairs than the maximum, whose gap is on the weight alone), ranks
     after every method that answered all in full (then by mean gap), and
@@ -424,6 +430,7 @@ def _ranked(f: pd.DataFrame) -> pd.DataFrame:
         at = int(((g["gap"].astype(float) <= 1e-9) & ~short).sum())      # a solve without an answer is not at it
         table.append({"method": method, "kind": g["kind"].iloc[0], "solves": len(g), "no ans": missed,
                       "short": int(short.sum()),
+                      "cut": _cut(g),
                       "mean %": 100 * gaps.mean() if has else np.nan,
                       "p90 %": 100 * gaps.quantile(0.9) if has else np.nan,
                       "max %": 100 * gaps.max() if has else np.nan,
@@ -434,6 +441,11 @@ def _ranked(f: pd.DataFrame) -> pd.DataFrame:
     return (t.assign(_none=t["mean %"].isna(), _short=(t["no ans"] > 0) | (t["short"] > 0))
             .sort_values(["_none", "_short", "mean %", "median ms"], kind="stable")
             .drop(columns=["_none", "_short"]).reset_index(drop=True))
+
+
+def _cut(g: pd.DataFrame) -> int:
+    """Exact solves of ``g`` that their time limit cut short (status ``feasible``)."""
+    return int(((g["kind"] == "exact") & (g["status"] == "feasible")).sum()) if "status" in g else 0
 
 
 def board_blocks(table: pd.DataFrame) -> list[tuple[str | None, pd.DataFrame]]:
@@ -451,11 +463,13 @@ def board_blocks(table: pd.DataFrame) -> list[tuple[str | None, pd.DataFrame]]:
 
 def format_leaderboard(table: pd.DataFrame) -> str:
     """A leaderboard as text, at most 100 columns wide; one block per
-    instance set, under its name, where there are several."""
+    instance set, under its name, where there are several.  The ``short``
+    and ``cut`` columns are left out of a block where they count nothing."""
     def num(x, digits=2):
         return "-" if pd.isna(x) else f"{x:.{digits}f}"
 
     def text(t):
+        t = t.drop(columns=[c for c in ("short", "cut") if c in t and not t[c].any()])   # counts of nothing
         return t.assign(**{c: t[c].map(num) for c in ("mean %", "p90 %", "max %")},
                         **{"at ref %": t["at ref %"].map(lambda x: share_text(x / 100).rstrip("%"))},
                         **{c: t[c].map(ms_text) for c in ("median ms", "p90 ms")}).to_string(index=False)

@@ -81,7 +81,7 @@ def test_gap_and_time_per_size(benchmark, gen, size, case, request):
     for inst, r, g, nu in solved:               # a heuristic's time: the rounds' median on the instance; an
         seconds = r.seconds if m.exact else times.get(inst.name, r.seconds)   # exact method's: its solve's
         record("assignment", f"{gen}-{size}x{size} {case}", inst.name, method, m.kind, g["gap"], g["gap_kind"],
-               seconds, short=r.info["cardinality"] < nu)
+               seconds, short=r.info["cardinality"] < nu, status=r.status)
     info = {"generator": gen, "size": size, "case": case, "method": method, "event": event, "instances": len(insts),
             "mean_gap": float(np.mean(gaps)), "max_gap": float(np.max(gaps)),
             "mean_card_gap": float(np.mean(cards)), "max_card_gap": float(np.max(cards)),

@@ -105,7 +105,7 @@ def _record_exact_run(df: pd.DataFrame, size: str) -> None:
         answered = r.status in ("optimal", "feasible")
         gap = (r.value - ref) / ref if answered and not pd.isna(ref) else None
         record("mapping", f"exact {size}", r.instance, r.method, r.kind, gap, "no bound" if pd.isna(ref) else kind,
-               r.seconds)
+               r.seconds, status=r.status)
 
 
 def _exact_reference(inst: str, g: pd.DataFrame) -> tuple[float, str]:
