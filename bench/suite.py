@@ -368,8 +368,9 @@ def leaderboard(rows: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     was a reference to measure it against; ``short``: the solves short of
     the family's first objective (an assignment with fewer pairs than the
     maximum, whose gap is on the weight alone); ``cut``: an exact method's
-    solves that its time limit cut short (a solution without a proof:
-    status ``feasible``; its gap is that solution's); the gaps are over the others, so
+    solves that ended without a proof (status ``feasible``: its time limit
+    cut it short, or a claim it made was withdrawn; its gap is that
+    solution's); the gaps are over the others, so
     a method with such solves, or with a short solve (an assignment with
     fewer pairs than the maximum, whose gap is on the weight alone), ranks
     after every method that answered all in full (then by mean gap), and
@@ -444,7 +445,7 @@ def _ranked(f: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cut(g: pd.DataFrame) -> int:
-    """Exact solves of ``g`` that their time limit cut short (status ``feasible``)."""
+    """Exact solves of ``g`` that ended without a proof (status ``feasible``)."""
     return int(((g["kind"] == "exact") & (g["status"] == "feasible")).sum()) if "status" in g else 0
 
 

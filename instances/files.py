@@ -220,8 +220,8 @@ def in_use(folder) -> bool:
         fd = os.open(lock, os.O_RDONLY)
     except OSError:
         return False                                   # no lock file: nobody holds it
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    try:                         # a shared lock held for microseconds: a run taking the folder at that
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)   # instant is refused "in use" (two runs starting at once)
     except BlockingIOError:
         return True
     finally:

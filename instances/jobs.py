@@ -181,13 +181,14 @@ def make_workload(jobs, capacity, *, resources=None, kill_at_estimate: bool = Tr
     return Workload(_ordered(tab, names), cap, names, total, str(source), meta)
 
 
-#: the optional columns that change a run when present (an absent ``estimate`` is the runtime)
-READ_OPTIONAL = ("estimate", "deadline", "licenses")
+#: the optional columns that change a run when present and are missed silently when misspelt (an
+#: absent ``estimate`` is the runtime; ``deadline`` and ``licenses`` change no run of the pool or gang)
+READ_OPTIONAL = ("estimate",)
 
 
 def _others(tab) -> list[str]:
     """The columns of ``tab`` that the contract does not name (module docstring)."""
-    known = {*CORE, *SWF_FIELDS, *READ_OPTIONAL}
+    known = {*CORE, *SWF_FIELDS, *READ_OPTIONAL, "deadline", "licenses"}
     return [c for c in tab.columns if isinstance(c, str) and c not in known and not c.startswith("res_")]
 
 

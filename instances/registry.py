@@ -596,4 +596,6 @@ def honest(res: Result, sense: str) -> Result:
         why = f"optimal claimed with bound {res.bound!r} != value {res.value!r}"
     else:
         return res
-    return replace(res, status="feasible", bound=None, info={**res.info, "withdrawn": why})
+    before = res.info.get("withdrawn")              # an infeasible claim withdrawn above keeps its reason
+    return replace(res, status="feasible", bound=None,
+                   info={**res.info, "withdrawn": f"{before}; {why}" if before else why})

@@ -32,6 +32,7 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from epochbench.instances.core import RunStopped
 from epochbench.instances.table import Columns, as_columns, in_arrival_order
 
 RESOURCE_PREFIX = "res_"
@@ -236,12 +237,14 @@ PassHook = Callable[[float, Machine, list, list], None]
 
 
 # ---- the event loop ----------------------------------------------------------------
-class RunStalled(RuntimeError):
+class RunStalled(RunStopped):
     """The event loop ran out of events (nothing running, arriving or due)
     with jobs still queued: the policy started none of them and nothing
     would ever call it again.  A policy whose step a user's selector takes
     can get there (a selector that starts nothing on an idle machine);
-    :func:`epochbench.sim.pool.simulate_pool` then names the selector."""
+    :func:`epochbench.sim.pool.simulate_pool` then names the selector.  A
+    :class:`~epochbench.instances.core.RunStopped` (a ``RuntimeError``):
+    the command line prints it in one line, exit status 1."""
 
     def __init__(self, queued: int, now: float):
         super().__init__(f"{queued} job(s) never started: at time {now:g} nothing ran, arrived or was due "

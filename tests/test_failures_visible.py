@@ -197,6 +197,12 @@ def test_an_exact_methods_infeasible_beside_a_checked_decision_is_withdrawn(inst
     assert r.status == "feasible" and r.decision == (0,) and r.bound is None
     assert r.info["withdrawn"] == "infeasible claimed beside a decision that passed the checker"
 
+    def claims_more(i, *, time_limit, threads):         # a bound below the value too: both reasons kept
+        return Result("packing", "x", (0,), None, "infeasible", 0.0, bound=0.0)
+    eb.register("packing", "test-exact-infeasible-bound", kind="exact")(claims_more)
+    why = eb.solve(inst, "test-exact-infeasible-bound").info["withdrawn"]
+    assert why.startswith("infeasible claimed beside a decision that passed the checker; bound 0.0 is on the wrong")
+
 
 @pytest.mark.parametrize("policy", ["fcfs", "nonfcfs"])
 def test_a_selector_that_starts_nothing_on_an_idle_machine_stops_the_run(policy):

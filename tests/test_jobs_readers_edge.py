@@ -374,3 +374,12 @@ def test_a_missing_required_column_names_a_column_spelt_like_it():
     from epochbench.instances.jobs import make_workload
     with pytest.raises(InstanceError, match=r"lacks column\(s\) \['submit'\]; did you mean 'Submt' for 'submit'\?$"):
         make_workload({"id": [1], "Submt": [0], "runtime": [5], "procs": [1]}, [4])
+
+
+@pytest.mark.parametrize("name", ["deadline_met", "has_deadline", "n_licenses", "license_id", "deadlines"])
+def test_columns_near_deadline_or_licenses_pass_through(name):
+    """Only an absent estimate changes a run when misspelt: these were
+    refused ("rename it 'licenses'" for a count of licenses)."""
+    from epochbench.instances.jobs import make_workload
+    w = make_workload({"id": [1, 2], "submit": [0, 1], "runtime": [5, 5], "procs": [1, 1], name: [1, 0]}, [4])
+    assert name in w.jobs.columns
