@@ -31,8 +31,8 @@ The other SWF fields are kept under these names (SWF field number in brackets;
 for times and memory; the integer ones take the narrowest signed integer type
 that holds their values (int8 to int64), so that millions of jobs fit in
 memory.  Any further column passes through, unless it is spelt like an
-absent optional column (``estmate``, ``Estimate``, ``user_estimate``
-without ``estimate``): that is refused, not run without it.  :attr:`Workload.table` holds the
+absent ``estimate`` (``estmate``, ``Estimate``, ``user_estimate``): that is
+refused, not run with every estimate the runtime.  :attr:`Workload.table` holds the
 columns as numpy arrays; :attr:`Workload.jobs` is the same table as a
 DataFrame, built on first use.
 
@@ -202,9 +202,9 @@ def _did_you_mean(tab, names) -> str:
 
 
 def _no_misspelt_options(tab, source) -> None:
-    """Refuse a column spelt like an absent optional column (``estmate``):
-    it would pass through unread and the run go without it (every estimate
-    the runtime), silently."""
+    """Refuse a column spelt like an absent column of :data:`READ_OPTIONAL`
+    (``estmate``): it would pass through unread and the run go without it
+    (every estimate the runtime), silently."""
     absent = [n for n in READ_OPTIONAL if n not in tab]
     import difflib
     for c in _others(tab):
