@@ -598,8 +598,8 @@ def _add_compare(sub) -> None:
                                    "max gap and in median decision time, flagged beyond the noise (time: "
                                    "a ratio beyond 1.25 either way). A and B must be of one kind, solves (a "
                                    "results folder or a CSV: they compare on the instances both hold) or "
-                                   "JSON files: a folder and a JSON file measure time differently (a median over solves; a median "
-                                   "of the benchmarks' medians) and name their solves differently, so one "
+                                   "JSON files: a folder and a JSON file measure time differently (a median "
+                                   "over solves; a median of the benchmarks' medians) and name their solves differently, so one "
                                    "against the other is refused.")
     c.add_argument("a", type=Path, help="the run before (results folder, score CSV or JSON)")
     c.add_argument("b", type=Path, help="the run after")

@@ -371,8 +371,7 @@ def leaderboard(rows: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     solves that ended without a proof (status ``feasible``: its time limit
     cut it short, or a claim it made was withdrawn; its gap is that
     solution's); the gaps are over the others, so
-    a method with such solves, or with a short solve (an assignment with
-    fewer pairs than the maximum, whose gap is on the weight alone), ranks
+    a method with such solves, or with a short solve, ranks
     after every method that answered all in full (then by mean gap), and
     methods with no gap last.  ``at ref %`` is over the solves with a
     reference, the unanswered ones included (0 % for a method that answered

@@ -172,11 +172,9 @@ def _check_instance_argument(family: str, name: str, func) -> None:
         params = list(inspect.signature(func).parameters.values())
     except (TypeError, ValueError):
         return
-    positional = [p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
-                                                   inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
-        return
-    if not positional:
+    kinds = {p.kind for p in params}
+    if not kinds & {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                    inspect.Parameter.VAR_POSITIONAL}:
         raise ValueError(f"method {name!r} for family {family!r}: its function must take the instance as its "
                          "first positional argument (it is called func(instance, **keywords)); it takes none")
 

@@ -120,8 +120,8 @@ class ConvergentScheduling(FarmPolicy):
         self.incremental, self.preemptive = bool(incremental), bool(preemptive)
         self.matcher = matcher or ("imfs" if incremental else "mfs")
         self.knapsack = knapsack
-        get_named("assignment", self.matcher, "matcher"), get_named("knapsack", self.knapsack, "mkp")  # now,
-        # not mid-run
+        get_named("assignment", self.matcher, "matcher")       # unknown names: refused now, not mid-run
+        get_named("knapsack", self.knapsack, "mkp")
         self.constants = constants or (_farm.Constants() if preemptive else _farm.Constants.non_preemptive())
         self.exact_time_limit, self.threads = float(exact_time_limit), int(threads)
         self.oracle_every = int(oracle_every)

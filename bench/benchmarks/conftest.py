@@ -63,11 +63,13 @@ def _say_data(tr, data: dict) -> None:
 BOARD_FAMILIES = ("packing", "epochs", "knapsack", "assignment", "mapping")
 
 
+#: the families of the benchmark modules this session selected (set when it finishes)
+SELECTED = pytest.StashKey[set]()
+
+
 def _families_selected(config) -> set:
-    """The families of the benchmark modules this run collected (bench_FAMILY.py)."""
-    session = getattr(config, "_epochbench_session", None)
-    items = getattr(session, "items", []) if session is not None else []
-    return {Path(str(getattr(i, "fspath", ""))).stem.removeprefix("bench_") for i in items}
+    """The families of the benchmark modules this run selected (bench_FAMILY.py)."""
+    return config.stash.get(SELECTED, set())
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # before pytest-benchmark's, which writes its JSON
@@ -75,7 +77,7 @@ def pytest_sessionfinish(session, exitstatus):
     """The packing and epochs benchmarks' ``extra_info`` scored against
     every method's results (:meth:`epochbench.suite.Store.refresh_infos`)
     before pytest-benchmark saves them."""
-    session.config._epochbench_session = session          # its items: which families ran (_families_selected)
+    session.config.stash[SELECTED] = {Path(str(i.path)).stem.removeprefix("bench_") for i in session.items}
     STORE.refresh_infos()
     yield
 
