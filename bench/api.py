@@ -267,19 +267,52 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
     """Check a user's heuristic ``func(instance) -> decision`` on edge cases
     and ``count`` random instances of ``family``; every answer is checked
     and scored against ``exact``'s proven optimum next to the built-ins.
-    ``workers`` / ``scheduler`` as in :func:`score` (``func`` travels to
-    the workers by pickle).  ``func`` gets a copy of each instance
-    (read-only arrays as the original's); its answer is checked on the
-    original, and changing the copy (``meta``, or an array made writable)
-    is a failure.  ``label`` names it in the table and the failure lines
-    (default its ``__name__``).  ``func`` runs without a time limit:
-    ``time_limit`` is the exact reference's, per instance.
+
+    Parameters
+    ----------
+    func : callable
+        ``func(instance)`` returning a decision of the family's form (see
+        :func:`solve`).  It gets a copy of each instance (read-only arrays
+        as the original's); its answer is checked on the original, and
+        changing the copy (``meta``, or an array made writable) is a
+        failure.  It runs without a time limit.
+    family : str
+        The family whose instances it is given (default ``packing``; the
+        five built-in families).
+    count : int
+        Random instances besides the edge cases (an integer >= 0; 0: the
+        edge cases alone).
+    seed : int
+        Seed of the random instances (an integer >= 0).
+    time_limit : float
+        The exact reference's wall-time limit per instance (seconds, a
+        positive finite number; None: the default).
+    exact : str
+        The family's exact method whose optimum the answers are scored
+        against (default ``cpsat``).
+    workers, scheduler
+        As in :func:`score` (``func`` travels to the workers by pickle).
+    label : str, optional
+        Its name in the table and the failure lines (default its
+        ``__name__``).
 
     Returns
     -------
     Verdict
         ``ok`` (every answer feasible, no false claim, no instance changed),
-        ``failures`` (one line each), ``table`` (per-instance gaps and times).
+        ``failures`` (one line each, empty when ``ok``), ``table``
+        (per-instance gaps and times; a gap is NaN for a failed answer or
+        where the reference gives no bound).
+
+    Raises
+    ------
+    ValueError
+        A bad argument, before anything runs.
+
+    Notes
+    -----
+    Cost: ``count`` plus the edge cases times (``func`` + the built-ins +
+    one exact solve of at most ``time_limit``).
     """
     from .methods import check_limits
     from .validation import validate as _validate
@@ -297,15 +330,39 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
 
 @_keywords
 def generate(name: str, **params) -> list:
-    """Instances of generator ``name`` (``epochbench generate --help``
-    lists them), deterministic by ``seed``, as a list; ``workload`` gives
-    a job stream instead (a :class:`~epochbench.instances.workloads.Stream`:
-    ``jobs``, ``capacity``, ``meta``).  Unknown names or parameters raise
-    ``ValueError`` naming the known ones.  ``seed`` left out is the
-    generator's default (0 for the built-ins); given, it is an integer
-    >= 0: ``seed=None`` is a ``ValueError`` (it silently meant seed 0),
-    unless the generator's own default is None; so is None for any other
-    parameter whose default is not None (``n=None`` meant the default n)."""
+    """Instances of generator ``name``, deterministic by ``seed``.
+
+    Parameters
+    ----------
+    name : str
+        A generator (``epochbench generate --help`` lists them; unknown
+        names raise ``ValueError`` naming the known ones).
+    **params
+        The generator's parameters (``epochbench generate NAME --help``).
+        ``seed`` left out is the generator's default (0 for the
+        built-ins); given, it is an integer >= 0: ``seed=None`` is a
+        ``ValueError`` (it silently meant seed 0), unless the generator's
+        own default is None; so is None for any other parameter whose
+        default is not None (``n=None`` meant the default n).
+
+    Returns
+    -------
+    list or Stream
+        The instances, in order; ``workload`` gives a job stream instead
+        (a :class:`~epochbench.instances.workloads.Stream`: ``jobs``,
+        ``capacity``, ``meta``).
+
+    Raises
+    ------
+    ValueError
+        An unknown generator or parameter, or a value the generator
+        refuses (the message names the known ones or the parameter).
+
+    Notes
+    -----
+    Cost: linear in the instances' sizes for the random generators; the
+    data-folder generators (``vbp``, ``orlib-*``) read their files.
+    """
     from epochbench.instances.generators import generate as _generate
     _explicit_nones(name, params)
     return _generate(name, **params)
@@ -334,21 +391,65 @@ def _explicit_nones(name: str, params: dict) -> None:
 
 @_keywords
 def load(path):
-    """Read one instance file (JSON, as written by :func:`save` or
-    ``epochbench generate``)."""
+    """Read one instance file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A JSON instance file, as :func:`save` or ``epochbench generate``
+        writes one (a family folder is read by :func:`score`).
+
+    Returns
+    -------
+    instance
+        The family's instance (``PackingInstance``, ``EpochsInstance``,
+        ...), checked as every instance is; its arrays are read-only.
+
+    Raises
+    ------
+    ValueError
+        ``path`` is no path.
+    epochbench.instances.core.InstanceError
+        The file is missing, not JSON, or not an instance of a known
+        family (the message names the field at fault); a ``ValueError``.
+    """
     from epochbench.instances.io import load_instance
     return load_instance(_path(path))
 
 
 @_keywords
 def save(instance, path, *, overwrite: bool = False) -> None:
-    """Write ``instance`` to ``path`` as JSON (atomically); its folder must
-    exist.  A file already at ``path`` is a ``FileExistsError`` (nothing is
-    overwritten, as ``generate`` refuses) unless ``overwrite``.  A list of
-    instances makes ``path`` a family folder as ``generate`` writes one
-    (``NAME.json`` each and ``manifest.json``, for ``score``); a folder
-    that holds a family or one of those files is refused, whatever
-    ``overwrite`` says."""
+    """Write ``instance`` to ``path`` as JSON (atomically).
+
+    Parameters
+    ----------
+    instance : an instance, or a list of instances
+        One instance is written to the file ``path``; a list makes ``path``
+        a family folder as ``generate`` writes one (``NAME.json`` each and
+        ``manifest.json``, for :func:`score`).
+    path : str or os.PathLike
+        The file (its folder must exist) or the family folder.
+    overwrite : bool
+        One instance only: replace a file already at ``path`` (default
+        False: a ``FileExistsError``, nothing is overwritten, as
+        ``generate`` refuses).  A folder that holds a family or one of the
+        list's files is refused whatever ``overwrite`` says.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        A bad argument (a job stream is written with
+        :func:`~epochbench.instances.jobs.save_workload`).
+    FileExistsError
+        ``path`` exists and ``overwrite`` is False.
+    epochbench.instances.core.InstanceError
+        An instance that fails its family's checks, two instances of one
+        name, or a folder that already holds a family.
+    """
     from epochbench.instances.io import save_instance, write_family
     import numpy as np
     if not isinstance(overwrite, (bool, np.bool_)):          # "no" is truthy: it overwrote
@@ -372,29 +473,66 @@ def save(instance, path, *, overwrite: bool = False) -> None:
 def simulate(workload=None, policy: str = "easy", machine: str | None = None, *, nodes: int | None = None,
              kill_at_estimate: bool | None = None, **options) -> SimResult:
     """Replay a job stream under a registered policy (``epochbench list
-    --policies``) on the ``pool``, ``gang`` or ``farm`` machine; see
-    :func:`epochbench.sim.runner.simulate`.  ``workload``: a
-    :class:`~epochbench.instances.jobs.Workload`, a path (SWF, CSV, Parquet)
-    or ``(jobs, capacity)``; None for the farm's generated stream.  For a
-    path, ``nodes`` sets the machine's processors and
-    ``kill_at_estimate=False`` lets jobs run past their estimates, as the
-    command line's ``--nodes`` and ``--no-kill`` do (a Workload or a
-    ``(jobs, capacity)`` pair has them already: ``make_workload(jobs,
-    capacity, kill_at_estimate=False)``).  A
-    ``selector`` that raises or gives a decision the checker refuses stops
-    the run with :class:`~epochbench.instances.core.MethodFailed` (a
-    ``RuntimeError``) naming the selector, the step, the time and the
-    candidate jobs; bad arguments are a ``ValueError``.  ``selector_options``
-    (a dict) go to the selector at every step: ``time_limit`` (seconds per
-    step, a positive finite number) and ``threads`` for an exact selector,
-    and the method's own parameters, all checked before the run starts.
-    ``engine`` (pool machine): ``"auto"`` (default) takes the compiled loop
-    where the policy has one (or, for a short EASY stream in a process that
-    has not loaded the compiled kernels, its pure-Python twin: the result's
-    ``engine`` then says ``"python"``), ``"fast"`` insists on the compiled
-    loop, ``"generic"`` runs the Python engine; the schedules are the same
-    (the tests compare them job for job).  ``progress(arrived, now)`` and
-    ``on_pass`` are functions (a ValueError otherwise)."""
+    --policies``) on the ``pool``, ``gang`` or ``farm`` machine.
+
+    Parameters
+    ----------
+    workload : Workload, path, (jobs, capacity) or None
+        A :class:`~epochbench.instances.jobs.Workload`, a path (SWF, CSV,
+        Parquet) or ``(jobs, capacity)``; None for the farm's generated
+        stream.
+    policy : str
+        A policy of the machine (default ``easy``).
+    machine : {"pool", "gang", "farm"}, optional
+        Default: the first machine that has ``policy``.
+    nodes : int, optional
+        For a path only: the machine's processors, as ``--nodes``.
+    kill_at_estimate : bool, optional
+        For a path only: False lets jobs run past their estimates, as
+        ``--no-kill`` (a Workload or a ``(jobs, capacity)`` pair has it
+        already: ``make_workload(jobs, capacity, kill_at_estimate=False)``).
+    **options
+        The policy's and machine's options (``epochbench list --policies``).
+        ``selector`` (a packing method that picks the jobs to start at each
+        step) and ``selector_options`` (a dict given to it at every step:
+        ``time_limit``, seconds per step, a positive finite number, and
+        ``threads`` for an exact selector, and the method's own
+        parameters, all checked before the run starts).  ``engine`` (pool
+        machine): ``"auto"`` (default) takes the compiled loop where the
+        policy has one (or, for a short EASY stream in a process that has
+        not loaded the compiled kernels, its pure-Python twin: the result's
+        ``engine`` then says ``"python"``), ``"fast"`` insists on the
+        compiled loop, ``"generic"`` runs the Python engine; the schedules
+        are the same (the tests compare them job for job).
+        ``progress(arrived, now)`` and ``on_pass`` are functions.  ``seed``
+        is an integer >= 0 (None is refused).
+
+    Returns
+    -------
+    SimResult
+        ``jobs`` (one row per job), ``policy``, ``options``, ``machine``,
+        ``passes``, ``seconds``, ``engine``, ``capacity``; ``summary()`` the
+        metrics, ``extras`` the machine's own results (see
+        :func:`epochbench.sim.runner.simulate`).
+
+    Raises
+    ------
+    ValueError
+        A bad argument, before the run (an unknown option names the
+        policy's own).
+    epochbench.instances.core.MethodFailed
+        A ``selector`` raised or gave a decision the checker refuses (a
+        ``RuntimeError`` naming the selector, the step, the time and the
+        candidate jobs).
+    epochbench.sim.engine.RunStalled
+        The run ended with jobs that never started (a selector that chose
+        nothing on an idle machine).
+
+    Notes
+    -----
+    Cost: that of the machine's event loop (see
+    :func:`epochbench.sim.runner.simulate`).
+    """
     from epochbench.sim.runner import simulate as _simulate
 
     from .checks import python_options

@@ -700,3 +700,17 @@ def test_simulate_refuses_seed_none_for_the_farms_stream():
     with pytest.raises(ValueError, match=r"^seed: must be an integer >= 0, got None \(seeds are explicit"):
         eb.simulate(None, "edf", farm_jobs=20, seed=None)
     assert eb.simulate(None, "edf", farm_jobs=20, seed=1).n == 20
+
+
+@pytest.mark.parametrize("name", [n for n in FACE if n not in ("Result", "SimResult")])
+def test_every_face_function_has_numpydoc_sections(name):
+    """Each function of the face documents its parameters, what it returns
+    and what it raises, in numpydoc sections (as the heuristics do)."""
+    import inspect
+    doc = inspect.getdoc(getattr(eb, name)) or ""
+    sections = ["Parameters\n----------", "Returns\n-------"] + (["Raises\n------"] if name != "register" else [])
+    missing = [s.split("\n")[0] for s in sections if s not in doc]
+    assert not missing, f"{name}: no {', '.join(missing)} section"
+    params = [p for p in inspect.signature(getattr(eb, name)).parameters if p not in ("params", "options")]
+    undocumented = [p for p in params if not re.search(rf"^{p}\b|, {p}\b", doc, re.M)]
+    assert not undocumented, f"{name}: parameters {undocumented} not in its Parameters section"
