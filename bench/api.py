@@ -51,7 +51,8 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         threads, ...)`` returning a :class:`Result` with its bound) or
         ``replay``.
     origin : str, optional
-        What listings say about where it comes from (default: its module).
+        What listings say about where it comes from (default: the module
+        that registers it); ``"builtin"`` is epochbench's own and refused.
 
     Returns
     -------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -123,9 +124,13 @@ _REGISTRY = METHODS._items
 
 def register(family: str, name: str, *, kind: str = "heuristic", origin: str | None = None):
     """Decorator: register ``func`` as method ``name`` of ``family``.
-    ``origin`` (default: ``builtin`` for epochbench's own modules, else
-    ``module NAME``) is what listings and :func:`~epochbench.validation.validate`
-    go by (only built-in heuristics are its yardsticks)."""
+    ``origin`` (default: ``builtin`` where the decorator is applied in one
+    of epochbench's own modules, else ``module NAME``: the function's
+    module, or the one applying the decorator to a wrapper of one of
+    epochbench's functions) is what listings and :func:`~epochbench.validation.validate`
+    go by (only built-in heuristics are its yardsticks, and only they are
+    handed an instance uncopied); ``origin="builtin"`` from anywhere else
+    is a ValueError."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if not isinstance(name, str) or not name or any(c in name for c in ",:/=") or any(c.isspace() for c in name):
@@ -136,6 +141,11 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         raise ValueError(f"origin: expected text naming where the method comes from, got {origin!r}")
 
     def deco(func):
+        frame = sys._getframe(1)                              # where the decorator is applied
+        ours = _called_from_package(frame)
+        if origin == "builtin" and not ours:
+            raise ValueError("origin: 'builtin' names epochbench's own methods (handed instances uncopied, the "
+                             "yardsticks of validate); name where yours comes from, or leave origin out")
         if not callable(func):
             raise ValueError(f"method {name!r} for family {family!r}: expected a callable, "
                              f"got {type(func).__name__}")
@@ -143,7 +153,9 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         if kind == "exact":
             _check_exact_signature(family, name, func)
         module = str(getattr(func, "__module__", None) or "?")
-        src = origin or ("builtin" if module.startswith("epochbench.") else f"module {module}")
+        if not ours and (module == "epochbench" or module.startswith("epochbench.")):   # a wrapper of ours
+            module = str(frame.f_globals.get("__name__") or "?")
+        src = origin or ("builtin" if ours else f"module {module}")
         if src != "builtin":
             _load_builtins()   # a built-in name is refused now, not when a later lookup loads it
         old = METHODS.loaded().get((family, name))
@@ -159,6 +171,20 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         return func
 
     return deco
+
+
+def _called_from_package(frame) -> bool:
+    """Whether ``frame`` (the caller of :func:`register`) runs the code of
+    one of epochbench's own modules (by its module's name and file): only
+    methods registered there are ``builtin``.  Not the function's
+    ``__module__``, which ``functools.wraps`` copies from the function it
+    wraps (a user's wrapper of ``ff`` read as built-in, was handed the
+    caller's instance uncopied, and became one of ``validate``'s
+    yardsticks).  O(1)."""
+    name = str(frame.f_globals.get("__name__") or "")
+    if name != "epochbench" and not name.startswith("epochbench."):
+        return False
+    return getattr(sys.modules.get(name), "__file__", None) == frame.f_code.co_filename
 
 
 def _check_instance_argument(family: str, name: str, func) -> None:

@@ -278,3 +278,40 @@ def test_a_heuristic_that_misreports_its_own_value_fails(family):
     v = eb.validate(lies, family, count=1, time_limit=2)
     assert not v.ok and all("lies reports the value 99 for its decision, which is worth" in f for f in v.failures)
     assert eb.validate(honest, family, count=1, time_limit=2).ok
+
+
+def test_a_wrapper_of_a_builtin_is_no_builtin():
+    """Built-in is where the method is registered, not the ``__module__``
+    that ``functools.wraps`` copies: a user's wrapper of ff that changes
+    its instance was handed the caller's instance uncopied (every method
+    scored after it saw the change) and became a yardstick of validate;
+    ``origin="builtin"`` from a user's module is refused."""
+    import functools
+
+    from epochbench.heuristics.packing import first_fit
+    from epochbench.instances.registry import METHODS, solve
+
+    @functools.wraps(first_fit)
+    def zeroing(inst, **kw):
+        if inst.demand.flags.writeable:
+            inst.demand[0] = 0
+        else:
+            object.__setattr__(inst, "meta", {**inst.meta, "touched": True})
+        return first_fit(inst, **kw)
+
+    state = METHODS.snapshot()
+    try:
+        eb.register("packing", "zeroing-ff")(zeroing)
+        m = get("packing", "zeroing-ff")
+        assert m.origin != "builtin" and m.origin.startswith("module ") and "epochbench" not in m.origin
+        inst = eb.generate("leinberger", n=6, k=2, count=1, seed=1)[0]
+        before = inst.to_dict()
+        with pytest.raises(ValueError, match="changed the instance"):
+            solve(inst, "zeroing-ff")
+        assert inst.to_dict() == before
+        ok = eb.validate(lambda inst: [], "packing", count=1, seed=0, time_limit=2)
+        assert ok.ok and "zeroing-ff" not in set(ok.table.method)
+        with pytest.raises(ValueError, match="origin: 'builtin'"):
+            eb.register("packing", "fake-builtin", origin="builtin")(lambda inst: [])
+    finally:
+        METHODS.restore(state)
