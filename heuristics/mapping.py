@@ -22,8 +22,9 @@ import time
 import numpy as np
 
 from epochbench.instances.checks import check_count, check_share, is_int, is_number
+from epochbench.instances.core import InfeasibleSolution
 from epochbench.instances.mapping import MappingInstance
-from epochbench.instances.registry import get, names, register
+from epochbench.instances.registry import get, names, register, solve
 
 from . import _mapping_kernels as _k
 
@@ -388,11 +389,18 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
 
 def _start(inst: MappingInstance, init: str, rng: np.random.Generator) -> np.ndarray:
     """The first mapping of SA and tabu: uniform random, or the answer of a
-    registered deterministic mapping heuristic (``minmin``, ``mct``, ...)."""
+    registered deterministic mapping heuristic (``minmin``, ``mct``, ...);
+    a user's is called as every method is (a copy of the instance, its
+    answer checked: :func:`~epochbench.instances.registry.solve`)."""
     t, m = inst.etc.shape
     method = _init_method(init)
     if method is None:
         return rng.integers(0, m, size=t, dtype=np.int64)
+    if method.origin != "builtin":   # a user's: handed a copy, its answer checked (a float or -1 was cast)
+        try:
+            return np.asarray(solve(inst, init, describe=False).decision, dtype=np.int64)
+        except InfeasibleSolution as exc:
+            raise InfeasibleSolution(f"the start, init={init!r} ({method.origin}): {exc}") from None
     return np.asarray(method.func(inst), dtype=np.int64)
 
 

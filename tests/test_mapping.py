@@ -658,3 +658,29 @@ def test_cli_generate_and_solve_json(tmp_path, capsys):
         assert out["value"] == pytest.approx(inst.value(out["assignment"]))
         assert {"bound", "status", "seconds"} <= set(out)
     assert out["status"] == "optimal" and out["bound"] == pytest.approx(out["value"])
+
+
+@pytest.mark.parametrize("method", ["sa", "tabu"])
+def test_a_users_start_heuristic_is_called_as_every_method(method):
+    """SA and tabu's ``init=NAME`` of a user's heuristic: its answer is
+    checked (floats and -1 were cast to machines) and it gets a copy of the
+    instance (one that rewrote ``etc`` made sa, minmin and milp-highs all
+    report a makespan of the rewritten matrix)."""
+    from epochbench.instances.registry import METHODS, register
+    inst = MappingInstance.build([[1.0, 2.0], [2.0, 1.0], [1.5, 1.5], [3.0, 1.0]], meta={"name": "ma"})
+    state = METHODS.snapshot()
+    try:
+        register("mapping", "floaty")(lambda inst: [0.9, 1.9, -1, 1.0])
+
+        def rewrites(inst):
+            inst.etc.flags.writeable = True
+            inst.etc[:] = 1000.0
+            return [0, 1, 0, 1]
+        register("mapping", "rewrites")(rewrites)
+        with pytest.raises(InfeasibleSolution, match=r"init='floaty' \(module .*\): ma: assignment of task 0"):
+            solve(inst, method, init="floaty", seed=0)
+        with pytest.raises(ValueError, match="'rewrites' .* changed the instance"):
+            solve(inst, method, init="rewrites", seed=0)
+        assert float(inst.etc.max()) == 3.0
+    finally:
+        METHODS.restore(state)
