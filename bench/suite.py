@@ -324,14 +324,20 @@ def _decision_seconds(config: str, method: str, instance: str, kind: str, solved
     return STORE.instance_timing.get((config, method, instance), STORE.timing.get((config, method), solved))
 
 
-def time_rounds(benchmark, func, insts: list, rounds: int, warmup_rounds: int) -> dict:
+def time_rounds(benchmark, func, insts: list, rounds: int, warmup_rounds: int, method=None) -> dict:
     """Time ``func`` on ``insts`` in turn (pytest-benchmark's pedantic
     rounds, one call each) and return each instance's median round time
     (:func:`instance_medians`, by name): the per-decision times a
     leaderboard row takes (:func:`record`), rather than the time of one
     checked solve made before the rounds (a first call pays for what later
     ones find ready: up to 2.2 times the rounds' median on the fast
-    methods)."""
+    methods).  ``method`` (the registry's entry of ``func``), when not a
+    built-in, is timed as it is scored (:func:`timed_checked`): on a copy of
+    each instance, every timed answer checked afterwards (a plug-in that
+    answered a checked call properly could answer the timed ones with
+    anything, fast, and change the suite's cached instances)."""
+    if method is not None and method.origin != "builtin":
+        return timed_checked(benchmark, method, insts, rounds, warmup_rounds)
     cycle, used = itertools.cycle(insts), []
 
     def setup():
@@ -339,6 +345,44 @@ def time_rounds(benchmark, func, insts: list, rounds: int, warmup_rounds: int) -
         used.append(inst.name)
         return (inst,), {}
     benchmark.pedantic(func, setup=setup, rounds=rounds, iterations=1, warmup_rounds=warmup_rounds)
+    return instance_medians(benchmark, used, warmup_rounds)
+
+
+def timed_checked(benchmark, method, insts: list, rounds: int, warmup_rounds: int) -> dict:
+    """:func:`time_rounds` for a method that is not epochbench's own: each
+    round gets a copy of its instance (made in the setup, untimed); after
+    the rounds every answer passes the family's checker on the original,
+    the copies are unchanged, and the answers on one instance agree in
+    value (an :class:`~epochbench.instances.core.InfeasibleSolution` or
+    ``ValueError`` naming the method otherwise)."""
+    from epochbench.instances.core import InfeasibleSolution, content, handed
+    from epochbench.instances.registry import as_result
+    cycle, used, given, answers = itertools.cycle(insts), [], [], []
+
+    def setup():
+        inst = next(cycle)
+        copy, before = handed(inst)
+        used.append(inst.name)
+        given.append((inst, copy, before))
+        return (copy,), {}
+
+    def call(inst):
+        answers.append(method.func(inst))
+    benchmark.pedantic(call, setup=setup, rounds=rounds, iterations=1, warmup_rounds=warmup_rounds)
+    values: dict = {}
+    for (inst, copy, before), out in zip(given, answers):
+        if content(copy) != before:
+            raise ValueError(f"{inst.name}: method {method.name!r} ({method.origin}) changed the instance it "
+                             "was given in a timed round")
+        try:
+            value = as_result(inst, method.name, out, 0.0, describe=False).value
+        except InfeasibleSolution as exc:
+            raise InfeasibleSolution(f"method {method.name!r} ({method.origin}), a timed round: {exc}") from None
+        first = values.setdefault(inst.name, value)
+        if not (value == first or (value != value and first != first)):
+            raise InfeasibleSolution(f"{inst.name}: method {method.name!r} ({method.origin}) answered with value "
+                                     f"{value:g} in one timed round and {first:g} in another: a timed method "
+                                     "answers alike on one instance")
     return instance_medians(benchmark, used, warmup_rounds)
 
 

@@ -151,3 +151,66 @@ def test_a_share_short_of_all_or_above_none_never_reads_100_or_0_percent():
     assert share_text(float("nan")) == "-"
     from epochbench.scoring import shown
     assert shown(pd.DataFrame({"at_bound": [1330 / 1331]}))["at_bound"].tolist() == ["99.9%"]
+
+
+class _Rounds:
+    """A stand-in for pytest-benchmark's fixture: ``pedantic`` calls the
+    setup and the function for every warm-up and timed round."""
+    def pedantic(self, func, setup, rounds, iterations, warmup_rounds):
+        for _ in range(warmup_rounds + rounds):
+            args, kwargs = setup()
+            func(*args, **kwargs)
+
+
+@pytest.mark.parametrize("answer, needle", [
+    (lambda inst, calls: [] if calls == 0 else None, "a timed round: .*returned None"),
+    (lambda inst, calls: [0, 0] if calls else [], "a timed round: .*twice"),
+    (lambda inst, calls: [] if calls % 2 else [0], "answered with value"),
+])
+def test_a_plugins_timed_rounds_are_checked(answer, needle):
+    """The suite timed a plug-in's calls on its cached instances unchecked:
+    one that answered the checked call properly and the timed ones with
+    None (or an infeasible set, or another answer) in no time got a
+    leaderboard time of 0.0005 ms.  Each timed answer is checked now."""
+    from epochbench import suite
+    from epochbench.instances.core import InfeasibleSolution
+    from epochbench.instances.registry import METHODS, get, register
+    inst = _packing_step()
+    state, calls = METHODS.snapshot(), [0]
+
+    def tricky(inst):
+        out = answer(inst, calls[0])
+        calls[0] += 1
+        return out
+    try:
+        register("packing", "tricky")(tricky)
+        with pytest.raises(InfeasibleSolution, match=needle):
+            suite.time_rounds(_Rounds(), tricky, [inst], 4, 1, get("packing", "tricky"))
+    finally:
+        METHODS.restore(state)
+
+
+def test_a_plugin_is_timed_on_copies_and_a_change_is_refused():
+    from epochbench import suite
+    from epochbench.instances.registry import METHODS, get, register
+    inst = _packing_step()
+    before, state = inst.to_dict(), METHODS.snapshot()
+
+    def rewrites(inst):
+        inst.demand.flags.writeable = True
+        inst.demand[:] = 0
+        return [0]
+    try:
+        register("packing", "rewrites")(rewrites)
+        with pytest.raises(ValueError, match="'rewrites' .* changed the instance it was given in a timed round"):
+            suite.time_rounds(_Rounds(), rewrites, [inst], 3, 1, get("packing", "rewrites"))
+        assert inst.to_dict() == before
+        assert suite.time_rounds(_Rounds(), get("packing", "ff").func, [inst], 3, 1, get("packing", "ff")) == {}
+    finally:
+        METHODS.restore(state)
+
+
+def _packing_step():
+    """A small packing step."""
+    import epochbench as eb
+    return eb.generate("leinberger", n=8, k=2, count=1, seed=3)[0]

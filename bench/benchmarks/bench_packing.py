@@ -9,6 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
+from epochbench.instances.core import handed
 from epochbench.instances.registry import get
 from epochbench.suite import STORE, configs, median_seconds, methods_for, rounds as bench_rounds, time_rounds, warm_up
 
@@ -47,8 +48,9 @@ def test_method(benchmark, config, method, request):
         STORE.ensure_reference(cfg)
         for inst in insts:  # checked results (feasibility, value) once per instance
             STORE.result(cfg, inst, method)
-        rounds = bench_rounds(request.config, max(20, 10 * len(insts)), probe=lambda: m.func(insts[0]))
-        times = time_rounds(benchmark, m.func, insts, rounds, len(insts))   # per-decision times
+        probe = (lambda: m.func(insts[0])) if m.origin == "builtin" else (lambda: m.func(handed(insts[0])[0]))
+        rounds = bench_rounds(request.config, max(20, 10 * len(insts)), probe=probe)
+        times = time_rounds(benchmark, m.func, insts, rounds, len(insts), m)   # per-decision times
         median = median_seconds(benchmark)
         if median == median:                    # NaN when --benchmark-disable left it untimed
             STORE.timing[(cfg.id, method)] = median
