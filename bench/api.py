@@ -133,7 +133,9 @@ def solve(instance, method: str, **params) -> Result:
         exact method that ended without a decision (``timeout``, or a
         backend's ``infeasible``) has ``decision=()``, ``value`` NaN and
         ``bound`` None (a bound without a decision is not kept: nothing
-        checked stands beside it).  The
+        checked stands beside it; an ``infeasible`` where choosing nothing
+        is feasible, packing, knapsack and assignment, is withdrawn:
+        ``timeout``, ``info["withdrawn"]``).  The
         decision has passed the family's independent checker; it is, per
         family: packing and knapsack, the indices of the jobs selected (in
         pick order); epochs, the bins (a tuple of job indices per epoch);

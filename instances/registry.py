@@ -537,9 +537,27 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
         out = _overrun(out, DEFAULT_TIME_LIMIT if time_limit is None else time_limit, seconds)
     if m.exact and isinstance(out, Result) and out.status in ("infeasible", "timeout") and not out.decision:
         # no decision, no value (NaN: JSON null), as score counts it: no answer
+        out = _refuted(inst, out)
         return _unbounded(replace(out, family=inst.kind, method=method, seconds=seconds, value=math.nan, bound=None))
     res = as_result(inst, method, out, seconds, describe)
     return _unbounded(honest(res, getattr(inst, "sense", "max")) if m.exact else _no_proof(res))
+
+
+def _refuted(inst, res: Result) -> Result:
+    """``res`` (no decision) with an ``infeasible`` claim withdrawn where
+    the empty decision passes the family's checker (packing, knapsack and
+    assignment: choosing nothing is feasible): status ``timeout``, no
+    answer, and ``info["withdrawn"]`` says why, as :func:`honest` withdraws
+    a claim beside a decision.  Other families' claims stand here; a
+    checked solution of another method refutes them in ``score``."""
+    if res.status != "infeasible":
+        return res
+    try:
+        check(inst, ())
+    except InfeasibleSolution:
+        return res
+    return replace(res, status="timeout", info={**(res.info or {}), "withdrawn": "infeasible claimed, but the "
+                                                "empty decision is feasible"})
 
 
 def _unbounded(res: Result) -> Result:

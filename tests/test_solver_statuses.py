@@ -656,3 +656,27 @@ def test_profits_rounded_onto_the_integer_grid_make_the_objective_inexact(method
     whole = KnapsackInstance.build(capacity=[100], weights=np.array([[60 + i] for i in range(n)]),
                                    profit=np.array([1000.0 + i for i in range(n)]), meta={"name": "whole"})
     assert "objective_scaling" not in solve(whole, method, time_limit=5, threads=1).info
+
+
+@pytest.mark.parametrize("family, withdrawn", [("packing", True), ("knapsack", True), ("assignment", True),
+                                               ("mapping", False), ("epochs", False)])
+def test_an_infeasible_claim_without_a_decision_is_withdrawn_where_nothing_is_feasible(monkeypatch, family,
+                                                                                      withdrawn):
+    """A user's exact method that said ``infeasible`` with no decision came
+    back as ``infeasible`` unchecked, though choosing nothing is feasible in
+    packing, knapsack and assignment: withdrawn there (no answer, status
+    ``timeout``); in mapping and epochs the empty decision proves nothing
+    and the claim stands (``score`` refutes it with another method's
+    checked solution)."""
+    inst = instance(family)
+
+    def claims(inst, *, time_limit, threads=1):
+        return Result(inst.kind, "claims", (), math.nan, "infeasible", 0.01)
+    monkeypatch.setitem(registry._REGISTRY, (family, "claims"), registry.Method(family, "claims", claims, "exact",
+                                                                              "test"))
+    r = solve(inst, "claims", time_limit=1.0)
+    assert r.decision == () and math.isnan(r.value) and r.bound is None
+    if withdrawn:
+        assert r.status == "timeout" and "infeasible claimed" in r.info["withdrawn"]
+    else:
+        assert r.status == "infeasible" and "withdrawn" not in r.info
