@@ -218,9 +218,31 @@ def wrong_value(inst, out, res, label: str) -> str | None:
 
 def false_claim(inst, res, ref_results, label: str, exact: str) -> str | None:
     """A failure line if ``res`` claims ``optimal`` but is not: ``exact`` proved
-    a different optimum, or another checked answer of this run is better.
-    None when the claim holds or cannot be checked (``exact`` proved nothing)."""
-    if res is None or res.status != "optimal":
+    a different optimum, or another checked answer of this run is better;
+    or if it claims a ``bound`` that a checked answer of this run (or
+    ``exact``'s optimum) lies beyond.  None when the claims hold or cannot
+    be checked (``exact`` proved nothing)."""
+    if res is None:
+        return None
+    return _false_optimum(inst, res, ref_results, label, exact) or _false_bound(inst, res, ref_results, label)
+
+
+def _false_bound(inst, res, ref_results, label: str) -> str | None:
+    """A failure line if ``res`` claims a ``bound`` that a checked answer of
+    this run lies beyond (a heuristic's bound is scored nowhere, but a
+    candidate that states a false one is not sound)."""
+    if res.bound is None:
+        return None
+    beyond = [r for r in ref_results if comparable(inst, r) and better(r.value, res.bound, inst.sense)
+              and abs(r.value - res.bound) > 1e-6 * max(1.0, abs(r.value))]
+    if beyond:
+        return f"{inst.name}: {label} claims the bound {res.bound:g}, but {beyond[0].method} found {beyond[0].value:g}"
+    return None
+
+
+def _false_optimum(inst, res, ref_results, label: str, exact: str) -> str | None:
+    """The ``optimal`` claim of :func:`false_claim`."""
+    if res.status != "optimal":
         return None
     proof = next((r for r in ref_results if r.method == exact and r.status == "optimal"), None)
     if proof is not None and abs(proof.value - res.value) > 1e-6 * max(1.0, abs(proof.value)):

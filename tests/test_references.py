@@ -490,3 +490,20 @@ def test_an_optimum_above_every_job_taken_at_once_is_a_disagreement(tmp_path, ca
     assert main(["score", str(tmp_path / "both.json"), "--methods", "ff", "--reference", str(tmp_path / "opt.csv")]) == 1
     err = capsys.readouterr().err
     assert "5 claimed by opt.csv is above 0.8" in err
+
+
+def claims_a_bound_of_0(inst):
+    """Starts nothing and claims no packing is worth more than 0."""
+    return Result(inst.kind, "x", (), 0.0, "feasible", 0.0, bound=0.0)
+
+
+def test_validate_reports_a_false_bound():
+    """A candidate stating a bound that a checked answer beats passed with
+    ``ok=True`` (only an ``optimal`` claim was checked); a bound that holds
+    (the optimum's own, where nothing fits) is no failure."""
+    v = validate(claims_a_bound_of_0, "packing", count=2, seed=1, time_limit=5.0)
+    assert not v.ok
+    assert any(f.startswith("edge-everything-fits: ") and "claims the bound 0, but" in f for f in v.failures)
+    assert not any(f.startswith("edge-nothing-fits") for f in v.failures)
+    honest = validate(claims_optimal_honestly, "packing", count=2, seed=1, time_limit=5.0)
+    assert honest.ok, honest.failures
