@@ -434,7 +434,7 @@ def _epoch_time_limit(deadline: float) -> float:
     return max(deadline - time.perf_counter(), MIN_EPOCH_TIME_LIMIT)
 
 
-def epochs_by(packer):
+def epochs_by(packer, name: str | None = None):
     """Turn a packing heuristic into an ``epochs`` solver: each epoch starts
     what ``packer`` picks from the jobs left on an empty machine ([leinberger1999]
     fig. 1).  A ``time_limit`` is the whole plan's: each epoch's call gets
@@ -442,8 +442,10 @@ def epochs_by(packer):
     it is spent, so a plan finished after its budget runs past it by about
     that per epoch (a heuristic's plan: ``solve`` records no overrun for it).  Raises ``ValueError`` if it ever picks nothing, and
     :class:`~epochbench.instances.core.InfeasibleSolution` if it picks an
-    index outside the jobs left or one twice."""
-    label = getattr(packer, "__name__", None) or type(packer).__name__  # any callable: a partial, an object
+    index outside the jobs left or one twice; the messages name ``packer``
+    by ``name`` (its registered name) when given."""
+    own = getattr(packer, "__name__", None) or type(packer).__name__  # any callable: a partial, an object
+    label = name or own
     def solve(inst: "EpochsInstance", **params) -> list[list[int]]:
         remaining = np.arange(inst.n)
         bins = []
@@ -464,7 +466,7 @@ def epochs_by(packer):
             bins.append([int(remaining[i]) for i in picked])
             remaining = np.delete(remaining, list(picked))
         return bins
-    solve.__name__ = f"epochs_{label}"
+    solve.__name__ = f"epochs_{own}"
     solve.__wrapped__ = packer                     # its parameters (and check_params hook) are the packer's
     solve.__doc__ = f"Epoch-after-epoch {label}: " + (getattr(packer, "__doc__", None) or "").split("\n")[0]
     if hasattr(packer, "warm_up"):                 # the packer's compiled kernel, loaded before timing

@@ -66,7 +66,8 @@ def _derive_one(m: "Method") -> None:
     from .packing import epochs_by
     if m.family == "packing" and m.kind == "heuristic" and ("epochs", m.name) not in METHODS.loaded():
         # two threads loading one source both derive it: the same derivation is no clash
-        METHODS.add(("epochs", m.name), Method("epochs", m.name, epochs_by(m.func), "heuristic", m.origin),
+        derived = Method("epochs", m.name, epochs_by(m.func, m.name), "heuristic", m.origin)
+        METHODS.add(("epochs", m.name), derived,
                     origin=m.origin, same=lambda old, new: getattr(old.func, "__wrapped__", None) is m.func)
 
 

@@ -183,6 +183,7 @@ def test_the_data_hint_only_when_the_default_folder_was_used(tmp_path, capsys, m
 
 
 def test_a_packing_heuristic_picking_outside_the_jobs_left_is_named():
+    """By its registered name (a lambda's was ``<lambda>``)."""
     from epochbench.instances import registry
     state = registry.METHODS.snapshot()       # the catalog complete: these register after the derivation
     try:
@@ -196,9 +197,9 @@ def test_a_packing_heuristic_picking_outside_the_jobs_left_is_named():
 
         inst = eb.generate("vbp", n=20, d=3, classes=1, per_class=1)[0] if _vbp() else _epochs()
         with pytest.raises(InfeasibleSolution,
-                           match=r"picks_outside's selection of the \d+ jobs left entry 1 is job 3"):
+                           match=r"test-picks-outside's selection of the \d+ jobs left entry 1 is job 3"):
             eb.solve(inst, "test-picks-outside")
-        with pytest.raises(InfeasibleSolution, match="picks_twice's selection of the .* starts job 0 twice"):
+        with pytest.raises(InfeasibleSolution, match="test-picks-twice's selection of the .* starts job 0 twice"):
             eb.solve(inst, "test-picks-twice")
     finally:
         registry.METHODS.restore(state)
