@@ -31,8 +31,9 @@ The other SWF fields are kept under these names (SWF field number in brackets;
 for times and memory; the integer ones take the narrowest signed integer type
 that holds their values (int8 to int64), so that millions of jobs fit in
 memory.  Any further column passes through, unless it is spelt like an
-absent ``estimate`` (``estmate``, ``Estimate``, ``user_estimate``): that is
-refused, not run with every estimate the runtime.  :attr:`Workload.table` holds the
+absent ``estimate`` (``estmate``, ``Estimate``, ``user_estimate``), or is
+``req_time`` without ``estimate``: that is refused, not run with every
+estimate the runtime.  :attr:`Workload.table` holds the
 columns as numpy arrays; :attr:`Workload.jobs` is the same table as a
 DataFrame, built on first use.
 
@@ -204,8 +205,14 @@ def _did_you_mean(tab, names) -> str:
 def _no_misspelt_options(tab, source) -> None:
     """Refuse a column spelt like an absent column of :data:`READ_OPTIONAL`
     (``estmate``): it would pass through unread and the run go without it
-    (every estimate the runtime), silently."""
+    (every estimate the runtime), silently; so would an SWF ``req_time``
+    without ``estimate`` (a CSV of SWF fields: the same job ran killed at
+    its request from the SWF file, at its runtime from the CSV)."""
     absent = [n for n in READ_OPTIONAL if n not in tab]
+    if "estimate" in absent and "req_time" in tab:   # the SWF reader's estimate, taken by nothing here
+        raise InstanceError(f"{source}: has SWF field req_time but no estimate column, which is what the simulator "
+                            "reads (without it every estimate is the runtime): add estimate (req_time where > 0, "
+                            "as the SWF reader takes it) or drop req_time")
     import difflib
     for c in _others(tab):
         close = difflib.get_close_matches(c.lower(), absent, n=1, cutoff=0.75)

@@ -370,6 +370,19 @@ def test_a_column_spelt_like_the_absent_estimate_is_refused(name):
     assert make_workload(jobs, [64]).jobs["estimate"].tolist() == [600, 400, 400]
 
 
+def test_a_csv_of_swf_fields_with_req_time_and_no_estimate_is_refused(tmp_path):
+    """The same job ran killed at its request (field 9) from the SWF file and
+    for its whole runtime from a CSV naming the field ``req_time``."""
+    from epochbench.instances.jobs import load_workload, make_workload
+    path = tmp_path / "rq.csv"
+    path.write_text("id,submit,runtime,procs,req_time\n1,0,100,4,50\n")
+    with pytest.raises(InstanceError, match=r"rq.csv: has SWF field req_time but no estimate column"):
+        load_workload(path)
+    w = make_workload({"id": [1], "submit": [0], "runtime": [100], "procs": [4], "req_time": [50],
+                       "estimate": [50]}, [8])
+    assert w.jobs["estimate"].tolist() == [50]
+
+
 def test_a_missing_required_column_names_a_column_spelt_like_it():
     from epochbench.instances.jobs import make_workload
     with pytest.raises(InstanceError, match=r"lacks column\(s\) \['submit'\]; did you mean 'Submt' for 'submit'\?$"):
