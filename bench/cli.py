@@ -20,7 +20,7 @@ from epochbench.instances.core import RunStopped
 
 from .checks import (OPTION_TYPES, check_params, check_required, nonnegative_float, nonnegative_int,  # noqa: F401
                      positive_float, positive_int, random_count)
-from .cli_args import Parser, _strict_types, param_value, parse_params, plain_text, stdout_to_stderr  # noqa: F401
+from .cli_args import Parser, _strict_types, once, param_value, parse_params, plain_text, stdout_to_stderr  # noqa: F401
 from .methods import check_on, method_params
 
 
@@ -733,6 +733,7 @@ def build_parser(command: str | None = "") -> argparse.ArgumentParser:
         else:
             sub.add_parser(name, help=help_)
     _strict_types(p)
+    once(p)
     return p
 
 

@@ -16,12 +16,41 @@ class Parser(argparse.ArgumentParser):
     status 2: ``epochbench solve: error: argument --time-limit: ...``
     (argparse's own prints the usage first).  Subparsers inherit it."""
 
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = set()            # the single-value options seen in this parse (:class:`_Once`)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
         message = ' '.join(str(message).split())
         if message.startswith("unrecognized arguments:") and any(
                 a == "--data" or a.startswith("--data=") for a in message.split(":", 1)[1].split()):
             message += " (--data is epochbench's own option, given before the command: epochbench --data DIR COMMAND ...)"
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class _Once(argparse._StoreAction):
+    """A single-value option (``--method bb``, ``--methods ff bb``) that
+    refuses to be given twice: argparse kept the last one silently
+    (``--methods ff --methods bb`` scored bb alone, ``--nodes 8 --nodes 4``
+    ran on 4).  Options meant to repeat (``--param``) append instead."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = parser.__dict__.setdefault("_given", set())
+        if self.dest in given:
+            parser.error(f"argument {'/'.join(self.option_strings)}: given twice; give it once")
+        given.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def once(parser: argparse.ArgumentParser) -> None:
+    """Make every single-value option of ``parser`` and its subcommands a
+    :class:`_Once`."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for subparser in action.choices.values():
+                once(subparser)
+        elif type(action) is argparse._StoreAction and action.option_strings:
+            action.__class__ = _Once
 
 
 def path_text(text: str) -> Path:

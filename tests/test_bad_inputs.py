@@ -426,9 +426,9 @@ def instance_file(tmp: Path) -> Path:
     return path
 
 
-def solve_with(*opts):
+def solve_with(*opts, method: str = "cpsat"):
     def build(tmp: Path):
-        return ["solve", str(instance_file(tmp)), "--method", "cpsat", *opts], []
+        return ["solve", str(instance_file(tmp)), "--method", method, *opts], []
     return build
 
 
@@ -478,7 +478,7 @@ for value in ("fullness=wrong", "window=-1"):
          "--param", value.split("=")[0])
 for method, value in (("cpsat", "start=bogus"), ("cpsat", "warm=no"), ("cpsat", "seed=1.5"), ("cpsat", "seed=-5"),
                       ("bl", "window=abc")):
-    case("options", f"solve-param-{method}-{value}", solve_with("--method", method, "--param", value),
+    case("options", f"solve-param-{method}-{value}", solve_with("--param", value, method=method),
          "--param", value.split("=")[0])
 for opt, value in (("--rtol", "-1"), ("--rtol", "nan"), ("--rtol", "0"), ("--target", "0"), ("--warmup", "1")):
     case("options", f"calibrate{opt}-{value}",

@@ -345,3 +345,32 @@ def test_a_calibrated_streams_header_marks_the_generators_load_as_before_calibra
     notes2 = load_workload(again).meta["header"]["Note"].split("\n")
     assert sum(n.startswith("before calibration: arrival rate x") for n in notes2) == 1, notes2
     assert not any(n.startswith("before calibration: before calibration") for n in notes2), notes2
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["score", "FAMILY", "--methods", "ff", "--methods", "bb"], "--methods"),
+    (["solve", "FILE", "--method", "ff", "--method", "bb"], "--method"),
+    (["solve", "FILE", "--meth", "ff", "--method", "bb"], "--method"),          # an abbreviation is the same option
+    (["simulate", "--workload", "SWF", "--nodes", "8", "--nodes", "4"], "--nodes"),
+    (["simulate", "--workload", "SWF", "--policy", "easy", "--epoch-gaps", "ff", "--epoch-gaps", "bl"],
+     "--epoch-gaps"),
+    (["generate", "leinberger", "--out", "OUT", "--n", "8", "--n=16"], "--n"),
+    (["experiment", "leinberger", "--quick", "--name", "y", "--name", "z"], "--name"),
+    (["bench", "--quick", "--name", "a", "--name", "b"], "--name"),
+])
+def test_a_single_value_option_given_twice_is_refused(tmp_path, capsys, monkeypatch, argv, flag):
+    """argparse kept the last silently: ``--methods ff --methods bb`` scored
+    bb alone, ``--nodes 8 --nodes 4`` ran on 4 and dropped a job, ``bench
+    --name a --name b`` ran the whole suite into b."""
+    monkeypatch.chdir(tmp_path)                     # results/ of a run that was not refused land here
+    (tmp_path / "w.swf").write_text(SWF)
+    inst = eb.generate("leinberger", n=4, k=1, count=1, seed=1)
+    eb.save(inst, tmp_path / "fam")
+    files = {"FAMILY": str(tmp_path / "fam"), "FILE": str(next((tmp_path / "fam").glob("l*.json"))),
+             "SWF": str(tmp_path / "w.swf"), "OUT": str(tmp_path / "out")}
+    with pytest.raises(SystemExit) as exit_:
+        main([files.get(a, a) for a in argv])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"error: argument {flag}: given twice; give it once") and "\n" not in err
+    assert not (tmp_path / "out").exists()

@@ -63,10 +63,10 @@ def test_simulate_threads_sets_the_oracle_steps_threads(tmp_path, capsys):
     assert main(["simulate", "--workload", str(f), "--policy", "easy", "--selector", "cpsat", "--threads", "2",
                  "--time-limit", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["options"]["selector_options"] == {"time_limit": 1.0, "threads": 2}
-    for argv, text in ((["--threads", "2"], "not to the policy's own steps (no --selector)"),
-                       (["--selector", "ff", "--threads", "2"], "a heuristic, not an exact method"),
+    for argv, text in ((["--policy", "easy", "--threads", "2"], "not to the policy's own steps (no --selector)"),
+                       (["--policy", "easy", "--selector", "ff", "--threads", "2"], "a heuristic, not an exact method"),
                        (["--policy", "gs", "--threads", "2"], "space-shared policies' exact selectors only")):
-        assert main(["simulate", "--workload", str(f), "--policy", "easy", *argv]) == 2
+        assert main(["simulate", "--workload", str(f), *argv]) == 2
         assert text in capsys.readouterr().err
     with pytest.raises(SystemExit):  # argparse's own exit, status 2
         main(["simulate", "--workload", str(f), "--policy", "easy", "--selector", "cpsat", "--threads", "0"])
