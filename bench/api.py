@@ -221,7 +221,8 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
     """
     from .scoring import score as _score
     if isinstance(methods, str):                # split as the command line's --methods: commas and spaces
-        methods = methods.replace(",", " ").split()
+        from epochbench.instances.checks import split_names
+        methods = split_names(methods, "methods")
     if not isinstance(methods, Iterable) or isinstance(methods, (set, frozenset, dict)):   # no order of their own
         raise ValueError(f"methods: expected method names in a list or one string of names separated by commas "
                          f"or spaces, got {methods!r}")

@@ -178,7 +178,8 @@ def table_disagreements(table) -> list[str]:
 def cmd_score(args) -> int:
     from .scoring import SolverDisagreement, format_table, read_references, score, summarize
     _all_methods()
-    methods = [m for part in args.methods for m in re.split(r"[,\s]+", part) if m]   # "ff cpsat" quoted too
+    from epochbench.instances.checks import split_names
+    methods = [m for part in args.methods for m in split_names(part, "--methods")]   # "ff cpsat" quoted too
     refs = read_references(args.reference)
     insts = _instances_from(args.dir)
     _say_unused("score", refs, insts)

@@ -148,10 +148,10 @@ def _pool_options(args, options: dict, workload) -> tuple[dict, object]:
         _exact_selector("--threads", args.selector)
         kw["selector_options"] = {**kw.get("selector_options", {}), "threads": args.threads}
     recorder = None
-    methods = [m.strip() for m in (args.epoch_gaps or "").split(",") if m.strip()]
+    from epochbench.instances.checks import first_repeat, split_names
+    methods = split_names(args.epoch_gaps or "", "--epoch-gaps")
     if args.epoch_gaps is not None and not methods:
         raise ValueError("--epoch-gaps: name at least one packing heuristic, e.g. ff,bl,bb")
-    from epochbench.instances.checks import first_repeat
     twice = first_repeat(methods)
     if twice is not None:                          # as score --methods: its columns would be written twice
         raise ValueError(f"method {twice!r} appears twice (--epoch-gaps)")

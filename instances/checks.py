@@ -27,6 +27,23 @@ from .core import INT64_MAX, InfeasibleSolution
 SEQUENCES = (list, tuple, range, np.ndarray)
 
 
+def split_names(text: str, what: str) -> list[str]:
+    """The names in ``text``, separated by commas and blanks (``"ff,bl"``,
+    ``"ff bl"``, ``"ff, bl"``); ValueError naming ``what`` for an empty
+    one between commas (``"ff,,bl"``, ``"ff,"``: a typo, whose name was
+    dropped silently).
+
+    Examples
+    --------
+    >>> split_names("ff, bl bb", "--methods")
+    ['ff', 'bl', 'bb']
+    """
+    parts = [p.split() for p in str(text).split(",")]
+    if len(parts) > 1 and not all(parts):
+        raise ValueError(f"{what}: an empty name between commas in {text!r}")
+    return [name for part in parts for name in part]
+
+
 def first_repeat(items):
     """The first item of ``items`` that an earlier one equals, or None.
     O(len(items)) for hashable items."""

@@ -54,7 +54,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .catalog import Catalog, modules_of, plugins
-from .checks import is_int as _is_int, is_number as _is_number, short as _short
+from .checks import first_repeat, is_int as _is_int, is_number as _is_number, short as _short, split_names
 from .core import InstanceError
 from .data import absent, data_root
 from .io import write_family
@@ -516,7 +516,7 @@ def _int_set(value, name):
     cut 1.5 to 1 and read True as 1, picking files nobody asked for."""
     if value is None:
         return None
-    items = value.replace(",", " ").split() if isinstance(value, str) else value
+    items = split_names(value, name) if isinstance(value, str) else value
     try:
         items = [items] if np.isscalar(items) else list(items)
     except TypeError:
@@ -524,7 +524,11 @@ def _int_set(value, name):
     bad = [v for v in items if not (_is_int(v) or isinstance(v, str) and re.fullmatch(r"\s*[+-]?\d+\s*", v))]
     if bad:
         raise ValueError(f"{name} must be integers, got {_short(value)}")
-    return {int(v) for v in items}
+    ints = [int(v) for v in items]
+    twice = first_repeat(ints)
+    if twice is not None:                  # merged without a word, as a name given twice is not
+        raise ValueError(f"{name}: {twice} given twice")
+    return set(ints)
 
 
 def vbp_family(*, n: int | None = None, d: int | None = None, classes=None,

@@ -36,7 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from . import io as _io
-from .checks import first_repeat, indices, short
+from .checks import first_repeat, indices, short, split_names
 from .core import InfeasibleSolution, InstanceError, float_array, meta_dict
 from .data import absent, data_root
 from .generators import _int, register_generator
@@ -386,7 +386,7 @@ def _names(names) -> list[str]:
     if names is None or isinstance(names, (str, list, tuple)) and not names:
         return list(BRAUN_NAMES)
     if isinstance(names, str):
-        want = [s for s in re.split(r"[,\s]+", names) if s]
+        want = split_names(names, "names")
     elif isinstance(names, (list, tuple)) and all(isinstance(s, str) for s in names):
         want = list(names)
     else:

@@ -374,3 +374,28 @@ def test_a_single_value_option_given_twice_is_refused(tmp_path, capsys, monkeypa
     err = capsys.readouterr().err.strip()
     assert err.endswith(f"error: argument {flag}: given twice; give it once") and "\n" not in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["score", "FAMILY", "--methods", "ff,,bb"], "--methods: an empty name between commas in 'ff,,bb'"),
+    (["score", "FAMILY", "--methods", "ff,"], "--methods: an empty name between commas in 'ff,'"),
+    (["simulate", "--workload", "SWF", "--policy", "easy", "--epoch-gaps", "ff,,bl"],
+     "--epoch-gaps: an empty name between commas"),
+    (["generate", "braun", "--out", "OUT", "--names", "u_c_hihi.0,,u_c_lolo.0"], "names: an empty name"),
+    (["generate", "vbp", "--out", "OUT", "--classes", "1,1"], "classes: 1 given twice"),
+])
+def test_an_empty_or_repeated_item_of_a_list_is_refused(tmp_path, capsys, monkeypatch, argv, needle):
+    """``ff,,bb`` scored ff and bb without a word (the empty name, a typo,
+    dropped); ``--classes 1,1`` was merged."""
+    if "vbp" in argv and not _vbp():
+        pytest.skip("the VBP files of the reference data are absent (EPOCHBENCH_DATA)")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.swf").write_text(SWF)
+    eb.save(eb.generate("leinberger", n=4, k=1, count=1, seed=1), tmp_path / "fam")
+    files = {"FAMILY": str(tmp_path / "fam"), "SWF": str(tmp_path / "w.swf"), "OUT": str(tmp_path / "out")}
+    assert main([files.get(a, a) for a in argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and "\n" not in err
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match="methods: an empty name between commas"):
+        eb.score(eb.generate("leinberger", n=4, k=1, count=1, seed=1), "ff,,bb")
