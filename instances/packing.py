@@ -114,6 +114,8 @@ class PackingInstance(_Jobs):
         k = cap.shape[0]
         if k == 0:
             raise InstanceError(f"{source}: field 'capacity' is empty (K must be >= 1)")
+        if objective == "utilization":         # its shares divide by the capacity (a knapsack's license may have none)
+            _positive_capacity(cap, source)
         dem = _demand(demand, source, k)
         n = dem.shape[0]
         usd = int_matrix(np.zeros(k, dtype=np.int64) if used is None else used, "used", source, ndim=1)
@@ -247,6 +249,7 @@ class EpochsInstance(_Jobs):
         cap = int_matrix(capacity, "capacity", source, ndim=1)
         if cap.shape[0] == 0:
             raise InstanceError(f"{source}: field 'capacity' is empty (K must be >= 1)")
+        _positive_capacity(cap, source)
         dem = _demand(demand, source, cap.shape[0])
         too_big = np.nonzero((dem > cap).any(axis=1))[0]
         if too_big.size:
@@ -432,6 +435,17 @@ def _epoch_time_limit(deadline: float) -> float:
     stopped before it began, and a packer calling ``eb.solve`` with it was
     refused (``time_limit: must be a positive finite number, got 0.0``)."""
     return max(deadline - time.perf_counter(), MIN_EPOCH_TIME_LIMIT)
+
+
+def _positive_capacity(cap: np.ndarray, source: str) -> None:
+    """InstanceError unless every resource has a capacity >= 1: a resource
+    of capacity 0 took no job and its share of the utilization counted 0
+    (a packing of everything was worth (K - 1) / K; an epoch plan's lower
+    bound divided by it)."""
+    zero = np.nonzero(cap < 1)[0]
+    if zero.size:
+        raise InstanceError(f"{source}: field 'capacity' is {int(cap[zero[0]])} on resource {int(zero[0])}; "
+                            "each resource needs a capacity >= 1")
 
 
 def epochs_by(packer, name: str | None = None):

@@ -687,3 +687,15 @@ def test_bad_input_through_a_real_process(name, workspace):
                           cwd=ROOT, timeout=120)
     assert proc.stdout == ""
     assert_one_clear_line(proc.returncode, proc.stderr, [*file_needles, *needles])
+
+
+def test_a_resource_of_capacity_0_is_refused_where_utilization_divides_by_it():
+    """A packing step with a capacity of 0 on a resource was scored: that
+    resource's share counted 0, so packing everything was worth (K - 1) / K.
+    A knapsack's license may have no copy (its objective is a profit)."""
+    from epochbench.instances import EpochsInstance, InstanceError, PackingInstance
+    with pytest.raises(InstanceError, match=r"^z: field 'capacity' is 0 on resource 0; each resource needs"):
+        PackingInstance.build([0, 10], [[0, 5]], source="z")
+    with pytest.raises(InstanceError, match="field 'capacity' is 0 on resource 1"):
+        EpochsInstance.build([10, 0], [[5, 0]], source="z")
+    assert PackingInstance.build([0, 10], [[0, 5]], profit=[2.0], objective="profit").value([0]) == 2.0
