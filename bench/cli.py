@@ -659,8 +659,11 @@ def cmd_runs(args) -> int:
             raise ValueError(f"{folder}: a file, not a folder (give the folder that holds the runs)")
         if not folder.is_dir():
             raise ValueError(f"{folder}: no such folder")
-    found = sorted((r for f in args.folders for r in runs.find_runs(f)),
-                   key=lambda r: str(r.get("started", "")), reverse=True)
+    found = {}                       # by file: runs DIR DIR/ (or DIR DIR/RUN) lists each run once
+    for f in args.folders:
+        for r in runs.find_runs(f):
+            found.setdefault(Path(r["path"]).resolve(), r)
+    found = sorted(found.values(), key=lambda r: str(r.get("started", "")), reverse=True)
     print(json_text(found, indent=2) if args.json else runs.format_runs(found))
     return 0
 

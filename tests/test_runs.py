@@ -132,6 +132,9 @@ def test_runs_lists_every_run_newest_first_and_as_strict_json(tmp_path, capsys):
     assert cli.main(["runs", "--json", "results"]) == 0
     (rec,) = _strict(capsys.readouterr().out)
     assert rec["id"] == "a" and rec["path"].endswith("a")
+    for twice in (["results", "results/"], ["results", "results/a"], ["results", str(tmp_path / "results")]):
+        assert cli.main(["runs", "--json", *twice]) == 0       # each run once (it was listed twice)
+        assert [r["id"] for r in _strict(capsys.readouterr().out)] == ["a"]
     assert cli.main(["runs", "nowhere"]) == 2
 
 
