@@ -53,7 +53,8 @@ def data_hint(path) -> str:
         return ""
     env = os.environ.get("EPOCHBENCH_DATA")
     if env:                            # the user named the folder: this data set is not in it
-        missing = "" if Path(env).is_dir() else ", and there is no such folder"
+        missing = "" if Path(env).is_dir() else (", a file, not a folder" if Path(env).exists()
+                                                 else ", and there is no such folder")
         return (f" (the data folder {env} is what EPOCHBENCH_DATA or epochbench --data says{missing}; this data "
                 "set is not in it)")
     return " (set EPOCHBENCH_DATA or pass epochbench --data DIR to the data folder)"

@@ -28,6 +28,9 @@ def test_a_data_folder_the_user_named_is_not_told_to_be_set(tmp_path, capsys, mo
     assert (f"the data folder {tmp_path / 'nodata'} is what EPOCHBENCH_DATA or epochbench --data says, and there "
             "is no such folder; this data set is not in it") in err
     assert "set EPOCHBENCH_DATA or pass" not in err                 # it was passed
+    (tmp_path / "afile").write_text("")
+    assert main(["--data", str(tmp_path / "afile"), "generate", "braun", "--out", str(tmp_path / "b")]) == 2
+    assert "epochbench --data says, a file, not a folder; this data set" in capsys.readouterr().err   # not "no such"
 
 
 def test_an_unknown_simulate_keyword_lists_the_calls_own_keywords_too(tmp_path):
