@@ -286,7 +286,7 @@ def select(tasks: list[dict], spec: str | None = None, where=()) -> list[int]:
     if spec is not None and not spec.strip():
         raise ValueError("--tasks: empty; give indices or ranges, e.g. 0:10,20 (or leave the option out)")
     idx = parse_indices(spec, len(tasks)) if spec else list(range(len(tasks)))
-    for cond in where:
+    for n, cond in enumerate(where):
         field, sep, want = cond.partition("=")
         field = field.strip()
         if not sep or not field:
@@ -294,7 +294,13 @@ def select(tasks: list[dict], spec: str | None = None, where=()) -> list[int]:
         if not any(field in t for t in tasks):
             fields = sorted({k for t in tasks for k in t})
             raise ValueError(f"--where: no task has the field {field!r} (fields: {', '.join(fields)})")
-        idx = [i for i in idx if field in tasks[i] and _matches(tasks[i][field], want.strip())]
+        left = [i for i in idx if field in tasks[i] and _matches(tasks[i][field], want.strip())]
+        if idx and not left:                        # this condition emptied the selection: say which and why
+            seen = list(dict.fromkeys(str(tasks[i][field]) for i in idx if field in tasks[i]))
+            raise ValueError(f"--tasks/--where select no task: --where {cond} matches none of the tasks "
+                             f"{'left ' if spec or n else ''}({field} takes {', '.join(seen[:12])}"
+                             f"{', ...' if len(seen) > 12 else ''})")
+        idx = left
     if not idx:
         raise ValueError("--tasks/--where select no task")
     return idx

@@ -239,7 +239,9 @@ def test_select_parses_ranges_and_fields():
     assert sw.select(tasks, "3:", ["ta=4"]) == [3]
     for spec, where, msg in (("x", (), "--tasks: 'x' is not"), ("9", (), "--tasks: index 9"),
                              (None, ["ta"], "--where: 'ta' is not FIELD=VALUE"),
-                             (None, ["ta=5"], "select no task")):
+                             (None, ["ta=5"], r"select no task: --where ta=5 matches none of the tasks "
+                                               r"\(ta takes 2, 4.0, 8\)"),
+                             ("0:2", ["ta=4"], r"--where ta=4 matches none of the tasks left \(ta takes 2\)")):
         with pytest.raises(ValueError, match=msg):
             sw.select(tasks, spec, where)
 
