@@ -315,6 +315,8 @@ def _as_float(col, name, source, *, allow_nan=False) -> np.ndarray:
     if not ok.all():
         row = int(np.argmin(ok))
         why = " (above 2**53, where a float64 no longer holds every whole number)" if np.isfinite(arr[row]) else ""
+        if np.isnan(arr[row]) and str(source).lower().endswith(".csv"):    # pandas fills a short line with NaN
+            why = " (the job's field is empty, or its line has fewer fields than the header)"
         raise InstanceError(f"{source}: column '{name}' has {arr[row]} at row {row}{why}")
     return arr
 

@@ -396,3 +396,14 @@ def test_columns_near_deadline_or_licenses_pass_through(name):
     from epochbench.instances.jobs import make_workload
     w = make_workload({"id": [1, 2], "submit": [0, 1], "runtime": [5, 5], "procs": [1, 1], name: [1, 0]}, [4])
     assert name in w.jobs.columns
+
+
+def test_a_csv_line_shorter_than_its_header_is_said_to_be_so(tmp_path):
+    """pandas fills the missing fields with NaN: the message said only that
+    'procs' has nan, as if the file held one (a longer line names its line)."""
+    from epochbench.instances.jobs import load_workload
+    path = tmp_path / "s.csv"
+    path.write_text("id,submit,runtime,procs\n1,0,100\n")
+    with pytest.raises(InstanceError, match=r"column 'procs' has nan at row 0 \(the job's field is empty, or its "
+                                            r"line has fewer fields than the header\)$"):
+        load_workload(path)
