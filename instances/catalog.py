@@ -117,16 +117,26 @@ def _may_declare(group: str) -> bool:
     return False
 
 
+def origin_of(func) -> str:
+    """``builtin`` for a function of epochbench's own modules, else ``module
+    NAME``: what a clash of names says registered an entry."""
+    module = str(getattr(func, "__module__", None) or "?")
+    return "builtin" if module == "epochbench" or module.startswith("epochbench.") else f"module {module}"
+
+
 def plugins(group: str, register: Callable[[Any], None]) -> Source:
     """A source loading every entry point of ``group`` with ``register(ep)``;
-    one that fails (its import raises, its name is taken) is skipped with one
-    warning on stderr naming it, and every other entry stays usable."""
+    one that fails (its import raises or calls ``sys.exit``, its name is
+    taken) is skipped with one warning on stderr naming it, and every other
+    entry stays usable."""
     def load() -> None:
         for ep in entry_points(group=group):
             try:
                 register(ep)
-            except Exception as exc:  # a plug-in's own import may raise anything
-                reason = str(exc) if isinstance(exc, PluginError) else f"{type(exc).__name__}: {exc}"
+            except (Exception, SystemExit) as exc:  # a plug-in's own import may raise anything, exit too
+                reason = str(exc) if isinstance(exc, PluginError) else (
+                    f"SystemExit({exc.code!r}) on import" if isinstance(exc, SystemExit)    # it ended every command
+                    else f"{type(exc).__name__}: {exc}")
                 first = reason.splitlines()[0] if reason else type(exc).__name__
                 print(f"epochbench: warning: plug-in entry point '{ep.name} = {ep.value}' ({group}): {first}; "
                       "skipped", file=sys.stderr)

@@ -53,7 +53,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .catalog import Catalog, modules_of, plugins
+from .catalog import Catalog, modules_of, origin_of, plugins
 from .checks import first_repeat, is_int as _is_int, is_number as _is_number, short as _short, split_names
 from .core import InstanceError
 from .data import absent, data_root
@@ -571,7 +571,7 @@ def _plugin_generator(ep) -> None:
     """Entry point ``NAME = module:function`` of group ``epochbench.generators``."""
     func = ep.load()
     if GENERATORS.get(ep.name) is not func:
-        register_generator(ep.name, func)
+        register_generator(ep.name, func, origin=f"entry point {ep.value}")
 
 
 #: every generator by name, completed on lookup: the modules of this package
@@ -706,13 +706,16 @@ GENERATOR_PARAMS: dict[str, dict[str, Param]] = {name: _params_of(f, name) for n
 
 
 def register_generator(name: str, func: Callable, *, help: dict | None = None, choices: dict | None = None,
-                       none_types: dict | None = None, write: Callable | None = None) -> Callable:
+                       none_types: dict | None = None, write: Callable | None = None,
+                       origin: str | None = None) -> Callable:
     """Make ``func`` (keyword-only parameters with defaults) generator ``name``
     of ``epochbench generate``.  ``help`` / ``choices`` / ``none_types`` describe
     its parameters (``none_types``: the type of a parameter whose default is
     ``None``); ``write(out, **params)`` replaces the family-folder writer for
-    generators whose output is not a family of instances."""
-    CATALOG.add(name, func)                          # a different function under a taken name raises
+    generators whose output is not a family of instances.  ``origin``
+    (default: ``builtin`` for epochbench's own functions, else ``module
+    NAME``) is what a clash of names says registered it."""
+    CATALOG.add(name, func, origin=origin or origin_of(func))   # a different function under a taken name raises
     spec = {}
     for p in inspect.signature(func).parameters.values():
         if p.kind is inspect.Parameter.KEYWORD_ONLY:

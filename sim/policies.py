@@ -114,6 +114,13 @@ def make(name: str, **options) -> Policy:
         if err is None:
             raise
         raise err from None
+    except ValueError:
+        raise                                        # a refused option value: the caller's
+    except Exception as exc:                         # a plug-in's factory failed: one line naming it
+        origin = _registry.POLICIES.origin(("pool", name))
+        if origin == "builtin":
+            raise
+        raise MethodFailed(f"policy {name!r} ({origin}): its factory raised {type(exc).__name__}: {exc}") from None
 
 
 _registry.declare_options("pool", _registry.Option(

@@ -62,9 +62,13 @@ def _plugin_policy(ep) -> None:
     factory = ep.load()
     if not callable(factory):
         raise PluginError(f"{ep.value} is a {type(factory).__name__}, not a policy factory")
-    if (machine, name) not in POLICIES.loaded():
-        register_policy(machine, name, factory, rule=first_sentence(factory.__doc__),
-                        origin=f"entry point {ep.value}")
+    taken = POLICIES.loaded().get((machine, name))
+    if taken is not None and taken.make is factory:
+        return                                          # registered itself on import
+    if taken is not None:                               # it was ignored without a word
+        raise PluginError(f"{machine} policy {name!r} already exists ({POLICIES.origin((machine, name))}); "
+                          "a plug-in cannot replace it")
+    register_policy(machine, name, factory, rule=first_sentence(factory.__doc__), origin=f"entry point {ep.value}")
 
 
 #: every policy by ``(machine, name)``

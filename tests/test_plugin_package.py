@@ -136,3 +136,84 @@ def test_a_plugin_named_like_a_builtin_is_said_by_score_and_solve_too(plugin_env
     for argv in (["score", "fam", "--methods", "ff", "--out", "s"], ["solve", str(inst), "--method", "ff"]):
         code, _, err = run(env, tmp, *argv)
         assert code == 0 and "'ff = userplug:largest_first'" in err and "already exists" in err, err
+
+
+class _EP:
+    """A stand-in for an entry point (``name``, ``value``, ``load()``)."""
+    def __init__(self, name, value, load):
+        self.name, self.value, self._load = name, value, load
+
+    def load(self):
+        return self._load()
+
+
+def test_a_plugin_that_exits_on_import_is_skipped_with_one_line(capsys):
+    """A plug-in module calling ``parse_args()`` at import (SystemExit) ended
+    every command, ``list`` and ``solve --method ff`` included, with its own
+    usage line and no word of which plug-in it was."""
+    from epochbench.instances.catalog import plugins
+
+    def exits():
+        raise SystemExit(2)
+    import epochbench.instances.catalog as catalog
+    real = catalog.entry_points
+    catalog.entry_points = lambda group: [_EP("packing:x", "badpkg:x", exits)]
+    try:
+        plugins("epochbench.heuristics", lambda ep: ep.load())()
+    finally:
+        catalog.entry_points = real
+    err = capsys.readouterr().err
+    assert err == ("epochbench: warning: plug-in entry point 'packing:x = badpkg:x' (epochbench.heuristics): "
+                   "SystemExit(2) on import; skipped\n")
+
+
+def test_a_plugin_policy_named_like_a_builtin_is_refused_not_ignored():
+    from epochbench.instances.catalog import PluginError
+    from epochbench.sim import registry as sreg
+    sreg.POLICIES.complete()
+    with pytest.raises(PluginError, match=r"^pool policy 'easy' already exists \(builtin\); a plug-in cannot"):
+        sreg._plugin_policy(_EP("pool:easy", "mylab:pol", lambda: (lambda **kw: None)))
+
+
+def test_a_plugin_policy_whose_factory_fails_is_one_line_naming_it():
+    from epochbench.instances.core import MethodFailed
+    from epochbench.sim import policies, registry as sreg
+    sreg.POLICIES.complete()
+    state = sreg.POLICIES.snapshot()
+
+    def factory(**options):
+        raise RuntimeError("x")
+    try:
+        sreg.register_policy("pool", "test-boom", factory, origin="entry point mylab:pol")
+        with pytest.raises(MethodFailed, match=r"^policy 'test-boom' \(entry point mylab:pol\): its factory raised "
+                                               r"RuntimeError: x$"):
+            policies.make("test-boom")
+    finally:
+        sreg.POLICIES.restore(state)
+
+
+def test_a_clash_of_plugin_generators_or_experiments_names_the_plugin_not_builtin():
+    """Plug-in generators and experiments were stored as ``builtin``: a
+    second plug-in's clash said "already registered by builtin"."""
+    from epochbench.experiments import CATALOG as EXPS, Experiment, _plugin_experiment, load_experiments
+    from epochbench.instances import generators as gen
+    gen.load_generators()
+    load_experiments()
+    gstate, estate = gen.CATALOG.snapshot(), EXPS.snapshot()
+
+    def mygen(*, n: int = 3, seed: int = 0):
+        return []
+
+    def othergen(*, n: int = 3, seed: int = 0):
+        return []
+    exp = Experiment("test-myexp", "a plug-in's", lambda opts: [], lambda task: [], lambda df: df)
+    try:
+        gen._plugin_generator(_EP("test-mygen", "mylab.gen:mygen", lambda: mygen))
+        with pytest.raises(ValueError, match=r"generator 'test-mygen' already registered by entry point "
+                                             r"mylab.gen:mygen"):
+            gen._plugin_generator(_EP("test-mygen", "mybad.gen:mygen", lambda: othergen))
+        _plugin_experiment(_EP("test-myexp", "mylab.exp:EXP", lambda: exp))
+        assert EXPS.origin("test-myexp") == "entry point mylab.exp:EXP"
+    finally:
+        gen.CATALOG.restore(gstate)
+        EXPS.restore(estate)

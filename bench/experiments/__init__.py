@@ -25,7 +25,7 @@ from typing import Callable
 import pandas as pd
 
 from epochbench import sweep as _sw
-from epochbench.instances.catalog import Catalog, PluginError, modules_of, plugins
+from epochbench.instances.catalog import Catalog, PluginError, modules_of, origin_of, plugins
 from epochbench.instances.files import atomic_path, output_lock
 
 
@@ -82,7 +82,7 @@ def _plugin_experiment(ep) -> None:
     exp = ep.load()
     if not isinstance(exp, Experiment):
         raise PluginError(f"{ep.value} is a {type(exp).__name__}, not an Experiment")
-    register(exp)
+    register(exp, origin=f"entry point {ep.value}")
 
 
 #: every experiment by name, completed on lookup: the modules of this package
@@ -93,8 +93,11 @@ CATALOG: Catalog[Experiment] = Catalog(
 EXPERIMENTS: dict[str, Experiment] = CATALOG._items
 
 
-def register(exp: Experiment) -> Experiment:
-    CATALOG.add(exp.name, exp, same=lambda old, new: old.run is new.run)
+def register(exp: Experiment, origin: str | None = None) -> Experiment:
+    """Register ``exp`` under its name (``origin``: what a clash of names
+    says registered it; default ``builtin`` for epochbench's own, else the
+    module of its ``run``)."""
+    CATALOG.add(exp.name, exp, same=lambda old, new: old.run is new.run, origin=origin or origin_of(exp.run))
     return exp
 
 
