@@ -18,7 +18,8 @@ import pandas as pd
 from epochbench.instances import generators
 from epochbench.instances.registry import get, names, solve
 
-from .scoring import gap_fields, gap_vs, reference, score_rows, share_text
+from .scoring import (DISAGREEMENT, Reference, SolverDisagreement, gap_fields, gap_vs, reference, score_rows,
+                      share_text)
 
 EXACT_ORDER = ("cpsat", "milp-highs", "milp-cbc")
 
@@ -99,8 +100,11 @@ class Store:
         return per[method]
 
     def ensure_reference(self, cfg: Config) -> None:
-        """Solve every instance with the exact methods not yet run (only
-        needed when a run selects heuristics alone, e.g. with -k), one task
+        """Solve every instance with the built-in exact methods not yet run
+        (only needed when a run selects heuristics alone, e.g. with -k; a
+        plug-in's exact method is solved only when its benchmark is
+        selected: one that crashed or claimed falsely failed the built-in
+        benchmarks it was never asked for), one task
         per solve through :func:`epochbench.sweep.run_tasks`: on a local
         cluster of ``$EPOCHBENCH_WORKERS`` or every core (in this process
         for one solve or one worker), or on the Dask scheduler of
@@ -109,7 +113,8 @@ class Store:
         self.configs[cfg.id] = cfg
         per = self.results.setdefault(cfg.id, {})
         tasks = [{"instance": inst, "method": m} for inst in cfg.instances() for m in methods_for(cfg.family)
-                 if get(cfg.family, m).exact and m not in per.get(inst.name, {})]
+                 if get(cfg.family, m).exact and get(cfg.family, m).origin == "builtin"
+                 and m not in per.get(inst.name, {})]
         done, _ = run_tasks(functools.partial(_exact_solve, time_limit=cfg.time_limit), tasks, workers=None,
                             progress=False, stop_on_error=True, exclusive=True)
         for i, task in enumerate(tasks):
@@ -117,11 +122,19 @@ class Store:
 
     def _scored(self, cfg: Config):
         """Rows of :func:`epochbench.scoring.score_rows` for every instance of ``cfg``
-        solved so far (reference bound from all its results)."""
+        solved so far (reference bound from all its results; where the
+        results disagree, no gap and ``error`` = ``"disagreement: ..."``, as
+        ``score`` writes them: a plug-in's false claim crashed the session's
+        end with a traceback, no leaderboard)."""
         per_inst = self.results.get(cfg.id, {})
         for inst in cfg.instances():
             if inst.name in per_inst:
-                yield from score_rows(inst, list(per_inst[inst.name].values()))
+                results = list(per_inst[inst.name].values())
+                try:
+                    yield from score_rows(inst, results)
+                except SolverDisagreement as exc:      # no trustworthy reference: no gap, the rows say why
+                    rows = score_rows(inst, results, ref=Reference(None, "no bound", ""))  # (as score's)
+                    yield from ({**row, "error": row["error"] or f"{DISAGREEMENT}{exc}"} for row in rows)
 
     def gaps(self, cfg: Config, method: str) -> list[tuple[float, str, str]]:
         return [(r["gap"], r["gap_kind"], r["status"]) for r in self._scored(cfg) if r["method"] == method]

@@ -214,3 +214,37 @@ def _packing_step():
     """A small packing step."""
     import epochbench as eb
     return eb.generate("leinberger", n=8, k=2, count=1, seed=3)[0]
+
+
+def test_a_plugins_exact_method_is_no_reference_and_its_false_claim_no_crash(monkeypatch):
+    """Installed, never selected: an exact plug-in that raised failed the
+    built-in benchmarks (it was solved as their reference), and one that
+    claimed a false optimum ended the session in a traceback with no
+    leaderboard.  It is solved only when selected, and a disagreement
+    leaves its instance's rows without a gap, as score writes them."""
+    from epochbench import suite
+    from epochbench.instances.core import Result
+    from epochbench.instances.registry import METHODS, register
+    cfg = suite.Config("packing", "leinberger", tuple(sorted(dict(n=6, k=2, count=1, seed=5).items())), 2.0)
+    store, state = suite.Store(), METHODS.snapshot()
+    monkeypatch.setattr(suite, "EXACT_ORDER", ())
+    try:
+        @register("packing", "test-exact-raises", kind="exact")
+        def raises(inst, *, time_limit, threads=1):
+            raise RuntimeError("exactbad crashed")
+
+        @register("packing", "test-exact-lies", kind="exact")
+        def lies(inst, *, time_limit, threads=1):
+            return Result(inst.kind, "x", (), 0.0, "optimal", 0.0, bound=0.0)
+        monkeypatch.setattr(suite, "methods_for", lambda family: ["cpsat", "test-exact-raises", "test-exact-lies",
+                                                                   "ff"])
+        store.ensure_reference(cfg)                     # the plug-ins are not run: no RuntimeError
+        inst = cfg.instances()[0]
+        assert set(store.results[cfg.id][inst.name]) == {"cpsat"}
+        store.result(cfg, inst, "ff")
+        store.result(cfg, inst, "test-exact-lies")      # selected: run, and its claim disagrees with ff's value
+        rows = list(store._scored(cfg))
+        assert {r["method"] for r in rows} == {"cpsat", "ff", "test-exact-lies"}
+        assert all(r["error"].startswith("disagreement: ") and r["gap"] != r["gap"] for r in rows)
+    finally:
+        METHODS.restore(state)
