@@ -99,7 +99,9 @@ def _load_plugin(ep) -> None:
     taken = METHODS.loaded().get((family, name))
     if taken is not None and taken.func is func:
         return                                          # registered itself (decorator) on import
-    if taken is not None:
+    # an epochs method may replace the one derived from a plug-in's packing heuristic of its name (as register
+    # lets it: the README's own epochs method), not a built-in's
+    if taken is not None and not (_derived(taken) and taken.origin != "builtin"):
         raise PluginError(f"{family} method {name!r} already exists ({taken.origin}); "
                           "a plug-in cannot replace it")
     register(family, name, origin=f"entry point {ep.value}")(func)

@@ -217,3 +217,29 @@ def test_a_clash_of_plugin_generators_or_experiments_names_the_plugin_not_builti
     finally:
         gen.CATALOG.restore(gstate)
         EXPS.restore(estate)
+
+
+def test_a_plugins_epochs_method_replaces_the_one_derived_from_its_packing_heuristic(monkeypatch):
+    """The README's exception (an epochs method under the name of your
+    packing heuristic replaces its derivation) held for ``eb.register`` but
+    not through entry points: "already exists; a plug-in cannot replace it"."""
+    import epochbench.instances.catalog as catalog
+    from epochbench.instances import registry
+
+    def packer(inst):
+        return [0] if inst.n else []
+
+    def planner(inst):
+        return [[j] for j in range(inst.n)]
+    eps = [_EP("packing:test-decor", "mylab.heur:packer", lambda: packer),
+           _EP("epochs:test-decor", "mylab.heur:planner", lambda: planner)]
+    registry.METHODS.complete()
+    state = registry.METHODS.snapshot()
+    monkeypatch.setattr(catalog, "entry_points", lambda group: eps if group == registry.ENTRY_POINT_GROUP else [])
+    registry.METHODS.rewind(registry._plugins)
+    try:
+        registry.METHODS.complete()
+        assert registry.get("epochs", "test-decor").func is planner
+        assert registry.get("epochs", "test-decor").origin == "entry point mylab.heur:planner"
+    finally:
+        registry.METHODS.restore(state)
