@@ -283,11 +283,11 @@ def _validate_count(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from .methods import import_function
+    from .methods import candidate_function
     from .scoring import SolverDisagreement
     from .validation import validate, verdict_table
     _all_methods()
-    func = import_function(args.function)
+    func = candidate_function(args.function, args.family)
     params = check_params(func, parse_params(args.param), args.function, exact_only=True)
     check_required(func, params, args.function)
     if params:
@@ -521,7 +521,8 @@ def _add_score(sub) -> None:
 
 def _add_validate(sub) -> None:
     v = sub.add_parser("validate", help="check a user's heuristic for feasibility, gap and time")
-    v.add_argument("function", help="MODULE:FUNCTION taking an instance, returning the family's decision (packing, knapsack: "
+    v.add_argument("function", help="MODULE:FUNCTION (or a plug-in heuristic's registered name) taking an "
+                        "instance, returning the family's decision (packing, knapsack: "
                         "job indices; epochs: bins of job indices; assignment: (job, machine) pairs; "
                         "mapping: a machine per task) or a Result")
     v.add_argument("--family", default="packing", choices=["packing", "epochs", "knapsack", "assignment", "mapping"])

@@ -48,6 +48,25 @@ def import_function(spec: str):
     return func
 
 
+def candidate_function(spec: str, family: str):
+    """What ``validate`` checks, by name: ``"module:function"`` (imported,
+    :func:`import_function`) or the registered name of a plug-in's or a
+    user's heuristic of ``family`` (the README's plug-ins "appear in
+    validate": ``validate NAME`` was refused, "expected MODULE:FUNCTION").
+    A built-in or exact method's name is a ValueError saying what to give."""
+    if ":" in spec:
+        return import_function(spec)
+    from epochbench.instances.registry import get, names
+    if spec not in names(family):
+        raise ValueError(f"expected MODULE:FUNCTION or the name of a registered {family} heuristic, got {spec!r}")
+    method = get(family, spec)
+    if method.exact or method.origin == "builtin":
+        what = "an exact method" if method.exact else "a built-in heuristic"
+        raise ValueError(f"{spec!r} is {what}: validate checks your own heuristics (MODULE:FUNCTION, or the "
+                         f"name of one registered by a plug-in)")
+    return method.func
+
+
 # ---- parameter checks -------------------------------------------------------------------
 def check_on(kind: str, name: str, params: dict, instances=(), *, cli: bool = False, prefix: str = "") -> None:
     """Run method ``name``'s ``check_params`` hook (if it has one) with

@@ -315,3 +315,24 @@ def test_a_wrapper_of_a_builtin_is_no_builtin():
             eb.register("packing", "fake-builtin", origin="builtin")(lambda inst: [])
     finally:
         METHODS.restore(state)
+
+
+def test_validate_takes_a_registered_heuristics_name(capsys):
+    """The README says plug-ins appear in validate: ``validate NAME`` was
+    refused ("expected MODULE:FUNCTION").  A built-in or exact method's name
+    says what to give instead."""
+    from epochbench.cli import main
+    from epochbench.instances.registry import METHODS
+    state = METHODS.snapshot()
+    try:
+        eb.register("packing", "test-starts-nothing")(lambda inst: [])
+        assert main(["validate", "test-starts-nothing", "--count", "0", "--time-limit", "2", "--jobs", "1"]) == 0
+        out = capsys.readouterr().out
+        assert "test-starts-nothing" in out and "verdict: PASS" in out
+        for name, what in (("ff", "a built-in heuristic"), ("cpsat", "an exact method")):
+            assert main(["validate", name, "--count", "0"]) == 2
+            assert f"'{name}' is {what}: validate checks your own heuristics" in capsys.readouterr().err
+        assert main(["validate", "nosuch", "--count", "0"]) == 2
+        assert "expected MODULE:FUNCTION or the name of a registered packing heuristic" in capsys.readouterr().err
+    finally:
+        METHODS.restore(state)
