@@ -316,3 +316,33 @@ def test_experiment_list_refuses_the_options_of_a_run(capsys):
     assert capsys.readouterr().err == ("epochbench experiment: error: --quick, --seeds: options of a run; "
                                        "'experiment list' runs nothing\n")
     assert cli.main(["experiment", "list"]) == 0 and "zhang-gang" in capsys.readouterr().out
+
+
+def test_rows_of_another_version_of_a_plugins_experiment_are_refused(monkeypatch, capsys, tmp_path):
+    """The stamp named epochbench's commit and version only: a plug-in's
+    experiment changed (code and version) reused its old rows as the new
+    code's, "reused ... (version 0.1.0)"."""
+    from epochbench import experiments as ex
+    mod = tmp_path / "plugexp.py"
+    mod.write_text("def run(task):\n    return [{'point': task['point'], 'value': 1}]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+    plugexp = importlib.import_module("plugexp")
+    exp = Experiment("history-plugin", "a plug-in's", _tasks, plugexp.run, _table)
+    state = ex.CATALOG.snapshot()
+    try:
+        ex.register(exp, origin="entry point plugexp:EXP")
+        first = ex.plugin_code(exp)
+        assert first.startswith("entry point plugexp:EXP, code ") and "unknown" not in first
+        mod.write_text("def run(task):\n    return [{'point': task['point'], 'value': 2}]\n")
+        assert ex.plugin_code(exp) != first                   # the file's code is part of the stamp
+        args = ["experiment", exp.name, "--quiet", "--workers", "1", "--out", "ex", "--tasks", "1"]
+        monkeypatch.setattr(ex, "plugin_code", lambda e: "entry point plugexp:EXP, code aaaaaaaaaaaa")
+        assert cli.main(args) == 0
+        monkeypatch.setattr(ex, "plugin_code", lambda e: "entry point plugexp:EXP, code bbbbbbbbbbbb")
+        capsys.readouterr()
+        assert cli.main(args) == 2
+        err = capsys.readouterr().err
+        assert "computed by other code" in err and "code aaaaaaaaaaaa" in err and "code bbbbbbbbbbbb" in err
+    finally:
+        ex.CATALOG.restore(state)

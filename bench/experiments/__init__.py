@@ -320,7 +320,7 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
                     and before.get("experiment") == name and before.get("options") == options["options"])
         info = runs.provenance("experiment", prov.parent.name if prov.name == runs.RUN_JSON else runs.stamp(),
                                argv=argv, **options)
-        stamp = code_stamp(info)
+        stamp = code_stamp(info, exp)
         reused = reusable(partial, tasks, only, opts, stamp)   # refuses rows of other code: nothing changed yet
         if opts.fresh:
             _sw.drop_records(partial, [tasks[i] for i in (only or range(len(tasks)))])
@@ -368,16 +368,34 @@ def _write_outputs(name: str, exp, rows: list[dict], out: Path, subset: bool, pa
     return df, table
 
 
-def code_stamp(info: dict) -> dict:
+def code_stamp(info: dict, exp: Experiment | None = None) -> dict:
     """What says which code computes a run's rows: ``commit`` (git, with
     ``+dirty``; None outside a checkout), ``diff`` (with ``+dirty``, the
     hash of the uncommitted changes, :func:`epochbench.runs.git_diff`: two
     dirty trees of one commit are other code) and ``version``
-    (epochbench's), from the run's provenance ``info``."""
+    (epochbench's), from the run's provenance ``info``; and for an
+    experiment ``exp`` of a plug-in's, ``plugin`` (:func:`plugin_code`:
+    rows an older version of its code computed were reused as this
+    code's)."""
     stamp = {"commit": info.get("git_commit"), "version": (info.get("versions") or {}).get("epochbench")}
     if info.get("git_diff"):
         stamp["diff"] = info["git_diff"]
+    if exp is not None and CATALOG.origin(exp.name) != "builtin":
+        stamp["plugin"] = plugin_code(exp)
     return stamp
+
+
+def plugin_code(exp: Experiment) -> str:
+    """Where a plug-in's experiment comes from and the hash of the source
+    file of its ``run`` (``entry point mylab.exp:EXP, code 0f1e2d3c4b5a``):
+    another version of that file is other code."""
+    import hashlib
+    import inspect
+    try:
+        digest = hashlib.sha256(Path(inspect.getsourcefile(exp.run) or "").read_bytes()).hexdigest()[:12]
+    except (OSError, TypeError):
+        digest = "unknown"
+    return f"{CATALOG.origin(exp.name)}, code {digest}"
 
 
 def _same_code(stamp: dict, code: dict) -> bool:
@@ -385,7 +403,7 @@ def _same_code(stamp: dict, code: dict) -> bool:
     ``code`` (a record without a stamp names none: it is not known to be the
     same; a ``+dirty`` one without ``diff``, from before it was recorded,
     neither)."""
-    return "version" in stamp and all(stamp.get(k) == code.get(k) for k in ("commit", "version", "diff"))
+    return "version" in stamp and all(stamp.get(k) == code.get(k) for k in ("commit", "version", "diff", "plugin"))
 
 
 def reusable(partial: Path, tasks: list[dict], only: list[int] | None, opts: Options,
@@ -423,13 +441,15 @@ def reusable(partial: Path, tasks: list[dict], only: list[int] | None, opts: Opt
 
 def _short(stamp: dict) -> str:
     """``commit 1a2b3c4d``, ``commit 1a2b3c4d+dirty (changes 0f1e2d3c4b5a)``,
-    ``version 0.1.0`` (outside a checkout) or ``unknown code``."""
+    ``version 0.1.0`` (outside a checkout) or ``unknown code``; a plug-in's
+    experiment adds its :func:`plugin_code` in brackets."""
     commit, version = stamp.get("commit"), stamp.get("version")
+    plugin = f" ({stamp['plugin']})" if stamp.get("plugin") else ""
     if commit:
         sha, _, dirty = commit.partition("+")
         changes = f" (changes {stamp['diff']})" if dirty and stamp.get("diff") else ""
-        return f"commit {sha[:8]}" + (f"+{dirty}" if dirty else "") + changes
-    return f"version {version}" if version else "unknown code"
+        return f"commit {sha[:8]}" + (f"+{dirty}" if dirty else "") + changes + plugin
+    return (f"version {version}" if version else "unknown code") + plugin
 
 
 def reuse_record(reused: dict[int, tuple[list[dict], dict]], partial: Path, code: dict) -> dict:
