@@ -185,8 +185,8 @@ def provenance(command: str, run_id: str, *, argv: list[str] | None = None, **ab
     -------
     dict
         JSON-ready (``git_diff``: :func:`git_diff`, with a ``+dirty``
-        commit only); :func:`finish` adds ``finished``, ``seconds`` and the
-        final ``status``.
+        commit only; ``plugins``: :func:`installed_plugins`); :func:`finish`
+        adds ``finished``, ``seconds`` and the final ``status``.
     """
     code = current_code()
     commit = code["commit"]
@@ -197,7 +197,27 @@ def provenance(command: str, run_id: str, *, argv: list[str] | None = None, **ab
     return {"id": run_id, "command": command, "argv": list(sys.argv if argv is None else argv),
             "cwd": str(Path.cwd()), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "status": "running", "pid": os.getpid(), "git_commit": commit, "versions": versions,
-            "machine": machine(), **about, "_t0": time.time()}
+            "plugins": installed_plugins(), "machine": machine(), **about, "_t0": time.time()}
+
+
+#: the entry-point groups epochbench reads plug-ins from
+PLUGIN_GROUPS = ("epochbench.heuristics", "epochbench.generators", "epochbench.experiments", "epochbench.policies")
+
+
+def installed_plugins() -> list[dict]:
+    """Every installed plug-in entry point (``group``, ``name``, ``value``,
+    and the ``package`` and ``version`` that ship it), sorted; read from
+    the packages' metadata, nothing imported.  A run's results can be
+    traced to the plug-ins that were there (its methods, generators,
+    experiments and policies may be theirs; nothing said so)."""
+    from importlib.metadata import entry_points
+    out = []
+    for group in PLUGIN_GROUPS:
+        for ep in entry_points(group=group):
+            dist = getattr(ep, "dist", None)
+            out.append({"group": group, "name": ep.name, "value": ep.value,
+                        "package": getattr(dist, "name", None), "version": getattr(dist, "version", None)})
+    return sorted(out, key=lambda e: (e["group"], e["name"], e["value"]))
 
 
 def write(info: dict, path: Path) -> Path:

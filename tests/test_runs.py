@@ -37,6 +37,7 @@ def _provenance_is_complete(info: dict, command: str) -> None:
     assert info["machine"]["cores"] >= 1 and info["machine"]["cpu"] and info["machine"]["host"]
     assert info["argv"] and info["started"] <= info["finished"]
     assert "git_commit" in info                                     # None outside a checkout
+    assert isinstance(info["plugins"], list)                        # the installed plug-ins (none here)
 
 
 def test_each_experiment_run_gets_its_own_folder_and_a_name_is_never_reused(tmp_path, capsys):
@@ -388,3 +389,21 @@ def test_an_out_run_into_a_named_runs_folder_keeps_its_files_under_its_id(tmp_pa
     assert f"{SMALL.name}-same.csv" in names and f"{SMALL.name}-table-same.csv" in names
     assert "run-same.json" in names and "run.json" not in names
     assert not any("unrecorded" in n for n in names)
+
+
+def test_provenance_lists_the_installed_plugins(monkeypatch):
+    """A run's methods, generators, experiments and policies may be a
+    plug-in's: its record names every installed entry point and the
+    package and version that ship it (nothing did)."""
+    import importlib.metadata as md
+    from types import SimpleNamespace
+
+    def eps(group):
+        if group != "epochbench.heuristics":
+            return []
+        return [SimpleNamespace(name="packing:greedyx", value="mylab.heur:greedyx",
+                                dist=SimpleNamespace(name="mylab", version="0.2.0"))]
+    monkeypatch.setattr(md, "entry_points", eps)
+    info = runs.provenance("score", "s1")
+    assert info["plugins"] == [{"group": "epochbench.heuristics", "name": "packing:greedyx",
+                                "value": "mylab.heur:greedyx", "package": "mylab", "version": "0.2.0"}]
