@@ -86,6 +86,9 @@ class Store:
     #: (cfg.id, method) of the benchmarks that ran; the other results are
     #: reference solves (:meth:`ensure_reference`), left off the leaderboards
     selected: set = field(default_factory=set)
+    #: (cfg.id, method) of the benchmarks that failed (an answer refused, an
+    #: exception): left off the leaderboards, and said to be
+    failed: set = field(default_factory=set)
     #: (cfg, method, the benchmark's ``extra_info``) of the benchmarks that ran:
     #: :meth:`refresh_infos` scores them again once every method has run
     infos: list = field(default_factory=list)
@@ -171,11 +174,11 @@ class Store:
 
     @property
     def rows(self) -> list[dict]:
-        rows = []
+        rows, shown = [], self.selected - self.failed       # a failed benchmark is off the board
         for cid, cfg in self.configs.items():
             for r in self._scored(cfg):
                 rows.append({"config": cid, "generator": cfg.generator, **dict(cfg.params), **r,
-                             "selected": (cid, r["method"]) in self.selected})
+                             "selected": (cid, r["method"]) in shown})
         return rows
 
     def reference_only(self) -> dict[str, list[str]]:
@@ -185,8 +188,19 @@ class Store:
         for cid, per in self.results.items():
             family = self.configs[cid].family
             for methods in per.values():
-                out.setdefault(family, set()).update(m for m in methods if (cid, m) not in self.selected)
+                out.setdefault(family, set()).update(m for m in methods if (cid, m) not in self.selected
+                                                     and (cid, m) not in self.failed)
         return {f: sorted(ms) for f, ms in out.items() if ms}
+
+    def failed_methods(self) -> dict[str, list[str]]:
+        """Per family, the methods whose benchmark failed on some
+        configuration (left off its board)."""
+        out: dict[str, set] = {}
+        for cid, method in self.failed:
+            cfg = self.configs.get(cid)
+            if cfg is not None:
+                out.setdefault(cfg.family, set()).add(method)
+        return {f: sorted(ms) for f, ms in out.items()}
 
 
 def _exact_solve(task: dict, *, time_limit: float):

@@ -248,3 +248,36 @@ def test_a_plugins_exact_method_is_no_reference_and_its_false_claim_no_crash(mon
         assert all(r["error"].startswith("disagreement: ") and r["gap"] != r["gap"] for r in rows)
     finally:
         METHODS.restore(state)
+
+
+def test_a_failed_benchmark_is_off_the_board_and_said(monkeypatch):
+    """A plug-in whose benchmark failed (an answer refused on one instance,
+    or a timed round) was ranked on the answers it had, as if clean."""
+    from types import SimpleNamespace
+
+    from epochbench import suite
+    from epochbench.benchmarks import bench_packing
+    from epochbench.instances.registry import METHODS, register, solve
+    store = suite.Store()
+    monkeypatch.setattr(bench_packing, "STORE", store)
+    cfg = next(c for c in suite.configs(True) if c.family == "packing")
+    state = METHODS.snapshot()
+    try:
+        @register("packing", "test-exact-fails", kind="exact")
+        def fails(inst, *, time_limit, threads=1):
+            raise RuntimeError("exactbad crashed")
+        request = SimpleNamespace(config=SimpleNamespace(getoption=lambda name: True))
+        with pytest.raises(RuntimeError, match="exactbad crashed"):
+            bench_packing.test_method(SimpleNamespace(group=None, extra_info={}), cfg.id, "test-exact-fails",
+                                      request)
+        assert store.failed == {(cfg.id, "test-exact-fails")}
+    finally:
+        METHODS.restore(state)
+    inst = cfg.instances()[0]
+    store.configs[cfg.id] = cfg
+    store.results[cfg.id] = {inst.name: {"ff": solve(inst, "ff"), "bb": solve(inst, "bb")}}
+    store.selected |= {(cfg.id, "ff"), (cfg.id, "bb")}
+    store.failed.add((cfg.id, "bb"))
+    assert {r["method"]: r["selected"] for r in store.rows} == {"ff": True, "bb": False}
+    assert store.failed_methods() == {"packing": ["bb", "test-exact-fails"]}
+    assert store.reference_only() == {}                 # failed, not "solved as a reference only"

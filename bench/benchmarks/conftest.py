@@ -127,6 +127,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tr.write_line("no ans: solves that gave no decision (the gaps leave them out); times are per decision")
     for family, methods in STORE.reference_only().items():
         tr.write_line(f"{family}: {', '.join(methods)} solved as references only (not selected): not on the board")
+    for family, methods in STORE.failed_methods().items():
+        tr.write_line(f"{family}: {', '.join(methods)} failed (see the failures above): not on the board where "
+                      "they failed")
     _say_data(tr, info["data"])
     if info["data"]["skipped_for_data"]:
         missing = [f for f in BOARD_FAMILIES if f not in boards and f in _families_selected(config)]
