@@ -543,7 +543,18 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
         out = _refuted(inst, out)
         return _unbounded(replace(out, family=inst.kind, method=method, seconds=seconds, value=math.nan, bound=None))
     res = as_result(inst, method, out, seconds, describe)
-    return _unbounded(honest(res, getattr(inst, "sense", "max")) if m.exact else _no_proof(res))
+    return _unbounded(_kind_said(honest(res, getattr(inst, "sense", "max"))) if m.exact else _no_proof(res))
+
+
+def _kind_said(res: Result) -> Result:
+    """An exact result with a bound whose ``info`` does not say what proved
+    it (a plug-in's): ``bound_kind`` ``"method"``, the method's own claim
+    (``solve --json`` had no ``info`` at all, where the README promises
+    ``bound_kind``)."""
+    info = res.info or {}
+    if res.bound is None or info.get("bound_kind"):
+        return res
+    return replace(res, info={**info, "bound_kind": "method"})
 
 
 def _refuted(inst, res: Result) -> Result:

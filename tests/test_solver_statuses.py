@@ -680,3 +680,17 @@ def test_an_infeasible_claim_without_a_decision_is_withdrawn_where_nothing_is_fe
         assert r.status == "timeout" and "infeasible claimed" in r.info["withdrawn"]
     else:
         assert r.status == "infeasible" and "withdrawn" not in r.info
+
+
+def test_a_plugins_exact_bound_says_its_kind(monkeypatch):
+    """A proven result of a user's exact method had no ``info`` at all in
+    ``solve --json``, where the README promises ``bound_kind``."""
+    inst = instance("packing")
+
+    def proves(inst, *, time_limit, threads=1):
+        return Result(inst.kind, "proves", (0,), 0.0, "feasible", 0.01, 10.0)
+    monkeypatch.setitem(registry._REGISTRY, ("packing", "proves"), registry.Method("packing", "proves", proves,
+                                                                                 "exact", "test"))
+    r = solve(inst, "proves", time_limit=1.0)
+    assert r.bound == 10.0 and r.info["bound_kind"] == "method"
+    assert solve(inst, "cpsat", time_limit=5.0, threads=1).info["bound_kind"] == "solver"   # kept where said
