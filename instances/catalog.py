@@ -117,11 +117,32 @@ def _may_declare(group: str) -> bool:
     return False
 
 
-def origin_of(func) -> str:
-    """``builtin`` for a function of epochbench's own modules, else ``module
-    NAME``: what a clash of names says registered an entry."""
+def in_package(frame) -> bool:
+    """Whether ``frame`` runs the module-level or function code of one of
+    epochbench's own modules (its globals are that module's namespace):
+    what registers a built-in.  Not a function's ``__module__``, which
+    ``functools.wraps`` copies from the function it wraps (a user's wrapper
+    of ``ff`` read as built-in, was handed the caller's instance uncopied,
+    and became one of ``validate``'s yardsticks), nor its file (a ``.pyc``
+    without its ``.py`` names the source its code came from).  O(1)."""
+    name = str(frame.f_globals.get("__name__") or "")
+    if name != "epochbench" and not name.startswith("epochbench."):
+        return False
+    module = sys.modules.get(name)
+    return module is not None and vars(module) is frame.f_globals
+
+
+def origin_of(func, frame) -> str:
+    """What registered ``func`` from ``frame`` (the caller of a register
+    function): ``builtin`` for epochbench's own modules (:func:`in_package`),
+    else ``module NAME``, the function's module, or the registering one for
+    a wrapper of one of epochbench's functions."""
+    if in_package(frame):
+        return "builtin"
     module = str(getattr(func, "__module__", None) or "?")
-    return "builtin" if module == "epochbench" or module.startswith("epochbench.") else f"module {module}"
+    if module == "epochbench" or module.startswith("epochbench."):
+        module = str(frame.f_globals.get("__name__") or "?")
+    return f"module {module}"
 
 
 def plugins(group: str, register: Callable[[Any], None]) -> Source:

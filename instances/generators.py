@@ -46,6 +46,7 @@ import inspect
 import math
 import os
 import re
+import sys
 from collections.abc import Hashable
 from functools import lru_cache
 from pathlib import Path
@@ -715,7 +716,8 @@ def register_generator(name: str, func: Callable, *, help: dict | None = None, c
     generators whose output is not a family of instances.  ``origin``
     (default: ``builtin`` for epochbench's own functions, else ``module
     NAME``) is what a clash of names says registered it."""
-    CATALOG.add(name, func, origin=origin or origin_of(func))   # a different function under a taken name raises
+    origin = origin or origin_of(func, sys._getframe(1))
+    CATALOG.add(name, func, origin=origin)           # a different function under a taken name raises
     spec = {}
     for p in inspect.signature(func).parameters.values():
         if p.kind is inspect.Parameter.KEYWORD_ONLY:

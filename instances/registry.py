@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from .catalog import Catalog, PluginError, modules_of, plugins
+from .catalog import Catalog, PluginError, in_package, modules_of, origin_of, plugins
 from .checks import SEQUENCES, short, with_article
 from .core import InfeasibleSolution, MethodFailed, Result, content, handed
 from .io import check, families
@@ -145,7 +145,7 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
 
     def deco(func):
         frame = sys._getframe(1)                              # where the decorator is applied
-        ours = _called_from_package(frame)
+        ours = in_package(frame)
         if origin == "builtin" and not ours:
             raise ValueError("origin: 'builtin' names epochbench's own methods (handed instances uncopied, the "
                              "yardsticks of validate); name where yours comes from, or leave origin out")
@@ -155,10 +155,7 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         _check_instance_argument(family, name, func)
         if kind == "exact":
             _check_exact_signature(family, name, func)
-        module = str(getattr(func, "__module__", None) or "?")
-        if not ours and (module == "epochbench" or module.startswith("epochbench.")):   # a wrapper of ours
-            module = str(frame.f_globals.get("__name__") or "?")
-        src = origin or ("builtin" if ours else f"module {module}")
+        src = origin or origin_of(func, frame)
         if src != "builtin":
             _load_builtins()   # a built-in name is refused now, not when a later lookup loads it
         old = METHODS.loaded().get((family, name))
@@ -174,20 +171,6 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         return func
 
     return deco
-
-
-def _called_from_package(frame) -> bool:
-    """Whether ``frame`` (the caller of :func:`register`) runs the code of
-    one of epochbench's own modules (by its module's name and file): only
-    methods registered there are ``builtin``.  Not the function's
-    ``__module__``, which ``functools.wraps`` copies from the function it
-    wraps (a user's wrapper of ``ff`` read as built-in, was handed the
-    caller's instance uncopied, and became one of ``validate``'s
-    yardsticks).  O(1)."""
-    name = str(frame.f_globals.get("__name__") or "")
-    if name != "epochbench" and not name.startswith("epochbench."):
-        return False
-    return getattr(sys.modules.get(name), "__file__", None) == frame.f_code.co_filename
 
 
 def _check_instance_argument(family: str, name: str, func) -> None:

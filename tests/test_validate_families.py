@@ -336,3 +336,19 @@ def test_validate_takes_a_registered_heuristics_name(capsys):
         assert "expected MODULE:FUNCTION or the name of a registered packing heuristic" in capsys.readouterr().err
     finally:
         METHODS.restore(state)
+
+
+def test_built_in_is_read_from_the_registering_modules_namespace_not_its_file():
+    """The file compare failed where a module is a ``.pyc`` without its
+    ``.py`` (``__file__`` and the code's file differ): every built-in read
+    as a user's and the import died in a circular import."""
+    import sys
+
+    from epochbench.instances import registry
+    from epochbench.instances.catalog import in_package, origin_of
+    here = eval("sys._getframe(0)", vars(registry))              # code run in the module's own namespace
+    assert in_package(here) and origin_of(len, here) == "builtin"
+    fake = eval("sys._getframe(0)", {**vars(registry)})         # its name, another namespace
+    assert not in_package(fake)
+    mine = sys._getframe(0)
+    assert not in_package(mine) and origin_of(mine.f_code, mine).startswith("module ")

@@ -97,7 +97,8 @@ def register(exp: Experiment, origin: str | None = None) -> Experiment:
     """Register ``exp`` under its name (``origin``: what a clash of names
     says registered it; default ``builtin`` for epochbench's own, else the
     module of its ``run``)."""
-    CATALOG.add(exp.name, exp, same=lambda old, new: old.run is new.run, origin=origin or origin_of(exp.run))
+    origin = origin or origin_of(exp.run, sys._getframe(1))
+    CATALOG.add(exp.name, exp, same=lambda old, new: old.run is new.run, origin=origin)
     return exp
 
 
