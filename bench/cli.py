@@ -179,7 +179,7 @@ def cmd_score(args) -> int:
     from .scoring import SolverDisagreement, format_table, read_references, score, summarize
     _all_methods()
     from epochbench.instances.checks import split_names
-    methods = [m for part in args.methods for m in split_names(part, "--methods")]   # "ff cpsat" quoted too
+    methods = split_names(" ".join(args.methods), "--methods")     # "ff cpsat" quoted too, and "ff, bl" unquoted
     refs = read_references(args.reference)
     insts = _instances_from(args.dir)
     _say_unused("score", refs, insts)
@@ -372,12 +372,13 @@ def _check_bench_name(name: str | None, rest: list[str]) -> Path | None:
     """Refuse, as a usage error naming ``--name`` (exit status 2), a run
     name that is malformed or taken, or given with ``--results``, before
     pytest starts (the plug-in would refuse it too, naming its own
-    ``--run-name``, with pytest's status 4).  ``rest``: the arguments
+    ``--run-name``, with pytest's status 4); so is ``--name`` or
+    ``--results`` given twice.  ``rest``: the arguments
     passed on to pytest.  Returns the ``--results`` folder given (the
     last, as pytest reads them), resolved, or None."""
     from . import runs
     names = [name] if name is not None else []
-    results = None
+    results, given = None, 0
     for i, a in enumerate(rest):
         if a == "--run-name" and i + 1 < len(rest):
             names.append(rest[i + 1])
@@ -386,13 +387,16 @@ def _check_bench_name(name: str | None, rest: list[str]) -> Path | None:
         folder = rest[i + 1] if a == "--results" and i + 1 < len(rest) else (
             a.split("=", 1)[1] if a.startswith("--results=") else None)
         if folder is not None:
+            given += 1
+            if given > 1:                               # pytest would take the last, silently
+                raise ValueError("--results: given twice; give it once")
             results = Path(folder).resolve()
             problem = runs.unwritable(results)
             if problem:
                 raise ValueError(f"--results {problem}")
     if not names:
         return results
-    if len(set(names)) > 1:
+    if len(names) > 1:
         raise ValueError(f"--name: given twice ({', '.join(map(repr, names))}); give one")
     if results:
         raise ValueError("--name names a run folder under results/; with --results the folder is DIR itself, "

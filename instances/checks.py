@@ -30,8 +30,8 @@ SEQUENCES = (list, tuple, range, np.ndarray)
 def split_names(text: str, what: str) -> list[str]:
     """The names in ``text``, separated by commas and blanks (``"ff,bl"``,
     ``"ff bl"``, ``"ff, bl"``); ValueError naming ``what`` for an empty
-    one between commas (``"ff,,bl"``, ``"ff,"``: a typo, whose name was
-    dropped silently).
+    item, two commas in a row or one at an end (``"ff,,bl"``, ``"ff,"``: a
+    typo, whose name was dropped silently).
 
     Examples
     --------
@@ -40,7 +40,7 @@ def split_names(text: str, what: str) -> list[str]:
     """
     parts = [p.split() for p in str(text).split(",")]
     if len(parts) > 1 and not all(parts):
-        raise ValueError(f"{what}: an empty name between commas in {text!r}")
+        raise ValueError(f"{what}: an empty item in {text!r} (two commas in a row, or one at an end)")
     return [name for part in parts for name in part]
 
 

@@ -377,11 +377,12 @@ def test_a_single_value_option_given_twice_is_refused(tmp_path, capsys, monkeypa
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["score", "FAMILY", "--methods", "ff,,bb"], "--methods: an empty name between commas in 'ff,,bb'"),
-    (["score", "FAMILY", "--methods", "ff,"], "--methods: an empty name between commas in 'ff,'"),
+    (["score", "FAMILY", "--methods", "ff,,bb"], "--methods: an empty item in 'ff,,bb' (two commas in a row, or"),
+    (["score", "FAMILY", "--methods", "ff,"], "--methods: an empty item in 'ff,'"),
+    (["score", "FAMILY", "--methods", "ff", ",", ",", "bb"], "--methods: an empty item in 'ff , , bb'"),
     (["simulate", "--workload", "SWF", "--policy", "easy", "--epoch-gaps", "ff,,bl"],
-     "--epoch-gaps: an empty name between commas"),
-    (["generate", "braun", "--out", "OUT", "--names", "u_c_hihi.0,,u_c_lolo.0"], "names: an empty name"),
+     "--epoch-gaps: an empty item"),
+    (["generate", "braun", "--out", "OUT", "--names", "u_c_hihi.0,,u_c_lolo.0"], "names: an empty item"),
     (["generate", "vbp", "--out", "OUT", "--classes", "1,1"], "classes: 1 given twice"),
 ])
 def test_an_empty_or_repeated_item_of_a_list_is_refused(tmp_path, capsys, monkeypatch, argv, needle):
@@ -397,5 +398,30 @@ def test_an_empty_or_repeated_item_of_a_list_is_refused(tmp_path, capsys, monkey
     err = capsys.readouterr().err.strip()
     assert needle in err and "\n" not in err
     assert not (tmp_path / "out").exists()
-    with pytest.raises(ValueError, match="methods: an empty name between commas"):
+    with pytest.raises(ValueError, match="methods: an empty item"):
         eb.score(eb.generate("leinberger", n=4, k=1, count=1, seed=1), "ff,,bb")
+
+
+def test_methods_split_over_words_as_they_were(tmp_path, capsys, monkeypatch):
+    """``--methods ff, bl`` (the shell splits it) scored ff and bl; it was
+    refused for a while as an empty name in 'ff,'."""
+    monkeypatch.chdir(tmp_path)
+    eb.save(eb.generate("leinberger", n=4, k=1, count=1, seed=1), tmp_path / "fam")
+    assert main(["score", str(tmp_path / "fam"), "--methods", "ff,", "bl", "--workers", "1",
+                 "--out", str(tmp_path / "o")]) == 0
+    assert "bl" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["bench", "--quick", "--name", "a", "-k", "x", "--name", "a"], "--name: given twice ('a', 'a')"),
+    (["bench", "--quick", "--results", "A", "--results", "B"], "--results: given twice"),
+])
+def test_bench_options_passed_on_to_pytest_twice_are_refused(tmp_path, capsys, monkeypatch, argv, needle):
+    """pytest takes the last of ``--results A --results B`` silently; the
+    suite's ``--name`` after a pytest argument was refused twice only when
+    the two names differed."""
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and "\n" not in err
+    assert not (tmp_path / "results").exists() and not (tmp_path / "A").exists()
