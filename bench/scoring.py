@@ -636,11 +636,19 @@ def _score_task(task: dict, *, methods, time_limit, threads, params, files, ship
                                        params=params.get(inst.kind))
             except Exception as exc:    # noqa: BLE001 - reported as the row's error, and by the command
                 errors[name] = f"{type(exc).__name__}: {exc}"
-        try:
-            return _in_order(score_rows(inst, results, files, errors), methods)
-        except SolverDisagreement as exc:   # no trustworthy reference: no gap, the rows say why
-            rows = score_rows(inst, results, (), errors, ref=Reference(None, "no bound", ""))
-            return _in_order([{**row, "error": row["error"] or f"{DISAGREEMENT}{exc}"} for row in rows], methods)
+        return _in_order(rows_or_disagreement(inst, results, files, errors), methods)
+
+
+def rows_or_disagreement(inst, results: list[Result], files=(), errors: dict | None = None) -> list[dict]:
+    """:func:`score_rows`, or where the results' proofs, bounds or
+    reference values disagree (:class:`SolverDisagreement`), the rows with
+    no trustworthy reference: no gap, and ``error`` = ``"disagreement:
+    ..."`` where a row has no error of its own."""
+    try:
+        return score_rows(inst, results, files, errors)
+    except SolverDisagreement as exc:
+        rows = score_rows(inst, results, (), errors, ref=Reference(None, "no bound", ""))
+        return [{**row, "error": row["error"] or f"{DISAGREEMENT}{exc}"} for row in rows]
 
 
 def _in_order(rows: list[dict], methods) -> list[dict]:

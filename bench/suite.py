@@ -18,8 +18,7 @@ import pandas as pd
 from epochbench.instances import generators
 from epochbench.instances.registry import get, names, solve
 
-from .scoring import (DISAGREEMENT, Reference, SolverDisagreement, gap_fields, gap_vs, reference, score_rows,
-                      share_text)
+from .scoring import gap_fields, gap_vs, reference, rows_or_disagreement, share_text
 
 EXACT_ORDER = ("cpsat", "milp-highs", "milp-cbc")
 
@@ -132,12 +131,7 @@ class Store:
         per_inst = self.results.get(cfg.id, {})
         for inst in cfg.instances():
             if inst.name in per_inst:
-                results = list(per_inst[inst.name].values())
-                try:
-                    yield from score_rows(inst, results)
-                except SolverDisagreement as exc:      # no trustworthy reference: no gap, the rows say why
-                    rows = score_rows(inst, results, ref=Reference(None, "no bound", ""))  # (as score's)
-                    yield from ({**row, "error": row["error"] or f"{DISAGREEMENT}{exc}"} for row in rows)
+                yield from rows_or_disagreement(inst, list(per_inst[inst.name].values()))
 
     def gaps(self, cfg: Config, method: str) -> list[tuple[float, str, str]]:
         return [(r["gap"], r["gap_kind"], r["status"]) for r in self._scored(cfg) if r["method"] == method]
@@ -376,41 +370,36 @@ def time_rounds(benchmark, func, insts: list, rounds: int, warmup_rounds: int, m
 
 
 def timed_checked(benchmark, method, insts: list, rounds: int, warmup_rounds: int) -> dict:
-    """:func:`time_rounds` for a method that is not epochbench's own: each
-    round gets a copy of its instance (made in the setup, untimed); after
-    the rounds every answer passes the family's checker on the original,
-    the copies are unchanged, and the answers on one instance agree in
-    value (an :class:`~epochbench.instances.core.InfeasibleSolution` or
-    ``ValueError`` naming the method otherwise)."""
+    """:func:`time_rounds` for a method that is not epochbench's own: the
+    rounds run on one copy of each instance (made before them, so that its
+    memory is as warm as a built-in's instance), and after the rounds every
+    answer passes the family's checker on the original and the copies are
+    unchanged (an :class:`~epochbench.instances.core.InfeasibleSolution`
+    or ``ValueError`` naming the method otherwise).  A randomised method
+    may answer differently from round to round: each answer is checked."""
     from epochbench.instances.core import InfeasibleSolution, content, handed
     from epochbench.instances.registry import as_result
-    cycle, used, given, answers = itertools.cycle(insts), [], [], []
+    copies = {inst.name: handed(inst) for inst in insts}
+    cycle, used, answers = itertools.cycle(insts), [], []
 
     def setup():
         inst = next(cycle)
-        copy, before = handed(inst)
-        used.append(inst.name)
-        given.append((inst, copy, before))
-        return (copy,), {}
+        used.append(inst)
+        return (copies[inst.name][0],), {}
 
     def call(inst):
         answers.append(method.func(inst))
     benchmark.pedantic(call, setup=setup, rounds=rounds, iterations=1, warmup_rounds=warmup_rounds)
-    values: dict = {}
-    for (inst, copy, before), out in zip(given, answers):
-        if content(copy) != before:
+    for inst in insts:
+        if content(copies[inst.name][0]) != copies[inst.name][1]:
             raise ValueError(f"{inst.name}: method {method.name!r} ({method.origin}) changed the instance it "
                              "was given in a timed round")
+    for inst, out in zip(used, answers):
         try:
-            value = as_result(inst, method.name, out, 0.0, describe=False).value
+            as_result(inst, method.name, out, 0.0, describe=False)
         except InfeasibleSolution as exc:
             raise InfeasibleSolution(f"method {method.name!r} ({method.origin}), a timed round: {exc}") from None
-        first = values.setdefault(inst.name, value)
-        if not (value == first or (value != value and first != first)):
-            raise InfeasibleSolution(f"{inst.name}: method {method.name!r} ({method.origin}) answered with value "
-                                     f"{value:g} in one timed round and {first:g} in another: a timed method "
-                                     "answers alike on one instance")
-    return instance_medians(benchmark, used, warmup_rounds)
+    return instance_medians(benchmark, [inst.name for inst in used], warmup_rounds)
 
 
 def instance_medians(benchmark, used: list, warmup_rounds: int) -> dict:

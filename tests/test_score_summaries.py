@@ -165,7 +165,7 @@ class _Rounds:
 @pytest.mark.parametrize("answer, needle", [
     (lambda inst, calls: [] if calls == 0 else None, "a timed round: .*returned None"),
     (lambda inst, calls: [0, 0] if calls else [], "a timed round: .*twice"),
-    (lambda inst, calls: [] if calls % 2 else [0], "answered with value"),
+    (lambda inst, calls: [] if calls % 2 else [0], None),        # randomised, each answer feasible: fine
 ])
 def test_a_plugins_timed_rounds_are_checked(answer, needle):
     """The suite timed a plug-in's calls on its cached instances unchecked:
@@ -184,6 +184,9 @@ def test_a_plugins_timed_rounds_are_checked(answer, needle):
         return out
     try:
         register("packing", "tricky")(tricky)
+        if needle is None:
+            assert suite.time_rounds(_Rounds(), tricky, [inst], 4, 1, get("packing", "tricky")) == {}
+            return
         with pytest.raises(InfeasibleSolution, match=needle):
             suite.time_rounds(_Rounds(), tricky, [inst], 4, 1, get("packing", "tricky"))
     finally:

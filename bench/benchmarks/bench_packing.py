@@ -35,8 +35,8 @@ def test_method(benchmark, config, method, request):
     cfg = _config(config, bool(request.config.getoption("--quick")))
     try:
         _bench_method(benchmark, cfg, method, request)
-    except BaseException:            # its test fails: off the board (it was ranked on the answers it had)
-        STORE.failed.add((cfg.id, method))
+    except (Exception, pytest.fail.Exception):   # its test fails (a skip or Ctrl-C is no failure of its):
+        STORE.failed.add((cfg.id, method))       # off the board (it was ranked on the answers it had)
         raise
 
 
