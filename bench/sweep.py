@@ -297,9 +297,10 @@ def select(tasks: list[dict], spec: str | None = None, where=()) -> list[int]:
         left = [i for i in idx if field in tasks[i] and _matches(tasks[i][field], want.strip())]
         if idx and not left:                        # this condition emptied the selection: say which and why
             seen = list(dict.fromkeys(str(tasks[i][field]) for i in idx if field in tasks[i]))
+            takes = (f"{field} takes {', '.join(seen[:12])}{', ...' if len(seen) > 12 else ''}" if seen
+                     else f"none of them has {field}")
             raise ValueError(f"--tasks/--where select no task: --where {cond} matches none of the tasks "
-                             f"{'left ' if spec or n else ''}({field} takes {', '.join(seen[:12])}"
-                             f"{', ...' if len(seen) > 12 else ''})")
+                             f"{'left ' if spec or n else ''}({takes})")
         idx = left
     if not idx:
         raise ValueError("--tasks/--where select no task")

@@ -236,6 +236,8 @@ def test_select_parses_ranges_and_fields():
     with pytest.raises(ValueError, match="--tasks: index -1 is outside 0:6"):
         sw.select(tasks, ":2,-1")
     assert sw.select(tasks, where=["ta=4"]) == [2, 3]             # 4 matches 4.0
+    with pytest.raises(ValueError, match=r"--where b=2 matches none of the tasks left \(none of them has b\)$"):
+        sw.select([{"a": 1}, {"b": 2}], "0", ["b=2"])
     assert sw.select(tasks, "3:", ["ta=4"]) == [3]
     for spec, where, msg in (("x", (), "--tasks: 'x' is not"), ("9", (), "--tasks: index 9"),
                              (None, ["ta"], "--where: 'ta' is not FIELD=VALUE"),
