@@ -86,7 +86,7 @@ class Store:
     #: reference solves (:meth:`ensure_reference`), left off the leaderboards
     selected: set = field(default_factory=set)
     #: (cfg.id, method) of the benchmarks that failed (an answer refused, an
-    #: exception): left off the leaderboards, and said to be
+    #: exception): left off the leaderboards, and the summary says so
     failed: set = field(default_factory=set)
     #: (cfg, method, the benchmark's ``extra_info``) of the benchmarks that ran:
     #: :meth:`refresh_infos` scores them again once every method has run

@@ -714,8 +714,9 @@ def register_generator(name: str, func: Callable, *, help: dict | None = None, c
     its parameters (``none_types``: the type of a parameter whose default is
     ``None``); ``write(out, **params)`` replaces the family-folder writer for
     generators whose output is not a family of instances.  ``origin``
-    (default: ``builtin`` for epochbench's own functions, else ``module
-    NAME``) is what a clash of names says registered it."""
+    (default: ``builtin`` where epochbench's own modules register it, else
+    ``module NAME``: :func:`~epochbench.instances.catalog.origin_of`) is
+    what a clash of names says registered it."""
     origin = origin or origin_of(func, sys._getframe(1))
     CATALOG.add(name, func, origin=origin)           # a different function under a taken name raises
     spec = {}

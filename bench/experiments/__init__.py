@@ -95,8 +95,9 @@ EXPERIMENTS: dict[str, Experiment] = CATALOG._items
 
 def register(exp: Experiment, origin: str | None = None) -> Experiment:
     """Register ``exp`` under its name (``origin``: what a clash of names
-    says registered it; default ``builtin`` for epochbench's own, else the
-    module of its ``run``)."""
+    says registered it; default ``builtin`` where epochbench's own modules
+    register it, else ``module NAME``:
+    :func:`~epochbench.instances.catalog.origin_of`)."""
     origin = origin or origin_of(exp.run, sys._getframe(1))
     CATALOG.add(exp.name, exp, same=lambda old, new: old.run is new.run, origin=origin)
     return exp
