@@ -31,9 +31,11 @@ The other SWF fields are kept under these names (SWF field number in brackets;
 for times and memory; the integer ones take the narrowest signed integer type
 that holds their values (int8 to int64), so that millions of jobs fit in
 memory.  Any further column passes through, unless it is spelt like an
-absent ``estimate`` (``estmate``, ``Estimate``, ``user_estimate``), or is
-``req_time`` without ``estimate``: that is refused, not run with every
-estimate the runtime.  :attr:`Workload.table` holds the
+absent ``estimate`` (``estmate``, ``Estimate``, ``user_estimate``), is
+another system's name for it (``walltime``, ``requested_time``,
+``timelimit``: :data:`ESTIMATE_NAMES`), or is ``req_time`` without
+``estimate``: that is refused, not run with every estimate the runtime.  A
+given ``duration`` that differs from the derived one is refused too.  :attr:`Workload.table` holds the
 columns as numpy arrays; :attr:`Workload.jobs` is the same table as a
 DataFrame, built on first use.
 
@@ -151,10 +153,21 @@ def make_workload(jobs, capacity, *, resources=None, kill_at_estimate: bool = Tr
     :class:`~epochbench.instances.core.InstanceError` on missing columns, non-numeric or
     NaN values, fractional counts and duplicate ids; drops by reason the jobs
     that cannot run (module docstring), adding to ``dropped``.  The input's
-    arrays are never written to; columns already in their contract dtype and
-    rows already in (submit, id) order are not copied.
+    arrays are never written to, and the workload shares none of them: a
+    column already in its contract dtype and order is copied once, so that a
+    later change to the caller's table does not reach the checked workload.
+    The workload's arrays are read-only.  A ``duration`` column is derived
+    (module docstring); one given that differs from the derived one is refused.
     """
-    tab = Columns(dict(as_columns(jobs).items()))
+    return _build(jobs, capacity, resources=resources, kill_at_estimate=kill_at_estimate, source=source,
+                  meta=meta, dropped=dropped, owned=False)
+
+
+def _build(jobs, capacity, *, resources, kill_at_estimate, source, meta, dropped, owned: bool) -> Workload:
+    """:func:`make_workload`; ``owned``: the table is the caller's own to
+    give away (a file reader's), so none of its arrays is copied."""
+    given = as_columns(jobs)
+    tab = Columns(dict(given.items()))
     missing = [c for c in REQUIRED if c not in tab]
     if missing:
         raise InstanceError(f"{source}: job table lacks column(s) {missing}{_did_you_mean(tab, missing)}")
@@ -174,17 +187,65 @@ def make_workload(jobs, capacity, *, resources=None, kill_at_estimate: bool = Tr
         raise InstanceError(f"{source}: kill_at_estimate must be True or False, got {kill_at_estimate!r}")
     kill = bool(kill_at_estimate)
     est, run = tab["estimate"], tab["runtime"]
-    tab["duration"] = np.minimum(run, est) if kill else run
+    derived = np.minimum(run, est) if kill else run
+    if "duration" in tab:
+        _same_duration(tab["duration"], derived, tab["id"], kill, source)
+    tab["duration"] = derived
     meta.update(kill_at_estimate=kill, adjusted=adjusted)
     total = dict(dropped or {})
     for reason, count in drops.items():
         total[reason] = total.get(reason, 0) + count
-    return Workload(_ordered(tab, names), cap, names, total, str(source), meta)
+    return Workload(_private(_ordered(tab, names), () if owned else given), cap, names, total, str(source), meta)
+
+
+def _same_duration(duration, derived, ids, kill: bool, source) -> None:
+    """Refuse a given ``duration`` column unlike the derived one: it was
+    overwritten without a word (``duration=1000`` ran every job for its
+    runtime).  A job table of a run, given back with its rule, passes
+    (:func:`read_table` drops the column of a table it wrote itself)."""
+    try:
+        same = np.asarray(duration, dtype=np.float64) == derived
+    except (TypeError, ValueError):
+        same = np.zeros(len(derived), bool)
+    if not np.all(same):
+        row = int(np.argmin(same))
+        rule = "min(runtime, estimate), jobs killed at their estimate" if kill else "the runtime (kill_at_estimate=False)"
+        raise InstanceError(f"{source}: column 'duration' is derived, never read: {rule}; yours differs at job "
+                            f"id {int(ids[row])} ({_shown(duration[row])}, derived {float(derived[row])!r}): drop it, or "
+                            "set runtime / estimate / kill_at_estimate")
+
+
+def _shown(value) -> str:
+    """A table value as a user wrote it (``1000.0``, not ``np.float64(1000.0)``)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _private(tab: Columns, given) -> Columns:
+    """``tab`` with a copy of every array it shares with the caller's
+    ``given`` (a column already in its dtype and order was the caller's own
+    array: changing it afterwards changed the checked workload), all read-only.
+    The file readers' tables are their own (``given`` empty): nothing is copied."""
+    theirs = [v for _, v in (given.items() if given else ()) if isinstance(v, np.ndarray)]
+    out = {}
+    for name, arr in tab.items():
+        if any(np.may_share_memory(arr, v) for v in theirs):
+            arr = arr.copy()
+        arr.setflags(write=False)
+        out[name] = arr
+    return Columns(out)
 
 
 #: the optional columns that change a run when present and are missed silently when misspelt (an
 #: absent ``estimate`` is the runtime; ``deadline`` and ``licenses`` change no run of the pool or gang)
 READ_OPTIONAL = ("estimate",)
+
+
+#: what batch systems and traces call the user's estimate (requested wall time); such a column without
+#: ``estimate`` passed through unread and every estimate was the runtime
+ESTIMATE_NAMES = frozenset({"walltime", "wall_time", "wallclock", "wall_clock", "wclimit", "req_walltime",
+                            "requested_walltime", "requested_time", "request_time", "reqtime", "req_wall_time",
+                            "time_limit", "timelimit", "timelimit_raw", "estimated_runtime",
+                            "estimated_time", "runtime_estimate", "est_runtime"})
 
 
 def _others(tab) -> list[str]:
@@ -215,6 +276,10 @@ def _no_misspelt_options(tab, source) -> None:
                             "as the SWF reader takes it) or drop req_time")
     import difflib
     for c in _others(tab):
+        if "estimate" in absent and c.lower().replace("-", "_").replace(" ", "_") in ESTIMATE_NAMES:
+            raise InstanceError(f"{source}: column {c!r} is not one epochbench reads, and 'estimate' (the user's "
+                                f"requested time) is absent: rename it 'estimate' if it is that (without it every "
+                                "estimate is the runtime), or give it another name")
         close = difflib.get_close_matches(c.lower(), absent, n=1, cutoff=0.75)
         if close:
             raise InstanceError(f"{source}: column {c!r} is not one epochbench reads, and {close[0]!r} is absent: "
@@ -460,7 +525,8 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
     cap, cap_from = _swf_capacity(tab, header, names, nodes)
     meta = {"header": header, "capacity_from": cap_from,
             "MaxProcs": _header_int(header, "MaxProcs"), "MaxNodes": _header_int(header, "MaxNodes")}
-    return make_workload(tab, cap, resources=names, kill_at_estimate=kill_at_estimate, source=src, meta=meta)
+    return _build(tab, cap, resources=names, kill_at_estimate=kill_at_estimate, source=src, meta=meta, dropped=None,
+                  owned=True)
 
 
 def _or_else(given: np.ndarray, other, *, reuse: bool) -> np.ndarray:
@@ -1032,6 +1098,8 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
         df = Columns({name: _arrow_column(col) for name, col in zip(table.column_names, table.columns)})
     else:
         raise InstanceError(f"{src}: read_table reads .csv or .parquet")
+    if info and "duration" in df.columns:      # write_table's own: derived again by this read's kill rule
+        df = Columns({c: v for c, v in as_columns(df).items() if c != "duration"})
     names = tuple(resources or info.get("resources") or
                   ("procs", *(c[4:] for c in df.columns if str(c).startswith("res_"))))
     cap = capacity if capacity is not None else info.get("capacity")
@@ -1058,8 +1126,8 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
         meta["capacity_from"] = "nodes" + ("; extra resources: largest_job" if widest else "")
     meta = dict(info.get("meta", {}))
     kill = meta.pop("kill_at_estimate", True) if kill_at_estimate is None else kill_at_estimate
-    return make_workload(df, cap, resources=names, kill_at_estimate=kill, source=src, meta=meta,
-                         dropped=info.get("dropped"))
+    return _build(df, cap, resources=names, kill_at_estimate=kill, source=src, meta=meta,
+                  dropped=info.get("dropped"), owned=True)
 
 
 def _first_line(path: Path) -> str:

@@ -46,8 +46,8 @@ def _jobs_and_capacity(workload) -> tuple:
         if isinstance(jobs, Columns) and "duration" in jobs.columns:   # already the simulator's job table
             require_jobs(jobs)
             return jobs, capacity, {}
-        w = require_jobs(make_workload(_own(jobs), capacity))   # a user's table: read by the workload rules
-        return w.table, w.capacity, dict(w.dropped)          # (a column of theirs called duration is derived)
+        w = require_jobs(make_workload(jobs, capacity))   # a user's table: read by the workload rules (which copy
+        return w.table, w.capacity, dict(w.dropped)      # what they would share with it)
     if isinstance(workload, Workload):
         require_jobs(workload)
     dropped = dict(getattr(workload, "dropped", None) or {})
@@ -56,17 +56,6 @@ def _jobs_and_capacity(workload) -> tuple:
     if hasattr(workload, "jobs") and hasattr(workload, "capacity"):
         return workload.jobs, workload.capacity, dropped
     raise BadArgument(f"workload: expected a Workload, a path or (jobs, capacity), got {type(workload).__name__}")
-
-
-def _own(jobs):
-    """A user's job table with numpy arrays of the run's own (the workload
-    rules keep arrays as given, and the run would share them with the
-    caller): a DataFrame copied, a mapping's array values copied."""
-    if hasattr(jobs, "copy") and hasattr(jobs, "columns"):
-        return jobs.copy()
-    if isinstance(jobs, dict):
-        return {k: np.array(v, copy=True) if isinstance(v, np.ndarray) else v for k, v in jobs.items()}
-    return jobs
 
 
 def _pool(workload, policy, *, record=None, **options) -> SimResult:

@@ -137,7 +137,8 @@ def test_simulate_takes_a_users_jobs_and_capacity_pair():
 def test_a_run_owns_its_arrays_and_its_jobs_frame():
     """Editing ``run.jobs`` changed the caller's own arrays, the run's
     summary and the next run; a user's column called ``duration`` skipped
-    the workload rules (every job ran 1 s)."""
+    the workload rules (every job ran 1 s), and then was overwritten without
+    a word: one unlike the derived one is refused, the derived one passes."""
     import numpy as np
     import pandas as pd
 
@@ -152,6 +153,10 @@ def test_a_run_owns_its_arrays_and_its_jobs_frame():
     assert jobs["submit"][0] == 0.0 and run.summary()["wait_mean"] == want
     assert eb.simulate((jobs, 64), "easy").summary()["wait_mean"] == want
     own = pd.DataFrame(jobs).assign(duration=1.0)
+    with pytest.raises(ValueError, match=r"column 'duration' is derived, never read: min\(runtime, estimate\), jobs "
+                                         r"killed at their estimate; yours differs at job id 1 \(1.0, derived 50.0\)"):
+        eb.simulate((own, 64), "easy")
+    own["duration"] = np.minimum(own["runtime"], own["estimate"])
     assert eb.simulate((own, 64), "easy").summary()["wait_mean"] == want
 
 
