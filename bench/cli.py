@@ -69,13 +69,36 @@ def _all_methods() -> None:
     methods()
 
 
+def _say_no_effect(command: str, given: dict, found, budgets=None) -> None:
+    """One note on stderr for ``--threads`` or ``--time-limit`` in ``given``
+    (flag: value, None when not given) that no method of ``found`` (registry
+    entries) uses: only exact methods take threads, and a time limit reaches
+    exact methods and, where ``budgets(func)`` says so, a heuristic's own
+    budget (``solve --method sa``).  The command runs as without them (a
+    script may pass the same flags to every method); it said nothing
+    (``solve --method ff --threads 8``)."""
+    names = ", ".join(dict.fromkeys(m.name for m in found))
+    one = len({m.name for m in found}) == 1
+    if given.get("--threads") is not None and not any(m.exact for m in found):
+        print(f"epochbench {command}: note: --threads has no effect: it sets an exact method's solver threads, "
+              f"and {names} {'is a heuristic' if one else 'are heuristics'}", file=sys.stderr)
+    if given.get("--time-limit") is not None and not any(
+            m.exact or (budgets is not None and budgets(m.func)) for m in found):
+        budget = " and heuristics with a budget of their own (mapping: ga, sa, tabu)" if budgets is not None else ""
+        print(f"epochbench {command}: note: --time-limit has no effect: it limits exact methods{budget}, and "
+              f"{names} {'has' if one else 'have'} none", file=sys.stderr)
+
+
 def cmd_solve(args) -> int:
     from epochbench.instances import load_instance
     from epochbench.instances.registry import get, solve
     _all_methods()
     inst = load_instance(args.file)
     m = get(inst.kind, args.method)
-    params = {"time_limit": args.time_limit, "threads": args.threads} if m.exact else {"time_limit": args.time_limit}
+    from epochbench.instances.registry import takes_time_limit
+    _say_no_effect("solve", {"--threads": args.threads, "--time-limit": args.time_limit}, [m], takes_time_limit)
+    params = ({"time_limit": args.time_limit, "threads": 1 if args.threads is None else args.threads} if m.exact
+              else {"time_limit": args.time_limit})
     given = check_params(m.func, parse_params(args.param), f"{inst.kind} method {args.method!r}")
     check_on(inst.kind, args.method, given, [inst], cli=True)     # a value the method refuses on inst: exit 2
     params.update(given)
@@ -175,6 +198,18 @@ def table_disagreements(table) -> list[str]:
     return list(dict.fromkeys(errors))
 
 
+def _entries(insts, methods: list[str]) -> list:
+    """The registry entries of ``methods`` in the families of ``insts`` (a
+    name a family lacks is left to :func:`score` to refuse)."""
+    from epochbench.instances.registry import get
+    found = []
+    for kind in dict.fromkeys(inst.kind for inst in insts):
+        for name in methods:
+            with contextlib.suppress(KeyError):
+                found.append(get(kind, name))
+    return found
+
+
 def cmd_score(args) -> int:
     from .scoring import SolverDisagreement, format_table, read_references, score, summarize
     _all_methods()
@@ -187,6 +222,9 @@ def cmd_score(args) -> int:
     from epochbench.sweep import SchedulerLost, check_scheduler, local_workers
     scheduler = check_scheduler(args.scheduler)            # where it runs, as resolved (before any work)
     workers = local_workers(args.jobs, scheduler)
+    _say_no_effect("score", {"--threads": args.threads, "--time-limit": args.time_limit}, _entries(insts, methods))
+    args.time_limit = 10.0 if args.time_limit is None else args.time_limit
+    args.threads = 1 if args.threads is None else args.threads
     info = runs.provenance("score", runs.stamp(), methods=methods, time_limit=args.time_limit,
                            threads=args.threads, instances=len(insts), params=list(args.param),
                            references=[str(r) for r in args.reference],
@@ -482,7 +520,7 @@ def _add_solve(sub) -> None:
     s.add_argument("--time-limit", type=float, default=None,
                    help="seconds: the whole call of an exact method (default 10), or the budget of a heuristic "
                         "that has one (mapping: ga, sa, tabu)")
-    s.add_argument("--threads", type=int, default=1, help="solver threads, exact methods (default 1)")
+    s.add_argument("--threads", type=int, default=None, help="solver threads, exact methods (default 1)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--reference", action="append", default=[], type=Path, metavar="FILE",
                    help="results file of reference values, as for score (repeatable); the output's "
@@ -508,9 +546,9 @@ def _add_score(sub) -> None:
                               "    ,my-instance-3,,1250")
     c.add_argument("dir", type=Path, help="family folder (or one instance file)")
     c.add_argument("--methods", nargs="+", required=True, help="comma- or space-separated method names")
-    c.add_argument("--time-limit", type=float, default=10.0, metavar="S",
+    c.add_argument("--time-limit", type=float, default=None, metavar="S",
                    help="seconds: the whole call of each exact method (default 10); heuristics run without it")
-    c.add_argument("--threads", type=int, default=1, help="solver threads, exact methods (default 1)")
+    c.add_argument("--threads", type=int, default=None, help="solver threads, exact methods (default 1)")
     c.add_argument("--out", type=str, metavar="OUT",
                    help="where to write: OUT.csv, OUT.parquet and OUT.run.json; when OUT is an existing folder or "
                         "ends with '/', OUT/scores.csv, ... inside it; OUT.csv is read as OUT (default DIR/scores)")

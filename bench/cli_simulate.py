@@ -282,6 +282,24 @@ def cmd_simulate(args) -> int:
         return _simulate(args)
 
 
+@contextlib.contextmanager
+def _notes(command: str):
+    """Print each :class:`~epochbench.sim.runner.NoEffect` warning of the
+    block as one line on stderr, ``epochbench COMMAND: note: ...``."""
+    import warnings
+    from epochbench.sim.runner import NoEffect
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NoEffect)
+        try:
+            yield
+        finally:
+            for w in caught:
+                if issubclass(w.category, NoEffect):
+                    print(f"epochbench {command}: note: {w.message}", file=sys.stderr)
+                else:
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
 def _simulate(args) -> int:
     from epochbench.sim import registry, report, simulate, write_run
     from epochbench.sim.runner import to_json
@@ -303,7 +321,7 @@ def _simulate(args) -> int:
             kw["fields"] = ()          # the raw SWF fields no simulation reads: not kept in memory
         workload = load_workload(args.workload, **kw)
     options, (progress, recorder) = MACHINE_ARGS[machine](args, _machine_options(args, machine), workload)
-    with stdout_to_stderr(args.json):                        # a selector's prints must not corrupt the JSON
+    with stdout_to_stderr(args.json), _notes("simulate"):   # a selector's prints must not corrupt the JSON
         res = simulate(workload, args.policy, machine=machine, **options)
     if progress is not None:
         progress.close()

@@ -10,6 +10,7 @@ every machine the same ``report.json`` keys and one ``jobs.csv`` writer.
 from __future__ import annotations
 
 import numbers
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,6 +25,12 @@ from .engine import SimResult
 REPORT_KEYS = ("machine", "workload", "policy", "options", "engine", "capacity", "jobs", "dropped",
                "kill_at_estimate", "seconds", "jobs_per_second", "passes", "metrics", "extras",
                "adjusted", "killed_at_estimate", "capacity_from", "small_threshold", "tau")
+
+
+class NoEffect(UserWarning):
+    """An option given that changes nothing in this run (``exact_time_limit``
+    of a CS policy whose steps are all heuristics): the run goes on, and the
+    command line prints the warning as one note."""
 
 
 class BadArgument(TypeError, ValueError):
@@ -95,6 +102,15 @@ def _gang(workload, policy, **options) -> SimResult:
     return _with_dropped(simulate_gang(jobs, cap, registry.get_policy("gang", policy).make(), **options), dropped)
 
 
+def _exact_step(kw: dict) -> bool:
+    """Whether a CS policy built from ``kw`` calls an exact method: its
+    matcher or knapsack method is exact, or the oracle runs."""
+    from epochbench.instances.registry import get_named
+    matcher = kw["matcher"]
+    return bool(kw["oracle_every"]) or get_named("knapsack", kw["knapsack"], "mkp").exact or (
+        matcher is not None and get_named("assignment", matcher, "matcher").exact)
+
+
 _STREAM = {"farm_jobs": "jobs", "machines": "machines", "licenses": "licenses", "interarrival": "interarrival",
            "seed": "seed"}
 
@@ -110,9 +126,16 @@ def _farm(workload, policy, *, on_pass=None, progress=None, **options) -> SimRes
     constants = options.pop("cs_constant", None) or []
     kw = {}
     if policy.startswith("cs-"):
+        # as registry.check_applies: the default (the command line passes it) counts as not given
+        limit_given = options.get("exact_time_limit") not in (None, registry.OPTIONS["farm"]["exact_time_limit"].default)
         kw = {"matcher": options.pop("matcher", None), "knapsack": options.pop("mkp", "greedy-mkp"),
               "exact_time_limit": options.pop("exact_time_limit", 1.0), "oracle_every": options.pop("oracle_every", 0),
               "constants": _farm_model.Constants.parse(constants, preemptive=policy.endswith("-p"))}
+        if limit_given and not _exact_step(kw):
+            warnings.warn(NoEffect(f"{arg('exact_time_limit')} has no effect: it limits a CS policy's exact steps "
+                                   f"(an exact {arg('matcher')} or {arg('mkp')}, or {arg('oracle_every')}), and "
+                                   f"{policy} with {kw['matcher'] or 'its default matcher'} and {kw['knapsack']} "
+                                   "has none"), stacklevel=3)
     elif constants:
         raise ValueError(f"{arg('cs_constant')} applies to the CS policies only, not {policy!r}")
     else:
