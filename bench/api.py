@@ -70,8 +70,15 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
     if not isinstance(family, str) or family not in known:
         raise ValueError(f"family: expected one of {', '.join(known)}, got {family!r}")
     if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"name: expected a method name, got {name!r}")
+        raise ValueError(f"name: expected a method name, got {_short(name)}")
     return _register(family, name, kind=kind, origin=origin)
+
+
+def _short(value, limit: int = 80) -> str:
+    """``repr(value)`` cut to one short line (an instance passed where a
+    name goes printed 3,500 characters on 75 lines)."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else f"{text[:limit - 5]}...{text[-1]} ({type(value).__name__})"
 
 
 def _path(path, what: str = "path") -> Path:
@@ -164,7 +171,8 @@ def solve(instance, method: str, **params) -> Result:
 
     from .methods import check_limits, check_method
     if not isinstance(method, str) or not method:
-        raise ValueError(f"method: expected a method name, got {method!r}")
+        swapped = " (the arguments are eb.solve(instance, method))" if isinstance(instance, str) else ""
+        raise ValueError(f"method: expected a method name, got {_short(method)}{swapped}")
     instance = _instance(instance)
     m = get(instance.kind, method)
     check_limits(params.get("time_limit"), params.get("threads"))
@@ -447,7 +455,8 @@ def save(instance, path, *, overwrite: bool = False) -> None:
     ------
     ValueError
         A bad argument (a job stream is written with
-        :func:`~epochbench.instances.jobs.save_workload`).
+        :func:`~epochbench.instances.jobs.save_workload`), or one instance
+        to a ``path`` that is a folder.
     FileExistsError
         ``path`` exists and ``overwrite`` is False.
     epochbench.instances.core.InstanceError
@@ -468,6 +477,9 @@ def save(instance, path, *, overwrite: bool = False) -> None:
         write_family(path, [_instance(i) for i in instance], generator="epochbench.save", params={})
         return
     inst = _instance(instance)
+    if Path(path).is_dir():          # "pass overwrite=True" then said "cannot write (Is a directory)"
+        raise ValueError(f"{path}: is a folder; save one instance to a file (e.g. {Path(path) / (inst.name + '.json')}), "
+                         "or a list of instances to a new folder")
     if not overwrite and Path(path).exists():
         raise FileExistsError(f"{path}: already exists; save to a new file or pass overwrite=True")
     save_instance(inst, path)

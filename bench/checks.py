@@ -284,20 +284,22 @@ def check_params(func, params: dict, label: str, *, cli: bool = True, exact_only
     return params
 
 
-def check_required(func, params: dict, label: str) -> None:
+def check_required(func, params: dict, label: str, *, cli: bool = True, given=()) -> None:
     """ValueError (one line) for a parameter of ``func`` after the instance
-    that has no default and is not in ``params`` (``--param``): every call
-    would fail with the same TypeError.  A signature Python cannot read is
-    let through."""
+    that has no default and is not in ``params`` (``--param``, or a keyword
+    from Python when not ``cli``) nor in ``given`` (the keywords the caller
+    passes itself: an exact method's ``time_limit`` and ``threads``): every
+    call would fail with the same TypeError, naming neither the method nor
+    the instance.  A signature Python cannot read is let through."""
     try:
         sig = _signature(func)
     except (TypeError, ValueError):
         return
-    missing = [p.name for p in sig if p.default is p.empty and p.name not in params
-               and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    missing = [p.name for p in sig if p.default is p.empty and p.name not in params and p.name not in given
+               and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     if missing:
-        raise ValueError(f"{label}: parameter {missing[0]!r} has no default; give it with "
-                         f"--param {missing[0]}=VALUE")
+        how = f"--param {missing[0]}=VALUE" if cli else f"the keyword {missing[0]}=..."
+        raise ValueError(f"{label}: parameter {missing[0]!r} has no default; give it with {how}")
 
 
 def check_values(func, params: dict, label: str, *, cli: bool = True) -> None:

@@ -19,7 +19,7 @@ import importlib
 
 from epochbench.instances.checks import with_article
 
-from .checks import (MAX_THREADS, _OWN_OPTIONS, _own_option, accepted_params, accepted_text,  # noqa: F401
+from .checks import (MAX_THREADS, _OWN_OPTIONS, _own_option, accepted_params, accepted_text, check_required,  # noqa: F401
                      check_limits, check_params, check_values, method_function)  # (MAX_THREADS, check_limits: the library's names)
 
 
@@ -105,9 +105,18 @@ def check_method(kind: str, name: str, params: dict, instances=(), *, prefix: st
     from epochbench.instances.registry import get
     if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
         raise ValueError(f"{prefix}{kind} method {name!r}: expected a dict of keyword arguments, got {params!r}")
-    check_params(get(kind, name).func, params, f"{prefix}{kind} method {name!r}", cli=False)
+    m = get(kind, name)
+    check_params(m.func, params, f"{prefix}{kind} method {name!r}", cli=False)
+    check_required(m.func, params, f"{prefix}{kind} method {name!r}", cli=False, given=_called_with(m))
     check_on(kind, name, params, instances, prefix=prefix)
     return params
+
+
+def _called_with(m) -> tuple[str, ...]:
+    """The keywords :func:`~epochbench.instances.registry.solve` passes
+    ``m`` itself: an exact method's ``time_limit`` and ``threads``, a
+    heuristic's own budget ``time_limit``."""
+    return ("time_limit", "threads") if m.exact else ("time_limit",)
 
 
 #: the shape of ``score``'s ``params``, for its error messages

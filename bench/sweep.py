@@ -574,10 +574,18 @@ def scheduler_of(address: str | None = None) -> str | None:
     return (address or "").strip() or os.environ.get(SCHEDULER_ENV, "").strip() or None
 
 
+def _text(address) -> None:
+    """Refuse a scheduler address that is not text (``scheduler=3`` or a
+    list met ``.strip()`` deep inside: an AttributeError)."""
+    if address is not None and not isinstance(address, str):
+        raise ValueError(f"{arg('scheduler', address)}: expected an address such as 'tcp://head:8786'")
+
+
 def _option(address: str | None) -> str:
     """What named the scheduler: the option (``--scheduler``, or from
     Python ``scheduler=``: :func:`~epochbench.instances.arguments.arg`), or
     the environment variable."""
+    _text(address)
     return arg("scheduler") if (address or "").strip() else SCHEDULER_ENV
 
 
@@ -606,6 +614,7 @@ def check_scheduler(address: str | None = None) -> str | None:
     one name lookup and one TCP connection.  An ``address`` given but blank
     (``--scheduler ''``) is refused too: it quietly ran on a local cluster
     (a blank ``$EPOCHBENCH_SCHEDULER`` counts as unset, as shells leave it)."""
+    _text(address)
     if address is not None and not str(address).strip():
         named = arg("scheduler", address) if in_python() else arg("scheduler")
         raise ValueError(f"{named}: an empty address; give tcp://HOST:PORT, or leave the option out for a "

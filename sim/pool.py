@@ -60,8 +60,8 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
     fast_ok = (isinstance(policy, str) and policy in policies.FAST_CODES and selector is None
                and not selector_options and on_pass is None and machine is None)
     if engine == "fast" and not fast_ok:
-        raise ValueError("the fast path takes a policy name and no selector, selector options, "
-                         "on_pass or machine")
+        raise ValueError(_no_fast_path(policy, selector=selector, selector_options=selector_options,
+                                       on_pass=on_pass, machine=machine))
     compiled = fast_ok and engine != "generic"
     if compiled and table.n and engine == "auto" and policies.python_route(pol, table):
         t0 = time.perf_counter()                 # the compiled loop's pure-Python twin: nothing to load
@@ -90,3 +90,23 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
         passes, used = eng.passes, "generic"
     seconds = time.perf_counter() - t0
     return SimResult(result_columns(table), pol.name, pol.options(), passes, seconds, used, cap)
+
+
+#: what only the generic engine takes, as :func:`_no_fast_path` names it
+_GENERIC_ONLY = {"selector": "selector", "selector_options": "selector options", "on_pass": "on_pass hook",
+                 "machine": "machine factory"}
+
+
+def _no_fast_path(policy, **asked) -> str:
+    """Why ``engine="fast"`` cannot run: the policy has no compiled loop
+    (naming those that have), or what was given that only the generic
+    engine takes.  (No command-line option sets the engine: the message
+    names the keyword.)"""
+    if not isinstance(policy, str):
+        return "engine='fast' (the compiled fast path) takes a policy name, not a Policy object"
+    if policy not in policies.FAST_CODES:
+        return (f"engine='fast': policy {policy!r} has no compiled loop (fast path); those with one: "
+                f"{', '.join(policies.FAST_CODES)} (leave engine='auto' for the generic engine)")
+    given = [_GENERIC_ONLY[name] for name, value in asked.items() if value]
+    return (f"engine='fast' (the compiled fast path) of policy {policy!r} takes no {' or '.join(given)}; leave "
+            "engine='auto' for the generic engine, which does")

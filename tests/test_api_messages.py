@@ -1,0 +1,86 @@
+"""Bad input to the Python face gets one clear line (an audit of the API).
+
+1. ``eb.validate(..., scheduler=3)`` raised AttributeError from inside the sweep.
+2. A registered method with a second required argument raised Python's
+   TypeError at ``eb.solve``, naming neither the method nor the keyword.
+3. ``eb.solve("ff", inst)`` printed the whole instance (3,500 characters).
+4. ``engine="fast"`` on a policy without a compiled loop said "no selector,
+   selector options, on_pass or machine", none of which was given.
+5. ``eb.save(inst, folder)`` said "pass overwrite=True", which then failed.
+Each test fails on the code before.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import epochbench as eb
+from epochbench.instances import registry
+
+
+@pytest.fixture
+def inst():
+    return eb.generate("leinberger", n=64, k=2, count=1, seed=1)[0]
+
+
+@pytest.mark.parametrize("address", [3, ["tcp://x:1"]])
+def test_a_scheduler_that_is_not_text_is_one_value_error(address):
+    with pytest.raises(ValueError, match=r"^scheduler=.*: expected an address such as 'tcp://head:8786'$"):
+        eb.validate(lambda i: (), count=0, scheduler=address)
+
+
+def test_a_methods_required_keyword_is_named_before_it_runs(inst, tmp_path, capsys):
+    from epochbench import cli
+    registry.register("packing", "needs-x-test", origin="test")(lambda instance, x: ())
+    try:
+        with pytest.raises(ValueError, match=r"^packing method 'needs-x-test': parameter 'x' has no default; give "
+                                             r"it with the keyword x=\.\.\.$"):
+            eb.solve(inst, "needs-x-test")
+        assert eb.solve(inst, "needs-x-test", x=1).decision == ()
+        eb.save(inst, tmp_path / "i.json")
+        assert cli.main(["solve", str(tmp_path / "i.json"), "--method", "needs-x-test"]) == 2
+        assert "parameter 'x' has no default; give it with --param x=VALUE" in capsys.readouterr().err
+        assert cli.main(["solve", str(tmp_path / "i.json"), "--method", "needs-x-test", "--param", "x=1"]) == 0
+    finally:
+        registry._REGISTRY.pop(("packing", "needs-x-test"), None)
+
+
+def test_an_exact_methods_own_keywords_count_as_given(inst):
+    def mine(instance, *, time_limit, threads):
+        return ()
+    registry.register("packing", "exact-kw-test", kind="exact", origin="test")(mine)
+    try:
+        assert eb.solve(inst, "exact-kw-test", time_limit=1).decision == ()
+    finally:
+        registry._REGISTRY.pop(("packing", "exact-kw-test"), None)
+
+
+def test_swapped_solve_arguments_get_a_short_message(inst):
+    with pytest.raises(ValueError) as info:
+        eb.solve("ff", inst)
+    said = str(info.value)
+    assert said.startswith("method: expected a method name, got PackingInstance(") and "\n" not in said
+    assert len(said) < 200 and said.endswith("(the arguments are eb.solve(instance, method))")
+
+
+def test_engine_fast_names_what_has_no_compiled_loop():
+    jobs = ({"id": np.arange(1, 4), "submit": np.array([0., 1, 2]), "runtime": np.array([10.] * 3),
+             "procs": np.array([64] * 3)}, 64)
+    with pytest.raises(ValueError, match=r"^engine='fast': policy 'sjf-bf' has no compiled loop \(fast path\); those "
+                                         r"with one: fcfs, .*easy, conservative.* \(leave engine='auto' for the "
+                                         r"generic engine\)"):
+        eb.simulate(jobs, "sjf-bf", engine="fast")
+    with pytest.raises(ValueError, match=r"^engine='fast' \(the compiled fast path\) of policy 'easy' takes no "
+                                         r"selector; leave engine='auto'"):
+        eb.simulate(jobs, "easy", engine="fast", selector="ff")
+    assert eb.simulate(jobs, "easy", engine="fast").engine == "fast"
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_saving_one_instance_to_a_folder_says_to_name_a_file(inst, tmp_path, overwrite):
+    with pytest.raises(ValueError, match=r": is a folder; save one instance to a file \(e\.g\. .*\.json\)"):
+        eb.save(inst, tmp_path, overwrite=overwrite)
+    eb.save(inst, tmp_path / "i.json")
+    with pytest.raises(FileExistsError, match="pass overwrite=True"):
+        eb.save(inst, tmp_path / "i.json")
+    eb.save(inst, tmp_path / "i.json", overwrite=True)
