@@ -1000,7 +1000,9 @@ def main(argv=None) -> int:
         if args.data is not None:                   # workers and the benchmark suite inherit it
             os.environ["EPOCHBENCH_DATA"] = str(args.data.resolve())
         command = f"epochbench {args.command}"
-        status = run_command(args)
+        from epochbench.instances.arguments import command_line
+        with command_line():                        # messages name --flags (arguments.named)
+            status = run_command(args)
         sys.stdout.flush()
         return status
     except KeyboardInterrupt as exc:

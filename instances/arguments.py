@@ -6,7 +6,11 @@ message names the option the way the caller gave it.  Outside any API call
 (the command line, and the modules' own functions called directly) it
 names the command line's flag, ``--selector``; inside a call of the public
 face (:mod:`epochbench.api`, which runs its functions under
-:func:`python_names`) the keyword argument, ``selector=``.
+:func:`python_names`) the keyword argument, ``selector=``.  A message that
+starts with the argument (``switch_overhead: a fraction ...``) names it
+with :func:`named`: the flag only while the ``epochbench`` command runs
+(:func:`command_line`), so that a module's own function called directly
+keeps the keyword its caller wrote.
 """
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ import contextvars
 
 #: True inside a call of the Python API: messages name keyword arguments
 _KEYWORDS = contextvars.ContextVar("epochbench_keywords", default=False)
+#: True while the ``epochbench`` command runs: :func:`named` names flags
+_COMMAND_LINE = contextvars.ContextVar("epochbench_command_line", default=False)
 _NOTHING = object()
 
 
@@ -48,6 +54,35 @@ def arg(name: str, value=_NOTHING) -> str:
         return f"{name}=" if value is _NOTHING else f"{name}={value!r}"
     flag = "--" + name.replace("_", "-")
     return flag if value is _NOTHING else f"{flag} {value}"
+
+
+def named(name: str) -> str:
+    """Argument ``name`` as the head of an error message, ``NAME: what``:
+    the flag ``--switch-overhead`` while the command line runs
+    (:func:`command_line`), else the bare keyword ``switch_overhead`` (a
+    call of the Python API or of a module's own function; :func:`arg`'s
+    ``switch_overhead=`` would read oddly before a colon).
+
+    Examples
+    --------
+    >>> named("switch_overhead")
+    'switch_overhead'
+    >>> with command_line():
+    ...     named("switch_overhead")
+    '--switch-overhead'
+    """
+    return "--" + name.replace("_", "-") if _COMMAND_LINE.get() and not in_python() else name
+
+
+@contextlib.contextmanager
+def command_line():
+    """Within this block, :func:`named` names the command line's flags: the
+    ``epochbench`` command runs under it."""
+    token = _COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
 
 
 def args(**given) -> str:

@@ -84,6 +84,7 @@ from typing import Callable
 
 import numpy as np
 
+from epochbench.instances.arguments import named
 from epochbench.instances.core import InstanceError
 
 from . import registry as _registry
@@ -483,8 +484,9 @@ def _slices(table: JobTable, slice: float) -> None:
         return
     span = float(table.submit.max() - table.submit.min() + table.duration.max())
     if span / slice > MAX_SLICES:
-        raise InstanceError(f"slice: {slice:g} s cuts this stream's {span:.3g} s into about {span / slice:.2g} "
-                            f"slices, more than {MAX_SLICES:.0e} (hours of simulation); take a longer slice")
+        raise InstanceError(f"{named('slice')}: {slice:g} s cuts this stream's {span:.3g} s into about "
+                            f"{span / slice:.2g} slices, more than {MAX_SLICES:.0e} (hours of simulation); take a "
+                            "longer slice")
 
 
 def _real(name: str, value, what: str, *, integer: bool = False, inf: bool = False) -> None:
@@ -502,7 +504,7 @@ def _real(name: str, value, what: str, *, integer: bool = False, inf: bool = Fal
 
 def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant, discrete) -> None:
     if policy not in GANG_POLICIES:
-        raise InstanceError(f"policy: no gang policy {policy!r}; known: {', '.join(GANG_POLICIES)}")
+        raise InstanceError(f"{named('policy')}: no gang policy {policy!r}; known: {', '.join(GANG_POLICIES)}")
     _real("mpl", mpl, "the multiprogramming level must be an integer >= 1", integer=True)
     _real("slice", slice, "the time slice must be > 0 seconds")
     _real("switch_overhead", switch_overhead, "a fraction of the slice in [0, 1)")
@@ -511,30 +513,30 @@ def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limi
           integer=True, inf=True)
     _real("variant", variant, "1, 2 or 3 ([zhang-comparative] figures 11/12/23)", integer=True)
     if not isinstance(discrete, (bool, np.bool_)):
-        raise InstanceError(f"discrete: True or False, got {discrete!r}")
+        raise InstanceError(f"{named('discrete')}: True or False, got {discrete!r}")
     if int(mpl) != mpl or not 1 <= mpl:
-        raise InstanceError(f"mpl: the multiprogramming level must be an integer >= 1, got {mpl!r}")
+        raise InstanceError(f"{named('mpl')}: the multiprogramming level must be an integer >= 1, got {mpl!r}")
     if mpl > MAX_MPL:
-        raise InstanceError(f"mpl: at most {MAX_MPL} rows ([zhang-comparative] section 5.1 keeps the level "
+        raise InstanceError(f"{named('mpl')}: at most {MAX_MPL} rows ([zhang-comparative] section 5.1 keeps the level "
                             f"'at modest levels'; the cost grows with it, empty rows included), got {mpl!r}")
     if not (np.isfinite(slice) and slice > 0):
-        raise InstanceError(f"slice: the time slice must be > 0 seconds, got {slice!r}")
+        raise InstanceError(f"{named('slice')}: the time slice must be > 0 seconds, got {slice!r}")
     if slice > MAX_SLICE:
-        raise InstanceError(f"slice: at most {MAX_SLICE:g} seconds, got {slice!r}")
+        raise InstanceError(f"{named('slice')}: at most {MAX_SLICE:g} seconds, got {slice!r}")
     if not 0 <= switch_overhead < 1:
-        raise InstanceError(f"switch_overhead: a fraction of the slice in [0, 1), got {switch_overhead!r}")
+        raise InstanceError(f"{named('switch_overhead')}: a fraction of the slice in [0, 1), got {switch_overhead!r}")
     if not (np.isfinite(migration_cost) and migration_cost >= 0):
-        raise InstanceError(f"migration_cost: seconds >= 0, got {migration_cost!r}")
+        raise InstanceError(f"{named('migration_cost')}: seconds >= 0, got {migration_cost!r}")
     most = max(MAX_MIGRATION_SLICES * slice, MAX_MIGRATION_S)
     if GANG_POLICIES[policy][1] and migration_cost > most:
-        raise InstanceError(f"migration_cost: at most {most:g} s ({MAX_MIGRATION_SLICES} slices of {slice:g} s, or "
+        raise InstanceError(f"{named('migration_cost')}: at most {most:g} s ({MAX_MIGRATION_SLICES} slices of {slice:g} s, or "
                             f"{MAX_MIGRATION_S:g} s; each migration adds it to the jobs moved), got {migration_cost!r}")
     if migration_limit is not None and not migration_limit >= 0:
-        raise InstanceError(f"migration_limit: tasks per slice >= 0 or None, got {migration_limit!r}")
+        raise InstanceError(f"{named('migration_limit')}: tasks per slice >= 0 or None, got {migration_limit!r}")
     if variant not in (1, 2, 3):
-        raise InstanceError(f"variant: 1, 2 or 3 ([zhang-comparative] figures 11/12/23), got {variant!r}")
+        raise InstanceError(f"{named('variant')}: 1, 2 or 3 ([zhang-comparative] figures 11/12/23), got {variant!r}")
     if GANG_POLICIES[policy][1] and variant == 1:
-        raise InstanceError("variant: migration policies take variant 2 (GS + FillMatrix-2) or 3 (all steps)")
+        raise InstanceError(f"{named('variant')}: migration policies take variant 2 (GS + FillMatrix-2) or 3 (all steps)")
 
 
 def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int = 5, slice: float = 200.0,

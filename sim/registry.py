@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from epochbench.instances.arguments import arg
+from epochbench.instances.arguments import arg, named
 from epochbench.instances.catalog import Catalog, PluginError, first_sentence, module, plugins
 
 #: the machine models: space-shared K-resource pool, gang-scheduling matrix, farm with licenses
@@ -116,7 +116,7 @@ def number(name: str, value, ok: Callable[[float], bool], what: str, error: type
     except OverflowError:
         good = False
     if not good:
-        raise error(f"{name}: {what}, got {value!r}")
+        raise error(f"{named(name)}: {what}, got {value!r}")
     return float(value)
 
 
@@ -127,13 +127,13 @@ def numbers_of(name: str, value, ok: Callable[[float], bool], what: str) -> list
     import numpy as np
 
     if isinstance(value, (str, bytes)):
-        raise ValueError(f"{name}: {what}, got {value!r}")
+        raise ValueError(f"{named(name)}: {what}, got {value!r}")
     try:
         arr = np.asarray(value, dtype=object)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: {what}, got {value!r}") from None
+        raise ValueError(f"{named(name)}: {what}, got {value!r}") from None
     if arr.ndim > 1:
-        raise ValueError(f"{name}: {what}, got {value!r}")
+        raise ValueError(f"{named(name)}: {what}, got {value!r}")
     items = [arr.item()] if arr.ndim == 0 else list(arr)
     return [number(name, x, ok, what) for x in items]
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from epochbench.instances.arguments import arg, in_python
+from epochbench.instances.arguments import arg, in_python, named
 
 from . import registry as _registry
 from .engine import StartFn
@@ -374,19 +374,19 @@ def parse_partitions(partitions, procs: int, queues: int) -> np.ndarray:
     else:
         p = np.asarray(partitions, dtype=np.float64).reshape(-1)
         if p.shape[0] != queues:
-            raise ValueError(f"partitions: {queues} queue(s) need {queues} partition sizes, got {p.shape[0]}")
+            raise ValueError(f"{named('partitions')}: {queues} queue(s) need {queues} partition sizes, got {p.shape[0]}")
         if not (np.isfinite(p).all() and (p > 0).all()):
-            raise ValueError(f"partitions: sizes must be > 0, got {p.tolist()}")
+            raise ValueError(f"{named('partitions')}: sizes must be > 0, got {p.tolist()}")
         if np.isclose(p.sum(), 1.0) and (p < 1).all():
             sizes = np.floor(p * procs).astype(np.int64)
             sizes[-1] += procs - sizes.sum()
         elif (p == np.round(p)).all() and p.sum() == procs:
             sizes = p.astype(np.int64)
         else:
-            raise ValueError(f"partitions: processor counts summing to {procs} or shares summing to 1, "
+            raise ValueError(f"{named('partitions')}: processor counts summing to {procs} or shares summing to 1, "
                              f"got {p.tolist()}")
     if (sizes < 1).any():
-        raise ValueError(f"partitions: every partition needs >= 1 processor, got {sizes.tolist()}")
+        raise ValueError(f"{named('partitions')}: every partition needs >= 1 processor, got {sizes.tolist()}")
     return sizes
 
 
@@ -441,7 +441,7 @@ class MultiQueue(_Base):
             "partitions", partitions, lambda x: x > 0, "sizes > 0 (processors or shares)")
         if self.partitions is not None and (len(self.partitions) != b.size + 1
                                             or not all(0 < x < np.inf for x in self.partitions)):
-            raise ValueError(f"partitions: {b.size + 1} sizes > 0 for {b.size + 1} queues, got {self.partitions}")
+            raise ValueError(f"{named('partitions')}: {b.size + 1} sizes > 0 for {b.size + 1} queues, got {self.partitions}")
         self.lend = _registry.switch("lend", lend)
 
     def options(self):
@@ -460,7 +460,7 @@ class MultiQueue(_Base):
         self.steps: list[Step] = []
         if not self.lend and table.n and table.demand[:, 0].max() > self.sizes.max():
             j = int(np.argmax(table.demand[:, 0]))
-            raise ValueError(f"partitions: job id {int(table.ids[j])} needs {int(table.demand[j, 0])} "
+            raise ValueError(f"{named('partitions')}: job id {int(table.ids[j])} needs {int(table.demand[j, 0])} "
                              f"processors > the largest partition {int(self.sizes.max())} (no lending): "
                              f"lend idle partitions ({arg('lend', True) if in_python() else arg('lend')}) or "
                              f"give one partition at least {int(table.demand[j, 0])} ({arg('partitions')})")

@@ -84,3 +84,27 @@ def test_saving_one_instance_to_a_folder_says_to_name_a_file(inst, tmp_path, ove
     with pytest.raises(FileExistsError, match="pass overwrite=True"):
         eb.save(inst, tmp_path / "i.json")
     eb.save(inst, tmp_path / "i.json", overwrite=True)
+
+
+@pytest.mark.parametrize("policy, flags, said, keyword", [
+    ("gs", ["--switch-overhead", "1.5"], "--switch-overhead: a fraction of the slice in [0, 1), got 1.5",
+     {"switch_overhead": 1.5}),
+    ("mgs", ["--variant", "1"], "--variant: migration policies take variant 2", {"variant": 1}),
+    ("gs", ["--slice", "1e-6"], "--slice: 1e-06 s cuts this stream's", {"slice": 1e-6}),
+    ("multi-queue", ["--partitions", "1,2"], "--partitions: processor counts summing to 64", {"partitions": "1,2"}),
+])
+def test_command_line_messages_name_flags_and_python_ones_keywords(tmp_path, monkeypatch, capsys, policy, flags,
+                                                                   said, keyword):
+    """The command line said ``switch_overhead: ...`` where its option is
+    ``--switch-overhead``; a Python call still names the keyword."""
+    from epochbench import cli
+    from epochbench.instances.jobs import make_workload, write_table
+    jobs = {"id": np.arange(1, 5), "submit": np.array([0., 1, 2, 3]), "runtime": np.array([1e4] * 4),
+            "procs": np.array([64, 8, 8, 8])}
+    write_table(make_workload(jobs, 64), tmp_path / "w.csv")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["simulate", "--workload", "w.csv", "--policy", policy, *flags]) == 2
+    assert f"epochbench simulate: error: {said}" in capsys.readouterr().err
+    python = said.split(":", 1)[0][2:].replace("-", "_")
+    with pytest.raises(ValueError, match=rf"^{python}: "):
+        eb.simulate(tmp_path / "w.csv", policy, **keyword)
