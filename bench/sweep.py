@@ -829,6 +829,7 @@ def _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_er
     :class:`WorkerDied` with ``stop_on_error``, else a failure saying so."""
     from distributed import as_completed
     done = 0
+    stack = contextlib.ExitStack()
     try:
         _check_workers(client, scheduler)
         if scheduler is not None and bar.on:
@@ -837,6 +838,8 @@ def _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_er
         res = _resources(client, scheduler) if exclusive else None
         futures = {client.submit(*job, key=f"epochbench-task-{i}-{_token()}", resources=res, pure=False): i
                    for i, job in jobs.items()}
+        if scheduler is not None:
+            stack.enter_context(_watch_workers(client, scheduler, lambda: len(jobs) - done))
         for fut in as_completed(futures, loop=client.loop):
             i = futures[fut]
             try:
@@ -860,9 +863,46 @@ def _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_er
             raise SchedulerLost(scheduler, done, len(jobs)) from None
         raise
     finally:       # best effort; not after Ctrl-C: a worker busy in a compiled kernel would hold it up
+        stack.close()
         if client.status == "running" and not isinstance(sys.exc_info()[1], KeyboardInterrupt):
             with contextlib.suppress(Exception):
                 client.run(_restore_sigint)
+
+
+#: seconds between two looks at a scheduler's worker count during a sweep (:func:`_watch_workers`)
+WATCH_EVERY = 5.0
+
+
+@contextlib.contextmanager
+def _watch_workers(client, scheduler: str, left: Callable[[], int], every: float = WATCH_EVERY):
+    """While the block runs, say on stderr (once each time it happens) that
+    ``scheduler`` has no worker left, with the ``left()`` tasks waiting for
+    one, and that workers joined again: a sweep whose workers all died
+    waited in silence until killed (the start's check says it only when
+    there is none at first).  A thread asks the scheduler for its worker
+    count every ``every`` seconds (its totals only: a small message)."""
+    stop = threading.Event()
+
+    def watch() -> None:
+        empty = False
+        while not stop.wait(every):
+            with contextlib.suppress(Exception):
+                info = client.scheduler_info(n_workers=0)        # the totals alone, not every worker's state
+                count = int(info.get("n_workers", len(info.get("workers") or {})))
+                if count == 0 and not empty:
+                    print(f"epochbench: warning: {scheduler} has no worker left: {left()} task(s) wait until one "
+                          "joins (Ctrl-C stops the run)", file=sys.stderr, flush=True)
+                elif count and empty:
+                    print(f"epochbench: {scheduler}: {count} worker(s) again; the sweep goes on", file=sys.stderr,
+                          flush=True)
+                empty = count == 0
+    thread = threading.Thread(target=watch, name="epochbench-watch-workers", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=every + 1)
 
 
 def _lost(client, exc: BaseException) -> bool:
@@ -1096,8 +1136,8 @@ def _remote(call: bytes, task: bytes, raising: bool = False, code: dict | None =
     worker restarted by its nanny from edited files recorded its rows as
     the client's commit)."""
     if code is not None and not _same_code(code, code_here()):
-        line = (f"worker {socket.gethostname()} runs other code ({_code_text(code_here())}) than the client "
-                f"({_code_text(code)}): it joined or restarted after the check; restart it from this code")
+        line = (f"worker {socket.gethostname()} runs other code ({_code_text(code_here(), code)}) than the client "
+                f"({_code_text(code, code_here())}): it joined or restarted after the check; restart it from this code")
         if raising:
             raise ValueError(line)
         return False, line
@@ -1149,20 +1189,33 @@ def code_here() -> dict:
     the files on disk are later: a worker that imported older code reports
     that code."""
     from . import runs
-    return runs.current_code()
+    plugins = {e["package"]: e["version"] for e in runs.installed_plugins() if e["package"]}
+    return {**runs.current_code(), "plugins": dict(sorted(plugins.items()))}
 
 
-def _code_text(code: dict) -> str:
+def _code_text(code: dict, other: dict | None = None) -> str:
+    """``code`` in words; beside ``other``, the plug-ins whose versions differ."""
     commit = f", commit {code['commit'][:8]}{'+dirty' if code['commit'].endswith('+dirty') else ''}" \
         if code.get("commit") else ""
-    return f"epochbench {code.get('version')}{commit}" + (f" (changes {code['diff']})" if code.get("diff") else "")
+    text = f"epochbench {code.get('version')}{commit}" + (f" (changes {code['diff']})" if code.get("diff") else "")
+    differ = _plugins_differ(code, other) if other is not None else []
+    return text + "".join(f", plug-in {name} {code['plugins'][name]}" for name in differ)
+
+
+def _plugins_differ(mine: dict, theirs: dict) -> list[str]:
+    """The plug-in packages installed on both sides in different versions
+    (one a side lacks is left to the task: it fails naming the module)."""
+    a, b = mine.get("plugins") or {}, theirs.get("plugins") or {}
+    return [name for name in a if name in b and a[name] != b[name]]
 
 
 def _same_code(mine: dict, theirs: dict) -> bool:
     """Whether a worker runs this client's code: the same version, and the
     same commit and changes where both run from a checkout (a worker
-    installed from a wheel has no commit to tell)."""
-    if mine.get("version") != theirs.get("version"):
+    installed from a wheel has no commit to tell), and the same version of
+    every plug-in package both have (a worker with another version of one
+    returned its results under the client's version)."""
+    if mine.get("version") != theirs.get("version") or _plugins_differ(mine, theirs):
         return False
     if mine.get("commit") and theirs.get("commit"):
         return mine["commit"] == theirs["commit"] and mine.get("diff") == theirs.get("diff")
@@ -1192,5 +1245,5 @@ def _check_workers(client, scheduler: str | None, say_empty: bool = True) -> Non
     if other:
         w, code = next(iter(other.items()))
         raise ValueError(f"{len(other)} worker(s) of {scheduler} run other code than this client ({w}: "
-                         f"{_code_text(code)}; here: {_code_text(mine)}): their rows would pass for this "
-                         "code's; restart the workers from this code")
+                         f"{_code_text(code, mine)}; here: {_code_text(mine, code)}): their rows would pass for "
+                         "this code's; restart the workers from this code")

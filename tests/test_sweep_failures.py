@@ -515,3 +515,48 @@ def test_workers_beside_a_scheduler_are_refused_not_ignored(tmp_path, monkeypatc
     capsys.readouterr()
     assert cli.main(["experiment", "list", "--workers", "2"]) == 2          # runs nothing: said so
     assert "options of a run; 'experiment list' runs nothing" in capsys.readouterr().err
+
+
+def test_a_worker_with_another_version_of_a_plugin_is_refused(monkeypatch):
+    """An audit ran a sweep on a worker with version 2.0 of a plug-in the
+    client had in 1.0: exit 0, version 2.0's values, and run.json said 1.0."""
+    from epochbench import runs
+    sw.code_here.cache_clear()
+    monkeypatch.setattr(runs, "installed_plugins", lambda: [
+        {"group": "epochbench.methods", "name": "mine", "value": "mine:reg", "package": "mineplug", "version": "1.0"}])
+    try:
+        mine = sw.code_here()
+        assert mine["plugins"] == {"mineplug": "1.0"}
+        theirs = {**mine, "plugins": {"mineplug": "2.0"}}
+
+        class Client:
+            def run(self, func, *args, on_error=None):
+                return {"tcp://127.0.0.1:9": theirs}
+
+        with pytest.raises(ValueError, match=r"1 worker\(s\) of tcp://h:1 run other code than this client "
+                                             r"\(tcp://127.0.0.1:9: epochbench .*, plug-in mineplug 2.0; here: "
+                                             r"epochbench .*, plug-in mineplug 1.0\)"):
+            sw._check_workers(Client(), "tcp://h:1")
+        ok, line = sw._remote(b"", b"", code=theirs)          # a worker that joins later: at its first task
+        assert not ok and "plug-in mineplug 1.0) than the client" in line and "plug-in mineplug 2.0" in line
+        assert sw._same_code(mine, {**mine, "plugins": {}})                  # one it lacks: the task says so
+        assert sw._same_code(mine, {**mine, "plugins": {"mineplug": "1.0", "other": "3"}})
+    finally:
+        sw.code_here.cache_clear()
+
+
+def test_a_sweep_whose_workers_all_left_says_so(capsys):
+    """Every worker killed mid-run: the sweep waited without a word until
+    the audit's timeout killed it."""
+    counts = iter([2, 0, 0, 1, 1])
+
+    class Client:
+        def scheduler_info(self, n_workers=-1):
+            assert n_workers == 0
+            return {"n_workers": next(counts, 1)}
+
+    with sw._watch_workers(Client(), "tcp://h:1", lambda: 7, every=0.01):
+        time.sleep(0.3)
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["epochbench: warning: tcp://h:1 has no worker left: 7 task(s) wait until one joins (Ctrl-C "
+                   "stops the run)", "epochbench: tcp://h:1: 1 worker(s) again; the sweep goes on"]
