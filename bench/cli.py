@@ -987,6 +987,7 @@ def main(argv=None) -> int:
     shell reports a tool that SIGPIPE ended)."""
     command = "epochbench"
     _freeze_at_exit()
+    term = _TermAsInterrupt()
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         parser = build_parser(_command_in(argv))
@@ -1006,11 +1007,46 @@ def main(argv=None) -> int:
         sys.stdout.flush()
         return status
     except KeyboardInterrupt as exc:
-        print(f"{command}: {exc.args[0] if exc.args else 'interrupted'}", file=sys.stderr)
-        return 130
+        said = exc.args[0] if exc.args else "interrupted"
+        print(f"{command}: {said}{' (SIGTERM)' if term.seen and 'SIGTERM' not in said else ''}", file=sys.stderr)
+        return 143 if term.seen else 130
     except BrokenPipeError:
         _quiet_stdout()
         return 141
+    finally:
+        term.restore()
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C's ``KeyboardInterrupt`` would be, so that
+    a run stopped by ``timeout``, a batch system's cancel or systemd ends as
+    one stopped by Ctrl-C does: its record says ``interrupted``, a local
+    cluster and the solvers its workers started are stopped (a ``score``
+    given SIGTERM left its CBC processes running to their time limit and
+    recorded nothing)."""
+
+
+class _TermAsInterrupt:
+    """While :func:`main` runs in the main thread, SIGTERM raises
+    :class:`Terminated` (``seen`` records it: exit status 143, 128 +
+    SIGTERM); :meth:`restore` puts the previous handler back."""
+
+    def __init__(self):
+        import signal
+        import threading
+        self.seen, self.installed, self.previous = False, False, None
+        if threading.current_thread() is threading.main_thread():
+            self.previous, self.installed = signal.signal(signal.SIGTERM, self._raise), True
+
+    def _raise(self, signum, frame):
+        self.seen = True
+        raise Terminated("stopped by SIGTERM")
+
+    def restore(self) -> None:
+        import signal
+        if self.installed:            # None: a handler not set from Python, which reads as the default
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if self.previous is None else self.previous)
+            self.installed = False
 
 
 if __name__ == "__main__":

@@ -785,10 +785,40 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
         finally:
             if cluster is not None:
                 if sys.exc_info()[0] is not None:
+                    tree = _descendants()
                     with contextlib.suppress(Exception):
                         cluster.close(timeout=10)
+                    _end(tree)
                 else:
                     cluster.close(timeout=10)
+
+
+def _descendants() -> list:
+    """This process's descendants (a local cluster's nannies and workers,
+    and the processes their tasks started: CBC), as ``psutil`` processes."""
+    try:
+        import psutil
+        return psutil.Process().children(recursive=True)
+    except Exception:                                    # noqa: BLE001 - best effort
+        return []
+
+
+def _end(procs: list, wait: float = 3.0) -> None:
+    """Kill those of ``procs`` still running after a stopped sweep closed
+    its local cluster: a solver a worker had started (CBC, a subprocess)
+    outlived its worker, re-parented, and ran on to its own time limit
+    (SIGTERM to a ``score`` left them; Ctrl-C reaches the whole process
+    group, so it never did).  psutil checks each is the same process (its
+    start time), not a later one that took its number."""
+    try:
+        import psutil
+        alive = [p for p in procs if p.is_running()]
+        for p in alive:
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        psutil.wait_procs(alive, timeout=wait)
+    except Exception:                                    # noqa: BLE001 - best effort
+        pass
 
 
 def _silence_distributed() -> None:

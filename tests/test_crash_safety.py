@@ -509,3 +509,47 @@ def test_a_cpsat_solve_started_while_the_solving_thread_is_busy_runs_in_place():
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     assert where == ["MainThread"]
+
+
+#: a user's packing heuristic that starts a long child process (as milp-cbc starts CBC) and waits for it
+_SPAWNING = '''
+import os, pathlib, subprocess, sys
+def slow(inst):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    pathlib.Path(os.environ["EB_TEST_PIDS"], str(child.pid)).touch()
+    child.wait()
+    return ()
+'''
+
+
+@posix_only
+def test_sigterm_stops_a_sweep_like_ctrl_c_and_ends_the_processes_its_tasks_started(tmp_path):
+    """SIGTERM (timeout, a batch system's cancel) to a local-cluster sweep
+    left the solver processes its workers had started running to their
+    time limit, re-parented; the command said nothing and exited -15."""
+    (tmp_path / "spawning_heuristic.py").write_text(_SPAWNING)
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+           "EB_TEST_PIDS": str(pids)}
+    cmd = [sys.executable, "-m", "epochbench", "validate", "spawning_heuristic:slow", "--count", "2",
+           "--workers", "2"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, start_new_session=True)
+    started = []
+    try:
+        _wait_for(lambda: proc.poll() is not None or len(list(pids.iterdir())) >= 2, timeout=120,
+                  what="two child processes started by the tasks")
+        assert proc.poll() is None, proc.communicate()
+        started = [int(p.name) for p in pids.iterdir()]
+        assert all(_alive(pid) for pid in started)
+        os.kill(proc.pid, signal.SIGTERM)                        # the client alone, as timeout sends it
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 143, err
+        assert err.strip().splitlines()[-1] == "epochbench validate: stopped by SIGTERM"
+        _wait_for(lambda: not any(_alive(pid) for pid in started), timeout=10, what="the children to end")
+    finally:
+        _stop(proc)
+        for pid in started:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
