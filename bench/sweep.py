@@ -626,7 +626,14 @@ def check_scheduler(address: str | None = None) -> str | None:
     scheme, sep, location = resolved.partition("://")
     if not sep:
         scheme, location = "tcp", resolved
+    if scheme == "inproc":                # a scheduler inside this process: no command starts one
+        raise ValueError(f"{_naming(option, resolved)}: an in-process address names no scheduler another "
+                         "process can reach; give tcp://HOST:PORT, e.g. tcp://head:8786")
     if scheme in _OTHER_PROTOCOLS:
+        import importlib.util
+        if not any(importlib.util.find_spec(m) for m in ("ucxx", "distributed_ucxx", "ucp")):
+            raise ValueError(f"{_naming(option, resolved)}: protocol {scheme!r} needs UCX for Dask "
+                             "(distributed-ucxx), which is not installed here; give tcp://HOST:PORT")
         return resolved
     example = "give tcp://HOST:PORT, e.g. tcp://head:8786"
     if scheme not in _HOST_PORT:

@@ -560,3 +560,21 @@ def test_a_sweep_whose_workers_all_left_says_so(capsys):
     err = capsys.readouterr().err.splitlines()
     assert err == ["epochbench: warning: tcp://h:1 has no worker left: 7 task(s) wait until one joins (Ctrl-C "
                    "stops the run)", "epochbench: tcp://h:1: 1 worker(s) again; the sweep goes on"]
+
+
+@pytest.mark.parametrize("address, said", [
+    ("inproc://foo", "--scheduler inproc://foo: an in-process address names no scheduler another process can "
+                     "reach; give tcp://HOST:PORT"),
+    ("ucx://127.0.0.1:8786", "--scheduler ucx://127.0.0.1:8786: protocol 'ucx' needs UCX for Dask "
+                             "(distributed-ucxx), which is not installed here"),
+])
+def test_a_scheduler_address_no_process_here_can_reach_is_refused_before_dask(address, said):
+    """They passed the check unread and failed inside Dask: 'not a Dask
+    scheduler? Dask could not read its answer: ValueError: not enough
+    values to unpack', though nothing had been contacted."""
+    import importlib.util
+    if address.startswith("ucx") and any(importlib.util.find_spec(m) for m in ("ucxx", "distributed_ucxx", "ucp")):
+        pytest.skip("UCX for Dask is installed here")
+    with pytest.raises(ValueError) as info:
+        sw.check_scheduler(address)
+    assert str(info.value) == said or str(info.value).startswith(said)
