@@ -792,7 +792,7 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
         finally:
             if cluster is not None:
                 if sys.exc_info()[0] is not None:
-                    tree = _descendants()
+                    tree = _worker_trees(cluster)
                     with contextlib.suppress(Exception):
                         cluster.close(timeout=10)
                     _end(tree)
@@ -800,12 +800,21 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
                     cluster.close(timeout=10)
 
 
-def _descendants() -> list:
-    """This process's descendants (a local cluster's nannies and workers,
-    and the processes their tasks started: CBC), as ``psutil`` processes."""
+def _worker_trees(cluster) -> list:
+    """A local cluster's worker processes and their descendants (the
+    processes their tasks started: CBC), as ``psutil`` processes; not the
+    other children of this process (multiprocessing's resource tracker, a
+    user's own)."""
     try:
         import psutil
-        return psutil.Process().children(recursive=True)
+        out = []
+        for nanny in list(getattr(cluster, "workers", {}).values()):
+            pid = getattr(getattr(getattr(nanny, "process", None), "process", None), "pid", None)
+            if pid is not None:
+                with contextlib.suppress(psutil.Error):
+                    worker = psutil.Process(pid)
+                    out += [worker, *worker.children(recursive=True)]
+        return out
     except Exception:                                    # noqa: BLE001 - best effort
         return []
 

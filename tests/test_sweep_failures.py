@@ -578,3 +578,22 @@ def test_a_scheduler_address_no_process_here_can_reach_is_refused_before_dask(ad
     with pytest.raises(ValueError) as info:
         sw.check_scheduler(address)
     assert str(info.value) == said or str(info.value).startswith(said)
+
+
+def _raises(task):
+    raise RuntimeError("stop the sweep")
+
+
+def test_a_stopped_local_sweep_leaves_the_callers_own_processes_alone():
+    """Ending what a stopped sweep's workers started must not reach the
+    caller's other children (a first version killed every descendant of the
+    process: multiprocessing's resource tracker, and a user's own)."""
+    import subprocess
+    mine = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with pytest.raises(RuntimeError, match="stop the sweep"):
+            sw.run_tasks(_raises, [{"n": 0}, {"n": 1}], workers=2, progress=False, stop_on_error=True)
+        assert mine.poll() is None
+    finally:
+        mine.kill()
+        mine.wait()
