@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from epochbench.instances.arguments import python_names
-from epochbench.instances.checks import is_int
+from epochbench.instances.checks import is_int, short
 from epochbench.instances.core import Result
 from epochbench.sim.engine import SimResult
 
@@ -70,15 +70,8 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
     if not isinstance(family, str) or family not in known:
         raise ValueError(f"family: expected one of {', '.join(known)}, got {family!r}")
     if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"name: expected a method name, got {_short(name)}")
+        raise ValueError(f"name: expected a method name, got {short(name, 80)}")
     return _register(family, name, kind=kind, origin=origin)
-
-
-def _short(value, limit: int = 80) -> str:
-    """``repr(value)`` cut to one short line (an instance passed where a
-    name goes printed 3,500 characters on 75 lines)."""
-    text = " ".join(repr(value).split())
-    return text if len(text) <= limit else f"{text[:limit - 5]}...{text[-1]} ({type(value).__name__})"
 
 
 def _path(path, what: str = "path") -> Path:
@@ -172,7 +165,7 @@ def solve(instance, method: str, **params) -> Result:
     from .methods import check_limits, check_method
     if not isinstance(method, str) or not method:
         swapped = " (the arguments are eb.solve(instance, method))" if isinstance(instance, str) else ""
-        raise ValueError(f"method: expected a method name, got {_short(method)}{swapped}")
+        raise ValueError(f"method: expected a method name, got {short(method, 80)}{swapped}")
     instance = _instance(instance)
     m = get(instance.kind, method)
     check_limits(params.get("time_limit"), params.get("threads"))
@@ -180,7 +173,7 @@ def solve(instance, method: str, **params) -> Result:
     own = {k: v for k, v in own.items() if v is not None}      # None: not given (as score takes it)
     if not m.exact:
         own.pop("threads", None)             # a heuristic with a budget (sa) takes time_limit; others ignore it
-    check_method(instance.kind, method, params, [instance])
+    check_method(instance.kind, method, params, [instance], time_limit="time_limit" in own)
     return _solve(instance, method, **own, **params)
 
 
@@ -240,8 +233,6 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
     if not all(isinstance(m, str) and m for m in methods):
         raise ValueError(f"methods: expected method names, got {methods!r}")
     workers = _workers(workers)
-    if scheduler is not None and not isinstance(scheduler, str):
-        raise ValueError(f"scheduler: expected an address such as 'tcp://head:8786', got {scheduler!r}")
     if isinstance(instances, (str, Path)):
         from epochbench.instances.io import read_family
         path = Path(instances)

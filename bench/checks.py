@@ -295,8 +295,12 @@ def check_required(func, params: dict, label: str, *, cli: bool = True, given=()
         sig = _signature(func)
     except (TypeError, ValueError):
         return
+    stuck = [p.name for p in sig if p.default is p.empty and p.kind is p.POSITIONAL_ONLY]
+    if stuck:                     # func(instance, **keywords) never fills it
+        raise ValueError(f"{label}: positional-only parameter {stuck[0]!r} has no default, and a method is "
+                         "called func(instance, **keywords): give it a default or make it a keyword")
     missing = [p.name for p in sig if p.default is p.empty and p.name not in params and p.name not in given
-               and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+               and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     if missing:
         how = f"--param {missing[0]}=VALUE" if cli else f"the keyword {missing[0]}=..."
         raise ValueError(f"{label}: parameter {missing[0]!r} has no default; give it with {how}")

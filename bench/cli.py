@@ -77,6 +77,8 @@ def _say_no_effect(command: str, given: dict, found, budgets=None) -> None:
     budget (``solve --method sa``).  The command runs as without them (a
     script may pass the same flags to every method); it said nothing
     (``solve --method ff --threads 8``)."""
+    if not found:                 # no method known: the command's own error says so
+        return
     names = ", ".join(dict.fromkeys(m.name for m in found))
     one = len({m.name for m in found}) == 1
     if given.get("--threads") is not None and not any(m.exact for m in found):
@@ -100,7 +102,8 @@ def cmd_solve(args) -> int:
     params = ({"time_limit": args.time_limit, "threads": 1 if args.threads is None else args.threads} if m.exact
               else {"time_limit": args.time_limit})
     given = check_params(m.func, parse_params(args.param), f"{inst.kind} method {args.method!r}")
-    check_required(m.func, given, f"{inst.kind} method {args.method!r}", given=_called_with(m))
+    check_required(m.func, given, f"{inst.kind} method {args.method!r}",
+                   given=_called_with(m, args.time_limit is not None))
     check_on(inst.kind, args.method, given, [inst], cli=True)     # a value the method refuses on inst: exit 2
     params.update(given)
     with stdout_to_stderr(args.json):                        # a method's prints must not corrupt the JSON

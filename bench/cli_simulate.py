@@ -285,19 +285,23 @@ def cmd_simulate(args) -> int:
 @contextlib.contextmanager
 def _notes(command: str):
     """Print each :class:`~epochbench.sim.runner.NoEffect` warning of the
-    block as one line on stderr, ``epochbench COMMAND: note: ...``."""
+    block at once as one line on stderr, ``epochbench COMMAND: note: ...``;
+    other warnings are shown as ever, when they happen (a first version
+    recorded them all and, showing them again into the same record, never
+    ended)."""
     import warnings
     from epochbench.sim.runner import NoEffect
-    with warnings.catch_warnings(record=True) as caught:
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, NoEffect):
+            print(f"epochbench {command}: note: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+    with warnings.catch_warnings():          # restores showwarning and the filters after the block
         warnings.simplefilter("always", NoEffect)
-        try:
-            yield
-        finally:
-            for w in caught:
-                if issubclass(w.category, NoEffect):
-                    print(f"epochbench {command}: note: {w.message}", file=sys.stderr)
-                else:
-                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+        warnings.showwarning = show
+        yield
 
 
 def _simulate(args) -> int:

@@ -95,28 +95,33 @@ def check_on(kind: str, name: str, params: dict, instances=(), *, cli: bool = Fa
             raise ValueError(f"{where}{kind} method {name!r} on {inst.name}: {text}") from None
 
 
-def check_method(kind: str, name: str, params: dict, instances=(), *, prefix: str = "") -> dict:
+def check_method(kind: str, name: str, params: dict, instances=(), *, prefix: str = "",
+                 time_limit: bool = False) -> dict:
     """``params`` of method ``name`` of family ``kind`` given from Python
     (``eb.solve``, ``eb.score``), checked before anything runs: every name
     one the method accepts, every value of its kind
     (:func:`~epochbench.checks.check_params`) and accepted by the method's
-    ``check_params`` hook on each of ``instances``.  ValueError otherwise,
-    one line naming the method and what it accepts."""
+    ``check_params`` hook on each of ``instances``, and every parameter
+    without a default given (``time_limit``: the caller gives one, which
+    a heuristic with a budget gets).  ValueError otherwise, one line naming
+    the method and what it accepts."""
     from epochbench.instances.registry import get
     if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
         raise ValueError(f"{prefix}{kind} method {name!r}: expected a dict of keyword arguments, got {params!r}")
     m = get(kind, name)
     check_params(m.func, params, f"{prefix}{kind} method {name!r}", cli=False)
-    check_required(m.func, params, f"{prefix}{kind} method {name!r}", cli=False, given=_called_with(m))
+    check_required(m.func, params, f"{prefix}{kind} method {name!r}", cli=False,
+                   given=_called_with(m, time_limit))
     check_on(kind, name, params, instances, prefix=prefix)
     return params
 
 
-def _called_with(m) -> tuple[str, ...]:
+def _called_with(m, time_limit: bool) -> tuple[str, ...]:
     """The keywords :func:`~epochbench.instances.registry.solve` passes
-    ``m`` itself: an exact method's ``time_limit`` and ``threads``, a
-    heuristic's own budget ``time_limit``."""
-    return ("time_limit", "threads") if m.exact else ("time_limit",)
+    ``m`` itself: an exact method's ``time_limit`` and ``threads``; a
+    heuristic's own budget ``time_limit`` only when one is given
+    (``time_limit``; ``score`` gives heuristics none)."""
+    return ("time_limit", "threads") if m.exact else ("time_limit",) if time_limit else ()
 
 
 #: the shape of ``score``'s ``params``, for its error messages

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from epochbench.instances.arguments import arg, in_python
+from epochbench.instances.arguments import arg, in_python, named
 from epochbench.instances.core import RunStopped
 from epochbench.instances.files import atomic_path
 
@@ -578,7 +578,7 @@ def _text(address) -> None:
     """Refuse a scheduler address that is not text (``scheduler=3`` or a
     list met ``.strip()`` deep inside: an AttributeError)."""
     if address is not None and not isinstance(address, str):
-        raise ValueError(f"{arg('scheduler', address)}: expected an address such as 'tcp://head:8786'")
+        raise ValueError(f"{named('scheduler')}: expected an address such as 'tcp://head:8786', got {address!r}")
 
 
 def _option(address: str | None) -> str:
@@ -596,7 +596,7 @@ def _naming(option: str, address: str) -> str:
 
 #: protocols whose addresses are HOST[:PORT] (Dask's default: tcp)
 _HOST_PORT = ("tcp", "tls", "ws", "wss")
-#: other protocols of Dask, passed on unchecked
+#: other protocols of Dask: inproc is refused (no other process reaches it), ucx / ucxx need UCX for Dask
 _OTHER_PROTOCOLS = ("inproc", "ucx", "ucxx")
 _LOCATION = re.compile(r"(?:\[(?P<ip6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9_][A-Za-z0-9_.-]*)):(?P<port>\d{1,5})")
 
@@ -609,8 +609,11 @@ def check_scheduler(address: str | None = None) -> str | None:
     Raises ``ValueError`` naming ``--scheduler`` (or ``$EPOCHBENCH_SCHEDULER``
     when the address came from there) for a malformed address
     (``tcp//head:8786``, no port), an unknown protocol, a port outside
-    1-65535, a host name that does not resolve, or an address where nothing
-    accepts a connection (within :data:`CONNECT_TIMEOUT` seconds).  Cost:
+    1-65535, a host name that does not resolve, an address where nothing
+    accepts a connection (within :data:`CONNECT_TIMEOUT` seconds), an
+    ``inproc://`` address (no other process reaches it), or a ``ucx://``
+    one where UCX for Dask is not installed; and an address that is not a
+    string (``scheduler=3``).  Cost:
     one name lookup and one TCP connection.  An ``address`` given but blank
     (``--scheduler ''``) is refused too: it quietly ran on a local cluster
     (a blank ``$EPOCHBENCH_SCHEDULER`` counts as unset, as shells leave it)."""
@@ -765,7 +768,7 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
     # worker processes not daemonic: a task may start processes of its own
     # (they still exit when this process dies: distributed watches the parent)
     with dask.config.set({"distributed.worker.daemon": False, "logging.distributed": "error"}), _quiet_logs():
-        cluster = None
+        cluster, ended = None, False
         try:
             if scheduler is None:
                 cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
@@ -789,9 +792,10 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
                     client.close(timeout=5)
                 raise
             client.close()
-        finally:
+            ended = True
+        finally:      # not sys.exc_info(): a sweep run from a caller's except block would read as stopped
             if cluster is not None:
-                if sys.exc_info()[0] is not None:
+                if not ended:
                     tree = _worker_trees(cluster)
                     with contextlib.suppress(Exception):
                         cluster.close(timeout=10)
@@ -933,7 +937,7 @@ def _watch_workers(client, scheduler: str, left: Callable[[], int], every: float
         empty = False
         while not stop.wait(every):
             with contextlib.suppress(Exception):
-                info = client.scheduler_info(n_workers=0)        # the totals alone, not every worker's state
+                info = _totals(client)
                 count = int(info.get("n_workers", len(info.get("workers") or {})))
                 if count == 0 and not empty:
                     print(f"epochbench: warning: {scheduler} has no worker left: {left()} task(s) wait until one "
@@ -949,6 +953,16 @@ def _watch_workers(client, scheduler: str, left: Callable[[], int], every: float
     finally:
         stop.set()
         thread.join(timeout=every + 1)
+
+
+def _totals(client) -> dict:
+    """The scheduler's identity with its totals alone (``n_workers``), not
+    every worker's state; the whole of it from a ``distributed`` whose
+    ``scheduler_info`` takes no ``n_workers`` (before 2025)."""
+    try:
+        return client.scheduler_info(n_workers=0)
+    except TypeError:
+        return client.scheduler_info()
 
 
 def _lost(client, exc: BaseException) -> bool:
@@ -1230,7 +1244,8 @@ def _restore_sigint() -> None:
 @functools.lru_cache(maxsize=1)
 def code_here() -> dict:
     """The code this process runs (:func:`epochbench.runs.current_code`:
-    ``version``, ``commit``, ``diff``), as it was when first asked (on a
+    ``version``, ``commit``, ``diff``; and ``plugins``, the version of each
+    installed plug-in package by name), as it was when first asked (on a
     worker: when the first sweep's check imported epochbench there), not as
     the files on disk are later: a worker that imported older code reports
     that code."""

@@ -50,16 +50,12 @@ class TimedCBC(pulp.PULP_CBC_CMD):
             with open(self.optionsDict["logPath"], "w") as log:
                 proc = subprocess.Popen(args, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
                 try:
-                    code = proc.wait(timeout=self.wait_s())
-                except subprocess.TimeoutExpired:
-                    proc.send_signal(signal.SIGINT)       # stop and write the best solution
-                    self.interrupted = True
-                    try:
-                        code = proc.wait(timeout=self.grace_s)
-                    except subprocess.TimeoutExpired:     # deaf to it (its preprocessing)
+                    code = _wait(proc, self)
+                except BaseException:     # Ctrl-C or SIGTERM to this process alone: CBC ran on to its limit
+                    if proc.poll() is None:
                         proc.kill()
-                        code = proc.wait()
-                        self.killed = True
+                        proc.wait()
+                    raise
             if code == -signal.SIGINT and self.interrupted:   # ours, before CBC took it as Ctrl-C: no solution
                 self.killed, self.early = True, True
             if not self.killed and code < 0:          # a signal not sent here (neither SIGINT nor the kill above)
@@ -75,6 +71,23 @@ class TimedCBC(pulp.PULP_CBC_CMD):
             return status
         finally:
             self.delete_tmp_files(tmp_mps, tmp_sol, tmp_mst)
+
+
+def _wait(proc, cbc: TimedCBC) -> int:
+    """CBC's exit status: SIGINT after ``cbc.wait_s()`` seconds (stop and
+    write the best solution), killed ``cbc.grace_s`` later if it is deaf to
+    that (its preprocessing); ``cbc.interrupted`` and ``cbc.killed`` say which."""
+    try:
+        return proc.wait(timeout=cbc.wait_s())
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)
+        cbc.interrupted = True
+    try:
+        return proc.wait(timeout=cbc.grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        cbc.killed = True
+        return proc.wait()
 
 
 def _signal_name(number: int) -> str:

@@ -76,8 +76,11 @@ def recorded_choice(inst) -> list[int]:
 
 
 def short(value, width: int = 60) -> str:
-    """``repr(value)`` cut to ``width`` characters, for one-line messages."""
+    """``repr(value)`` on one line (runs of white space as one space: an
+    instance's repr spans lines) cut to ``width`` characters, for one-line
+    messages."""
     text = repr(value) if not isinstance(value, np.ndarray) else repr(value.tolist())
+    text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 3] + "..."
 
 

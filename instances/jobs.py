@@ -97,8 +97,10 @@ class Workload:
     column contract of this module's docstring; ``jobs`` is the same table as
     a :class:`pandas.DataFrame`, built on first use (the simulator's fast
     path never needs it, so that ``epochbench simulate`` does not import
-    pandas).  Both are read-only by convention: build a new workload to
-    change the jobs.
+    pandas).  Both are read-only: the arrays of a workload that
+    :func:`make_workload` or a reader built are (an edit of ``jobs`` raises
+    numpy's "assignment destination is read-only"); to change the jobs,
+    edit ``jobs.copy()`` and build a new workload from it.
     """
 
     __slots__ = ("table", "capacity", "resources", "dropped", "source", "meta", "_frame")

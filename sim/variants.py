@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from epochbench.instances.arguments import arg, in_python, named
+from epochbench.instances.arguments import named
 
 from . import registry as _registry
 from .engine import StartFn
@@ -460,10 +460,12 @@ class MultiQueue(_Base):
         self.steps: list[Step] = []
         if not self.lend and table.n and table.demand[:, 0].max() > self.sizes.max():
             j = int(np.argmax(table.demand[:, 0]))
+            flags = named("lend") == "--lend"              # one style in one message (arguments.named)
             raise ValueError(f"{named('partitions')}: job id {int(table.ids[j])} needs {int(table.demand[j, 0])} "
                              f"processors > the largest partition {int(self.sizes.max())} (no lending): "
-                             f"lend idle partitions ({arg('lend', True) if in_python() else arg('lend')}) or "
-                             f"give one partition at least {int(table.demand[j, 0])} ({arg('partitions')})")
+                             f"lend idle partitions ({'--lend' if flags else 'lend=True'}) or "
+                             f"give one partition at least {int(table.demand[j, 0])} "
+                             f"({'--partitions' if flags else 'partitions='})")
 
     def queue_of(self, j: int) -> int:
         """The queue of job row ``j`` (class docstring)."""

@@ -353,6 +353,35 @@ def test_ctrl_c_during_a_cpsat_solve_interrupts_it_and_keeps_python_handling_sig
     assert proc.stdout.split("\n")[:2] == ["interrupted", "second interrupted"], proc.stdout + proc.stderr
 
 
+#: a milp-cbc solve no machine finishes in 1.5 s (a 128 x 16 ETC mapping, 60 s), a KeyboardInterrupt
+#: raised in this process alone after 1.5 s (as SIGTERM to the client is: CBC is not signalled), then the
+#: number of CBC processes still alive among this process's children
+_CBC_INTERRUPTED = """
+import os, signal, threading, time
+import psutil
+import epochbench as eb
+inst = eb.generate("braun-range", tasks=128, machines=16, task_het="hi", machine_het="hi", consistency="i",
+                   count=1, seed=2)[0]
+threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    eb.solve(inst, "milp-cbc", time_limit=60)
+    print("answered")
+except KeyboardInterrupt:
+    print("interrupted")
+time.sleep(0.5)
+print(sum("cbc" in p.name() for p in psutil.Process().children(recursive=True) if p.is_running()))
+"""
+
+
+@posix_only
+def test_an_interrupted_cbc_solve_ends_cbc_too():
+    """Interrupted by an exception (SIGTERM turned into one, or Ctrl-C to
+    this process alone), a milp-cbc solve left CBC running to its limit."""
+    proc = subprocess.run([sys.executable, "-c", _CBC_INTERRUPTED], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["interrupted", "0"], proc.stdout + proc.stderr
+
+
 def test_keyboard_interrupt_elsewhere_is_one_plain_line(monkeypatch, capsys):
     def interrupted(args):
         raise KeyboardInterrupt

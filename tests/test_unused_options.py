@@ -98,3 +98,25 @@ def test_farm_exact_time_limit_on_the_command_line(tmp_path, monkeypatch, capsys
                      "and greedy-mkp has none"]
     assert cli.main(["simulate", "--machine", "farm", "--policy", "cs-i-p", "--farm-jobs", "20"]) == 0
     assert "note" not in capsys.readouterr().err
+
+
+def test_a_runs_other_warnings_are_shown_as_they_come_and_the_run_ends(capsys, recwarn):
+    """The first notes block recorded every warning and, showing the others
+    again into the same record, never ended: a selector or plug-in that
+    warned hung ``simulate``."""
+    import threading
+    import warnings
+
+    from epochbench.cli_simulate import _notes
+    from epochbench.sim.runner import NoEffect
+
+    def run():
+        with _notes("simulate"):
+            warnings.warn("a selector's own warning", UserWarning)
+            warnings.warn(NoEffect("--x has no effect"))
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive()
+    assert capsys.readouterr().err == "epochbench simulate: note: --x has no effect\n"
+    assert [str(w.message) for w in recwarn] == ["a selector's own warning"]    # shown as ever (here: to pytest)
