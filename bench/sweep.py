@@ -771,11 +771,12 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
         cluster, ended = None, False
         try:
             if scheduler is None:
-                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None,
-                                       scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-                                       resources={EXCLUSIVE: 1},
-                                       silence_logs=logging.CRITICAL)
+                with _deferred_interrupts():      # a cluster half started is closed by no one (see there)
+                    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                           host="127.0.0.1", dashboard_address=None,
+                                           scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                                           resources={EXCLUSIVE: 1},
+                                           silence_logs=logging.CRITICAL)
                 client = Client(cluster)
                 client.run(_use_path, list(sys.path))   # what this process can import, they can
                 work = functools.partial(_outcome, call, raising=stop_on_error)
@@ -802,6 +803,33 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
                     _end(tree)
                 else:
                     cluster.close(timeout=10)
+
+
+@contextlib.contextmanager
+def _deferred_interrupts():
+    """Hold Ctrl-C and SIGTERM (their Python handlers) until the block ends,
+    then act on the first that came: a local cluster interrupted while it
+    started was never assigned, so nothing here closed it, and distributed's
+    exit hook failed on its half-started workers (a traceback ending in
+    ``AssertionError: Status.init``).  Outside the main thread the block
+    runs as it is; a signal whose handler is not Python's is left alone."""
+    import signal
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list = []
+    held = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    held = {sig: handler for sig, handler in held.items() if callable(handler)}   # SIG_DFL: left alone
+    for sig in held:
+        signal.signal(sig, lambda signum, frame: came.append((signum, frame)))
+    try:
+        yield
+    finally:
+        for sig, handler in held.items():
+            signal.signal(sig, handler)
+        if came:
+            signum, frame = came[0]
+            held[signum](signum, frame)            # raises KeyboardInterrupt (or Terminated) here
 
 
 def _worker_trees(cluster) -> list:

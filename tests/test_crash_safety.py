@@ -382,6 +382,37 @@ def test_an_interrupted_cbc_solve_ends_cbc_too():
     assert proc.stdout.split() == ["interrupted", "0"], proc.stdout + proc.stderr
 
 
+#: Ctrl-C and SIGTERM (as the command line handles it) inside the block that starts a local cluster
+_DEFERRED = """
+import os, signal, time
+from epochbench.cli import Terminated
+from epochbench.sweep import _deferred_interrupts
+def term(signum, frame):
+    raise Terminated("stopped by SIGTERM")
+signal.signal(signal.SIGTERM, term)
+for sig in (signal.SIGINT, signal.SIGTERM):
+    try:
+        with _deferred_interrupts():
+            os.kill(os.getpid(), sig)
+            time.sleep(0.2)
+            print("inside", flush=True)
+    except KeyboardInterrupt as exc:
+        print("after", type(exc).__name__, flush=True)
+print(signal.getsignal(signal.SIGINT) is signal.default_int_handler, signal.getsignal(signal.SIGTERM) is term)
+"""
+
+
+@posix_only
+def test_an_interrupt_while_a_local_cluster_starts_waits_until_it_has_started():
+    """SIGTERM or Ctrl-C while LocalCluster(...) ran left a cluster that was
+    never assigned, so nothing closed it, and distributed's exit hook
+    printed a traceback ending in 'AssertionError: Status.init'."""
+    proc = subprocess.run([sys.executable, "-c", _DEFERRED], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:5] == ["inside", "after KeyboardInterrupt", "inside", "after Terminated",
+                                           "True True"], proc.stdout + proc.stderr
+
+
 def test_keyboard_interrupt_elsewhere_is_one_plain_line(monkeypatch, capsys):
     def interrupted(args):
         raise KeyboardInterrupt
