@@ -444,8 +444,9 @@ _UNITS = (("weighted_response_norm", " (s)"), ("weighted_response", " (node s^2)
           ("_share", " (share)"), ("_usage", " (share)"), ("_jobs", " (jobs)"), ("passes", " (passes)"))
 
 
-#: units of metrics named in full (a part of another name would match too much)
-_NAMED_UNITS = {"late": " (jobs)"}
+#: units (or the jobs a mean is over) of metrics named in full (a part of another name would match too much);
+#: the farm's slowdown_mean is [capannini2007] fig. 5's, over the jobs without a deadline
+_NAMED_UNITS = {"late": " (jobs)", "slowdown_mean": " (jobs without deadline)"}
 
 
 def _unit(name: str) -> str:

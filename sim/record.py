@@ -190,7 +190,8 @@ class EpochGaps:
     def summary(self) -> dict:
         """Per method ``{m}_gap``: ``count``, ``mean``, ``median``, ``p90``,
         ``max`` (fractions) and ``optimal_share`` (steps with gap <=
-        1e-9), and ``undefined`` (steps where the policy started nothing and
+        1e-9: at or better than the reference, a heuristic policy's choice
+        being beaten where a gap is negative), and ``undefined`` (steps where the policy started nothing and
         the method something: no gap, left out of the others), over the
         steps recorded where something fits (the policy or
         a method starts a job: a step whose candidates all wait has no

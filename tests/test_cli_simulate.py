@@ -105,7 +105,8 @@ def test_every_share_and_count_in_the_text_report_has_its_unit():
     from epochbench.cli_simulate import _unit
     assert _unit("capacity_lost_any_time") == _unit("capacity_lost_any_time_mean") == " (share)"
     assert _unit("late") == _unit("deadline_jobs") == " (jobs)" and _unit("late_share") == " (share)"
-    assert _unit("slowdown_mean") == "" and _unit("wait_mean") == " (s)"
+    assert _unit("bsld_mean") == "" and _unit("wait_mean") == " (s)"
+    assert _unit("slowdown_mean") == " (jobs without deadline)"       # the farm's: [capannini2007] fig. 5
 
 
 def test_a_metric_without_jobs_to_average_reads_dash_in_text(tmp_path, capsys):

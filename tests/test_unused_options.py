@@ -120,3 +120,4 @@ def test_a_runs_other_warnings_are_shown_as_they_come_and_the_run_ends(capsys, r
     assert not worker.is_alive()
     assert capsys.readouterr().err == "epochbench simulate: note: --x has no effect\n"
     assert [str(w.message) for w in recwarn] == ["a selector's own warning"]    # shown as ever (here: to pytest)
+
