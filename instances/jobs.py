@@ -35,9 +35,9 @@ absent ``estimate`` (``estmate``, ``Estimate``, ``user_estimate``), is
 another system's name for it (``walltime``, ``requested_time``,
 ``timelimit``: :data:`ESTIMATE_NAMES`), or is ``req_time`` without
 ``estimate``: that is refused, not run with every estimate the runtime.  A
-given ``duration`` that differs from the derived one is refused too.  :attr:`Workload.table` holds the
-columns as numpy arrays; :attr:`Workload.jobs` is the same table as a
-DataFrame, built on first use.
+given ``duration`` that differs from the derived one is refused too.
+:attr:`Workload.table` holds the columns as numpy arrays (read-only);
+:attr:`Workload.jobs` is the same table as a DataFrame, built on first use.
 
 Jobs that cannot run are dropped and counted by reason in ``Workload.dropped``,
 never silently.  The first rule that applies names the reason, in this order:
@@ -211,10 +211,11 @@ def _same_duration(duration, derived, ids, kill: bool, source) -> None:
         same = np.zeros(len(derived), bool)
     if not np.all(same):
         row = int(np.argmin(same))
-        rule = "min(runtime, estimate), jobs killed at their estimate" if kill else "the runtime (kill_at_estimate=False)"
+        rule = ("min(runtime, estimate), jobs killed at their estimate" if kill
+                else "the runtime (kill_at_estimate=False)")
         raise InstanceError(f"{source}: column 'duration' is derived, never read: {rule}; yours differs at job "
-                            f"id {int(ids[row])} ({_shown(duration[row])}, derived {float(derived[row])!r}): drop it, or "
-                            "set runtime / estimate / kill_at_estimate")
+                            f"id {int(ids[row])} ({_shown(duration[row])}, derived {float(derived[row])!r}): drop "
+                            "it, or set runtime / estimate / kill_at_estimate")
 
 
 def _shown(value) -> str:

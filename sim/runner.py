@@ -127,7 +127,8 @@ def _farm(workload, policy, *, on_pass=None, progress=None, **options) -> SimRes
     kw = {}
     if policy.startswith("cs-"):
         # as registry.check_applies: the default (the command line passes it) counts as not given
-        limit_given = options.get("exact_time_limit") not in (None, registry.OPTIONS["farm"]["exact_time_limit"].default)
+        default = registry.OPTIONS["farm"]["exact_time_limit"].default
+        limit_given = options.get("exact_time_limit") not in (None, default)
         kw = {"matcher": options.pop("matcher", None), "knapsack": options.pop("mkp", "greedy-mkp"),
               "exact_time_limit": options.pop("exact_time_limit", 1.0), "oracle_every": options.pop("oracle_every", 0),
               "constants": _farm_model.Constants.parse(constants, preemptive=policy.endswith("-p"))}
