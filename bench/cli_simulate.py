@@ -543,6 +543,10 @@ def cmd_calibrate(args) -> int:
             raise ValueError(f"--out {problem}")
         args.out.parent.mkdir(parents=True, exist_ok=True)
     w = load_workload(args.workload)
+    if args.out is not None and check_new_workload(args.out) == "swf" and not w.kill_at_estimate:
+        raise ValueError(f"--out {args.out}: SWF keeps no kill rule, and {args.workload} runs jobs past their "
+                         "estimate (kill_at_estimate false): read back with the default, the calibrated stream "
+                         "would miss its target; write .csv or .parquet, which keep the rule")
     dropped = f"{args.workload}: dropped on reading: " + ", ".join(f"{k} {v}" for k, v in w.dropped.items())
     from epochbench.sim.registry import machine_options
     options = {o.name: getattr(args, o.name) for o in machine_options("pool")

@@ -95,6 +95,7 @@ def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
         raise ValueError(f"{path}: not a bench-solves.csv (missing columns {sorted(missing)})")
     if df.empty:
         raise ValueError(f"{path}: no solves")
+    _no_blank_keys(df, path)
     instance = df["instance"].astype(str) if "instance" in df.columns else pd.Series(np.nan, df.index)
     if {"config", "instance"} <= set(df.columns):
         key = df["config"].astype(str) + "\x1f" + instance
@@ -120,6 +121,20 @@ def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
                         "value": _family_column(df, "value"), "ref": _family_column(df, "bound"),
                         "seconds": seconds})
     return out, [torn] if torn else []
+
+
+def _no_blank_keys(df: pd.DataFrame, path: Path) -> None:
+    """Refuse a row with a blank ``family``, ``method``, ``config`` or
+    ``instance`` (where the file has the column): a blank method or family
+    dropped the row without a word (pandas' groupby leaves NaN keys out),
+    and one blank instance turned off the matching of instances for the
+    whole file (a method compared on 4 instances against 3, a false gain)."""
+    for name in ("family", "method", "config", "instance"):
+        if name in df.columns:
+            blank = df[name].isna() | df[name].astype(str).str.strip().eq("")
+            if blank.any():
+                row = int(np.flatnonzero(blank)[0]) + 2
+                raise ValueError(f"{path}: line {row} has no {name}")
 
 
 def _family_column(df: pd.DataFrame, name: str):

@@ -162,8 +162,8 @@ def calibrate_rate(jobs: pd.DataFrame, capacity, target: float, policy: str = "e
             history.append((f, value))
         return cache[f][0]
 
-    def close(v: float) -> bool:
-        return abs(v / target - 1.0) <= rtol
+    def close(v: float) -> bool:             # not abs(v / target - 1): 19 against 20 at 5 % read 0.0500...04
+        return abs(v - target) <= rtol * target
 
     def done(converged: bool, note: str = "") -> Calibration:
         f, v = min(history, key=lambda fv: abs(fv[1] / target - 1.0) if math.isfinite(fv[1]) else math.inf)

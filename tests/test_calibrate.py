@@ -108,3 +108,21 @@ def test_a_jump_it_cannot_cross_is_said_with_the_queue_lengths_it_measured():
     assert m, cal.note
     measured = {f"{f:.6g}": f"{v:.4g}" for f, v in cal.history}
     assert measured[m.group(3)] == m.group(1) and measured[m.group(4)] == m.group(2), (cal.note, cal.history)
+
+
+def test_a_stream_that_runs_past_its_estimates_is_not_calibrated_into_swf(tmp_path, capsys):
+    """SWF keeps no kill rule: the calibrated stream of a kill_at_estimate
+    false table, read back with the default, reached a mean queue of 7
+    where the calibration said 19.8 (an audit).  .csv keeps the rule."""
+    from epochbench.instances.jobs import make_workload, read_table, write_table
+    s = workload(model="feitelson96", jobs=600, seed=4)
+    jobs = s.jobs.copy()
+    jobs["estimate"] = jobs["runtime"] * 0.5 + 1                # half the estimates short: the rule matters
+    src = write_table(make_workload(jobs, s.capacity, kill_at_estimate=False), tmp_path / "nokill.csv")
+    capsys.readouterr()
+    assert main(["calibrate", str(src), "--target", "10", "--out", str(tmp_path / "c.swf")]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {tmp_path / 'c.swf'}: SWF keeps no kill rule, and {src} runs jobs past their estimate" in err
+    assert not (tmp_path / "c.swf").exists()
+    assert main(["calibrate", str(src), "--target", "10", "--out", str(tmp_path / "c.csv")]) in (0, 1)
+    assert read_table(tmp_path / "c.csv").kill_at_estimate is False

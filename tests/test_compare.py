@@ -325,3 +325,20 @@ def test_score_csvs_take_bs_gap_against_as_reference_when_the_kind_moved(tmp_pat
         tmp_path / "mb.csv", index=False)
     assert main(["compare", str(tmp_path / "ma.csv"), str(tmp_path / "mb.csv"), "--fail-on", "gap:0.5%"]) == 0
     assert "-15.00" in capsys.readouterr().out       # 110 -> 95 against A's 100: +10 % -> -5 %
+
+
+@pytest.mark.parametrize("column, line", [("instance", 3), ("method", 4), ("family", 5), ("config", 3)])
+def test_a_row_with_a_blank_key_is_refused_naming_its_line(tmp_path, capsys, column, line):
+    """A blank instance turned off the matching of instances for the whole
+    file (a method compared on 4 instances against 3: a false gain, exit
+    0); a blank method or family dropped its row without a word (an audit
+    of the outputs)."""
+    a = solves(tmp_path / "a", 0.05)
+    b = solves(tmp_path / "b", 0.05)
+    df = pd.read_csv(b / "bench-solves.csv")
+    df[column] = df[column].astype(object)
+    df.loc[line - 2, column] = ""
+    df.to_csv(b / "bench-solves.csv", index=False)
+    assert main(["compare", str(a), str(b)]) == 2
+    assert capsys.readouterr().err.strip() == (f"epochbench compare: error: {b / 'bench-solves.csv'}: line {line} has "
+                                               f"no {column}")
