@@ -430,12 +430,24 @@ def _record(path: Path) -> dict | None:
         wrong = [k for k in LISTED if not isinstance(info.get(k), str)]
         if wrong:
             info, error = None, f"field '{wrong[0]}' is {info.get(wrong[0])!r}, not text"
+        elif not _iso_time(info["started"]):     # "yesterday" sorted as the newest run of all
+            info, error = None, f"field 'started' is {info['started']!r}, not an ISO 8601 time"
     if info is None:
         info = {"id": "?", "command": "?", "status": "unreadable", "error": error}
     elif info["status"] == "running" and _gone(info):
         info["status"] = "dead"
     info["path"] = str(path.parent if path.name == RUN_JSON else path)
     return info
+
+
+def _iso_time(text: str) -> bool:
+    """Whether ``text`` reads as an ISO 8601 time (as :func:`provenance`
+    writes ``started``): the runs are listed in its order."""
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _read_why(path: Path) -> tuple[dict | None, str]:

@@ -407,3 +407,19 @@ def test_provenance_lists_the_installed_plugins(monkeypatch):
     info = runs.provenance("score", "s1")
     assert info["plugins"] == [{"group": "epochbench.heuristics", "name": "packing:greedyx",
                                 "value": "mylab.heur:greedyx", "package": "mylab", "version": "0.2.0"}]
+
+
+def test_a_record_whose_start_is_no_time_is_unreadable_not_the_newest(tmp_path, capsys):
+    """'started': 'yesterday' was listed as a normal run and sorted as the
+    newest of all (an audit of runs)."""
+    base = {"command": "experiment", "status": "finished"}
+    for name, started in (("old", "2026-01-01T00:00:00+00:00"), ("new", "2026-06-01T00:00:00+00:00"),
+                          ("word", "yesterday")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "run.json").write_text(json.dumps({**base, "id": name, "started": started}))
+    assert cli.main(["runs", str(tmp_path), "--json"]) == 0
+    got = _strict(capsys.readouterr().out)
+    by = {r["path"].rsplit("/", 1)[-1]: r for r in got}
+    assert by["word"]["status"] == "unreadable"
+    assert by["word"]["error"] == "field 'started' is 'yesterday', not an ISO 8601 time"
+    assert [r["path"].rsplit("/", 1)[-1] for r in got][:2] == ["new", "old"]
