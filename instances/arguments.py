@@ -71,7 +71,13 @@ def named(name: str) -> str:
     ...     named("switch_overhead")
     '--switch-overhead'
     """
-    return "--" + name.replace("_", "-") if _COMMAND_LINE.get() and not in_python() else name
+    return "--" + name.replace("_", "-") if on_command_line() else name
+
+
+def on_command_line() -> bool:
+    """Whether :func:`named` names flags now: the ``epochbench`` command
+    runs (:func:`command_line`) and no call of the Python API inside it."""
+    return _COMMAND_LINE.get() and not in_python()
 
 
 @contextlib.contextmanager

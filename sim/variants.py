@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from epochbench.instances.arguments import named
+from epochbench.instances.arguments import named, on_command_line
 
 from . import registry as _registry
 from .engine import StartFn
@@ -460,7 +460,7 @@ class MultiQueue(_Base):
         self.steps: list[Step] = []
         if not self.lend and table.n and table.demand[:, 0].max() > self.sizes.max():
             j = int(np.argmax(table.demand[:, 0]))
-            flags = named("lend") == "--lend"              # one style in one message (arguments.named)
+            flags = on_command_line()                      # one style in one message (arguments.named)
             raise ValueError(f"{named('partitions')}: job id {int(table.ids[j])} needs {int(table.demand[j, 0])} "
                              f"processors > the largest partition {int(self.sizes.max())} (no lending): "
                              f"lend idle partitions ({'--lend' if flags else 'lend=True'}) or "
