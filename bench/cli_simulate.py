@@ -519,6 +519,8 @@ def add_calibrate(sub) -> None:
     c.add_argument("--policy", default="easy", help="pool policy (default easy)")
     c.add_argument("--rtol", type=float, default=0.05, help="relative tolerance (default 0.05)")
     c.add_argument("--warmup", type=float, default=0.1, help="share of arrivals before the window (default 0.1)")
+    c.add_argument("--nodes", type=int, help="machine size (overrides the SWF header), as in simulate")
+    c.add_argument("--no-kill", action="store_true", help="let jobs run past their estimate, as in simulate")
     c.add_argument("--out", type=Path, help="write the scaled stream here (a new .swf, .swf.gz, .csv or .parquet)")
     from epochbench.sim.registry import machine_options
     group = c.add_argument_group("options of the pool policies (as in simulate)")
@@ -542,9 +544,13 @@ def cmd_calibrate(args) -> int:
         if problem:
             raise ValueError(f"--out {problem}")
         args.out.parent.mkdir(parents=True, exist_ok=True)
-    w = load_workload(args.workload)
+    kw = {"nodes": args.nodes} if args.nodes is not None else {}
+    if args.no_kill:
+        kw["kill_at_estimate"] = False
+    w = load_workload(args.workload, **kw)
     if args.out is not None and check_new_workload(args.out) == "swf" and not w.kill_at_estimate:
-        raise ValueError(f"--out {args.out}: SWF keeps no kill rule, and {args.workload} runs jobs past their "
+        why = "--no-kill runs" if args.no_kill else f"{args.workload} runs"
+        raise ValueError(f"--out {args.out}: SWF keeps no kill rule, and {why} jobs past their "
                          "estimate (kill_at_estimate false): read back with the default, the calibrated stream "
                          "would miss its target; write .csv or .parquet, which keep the rule")
     dropped = f"{args.workload}: dropped on reading: " + ", ".join(f"{k} {v}" for k, v in w.dropped.items())
@@ -561,13 +567,14 @@ def cmd_calibrate(args) -> int:
     if w.dropped:
         print(f"epochbench calibrate: {dropped}", file=sys.stderr)
     from epochbench.instances.core import json_text
-    print(json_text({**cal.to_dict(), "dropped": dict(w.dropped)}))
+    print(json_text({**cal.to_dict(), "options": options, "capacity": w.capacity.tolist(),
+                     "kill_at_estimate": bool(w.kill_at_estimate), "dropped": dict(w.dropped)}))
     if not cal.converged:
         print(f"epochbench calibrate: did not converge: {cal.note}"
               + (f"; nothing written to {args.out}" if args.out else ""), file=sys.stderr)
         return 1
     if args.out:
-        save_workload(_calibrated(w, cal, args.target), args.out)
+        save_workload(_calibrated(w, cal, args.target, options), args.out)
     return 0
 
 
@@ -584,13 +591,32 @@ STALE_FIELDS = ("wait", "think_time")
 BEFORE = "before calibration: "
 
 
-def _before_calibration(note: str) -> str:
-    """The input's note line as a calibrated stream's header keeps it
-    (epochbench's own lines are written again on saving)."""
-    return note if note.startswith((BEFORE, "epochbench:")) else BEFORE + note
+#: the input's own notes that saving writes again from the workload (SWF header) or keeps in its
+#: metadata (CSV, Parquet): a calibrated stream does not repeat them
+REWRITTEN = "epochbench: dropped on reading:"
 
 
-def _calibrated(w, cal, target: float):
+def _before_calibration(notes: str) -> list[str]:
+    """The input's note lines as a calibrated stream's header keeps them:
+    marked as describing the stream before calibration (:data:`BEFORE`;
+    ``epochbench: written from ...`` too: the calibrated stream was written
+    from another source), without :data:`REWRITTEN`."""
+    return [n if n.startswith(BEFORE) else BEFORE + n for n in notes.split("\n")
+            if n and not n.startswith(REWRITTEN)]
+
+
+def _options_text(options: dict) -> str:
+    """The policy options of a calibration as its note says them."""
+    def one(x):
+        return f"{x:g}" if isinstance(x, float) else str(x)
+
+    def value(v):
+        return ",".join(map(one, v)) if isinstance(v, (list, tuple)) else one(v)
+    return "".join(f", --{k.replace('_', '-')}" + ("" if v is True else f" {value(v)}")
+                   for k, v in sorted(options.items()))
+
+
+def _calibrated(w, cal, target: float, options: dict | None = None):
     """The stream of ``cal`` (arrivals rescaled) as a workload to save:
     the input's header without its time span and counts, its notes
     marked as describing the stream before calibration (:data:`BEFORE`),
@@ -598,11 +624,12 @@ def _calibrated(w, cal, target: float):
     made wrong (:data:`STALE_FIELDS`: unknown, -1 in SWF)."""
     from epochbench.instances.jobs import make_workload
     header = {k: v for k, v in (w.meta.get("header") or {"Version": "2.2"}).items() if k not in STALE_HEADER}
-    note = (f"arrival rate x {cal.factor:.6g} by epochbench calibrate (policy {cal.policy}, mean queue "
+    note = (f"arrival rate x {cal.factor!r} by epochbench calibrate (policy {cal.policy}"
+            f"{_options_text(options or {})}{', --no-kill' if not w.kill_at_estimate else ''}, mean queue "
             f"{cal.mean_queue:.4g} for target {target:g}); submit times are the scaled arrivals, in "
             "fractional seconds")
-    header["Note"] = "\n".join([_before_calibration(n) for n in header.get("Note", "").split("\n") if n] + [note])
+    header["Note"] = "\n".join(_before_calibration(header.get("Note", "")) + [note])
     jobs = cal.jobs.drop(columns=[c for c in STALE_FIELDS if c in cal.jobs.columns])
-    return make_workload(jobs, w.capacity, resources=w.resources, source=f"{w.source} x{cal.factor:.6g}",
+    return make_workload(jobs, w.capacity, resources=w.resources, source=f"{w.source} x{cal.factor!r}",
                          kill_at_estimate=w.kill_at_estimate, meta={"header": header}, dropped=dict(w.dropped))
 

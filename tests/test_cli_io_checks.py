@@ -271,7 +271,7 @@ def test_calibrate_says_what_it_dropped_and_writes_only_a_stream_that_converged(
     header = w.meta["header"]
     assert "dropped on reading: negative_runtime=1, too_many_processors=1" in header["Note"]
     assert "StartTime" not in header and "EndTime" not in header
-    assert f"arrival rate x {cal['factor']:.6g} by epochbench calibrate" in header["Note"]
+    assert f"arrival rate x {cal['factor']!r} by epochbench calibrate" in header["Note"]
     assert (load_workload(swf).jobs["wait"] > 0).any() and (w.jobs["wait"] == -1).all()   # the log's own wait: gone
     never = tmp_path / "never.swf"
     assert main(["calibrate", str(swf), "--target", "1e-9", "--out", str(never)]) == 1
@@ -339,12 +339,65 @@ def test_a_calibrated_streams_header_marks_the_generators_load_as_before_calibra
     notes = load_workload(out).meta["header"]["Note"].split("\n")
     params = [n for n in notes if "generator parameters" in n]
     assert params and all(n.startswith("before calibration: generator parameters") for n in params), notes
-    assert any(n.startswith(f"arrival rate x {factor:.6g}") for n in notes), notes
+    assert any(n.startswith(f"arrival rate x {factor!r} ") for n in notes), notes
     again = tmp_path / "again.swf"                                 # calibrated twice: each factor said once, in order
     assert main(["calibrate", str(out), "--target", "3", "--rtol", "0.5", "--out", str(again)]) == 0
     notes2 = load_workload(again).meta["header"]["Note"].split("\n")
     assert sum(n.startswith("before calibration: arrival rate x") for n in notes2) == 1, notes2
     assert not any(n.startswith("before calibration: before calibration") for n in notes2), notes2
+
+
+def test_a_calibration_says_its_options_and_the_factor_exactly(tmp_path, capsys):
+    """The header note rounded the factor to 6 figures (the JSON has it
+    exactly) and named no policy option; a CSV output kept the input's
+    'epochbench: written from' line as if the calibrated stream were the
+    one written from there (an audit)."""
+    from epochbench.instances.jobs import read_table
+    from epochbench.instances.workloads import write_workload
+    src = write_workload(tmp_path / "gen.swf", model="lublin03", jobs=300, seed=3, processors=64, load=0.7)
+    out = tmp_path / "cal.csv"
+    assert main(["calibrate", str(src), "--target", "2", "--rtol", "0.5", "--policy", "multi-queue",
+                 "--partitions", "32,32", "--lend", "--nodes", "64", "--out", str(out)]) == 0
+    cal = json.loads(capsys.readouterr().out)
+    assert cal["options"] == {"partitions": [32.0, 32.0], "lend": True} and cal["capacity"] == [64]
+    assert cal["kill_at_estimate"] is True
+    w = read_table(out)
+    notes = w.meta["header"]["Note"].split("\n")
+    assert any(n.startswith(f"arrival rate x {cal['factor']!r} by epochbench calibrate (policy multi-queue, "
+                            "--lend, --partitions 32,32, mean queue") for n in notes), notes
+    written = [n for n in notes if "epochbench: written from" in n]
+    assert written and all(n.startswith("before calibration: epochbench: written from") for n in written), notes
+    written_by = json.loads(out.read_text().split("\n")[0].split(" ", 2)[2])      # '# epochbench {...}'
+    assert written_by["source"].endswith(f" x{cal['factor']!r}")
+
+
+def test_calibrate_reads_the_stream_as_simulate_does(tmp_path, capsys):
+    """--nodes and --no-kill were simulate's only: a stream calibrated for a
+    machine of another size, or without the kill at the estimate, could not
+    be asked for."""
+    from epochbench.instances.jobs import make_workload, read_table, write_table
+    from epochbench.instances.workloads import workload
+    from epochbench.sim.calibrate import mean_queue_length
+    from epochbench.sim.pool import simulate_pool
+    s = workload(model="feitelson96", jobs=600, seed=4)
+    jobs = s.jobs.drop(columns=["duration"])
+    jobs["estimate"] = jobs["runtime"] * 0.5 + 1                # half the estimates short: the rule matters
+    src = write_table(make_workload(jobs, s.capacity), tmp_path / "w.csv")
+    out = tmp_path / "c.csv"
+    assert main(["calibrate", str(src), "--target", "6", "--rtol", "0.1", "--no-kill", "--nodes", "96",
+                 "--out", str(out)]) == 0
+    cal = json.loads(capsys.readouterr().out)
+    assert cal["kill_at_estimate"] is False and cal["capacity"] == [96]
+    w = read_table(out)
+    assert w.kill_at_estimate is False and w.capacity.tolist() == [96]
+    assert "--no-kill, mean queue" in w.meta["header"]["Note"]
+    q = mean_queue_length(simulate_pool(w.jobs, w.capacity, "easy").jobs)
+    assert q == pytest.approx(6, rel=0.1)
+    err = _error(capsys, ["calibrate", str(src), "--target", "6", "--no-kill", "--out", str(tmp_path / "c.swf")])
+    assert "SWF keeps no kill rule, and --no-kill runs jobs past their estimate" in err
+    with pytest.raises(SystemExit) as exit_:
+        main(["calibrate", str(src), "--target", "6", "--nodes", "0"])
+    assert exit_.value.code == 2 and "--nodes: must be an integer >= 1" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, flag", [
