@@ -199,7 +199,10 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
         cluster of N processes, None on one of ``$EPOCHBENCH_WORKERS`` or
         every core (as ``epochbench score`` does; a script that starts one
         needs the ``if __name__ == "__main__":`` guard of multiprocessing)
-    scheduler : address of a Dask scheduler to score on instead
+    scheduler : address of a Dask scheduler to score on instead (default:
+        ``$EPOCHBENCH_SCHEDULER``); its workers run the sweep, so a
+        ``workers`` other than 1 or None beside one is refused, as the
+        command line refuses ``--workers`` with ``--scheduler``
 
     Returns
     -------
@@ -232,7 +235,7 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
         raise ValueError("methods: give at least one method name")
     if not all(isinstance(m, str) and m for m in methods):
         raise ValueError(f"methods: expected method names, got {methods!r}")
-    workers = _workers(workers)
+    workers = _workers(workers, scheduler)
     if isinstance(instances, (str, Path)):
         from epochbench.instances.io import read_family
         path = Path(instances)
@@ -254,12 +257,23 @@ def score(instances: Iterable, methods: Iterable[str] | str, *, time_limit: floa
                   references=references, params=params, workers=workers, scheduler=scheduler)   # eb.solve
 
 
-def _workers(workers) -> int | None:
+def _workers(workers, scheduler=None) -> int | None:
     """``workers`` as an int (None stays None); ValueError unless it is an
-    integer from 1 to :data:`epochbench.sweep.MAX_WORKERS`."""
-    from .sweep import MAX_WORKERS
+    integer from 1 to :data:`epochbench.sweep.MAX_WORKERS`, or when it sizes
+    a local cluster (more than 1) beside a scheduler (``scheduler``, else
+    ``$EPOCHBENCH_SCHEDULER``), whose workers run the sweep instead: one of
+    the two would be ignored."""
+    from .sweep import MAX_WORKERS, SCHEDULER_ENV, _text, scheduler_of
     if workers is not None and (not is_int(workers) or not 1 <= workers <= MAX_WORKERS):
         raise ValueError(f"workers: must be an integer from 1 to {MAX_WORKERS} or None, got {workers!r}")
+    _text(scheduler)
+    address = scheduler_of(scheduler)
+    if workers is not None and workers != 1 and address is not None:
+        why = "the scheduler's workers run the sweep and workers sizes a local one"
+        if (scheduler or "").strip():
+            raise ValueError(f"workers={workers} and scheduler={scheduler!r}: {why}; give one of them")
+        raise ValueError(f"workers={workers} and ${SCHEDULER_ENV} ({address}): {why}; unset {SCHEDULER_ENV} "
+                         "to run on local workers")
     return None if workers is None else int(workers)
 
 
@@ -322,7 +336,7 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
     if not callable(func):
         raise ValueError(f"func: expected a function, got {type(func).__name__}")
     check_limits(time_limit)
-    workers = _workers(workers)
+    workers = _workers(workers, scheduler)
     if label is not None and (not isinstance(label, str) or not label.strip()):
         raise ValueError(f"label: expected a name, got {label!r}")
     from epochbench.instances.registry import DEFAULT_TIME_LIMIT

@@ -143,3 +143,20 @@ def test_no_note_names_an_empty_list_before_an_unknown_methods_error(inst, tmp_p
     assert cli.main(["score", str(tmp_path / "i.json"), "--methods", "nosuch", "--threads", "4"]) == 2
     err = capsys.readouterr().err
     assert "note" not in err and "no method 'nosuch'" in err
+
+
+def test_workers_beside_a_scheduler_are_refused_not_ignored(inst, monkeypatch):
+    """``eb.score(workers=4, scheduler=...)`` ran on the scheduler and said
+    nothing of ``workers``; the command line refuses the pair.  Nothing is
+    contacted: the refusal comes first."""
+    with pytest.raises(ValueError, match=r"^workers=4 and scheduler='tcp://127\.0\.0\.1:9': the scheduler's "
+                                         r"workers run the sweep .*; give one of them$"):
+        eb.score([inst], "ff", workers=4, scheduler="tcp://127.0.0.1:9")
+    with pytest.raises(ValueError, match=r"^workers=2 and scheduler="):
+        eb.validate(lambda i: (), count=0, workers=2, scheduler="tcp://127.0.0.1:9")
+    monkeypatch.setenv("EPOCHBENCH_SCHEDULER", "tcp://127.0.0.1:9")
+    with pytest.raises(ValueError, match=r"^workers=3 and \$EPOCHBENCH_SCHEDULER \(tcp://127\.0\.0\.1:9\): .*"
+                                         r"unset EPOCHBENCH_SCHEDULER to run on local workers$"):
+        eb.score([inst], "ff", workers=3)
+    monkeypatch.delenv("EPOCHBENCH_SCHEDULER")
+    assert len(eb.score([inst], "ff", workers=1)) == 1          # the default and one worker stay as they were
