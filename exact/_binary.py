@@ -525,6 +525,66 @@ def cbc_info(result: str) -> dict:
     return {"solver": "CBC", "threads": 1, "solver_status": result}
 
 
+#: prefix of the scratch folders of CBC's files (one per process, in the system's temporary folder)
+SCRATCH_PREFIX = "epochbench-cbc-"
+_scratch_lock = threading.Lock()
+_scratch: list = []       # [pid, path] of this process's folder
+
+
+def cbc_scratch() -> str:
+    """This process's folder for CBC's model, solution and log files,
+    ``SCRATCH_PREFIX<pid>`` in the system's temporary folder, made on first
+    use and removed at exit.  A process killed during a solve (a sweep's
+    worker stopped with its CBC) cannot remove its files, so the first call
+    of each process also removes the folders of this user's processes that
+    are gone (about 0.5 MB a solve were left in the temporary folder)."""
+    with _scratch_lock:
+        pid = os.getpid()
+        if _scratch and _scratch[0] == pid and os.path.isdir(_scratch[1]):
+            return _scratch[1]                        # (a forked child makes its own)
+        import atexit
+        import shutil
+        root = tempfile.gettempdir()
+        _sweep_scratch(root)
+        path = os.path.join(root, f"{SCRATCH_PREFIX}{pid}")
+        if not (_scratch and _scratch[0] == pid):
+            shutil.rmtree(path, ignore_errors=True)   # a dead process's, whose pid this one got
+            atexit.register(_remove_scratch, pid, path)
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        _scratch[:] = [pid, path]
+        return path
+
+
+def _remove_scratch(pid: int, path: str) -> None:
+    """At exit: the scratch folder of :func:`cbc_scratch`, in the process that made it."""
+    if os.getpid() == pid:
+        import shutil
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _sweep_scratch(root: str) -> None:
+    """Remove the scratch folders (:func:`cbc_scratch`) in ``root`` that
+    belong to this user and to a process that no longer runs."""
+    import shutil
+    try:
+        names = [n for n in os.listdir(root) if n.startswith(SCRATCH_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(SCRATCH_PREFIX):]
+        path = os.path.join(root, name)
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            if os.stat(path).st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except (OSError, OverflowError):
+            continue
+
+
 def run_cbc(prob, deadline: float, seed: int, *, warm: bool) -> tuple[str, float | None, str]:
     """Solve the PuLP problem ``prob`` with serial CBC (PuLP's bundled
     binary) until ``deadline`` (``time.perf_counter()`` seconds; the MPS
@@ -545,7 +605,8 @@ def run_cbc(prob, deadline: float, seed: int, *, warm: bool) -> tuple[str, float
     limit (7% of runs with N = 1)."""
     if time_left(deadline) <= 0:
         return "timeout", None, "not started (time limit reached before the solver started)"
-    fd, log_path = tempfile.mkstemp(prefix="epochbench-cbc-", suffix=".log")
+    scratch = cbc_scratch()
+    fd, log_path = tempfile.mkstemp(prefix="cbc-", suffix=".log", dir=scratch)
     os.close(fd)
     try:
         from ._pulp_solvers import TimedCBC
@@ -554,6 +615,7 @@ def run_cbc(prob, deadline: float, seed: int, *, warm: bool) -> tuple[str, float
                           lambda: max(time_left(deadline), 0.0) + CBC_KILL_S, grace,
                           msg=False, threads=None, gapRel=0, logPath=log_path, warmStart=warm,
                           timeMode="elapsed", options=[f"randomCbcSeed {int(seed) + 1}"])
+        solver.tmpDir = scratch                       # the model and solution files beside the log
         prob.solve(solver)
         with open(log_path) as fh:
             log = fh.read()
