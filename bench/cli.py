@@ -21,7 +21,7 @@ from epochbench.instances.core import RunStopped
 from .checks import (OPTION_TYPES, check_params, check_required, nonnegative_float, nonnegative_int,  # noqa: F401
                      positive_float, positive_int, random_count)
 from .cli_args import Parser, _strict_types, once, param_value, parse_params, plain_text, stdout_to_stderr  # noqa: F401
-from .methods import _called_with, check_on, method_params
+from .methods import called_with, check_on, method_params
 
 
 
@@ -103,7 +103,7 @@ def cmd_solve(args) -> int:
               else {"time_limit": args.time_limit})
     given = check_params(m.func, parse_params(args.param), f"{inst.kind} method {args.method!r}")
     check_required(m.func, given, f"{inst.kind} method {args.method!r}",
-                   given=_called_with(m, args.time_limit is not None))
+                   given=called_with(m, args.time_limit is not None))
     check_on(inst.kind, args.method, given, [inst], cli=True)     # a value the method refuses on inst: exit 2
     params.update(given)
     with stdout_to_stderr(args.json):                        # a method's prints must not corrupt the JSON

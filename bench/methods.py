@@ -111,12 +111,12 @@ def check_method(kind: str, name: str, params: dict, instances=(), *, prefix: st
     m = get(kind, name)
     check_params(m.func, params, f"{prefix}{kind} method {name!r}", cli=False)
     check_required(m.func, params, f"{prefix}{kind} method {name!r}", cli=False,
-                   given=_called_with(m, time_limit))
+                   given=called_with(m, time_limit))
     check_on(kind, name, params, instances, prefix=prefix)
     return params
 
 
-def _called_with(m, time_limit: bool) -> tuple[str, ...]:
+def called_with(m, time_limit: bool) -> tuple[str, ...]:
     """The keywords :func:`~epochbench.instances.registry.solve` passes
     ``m`` itself: an exact method's ``time_limit`` and ``threads``; a
     heuristic's own budget ``time_limit`` only when one is given

@@ -134,6 +134,14 @@ class ConvergentScheduling(FarmPolicy):
         (job submission or ending) happens")."""
         return self.preemptive
 
+    def exact_steps(self) -> bool:
+        """Whether a step calls an exact method, which ``exact_time_limit``
+        limits: the matcher or the knapsack method is exact, or the oracle
+        runs."""
+        from epochbench.instances.registry import get
+        return (bool(self.oracle_every) or get("knapsack", self.knapsack).exact
+                or get("assignment", self.matcher).exact)
+
     def options(self) -> dict:
         return {"matcher": self.matcher, "knapsack": self.knapsack, "oracle_every": self.oracle_every,
                 "constants": asdict(self.constants)}

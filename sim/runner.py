@@ -102,15 +102,6 @@ def _gang(workload, policy, **options) -> SimResult:
     return _with_dropped(simulate_gang(jobs, cap, registry.get_policy("gang", policy).make(), **options), dropped)
 
 
-def _exact_step(kw: dict) -> bool:
-    """Whether a CS policy built from ``kw`` calls an exact method: its
-    matcher or knapsack method is exact, or the oracle runs."""
-    from epochbench.instances.registry import get_named
-    matcher = kw["matcher"]
-    return bool(kw["oracle_every"]) or get_named("knapsack", kw["knapsack"], "mkp").exact or (
-        matcher is not None and get_named("assignment", matcher, "matcher").exact)
-
-
 _STREAM = {"farm_jobs": "jobs", "machines": "machines", "licenses": "licenses", "interarrival": "interarrival",
            "seed": "seed"}
 
@@ -124,7 +115,7 @@ def _farm(workload, policy, *, on_pass=None, progress=None, **options) -> SimRes
                          "or a FarmStream")
     stream = workload if workload is not None else generate_stream(**stream_kw)
     constants = options.pop("cs_constant", None) or []
-    kw = {}
+    kw, limit_given = {}, False
     if policy.startswith("cs-"):
         # as registry.check_applies: the default (the command line passes it) counts as not given
         default = registry.OPTIONS["farm"]["exact_time_limit"].default
@@ -132,11 +123,6 @@ def _farm(workload, policy, *, on_pass=None, progress=None, **options) -> SimRes
         kw = {"matcher": options.pop("matcher", None), "knapsack": options.pop("mkp", "greedy-mkp"),
               "exact_time_limit": options.pop("exact_time_limit", 1.0), "oracle_every": options.pop("oracle_every", 0),
               "constants": _farm_model.Constants.parse(constants, preemptive=policy.endswith("-p"))}
-        if limit_given and not _exact_step(kw):
-            warnings.warn(NoEffect(f"{arg('exact_time_limit')} has no effect: it limits a CS policy's exact steps "
-                                   f"(an exact {arg('matcher')} or {arg('mkp')}, or {arg('oracle_every')}), and "
-                                   f"{policy} with {kw['matcher'] or 'its default matcher'} and {kw['knapsack']} "
-                                   "has none"), stacklevel=3)
     elif constants:
         raise ValueError(f"{arg('cs_constant')} applies to the CS policies only, not {policy!r}")
     else:
@@ -144,7 +130,12 @@ def _farm(workload, policy, *, on_pass=None, progress=None, **options) -> SimRes
             options.pop(key, None)
     if options:
         raise BadArgument(f"farm policy {policy!r}: unknown options {sorted(options)}")
-    return simulate_farm(stream, registry.get_policy("farm", policy).make(**kw), on_pass=on_pass, progress=progress)
+    made = registry.get_policy("farm", policy).make(**kw)
+    if limit_given and not made.exact_steps():
+        warnings.warn(NoEffect(f"{arg('exact_time_limit')} has no effect: it limits a CS policy's exact steps "
+                               f"(an exact {arg('matcher')} or {arg('mkp')}, or {arg('oracle_every')}), and "
+                               f"{policy} with {made.matcher} and {made.knapsack} has none"), stacklevel=3)
+    return simulate_farm(stream, made, on_pass=on_pass, progress=progress)
 
 
 #: the machine runners: ``run(workload, policy, **options) -> SimResult``

@@ -76,7 +76,7 @@ def test_score_takes_them_with_an_exact_method_and_records_the_defaults(one, tmp
 def test_farm_exact_time_limit_without_an_exact_step_warns():
     from epochbench.sim.runner import NoEffect
     with pytest.warns(NoEffect, match=r"exact_time_limit= has no effect: it limits a CS policy's exact steps .*"
-                                      r"cs-i-p with its default matcher and greedy-mkp has none"):
+                                      r"cs-i-p with imfs and greedy-mkp has none"):
         res = eb.simulate(None, "cs-i-p", machine="farm", farm_jobs=20, exact_time_limit=2)
     assert res.n == 20
 
@@ -94,7 +94,7 @@ def test_farm_exact_time_limit_on_the_command_line(tmp_path, monkeypatch, capsys
                      "--exact-time-limit", "2"]) == 0
     notes = [line for line in capsys.readouterr().err.splitlines() if "note" in line]
     assert notes == ["epochbench simulate: note: --exact-time-limit has no effect: it limits a CS policy's exact "
-                     "steps (an exact --matcher or --mkp, or --oracle-every), and cs-i-p with its default matcher "
+                     "steps (an exact --matcher or --mkp, or --oracle-every), and cs-i-p with imfs "
                      "and greedy-mkp has none"]
     assert cli.main(["simulate", "--machine", "farm", "--policy", "cs-i-p", "--farm-jobs", "20"]) == 0
     assert "note" not in capsys.readouterr().err
