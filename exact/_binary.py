@@ -655,8 +655,18 @@ def _not_run(units: str, solver: str, reason: str) -> Outcome:
     return Outcome("timeout", None, None, units, {"solver": solver, "solver_status": "not run", "reason": reason})
 
 
+#: why CBC gets no MIP start of a 0-1 model (the model's hint; the caller still returns the start
+#: when CBC finds nothing as good): CBC 2.10.3 given one (``-mips``) now and then proves it optimal
+#: at the root where a better solution exists, its probing fixing the columns of the optimum: on
+#: 10-item knapsacks a 1.582 for the optimum 1.776 (an audit), and 8 of 2,000 random 0-1 knapsacks
+#: of 4 to 11 items and 1 to 3 constraints against brute force, where the same runs without the
+#: start were all right
+CBC_WRONG_START = "CBC 2.10.3 proves a MIP start optimal at the root now and then where it is not"
+
+
 def _cbc(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcome:
-    """Solve with CBC (:func:`run_cbc`, always serial); the bound read from
+    """Solve with CBC (:func:`run_cbc`, always serial, without the model's
+    hint as a MIP start: :data:`CBC_WRONG_START`); the bound read from
     CBC's log is widened by 5e-4 towards safety (it prints 3 decimals).  Not
     run (no solution, no bound, a ``reason``) when a coefficient reaches
     :data:`CBC_LARGE`."""
@@ -672,11 +682,7 @@ def _cbc(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcom
         if built is None:
             return no_time(units, "CBC")
         prob, x = built
-        warm = model.hint is not None
-        if warm:
-            for v, h in zip(x, model.hint):
-                v.setInitialValue(int(h))
-        status, raw, result = run_cbc(prob, deadline, seed, warm=warm)
+        status, raw, result = run_cbc(prob, deadline, seed, warm=False)   # never a MIP start: CBC_WRONG_START
     bound = None
     if raw is not None:
         bound = raw + 5e-4 if model.sense == "max" else raw - 5e-4
