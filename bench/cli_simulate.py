@@ -304,6 +304,15 @@ def _notes(command: str):
         yield
 
 
+def _reading(args) -> dict:
+    """The keywords of ``load_workload`` that ``--nodes`` and ``--no-kill``
+    give (``simulate``, ``calibrate``)."""
+    kw = {"nodes": args.nodes} if args.nodes is not None else {}
+    if args.no_kill:
+        kw["kill_at_estimate"] = False
+    return kw
+
+
 def _simulate(args) -> int:
     from epochbench.sim import registry, report, simulate, write_run
     from epochbench.sim.runner import to_json
@@ -318,9 +327,7 @@ def _simulate(args) -> int:
         if not args.workload:
             raise ValueError("--workload is required (except with --machine farm)")
         from epochbench.instances.jobs import load_workload
-        kw = {"nodes": args.nodes} if args.nodes else {}
-        if args.no_kill:
-            kw["kill_at_estimate"] = False
+        kw = _reading(args)
         if str(args.workload).lower().endswith((".swf", ".swf.gz")):
             kw["fields"] = ()          # the raw SWF fields no simulation reads: not kept in memory
         workload = load_workload(args.workload, **kw)
@@ -544,10 +551,7 @@ def cmd_calibrate(args) -> int:
         if problem:
             raise ValueError(f"--out {problem}")
         args.out.parent.mkdir(parents=True, exist_ok=True)
-    kw = {"nodes": args.nodes} if args.nodes is not None else {}
-    if args.no_kill:
-        kw["kill_at_estimate"] = False
-    w = load_workload(args.workload, **kw)
+    w = load_workload(args.workload, **_reading(args))
     if args.out is not None and check_new_workload(args.out) == "swf" and not w.kill_at_estimate:
         why = "--no-kill runs" if args.no_kill else f"{args.workload} runs"
         raise ValueError(f"--out {args.out}: SWF keeps no kill rule, and {why} jobs past their "
