@@ -585,7 +585,7 @@ def _sweep_scratch(root: str) -> None:
             continue
 
 
-def run_cbc(prob, deadline: float, seed: int, *, warm: bool) -> tuple[str, float | None, str]:
+def run_cbc(prob, deadline: float, seed: int, *, warm: bool, options: tuple[str, ...] = ()) -> tuple[str, float | None, str]:
     """Solve the PuLP problem ``prob`` with serial CBC (PuLP's bundled
     binary) until ``deadline`` (``time.perf_counter()`` seconds; the MPS
     file, the start-up and the solution read included: CBC gets the time
@@ -614,7 +614,7 @@ def run_cbc(prob, deadline: float, seed: int, *, warm: bool) -> tuple[str, float
         solver = TimedCBC(lambda: cbc_seconds(time_left(deadline)),          # read when CBC starts
                           lambda: max(time_left(deadline), 0.0) + CBC_KILL_S, grace,
                           msg=False, threads=None, gapRel=0, logPath=log_path, warmStart=warm,
-                          timeMode="elapsed", options=[f"randomCbcSeed {int(seed) + 1}"])
+                          timeMode="elapsed", options=[f"randomCbcSeed {int(seed) + 1}", *options])
         solver.tmpDir = scratch                       # the model and solution files beside the log
         prob.solve(solver)
         with open(log_path) as fh:
@@ -643,10 +643,20 @@ def _finite(text: str) -> float | None:
     return v if math.isfinite(v) and abs(v) < 1e40 else None
 
 
-#: a constraint coefficient at least this large and CBC is not run: on vector bin packing
-#: models with capacities of 1e8 to 1e13, CBC 2.10 proved optima a bin above the true one
-#: (7 of 120 random runs), where CP-SAT and HiGHS proved the right one
-CBC_LARGE = 1e8
+#: a constraint coefficient or bound at least this large and CBC is not run: on vector bin
+#: packing models with capacities of 1e8 to 1e13, CBC 2.10 proved optima a bin above the true
+#: one (7 of 120 random runs), where CP-SAT proved the right one; on random packing steps of 5 to
+#: 10 jobs against brute force it proved utilization optima a unit short at capacities of 8.7e5
+#: (1 of 165 near 1e6) and 2.25e7 (1 of 300 near 3e7), the second even without preprocessing
+CBC_LARGE = 1e6
+#: a constraint coefficient or bound at least this large and CBC runs without its integer
+#: preprocessing (:data:`CBC_CAREFUL_OPTIONS`): with it CBC proved 0.950 for 0.9999 on a 6-job
+#: packing step of capacity 69,190 (1 of 500 random steps near 1e5) and the unit short at 8.7e5,
+#: both right without it (none wrong in 2,585 random steps with capacities from 3e4 to 1.2e6, nor
+#: in 600 near 1e3); none wrong with it in 1,000 random steps near 1e3 and 1e4, nor in an audit's
+#: 10,000 small ones
+CBC_CAREFUL = 1e4
+CBC_CAREFUL_OPTIONS = ("preprocess off",)
 
 
 def _not_run(units: str, solver: str, reason: str) -> Outcome:
@@ -664,15 +674,24 @@ def _not_run(units: str, solver: str, reason: str) -> Outcome:
 CBC_WRONG_START = "CBC 2.10.3 proves a MIP start optimal at the root now and then where it is not"
 
 
+#: CBC's options on a float objective: it otherwise takes a solution as better only by its
+#: cutoff increment (about 1e-5), and "proved" utilization optima up to 8e-6 short, beyond the
+#: 1e-6 that ``objective_scaling`` promises (6 of 150 random packing steps with capacities near 1e6,
+#: against brute force; none beyond it in about 4,500 with the increment at 1e-10, capacities 1e5
+#: to 3e7)
+CBC_FLOAT_OPTIONS = ("increment 1e-10",)
+
+
 def _cbc(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcome:
     """Solve with CBC (:func:`run_cbc`, always serial, without the model's
     hint as a MIP start: :data:`CBC_WRONG_START`); the bound read from
     CBC's log is widened by 5e-4 towards safety (it prints 3 decimals).  Not
-    run (no solution, no bound, a ``reason``) when a coefficient reaches
-    :data:`CBC_LARGE`."""
+    run (no solution, no bound, a ``reason``) when a coefficient or bound
+    reaches :data:`CBC_LARGE`; without its preprocessing from
+    :data:`CBC_CAREFUL`; a float objective with :data:`CBC_FLOAT_OPTIONS`."""
     units = _milp_units(model)
     if _beyond(model, CBC_LARGE):
-        return _not_run(units, "CBC", f"a constraint coefficient of {CBC_LARGE:.0e} or more, beyond the range "
+        return _not_run(units, "CBC", f"a constraint coefficient or bound of {CBC_LARGE:.0e} or more, beyond the range "
                         f"where CBC's proofs hold; {_who_solves(model)}")
     if time_left(deadline) <= 0:
         return no_time(units, "CBC")
@@ -682,7 +701,9 @@ def _cbc(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcom
         if built is None:
             return no_time(units, "CBC")
         prob, x = built
-        status, raw, result = run_cbc(prob, deadline, seed, warm=False)   # never a MIP start: CBC_WRONG_START
+        options = (CBC_FLOAT_OPTIONS if units == "float" else ()) + (
+            CBC_CAREFUL_OPTIONS if _beyond(model, CBC_CAREFUL) else ())
+        status, raw, result = run_cbc(prob, deadline, seed, warm=False, options=options)  # no MIP start: CBC_WRONG_START
     bound = None
     if raw is not None:
         bound = raw + 5e-4 if model.sense == "max" else raw - 5e-4
@@ -815,16 +836,22 @@ def highs_model(model: BinaryModel, units: str, deadline: float = math.inf):
     return h if time_left(deadline) > 0 else None
 
 
-#: constraint coefficients from which milp-highs is not run: HiGHS calls 1e15 and more a
-#: model error (``large_matrix_value``), and below it proved wrong optima on 1-D knapsacks
-#: with coefficients near 1e14 (1 of 300 at 1e14, none of 300 at 1e9 .. 1e13, cold starts;
-#: a bound below a feasible value): 1e12 leaves a margin
-HIGHS_LARGE = 1e12
+#: constraint coefficients or bounds from which milp-highs is not run: HiGHS calls 1e15 and more
+#: a model error (``large_matrix_value``), and below it chose selections over capacity (a unit at
+#: 2.3e6; 3 of 1,000 random packing steps of 5 to 10 jobs with capacities near 3e6, 11 of 150 near
+#: 1e8, its feasibility tolerances being relative to rows it scales) and proved wrong optima (an
+#: audit's profit step at 1e11: 9 for 11); none of either in 3,000 with capacities up to 1e6.
+#: Tighter tolerances without presolve mended those near 1e7 and broke one at 1.7e5 that the
+#: defaults get right, so the range is cut rather than the options changed
+HIGHS_LARGE = 1e6
 
 
 def _beyond(model: BinaryModel, limit: float) -> bool:
-    """Whether a row of ``model`` has a coefficient of ``limit`` or more."""
-    return _largest(model) >= limit
+    """Whether a row of ``model`` has a coefficient or a bound of ``limit``
+    or more (absolute values): the MILPs' tolerances scale with both (CBC
+    proved a packing step with capacity 2.25e7 a unit short)."""
+    bounds = (abs(b) for _, _, lo, hi in model.rows for b in (lo, hi) if b is not None)
+    return _largest(model) >= limit or max(bounds, default=0) >= limit
 
 
 def _highs(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcome:
@@ -832,10 +859,10 @@ def _highs(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outc
     (:func:`highs_model`), the hint as its start, its time limit what is
     left when it starts, stray output filtered (:func:`quiet_highs`); not
     run (no solution, no bound, a ``reason`` in the details) when a
-    coefficient is beyond HiGHS's range."""
+    coefficient or bound reaches :data:`HIGHS_LARGE`."""
     units = _milp_units(model)
     if _beyond(model, HIGHS_LARGE):
-        return _not_run(units, "HiGHS", f"a constraint coefficient of {HIGHS_LARGE:.0e} or more, beyond "
+        return _not_run(units, "HiGHS", f"a constraint coefficient or bound of {HIGHS_LARGE:.0e} or more, beyond "
                         f"the range where HiGHS's proofs hold; {_who_solves(model)}")
     if time_left(deadline) <= 0:
         return no_time(units, "HiGHS")

@@ -473,7 +473,7 @@ def test_farm_oracle_with_proof_records_finite_gaps():
 
 def test_highs_refused_coefficients_give_the_start_with_the_reason():
     """HiGHS calls a constraint coefficient of 1e15 or more a model error (and
-    proved wrong optima near 1e14: from 1e12 on it is not run):
+    proved wrong optima from 6e6 on: from :data:`HIGHS_LARGE` on it is not run):
     ``milp-highs`` then returns the start, unproven, and says why (CP-SAT
     proves the same instance)."""
     from epochbench.instances.packing import PackingInstance
@@ -493,18 +493,92 @@ def test_highs_refused_coefficients_give_the_start_with_the_reason():
 
 def test_cbc_is_not_run_on_coefficients_where_its_proofs_failed():
     """CBC proved optima a bin above the true one on vector bin packing with
-    capacities of 1e8 and more: from :data:`CBC_LARGE` on, ``milp-cbc``
-    returns the start, unproven, with the reason; CP-SAT and HiGHS prove it."""
+    capacities of 1e8 and more, a packing step a unit short at 2.25e7: from
+    :data:`CBC_LARGE` on (coefficients or bounds), ``milp-cbc``
+    returns the start, unproven, with the reason; CP-SAT proves it (HiGHS is
+    not run either: :data:`HIGHS_LARGE`)."""
     from epochbench.exact._binary import CBC_LARGE
-    from epochbench.instances.packing import EpochsInstance
+    from epochbench.instances.packing import EpochsInstance, PackingInstance
     f = int(CBC_LARGE)
     dem = [[5, 3, 1], [5, 3, 1], [3, 5, 2], [1, 4, 3], [5, 3, 4], [1, 2, 3], [2, 2, 1], [3, 3, 3], [5, 3, 2]]
     inst = EpochsInstance.build([15 * f, 16 * f + 1, 12 * f], [[x * f for x in row] for row in dem])
     r = solve(inst, "milp-cbc", time_limit=5, threads=1, warm=False, pattern_bound=False)
     assert (r.status, r.value, r.bound) == ("feasible", 3.0, 2.0)          # the FFD start, the volume bound
     assert "beyond the range where CBC's proofs hold" in r.info["note"]
-    for method in ("cpsat", "milp-highs"):
-        assert solve(inst, method, time_limit=5, threads=1, warm=False, pattern_bound=False).status == "optimal"
+    assert solve(inst, "cpsat", time_limit=5, threads=1, warm=False, pattern_bound=False).status == "optimal"
+    highs = solve(inst, "milp-highs", time_limit=5, threads=1, warm=False, pattern_bound=False)
+    assert highs.status == "feasible" and "beyond the range where HiGHS's proofs hold" in highs.info["note"]
+    # a unit short at a capacity of 2.25e7, demands to 1.1e7: the capacity counts as well
+    short = PackingInstance.build([22543083], [[d] for d in (2817891, 11271548, 11271541, 7514367, 2817875, 5635768,
+                                                             7514355, 11271553, 5635775, 5635776)])
+    r = solve(short, "milp-cbc", time_limit=5, threads=1)
+    assert r.status == "feasible" and "beyond the range where CBC's proofs hold" in r.info["note"]
+    assert r.value <= solve(short, "cpsat", time_limit=5, threads=1).value == 1.0
+
+
+def test_highs_is_not_run_where_it_proved_wrong_optima():
+    """An audit's profit step with coefficients near 1e11: HiGHS proved 9
+    where 11 is optimal (jobs 2 to 5 fit); at 1e8 it chose a selection 7
+    units over capacity (and 3e6 one unit over).  From :data:`HIGHS_LARGE`
+    on ``milp-highs`` is not run: the start, unproven, and why."""
+    from epochbench.instances.packing import PackingInstance
+    wrong = PackingInstance.build([99_999_999_977], [[12499999998], [32499999967], [29999999987],
+                                                      [24999999997], [19999999991], [12500000009]],
+                                  objective="profit", profit=[1, 1, 3, 3, 3, 2])
+    over = PackingInstance.build([99_999_989, 97], [[x, 0] for x in (68000012, 20000007, 39999981, 71999998,
+                                                                       56000002, 52000003, 23999987)])
+    near = PackingInstance.build([2339170], [[d] for d in (1169592, 584786, 292387, 1169584, 467828, 584793,
+                                                           467829, 292384)])
+    for inst, optimum in ((wrong, 11.0), (over, None), (near, None)):
+        optimum = optimum or solve(inst, "cpsat", time_limit=5, threads=1).value
+        r = solve(inst, "milp-highs", time_limit=5, threads=1)
+        assert r.status == "feasible" and r.value <= optimum and r.bound is None
+        assert "beyond the range where HiGHS's proofs hold" in r.info["note"]
+
+
+#: random packing steps where CBC with its integer preprocessing proved utilization optima short
+#: (0.950 for 0.9999; a unit of 873,735), with the integer objective
+CBC_PREPROCESS_WRONG = [
+    ([69190], [34591, 8658, 8656, 8644, 34591, 13842]),
+    ([873735], [218429, 436861, 436861, 109213, 291242, 291243, 174741, 436856, 291236]),
+]
+
+
+@pytest.mark.parametrize("capacity, demand", CBC_PREPROCESS_WRONG)
+def test_cbc_runs_without_preprocessing_on_large_coefficients(capacity, demand):
+    """From :data:`CBC_CAREFUL` on CBC runs without its integer
+    preprocessing: its optimum is CP-SAT's."""
+    from epochbench.instances.packing import PackingInstance
+    inst = PackingInstance.build(capacity, [[d] for d in demand])
+    r = solve(inst, "milp-cbc", time_limit=10, threads=1, warm=False)
+    assert r.info["objective_units"] == "int"
+    assert (r.status, r.value) == ("optimal", solve(inst, "cpsat", time_limit=10, threads=1).value)
+
+
+#: random packing steps (capacities near 1e6, utilization in floats) where CBC proved
+#: optima up to 8e-6 short, beyond the 1e-6 its ``objective_scaling`` promises
+CBC_FLOAT_SHORT = [
+    (False, [644828, 677898], [[80595, 84731], [80600, 84738], [161207, 169477], [80615, 84733], [161211, 169474],
+                               [161213, 169467], [80608, 84737], [214939, 225967], [161198, 169466], [214935, 225969]]),
+    (False, [944184, 779095], [[236057, 194768], [236038, 194783], [118028, 97378], [472096, 389557],
+                               [472098, 389540], [188825, 155831], [314731, 259687]]),
+    (True, [522544, 878017], [[130647, 219502], [65329, 109744], [174182, 292677], [261261, 439001],
+                              [130626, 219501], [65328, 109751], [65330, 109759], [174181, 292674], [130625, 219509]]),
+]
+
+
+@pytest.mark.parametrize("warm, capacity, demand", CBC_FLOAT_SHORT)
+def test_cbc_float_optimum_within_what_it_promises(warm, capacity, demand):
+    """CBC takes a solution as better only by its cutoff increment (about
+    1e-5) unless told otherwise (:data:`CBC_FLOAT_OPTIONS`): its "optimal"
+    is now within the 1e-6 ``objective_scaling`` says, of CP-SAT's proof
+    on the exact integer objective."""
+    from epochbench.instances.packing import PackingInstance
+    inst = PackingInstance.build(capacity, demand)
+    r = solve(inst, "milp-cbc", time_limit=10, threads=1, warm=warm)
+    best = solve(inst, "cpsat", time_limit=10, threads=1)
+    assert r.info["objective_units"] == "float" and "within 1e-06" in r.info["objective_scaling"]
+    assert r.status == best.status == "optimal" and best.value - 1e-6 <= r.value <= best.value
 
 
 def test_mapping_lp_relaxation_takes_etc_beyond_highs_range():
