@@ -160,7 +160,9 @@ class SlackBackfill(_ArrivalQueue):
        starts if, with c running, the new plan S puts every reserved job j
        no later than ``max(deadline_j, B_j)`` (a job already past its
        deadline, after a running job overran, may not be delayed further);
-       then B = S.
+       then B = S;
+    3. the reserved jobs that B now plans at now start (a start in step 2
+       can bring a job forward that the scan had passed).
 
     Unless a running job overruns its estimate, no reserved job starts
     after its deadline.  With ``slack_factor = 0`` no job starts later than
@@ -295,11 +297,7 @@ class SlackBackfill(_ArrivalQueue):
         plan, prof = self._base_plan(now, self._guarded(q))
         self._reserve(now, q, plan, prof)
         guarded = self._guarded(q)
-        done = set()
-        for j in guarded:
-            if plan[j] <= now and machine.fits(j):
-                start(j)
-                done.add(j)
+        done = self._start_planned(now, machine, start, guarded, plan, set())
         for c in q:
             if machine.free[0] <= 0:
                 break
@@ -313,12 +311,28 @@ class SlackBackfill(_ArrivalQueue):
                 plan = s
             start(c)
             done.add(c)
+        # a start can move a reserved job that the scan has passed (skipped: it would
+        # have delayed another) to now; left waiting it would start at the next event,
+        # after its promise
+        done = self._start_planned(now, machine, start, guarded, plan, done)
         self._q = [j for j in q if j not in done]
         for j in done:
             self.deadline.pop(j, None)
         self._in_force = {j: plan[j] for j in self._guarded(self._q)}
         self._wake = min((plan[j] for j in self._guarded(self._q) if plan.get(j, np.inf) > now),
                          default=np.inf)
+
+    @staticmethod
+    def _start_planned(now: float, machine, start: StartFn, guarded: list, plan: dict, done: set) -> set:
+        """Start the reserved jobs ``guarded`` not in ``done`` that ``plan`` puts
+        at now and that fit (one planned now may not fit only when a running
+        job overran); returns ``done`` with them.  Starting them keeps
+        ``plan``: each takes the slot it was planned in."""
+        for j in guarded:
+            if j not in done and plan[j] <= now and machine.fits(j):
+                start(j)
+                done.add(j)
+        return done
 
     def wakeup(self):
         """A planned start can fall where no job ends: a pass is due then."""

@@ -124,6 +124,27 @@ def test_slack_zero_holds_every_promise_when_jobs_end_early():
     assert jobs.loc[69, "start"] <= jobs.loc[69, "promised"] == 125
 
 
+#: exact durations of a 13-job audit stream, 16 processors, killed at the estimate
+#: (id, submit, procs, duration, estimate)
+PASSED_BY = stream([(31, 0, 1, 10, 10), (103, 0, 13, 10, 37), (16, 1, 1, 27, 27), (82, 1, 1, 39, 41),
+                    (43, 2, 1, 5, 10), (109, 3, 1, 5, 6), (10, 4, 1, 2.5, 2.5), (25, 4, 13, 5, 5),
+                    (46, 6, 1, 1, 2.5), (70, 6, 9, 11, 11), (67, 7, 15, 0, 1), (7, 8, 14, 2, 2),
+                    (13, 9, 1, 23, 23)])
+
+
+def test_threshold_starts_a_job_a_backfill_moved_to_now():
+    """threshold-bf, t=19.5: reserved in order 67 (15 p, planned 28), 43
+    (1 p, planned 29 = its promise), 70 (9 p, planned 29).  The scan passes
+    43: with it running, 67 moves to 29.5 and 70 to 30.5, past its promise.
+    70 then starts, and the new plan puts 43 at 19.5, beside it.  43 started
+    at the next event, 30.5, after its promise 29; it starts at 19.5."""
+    jobs = simulate(PASSED_BY, [16], "threshold-bf").jobs.set_index("id")
+    assert jobs.loc[43, "promised"] == 29 and jobs.loc[70, "start"] == 19.5
+    assert jobs.loc[43, "start"] == 19.5
+    held = jobs["promised"].notna()
+    assert (jobs.loc[held, "start"] <= jobs.loc[held, "promised"]).all()
+
+
 @pytest.mark.parametrize("policy,kw", [("slack-bf", {"slack_factor": 0.0}), ("slack-bf", {"slack_factor": 0.3}),
                                        ("threshold-bf", {"slowdown_threshold": 2.0})])
 @pytest.mark.parametrize("k", [1, 2])
