@@ -43,6 +43,7 @@ import numpy as np
 from epochbench.instances.arguments import args
 from epochbench.instances.lazy import njit
 from .los_fast import LOS_RULE
+from .engine import wake_time
 from .policies import CONS_RULE, EASY, EASY_RULE, Conservative, _ArrivalQueue, register_policy
 from .profile import JIT, p_add, p_book, p_find, p_init, rows_needed
 
@@ -161,7 +162,7 @@ class OrderedBackfill(_ArrivalQueue):
                 start(j)
                 started.add(j)
         self._q = [j for j in self._q if j not in started]
-        self._wake = min((self._res[j] for j in self._q if self._res[j] > now), default=np.inf)
+        self._wake = wake_time(now, (self._res[j] for j in self._q))
 
     def wakeup(self):
         return self._wake

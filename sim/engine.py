@@ -233,6 +233,22 @@ class Policy(ABC):
         return {}
 
 
+def wake_time(now: float, planned) -> float:
+    """The pass a plan asks for after a pass at ``now`` (:meth:`Policy.wakeup`):
+    the earliest of the ``planned`` starts of the jobs left waiting, when it
+    is after now; none (``inf``) when a job planned at or before now is still
+    waiting.  Such a job did not fit, which happens only while a running job
+    is past its estimate: the plan counted that job's resources free from
+    now, so every later start in it hangs on an end that no event marks, and
+    the passes it asked for started nothing while they re-planned the same
+    overrun a job's estimate later each time (about 1e8 passes for an overrun
+    of 5e8 s).  The next job end or arrival re-plans.  When no job overruns,
+    every job planned by now has started and this is the earliest planned
+    start, as before."""
+    first = min(planned, default=np.inf)
+    return first if first > now else np.inf
+
+
 PassHook = Callable[[float, Machine, list, list], None]
 
 

@@ -22,7 +22,8 @@ jobs.  The Schedule step is conservative backfilling ([zhang-comparative] sectio
 * every job whose reservation is now starts in its reserved row, on that
   row's lowest empty columns (if the columns are not empty, because a job
   overran its prediction, it waits and the whole queue is booked again at the
-  next pass);
+  next pass, the next event: the reservations after it hung on its start, so
+  they ask for no pass, :func:`epochbench.sim.engine.wake_time`);
 * ``mpl x estimate`` is the paper's worst case, and it holds for a row that
   gets every mpl-th stretch of time, but not for time slices: a job placed
   while its row waits for its turn first waits up to ``(mpl - 1)`` slices,
@@ -56,6 +57,7 @@ from __future__ import annotations
 import numpy as np
 
 from epochbench.instances.lazy import njit
+from .engine import wake_time
 from .gang_matrix import Clock, Matrix
 from .profile import JIT, p_add, p_advance, p_book, p_find, p_init, rows_needed
 
@@ -190,7 +192,6 @@ class RowBackfill:
                   res_t, res_r, self.table.promised, np.asarray(clock.order(), dtype=np.int64), now)
         self.compress = False
         placed, keep = [], []
-        wake = np.inf
         for job in queue:
             t = res_t[job]
             if t <= now:
@@ -205,8 +206,6 @@ class RowBackfill:
                     placed.append(job)
                     continue
                 self.compress = True  # a job overran its prediction: book everything again
-            elif t < wake:
-                wake = t
             keep.append(job)
-        self.wake = float(wake)
+        self.wake = float(wake_time(now, res_t[keep]))   # none while a job booked by now waits
         return placed, keep

@@ -37,8 +37,10 @@ reservation at a time where no job ends any more (the job whose end it
 followed moved away later in the same pass): the policy then asks the engine
 for a pass at that time (``Policy.wakeup``).  A running job that overruns its
 estimate is gone from the profile; a job booked now that then does not fit
-waits and the whole queue is re-booked at the next pass (reservations may then
-move later: only overruns break the guarantee).
+waits and the whole queue is re-booked at the next pass, the next job end or
+arrival (reservations may then move later: only overruns break the
+guarantee); the later reservations of that pass hung on its start, so they
+ask for no pass (:func:`epochbench.sim.engine.wake_time`).
 
 Each policy runs two ways: the generic classes below on the Python engine of
 :mod:`epochbench.sim.engine` (selector, hook, other machine models), and the compiled
@@ -68,7 +70,7 @@ from epochbench.instances.lazy import intrinsic, kernels_loaded, njit
 
 from . import easy_python as _easy_python
 from . import registry as _registry
-from .engine import JobTable, Policy, StartFn, packing_instance
+from .engine import JobTable, Policy, StartFn, packing_instance, wake_time
 from .los_fast import LOS_RULE, OUT as LOS_OUT, OVERFLOW as LOS_OVERFLOW, los_grown, los_select, los_stats, los_work
 from .profile import (INLINE, JIT, Profile, _below_back, _below_from, _covers, _high_bit, _locate, p_add, p_advance,
                       p_book, p_find, p_find_before, p_init, p_move, p_release, rows_needed)
@@ -490,11 +492,12 @@ class Conservative(_ArrivalQueue):
                 self._compress = True  # only when a running job overran its estimate
             keep.append(j)
         self._q = keep
-        self._wake = min((self.reserved[j] for j in keep if self.reserved[j] > now), default=np.inf)
+        self._wake = wake_time(now, (self.reserved[j] for j in keep))
 
     def wakeup(self):
         """A reservation can fall where no job ends any more (the job whose
-        end it followed moved away in a compression): a pass is due then."""
+        end it followed moved away in a compression): a pass is due then
+        (none while a reservation due now waits: :func:`~epochbench.sim.engine.wake_time`)."""
         return self._wake
 
 
@@ -1388,7 +1391,8 @@ def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, st
     queue's tail), start every job booked now.  Returns (qt, m, hn).  A
     reservation can fall where no job ends any more (the job whose end it
     followed moved away in a compression), so the loop also runs a pass at
-    ``cf[WAKE]``."""
+    ``cf[WAKE]``: the earliest reservation after now, or none while a job
+    booked now waits (:func:`epochbench.sim.engine.wake_time`)."""
     if cf[RB] > -np.inf:
         m = _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, extra, vm, vr, wait,
                       jb)
@@ -1414,7 +1418,8 @@ def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, st
         else:
             wake = min(wake, res[j])
         soon = min(soon, res[j])
-    cf[SOON], cf[WAKE] = soon, wake
+    # a job booked now that did not fit: no pass before the next event (engine.wake_time)
+    cf[SOON], cf[WAKE] = soon, (wake if soon > now else np.inf)
     if first >= 0:
         qt = _compact(q, first, qt, inq)
     return qt, m, hn

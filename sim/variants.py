@@ -48,7 +48,7 @@ import numpy as np
 from epochbench.instances.arguments import named, on_command_line
 
 from . import registry as _registry
-from .engine import StartFn
+from .engine import StartFn, wake_time
 from .policies import EASY, Step, _ArrivalQueue, _Base, register_policy
 from .profile import CompiledProfile
 
@@ -319,8 +319,7 @@ class SlackBackfill(_ArrivalQueue):
         for j in done:
             self.deadline.pop(j, None)
         self._in_force = {j: plan[j] for j in self._guarded(self._q)}
-        self._wake = min((plan[j] for j in self._guarded(self._q) if plan.get(j, np.inf) > now),
-                         default=np.inf)
+        self._wake = wake_time(now, (plan[j] for j in self._guarded(self._q)))
 
     @staticmethod
     def _start_planned(now: float, machine, start: StartFn, guarded: list, plan: dict, done: set) -> set:

@@ -318,6 +318,19 @@ def test_mpl1_gs_is_fcfs_and_bgs1_is_conservative_on_a_small_stream():
         pd.testing.assert_frame_equal(a[["id", "start", "end", "promised"]], b[["id", "start", "end", "promised"]])
 
 
+def test_bgs1_waits_for_the_next_event_while_a_job_overruns():
+    """BGS-1's Schedule step is conservative's: while job 1 (no kill) runs
+    past its estimate, job 2 is booked now and does not fit, and the pass
+    asks for no other before job 1 ends (it asked for one at job 3's
+    booking, a few seconds on: 4,004 passes for an overrun of 1e4 s)."""
+    df = stream([(1, 0, 1, 2e4, 1e4), (2, 0, 1, 1, 4), (3, 0, 1, 0.5, 1)])
+    df["duration"] = df["runtime"]                    # no kill at the estimate
+    a = simulate(df, [1], "conservative")
+    b = simulate_gang(df, [1], "bgs", mpl=1, check=True)
+    assert b.jobs["start"].tolist() == a.jobs["start"].tolist() == [0, 2e4, 2e4 + 1]
+    assert b.passes <= 5
+
+
 def test_capacity_loss_eq3_reduces_to_eq2_with_mpl1():
     df = stream([(1, 0, 2, 100), (2, 0, 4, 10), (3, 5, 1, 30), (4, 20, 3, 50)])
     r = simulate_gang(df, [4], "gs", mpl=1)

@@ -181,6 +181,32 @@ def test_conservative_wakes_up_for_a_reservation_left_without_an_event():
     assert j.loc[13, "start"] == 3 and j.loc[13, "promised"] == 6  # booked at 6, compressed to 3
 
 
+def overrun_stream(runtime):
+    """One processor; job 1 runs twice its estimate (no kill at the
+    estimate), jobs 2 (estimate 4, runs 1 s) and 3 (estimate 1, 0.5 s) wait
+    for it (an audit's stream, runtime 1e9)."""
+    return stream([(1, 0, 1, runtime, runtime / 2), (2, 0, 1, 1, 4), (3, 0, 1, 0.5, 1)])
+
+
+@pytest.mark.parametrize("runtime", [2e4, 1e9])
+@pytest.mark.parametrize("policy,engine", [("conservative", "fast"), ("conservative", "generic"),
+                                           ("fcfs-bf", "generic"), ("bfit-bf", "generic"), ("wfit-bf", "generic"),
+                                           ("slack-bf", "generic")])
+def test_a_reservation_blocked_by_an_overrun_waits_for_the_next_event(runtime, policy, engine):
+    """At job 1's estimated end job 2 is booked now but does not fit; job 3
+    is booked after it.  Each pass asked for another at job 3's booking, a
+    few seconds on, where job 2 was booked now again and did not fit: an
+    overrun of 1e4 s took some 4,000 passes (1e8 for the audit's 5e8 s).
+    Now the passes are the events and one at job 1's estimated end: 0,
+    runtime / 2, job 1's end, job 2's end.  The schedule is the reservation
+    order's (slack-bf had started job 3 first, after a pass between
+    events had left its plan in force across job 1's end)."""
+    df = overrun_stream(runtime)
+    res = same_schedule(df, [1], policy) if engine == "fast" else simulate(df, [1], policy, engine=engine)
+    assert res.jobs["start"].tolist() == [0, runtime, runtime + 1]
+    assert res.passes == 4
+
+
 def saturated_stream(model, n, processors, period, seed, k=1):
     """Overload (load 1.6) and underload (0.6) blocks of ``period`` jobs with
     Phi estimates: long queues, and most jobs end early, each end compressing
