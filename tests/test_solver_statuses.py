@@ -536,21 +536,26 @@ def test_highs_is_not_run_where_it_proved_wrong_optima():
         assert "beyond the range where HiGHS's proofs hold" in r.info["note"]
 
 
-#: random packing steps where CBC with its integer preprocessing proved utilization optima short
-#: (0.950 for 0.9999; a unit of 873,735), with the integer objective
-CBC_PREPROCESS_WRONG = [
-    ([69190], [34591, 8658, 8656, 8644, 34591, 13842]),
-    ([873735], [218429, 436861, 436861, 109213, 291242, 291243, 174741, 436856, 291236]),
+#: random packing steps where CBC proved utilization optima short with the integer objective:
+#: with its preprocessing (0.950 for 0.9999; a unit of 873,735), and without it but with its cuts
+#: (90,184 for 90,188 and the rest, an audit's); warm: whether the start was given
+CBC_CAREFUL_WRONG = [
+    (False, [69190], [34591, 8658, 8656, 8644, 34591, 13842]),
+    (False, [873735], [218429, 436861, 436861, 109213, 291242, 291243, 174741, 436856, 291236]),
+    (False, [90188], [18037, 30052, 22573, 30094, 15051, 45135, 45102, 15012, 45120, 22576, 15005]),
+    (True, [95081], [47479, 15817, 47589, 31720, 31641, 47619, 15862, 19046, 23804]),
+    (True, [594343], [148507, 198191, 119013, 296862, 99044, 148838, 297250, 148879, 99143, 148835, 297698]),
+    (True, [115885], [38648, 23198, 38656, 23189, 57871, 23213, 28995, 38649, 38701]),
 ]
 
 
-@pytest.mark.parametrize("capacity, demand", CBC_PREPROCESS_WRONG)
-def test_cbc_runs_without_preprocessing_on_large_coefficients(capacity, demand):
+@pytest.mark.parametrize("warm, capacity, demand", CBC_CAREFUL_WRONG)
+def test_cbc_runs_without_preprocessing_and_cuts_on_large_coefficients(warm, capacity, demand):
     """From :data:`CBC_CAREFUL` on CBC runs without its integer
-    preprocessing: its optimum is CP-SAT's."""
+    preprocessing and its cuts: its optimum is CP-SAT's."""
     from epochbench.instances.packing import PackingInstance
     inst = PackingInstance.build(capacity, [[d] for d in demand])
-    r = solve(inst, "milp-cbc", time_limit=10, threads=1, warm=False)
+    r = solve(inst, "milp-cbc", time_limit=10, threads=1, warm=warm)
     assert r.info["objective_units"] == "int"
     assert (r.status, r.value) == ("optimal", solve(inst, "cpsat", time_limit=10, threads=1).value)
 
