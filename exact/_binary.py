@@ -585,7 +585,8 @@ def _sweep_scratch(root: str) -> None:
             continue
 
 
-def run_cbc(prob, deadline: float, seed: int, *, warm: bool, options: tuple[str, ...] = ()) -> tuple[str, float | None, str]:
+def run_cbc(prob, deadline: float, seed: int, *, warm: bool,
+            options: tuple[str, ...] = ()) -> tuple[str, float | None, str]:
     """Solve the PuLP problem ``prob`` with serial CBC (PuLP's bundled
     binary) until ``deadline`` (``time.perf_counter()`` seconds; the MPS
     file, the start-up and the solution read included: CBC gets the time
@@ -594,6 +595,7 @@ def run_cbc(prob, deadline: float, seed: int, *, warm: bool, options: tuple[str,
     it has not ended :data:`CBC_GRACE_SHARE` of the time it was given after that
     (:data:`CBC_GRACE_MIN_S` to :data:`CBC_GRACE_MAX_S`); the overrun is
     the caller's to report).
+    ``options``: more of CBC's command-line options (``"cuts off"``).
     Returns (status, the bound as CBC's log prints it (3 decimals; ``None``
     without a solution, or if it printed none), CBC's result line).  A CBC
     that dies of a signal (a segfault of the bundled binary on a short
@@ -705,7 +707,8 @@ def _cbc(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcom
         prob, x = built
         options = (CBC_FLOAT_OPTIONS if units == "float" else ()) + (
             CBC_CAREFUL_OPTIONS if _beyond(model, CBC_CAREFUL) else ())
-        status, raw, result = run_cbc(prob, deadline, seed, warm=False, options=options)  # no MIP start: CBC_WRONG_START
+        # no MIP start: CBC_WRONG_START
+        status, raw, result = run_cbc(prob, deadline, seed, warm=False, options=options)
     bound = None
     if raw is not None:
         bound = raw + 5e-4 if model.sense == "max" else raw - 5e-4
