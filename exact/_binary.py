@@ -693,8 +693,8 @@ def _cbc(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcom
     run (no solution, no bound, a ``reason``) when a coefficient or bound
     reaches :data:`CBC_LARGE`; without its preprocessing and cuts from
     :data:`CBC_CAREFUL`; a float objective with :data:`CBC_FLOAT_OPTIONS`."""
-    units = _milp_units(model)
-    if _beyond(model, CBC_LARGE):
+    units, size = _milp_units(model), _magnitude(model)
+    if size >= CBC_LARGE:
         return _not_run(units, "CBC", f"a constraint coefficient or bound of {CBC_LARGE:.0e} or more, beyond the range "
                         f"where CBC's proofs hold; {_who_solves(model)}")
     if time_left(deadline) <= 0:
@@ -706,7 +706,7 @@ def _cbc(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcom
             return no_time(units, "CBC")
         prob, x = built
         options = (CBC_FLOAT_OPTIONS if units == "float" else ()) + (
-            CBC_CAREFUL_OPTIONS if _beyond(model, CBC_CAREFUL) else ())
+            CBC_CAREFUL_OPTIONS if size >= CBC_CAREFUL else ())
         # no MIP start: CBC_WRONG_START
         status, raw, result = run_cbc(prob, deadline, seed, warm=False, options=options)
     bound = None
@@ -851,12 +851,18 @@ def highs_model(model: BinaryModel, units: str, deadline: float = math.inf):
 HIGHS_LARGE = 1e6
 
 
+def _magnitude(model: BinaryModel) -> int:
+    """The largest constraint coefficient or row bound of ``model`` (absolute
+    values): the MILPs' tolerances scale with both (CBC proved a packing step
+    with capacity 2.25e7 a unit short)."""
+    bounds = (abs(b) for _, _, lo, hi in model.rows for b in (lo, hi) if b is not None)
+    return max(_largest(model), max(bounds, default=0))
+
+
 def _beyond(model: BinaryModel, limit: float) -> bool:
     """Whether a row of ``model`` has a coefficient or a bound of ``limit``
-    or more (absolute values): the MILPs' tolerances scale with both (CBC
-    proved a packing step with capacity 2.25e7 a unit short)."""
-    bounds = (abs(b) for _, _, lo, hi in model.rows for b in (lo, hi) if b is not None)
-    return _largest(model) >= limit or max(bounds, default=0) >= limit
+    or more (:func:`_magnitude`)."""
+    return _magnitude(model) >= limit
 
 
 def _highs(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcome:
