@@ -669,6 +669,13 @@ def _not_run(units: str, solver: str, reason: str) -> Outcome:
     return Outcome("timeout", None, None, units, {"solver": solver, "solver_status": "not run", "reason": reason})
 
 
+def _out_of_range(model: BinaryModel, units: str, solver: str, limit: float) -> Outcome:
+    """:func:`_not_run` for a model with a coefficient or bound of ``limit``
+    or more (:func:`_magnitude`), naming the methods that solve it."""
+    return _not_run(units, solver, f"a constraint coefficient or bound of {limit:.0e} or more, beyond the range "
+                    f"where {solver}'s proofs hold; {_who_solves(model)}")
+
+
 #: why CBC gets no MIP start of a 0-1 model (the model's hint; the caller still returns the start
 #: when CBC finds nothing as good): CBC 2.10.3 given one (``-mips``) now and then proves it optimal
 #: at the root where a better solution exists, its probing fixing the columns of the optimum: on
@@ -695,8 +702,7 @@ def _cbc(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outcom
     :data:`CBC_CAREFUL`; a float objective with :data:`CBC_FLOAT_OPTIONS`."""
     units, size = _milp_units(model), _magnitude(model)
     if size >= CBC_LARGE:
-        return _not_run(units, "CBC", f"a constraint coefficient or bound of {CBC_LARGE:.0e} or more, beyond the range "
-                        f"where CBC's proofs hold; {_who_solves(model)}")
+        return _out_of_range(model, units, "CBC", CBC_LARGE)
     if time_left(deadline) <= 0:
         return no_time(units, "CBC")
     with warnings.catch_warnings():
@@ -873,8 +879,7 @@ def _highs(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outc
     coefficient or bound reaches :data:`HIGHS_LARGE`."""
     units = _milp_units(model)
     if _beyond(model, HIGHS_LARGE):
-        return _not_run(units, "HiGHS", f"a constraint coefficient or bound of {HIGHS_LARGE:.0e} or more, beyond "
-                        f"the range where HiGHS's proofs hold; {_who_solves(model)}")
+        return _out_of_range(model, units, "HiGHS", HIGHS_LARGE)
     if time_left(deadline) <= 0:
         return no_time(units, "HiGHS")
     h = highs_model(model, units, deadline)
