@@ -550,7 +550,8 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
             np.empty(n + 1 if code in (_EASY, _LOS) else 1, np.int64),  # EASY running list
             *_profile(table, rows),                          # conservative profile
             np.full(n if code == _CONS else 1, np.nan),      # reservations
-            np.array([-np.inf, np.inf, np.inf, np.inf]), np.array([-1, 0, -1, -1, -1, -1, 0, 0]),  # state (see _compress)
+            np.array([-np.inf, np.inf, np.inf, np.inf]),     # state (see _compress)
+            np.array([-1, 0, -1, -1, -1, -1, 0, 0, EXT, SCAN_ROWS]),
             np.empty(k, np.int64),                           # EASY extra
             np.full(3 * k if code == _CONS else 1, -1, np.int64),  # vacated maxima (see _compress)
             *_run_tables(table, code == _CONS),              # vacated runs (see _compress)
@@ -1042,10 +1043,12 @@ def _starved_pass(now, old, ai, limit, submit, inq, dem, dur, free, start, ht, h
 RB, SOON, WAKE, VAC = 0, 1, 2, 3  # float state: release bound (+inf: search all),
 # earliest reservation, earliest reservation after now (a pass is due then),
 # earliest start of a slot vacated in the previous compression
-LAST_MOVED, CUR, TOP_H, TOP_L, WAITING = 0, 1, 2, 4, 6  # int state: largest row moved in the
-# previous compression (-1: none); this round's table of vacated runs (0 or 1);
-# the largest buckets written in each table (2 entries each, -1: none); the
-# slots waiting to be entered in each table (2 entries)
+LAST_MOVED, CUR, TOP_H, TOP_L, WAITING, EXT_AT, SCAN_AT = 0, 1, 2, 4, 6, 8, 9  # int state: largest
+# row moved in the previous compression (-1: none); this round's table of
+# vacated runs (0 or 1); the largest buckets written in each table (2 entries
+# each, -1: none); the slots waiting to be entered in each table (2 entries);
+# EXT and SCAN_ROWS as run_fast read them (the tests lower them to reach the
+# tables on short streams)
 #: rows looked at on either side of a vacated slot for its runs (a run that
 #: reaches past them counts as unbounded)
 EXT = 64
@@ -1239,11 +1242,12 @@ def _slot_runs(pt, pf, m, a, b, vr, c, ci):
     the capped run no later than the fit), so the slot row it holds, and the
     recorded start at or before that row, are before t too.
     O(rows of the slot x (rows of the slot + 2 EXT))."""
+    ext = ci[EXT_AT]
     i0 = _row_at(pt, m, a)
     i1 = i0 + 1
     while i1 < m and pt[i1] < b:
         i1 += 1
-    lmin, rmax = max(i0 - EXT, 0), min(i1 + EXT, m)
+    lmin, rmax = max(i0 - ext, 0), min(i1 + ext, m)
     for s in range(i0, min(i1, m)):
         lev = _h(pf, s)
         lo, hi = s, s + 1
@@ -1266,8 +1270,8 @@ def _slot_runs(pt, pf, m, a, b, vr, c, ci):
             if hi < rmax:
                 nxt = max(nxt, _h(pf, hi))
             if nxt < 1 or _log2(nxt) != _log2(lev):  # another bucket of the table
-                if (lo == i0 - EXT and lo > 0 and _h(pf, lo - 1) >= 1) or hi >= m or (
-                        hi == i1 + EXT and _h(pf, hi) >= 1):
+                if (lo == i0 - ext and lo > 0 and _h(pf, lo - 1) >= 1) or hi >= m or (
+                        hi == i1 + ext and _h(pf, hi) >= 1):
                     L = np.inf
                 else:
                     L = pt[hi] - pt[lo]
@@ -1355,7 +1359,7 @@ def _vacated_fit(pt, pf, m, pdem, j, e, r, b, vr, wait, ci, vac, prev):
 def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, mr, vm, vr, wait, jb):
     """Re-book the queued jobs in order, each at its earliest fit (never
     later); sets ``cf[SOON]`` to the earliest reservation."""
-    rb, before, moved, k = cf[RB], ci[LAST_MOVED], -1, dem.shape[1]
+    rb, before, moved, k, scan = cf[RB], ci[LAST_MOVED], -1, dem.shape[1], ci[SCAN_AT]
     cur = 1 - ci[CUR]
     ci[CUR] = cur
     _vr_reset(vr, cur, ci)
@@ -1379,12 +1383,12 @@ def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, 
             vacated = lo < r and _fits_in(dem, j, vm, k if old else 0)
             if vacated and jb[j] >= 0:  # a slot with room for j vacated before r
                 vacated = vr[cur, SLOTS, jb[j]] < r or (old and vr[1 - cur, SLOTS, jb[j]] < r)
-            if vacated and m <= SCAN_ROWS:
+            if vacated and m <= scan:
                 hi = r
             else:
                 hi = min(r, rb) if _fits(dem, j, mr) else now
             i = p_find_before(pt, pf, m, pdem, j, est[j], r, hi) if hi > now else -1
-            if i < 0 and vacated and m > SCAN_ROWS:
+            if i < 0 and vacated and m > scan:
                 i = _vacated_fit(pt, pf, m, pdem, j, est[j], r, jb[j], vr, wait, ci, vac,
                                  cf[VAC] if old else np.inf)
             if i >= 0:

@@ -248,6 +248,40 @@ def test_conservative_without_the_run_tables_when_too_many_slots_wait(monkeypatc
     same_schedule(df, cap, "conservative")
 
 
+def varied_stream(seed):
+    """A busy stream drawn from ``seed``: 1 to 3 resources, 4 to 4,096
+    processors, half the time powers of two, estimates log-uniform up to 50,
+    1,000 or 100,000 s, overruns and zero-length jobs at times."""
+    rng = np.random.default_rng(seed)
+    k, cap = int(rng.integers(1, 4)), int(rng.choice([4, 16, 64, 256, 4096]))
+    n, load = int(rng.integers(50, 700)), float(rng.uniform(1.2, 3.0))
+    overrun, emax, zero = bool(rng.random() < 0.3), float(rng.choice([50, 1e3, 1e5])), bool(rng.random() < 0.3)
+    procs = rng.integers(1, cap + 1, n)
+    if rng.random() < 0.5:
+        procs = 2 ** rng.integers(0, int(np.log2(cap)) + 1, n)
+    est = np.maximum(np.exp(rng.uniform(0, np.log(emax), n)).round(), 1.0)
+    run = np.floor(est * rng.uniform(0, 1.6 if overrun else 1.0, n))
+    if zero:
+        run[rng.random(n) < 0.05] = 0
+    gaps = rng.choice([0.0, 0.0, 1.0, 3.0, 7.0], n) * (procs * est).mean() / (cap * load * 3)
+    extra = [rng.integers(0, cap + 1, n) for _ in range(k - 1)]
+    cols = zip(rng.permutation(n) + 1, np.cumsum(np.round(gaps)), procs, run, est)
+    rows = [(int(i), float(s), int(p), float(d), float(e), *[int(x[ix]) for x in extra])
+            for ix, (i, s, p, d, e) in enumerate(cols)]
+    return stream(rows, k), [cap] * k
+
+
+@pytest.mark.parametrize("seed", [57, 105, 157, 317, 2, 6])
+def test_conservative_run_tables_with_short_reach(monkeypatch, seed):
+    """With the run tables' reach lowered to 2 rows and the tables in use
+    from 4 rows on, many runs are cut short (:func:`~epochbench.sim.policies._slot_runs`):
+    still the generic engine's schedule (2 and 6 have 3 and 2 resources)."""
+    monkeypatch.setattr(policies, "EXT", 2)
+    monkeypatch.setattr(policies, "SCAN_ROWS", 4)
+    df, cap = varied_stream(seed)
+    same_schedule(df, cap, "conservative")
+
+
 def test_conservative_demand_buckets_are_exact_floor_log2():
     d = np.array([1, 2, 3, 4, 7, 8, 2**53 - 1, 2**53, 2**53 + 1, 2**62 - 1, 2**62, 2**63 - 1, 0])
     table = SimpleNamespace(demand=d[:, None])
