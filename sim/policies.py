@@ -73,7 +73,7 @@ from . import registry as _registry
 from .engine import JobTable, Policy, StartFn, packing_instance, wake_time
 from .los_fast import LOS_RULE, OUT as LOS_OUT, OVERFLOW as LOS_OVERFLOW, los_grown, los_select, los_stats, los_work
 from .profile import (INLINE, JIT, Profile, _below_back, _below_from, _covers, _high_bit, _locate, p_add, p_advance,
-                      p_book, p_find, p_find_before, p_init, p_move, p_release, rows_needed)
+                      p_book, p_find, p_find_before, p_find_between, p_init, p_move, p_release, rows_needed)
 
 POLICIES: dict[str, type] = {}
 DAY = 86400.0
@@ -620,7 +620,7 @@ def _run_tables(table: JobTable, used: bool) -> tuple:
     e = np.frexp(d[pos].astype(np.float64))[1].astype(np.int64) - 1  # float(d) may round up to a power of two
     e -= np.left_shift(np.uint64(1), e.astype(np.uint64)) > d[pos].astype(np.uint64)
     b[pos] = e
-    return np.full((2, RUN_HB + 1, RUN_LB), np.inf), np.empty((2, PENDING, 2)), b
+    return np.full((4, RUN_HB + 1, RUN_LB), np.inf), np.empty((2, PENDING, 2)), b
 
 
 def _profile(table: JobTable, rows: int) -> tuple:
@@ -1190,10 +1190,12 @@ def _vr_put(vr, c, ci, h, L, t):
     """Record a run [t, t + L) with free capacity h on resource 0 in table
     c: vr[c, x, y] = the earliest start of a recorded run with free >= 2**x
     and length bucket >= y (a staircase: rows are updated until one already
-    starts no later)."""
+    starts no later).  Table 2 + c is the same staircase of the runs cut at
+    the left of their slot's reach (:func:`_slot_runs`), holding the slot's
+    start."""
     bh, bl = min(_log2(h), RUN_HB - 1), _len_bucket(L)
-    ci[TOP_H + c] = max(ci[TOP_H + c], bh)
-    ci[TOP_L + c] = max(ci[TOP_L + c], bl)
+    ci[TOP_H + c % 2] = max(ci[TOP_H + c % 2], bh)
+    ci[TOP_L + c % 2] = max(ci[TOP_L + c % 2], bl)
     for x in range(bh, -1, -1):
         if vr[c, x, bl] <= t:
             break
@@ -1210,7 +1212,7 @@ def _vr_reset(vr, c, ci):
         vr[c, SLOTS, x] = np.inf
     for x in range(ci[TOP_H + c] + 1):
         for y in range(ci[TOP_L + c] + 1):
-            vr[c, x, y] = np.inf
+            vr[c, x, y] = vr[2 + c, x, y] = np.inf
     ci[TOP_H + c] = ci[TOP_L + c] = -1
 
 
@@ -1240,7 +1242,13 @@ def _slot_runs(pt, pf, m, a, b, vr, c, ci):
     finds every fit: a fit before its bound t (the capped run's start, or r)
     that meets the slot lies wholly before t (a run reaching r would start
     the capped run no later than the fit), so the slot row it holds, and the
-    recorded start at or before that row, are before t too.
+    recorded start at or before that row, are before t too.  Where the row
+    before the cut has room, the runs of the lower levels reach past the cut
+    and are not recorded on their own (the climb stops looking left there),
+    so such a record also enters table 2 + c with the slot's start ``a``:
+    a fit in those runs meets the slot, so it starts after a less its length
+    (the search bound of :func:`_runs_from`; found with the cut at 2 rows:
+    the record's own start is no bound for them).
     O(rows of the slot x (rows of the slot + 2 EXT))."""
     ext = ci[EXT_AT]
     i0 = _row_at(pt, m, a)
@@ -1276,6 +1284,8 @@ def _slot_runs(pt, pf, m, a, b, vr, c, ci):
                 else:
                     L = pt[hi] - pt[lo]
                 _vr_put(vr, c, ci, lev, L, pt[lo])
+                if lo == i0 - ext and lo > 0 and _h(pf, lo - 1) >= 1:  # runs from there on lie before pt[lo] too
+                    _vr_put(vr, 2 + c, ci, lev, L, a)
             lev = nxt
 
 
@@ -1283,7 +1293,7 @@ def _slot_runs(pt, pf, m, a, b, vr, c, ci):
 def _vacate(pt, pf, m, a, b, vm, k, vr, wait, ci):
     """A job left the slot [a, b): raise ``vm`` over it; its runs are
     entered in this round's table before the table is next read
-    (:func:`_runs_before`), and the slot in its staircase by free capacity
+    (:func:`_runs_from`), and the slot in its staircase by free capacity
     (row SLOTS)."""
     top = _raise_max(pt, pf, m, a, b, vm, k)
     c = ci[CUR]
@@ -1312,14 +1322,22 @@ def _enter(pt, pf, m, vr, wait, c, ci):
 
 
 @njit(**INLINE)
-def _runs_before(pt, pf, m, vr, wait, c, ci, b, e, t):
-    """:func:`_vr_before` on table c with its waiting slots entered first
-    (True when too many slots waited: the table is not used)."""
+def _runs_from(pt, pf, m, vr, wait, c, ci, b, e, t):
+    """Where a fit of job j (demand bucket b, estimate e) that meets a slot
+    of table c can start at the earliest, if :func:`_vr_before` finds a run
+    for it there before t (its waiting slots entered first); +inf if none,
+    -inf when too many slots waited (the table is not used).  Such a fit
+    lies in a recorded run, which starts no later (``vr[c]``), or in a run
+    that reaches past a cut (:func:`_slot_runs`), and then meets that run's
+    slot, which starts before the fit ends (``vr[2 + c]``, less e)."""
     if ci[WAITING + c] > wait.shape[1]:
-        return True
+        return -np.inf
     if ci[WAITING + c] > 0:
         _enter(pt, pf, m, vr, wait, c, ci)
-    return _vr_before(vr, c, b, e, t)
+    if not _vr_before(vr, c, b, e, t):
+        return np.inf
+    y = _len_bucket(e)
+    return min(vr[c, b, y], vr[2 + c, b, y] - e)
 
 
 @njit(**JIT)
@@ -1344,12 +1362,21 @@ def _vacated_fit(pt, pf, m, pdem, j, e, r, b, vr, wait, ci, vac, prev):
     in this round starts at ``vac``, in the previous one after j at
     ``prev``), -1 if none: the start of the run of rows that ends at r when
     there is one, unless a run long enough for j's estimate e starts before
-    it (then [now, that start) is searched)."""
+    it (then the rows from where such a fit can start at the earliest,
+    :func:`_runs_from`, to that start are searched; measured on the
+    saturated 400,000-job stream of issue 18: 6.27 M such searches, 8 % of
+    them find a fit; started there instead of at now they read 43 % fewer
+    rows and take about 1.2 s less, of about 3 s, measured with each search
+    run five times)."""
     a = _final_run(pt, pf, m, pdem, j, r)
     t = pt[a] if a >= 0 else r
-    if (b < 0 or (vac < t and _runs_before(pt, pf, m, vr, wait, ci[CUR], ci, b, e, t))
-            or (prev < t and _runs_before(pt, pf, m, vr, wait, 1 - ci[CUR], ci, b, e, t))):
-        i = p_find_before(pt, pf, m, pdem, j, e, r, t)
+    lo = -np.inf if b < 0 else np.inf  # where such a fit can start at the earliest
+    if b >= 0 and vac < t:
+        lo = _runs_from(pt, pf, m, vr, wait, ci[CUR], ci, b, e, t)
+    if b >= 0 and prev < t and lo > pt[0]:
+        lo = min(lo, _runs_from(pt, pf, m, vr, wait, 1 - ci[CUR], ci, b, e, t))
+    if lo < t:
+        i = p_find_between(pt, pf, m, pdem, j, e, r, _row_at(pt, m, lo) if lo > pt[0] else 0, t)
         if i >= 0:
             return i
     return a

@@ -493,15 +493,14 @@ def _below_back(pf, lo, k, d):
 
 
 @njit(**INLINE)
-def _earliest(pt, pf, m, dem, j, e, hi, limit):
-    """Row of the earliest breakpoint t < hi with free >= dem[j] on
-    [t, min(t + e, limit)), else -1.  One sweep: a window that fails at row k
-    cannot start anywhere up to k, so the next candidate is k + 1.  O(m K).
-    With one resource, the rows are read 8 at a time (:func:`_room_from`,
-    :func:`_run_end`): only the start of a run of rows with room can begin
-    the earliest fit (a later start in the run ends later), so the search
-    jumps from run to run."""
-    i = 0
+def _earliest(pt, pf, m, dem, j, e, hi, limit, i):
+    """Row of the earliest breakpoint t < hi, from row i on, with free >=
+    dem[j] on [t, min(t + e, limit)), else -1.  One sweep: a window that
+    fails at row k cannot start anywhere up to k, so the next candidate is
+    k + 1.  O(m K).  With one resource, the rows are read 8 at a time
+    (:func:`_room_from`, :func:`_run_end`): only the start of a run of rows
+    with room can begin the earliest fit (a later start in the run ends
+    later), so the search jumps from run to run."""
     while True:
         i = _room(pt, pf, i, m, dem, j, hi)
         if i >= m or not pt[i] < hi:
@@ -538,7 +537,7 @@ def _room_until(pt, pf, k, m, dem, j, end):
 @njit(**INLINE)
 def p_find(pt, pf, m, dem, j, e):
     """Row of the earliest breakpoint t with free >= dem[j] on all of [t, t + e)."""
-    return _earliest(pt, pf, m, dem, j, e, np.inf, np.inf)
+    return _earliest(pt, pf, m, dem, j, e, np.inf, np.inf, 0)
 
 
 @njit(**INLINE)
@@ -549,7 +548,15 @@ def p_find_before(pt, pf, m, dem, j, e, r, hi):
     checking: the same answer as taking it out and calling :func:`p_find`
     (when no fit starts in [hi, r)), without touching the arrays.
     O(rows before hi)."""
-    return _earliest(pt, pf, m, dem, j, e, hi, r)
+    return _earliest(pt, pf, m, dem, j, e, hi, r, 0)
+
+
+@njit(**INLINE)
+def p_find_between(pt, pf, m, dem, j, e, r, i, hi):
+    """:func:`p_find_before` from row i on: the same row when no fit starts
+    before ``pt[i]`` (a start inside a run of rows with room is then no fit
+    either: the run's own start would end no later).  O(rows from i to hi)."""
+    return _earliest(pt, pf, m, dem, j, e, hi, r, i)
 
 
 @njit(**INLINE)

@@ -14,8 +14,8 @@ from epochbench.instances.workloads import saturated, workload
 from epochbench.sim import policies
 from epochbench.sim.engine import Engine, JobTable, PoolMachine, SimResult, packing_instance
 from epochbench.sim.pool import simulate_pool as simulate
-from epochbench.sim.profile import (CompiledProfile, Profile, p_add, p_advance, p_book, p_find, p_find_before, p_init, p_move,
-                         p_release, rows_needed)
+from epochbench.sim.profile import (CompiledProfile, Profile, p_add, p_advance, p_book, p_find, p_find_before,
+                                    p_find_between, p_init, p_move, p_release, rows_needed)
 
 POLICIES = ["fcfs", "nonfcfs", "easy", "conservative", "los"]  # los: EASY backfilled by the LOS DP (sim/los_fast.py)
 
@@ -274,8 +274,11 @@ def varied_stream(seed):
 @pytest.mark.parametrize("seed", [57, 105, 157, 317, 2, 6])
 def test_conservative_run_tables_with_short_reach(monkeypatch, seed):
     """With the run tables' reach lowered to 2 rows and the tables in use
-    from 4 rows on, many runs are cut short (:func:`~epochbench.sim.policies._slot_runs`):
-    still the generic engine's schedule (2 and 6 have 3 and 2 resources)."""
+    from 4 rows on, many runs are cut short and most searches start where
+    the tables say (:func:`~epochbench.sim.policies._runs_from`): still the
+    generic engine's schedule.  (With a search bound taken from a cut run's
+    own start where the row before the cut had less room than the run, the
+    first four streams got other schedules; 2 and 6 have 3 and 2 resources.)"""
     monkeypatch.setattr(policies, "EXT", 2)
     monkeypatch.setattr(policies, "SCAN_ROWS", 4)
     df, cap = varied_stream(seed)
@@ -459,6 +462,10 @@ def test_profiles_agree(ops, k):
             a, b, d = booked[-1]
             if a > now:
                 i = p_find_before(pt, pf, m, d, 0, b - a, a, a)
+                dq = d[:, 0].copy() if k == 1 else d
+                for row in range((i if i >= 0 else m) + 1):  # from any row up to the fit
+                    assert p_find_between(pt, pf, m, d, 0, b - a, a, row, a) == i
+                    assert p_find_between(qt, qf, n, dq, 0, b - a, a, row, a) == i
                 prof.add(a, b, d[0], +1)
                 t = prof.find(d[0], b - a)
                 assert (pt[i] if i >= 0 else a) == t
@@ -466,7 +473,7 @@ def test_profiles_agree(ops, k):
                 if i >= 0:
                     m = p_book(pt, pf, m, i, b - a, d, 0)
                     m = p_add(pt, pf, m, a, b, d, 0, 1)
-                    n = p_move(qt, qf, n, i, a, b - a, d[:, 0].copy() if k == 1 else d, 0)
+                    n = p_move(qt, qf, n, i, a, b - a, dq, 0)
                 booked[-1] = (t, t + b - a, d)
         same()
         now += step
