@@ -608,8 +608,9 @@ def _drive(args, prog, progress, every) -> int:
 
 
 def _run_tables(table: JobTable, used: bool) -> tuple:
-    """Conservative's vacated-run tables (two rounds, :func:`_vr_put`), the
-    slots vacated but not yet entered in them (two rounds), each job's
+    """Conservative's vacated-run tables (two rounds, then the same two for
+    the runs cut short: :func:`_vr_put`), the slots vacated but not yet
+    entered in them (two rounds), each job's
     demand bucket on resource 0 (floor(log2); -1 for no demand there: such a
     job is always searched)."""
     if not used:
