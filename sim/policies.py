@@ -1279,13 +1279,13 @@ def _slot_runs(pt, pf, m, a, b, vr, c, ci):
             if hi < rmax:
                 nxt = max(nxt, _h(pf, hi))
             if nxt < 1 or _log2(nxt) != _log2(lev):  # another bucket of the table
-                if (lo == i0 - ext and lo > 0 and _h(pf, lo - 1) >= 1) or hi >= m or (
-                        hi == i1 + ext and _h(pf, hi) >= 1):
+                cut = lo == i0 - ext and lo > 0 and _h(pf, lo - 1) >= 1  # lower levels reach past it
+                if cut or hi >= m or (hi == i1 + ext and _h(pf, hi) >= 1):
                     L = np.inf
                 else:
                     L = pt[hi] - pt[lo]
                 _vr_put(vr, c, ci, lev, L, pt[lo])
-                if lo == i0 - ext and lo > 0 and _h(pf, lo - 1) >= 1:  # runs from there on lie before pt[lo] too
+                if cut:  # runs from there on lie before pt[lo] too
                     _vr_put(vr, 2 + c, ci, lev, L, a)
             lev = nxt
 
