@@ -596,6 +596,12 @@ def _find_from(pt, m, a, t):
 
 @njit(**INLINE)
 def p_move(pt, pf, m, i, r, e, dem, j):
+    """:func:`p_move_at` without the row of r known; returns the new m."""
+    return p_move_at(pt, pf, m, i, r, e, dem, j, -1)[0]
+
+
+@njit(**INLINE)
+def p_move_at(pt, pf, m, i, r, e, dem, j, ir):
     """Move job j from [r, r + e) to [pt[i], pt[i] + e), any row i with
     pt[i] < r where j fits (as :func:`p_find_before` finds it): the rows of
     :func:`p_book` then :func:`p_add` with ``sign = +1``.  With t1 = pt[i]
@@ -607,14 +613,24 @@ def p_move(pt, pf, m, i, r, e, dem, j):
     walk starts), hi is bisected (the job's own window lies between).
     Measured on a saturated 100,000-job stream (4,096 nodes): 1,210 cycles
     a move when every row of [pt[i], r + e) was visited and shifted row by
-    row, 300 now.  O(log m + rows changed) plus the block moves."""
+    row, 300 now.  ``ir``: the first row at or after r (:func:`_locate`),
+    when the caller has it, else -1: hi is then not bisected when it is r,
+    and bisected from there when it is later.  Returns the new m and the
+    row that starts at hi = max(pt[i] + e, r), where the rows that got the
+    job back begin (-1 on the rare path through :func:`p_add`).
+    O(log m + rows changed) plus the block moves."""
     t1, r1 = pt[i] + e, r + e
     if m + 3 > pt.shape[0]:  # rare: p_add sweeps first
         m = p_add(pt, pf, m, pt[i], t1, dem, j, -1)
-        return p_add(pt, pf, m, r, r1, dem, j, 1)
+        return p_add(pt, pf, m, r, r1, dem, j, 1), -1
     lo, hi = min(t1, r), max(t1, r)  # t1 == r: one breakpoint
     a_lo, has_lo = _find_from(pt, m, i + 1, lo)
-    a_hi = _locate_from(pt, a_lo, m, hi)
+    if ir < 0:
+        a_hi = _locate_from(pt, a_lo, m, hi)
+    elif hi == r:
+        a_hi = ir
+    else:
+        a_hi = _locate_from(pt, ir, m, hi)
     has_hi = a_hi < m and pt[a_hi] == hi
     a_r1, has_r1 = _find_from(pt, m, a_hi, r1)
     d1 = int(not has_lo)
@@ -639,7 +655,7 @@ def p_move(pt, pf, m, i, r, e, dem, j):
         _take(pf, a, dem, j, -1)
     for a in range(a_lo if lo == hi else a_hi + d1, a_r1 + d2):  # [hi, r + e)
         _take(pf, a, dem, j, 1)
-    return m
+    return m, a_lo if lo == hi else a_hi + d1
 
 
 @njit(**INLINE)

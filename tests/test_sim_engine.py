@@ -15,7 +15,7 @@ from epochbench.sim import policies
 from epochbench.sim.engine import Engine, JobTable, PoolMachine, SimResult, packing_instance
 from epochbench.sim.pool import simulate_pool as simulate
 from epochbench.sim.profile import (CompiledProfile, Profile, p_add, p_advance, p_book, p_find, p_find_before,
-                                    p_find_between, p_init, p_move, p_release, rows_needed)
+                                    _locate, p_find_between, p_init, p_move, p_move_at, p_release, rows_needed)
 
 POLICIES = ["fcfs", "nonfcfs", "easy", "conservative", "los"]  # los: EASY backfilled by the LOS DP (sim/los_fast.py)
 
@@ -404,7 +404,9 @@ def test_p_move_gives_the_rows_of_taking_the_job_out_and_booking_it_again(k):
     """p_move against p_add -1 on the new window then +1 on the old one, on
     random step functions, a third of them with the new window ending where
     the old one starts (one breakpoint for both: the case where the rows
-    that get the job back start at the breakpoint just inserted)."""
+    that get the job back start at the breakpoint just inserted).  p_move_at,
+    given the row of r, gives the same rows and says where the job's
+    capacity comes back."""
     rng = np.random.default_rng(5)
     for trial in range(1500):
         m = int(rng.integers(3, 30))
@@ -416,11 +418,15 @@ def test_p_move_gives_the_rows_of_taking_the_job_out_and_booking_it_again(k):
         i = int(rng.integers(0, m - 1))
         r = float(rng.integers(int(pt[i]) + 1, 220))
         e = r - pt[i] if trial % 3 == 0 else float(rng.integers(1, 100))
-        a, b = (pt.copy(), pf.copy()), (pt.copy(), pf.copy())
+        a, b, c = (pt.copy(), pf.copy()), (pt.copy(), pf.copy()), (pt.copy(), pf.copy())
         ma = p_move(a[0], a[1], m, i, r, e, dem, 0)
         mb = p_add(b[0], b[1], m, pt[i], pt[i] + e, dem, 0, -1)
         mb = p_add(b[0], b[1], mb, r, r + e, dem, 0, 1)
         assert ma == mb and np.array_equal(a[0][:ma], b[0][:mb]) and np.array_equal(a[1][:ma], b[1][:mb]), trial
+        # with the first row at or after r given, as a check that found it passes it on
+        mc, back = p_move_at(c[0], c[1], m, i, r, e, dem, 0, _locate(pt, m, r))
+        assert mc == mb and np.array_equal(c[0][:mc], b[0][:mb]) and np.array_equal(c[1][:mc], b[1][:mb]), trial
+        assert c[0][back] == max(pt[i] + e, r), trial  # the row where the job's capacity comes back
 
 
 @settings(max_examples=60, deadline=None)
