@@ -551,7 +551,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
             *_profile(table, rows),                          # conservative profile
             np.full(n if code == _CONS else 1, np.nan),      # reservations
             np.array([-np.inf, np.inf, np.inf, np.inf]),     # state (see _compress)
-            np.array([-1, 0, -1, -1, -1, -1, 0, 0, EXT, SCAN_ROWS]),
+            np.array([-1, 0, -1, -1, -1, -1, 0, 0, EXT, SCAN_ROWS, 0]),
             np.empty(k, np.int64),                           # EASY extra
             np.full(3 * k if code == _CONS else 1, -1, np.int64),  # vacated maxima (see _compress)
             *_run_tables(table, code == _CONS),              # vacated runs (see _compress)
@@ -610,7 +610,8 @@ def _drive(args, prog, progress, every) -> int:
 def _run_tables(table: JobTable, used: bool) -> tuple:
     """Conservative's vacated-run tables (two rounds, then the same two for
     the runs cut short: :func:`_vr_put`), the slots vacated but not yet
-    entered in them (two rounds), each job's
+    entered in them (two rounds; start, end, first row, ``ci[EDITS]`` then:
+    :func:`_enter`), each job's
     demand bucket on resource 0 (floor(log2); -1 for no demand there: such a
     job is always searched)."""
     if not used:
@@ -621,7 +622,7 @@ def _run_tables(table: JobTable, used: bool) -> tuple:
     e = np.frexp(d[pos].astype(np.float64))[1].astype(np.int64) - 1  # float(d) may round up to a power of two
     e -= np.left_shift(np.uint64(1), e.astype(np.uint64)) > d[pos].astype(np.uint64)
     b[pos] = e
-    return np.full((4, RUN_HB + 1, RUN_LB), np.inf), np.empty((2, PENDING, 2)), b
+    return np.full((4, RUN_HB + 1, RUN_LB), np.inf), np.empty((2, PENDING, 4)), b
 
 
 def _profile(table: JobTable, rows: int) -> tuple:
@@ -1049,12 +1050,14 @@ def _starved_pass(now, old, ai, limit, submit, inq, dem, dur, free, start, ht, h
 RB, SOON, WAKE, VAC = 0, 1, 2, 3  # float state: release bound (+inf: search all),
 # earliest reservation, earliest reservation after now (a pass is due then),
 # earliest start of a slot vacated in the previous compression
-LAST_MOVED, CUR, TOP_H, TOP_L, WAITING, EXT_AT, SCAN_AT = 0, 1, 2, 4, 6, 8, 9  # int state: largest
-# row moved in the previous compression (-1: none); this round's table of
-# vacated runs (0 or 1); the largest buckets written in each table (2 entries
-# each, -1: none); the slots waiting to be entered in each table (2 entries);
-# EXT and SCAN_ROWS as run_fast read them (the tests lower them to reach the
-# tables on short streams)
+LAST_MOVED, CUR, TOP_H, TOP_L, WAITING, EXT_AT, SCAN_AT, EDITS = 0, 1, 2, 4, 6, 8, 9, 10  # int state:
+# largest row moved in the previous compression (-1: none); this round's
+# table of vacated runs (0 or 1); the largest buckets written in each table
+# (2 entries each, -1: none); the slots waiting to be entered in each table
+# (2 entries); EXT and SCAN_ROWS as run_fast read them (the tests lower them
+# to reach the tables on short streams); a count of the compressions and
+# their changes to the profile, which a waiting slot keeps beside its first
+# row: while the count is the same, the row is still where it was
 #: rows looked at on either side of a vacated slot for its runs (a run that
 #: reaches past them counts as unbounded)
 EXT = 64
@@ -1231,7 +1234,7 @@ def _vr_before(vr, c, b, e, t):
 
 
 @njit(**JIT)
-def _slot_runs(pt, pf, m, a, b, vr, c, ci):
+def _slot_runs(pt, pf, m, a, b, vr, c, ci, ia):
     """Record in table c every maximal run of rows (free capacity of
     resource 0 at least that of its lowest row) that meets the slot [a, b).
     Rows with nothing free bound the runs; past EXT rows on either side a
@@ -1258,7 +1261,7 @@ def _slot_runs(pt, pf, m, a, b, vr, c, ci):
     the record's own start is no bound for them).
     O(rows of the slot x (rows of the slot + 2 EXT))."""
     ext = ci[EXT_AT]
-    i0 = _row_at(pt, m, a)
+    i0 = ia if ia >= 0 else _row_at(pt, m, a)  # ia: the slot's first row, if known
     i1 = i0 + 1
     while i1 < m and pt[i1] < b:
         i1 += 1
@@ -1313,7 +1316,7 @@ def _vacate(pt, pf, m, a, b, vm, k, vr, wait, ci, ia):
         return
     n = ci[WAITING + c]
     if n < wait.shape[1]:
-        wait[c, n, 0], wait[c, n, 1] = a, b
+        wait[c, n, 0], wait[c, n, 1], wait[c, n, 2], wait[c, n, 3] = a, b, ia, ci[EDITS]
     ci[WAITING + c] = min(n + 1, wait.shape[1] + 1)  # one past: too many, the table is not used
 
 
@@ -1322,9 +1325,12 @@ def _enter(pt, pf, m, vr, wait, c, ci):
     """Enter the runs of the slots waiting for table c, from the profile as
     it is now: a fit that meets such a slot lies in one of them (the
     profile only lost capacity since, except where a later move vacated a
-    slot, which is entered too before the table is read)."""
+    slot, which is entered too before the table is read).  A slot's first
+    row, when its move gave it, is taken as it is while nothing changed
+    the profile since (``ci[EDITS]``): usually the slot just vacated."""
     for x in range(ci[WAITING + c]):
-        _slot_runs(pt, pf, m, wait[c, x, 0], wait[c, x, 1], vr, c, ci)
+        ia = int(wait[c, x, 2]) if wait[c, x, 3] == ci[EDITS] else -1
+        _slot_runs(pt, pf, m, wait[c, x, 0], wait[c, x, 1], vr, c, ci, ia)
     ci[WAITING + c] = 0
 
 
@@ -1399,6 +1405,7 @@ def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, 
     rb, before, moved, k, scan = cf[RB], ci[LAST_MOVED], -1, dem.shape[1], ci[SCAN_AT]
     cur = 1 - ci[CUR]
     ci[CUR] = cur
+    ci[EDITS] += 1  # the rows of waiting slots from before are no longer known
     _vr_reset(vr, cur, ci)
     ci[WAITING + cur] = 0
     vac = soon = np.inf  # vac: earliest start of a slot vacated in this round
@@ -1413,6 +1420,7 @@ def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, 
             m = p_add(pt, pf, m, r, r + est[j], pdem, j, 1)
             m = _book(j, pdem, est, res, promised, pt, pf, m)
             moved, vac = j, now
+            ci[EDITS] += 1
             _vacate(pt, pf, m, now, r + est[j], vm, k, vr, wait, ci, -1)
         else:
             old = before > j  # slots vacated after j's check in the previous round count
@@ -1432,6 +1440,7 @@ def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, 
             if i >= 0:
                 res[j] = pt[i]
                 m, ia = p_move_at(pt, pf, m, i, r, est[j], pdem, j, ir)
+                ci[EDITS] += 1
                 moved, vac = j, min(vac, max(r, res[j] + est[j]))
                 _vacate(pt, pf, m, max(r, res[j] + est[j]), r + est[j], vm, k, vr, wait, ci, ia)
         soon = min(soon, res[j])
