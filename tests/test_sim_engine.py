@@ -285,6 +285,34 @@ def test_conservative_run_tables_with_short_reach(monkeypatch, seed):
     same_schedule(df, cap, "conservative")
 
 
+@pytest.mark.parametrize("k", [1, 2])
+def test_release_runs_are_the_runs_that_start_before_the_release_ends(k):
+    """_release_runs against the maximal runs of rows (resource 0 at least
+    2**x free) listed one by one: per bucket, the longest that starts before
+    rb and the latest end (+inf for a run to the last row)."""
+    rng = np.random.default_rng(11)
+    for trial in range(400):
+        m = int(rng.integers(1, 40))
+        pt = np.sort(rng.choice(np.arange(0, 500), m, replace=False)).astype(float)
+        pf = rng.integers(0, 20, m) if k == 1 else rng.integers(0, 20, (m, k))
+        rb = float(rng.choice([rng.integers(0, 520), np.inf]))
+        vr = np.full((4, policies.RELEASE + 1, policies.RUN_LB), 7.0)
+        policies._release_runs(pt, pf, m, rb, vr)
+        h = pf if k == 1 else pf[:, 0]
+        for x in range(policies.RUN_LB):
+            longest = end = -np.inf
+            i = 0
+            while i < m:
+                if h[i] >= 2**x and (i == 0 or h[i - 1] < 2**x) and pt[i] < rb:
+                    e = i
+                    while e < m and h[e] >= 2**x:
+                        e += 1
+                    stop = pt[e] if e < m else np.inf
+                    longest, end = max(longest, stop - pt[i]), max(end, stop)
+                i += 1
+            assert vr[0, policies.RELEASE, x] == longest and vr[1, policies.RELEASE, x] == end, (trial, x)
+
+
 def test_conservative_demand_buckets_are_exact_floor_log2():
     d = np.array([1, 2, 3, 4, 7, 8, 2**53 - 1, 2**53, 2**53 + 1, 2**62 - 1, 2**62, 2**63 - 1, 0])
     table = SimpleNamespace(demand=d[:, None])
