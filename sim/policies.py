@@ -1152,17 +1152,15 @@ def _raise_max(pt, pf, m, a, b, vm, k, ia):
 
 
 @njit(**JIT)
-def _release_runs(pt, pf, m, rb, vr):
+def _release_runs(pt, pf, m, rb, top, vr):
     """Fill vr[0:2, RELEASE] for the runs of rows that start before rb (the
     end of the released interval, +inf: every row) with at least 2**x free
     on resource 0: the longest, and the latest end (+inf: the last row).
-    A fit that a compression finds before rb without a slot vacated in it
-    lies in such a run of the profile as it was when the compression began
+    ``top``: the most free capacity of resource 0 before rb (as
+    :func:`_max_free` finds it; no bucket above it has such a run).  A fit
+    that a compression finds before rb without a slot vacated in it lies in
+    such a run of the profile as it was when the compression began
     (:func:`_release_fit`).  O(rows x buckets)."""
-    top, i = -1, 0
-    while i < m and pt[i] < rb:
-        top = max(top, _h(pf, i))
-        i += 1
     hb = _log2(top) if top >= 1 else -1
     for x in range(vr.shape[2]):
         vr[0, RELEASE, x] = vr[1, RELEASE, x] = -np.inf
@@ -1475,7 +1473,7 @@ def _compress(now, q, qh, qt, cf, ci, dem, pdem, est, res, promised, pt, pf, m, 
     ci[WAITING + cur] = 0
     vac = soon = np.inf  # vac: earliest start of a slot vacated in this round
     _max_free(pt, pf, m, rb, mr)
-    _release_runs(pt, pf, m, rb, vr)
+    _release_runs(pt, pf, m, rb, mr[0], vr)
     _vm_round(vm, k)
     for p in range(qh, qt):
         j = q[p]

@@ -297,7 +297,9 @@ def test_release_runs_are_the_runs_that_start_before_the_release_ends(k):
         pf = rng.integers(0, 20, m) if k == 1 else rng.integers(0, 20, (m, k))
         rb = float(rng.choice([rng.integers(0, 520), np.inf]))
         vr = np.full((4, policies.RELEASE + 1, policies.RUN_LB), 7.0)
-        policies._release_runs(pt, pf, m, rb, vr)
+        most = np.empty(k, np.int64)
+        policies._max_free(pt, pf, m, rb, most)  # as the compression passes it
+        policies._release_runs(pt, pf, m, rb, most[0], vr)
         h = pf if k == 1 else pf[:, 0]
         for x in range(policies.RUN_LB):
             longest = end = -np.inf
