@@ -308,6 +308,34 @@ def test_the_median_of_the_metrics_is_numpys_bit_for_bit():
             assert (np.isnan(want) and np.isnan(got)) or (want == got and np.signbit(want) == np.signbit(got)), a
 
 
+def test_the_p90_of_the_metrics_is_numpys_bit_for_bit():
+    rng = np.random.default_rng(10)
+    with np.errstate(invalid="ignore"):
+        for trial in range(3000):
+            n = int(rng.integers(1, 40))
+            pick = trial % 6
+            a = [rng.random(n) * 1e3, rng.integers(0, 4, n).astype(float), np.where(rng.random(n) < 0.2, np.nan, 1.0),
+                 np.where(rng.random(n) < 0.5, -0.0, 0.0), np.where(rng.random(n) < 0.3, -np.inf, np.inf),
+                 np.where(rng.random(n) < 0.3, np.inf, rng.random(n))][pick]
+            q = 0.9 if trial % 2 else float(rng.random())
+            want = float(np.quantile(a.copy(), q, overwrite_input=True))
+            got = metrics._quantile(a.copy(), q)
+            assert (np.isnan(want) and np.isnan(got)) or (want == got and np.signbit(want) == np.signbit(got)), (a, q)
+
+
+def test_a_short_simulate_imports_neither_numpy_ma_nor_difflib(tmp_path):
+    """Both cost a short ``simulate`` time it does not need (numpy's
+    quantile imports ``numpy.ma`` on first use: 14 ms)."""
+    from epochbench.instances.jobs import write_swf
+    w = _stream(np.random.default_rng(1), 50, 16, True)
+    trace = write_swf(w, tmp_path / "s.swf")
+    code = ("import sys\nfrom epochbench.cli import main\n"
+            f"main(['simulate', '--workload', {str(trace)!r}, '--policy', 'easy', '--json', '--quiet'])\n"
+            "print('MODS', 'numpy.ma' in sys.modules, 'difflib' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert "MODS False False" in done.stdout, done.stdout[-500:] + done.stderr[-2000:]
+
+
 def test_a_python_twin_past_its_budget_gives_way_to_a_compiled_loop_loaded_before_the_clock(monkeypatch):
     """``seconds`` is the simulation alone: when the pure-Python twin gives
     up, the compiled loop is loaded (warm_up) before the timed run; the
