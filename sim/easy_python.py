@@ -1,11 +1,13 @@
 """EASY on one resource in plain Python: the twin of the compiled event loop
 (:func:`epochbench.sim.policies.run_fast`) for short streams (issue 18).
 
-Loading numba and its compiled kernels costs about 0.35 s per process, more
-than simulating a trace of tens of thousands of jobs takes in Python.
-Before the kernels are loaded, :func:`run_fast` therefore runs EASY with one
-resource here, under a time budget; a stream that needs longer is handed to
-the compiled loop, which starts again from scratch.  The rule, the order of
+Loading numba and its compiled kernels costs about 0.35 s per process (0.6
+to 1.2 s on a loaded machine), more than simulating a trace of tens of
+thousands of jobs takes in Python.  Before the kernels are loaded,
+:func:`run_fast` therefore runs EASY with one resource here, under a time
+budget: a stream whose rest, at the pace so far, would take longer than
+loading the kernels is handed to the compiled loop, which starts again from
+scratch.  The rule, the order of
 every floating-point operation and the tie-breaks are those of the compiled
 loop (``_loop`` and ``_easy_pass`` there), so the schedules are identical
 bit for bit (``tests/test_sim_face.py`` compares them on random streams,
@@ -19,14 +21,22 @@ from heapq import heappop, heappush
 
 #: the pure-Python loop is tried on streams of at most this many jobs ...
 PY_MAX_JOBS = 100_000
-#: ... and gives up (the compiled loop takes over) after this many seconds
-PY_BUDGET_S = 0.3
+#: ... and gives up (the compiled loop takes over) as soon as the rest of the
+#: stream, projected from the pace so far (jobs arrived), would take longer
+#: than this many seconds (about what loading the compiled kernels costs):
+#: the decision comes early, when little is lost, and a run close to its end
+#: is not abandoned on a slow or loaded machine (a fixed 0.3 s limit there
+#: cost the whole KTH command about a second) ...
+PY_BUDGET_S = 0.4
+#: ... or after this many seconds whatever the projection says (a queue that
+#: grows late makes the pace so far too optimistic)
+PY_CAP_S = 1.6
 #: passes between two looks at the clock
 _CHECK_EVERY = 2048
 
 
 def easy_python(submit, duration, estimate, ids, procs, capacity: int,
-                budget: float = PY_BUDGET_S) -> tuple[list, list, int, float] | None:
+                budget: float = PY_BUDGET_S, cap: float = PY_CAP_S) -> tuple[list, list, int, float] | None:
     """EASY backfilling on one resource, as the compiled loop runs it.
 
     Parameters
@@ -42,14 +52,17 @@ def easy_python(submit, duration, estimate, ids, procs, capacity: int,
     capacity : int
         Processors of the machine.
     budget : float
-        Seconds after which the run is abandoned.
+        The run is abandoned when its rest, projected from the time spent
+        per job arrived so far, would take longer than this many seconds.
+    cap : float
+        Seconds after which the run is abandoned in any case.
 
     Returns
     -------
     (start, promised, passes, last) or None
         Start time and first shadow time (NaN: never the blocked head) of each
         job, the number of passes and the time of the last event; None when
-        ``budget`` ran out first.
+        it was abandoned (``budget``, ``cap``).
 
     Notes
     -----
@@ -79,7 +92,7 @@ def easy_python(submit, duration, estimate, ids, procs, capacity: int,
     keep = all(d <= e for d, e in zip(duration, estimate))   # no job runs past its estimate
     clock, pop, push, locate, insert, every = (time.perf_counter, heappop, heappush, bisect_left, insort,
                                                _CHECK_EVERY)   # locals: one loop, no calls, for speed
-    deadline = clock() + budget
+    began = clock()
     while ai < n or ends:
         now = ends[0][0] if ends else inf
         if ai < n and submit[ai] < now:
@@ -97,8 +110,10 @@ def easy_python(submit, duration, estimate, ids, procs, capacity: int,
         if not queue:
             continue
         passes += 1
-        if passes % every == 0 and clock() > deadline:
-            return None
+        if passes % every == 0:
+            spent = clock() - began
+            if spent > cap or spent * (n - ai) > budget * ai:    # the rest: spent / ai a job
+                return None
         if not resume or ended:
             p = 0                                       # queue-head jobs while they fit
             while p < len(queue) and procs[queue[p]] <= free:

@@ -58,6 +58,7 @@ def test_the_pure_python_easy_gives_up_at_its_budget_and_the_compiled_loop_takes
     args = (t.submit.tolist(), t.duration.tolist(), t.estimate.tolist(), t.ids.tolist(), t.demand[:, 0].tolist(), 8)
     assert easy_module.easy_python(*args, budget=-1.0) is None
     assert easy_module.easy_python(*args, budget=float("inf")) is not None    # (the default budget is wall time)
+    assert easy_module.easy_python(*args, budget=float("inf"), cap=-1.0) is None
     from epochbench.sim.pool import simulate_pool
     reference = _table(w)
     load_kernels()
@@ -321,6 +322,23 @@ def test_the_p90_of_the_metrics_is_numpys_bit_for_bit():
             want = float(np.quantile(a.copy(), q, overwrite_input=True))
             got = metrics._quantile(a.copy(), q)
             assert (np.isnan(want) and np.isnan(got)) or (want == got and np.signbit(want) == np.signbit(got)), (a, q)
+
+
+def test_the_pure_python_easy_gives_up_when_its_rest_would_outlast_the_budget(monkeypatch):
+    """Read on a clock that ticks a millisecond a reading: the rest, projected
+    from the time per job arrived at a look at the clock, against the budget;
+    the cap against the time spent."""
+    w = _stream(np.random.default_rng(3), 3000, 8, True)
+    t = _table(w)
+    args = (t.submit.tolist(), t.duration.tolist(), t.estimate.tolist(), t.ids.tolist(), t.demand[:, 0].tolist(), 8)
+    ticks = iter(range(10**9))
+    monkeypatch.setattr(easy_module.time, "perf_counter", lambda: next(ticks) / 1000)
+    done = easy_module.easy_python(*args, budget=float("inf"), cap=float("inf"))
+    assert done is not None and done[2] > easy_module._CHECK_EVERY      # it looked at the clock
+    looks = done[2] // easy_module._CHECK_EVERY
+    assert easy_module.easy_python(*args, budget=1e-9, cap=float("inf")) is None        # a rest left at the first look
+    assert easy_module.easy_python(*args, budget=float("inf"), cap=looks / 1000 - 1e-6) is None
+    assert easy_module.easy_python(*args, budget=float("inf"), cap=looks / 1000 + 1e-6) is not None
 
 
 def test_a_short_simulate_imports_neither_numpy_ma_nor_difflib(tmp_path):
