@@ -23,16 +23,30 @@ from heapq import heappop, heappush
 PY_MAX_JOBS = 100_000
 #: ... and gives up (the compiled loop takes over) as soon as the rest of the
 #: stream, projected from the pace so far (jobs arrived), would take longer
-#: than this many seconds (about what loading the compiled kernels costs):
-#: the decision comes early, when little is lost, and a run close to its end
-#: is not abandoned on a slow or loaded machine (a fixed 0.3 s limit there
-#: cost the whole KTH command about a second) ...
+#: than this many seconds (about what loading the compiled kernels costs on
+#: an idle machine; times the load, :func:`_give_up`): the decision comes
+#: early, when little is lost, and a run close to its end is not abandoned on
+#: a loaded machine (a fixed 0.3 s limit there cost the whole KTH command
+#: about a second) ...
 PY_BUDGET_S = 0.4
 #: ... or after this many seconds whatever the projection says (a queue that
 #: grows late makes the pace so far too optimistic)
 PY_CAP_S = 1.6
 #: passes between two looks at the clock
 _CHECK_EVERY = 2048
+
+
+def _give_up(spent: float, cpu: float, arrived: int, n: int, budget: float, cap: float) -> bool:
+    """Whether a run that has taken ``spent`` seconds (``cpu`` of them on
+    the processor) for the first ``arrived`` of ``n`` jobs should be
+    abandoned: past ``cap``, or when the rest at that pace would take longer
+    than ``budget`` times the load (``spent / cpu``, between 1 and 4: on a
+    machine shared with other work, loading the compiled kernels is as much
+    slower as this loop is)."""
+    if spent > cap:
+        return True
+    load = min(max(spent / cpu, 1.0), 4.0) if cpu > 0 else 1.0
+    return spent * (n - arrived) > budget * load * arrived
 
 
 def easy_python(submit, duration, estimate, ids, procs, capacity: int,
@@ -53,7 +67,8 @@ def easy_python(submit, duration, estimate, ids, procs, capacity: int,
         Processors of the machine.
     budget : float
         The run is abandoned when its rest, projected from the time spent
-        per job arrived so far, would take longer than this many seconds.
+        per job arrived so far, would take longer than this many seconds
+        times the machine's load (:func:`_give_up`).
     cap : float
         Seconds after which the run is abandoned in any case.
 
@@ -92,7 +107,7 @@ def easy_python(submit, duration, estimate, ids, procs, capacity: int,
     keep = all(d <= e for d, e in zip(duration, estimate))   # no job runs past its estimate
     clock, pop, push, locate, insert, every = (time.perf_counter, heappop, heappush, bisect_left, insort,
                                                _CHECK_EVERY)   # locals: one loop, no calls, for speed
-    began = clock()
+    began, began_cpu = clock(), time.process_time()
     while ai < n or ends:
         now = ends[0][0] if ends else inf
         if ai < n and submit[ai] < now:
@@ -110,10 +125,8 @@ def easy_python(submit, duration, estimate, ids, procs, capacity: int,
         if not queue:
             continue
         passes += 1
-        if passes % every == 0:
-            spent = clock() - began
-            if spent > cap or spent * (n - ai) > budget * ai:    # the rest: spent / ai a job
-                return None
+        if passes % every == 0 and _give_up(clock() - began, time.process_time() - began_cpu, ai, n, budget, cap):
+            return None
         if not resume or ended:
             p = 0                                       # queue-head jobs while they fit
             while p < len(queue) and procs[queue[p]] <= free:

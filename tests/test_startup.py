@@ -331,14 +331,26 @@ def test_the_pure_python_easy_gives_up_when_its_rest_would_outlast_the_budget(mo
     w = _stream(np.random.default_rng(3), 3000, 8, True)
     t = _table(w)
     args = (t.submit.tolist(), t.duration.tolist(), t.estimate.tolist(), t.ids.tolist(), t.demand[:, 0].tolist(), 8)
-    ticks = iter(range(10**9))
+    ticks, cpu_ticks = iter(range(10**9)), iter(range(10**9))
     monkeypatch.setattr(easy_module.time, "perf_counter", lambda: next(ticks) / 1000)
+    monkeypatch.setattr(easy_module.time, "process_time", lambda: next(cpu_ticks) / 1000)   # an idle machine
     done = easy_module.easy_python(*args, budget=float("inf"), cap=float("inf"))
     assert done is not None and done[2] > easy_module._CHECK_EVERY      # it looked at the clock
     looks = done[2] // easy_module._CHECK_EVERY
     assert easy_module.easy_python(*args, budget=1e-9, cap=float("inf")) is None        # a rest left at the first look
     assert easy_module.easy_python(*args, budget=float("inf"), cap=looks / 1000 - 1e-6) is None
     assert easy_module.easy_python(*args, budget=float("inf"), cap=looks / 1000 + 1e-6) is not None
+
+
+def test_the_budget_of_the_pure_python_easy_grows_with_the_load():
+    give_up = easy_module._give_up
+    # 0.1 s for the first 1,000 of 5,000 jobs: 0.4 s to go
+    assert give_up(0.1, 0.1, 1000, 5000, 0.3, 9.0) and not give_up(0.1, 0.1, 1000, 5000, 0.5, 9.0)
+    assert not give_up(0.1, 0.05, 1000, 5000, 0.3, 9.0)          # half the time on the processor: 0.6 s
+    assert give_up(0.1, 0.001, 1000, 5000, 0.09, 9.0)            # the load counts at most 4 times
+    assert not give_up(0.1, 0.2, 1000, 5000, 0.5, 9.0) and not give_up(0.1, 0.0, 1000, 5000, 0.5, 9.0)
+    assert give_up(9.5, 9.5, 4999, 5000, 1.0, 9.0)               # past the cap
+    assert not give_up(0.3, 0.3, 5000, 5000, 0.0, 9.0)           # nothing left to arrive
 
 
 def test_a_short_simulate_imports_neither_numpy_ma_nor_difflib(tmp_path):
