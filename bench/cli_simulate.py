@@ -489,7 +489,30 @@ def _input_notes(rep: dict) -> list[str]:
     if rep.get("killed_at_estimate"):
         notes.append(f"killed at their estimate: {rep['killed_at_estimate']} job(s) whose runtime exceeds it "
                      f"(--no-kill runs them to the end)")
+    selector = _selector_note(rep)
+    if selector:
+        notes.append(selector)
     return notes
+
+
+def _selector_note(rep: dict) -> str:
+    """The packing selector that took the policy's decisions, its options,
+    and the steps it left to the policy's own rule (an exact one out of
+    time with no answer): without it the text reads like the policy's own
+    run.  "" without a selector."""
+    opts = rep.get("options") or {}
+    if not isinstance(opts, dict) or not opts.get("selector"):
+        return ""
+    given = opts.get("selector_options") or {}
+    line = f"selector: {opts['selector']}" + (" " + ", ".join(f"{k}={v}" for k, v in given.items()) if given else "")
+    stats = opts.get("selector_stats") or {}
+    if "steps" in stats:
+        line += f"; {stats['steps']} step(s) given to it"
+        if stats.get("unproven"):
+            line += f", {stats['unproven']} without a proven optimum"
+        if stats.get("fallback"):
+            line += f", of which {stats['fallback']} fell back to {rep['policy']}'s own rule (no answer in time)"
+    return line
 
 
 def _farm_header(rep: dict, workload) -> None:

@@ -61,6 +61,25 @@ def test_simulate_oracle_selector(swf, capsys):
     assert report["engine"] == "generic" and report["metrics"]["jobs"] == 4
 
 
+def test_simulate_text_names_the_selector_and_its_fallbacks(swf, capsys):
+    """The text report of a run with a selector says so (it read like the
+    policy's own run), and how many steps fell back to the policy's rule."""
+    from epochbench.cli_simulate import _selector_note
+    assert main(["simulate", "--workload", str(swf), "--policy", "easy", "--selector", "bl", "--param",
+                 "window=2"]) == 0
+    out = capsys.readouterr().out
+    steps = [line for line in out.splitlines() if line.startswith("selector:")]
+    assert len(steps) == 1 and steps[0].startswith("selector: bl window=2; ") and "step(s) given to it" in steps[0]
+    assert "fell back" not in out and "proven" not in out
+    rep = {"policy": "easy", "options": {"selector": "cpsat", "selector_options": {"time_limit": 0.001},
+                                         "selector_stats": {"steps": 92, "unproven": 15, "fallback": 9}}}
+    assert _selector_note(rep) == ("selector: cpsat time_limit=0.001; 92 step(s) given to it, 15 without a proven "
+                                   "optimum, of which 9 fell back to easy's own rule (no answer in time)")
+    assert _selector_note({"policy": "easy", "options": {"selector": None}}) == ""
+    assert main(["simulate", "--workload", str(swf), "--policy", "easy"]) == 0
+    assert "selector" not in capsys.readouterr().out
+
+
 def test_simulate_unknown_policy_is_a_clear_error(swf, capsys):
     assert main(["simulate", "--workload", str(swf), "--policy", "nope"]) != 0
     assert "nope" in capsys.readouterr().err
