@@ -172,7 +172,7 @@ def _build(jobs, capacity, *, resources, kill_at_estimate, source, meta, dropped
     tab = Columns(dict(given.items()))
     missing = [c for c in REQUIRED if c not in tab]
     if missing:
-        raise InstanceError(f"{source}: job table lacks column(s) {missing}{_did_you_mean(tab, missing)}")
+        raise InstanceError(_lacks(tab, missing, source))
     _no_misspelt_options(tab, source)
     cap = _capacity(capacity, source)
     names = _resource_names(tab, cap, resources, source)
@@ -255,6 +255,19 @@ def _others(tab) -> list[str]:
     """The columns of ``tab`` that the contract does not name (module docstring)."""
     known = {*CORE, *SWF_FIELDS, *READ_OPTIONAL, "deadline", "licenses"}
     return [c for c in tab.columns if isinstance(c, str) and c not in known and not c.startswith("res_")]
+
+
+def _lacks(tab, missing, source) -> str:
+    """The message for a table without the columns ``missing``: the columns
+    spelt like them, else the columns it has (a CSV read with the wrong
+    delimiter has one column named after the whole header line)."""
+    guess = _did_you_mean(tab, missing)
+    if guess:
+        return f"{source}: job table lacks column(s) {missing}{guess}"
+    has = [str(c) for c in tab.columns]
+    shown = ", ".join(repr(c) for c in has[:12]) + (f" and {len(has) - 12} more" if len(has) > 12 else "")
+    hint = " (is the file comma-separated?)" if len(has) == 1 and any(d in has[0] for d in ";\t|") else ""
+    return f"{source}: job table lacks column(s) {missing}; it has {shown or 'no columns'}{hint}"
 
 
 def _did_you_mean(tab, names) -> str:
@@ -1113,7 +1126,7 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
     if cap is None:
         missing = [c for c in REQUIRED if c not in df.columns]
         if missing:
-            raise InstanceError(f"{src}: job table lacks column(s) {missing}")
+            raise InstanceError(_lacks(df, missing, src))
         cap = [_largest(df, "procs" if n == "procs" else f"res_{n}") for n in names]
         info.setdefault("meta", {})["capacity_from"] = "largest_job"
     try:

@@ -389,6 +389,23 @@ def test_a_missing_required_column_names_a_column_spelt_like_it():
         make_workload({"id": [1], "Submt": [0], "runtime": [5], "procs": [1]}, [4])
 
 
+def test_a_csv_without_the_required_columns_says_which_it_has(tmp_path):
+    """A CSV with another delimiter, or other names, without any spelt like
+    the required ones: the message lists the columns read (it said only what
+    was missing), and asks about the delimiter for a single column that
+    holds one; names in other case are guessed as before."""
+    from epochbench.instances.jobs import load_workload
+    cases = {"semi.csv": ("id;submit;runtime;estimate;procs\n1;0;10;20;4\n",
+                          r"lacks column\(s\) \['id', 'submit', 'runtime', 'procs'\]; it has "
+                          r"'id;submit;runtime;estimate;procs' \(is the file comma-separated\?\)$"),
+             "other.csv": ("a,b\n1,2\n", r"; it has 'a', 'b'$"),
+             "case.csv": ("ID,Submit,Runtime,Procs\n1,0,10,4\n", r"did you mean 'ID' for 'id', 'Submit' for 'submit'")}
+    for name, (text, message) in cases.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(InstanceError, match=message):
+            load_workload(tmp_path / name)
+
+
 @pytest.mark.parametrize("name", ["deadline_met", "has_deadline", "n_licenses", "license_id", "deadlines"])
 def test_columns_near_deadline_or_licenses_pass_through(name):
     """Only an absent estimate changes a run when misspelt: these were
