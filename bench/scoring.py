@@ -54,7 +54,7 @@ import pandas as pd
 from epochbench.instances import InstanceError, Result, gap
 from epochbench.instances.arguments import arg
 from epochbench.instances.checks import first_repeat
-from epochbench.instances.registry import get, solve
+from epochbench.instances.registry import UnknownMethod, get, solve
 
 COLUMNS = ["family", "instance", "method", "kind", "n", "k", "value", "bound", "gap", "gap_kind",
            "ref_source", "beats_reference", "units", "family_value", "family_bound", "short", "cardinality",
@@ -585,9 +585,18 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
         raise ValueError(f"no method to score ({arg('methods')} names at least one)")
     unique(list(methods), "method", arg("methods"))
     unique([f"{inst.kind} {inst.name}" for inst in instances], "instance", "give each instance its own meta.name")
-    for kind in dict.fromkeys(inst.kind for inst in instances):
+    kinds = list(dict.fromkeys(inst.kind for inst in instances))
+    for kind in kinds:
         for name in methods:           # a name no family here knows: refused before any work (KeyError)
-            get(kind, name)
+            try:
+                get(kind, name)
+            except UnknownMethod as exc:
+                if len(kinds) < 2:
+                    raise
+                count = sum(inst.kind == kind for inst in instances)
+                raise UnknownMethod(f"{exc}; the instances mix the families {', '.join(kinds)} ({count} of "
+                                    f"{len(instances)} are {kind}): score each family's folder with its own "
+                                    "methods") from None
     check_limits(time_limit, threads)  # bad options and parameters: one ValueError before any solve
     params = score_params(params, instances, list(methods))
     files = read_references(references)

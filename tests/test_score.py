@@ -99,6 +99,25 @@ def test_score_refuses_twice_named_instances_and_methods_before_writing(tmp_path
         assert not list(tmp_path.glob("s.*"))
 
 
+def test_score_on_mixed_families_says_so_when_a_method_is_missing_from_one(tmp_path, capsys):
+    """A folder holding packing and knapsack instances: ``ff`` has no
+    knapsack method, and the message says the folder mixes families (it
+    read as if ``ff`` were misspelt)."""
+    from epochbench.cli import main
+    from epochbench.instances import save_instance
+    from epochbench.instances.knapsack import KnapsackInstance
+    folder = tmp_path / "mix"
+    folder.mkdir()
+    save_instance(PackingInstance.build([10], [[4], [5]], meta={"name": "p"}), folder / "p.json")
+    save_instance(KnapsackInstance.from_dict({"kind": "knapsack", "capacity": [10], "weights": [[4], [7]],
+                                              "profit": [1.0, 2.0], "meta": {"name": "k"}}), folder / "k.json")
+    assert main(["score", str(folder), "--methods", "ff", "--out", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert "no method 'ff' for family 'knapsack'" in err
+    assert "the instances mix the families" in err and "(1 of 2 are knapsack)" in err
+    assert not list(tmp_path.glob("s.*"))
+
+
 def test_a_method_that_raises_costs_its_rows_not_the_run(tmp_path, capsys):
     """score goes on: the failing method's rows say ``error`` with the
     message, the other methods are scored, the command exits 1 naming it."""
