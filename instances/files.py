@@ -240,7 +240,8 @@ def _take(lock: Path, folder: Path, option: str = "--out") -> int:
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
         except OSError as exc:
-            raise OutputError(f"{lock}: cannot write in the output folder ({exc.strerror or exc})") from None
+            raise OutputError(f"{option}: cannot write in the output folder {folder} ({exc.strerror or exc}; "
+                              f"its lock file {lock.name} could not be made there)") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -346,3 +346,13 @@ def test_rows_of_another_version_of_a_plugins_experiment_are_refused(monkeypatch
         assert "computed by other code" in err and "code aaaaaaaaaaaa" in err and "code bbbbbbbbbbbb" in err
     finally:
         ex.CATALOG.restore(state)
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs a /proc folder in which no file can be made")
+def test_an_output_folder_without_room_for_the_lock_names_the_option_and_the_folder():
+    """It named the internal lock file (``/proc/.epochbench.lock: cannot
+    write in the output folder``), not the option nor the folder."""
+    from epochbench.instances.files import OutputError, output_lock
+    with pytest.raises(OutputError, match=r"^--results: cannot write in the output folder /proc \(.*lock file"):
+        with output_lock("/proc", option="--results"):
+            pass
