@@ -171,6 +171,20 @@ def test_torn_checkpoint_line_loses_nothing_after_it(tmp_path):
     assert [r["task"] for r in rows] == [i for i in range(6) for _ in range(2)]
 
 
+def test_a_sweep_stopped_by_sigterm_stays_terminated(tmp_path):
+    """SIGTERM comes as the command line's Terminated (a KeyboardInterrupt):
+    the sweep's message on how many runs were saved keeps that type, so the
+    run's record says Terminated, not KeyboardInterrupt."""
+    from epochbench.cli import Terminated
+    tasks = cx.tasks(Options())[:3]
+
+    def run(task):
+        raise Terminated("stopped by SIGTERM")
+
+    with pytest.raises(Terminated, match=r"interrupted; 0 of 3 runs saved"):
+        sweep(run, tasks, jobs=1, progress=False, checkpoint=tmp_path / "y.partial.jsonl")
+
+
 # ---- kill -9, resume -------------------------------------------------------------------------
 @posix_only
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")

@@ -178,10 +178,10 @@ def sweep(run: Callable[[dict], list[dict]], tasks: list[dict], *, jobs: int | N
             call = functools.partial(_sw.rows_of, run, timing=timing)
             _, failures = _sw.run_tasks(call, tasks, todo, workers=jobs, scheduler=scheduler,
                                         progress=progress, on_result=keep, exclusive=timing)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:    # Ctrl-C, or SIGTERM as the command line's Terminated: kept as it came
         saved = len(results)
-        raise KeyboardInterrupt(f"interrupted; {saved} of {len(chosen)} runs saved, "
-                                "run the same command to resume") from None
+        raise type(exc)(f"interrupted; {saved} of {len(chosen)} runs saved, "
+                        "run the same command to resume") from None
     except _sw.SchedulerLost as exc:    # counted again: this sweep's tasks and the ones it reused
         raise _sw.SchedulerLost(exc.address, len(results), len(chosen), saved=log is not None) from None
     finally:
