@@ -158,6 +158,9 @@ def _instances_from(path: Path):
     folder's ``*.json`` files that its manifest does not list (not read)."""
     from epochbench.instances import load_instance, read_family
     from epochbench.instances.io import unlisted_files
+    if not path.exists():
+        from epochbench.instances import InstanceError
+        raise InstanceError(f"{path}: no such family folder or instance file")
     if not path.is_dir():
         return [load_instance(path)]
     insts, extra = read_family(path), unlisted_files(path)

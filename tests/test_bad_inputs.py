@@ -266,7 +266,7 @@ def _manifest(files):
     return setup
 
 
-case("files", "score-missing-folder", score_folder(lambda f: None), "no such file")
+case("files", "score-missing-folder", score_folder(lambda f: None), "no such family folder or instance file")
 case("files", "score-empty-folder", score_folder(lambda f: f.mkdir()), "no instance files")
 case("files", "score-manifest-not-json", score_folder(
     lambda f: (f.mkdir(), (f / "manifest.json").write_text("{oops"))), "manifest.json")
