@@ -296,32 +296,33 @@ def test_a_kernel_before_loading_documents_and_binds_like_a_function():
     assert done.stdout.strip() == "OK", done.stderr
 
 
+def _awkward_arrays(seed: int, trials: int = 3000):
+    """Short float arrays with ties, NaN, signed zeros and infinities."""
+    rng = np.random.default_rng(seed)
+    for trial in range(trials):
+        n = int(rng.integers(1, 40))
+        yield trial, [rng.random(n) * 1e3, rng.integers(0, 4, n).astype(float),
+                      np.where(rng.random(n) < 0.2, np.nan, 1.0), np.where(rng.random(n) < 0.5, -0.0, 0.0),
+                      np.where(rng.random(n) < 0.3, -np.inf, np.inf),
+                      np.where(rng.random(n) < 0.3, np.inf, rng.random(n))][trial % 6], rng
+
+
+def _same_float(want: float, got: float) -> bool:
+    return (np.isnan(want) and np.isnan(got)) or (want == got and np.signbit(want) == np.signbit(got))
+
+
 def test_the_median_of_the_metrics_is_numpys_bit_for_bit():
-    rng = np.random.default_rng(9)
     with np.errstate(invalid="ignore"):
-        for trial in range(3000):
-            n = int(rng.integers(1, 40))
-            pick = trial % 5
-            a = [rng.random(n) * 1e3, rng.integers(0, 4, n).astype(float), np.where(rng.random(n) < 0.2, np.nan, 1.0),
-                 np.where(rng.random(n) < 0.5, -0.0, 0.0), np.where(rng.random(n) < 0.3, -np.inf, np.inf)][pick]
-            want = float(np.median(a.copy(), overwrite_input=True))
-            got = metrics._median(a.copy())
-            assert (np.isnan(want) and np.isnan(got)) or (want == got and np.signbit(want) == np.signbit(got)), a
+        for _, a, _ in _awkward_arrays(9):
+            assert _same_float(float(np.median(a.copy(), overwrite_input=True)), metrics._median(a.copy())), a
 
 
 def test_the_p90_of_the_metrics_is_numpys_bit_for_bit():
-    rng = np.random.default_rng(10)
     with np.errstate(invalid="ignore"):
-        for trial in range(3000):
-            n = int(rng.integers(1, 40))
-            pick = trial % 6
-            a = [rng.random(n) * 1e3, rng.integers(0, 4, n).astype(float), np.where(rng.random(n) < 0.2, np.nan, 1.0),
-                 np.where(rng.random(n) < 0.5, -0.0, 0.0), np.where(rng.random(n) < 0.3, -np.inf, np.inf),
-                 np.where(rng.random(n) < 0.3, np.inf, rng.random(n))][pick]
+        for trial, a, rng in _awkward_arrays(10):
             q = 0.9 if trial % 2 else float(rng.random())
             want = float(np.quantile(a.copy(), q, overwrite_input=True))
-            got = metrics._quantile(a.copy(), q)
-            assert (np.isnan(want) and np.isnan(got)) or (want == got and np.signbit(want) == np.signbit(got)), (a, q)
+            assert _same_float(want, metrics._quantile(a.copy(), q)), (a, q)
 
 
 def test_the_pure_python_easy_gives_up_when_its_rest_would_outlast_the_budget(monkeypatch):
