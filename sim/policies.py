@@ -559,7 +559,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
             *_buckets(table, capacity, code == _NONFCFS and k == 1 and int(capacity[0]) <= BUCKET_MAX),
             lw, lbits)                                        # LOS work, bitsets
     prog = np.zeros(2)
-    args = (code, table.submit, table.duration, table.estimate, table.ids, table.demand,
+    args = (code, *map(_readonly, (table.submit, table.duration, table.estimate, table.ids, table.demand)),
             limit, table.start, table.promised, *work, prog)
     passes = _drive(args, prog, progress, every)
     if lw[LOS_OVERFLOW]:
@@ -631,8 +631,20 @@ def _profile(table: JobTable, rows: int) -> tuple:
     1-D with one resource, so that the kernels of :mod:`epochbench.sim.profile` skip
     the loop over resources."""
     if table.k == 1:
-        return np.empty(rows), np.empty(rows, np.int64), np.ascontiguousarray(table.demand[:, 0])
-    return np.empty(rows), np.empty((rows, table.k), np.int64), table.demand
+        return np.empty(rows), np.empty(rows, np.int64), _readonly(np.ascontiguousarray(table.demand[:, 0]))
+    return np.empty(rows), np.empty((rows, table.k), np.int64), _readonly(table.demand)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (O(1)).  The compiled loop gets its inputs
+    read-only whether the caller's arrays are (a workload's) or not (a table
+    built by hand): numba compiles one version of the loop, and of every
+    kernel it calls, per read-only flag of each argument, about 40 s each
+    with a cold cache (three versions of the loop where tests used writable
+    tables), and the loop writes none of them."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 #: largest machine (processors) for the Non-FCFS buckets, one per processor count
