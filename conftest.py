@@ -54,3 +54,40 @@ def pytest_xdist_auto_num_workers(config):
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
     return usable_cpus()
+
+
+#: compiles (or loads) the compiled event loop for one resource or two, on a
+#: three-job stream; run by :func:`pytest_configure` once per version
+_LOOP_VERSION = """
+import numpy as np
+from epochbench.instances.jobs import make_workload
+from epochbench.sim.pool import simulate_pool
+k = {k}
+jobs = {{"id": np.arange(1, 4), "submit": np.zeros(3), "runtime": np.ones(3), "procs": np.ones(3, np.int64)}}
+jobs.update({{f"res_r{{i}}": np.ones(3, np.int64) for i in range(1, k)}})
+w = make_workload(jobs, [4] * k)
+simulate_pool(w.table, w.capacity, "conservative", engine="fast")
+"""
+
+
+def pytest_configure(config):
+    """Before xdist starts its workers: compile the two versions of the
+    compiled event loop that the tests run (one resource, several), one
+    process each and at once (about 40 s each with a cold cache: a fresh
+    clone).  Otherwise each worker compiles both itself, the same work twice
+    on the same CPUs (the fresh-clone CI spent about 110 s more than a warm
+    run).  Nothing is asserted: a failure here is the tests' to report."""
+    import subprocess
+    import sys
+    if getattr(config, "workerinput", None) is not None or not getattr(config.option, "numprocesses", None):
+        return                                     # a worker, or one process: it compiles as it goes
+    if config.getoption("--benchmark", default=False) or config.getoption("--collect-only", default=False):
+        return
+    procs = [subprocess.Popen([sys.executable, "-c", _LOOP_VERSION.format(k=k)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) for k in (1, 2)]
+    for p in procs:
+        try:
+            p.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
