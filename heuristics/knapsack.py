@@ -126,7 +126,8 @@ def _greedy(a, b, c, crit, reweight):
 
 
 def _run(inst: KnapsackInstance, crit: np.ndarray, reweight: bool, method: str) -> Result:
-    a = np.array(inst.weights, dtype=np.int64)  # writable copies: numba types read-only arrays apart
+    a = np.array(inst.weights, dtype=np.int64, order="C")  # writable C-order copies: numba compiles
+    # another version for a read-only or a Fortran-order array (weights transposed from a file's layout)
     b = np.array(inst.capacity, dtype=np.int64)
     c = np.array(inst.profit, dtype=np.float64)
     picked, discards, resorts = _greedy(a, b, c, np.array(crit, dtype=np.bool_), reweight)
