@@ -511,25 +511,17 @@ def _fused(state: FarmState, c: Constants, ok: np.ndarray) -> np.ndarray:
     """All seven heuristics in one compiled pass (:mod:`epochbench.instances._farm_matrix`);
     the same entries as summing the ``*_delta`` functions, to rounding."""
     from ._farm_matrix import fused_matrix
+    from .lazy import readonly        # one compiled version whatever the arrays' read-only flags
 
     j = state.jobs
-    arrays = map(_readonly, (np.ascontiguousarray(ok), work_left(state), j.deadline, aging_score(state, c),
-                             j.input_size, j.input_location, j.running_on, license_score(state, c),
-                             state.machines.bench, state.bandwidth))
+    arrays = (readonly(np.asarray(a)) for a in (np.ascontiguousarray(ok), work_left(state), j.deadline,
+                                                aging_score(state, c), j.input_size, j.input_location,
+                                                j.running_on, license_score(state, c), state.machines.bench,
+                                                state.bandwidth))
     ok_, left, deadline, age, size, location, running, lic, bench, bw = arrays
     return fused_matrix(ok_, float(state.now), left, deadline, age, size, location, running, lic, bench, bw,
                         c.base, c.max, c.min, c.k, c.input, c.wait, c.overhead, c.literal_fbar,
                         np.empty((state.n, state.m)))
-
-
-def _readonly(a) -> np.ndarray:
-    """A read-only view of ``a``: the compiled pass is compiled once, not
-    once per read-only flag of each argument (three versions, about 6 s
-    each with a cold cache, where some arrays were a state's own and some
-    computed)."""
-    view = np.asarray(a).view()
-    view.flags.writeable = False
-    return view
 
 
 def mkp_profit(p: np.ndarray) -> np.ndarray:

@@ -66,7 +66,7 @@ import numpy as np
 from epochbench.instances import registry
 from epochbench.instances.catalog import first_sentence
 from epochbench.instances.core import InfeasibleSolution, MethodFailed
-from epochbench.instances.lazy import intrinsic, kernels_loaded, njit
+from epochbench.instances.lazy import intrinsic, kernels_loaded, njit, readonly
 
 from . import easy_python as _easy_python
 from . import registry as _registry
@@ -559,7 +559,8 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
             *_buckets(table, capacity, code == _NONFCFS and k == 1 and int(capacity[0]) <= BUCKET_MAX),
             lw, lbits)                                        # LOS work, bitsets
     prog = np.zeros(2)
-    args = (code, *map(_readonly, (table.submit, table.duration, table.estimate, table.ids, table.demand)),
+    # read-only views, whatever the caller's arrays are: one compiled version of the loop (readonly)
+    args = (code, *map(readonly, (table.submit, table.duration, table.estimate, table.ids, table.demand)),
             limit, table.start, table.promised, *work, prog)
     passes = _drive(args, prog, progress, every)
     if lw[LOS_OVERFLOW]:
@@ -631,20 +632,8 @@ def _profile(table: JobTable, rows: int) -> tuple:
     1-D with one resource, so that the kernels of :mod:`epochbench.sim.profile` skip
     the loop over resources."""
     if table.k == 1:
-        return np.empty(rows), np.empty(rows, np.int64), _readonly(np.ascontiguousarray(table.demand[:, 0]))
-    return np.empty(rows), np.empty((rows, table.k), np.int64), _readonly(table.demand)
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    """A read-only view of ``a`` (O(1)).  The compiled loop gets its inputs
-    read-only whether the caller's arrays are (a workload's) or not (a table
-    built by hand): numba compiles one version of the loop, and of every
-    kernel it calls, per read-only flag of each argument, about 40 s each
-    with a cold cache (three versions of the loop where tests used writable
-    tables), and the loop writes none of them."""
-    view = a.view()
-    view.flags.writeable = False
-    return view
+        return np.empty(rows), np.empty(rows, np.int64), readonly(np.ascontiguousarray(table.demand[:, 0]))
+    return np.empty(rows), np.empty((rows, table.k), np.int64), readonly(table.demand)
 
 
 #: largest machine (processors) for the Non-FCFS buckets, one per processor count
