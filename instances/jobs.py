@@ -290,8 +290,10 @@ def _no_misspelt_options(tab, source) -> None:
         raise InstanceError(f"{source}: has SWF field req_time but no estimate column, which is what the simulator "
                             "reads (without it every estimate is the runtime): add estimate (req_time where > 0, "
                             "as the SWF reader takes it) or drop req_time")
-    for c in _others(tab):
-        import difflib                            # here: only a table with unknown columns pays for it
+    others = _others(tab)
+    if others:
+        import difflib                            # only a table with unknown columns pays for it
+    for c in others:
         if "estimate" in absent and c.lower().replace("-", "_").replace(" ", "_") in ESTIMATE_NAMES:
             raise InstanceError(f"{source}: column {c!r} is not one epochbench reads, and 'estimate' (the user's "
                                 f"requested time) is absent: rename it 'estimate' if it is that (without it every "

@@ -35,6 +35,12 @@ def _table(w) -> JobTable:
     return JobTable.from_columns(as_columns(w.table), np.asarray(w.capacity, dtype=np.int64))
 
 
+def _twin_args(t: JobTable, cap: int) -> tuple:
+    """The pure-Python EASY's arguments for table ``t`` on ``cap`` processors."""
+    return (t.submit.tolist(), t.duration.tolist(), t.estimate.tolist(), t.ids.tolist(), t.demand[:, 0].tolist(),
+            cap)
+
+
 @pytest.mark.parametrize("kill", [True, False])
 def test_the_pure_python_easy_is_the_compiled_loop_bit_for_bit(kill):
     load_kernels()
@@ -45,8 +51,7 @@ def test_the_pure_python_easy_is_the_compiled_loop_bit_for_bit(kill):
         compiled = _table(w)
         passes = run_fast(make("easy"), compiled, w.capacity)
         t = _table(w)
-        start, promised, py_passes, _ = easy_module.easy_python(
-            t.submit.tolist(), t.duration.tolist(), t.estimate.tolist(), t.ids.tolist(), t.demand[:, 0].tolist(), cap)
+        start, promised, py_passes, _ = easy_module.easy_python(*_twin_args(t, cap))
         assert py_passes == passes, trial
         assert np.array_equal(np.array(start), compiled.start, equal_nan=True), trial
         assert np.array_equal(np.array(promised), compiled.promised, equal_nan=True), trial
@@ -55,7 +60,7 @@ def test_the_pure_python_easy_is_the_compiled_loop_bit_for_bit(kill):
 def test_the_pure_python_easy_gives_up_at_its_budget_and_the_compiled_loop_takes_over(monkeypatch):
     w = _stream(np.random.default_rng(3), 3000, 8, True)
     t = _table(w)
-    args = (t.submit.tolist(), t.duration.tolist(), t.estimate.tolist(), t.ids.tolist(), t.demand[:, 0].tolist(), 8)
+    args = _twin_args(t, 8)
     assert easy_module.easy_python(*args, budget=-1.0) is None
     assert easy_module.easy_python(*args, budget=float("inf")) is not None    # (the default budget is wall time)
     assert easy_module.easy_python(*args, budget=float("inf"), cap=-1.0) is None
@@ -331,7 +336,7 @@ def test_the_pure_python_easy_gives_up_when_its_rest_would_outlast_the_budget(mo
     the cap against the time spent."""
     w = _stream(np.random.default_rng(3), 3000, 8, True)
     t = _table(w)
-    args = (t.submit.tolist(), t.duration.tolist(), t.estimate.tolist(), t.ids.tolist(), t.demand[:, 0].tolist(), 8)
+    args = _twin_args(t, 8)
     ticks, cpu_ticks = iter(range(10**9)), iter(range(10**9))
     monkeypatch.setattr(easy_module.time, "perf_counter", lambda: next(ticks) / 1000)
     monkeypatch.setattr(easy_module.time, "process_time", lambda: next(cpu_ticks) / 1000)   # an idle machine
