@@ -344,6 +344,11 @@ def _solving_thread():
     return _SOLVER_THREAD[0][1]
 
 
+#: CP-SAT parameters set from the call (``num_search_workers``: the older name of ``num_workers``;
+#: both set gave CP-SAT's MODEL_INVALID)
+_FROM_CALL = ("max_time_in_seconds", "num_workers", "num_search_workers", "random_seed")
+
+
 def set_cpsat_params(target, params: dict | None) -> None:
     """Set CP-SAT parameters by name on ``target`` (a solver's
     ``parameters``): a one-line ``ValueError`` for a name CP-SAT does not
@@ -352,7 +357,7 @@ def set_cpsat_params(target, params: dict | None) -> None:
     if params is not None and not isinstance(params, dict):
         raise ValueError(f"solver_params must map CP-SAT parameter names to values, got {params!r}")
     for name, value in (params or {}).items():
-        if name in ("max_time_in_seconds", "num_workers", "random_seed"):
+        if name in _FROM_CALL:
             raise ValueError(f"CP-SAT parameter {name!r} is set from time_limit, threads and seed")
         if not hasattr(target, name):
             raise ValueError(f"{name!r} is not a CP-SAT parameter")
@@ -428,7 +433,10 @@ def _cpsat(model: BinaryModel, deadline: float, threads: int, seed: int, params:
     coefficients, :func:`cpsat_safeguard`) until ``deadline``
     (``time.perf_counter()`` seconds), model building included.  CP-SAT's
     ``best_objective_bound`` is kept only with a solution: on UNKNOWN it is
-    not a proof (0 for an unsolved maximisation)."""
+    not a proof (0 for an unsolved maximisation).  OPTIMAL is a proof only
+    where that bound meets the solution (the objective is integral): a gap
+    limit in ``params`` (``relative_gap_limit``, ``absolute_gap_limit``)
+    stops CP-SAT with OPTIMAL short of it, and that is ``feasible``."""
     largest = _largest(model)
     if _cpsat_refuses(model, largest):
         return _not_run("int", "CP-SAT", "a row whose coefficients sum to 2**62 or more, beyond CP-SAT's "
@@ -452,6 +460,8 @@ def _cpsat(model: BinaryModel, deadline: float, threads: int, seed: int, params:
     if status in ("optimal", "feasible"):
         vals = np.asarray(s.response_proto.solution, dtype=np.int64)[:model.n_vars]
         bound = float(s.best_objective_bound)
+        if status == "optimal" and abs(float(s.objective_value) - bound) >= 0.5:
+            status = "feasible"  # stopped by a gap limit (params): OPTIMAL, its bound short of the solution
     return Outcome(status, vals, bound, "int", {"solver": "CP-SAT", "solver_status": s.status_name(code),
                                                 "branches": int(s.num_branches)})
 

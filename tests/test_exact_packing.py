@@ -150,9 +150,25 @@ def test_solver_params_reach_cpsat():
     check_packing(inst, uncut.decision)
 
 
+@pytest.mark.parametrize("params", [{"relative_gap_limit": 0.5}, {"absolute_gap_limit": 1e9}])
+def test_gap_limit_is_no_proof(params):
+    """A gap limit stops CP-SAT with its status OPTIMAL before the bound meets
+    the solution: that is a feasible solution with CP-SAT's own bound, never
+    an optimum (the bound was overwritten with the value, and score measured
+    the heuristics' gaps against it)."""
+    rng = np.random.default_rng(3)
+    inst = PackingInstance.build([100] * 4, rng.integers(1, 40, size=(36, 4)), meta={"name": "gap"})
+    full = solve(inst, "cpsat", time_limit=LIMIT, threads=1)
+    cut = solve(inst, "cpsat", time_limit=LIMIT, threads=1, warm=False, solver_params=params)
+    assert full.status == "optimal"
+    check_packing(inst, cut.decision)
+    assert cut.value < full.value <= cut.bound and cut.status == "feasible"
+
+
 @pytest.mark.parametrize("method,params,match", [
     ("cpsat", {"no_such_parameter": 1}, "'no_such_parameter' is not a CP-SAT parameter"),
     ("cpsat", {"num_workers": 4}, "'num_workers' is set from time_limit, threads and seed"),
+    ("cpsat", {"num_search_workers": 4}, "'num_search_workers' is set from time_limit, threads and seed"),
     ("cpsat", {"add_cg_cuts": "maybe"}, "'add_cg_cuts' cannot be 'maybe'"),
     ("cpsat", "add_cg_cuts=false", "must map CP-SAT parameter names to values"),
     ("milp-highs", {"add_cg_cuts": False}, "'milp-highs' takes none"),
