@@ -64,7 +64,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from epochbench.instances.core import Result
+from epochbench.instances.checks import indices
+from epochbench.instances.core import InfeasibleSolution, Result
 from epochbench.instances.lazy import lazy_module
 from epochbench.instances.lazy import njit
 from epochbench.instances.mapping import MappingInstance
@@ -1069,14 +1070,18 @@ def start_mapping(inst: MappingInstance, hint=None, warm: bool = True, budget: f
 
 
 def check_hint(inst: MappingInstance, hint) -> np.ndarray:
-    """``hint`` as a mapping (a machine in 0..m-1 per task), else ValueError."""
+    """``hint`` as a mapping (a machine in 0..m-1 per task), else a one-line
+    ValueError: integers only, as the decision checker takes them
+    (:func:`epochbench.instances.mapping.check_mapping`; a float such as
+    ``0.9`` was cut to 0 and 1e30 overflowed)."""
+    need = f"hint must give each of {inst.n} tasks a machine in 0..{inst.k - 1}"
     try:
-        start = np.asarray(hint, dtype=np.int64)
-    except (TypeError, ValueError):
-        start = np.zeros(0, dtype=np.int64)
-    if start.shape != (inst.n,) or (inst.n and (start.min() < 0 or start.max() >= inst.k)):
-        raise ValueError(f"{inst.name}: hint must give each of {inst.n} tasks a machine in 0..{inst.k - 1}")
-    return start
+        start = indices(hint, inst.k, f"{inst.name}: hint", noun="machine", item="of task")
+    except InfeasibleSolution as exc:
+        raise ValueError(f"{exc} ({need})") from None
+    if len(start) != inst.n:
+        raise ValueError(f"{inst.name}: {need}, got {len(start)} entries")
+    return np.asarray(start, dtype=np.int64)
 
 
 def check_work_weight(method: str, work_weight) -> float:

@@ -541,6 +541,25 @@ def test_exact_hint_and_start_meeting_the_bound():
         X.solve_mapping(inst2, "gurobi", time_limit=5)
 
 
+@pytest.mark.parametrize("hint,match", [
+    (1e30, r"hint 1e\+30 \(float\) is not a sequence"),             # was OverflowError
+    ([10**30, 0, 0], r"of task 0 is machine 1000000000000000000000000000000, outside 0..1"),
+    ([0.9, 1.0, 0.0], "of task 0 is 0.9, not an integer machine index"),  # was cut to 0
+    (["1", "0", "1"], r"of task 0 is '1' \(str\)"),                       # was taken as 1
+    ([True, 0, 1], "of task 0 is True, a boolean"),
+    ([0, 1], "got 2 entries"),
+])
+def test_hint_refused_in_one_line(hint, match):
+    """A hint is a machine index per task, integers only, as the decision
+    checker takes them; each exact method refuses anything else before it runs."""
+    inst = MappingInstance.build([[1, 5], [5, 1], [2, 2]], meta={"name": "hinted"})
+    for method in ("cpsat", "milp-highs"):
+        with pytest.raises(ValueError, match=match) as err:
+            solve(inst, method, time_limit=5, threads=1, hint=hint)
+        assert "\n" not in str(err.value) and "machine in 0..1" in str(err.value)
+    assert solve(inst, "cpsat", time_limit=5, threads=1, hint=np.array([0, 1, 0])).value == 3
+
+
 # ---- branch-and-price on the configuration LP (bnp) ----------------------------------------------
 def test_knapsack_dp_matches_brute_force():
     rng = np.random.default_rng(5)
