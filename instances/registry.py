@@ -501,6 +501,10 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
                                    or not time_limit >= 0):        # NaN fails >= 0
         raise ValueError(f"time_limit must be a number of seconds >= 0, got {time_limit!r}")
+    if time_limit is not None:
+        time_limit = float(time_limit)  # a numpy number or a Fraction reaches every method as a float
+    if isinstance(threads, numbers.Integral) and not isinstance(threads, bool):
+        threads = int(threads)
     try:
         _load(m)                                      # a compiled kernel loads before the clock starts
         given, before = _given(m, inst)

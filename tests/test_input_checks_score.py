@@ -2,6 +2,7 @@
 face: a bad option, parameter or argument is one clear error before any
 work, and references that contradict a proved bound are a disagreement."""
 import re
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -132,6 +133,19 @@ def test_score_refuses_a_bad_parameter_value_before_writing(capsys, folder, para
 def test_api_score_checks_its_limits_before_solving(fam, kw, match):
     with pytest.raises(ValueError, match=match):
         eb.score([fam[0]], ["cpsat"], **kw)
+
+
+@pytest.mark.parametrize("limit", [np.int64(2), np.float32(1.5), Fraction(3, 2)])
+def test_numpy_and_fraction_limits_reach_every_exact_method(fam, limit):
+    """The public check takes any real number; every exact method gets it
+    as a float (mkp-bb and cg refused numpy numbers and Fractions from inside
+    the solve, and score recorded each of their rows as an error)."""
+    epochs = _epochs()
+    for inst, method in [(fam[0], "mkp-bb"), (fam[0], "cpsat"), (epochs, "cg"), (epochs, "milp-highs")]:
+        res = eb.solve(inst, method, time_limit=limit, threads=np.int64(1))
+        assert res.status == "optimal", (method, res.status)
+    table = eb.score([fam[0]], ["ff", "mkp-bb"], time_limit=limit)
+    assert set(table["status"]) == {"feasible", "optimal"}
 
 
 # ---- 12: --out names a folder -----------------------------------------------------------------
