@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import time
 import warnings
 from dataclasses import dataclass
@@ -1098,12 +1099,28 @@ def check_work_weight(method: str, work_weight) -> float:
     return work_weight
 
 
+def check_presolve(method: str, presolve) -> float | None:
+    """``presolve`` (seconds of ``bnp``'s CP-SAT run) as a float: a finite
+    number >= 0, given to ``bnp`` only; None (its default share) stays None.
+    ValueError otherwise (cpsat and the MILPs ignored it, and ``bnp`` read
+    NaN or -1 as no presolve)."""
+    if presolve is None:
+        return None
+    if method != "bnp":
+        raise ValueError(f"presolve is a parameter of bnp, not {method}")
+    if isinstance(presolve, bool) or not isinstance(presolve, numbers.Real) or not (
+            math.isfinite(presolve) and presolve >= 0):
+        raise ValueError(f"presolve must be a finite number of seconds >= 0, got {presolve!r}")
+    return float(presolve)
+
+
 def _check_mapping(method: str, inst: MappingInstance, *, hint=None, work_weight=0.0, work_prices=None,
-                   **_) -> None:
+                   presolve=None, **_) -> None:
     """The ``check_params`` hook of the exact mapping methods: their
     parameters checked on ``inst`` before a run, nothing solved."""
     if hint is not None:
         check_hint(inst, hint)
+    check_presolve(method, presolve)
     _work_prices(inst, check_work_weight(method, work_weight), work_prices)
 
 
@@ -1158,6 +1175,7 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
         raise KeyError(f"unknown exact method {method!r}; known: {', '.join(METHODS)}")
     work_weight = check_work_weight(method, work_weight)
     work_prices = _work_prices(inst, work_weight, work_prices)
+    presolve = check_presolve(method, presolve)
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
     start, origin = start_mapping(inst, hint, warm, START_SHARE * float(time_limit))
@@ -1178,7 +1196,7 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
         by_solver = status != "timeout"  # else raw is lb_int, the lower bound on the integer grid
     elif method == "bnp":
         left = time_left(deadline)
-        pre = min(PRESOLVE_S, PRESOLVE_SHARE * left) if presolve is None else min(float(presolve), left)
+        pre = min(PRESOLVE_S, PRESOLVE_SHARE * left) if presolve is None else min(presolve, left)
         lo, first, pre_info = 0, start, {}
         if pre > 0:  # a short CP-SAT run: incumbent and bound (and the proof on easy instances)
             st, a, raw, d = _cpsat(inst, sc, start, _allowed(inst, start, sc), lb_int, deadline_after(pre),

@@ -541,6 +541,22 @@ def test_exact_hint_and_start_meeting_the_bound():
         X.solve_mapping(inst2, "gurobi", time_limit=5)
 
 
+@pytest.mark.parametrize("method,presolve,match", [
+    ("cpsat", 1.0, "presolve is a parameter of bnp, not cpsat"),       # was ignored
+    ("milp-highs", "x", "presolve is a parameter of bnp, not milp-highs"),
+    ("bnp", float("nan"), "presolve must be a finite number of seconds >= 0, got nan"),  # was no presolve
+    ("bnp", -1, "got -1"),
+    ("bnp", "banana", "got 'banana'"),
+    ("bnp", [1], r"got \[1\]"),                                          # was a TypeError
+    ("bnp", True, "got True"),
+])
+def test_presolve_refused_in_one_line(method, presolve, match):
+    inst = MappingInstance.build([[1, 5], [5, 1], [2, 2]], meta={"name": "pre"})
+    with pytest.raises(ValueError, match=match) as err:
+        solve(inst, method, time_limit=5, threads=1, presolve=presolve)
+    assert "\n" not in str(err.value)
+
+
 @pytest.mark.parametrize("hint,match", [
     (1e30, r"hint 1e\+30 \(float\) is not a sequence"),             # was OverflowError
     ([10**30, 0, 0], r"of task 0 is machine 1000000000000000000000000000000, outside 0..1"),
