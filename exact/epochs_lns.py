@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+from epochbench.instances.checks import check_count, check_positive
 from epochbench.instances.core import Result
 from epochbench.instances.lazy import lazy_module
 from epochbench.instances.packing import EpochsInstance
@@ -110,6 +111,7 @@ def lns(inst: EpochsInstance, *, time_limit: float, threads: int = 1, seed: int 
     A repair is one CP-SAT model with ``n_b k`` booleans for the ``n_b``
     jobs of ``k`` bins; the bound costs O(n^2 K).
     """
+    _check_lns(inst, bins=bins, max_bins=max_bins, repair_s=repair_s)
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
     order = ffd_order(inst)
@@ -125,7 +127,7 @@ def lns(inst: EpochsInstance, *, time_limit: float, threads: int = 1, seed: int 
     weight = np.ceil(WEIGHT_SCALE * (dem / np.maximum(cap, 1)).sum(axis=1)).astype(np.int64) + 1
     rng = np.random.default_rng(seed)
     repairs = removed = stall = 0
-    k = max(2, int(bins))
+    k = int(bins)
     while len(packing) > lb and time_left(deadline) > 0:
         fill = np.array([weight[b].sum() for b in packing])
         target = int(fill.argmin())
@@ -150,7 +152,7 @@ def lns(inst: EpochsInstance, *, time_limit: float, threads: int = 1, seed: int 
                 if not regrouped[0]:
                     packing = [b for b in packing if b]
                     removed += 1
-                    k = max(2, int(bins))
+                    k = int(bins)
                 continue
         stall += 1
         if stall >= PATIENCE:
@@ -163,6 +165,17 @@ def lns(inst: EpochsInstance, *, time_limit: float, threads: int = 1, seed: int 
                   value if status == "optimal" else float(lb), info)
 
 
+def _check_lns(inst, *, bins=3, max_bins=8, repair_s=0.2, **_) -> None:
+    """The parameters of :func:`lns` checked (its ``check_params`` hook:
+    before a run, nothing solved): a repair takes at least two bins, up to
+    ``max_bins``, for a positive time (``max_bins=0`` failed in numpy after
+    the start, ``bins`` below 2 was raised to 2 and a ``repair_s`` of 0 or
+    less gave repairs no time, all without a word)."""
+    check_count("lns", "bins", bins, 2)
+    check_count("lns", "max_bins", max_bins, int(bins))
+    check_positive("lns", "repair_s", repair_s)
+
+
 @register("epochs", "lns", kind="exact")
 def epochs_lns(inst, *, time_limit: float, threads: int = 1, **params) -> Result:
     """Bin elimination by large-neighbourhood search: CP-SAT repacks a few bins to empty the emptiest, with
@@ -171,5 +184,6 @@ def epochs_lns(inst, *, time_limit: float, threads: int = 1, **params) -> Result
 
 
 forwards(epochs_lns, lns)
+epochs_lns.check_params = _check_lns   # before a run (epochbench.methods)
 epochs_lns.warm_start = True         # takes warm=False (start from FFD only)
 epochs_lns.warm_up = warm_up_backends("cpsat", family="epochs")   # loads before the clock starts

@@ -139,7 +139,10 @@ def _weights(sc: Scaled, work_weight: float, prices: np.ndarray | None = None) -
     p = m * WEIGHT_GRID
     top = int(sc.etc.max(axis=1).sum()) + int(sc.ready.max(initial=0))
     if prices is not None:
-        q = np.round(float(work_weight) * WEIGHT_GRID * m * np.asarray(prices, dtype=float)).astype(np.int64)
+        q = float(work_weight) * WEIGHT_GRID * m * np.asarray(prices, dtype=float)
+        if q.max() >= 2**62:
+            return None                 # beyond int64 (a weight of 1e30 overflowed the cast)
+        q = np.round(q).astype(np.int64)
     if int(np.max(q)) <= 0 or (p + int(np.max(q))) * top >= 2**62:
         return None
     return p, q
@@ -641,7 +644,7 @@ def _check_lns(inst: MappingInstance, *, hint=None, first="milp-highs", repair_w
         raise ValueError(f"prices must be one of {', '.join(PRICES)}, got {prices!r}")
     if not 0 <= tail_share <= 1:
         raise ValueError(f"tail_share must be a share of the time limit in [0, 1], got {tail_share!r}")
-    if first and first not in METHODS:
+    if first is not None and first not in METHODS:     # '' or {} read as None before
         raise ValueError(f"first must be one of {', '.join(METHODS)} or None, got {first!r}")
     if hint is not None:
         check_hint(inst, hint)

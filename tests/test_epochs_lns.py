@@ -48,3 +48,20 @@ def test_lns_is_an_exact_kind_method_of_the_epochs_family():
     assert m.exact and getattr(m.func, "warm_start", False)
     r = lns(random_epochs(20, 4), time_limit=0.5)
     assert r.info["repairs"] >= 0 and r.info["lower_bound"] >= 1
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"max_bins": 0}, "'max_bins' must be an integer >= 3"),   # failed in numpy after the start
+    ({"bins": 1}, "'bins' must be an integer >= 2"),           # was raised to 2 without a word
+    ({"bins": -1}, "'bins' must be an integer >= 2"),
+    ({"bins": 2.5}, "'bins' must be an integer >= 2"),
+    ({"repair_s": 0}, "'repair_s' must be a finite number > 0"),  # repairs had no time
+    ({"repair_s": float("inf")}, "'repair_s' must be a finite number > 0"),
+])
+def test_lns_refuses_bad_parameters_in_one_line(params, message):
+    inst = random_epochs(12, 1)
+    for call in (lambda: lns(inst, time_limit=0.5, **params), lambda: solve(inst, "lns", time_limit=0.5, **params)):
+        with pytest.raises(ValueError, match=message) as err:
+            call()
+        assert "\n" not in str(err.value)
+    assert solve(inst, "lns", time_limit=0.5, threads=1, bins=2, max_bins=2).status in ("optimal", "feasible")

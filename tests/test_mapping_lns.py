@@ -193,7 +193,9 @@ def test_lns_weighs_work_in_its_repairs_until_its_tail():
                                              ({"machines": 1}, "'machines' must be an integer >= 2"),
                                              ({"repair_s": -1}, "'repair_s' must be a finite number > 0"),
                                              ({"reduce": -1}, "'reduce' must be an integer >= 0"),
-                                             ({"first_work_weight": -1}, "'first_work_weight' must be")])
+                                             ({"first_work_weight": -1}, "'first_work_weight' must be"),
+                                             ({"first": {}}, "first must be one of"),   # was read as None
+                                             ({"first": ""}, "first must be one of")])
 def test_lns_refuses_a_negative_work_weight_or_a_tail_beyond_the_time_limit(params, message):
     inst = generate("braun-range", tasks=8, machines=2, seed=1)[0]
     with pytest.raises(ValueError, match=message):
@@ -290,3 +292,20 @@ def test_lns_stops_with_a_proof_once_a_repair_of_every_machine_is_proven(tasks, 
     assert exact.status == "optimal"
     r = solve(inst, "lns", time_limit=5.0)
     assert (r.status, r.value, r.bound) == ("optimal", exact.value, exact.value)
+
+
+def test_a_huge_repair_work_weight_weighs_the_makespan_alone_without_overflow():
+    """A work weight whose priced objective leaves int64 makes the repairs
+    weigh the makespan alone, as one beyond CP-SAT's range does (1e30 with LP
+    prices overflowed numpy's cast with a RuntimeWarning)."""
+    import warnings
+
+    from epochbench.exact.mapping import scaled
+    from epochbench.exact.mapping_lns import _weights
+    inst = generate("braun-range", tasks=8, machines=2, seed=1)[0]
+    sc = scaled(inst)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _weights(sc, 1e30, np.array([0.5, 0.5])) is None and _weights(sc, 1e30) is None
+        p, q = _weights(sc, 0.5, np.array([0.25, 0.75]))
+        assert q.dtype == np.int64 and q[1] == 3 * q[0] > 0
