@@ -146,11 +146,13 @@ def cmd_solve(args) -> int:
 
 
 def _say_unused(command: str, refs, insts) -> None:
-    """One line on stderr for each thing a reference file says that the
-    instances do not use (:meth:`~epochbench.scoring.ReferenceFile.unused`)."""
-    for ref in refs:
-        for line in ref.unused(insts):
-            print(f"epochbench {command}: {line}", file=sys.stderr)
+    """One line on stderr for each thing a reference file or the instances'
+    meta says that the instances do not use
+    (:meth:`~epochbench.scoring.ReferenceFile.unused`,
+    :func:`~epochbench.scoring.idle_meta_bounds`)."""
+    from .scoring import idle_meta_bounds
+    for line in [line for ref in refs for line in ref.unused(insts)] + idle_meta_bounds(insts):
+        print(f"epochbench {command}: {line}", file=sys.stderr)
 
 
 def _instances_from(path: Path):

@@ -335,6 +335,21 @@ def _meta_number(inst, key):
     return float(x)
 
 
+def idle_meta_bounds(instances) -> list[str]:
+    """One line for each bound in the instances' ``meta`` on the side that
+    bounds nothing (a ``lower_bound`` of a maximising family, an
+    ``upper_bound`` of a minimising one), which :func:`_meta_claims` leaves
+    out, as :meth:`ReferenceFile.unused` says of a reference file's."""
+    out = []
+    for col, sense in (("lower_bound", "max"), ("upper_bound", "min")):
+        idle = [inst.name for inst in instances
+                if inst.meta.get(col) is not None and getattr(inst, "sense", "max") == sense]
+        if idle:
+            out.append(f"instance meta: {col} bounds nothing on a {'maximising' if sense == 'max' else 'minimising'} "
+                       f"objective ({len(idle)} instance(s), e.g. {idle[0]}): ignored")
+    return out
+
+
 def _meta_claims(inst, claims: _Claims) -> None:
     meta = inst.meta
     src = f"instance meta ({meta['ref_source']})" if meta.get("ref_source") else "instance meta"

@@ -258,3 +258,24 @@ def test_cli_threads_beyond_the_maximum_are_one_line(fam, capsys):
         main(["solve", "any.json", "--method", "cpsat", "--threads", "20000"])
     assert exit_.value.code == 2
     assert "--threads: must be an integer from 1 to 1024, got 20000" in capsys.readouterr().err
+
+
+def test_a_meta_bound_on_the_side_that_bounds_nothing_is_said_to_be_ignored(capsys, tmp_path, fam):
+    """A lower_bound in a maximising instance's meta bounds nothing: solve and
+    score say so on stderr, as they do of a reference file's (it was ignored
+    without a word, even above a proven optimum)."""
+    import json
+    folder = tmp_path / "lb"
+    folder.mkdir()
+    eb.save(fam[0], folder / "a.json")
+    data = json.loads((folder / "a.json").read_text())
+    data["meta"]["lower_bound"] = 1e9
+    (folder / "a.json").write_text(json.dumps(data))
+    line = "instance meta: lower_bound bounds nothing on a maximising objective (1 instance(s), e.g. "
+    code, _, err = run(capsys, "solve", folder / "a.json", "--method", "ff")
+    assert code == 0 and f"epochbench solve: {line}{fam[0].name}): ignored" in err
+    code, _, err = run(capsys, "score", folder, "--methods", "ff", "--out", tmp_path / "out")
+    assert code == 0 and f"epochbench score: {line}" in err
+    eb.save(fam[1], folder / "b.json")
+    code, _, err = run(capsys, "solve", folder / "b.json", "--method", "ff")
+    assert code == 0 and "bounds nothing" not in err
