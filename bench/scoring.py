@@ -741,7 +741,11 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     them out, so read the gaps with it); ``units`` where not the family's;
     ``short`` where a family of the table has a first objective (assignment):
     the solutions with fewer pairs than a maximum matching, which are not
-    at the reference whatever their weight gap."""
+    at the reference whatever their weight gap; ``cut``: an exact method's
+    solves that ended without a proof (status ``feasible``: its time limit
+    cut it short, or a claim it made was withdrawn), whose gaps are those
+    solutions' (0 for a heuristic; printed where it counts something, as
+    on the leaderboards)."""
     def agg(df):
         g = df["gap"].astype(float)
         missed = df["value"].isna() if "value" in df else pd.Series(False, index=df.index)
@@ -757,6 +761,7 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
             "gap_vs": gap_vs(df["gap_kind"]),
             "unproven": int((df["gap_kind"] != "optimum").sum()),
             "beats": int(df["beats_reference"].astype(bool).sum()),
+            "cut": int(((df["kind"] == "exact") & (df["status"] == "feasible")).sum()) if cut else 0,
         }
         if "units" in df:
             out["units"] = ", ".join(sorted(set(df["units"])))
@@ -764,11 +769,13 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     keys = ["family", "method"]
     table = table.assign(gap_kind=summary_kinds(table))      # a disagreement counted apart, not as "no bound"
     lexicographic = "short" in table and table["family"].isin(list(COMPARABLE)).any()
-    cols = [c for c in ("gap", "value", "seconds", "gap_kind", "beats_reference", "units", "short") if c in table]
+    cut = "kind" in table and "status" in table
+    cols = [c for c in ("gap", "value", "seconds", "gap_kind", "beats_reference", "units", "short", "kind", "status")
+            if c in table]
     out = table.groupby(keys, sort=False)[cols].apply(agg).reset_index()
     if "units" in out and (out["units"] == "family").all():
         out = out.drop(columns="units")
-    return out.astype({"instances": int, "no_answer": int, "unproven": int, "beats": int,
+    return out.astype({"instances": int, "no_answer": int, "unproven": int, "beats": int, "cut": int,
                        **({"short": int} if lexicographic else {})})
 
 
@@ -824,6 +831,8 @@ def _gapless(vs: str) -> str | None:
 def format_table(df: pd.DataFrame) -> str:
     """Plain-text summary with gaps in percent and times in ms."""
     out = shown(df)
+    if "cut" in out and not out["cut"].any():
+        out = out.drop(columns="cut")                        # a count of nothing (always in the CSV)
     if "median_s" in out:
         out["median_ms"] = out.pop("median_s").map(milliseconds)
     return out.to_string(index=False)
