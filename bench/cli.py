@@ -107,7 +107,7 @@ def cmd_solve(args) -> int:
     check_on(inst.kind, args.method, given, [inst], cli=True)     # a value the method refuses on inst: exit 2
     params.update(given)
     with stdout_to_stderr(args.json):                        # a method's prints must not corrupt the JSON
-        res = solve(inst, args.method, **params)             # the family's checker has passed it
+        res = _solve_one(solve, inst, m, args.method, params)  # the family's checker has passed it
     out = res.to_dict()                                      # info["bound_kind"] "none" when nothing is proved
     out["instance"] = inst.name
     from .scoring import SolverDisagreement, Units, gap_fields, read_references, reference
@@ -143,6 +143,25 @@ def cmd_solve(args) -> int:
         print(f"epochbench solve: disagreement: {out['reference']['disagreement']}", file=sys.stderr)
         return 1
     return 0
+
+
+def _solve_one(solve, inst, m, method: str, params: dict):
+    """``solve(inst, method, **params)``; an exception a registered (not
+    built-in) method raises becomes one line naming the method, status 1
+    (:class:`~epochbench.instances.core.MethodFailed`), as a ``sys.exit`` in
+    it does and as ``score`` and ``validate`` report it (it printed a
+    traceback).  A decision the checker refuses stays that error."""
+    from epochbench.instances.core import MethodFailed
+    try:
+        return solve(inst, method, **params)
+    except (InfeasibleSolution, RunStopped):
+        raise
+    except Exception as exc:
+        if m.origin == "builtin":
+            raise
+        text = " ".join(str(exc).split())
+        raise MethodFailed(f"{inst.name}: method {method!r} ({m.origin}) raised {type(exc).__name__}"
+                           + (f": {text}" if text else "")) from exc
 
 
 def _say_unused(command: str, refs, insts) -> None:

@@ -232,3 +232,23 @@ def test_a_policy_object_that_never_starts_its_jobs_stops_the_run():
     w = make_workload({"id": [1, 2], "submit": [0, 1], "runtime": [5, 5], "estimate": [5, 5], "procs": [1, 1]}, [4])
     with pytest.raises(RunStalled, match=r"^2 job\(s\) never started: at time 1 "):
         simulate_pool(w.table, w.capacity, Never())
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("boom\non two lines"), ValueError("bad thing"), ZeroDivisionError()])
+def test_solve_reports_a_users_method_that_raises_in_one_line(inst, tmp_path, capsys, exc):
+    """``epochbench solve`` printed a traceback when a registered method
+    raised (a ``sys.exit`` in it gave one line); now one line naming the
+    method and the exception, status 1, as score and validate report it."""
+    from epochbench import cli
+
+    def fails(i):
+        raise exc
+
+    eb.register("packing", "test-raises")(fails)
+    eb.save(inst, tmp_path / "one.json")
+    capsys.readouterr()
+    assert cli.main(["solve", str(tmp_path / "one.json"), "--method", "test-raises"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"method 'test-raises' (" in err and f") raised {type(exc).__name__}" in err
+    assert " ".join(str(exc).split()) in err
