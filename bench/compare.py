@@ -77,6 +77,10 @@ def _csv_text(path: Path) -> tuple[bytes, str | None]:
     return data[:end], f"{path}: ends mid-row (cut short?): its last, partial row is left out"
 
 
+#: the columns of a solves CSV that hold names, read as text (pandas reads "NA", "null" and "nan" as missing)
+_NAMES = ("family", "method", "config", "instance")
+
+
 def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
     """A ``bench-solves.csv`` or a ``score`` CSV: one row per solve (``family``, ``method``,
     ``key`` = config and instance where the file has them, the instance
@@ -88,6 +92,10 @@ def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
     data, torn = _csv_text(path)
     try:
         df = pd.read_csv(io.BytesIO(data))
+        names = [c for c in _NAMES if c in df.columns]
+        if names:    # as written: a method or instance named NA, null or nan is no missing value
+            raw = pd.read_csv(io.BytesIO(data), usecols=names, dtype=str, keep_default_na=False)
+            df[names] = raw[names].replace("", np.nan)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
     missing = {"family", "method", "gap", "seconds"} - set(df.columns)

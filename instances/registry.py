@@ -125,6 +125,11 @@ METHODS: Catalog[Method] = Catalog("method", [_heuristics, _exact, _plugins],
 _REGISTRY = METHODS._items
 
 
+#: texts that pandas' CSV reader takes for a missing value by default: no method may be named so
+MISSING_WORDS = frozenset({"#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                           "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+
+
 def register(family: str, name: str, *, kind: str = "heuristic", origin: str | None = None):
     """Decorator: register ``func`` as method ``name`` of ``family``.
     ``origin`` (default: ``builtin`` where the decorator is applied in one
@@ -133,13 +138,20 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
     epochbench's functions) is what listings and :func:`~epochbench.validation.validate`
     go by (only built-in heuristics are its yardsticks, and only they are
     handed an instance uncopied); ``origin="builtin"`` from anywhere else
-    is a ValueError."""
+    is a ValueError, as is a name with commas, whitespace, ``:``, ``/``,
+    ``=``, control or invisible characters, a leading ``-`` or one of
+    :data:`MISSING_WORDS`."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if not isinstance(name, str) or not name or any(c in name for c in ",:/=") or any(c.isspace() for c in name):
         raise ValueError(f"method name: expected a name without commas, spaces, ':', '/' or '=' (lists of "
                          f"methods split on commas and spaces, entry points and validate's labels on ':', "
                          f"--where method=NAME on '='; '/' is a path's), got {name!r}")
+    if name.startswith("-") or not name.isprintable() or name in MISSING_WORDS:
+        raise ValueError(f"method name: {name!r} " + (
+            "starts with '-' (the command line reads it as an option)" if name.startswith("-") else
+            "holds a control or invisible character" if not name.isprintable() else
+            "reads as a missing value in CSV files (pandas), where results and comparisons are written"))
     if origin is not None and not isinstance(origin, str):       # "" (or None): the default, as it always was
         raise ValueError(f"origin: expected text naming where the method comes from, got {origin!r}")
 

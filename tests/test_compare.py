@@ -39,6 +39,24 @@ def test_a_heuristic_made_worse_is_reported_and_fails_the_guard(tmp_path, capsys
     assert main(["compare", str(b), str(a), "--fail-on", "gap:0.5%"]) == 0    # better is not a failure
 
 
+def test_names_that_read_as_missing_values_are_names(tmp_path):
+    """An instance (or a method from before the registry refused it) named
+    NA, null or nan: compare read the name as a missing value and refused
+    the file ("line 2 has no method"); a blank name is still refused."""
+    for name in ("a", "b"):
+        rows = [{"family": "packing", "config": "c", "instance": inst, "method": method, "kind": "heuristic",
+                 "gap": 0.1 if name == "a" else 0.2, "gap_kind": "optimum", "seconds": 1e-5}
+                for inst in ("NA", "null", "nan") for method in ("NA", "ff")]
+        (tmp_path / name).mkdir()
+        pd.DataFrame(rows).to_csv(tmp_path / name / "bench-solves.csv", index=False)
+    table = compare(load(tmp_path / "a"), load(tmp_path / "b")).set_index("method")
+    assert set(table.index) == {"NA", "ff"} and table.loc["NA", "d_mean"] == pytest.approx(10.0)
+    text = (tmp_path / "a" / "bench-solves.csv").read_text().replace("packing,c,NA,ff", "packing,c,NA,", 1)
+    (tmp_path / "a" / "bench-solves.csv").write_text(text)
+    with pytest.raises(ValueError, match="line 3 has no method"):
+        load(tmp_path / "a")
+
+
 def test_time_guard_and_noise(tmp_path, capsys):
     a = solves(tmp_path / "a", 0.05, ff_seconds=1e-5)
     b = solves(tmp_path / "b", 0.05, ff_seconds=1.1e-5)              # within the noise

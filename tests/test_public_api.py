@@ -500,7 +500,12 @@ def test_a_reservation_beyond_the_machine_or_in_the_past_is_refused(kw, says):
 @pytest.mark.parametrize("name, kw, says", [
     ("a:b", {}, "without commas, spaces, ':', '/' or '='"), ("a/b", {}, "':', '/' or '='"),
     ("a=b", {}, "':', '/' or '='"), ("fine-name", {"origin": 5}, "origin: expected text"),
-    ("ffd-sum", {}, "epochs has a built-in 'ffd-sum'; choose another name")])
+    ("ffd-sum", {}, "epochs has a built-in 'ffd-sum'; choose another name"),
+    # these were taken: --methods -x read as an option, NA and null as missing in compare's CSVs
+    ("-x", {}, "starts with '-'"), ("--methods", {}, "starts with '-'"),
+    ("a\u200bb", {}, "control or invisible character"), ("a\x00b", {}, "control or invisible character"),
+    ("NA", {}, "reads as a missing value"), ("null", {}, "reads as a missing value"),
+    ("nan", {}, "reads as a missing value"), ("None", {}, "reads as a missing value")])
 def test_register_refuses_names_and_origins_that_would_clash(name, kw, says):
     """``:`` (entry points' FAMILY:NAME, validate's yours:NAME), ``/`` and
     ``=`` (``--param NAME=VALUE``) were taken, so was ``origin=5``; a
