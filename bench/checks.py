@@ -308,12 +308,24 @@ def check_required(func, params: dict, label: str, *, cli: bool = True, given=()
 
 def check_values(func, params: dict, label: str, *, cli: bool = True) -> None:
     """:func:`check_value` for each of ``params`` that ``func`` names (those
-    set by their own options left out)."""
+    set by their own options left out); from the command line (``cli``) a
+    whole number written as a float (``--param window=2.0``, ``1e3``) is
+    stored back into ``params`` as an int where the parameter is an integer
+    one (it reached the method as a float: ``range(window)`` failed)."""
     sig = {p.name: p for p in _signature(func)}
     solver = str(getattr(method_function(func), "__module__", "")).startswith("epochbench.exact.")
-    for name, value in params.items():
+    for name, value in list(params.items()):
         if name in sig and name not in _OWN_OPTIONS:
             check_value(sig[name], value, label, cli=cli, solver=solver)
+            if cli and _takes_int(sig[name]) and isinstance(value, float) and value.is_integer():
+                params[name] = int(value)   # --param window=2.0 or 1e3: an integer, given as one
+
+
+def _takes_int(param: inspect.Parameter) -> bool:
+    """Whether ``param`` is an integer one (an int default, or annotated
+    ``int``), whose whole-number values :func:`check_value` accepts."""
+    default = param.default
+    return (isinstance(default, int) and not isinstance(default, bool)) or param.annotation in (int, "int")
 
 
 def _is_int(value) -> bool:

@@ -132,6 +132,23 @@ def test_param_values_and_signature_check():
         check_params(hp.backfill_lowest, {"window": None}, "bl")
 
 
+def test_a_whole_number_written_as_a_float_reaches_an_integer_parameter_as_an_int():
+    """``--param window=2.0`` passed the integer check and reached the method
+    as 2.0 (``range(window)`` failed); now an int, where the parameter is an
+    integer one (an int default or an ``int`` annotation).  A float
+    parameter keeps its float; from Python the value is left as given."""
+    def mine(inst, window: int = 2, size: int = 1, share=0.5, step: int | None = None):
+        return ()
+    given = parse_params(["window=2.0", "size=1e1", "share=1.0"])
+    out = check_params(mine, given, "mine")
+    assert out == {"window": 2, "size": 10, "share": 1.0}
+    assert [type(out[k]) for k in ("window", "size", "share")] == [int, int, float]
+    kept = {"window": 2.0}
+    assert check_params(mine, kept, "mine", cli=False) == {"window": 2.0} and type(kept["window"]) is float
+    with pytest.raises(ValueError, match="expects an integer"):
+        check_params(mine, {"window": 2.5}, "mine")
+
+
 def test_param_none_where_the_method_takes_none(tmp_path, capsys):
     """``--param nodes=none``: mkp-bb's search alone, without CP-SAT's turns
     (``nodes=None``), where ``nodes=1`` hands over at once; a parameter that
