@@ -299,8 +299,9 @@ def cmd_score(args) -> int:
 
 def _failure_lines(failed) -> list[str]:
     """One line per method and error: the instances that failed the same
-    way share it (their name as the message's subject, ``NAME: ...``,
-    reads ``<instance>``)."""
+    way share it (their name as the message's subject, ``NAME: ...``, is
+    left out of the shared message: the line names them first; it printed
+    a placeholder, ``<instance>``)."""
     import re
     groups: dict[tuple[str, str], list[str]] = {}
     for r in failed.itertuples():               # the name as a message's subject ("NAME: ..."), nowhere else
@@ -312,7 +313,8 @@ def _failure_lines(failed) -> list[str]:
             lines.append(f"{method} failed on {names[0]}: {error.replace('<instance>', names[0])}")
         else:
             shown = ", ".join(names[:3]) + (f", ... ({len(names) - 3} more)" if len(names) > 3 else "")
-            lines.append(f"{method} failed on {len(names)} instances ({shown}): {error}")
+            said = error.replace("<instance>: ", "").replace("<instance>", "each instance")  # named before it
+            lines.append(f"{method} failed on {len(names)} instances ({shown}): {said}")
     return lines
 
 

@@ -164,4 +164,4 @@ def test_failure_lines_group_by_the_error_with_the_instance_as_its_subject_only(
         "m failed on 2 instances (a, b): RuntimeError: kaput",
         "m failed on 1: InfeasibleSolution: job 1 is over capacity",         # other jobs: other errors
         "m failed on 2: InfeasibleSolution: job 2 is over capacity",
-        "r failed on 2 instances (x-1, x-2): InstanceError: <instance>: no recorded choice"]
+        "r failed on 2 instances (x-1, x-2): InstanceError: no recorded choice"]      # named before it
