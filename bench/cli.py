@@ -261,9 +261,10 @@ def cmd_score(args) -> int:
     kinds = dict.fromkeys(inst.kind for inst in insts)
     params = {kind: method_params(kind, methods, parse_params(args.param), insts) for kind in kinds}
     try:
-        table = score(insts, methods, time_limit=args.time_limit, threads=args.threads, references=refs,
-                      params=params, workers=args.jobs, scheduler=args.scheduler,
-                      progress=_score_progress(len(insts), args.verbose))
+        with stdout_to_stderr(True):                       # a method's prints: not in the summary on stdout
+            table = score(insts, methods, time_limit=args.time_limit, threads=args.threads, references=refs,
+                          params=params, workers=args.jobs, scheduler=args.scheduler,
+                          progress=_score_progress(len(insts), args.verbose))
     except (KeyboardInterrupt, SchedulerLost) as exc:   # stopped mid-sweep: recorded (it left no record)
         _record_stopped(info, Path(f"{_score_prefix(args)}-{info['id']}.run.json"), exc)
         raise
@@ -362,9 +363,10 @@ def cmd_validate(args) -> int:
         import functools
         func = functools.wraps(func)(functools.partial(func, **params))
     try:
-        v = validate(func, args.family, count=args.count, seed=args.seed, label=args.function,
-                     time_limit=args.time_limit, exact=args.exact, workers=args.jobs, scheduler=args.scheduler,
-                     progress=_score_progress(lambda: _validate_count(args), getattr(args, "verbose", False)))
+        with stdout_to_stderr(True):                       # the heuristic's prints: not in the verdict on stdout
+            v = validate(func, args.family, count=args.count, seed=args.seed, label=args.function,
+                         time_limit=args.time_limit, exact=args.exact, workers=args.jobs, scheduler=args.scheduler,
+                         progress=_score_progress(lambda: _validate_count(args), getattr(args, "verbose", False)))
     except SolverDisagreement as exc:
         print(f"epochbench validate: disagreement: {exc}", file=sys.stderr)
         return 1

@@ -779,7 +779,7 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
                                            silence_logs=logging.CRITICAL)
                 client = Client(cluster)
                 client.run(_use_path, list(sys.path))   # what this process can import, they can
-                work = functools.partial(_outcome, call, raising=stop_on_error)
+                work = functools.partial(_on_worker, call, raising=stop_on_error)
                 jobs = {i: (work, tasks[i]) for i in todo}
             else:
                 client = _connect(Client, scheduler, option)
@@ -1089,6 +1089,15 @@ def _keywords(call, task):
         return call(task)
 
 
+def _on_worker(call, task, raising: bool = False) -> tuple[bool, Any]:
+    """:func:`_outcome` on a worker, what the task prints going to the
+    worker's stderr: a local worker's stdout is the command's, and a
+    heuristic's prints came before its report (``score``'s table,
+    ``validate``'s verdict)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        return _outcome(call, task, raising)
+
+
 def _outcome(call, task, raising: bool = False) -> tuple[bool, Any]:
     """``(True, call(task))``, or ``(False, (traceback text, bad input))``
     when it raises (a failure is a result, so that Dask does not retry it as
@@ -1237,7 +1246,7 @@ def _remote(call: bytes, task: bytes, raising: bool = False, code: dict | None =
         if raising:
             raise ValueError(line) from None
         return False, line
-    return _outcome(fn, item, raising)
+    return _on_worker(fn, item, raising)
 
 
 def _use_path(path: list[str]) -> None:

@@ -396,6 +396,24 @@ def test_validate_cli_prints_the_false_claim(capsys):
     assert "verdict: FAIL" in out
 
 
+def prints_and_takes_nothing(inst):
+    print("HELLO FROM THE HEURISTIC")
+    return ()
+
+
+def test_a_heuristics_prints_go_to_stderr_not_before_the_report(capsys, tmp_path):
+    """validate and score printed a heuristic's prints on stdout, before
+    the verdict and the summary; now on stderr, in this process and on a
+    sweep's workers (:func:`epochbench.sweep._on_worker`)."""
+    from epochbench.sweep import _on_worker
+    code = main(["validate", "test_references:prints_and_takes_nothing", "--count", "1", "--workers", "1"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "HELLO" not in out and "HELLO FROM THE HEURISTIC" in err and "verdict: PASS" in out
+    assert _on_worker(prints_and_takes_nothing, None) == (True, ())
+    out, err = capsys.readouterr()
+    assert out == "" and err == "HELLO FROM THE HEURISTIC\n"
+
+
 # ---- new best-knowns out (issue 20.6) ------------------------------------------------------------
 NEW_BEST = {"packing": ("leinberger", {"n": 12, "k": 2}, "bl"),
             "epochs": ("fig1", {}, "ffd-l2"),
