@@ -188,6 +188,8 @@ def _run_user(func, inst, label: str):
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return None, f"{inst.name}: {label} raised {tb}", None
     seconds = time.perf_counter() - t0
+    if isinstance(out, Result) and out.decision is None and out.status in ("timeout", "infeasible"):
+        return None, f"{inst.name}: {label} gave no answer (status {out.status}, no decision)", out   # not a bad one
     try:
         res = as_result(inst, label, out, seconds)
     except InfeasibleSolution as exc:         # a wrong kind of value is no decision at all, not an infeasible one
@@ -246,12 +248,12 @@ def _false_optimum(inst, res, ref_results, label: str, exact: str) -> str | None
         return None
     proof = next((r for r in ref_results if r.method == exact and r.status == "optimal"), None)
     if proof is not None and abs(proof.value - res.value) > 1e-6 * max(1.0, abs(proof.value)):
-        return (f"{inst.name}: {label} claims optimal value {res.value:g}, but {exact} proved the optimum "
-                f"{proof.value:g}")
+        return (f"{inst.name}: {label} claims optimal, but its decision is worth {res.value:g} and {exact} "
+                f"proved the optimum {proof.value:g}")
     beat = [r for r in ref_results if comparable(inst, r) and better(r.value, res.value, inst.sense)]
     if beat:
-        return (f"{inst.name}: {label} claims optimal value {res.value:g}, but {beat[0].method} found "
-                f"{beat[0].value:g}")
+        return (f"{inst.name}: {label} claims optimal, but its decision is worth {res.value:g} and "
+                f"{beat[0].method} found {beat[0].value:g}")
     return None
 
 

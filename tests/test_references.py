@@ -377,7 +377,7 @@ def claims_optimal_honestly(inst):
 def test_validate_reports_a_false_optimal_claim():
     v = validate(claims_optimal_empty, "packing", count=2, seed=1, time_limit=5.0)
     assert not v.ok
-    lines = [f for f in v.failures if "claims optimal value 0" in f]
+    lines = [f for f in v.failures if "claims optimal, but its decision is worth 0 and" in f]
     assert lines and all("cpsat proved the optimum" in f for f in lines)
     assert any(f.startswith("edge-everything-fits: ") for f in lines)
     assert not any(f.startswith("edge-nothing-fits") for f in v.failures)  # there 0 is the optimum
@@ -392,8 +392,30 @@ def test_validate_cli_prints_the_false_claim(capsys):
     code = main(["validate", "test_references:claims_optimal_empty", "--count", "1", "--time-limit", "5"])
     out, err = capsys.readouterr()
     assert code == 1 and "Traceback" not in out + err
-    assert "FAIL edge-everything-fits: test_references:claims_optimal_empty claims optimal value 0" in out
+    assert "FAIL edge-everything-fits: test_references:claims_optimal_empty claims optimal, but its decision is worth 0" in out
     assert "verdict: FAIL" in out
+
+
+def test_validate_names_a_false_optimum_by_its_decision_and_a_decisionless_timeout_as_no_answer():
+    """A Result claiming optimal with a made-up value read "claims optimal
+    value X", X the recomputed value it never claimed; a Result of status
+    timeout without a decision read "returned an infeasible answer ...
+    selection None is not a sequence"."""
+    from epochbench.instances.core import Result
+    from epochbench.validation import validate
+
+    def low_claim(inst):
+        return Result("packing", "x", (), 123.0, "optimal", 0.0)
+
+    def gave_up(inst):
+        return Result("packing", "x", None, float("nan"), "timeout", 0.0)
+
+    v = validate(low_claim, "packing", count=1, seed=1, time_limit=5.0)
+    line = next(f for f in v.failures if f.startswith("edge-everything-fits: "))
+    assert "claims optimal, but its decision is worth 0 and cpsat proved the optimum" in line
+    assert "claims optimal value" not in " ".join(v.failures)
+    v = validate(gave_up, "packing", count=1, seed=1, time_limit=5.0)
+    assert v.failures and all("gave_up gave no answer (status timeout, no decision)" in f for f in v.failures)
 
 
 def prints_and_takes_nothing(inst):
