@@ -589,11 +589,19 @@ def _no_proof(res: Result) -> Result:
     runs without a time limit: an ``optimal``, ``infeasible`` or
     ``timeout`` it returned is kept in ``info["claimed"]`` and checked by
     ``validate``; ``infeasible`` beside a checked decision read as such in
-    ``score``)."""
-    if res.status == "feasible" and res.bound is None:
+    ``score``).  The entries :func:`solve` writes itself (:data:`SOLVE_INFO`)
+    are dropped from the heuristic's own ``info``: an ``info["claimed"]``
+    of its own said a status it never returned."""
+    info = {k: v for k, v in res.info.items() if k not in SOLVE_INFO}
+    if res.status != "feasible":
+        info["claimed"] = res.status
+    if res.status == "feasible" and res.bound is None and len(info) == len(res.info):
         return res
-    info = {**res.info, "claimed": res.status} if res.status != "feasible" else res.info
     return replace(res, status="feasible", bound=None, info=info)
+
+
+#: the ``info`` entries that :func:`solve` writes: a heuristic's status claim, an exact call's overrun
+SOLVE_INFO = ("claimed", "overrun_s")
 
 
 def overrun_tolerance(time_limit: float) -> float:

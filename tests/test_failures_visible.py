@@ -252,3 +252,20 @@ def test_solve_reports_a_users_method_that_raises_in_one_line(inst, tmp_path, ca
     assert err.count("\n") == 1 and "Traceback" not in err
     assert f"method 'test-raises' (" in err and f") raised {type(exc).__name__}" in err
     assert " ".join(str(exc).split()) in err
+
+
+def test_a_heuristics_own_info_cannot_say_what_solve_says(inst):
+    """``info["claimed"]`` is the status a heuristic returned, and
+    ``overrun_s`` an exact call's overrun: a heuristic's own entries of those
+    names passed through (``claimed: optimal`` beside a returned feasible)."""
+    def says_too_much(i):
+        return Result("packing", "x", (), 0.0, "feasible", 0.0,
+                      info={"claimed": "optimal", "overrun_s": 99, "mine": 1})
+
+    def claims(i):
+        return Result("packing", "x", (), 0.0, "optimal", 0.0, info={"claimed": "feasible"})
+
+    eb.register("packing", "test-says-too-much")(says_too_much)
+    eb.register("packing", "test-claims")(claims)
+    assert eb.solve(inst, "test-says-too-much").info == {"mine": 1, "bound_kind": "none"}
+    assert eb.solve(inst, "test-claims").info["claimed"] == "optimal"
