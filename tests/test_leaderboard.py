@@ -292,3 +292,24 @@ def test_exact_solves_cut_short_by_their_limit_are_counted_and_shown_where_there
     assert " cut " in text.splitlines()[0] and "short" not in text      # only the column that counts something
     clean = leaderboard(pd.DataFrame([r for r in rows if r["method"] != "milp-highs"]))["packing"]
     assert "cut" not in format_leaderboard(clean).splitlines()[0]
+
+
+def test_ms_by_n_is_the_median_over_decisions_as_on_the_board(monkeypatch):
+    """bench-ms-by-n.csv took the median of the configurations' medians (one
+    configuration's figure: cpsat at n = 64 read 239 ms where the median of
+    its solves was 125 ms); now the median over the solves' decision times."""
+    from types import SimpleNamespace
+
+    from epochbench import suite
+    cfg = {"a": SimpleNamespace(family="packing", params=(("n", 8),)),
+           "b": SimpleNamespace(family="packing", params=(("n", 8),)),
+           "c": SimpleNamespace(family="packing", params=(("n", 16),)),
+           "e": SimpleNamespace(family="epochs", params=(("n", 8),))}
+    times = {"a": [1, 2, 3, 4, 5], "b": [100], "c": [7, 9], "e": [1000]}
+    rows = pd.DataFrame([{"family": cfg[c].family, "config": c, "instance": f"{c}{i}", "method": "m",
+                          "kind": "heuristic", "gap": 0.0, "gap_kind": "optimum", "seconds": t / 1000,
+                          "short": False, "status": "feasible"} for c, ts in times.items() for i, t in enumerate(ts)])
+    monkeypatch.setattr(suite, "STORE", SimpleNamespace(configs=cfg))
+    monkeypatch.setattr(suite, "leaderboard_rows", lambda: rows)
+    table = suite.median_ms_by_size()
+    assert table.loc["m", 8] == pytest.approx(3.5) and table.loc["m", 16] == pytest.approx(8.0)
