@@ -130,3 +130,20 @@ def test_a_family_whose_every_board_benchmark_needs_the_data_says_it_has_no_boar
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "knapsack: no leaderboard: its benchmarks need the reference data" in proc.stdout
     assert "packing: no leaderboard" not in proc.stdout
+
+
+def test_run_json_records_every_benchmark_modules_seeds_and_time_limits():
+    """run.json gave the seeds and limits of the packing and epochs
+    configurations only: mapping's exact solves (30 s), assignment's (60 s)
+    and its dense matrices' seed 2 were nowhere.  Each module's SETTINGS
+    (built from the constants it runs with) is recorded under its name."""
+    from types import SimpleNamespace
+
+    from epochbench.benchmarks import bench_assignment, bench_knapsack, bench_mapping, plugin
+    items = [SimpleNamespace(module=m) for m in (bench_mapping, bench_assignment, bench_mapping, bench_knapsack)]
+    items.append(SimpleNamespace(module=plugin))                 # no SETTINGS: left out
+    got = plugin._module_settings(items)
+    assert list(got) == ["bench_assignment", "bench_knapsack", "bench_mapping"]
+    assert got["bench_mapping"]["time_limits_s"]["exact 32x4, 64x8"] == bench_mapping.EXACT_S == 30.0
+    assert got["bench_assignment"]["seeds"]["dense 150 x 150"] == bench_assignment.DENSE_SEED == 2
+    assert got["bench_knapsack"]["time_limits_s"]["mkp-bb on mknapcb1 (full suite)"] == bench_knapsack.MKP_BB_S

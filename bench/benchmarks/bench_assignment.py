@@ -33,6 +33,10 @@ CASES = {  # case -> (method, event)
     "imfs (no event)": ("imfs", "none"), "imfs (arrive)": ("imfs", "arrive"),
     "imfs (leave)": ("imfs", "leave"), "mfs (arrive)": ("mfs", "arrive"), "mfs (leave)": ("mfs", "leave")}
 GENERATORS = {"assign-farm": {}, "assign-random": {"density": 0.5}}
+#: the seeds and time limits of this module's benchmarks, recorded in the run's ``run.json``
+SEED, DENSE_SEED, EXACT_S = 1, 2, 60.0
+SETTINGS = {"seeds": {"gap and time per size": SEED, "dense 150 x 150": DENSE_SEED},
+            "time_limits_s": {"exact methods, gap and time per size": EXACT_S}}
 
 
 _write_rows = rows_writer(ROWS, "bench-assignment.csv")
@@ -44,7 +48,7 @@ def instances(gen: str, size: int, event: str):
     method's checked result (the proven lexicographic optimum).  Event
     ``none``: the farm's generated plan (random jobs running), none for
     ``assign-random`` (IMFS starts empty)."""
-    insts = generate(gen, n=size, machines=size, event=event, count=COUNT, seed=1, **GENERATORS[gen])
+    insts = generate(gen, n=size, machines=size, event=event, count=COUNT, seed=SEED, **GENERATORS[gen])
     ref = [(len(lexicographic_matching(i.preference)), solve(i, "hungarian")) for i in insts]
     return insts, ref
 
@@ -70,7 +74,7 @@ def test_gap_and_time_per_size(benchmark, gen, size, case, request):
     gaps, cards, per, solved = [], [], [], []
     m = get("assignment", method)
     for inst, (nu, opt) in zip(insts, ref):
-        r = solve(inst, method, **({"time_limit": 60.0, "threads": 1} if m.exact else {}))
+        r = solve(inst, method, **({"time_limit": EXACT_S, "threads": 1} if m.exact else {}))
         g = gap_of(inst, r, [opt])
         gaps.append(g["gap"])
         per.append({**instance_record(inst, r, g), "cardinality": r.info["cardinality"], "max_cardinality": nu})
@@ -94,7 +98,7 @@ def test_gap_and_time_per_size(benchmark, gen, size, case, request):
 @pytest.mark.parametrize("method", ["mfs", "mis", "hungarian"])
 def test_dense_150(benchmark, method, request):
     """Complete 150 x 150 matrices (every pair eligible, preferences 1..100)."""
-    insts = generate("assign-random", n=150, machines=150, count=3, seed=2)
+    insts = generate("assign-random", n=150, machines=150, count=3, seed=DENSE_SEED)
     func = get("assignment", method).func
     benchmark.group = "assignment-dense-150x150"
     ms, _ = _bench(benchmark, func, insts, rounds=15, config=request.config)

@@ -21,6 +21,11 @@ from epochbench.instances.registry import get, solve
 
 MKNAPCB1 = data_root() / "orlib" / "mknapcb1.txt"
 ROWS: list[dict] = []
+#: the seeds and time limits of this module's benchmarks, recorded in the run's ``run.json``
+SPEED_SEED, MKP_BB_S, REFERENCE_S = 1, 10.0, 300.0
+SETTINGS = {"seeds": {"greedy speed, farm-mkp n = 1000, L = 40": SPEED_SEED},
+            "time_limits_s": {"mkp-bb on mknapcb1 (full suite)": MKP_BB_S,
+                              "cpsat on mknapcb1 problems 1-5 (full suite)": REFERENCE_S}}
 
 
 _write_rows = rows_writer(ROWS, "bench-knapsack.csv")
@@ -36,7 +41,7 @@ def mknapcb1():
 @pytest.mark.parametrize("method", ["greedy-mkp", "greedy-ratio"])
 def test_greedy_speed_n1000_l40(benchmark, method, request):
     """[capannini2007] section 6 MKP sizes: 1000 jobs, 40 licenses (ratio 40-45 %)."""
-    insts = generate("farm-mkp", n=1000, machines=100, licenses=40, count=3, seed=1)
+    insts = generate("farm-mkp", n=1000, machines=100, licenses=40, count=3, seed=SPEED_SEED)
     func = get("knapsack", method).func
     for inst in insts:
         func(inst)  # compile / load the numba cache
@@ -87,12 +92,12 @@ def test_mkp_bb_proves_mknapcb1_within_10s(benchmark, mknapcb1, request):
         pytest.skip("mknapcb1 exact proofs: full suite only")
     results = []
     benchmark.group = "knapsack-mknapcb1-proofs"
-    benchmark.pedantic(lambda: results.extend(solve(inst, "mkp-bb", time_limit=10, threads=1) for inst in mknapcb1),
+    benchmark.pedantic(lambda: results.extend(solve(inst, "mkp-bb", time_limit=MKP_BB_S, threads=1) for inst in mknapcb1),
                        rounds=1, iterations=1)
     gaps, secs = [], []
     for inst, r in zip(mknapcb1, results):
         g = gap_of(inst, r)
-        record("knapsack", "mknapcb1", inst.name, "mkp-bb@10s", "exact", g["gap"], g["gap_kind"], r.seconds,
+        record("knapsack", "mknapcb1", inst.name, f"mkp-bb@{MKP_BB_S:g}s", "exact", g["gap"], g["gap_kind"], r.seconds,
                inst=inst, result=r)
         gaps.append(g["gap"])
         secs.append(r.seconds)
@@ -111,7 +116,7 @@ def test_cpsat_proves_mknapcb1_reference_optimal(benchmark, mknapcb1, problem, r
         pytest.skip("mknapcb1 exact proofs: full suite only")
     inst = mknapcb1[problem]
     benchmark.group = "knapsack-mknapcb1-proofs"
-    r = benchmark.pedantic(lambda: solve(inst, "cpsat", time_limit=300, threads=1), rounds=1, iterations=1)
+    r = benchmark.pedantic(lambda: solve(inst, "cpsat", time_limit=REFERENCE_S, threads=1), rounds=1, iterations=1)
     g = gap_of(inst, r)
     record("knapsack", "mknapcb1", inst.name, "cpsat", "exact", g["gap"], g["gap_kind"], r.seconds, inst=inst,
            result=r)

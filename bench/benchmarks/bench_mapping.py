@@ -24,6 +24,12 @@ from epochbench.instances.registry import get, solve
 ROWS: list[dict] = []
 TARGET_MS = {"minmin": 20.0}
 GA_TARGET_S = 10.0
+#: the seeds and time limits of this module's benchmarks, recorded in the run's ``run.json``
+STAND_IN_SEED, GA_SEED, EXACT_SEED, EXACT_S, QUICK_BUDGET_S, FULL_BUDGET_S = 0, 0, 1, 30.0, 1.0, 10.0
+SETTINGS = {"seeds": {"braun-range stand-ins for the Braun matrices (512 x 16)": STAND_IN_SEED, "ga": GA_SEED,
+                      "exact 32x4, 64x8 (one braun-range instance per class)": EXACT_SEED},
+            "time_limits_s": {"exact 32x4, 64x8": EXACT_S, "METHOD@Bs equal budgets (quick)": QUICK_BUDGET_S,
+                              "METHOD@Bs equal budgets (full)": FULL_BUDGET_S}}
 
 
 _write_rows = rows_writer(ROWS, "bench-mapping.csv")
@@ -35,7 +41,7 @@ def big():
     if (data_root() / "braun" / BRAUN_NAMES[0]).is_file():
         return braun_family(), "braun"
     return braun_range(tasks=512, machines=16, task_het="all", machine_het="all", consistency="all",
-                       seed=0), "braun-range"
+                       seed=STAND_IN_SEED), "braun-range"
 
 
 @pytest.mark.parametrize("method", GREEDY + ("sa", "tabu"))
@@ -71,12 +77,12 @@ def test_ga_1000_generations_512x16(benchmark, big, request):
     """1000 generations (no early stop), population 200, Min-Min seed."""
     insts, source = big
     inst = insts[5 if len(insts) > 5 else 0]  # u_i_hilo.0 with the Braun data
-    get("mapping", "ga").func(inst, max_iter=2, seed=0)  # compile
+    get("mapping", "ga").func(inst, max_iter=2, seed=GA_SEED)  # compile
     stats: dict = {}
 
     def run():
         stats.clear()
-        return get("mapping", "ga").func(inst, max_iter=1000, patience=10**9, seed=0, stats=stats)
+        return get("mapping", "ga").func(inst, max_iter=1000, patience=10**9, seed=GA_SEED, stats=stats)
 
     rounds = 1 if request.config.getoption("--quick") else 3
     best = benchmark.pedantic(run, rounds=rounds, iterations=1)
@@ -133,7 +139,7 @@ def test_exact_proofs_and_heuristic_gaps(benchmark, size, request):
     t, m = size
     if request.config.getoption("--quick") and t > 32:
         pytest.skip("64 x 8 proofs: full suite only")
-    tasks = [{"tasks": t, "machines": m, "cls": name, "seed": 1, "time_limit": 30.0} for name in BRAUN_NAMES]
+    tasks = [{"tasks": t, "machines": m, "cls": name, "seed": EXACT_SEED, "time_limit": EXACT_S} for name in BRAUN_NAMES]
     rows: list[dict] = []
     benchmark.group = "mapping-exact"
     benchmark.pedantic(lambda: rows.extend(r for task in tasks for r in exact_run(task)), rounds=1, iterations=1)
@@ -165,7 +171,7 @@ def test_equal_budgets_512x16(benchmark, big, method, request):
     the LP bound, in the leaderboard as ``METHOD@Bs``."""
     insts, source = big
     quick = bool(request.config.getoption("--quick"))
-    budget, insts = (1.0, insts[:2]) if quick else (10.0, insts)
+    budget, insts = (QUICK_BUDGET_S, insts[:2]) if quick else (FULL_BUDGET_S, insts)
     m = get("mapping", method)
     params = {"time_limit": budget, **BUDGETED[method]}
     if m.exact:

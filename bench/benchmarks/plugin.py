@@ -81,7 +81,8 @@ def _settings(quick: bool) -> dict:
     """The seeds and exact time limits of the packing and epochs
     configurations (:func:`epochbench.suite.configs`), for ``run.json``: the
     README's "the command's seeds, time limits and options"; the other
-    families' benchmarks carry theirs in their names (``mkp-bb@10s``)."""
+    families' modules declare theirs (:func:`_module_settings`,
+    ``module_settings`` in run.json)."""
     from epochbench.suite import configs
     cfgs = configs(quick)
     return {"seeds": sorted({dict(c.params)["seed"] for c in cfgs if "seed" in dict(c.params)}),
@@ -172,6 +173,7 @@ def pytest_collection_finish(session):
         return
     from epochbench import runs
     folder, info = config.stash[RUN]
+    info["module_settings"] = _module_settings(session.items)
     kept = runs.keep_previous(_earlier_files(folder), folder / runs.RUN_JSON)
     if kept:
         info["kept_previous"] = [p.name for p in kept]
@@ -183,6 +185,22 @@ def pytest_collection_finish(session):
             print(line)
     runs.write(info, folder / runs.RUN_JSON)
     info["_recorded"] = True
+
+
+def _module_settings(items) -> dict:
+    """``{module: SETTINGS}`` of the benchmark modules with selected items
+    that declare the seeds and time limits of their benchmarks
+    (``SETTINGS``, built from the constants they run with): the
+    configurations of :func:`_settings` cover packing and epochs only, and
+    run.json left out the other families' seeds and limits (mapping's exact
+    solves at 30 s, assignment's at 60 s, its dense matrices' seed 2)."""
+    out = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        settings = getattr(module, "SETTINGS", None)
+        if isinstance(settings, dict):
+            out[module.__name__.rpartition(".")[2]] = settings
+    return dict(sorted(out.items()))
 
 
 def pytest_sessionfinish(session, exitstatus):
