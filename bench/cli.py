@@ -30,7 +30,8 @@ def _add_generate(sub) -> None:
     GENERATORS = load_generators()
     p = sub.add_parser("generate", help="write a family of instances to a folder",
                        description="Generate an instance family (deterministic by --seed) into --out: "
-                                   "one JSON file per instance plus manifest.json.")
+                                   "one JSON file per instance plus manifest.json (generate workload: one "
+                                   "job stream file, with its sidecars where the model has them).")
     gens = p.add_subparsers(dest="generator", required=True, metavar="GENERATOR")
     from epochbench.instances.catalog import first_sentence
     for name, func in GENERATORS.items():
@@ -40,7 +41,8 @@ def _add_generate(sub) -> None:
         g.add_argument("--out", required=True, type=Path, help=out_help)
         for pname, par in GENERATOR_PARAMS[name].items():
             opt = "--" + pname.replace("_", "-")
-            text = par.help if par.default is None or "default" in par.help else f"{par.help} (default {par.default})"
+            said = "(default" in par.help                 # (the seed's "numpy.random.default_rng" says none)
+            text = par.help if par.default is None or said else f"{par.help} (default {par.default})"
             if par.type is bool:
                 g.add_argument(opt, dest=pname, action=argparse.BooleanOptionalAction, default=None, help=text)
             else:
@@ -56,7 +58,8 @@ def cmd_generate(args) -> int:
         count = len(json.loads(manifest.read_text())["instances"])
         print(f"wrote {count} {args.generator} instance(s) to {folder}")
     else:
-        print(f"wrote {args.generator} to {folder}")
+        extra = Path(f"{folder}.extra.csv")        # the per-job columns SWF has no field for (rajaei, hypererlang)
+        print(f"wrote {args.generator} to {folder}" + (f" and its sidecar {extra}" if extra.is_file() else ""))
     return 0
 
 

@@ -462,3 +462,15 @@ def test_reruns_of_any_table_end_and_repeated_ids_draw_per_row():
     assert out.loc[2, ["procs", "res_1"]].tolist() == out.loc[0, ["procs", "res_1"]].tolist()   # 3 reruns 2
     twice = pd.DataFrame({"id": [1, 1, 2, 3], "prev_job": [-1, 1, 1, 2], **base})
     assert len(k_resources(twice, 16, 2, seed=1)[0]) == 4
+
+
+def test_cli_generate_names_the_sidecar_and_the_seeds_default(tmp_path, capsys):
+    """The line named the SWF file alone though a sidecar was written beside
+    it, and --seed's help gave no default ("default_rng" read as one)."""
+    path = tmp_path / "r.swf"
+    assert main(["generate", "workload", "--model", "rajaei", "--jobs", "50", "--out", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote workload to {path} and its sidecar {path}.extra.csv" in out
+    with pytest.raises(SystemExit):
+        main(["generate", "leinberger", "--help"])
+    assert "seed of numpy.random.default_rng (default 0)" in " ".join(capsys.readouterr().out.split())
