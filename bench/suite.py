@@ -451,12 +451,26 @@ def leaderboard(rows: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     return out
 
 
+def with_sets(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` (:func:`leaderboard_rows`) with the leaderboard block each
+    belongs to (``set``, :func:`instance_sets`), as ``bench-solves.csv``
+    holds them: a block of several configurations could not be told from
+    that file alone."""
+    sets = pd.Series("", index=rows.index, dtype=object)
+    for _, f in rows.groupby("family", sort=False):
+        for label, part in instance_sets(f):
+            sets[part.index] = label
+    return rows.assign(set=sets)
+
+
 def instance_sets(f: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """One family's solves in blocks within which every method solved the
     same instances: each (method, configuration) pair's instances (by name)
     form its set; the pairs that solved the same set go together, and the
     groups with the same methods merge.  A block is named after its
-    configuration, else ``N instances, M configurations``; blocks come in
+    configuration, else ``N instances, M configurations`` (M those of each
+    method, ``each`` where the methods ran configurations of their own, as
+    assignment's name their method); blocks come in
     order of first appearance.  A family whose methods all solved the same
     instances is one block."""
     pairs = f.groupby(["method", "config"], sort=False)["instance"].agg(frozenset)
@@ -471,8 +485,10 @@ def instance_sets(f: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     for keys in blocks.values():
         part = f[pair.isin(keys)]
         configs = list(dict.fromkeys(c for _, c in keys))
-        name = str(configs[0]) if len(configs) == 1 else (
-            f"{part['instance'].nunique()} instances, {len(configs)} configurations")
+        each = max(sum(1 for m, _ in keys if m == method) for method in dict.fromkeys(m for m, _ in keys))
+        name = str(configs[0]) if len(configs) == 1 else (     # assignment's configurations name their method:
+            f"{part['instance'].nunique()} instances, {each} configurations"   # 4 methods x 6 read "24"
+            + (" each" if each < len(configs) else ""))
         seen[name] = seen.get(name, 0) + 1
         out.append((name if seen[name] == 1 else f"{name} ({seen[name]})", part))
     return out

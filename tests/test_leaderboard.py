@@ -137,8 +137,12 @@ def test_a_block_is_the_instances_its_methods_all_solved_whatever_the_configurat
                         "method": "mfs", "kind": "heuristic", "gap": 0.0, "gap_kind": "optimum", "seconds": 0.001})
     board = leaderboard(pd.DataFrame(out))["assignment"]
     assert list(zip(board["set"], board["method"], board["solves"])) == [
-        ("6 instances, 4 configurations", "hungarian", 6), ("6 instances, 4 configurations", "mis", 6),
-        ("6 instances, 2 configurations", "mfs", 6)]
+        ("6 instances, 2 configurations each", "hungarian", 6), ("6 instances, 2 configurations each", "mis", 6),
+        ("6 instances, 2 configurations", "mfs", 6)]       # "4 configurations": 2 methods x 2 sizes
+    from epochbench.suite import with_sets
+    solves = with_sets(pd.DataFrame(out))                     # bench-solves.csv: each solve's block
+    assert solves.groupby("set")["method"].agg(lambda m: sorted(set(m))).to_dict() == {
+        "6 instances, 2 configurations each": ["hungarian", "mis"], "6 instances, 2 configurations": ["mfs"]}
 
 
 def test_labels_of_close_points_neither_overlap_nor_leave_the_axes():

@@ -13,7 +13,7 @@ from epochbench.benchmarks.plugin import RUN, RUN_FILES, end_status
 from epochbench.figures import leaderboard_figure
 
 from epochbench.suite import (MODULE_TABLES, STORE, by_generator_and_k, format_leaderboard, leaderboard,
-                              leaderboard_rows, median_ms_by_size, summary_table)
+                              leaderboard_rows, median_ms_by_size, summary_table, with_sets)
 
 
 
@@ -110,7 +110,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                     files=[f for f in written if (results / f).exists()])
         _say_data(terminalreporter, info["data"])
         return
-    _write_csv(leaderboard_rows(), results / "bench-solves.csv")
+    _write_csv(with_sets(leaderboard_rows()), results / "bench-solves.csv")
     tr = terminalreporter
     tr.section("epochbench: leaderboards (gap to the reference, decision time)")
     for family, table in boards.items():
