@@ -127,7 +127,8 @@ def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
                         if "gap_kind" in df.columns else np.nan,
                         # a score CSV's value and reference in the family's units: B against A's reference
                         "value": _family_column(df, "value"), "ref": _family_column(df, "bound"),
-                        "seconds": seconds})
+                        "seconds": seconds,
+                        "digest": df["instance_digest"] if "instance_digest" in df.columns else np.nan})
     return out, [torn] if torn else []
 
 
@@ -410,6 +411,7 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
         ra, rb = ra.assign(key=ra["instance"]), rb.assign(key=rb["instance"])   # a results folder and a score CSV
     ra, rb, notes = _shared(ra, rb)
     if kind_a == "solves":
+        _same_instances(ra, rb, a, b)
         ra, rb, moved = _moved_references(ra, rb)
         notes = notes.merge(moved, on=["family", "method"], how="outer", sort=False)
     table = compare(_aggregate(kind_a, ra), _aggregate(kind_b, rb), slower=slower)
@@ -422,6 +424,21 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
     table.attrs["notes"] = list(dict.fromkeys(notes_a + notes_b))     # A and B one file: said once
     table.attrs["same"] = same_measurements(a, b)
     return table
+
+
+def _same_instances(ra: pd.DataFrame, rb: pd.DataFrame, a, b) -> None:
+    """ValueError where A and B name two different instances alike (score
+    CSVs: ``instance_digest``, the instance's data; a generator's name
+    leaves out some of its parameters, so families generated with another
+    tightness were compared as the same instances)."""
+    da = ra.dropna(subset=["digest"]).drop_duplicates("key").set_index("key")["digest"]
+    db = rb.dropna(subset=["digest"]).drop_duplicates("key").set_index("key")["digest"]
+    both = da.index.intersection(db.index)
+    other = [k for k in both if da[k] != db[k]]
+    if other:
+        name = str(ra.loc[ra["key"] == other[0], "instance"].iloc[0])
+        raise ValueError(f"A ({a}) and B ({b}) hold different instances under the same name ({len(other)} of "
+                         f"{len(both)}, e.g. {name}: its data differ); compare runs on the same instances")
 
 
 def same_measurements(a, b) -> str | None:

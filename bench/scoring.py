@@ -54,11 +54,12 @@ import pandas as pd
 from epochbench.instances import InstanceError, Result, gap
 from epochbench.instances.arguments import arg
 from epochbench.instances.checks import first_repeat
+from epochbench.instances.core import digest
 from epochbench.instances.registry import UnknownMethod, get, solve
 
 COLUMNS = ["family", "instance", "method", "kind", "n", "k", "value", "bound", "gap", "gap_kind",
            "ref_source", "beats_reference", "units", "family_value", "family_bound", "short", "cardinality",
-           "max_cardinality", "status", "seconds", "error"]
+           "max_cardinality", "status", "seconds", "error", "instance_digest"]
 GAP_KINDS = ("optimum", "best known", "bound", "no bound")
 #: what a summary's ``gap_vs`` counts: the kinds of reference, and the rows whose references disagreed
 #: (no gap, ``gap_kind`` "no bound", ``error`` "disagreement: ...": counted apart, not as "no bound")
@@ -547,19 +548,21 @@ def score_rows(inst, results: list[Result], files=(), errors: dict | None = None
     (default :func:`reference` of the results and ``files``)."""
     ref = reference(inst, results, files) if ref is None else ref
     units = Units.of(inst)
-    rows = []
+    rows, data = [], digest(inst)
     for r in results:
         m = _method(inst, r.method)
         rows.append({"family": inst.kind, "instance": inst.name, "method": r.method,
                      "kind": m.kind if m else "user", "n": inst.n, "k": inst.k,
-                     **gap_fields(inst, r, ref, units), "status": r.status, "seconds": r.seconds, "error": ""})
+                     **gap_fields(inst, r, ref, units), "status": r.status, "seconds": r.seconds, "error": "",
+                     "instance_digest": data})
     for name, message in (errors or {}).items():
         m = _method(inst, name)
         rows.append({"family": inst.kind, "instance": inst.name, "method": name, "kind": m.kind if m else "user",
                      "n": inst.n, "k": inst.k, "value": math.nan, "bound": units.data(ref.bound), "gap": math.nan,
                      "gap_kind": ref.kind, "ref_source": ref.source, "beats_reference": False, "units": units.name,
                      "family_value": math.nan, "family_bound": ref.bound, "short": False, "cardinality": math.nan,
-                     "max_cardinality": math.nan, "status": "error", "seconds": math.nan, "error": message})
+                     "max_cardinality": math.nan, "status": "error", "seconds": math.nan, "error": message,
+                     "instance_digest": data})
     return rows
 
 

@@ -32,6 +32,41 @@ def content(inst) -> bytes:
     return pickle.dumps(tuple(getattr(inst, f.name) for f in fields(inst)) if is_dataclass(inst) else inst)
 
 
+def digest(inst) -> str:
+    """16 hex digits of SHA-1 over an instance's data (its fields but
+    ``meta``: a name or a reference value does not make another instance),
+    for telling two instances of one name apart (``score``'s
+    ``instance_digest``, which ``compare`` checks).  Arrays count by their
+    values (integers as int64, floats as float64, in C order), so an
+    instance read back from its file has the digest it was written with.
+    O(size of the instance)."""
+    import hashlib
+    h = hashlib.sha1()
+    data = [getattr(inst, f.name) for f in fields(inst) if f.name != "meta"] if is_dataclass(inst) else [inst]
+    _feed(h, data)
+    return h.hexdigest()[:16]
+
+
+def _feed(h, x) -> None:
+    """Add ``x`` to hash ``h`` by value (:func:`digest`)."""
+    if isinstance(x, np.ndarray):
+        a = x.astype(np.int64) if x.dtype.kind in "iu" else x.astype(np.float64) if x.dtype.kind == "f" else x
+        a = np.ascontiguousarray(a)
+        h.update(f"a{a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes() if a.dtype != object else repr(a.tolist()).encode())
+    elif isinstance(x, (list, tuple)):
+        h.update(f"l{len(x)}".encode())
+        for y in x:
+            _feed(h, y)
+    elif isinstance(x, dict):
+        h.update(f"d{len(x)}".encode())
+        for k in sorted(x, key=str):
+            _feed(h, k)
+            _feed(h, x[k])
+    else:
+        h.update(f"{type(x).__name__}:{x!r}".encode())
+
+
 def handed(inst) -> tuple:
     """A copy of ``inst`` to hand to code that is not epochbench's own (its
     read-only arrays read-only too, so a write fails where it is made), and

@@ -360,3 +360,27 @@ def test_a_row_with_a_blank_key_is_refused_naming_its_line(tmp_path, capsys, col
     assert main(["compare", str(a), str(b)]) == 2
     assert capsys.readouterr().err.strip() == (f"epochbench compare: error: {b / 'bench-solves.csv'}: line {line} has "
                                                f"no {column}")
+
+
+def test_score_csvs_of_different_instances_under_one_name_are_refused(tmp_path, capsys):
+    """A generator's instance name leaves out some of its parameters
+    (mkp's tightness): two families of other data were compared as the same
+    instances.  score writes each instance's digest (its data, not its
+    meta); compare refuses two CSVs that name different data alike, and
+    compares the same instances read back from their files."""
+    import numpy as np
+
+    import epochbench as eb
+    from epochbench.instances.core import digest
+    tight, loose = (eb.generate("mkp", n=10, count=2, tightness=t, seed=1) for t in (0.25, 0.75))
+    assert [i.name for i in tight] == [i.name for i in loose]
+    a, b, again = (eb.score(f, ["greedy-mkp", "greedy-ratio"]) for f in (tight, loose, tight))
+    for name, table in (("a", a), ("b", b), ("c", again)):
+        table.to_csv(tmp_path / f"{name}.csv", index=False)
+    assert main(["compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv")]) == 2
+    assert "hold different instances under the same name (2 of 2, e.g. mkp-" in capsys.readouterr().err
+    assert main(["compare", str(tmp_path / "a.csv"), str(tmp_path / "c.csv")]) == 0
+    inst = tight[0]
+    same = type(inst)(**{**{f: getattr(inst, f) for f in ("capacity", "profit")},
+                         "weights": np.asfortranarray(inst.weights.astype(np.int32)), "meta": {"name": "other"}})
+    assert digest(same) == digest(inst) != digest(loose[0])
