@@ -784,4 +784,8 @@ def write_generated(name: str, out, **params) -> Path:
     full = resolved_params(name, **params)
     if name in WRITERS:
         return Path(WRITERS[name](out, **full))
-    return write_family(out, GENERATORS[name](**full), generator=name, params=full)
+    data = None
+    if "root" in full and full["root"] is None:      # a data set read from the data folder: which one
+        from .data import data_root
+        data = str(Path(data_root()).resolve())
+    return write_family(out, GENERATORS[name](**full), generator=name, params=full, data_folder=data)

@@ -165,11 +165,12 @@ def check(inst, decision):
     return CHECKERS[inst.kind](inst, decision)
 
 
-def write_family(folder, instances, *, generator: str, params: dict) -> Path:
+def write_family(folder, instances, *, generator: str, params: dict, data_folder: str | None = None) -> Path:
     """Write ``instances`` as ``folder/NAME.json`` plus ``folder/manifest.json``.
     A folder that already holds a family (a ``manifest.json``) or one of
     these files is refused, and so are two instances of one name: nothing
-    is overwritten."""
+    is overwritten.  ``data_folder``: the data folder a data set was read
+    from (its ``root`` left to the default), recorded as such."""
     folder = Path(folder)
     instances = list(instances)
     if not instances:
@@ -194,6 +195,7 @@ def write_family(folder, instances, *, generator: str, params: dict) -> Path:
         entries.append({"file": f"{name}.json", "kind": inst.kind, "n": inst.n, "k": inst.k,
                         **{k: v for k, v in inst.meta.items() if k in ("seed", "optimum")}})
     write_json(folder / "manifest.json", {"generator": generator, "params": params,
+                                          **({"data_folder": data_folder} if data_folder else {}),
                                           "count": len(entries), "instances": entries})
     return folder
 

@@ -34,6 +34,21 @@ def test_generate_writes_instances_and_manifest(family):
         assert (family / e["file"]).exists()
 
 
+def test_a_data_sets_manifest_records_the_data_folder_it_was_read_from(tmp_path, monkeypatch):
+    """Its params said root: null, the data folder read nowhere; a generated
+    family has no such field."""
+    from epochbench.instances.data import data_root
+    root = data_root()
+    if not (root / "braun").is_dir():
+        pytest.skip(f"no Braun matrices under {root} (set EPOCHBENCH_DATA)")
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(root))
+    assert main(["generate", "braun", "--out", str(tmp_path / "br")]) == 0
+    manifest = json.loads((tmp_path / "br" / "manifest.json").read_text())
+    assert manifest["params"]["root"] is None and manifest["data_folder"] == str(root.resolve())
+    assert main(["generate", "leinberger", "--out", str(tmp_path / "le"), "--count", "1"]) == 0
+    assert "data_folder" not in json.loads((tmp_path / "le" / "manifest.json").read_text())
+
+
 @pytest.mark.parametrize("method", ["fcfs", "ff", "bestfit", "worstfit", "bl", "bb", "los",
                                     "cpsat", "milp-cbc", "milp-highs"])
 def test_solve_json_has_the_contract_fields(capsys, family, method):
