@@ -392,7 +392,8 @@ def test_validate_cli_prints_the_false_claim(capsys):
     code = main(["validate", "test_references:claims_optimal_empty", "--count", "1", "--time-limit", "5"])
     out, err = capsys.readouterr()
     assert code == 1 and "Traceback" not in out + err
-    assert "FAIL edge-everything-fits: test_references:claims_optimal_empty claims optimal, but its decision is worth 0" in out
+    assert ("FAIL edge-everything-fits: test_references:claims_optimal_empty claims optimal, but its decision is "
+            "worth 0") in out
     assert "verdict: FAIL" in out
 
 

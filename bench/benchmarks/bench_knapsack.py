@@ -92,7 +92,8 @@ def test_mkp_bb_proves_mknapcb1_within_10s(benchmark, mknapcb1, request):
         pytest.skip("mknapcb1 exact proofs: full suite only")
     results = []
     benchmark.group = "knapsack-mknapcb1-proofs"
-    benchmark.pedantic(lambda: results.extend(solve(inst, "mkp-bb", time_limit=MKP_BB_S, threads=1) for inst in mknapcb1),
+    benchmark.pedantic(lambda: results.extend(solve(inst, "mkp-bb", time_limit=MKP_BB_S, threads=1)
+                                              for inst in mknapcb1),
                        rounds=1, iterations=1)
     gaps, secs = [], []
     for inst, r in zip(mknapcb1, results):

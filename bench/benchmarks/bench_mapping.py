@@ -139,7 +139,8 @@ def test_exact_proofs_and_heuristic_gaps(benchmark, size, request):
     t, m = size
     if request.config.getoption("--quick") and t > 32:
         pytest.skip("64 x 8 proofs: full suite only")
-    tasks = [{"tasks": t, "machines": m, "cls": name, "seed": EXACT_SEED, "time_limit": EXACT_S} for name in BRAUN_NAMES]
+    tasks = [{"tasks": t, "machines": m, "cls": name, "seed": EXACT_SEED, "time_limit": EXACT_S}
+             for name in BRAUN_NAMES]
     rows: list[dict] = []
     benchmark.group = "mapping-exact"
     benchmark.pedantic(lambda: rows.extend(r for task in tasks for r in exact_run(task)), rounds=1, iterations=1)
