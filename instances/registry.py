@@ -173,6 +173,8 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         old = METHODS.loaded().get((family, name))
         if old is not None and old.func is not func and not (_derived(old) and old.origin != "builtin"):
             raise ValueError(f"method {name!r} already registered for family {family!r} by {old.origin}")
+        if src != "builtin":
+            _no_lookalike(family, name)
         twin = METHODS.loaded().get(("epochs", name)) if family == "packing" and kind == "heuristic" else None
         if src != "builtin" and twin is not None and twin.origin == "builtin" and not _derived(twin):
             raise ValueError(f"method {name!r}: a packing heuristic also serves epochs under its name, and "
@@ -183,6 +185,19 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         return func
 
     return deco
+
+
+def _no_lookalike(family: str, name: str) -> None:
+    """ValueError where ``name`` differs from a built-in method of ``family``
+    only in case or width (``FF``, full-width ``ＦＦ`` beside ``ff``): on a
+    leaderboard or in ``--methods`` the two read as one."""
+    import unicodedata
+    key = unicodedata.normalize("NFKC", name).casefold()
+    for (fam, other), m in METHODS.loaded().items():
+        if fam == family and m.origin == "builtin" and other != name and \
+                unicodedata.normalize("NFKC", other).casefold() == key:
+            raise ValueError(f"method name: {name!r} differs from {family}'s built-in {other!r} only in case or "
+                             "width; choose another name")
 
 
 def _check_instance_argument(family: str, name: str, func) -> None:

@@ -505,7 +505,9 @@ def test_a_reservation_beyond_the_machine_or_in_the_past_is_refused(kw, says):
     ("-x", {}, "starts with '-'"), ("--methods", {}, "starts with '-'"),
     ("a\u200bb", {}, "control or invisible character"), ("a\x00b", {}, "control or invisible character"),
     ("NA", {}, "reads as a missing value"), ("null", {}, "reads as a missing value"),
-    ("nan", {}, "reads as a missing value"), ("None", {}, "reads as a missing value")])
+    ("nan", {}, "reads as a missing value"), ("None", {}, "reads as a missing value"),
+    ("FF", {}, "differs from packing's built-in 'ff' only in case or width"),
+    ("\uff26\uff26", {}, "differs from packing's built-in 'ff' only in case or width")])
 def test_register_refuses_names_and_origins_that_would_clash(name, kw, says):
     """``:`` (entry points' FAMILY:NAME, validate's yours:NAME), ``/`` and
     ``=`` (``--param NAME=VALUE``) were taken, so was ``origin=5``; a
