@@ -34,6 +34,7 @@ def test_oracle_scores_recorded_steps_against_cpsat():
             for p in ("ff-easy", "oracle")}
     ff, orc = rows["ff-easy"], rows["oracle"]
     assert 0 < ff["epochs"] <= 20 and ff["recorded"] >= ff["epochs"]
+    assert ff["nothing_fits"] > 0 and ff["epochs"] + ff["unproven"] <= 20   # left out before the sample
     assert 0 <= ff["gap_mean"] <= ff["gap_max"] <= 1
     assert orc["gap_max"] == 0 and orc["optimal_share"] == 1  # CP-SAT against itself, proven
     gaps = np.array([float(x) for x in ff["gaps"].split()])
@@ -77,5 +78,6 @@ def test_oracle_leaves_epochs_scored_only_against_a_bound_out_of_its_gaps(monkey
 
     monkeypatch.setattr(registry, "solve", cut_short)
     r = oracle.run({"k": 1, "policy": "ff-easy", "seed": 0, "jobs": 120, "time_limit": 0.5, "max_epochs": 20})[0]
-    sampled = len(range(0, r["recorded"], -(-r["recorded"] // 20)))
+    decide = r["recorded"] - r["nothing_fits"]                  # the sample is drawn from these
+    sampled = len(range(0, decide, -(-decide // 20)))
     assert r["unproven"] > 0 and r["epochs"] + r["unproven"] == sampled
