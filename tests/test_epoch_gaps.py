@@ -55,6 +55,24 @@ def test_steps_where_nothing_fits_are_left_out_of_the_summary():
     assert gaps.summary()["nothing_fits"] == 0
 
 
+def test_under_an_exact_selector_the_gaps_are_over_its_proven_steps():
+    """An unproven step's reference is the selector's fallback (the policy's
+    own rule) or an answer without a proof: at 1e-4 s every step fell back
+    and ff_gap read mean 0 %, FF against itself.  A heuristic policy's steps
+    (never proven) keep their gaps to its own choice."""
+    rows = [{"time": 0.0, "candidates": 3, "started": 1, "reference": 0.5, "proven": False,
+             "ff_value": 0.5, "ff_gap": 0.0},
+            {"time": 1.0, "candidates": 3, "started": 2, "reference": 0.5, "proven": True,
+             "ff_value": 0.25, "ff_gap": 0.5}]
+    exact = EpochGaps(make("easy", selector="mkp-bb"), ("ff",))
+    exact.rows = [dict(r) for r in rows]
+    s = exact.summary()
+    assert s["steps"] == 2 and s["unproven"] == 1 and s["ff_gap"]["count"] == 1 and s["ff_gap"]["mean"] == 0.5
+    own = EpochGaps(make("bl-easy"), ("ff",))
+    own.rows = [dict(r, proven=False) for r in rows]
+    assert own.summary()["ff_gap"]["count"] == 2
+
+
 def test_a_gap_against_a_policy_that_started_nothing_is_undefined_not_divided_by_1e9():
     """FCFS with its head blocked starts nothing (reference 0) where FF
     starts something: that gap read -7.5e8, and the mean -1.9e10 %."""
