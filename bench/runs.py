@@ -20,6 +20,7 @@ is imported.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -370,7 +371,24 @@ def keep_previous(files, provenance_file: Path, run_id: str | None = None) -> li
         for f, target in reversed(moved):
             os.replace(target, f)
         raise
+    _renamed_in_record(moved, Path(provenance_file))
     return [target for _, target in moved]
+
+
+def _renamed_in_record(moved: list[tuple[Path, Path]], provenance_file: Path) -> None:
+    """The kept record's ``files`` under their new names: it listed the old
+    ones, which belong to the new run from then on.  A record that cannot be
+    read or written back is left as it is (its run's files are kept all the
+    same)."""
+    record = next((target for f, target in moved if f == provenance_file), None)
+    info = read(record) if record is not None else None
+    if not info or not isinstance(info.get("files"), list):
+        return
+    names = {f.name: target.name for f, target in moved}
+    files = [names.get(f, f) if isinstance(f, str) else f for f in info["files"]]
+    if files != info["files"]:
+        with contextlib.suppress(OSError):
+            write_text(record, json_text({**info, "files": files}, indent=2) + "\n")
 
 
 def _renamed(path: Path, rid: str) -> Path:
@@ -464,9 +482,26 @@ def _read_why(path: Path) -> tuple[dict | None, str]:
 
 
 def _gone(info: dict) -> bool:
-    """A running record's process was on this host and is no more."""
+    """A running record's process was on this host and is no more: no
+    process has its pid, or the one that has it started after the run did
+    (the pid was reused: after a container's restart a ``sleep`` held it,
+    and the record read ``running``)."""
     pid, host = info.get("pid"), (info.get("machine") or {}).get("host")
-    return isinstance(pid, int) and host == socket.gethostname() and not pid_alive(pid)
+    if not (isinstance(pid, int) and host == socket.gethostname()):
+        return False
+    return not pid_alive(pid) or _started_after(pid, info.get("started"))
+
+
+def _started_after(pid: int, started) -> bool:
+    """Whether process ``pid`` started more than 2 s after ``started`` (an
+    ISO 8601 time, as :func:`provenance` writes it); False when either
+    cannot be read."""
+    try:
+        import psutil
+        began = psutil.Process(pid).create_time()
+        return began > datetime.fromisoformat(str(started)).timestamp() + 2.0
+    except Exception:      # noqa: BLE001 - no psutil, no such process, an unreadable time: not known
+        return False
 
 
 def _commit_text(commit) -> str:

@@ -452,14 +452,17 @@ def drop_records(path: Path, tasks: list[dict]) -> None:
 def repair_tail(path: Path) -> None:
     """Cut a torn last line (no final newline: the writer was killed in the
     middle of it) off the store ``path``, so that the next record appended
-    starts on a line of its own.  O(length of the last line)."""
+    starts on a line of its own; a last line that is a whole record (its
+    newline lost, or cut off by hand) gets its newline instead, as
+    :func:`load_stamped` reads it as one (it was reused, then cut off
+    here).  O(length of the last line)."""
     try:
         fh = open(path, "rb+")
     except FileNotFoundError:
         return
     with fh:
         size = fh.seek(0, os.SEEK_END)
-        end = size
+        end, cut_at = size, 0
         while end > 0:
             start = max(0, end - 65536)
             fh.seek(start)
@@ -468,10 +471,24 @@ def repair_tail(path: Path) -> None:
                 return                                 # intact
             cut = chunk.rfind(b"\n")
             if cut >= 0:
-                fh.truncate(start + cut + 1)
-                return
+                cut_at = start + cut + 1
+                break
             end = start
-        fh.truncate(0)
+        fh.seek(cut_at)
+        if _whole_record(fh.read(size - cut_at)):
+            fh.seek(size)
+            fh.write(b"\n")
+        else:
+            fh.truncate(cut_at)
+
+
+def _whole_record(line: bytes) -> bool:
+    """Whether ``line`` is a record as :func:`load_stamped` reads one."""
+    try:
+        rec = json.loads(line)
+        return isinstance(rec, dict) and isinstance(rec.get("task"), dict) and isinstance(rec.get("rows"), list)
+    except ValueError:
+        return False
 
 
 def append_record(log, task: dict, rows: list[dict], stamp: dict | None = None) -> None:

@@ -246,9 +246,13 @@ def test_runs_says_why_a_record_is_unreadable_and_which_running_run_is_dead(tmp_
     import socket
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     pid = int(dead.stdout)                                   # a process that has ended
+    from datetime import datetime, timezone
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     base = {"command": "experiment", "started": "2026-01-01T00:00:00+00:00", "machine": {"host": socket.gethostname()}}
     for name, rec in (("gone", {**base, "id": "gone", "status": "running", "pid": pid}),
-                      ("live", {**base, "id": "live", "status": "running", "pid": os.getpid()}),
+                      ("live", {**base, "id": "live", "status": "running", "pid": os.getpid(), "started": now}),
+                      # a pid a process started after the run holds: reused, the run is dead
+                      ("reused", {**base, "id": "reused", "status": "running", "pid": os.getpid()}),
                       ("noid", {**base, "id": None, "status": "finished"}),
                       # an OverflowError (a traceback), and pids 0, -1, true read as running
                       *((f"odd{i}", {**base, "id": f"odd{i}", "status": "running", "pid": p})
@@ -259,6 +263,7 @@ def test_runs_says_why_a_record_is_unreadable_and_which_running_run_is_dead(tmp_
     assert cli.main(["runs", str(tmp_path), "--json"]) == 0
     got = {r["path"].rsplit("/", 1)[-1]: r for r in _strict(capsys.readouterr().out)}
     assert got["gone"]["status"] == "dead" and got["live"]["status"] == "running"
+    assert got["reused"]["status"] == "dead"
     assert [got[f"odd{i}"]["status"] for i in range(4)] == ["dead"] * 4
     assert got["noid"]["status"] == "unreadable" and got["noid"]["error"] == "field 'id' is None, not text"
     assert got["x.run.json"]["error"] == "a JSON list, not an object"
@@ -423,3 +428,65 @@ def test_a_record_whose_start_is_no_time_is_unreadable_not_the_newest(tmp_path, 
     assert by["word"]["status"] == "unreadable"
     assert by["word"]["error"] == "field 'started' is 'yesterday', not an ISO 8601 time"
     assert [r["path"].rsplit("/", 1)[-1] for r in got][:2] == ["new", "old"]
+
+
+def test_a_resumed_run_keeps_the_outputs_its_unfinished_run_wrote(tmp_path, capsys):
+    """A run stopped (or failed) after writing NAME.csv was resumed by the
+    next identical command, which overwrote that file without a word
+    (``--fresh``: its rows too); they are kept aside under its id."""
+    calls = []
+
+    def late(df):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("no table this time")
+        return cx.table(df)
+
+    name = "runs-test-late"
+    EXPERIMENTS[name] = Experiment(name, "its first table fails", SMALL.tasks, cx.run, late)
+    try:
+        with pytest.raises(RuntimeError, match="no table this time"):
+            cli.main(["experiment", name, "--quiet", "--workers", "1", "--out", "o"])
+        first = _strict((tmp_path / "o" / f"{name}.run.json").read_text())
+        written = (tmp_path / "o" / f"{name}.csv").read_text()
+        capsys.readouterr()
+        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--out", "o", "--fresh"]) == 0
+    finally:
+        EXPERIMENTS.pop(name, None)
+    err = capsys.readouterr().err
+    kept = tmp_path / "o" / f"{name}-{first['id']}.csv"
+    assert f"the unfinished run's files in o are kept as {kept.name}" in err
+    assert kept.read_text() == written and (tmp_path / "o" / f"{name}.csv").exists()
+
+
+def test_kept_files_are_renamed_in_their_record_and_kept_figures_are_no_runs_own(tmp_path):
+    """A kept record listed its files under the names the next run took; a
+    record without files (an interrupted run) was given every NAME-*.png,
+    figures kept from older runs included."""
+    from epochbench.experiments import _files_of
+    out = tmp_path / "k"
+    out.mkdir()
+    for f in ("x.csv", "x.png", "x-20260101-000000.png", "x-fig2.png"):
+        (out / f).write_text(f)
+    (out / "x.run.json").write_text(json.dumps({"id": "r1", "command": "experiment", "status": "finished",
+                                                "started": "2026-01-01T00:00:00+00:00",
+                                                "files": ["x.csv", "x.png"]}))
+    names = [p.name for p in _files_of("x", out)]
+    assert "x-fig2.png" in names and "x.png" in names and "x-20260101-000000.png" not in names
+    kept = runs.keep_previous([out / "x.csv", out / "x.png"], out / "x.run.json")
+    assert sorted(p.name for p in kept) == ["x-r1.csv", "x-r1.png", "x-r1.run.json"]
+    assert _strict((out / "x-r1.run.json").read_text())["files"] == ["x-r1.csv", "x-r1.png"]
+
+
+def test_a_whole_last_record_without_its_newline_is_kept_and_a_torn_one_cut(tmp_path):
+    """load_stamped reads a whole last record without its newline as a
+    record (and a run reused it); repair_tail then cut it off the file."""
+    from epochbench.sweep import repair_tail
+    whole, torn = tmp_path / "w.jsonl", tmp_path / "t.jsonl"
+    line = '{"task": {"i": 1}, "rows": [{"a": 1}]}'
+    whole.write_text(line + "\n" + line.replace("1}]", "2}]"))
+    torn.write_text(line + "\n" + line[:20])
+    repair_tail(whole)
+    repair_tail(torn)
+    assert whole.read_text() == line + "\n" + line.replace("1}]", "2}]") + "\n"
+    assert torn.read_text() == line + "\n"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -328,8 +329,11 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
             _sw.drop_records(partial, [tasks[i] for i in (only or range(len(tasks)))])
         if not resuming:    # a finished run, or an unfinished one with other options: its files are kept aside
             _keep_previous_run(name, out, prov)
-        else:               # the unfinished run's record too (the new one names it among the reused runs)
-            runs.keep_previous([], prov)
+        else:   # the unfinished run's record too (the new one names it among the reused runs), and the outputs
+            kept = runs.keep_previous([p for p in _fixed_files(name, out) if p.exists()], prov)   # it wrote
+            if len(kept) > 1:        # stopped while writing them (they were overwritten without a word)
+                print(f"epochbench experiment {name}: the unfinished run's files in {out} are kept as "
+                      f"{', '.join(p.name for p in kept)}", file=sys.stderr, flush=True)
         figures_before = _figure_stamps(name, out)
         if reused:
             info["reused"] = reuse_record(reused, partial, stamp)
@@ -522,12 +526,17 @@ def _fixed_files(name: str, out: Path) -> list[Path]:
             out / f"{name}.png"]
 
 
+#: a figure kept aside from an earlier run (``STEM-RUNID.png``, :func:`epochbench.runs.keep_previous`):
+#: not a figure of the run the folder holds (an interrupted run that drew none was given one)
+KEPT = re.compile(r"-\d{8}-\d{6}(-\d+)*\.png$")
+
+
 def _files_of(name: str, out: Path) -> list[Path]:
     """The files experiment ``name`` writes into ``out`` (its figures may be several)."""
     fixed = _fixed_files(name, out)
-    extra = [p for p in out.glob(f"{name}-*.png") if not any(p.name.startswith(f"{other}-") or p.name == f"{other}.png"
-                                                              for other in EXPERIMENTS if other != name
-                                                              and other.startswith(f"{name}-"))]
+    extra = [p for p in out.glob(f"{name}-*.png") if not KEPT.search(p.name) and not any(
+             p.name.startswith(f"{other}-") or p.name == f"{other}.png"
+             for other in EXPERIMENTS if other != name and other.startswith(f"{name}-"))]
     return [p for p in fixed if p.exists()] + sorted(set(extra) - set(fixed))
 
 
