@@ -151,13 +151,9 @@ class ReferenceFile:
         if orphans:
             shown = ", ".join(orphans[:5]) + (", ..." if len(orphans) > 5 else "")
             out.append(f"{src}: {len(orphans)} of {len(self.rows)} row(s) name no instance here ({shown}): ignored")
-        for col, sense in (("lower_bound", "max"), ("upper_bound", "min")):
-            idle = [inst.name for key, inst in keys.items()
-                    if key is not None and col in self.rows[key] and Units.of(inst).sense == sense]
-            if idle:
-                out.append(f"{src}: {col} bounds nothing on a {'maximising' if sense == 'max' else 'minimising'} "
-                           f"objective ({len(idle)} instance(s), e.g. {idle[0]}): ignored")
-        return out
+        return out + idle_bounds(src, lambda col, sense: [
+            inst.name for key, inst in keys.items()
+            if key is not None and col in self.rows[key] and Units.of(inst).sense == sense])
 
 
 def read_reference_file(path) -> ReferenceFile:
@@ -341,13 +337,20 @@ def idle_meta_bounds(instances) -> list[str]:
     bounds nothing (a ``lower_bound`` of a maximising family, an
     ``upper_bound`` of a minimising one), which :func:`_meta_claims` leaves
     out, as :meth:`ReferenceFile.unused` says of a reference file's."""
+    return idle_bounds("instance meta", lambda col, sense: [
+        inst.name for inst in instances if inst.meta.get(col) is not None and getattr(inst, "sense", "max") == sense])
+
+
+def idle_bounds(src: str, idle) -> list[str]:
+    """One line per side that bounds nothing (``lower_bound`` of a
+    maximising objective, ``upper_bound`` of a minimising one) where
+    ``idle(column, sense)`` names instances that ``src`` gives it for."""
     out = []
     for col, sense in (("lower_bound", "max"), ("upper_bound", "min")):
-        idle = [inst.name for inst in instances
-                if inst.meta.get(col) is not None and getattr(inst, "sense", "max") == sense]
-        if idle:
-            out.append(f"instance meta: {col} bounds nothing on a {'maximising' if sense == 'max' else 'minimising'} "
-                       f"objective ({len(idle)} instance(s), e.g. {idle[0]}): ignored")
+        names = idle(col, sense)
+        if names:
+            out.append(f"{src}: {col} bounds nothing on a {'maximising' if sense == 'max' else 'minimising'} "
+                       f"objective ({len(names)} instance(s), e.g. {names[0]}): ignored")
     return out
 
 
