@@ -347,13 +347,10 @@ def load_stamped(path: Path | None, tasks: list[dict], unreadable: list[int] | N
     data = path.read_bytes()
     lines = data.splitlines()
     for number, line in enumerate(lines, 1):
-        try:
-            rec = json.loads(line)
-            if not (isinstance(rec["task"], dict) and isinstance(rec["rows"], list)
-                    and all(isinstance(r, dict) for r in rec["rows"])):
-                raise TypeError("not a record")           # e.g. {"task": 5, "rows": "x"}: no task's rows
+        rec = _record(line)
+        if rec is not None:
             i, rows = index.get(_key(rec["task"])), list(rec["rows"])
-        except (ValueError, KeyError, TypeError):
+        else:
             torn = number == len(lines) and not data.endswith(b"\n")
             if unreadable is not None and not torn and line.strip():
                 unreadable.append(number)
@@ -475,20 +472,24 @@ def repair_tail(path: Path) -> None:
                 break
             end = start
         fh.seek(cut_at)
-        if _whole_record(fh.read(size - cut_at)):
+        if _record(fh.read(size - cut_at)) is not None:
             fh.seek(size)
             fh.write(b"\n")
         else:
             fh.truncate(cut_at)
 
 
-def _whole_record(line: bytes) -> bool:
-    """Whether ``line`` is a record as :func:`load_stamped` reads one."""
+def _record(line: bytes) -> dict | None:
+    """``line`` of a store as a record (a task's dict and its rows, a list
+    of dicts), else None (a torn line; e.g. ``{"task": 5, "rows": "x"}``:
+    no task's rows); read by :func:`load_stamped` and :func:`repair_tail`."""
     try:
         rec = json.loads(line)
-        return isinstance(rec, dict) and isinstance(rec.get("task"), dict) and isinstance(rec.get("rows"), list)
     except ValueError:
-        return False
+        return None
+    ok = (isinstance(rec, dict) and isinstance(rec.get("task"), dict) and isinstance(rec.get("rows"), list)
+          and all(isinstance(r, dict) for r in rec["rows"]))
+    return rec if ok else None
 
 
 def append_record(log, task: dict, rows: list[dict], stamp: dict | None = None) -> None:

@@ -58,14 +58,13 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 import time
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from epochbench.instances.checks import indices
+from epochbench.instances.checks import check_positive, indices
 from epochbench.instances.core import InfeasibleSolution, Result
 from epochbench.instances.lazy import lazy_module
 from epochbench.instances.lazy import njit
@@ -1108,9 +1107,7 @@ def check_presolve(method: str, presolve) -> float | None:
         return None
     if method != "bnp":
         raise ValueError(f"presolve is a parameter of bnp, not {method}")
-    if isinstance(presolve, bool) or not isinstance(presolve, numbers.Real) or not (
-            math.isfinite(presolve) and presolve >= 0):
-        raise ValueError(f"presolve must be a finite number of seconds >= 0, got {presolve!r}")
+    check_positive("bnp", "presolve", presolve, zero=True)
     return float(presolve)
 
 

@@ -544,7 +544,7 @@ def test_exact_hint_and_start_meeting_the_bound():
 @pytest.mark.parametrize("method,presolve,match", [
     ("cpsat", 1.0, "presolve is a parameter of bnp, not cpsat"),       # was ignored
     ("milp-highs", "x", "presolve is a parameter of bnp, not milp-highs"),
-    ("bnp", float("nan"), "presolve must be a finite number of seconds >= 0, got nan"),  # was no presolve
+    ("bnp", float("nan"), "bnp: option 'presolve' must be a finite number >= 0, got nan"),  # was no presolve
     ("bnp", -1, "got -1"),
     ("bnp", "banana", "got 'banana'"),
     ("bnp", [1], r"got \[1\]"),                                          # was a TypeError
