@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from epochbench.instances.checks import check_count, check_share, is_int, is_number
+from epochbench.instances.checks import check_count, check_flag, check_share, is_int, is_number
 from epochbench.instances.core import InfeasibleSolution
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import get, names, register, solve
@@ -333,7 +333,7 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
     """
     t0 = time.perf_counter()                       # the first population (Min-Min's seed) counts too
     _check_ga(inst, population=population, time_limit=time_limit, max_iter=max_iter, patience=patience,
-              crossover_rate=crossover_rate, mutation_rate=mutation_rate, seed=seed)
+              crossover_rate=crossover_rate, mutation_rate=mutation_rate, seeded=seeded, seed=seed)
     rng = _rng(seed)
     t, m = inst.etc.shape
     P, max_iter, patience = int(population), int(max_iter), int(patience)
@@ -443,20 +443,20 @@ def _check_seed(name: str, seed) -> None:
 
 # ---- parameter checks before a run (``check_params`` hooks, :mod:`epochbench.methods`) ----
 def _check_ga(inst, population=200, time_limit=None, max_iter=1000, patience=150, crossover_rate=0.6,
-              mutation_rate=0.4, seed=0, **_) -> None:
-    if isinstance(population, bool) or int(population) != population or population < 2:
-        raise ValueError(f"population must be an integer >= 2, got {population!r}")
+              mutation_rate=0.4, seeded=True, seed=0, **_) -> None:
+    check_count("ga", "population", population, 2)   # its kind before int(): NaN, None, a string
     _check_budget("ga", time_limit)
     check_count("ga", "max_iter", max_iter, 0)
     check_count("ga", "patience", patience, 0)
     check_share("ga", "crossover_rate", crossover_rate)
     check_share("ga", "mutation_rate", mutation_rate)
+    check_flag("ga", "seeded", seeded)
     _check_seed("ga", seed)
 
 
 def _check_sa(inst, init="random", cooling=0.9, time_limit=None, max_iter=100_000, patience=150, seed=0,
               **_) -> None:
-    if not 0.0 < float(cooling) < 1.0:
+    if not is_number(cooling) or not 0.0 < float(cooling) < 1.0:   # a string is no number
         raise ValueError(f"sa: option 'cooling' must lie in (0, 1), got {cooling!r}")
     _check_budget("sa", time_limit)
     check_count("sa", "max_iter", max_iter, 0)

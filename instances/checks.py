@@ -227,6 +227,14 @@ def check_share(name: str, option: str, value) -> None:
         raise ValueError(f"{name}: option {option!r} must lie in [0, 1], got {value!r}")
 
 
+def check_flag(name: str, option: str, value) -> None:
+    """ValueError unless ``value`` is True or False (a Python or numpy bool):
+    a string such as ``'no'`` is true to ``if``, so it would switch the
+    option on without a word."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}: option {option!r} must be True or False, got {value!r}")
+
+
 def check_positive(name: str, option: str, value, zero: bool = False) -> None:
     """ValueError unless ``value`` is a finite number > 0 (>= 0 with ``zero``)."""
     if not is_number(value) or not math.isfinite(value) or not (value >= 0 if zero else value > 0):

@@ -304,6 +304,27 @@ def test_metaheuristic_options_out_of_range_are_one_line(method, kw, needle):
         getattr(H, method)(inst, **kw)
 
 
+@pytest.mark.parametrize("method, kw, needle", [
+    ("ga", dict(population=float("nan")), "option 'population' must be an integer >= 2, got nan"),
+    ("ga", dict(population=None), "option 'population' must be an integer >= 2, got None"),
+    ("ga", dict(population=1), "option 'population' must be an integer >= 2, got 1"),
+    ("ga", dict(seeded="no"), "option 'seeded' must be True or False, got 'no'"),
+    ("sa", dict(cooling="0.5"), "option 'cooling' must lie in \\(0, 1\\), got '0.5'"),
+    ("sa", dict(cooling=None), "option 'cooling' must lie in \\(0, 1\\), got None"),
+])
+def test_a_direct_call_checks_the_kind_of_a_value_before_it_converts_it(method, kw, needle):
+    """Called from Python, not through eb.solve (whose parameter check says
+    it in its own words): NaN and None raised int()'s or float()'s bare
+    error, a string cooling was read as a number and seeded='no' switched
+    the Min-Min seed on (a non-empty string is true)."""
+    from epochbench.heuristics import mapping as H
+    inst = eb.generate("braun-range", tasks=8, machines=3, seed=1)[0]
+    with pytest.raises(ValueError, match=needle):
+        getattr(H, method)(inst, **kw)
+    import numpy as np
+    assert len(H.ga(inst, seeded=np.False_, population=10, max_iter=5)) == 8   # numpy's bool is a bool
+
+
 def test_whole_float_counts_and_seedless_calls_still_run():
     """``--param hops=1e3`` reads a float; a seed of None or a SeedSequence is numpy's to take."""
     import numpy as np
