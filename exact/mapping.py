@@ -1073,8 +1073,14 @@ def check_hint(inst: MappingInstance, hint) -> np.ndarray:
     """``hint`` as a mapping (a machine in 0..m-1 per task), else a one-line
     ValueError: integers only, as the decision checker takes them
     (:func:`epochbench.instances.mapping.check_mapping`; a float such as
-    ``0.9`` was cut to 0 and 1e30 overflowed)."""
+    ``0.9`` was cut to 0 and 1e30 overflowed); a comma-separated string of
+    them, as ``--param hint=0,1,0`` gives, too."""
     need = f"hint must give each of {inst.n} tasks a machine in 0..{inst.k - 1}"
+    if isinstance(hint, str):
+        try:
+            hint = [int(x) for x in hint.split(",")]
+        except ValueError:
+            raise ValueError(f"{inst.name}: hint {hint!r} is not comma-separated whole numbers ({need})") from None
     try:
         start = indices(hint, inst.k, f"{inst.name}: hint", noun="machine", item="of task")
     except InfeasibleSolution as exc:

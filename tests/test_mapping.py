@@ -564,6 +564,10 @@ def test_presolve_refused_in_one_line(method, presolve, match):
     (["1", "0", "1"], r"of task 0 is '1' \(str\)"),                       # was taken as 1
     ([True, 0, 1], "of task 0 is True, a boolean"),
     ([0, 1], "got 2 entries"),
+    ("0,x,1", r"hint '0,x,1' is not comma-separated whole numbers"),   # --param hint=0,x,1
+    ("0,1.0,1", r"hint '0,1.0,1' is not comma-separated whole numbers"),
+    ("0,1", "got 2 entries"),
+    ("0,2,1", "of task 1 is machine 2, outside 0..1"),
 ])
 def test_hint_refused_in_one_line(hint, match):
     """A hint is a machine index per task, integers only, as the decision
@@ -574,6 +578,22 @@ def test_hint_refused_in_one_line(hint, match):
             solve(inst, method, time_limit=5, threads=1, hint=hint)
         assert "\n" not in str(err.value) and "machine in 0..1" in str(err.value)
     assert solve(inst, "cpsat", time_limit=5, threads=1, hint=np.array([0, 1, 0])).value == 3
+
+
+def test_a_hint_from_the_command_line_is_read_as_machine_indices(tmp_path, capsys):
+    """``--param hint=1,0,0`` reaches every exact method as a mapping (it was
+    refused as a string, so a start could not be given from the command line)."""
+    import json
+
+    from epochbench.cli import main
+    from epochbench.instances.io import save_instance
+    path = tmp_path / "hinted.json"
+    save_instance(MappingInstance.build([[1, 5], [5, 1], [2, 2]], meta={"name": "hinted"}), path)
+    for method in ("cpsat", "milp-highs", "bnp"):
+        assert main(["solve", str(path), "--method", method, "--param", "hint=1,0,0", "--json",
+                     "--time-limit", "5"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["info"]["start"] == "hint" and out["value"] == 3, out
 
 
 # ---- branch-and-price on the configuration LP (bnp) ----------------------------------------------
