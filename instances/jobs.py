@@ -43,7 +43,10 @@ Jobs that cannot run are dropped and counted by reason in ``Workload.dropped``,
 never silently.  The first rule that applies names the reason, in this order:
 ``negative_submit``, ``negative_runtime`` (SWF -1 = unknown), ``no_processors``,
 ``too_many_processors`` (more than capacity[0]), then per extra resource
-``negative_<name>`` and ``too_much_<name>``.
+``negative_<name>`` and ``too_much_<name>``.  An SWF file's partial
+executions (status 2, 3 or 4: the lines of a checkpointed or swapped job
+that follow its summary line under the same job number) are dropped before
+that, counted as ``partial_execution``; the summary line is the job.
 
 Files: SWF (``.swf``, ``.swf.gz``) carries the 18 fields; extra resources,
 deadlines, licenses and other columns go to a sidecar ``<path>.extra.csv``
@@ -501,6 +504,12 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
     line.  A UTF-8 byte-order mark at the start of the file (``.gz`` in any
     case: gzip) is skipped.
 
+    Field 11 (status) is read for one rule: a partial execution (status 2,
+    3 or 4; :func:`_partial_lines`) of a job that has its summary line is
+    dropped, counted in ``dropped["partial_execution"]``.  Otherwise a job
+    runs whatever its status: failed (0) and cancelled (5) jobs held the
+    processors for their runtime, as the trace records it.
+
     ``fields``: the raw SWF fields to keep (:data:`RAW_FIELDS`; default all);
     ``()`` keeps only the contract columns, what a simulation needs.  The
     raw integer fields are stored in the narrowest integer type that holds
@@ -524,7 +533,11 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
         raise InstanceError(f"{src}: is a folder, expected an SWF file") from None
     except (OSError, EOFError, zlib.error) as exc:    # BadGzipFile is an OSError; a truncated .gz an EOFError
         raise InstanceError(f"{src}: cannot read SWF file ({type(exc).__name__}: {exc})") from None
+    _check_line_ends(header, src)
     _check_misspelt(header, src)
+    tab, partial = _partial_lines(tab)
+    if "status" not in keep:
+        del tab["status"]
     for key, value in (("MaxProcs", _header_int(header, "MaxProcs", src)),
                        ("MaxNodes", _header_int(header, "MaxNodes", src)), ("nodes", nodes)):
         if value is not None and not 0 < value <= MAX_NODES:
@@ -543,8 +556,36 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
     cap, cap_from = _swf_capacity(tab, header, names, nodes)
     meta = {"header": header, "capacity_from": cap_from,
             "MaxProcs": _header_int(header, "MaxProcs"), "MaxNodes": _header_int(header, "MaxNodes")}
-    return _build(tab, cap, resources=names, kill_at_estimate=kill_at_estimate, source=src, meta=meta, dropped=None,
-                  owned=True)
+    return _build(tab, cap, resources=names, kill_at_estimate=kill_at_estimate, source=src, meta=meta,
+                  dropped={"partial_execution": partial} if partial else None, owned=True)
+
+
+#: SWF status values of a partial execution: 2 (to be continued), 3 (the last
+#: part of a completed job), 4 (the last part of a failed one)
+PARTIAL_STATUS = (2, 3, 4)
+
+
+def _partial_lines(tab: Columns) -> tuple[Columns, int]:
+    """``tab`` without the partial executions (status 2, 3, 4) of jobs
+    that have a summary line (another status, same job number), and how
+    many went.  The SWF definition gives a checkpointed or swapped job as
+    its summary line followed by one line per partial execution, all under
+    its job number: read as jobs, they ran the job twice and its id
+    repeated (the file was refused).  A partial line without a summary
+    line is kept as the job.  O(n log n) when there are partial lines, one
+    pass over the status column otherwise."""
+    status = tab["status"]
+    part = (status >= PARTIAL_STATUS[0]) & (status <= PARTIAL_STATUS[-1])
+    if not part.any():
+        return tab, 0
+    ids = tab["id"]
+    at = np.flatnonzero(part)
+    drop = at[np.isin(ids[at], ids[~part])]
+    if not drop.size:
+        return tab, 0
+    keep = np.ones(len(ids), bool)
+    keep[drop] = False
+    return tab.take(np.flatnonzero(keep)), int(drop.size)
 
 
 def _or_else(given: np.ndarray, other, *, reuse: bool) -> np.ndarray:
@@ -567,7 +608,7 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     not read) pandas' reader on the whole text.  The pieces are read into a few buffers, each reused
     once its piece is parsed (:class:`_Buffers`): no new memory per piece."""
     want = ["id", "submit", "runtime", *(f for f in RAW_FIELDS if f in keep or f in
-                                         ("alloc_procs", "req_procs", "req_time"))]
+                                         ("alloc_procs", "req_procs", "req_time", "status"))]
     layout = _Layout(want)
     gz = _gzipped(path)
     if path.stat().st_size <= SWF_SMALL and not kernels_loaded():
@@ -771,6 +812,7 @@ class _Header(dict):
         super().__init__()
         self.keyed: dict[str, list[str]] = {}
         self.misspelt: list[tuple[int, str, str]] = []     # (line number, line, field it reads as none of)
+        self.cr_only = False          # lines end in CR alone (classic Mac OS): :func:`_check_line_ends`
 
 
 def _swf_header(raw: bytes) -> dict:
@@ -779,6 +821,8 @@ def _swf_header(raw: bytes) -> dict:
     (``; maxprocs: 8``, or indented as a continuation: ``;   MaxProcs: 8``)
     goes to ``header.misspelt`` (:func:`_check_misspelt`)."""
     header = _Header()
+    head = bytes(raw[:CR_PROBE])
+    header.cr_only = b"\r" in head and b"\n" not in head
     last = None
     for lineno, bline in enumerate(io.BytesIO(raw), start=1):   # lazily: stops at the first job line
         line = bline.decode("latin-1").rstrip("\r\n")
@@ -810,6 +854,20 @@ def _misspelt_key(line: str, m) -> str | None:
     if key is None or (m is not None and m.group(1) == key):
         return None
     return key
+
+
+#: bytes at the start of an SWF file in which a CR without any LF marks CR-only line ends
+CR_PROBE = 1 << 16
+
+
+def _check_line_ends(header: dict, src: str) -> None:
+    """InstanceError for a file whose lines end in a carriage return alone
+    (classic Mac OS): the numpy and compiled readers split lines at LF, so
+    they read the whole file as one comment line, no jobs (pandas' reader
+    read them), and the run said only that the workload was empty."""
+    if getattr(header, "cr_only", False):
+        raise InstanceError(f"{src}: its lines end in a carriage return alone (CR, classic Mac OS); "
+                            "convert the line ends to LF (\\n) or CRLF")
 
 
 def _check_misspelt(header: dict, src: str) -> None:

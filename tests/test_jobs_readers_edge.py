@@ -424,3 +424,43 @@ def test_a_csv_line_shorter_than_its_header_is_said_to_be_so(tmp_path):
     with pytest.raises(InstanceError, match=r"column 'procs' has nan at row 0 \(the job's field is empty, or its "
                                             r"line has fewer fields than the header\)$"):
         load_workload(path)
+
+
+# ---- partial executions and CR-only line ends ------------------------------------------------
+def _line(i: int, submit: int, runtime: int, status: int) -> str:
+    return f"{i} {submit} 0 {runtime} 4 -1 -1 4 200 -1 {status} 1 1 1 1 1 -1 -1\n"
+
+
+PARTIAL_TEXT = ("; MaxProcs: 8\n" + _line(1, 0, 100, 1)    # job 1's summary line, then its two parts
+                + _line(1, 0, 60, 2) + _line(1, 80, 40, 3) + _line(2, 10, 50, 1)
+                + _line(3, 20, 70, 0) + _line(3, 20, 30, 4)      # a failed job and its last part
+                + _line(4, 30, 20, 3))                           # a part without its summary line: the job
+
+
+@pytest.mark.parametrize("reader", ["numpy", "compiled", "pandas"])
+@pytest.mark.parametrize("fields", [None, ()])
+def test_partial_executions_are_dropped_and_counted_their_summary_line_is_the_job(tmp_path, monkeypatch, reader,
+                                                                                   fields):
+    """SWF status 2, 3 and 4 lines repeat a checkpointed job's number after
+    its summary line: the file was refused (its id occurred more than once)."""
+    path = _write(tmp_path / "partial.swf", PARTIAL_TEXT.encode())
+    _force(monkeypatch, reader)
+    w = read_swf(path, fields=fields)
+    assert w.jobs["id"].tolist() == [1, 2, 3, 4] and w.jobs["runtime"].tolist() == [100.0, 50.0, 70.0, 20.0]
+    assert w.dropped == {"partial_execution": 3}
+    assert ("status" in w.jobs) == (fields is None)
+    if fields is None:
+        assert w.jobs["status"].tolist() == [1, 1, 0, 3]
+
+
+@pytest.mark.parametrize("reader", ["numpy", "compiled", "pandas"])
+@pytest.mark.parametrize("name", ["cr.swf", "cr.swf.gz"])
+def test_an_swf_whose_lines_end_in_cr_alone_is_refused_in_one_line(tmp_path, monkeypatch, reader, name):
+    """The numpy and compiled readers read such a file as one comment line:
+    no jobs, and the run said only that the workload was empty."""
+    path = _write(tmp_path / name, SWF_TEXT.replace("\n", "\r").encode())
+    _force(monkeypatch, reader)
+    with pytest.raises(InstanceError, match=r"lines end in a carriage return alone \(CR, classic Mac OS\)"):
+        read_swf(path)
+    crlf = _write(tmp_path / ("crlf-" + name), SWF_TEXT.replace("\n", "\r\n").encode())
+    assert read_swf(crlf).jobs["id"].tolist() == [1, 2]
