@@ -637,7 +637,7 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
                 if first:             # the header's piece: parsed at once, so that the ranges after it
                     rows, ok = layout.parse_into(memoryview(buf)[:cut], *cols, 0)   # start where its jobs end
                     if not ok:
-                        return header, _swf_body(_read_all(path), src)
+                        return header, _swf_body(path, src, want)
                     base = rows
                 else:
                     fut = pool.submit(layout.parse_into, memoryview(buf)[:cut], *cols, base)
@@ -647,7 +647,7 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
             if not buffers.more:
                 break
         if not _finish(pieces):
-            return header, _swf_body(_read_all(path), src)
+            return header, _swf_body(path, src, want)
     rows = _close_up(cols, pieces, pieces[0][1] if pieces else base)
     out, iout = cols
     return header if header is not None else _Header(), Columns({f: out[layout.floats.index(f), :rows] if f in SWF_FLOAT
@@ -906,28 +906,44 @@ def _header_int(header: dict, key: str, src: str = "<swf>") -> int | None:
     return int(words[0])
 
 
-def _swf_body(raw: bytes, src: str) -> Columns:
-    """The 18 fields of every job line, dtypes per the contract; O(n) in
-    pandas' C reader (the general path, and the one that names a bad line)."""
+#: job lines that the general SWF path parses at a time (memory: 19 float64 columns of this many)
+PANDAS_ROWS = 1 << 18
+
+
+def _swf_body(path: Path, src: str, want) -> Columns:
+    """The ``want`` fields of every job line, dtypes per the contract; O(n)
+    in pandas' C reader (the general path, and the one that names a bad
+    line), :data:`PANDAS_ROWS` lines at a time: memory for the kept columns
+    and one piece, where the whole text and all 18 fields as float64 took
+    1.54 GB at 2 million jobs (one time written with 17 digits sends a
+    file here), and the fields a caller did not keep were returned all the
+    same.  A bad line is named from the whole text (:func:`_raise_bad_line`)."""
     import warnings
 
     import pandas as pd
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            table = pd.read_csv(io.BytesIO(raw), sep=r"\s+", comment=";", header=None, names=range(19),
-                                dtype=np.float64, index_col=False, engine="c")
-    except pd.errors.EmptyDataError:
-        table = pd.DataFrame(np.empty((0, 19)))
-    except (ValueError, pd.errors.ParserError) as exc:
-        _raise_bad_line(raw, src, exc)
-    arr = table.to_numpy(dtype=np.float64)
-    ok = np.isfinite(arr[:, :18]).all() and np.isnan(arr[:, 18]).all()
     ints = [k for k, f in enumerate(SWF_FIELDS) if f not in SWF_FLOAT]
-    if not ok or np.any(arr[:, ints] != np.round(arr[:, ints])) or np.any(np.abs(arr[:, ints]) > MAX_NODES):
-        _raise_bad_line(raw, src, None)
-    return Columns({f: arr[:, k].copy() if f in SWF_FLOAT else arr[:, k].astype(np.int64)
-                    for k, f in enumerate(SWF_FIELDS)})
+    parts: dict[str, list] = {f: [] for f in want}
+    try:
+        with (gzip.open if _gzipped(path) else open)(path, "rb") as fh, warnings.catch_warnings():
+            _skip_bom(fh)
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            for table in pd.read_csv(fh, sep=r"\s+", comment=";", header=None, names=range(19), dtype=np.float64,
+                                     index_col=False, engine="c", chunksize=PANDAS_ROWS):
+                arr = table.to_numpy(dtype=np.float64)
+                ok = np.isfinite(arr[:, :18]).all() and np.isnan(arr[:, 18]).all()
+                if not ok or np.any(arr[:, ints] != np.round(arr[:, ints])) or np.any(np.abs(arr[:, ints]) > MAX_NODES):
+                    _raise_bad_line(_read_all(path), src, None)
+                for f in want:
+                    k = SWF_FIELDS.index(f)
+                    parts[f].append(arr[:, k].copy() if f in SWF_FLOAT else arr[:, k].astype(np.int64))
+    except pd.errors.EmptyDataError:
+        pass
+    except InstanceError:
+        raise                                      # a bad line, already named
+    except (ValueError, pd.errors.ParserError) as exc:
+        _raise_bad_line(_read_all(path), src, exc)
+    return Columns({f: np.concatenate(parts[f]) if parts[f] else np.empty(0, np.float64 if f in SWF_FLOAT else np.int64)
+                    for f in want})
 
 
 def _raise_bad_line(raw: bytes, src: str, exc) -> None:

@@ -91,7 +91,7 @@ def _force(monkeypatch, reader: str) -> None:
     integer files, the compiled parser, or pandas' reader (the parser declining)."""
     if reader == "numpy":
         monkeypatch.setattr(jobs_mod, "kernels_loaded", lambda: False)
-        monkeypatch.setattr(jobs_mod, "_swf_body", lambda raw, src: pytest.fail("numpy reader declined"))
+        monkeypatch.setattr(jobs_mod, "_swf_body", lambda *a: pytest.fail("numpy reader declined"))
     else:
         monkeypatch.setattr(jobs_mod, "kernels_loaded", lambda: True)
         monkeypatch.setattr(jobs_mod, "_integer_columns", lambda *a: pytest.fail("numpy reader used"))
@@ -99,7 +99,7 @@ def _force(monkeypatch, reader: str) -> None:
         from epochbench.instances import _swf_parse
         monkeypatch.setattr(_swf_parse, "parse_lines", lambda *args: (0, 0, _swf_parse.BAD))
     elif reader == "compiled":
-        monkeypatch.setattr(jobs_mod, "_swf_body", lambda raw, src: pytest.fail("compiled parser declined"))
+        monkeypatch.setattr(jobs_mod, "_swf_body", lambda *a: pytest.fail("compiled parser declined"))
 
 
 def _write(path, data: bytes):

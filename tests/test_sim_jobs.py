@@ -322,7 +322,7 @@ def test_compiled_parser_reads_what_pandas_reads(tmp_path, monkeypatch, seed):
     monkeypatch.setattr(jobs_mod, "SWF_CHUNK", 64)
     general_reader = jobs_mod._swf_body
 
-    def refuse(raw, src):
+    def refuse(*a):
         raise AssertionError("the compiled parser declined a file it reads")
     monkeypatch.setattr(jobs_mod, "_swf_body", refuse)
     fast = read_swf(path)
@@ -342,7 +342,7 @@ def test_compiled_parser_grows_its_columns(tmp_path, monkeypatch):
     want = read_swf(path).jobs
     monkeypatch.setattr(jobs_mod, "SWF_CHUNK", 128)
     monkeypatch.setattr(jobs_mod, "_job_room", lambda nbytes: 3)
-    monkeypatch.setattr(jobs_mod, "_swf_body", lambda raw, src: pytest.fail("fell back to pandas"))
+    monkeypatch.setattr(jobs_mod, "_swf_body", lambda *a: pytest.fail("fell back to pandas"))
     pd.testing.assert_frame_equal(read_swf(path).jobs, want)
 
 
