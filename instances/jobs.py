@@ -101,9 +101,10 @@ class Workload:
     a :class:`pandas.DataFrame`, built on first use (the simulator's fast
     path never needs it, so that ``epochbench simulate`` does not import
     pandas).  Both are read-only: the arrays of a workload that
-    :func:`make_workload` or a reader built are (an edit of ``jobs`` raises
-    numpy's "assignment destination is read-only"); to change the jobs,
-    edit ``jobs.copy()`` and build a new workload from it.
+    :func:`make_workload` or a reader built are (an edit of a cell of
+    ``jobs`` raises numpy's "assignment destination is read-only"; a column
+    assigned to it reaches neither the table nor the next ``jobs``); to
+    change the jobs, edit ``jobs.copy()`` and build a new workload from it.
     """
 
     __slots__ = ("table", "capacity", "resources", "dropped", "source", "meta", "_frame")
@@ -123,8 +124,13 @@ class Workload:
 
     @property
     def jobs(self):
-        """The job table as a :class:`pandas.DataFrame` (built once, on first use)."""
-        if self._frame is None:
+        """The job table as a :class:`pandas.DataFrame` over its arrays, built
+        on first use and again where an edit changed the frame itself: a
+        column assigned, added or removed, the rows sorted in place
+        (:func:`_shows`).  Such an edit never reaches the workload, whose
+        ``table`` the simulations read; it was kept on the frame, which then
+        showed jobs that no simulation ran.  O(columns) a call."""
+        if self._frame is None or not _shows(self._frame, self.table):
             self._frame = self.table.to_frame()
         return self._frame
 
@@ -143,6 +149,22 @@ class Workload:
     @property
     def kill_at_estimate(self) -> bool:
         return bool(self.meta.get("kill_at_estimate", True))
+
+
+def _shows(frame, table: Columns) -> bool:
+    """Whether ``frame`` still shows ``table``: its columns in order, rows
+    0..n-1, and each numeric column over the table's own array (a column
+    of text is copied into pandas' string type, so it is not compared)."""
+    names = list(table.columns)
+    index = frame.index
+    if list(frame.columns) != names or type(index).__name__ != "RangeIndex" or index.start != 0 or \
+            index.step != 1 or len(index) != len(table):
+        return False
+    for name in names:
+        mine = table[name]
+        if mine.dtype.kind in "biuf" and not np.may_share_memory(frame[name].to_numpy(copy=False), mine):
+            return False
+    return True
 
 
 # ---- building and validating --------------------------------------------------------

@@ -53,6 +53,31 @@ def test_a_workloads_arrays_are_read_only():
         w.table["submit"][0] = 5.0
 
 
+@pytest.mark.parametrize("edit", [
+    lambda f: f.__setitem__("procs", 7),                               # the README's example of a review
+    lambda f: f.__setitem__("extra", 1),
+    lambda f: f.insert(0, "extra", 1),
+    lambda f: f.pop("procs"),
+    lambda f: f.__delitem__("runtime"),
+    lambda f: f.sort_values("id", ascending=False, inplace=True),
+    lambda f: f.rename(columns={"procs": "p"}, inplace=True),
+    lambda f: setattr(f, "index", [7, 8, 9]),
+])
+def test_an_edit_of_the_jobs_frame_never_shows_as_the_workloads_jobs(edit):
+    """A column assigned to ``w.jobs`` stayed on the cached frame: the
+    workload showed 7 processors a job where every simulation ran 64."""
+    import warnings
+    w = make_workload(_cols(), 64)
+    want = w.jobs.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # pandas 3.1 deprecates inplace=True
+        edit(w.jobs)
+    pd.testing.assert_frame_equal(w.jobs, want)
+    assert np.shares_memory(w.jobs["submit"].to_numpy(), w.table["submit"])   # over the table's arrays again
+    frame = w.jobs
+    assert w.jobs is frame                                                     # unedited: built once
+
+
 def test_a_file_readers_table_is_not_copied_again(tmp_path, monkeypatch):
     """The readers give their own arrays away: no second copy at millions of jobs."""
     from epochbench.instances import jobs as jobs_module
