@@ -128,8 +128,11 @@ def _farm(workload, policy, *, on_pass=None, progress=None, **options) -> SimRes
     else:
         for key in ("matcher", "mkp", "exact_time_limit", "oracle_every"):
             options.pop(key, None)
-    if options:
-        raise BadArgument(f"farm policy {policy!r}: unknown options {sorted(options)}")
+    if options:                       # as the pool's and the gang's: naming what the policy takes
+        known = [*_STREAM, *(o.name for o in registry.OPTIONS["farm"].values() if not o.applies or policy in o.applies
+                             if o.name not in _STREAM), "on_pass", "progress"]
+        raise registry.OptionError(f"policy {policy!r} (farm): unknown option {sorted(options)[0]!r}; it takes "
+                                   f"{', '.join(dict.fromkeys(known))}")
     made = registry.get_policy("farm", policy).make(**kw)
     if limit_given and not made.exact_steps():
         warnings.warn(NoEffect(f"{arg('exact_time_limit')} has no effect: it limits a CS policy's exact steps "

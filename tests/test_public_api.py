@@ -241,7 +241,7 @@ def test_bad_arguments_of_the_face_are_value_errors_in_one_line():
     fam = eb.generate("leinberger", n=8, k=2, count=1, seed=1)
     calls = {"no policy 'nope'": lambda: eb.simulate(None, "nope"),
              "workload: expected": lambda: eb.simulate(pd.DataFrame({"a": [1]}), "easy"),
-             "unknown options": lambda: eb.simulate(None, "cs-i-p", foo=1),
+             "(farm): unknown option 'foo'; it takes farm_jobs, machines": lambda: eb.simulate(None, "cs-i-p", foo=1),
              "methods: expected": lambda: eb.score(fam, 3),
              "scheduler: expected": lambda: eb.score(fam, "ff", scheduler=5),
              "path: expected": lambda: eb.load(3)}
