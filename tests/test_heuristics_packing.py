@@ -224,3 +224,18 @@ def test_packing_refuses_negative_profits_like_knapsack():
     from epochbench.instances import InstanceError
     with pytest.raises(InstanceError, match="'profit' has a negative entry"):
         PackingInstance.build([5], [[1], [2]], profit=[-1.0, 3.0], objective="profit")
+
+
+def test_a_tie_that_rounding_splits_goes_to_the_earlier_job():
+    """Jobs (1, 2, 14) and (0, 8, 4) on capacity [4, 14, 14] with 3 processors
+    used both have BB balance 7/5 exactly; computed, 1.4 and
+    1.4000000000000001, so (1, 2, 14) was picked in either order."""
+    from epochbench.heuristics import packing as P
+    from epochbench.heuristics._greedy import OFF, balance_score
+    jobs = [[1, 2, 14], [0, 8, 4]]
+    used, cap = np.array([0.75, 0.0, 0.0]), np.array([4.0, 14.0, 14.0])
+    a, b = (balance_score(used, np.array(d) / cap, OFF) for d in jobs)
+    assert a != b and abs(a - b) < 1e-15                   # the rounding this is about
+    for order in (jobs, jobs[::-1]):
+        inst = PackingInstance.build([4, 14, 14], order, [3, 0, 0])
+        assert list(P.backfill_balanced(inst, fullness="off")) == [0], order
