@@ -94,7 +94,8 @@ def _gang(workload, policy, **options) -> SimResult:
     if options.pop("selector", None):
         raise ValueError(f"{arg('selector')} applies to the space-shared policies only")
     import inspect
-    takes = [p for p in inspect.signature(simulate_gang).parameters if p not in ("jobs", "capacity", "policy")]
+    takes = [p for p in inspect.signature(simulate_gang).parameters if p not in ("jobs", "capacity", "policy",
+                                                                                 "on_pass", "progress")]
     unknown = sorted(set(options) - set(takes))
     if unknown:
         raise registry.OptionError(f"policy {policy!r} (gang): unknown option {unknown[0]!r}; it takes "
@@ -130,7 +131,7 @@ def _farm(workload, policy, *, on_pass=None, progress=None, **options) -> SimRes
             options.pop(key, None)
     if options:                       # as the pool's and the gang's: naming what the policy takes
         known = [*_STREAM, *(o.name for o in registry.OPTIONS["farm"].values() if not o.applies or policy in o.applies
-                             if o.name not in _STREAM), "on_pass", "progress"]
+                             if o.name not in _STREAM)]
         raise registry.OptionError(f"policy {policy!r} (farm): unknown option {sorted(options)[0]!r}; it takes "
                                    f"{', '.join(dict.fromkeys(known))}")
     made = registry.get_policy("farm", policy).make(**kw)
