@@ -619,7 +619,8 @@ class Param(NamedTuple):
             if not _is_int(value) and not math.isfinite(value):    # an int is finite (and may exceed a float)
                 raise ValueError(f"{self.name} must be a finite number, got {value!r}")
             if self.bounds is not None and not self.bounds[0] <= value <= self.bounds[1]:
-                raise ValueError(f"{self.name} must lie in [{self.bounds[0]:g}, {self.bounds[1]:g}], got {value!r}")
+                raise ValueError(f"{self.name} must lie in [{_bound(self.bounds[0])}, {_bound(self.bounds[1])}], "
+                                 f"got {value!r}")
         return value
 
     def parse(self, text: str):
@@ -789,3 +790,10 @@ def write_generated(name: str, out, **params) -> Path:
         from .data import data_root
         data = str(Path(data_root()).resolve())
     return write_family(out, GENERATORS[name](**full), generator=name, params=full, data_folder=data)
+
+def _bound(x) -> str:
+    """A parameter's bound as a message shows it: ``1e+06`` (%g), or every
+    digit where %g would round it (the seed's 2**63 - 1 read 9.22337e+18)."""
+    text = f"{x:g}"
+    return text if float(text) == x else str(x)
+

@@ -202,13 +202,15 @@ def write_family(folder, instances, *, generator: str, params: dict, data_folder
 
 def _check_file_name(name) -> None:
     """InstanceError unless instance name ``name`` makes a file ``NAME.json``
-    of its own in a family folder: no path separator, not ``.`` or ``..``,
+    of its own in a family folder: no path separator or control character, not ``.`` or ``..``,
     and not ``manifest`` (the family's own ``manifest.json``: an instance of
     that name was overwritten by it)."""
     if name == "<unnamed>" or not name:
         raise InstanceError("an instance has no name: set its meta['name'] (its file is NAME.json)")
     if "/" in name or "\\" in name or name in (".", ".."):
         raise InstanceError(f"instance name {name!r} is not a valid file name")
+    if not name.isprintable():       # a newline or a tab made a file a shell and the CSV rows split
+        raise InstanceError(f"instance name {name!r} holds a control or invisible character; rename the instance")
     if name == "manifest":
         raise InstanceError("instance name 'manifest' is taken by the family's manifest.json; rename the instance")
 

@@ -268,9 +268,14 @@ def get(family: str, name: str) -> Method:
 
 def did_you_mean(name, known) -> str:
     """``" (did you mean 'ff'?)"`` naming the entries of ``known`` spelt like
-    ``name`` (at most three, closest first), else ""."""
+    ``name`` (at most three, closest first), else "": compared in one case
+    and width (``FF`` or a full-width ``ｆｆ`` is ``ff``, the closest)."""
     import difflib
-    close = difflib.get_close_matches(str(name), list(dict.fromkeys(known)), n=3, cutoff=0.6)
+    import unicodedata
+    folded = {unicodedata.normalize("NFKC", str(k)).casefold(): k for k in reversed(list(dict.fromkeys(known)))}
+    near = difflib.get_close_matches(unicodedata.normalize("NFKC", str(name)).casefold(), list(folded), n=3,
+                                     cutoff=0.6)
+    close = [folded[k] for k in near]
     return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
 
 

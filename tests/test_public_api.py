@@ -173,6 +173,7 @@ def test_a_family_that_cannot_be_written_whole_is_refused_before_anything_is_wri
     named = lambda i, name: replace(i, meta={**i.meta, "name": name})
     cases = {"taken by the family's manifest.json": [insts[0], named(insts[1], "manifest")],
              "is not a valid file name": [insts[0], named(insts[1], "../evil")],
+             "holds a control or invisible character": [named(insts[0], "a\nb")],     # was written as a\nb.json
              "set its meta\\['name'\\]": [named(insts[0], "")],
              "no instances to write": []}
     for i, (why, family) in enumerate(cases.items()):
@@ -183,6 +184,19 @@ def test_a_family_that_cannot_be_written_whole_is_refused_before_anything_is_wri
     with pytest.raises(InstanceError, match="is a file, not a folder"):
         eb.save(insts, tmp_path / "a.json")
     assert (tmp_path / "a.json").read_text() == "precious"
+
+
+def test_a_misspelt_name_is_matched_in_any_case_and_width_and_a_bound_keeps_its_digits():
+    """FF and a full-width ｆｆ got no hint where Cpsat got one; the seed's
+    bound 2**63 - 1 read 9.22337e+18."""
+    inst = eb.generate("leinberger", n=8, k=2, count=1, seed=1)[0]
+    for name in ("FF", "\uff26\uff26"):
+        with pytest.raises(ValueError, match=r"\(did you mean 'ff'"):
+            eb.solve(inst, name)
+    with pytest.raises(ValueError, match=r"^seed must lie in \[0, 9223372036854775807\], got -1$"):
+        eb.generate("leinberger", n=8, k=2, seed=-1)
+    with pytest.raises(ValueError, match=r"^count must lie in \[1, 1e\+06\], got 0$"):
+        eb.generate("leinberger", n=8, k=2, count=0)
 
 
 def test_score_refuses_no_instances_and_unordered_method_or_reference_collections():
