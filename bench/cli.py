@@ -401,15 +401,16 @@ def cmd_bench(args) -> int:
     from epochbench.instances.files import output_lock
     # --results DIR held here, so that a run holding it already is refused in one line with status 2 (the
     # plug-in holds the folder it writes, this one included, and a run folder of its own under ./results)
-    storage = Path(".benchmarks")                      # pytest-benchmark's default storage, made at start
-    had_storage = storage.exists()
+    # made at start: pytest-benchmark's default storage, and the run folders' root (a run that wrote
+    # nothing, --collect-only say, left it empty)
+    made = [p for p in (Path(".benchmarks"), Path("results")) if not p.exists()]
     try:
         with output_lock(results, option="--results") if results else contextlib.nullcontext(), _no_addopts():
             status = int(pytest.main(argv + rest))
     finally:
-        if not had_storage:                             # left empty unless --benchmark-autosave wrote there
+        for folder in made:                             # left empty unless something was written there
             with contextlib.suppress(OSError):
-                storage.rmdir()
+                folder.rmdir()
     if status == int(pytest.ExitCode.USAGE_ERROR):      # pytest printed why, above; the commands' status for it
         raise ValueError("pytest refused the arguments passed on to it (above); 'epochbench bench --help' "
                          "lists bench's own options")

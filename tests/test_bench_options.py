@@ -105,6 +105,7 @@ def test_no_configuration_from_the_folders_above_the_suite_applies(tmp_path):
     assert config and all("pyproject.toml" not in line for line in config), config
     conftests = [line for line in proc.stdout.splitlines() if "PLUGIN registered" in line and "conftest" in line]
     assert len(conftests) == 1 and "benchmarks" in conftests[0], conftests      # the suite's own, not the checkout's
+    assert not (tmp_path / "results").exists() and not (tmp_path / ".benchmarks").exists()   # nothing written
 
 
 def test_pytest_addopts_of_the_environment_does_not_reach_the_suite(tmp_path, monkeypatch, capsys):
