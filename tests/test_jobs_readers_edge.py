@@ -464,3 +464,20 @@ def test_an_swf_whose_lines_end_in_cr_alone_is_refused_in_one_line(tmp_path, mon
         read_swf(path)
     crlf = _write(tmp_path / ("crlf-" + name), SWF_TEXT.replace("\n", "\r\n").encode())
     assert read_swf(crlf).jobs["id"].tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("bad, says", [("x", r"field 13 \(group\) is not an integer"),
+                                       ("1.5", r"field 13 \(group\) is not an integer"),
+                                       ("1 7", r"expected 18 fields, got 19")])
+def test_a_bad_line_in_a_later_piece_of_the_general_reader_is_named_by_its_line(tmp_path, monkeypatch, bad, says):
+    """The general reader reads a few lines at a time and names a bad one
+    from the job lines after the pieces it read whole (comment and blank
+    lines counted in the line number)."""
+    lines = [job(i, 1 + i % 3) for i in range(1, 8)]
+    lines.insert(3, "; a note between jobs\n\n")
+    lines[6] = lines[6].replace(" 1 1 1 1 1 -1 -1 -1", f" 1 1 {bad} 1 1 -1 -1 -1", 1)     # job 6, file line 9
+    path = _write(tmp_path / "late.swf", ("; MaxProcs: 10\n" + "".join(lines)).encode())
+    _force(monkeypatch, "pandas")
+    monkeypatch.setattr(jobs_mod, "PANDAS_ROWS", 2)
+    with pytest.raises(InstanceError, match=rf"late\.swf, line 9: {says}"):
+        read_swf(path)
