@@ -94,6 +94,20 @@ def test_farm_mkp_items_ask_for_critical_licenses():
 
 
 # ---- OR-Library -----------------------------------------------------------------------------
+def test_the_readmes_account_of_greedy_mkp_beside_greedy_ratio():
+    """Every license critical at the start on both sets; on mknapcb1 all 30
+    re-order (65 times) and no pick changes; on the default farm-mkp the
+    chosen jobs differ on 8 of 20 (the README had it that licenses stayed
+    critical on mknapcb1 and were not all critical on farm-mkp)."""
+    farm = generate("farm-mkp", count=20, seed=1)
+    assert all(critical_licenses(i).all() for i in farm)
+    assert sum(set(greedy_mkp(i).decision) != set(greedy_ratio(i).decision) for i in farm) == 8
+    cb = load_mknapcb(need("mknapcb1.txt"))
+    assert all(critical_licenses(i).all() for i in cb)
+    assert [greedy_mkp(i).decision for i in cb] == [greedy_ratio(i).decision for i in cb]
+    assert sum(greedy_mkp(i).info["resorts"] for i in cb) == 65 and all(greedy_mkp(i).info["resorts"] for i in cb)
+
+
 def test_mknap1_loader():
     insts = load_mknap1(need("mknap1.txt"))
     assert [(i.n, i.k) for i in insts] == [(6, 10), (10, 10), (15, 10), (20, 10), (28, 10), (39, 5), (50, 5)]
