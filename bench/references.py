@@ -138,7 +138,9 @@ REFERENCES: dict[str, Reference] = {r.key: r for r in [
        note="mknap1, mknapcb, assign data files"),
     _R("eilon1987", "S. Eilon", "Application of the Knapsack Model for Budgeting",
        "Omega 15(6):489-494", 1987, doi="10.1016/0305-0483(87)90050-2",
-       note="the surrogate weights of the greedy MKP (as cited by capannini2007)"),
+       note="the surrogate weights of the greedy MKP: capannini2007 credits 'the solution proposed by "
+            "Eilon' and cites Martello and Toth 1990 for it ([14]); this paper is the project's own pointer "
+            "to Eilon's work"),
     _R("hopcroft1973", "J. E. Hopcroft, R. M. Karp", "An n^5/2 Algorithm for Maximum Matchings in Bipartite Graphs",
        "SIAM Journal on Computing 2(4):225-231", 1973, doi="10.1137/0202019"),
     _R("kuhn1955", "H. W. Kuhn", "The Hungarian Method for the Assignment Problem",

@@ -17,7 +17,9 @@ Sensitivity arms (:data:`VARIANTS`, first ``VARIANT_SEEDS`` repetitions): cs-i-p
 deadline heuristic's f-bar exactly as printed (``literal_fbar``, see
 :func:`epochbench.instances.farm.deadline_delta`) and with the anti-aging weight AA at
 a tenth and at zero (footnote 1 sets 0.02 per time unit; at the ages of an
-overloaded farm that outweighs the deadline term, whose maximum is 10).
+overloaded farm that outweighs the deadline term: eq. (1) sums one Max-sized
+share per machine a job may run on, 22 to 33 at most on the generated farms'
+states, where anti-aging times age reaches about 96).
 
 What to expect against the paper (measured at full size, 3 seeds): EDF has
 fewer late jobs than every CS version up to Ta = 12 (Ta = 4: cs-i-p 69.8 %,
