@@ -333,16 +333,21 @@ def _rows_ascending(m: Matrix) -> list[int]:
 
 def _row_pairs(m: Matrix):
     """One round of the (source i, destination j) row pairs of CompactMatrix
-    and CollapseMatrix-2: i from least to most populated, j among the rows
-    after i from most to least populated, skipping pairs where j is less
-    populated than i or cannot hold i's smallest job.  Lazy, so the moves
-    made for one pair count for the next."""
+    and CollapseMatrix-2, as the printed loop of [zhang-comparative] section
+    6.1 runs them: i from least to most populated, j among the other rows
+    from most to least populated, skipping pairs where j is less populated
+    than i or cannot hold i's smallest job.  Between two rows equally full
+    jobs may go either way (j was only a row after i: where the clock rule
+    kept a job of the earlier row from moving, a job of the later one that
+    could move never did); after a move the rows are no longer equal, so
+    none goes back.  Lazy, so the moves made for one pair count for the
+    next."""
     asc = _rows_ascending(m)
-    for a, i in enumerate(asc):
+    for i in asc:
         if not m.used[i]:
             continue
         smallest = min(m.size[x] for x in m.row[i])
-        for j in sorted(asc[a + 1:], key=lambda r: (-m.used[r], r)):
+        for j in sorted((r for r in asc if r != i), key=lambda r: (-m.used[r], r)):
             if m.used[j] < m.used[i] or m.free(j) < smallest:
                 continue
             yield i, j

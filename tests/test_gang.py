@@ -136,6 +136,19 @@ def test_compact_matrix_moves_from_less_to_more_populated_rows():
     assert moves == 3 and m.used == [0, 6, 0]
 
 
+def test_compact_matrix_moves_either_way_between_rows_equally_full():
+    """The printed loop of section 6.1 pairs every row i with every other j:
+    between two rows of two cells each, J0 (row 0) may not go to row 1 (the
+    clock rule: it has not run and is due sooner), but J1 (row 1) may go to
+    row 0; j was only a row after i, so nothing moved."""
+    m = Matrix.from_grid([[E, E, 0, 0], [1, 1, E, E], [E, E, E, E]])
+    clock = Clock(3, row=2, pos=2)
+    clock.deadline = {0: clock.at(0), 1: 4}
+    assert not clock.allowed(0, 1) and clock.allowed(1, 0)
+    assert compact_matrix(m, clock) == 1
+    np.testing.assert_array_equal(m.grid(), [[1, 1, 0, 0], [E] * 4, [E] * 4])
+
+
 def test_compact_matrix_needs_the_same_columns_free():
     g = [[1, 1, E, E],
          [2, 2, 2, E]]

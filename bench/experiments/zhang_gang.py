@@ -68,6 +68,12 @@ changed the runs at cost 0 only).  The orderings BGS-5 >
 BGS-2 > GS-5 hold.  On the paper's kind of workload (``zhang-gang-he``,
 5,000 jobs, one seed) GS-5 crosses at 0.69 and MBGS-5 beats BGS-5 at every
 point, as the paper says.  Compare absolute thresholds on the ``-he`` arm.
+These figures were measured before CompactMatrix and CollapseMatrix-2 let
+jobs move either way between two rows equally full, as the paper's loop
+does (:func:`epochbench.sim.gang_matrix._row_pairs`): on lublin03 that
+changed 0 to 15 jobs' starts of a run, on a 1,500-job hyper-Erlang stream
+at load 0.85 (MPL 5) 910 under GS (mean wait 1,222 -> 854 s) and 711 under
+BGS (407 -> 458 s), as a review measured.
 
 Per-epoch gaps (issue: the gang steps are packing decisions too): every
 gang run at overhead 0 records its row-filling steps
