@@ -9,8 +9,9 @@ nonfcfs        [rajaei-dadfar] "Non-FCFS": queue by (procs, estimate, submit, id
                that fits starts, scanning in that order.  Once the oldest waiting
                job has waited more than ``starvation_limit`` (default 24 h) the
                queue is FCFS (arrival order, the head blocks) until it starts.
-easy           [rajaei-dadfar] "Aggressive Backfilling", [vadhiyar-notes], [zhang-comparative] section 3:
-               the exact rule below.
+easy           [rajaei-dadfar] "Aggressive Backfilling", [vadhiyar-notes]: the exact rule below
+               ([zhang-comparative] section 3 backfills conservatively: no job may delay any
+               job before it; it cites EASY, [21], only as a scheduler's name).
 conservative   [rajaei-dadfar] "Conservative Backfilling", [vadhiyar-notes], [zhang-comparative] section 3:
                every queued job holds a reservation in an availability profile
                (:mod:`epochbench.sim.profile`); compressed on early terminations.
@@ -361,7 +362,7 @@ class NonFCFS(_Base):
 @register_policy("easy", fast=EASY_RULE)
 class EASY(_ArrivalQueue):
     """EASY backfilling: the queue's head gets a reservation, later jobs start now if they do not delay it
-    ([rajaei-dadfar] table 3; [vadhiyar-notes] "Freedom from starvation"; [zhang-comparative] section 3).
+    ([rajaei-dadfar] table 3; [vadhiyar-notes] "Freedom from starvation").
 
     The exact rule is the one of this module's docstring.
 
