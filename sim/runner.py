@@ -94,12 +94,12 @@ def _gang(workload, policy, **options) -> SimResult:
     if options.pop("selector", None):
         raise ValueError(f"{arg('selector')} applies to the space-shared policies only")
     import inspect
-    takes = [p for p in inspect.signature(simulate_gang).parameters if p not in ("jobs", "capacity", "policy",
-                                                                                 "on_pass", "progress")]
+    takes = [p for p in inspect.signature(simulate_gang).parameters if p not in ("jobs", "capacity", "policy")]
     unknown = sorted(set(options) - set(takes))
-    if unknown:
+    if unknown:                        # on_pass and progress: every machine's, which eb.simulate's message adds
+        own = [p for p in takes if p not in ("on_pass", "progress")]
         raise registry.OptionError(f"policy {policy!r} (gang): unknown option {unknown[0]!r}; it takes "
-                                   f"{', '.join(takes)}")
+                                   f"{', '.join(own)}")
     return _with_dropped(simulate_gang(jobs, cap, registry.get_policy("gang", policy).make(), **options), dropped)
 
 
