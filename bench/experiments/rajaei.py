@@ -235,7 +235,7 @@ def plot(df: pd.DataFrame, path) -> None:
     dash = dict(zip(ESTIMATES, ("-", "--", ":")))
     panels = (("utilization", 100, "system utilization (%)", False),
               ("wait_mean", 1 / 3600, "mean wait (h, {scale})", True),
-              ("wait_max", 1 / 3600, "highest response: longest wait (h, {scale})", True))
+              ("wait_max", 1 / 3600, "longest wait (h, {scale})", True))
     with style():
         fig, axes = figure(1, 3, width=PAGE, height=2.9)
         for ax, (col, scale, label, log) in zip(axes[0], panels):
