@@ -13,13 +13,14 @@ import numpy as np
 from epochbench.instances.lazy import njit
 
 FCFS, FF, BESTFIT, WORSTFIT, BB, BL = range(6)
-#: scores closer than this, relative to the best so far (absolute below 1), are a tie, and a tie
-#: goes to the earlier job: BB's balance of two jobs of the same exact value came out 1.4 and
-#: 1.4000000000000001 (capacity [4, 14, 14], 3 of 4 processors used, jobs (1, 2, 14) and (0, 8, 4):
-#: the later one was picked whatever the order; 6 of 92,000 comparisons against exact arithmetic,
-#: a review).  The rounding of a score is a few units in the last place (about 1e-15); two exact
-#: scores this close need capacities beyond 1e6 on several resources
-TIE = 1e-13
+#: a unit in the last place of 1 (float64): the scores' rounding bounds (:func:`_rounding`) are
+#: counted in it.  Two scores closer than their bounds together are a tie, and a tie goes to the
+#: earlier job.  Equal scores computed in another order come out a few units in the last place
+#: apart: BB's balance 7/5 read 1.4 for one job and 1.4000000000000001 for another (capacity
+#: [4, 14, 14], 3 of 4 processors used, jobs (1, 2, 14) and (0, 8, 4)), and the later job was
+#: picked in either order (6 of 92,000 comparisons against exact arithmetic, a review;
+#: worstfit's sums of K terms tie on most epochs)
+TIE = 2.220446049250313e-16
 #: how the fullness modifier f = 1 - mean(U + R) enters the BB / BL score
 #: (:data:`epochbench.heuristics.packing.FULLNESS` names them)
 OFF, EXCESS, SCALED = range(3)
@@ -116,6 +117,35 @@ def lowest_score(used, share, low, window, fullness):
 
 
 @njit(cache=True)
+def _rounding(rule, fullness, used, share, s, k):
+    """A bound on how far score ``s`` of a job (``share``, on a machine at
+    ``used``) lies from its exact value, in units :data:`TIE`: each term
+    U_i + R_i (at most 1) is off by about a unit and a sum of K of them by
+    K / 2 units of K more, so BestFit's and WorstFit's sum by K (K + 4) / 2;
+    BB's balance (OFF) by K + 3 units of itself; the modifier f = 1 -
+    mean(U + R) by K / 2 + 1 units of 1, which SCALED multiplies by the
+    measure m = s / f; EXCESS multiplies f by the measure's excess over 1,
+    off by 3 units of the measure (at most K).  A fixed floor would merge
+    real differences of the tiny scores of a nearly full large machine
+    (1e-13 did: capacities 1e7, two jobs whose exact BB EXCESS scores
+    differ fivefold near 1e-14 read as a tie).  O(K)."""
+    if rule == BESTFIT or rule == WORSTFIT:
+        return TIE * k * (k + 4) / 2
+    if fullness == OFF:
+        return TIE * (k + 3) * abs(s)
+    sm = 0.0
+    for i in range(k):
+        sm += used[i] + share[i]
+    f = 1.0 - sm / k
+    if not f > 0:
+        return TIE * (k + 2) * (k + abs(s))       # a full machine: no scale to read, the measure at most K
+    m = abs(s) / f                                 # SCALED: the measure; EXCESS: its excess over 1
+    if fullness == SCALED:
+        return TIE * ((k + 2) * m + 2 * abs(s))
+    return TIE * (3 * k * f + (k + 2) * m + 2 * abs(s))
+
+
+@njit(cache=True)
 def _fits(dt, j, free, extra, flag, has_res):
     for i in range(dt.shape[0]):
         if dt[i, j] > free[i]:
@@ -133,7 +163,7 @@ def select(dt, capacity, free, extra, flag, has_res, rule, window, fullness):
     copied, ``flag`` marks jobs running past the shadow time (used only when
     ``has_res``).  ``window`` (0..K) is BL's, ``fullness`` (OFF, EXCESS,
     SCALED) BB's and BL's.  Ties go to the earlier job in the queue,
-    scores within :data:`TIE` of each other counting as tied.
+    scores within their rounding (:func:`_rounding`) counting as tied.
     """
     k, n = dt.shape
     free = free.copy()
@@ -158,6 +188,7 @@ def select(dt, capacity, free, extra, flag, has_res, rule, window, fullness):
                 low[order[i]] = True
         best = -1
         best_s = np.inf
+        best_err = 0.0
         for j in range(start, n):
             if not alive[j]:
                 continue
@@ -180,8 +211,9 @@ def select(dt, capacity, free, extra, flag, has_res, rule, window, fullness):
                 for i in range(k):
                     left += 1.0 - used[i] - share[i]
                 s = left if rule == BESTFIT else -left
-            if best < 0 or s < best_s - TIE * max(1.0, abs(best_s)):
-                best_s = s
+            err = _rounding(rule, fullness, used, share, s, k)
+            if best < 0 or s < best_s - (err + best_err):       # within both roundings: a tie, the earlier job
+                best_s, best_err = s, err
                 best = j
         if best < 0:
             return picked[:m]

@@ -239,3 +239,48 @@ def test_a_tie_that_rounding_splits_goes_to_the_earlier_job():
     for order in (jobs, jobs[::-1]):
         inst = PackingInstance.build([4, 14, 14], order, [3, 0, 0])
         assert list(P.backfill_balanced(inst, fullness="off")) == [0], order
+
+
+def test_the_tie_bound_follows_the_rounding_not_a_fixed_floor():
+    """Capacities 1e7, a nearly full machine: the exact BB EXCESS scores are
+    1.25e-14 and 2.5e-15, so job 1 is five times better; a fixed floor of
+    1e-13 read them as a tie and took job 0 (a review of the tie rule)."""
+    from epochbench.heuristics import packing as P
+    inst = PackingInstance.build([10**7] * 2, [[185, 142], [187, 144]], [9999812, 9999856])
+    assert list(P.backfill_balanced(inst, fullness="excess"))[:1] == [1]
+
+
+def test_the_first_pick_is_the_exact_arithmetic_one_ties_to_the_earlier_job():
+    """Against scores in fractions: the best job, and of several equally good
+    the first in the queue, on small and large capacities, nearly full
+    machines and repeated jobs (15 of 4,000 first picks differed before the
+    tie rule: bestfit 13, worstfit 2)."""
+    import random
+    from fractions import Fraction
+    rng = random.Random(3)
+
+    def exact(rule, fullness, cap, used, d):
+        k = len(cap)
+        t = [Fraction(used[i] + d[i], cap[i]) for i in range(k)]
+        sm = sum(t)
+        if rule == _greedy.BB:
+            bal = max(t) / (sm / k) if sm > 0 else Fraction(1)
+            return {_greedy.SCALED: bal * (1 - sm / k), _greedy.EXCESS: (bal - 1) * (1 - sm / k),
+                    _greedy.OFF: bal}[fullness]
+        left = sum(1 - x for x in t)
+        return left if rule == _greedy.BESTFIT else -left
+
+    for _ in range(400):
+        k, c = rng.choice([2, 3, 4, 8]), rng.choice([4, 100, 10**5, 10**7])
+        cap = [rng.choice([c, 2 * c]) for _ in range(k)]
+        used = [rng.randint(max(0, x - 50), x) if rng.random() < 0.5 else rng.randint(0, x) for x in cap]
+        free = [x - u for x, u in zip(cap, used)]
+        jobs = [[rng.randint(0, f) for f in free] for _ in range(rng.randint(2, 6))]
+        jobs.append(list(jobs[0]))                                          # a repeat: a tie by construction
+        for rule, fullness in ((_greedy.BB, _greedy.OFF), (_greedy.BB, _greedy.SCALED), (_greedy.BB, _greedy.EXCESS),
+                               (_greedy.BESTFIT, _greedy.OFF), (_greedy.WORSTFIT, _greedy.OFF)):
+            score = [exact(rule, fullness, cap, used, d) for d in jobs]
+            want = min(range(len(jobs)), key=lambda i: (score[i], i))
+            got = _greedy.select(np.array(jobs, dtype=float).T.copy(), np.array(cap, float), np.array(free, float),
+                                 np.array(free, float), np.zeros(len(jobs), bool), False, rule, 1, fullness)[0]
+            assert got == want, (rule, fullness, cap, used, jobs)
