@@ -1076,6 +1076,8 @@ def check_hint(inst: MappingInstance, hint) -> np.ndarray:
     ``0.9`` was cut to 0 and 1e30 overflowed); a comma-separated string of
     them, as ``--param hint=0,1,0`` gives, too."""
     need = f"hint must give each of {inst.n} tasks a machine in 0..{inst.k - 1}"
+    if inst.n == 1 and isinstance(hint, (int, np.integer)) and not isinstance(hint, bool):
+        hint = [hint]              # --param hint=0 of a one-task instance: read as a number
     if isinstance(hint, str):
         try:
             hint = [int(x) for x in hint.split(",")]

@@ -107,7 +107,7 @@ class Workload:
     change the jobs, edit ``jobs.copy()`` and build a new workload from it.
     """
 
-    __slots__ = ("table", "capacity", "resources", "dropped", "source", "meta", "_frame")
+    __slots__ = ("table", "capacity", "resources", "dropped", "source", "meta", "_frame", "_text")
 
     def __init__(self, jobs, capacity, resources: tuple = ("procs",), dropped: dict | None = None,
                  source: str = "memory", meta: dict | None = None):
@@ -118,6 +118,7 @@ class Workload:
         self.source = source
         self.meta = dict(meta or {})
         self._frame = jobs if hasattr(jobs, "iloc") else None
+        self._text: dict = {}             # the frame's own arrays of its text columns (:func:`_shows`)
         if len(self.resources) != len(self.capacity) or self.resources[0] != "procs":
             raise InstanceError(f"{self.source}: resources {self.resources} must start with 'procs' "
                                 f"and match capacity {list(self.capacity)}")
@@ -130,8 +131,9 @@ class Workload:
         (:func:`_shows`).  Such an edit never reaches the workload, whose
         ``table`` the simulations read; it was kept on the frame, which then
         showed jobs that no simulation ran.  O(columns) a call."""
-        if self._frame is None or not _shows(self._frame, self.table):
+        if self._frame is None or not _shows(self._frame, self.table, self._text):
             self._frame = self.table.to_frame()
+            self._text = {c: self._frame[c].array for c in self.table.columns if self.table[c].dtype.kind not in "biuf"}
         return self._frame
 
     def __len__(self) -> int:
@@ -151,18 +153,25 @@ class Workload:
         return bool(self.meta.get("kill_at_estimate", True))
 
 
-def _shows(frame, table: Columns) -> bool:
+def _shows(frame, table: Columns, text: dict) -> bool:
     """Whether ``frame`` still shows ``table``: its columns in order, rows
-    0..n-1, and each numeric column over the table's own array (a column
-    of text is copied into pandas' string type, so it is not compared)."""
+    0..n-1, each numeric column over the table's own array and each text
+    column over the array it was built with (``text``: pandas copies text
+    into its string type, so those are compared by the frame's own array).
+    An empty table shares no memory to compare."""
     names = list(table.columns)
     index = frame.index
     if list(frame.columns) != names or type(index).__name__ != "RangeIndex" or index.start != 0 or \
             index.step != 1 or len(index) != len(table):
         return False
+    if len(table) == 0:
+        return True
     for name in names:
         mine = table[name]
-        if mine.dtype.kind in "biuf" and not np.may_share_memory(frame[name].to_numpy(copy=False), mine):
+        if mine.dtype.kind in "biuf":
+            if not np.may_share_memory(frame[name].to_numpy(copy=False), mine):
+                return False
+        elif name not in text or frame[name].array is not text[name]:
             return False
     return True
 
@@ -539,8 +548,9 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
 
     The file is read in steps of :data:`SWF_CHUNK` bytes by a compiled
     parser (:mod:`epochbench.instances._swf_parse`): O(n), no Python work
-    per line, memory for the kept columns only (about 1 s and 60 bytes per
-    job for 5 million jobs with ``fields=()``).  A file the parser declines
+    per line, memory for the kept columns only, and the status field for
+    the partial executions' rule (about 1 s and 60 bytes per job for 5
+    million jobs with ``fields=()``).  A file the parser declines
     (numbers it does not convert exactly) is read by pandas' C reader.
     """
     path = Path(path)
@@ -593,9 +603,13 @@ def _partial_lines(tab: Columns) -> tuple[Columns, int]:
     many went.  The SWF definition gives a checkpointed or swapped job as
     its summary line followed by one line per partial execution, all under
     its job number: read as jobs, they ran the job twice and its id
-    repeated (the file was refused).  A partial line without a summary
-    line is kept as the job.  O(n log n) when there are partial lines, one
-    pass over the status column otherwise."""
+    repeated (the file was refused).  A job given by one partial line and
+    no summary line is kept as that line; several partial lines without a
+    summary line repeat the job's id, which is refused as any repeat is
+    (there is no summary to take).  The lines are matched by job number
+    only: a trace whose numbers wrap around would lose a later job of
+    status 2 to 4 that shares one.  O(n log n) when there are partial
+    lines, one pass over the status column otherwise."""
     status = tab["status"]
     part = (status >= PARTIAL_STATUS[0]) & (status <= PARTIAL_STATUS[-1])
     if not part.any():

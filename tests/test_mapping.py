@@ -594,6 +594,10 @@ def test_a_hint_from_the_command_line_is_read_as_machine_indices(tmp_path, capsy
                      "--time-limit", "5"]) == 0
         out = json.loads(capsys.readouterr().out)
         assert out["info"]["start"] == "hint" and out["value"] == 3, out
+    one = tmp_path / "one.json"
+    save_instance(MappingInstance.build([[3, 1]], meta={"name": "one"}), one)
+    assert main(["solve", str(one), "--method", "cpsat", "--param", "hint=1", "--json", "--time-limit", "5"]) == 0
+    assert json.loads(capsys.readouterr().out)["info"]["start"] == "hint"      # '1' reads as a number, not a list
 
 
 # ---- branch-and-price on the configuration LP (bnp) ----------------------------------------------

@@ -78,6 +78,21 @@ def test_an_edit_of_the_jobs_frame_never_shows_as_the_workloads_jobs(edit):
     assert w.jobs is frame                                                     # unedited: built once
 
 
+def test_a_text_column_edited_on_the_jobs_frame_never_shows_and_an_empty_frame_is_kept():
+    """A text column is copied into pandas' string type, so the frame's own
+    array is what is compared; an empty table shares no memory to compare
+    (its frame was built again on every call)."""
+    w = make_workload({**_cols(), "note": np.array(["a", "b", "c"], dtype=object)}, 64)
+    frame = w.jobs
+    assert w.jobs is frame
+    w.jobs["note"] = ["z", "z", "z"]
+    assert w.jobs["note"].tolist() == ["a", "b", "c"]
+    w.jobs["note"] = 5
+    assert w.jobs["note"].tolist() == ["a", "b", "c"]
+    empty = make_workload({k: [] for k in ("id", "submit", "runtime", "procs")}, 8)
+    assert empty.jobs is empty.jobs
+
+
 def test_a_file_readers_table_is_not_copied_again(tmp_path, monkeypatch):
     """The readers give their own arrays away: no second copy at millions of jobs."""
     from epochbench.instances import jobs as jobs_module
