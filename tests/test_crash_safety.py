@@ -533,7 +533,9 @@ def test_a_kept_figure_is_renamed_once_and_claimed_by_its_own_run(tmp_path):
         time.sleep(1.1)
     figures = sorted(p.name for p in out.glob("leinberger*.png"))
     assert len(figures) == 3 and all(name.count("-") <= 3 for name in figures), figures
-    assert [f for f in runs.read(out / "leinberger.run.json")["files"] if f.endswith(".png")] == ["leinberger.png"]
+    record = runs.read(out / "leinberger.run.json")
+    assert [f for f in record["files"] if f.endswith(".png")] == ["leinberger.png"]
+    assert record["options"]["seeds"] is None and record["seeds_run"] == [0]   # the default --seeds, as run
 
 
 def test_a_run_that_fails_on_its_input_leaves_no_folder_behind(tmp_path, capsys, monkeypatch):

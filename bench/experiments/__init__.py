@@ -318,6 +318,7 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
     with output_lock(out):
         partial = out / f"{name}.partial.jsonl"
         options = run_options(name, opts, len(tasks))
+        options["seeds_run"] = _seeds_of(tasks)       # what --seeds (None: the default) came to
         before = runs.read(prov) or {}
         resuming = (partial.exists() and before.get("status") != "finished"
                     and before.get("experiment") == name and before.get("options") == options["options"])
@@ -511,6 +512,15 @@ def run_options(name: str, opts: Options, count: int) -> dict:
             "options": {"quick": opts.quick, "seeds": opts.seeds, "tasks": opts.tasks, "where": list(opts.where)},
             "execution": {"workers": workers, "scheduler": scheduler,    # not part of a resume's match
                           "fresh": opts.fresh, "resume": opts.resume}}
+
+
+def _seeds_of(tasks: list[dict]) -> list | None:
+    """The distinct ``seed`` values of an experiment's tasks, in order
+    (None when its tasks have none): ``options.seeds`` is the command's
+    ``--seeds``, null where it was left to the experiment's default."""
+    seen = [t["seed"].item() if hasattr(t["seed"], "item") else t["seed"]      # a numpy number: JSON's
+            for t in tasks if isinstance(t, dict) and "seed" in t]
+    return list(dict.fromkeys(seen)) if seen else None
 
 
 def extra_files(name: str) -> list[str]:
