@@ -592,21 +592,33 @@ def run_python(table: JobTable, capacity: np.ndarray, progress=None) -> int | No
 
 
 def _drive(args, prog, progress, every) -> int:
-    """Run :func:`_loop` on ``args``, in a worker thread reporting ``progress``
-    when one is given (see :func:`run_fast`)."""
-    if progress is None:
-        return int(_loop(*args))
+    """Run :func:`_loop` on ``args`` in a worker thread (it holds no GIL),
+    this one waiting in steps of ``every`` seconds and reporting
+    ``progress`` after each when one is given (see :func:`run_fast`).  The
+    wait is what lets Ctrl-C and SIGTERM through: run in this thread, the
+    loop held off every signal handler until it returned, so a long
+    simulation could be stopped only by SIGKILL (one on 2 million
+    overloaded jobs ran on for over an hour).  A stopped wait leaves the
+    worker, a daemon thread, to the end of the process."""
     import threading
-    out = []
-    worker = threading.Thread(target=lambda: out.append(_loop(*args)), daemon=True)
+    out, failed = [], []
+
+    def work():
+        try:
+            out.append(_loop(*args))
+        except BaseException as exc:              # re-raised here, as a call in this thread would
+            failed.append(exc)
+
+    worker = threading.Thread(target=work, name="epochbench-loop", daemon=True)
     worker.start()
     while worker.is_alive():
         worker.join(every)
-        if worker.is_alive():
+        if progress is not None and worker.is_alive():
             progress(int(prog[0]), float(prog[1]))
-    if not out:
-        raise RuntimeError("the compiled event loop failed (see the traceback above)")
-    progress(int(prog[0]), float(prog[1]))  # the final state, always reported
+    if failed:
+        raise failed[0]
+    if progress is not None:
+        progress(int(prog[0]), float(prog[1]))  # the final state, always reported
     return int(out[0])
 
 

@@ -632,3 +632,36 @@ def test_sigterm_stops_a_sweep_like_ctrl_c_and_ends_the_processes_its_tasks_star
         for pid in started:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+@posix_only
+def test_ctrl_c_stops_a_long_compiled_simulation_run_without_progress():
+    """The compiled loop ran in the calling thread when no progress was
+    asked for, which held off every signal handler until it returned: an
+    overloaded stream of 2 million jobs ran on for over an hour through
+    SIGTERM (the command line's handler raises as Ctrl-C does).  Here a
+    stream that would take hours (every job at 0, EASY scanning the whole
+    queue at each end) stops at Ctrl-C."""
+    code = ("import numpy as np, sys\n"
+            "import epochbench as eb\n"
+            "from epochbench.instances.jobs import make_workload\n"
+            "n = 300_000\n"
+            "rng = np.random.default_rng(1)\n"
+            "w = make_workload({'id': np.arange(1, n + 1), 'submit': np.zeros(n), 'runtime': rng.uniform(1, 100, n),"
+            " 'procs': rng.integers(1, 64, n)}, [64])\n"
+            "eb.simulate(make_workload({'id': [1], 'submit': [0.0], 'runtime': [1.0], 'procs': [1]}, [64]), 'easy',"
+            " engine='fast')\n"
+            "print('started', flush=True)\n"
+            "eb.simulate(w, 'easy', engine='fast')\n"
+            "print('finished', flush=True)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "started", child.stderr.read()[-2000:]
+        time.sleep(1.0)                                             # into the loop
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=120)                     # hours, had it not stopped
+        assert "finished" not in out and child.returncode != 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
