@@ -531,9 +531,10 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
     """Run ``policy`` (one of :data:`FAST_CODES`, default selector) with the
     compiled event loop; fills ``table.start`` / ``table.promised``, returns
     the number of passes.  Work arrays are allocated here, so that the
-    compiled code needs no reference counting.  With ``progress``, the loop
-    runs in a worker thread (it holds no GIL) and ``progress(arrived, now)``
-    is called every ``every`` seconds from this one, and once at the end.
+    compiled code needs no reference counting.  The loop runs in a worker
+    thread (it holds no GIL; :func:`_drive`), so that signals reach this
+    one; with ``progress``, ``progress(arrived, now)`` is called every
+    ``every`` seconds from this one, and once at the end.
     ``los_words``: the size of the LOS bitsets (:func:`epochbench.sim.los_fast.los_work`);
     a LOS step that needs more stops the loop, which then runs again from
     the start with them.  (The loop's pure-Python twin for a short EASY
