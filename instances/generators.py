@@ -791,9 +791,9 @@ def write_generated(name: str, out, **params) -> Path:
         data = str(Path(data_root()).resolve())
     return write_family(out, GENERATORS[name](**full), generator=name, params=full, data_folder=data)
 
+
 def _bound(x) -> str:
     """A parameter's bound as a message shows it: ``1e+06`` (%g), or every
     digit where %g would round it (the seed's 2**63 - 1 read 9.22337e+18)."""
     text = f"{x:g}"
     return text if float(text) == x else str(x)
-

@@ -37,7 +37,8 @@ def test_an_unknown_simulate_keyword_lists_the_calls_own_keywords_too(tmp_path):
     path = tmp_path / "w.swf"
     path.write_text(SWF)
     with pytest.raises(ValueError, match=r"unknown option 'nodez'; it takes selector, selector_options; and, for "
-                                         r"any policy, machine, engine \(pool\), on_pass, progress, nodes and kill_at_estimate"):
+                                         r"any policy, machine, engine \(pool\), on_pass, progress, nodes and "
+                                         r"kill_at_estimate"):
         eb.simulate(path, "easy", nodez=16)
     with pytest.raises(ValueError) as exc:                              # not an unknown keyword: its own message
         eb.simulate(path, "gs", migration_cost=5.0)
