@@ -187,15 +187,20 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
     return deco
 
 
+def _fold(name) -> str:
+    """``name`` in one case and width (NFKC, casefold): ``FF`` and a
+    full-width ``ＦＦ`` fold to ``ff``."""
+    import unicodedata
+    return unicodedata.normalize("NFKC", str(name)).casefold()
+
+
 def _no_lookalike(family: str, name: str) -> None:
     """ValueError where ``name`` differs from a built-in method of ``family``
     only in case or width (``FF``, full-width ``ＦＦ`` beside ``ff``): on a
     leaderboard or in ``--methods`` the two read as one."""
-    import unicodedata
-    key = unicodedata.normalize("NFKC", name).casefold()
+    key = _fold(name)
     for (fam, other), m in METHODS.loaded().items():
-        if fam == family and m.origin == "builtin" and other != name and \
-                unicodedata.normalize("NFKC", other).casefold() == key:
+        if fam == family and m.origin == "builtin" and other != name and _fold(other) == key:
             raise ValueError(f"method name: {name!r} differs from {family}'s built-in {other!r} only in case or "
                              "width; choose another name")
 
@@ -271,11 +276,8 @@ def did_you_mean(name, known) -> str:
     ``name`` (at most three, closest first), else "": compared in one case
     and width (``FF`` or a full-width ``ｆｆ`` is ``ff``, the closest)."""
     import difflib
-    import unicodedata
-    folded = {unicodedata.normalize("NFKC", str(k)).casefold(): k for k in reversed(list(dict.fromkeys(known)))}
-    near = difflib.get_close_matches(unicodedata.normalize("NFKC", str(name)).casefold(), list(folded), n=3,
-                                     cutoff=0.6)
-    close = [folded[k] for k in near]
+    folded = {_fold(k): k for k in reversed(list(dict.fromkeys(known)))}     # the first of names folding alike
+    close = [folded[k] for k in difflib.get_close_matches(_fold(name), list(folded), n=3, cutoff=0.6)]
     return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
 
 
