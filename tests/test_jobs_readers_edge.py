@@ -481,3 +481,13 @@ def test_a_bad_line_in_a_later_piece_of_the_general_reader_is_named_by_its_line(
     monkeypatch.setattr(jobs_mod, "PANDAS_ROWS", 2)
     with pytest.raises(InstanceError, match=rf"late\.swf, line 9: {says}"):
         read_swf(path)
+
+
+def test_a_form_feed_or_cp1252_ellipsis_in_a_comment_does_not_shift_the_named_line(tmp_path):
+    """str.splitlines breaks at \\x0c and at latin-1 \\x85 (a cp1252
+    ellipsis, which Windows tools write into comments); the readers and
+    editors do not, so the bad line was named two lines late."""
+    text = b"; Note: queue A\x85 then B\x0c page two\n" + (SWF_TEXT + "3 30 0 100 2\n").encode()
+    path = _write(tmp_path / "ff.swf", text)
+    with pytest.raises(InstanceError, match=r"ff\.swf, line 5: expected 18 fields, got 5"):
+        read_swf(path)
