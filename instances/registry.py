@@ -273,11 +273,15 @@ def get(family: str, name: str) -> Method:
 
 def did_you_mean(name, known) -> str:
     """``" (did you mean 'ff'?)"`` naming the entries of ``known`` spelt like
-    ``name`` (at most three, closest first), else "": compared in one case
-    and width (``FF`` or a full-width ``ｆｆ`` is ``ff``, the closest)."""
+    ``name`` (the three closest spellings, closest first), else "": compared
+    in one case and width (``FF`` or a full-width ``ｆｆ`` is ``ff``, the
+    closest); entries that fold alike (two plug-ins ``Foo`` and ``FOO``) are
+    all named, in ``known``'s order."""
     import difflib
-    folded = {_fold(k): k for k in reversed(list(dict.fromkeys(known)))}     # the first of names folding alike
-    close = [folded[k] for k in difflib.get_close_matches(_fold(name), list(folded), n=3, cutoff=0.6)]
+    folded: dict[str, list] = {}
+    for k in dict.fromkeys(known):
+        folded.setdefault(_fold(k), []).append(k)
+    close = [k for f in difflib.get_close_matches(_fold(name), list(folded), n=3, cutoff=0.6) for k in folded[f]]
     return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
 
 

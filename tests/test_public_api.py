@@ -199,6 +199,16 @@ def test_a_misspelt_name_is_matched_in_any_case_and_width_and_a_bound_keeps_its_
         eb.generate("leinberger", n=8, k=2, count=0)
 
 
+def test_did_you_mean_names_every_entry_that_folds_alike():
+    """Two plug-ins ``Foo`` and ``FOO`` (allowed: neither is built in) fold
+    to one spelling; the hint named only the first of them."""
+    from epochbench.instances.registry import did_you_mean
+    assert did_you_mean("fooo", ["Foo", "bar", "FOO"]) == " (did you mean 'Foo' or 'FOO'?)"
+    assert did_you_mean("fooo", ["FOO", "Foo", "FOO"]) == " (did you mean 'FOO' or 'Foo'?)"
+    assert did_you_mean("zzz", ["Foo", "FOO"]) == ""
+    assert did_you_mean("bb", ["bl", "bb", "ff"]).startswith(" (did you mean 'bb'")
+
+
 def test_score_refuses_no_instances_and_unordered_method_or_reference_collections():
     fam = eb.generate("leinberger", n=8, k=2, count=1, seed=1)
     with pytest.raises(ValueError, match="instances: none given"):
