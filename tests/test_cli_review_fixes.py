@@ -276,6 +276,32 @@ def test_an_interrupted_bench_exits_130_not_pytests_2_which_is_bad_usage(monkeyp
     assert plugin.end_status(2) == "interrupted"
 
 
+def test_a_bench_stopped_by_sigterm_is_recorded_interrupted_and_exits_143(monkeypatch, capsys, tmp_path):
+    """SIGTERM reaches pytest as the command line's Terminated, a subclass
+    of KeyboardInterrupt, which the plug-in took for one of pytest's own:
+    the run's record said failed and bench exited 2 without a word."""
+    from types import SimpleNamespace
+
+    import pytest as _pytest
+    from _pytest.main import Interrupted
+
+    from epochbench import cli
+    from epochbench.benchmarks import plugin
+    monkeypatch.chdir(tmp_path)
+
+    def sigterm(argv):
+        plugin.pytest_keyboard_interrupt(SimpleNamespace(value=cli.Terminated("stopped by SIGTERM")))
+        return _pytest.ExitCode.INTERRUPTED
+
+    monkeypatch.setattr(_pytest, "main", sigterm)
+    assert cli.main(["bench", "--quick", "-k", "knapsack"]) == 130     # no SIGTERM seen by main here
+    assert capsys.readouterr().err.startswith("epochbench bench: interrupted")
+    assert plugin.end_status(2) == "interrupted"
+    plugin.pytest_configure(SimpleNamespace(getoption=lambda name: False))
+    plugin.pytest_keyboard_interrupt(SimpleNamespace(value=Interrupted("1 error during collection")))
+    assert plugin.end_status(2) == "failed"
+
+
 def test_a_bench_file_that_fails_to_import_is_a_failure_not_an_interrupt(monkeypatch, capsys, tmp_path):
     """pytest ends a session whose collection failed with status 2 too: it
     was reported 'interrupted', exit 130."""

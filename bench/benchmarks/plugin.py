@@ -33,9 +33,12 @@ _CTRL_C: list = []
 
 def pytest_keyboard_interrupt(excinfo):
     """pytest calls this for a Ctrl-C and for its own subclasses of
-    ``KeyboardInterrupt`` (a failed collection, ``-x`` under xdist): only a
-    plain one is a Ctrl-C."""
-    if type(getattr(excinfo, "value", None)) is KeyboardInterrupt:
+    ``KeyboardInterrupt`` (a failed collection, ``-x`` under xdist): a
+    plain one is a Ctrl-C, and one that says it came from a signal (the
+    command line's SIGTERM, ``signal_name``) is a stop too."""
+    value = getattr(excinfo, "value", None)
+    if type(value) is KeyboardInterrupt or (isinstance(value, KeyboardInterrupt)
+                                            and getattr(value, "signal_name", None)):
         _CTRL_C.append(True)
 
 
