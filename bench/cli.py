@@ -393,6 +393,7 @@ def cmd_bench(args) -> int:
     rest = ["--run-name" + a[len("--name"):] if a == "--name" or a.startswith("--name=") else a
             for a in args.pytest_args]
     results = _check_bench_name(args.name, rest)
+    _check_benchmark_json(rest)
     if args.name:
         argv += ["--run-name", args.name]
     from .sweep import probe_scheduler
@@ -440,6 +441,29 @@ def _no_addopts():
     finally:
         if value is not None:
             os.environ["PYTEST_ADDOPTS"] = value
+
+
+def _check_benchmark_json(rest: list[str]) -> None:
+    """Refuse, before the suite runs, a ``--benchmark-json`` file (passed on
+    to pytest-benchmark) that exists or whose folder cannot be written:
+    pytest-benchmark writes it at the end, over an existing file without a
+    word (a baseline kept as before.json was lost by a rerun), and a folder
+    that does not exist failed the finished run, whose tables were lost."""
+    from . import runs
+    for i, a in enumerate(rest):
+        path = rest[i + 1] if a == "--benchmark-json" and i + 1 < len(rest) else (
+            a.split("=", 1)[1] if a.startswith("--benchmark-json=") else None)
+        if path is None:
+            continue
+        file = Path(path)
+        if file.exists() or file.is_symlink():
+            raise ValueError(f"--benchmark-json {path}: exists, and would be written over; remove it or give "
+                             "another file")
+        if not file.parent.is_dir():
+            raise ValueError(f"--benchmark-json {path}: no folder {file.parent} to write it in")
+        problem = runs.unwritable(file.parent)
+        if problem:
+            raise ValueError(f"--benchmark-json {problem}")
 
 
 def _check_bench_name(name: str | None, rest: list[str]) -> Path | None:

@@ -302,6 +302,29 @@ def test_a_bench_stopped_by_sigterm_is_recorded_interrupted_and_exits_143(monkey
     assert plugin.end_status(2) == "failed"
 
 
+@pytest.mark.parametrize("form", ["split", "joined"])
+def test_a_benchmark_json_file_that_exists_or_cannot_be_written_is_refused_before_the_run(
+        monkeypatch, capsys, tmp_path, form):
+    """pytest-benchmark wrote over an existing --benchmark-json file without
+    a word, and a path in a missing folder failed the finished run (its
+    tables lost); both are refused before pytest starts."""
+    import pytest as _pytest
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_pytest, "main", lambda argv: pytest.fail("the suite ran"))
+    (tmp_path / "before.json").write_text("baseline")
+
+    def bench(path):
+        opt = ["--benchmark-json", path] if form == "split" else [f"--benchmark-json={path}"]
+        return cli.main(["bench", "--quick", "-k", "knapsack", *opt])
+
+    assert bench("before.json") == 2
+    assert "--benchmark-json before.json: exists, and would be written over" in capsys.readouterr().err
+    assert (tmp_path / "before.json").read_text() == "baseline"
+    assert bench("nodir/x.json") == 2
+    assert "--benchmark-json nodir/x.json: no folder nodir to write it in" in capsys.readouterr().err
+    assert not (tmp_path / "nodir").exists() and not (tmp_path / "results").exists()
+
+
 def test_a_bench_file_that_fails_to_import_is_a_failure_not_an_interrupt(monkeypatch, capsys, tmp_path):
     """pytest ends a session whose collection failed with status 2 too: it
     was reported 'interrupted', exit 130."""
