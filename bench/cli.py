@@ -721,6 +721,10 @@ def cmd_compare(args) -> int:
         if t.note:
             print(f"epochbench compare: {t.note}", file=sys.stderr)
     table = compare_runs(args.a, args.b, slower=min([TIME_NOISE, *(t.slower() for t in thresholds)]))
+    timed = [t for t in thresholds if t.what != "gap"]
+    if timed and table.attrs["untimed"]:
+        raise ValueError(f"--fail-on {timed[0].what}: A and B measure time differently ({table.attrs['untimed']}); "
+                         "compare two results folders for time")
     for note in table.attrs["notes"]:
         print(f"epochbench compare: {note}", file=sys.stderr)
     same = table.attrs["same"]

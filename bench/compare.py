@@ -17,8 +17,8 @@ command exit 1 when a method gets worse beyond the threshold, or is gone
 from B (measured in A, not in B: worse by an unknown amount).
 
 A and B must be of one kind: solves (results folders, ``bench-solves.csv``
-or ``score`` CSVs; a folder against a score CSV compares on the instance
-names both hold) or JSON files: the kinds
+or ``score`` CSVs; a folder against a score CSV compares gaps on the
+instance names both hold, not times: :func:`_timing`) or JSON files: the kinds
 measure time differently (a median over solves of decision times; a
 median of each benchmark's median round time) and group solves
 differently (a JSON file's family and method are its benchmarks', so that
@@ -128,6 +128,9 @@ def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
                         # a score CSV's value and reference in the family's units: B against A's reference
                         "value": _family_column(df, "value"), "ref": _family_column(df, "bound"),
                         "seconds": seconds,
+                        # what a time is: a median over a benchmark's rounds (bench-solves.csv), or the
+                        # one checked call that gave the answer (a score CSV, bench-scores.csv: its value)
+                        "timing": "call" if "value" in df.columns or "config" not in df.columns else "rounds",
                         "digest": df["instance_digest"] if "instance_digest" in df.columns else np.nan})
     return out, [torn] if torn else []
 
@@ -193,6 +196,9 @@ def _benchmark_rows(path: Path) -> pd.DataFrame:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    except UnicodeDecodeError:                 # a Parquet or PNG file given: the message named no file
+        raise ValueError(f"{path}: not a text file (a pytest-benchmark JSON file, a bench-solves.csv or a score "
+                         "CSV, or a results folder)") from None
     benches = data.get("benchmarks") if isinstance(data, dict) else None
     if not isinstance(benches, list):
         raise ValueError(f"{path}: not a pytest-benchmark file (no 'benchmarks' list)")
@@ -263,7 +269,7 @@ def rows(path) -> tuple[str, pd.DataFrame]:
 def _read(path) -> tuple[str, pd.DataFrame, list[str]]:
     """:func:`rows` and the lines to say about the file (a torn last row)."""
     path = _resolve(path)
-    if path.suffix == ".csv":
+    if path.suffix.lower() == ".csv":
         return ("solves", *_solve_rows(path))
     return "benchmarks", _benchmark_rows(path), []
 
@@ -398,9 +404,11 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
 
     ``slower``: the ratio beyond which a row is flagged ``slower``.
     ``attrs["notes"]``: the lines to say about the files (a torn row);
-    ``attrs["same"]``: :func:`same_measurements`.  A
-    results folder and a JSON file are a ValueError (see the module's
-    notes): they measure time differently."""
+    ``attrs["same"]``: :func:`same_measurements`; ``attrs["untimed"]``:
+    why times were not compared, or None (a results folder against a score
+    CSV: ``time_ratio`` is NaN, :func:`_timing`).  A results folder and a
+    JSON file are a ValueError (see the module's notes): they measure time
+    differently."""
     (kind_a, ra, notes_a), (kind_b, rb, notes_b) = _read(a), _read(b)
     if kind_a != kind_b:
         (what_a, time_a), (what_b, time_b) = KIND_TEXT[kind_a], KIND_TEXT[kind_b]
@@ -416,14 +424,35 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
         notes = notes.merge(moved, on=["family", "method"], how="outer", sort=False)
     table = compare(_aggregate(kind_a, ra), _aggregate(kind_b, rb), slower=slower)
     table = table.merge(notes, on=["family", "method"], how="left", sort=False)
+    timing = _timing(ra, rb, a, b) if kind_a == "solves" else None
+    if timing:                                    # medians over rounds against single calls: not compared
+        table["time_ratio"] = np.nan
+        table["flag"] = [_flags(r, slower) for r in table.itertuples()]
     disjoint = table["shared"].eq(0)
     for col in ("d_mean", "d_max", "time_ratio"):
         table.loc[disjoint, col] = np.nan
     table.loc[disjoint, "lost_gaps"] = False
     table.loc[disjoint, "flag"] = "disjoint"
-    table.attrs["notes"] = list(dict.fromkeys(notes_a + notes_b))     # A and B one file: said once
+    table.attrs["notes"] = list(dict.fromkeys(notes_a + notes_b + ([f"gaps compared, times not: {timing}"]
+                                                                   if timing else [])))   # one file: once
+    table.attrs["untimed"] = timing
     table.attrs["same"] = same_measurements(a, b)
     return table
+
+
+def _timing(ra: pd.DataFrame, rb: pd.DataFrame, a, b) -> str | None:
+    """Why times are not compared, or None: A's are medians
+    over a benchmark's rounds (a results folder's ``bench-solves.csv``) and
+    B's the one checked call of each solve (a score CSV, ``bench-scores.csv``)
+    or the other way round.  A heuristic's first call runs with cold caches,
+    up to hundreds of times its median, so a run compared with its own
+    ``bench-scores.csv`` read 2 to 4 times slower; gaps are the same kind."""
+    what = {"rounds": "medians over each benchmark's rounds (bench-solves.csv)",
+            "call": "one checked call per solve (a score CSV or bench-scores.csv)"}
+    ta, tb = ra["timing"].iloc[0] if len(ra) else None, rb["timing"].iloc[0] if len(rb) else None
+    if ta is None or tb is None or ta == tb:
+        return None
+    return f"A's times ({a}) are {what[ta]}, B's ({b}) {what[tb]}"
 
 
 def _same_instances(ra: pd.DataFrame, rb: pd.DataFrame, a, b) -> None:

@@ -238,6 +238,32 @@ def test_two_score_csvs_are_compared_on_the_instances_both_scored(tmp_path, caps
     assert "compared on the 2 instances both runs measured" in capsys.readouterr().out           # before
 
 
+def test_a_results_folder_against_a_score_csv_compares_gaps_not_times(tmp_path, capsys):
+    """A folder's time is a heuristic's median over a benchmark's rounds, a
+    score CSV's (and a run's own bench-scores.csv's) the one checked call,
+    cold caches: a run compared with its own bench-scores.csv read ff 2 to
+    4 times slower and failed a time guard."""
+    folder = solves(tmp_path / "run", ff_gap=0.05, ff_seconds=1e-5)
+    rows = pd.read_csv(folder / "bench-solves.csv")
+    scored = rows.assign(value=1.0, seconds=rows["seconds"] * 40)       # the same solves, cold single calls
+    scored.to_csv(folder / "bench-scores.csv", index=False)
+    assert main(["compare", str(folder), str(folder / "bench-scores.csv")]) == 0
+    out, err = capsys.readouterr()
+    assert "slower" not in out and "gaps compared, times not: A's times" in err and err.count("\n") == 1
+    assert main(["compare", str(folder), str(folder / "bench-scores.csv"), "--fail-on", "time:20%"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("epochbench compare: error: --fail-on time: A and B measure time differently") \
+        and err.count("\n") == 1
+    assert main(["compare", str(folder / "bench-scores.csv"), str(folder), "--fail-on", "gap:0%"]) == 0
+    assert main(["compare", str(folder), str(folder), "--fail-on", "time:20%"]) == 0   # one kind: timed
+    capsys.readouterr()
+    (tmp_path / "fig.png").write_bytes(b"\x89PNG\r\n\x1a\n\xb8\xff")
+    (tmp_path / "S.CSV").write_bytes((folder / "bench-scores.csv").read_bytes())
+    assert main(["compare", str(folder), str(tmp_path / "fig.png")]) == 2
+    assert "fig.png: not a text file" in capsys.readouterr().err
+    assert main(["compare", str(folder / "bench-scores.csv"), str(tmp_path / "S.CSV")]) == 0
+
+
 def test_a_fail_line_shows_the_change_past_its_limit(tmp_path, capsys):
     """+0.1705 pp against a limit of 0.17 % read '+0.17 pp (limit gap:0.17%)'."""
     a, b = solves(tmp_path / "a", 0.0), solves(tmp_path / "b", 0.00341)        # mean gap + 0.1705 pp
