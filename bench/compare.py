@@ -436,6 +436,7 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
     table.attrs["notes"] = list(dict.fromkeys(notes_a + notes_b + ([f"gaps compared, times not: {timing}"]
                                                                    if timing else [])))   # one file: once
     table.attrs["untimed"] = timing
+    table.attrs["unit"] = "instance" if kind_a == "solves" else "benchmark"
     table.attrs["same"] = same_measurements(a, b)
     return table
 
@@ -577,13 +578,15 @@ def format_comparison(table: pd.DataFrame) -> str:
                               "ms A": g["median_ms_a"].map(ms_text), "ms B": g["median_ms_b"].map(ms_text),
                               "B/A": g["time_ratio"].map(lambda x: "-" if pd.isna(x) else f"{x:.2f}"),
                               "flag": g["flag"]})
-        lines += [f"{fam}:", shown.to_string(index=False), *_cut_notes(g), ""]
+        lines += [f"{fam}:", shown.to_string(index=False), *_cut_notes(g, table.attrs.get("unit", "instance")), ""]
     return "\n".join(lines).rstrip()
 
 
-def _cut_notes(g: pd.DataFrame) -> list[str]:
+def _cut_notes(g: pd.DataFrame, unit: str = "instance") -> list[str]:
     """Lines saying which methods of a family were compared on part of what
-    one run measured (:func:`compare_runs`), or on nothing in common."""
+    one run measured (:func:`compare_runs`), or on nothing in common;
+    ``unit``: what a key is (``instance``; ``benchmark`` in JSON files, a
+    benchmark of several instances)."""
     if "shared" not in g:
         return []
     out = []
@@ -597,10 +600,10 @@ def _cut_notes(g: pd.DataFrame) -> list[str]:
         if pd.isna(r.shared) or (r.only_a == 0 and r.only_b == 0):
             continue
         if r.shared == 0:
-            out.append(f"  {r.method}: no instance measured in both runs ({r.only_a:g} in A, {r.only_b:g} in B): "
+            out.append(f"  {r.method}: no {unit} measured in both runs ({r.only_a:g} in A, {r.only_b:g} in B): "
                        "not compared")
         else:
             alone = ", ".join(f"{n:g} in {side} alone" for side, n in (("A", r.only_a), ("B", r.only_b)) if n)
-            what = "the instance" if r.shared == 1 else f"the {r.shared:g} instances"
+            what = f"the {unit}" if r.shared == 1 else f"the {r.shared:g} {unit}s"
             out.append(f"  {r.method}: compared on {what} both runs measured ({alone})")
     return out

@@ -410,3 +410,17 @@ def test_score_csvs_of_different_instances_under_one_name_are_refused(tmp_path, 
     same = type(inst)(**{**{f: getattr(inst, f) for f in ("capacity", "profit")},
                          "weights": np.asfortranarray(inst.weights.astype(np.int32)), "meta": {"name": "other"}})
     assert digest(same) == digest(inst) != digest(loose[0])
+
+
+def test_json_files_are_compared_on_benchmarks_and_said_so(tmp_path, capsys):
+    """In JSON files a key is a benchmark (of several instances): the lines
+    under a family counted benchmarks as 'instances'."""
+    def doc(names):
+        return {"benchmarks": [{"name": n, "extra_info": {"method": "ff", "mean_gap": 0.1, "instances": 3},
+                                "stats": {"median": 0.001}} for n in names]}
+    for name, names in (("a", ["t[n32-ff]", "t[n64-ff]"]), ("b", ["t[n32-ff]"]), ("c", ["t[n128-ff]"])):
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc(names)))
+    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+    assert "ff: compared on the benchmark both runs measured (1 in A alone)" in capsys.readouterr().out
+    assert main(["compare", str(tmp_path / "b.json"), str(tmp_path / "c.json")]) == 0
+    assert "ff: no benchmark measured in both runs (1 in A, 1 in B): not compared" in capsys.readouterr().out
