@@ -325,6 +325,25 @@ def test_a_benchmark_json_file_that_exists_or_cannot_be_written_is_refused_befor
     assert not (tmp_path / "nodir").exists() and not (tmp_path / "results").exists()
 
 
+def test_a_failed_bench_runs_record_says_what_failed():
+    """``epochbench runs`` shows a failed run's error, but a bench run's
+    record had none: the user saw 'failed' and nothing else."""
+    from types import SimpleNamespace as NS
+
+    from epochbench.benchmarks.plugin import failure
+
+    def config(**stats):
+        reporter = NS(stats=stats)
+        return NS(pluginmanager=NS(get_plugin=lambda name: reporter if name == "terminalreporter" else None))
+
+    crash = NS(longrepr=NS(reprcrash=NS(message="RuntimeError: boom in setup\nmore")), nodeid="b.py::t[ff]")
+    plain = NS(longrepr="Traceback ...\nb.py:3: AssertionError", nodeid="b.py::t[bl]")
+    assert failure(config()) == {} and failure(config(passed=[NS(nodeid="x")])) == {}
+    assert failure(config(error=[crash])) == {"error": "1 error; first: b.py::t[ff]: RuntimeError: boom in setup"}
+    assert failure(config(failed=[plain, plain], error=[crash, crash])) == {
+        "error": "2 failed, 2 errors; first: b.py::t[bl]: b.py:3: AssertionError"}
+
+
 def test_a_bench_file_that_fails_to_import_is_a_failure_not_an_interrupt(monkeypatch, capsys, tmp_path):
     """pytest ends a session whose collection failed with status 2 too: it
     was reported 'interrupted', exit 130."""

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from epochbench import runs
-from epochbench.benchmarks.plugin import RUN, RUN_FILES, end_status
+from epochbench.benchmarks.plugin import RUN, RUN_FILES, end_status, failure
 from epochbench.figures import leaderboard_figure
 
 from epochbench.suite import (MODULE_TABLES, STORE, by_generator_and_k, format_leaderboard, leaderboard,
@@ -96,6 +96,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     info["data"] = _data_state(terminalreporter)
     written = [*RUN_FILES, *(f"leaderboard-{family}.csv" for family in boards), *tables]
     status = end_status(exitstatus)          # an earlier run's files were renamed when this one started
+    why = failure(config) if status == "failed" else {}
     if STORE.rows:
         _write_csv(pd.DataFrame(STORE.rows), results / "bench-scores.csv")
         _write_csv(summary_table(), results / "bench-summary.csv")
@@ -107,7 +108,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         _write_csv(pd.DataFrame(rows), results / name)
     if not boards:
         runs.finish(info, results / runs.RUN_JSON, status, exit_status=int(exitstatus),
-                    files=[f for f in written if (results / f).exists()])
+                    files=[f for f in written if (results / f).exists()], **why)
         _say_data(terminalreporter, info["data"])
         return
     _write_csv(with_sets(leaderboard_rows()), results / "bench-solves.csv")
@@ -120,7 +121,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(format_leaderboard(table))
     figure = leaderboard_figure(boards, results / "leaderboard.png")
     files = [f for f in written if (results / f).exists()]
-    runs.finish(info, results / runs.RUN_JSON, status, exit_status=int(exitstatus), files=files)
+    runs.finish(info, results / runs.RUN_JSON, status, exit_status=int(exitstatus), files=files, **why)
     tr.write_line("")
     tr.write_line(f"Figure (gap against decision time, Pareto front): {figure}")
     tr.write_line("vs: opt = proven optimum, best = best known value, bound = a valid bound (gap: upper bound)")

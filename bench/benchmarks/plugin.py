@@ -147,6 +147,25 @@ def end_status(exitstatus: int) -> str:
     return "interrupted" if int(exitstatus) == int(pytest.ExitCode.INTERRUPTED) and interrupted() else "failed"
 
 
+def failure(config) -> dict:
+    """``{"error": ...}`` naming what failed in this session (how many
+    benchmarks failed or erred, the first of them and the last line of its
+    report), for a failed run's record (``epochbench runs`` shows it);
+    ``{}`` when nothing did.  Read from the terminal reporter's tallies."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    stats = getattr(reporter, "stats", {}) or {}
+    bad = [r for key in ("failed", "error") for r in stats.get(key, []) if hasattr(r, "nodeid")]
+    if not bad:
+        return {}
+    counts = ", ".join(f"{len(stats[k])} " + ("failed" if k == "failed" else "error" if len(stats[k]) == 1
+                                              else "errors") for k in ("failed", "error") if stats.get(k))
+    first = bad[0]
+    crash = getattr(getattr(first, "longrepr", None), "reprcrash", None)     # "RuntimeError: why"
+    text = (getattr(crash, "message", None) or str(getattr(first, "longrepr", "") or "")).strip().splitlines()
+    why = f": {text[0].strip()[:200]}" if crash and text else f": {text[-1].strip()[:200]}" if text else ""
+    return {"error": f"{counts}; first: {first.nodeid or 'collection'}{why}"}
+
+
 #: the files a run writes into its folder besides the leaderboards and the modules' tables
 RUN_FILES = ("bench-scores.csv", "bench-summary.csv", "bench-by-k.csv", "bench-ms-by-n.csv", "bench-solves.csv",
              "leaderboard.png")
@@ -221,7 +240,9 @@ def pytest_unconfigure(config):
         if info is not None and info.get("_recorded") and info.get("status") == "running":
             from epochbench import runs
             status = config.stash.get(EXIT, 1)
-            runs.finish(info, folder / runs.RUN_JSON, end_status(status), exit_status=status, files=[])
+            status_text = end_status(status)
+            runs.finish(info, folder / runs.RUN_JSON, status_text, exit_status=status, files=[],
+                        **(failure(config) if status_text == "failed" else {}))
     finally:
         if held is not None:
             held.close()
