@@ -405,20 +405,24 @@ def cmd_bench(args) -> int:
     # made at start: pytest-benchmark's default storage, and the run folders' root (a run that wrote
     # nothing, --collect-only say, left it empty)
     made = [p for p in (Path(".benchmarks"), Path("results")) if not p.exists()]
+    from epochbench.benchmarks import plugin           # the module pytest loads (-p), imported first here
+    plugin.NAME_OPTION[0] = "--name" if args.name else "--run-name"     # as the user gave it
     try:
         with output_lock(results, option="--results") if results else contextlib.nullcontext(), _no_addopts():
             status = int(pytest.main(argv + rest))
     finally:
+        plugin.NAME_OPTION[0] = "--run-name"
         for folder in made:                             # left empty unless something was written there
             with contextlib.suppress(OSError):
                 folder.rmdir()
+    if status == int(pytest.ExitCode.USAGE_ERROR) and plugin.refused():
+        return 2                                        # the run folder refused (pytest printed why, above)
     if status == int(pytest.ExitCode.USAGE_ERROR):      # pytest printed why, above; the commands' status for it
         raise ValueError("pytest refused the arguments passed on to it (above); 'epochbench bench --help' "
                          "lists bench's own options")
     if status == int(pytest.ExitCode.NO_TESTS_COLLECTED):
         raise ValueError("no benchmark selected: the -k expression or the paths given match none "
                          "('epochbench bench --collect-only -q' lists them)")
-    from epochbench.benchmarks import plugin           # loaded by pytest.main above (-p)
     if status == int(pytest.ExitCode.INTERRUPTED) and plugin.interrupted():   # pytest's 2 is the commands'
         raise KeyboardInterrupt("interrupted; the run's record says so ('epochbench runs')")   # bad usage
     return status

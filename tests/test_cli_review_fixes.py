@@ -344,6 +344,31 @@ def test_a_failed_bench_runs_record_says_what_failed():
         "error": "2 failed, 2 errors; first: b.py::t[bl]: b.py:3: AssertionError"}
 
 
+def test_a_run_name_taken_by_a_run_started_at_the_same_time_names_name_not_pytest_arguments(
+        monkeypatch, capsys, tmp_path):
+    """Two benches started at once with one --name: both passed the check
+    before pytest, and the second was refused by the plug-in as
+    '--run-name' (an option the user did not type), then told that pytest
+    refused the arguments passed on to it."""
+    monkeypatch.chdir(tmp_path)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\n"
+                               "from epochbench.instances.files import output_lock\n"
+                               "with output_lock('results/same'):\n"
+                               "    print('held', flush=True); time.sleep(60)"],
+                              cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(cli, "_check_bench_name", lambda name, rest: None)   # both passed it at once
+        assert cli.main(["bench", "--quick", "--name", "same", "-k", "knapsack"]) == 2
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    err = capsys.readouterr().err
+    assert "ERROR: --name: run folder" in err and "--run-name" not in err and "pytest refused" not in err
+    from epochbench.benchmarks import plugin
+    assert plugin.NAME_OPTION == ["--run-name"]
+
+
 def test_a_bench_file_that_fails_to_import_is_a_failure_not_an_interrupt(monkeypatch, capsys, tmp_path):
     """pytest ends a session whose collection failed with status 2 too: it
     was reported 'interrupted', exit 130."""

@@ -47,12 +47,32 @@ def interrupted() -> bool:
     return bool(_CTRL_C)
 
 
+#: the option that named the run folder, as the user typed it: ``epochbench
+#: bench`` passes its ``--name`` on as ``--run-name`` and sets this, so that
+#: a refusal names the option the user gave
+NAME_OPTION = ["--run-name"]
+#: the usage errors of this plug-in's last session (:func:`refused`)
+_REFUSED: list = []
+
+
+def refused() -> bool:
+    """Whether the plug-in itself refused the last session's options (pytest
+    printed why; its status 4 is then no bad pytest argument)."""
+    return bool(_REFUSED)
+
+
 def pytest_configure(config):
     _CTRL_C.clear()
+    _REFUSED.clear()
     if config.getoption("--benchmark") and not config.args_source.name == "ARGS":
         config.args[:] = [str(HERE)]
     if config.getoption("--benchmark"):
-        _start_run(config)
+        import pytest
+        try:
+            _start_run(config)
+        except pytest.UsageError as exc:
+            _REFUSED.append(str(exc))
+            raise
 
 
 def _start_run(config) -> None:
@@ -67,7 +87,7 @@ def _start_run(config) -> None:
     from epochbench import runs
     given, name = config.getoption("--results"), config.getoption("--run-name")
     if given and name:
-        raise pytest.UsageError("--run-name names a folder under ./results; with --results the folder is DIR "
+        raise pytest.UsageError(f"{NAME_OPTION[0]} names a folder under ./results; with --results the folder is DIR "
                                 "itself, give one of them")
     folder, held = _claim(config, given, name)
     rid = f"bench-{runs.stamp()}" if given else folder.name        # DIR given: it may hold several runs
@@ -113,7 +133,7 @@ def _claim(config, given: str | None, name: str | None):
         try:
             folder = Path(given).resolve() if given else runs.run_folder(Path("results").resolve(), "bench", name)
         except ValueError as exc:
-            raise pytest.UsageError(str(exc).replace("--name", "--run-name")) from None
+            raise pytest.UsageError(str(exc).replace("--name", NAME_OPTION[0])) from None
         problem = runs.unwritable(folder)
         if problem:
             raise pytest.UsageError(f"{'--results' if given else 'results folder'} {problem}")
@@ -121,7 +141,7 @@ def _claim(config, given: str | None, name: str | None):
         if hasattr(config, "workerinput"):
             return folder, held
         try:
-            held.enter_context(output_lock(folder, option="--results" if given else "--run-name"))
+            held.enter_context(output_lock(folder, option="--results" if given else NAME_OPTION[0]))
         except OutputBusy as exc:
             if given or name:
                 raise pytest.UsageError(str(exc)) from None
@@ -132,7 +152,7 @@ def _claim(config, given: str | None, name: str | None):
             return folder, held
         held.close()                          # another run made it and is done with it: never shared
         if name:
-            raise pytest.UsageError(f"--run-name: run folder {folder} exists; choose another name")
+            raise pytest.UsageError(f"{NAME_OPTION[0]}: run folder {folder} exists; choose another name")
     raise pytest.UsageError(f"no free run folder under {Path('results').resolve()}")
 
 
