@@ -173,9 +173,12 @@ def register(family: str, name: str, *, kind: str = "heuristic", origin: str | N
         old = METHODS.loaded().get((family, name))
         if old is not None and old.func is not func and not (_derived(old) and old.origin != "builtin"):
             raise ValueError(f"method {name!r} already registered for family {family!r} by {old.origin}")
+        twin_too = family == "packing" and kind == "heuristic"     # it also serves epochs under its name
         if src != "builtin":
             _no_lookalike(family, name)
-        twin = METHODS.loaded().get(("epochs", name)) if family == "packing" and kind == "heuristic" else None
+            if twin_too:
+                _no_lookalike("epochs", name)
+        twin = METHODS.loaded().get(("epochs", name)) if twin_too else None
         if src != "builtin" and twin is not None and twin.origin == "builtin" and not _derived(twin):
             raise ValueError(f"method {name!r}: a packing heuristic also serves epochs under its name, and "
                              f"epochs has a built-in {name!r}; choose another name")

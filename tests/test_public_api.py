@@ -531,7 +531,10 @@ def test_a_reservation_beyond_the_machine_or_in_the_past_is_refused(kw, says):
     ("NA", {}, "reads as a missing value"), ("null", {}, "reads as a missing value"),
     ("nan", {}, "reads as a missing value"), ("None", {}, "reads as a missing value"),
     ("FF", {}, "differs from packing's built-in 'ff' only in case or width"),
-    ("\uff26\uff26", {}, "differs from packing's built-in 'ff' only in case or width")])
+    ("\uff26\uff26", {}, "differs from packing's built-in 'ff' only in case or width"),
+    # its epochs twin beside epochs' built-in ffd-sum: accepted, and epochs then had both
+    ("FFD-SUM", {}, "differs from epochs's built-in 'ffd-sum' only in case or width"),
+    ("Bc-L2", {}, "differs from epochs's built-in 'bc-l2' only in case or width")])
 def test_register_refuses_names_and_origins_that_would_clash(name, kw, says):
     """``:`` (entry points' FAMILY:NAME, validate's yours:NAME), ``/`` and
     ``=`` (``--param NAME=VALUE``) were taken, so was ``origin=5``; a
