@@ -231,12 +231,20 @@ def python_only(param: inspect.Parameter) -> bool:
     return any(word in str(param.annotation) for word in _PYTHON_ONLY)
 
 
-def accepted_params(func) -> tuple[list[str], bool]:
+def accepted_params(func, *, own: bool = True) -> tuple[list[str], bool]:
     """The keyword parameters ``func`` takes after the instance (those set
-    by their own options left out), and whether it takes ``**kwargs``."""
+    by their own options left out), and whether it takes ``**kwargs``.
+    ``own``: only those the method itself uses, where its function is
+    shared by several methods and says so (``accepts``: the exact mapping
+    methods share one signature, and ``work_weight`` is milp-highs' and
+    milp-cbc's alone), so that ``score`` passes a parameter to the methods
+    that use it and a message lists what the method takes."""
     sig = _signature(func)
     named = [p.name for p in sig if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
              and p.name not in _OWN_OPTIONS]
+    accepts = getattr(method_function(func), "accepts", None) if own else None
+    if accepts is not None:
+        named = [n for n in named if n in accepts]
     return named, any(p.kind is p.VAR_KEYWORD for p in sig)
 
 
@@ -273,7 +281,7 @@ def check_params(func, params: dict, label: str, *, cli: bool = True, exact_only
     Python object is refused), else from Python (``eb.solve``, ``eb.score``);
     ``exact_only``: the command's ``--time-limit`` reaches exact methods
     only (:func:`_own_option`)."""
-    named, var = accepted_params(func)
+    named, var = accepted_params(func, own=False)   # another backend's parameter: its hook says whose
     for name in params:
         if name in _OWN_OPTIONS:
             raise ValueError(_own_option(name, cli, exact_only))

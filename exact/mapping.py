@@ -1264,6 +1264,8 @@ def _make(method: str):
     method_func.warm_start = True        # takes warm=False (start from Min-Min only)
     method_func.warm_up = warm_up_backends(*WARM_UP[method], family="mapping")
     method_func.check_params = functools.partial(_check_mapping, method)   # before a run (epochbench.methods)
+    method_func.accepts = ("seed", "hint", "warm", *(("presolve",) if method == "bnp" else ()),
+                           *(("work_weight", "work_prices") if method in WEIGHTED else ()))
     return register("mapping", method, kind="exact")(forwards(method_func, solve_mapping, drop=("method",)))
 
 

@@ -743,3 +743,26 @@ def test_a_users_start_heuristic_is_called_as_every_method(method):
         assert float(inst.etc.max()) == 3.0
     finally:
         METHODS.restore(state)
+
+
+def test_each_exact_mapping_method_names_and_takes_only_its_own_parameters(tmp_path, capsys):
+    """The four share one signature: cpsat's 'it accepts' listed presolve,
+    work_weight and work_prices, which it refuses, and ``score --param
+    work_weight=0.1`` over cpsat and milp-highs passed it to cpsat too,
+    which refused the whole run."""
+    from epochbench.checks import accepted_text
+    from epochbench.instances.registry import get
+    takes = {m: accepted_text(get("mapping", m).func) for m in ("cpsat", "bnp", "milp-highs", "milp-cbc")}
+    assert takes == {"cpsat": "seed, hint, warm", "bnp": "seed, hint, presolve, warm",
+                     "milp-highs": "seed, hint, warm, work_weight, work_prices",
+                     "milp-cbc": "seed, hint, warm, work_weight, work_prices"}
+    inst = random_instance(np.random.default_rng(3), 6, 2)
+    (tmp_path / "fam").mkdir()
+    save_instance(inst, tmp_path / "fam" / "a.json")
+    assert main(["score", str(tmp_path / "fam"), "--methods", "cpsat,milp-highs", "--param", "work_weight=0.1",
+                 "--time-limit", "5", "--threads", "1"]) == 0
+    rows = __import__("pandas").read_csv(tmp_path / "fam" / "scores.csv").set_index("method")
+    assert rows.loc["cpsat", "status"] == "optimal" and rows.loc["milp-highs", "status"] == "feasible"  # weighted
+    capsys.readouterr()
+    assert main(["solve", str(tmp_path / "fam" / "a.json"), "--method", "cpsat", "--param", "zzz=1"]) == 2
+    assert capsys.readouterr().err.rstrip().endswith("has no parameter 'zzz'; it accepts: seed, hint, warm")
