@@ -17,6 +17,19 @@ ROOT = Path(__file__).resolve().parents[1]
 FACE = ["register", "solve", "score", "validate", "generate", "load", "save", "simulate", "Result", "SimResult"]
 
 
+def test_readme_heuristic_example_passes_validate(registry_restored):
+    """The README's first heuristic returned [0, 3] as a shape: copied and
+    validated as the README then says, it failed on 15 of 38 instances
+    (jobs out of range, over-committed, a broken reservation)."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Adding a heuristic"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    space: dict = {}
+    exec(compile(code, "README.md (Adding a heuristic)", "exec"), space)   # registers mine (undone after)
+    v = eb.validate(space["mine"], "packing", count=12, seed=3, time_limit=5.0)
+    assert v.ok, v
+
+
 def test_readme_library_example_runs_unchanged(tmp_path, capsys, monkeypatch):
     text = (ROOT / "README.md").read_text()
     section = text[text.index("## Library"):]
