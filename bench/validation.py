@@ -357,7 +357,7 @@ def _check_instance(inst, func, label, exact, builtin, time_limit) -> tuple[list
     ref = reference(inst, ref_results + ours)
     if res is None:
         rows.append({"instance": inst.name, "method": label, "ok": False, "gap": np.nan,
-                     "gap_kind": ref.kind, "seconds": np.nan})
+                     "gap_kind": ref.kind, "short": False, "seconds": np.nan})   # the columns of the rows below
     for r in ours + ref_results:
         g = gap_fields(inst, r, ref)
         rows.append({"instance": inst.name, "method": r.method, "ok": not (r is res and problem),

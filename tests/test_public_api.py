@@ -761,3 +761,15 @@ def test_every_face_function_has_numpydoc_sections(name):
     params = [p for p in inspect.signature(getattr(eb, name)).parameters if p not in ("params", "options")]
     undocumented = [p for p in params if not re.search(rf"^{p}\b|, {p}\b", doc, re.M)]
     assert not undocumented, f"{name}: parameters {undocumented} not in its Parameters section"
+
+
+def test_validate_table_has_one_column_order_whatever_the_heuristic_did():
+    """A heuristic that raised put ``short`` after ``seconds``: its row
+    came first and lacked the column."""
+    def broken(inst):
+        raise RuntimeError("no")
+
+    good = eb.validate(lambda inst: [], "packing", count=1, seed=1, time_limit=5.0)
+    bad = eb.validate(broken, "packing", count=1, seed=1, time_limit=5.0)
+    assert not bad.ok and list(bad.table.columns) == list(good.table.columns)
+    assert list(good.table.columns)[-2:] == ["short", "seconds"]
