@@ -256,3 +256,13 @@ def test_imfs_refuses_a_previous_pair_that_is_not_two_whole_indices(bad):
         imfs(inst, previous=bad)
     r = imfs(inst, previous=[(0, 1), (np.int64(1), 0.0), (5, 5)])      # numpy and whole floats; out of range: dropped
     assert sorted(r.decision) == [(0, 1), (1, 0)] and (r.info["inherited"], r.info["dropped"]) == (2, 1)
+
+
+def test_mis_breaks_ties_to_the_lower_job_then_the_lower_machine():
+    """[capannini2007] section 5 takes the largest entry; the docstring's tie
+    rule (lower job, then lower machine) decides which matching comes out
+    when entries tie: taking (1, 0) first gives two pairs, (0, 0) one."""
+    inst = AssignmentInstance.build([[1.0, 1.0], [1.0, 0.0]])
+    assert [tuple(map(int, p)) for p in mis(inst)] == [(0, 0)]
+    inst = AssignmentInstance.build([[3.0, 3.0, 1.0], [3.0, 3.0, 2.0]])
+    assert [tuple(map(int, p)) for p in mis(inst)] == [(0, 0), (1, 1)]

@@ -260,3 +260,13 @@ def test_license_usage_is_one_when_the_critical_licenses_have_no_copies():
         warnings.simplefilter("error")
         assert license_usage(inst, (1,)) == 1.0
         assert solve(inst, "greedy-ratio").info["license_usage"] == 1.0
+
+
+def test_a_license_asked_for_exactly_as_often_as_it_has_copies_is_not_critical():
+    """[capannini2007] 4.1: a license is critical when rho_l > 1, more asked
+    for than there are copies; rho_l = 1 (every job that asks gets one) is
+    not, and its jobs form no cluster."""
+    inst = KnapsackInstance.build([2, 2, 3], [[1, 1, 0], [1, 2, 0], [0, 0, 2]], [1, 1, 1])
+    assert inst.rho().tolist() == [1.0, 1.5, 2 / 3]
+    assert critical_licenses(inst).tolist() == [False, True, False]
+    assert [c.tolist() for c in license_clusters(inst)] == [[0, 1]]

@@ -766,3 +766,29 @@ def test_each_exact_mapping_method_names_and_takes_only_its_own_parameters(tmp_p
     capsys.readouterr()
     assert main(["solve", str(tmp_path / "fam" / "a.json"), "--method", "cpsat", "--param", "zzz=1"]) == 2
     assert capsys.readouterr().err.rstrip().endswith("has no parameter 'zzz'; it accepts: seed, hint, warm")
+
+
+def test_the_lower_bound_holds_each_of_its_three_parts():
+    """Each part of :meth:`MappingInstance.lower_bound` decides somewhere:
+    (1) one task that needs 100 on every machine (the work and LP bounds
+    say 50.5), also through a machine's ready time; (2) and (3) on random
+    matrices, where the bound is at least each part recomputed here, and
+    never above the brute-forced optimum."""
+    inst = MappingInstance.build([[100.0, 100.0], [1.0, 1.0]])
+    assert inst.lower_bound() == 100.0 == brute_force(inst)
+    inst = MappingInstance.build([[5.0, 50.0], [1.0, 1.0]], [20.0, 0.0])
+    assert inst.lower_bound() == 25.0 == brute_force(inst)
+    rng = np.random.default_rng(8)
+    for _ in range(60):
+        inst = random_instance(rng, int(rng.integers(1, 6)), int(rng.integers(1, 4)), ready=bool(rng.random() < 0.5))
+        etc, ready = inst.etc, inst.ready
+        lb1 = (etc + ready).min(axis=1).max()
+        work, lo, hi = etc.min(axis=1).sum(), 0.0, float(ready.max() + etc.sum())
+        for _ in range(200):                      # the water level, by bisection
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if np.maximum(0.0, mid - ready).sum() < work else (lo, mid)
+        w = np.full(inst.k, 1.0 / inst.k)         # one point of the LP dual: uniform weights
+        dual = (etc * w).min(axis=1).sum()
+        lb = inst.lower_bound()
+        assert lb >= max(lb1, hi, dual) * (1 - 1e-9) - 1e-9
+        assert lb <= brute_force(inst) * (1 + 1e-9) + 1e-9

@@ -217,3 +217,25 @@ def test_a_policy_option_beyond_every_float_is_refused_naming_it():
     from epochbench.sim.policies import make
     with pytest.raises(ValueError, match="^starvation_limit: .*got 1000"):
         make("nonfcfs", starvation_limit=10**400)
+
+
+@pytest.mark.parametrize("engine", ENGINES + ["python"])
+def test_easy_backfills_a_job_that_ends_exactly_at_the_shadow_time(engine):
+    """[vadhiyar-notes] "start and shadow": a job may start now if it ends by
+    the shadow time, when the head starts (ends come before starts at one
+    time), whatever ``extra`` is.  4 nodes: job 1 (3 nodes) runs until 10;
+    head job 2 (4 nodes) is promised 10, extra 0; job 3 (1 node, estimate
+    8) arrives at 2 and ends at 10 exactly: it starts at 2; job 4 (1 node,
+    estimate 9) would end after 10 and fits no extra: it waits for job 2.
+    No golden schedule had a job ending at the shadow time, so '<' for
+    '<=' passed every test."""
+    df = stream([(1, 0, 3, 10), (2, 1, 4, 5), (3, 2, 1, 8), (4, 2, 1, 9)])
+    if engine == "python":
+        from epochbench.sim import easy_python
+        start, promised, _, _ = easy_python.easy_python(df["submit"].tolist(), df["duration"].tolist(),
+                                                         df["estimate"].tolist(), df["id"].tolist(),
+                                                         df["procs"].tolist(), 4)
+        s = dict(zip(df["id"].tolist(), start))
+    else:
+        s = starts(simulate(df, [4], "easy", engine=engine))
+    assert s == {1: 0, 2: 10, 3: 2, 4: 15}
