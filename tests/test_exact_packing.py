@@ -392,6 +392,7 @@ def test_ortools_and_highspy_share_a_process():
     m.add(a + b <= 1)
     m.maximize(2 * a + 3 * b)
     s = cp_model.CpSolver()
+    s.parameters.num_workers, s.parameters.max_time_in_seconds = 1, 10.0     # pinned, as every exact solve
     assert s.solve(m) == cp_model.OPTIMAL and s.objective_value == 3
 
     h = highspy.Highs()

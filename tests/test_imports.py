@@ -19,6 +19,7 @@ def test_highspy_and_ortools_in_one_process():
     y = m.NewIntVar(0, 4, "y")
     m.Maximize(y)
     s = cp_model.CpSolver()
+    s.parameters.num_workers, s.parameters.max_time_in_seconds = 1, 10.0     # pinned, as every exact solve
     assert s.Solve(m) == cp_model.OPTIMAL and s.Value(y) == 4
 
     lp = pywraplp.Solver.CreateSolver("SCIP") or pywraplp.Solver.CreateSolver("CBC")

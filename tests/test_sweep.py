@@ -47,12 +47,15 @@ def _env() -> dict:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
 
 
+#: every Dask process a test starts ends by itself after this, should the test
+#: (and its ``finally``) be killed: a killed pytest left the scheduler running
+BOUND = ["timeout", "900"]
 
 
 def _worker(address: str) -> subprocess.Popen:
     """One ``dask worker`` (no nanny: killing it loses it for good), one
     thread, the resource ``exclusive`` of timing-sensitive tasks."""
-    return subprocess.Popen([DASK, "worker", address, "--no-nanny", "--nthreads", "1", "--host", "127.0.0.1",
+    return subprocess.Popen([*BOUND, DASK, "worker", address, "--no-nanny", "--nthreads", "1", "--host", "127.0.0.1",
                              "--resources", "exclusive=1", "--no-dashboard", "--death-timeout", "60"],
                             cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
@@ -67,7 +70,7 @@ def _workers_seen(address: str, n: int) -> bool:
 def _start_scheduler(info: Path, procs: list) -> str:
     """Start a ``dask scheduler`` on 127.0.0.1 (appended to ``procs``, for the
     caller's ``finally`` to stop) and return its address."""
-    procs.append(subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+    procs.append(subprocess.Popen([*BOUND, DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                                    "--scheduler-file", str(info)], cwd=ROOT, env=_env(),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
     wait_for(lambda: info.exists() and info.stat().st_size > 0, what="the scheduler")
@@ -387,7 +390,7 @@ def _odd_worker(address: str, tmp_path: Path, site: str) -> subprocess.Popen:
     folder.mkdir(exist_ok=True)
     (folder / "sitecustomize.py").write_text(site)
     env = {**_env(), "PYTHONPATH": os.pathsep.join([str(folder), _env()["PYTHONPATH"]])}
-    return subprocess.Popen([DASK, "worker", address, "--no-nanny", "--nthreads", "1", "--host", "127.0.0.1",
+    return subprocess.Popen([*BOUND, DASK, "worker", address, "--no-nanny", "--nthreads", "1", "--host", "127.0.0.1",
                              "--no-dashboard", "--death-timeout", "60"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
