@@ -368,9 +368,8 @@ def test_a_cbc_stopped_without_a_solution_is_killed_not_crashed(tmp_path, script
         prob += x <= 1
         solver = TimedCBC(lambda: 1.0, lambda: 0.2, 0.3, msg=False, logPath=str(tmp_path / "log"))
     solver.path = str(fake)                                 # PuLP's bundled CBC, replaced
-    t0 = time.perf_counter()
-    prob.solve(solver)
-    assert solver.killed and solver.crashed is None and time.perf_counter() - t0 < 5, why
+    prob.solve(solver)                                      # the fake sleeps 30 s unless it is killed
+    assert solver.killed and solver.crashed is None, why
     assert solver.early == (why == "ends on SIGINT")
     assert prob.sol_status == pulp.LpSolutionNoSolutionFound
 
