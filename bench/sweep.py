@@ -935,7 +935,7 @@ def _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_er
         futures = {client.submit(*job, key=f"epochbench-task-{i}-{_token()}", resources=res, pure=False): i
                    for i, job in jobs.items()}
         if scheduler is not None:
-            stack.enter_context(_watch_workers(client, scheduler, lambda: len(jobs) - done))
+            stack.enter_context(_watch_workers(client, scheduler, lambda: len(jobs) - done, needs=res))
         for fut in as_completed(futures, loop=client.loop):
             i = futures[fut]
             try:
@@ -970,27 +970,41 @@ WATCH_EVERY = 5.0
 
 
 @contextlib.contextmanager
-def _watch_workers(client, scheduler: str, left: Callable[[], int], every: float = WATCH_EVERY):
+def _watch_workers(client, scheduler: str, left: Callable[[], int], every: float = WATCH_EVERY,
+                   needs: dict | None = None):
     """While the block runs, say on stderr (once each time it happens) that
-    ``scheduler`` has no worker left, with the ``left()`` tasks waiting for
-    one, and that workers joined again: a sweep whose workers all died
-    waited in silence until killed (the start's check says it only when
-    there is none at first).  A thread asks the scheduler for its worker
-    count every ``every`` seconds (its totals only: a small message)."""
+    ``scheduler`` has no worker left that can take the tasks, with the
+    ``left()`` tasks waiting for one, and that such workers joined again: a
+    sweep whose workers all died waited in silence until killed (the
+    start's check says it when there is none at first, so a start without
+    workers is not said twice).  ``needs``: the resources each task asks
+    for (``exclusive``); then only workers that declare them count: a timed
+    sweep whose ``exclusive`` workers left waited in silence beside workers
+    that could take none of its tasks.  A thread asks the scheduler every
+    ``every`` seconds (its totals only, without ``needs``: a small message)."""
     stop = threading.Event()
+    having = "" if not needs else f" with the resource {', '.join(map(repr, needs))}"
+
+    def usable() -> int:
+        if not needs:
+            info = _totals(client)
+            return int(info.get("n_workers", len(info.get("workers") or {})))
+        workers = client.scheduler_info().get("workers", {}).values()
+        return sum(all(k in (w.get("resources") or {}) for k in needs) for w in workers)
 
     def watch() -> None:
-        empty = False
+        empty = False                               # none at the start: the start's check said so
+        with contextlib.suppress(Exception):
+            empty = usable() == 0
         while not stop.wait(every):
             with contextlib.suppress(Exception):
-                info = _totals(client)
-                count = int(info.get("n_workers", len(info.get("workers") or {})))
+                count = usable()
                 if count == 0 and not empty:
-                    print(f"epochbench: warning: {scheduler} has no worker left: {left()} task(s) wait until one "
-                          "joins (Ctrl-C stops the run)", file=sys.stderr, flush=True)
+                    print(f"epochbench: warning: {scheduler} has no worker{having} left: {left()} task(s) wait "
+                          "until one joins (Ctrl-C stops the run)", file=sys.stderr, flush=True)
                 elif count and empty:
-                    print(f"epochbench: {scheduler}: {count} worker(s) again; the sweep goes on", file=sys.stderr,
-                          flush=True)
+                    print(f"epochbench: {scheduler}: {count} worker(s){having} now; the sweep goes on",
+                          file=sys.stderr, flush=True)
                 empty = count == 0
     thread = threading.Thread(target=watch, name="epochbench-watch-workers", daemon=True)
     thread.start()

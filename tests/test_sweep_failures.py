@@ -562,7 +562,35 @@ def test_a_sweep_whose_workers_all_left_says_so(capsys):
         time.sleep(0.05)
     err = capsys.readouterr().err.splitlines()
     assert err == ["epochbench: warning: tcp://h:1 has no worker left: 7 task(s) wait until one joins (Ctrl-C "
-                   "stops the run)", "epochbench: tcp://h:1: 1 worker(s) again; the sweep goes on"]
+                   "stops the run)", "epochbench: tcp://h:1: 1 worker(s) now; the sweep goes on"]
+
+
+@pytest.mark.parametrize("start", [0, 2])
+def test_a_timed_sweep_whose_exclusive_workers_left_says_so_and_a_start_without_workers_is_said_once(
+        capsys, start):
+    """Timed tasks ask for the resource 'exclusive': when the workers that
+    declare it left, a worker without it stayed and the sweep waited in
+    silence (the watcher counted all workers).  A scheduler with no worker
+    at the start was said twice, by the start's check and the watcher."""
+    plain = {"resources": {}}
+    timed = {"resources": {"exclusive": 1}}
+    looks = [[plain] + [timed] * start, [plain], [plain], [plain, timed]]
+
+    class Client:
+        def scheduler_info(self, n_workers=-1):
+            workers = looks.pop(0) if looks else [plain, timed]
+            return {"n_workers": len(workers), "workers": dict(enumerate(workers))}
+
+    with sw._watch_workers(Client(), "tcp://h:1", lambda: 5, every=0.01, needs={"exclusive": 1}):
+        end = time.monotonic() + 30
+        while looks and time.monotonic() < end:
+            time.sleep(0.01)
+        time.sleep(0.05)
+    err = capsys.readouterr().err.splitlines()
+    left = ["epochbench: warning: tcp://h:1 has no worker with the resource 'exclusive' left: 5 task(s) wait "
+            "until one joins (Ctrl-C stops the run)"]
+    assert err == (left if start else []) + ["epochbench: tcp://h:1: 1 worker(s) with the resource 'exclusive' "
+                                             "now; the sweep goes on"]
 
 
 @pytest.mark.parametrize("address, said", [
