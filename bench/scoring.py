@@ -628,7 +628,7 @@ def score(instances, methods: list[str], *, time_limit: float = 10.0, threads: i
                              params=params or {}, files=files, shipped=shipped)
     count = iter(range(1, len(tasks) + 1))
     done, _ = run_tasks(call, tasks, workers=workers, scheduler=scheduler, progress=False, stop_on_error=True,
-                        exclusive=True,
+                        exclusive=True, dashboard=progress is not None,
                         on_result=(lambda i, rows: progress(next(count), tasks[i]["instance"])) if progress
                         else None)
     table = pd.DataFrame([row for i in range(len(tasks)) for row in done[i]], columns=COLUMNS)

@@ -529,15 +529,22 @@ def _label(task) -> str:
 # ---- progress ------------------------------------------------------------------------------
 class Progress:
     """``[done/total] task  (elapsed, failures, ETA)`` lines on stderr, only
-    when ``on`` and stderr is a terminal."""
+    when ``on`` and stderr is a terminal; ``link``: the scheduler's line
+    (:meth:`say_link`) even where the caller prints its own progress (None:
+    as ``on``)."""
 
-    def __init__(self, total: int, on: bool = True):
+    def __init__(self, total: int, on: bool = True, link: bool | None = None):
         self.total, self.done, self.failed = total, 0, 0
         self.on = bool(on) and sys.stderr.isatty()
+        self.link = bool(on if link is None else link) and sys.stderr.isatty()
         self.t0 = time.perf_counter()
 
     def say(self, text: str) -> None:
         if self.on:
+            print(text, file=sys.stderr, flush=True)
+
+    def say_link(self, text: str) -> None:
+        if self.link:
             print(text, file=sys.stderr, flush=True)
 
     def step(self, task, ok: bool = True) -> None:
@@ -699,7 +706,7 @@ def probe_scheduler(address: str | None = None) -> str | None:
 def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = None, *,
               workers: int | None = None, scheduler: str | None = None, progress: bool = True,
               on_result: Callable[[int, Any], None] | None = None, exclusive: bool = False,
-              stop_on_error: bool = False) -> tuple[dict[int, Any], list[Failure]]:
+              stop_on_error: bool = False, dashboard: bool | None = None) -> tuple[dict[int, Any], list[Failure]]:
     """Run ``call(tasks[i])`` for every ``i`` in ``todo`` (default: all).
 
     Parameters
@@ -712,6 +719,9 @@ def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = 
     scheduler : address of a Dask scheduler (default: ``$EPOCHBENCH_SCHEDULER``;
         none: a local cluster), checked first (:func:`check_scheduler`).
     progress : progress lines on a terminal.
+    dashboard : on a terminal, the line naming the scheduler and its
+        dashboard link (default: as ``progress``; ``score`` and ``validate``
+        print their own progress and ask for it).
     on_result : ``on_result(i, result)`` in this process as each task finishes.
     exclusive : each task holds the worker resource ``exclusive`` (a worker
         to itself), where the workers declare it (a warning on stderr when
@@ -752,7 +762,7 @@ def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = 
     option = _option(scheduler)
     scheduler = check_scheduler(scheduler)
     workers = local_workers(workers, scheduler)
-    bar = Progress(len(todo), progress)
+    bar = Progress(len(todo), progress, dashboard)
     results: dict[int, Any] = {}
     failures: list[Failure] = []
 
@@ -928,9 +938,9 @@ def _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_er
     stack = contextlib.ExitStack()
     try:
         _check_workers(client, scheduler)
-        if scheduler is not None and bar.on:
+        if scheduler is not None and bar.link:
             link = _dashboard(client)
-            bar.say(f"  scheduler {scheduler}" + (f"; dashboard {link}" if link else ""))
+            bar.say_link(f"  scheduler {scheduler}" + (f"; dashboard {link}" if link else ""))
         res = _resources(client, scheduler) if exclusive else None
         futures = {client.submit(*job, key=f"epochbench-task-{i}-{_token()}", resources=res, pure=False): i
                    for i, job in jobs.items()}

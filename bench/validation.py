@@ -307,7 +307,7 @@ def validate(func, family: str = "packing", *, count: int = 30, seed: int = 0, l
     call = functools.partial(_check_one, func=func, label=label, exact=exact, builtin=builtin,
                              time_limit=time_limit, shipped=snapshot(family, [exact] + builtin))
     done, _ = run_tasks(call, [{"instance": inst} for inst in insts], workers=workers, scheduler=scheduler,
-                        progress=False, stop_on_error=True, exclusive=True,
+                        progress=False, stop_on_error=True, exclusive=True, dashboard=progress is not None,
                         on_result=(lambda i, _: progress(next(count), insts[i])) if progress else None)
     rows = [row for i in range(len(insts)) for row in done[i][0]]
     return Verdict(pd.DataFrame(rows), [done[i][1] for i in range(len(insts)) if done[i][1]])

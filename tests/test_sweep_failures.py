@@ -407,6 +407,21 @@ def test_provenance_records_the_scheduler_of_the_environment(tmp_path, bare, exp
     assert info["execution"]["workers"] == 1 and info["execution"]["scheduler"] is None   # conftest: 1 worker
 
 
+def test_score_and_validate_name_the_scheduler_though_they_print_their_own_progress(bare, monkeypatch, capsys):
+    """They run their sweep with progress=False (their own [i/n] lines), so
+    the line naming the scheduler and its dashboard, which the README
+    promises for every sweep on a terminal, never came."""
+    from epochbench.instances.generators import generate
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    sw.run_tasks(square, [{"x": 1}, {"x": 2}], scheduler=bare, progress=False)
+    assert "scheduler" not in capsys.readouterr().err
+    fam = generate("leinberger", n=8, k=2, count=2, seed=1)
+    seen = []
+    from epochbench.scoring import score
+    score(fam, ["ff"], scheduler=bare, progress=lambda i, inst: seen.append(i))
+    assert seen == [1, 2] and f"  scheduler {bare}\n" in capsys.readouterr().err
+
+
 def test_the_command_line_says_a_lost_scheduler_in_one_line_with_status_1(monkeypatch, capsys):
     """Not a traceback, not 'bad input' (status 2): ``RunStopped`` is one line, status 1."""
     from epochbench import cli
