@@ -30,6 +30,20 @@ def test_sweep_names_the_failing_task():
         sweep(square, [{"x": 1}], jobs=0)
 
 
+def test_a_sweep_whose_every_task_failed_leaves_no_empty_checkpoint(tmp_path):
+    """Every task failed: an empty NAME.partial.jsonl was left behind; one
+    that held rows before is kept."""
+    ck = tmp_path / "exp.partial.jsonl"
+    with pytest.raises(RuntimeError, match="failed: ZeroDivisionError"):
+        sweep(failing, [{"x": 3}, {"x": 4}], jobs=1, progress=False, checkpoint=ck)
+    assert not ck.exists()
+    sweep(square, [{"x": 1}], jobs=1, progress=False, checkpoint=ck)
+    size = ck.stat().st_size
+    with pytest.raises(RuntimeError, match="failed: ZeroDivisionError"):
+        sweep(failing, [{"x": 3}], jobs=1, progress=False, checkpoint=ck)
+    assert ck.stat().st_size == size > 0
+
+
 CALLS = []
 
 

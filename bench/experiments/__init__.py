@@ -164,6 +164,7 @@ def sweep(run: Callable[[dict], list[dict]], tasks: list[dict], *, jobs: int | N
                                       f"done in {checkpoint}")
     if checkpoint is not None:
         _repair_tail(checkpoint)
+    made = checkpoint is not None and not checkpoint.exists()
     log = open(checkpoint, "a") if checkpoint is not None else None
 
     def keep(i: int, rows: list[dict], *_) -> None:
@@ -187,7 +188,10 @@ def sweep(run: Callable[[dict], list[dict]], tasks: list[dict], *, jobs: int | N
         raise _sw.SchedulerLost(exc.address, len(results), len(chosen), saved=log is not None) from None
     finally:
         if log is not None:
+            empty = made and log.tell() == 0     # nothing saved (every task failed): no empty file left behind
             log.close()
+            if empty:
+                checkpoint.unlink(missing_ok=True)
     if failures:
         raise _sw.SweepFailed(failures, len(chosen))
     return [{**row, "task": i} for i in sorted(results) for row in results[i]]
