@@ -222,3 +222,18 @@ def test_a_partial_file_written_before_records_named_their_columns_still_resumes
     assert main(["experiment", "mixed-test", "--jobs", "1", "--quiet", "--out", str(out)]) == 0
     assert pd.read_csv(out / "mixed-test.csv")["y"].tolist() == [0.0, 1.0, 4.0, 9.0]
     EXPERIMENTS.pop("mixed-test")
+
+
+def test_the_braun_figure_of_two_methods_is_laid_out(tmp_path):
+    """``experiment braun --tasks 0:2`` (two greedy methods) drew a figure
+    too short for its axes: matplotlib warned that constrained layout was
+    not applied."""
+    import warnings
+
+    from epochbench.experiments.braun import braun_plot
+    df = pd.DataFrame({"instance": ["u_c_hihi.0"] * 2, "method": ["olb", "uda"], "seed": [None, None],
+                       "gap_best": [0.95, 5.45], "budget": ["-", "-"]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        braun_plot(df, tmp_path / "b.png")
+    assert (tmp_path / "b.png").stat().st_size > 0

@@ -154,7 +154,9 @@ def braun_plot(df: pd.DataFrame, path) -> None:
             "exact": dict(color=PALETTE[1], marker="D")}
     y = np.arange(len(m))
     with style():
-        fig, axes = figure(1, 1, width=COLUMN, height=0.9 + 0.17 * len(m))
+        # at least 2 inches: a subset of 2 methods (--tasks 0:2) left its axes no room, and
+        # matplotlib warned that it laid nothing out
+        fig, axes = figure(1, 1, width=COLUMN, height=max(2.0, 0.9 + 0.17 * len(m)))
         ax = axes[0][0]
         for kind in look:
             sel = (m["method"].map(_kind) == kind).to_numpy()
