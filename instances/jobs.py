@@ -833,6 +833,26 @@ def _skip_bom(fh) -> None:
         fh.read(len(UTF8_BOM))
 
 
+class _CRAsSpace(io.RawIOBase):
+    """A binary file read with every CR as a space: the numpy and compiled
+    readers take a CR for white space (CRLF lines, a stray CR inside a line
+    or a comment), pandas' C reader ends a line at a lone one and reads it
+    inside a field (``10\\r0``).  One ``bytes.translate`` a piece read."""
+
+    _TABLE = bytes.maketrans(b"\r", b" ")
+
+    def __init__(self, fh):
+        self.fh = fh
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        data = self.fh.read(len(buf))
+        buf[:len(data)] = data.translate(self._TABLE)
+        return len(data)
+
+
 def _gzipped(path: Path) -> bool:
     """Whether ``path`` names a gzip file (``.gz``, in any case)."""
     return path.suffix.lower() == ".gz"
@@ -964,7 +984,10 @@ def _swf_body(path: Path, src: str, want) -> Columns:
         with (gzip.open if _gzipped(path) else open)(path, "rb") as fh, warnings.catch_warnings():
             _skip_bom(fh)
             warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            for table in pd.read_csv(fh, sep=r"\s+", comment=";", header=None, names=range(19), dtype=np.float64,
+            # CR read as a space, as the other two readers read it: pandas ends a line at a lone CR, so a CR
+            # inside a comment made its tail a job line (a CR-only file is refused before)
+            text = io.BufferedReader(_CRAsSpace(fh), 1 << 20)
+            for table in pd.read_csv(text, sep=r"\s+", comment=";", header=None, names=range(19), dtype=np.float64,
                                      index_col=False, engine="c", chunksize=PANDAS_ROWS):
                 arr = table.to_numpy(dtype=np.float64)
                 ok = np.isfinite(arr[:, :18]).all() and np.isnan(arr[:, 18]).all()
@@ -988,10 +1011,11 @@ def _raise_bad_line(raw: bytes, src: str, exc, skip: int = 0) -> None:
     """Slow path: find the first malformed job line and raise naming it;
     the first ``skip`` job lines are known good and only counted (a bad
     line near the end of 2 million took 81 s when each was checked).  Lines
-    are counted at LF, as the readers and an editor count them: a form feed
-    or a cp1252 ellipsis (0x85) in a comment is not a line break."""
+    are counted at LF and fields split at spaces, tabs and CRs, as the
+    readers read them (:class:`_CRAsSpace`): a form feed or a cp1252
+    ellipsis (0x85) is no line break nor space, in a comment or a field."""
     for lineno, line in enumerate(raw.decode("latin-1").split("\n"), start=1):
-        tokens = line.split(";", 1)[0].split()
+        tokens = [t for t in line.split(";", 1)[0].replace("\t", " ").replace("\r", " ").split(" ") if t]
         if not tokens:
             continue
         if skip > 0:

@@ -491,3 +491,22 @@ def test_a_form_feed_or_cp1252_ellipsis_in_a_comment_does_not_shift_the_named_li
     path = _write(tmp_path / "ff.swf", text)
     with pytest.raises(InstanceError, match=r"ff\.swf, line 5: expected 18 fields, got 5"):
         read_swf(path)
+
+
+@pytest.mark.parametrize("reader", ["numpy", "compiled", "pandas"])
+@pytest.mark.parametrize("where", ["comment", "field"])
+def test_a_stray_cr_is_white_space_to_every_reader(tmp_path, monkeypatch, reader, where):
+    """The numpy and compiled readers take a CR for a space; pandas' reader
+    ended a line at it (a comment's tail became a job line) and read it
+    inside a field ('10\\r0'), so a file they read was refused by it."""
+    head = "; MaxProcs: 10\n" + ("; Note: one\rtwo words\n" if where == "comment" else "")
+    first = job(1, 4) if where == "comment" else job(1, 4).replace(" 0 100", "\r0 100", 1)
+    path = _write(tmp_path / "cr.swf", (head + first + job(2, 3)).encode())
+    _force(monkeypatch, reader)
+    assert read_swf(path).jobs["id"].tolist() == [1, 2]
+
+
+def test_a_bad_line_after_a_cr_in_a_comment_is_named_by_its_line(tmp_path):
+    path = _write(tmp_path / "crbad.swf", ("; MaxProcs: 10\n; one\rtwo words\n" + job(1, 4) + "3 30 0 100 2\n").encode())
+    with pytest.raises(InstanceError, match=r"crbad\.swf, line 4: expected 18 fields, got 5"):
+        read_swf(path)
