@@ -406,7 +406,8 @@ def cmd_bench(args) -> int:
     # nothing, --collect-only say, left it empty)
     made = [p for p in (Path(".benchmarks"), Path("results")) if not p.exists()]
     from epochbench.benchmarks import plugin           # the module pytest loads (-p), imported first here
-    plugin.NAME_OPTION[0] = "--name" if args.name else "--run-name"     # as the user gave it
+    late = any(a == "--name" or a.startswith("--name=") for a in args.pytest_args)    # after a pytest argument
+    plugin.NAME_OPTION[0] = "--name" if args.name or late else "--run-name"        # as the user gave it
     try:
         with output_lock(results, option="--results") if results else contextlib.nullcontext(), _no_addopts():
             status = int(pytest.main(argv + rest))
@@ -448,26 +449,17 @@ def _no_addopts():
 
 
 def _check_benchmark_json(rest: list[str]) -> None:
-    """Refuse, before the suite runs, a ``--benchmark-json`` file (passed on
-    to pytest-benchmark) that exists or whose folder cannot be written:
-    pytest-benchmark writes it at the end, over an existing file without a
-    word (a baseline kept as before.json was lost by a rerun), and a folder
-    that does not exist failed the finished run, whose tables were lost."""
-    from . import runs
+    """Refuse, before the suite runs and in one line, a ``--benchmark-json``
+    file (passed on to pytest-benchmark) that exists or whose folder cannot
+    be written (:func:`epochbench.benchmarks.plugin.json_refusal`; the
+    plug-in refuses it too, for ``pytest --benchmark``)."""
+    from epochbench.benchmarks.plugin import json_refusal
     for i, a in enumerate(rest):
         path = rest[i + 1] if a == "--benchmark-json" and i + 1 < len(rest) else (
             a.split("=", 1)[1] if a.startswith("--benchmark-json=") else None)
-        if path is None:
-            continue
-        file = Path(path)
-        if file.exists() or file.is_symlink():
-            raise ValueError(f"--benchmark-json {path}: exists, and would be written over; remove it or give "
-                             "another file")
-        if not file.parent.is_dir():
-            raise ValueError(f"--benchmark-json {path}: no folder {file.parent} to write it in")
-        problem = runs.unwritable(file.parent)
+        problem = json_refusal(path)
         if problem:
-            raise ValueError(f"--benchmark-json {problem}")
+            raise ValueError(problem)
 
 
 def _check_bench_name(name: str | None, rest: list[str]) -> Path | None:

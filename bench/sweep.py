@@ -999,7 +999,7 @@ def _watch_workers(client, scheduler: str, left: Callable[[], int], every: float
         if not needs:
             info = _totals(client)
             return int(info.get("n_workers", len(info.get("workers") or {})))
-        workers = client.scheduler_info().get("workers", {}).values()
+        workers = _workers(client).values()
         return sum(all(k in (w.get("resources") or {}) for k in needs) for w in workers)
 
     def watch() -> None:
@@ -1033,6 +1033,18 @@ def _totals(client) -> dict:
         return client.scheduler_info(n_workers=0)
     except TypeError:
         return client.scheduler_info()
+
+
+def _workers(client) -> dict:
+    """Every worker's state, by address: ``distributed`` from 2025.4 on lists
+    only the first 5 unless asked for all (``n_workers=-1``; a timed sweep
+    counted 0 workers with ``exclusive`` where they came later); an older
+    one lists all and takes no ``n_workers``."""
+    try:
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:
+        info = client.scheduler_info()
+    return info.get("workers", {}) or {}
 
 
 def _lost(client, exc: BaseException) -> bool:
@@ -1105,7 +1117,7 @@ def _resources(client, address: str | None) -> dict | None:
     worker declares it.  Else none, and on a scheduler a warning on stderr
     when a worker runs several threads (timed tasks may then share a
     process; a scheduler without workers is said by :func:`_check_workers`)."""
-    info = client.scheduler_info().get("workers", {})
+    info = _workers(client)
     if any(EXCLUSIVE in (w.get("resources") or {}) for w in info.values()):
         return {EXCLUSIVE: 1}
     threads = max((w.get("nthreads") or 1 for w in info.values()), default=0)

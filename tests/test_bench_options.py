@@ -148,3 +148,19 @@ def test_run_json_records_every_benchmark_modules_seeds_and_time_limits():
     assert got["bench_mapping"]["time_limits_s"]["exact 32x4, 64x8"] == bench_mapping.EXACT_S == 30.0
     assert got["bench_assignment"]["seeds"]["dense 150 x 150"] == bench_assignment.DENSE_SEED == 2
     assert got["bench_knapsack"]["time_limits_s"]["mkp-bb on mknapcb1 (full suite)"] == bench_knapsack.MKP_BB_S
+
+
+def test_pytest_benchmark_in_a_checkout_refuses_an_existing_json_file_too(tmp_path):
+    """``pytest --benchmark --benchmark-json FILE`` (the checkout's route)
+    wrote over an existing file: only ``epochbench bench`` checked it."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    kept = tmp_path / "before.json"
+    kept.write_text("baseline")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--benchmark", "--quick", "-p", "no:cacheprovider",
+                           "-k", "nothing_matches_this", "--benchmark-json", str(kept),
+                           "--results", str(tmp_path / "r")],
+                          cwd=root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 4 and f"--benchmark-json {kept}: exists, and would be written over" in proc.stderr, \
+        proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert kept.read_text() == "baseline" and not (tmp_path / "r").exists()

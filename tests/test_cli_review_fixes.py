@@ -360,6 +360,9 @@ def test_a_run_name_taken_by_a_run_started_at_the_same_time_names_name_not_pytes
         assert holder.stdout.readline().strip() == "held"
         monkeypatch.setattr(cli, "_check_bench_name", lambda name, rest: None)   # both passed it at once
         assert cli.main(["bench", "--quick", "--name", "same", "-k", "knapsack"]) == 2
+        err = capsys.readouterr().err
+        assert "ERROR: --name: run folder" in err and "--run-name" not in err
+        assert cli.main(["bench", "--quick", "-k", "knapsack", "--name", "same"]) == 2    # among pytest's
     finally:
         holder.kill()
         holder.wait(timeout=30)

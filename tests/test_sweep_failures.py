@@ -652,3 +652,17 @@ def test_the_worker_count_is_read_from_a_distributed_without_n_workers_too():
         def scheduler_info(self):
             return {"workers": {"tcp://a:1": {}, "tcp://b:2": {}}}
     assert sw._totals(Old()) == {"workers": {"tcp://a:1": {}, "tcp://b:2": {}}}
+
+
+def test_the_workers_are_all_asked_for_where_distributed_lists_five_by_default():
+    """``distributed`` from 2025.4 lists the first 5 workers unless asked for
+    all: a timed sweep's sixth worker, the one with ``exclusive``, was not
+    seen."""
+    workers = {f"w{i}": {"resources": {"exclusive": 1} if i == 5 else {}} for i in range(6)}
+
+    class Client:
+        def scheduler_info(self, n_workers=5):
+            return {"workers": dict(list(workers.items())[:n_workers] if n_workers >= 0 else workers)}
+
+    assert sw._resources(Client(), "tcp://h:1") == {"exclusive": 1}
+    assert len(sw._workers(Client())) == 6

@@ -5,6 +5,10 @@ The checkout's root ``conftest.py`` loads it (plain ``pytest`` runs
 ``tests/``, ``pytest --benchmark`` runs this folder); ``epochbench bench``
 loads it with ``-p`` and points pytest at this folder wherever the package
 is installed.
+
+PYTEST_DONT_REWRITE: ``epochbench bench`` imports this module before
+pytest loads it (it holds no assert for pytest to rewrite), and pytest
+warned on every run that it could not rewrite it.
 """
 from pathlib import Path
 
@@ -69,10 +73,32 @@ def pytest_configure(config):
     if config.getoption("--benchmark"):
         import pytest
         try:
+            if not hasattr(config, "workerinput"):      # the controller: xdist workers write no JSON file
+                problem = json_refusal(config.getoption("benchmark_json", None))
+                if problem:
+                    raise pytest.UsageError(problem)
             _start_run(config)
         except pytest.UsageError as exc:
             _REFUSED.append(str(exc))
             raise
+
+
+def json_refusal(path) -> str | None:
+    """Why a ``--benchmark-json`` file (pytest-benchmark's option) may not be
+    written, or None: it exists (pytest-benchmark wrote over it without a
+    word, a baseline kept as before.json lost by a rerun), or its folder
+    does not exist or cannot be written (the finished run then failed, and
+    its tables were lost)."""
+    if path is None:
+        return None
+    from epochbench import runs
+    file = Path(path)
+    if file.exists() or file.is_symlink():
+        return f"--benchmark-json {path}: exists, and would be written over; remove it or give another file"
+    if not file.parent.is_dir():
+        return f"--benchmark-json {path}: no folder {file.parent} to write it in"
+    problem = runs.unwritable(file.parent)
+    return f"--benchmark-json {problem}" if problem else None
 
 
 def _start_run(config) -> None:
