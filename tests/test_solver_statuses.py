@@ -368,8 +368,18 @@ def test_a_cbc_stopped_without_a_solution_is_killed_not_crashed(tmp_path, script
         prob += x <= 1
         solver = TimedCBC(lambda: 1.0, lambda: 0.2, 0.3, msg=False, logPath=str(tmp_path / "log"))
     solver.path = str(fake)                                 # PuLP's bundled CBC, replaced
-    prob.solve(solver)                                      # the fake sleeps 30 s unless it is killed
+    waits, wait = [], subprocess.Popen.wait
+
+    def spy(proc, timeout=None):                            # how long each wait may last, not how long it took
+        waits.append(timeout)
+        return wait(proc, timeout=timeout)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(subprocess.Popen, "wait", spy)
+        prob.solve(solver)                                  # the fake sleeps 30 s unless it is killed
     assert solver.killed and solver.crashed is None, why
+    # SIGINT after 0.2 s; the deaf one killed 0.3 s after that (then reaped), the other ended by the SIGINT
+    assert waits == ([0.2, 0.3, None] if why == "deaf" else [0.2, 0.3]), waits
     assert solver.early == (why == "ends on SIGINT")
     assert prob.sol_status == pulp.LpSolutionNoSolutionFound
 
