@@ -697,7 +697,8 @@ def _add_compare(sub) -> None:
                                    "change in mean and "
                                    "max gap and in median decision time, flagged beyond the noise (time: "
                                    "a ratio beyond 1.25 either way). A and B must be of one kind, solves (a "
-                                   "results folder or a CSV: they compare on the instances both hold) or "
+                                   "results folder or a CSV: they compare on the instances both hold; a folder against a CSV compares "
+                                   "gaps, not times, as a CSV's time is one cold call) or "
                                    "JSON files: a folder and a JSON file measure time differently (a median "
                                    "over solves; a median of the benchmarks' medians) and name their solves differently, so one "
                                    "against the other is refused.")
@@ -720,7 +721,7 @@ def cmd_compare(args) -> int:
     timed = [t for t in thresholds if t.what != "gap"]
     if timed and table.attrs["untimed"]:
         raise ValueError(f"--fail-on {timed[0].what}: A and B measure time differently ({table.attrs['untimed']}); "
-                         "compare two results folders for time")
+                         "compare two results folders, or two score CSVs, for time")
     for note in table.attrs["notes"]:
         print(f"epochbench compare: {note}", file=sys.stderr)
     same = table.attrs["same"]
