@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import os
 import threading
 import types
@@ -263,9 +264,13 @@ def _dispatcher(numba, kernel: LazyKernel):
     """``numba.njit(**options)`` of ``kernel``; where numba finds no folder
     to cache it in (the package's ``__pycache__`` and the user's cache both
     read-only), the kernel is compiled without a cache, and a warning on
-    stderr says so once (numba raised RuntimeError: no locator available)."""
+    stderr says so once (numba raised RuntimeError: no locator available).
+    A cache folder is checked against the kernels' sources first
+    (:func:`_fresh_cache`)."""
     try:
-        return numba.njit(**kernel.options)(kernel.py_func)
+        dispatcher = numba.njit(**kernel.options)(kernel.py_func)
+        _fresh_cache(dispatcher)
+        return dispatcher
     except RuntimeError as exc:
         if not kernel.options.get("cache") or "cannot cache" not in str(exc):
             raise
@@ -280,6 +285,65 @@ def _dispatcher(numba, kernel: LazyKernel):
 
 
 _CACHE_WARNED = False
+
+#: the subpackages whose modules define compiled kernels
+KERNEL_PACKAGES = ("epochbench.instances", "epochbench.heuristics", "epochbench.exact", "epochbench.sim")
+#: the file in a numba cache folder that names the kernels' sources its files were compiled from
+STAMP = "epochbench-kernels.stamp"
+_CHECKED: set = set()                         # cache folders checked in this process
+_DIGEST: list = []                            # the sources' digest, once computed
+
+
+def kernel_sources_digest() -> str:
+    """CRC-32 and length of the text of every module of
+    :data:`KERNEL_PACKAGES` that defines a compiled kernel (about 16 of 80
+    files read; 3-5 ms, zlib: hashlib's import alone took 5 ms), imported or
+    not."""
+    if not _DIGEST:
+        import zlib
+        from pathlib import Path
+        crc, size = 0, 0
+        for name in KERNEL_PACKAGES:
+            spec = importlib.util.find_spec(name)
+            for folder in (spec.submodule_search_locations or []) if spec else []:
+                for f in sorted(Path(folder).glob("*.py")):
+                    text = f.read_bytes()
+                    if b"njit(" in text or b"intrinsic" in text:
+                        crc = zlib.crc32(text, zlib.crc32(f"{name}.{f.stem}\0".encode(), crc))
+                        size += len(text)
+        _DIGEST.append(f"{crc:08x}-{size}")
+    return _DIGEST[0]
+
+
+def _fresh_cache(dispatcher) -> None:
+    """Empty the numba cache folder of ``dispatcher`` of compiled kernels
+    when they were compiled from other kernel sources than this package's
+    (:func:`kernel_sources_digest`, kept in the folder's :data:`STAMP`).
+    numba's cache checks a kernel against its own file only: a kernel that
+    calls one of another file (the event loop of ``sim/policies.py`` calls
+    ``sim/los_fast.py``'s LOS step) kept running the old compiled code after
+    that file changed, so a change to it passed every test.  Once per folder
+    and process; a folder that cannot be written is left as it is."""
+    cache = getattr(dispatcher, "_cache", None)
+    folder = getattr(cache, "cache_path", None)
+    if folder is None or folder in _CHECKED:
+        return
+    _CHECKED.add(folder)
+    from pathlib import Path
+    stamp, digest = Path(folder) / STAMP, kernel_sources_digest()
+    try:
+        if stamp.read_text() == digest:
+            return
+    except OSError:
+        pass                                  # no stamp: a new folder, or one of before stamps
+    try:
+        for f in Path(folder).iterdir():
+            if f.suffix in (".nbi", ".nbc"):
+                f.unlink(missing_ok=True)
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest)
+    except OSError:
+        pass                                  # read-only: numba's own checks are all there is
 
 
 def _after_fork() -> None:

@@ -420,3 +420,46 @@ def test_kernels_compile_without_a_cache_where_numba_can_write_none(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stderr.count("\n") == 1 and "numba finds no writable folder for its cache" in proc.stderr
     assert "set NUMBA_CACHE_DIR" in proc.stderr and " ff feasible " in proc.stdout
+
+
+_CALLER = '''
+from epochbench.instances.lazy import njit
+from kpkg.b import inner
+
+
+@njit(cache=True)
+def outer(x):
+    return inner(x) + 1
+'''
+_RUN = '''
+import sys
+sys.path.insert(0, sys.argv[1])
+from epochbench.instances import lazy
+lazy.KERNEL_PACKAGES = ("kpkg",)
+from kpkg.a import outer
+print(outer(1))
+'''
+
+
+def test_a_changed_kernel_in_another_file_is_not_run_from_a_stale_cache(tmp_path):
+    """numba's cache checks a kernel against its own file only: after
+    kpkg/b.py's kernel changed, kpkg/a.py's caller ran the old compiled
+    code from the cache (a mutation of sim/los_fast.py passed every test
+    of the event loop that calls it).  The cache folder is emptied when any
+    kernel source of the package changed."""
+    pkg = tmp_path / "kpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text(_CALLER)
+
+    def run(value: int) -> str:
+        (pkg / "b.py").write_text("from epochbench.instances.lazy import njit\n\n\n@njit(cache=True)\n"
+                                  f"def inner(x):\n    return x * {value}\n")
+        proc = subprocess.run([sys.executable, "-c", _RUN, str(tmp_path)], capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return proc.stdout.strip()
+
+    assert run(10) == "11"
+    assert run(10) == "11" and list((pkg / "__pycache__").glob("a.outer-*.nbi"))     # from the cache
+    assert run(20) == "21"                                                           # not 11
