@@ -1,0 +1,135 @@
+"""Rules that a one-token change could break without any other test
+failing (found by mutating the code): each test gives a small input whose
+answer the rule decides, worked by hand here."""
+import inspect
+
+import numpy as np
+
+from epochbench.sim.pool import simulate_pool as simulate
+from test_farm_sim import stream as farm_stream
+from test_gang import E, clock_with
+from test_sim_engine import stream
+
+
+def starts(df, cap, policy, **kw) -> dict:
+    res = simulate(df, cap, policy, **kw)
+    return dict(zip(res.jobs["id"].tolist(), res.jobs["start"].tolist()))
+
+
+# ---- backfilling variants ([vadhiyar-notes] "Backfilling Variants") -----------------------------
+def test_easy_sjf_scans_equal_estimates_in_arrival_order():
+    """4 nodes.  Job 1 (2 nodes) runs until 30, job 2 (2) until 10, head
+    job 3 (4) waits until 30.  Jobs 4 and 5 (2 nodes, estimate 8 each,
+    arriving at 1 and 2) tie on the estimate: job 4, the earlier, backfills
+    at 10 (ends 18 <= 30), job 5 after it at 18 (ends 26)."""
+    df = stream([(1, 0, 2, 30, 30), (2, 0, 2, 10, 10), (3, 0, 4, 5, 5), (4, 1, 2, 8, 8), (5, 2, 2, 8, 8)])
+    assert starts(df, [4], "easy-sjf") == {1: 0, 2: 0, 3: 30, 4: 10, 5: 18}
+
+
+def test_slack_bf_delays_no_job_past_its_later_of_deadline_and_plan():
+    """Job 1 (2 of 4 nodes) overruns its estimate 10 to 50, so job 2 (3
+    nodes, slack 0: its deadline is its plan at 10) is already past its
+    deadline when job 3 (1 node, 5 s) arrives at 11.  Job 3 ends at 16,
+    long before job 2 can start (50): it delays no one and starts at 11.
+    Measured against the deadline alone, job 2 is late whatever happens,
+    and job 3 waited until 50."""
+    df = stream([(1, 0, 2, 50, 10), (2, 1, 3, 10, 10), (3, 11, 1, 5, 5)])
+    got = starts(df, [4], "slack-bf", slack_factor=np.inf, important_procs=3, important_slack_factor=0)
+    assert got == {1: 0, 2: 50, 3: 11}
+
+
+def test_multi_queue_backfills_a_job_that_needs_exactly_the_extra_nodes():
+    """8 nodes, a queue bound at 10 s: every job here is in the long queue,
+    whose partition has 4 nodes.  Job 1 (2 nodes) runs until 100; head job
+    2 (3 nodes) waits for it, reserved at 100 with 1 node to spare (extra);
+    job 3 (1 node, 200 s) runs past 100 and needs exactly that node: it
+    starts at 1."""
+    df = stream([(1, 0, 2, 100, 100), (2, 0, 3, 100, 100), (3, 1, 1, 200, 200)])
+    assert starts(df, [8], "multi-queue", queue_bounds=[10]) == {1: 0, 2: 100, 3: 1}
+
+
+def test_equal_partitions_give_the_remainder_to_the_last_queue():
+    from epochbench.sim.variants import parse_partitions
+    assert parse_partitions(None, 5, 2).tolist() == [2, 3]
+    assert parse_partitions(None, 7, 3).tolist() == [2, 2, 3]
+
+
+# ---- gang scheduling ([zhang-comparative] sections 6.1-6.4) --------------------------------------
+def test_collapse_migrating_takes_option_1_when_both_cost_the_same():
+    """Row 0 holds job 1 (2 cells), row 1 jobs 2 (2 cells, on job 1's
+    columns) and 3.  Moving job 2 away (option 1: 2 tasks) or job 1 itself
+    (option 2: 2 tasks) cost alike: eq. 4 = eq. 5, and option 1 is taken,
+    charging job 2 the migration (10) and job 1 the wait (5)."""
+    from epochbench.sim.gang_matrix import Budget, Matrix, collapse_migrating
+    m = Matrix.from_grid([[1, 1, E, E, E, E, E], [2, 2, 3, E, E, E, E]])
+    migs = collapse_migrating(m, clock_with(2, deadlines={1: 2, 2: 2, 3: 2}), Budget(), 10.0)
+    assert [(x.option, x.penalty, x.tasks, x.blocked) for x in migs] == [(1, {2: 10.0, 1: 5.0}, 2, (2,))]
+
+
+def test_simulate_gangs_defaults_are_the_command_lines():
+    """A Python caller of simulate_gang got another migration limit than
+    the command line (its DEFAULTS) if the two were ever set apart."""
+    from epochbench.sim.gang import DEFAULTS, simulate_gang
+    params = inspect.signature(simulate_gang).parameters
+    for name, value in DEFAULTS.items():
+        assert params[name].default == value, name
+
+
+def test_context_switches_count_in_the_capacity_lost_while_jobs_wait():
+    """4 nodes, one row (mpl 1), two 4-node jobs of 50 s at 0 with a 0.1
+    switch overhead per slice of 100: every switch leaves the machine idle
+    while the other job waits (eq. 3): 40 of the 480 node-seconds."""
+    from epochbench.sim.gang import simulate_gang
+    df = stream([(1, 0, 4, 50, 50), (2, 0, 4, 50, 50)])
+    kappa = simulate_gang(df, [4], "gs", mpl=1, slice=100, switch_overhead=0.1).kappa
+    assert kappa["capacity_loss_switch"] == kappa["capacity_loss"] == 40 / 480
+
+
+# ---- the farm ([capannini2007] section 6) --------------------------------------------------------
+def test_edf_preempts_only_for_an_earlier_deadline():
+    """One machine; job 0 (1000 s) runs from 0, job 1 (100 s) arrives at 10
+    with the same deadline: no preemption, job 1 starts at 1000."""
+    from epochbench.sim.farm import simulate_farm
+    from epochbench.sim.farm_policies import make_farm_policy
+    res = simulate_farm(farm_stream([1000, 100], [0, 10], deadline=[500, 500], m_bench=(400,)),
+                        make_farm_policy("edf"))
+    assert res.jobs[["start", "end"]].values.tolist() == [[0, 1000], [1000, 1100]]
+    assert res.metrics["preemptions"] == 0
+
+
+def test_farm_backfill_starts_a_job_that_ends_exactly_at_the_reservation():
+    """Licenses A and B, one copy each.  Job 0 holds A until 1000; job 1
+    needs both (reserved at 1000); job 2 needs B for 1000 s and ends at
+    1000 exactly: it starts at 0."""
+    from epochbench.sim.farm import simulate_farm
+    from epochbench.sim.farm_policies import make_farm_policy
+    s = farm_stream([1000, 100, 1000], [0, 0, 0], licenses=[[1, 0], [1, 1], [0, 1]], copies=[1, 1],
+                    m_bench=(400, 400))
+    res = simulate_farm(s, make_farm_policy("easy"))
+    assert res.jobs["start"].tolist() == [0, 1000, 0]
+
+
+def test_farm_slowdown_and_lateness_as_defined():
+    """Slowdown (wait + run) / run with no floor on the run time: two 5 s
+    jobs on one machine give 1 and 2; a job that ends exactly at its
+    deadline is not late."""
+    from epochbench.sim.farm import simulate_farm
+    from epochbench.sim.farm_policies import make_farm_policy
+    res = simulate_farm(farm_stream([5, 5], [0, 0], m_bench=(400,)), make_farm_policy("easy"))
+    assert res.jobs["slowdown"].tolist() == [1.0, 2.0] and res.metrics["slowdown_mean"] == 1.5
+    res = simulate_farm(farm_stream([100], [0], deadline=[100], m_bench=(400,)), make_farm_policy("easy"))
+    assert res.jobs["end"].tolist() == [100] and res.jobs["late"].tolist() == [False]
+    assert res.metrics["late_share"] == 0
+
+
+# ---- scoring ---------------------------------------------------------------------------------------
+def test_the_best_known_value_of_a_maximisation_is_the_largest_given(tmp_path):
+    """The instance's meta says 3, a reference file 4: for a maximisation
+    the best known is 4 (the smaller is no reference a solution can be held
+    to)."""
+    from epochbench.instances.knapsack import KnapsackInstance
+    from epochbench.scoring import reference
+    (tmp_path / "ref.csv").write_text("instance,best_known\nk,4\n")
+    inst = KnapsackInstance.build([3], [[2], [2]], [3, 5], meta={"name": "k", "best_known": 3})
+    ref = reference(inst, [], files=[tmp_path / "ref.csv"])
+    assert ref.bound == 4.0 and ref.kind == "best known" and ref.source == "ref.csv"
