@@ -573,7 +573,6 @@ def cmd_calibrate(args) -> int:
         problem = unwritable(args.out.parent.resolve())
         if problem:
             raise ValueError(f"--out {problem}")
-        args.out.parent.mkdir(parents=True, exist_ok=True)
     w = load_workload(args.workload, **_reading(args))
     if args.out is not None and check_new_workload(args.out) == "swf" and not w.kill_at_estimate:
         why = "--no-kill runs" if args.no_kill else f"{args.workload} runs"
@@ -584,6 +583,8 @@ def cmd_calibrate(args) -> int:
     from epochbench.sim.registry import machine_options
     options = {o.name: getattr(args, o.name) for o in machine_options("pool")
                if getattr(args, o.name, None) not in (None, [])}
+    from epochbench.sim.policies import make
+    ran = make(args.policy, **options).options()     # every option as the policy runs it, defaults too
     try:
         cal = calibrate_rate(w.jobs, w.capacity, args.target, args.policy, rtol=args.rtol, warmup=args.warmup,
                              **options)
@@ -594,14 +595,15 @@ def cmd_calibrate(args) -> int:
     if w.dropped:
         print(f"epochbench calibrate: {dropped}", file=sys.stderr)
     from epochbench.instances.core import json_text
-    print(json_text({**cal.to_dict(), "options": options, "capacity": w.capacity.tolist(),
+    print(json_text({**cal.to_dict(), "options": ran, "capacity": w.capacity.tolist(),
                      "kill_at_estimate": bool(w.kill_at_estimate), "dropped": dict(w.dropped)}))
     if not cal.converged:
         print(f"epochbench calibrate: did not converge: {cal.note}"
               + (f"; nothing written to {args.out}" if args.out else ""), file=sys.stderr)
         return 1
-    if args.out:
-        save_workload(_calibrated(w, cal, args.target, options), args.out)
+    if args.out:                        # its folder made only now: a run that wrote nothing leaves none
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        save_workload(_calibrated(w, cal, args.target, ran), args.out)
     return 0
 
 
@@ -638,9 +640,10 @@ def _options_text(options: dict) -> str:
         return f"{x:g}" if isinstance(x, float) else str(x)
 
     def value(v):
+        v = v.tolist() if hasattr(v, "tolist") else v
         return ",".join(map(one, v)) if isinstance(v, (list, tuple)) else one(v)
     return "".join(f", --{k.replace('_', '-')}" + ("" if v is True else f" {value(v)}")
-                   for k, v in sorted(options.items()))
+                   for k, v in sorted(options.items()) if v is not None and v is not False)   # as typed
 
 
 def _calibrated(w, cal, target: float, options: dict | None = None):

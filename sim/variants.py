@@ -187,6 +187,10 @@ class SlackBackfill(_ArrivalQueue):
             important_procs = int(_registry.number("important_procs", important_procs,
                                                    lambda x: np.isfinite(x) and x >= 1 and x == int(x),
                                                    "an integer >= 1 (processors)"))
+        elif self.important_slack_factor != 0:      # it would change nothing: no job is important
+            raise _registry.OptionError(
+                f"{named('important_slack_factor')}: applies to important jobs only, and none is without "
+                f"{named('important_procs')} (the processors that make a job important): give it too")
         self.important_procs = important_procs
 
     def options(self):
@@ -194,6 +198,10 @@ class SlackBackfill(_ArrivalQueue):
                 "important_slack_factor": self.important_slack_factor}
 
     def reset(self, table, machine):
+        cap = int(np.asarray(machine.capacity)[0])
+        if self.important_procs is not None and self.important_procs > cap:   # it would change nothing
+            raise _registry.OptionError(f"{named('important_procs')}: {self.important_procs} processors, more "
+                                        f"than the machine's {cap}: no job would be important")
         super().reset(table, machine)
         self.deadline: dict[int, float] = {}   # reserved jobs: promise + slack
         self._in_force: dict[int, float] = {}  # reserved jobs: planned start at the last pass

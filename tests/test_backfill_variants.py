@@ -344,3 +344,17 @@ def test_threshold_bf_refuses_a_threshold_no_job_reaches(value):
     slack), against the class's "every job is eventually reserved"."""
     with pytest.raises(ValueError, match="slowdown_threshold: a finite expected slowdown >= 1"):
         simulate(SLACK, [4], "threshold-bf", slowdown_threshold=value)
+
+
+def test_slack_bf_options_that_would_change_nothing_are_refused():
+    """--important-slack-factor without --important-procs (no job is
+    important) and --important-procs wider than the machine ran as if not
+    given, without a word."""
+    df = stream([(1, 0, 2, 10, 10), (2, 1, 4, 5, 5)])
+    with pytest.raises(ValueError, match=r"^important_slack_factor: applies to important jobs only, and none is "
+                                         r"without important_procs"):
+        simulate(df, [4], "slack-bf", important_slack_factor=3)
+    with pytest.raises(ValueError, match=r"^important_procs: 5 processors, more than the machine's 4: no job would "
+                                         r"be important"):
+        simulate(df, [4], "slack-bf", important_procs=5)
+    assert simulate(df, [4], "slack-bf", important_procs=4, important_slack_factor=3).jobs["start"].notna().all()

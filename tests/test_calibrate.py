@@ -126,3 +126,23 @@ def test_a_stream_that_runs_past_its_estimates_is_not_calibrated_into_swf(tmp_pa
     assert not (tmp_path / "c.swf").exists()
     assert main(["calibrate", str(src), "--target", "10", "--out", str(tmp_path / "c.csv")]) in (0, 1)
     assert read_table(tmp_path / "c.csv").kill_at_estimate is False
+
+
+def test_a_calibration_that_writes_nothing_makes_no_folder_and_its_options_are_the_ones_run(tmp_path, capsys):
+    """--out nd/sub/x.swf on a target the stream cannot reach left an empty
+    nd/sub/ ("nothing written"); the JSON's options listed only the flags
+    typed ({} for threshold-bf, which ran with its threshold 2)."""
+    import json
+
+    from epochbench.instances.jobs import make_workload, write_table
+    s = workload(model="feitelson96", jobs=300, seed=1)
+    src = write_table(make_workload(s.jobs, s.capacity), tmp_path / "s.csv")
+    assert main(["calibrate", str(src), "--target", "1e9", "--out", str(tmp_path / "nd" / "sub" / "x.csv")]) == 2
+    assert not (tmp_path / "nd").exists()
+    capsys.readouterr()
+    assert main(["calibrate", str(src), "--target", "3", "--policy", "threshold-bf"]) in (0, 1)
+    assert json.loads(capsys.readouterr().out)["options"] == {"slowdown_threshold": 2.0}
+    assert main(["calibrate", str(src), "--target", "3", "--policy", "slack-bf", "--slack-factor", "0.5",
+                 "--out", str(tmp_path / "out" / "c.csv")]) in (0, 1)
+    got = json.loads(capsys.readouterr().out)["options"]
+    assert got == {"slack_factor": 0.5, "important_procs": None, "important_slack_factor": 0.0}

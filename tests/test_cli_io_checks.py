@@ -359,12 +359,13 @@ def test_a_calibration_says_its_options_and_the_factor_exactly(tmp_path, capsys)
     assert main(["calibrate", str(src), "--target", "2", "--rtol", "0.5", "--policy", "multi-queue",
                  "--partitions", "32,32", "--lend", "--nodes", "64", "--out", str(out)]) == 0
     cal = json.loads(capsys.readouterr().out)
-    assert cal["options"] == {"partitions": [32.0, 32.0], "lend": True} and cal["capacity"] == [64]
+    assert cal["options"] == {"queue_bounds": [3600.0], "partitions": [32.0, 32.0], "lend": True}   # as run
+    assert cal["capacity"] == [64]
     assert cal["kill_at_estimate"] is True
     w = read_table(out)
     notes = w.meta["header"]["Note"].split("\n")
     assert any(n.startswith(f"arrival rate x {cal['factor']!r} by epochbench calibrate (policy multi-queue, "
-                            "--lend, --partitions 32,32, mean queue") for n in notes), notes
+                            "--lend, --partitions 32,32, --queue-bounds 3600, mean queue") for n in notes), notes
     written = [n for n in notes if "epochbench: written from" in n]
     assert written and all(n.startswith("before calibration: epochbench: written from") for n in written), notes
     written_by = json.loads(out.read_text().split("\n")[0].split(" ", 2)[2])      # '# epochbench {...}'
