@@ -390,6 +390,9 @@ def parse_partitions(partitions, procs: int, queues: int) -> np.ndarray:
     ``procs``, or shares summing to 1 (rounded down, the rest to the last
     queue); None: equal shares.  Raises ``ValueError`` naming the option."""
     if partitions is None:
+        if queues > procs:                    # equal shares of no processor: the bounds made too many queues
+            raise ValueError(f"{named('queue_bounds')}: {queues} queues on {procs} processors leave some "
+                             f"queues no processor; give at most {procs - 1} bounds, or {named('partitions')}")
         sizes = np.full(queues, procs // queues, dtype=np.int64)
         sizes[-1] += procs - sizes.sum()
     else:

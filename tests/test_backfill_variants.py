@@ -358,3 +358,13 @@ def test_slack_bf_options_that_would_change_nothing_are_refused():
                                          r"be important"):
         simulate(df, [4], "slack-bf", important_procs=5)
     assert simulate(df, [4], "slack-bf", important_procs=4, important_slack_factor=3).jobs["start"].notna().all()
+
+
+def test_more_queues_than_processors_blames_the_bounds_not_the_partitions_never_given():
+    """128 bounds on 128 processors (129 queues): the error named
+    partitions, which were not given, and listed 129 zeros."""
+    from epochbench.sim.variants import parse_partitions
+    with pytest.raises(ValueError, match=r"^queue_bounds: 5 queues on 4 processors leave some queues no processor; "
+                                         r"give at most 3 bounds, or partitions$"):
+        parse_partitions(None, 4, 5)
+    assert parse_partitions(None, 4, 4).tolist() == [1, 1, 1, 1]
