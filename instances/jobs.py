@@ -834,12 +834,13 @@ def _skip_bom(fh) -> None:
 
 
 class _CRAsSpace(io.RawIOBase):
-    """A binary file read with every CR as a space: the numpy and compiled
-    readers take a CR for white space (CRLF lines, a stray CR inside a line
-    or a comment), pandas' C reader ends a line at a lone one and reads it
-    inside a field (``10\\r0``).  One ``bytes.translate`` a piece read."""
+    """A binary file read with every CR, vertical tab and form feed as a
+    space: the numpy and compiled readers take them for white space (CRLF
+    lines, a stray CR inside a line or a comment), pandas' C reader ends a
+    line at a lone CR, and reads CR, VT and FF inside a field (``10\\r0``).
+    One ``bytes.translate`` a piece read."""
 
-    _TABLE = bytes.maketrans(b"\r", b" ")
+    _TABLE = bytes.maketrans(b"\r\x0b\x0c", b"   ")
 
     def __init__(self, fh):
         self.fh = fh
@@ -1007,15 +1008,20 @@ def _swf_body(path: Path, src: str, want) -> Columns:
                     for f in want})
 
 
+#: the white space of an SWF line besides the space, as the readers take it (:class:`_CRAsSpace`)
+_SPACES = str.maketrans("\t\r\x0b\x0c", "    ")
+
+
 def _raise_bad_line(raw: bytes, src: str, exc, skip: int = 0) -> None:
     """Slow path: find the first malformed job line and raise naming it;
     the first ``skip`` job lines are known good and only counted (a bad
     line near the end of 2 million took 81 s when each was checked).  Lines
-    are counted at LF and fields split at spaces, tabs and CRs, as the
-    readers read them (:class:`_CRAsSpace`): a form feed or a cp1252
-    ellipsis (0x85) is no line break nor space, in a comment or a field."""
+    are counted at LF and fields split at spaces, tabs, CRs, vertical tabs
+    and form feeds, as the readers read them (:class:`_CRAsSpace`): a form
+    feed is no line break, and a cp1252 ellipsis (0x85) neither a line
+    break nor a space."""
     for lineno, line in enumerate(raw.decode("latin-1").split("\n"), start=1):
-        tokens = [t for t in line.split(";", 1)[0].replace("\t", " ").replace("\r", " ").split(" ") if t]
+        tokens = [t for t in line.split(";", 1)[0].translate(_SPACES).split(" ") if t]
         if not tokens:
             continue
         if skip > 0:

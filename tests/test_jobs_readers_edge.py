@@ -494,13 +494,15 @@ def test_a_form_feed_or_cp1252_ellipsis_in_a_comment_does_not_shift_the_named_li
 
 
 @pytest.mark.parametrize("reader", ["numpy", "compiled", "pandas"])
-@pytest.mark.parametrize("where", ["comment", "field"])
+@pytest.mark.parametrize("where", ["comment", "field", "form feed", "vertical tab"])
 def test_a_stray_cr_is_white_space_to_every_reader(tmp_path, monkeypatch, reader, where):
-    """The numpy and compiled readers take a CR for a space; pandas' reader
-    ended a line at it (a comment's tail became a job line) and read it
-    inside a field ('10\\r0'), so a file they read was refused by it."""
+    """The numpy and compiled readers take a CR (and VT, FF) for a space;
+    pandas' reader ended a line at a CR (a comment's tail became a job
+    line) and read them inside a field ('10\\r0'), so a file they read was
+    refused by it."""
     head = "; MaxProcs: 10\n" + ("; Note: one\rtwo words\n" if where == "comment" else "")
-    first = job(1, 4) if where == "comment" else job(1, 4).replace(" 0 100", "\r0 100", 1)
+    between = {"field": "\r", "form feed": "\x0c", "vertical tab": "\x0b"}.get(where)
+    first = job(1, 4) if where == "comment" else job(1, 4).replace(" 0 100", between + "0 100", 1)
     path = _write(tmp_path / "cr.swf", (head + first + job(2, 3)).encode())
     _force(monkeypatch, reader)
     assert read_swf(path).jobs["id"].tolist() == [1, 2]
