@@ -171,8 +171,10 @@ def _kernel_named(module: str, qualname: str):
 def njit(**options):
     """``numba.njit(**options)``, compiled on first call: a decorator giving a
     :class:`LazyKernel` while numba is not loaded, the numba dispatcher itself
-    once it is."""
+    once it is.  The kernel's file is noted as this process imported it
+    (:func:`_note_source`)."""
     def deco(func):
+        _note_source(func)
         with _LOCK:
             if _NUMBA is not None:
                 return _dispatcher(_NUMBA, LazyKernel(func, options))
@@ -203,6 +205,7 @@ class LazyIntrinsic:
 def intrinsic(func):
     """``numba.extending.intrinsic(func)``, made when numba is loaded
     (:class:`LazyIntrinsic`)."""
+    _note_source(func)
     with _LOCK:
         if _NUMBA is not None:
             from numba.extending import intrinsic as make
@@ -288,6 +291,22 @@ _CACHE_WARNED = False
 
 #: the subpackages whose modules define compiled kernels
 KERNEL_PACKAGES = ("epochbench.instances", "epochbench.heuristics", "epochbench.exact", "epochbench.sim")
+_IMPORTED: dict = {}                          # kernel file -> (mtime_ns, size) as this process imported it
+
+
+def _note_source(func) -> None:
+    """Note the file of kernel ``func`` as it is now, when its module is
+    imported (one ``stat`` a file): the digest stands for the code this
+    process runs, not for a file changed on disk since (a process that had
+    imported the old code stamped the new text's digest, and its kernels,
+    compiled from the old code, were kept as the new one's)."""
+    path = getattr(getattr(func, "__code__", None), "co_filename", None)
+    if path and os.path.realpath(path) not in _IMPORTED:
+        try:
+            st = os.stat(path)
+            _IMPORTED[os.path.realpath(path)] = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            pass
 #: the file in a numba cache folder that names the kernels' sources its files were compiled from
 STAMP = "epochbench-kernels.stamp"
 _CHECKED: set = set()                         # cache folders checked in this process
@@ -295,23 +314,25 @@ _DIGEST: list = []                            # the sources' digest, once comput
 
 
 def kernel_sources_digest() -> str:
-    """CRC-32 and length of the text of every module of
+    """CRC-32 of the modification time and size of every module of
     :data:`KERNEL_PACKAGES` that defines a compiled kernel (about 16 of 80
-    files read; 3-5 ms, zlib: hashlib's import alone took 5 ms), imported or
-    not."""
+    files read to find them; 3-5 ms, zlib: hashlib's import alone took
+    5 ms), imported or not: as this process imported it
+    (:func:`_note_source`), else as it is on disk."""
     if not _DIGEST:
         import zlib
         from pathlib import Path
-        crc, size = 0, 0
+        crc = 0
         for name in KERNEL_PACKAGES:
             spec = importlib.util.find_spec(name)
             for folder in (spec.submodule_search_locations or []) if spec else []:
                 for f in sorted(Path(folder).glob("*.py")):
                     text = f.read_bytes()
                     if b"njit(" in text or b"intrinsic" in text:
-                        crc = zlib.crc32(text, zlib.crc32(f"{name}.{f.stem}\0".encode(), crc))
-                        size += len(text)
-        _DIGEST.append(f"{crc:08x}-{size}")
+                        st = f.stat()
+                        seen = _IMPORTED.get(os.path.realpath(f), (st.st_mtime_ns, st.st_size))
+                        crc = zlib.crc32(f"{name}.{f.stem} {seen[0]} {seen[1]}\n".encode(), crc)
+        _DIGEST.append(f"{crc:08x}")
     return _DIGEST[0]
 
 

@@ -463,3 +463,12 @@ def test_a_changed_kernel_in_another_file_is_not_run_from_a_stale_cache(tmp_path
     assert run(10) == "11"
     assert run(10) == "11" and list((pkg / "__pycache__").glob("a.outer-*.nbi"))     # from the cache
     assert run(20) == "21"                                                           # not 11
+    # a process that imported b.py before it changed on disk runs (and caches) its old code: a later
+    # process must not take that cache for the new code's
+    edit = ("import pathlib, sys\nb = pathlib.Path(sys.argv[1], 'kpkg', 'b.py')\n"
+            "import kpkg.b\nb.write_text(b.read_text().replace('x * 20', 'x * 30'))\n")
+    script = _RUN.replace("from kpkg.a import outer", edit + "from kpkg.a import outer")
+    proc = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "21", proc.stderr[-2000:]   # its old code
+    assert subprocess.run([sys.executable, "-c", _RUN, str(tmp_path)], capture_output=True, text=True,
+                          timeout=300).stdout.strip() == "31"
