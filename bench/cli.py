@@ -697,8 +697,8 @@ def _add_compare(sub) -> None:
                                    "change in mean and "
                                    "max gap and in median decision time, flagged beyond the noise (time: "
                                    "a ratio beyond 1.25 either way). A and B must be of one kind, solves (a "
-                                   "results folder or a CSV: they compare on the instances both hold; a folder against a CSV compares "
-                                   "gaps, not times, as a CSV's time is one cold call) or "
+                                   "results folder or a CSV: they compare on the instances both hold; a folder "
+                                   "against a CSV compares gaps, not times, as a CSV's time is one cold call) or "
                                    "JSON files: a folder and a JSON file measure time differently (a median "
                                    "over solves; a median of the benchmarks' medians) and name their solves differently, so one "
                                    "against the other is refused.")

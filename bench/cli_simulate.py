@@ -581,10 +581,11 @@ def cmd_calibrate(args) -> int:
                          "would miss its target; write .csv or .parquet, which keep the rule")
     dropped = f"{args.workload}: dropped on reading: " + ", ".join(f"{k} {v}" for k, v in w.dropped.items())
     from epochbench.sim.registry import machine_options
-    options = {o.name: getattr(args, o.name) for o in machine_options("pool")
-               if getattr(args, o.name, None) not in (None, [])}
+    own = [o.name for o in machine_options("pool")]
+    options = {name: getattr(args, name) for name in own if getattr(args, name, None) not in (None, [])}
     from epochbench.sim.policies import make
-    ran = make(args.policy, **options).options()     # every option as the policy runs it, defaults too
+    # every option of calibrate's as the policy runs it, defaults too (not los' inner selector: no option here)
+    ran = {k: v for k, v in make(args.policy, **options).options().items() if k in own}
     try:
         cal = calibrate_rate(w.jobs, w.capacity, args.target, args.policy, rtol=args.rtol, warmup=args.warmup,
                              **options)

@@ -146,3 +146,18 @@ def test_a_calibration_that_writes_nothing_makes_no_folder_and_its_options_are_t
                  "--out", str(tmp_path / "out" / "c.csv")]) in (0, 1)
     got = json.loads(capsys.readouterr().out)["options"]
     assert got == {"slack_factor": 0.5, "important_procs": None, "important_slack_factor": 0.0}
+
+
+def test_a_calibration_records_no_option_that_calibrate_has_not(tmp_path, capsys):
+    """los runs with its inner selector 'los', which is no option of
+    calibrate: the note read '--selector los', which calibrate refuses and
+    which sends simulate to the generic engine."""
+    import json
+
+    from epochbench.instances.jobs import make_workload, write_table
+    s = workload(model="feitelson96", jobs=300, seed=1)
+    src = write_table(make_workload(s.jobs, s.capacity), tmp_path / "s.csv")
+    assert main(["calibrate", str(src), "--target", "3", "--policy", "los"]) in (0, 1)
+    assert json.loads(capsys.readouterr().out)["options"] == {}
+    assert main(["calibrate", str(src), "--target", "3", "--policy", "nonfcfs"]) in (0, 1)
+    assert json.loads(capsys.readouterr().out)["options"] == {"starvation_limit": 86400.0}
