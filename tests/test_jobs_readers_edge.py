@@ -509,6 +509,7 @@ def test_a_stray_cr_is_white_space_to_every_reader(tmp_path, monkeypatch, reader
 
 
 def test_a_bad_line_after_a_cr_in_a_comment_is_named_by_its_line(tmp_path):
-    path = _write(tmp_path / "crbad.swf", ("; MaxProcs: 10\n; one\rtwo words\n" + job(1, 4) + "3 30 0 100 2\n").encode())
+    text = "; MaxProcs: 10\n; one\rtwo words\n" + job(1, 4) + "3 30 0 100 2\n"
+    path = _write(tmp_path / "crbad.swf", text.encode())
     with pytest.raises(InstanceError, match=r"crbad\.swf, line 4: expected 18 fields, got 5"):
         read_swf(path)
