@@ -1,8 +1,10 @@
 """Helpers of the tests that start and stop processes of their own (Dask
-schedulers and workers): wait for a condition, kill a process group."""
+schedulers and workers, Python children): wait for a condition, kill a
+process group, run Python code in a fresh process."""
 import os
 import signal
 import subprocess
+import sys
 import time
 
 
@@ -22,3 +24,12 @@ def kill_group(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
+
+
+def python_child(code: str, *args: str, timeout: float = 300) -> str:
+    """Run ``code`` in a fresh Python process (``python -c code args...``)
+    and return what it printed, stripped; AssertionError with the end of
+    its stderr when it fails."""
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout.strip()

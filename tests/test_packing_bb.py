@@ -9,6 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
+from _processes import python_child
 from epochbench.exact import packing_bb as pb
 from epochbench.instances.generators import leinberger
 from epochbench.instances.packing import PackingInstance, check_packing
@@ -327,13 +328,9 @@ def test_the_warm_up_loads_every_kernel_a_solve_calls():
     function that Python calls has a signature (loaded from numba's cache or
     compiled): the open subtrees' bound, read only when the first nodes do
     not finish, was compiled on the clock of the first such solve."""
-    import subprocess
-    import sys
     code = ("from epochbench.exact import _mkp_bb as kernel, packing_bb\n"
             "packing_bb._warm_up()\n"
             "from numba.core.registry import CPUDispatcher\n"
             "entry = {n: f for n, f in vars(kernel).items() if isinstance(f, CPUDispatcher) and n[0] != '_'}\n"
             "print(sorted(entry), sorted(n for n, f in entry.items() if not f.signatures))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip() == "['open_bound', 'search'] []", out.stdout     # the ones Python calls
+    assert python_child(code) == "['open_bound', 'search'] []"                 # the ones Python calls

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from _processes import python_child
 from epochbench.instances import jobs as jobs_module
 from epochbench.instances._swf_parse import parse_integer_text
 from epochbench.instances.jobs import make_workload
@@ -287,8 +288,7 @@ def test_a_kernel_before_loading_copies_and_pickles_by_reference_and_probes_load
 def test_an_exact_methods_warm_up_loads_the_kernels_before_its_clock():
     code = ("from epochbench.exact.starts import warm_up_starts\nfrom epochbench.instances import lazy\n"
             "warm_up_starts('mapping')\nprint(lazy.kernels_loaded())")
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300).stdout.strip() == "True"
+    assert python_child(code) == "True"
 
 
 def test_a_kernel_before_loading_documents_and_binds_like_a_function():
@@ -297,8 +297,7 @@ def test_a_kernel_before_loading_documents_and_binds_like_a_function():
             "assert inspect.isroutine(k) and str(inspect.signature(k)) == '(used, share, fullness)'\n"
             "assert 'BB score' in pydoc.render_doc(k) and Holder.score is k\n"
             "assert Holder().score.__self__.__class__ is Holder and not lazy.kernels_loaded()\nprint('OK')")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert done.stdout.strip() == "OK", done.stderr
+    assert python_child(code) == "OK"
 
 
 def _awkward_arrays(seed: int, trials: int = 3000):
@@ -455,10 +454,7 @@ def test_a_changed_kernel_in_another_file_is_not_run_from_a_stale_cache(tmp_path
     def run(value: int) -> str:
         (pkg / "b.py").write_text("from epochbench.instances.lazy import njit\n\n\n@njit(cache=True)\n"
                                   f"def inner(x):\n    return x * {value}\n")
-        proc = subprocess.run([sys.executable, "-c", _RUN, str(tmp_path)], capture_output=True, text=True,
-                              timeout=300)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        return proc.stdout.strip()
+        return python_child(_RUN, str(tmp_path))
 
     assert run(10) == "11"
     assert run(10) == "11" and list((pkg / "__pycache__").glob("a.outer-*.nbi"))     # from the cache
@@ -468,7 +464,5 @@ def test_a_changed_kernel_in_another_file_is_not_run_from_a_stale_cache(tmp_path
     edit = ("import pathlib, sys\nb = pathlib.Path(sys.argv[1], 'kpkg', 'b.py')\n"
             "import kpkg.b\nb.write_text(b.read_text().replace('x * 20', 'x * 30'))\n")
     script = _RUN.replace("from kpkg.a import outer", edit + "from kpkg.a import outer")
-    proc = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0 and proc.stdout.strip() == "21", proc.stderr[-2000:]   # its old code
-    assert subprocess.run([sys.executable, "-c", _RUN, str(tmp_path)], capture_output=True, text=True,
-                          timeout=300).stdout.strip() == "31"
+    assert python_child(script, str(tmp_path)) == "21"                               # its old code
+    assert python_child(_RUN, str(tmp_path)) == "31"
