@@ -484,3 +484,14 @@ def test_a_start_given_to_an_exact_method_is_checked_and_revalued(method):
                                                                              "feasible", 0.0), "start: .*twice")):
         with pytest.raises(ValueError, match=says):
             solve(inst, method, time_limit=5, threads=1, start=bad)
+
+
+def test_a_solver_calling_packing_infeasible_without_a_start_gives_a_timeout(monkeypatch):
+    """No solution, no start, and a solver that (wrongly) says infeasible:
+    nothing is proved (a packing epoch always has the empty selection), so
+    the status is timeout, not infeasible, and there is no bound."""
+    from epochbench.exact._binary import Outcome
+    monkeypatch.setattr(ep, "run_model", lambda *a, **k: Outcome("infeasible", None, None, "int", {"solver": "x"}))
+    inst = PackingInstance.build([10], [[6], [5]])
+    r = ep.solve_packing(inst, "cpsat", time_limit=5.0, warm=False)
+    assert r.status == "timeout" and r.bound is None and r.decision == ()

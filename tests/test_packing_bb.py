@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from _processes import python_child
-from epochbench.exact import packing_bb as pb
+from epochbench.exact import _mkp_bb as kernel, packing_bb as pb
+from epochbench.exact.packing import packing_candidates
+from epochbench.instances.core import Result
 from epochbench.instances.generators import leinberger
 from epochbench.instances.packing import PackingInstance, check_packing
 from epochbench.instances.registry import get, names, solve
@@ -334,3 +336,71 @@ def test_the_warm_up_loads_every_kernel_a_solve_calls():
             "entry = {n: f for n, f in vars(kernel).items() if isinstance(f, CPUDispatcher) and n[0] != '_'}\n"
             "print(sorted(entry), sorted(n for n, f in entry.items() if not f.signatures))\n")
     assert python_child(code) == "['open_bound', 'search'] []"                 # the ones Python calls
+
+
+def _model_optimum(p) -> int:
+    """max c x subject to a x <= b over the kernel's arrays, by brute force (model units)."""
+    a, b, c = p["a"], p["b"], p["c"]
+    best = 0
+    for xs in itertools.product((0, 1), repeat=c.shape[0]):
+        x = np.array(xs, dtype=np.int64)
+        if np.all(a @ x <= b):
+            best = max(best, int(c @ x))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_open_bound_is_valid_after_every_single_node(seed):
+    """Stopped after any number of nodes (one at a time, so in every state: a
+    frame's first branch, between its two children, backtracking), the search
+    reports a bound of its open subtrees no smaller than the optimum, -1
+    before the root is evaluated, and the optimum once finished."""
+    rng = np.random.default_rng(11000 + seed)
+    objective = ("utilization", "count", "profit")[seed % 3]
+    inst = random_packing(rng, int(rng.integers(7, 11)), int(rng.integers(1, 6)), seed % 2 == 1, objective)
+    p = pb.mkp_arrays(inst, packing_candidates(inst))
+    opt = _model_optimum(p)
+    run = pb._Search(p)
+    assert run.bound() == -1                                  # the root not evaluated yet
+    finished = False
+    for _ in range(100_000):
+        finished = run.step(1)
+        assert run.bound() >= opt, (int(run.state[kernel.S_NODES]), run.bound(), opt)
+        assert run.state[kernel.S_BEST] <= opt
+        if finished:
+            break
+    assert finished and run.bound() == int(run.state[kernel.S_BEST]) == opt
+
+
+def test_least_keeps_the_smallest_proved_bound():
+    assert pb._least(None, 3.0, 2.0, None) == 2.0
+    assert pb._least(5.0) == 5.0 and pb._least(None, None) is None
+
+
+def test_outcome_with_nothing_selected_is_a_timeout_without_bound():
+    """Stopped right after the root (its first child not entered): nothing
+    selected, so the status is timeout and there is no bound, not 'feasible'."""
+    inst = PackingInstance.build([10, 10], [[6, 3], [3, 6], [5, 5], [4, 4]])
+    cand = packing_candidates(inst)
+    run = pb._Search(pb.mkp_arrays(inst, cand))
+    assert not run.step(1) and not run.best_x.any()
+    sel, value, status, bound, info = pb._outcome(inst, run, cand, None, False)
+    assert sel == () and status == "timeout"
+    r = pb._result(inst, sel, value, status, bound, info, 0.0)
+    assert r.status == "timeout" and r.bound is None and r.info["bound_kind"] == "none"
+
+
+def test_take_start_replaces_only_a_worse_incumbent():
+    """A start better than the incumbent becomes it; a worse one does not."""
+    inst = PackingInstance.build([10], [[6], [5], [4], [3]], objective="count")
+    cand = packing_candidates(inst)
+    p = pb.mkp_arrays(inst, cand)
+    run = pb._Search(p)
+    one = Result(inst.kind, "h", (0,), 1.0, "feasible", 0.0, None)
+    two = Result(inst.kind, "h", (1, 2), 2.0, "feasible", 0.0, None)
+    pb._take_start(one, cand, p, run.best_x, run.state)
+    assert run.state[kernel.S_BEST] == 1
+    pb._take_start(two, cand, p, run.best_x, run.state)              # better: taken
+    assert run.state[kernel.S_BEST] == 2 and int(run.best_x.sum()) == 2
+    pb._take_start(one, cand, p, run.best_x, run.state)              # worse: ignored
+    assert run.state[kernel.S_BEST] == 2 and int(run.best_x.sum()) == 2
