@@ -15,7 +15,8 @@ from epochbench.sim import policies
 from epochbench.sim.engine import Engine, JobTable, PoolMachine, SimResult, packing_instance
 from epochbench.sim.pool import simulate_pool as simulate
 from epochbench.sim.profile import (CompiledProfile, Profile, p_add, p_advance, p_book, p_find, p_find_before,
-                                    _locate, p_find_between, p_init, p_move, p_move_at, p_release, rows_needed)
+                                    _below_back, _below_from, _locate, _room_from, _run_end, p_find_between, p_init,
+                                    p_move, p_move_at, p_release, rows_needed)
 
 POLICIES = ["fcfs", "nonfcfs", "easy", "conservative", "los"]  # los: EASY backfilled by the LOS DP (sim/los_fast.py)
 
@@ -285,6 +286,20 @@ def test_conservative_run_tables_with_short_reach(monkeypatch, seed):
     same_schedule(df, cap, "conservative")
 
 
+
+@pytest.mark.parametrize("seed", [108, 1, 2])
+def test_conservative_run_tables_with_a_one_row_reach(monkeypatch, seed):
+    """With the run tables' reach at one row, a run that reaches past it
+    where the row past the reach has less room than the run still counts as
+    unbounded for the lower levels too (:func:`~epochbench.sim.policies._slot_runs`):
+    the generic engine's schedule.  (Recorded with its finite length
+    instead, stream 108 got another schedule.)"""
+    monkeypatch.setattr(policies, "EXT", 1)
+    monkeypatch.setattr(policies, "SCAN_ROWS", 4)
+    rng = np.random.default_rng(seed)
+    cap = int(rng.choice([4, 8, 16]))
+    same_schedule(random_stream(rng, 120, cap=cap, load=2.0), [cap], "conservative")
+
 @pytest.mark.parametrize("k", [1, 2])
 def test_release_runs_are_the_runs_that_start_before_the_release_ends(k):
     """_release_runs against the maximal runs of rows (resource 0 at least
@@ -331,8 +346,88 @@ def test_bucket_helpers_are_exact():
     ints = [1, 2, 3, 4, 7, 8, 1000, 4096, 2**53 - 1, 2**53, 2**53 + 1, 2**62 - 1, 2**62, 2**63 - 1]
     assert [log2(np.int64(x)) for x in ints] == [x.bit_length() - 1 for x in ints]
     spans = [0.0, 0.5, 0.999, 1.0, 1.5, 2.0, 3.999, 4.0, 86400.0, 2.0**52 + 1, 2.0**60 * 1.999, 2.0**61, np.inf]
-    want = [0 if L < 1 else 63 if L >= 2.0**61 else min(math.floor(math.log2(L)) + 1, 62) for L in spans]
-    assert [policies._len_bucket(L) for L in spans] == want
+    assert [policies._len_bucket(L) for L in spans] == [len_bucket(L) for L in spans]
+
+
+def len_bucket(L):
+    """The run tables' length bucket as Python computes it: floor(log2) + 1 on [0, 62], 0 below 1, 63 from 2**61."""
+    return 0 if L < 1 else 63 if L >= 2.0**61 else min(math.floor(math.log2(L)) + 1, 62)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_slot_runs_record_every_run_that_meets_the_slot(k):
+    """_slot_runs against the maximal runs of rows (resource 0 at least 2**x
+    free) listed one by one, on random profiles whose slot starts within EXT
+    rows of row 0 (so no run is cut on the left): every run that meets the
+    slot [a, b) is in the staircase, vr[0, x, length bucket] <= its start,
+    its length +inf when it reaches the last row.  A run that reaches past
+    the EXT rows right of the slot counts as unbounded for its own level and
+    for the lower ones (the climb by buckets does not look right past the
+    reach), also when the row past the reach has less room than the run."""
+    rng = np.random.default_rng(7)
+    for trial in range(1500):
+        m = int(rng.integers(2, 24))
+        ext = int(rng.integers(1, 4))
+        pt = np.sort(rng.choice(np.arange(0, 300), m, replace=False)).astype(float)
+        h = rng.integers(0, 12, m)
+        pf = h.copy() if k == 1 else np.stack([h, rng.integers(0, 5, m)], axis=1)
+        i0 = int(rng.integers(0, min(ext, m - 1) + 1))
+        a = pt[i0] + float(rng.choice([0.0, 0.5]))
+        i1 = int(rng.integers(i0 + 1, m + 1))
+        b = pt[i1] if i1 < m else np.inf
+        vr = np.full((4, policies.RELEASE + 1, policies.RUN_LB), np.inf)
+        ci = np.zeros(policies.EDITS + 1, np.int64)
+        ci[policies.LAST_MOVED] = ci[policies.TOP_H:policies.TOP_H + 2] = ci[policies.TOP_L:policies.TOP_L + 2] = -1
+        ci[policies.EXT_AT], ci[policies.SCAN_AT] = ext, 4
+        policies._slot_runs(pt, pf, m, a, b, vr, 0, ci, -1 if trial % 2 else i0)
+        for x in range(5):
+            p = 0
+            while p < m:
+                if h[p] < 2**x:
+                    p += 1
+                    continue
+                q = p
+                while q < m and h[q] >= 2**x:
+                    q += 1
+                if p < i1 and q > i0:  # the run [p, q) meets the slot's rows i0 .. i1 - 1
+                    span = pt[q] - pt[p] if q < m else np.inf
+                    assert vr[0, x, len_bucket(span)] <= pt[p], (trial, x, p, q, pt.tolist(), h.tolist(), ext, i0, i1)
+                p = q
+
+
+def test_row_scans_equal_plain_loops_up_to_the_array_end():
+    """The 8-rows-a-step scans of the 1-D profile (_room_from, _run_end,
+    _below_from, _below_back) against plain loops, on arrays of 1 to 40 rows,
+    so that the tail of fewer than 8 rows at the array's end is read too
+    (the event loop reaches it only when the profile nearly fills its
+    arrays), with free capacities often equal to the demand."""
+    rng = np.random.default_rng(3)
+    for trial in range(4000):
+        size = int(rng.integers(1, 41))
+        m = int(rng.integers(1, size + 1))
+        pt = np.sort(rng.choice(np.arange(0, 200), size, replace=False)).astype(float)
+        pf = rng.integers(0, 6, size)
+        d = np.int64(rng.integers(0, 7))
+        i = int(rng.integers(0, m + 1))
+        t = float(rng.choice([np.inf, float(rng.integers(0, 210))]))
+        k = i
+        while k < m and pf[k] < d and pt[k] < t:
+            k += 1
+        assert _room_from(pt, pf, i, m, d, t) == k, trial
+        k = i
+        while k < m and pf[k] >= d and pt[k] < t:
+            k += 1
+        assert _run_end(pt, pf, i, m, d, t) == k, trial
+        n = int(rng.integers(i, m + 1))
+        k = i
+        while k < n and pf[k] >= d:
+            k += 1
+        assert _below_from(pf, i, n, d) == k, trial
+        lo = int(rng.integers(0, i + 1))
+        k = i
+        while k > lo and pf[k - 1] >= d:
+            k -= 1
+        assert _below_back(pf, lo, i, d) == k - 1, trial
 
 
 @settings(max_examples=300, deadline=None)
