@@ -420,6 +420,124 @@ def test_tabu_long_hops_and_determinism():
     assert H.tabu(tiny, hops=10, seed=0).tolist() == [0]
 
 
+def _hops(etc, cur, limit=10**6):
+    etc = np.asarray(etc, dtype=float)
+    cur = np.asarray(cur, dtype=np.int64)
+    ready = np.zeros(etc.shape[1])
+    load, cnt = K.loads_of(etc, cur, etc.shape[1])
+    n, span = K.short_hops(etc, ready, cur, load, cnt, limit)
+    return n, span, cur.tolist()
+
+
+def test_tabu_short_hop_between_the_only_two_machines():
+    """[vadhiyar-notes] Tabu: exchanging the machines of tasks i and j is a successful
+    short hop when the makespan drops; with two machines the swap changes both."""
+    n, span, cur = _hops([[1, 10], [10, 1]], [1, 0])
+    assert (n, span, cur) == (1, 1.0, [0, 1])
+
+
+def test_tabu_short_hop_between_two_machines_tied_for_the_makespan():
+    """Both machines of maximal finish time (10, 10) lose it in one swap: a
+    successful hop (the third machine, 2, is the new makespan)."""
+    n, span, cur = _hops([[10, 1, 50], [1, 10, 50], [50, 50, 2]], [0, 1, 2])
+    assert (n, span, cur) == (1, 2.0, [1, 0, 2])
+
+
+def test_sa_patience_counts_accepted_moves_that_keep_the_makespan():
+    """Patience counts iterations without a change of the current makespan:
+    accepted moves of a light task between two light machines (makespan
+    stays 100, set by task 0) do not reset it."""
+    etc = np.array([[100.0, 100.0, 100.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]])
+    ready = np.zeros(3)
+    cur = np.array([0, 1, 2], dtype=np.int64)
+    load, cnt = K.loads_of(etc, cur, 3)
+    best = cur.copy()
+    n = 10
+    r_task = np.ones(n, dtype=np.int64)
+    r_off = np.array([1, 2] * 5, dtype=np.int64)      # task 1: machine 1 -> 2 -> 1 -> ..., never machine 0
+    r_z = np.full(n, 0.9)                              # > y = 0.5 for an equal makespan: accepted
+    steps, span, best_span, temp, since = K.anneal(etc, ready, cur, load, cnt, 100.0, best, 100.0, 100.0, 0.9,
+                                                   0, 5, r_task, r_off, r_z)
+    assert (steps, since, span) == (5, 5, 100.0)
+    assert cur.tolist() == [0, 2, 2]                   # five accepted moves: 1->2->1->2->1->2
+
+
+def test_duplex_keeps_minmin_on_a_tie():
+    """Duplex ([braun2001] sec. 2): the better of Min-Min and Max-Min, Min-Min's
+    mapping when both reach the same makespan (module docstring)."""
+    inst = MappingInstance.build([[10, 10], [1, 2], [1, 2]])
+    a, b = H.minmin(inst), H.maxmin(inst)
+    assert a.tolist() == [1, 0, 0] and b.tolist() == [0, 1, 1]
+    assert inst.value(a) == inst.value(b) == 10.0
+    assert H.duplex(inst).tolist() == [1, 0, 0]
+
+
+def test_ga_generation_draws_keep_the_elite_and_move_tasks_to_another_machine(monkeypatch):
+    """[vadhiyar-notes] GA: elitism keeps the best chromosome untouched (slot 0: no
+    crossover, no mutation); a crossover point lies inside the chromosome
+    (1..t-1, a cut at 0 swaps whole chromosomes); a mutation reassigns the task
+    to a NEW machine (offset 1..m-1)."""
+    seen = []
+    orig = K.ga_generation
+
+    def spy(pop, span, elite, elite_span, pick, pa, pb, cut, mut, task, off, etc, ready, new, new_span):
+        orig(pop, span, elite, elite_span, pick, pa, pb, cut, mut, task, off, etc, ready, new, new_span)
+        seen.append((elite.copy(), new[0].copy(), pa.copy(), pb.copy(), cut.copy(), mut.copy(), off.copy()))
+
+    monkeypatch.setattr(K, "ga_generation", spy)
+    rng = np.random.default_rng(5)
+    inst = MappingInstance.build(rng.uniform(1, 100, size=(12, 2)))
+    H.ga(inst, population=16, max_iter=30, patience=30, crossover_rate=0.9, mutation_rate=0.9, seed=3)
+    assert len(seen) == 30
+    for elite, slot0, pa, pb, cut, mut, off in seen:
+        assert slot0.tolist() == elite.tolist()
+        assert 0 not in pa and 0 not in pb and 0 not in mut
+        assert np.all((cut >= 1) & (cut <= 11))
+        assert np.all(off == 1)                        # m = 2: the other machine
+
+
+def test_tabu_long_hop_differs_from_every_tabu_entry_in_at_least_half_the_tasks(monkeypatch):
+    """[vadhiyar-notes] Tabu: the final mapping of each descent joins the tabu list; a
+    long hop jumps to a random mapping that differs from EVERY tabu entry (the
+    one just added included) in at least half of the assignments: ceil(t/2),
+    2 of t = 3."""
+    starts, ends = [], []
+    orig = K.short_hops
+
+    def spy(etc, ready, assign, load, cnt, limit):
+        starts.append(assign.copy())
+        out = orig(etc, ready, assign, load, cnt, limit)
+        ends.append(assign.copy())
+        return out
+
+    monkeypatch.setattr(K, "short_hops", spy)
+    rng = np.random.default_rng(1)
+    inst = MappingInstance.build(rng.uniform(1, 100, size=(3, 2)))
+    st = {}
+    H.tabu(inst, hops=50, max_tries=200, seed=4, stats=st)
+    assert st["long_hops"] >= 2
+    for k in range(1, len(starts)):
+        for e in ends[:k]:
+            assert int(np.sum(starts[k] != e)) >= 2, (k, starts[k], e)
+
+
+def test_sa_each_iteration_moves_its_task_to_another_machine(monkeypatch):
+    """[vadhiyar-notes] SA: each iteration mutates the mapping (one task to a NEW
+    machine): every drawn machine offset is in 1..m-1, never a no-op."""
+    offs = []
+    orig = K.anneal
+
+    def spy(*args):
+        offs.append(np.array(args[-2]).copy())
+        return orig(*args)
+
+    monkeypatch.setattr(K, "anneal", spy)
+    rng = np.random.default_rng(2)
+    inst = MappingInstance.build(rng.uniform(1, 100, size=(10, 2)))
+    H.sa(inst, seed=0, max_iter=300, patience=300)
+    allo = np.concatenate(offs)
+    assert allo.size > 0 and np.all(allo == 1)         # m = 2: always the other machine
+
 # ---- exact models ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", range(5))
 def test_exact_models_agree_with_brute_force(seed):
