@@ -192,6 +192,16 @@ def test_greedy_mkp_reweights_after_a_discard():
     assert brute_force(inst) == 160.0  # d + y: the greedy is a heuristic
 
 
+
+def test_greedy_mkp_after_a_resort_breaks_ties_by_index():
+    """After a discard turns license 1 non-critical, jobs 2 and 3 weigh the
+    same on license 0 alone (c / a-bar = 10 each) and only one of them fits:
+    the re-sort takes the lower index first, as the order's rule says, not
+    the order they had under the old weights (3 before 2)."""
+    inst = KnapsackInstance.build([10, 10], [[0, 6], [0, 5], [5, 5], [5, 0], [3, 0]], [61.0, 100.0, 5.0, 5.0, 30.0])
+    r = greedy_mkp(inst)
+    assert r.decision == (1, 4, 2) and r.info["resorts"] == 1 and r.info["discarded"] == 2
+
 def test_critical_licenses_and_clusters():
     # capacities 1; license 3 has 10 copies: not critical
     w = [[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [0, 1, 0, 1], [0, 0, 1, 0]]
