@@ -156,6 +156,26 @@ def test_imfs_keeps_an_optimal_previous_plan():
     assert sorted(r.decision) == sorted(best) and r.info["augmentations"] == r.info["even_steps"] == 0
 
 
+
+def test_imfs_augments_along_the_longest_odd_path():
+    """[capannini2007] section 5: IMFS augments along the odd path of largest
+    gain, not the first free machine it reaches: job 0 reaches machines 0
+    (gain 1) and 1 (gain 5) in one layer and takes 1, with no even step
+    to repair a worse choice (max_even=0)."""
+    inst = AssignmentInstance.build([[1.0, 5.0]])
+    r = imfs(inst, max_even=0)
+    assert r.decision == ((0, 1),) and r.info["augmentations"] == 1 and r.info["even_steps"] == 0
+
+
+def test_imfs_keeps_one_previous_pair_per_machine():
+    """Two previous pairs on one machine: the first is kept, the second
+    dropped and counted; the matching stays one job per machine."""
+    inst = AssignmentInstance.build([[3.0, 1.0], [2.0, 1.0]])
+    r = imfs(inst, previous=[(0, 0), (1, 0)], max_even=0)
+    assert (r.info["inherited"], r.info["dropped"]) == (1, 1)
+    check_assignment(inst, r.decision)
+    assert sorted(r.decision) == [(0, 0), (1, 1)]
+
 def test_imfs_reads_the_previous_plan_from_meta_and_the_parameter_wins():
     # machine 0 is free: the even path from it moves job 0 over (gain 5 - 1)
     inst = AssignmentInstance.build([[5, 1]], {"previous": [[0, 1]]})
