@@ -420,6 +420,21 @@ def test_tabu_long_hops_and_determinism():
     assert H.tabu(tiny, hops=10, seed=0).tolist() == [0]
 
 
+
+def test_the_kernels_makespan_is_the_instances_over_machines_that_hold_a_task():
+    """The metaheuristics' makespan (``span_of``) is the instance's value: an
+    idle machine's ready time does not count ([vadhiyar-notes]: max ct(i, j)
+    over the tasks), here a machine ready at 1000 with no task."""
+    rng = np.random.default_rng(8)
+    etc = rng.uniform(1, 10, size=(6, 4))
+    ready = np.array([0.0, 3.0, 1000.0, 2.0])
+    inst = MappingInstance.build(etc, ready)
+    for _ in range(50):
+        a = rng.integers(0, 4, 6)
+        a[a == 2] = rng.integers(0, 2)          # machine 2 stays idle
+        load, cnt = K.loads_of(inst.etc, a, 4)
+        assert K.span_of(load, cnt, inst.ready) == pytest.approx(inst.value(a)) and inst.value(a) < 1000
+
 def _hops(etc, cur, limit=10**6):
     etc = np.asarray(etc, dtype=float)
     cur = np.asarray(cur, dtype=np.int64)
