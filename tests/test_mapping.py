@@ -553,6 +553,25 @@ def test_sa_each_iteration_moves_its_task_to_another_machine(monkeypatch):
     allo = np.concatenate(offs)
     assert allo.size > 0 and np.all(allo == 1)         # m = 2: always the other machine
 
+
+def test_tabu_short_hop_needs_a_lower_makespan():
+    """A swap that keeps the makespan is no successful hop ([vadhiyar-notes]
+    Tabu: a hop succeeds when the makespan drops): no hop, nothing moved."""
+    assert _hops([[5, 5], [5, 5]], [0, 1], limit=10) == (0, 5.0, [0, 1])
+
+
+@pytest.mark.parametrize("seed,want", [(0, 33.0), (4, 40.0)])
+def test_tabu_counts_a_last_long_hop_that_beats_the_best(seed, want):
+    """With one hop allowed, all four tasks start on machine 0 (UDA: 40) where
+    no swap can help, so the one hop is a long hop and the search ends on
+    it: its mapping is returned when it is better (seed 0: three tasks on
+    machine 1, 33), the start when it is worse (seed 4: all on machine 1, 44)."""
+    inst = MappingInstance.build(np.array([[10.0, 11.0]] * 4))
+    st = {}
+    a = H.tabu(inst, hops=1, init="uda", seed=seed, stats=st)
+    assert (st["short_hops"], st["long_hops"]) == (0, 1)
+    assert inst.value(a) == st["best_makespan"] == want
+
 # ---- exact models ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", range(5))
 def test_exact_models_agree_with_brute_force(seed):
