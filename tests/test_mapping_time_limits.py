@@ -294,6 +294,8 @@ def test_tabu_looks_at_its_limit_inside_a_descent_and_an_unreached_one_changes_n
     ("tabu", dict(hops=-1), "option 'hops' must be an integer >= 0"),
     ("tabu", dict(max_tries=0), "option 'max_tries' must be an integer >= 1"),
     ("tabu", dict(init="bogus"), "constructive mapping heuristic \\(olb, .*duplex\\), got 'bogus'"),
+    ("sa", dict(init="cpsat"), "init must be a heuristic, not the exact method 'cpsat'"),
+    ("tabu", dict(init="ga"), "init must be 'random' or a constructive mapping heuristic, not the metaheuristic 'ga'"),
 ])
 def test_metaheuristic_options_out_of_range_are_one_line(method, kw, needle):
     inst = eb.generate("braun-range", tasks=8, machines=3, seed=1)[0]
