@@ -182,3 +182,49 @@ def test_a_selector_does_not_silently_replace_the_step_a_policy_is_named_after(p
     random_stream(np.random.default_rng(1), 20, k=1).to_csv(f, index=False)
     assert main(["simulate", "--workload", str(f), "--nodes", "16", "--policy", policy, "--selector", "cpsat"]) == 2
     assert "--policy easy --selector cpsat" in capsys.readouterr().err
+
+
+def test_gap_summary_statistics_by_hand():
+    gaps = EpochGaps(make("bb-easy"), ("ff",))           # a heuristic policy: negative gaps are possible
+    g = [-0.95, 0.0, 0.1, 0.2, 0.9]
+    gaps.rows = [{"time": float(i), "candidates": 3, "started": 1, "reference": 1.0, "proven": False,
+                  "ff_value": 1.0 - x, "ff_gap": x} for i, x in enumerate(g)]
+    s = gaps.summary()["ff_gap"]
+    assert s["count"] == 5 and s["undefined"] == 0
+    assert s["mean"] == pytest.approx(0.05)
+    assert s["median"] == pytest.approx(0.1)
+    assert s["p90"] == pytest.approx(0.2 + 0.6 * 0.7)      # linear: index 3.6 between 0.2 and 0.9
+    assert s["max"] == pytest.approx(0.9)
+    assert s["optimal_share"] == pytest.approx(2 / 5)     # -0.95 (reference beaten) and 0.0
+
+
+def test_a_step_whose_selector_answer_is_unproven_is_flagged():
+    pol = make("easy", selector="mkp-bb")
+    gaps = EpochGaps(pol, ("ff",))
+    seen = []
+
+    def mark(now, machine, queue, started):               # the third step with candidates: counted unproven
+        if pol.step is not None and pol.step.candidates:
+            seen.append(now)
+            if len(seen) == 3:
+                pol.selector_stats["unproven"] += 1
+
+    df = random_stream(np.random.default_rng(6), 60, k=2)
+    simulate(df, [16, 16], pol, on_pass=both(mark, gaps))
+    frame = gaps.frame()
+    assert len(frame) >= 3 and (~frame["proven"]).sum() == 1 and not frame["proven"].iloc[2]
+    assert gaps.summary()["unproven"] == 1
+
+
+def test_started_counts_the_steps_candidates_started_not_the_heads_before_it():
+    pol = make("easy", selector="mkp-bb")
+    gaps = EpochGaps(pol, ("ff",))
+    want = []
+
+    def count(now, machine, queue, started):
+        if pol.step is not None and pol.step.candidates:
+            want.append(len(set(started) & set(pol.step.candidates)))
+
+    df = random_stream(np.random.default_rng(6), 120, k=2)
+    simulate(df, [16, 16], pol, on_pass=both(count, gaps))
+    assert gaps.frame()["started"].tolist() == want

@@ -13,13 +13,15 @@ from epochbench.sim.metrics import (busy_over_time, capacity_loss, out_of_order,
                          utilization)
 
 
-def result(rows, shift=0.0):
-    """rows: (id, submit, start, end, procs, duration); estimate = runtime = duration."""
+def result(rows, shift=0.0, runtime=None):
+    """rows: (id, submit, start, end, procs, duration); estimate = duration,
+    runtime = duration unless given (a job killed at its estimate)."""
     df = pd.DataFrame(rows, columns=["id", "submit", "start", "end", "procs", "duration"])
     for col in ("submit", "start", "end"):
         df[col] = df[col].astype(float) + shift
     df["duration"] = df["duration"].astype(float)
-    return df.assign(estimate=df["duration"], runtime=df["duration"])
+    return df.assign(estimate=df["duration"],
+                     runtime=df["duration"] if runtime is None else np.asarray(runtime, dtype=float))
 
 
 # N = 4.  Job 1 runs on 2 nodes at once; job 2 needs all 4 and waits for job 1;
@@ -183,3 +185,121 @@ def test_summarize_of_a_gang_run_gives_no_negative_capacity_loss():
     res = eb.simulate(w, "gs")
     assert np.isnan(summarize_jobs(res.jobs, w)["capacity_loss"])
     assert res.summary(w)["capacity_loss"] >= 0
+
+
+def test_a_killed_job_counts_its_execution_not_its_runtime():
+    # N = 4; job 1 asked 100 s, killed at its estimate 50 s (duration 50); job 2 runs 100 s
+    res = result([(1, 0, 0, 50, 2, 50), (2, 0, 0, 100, 2, 100)], runtime=[100, 100])
+    assert per_job(res).set_index("id")["weight"].tolist() == [100.0, 200.0]     # procs x t^e
+    assert utilization(res, [4]) == pytest.approx((2 * 50 + 2 * 100) / (4 * 100))
+    s = summarize(res, [4])
+    assert s["utilization"] == pytest.approx(0.75)
+    assert s["weighted_response_norm"] == pytest.approx((100 * 50 + 200 * 100) / 300)
+
+
+def test_a_zero_length_run_gives_nan_not_a_crash():
+    res = result([(1, 5, 5, 5, 1, 0), (2, 5, 5, 5, 2, 0)])
+    assert np.isnan(utilization(res, [4])) and np.isnan(capacity_loss(res, [4]))
+    s = summarize(res, [4])
+    assert s["makespan"] == 0 and s["bsld_mean"] == 1.0 and s["wait_mean"] == 0.0
+    assert np.isnan(s["utilization"]) and np.isnan(s["capacity_loss"])
+
+
+def test_small_and_large_std_are_population_std():
+    # small jobs wait 0 and 4 (population std 2, not 2.83); one large job: std 0, not NaN
+    res = result([(1, 0, 0, 10, 1, 10), (2, 0, 4, 14, 1, 10), (3, 0, 14, 24, 40, 10)])
+    s = summarize(res, [64])
+    assert s["small_wait_std"] == pytest.approx(2.0) and s["large_wait_std"] == 0.0
+    assert s["small_bsld_std"] == pytest.approx(0.2) and s["large_bsld_std"] == 0.0   # bsld 1.0, 1.4; 2.4
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["kernel", "numpy"])
+def test_small_large_split_on_both_paths(monkeypatch, compiled):
+    import epochbench.sim.metrics as M
+    monkeypatch.setattr(M, "kernels_loaded", lambda: compiled)
+    res = result([(1, 0, 0, 10, 2, 10), (2, 0, 10, 30, 4, 20), (3, 5, 5, 8, 1, 3)])
+    s = summarize(res, [4], small_threshold=2)
+    assert (s["small_jobs"], s["small_wait_mean"], s["small_bsld_mean"]) == (2, 0.0, 1.0)
+    assert (s["large_jobs"], s["large_wait_mean"], s["large_bsld_mean"]) == (1, 10.0, 1.5)
+
+
+def test_the_summary_weights_extra_resources_as_per_job_does():
+    # N = 4, mem 8; weights 4 x mean(procs/4, mem/8) x t^e = 30, 80, 3; responses 10, 30, 3
+    res = result([(1, 0, 0, 10, 2, 10), (2, 0, 10, 30, 4, 20), (3, 5, 5, 8, 1, 3)]).assign(res_mem=[8, 8, 2])
+    from types import SimpleNamespace
+    w = SimpleNamespace(capacity=np.array([4, 8]), resources=("procs", "mem"))
+    s = summarize(res, w)
+    assert s["weighted_response"] == pytest.approx((30 * 10 + 80 * 30 + 3 * 3) / 3)
+    assert s["weighted_response_norm"] == pytest.approx(2709 / 113)
+    assert s["weighted_response"] == pytest.approx(per_job(res, w)["weighted_response"].mean())
+
+
+def test_the_summary_bounds_slowdown_at_10_s_by_default():
+    # a 2 s job waiting 3 s: max(5, 10) / max(2, 10) = 1, not 5 / 2
+    res = result([(1, 0, 3, 5, 1, 2)])
+    s = summarize(res, [4])
+    assert s["bsld_mean"] == 1.0 == per_job(res)["bsld"].iloc[0]
+
+
+def test_wait_is_start_minus_submit_when_a_job_is_time_shared():
+    # a gang table: first slice at 2, end at 30 for 10 s of execution; wait = 2, response = 30
+    res = result([(1, 0, 2, 30, 1, 10)])
+    s = summarize(res, [4])
+    assert s["wait_mean"] == 2.0 and s["response_mean"] == 30.0 and s["bsld_mean"] == 3.0
+    assert per_job(res)["wait"].iloc[0] == 2.0
+
+
+def test_the_report_metrics_use_its_small_threshold():
+    import epochbench as eb
+    from epochbench.instances.jobs import make_workload
+    from epochbench.sim.runner import report
+    jobs = pd.DataFrame({"id": [1, 2], "submit": [0.0, 0.0], "runtime": [10.0, 10.0], "estimate": [10.0, 10.0],
+                         "procs": [1, 2]})
+    w = make_workload(jobs, 4)
+    rep = report(eb.simulate(w, "fcfs"), w, small_threshold=1)
+    assert rep["small_threshold"] == 1
+    assert (rep["metrics"]["small_jobs"], rep["metrics"]["large_jobs"]) == (1, 1)
+
+
+def test_a_job_killed_at_its_estimate_ends_at_start_plus_estimate():
+    import epochbench as eb
+    from epochbench.instances.jobs import make_workload
+    jobs = pd.DataFrame({"id": [1], "submit": [0.0], "runtime": [20.0], "estimate": [10.0], "procs": [1]})
+    w = make_workload(jobs, 4)
+    t = eb.simulate(w, "fcfs").job_table(w)
+    assert t["end"].iloc[0] - t["start"].iloc[0] == 10.0 and t["response"].iloc[0] == 10.0
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["kernel", "numpy"])
+def test_capacity_loss_by_hand_on_both_paths(monkeypatch, compiled):
+    """One job waiting alone counts (eq. 2's delta_i: any job waiting); N + 1
+    nodes held at once is time sharing: NaN."""
+    import epochbench.sim.metrics as M
+    monkeypatch.setattr(M, "kernels_loaded", lambda: compiled)
+    # N = 4: job 1 (3 nodes) on [0, 10); job 2 (2 nodes) waits alone on [2, 10): 1 node x 8 s idle
+    res = result([(1, 0, 0, 10, 3, 10), (2, 2, 10, 20, 2, 10)])
+    assert capacity_loss(res, [4]) == pytest.approx(8 / (4 * 20))
+    assert summarize(res, [4])["capacity_loss"] == pytest.approx(0.1)
+    over = result([(1, 0, 0, 10, 3, 10), (2, 0, 0, 10, 2, 10), (3, 1, 10, 20, 1, 10)])   # 5 of 4 nodes
+    assert np.isnan(capacity_loss(over, [4]))
+
+
+def test_the_time_origin_is_the_first_arrival_not_the_first_start():
+    # job 1 arrives at 0 and starts at 5 (a table where the first job waits): makespan 15, not 10
+    res = result([(1, 0, 5, 15, 4, 10)])
+    s = summarize(res, [4])
+    assert s["makespan"] == 15.0
+    assert s["utilization"] == pytest.approx(40 / 60) and s["capacity_loss"] == pytest.approx(20 / 60)
+
+
+def test_the_job_table_has_the_readme_columns():
+    import epochbench as eb
+    from epochbench.instances.jobs import make_workload
+    jobs = pd.DataFrame({"id": [1, 2, 3], "submit": [0.0, 0.0, 1.0], "runtime": [10.0, 10.0, 2.0],
+                         "estimate": [10.0, 10.0, 2.0], "procs": [3, 4, 1]})
+    w = make_workload(jobs, 4)
+    t = eb.simulate(w, "easy").job_table(w)
+    assert list(t.columns) == ["id", "submit", "start", "end", "procs", "estimate", "runtime", "duration",
+                               "promised", "wait", "response", "bsld", "weight", "weighted_response",
+                               "out_of_order"]
+    assert t.set_index("id")["out_of_order"].tolist() == [False, False, True]   # job 3 backfills before job 2
