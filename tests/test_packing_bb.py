@@ -217,6 +217,16 @@ def test_bad_options_refused(kw, msg):
         pb.solve_packing_bb(PackingInstance.build([10], [[3]]), **kw)
 
 
+def best_selection(a, b, c) -> int:
+    """max c x subject to a x <= b, x in {0, 1}^n, by brute force (the kernel's model units)."""
+    best = 0
+    for xs in itertools.product((0, 1), repeat=c.shape[0]):
+        x = np.array(xs, dtype=np.int64)
+        if np.all(a @ x <= b):
+            best = max(best, int(c @ x))
+    return best
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_node_lp_bound_is_the_lp_and_never_below_it(seed):
     """The node LP (its simplex's duals priced by the Lagrangian) equals the
@@ -243,9 +253,7 @@ def test_node_lp_bound_is_the_lp_and_never_below_it(seed):
     assert got <= lp + 1e-6 * max(1.0, lp) or got == stale  # the simplex reached the LP (or stopped early)
     assert stale >= lp - 1e-6 * max(1.0, lp)
     if cols.size <= 14:
-        best = max(int(c[cols] @ np.array(x)) for x in itertools.product((0, 1), repeat=cols.size)
-                   if np.all(a[:, cols] @ np.array(x) <= res))
-        assert got >= best - 1e-9
+        assert got >= best_selection(a[:, cols], res, c[cols]) - 1e-9
 
 
 def test_search_proves_the_same_optimum_with_and_without_the_lp(monkeypatch):
@@ -338,17 +346,6 @@ def test_the_warm_up_loads_every_kernel_a_solve_calls():
     assert python_child(code) == "['open_bound', 'search'] []"                 # the ones Python calls
 
 
-def _model_optimum(p) -> int:
-    """max c x subject to a x <= b over the kernel's arrays, by brute force (model units)."""
-    a, b, c = p["a"], p["b"], p["c"]
-    best = 0
-    for xs in itertools.product((0, 1), repeat=c.shape[0]):
-        x = np.array(xs, dtype=np.int64)
-        if np.all(a @ x <= b):
-            best = max(best, int(c @ x))
-    return best
-
-
 @pytest.mark.parametrize("seed", range(12))
 def test_open_bound_is_valid_after_every_single_node(seed):
     """Stopped after any number of nodes (one at a time, so in every state: a
@@ -359,7 +356,7 @@ def test_open_bound_is_valid_after_every_single_node(seed):
     objective = ("utilization", "count", "profit")[seed % 3]
     inst = random_packing(rng, int(rng.integers(7, 11)), int(rng.integers(1, 6)), seed % 2 == 1, objective)
     p = pb.mkp_arrays(inst, packing_candidates(inst))
-    opt = _model_optimum(p)
+    opt = best_selection(p["a"], p["b"], p["c"])
     run = pb._Search(p)
     assert run.bound() == -1                                  # the root not evaluated yet
     finished = False
