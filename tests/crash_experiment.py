@@ -40,6 +40,24 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
 
 EXPERIMENT = register(Experiment(NAME, "test experiment (crash safety)", tasks, run, table))
 
+#: the same rows from two tasks, with a figure (the kept-figure test)
+FIGURE = "crash-test-figure"
+
+
+def few_tasks(opts: Options) -> list[dict]:
+    return tasks(opts)[:2]
+
+
+def plot(df: pd.DataFrame, path) -> None:
+    from epochbench.experiments.plotting import figure, save
+
+    fig, axes = figure(1, 1)
+    axes[0][0].plot(df["point"], df["value"], "o")
+    save(fig, path, title="crash test")
+
+
+FIGURE_EXPERIMENT = register(Experiment(FIGURE, "test experiment with a figure", few_tasks, run, table, plot))
+
 
 if __name__ == "__main__":
     from epochbench.cli import main

@@ -33,13 +33,15 @@ SCRIPT = Path(cx.__file__).resolve()
 WALL = ["seconds"]                      # wall-time columns: differ between runs
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and flock")
 EXPERIMENTS.pop(cx.NAME, None)          # registered only while these tests run (fixture below)
+EXPERIMENTS.pop(cx.FIGURE, None)
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _test_experiment():
-    EXPERIMENTS[cx.NAME] = cx.EXPERIMENT
+    EXPERIMENTS[cx.NAME], EXPERIMENTS[cx.FIGURE] = cx.EXPERIMENT, cx.FIGURE_EXPERIMENT
     yield
     EXPERIMENTS.pop(cx.NAME, None)
+    EXPERIMENTS.pop(cx.FIGURE, None)
 
 
 def _experiment(out: Path, *extra: str, **kw) -> subprocess.Popen:
@@ -527,15 +529,17 @@ def test_a_kept_figure_is_renamed_once_and_claimed_by_its_own_run(tmp_path):
     each earlier figure keeps its own run's id, and each run lists only the
     figure it wrote."""
     from epochbench import runs
-    out = tmp_path / "o"
+    out, name = tmp_path / "o", cx.FIGURE     # the tiny experiment: two tasks, a figure
+    ids = []
     for _ in range(3):
-        run_experiment("leinberger", Options(out=out, quick=True, jobs=1, progress=False))
+        run_experiment(name, Options(out=out, quick=True, jobs=1, progress=False))
+        ids.append(runs.read(out / f"{name}.run.json")["id"])
         time.sleep(1.1)
-    figures = sorted(p.name for p in out.glob("leinberger*.png"))
-    assert len(figures) == 3 and all(name.count("-") <= 3 for name in figures), figures
-    record = runs.read(out / "leinberger.run.json")
-    assert [f for f in record["files"] if f.endswith(".png")] == ["leinberger.png"]
-    assert record["options"]["seeds"] is None and record["seeds_run"] == [0]   # the default --seeds, as run
+    figures = sorted(p.name for p in out.glob(f"{name}*.png"))
+    assert figures == sorted([f"{name}.png", f"{name}-{ids[0]}.png", f"{name}-{ids[1]}.png"]), figures
+    record = runs.read(out / f"{name}.run.json")
+    assert [f for f in record["files"] if f.endswith(".png")] == [f"{name}.png"]
+    assert record["options"]["seeds"] is None and record["seeds_run"] == [0, 1]   # the default --seeds, as run
 
 
 def test_a_run_that_fails_on_its_input_leaves_no_folder_behind(tmp_path, capsys, monkeypatch):

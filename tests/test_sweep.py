@@ -33,6 +33,7 @@ DASK = str(Path(sys.executable).with_name("dask"))
 WALL = ["seconds"]
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 EXPERIMENTS.pop(cx.NAME, None)          # registered only while these tests run (fixture below)
+EXPERIMENTS.pop(cx.FIGURE, None)
 
 
 @pytest.fixture(autouse=True, scope="module")
