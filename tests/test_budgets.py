@@ -56,6 +56,9 @@ def test_ga_and_tabu_take_a_budget_and_any_constructive_start():
     solve(inst, "tabu", init="minmin", stats=free)
     solve(inst, "tabu", init="minmin", time_limit=0.0, stats=capped)
     assert capped["long_hops"] <= 1 < free["long_hops"]                  # checked between scans
+    capped = {}
+    solve(inst, "tabu", time_limit=0.0, seed=1, stats=capped)            # a random start: hops to take
+    assert capped["short_hops"] > 0      # the clock is first looked at after a part of the first descent
     mct = solve(inst, "mct").value
     assert solve(inst, "tabu", init="mct", seed=3).value <= mct + 1e-9   # never worse than its start
     assert solve(inst, "sa", init="mct", seed=3).value <= mct + 1e-9
