@@ -256,6 +256,17 @@ def test_node_lp_bound_is_the_lp_and_never_below_it(seed):
         assert got >= best_selection(a[:, cols], res, c[cols]) - 1e-9
 
 
+def test_an_lp_value_float_error_put_below_an_integer_keeps_that_integer():
+    """A bound from an LP value is rounded down after a slack of 1e-9 of the
+    value (or of the size of the terms it was computed from, when they
+    cancel): float error just below an integer does not cost the bound a
+    unit, and a true fraction still rounds down."""
+    from epochbench.exact import _mkp_bb as kernel
+    assert kernel._floor(7.0 - 1e-12) == 7 and kernel._floor(7.5) == 7
+    assert kernel._floor(3e6 * (1 - 1e-15)) == 3e6          # relative: an absolute 1e-9 would give 2999999
+    assert kernel._floor(-1e-8, 1e4) == 0 and kernel._floor(-1e-8) == -1
+
+
 def test_search_proves_the_same_optimum_with_and_without_the_lp(monkeypatch):
     """The node LP only prunes: on K = 2 to 8 epochs the search alone finds
     the same optimum with it and without it, in fewer nodes with it."""
