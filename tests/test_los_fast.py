@@ -47,6 +47,18 @@ def test_the_seed_example_with_and_without_a_binding_reservation():
     assert kernel_set(sizes, late, 5, 3) == generic_set(sizes, late, 5, 3)
 
 
+def test_a_negative_extra_reads_as_zero_for_a_job_that_needs_none_of_it():
+    """A past-shadow job with no demand on resource 1 fits beside an extra of
+    -1 there: negative entries read as 0, as the packing instance clips
+    them (no simulation passes a negative extra; the kernel's contract)."""
+    dem = np.array([[1, 0]], np.int64)
+    est = np.array([2.0])                      # now 0 + 2 > shadow 1: past the shadow time
+    lw, bits = los_fast.los_work(1, True, 1)
+    m = los_fast.los_select(0.0, 1.0, np.arange(1, dtype=np.int64), 0, 1, dem, est,
+                            np.array([2, 5], np.int64), np.array([2, -1], np.int64), lw, bits)
+    assert lw[los_fast.OUT:los_fast.OUT + m].tolist() == [0]
+
+
 @pytest.mark.parametrize("width", [40, 300])
 @pytest.mark.parametrize("seed", range(4))
 def test_kernel_chooses_the_generic_set_on_random_steps(seed, width):
