@@ -440,12 +440,13 @@ print(outer(1))
 '''
 
 
-def test_a_changed_kernel_in_another_file_is_not_run_from_a_stale_cache(tmp_path):
+def test_a_changed_kernel_in_another_file_is_not_run_from_a_stale_cache(tmp_path, monkeypatch):
     """numba's cache checks a kernel against its own file only: after
     kpkg/b.py's kernel changed, kpkg/a.py's caller ran the old compiled
     code from the cache (a mutation of sim/los_fast.py passed every test
     of the event loop that calls it).  The cache folder is emptied when any
     kernel source of the package changed."""
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)     # the children cache beside kpkg's files
     pkg = tmp_path / "kpkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
