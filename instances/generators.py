@@ -269,7 +269,10 @@ def los(*, n: int = 32, count: int = 10, seed: int = 0, machine: int = 320, load
     time) filling up to ``floor(load * machine)``; ``n`` waiting jobs have
     Feitelson sizes on ``machine`` and log-uniform estimates in
     ``[est_min, est_max]`` s, rounded to whole seconds within it.  With probability ``p_block`` the head's size is
-    redrawn above the free capacity, otherwise within it (when possible).  A
+    redrawn above the free capacity, otherwise within it (when possible: some
+    size there has mass; with ``p_pow2 = 1`` no size above the largest power
+    of two up to ``machine`` has, and a head on such a free capacity is left
+    as drawn).  A
     blocked head gets the reservation of
     :func:`~epochbench.instances.packing.reservation_from_running` at time ``now``; flags
     follow ``now + estimate > shadow``.  ``meta["running"]`` holds the running
@@ -303,9 +306,9 @@ def los(*, n: int = 32, count: int = 10, seed: int = 0, machine: int = 320, load
         remaining = np.ceil((1.0 - rng.random(len(running))) * _log_uniform(rng, lo, hi, len(running)))
         free = int(machine - used[0])
         want_block = rng.random() < p_block
-        if want_block and free < machine:
+        if want_block and pmf[free:].sum() > 0:             # some size above free has mass
             sizes[0] = draw_sizes(rng, pmf, 1, low=free + 1)[0]
-        elif not want_block and free >= 1:
+        elif not want_block and pmf[:free].sum() > 0:
             sizes[0] = draw_sizes(rng, pmf, 1, high=free)[0]
         name = f"los-N{machine}-n{n}-s{seed:04d}-{i:03d}"
         meta = dict(name=name, family="packing", generator="los", params=dict(params), seed=seed, index=i,

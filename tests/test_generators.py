@@ -9,7 +9,8 @@ import pytest
 
 from epochbench.instances import InstanceError, check, load_instance, read_family, reservation_from_running, save_instance
 from epochbench.instances.generators import (GENERATOR_PARAMS, GENERATORS, data_root, draw_sizes, feitelson_size_pmf,
-                                  fig1, generate, leinberger, load_vbp, los, los_example, resolved_params,
+                                  fig1, generate, k_requirements, leinberger, load_vbp, los, los_example,
+                                  resolved_params,
                                   vbp_family, write_generated)
 
 VBP = data_root() / "vbp"
@@ -351,3 +352,82 @@ def test_los_example_reference_is_what_los_selects_and_is_feasible(reservation):
     (picked,) = inst.meta["reference"].values()
     check_packing(inst, picked)
     assert list(eb.solve(inst, "los").decision) == picked and inst.value(picked) == pytest.approx(0.5)
+
+
+# -- rules a one-token change broke unseen (mutation review, round 5) --
+def test_feitelson_pmf_moves_mass_to_the_nearest_power_of_two_in_log2():
+    """P = 8, p_pow2 = 1: 3 and 5 go to 4, 6 and 7 to 8; weights s**-1.5 move whole."""
+    h = np.arange(1, 9, dtype=float) ** -1.5
+    want = np.zeros(8)
+    for s, to in zip(range(1, 9), (1, 2, 4, 4, 4, 8, 8, 8)):
+        want[to - 1] += h[s - 1]
+    np.testing.assert_allclose(feitelson_size_pmf(8, p_pow2=1.0), want / want.sum(), rtol=1e-12)
+
+
+def test_k_requirements_a_whole_machine_job_is_not_capped():
+    demand, capped = k_requirements(np.random.default_rng(0), [100, 50], 100, [100, 100], "uniform", "max")
+    assert demand.max(axis=1).tolist() == [100, 50] and capped.tolist() == [0, 0]
+
+
+def test_k_requirements_a_whole_share_is_not_rounded_up():
+    """7 / 100 * 100 is 7.000000000000001 in floats: a job of 7 processors on
+    a machine of 100 asks for 7 units of its largest resource, not 8."""
+    for seed in range(5):
+        demand, capped = k_requirements(np.random.default_rng(seed), [7, 7, 7], 100, [100, 100], "uniform", "max")
+        assert demand.max(axis=1).tolist() == [7, 7, 7] and capped.tolist() == [0, 0, 0]
+
+
+def test_leinberger_background_fills_up_to_the_target_inclusive():
+    for inst in leinberger(n=2, k=1, count=10, seed=0, capacity=4, processors=4, load=0.5):
+        assert inst.used.tolist() == [2]
+
+
+def test_los_blocked_head_never_fits():
+    """p_block = 1: the head is redrawn above the free capacity whenever some
+    processor is busy (a redraw of exactly the free processors would fit)."""
+    insts = los(n=4, count=60, seed=3, machine=4, load=0.5, p_block=1.0)
+    assert any(i.free[0] < 4 for i in insts)
+    for inst in insts:
+        if inst.free[0] < 4:
+            assert inst.meta["head_blocked"] and inst.demand[0, 0] > inst.free[0]
+
+
+def test_los_blocks_a_head_only_where_some_size_above_free_has_mass():
+    """p_pow2 = 1 on 6 processors: no size above 4 has mass, so a head on 4
+    or more free processors stays as drawn (it raised 'no job size in
+    5..6'); below that every head is blocked."""
+    insts = los(n=4, count=20, seed=0, machine=6, p_pow2=1.0, p_block=1.0)
+    free = np.array([i.free[0] for i in insts])
+    assert (free >= 4).any() and (free < 4).any()
+    for inst in insts:
+        assert inst.meta["head_blocked"] == (inst.demand[0, 0] > inst.free[0]) == (inst.free[0] < 4)
+    assert not any(i.meta["head_blocked"] for i in los(count=5, seed=0, p_pow2=1.0, load=0.1, p_block=1.0))
+
+
+def test_los_estimates_are_rounded_not_cut():
+    """Log-uniform on [1, 2] rounded: 2 with probability 1 - log2(1.5) = 0.415."""
+    est = np.concatenate([i.estimate for i in los(n=100, count=4, seed=0, est_min=1, est_max=2)])
+    assert set(est.tolist()) == {1.0, 2.0}
+    assert 0.3 < np.mean(est == 2.0) < 0.55
+
+
+def test_draw_sizes_refuses_a_range_without_mass():
+    pmf = feitelson_size_pmf(8, p_pow2=1.0)            # all mass on 1, 2, 4, 8
+    with pytest.raises(ValueError, match=r"no job size in 5\.\.7"):
+        draw_sizes(np.random.default_rng(0), pmf, 3, low=5, high=7)
+
+
+def test_vbp_negative_multiplicity_names_the_line(tmp_path):
+    path = tmp_path / "neg.vbp"
+    path.write_text("2\n10 10\n2\n1 2 1\n3 4 -1\n")
+    with pytest.raises(InstanceError, match=r"line 5 \(item 2 of 2\): negative multiplicity -1"):
+        load_vbp(path)
+
+
+def test_vbp_per_class_keeps_the_files_below_it(tmp_path):
+    folder = tmp_path / "class1"
+    folder.mkdir()
+    for i in range(3):
+        (folder / f"class1_2_1_{i}.vbp").write_text("1\n10\n1\n3 2\n")
+    assert [i.name for i in vbp_family(root=tmp_path, per_class=1)] == ["class1_2_1_0"]
+    assert [i.name for i in vbp_family(root=tmp_path, per_class=2)] == ["class1_2_1_0", "class1_2_1_1"]
