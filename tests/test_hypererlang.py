@@ -256,3 +256,54 @@ def test_a_three_moment_fit_reproduces_the_third_moment_near_cv2_one_over_n():
     got = [sum(p * math.prod(range(f.order, f.order + k)) / r ** k for p, r in zip(f.probs, f.rates))
            for k in (1, 2, 3)]
     assert f.matched == 3 and all(abs(g / x - 1) < 1e-3 for g, x in zip(got, m)), (f, got)
+
+
+# -- rules a one-token change broke unseen (mutation review, round 5) --
+def _he(probs, rates):
+    return {"order": 1, "probs": list(probs), "rates": list(rates)}
+
+
+def _two_classes(sizes_a=(1,), processors=4):
+    """Class 0's interarrival mean is about 1001 s (a one-in-a-million gap of
+    1e9 s), but its gaps are 1 s in practice; class 1's gaps are 1 s."""
+    run = _he([1.0], [0.01])
+    return {"processors": processors, "classes": [
+        {"cls": 0, "sizes": list(sizes_a), "probs": [1.0 / len(sizes_a)] * len(sizes_a),
+         "interarrival": _he([1e-6, 1 - 1e-6], [1e-9, 1.0]), "runtime": run},
+        {"cls": 1, "sizes": [2], "probs": [1.0], "interarrival": _he([1.0], [1.0]), "runtime": run}]}
+
+
+def test_sample_stream_draws_more_when_a_class_runs_out():
+    """Class 0 draws about 18 arrivals for its nominal share 0.001, all spent
+    by t = 18 while the 1000th arrival comes at about 500: it ran out, so
+    every class draws twice as many until none does; the stream then holds
+    both classes about equally (both arrive once a second)."""
+    submit, runtime, procs, cls = sample_stream(_two_classes(), 1000, np.random.default_rng(7))
+    assert len(submit) == 1000 and np.all(np.diff(submit) >= 0)
+    assert 0.35 < np.mean(cls == 0) < 0.65
+
+
+def test_load_params_refuses_sizes_beyond_the_machine():
+    with pytest.raises(ValueError, match=r"classes\[0\]: 'sizes' must lie in 1\.\.4"):
+        load_params(_two_classes(sizes_a=(1, 8), processors=4))
+
+
+def test_fit_trace_keeps_zero_runtimes_and_gives_a_lone_job_the_span():
+    """Only runtime < 0 (unknown) is left out: a job of 0 s is a job.  A
+    class with one job has the trace's span as its gap."""
+    jobs = pd.DataFrame({"submit": [0.0, 100.0, 250.0, 400.0, 1000.0], "runtime": [0.0, 10.0, 20.0, -1.0, 30.0],
+                         "procs": [1, 1, 1, 1, 64]})
+    fit = fit_trace(jobs, 64)
+    assert fit["jobs"] == 4 and fit["span"] == 1000.0
+    by_cls = {c["cls"]: c for c in fit["classes"]}
+    assert by_cls[0]["jobs"] == 3 and by_cls[0]["moments"]["runtime"][0] == 10.0
+    assert by_cls[6]["jobs"] == 1 and by_cls[6]["moments"]["interarrival"][0] == 1000.0
+
+
+def test_fit_moments_fallback_says_whether_it_matches_the_cv():
+    """m1 m3 = m2**2 (no hyper-Erlang fits): one Erlang of order round(1 / CV**2)
+    = 2; its CV matches the data's within 1 % only when CV**2 is 0.5."""
+    exact = fit_moments(1.0, 1.5, 1.5 ** 2)
+    assert (exact.order, exact.matched) == (2, 2)
+    off = fit_moments(1.0, 1.45, 1.45 ** 2)            # CV 0.671 against Erlang(2)'s 0.707: 5 % off
+    assert (off.order, off.matched) == (2, 1) and off.mean == pytest.approx(1.0)

@@ -513,3 +513,10 @@ def test_a_bad_line_after_a_cr_in_a_comment_is_named_by_its_line(tmp_path):
     path = _write(tmp_path / "crbad.swf", text.encode())
     with pytest.raises(InstanceError, match=r"crbad\.swf, line 4: expected 18 fields, got 5"):
         read_swf(path)
+
+
+def test_a_time_of_exactly_2_to_the_53_is_read_and_one_past_it_refused():
+    jobs = {"id": [1], "submit": [2.0 ** 53], "runtime": [1.0], "procs": [1]}
+    assert make_workload(jobs, 4).jobs["submit"].tolist() == [2.0 ** 53]
+    with pytest.raises(InstanceError, match=r"column .submit. has .*above 2\*\*53"):
+        make_workload({**jobs, "submit": [2.0 ** 53 + 2]}, 4)

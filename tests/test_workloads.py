@@ -474,3 +474,32 @@ def test_cli_generate_names_the_sidecar_and_the_seeds_default(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["generate", "leinberger", "--help"])
     assert "seed of numpy.random.default_rng (default 0)" in " ".join(capsys.readouterr().out.split())
+
+
+# -- rules a one-token change broke unseen (mutation review, round 5) --
+def test_scale_runtimes_keeps_an_unknown_requested_time():
+    """SWF's -1 (unknown) in req_time stays -1; a known one is scaled."""
+    jobs = pd.DataFrame({"runtime": [10.0, 20.0], "estimate": [10.0, 40.0], "req_time": [-1.0, 40.0]})
+    out = scale_runtimes(jobs, 2.0)
+    assert out["req_time"].tolist() == [-1.0, 80.0]
+    assert out["runtime"].tolist() == [20.0, 40.0] and out["estimate"].tolist() == [20.0, 80.0]
+
+
+def test_round_times_ignores_float_noise_above_a_whole_second():
+    """0.1 * 3 * 10 is 3.0000000000000004: a runtime of 3 s, not 4 s."""
+    from epochbench.instances.streams import _frame, _round_times
+    noisy = 0.1 * 3 * 10
+    assert noisy > 3.0
+    df = _round_times(_frame([1, 2], [0.0, 1.0], [noisy, 2.5], [noisy, 2.5], [1, 1]))
+    assert df["runtime"].tolist() == [3.0, 3.0] and df["estimate"].tolist() == [3.0, 3.0]
+    assert df["duration"].tolist() == [3.0, 3.0]
+
+
+def test_lublin_mixed_ties_put_interactive_first():
+    """m_lublin99.c: a batch and an interactive job arriving in the same
+    second are taken interactive (queue 0) first, so it gets the lower id."""
+    df = lublin03(n=2000, seed=1).jobs
+    s, q = df["submit"].to_numpy(), df["queue"].to_numpy()
+    tie = (s[1:] == s[:-1]) & (q[1:] != q[:-1])
+    assert tie.any()
+    assert (q[:-1][tie] == 0).all() and (q[1:][tie] == 1).all()
