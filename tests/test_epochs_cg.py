@@ -199,3 +199,57 @@ def test_vbp_known_optimum(name):
     inst = load_vbp(VBP / name.split("_")[0] / f"{name}.vbp")
     r = solve(inst, "cg", time_limit=20.0, threads=1)
     assert r.value == opt and r.status == "optimal" and r.bound == opt, r.info
+
+
+# -- rules a one-token change broke unseen (mutation review, round 5) --
+def _s3():
+    """FFD: 11 bins; the combinatorial bound and ffd-l2 (the only start
+    heuristic a zero budget runs): 10."""
+    rng = np.random.default_rng(3)
+    return EpochsInstance.build(np.full(3, 100), rng.integers(10, 60, size=(int(rng.integers(8, 30)), 3)),
+                                meta={"name": "s3"})
+
+
+def test_without_time_the_status_is_optimal_only_when_the_packing_meets_the_bound():
+    """No time for column generation: FFD's 6 or more bins against the
+    combinatorial bound 5 (the optimum, 6, needs the pattern bound):
+    feasible, bound 5."""
+    tiny = EpochsInstance.build([10, 10], [[4, 2], [4, 4], [4, 9], [9, 4], [9, 7], [5, 5], [9, 5]],
+                                meta={"name": "needs-patterns"})
+    r = cg.column_generation(tiny, time_limit=0.0, warm=False)
+    check_epochs(tiny, r.decision)
+    assert r.info["lower_bound"] == 5 and r.value >= 6
+    assert r.status == "feasible" and r.bound == 5.0
+    full = cg.column_generation(tiny, time_limit=10.0, warm=False)
+    assert full.status == "optimal" and full.value == full.bound == 6.0
+
+
+def test_the_warm_start_is_used_even_without_time_for_column_generation():
+    inst = _s3()
+    heur = best_start(inst, budget=0.0)
+    assert len(heur.decision) == 10 < len(ep.ffd_bins(inst)) == 11
+    r = cg.column_generation(inst, time_limit=0.0)
+    check_epochs(inst, r.decision)
+    assert r.info["start"] == heur.method and r.value == 10.0 and r.status == "optimal"
+    cold = cg.column_generation(inst, time_limit=0.0, warm=False)
+    assert cold.info["start"] == "ffd" and cold.value == 11.0 and cold.status == "feasible"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_an_unfinished_pricing_bounds_every_pattern_with_its_open_part(seed):
+    """A pricing stopped after its first chunk (deadline passed, one pattern
+    wanted) on 60 types of near-equal value density: its upper bound holds
+    the open subtree's bound too, so it is at least the value of any
+    pattern (a MILP's best after 50 nodes), which the patterns found alone
+    miss."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    rng = np.random.default_rng(seed)
+    dem, cap, copies = rng.integers(5, 40, size=(60, 4)), np.full(4, 100), rng.integers(1, 6, size=60)
+    y = (1 + 0.05 * rng.random(60)) * dem.sum(axis=1) / 400
+    x = milp(-y, constraints=LinearConstraint(dem.T, 0, cap), integrality=np.ones(60), bounds=Bounds(0, copies),
+             options={"node_limit": 50}).x                  # a good pattern (deterministic work)
+    assert np.all(dem.T @ np.round(x) <= cap)
+    best = float(y @ np.round(x))
+    upper, counts, done = cg.exact_patterns(dem, cap, copies, y, time.perf_counter() - 1, above=1.0, most=1)
+    assert not done and len(counts) <= 1
+    assert upper >= best - 1e-9

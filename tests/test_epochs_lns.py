@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from epochbench.exact import epochs_lns
 from epochbench.exact.epochs_lns import _repack, lns
 from epochbench.exact.packing import ffd_bins
 from epochbench.exact.starts import best_start
-from epochbench.instances.packing import EpochsInstance
+from epochbench.instances.packing import EpochsInstance, check_epochs
 from epochbench.instances.registry import get, solve
 
 
@@ -65,3 +66,45 @@ def test_lns_refuses_bad_parameters_in_one_line(params, message):
             call()
         assert "\n" not in str(err.value)
     assert solve(inst, "lns", time_limit=0.5, threads=1, bins=2, max_bins=2).status in ("optimal", "feasible")
+
+
+# -- rules a one-token change broke unseen (mutation review, round 5) --
+def _s3():
+    """FFD: 11 bins; the combinatorial bound and ffd-l2 (the only start
+    heuristic a zero budget runs): 10."""
+    rng = np.random.default_rng(3)
+    return EpochsInstance.build(np.full(3, 100), rng.integers(10, 60, size=(int(rng.integers(8, 30)), 3)),
+                                meta={"name": "s3"})
+
+
+def test_failed_repairs_target_the_emptiest_bin_grow_the_neighbourhood_and_prove_nothing(monkeypatch):
+    """Every repair fails: the first one's neighbourhood holds the emptiest
+    bin of the start, each PATIENCE failures add a bin up to max_bins, and
+    FFD's 11 bins against the bound 10 stay feasible, not optimal."""
+    inst = _s3()
+    start = ffd_bins(inst)
+    calls = []
+
+    def no_repair(dem, cap, jobs, where, k, weight, deadline, threads, seed):
+        calls.append((list(jobs), list(where), k, weight))
+        return None
+
+    monkeypatch.setattr(epochs_lns, "_repack", no_repair)
+    r = epochs_lns.lns(inst, time_limit=0.5, warm=False, bins=2, max_bins=4)
+    check_epochs(inst, r.decision)
+    assert r.value == len(start) == 11 and r.info["lower_bound"] == 10
+    assert r.status == "feasible" and r.bound == 10.0
+    jobs, where, k, weight = calls[0]                      # bin 0 of the first repair: the emptiest bin
+    fill = [int(weight[b].sum()) for b in start]
+    assert sorted(j for j, w in zip(jobs, where) if w == 0) == sorted(start[int(np.argmin(fill))])
+    ks = [c[2] for c in calls]
+    P = epochs_lns.PATIENCE
+    assert len(ks) > 3 * P and ks[:P] == [2] * P and ks[P:2 * P] == [3] * P and max(ks) == 4
+
+
+def test_lns_uses_the_warm_start_even_without_time_for_repairs():
+    inst = _s3()
+    heur = best_start(inst, budget=0.0)
+    r = lns(inst, time_limit=0.0, threads=1)
+    check_epochs(inst, r.decision)
+    assert r.info["start"] == heur.method and r.value == 10.0 and r.status == "optimal"

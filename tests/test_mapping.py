@@ -944,3 +944,61 @@ def test_the_lower_bound_holds_each_of_its_three_parts():
         lb = inst.lower_bound()
         assert lb >= max(lb1, hi, dual) * (1 - 1e-9) - 1e-9
         assert lb <= brute_force(inst) * (1 + 1e-9) + 1e-9
+
+
+# -- rules a one-token change broke unseen (mutation review, round 5) --
+def test_the_hints_own_pairs_are_allowed_even_the_one_at_its_makespan():
+    inst = MappingInstance.build(np.array([[10.0, 20.0], [1.0, 30.0], [1.0, 30.0]]), np.zeros(2))
+    hint = np.array([1, 0, 0])                   # makespan 20: task 0 alone on machine 1
+    for sc in (X.scaled(inst), None):
+        ok = X._allowed(inst, hint, sc)
+        assert ok[np.arange(3), hint].all()
+        assert not ok[1, 1] and not ok[2, 1]     # 30 > 20: no mapping as good as the hint uses them
+
+
+def test_a_cpsat_answer_that_is_not_proven_is_not_called_optimal(monkeypatch):
+    """CP-SAT stopped at its first solution (FEASIBLE): 'feasible', with a
+    bound below the value."""
+    real = X.cpsat_solve
+
+    def first_solution(s, model):
+        s.parameters.stop_after_first_solution = True
+        return real(s, model)
+
+    monkeypatch.setattr(X, "cpsat_solve", first_solution)
+    inst = generate("braun-range", tasks=64, machines=8, seed=1)[0]
+    r = solve(inst, "cpsat", time_limit=5.0, threads=1, seed=0)
+    assert r.status == "feasible" and r.bound < r.value
+
+
+def test_bnp_root_bisection_never_raises_the_bound_past_the_optimum():
+    """Branch-and-price called directly (no CP-SAT presolve settles these
+    first): on 30 small integer instances, brute force on the scaled data;
+    the bisection's bound stays at or below the optimum, and 'optimal' is
+    the optimum (seed 14: a bisection step one too far called 57 optimal
+    where 56 is)."""
+    import time
+    raised = 0
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        t, m = int(rng.integers(4, 8)), int(rng.integers(2, 4))
+        inst = MappingInstance.build(rng.integers(1, 100, size=(t, m)).astype(float),
+                                     rng.integers(0, 20, size=m).astype(float))
+        sc = X.scaled(inst)
+        opt = min(sc.makespan(np.array(a)) for a in itertools.product(range(m), repeat=t))
+        st, best, lo, info = X._bnp(inst, sc, X.minmin_start(inst), 0, time.perf_counter() + 30, 1, improve=None)
+        raised += info["config_lp_bound"] * sc.scale > X._scaled_lower_bound(sc)
+        assert lo <= opt <= sc.makespan(best), seed
+        assert st != "optimal" or sc.makespan(best) == opt, seed
+    assert raised >= 20                  # the bisection ran: it raised the cheap bound on most of them
+
+
+def test_cpsat_reaches_an_optimum_that_meets_the_cheap_bound():
+    """The optimum, 13, is the cheap lower bound; Min-Min (the hint) takes
+    14.  CP-SAT's makespan variable starts at that bound, not a unit above
+    it (one unit above gave 14 as 'optimal' with bound 14)."""
+    inst = MappingInstance.build(np.array([[13.0, 16, 13], [3, 11, 12], [15, 2, 10], [1, 15, 6], [5, 14, 1]]),
+                                 np.zeros(3))
+    assert inst.lower_bound() == 13.0 and solve(inst, "minmin").value == 14.0
+    r = solve(inst, "cpsat", time_limit=10.0, threads=1, seed=0)
+    assert (r.status, r.value, r.bound) == ("optimal", 13.0, 13.0)

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from epochbench.exact.mapping import lp_bound
-from epochbench.exact.mapping_lns import KERNEL_SHARES, lns
+from epochbench.exact.mapping_lns import KERNEL_SHARES, _kick, lns
 from epochbench.exact.starts import best_start
 from epochbench.instances.generators import generate
+from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import get, solve
 
 
@@ -330,3 +331,40 @@ def test_a_huge_repair_work_weight_weighs_the_makespan_alone_without_overflow():
         assert _weights(sc, 1e30, np.array([0.5, 0.5])) is None and _weights(sc, 1e30) is None
         p, q = _weights(sc, 0.5, np.array([0.25, 0.75]))
         assert q.dtype == np.int64 and q[1] == 3 * q[0] > 0
+
+
+# -- rules a one-token change broke unseen (mutation review, round 5) --
+def test_lns_with_no_time_calls_its_start_optimal_only_at_the_bound():
+    inst = MappingInstance.build(np.array([[1000.0, 1000.0]] * 4 + [[1.0, 1.0]] * 2), np.zeros(2))
+    r = lns(inst, time_limit=0.0, hint=np.array([0, 0, 1, 1, 0, 0]), threads=1)   # 2002 against the optimum 2001
+    assert r.value == 2002.0 and r.status == "feasible" and r.bound == 2001.0
+
+
+def test_a_long_hop_moves_some_tasks_and_only_a_few():
+    a = np.zeros(200, dtype=np.int64)
+    out = _kick(a, 4, np.random.default_rng(0))
+    assert 0 < int((out != a).sum()) <= max(2, int(0.02 * a.size))
+
+
+@pytest.mark.parametrize("seed", [3, 6, 11])
+def test_a_proven_repair_of_some_machines_is_no_bound_on_the_instance(seed):
+    inst = generate("braun-range", tasks=10, machines=4, seed=seed)[0]
+    opt = solve(inst, "cpsat", time_limit=10.0, threads=1)
+    assert opt.status == "optimal"
+    r = lns(inst, time_limit=0.5, first=None, machines=2, max_machines=2, repair_work_weight=0.0, seed=0, threads=1)
+    assert r.bound <= opt.value * (1 + 1e-9)
+    assert r.status != "optimal" or r.value == pytest.approx(opt.value)
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_a_size_reduced_first_phase_proves_nothing_about_the_instance(seed):
+    """The first phase (plain cpsat, so that its status counts) on a model
+    reduced to one machine per task: its bound is no bound on the instance."""
+    inst = generate("braun-range", tasks=10, machines=4, seed=seed)[0]
+    opt = solve(inst, "cpsat", time_limit=10.0, threads=1)
+    assert opt.status == "optimal"
+    r = lns(inst, time_limit=2.0, first="cpsat", first_work_weight=0.0, first_share=0.5, reduce=1,
+            machines=2, max_machines=2, seed=0, threads=1)
+    assert r.info["first"]["machines_per_task"] == 1 and r.info["first"]["bound"] is None
+    assert r.bound <= opt.value * (1 + 1e-9)
+    assert r.status != "optimal" or r.value == pytest.approx(opt.value)

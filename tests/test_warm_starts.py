@@ -121,3 +121,12 @@ def test_a_simulators_oracle_step_starts_cold():
     via = simulate_pool(df, [16], "easy", selector="cpsat", selector_options={"time_limit": 0.0})
     assert via.options["selector_stats"]["fallback"] > 0
     pd.testing.assert_frame_equal(own.jobs, via.jobs)
+
+
+def test_a_given_start_is_valued_by_its_decision_not_by_its_claim():
+    """(mutation review, round 5: trusting the start's own value passed every test)"""
+    from dataclasses import replace
+    from epochbench.instances.mapping import MappingInstance
+    inst = MappingInstance.build(np.array([[1.0, 3.0], [2.0, 1.0], [4.0, 4.0]]), np.zeros(2))
+    res = solve(inst, "minmin")
+    assert starts.given_start(inst, replace(res, value=0.01)).value == inst.value(np.asarray(res.decision)) == res.value
