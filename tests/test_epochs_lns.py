@@ -13,6 +13,8 @@ from epochbench.exact.starts import best_start
 from epochbench.instances.packing import EpochsInstance, check_epochs
 from epochbench.instances.registry import get, solve
 
+from test_epochs_cg import _s3  # noqa: E402  (tests/ is on the path: FFD 11 bins, bound and ffd-l2 10)
+
 
 def random_epochs(n: int, seed: int) -> EpochsInstance:
     rng = np.random.default_rng(seed)
@@ -69,14 +71,6 @@ def test_lns_refuses_bad_parameters_in_one_line(params, message):
 
 
 # -- rules a one-token change broke unseen (mutation review, round 5) --
-def _s3():
-    """FFD: 11 bins; the combinatorial bound and ffd-l2 (the only start
-    heuristic a zero budget runs): 10."""
-    rng = np.random.default_rng(3)
-    return EpochsInstance.build(np.full(3, 100), rng.integers(10, 60, size=(int(rng.integers(8, 30)), 3)),
-                                meta={"name": "s3"})
-
-
 def test_failed_repairs_target_the_emptiest_bin_grow_the_neighbourhood_and_prove_nothing(monkeypatch):
     """Every repair fails: the first one's neighbourhood holds the emptiest
     bin of the start, each PATIENCE failures add a bin up to max_bins, and
