@@ -219,3 +219,60 @@ def test_oracle_time_is_left_out_of_the_pass_time(monkeypatch):
     res = simulate_farm(s, Timed())
     assert res.metrics["passes"] >= 4
     assert res.metrics["sched_ms_mean"] == pytest.approx(1.0) and res.metrics["sched_ms_max"] == pytest.approx(1.0)
+
+
+# -- rules a one-token change broke unseen (mutation review, round 6) --
+@pytest.mark.parametrize("name", ["edf", "edf-np"])
+def test_edf_takes_the_fastest_free_machine(name):
+    """[capannini2007] section 6: machines in decreasing order of benchmark,
+    each job on the best available one.  Machines BM 200 / 400: the job
+    runs on machine 1 at full speed."""
+    from epochbench.sim.farm_policies import EDF
+    res = simulate_farm(stream([1000.0], [0.0], deadline=[5000.0]), EDF(preemptive=name == "edf"))
+    assert res.jobs["end"].tolist() == [1000.0]
+
+
+def test_edf_preempts_the_latest_deadline_on_the_fastest_machine():
+    """Jobs 0 and 1 (same deadline) run on machines 1 (BM 400) and 0 (BM 200);
+    job 2 with an earlier deadline preempts one of them: of the latest
+    deadlines, the one on the faster machine (first in benchmark order)."""
+    s = stream([1000.0, 1000.0, 100.0], [0.0, 0.0, 10.0], deadline=[10000.0, 10000.0, 500.0])
+    res = simulate_farm(s, make_farm_policy("edf"))
+    assert res.jobs["preemptions"].tolist() == [1, 0, 0]
+    assert res.jobs["end"].tolist()[2] == pytest.approx(110.0)
+
+
+def test_easy_keeps_the_reserved_free_machine_from_a_long_backfill():
+    """Machine 0 (8 CPUs, BM 200), machine 1 (1 CPU, BM 400), one copy of
+    license A.  Job 0 (8 CPUs, A) runs on machine 0 until 1000; job 1 (A)
+    is reserved at 1000 on machine 1, free now; job 2 (no license, 5000 s)
+    would end after 1000, so it may not take machine 1: it waits and runs
+    on machine 0 after job 0."""
+    s = stream([500.0, 100.0, 5000.0], [0.0, 1.0, 2.0], cpus=[8, 1, 1], m_cpus=[8, 1],
+               licenses=[[1], [1], [0]], copies=[1], m_bench=(200.0, 400.0))
+    res = simulate_farm(s, make_farm_policy("easy"))
+    assert res.jobs["start"].tolist() == [0.0, 1000.0, 1000.0]
+    assert res.jobs["end"].tolist() == pytest.approx([1000.0, 1100.0, 11000.0])
+
+
+def test_easy_a_short_backfill_leaves_the_license_copies_after_the_reservation():
+    """Machine 0 (8 CPUs), machines 1 and 2 (1 CPU); license A, 2 copies.
+    Job 0 (8 CPUs) runs until 1000; job 1 (8 CPUs, A) is reserved at 1000
+    on machine 0, leaving 1 copy of A spare then.  Job 2 (A, 100 s) ends
+    before 1000, so it takes none of that spare copy: job 3 (A, 5000 s)
+    may still start at once on machine 2."""
+    s = stream([1000.0, 100.0, 100.0, 5000.0], [0.0, 0.0, 0.0, 0.0], cpus=[8, 8, 1, 1], m_cpus=[8, 1, 1],
+               licenses=[[0], [1], [1], [1]], copies=[2], m_bench=(400.0, 400.0, 400.0))
+    res = simulate_farm(s, make_farm_policy("easy"))
+    assert res.jobs["start"].tolist() == [0.0, 1000.0, 0.0, 0.0]
+
+
+def test_easy_a_long_backfill_may_not_take_the_copy_the_reserved_job_needs():
+    """Machine 0 (8 CPUs), machine 1 (1 CPU); license A, 1 copy, free.
+    Job 0 (8 CPUs, no license) runs until 1000; job 1 (8 CPUs, A) is
+    reserved at 1000 and needs the only copy of A then; job 2 (A, 5000 s)
+    would still hold it: it waits until job 1 ends."""
+    s = stream([1000.0, 100.0, 5000.0], [0.0, 0.0, 0.0], cpus=[8, 8, 1], m_cpus=[8, 1],
+               licenses=[[0], [1], [1]], copies=[1], m_bench=(400.0, 400.0))
+    res = simulate_farm(s, make_farm_policy("easy"))
+    assert res.jobs["start"].tolist() == [0.0, 1000.0, 1100.0]

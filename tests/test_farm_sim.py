@@ -334,3 +334,30 @@ def test_the_farms_slowdown_mean_says_which_jobs_it_averages(tmp_path, monkeypat
     jobs = pd.read_csv(tmp_path / "f" / "jobs.csv")
     free = jobs["deadline"].isna()
     assert rep["metrics"]["slowdown_mean"] == pytest.approx(jobs.loc[free, "slowdown"].mean(), rel=1e-9)
+
+
+# -- rules a one-token change broke unseen (mutation review, round 6) --
+def test_a_migrated_jobs_partial_results_stay_on_the_machine_it_left():
+    """Job 0 starts on machine 1 at 0 and moves to machine 0 at 100 (job 1
+    takes machine 1): from then on its input sits on machine 1
+    ([capannini2007] Input heuristic; module docstring of sim/farm.py)."""
+    s = stream([1000.0, 100.0, 100.0], [0.0, 100.0, 200.0])
+    seen = {}
+
+    def fn(view):
+        plan = {int(i): int(m) for i, m in zip(view.jobs, view.running_on) if m >= 0}
+        if view.now == 100.0:
+            plan = {0: 0}
+        free = [m for m in (1, 0) if m not in plan.values()]
+        for i in view.queued:
+            if free:
+                plan[int(i)] = free.pop(0)
+        return plan
+
+    def hook(view, plan):
+        st = view.state()
+        seen[view.now] = dict(zip(st.jobs.ids.tolist(), st.jobs.input_location.tolist()))
+
+    res = simulate_farm(s, Fixed(fn), on_pass=hook)
+    assert res.jobs["migrations"].tolist() == [1, 0, 0]
+    assert seen[0.0][0] == 0 and seen[200.0][0] == 1

@@ -522,3 +522,46 @@ def test_the_gang_policies_say_the_rules_of_the_paper():
     rule = {name: registry.get_policy("gang", name).rule for name in ("gs", "bgs", "mgs", "mbgs")}
     assert "best fit into rows" in rule["gs"] and "first fit" not in rule["gs"] and "6.1" in rule["gs"]
     assert "6.2" in rule["bgs"] and "between processors" in rule["mgs"] and "6.5" in rule["mbgs"]
+
+
+# -- rules a one-token change broke unseen (mutation review, round 6) --
+def test_collapse_never_migrates_a_blocking_job_twice_in_one_pass():
+    """[zhang-comparative] 6.4: migration never recurs within one matrix (no
+    ping-pong).  The grid of test_collapse_with_migration_takes_the_cheaper_option,
+    but J2 already migrated in this pass: option 1 (move J2) is out, so J1
+    itself goes to row 1's empty columns (option 2, 4 tasks)."""
+    m = Matrix.from_grid([[1, 1, 1, 1, E, E, E, E, E, E],
+                          [2, 2, E, E, 3, 3, 3, 3, E, E]])
+    b = Budget(moved={2})
+    migs = collapse_migrating(m, clock_with(2, deadlines={1: 2, 2: 2, 3: 2}), b, 10.0)
+    assert [(x.job, x.option, x.tasks) for x in migs] == [(1, 2, 4)]
+    assert bits(m.cols[2]) == [0, 1] and bits(m.cols[1]) == [2, 3, 8, 9] and b.moved == {1, 2}
+
+
+def test_fill_with_migration_may_migrate_exactly_q_tasks():
+    """[zhang-comparative] 6.4: the migrated tasks must not exceed Q.  The grid
+    of test_fill_with_migration_moves_the_blocking_job with Q = 1: moving
+    J2 (1 task) is allowed and uses up the budget."""
+    m = Matrix.from_grid([[1, 1, 3, 3, 3], [E, 2, E, E, 4]])
+    b = Budget(left=1)
+    migs = fill_migrating(m, Clock(2), b, 10.0)
+    assert [(x.job, x.tasks) for x in migs] == [(1, 1)] and b.left == 0
+    assert m.grid().tolist() == [[1, 1, 3, 3, 3], [1, 1, 2, E, 4]]
+
+
+def test_fill_matrix_replicates_a_job_that_fits_only_the_emptiest_row():
+    """FillMatrix ([zhang-comparative] 6.1) tries every row: J1 (2 cells)
+    does not fit row 1 (1 cell free) but fits the empty row 2."""
+    m = Matrix.from_grid([[1, 1, E, E], [2, 2, 2, E], [E, E, E, E]])
+    assert fill_matrix(m, Clock(3)) == 1
+    assert m.grid().tolist() == [[1, 1, E, E], [2, 2, 2, E], [1, 1, E, E]]
+
+
+def test_a_reservation_drops_only_the_replicas_it_needs():
+    """Variant 1 (no CleanMatrix): a 2-processor job whose reservation has
+    come in row 1 drops replicas there in row order until 2 cells are
+    empty: J1's replica goes, J2's stays."""
+    from epochbench.sim.gang_backfill import _make_room
+    m = Matrix.from_grid([[1, 1, 2, 2], [1, 1, 2, 2]])
+    _make_room(m, 1, 2)
+    assert m.grid().tolist() == [[1, 1, 2, 2], [E, E, 2, 2]]
