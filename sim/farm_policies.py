@@ -397,14 +397,12 @@ class FarmBackfill(FarmPolicy):
             q = np.concatenate(([self.reserved], q[q != self.reserved]))
         return q
 
-    def _start(self, i, mjob, free_lic, view, avoid=-1):
+    def _start(self, i, mjob, free_lic, view):
         """Best (highest benchmark) free eligible machine for i, -1 if none or
         licenses short."""
         if not np.all(free_lic[self.lic[i]] >= 1):
             return -1
         ok = (mjob[self.order_m] < 0) & view.eligible[i, self.order_m]
-        if avoid >= 0:
-            ok &= self.order_m != avoid
         cand = self.order_m[ok]
         return int(cand[0]) if cand.size else -1
 
