@@ -284,3 +284,59 @@ def test_the_first_pick_is_the_exact_arithmetic_one_ties_to_the_earlier_job():
             got = _greedy.select(np.array(jobs, dtype=float).T.copy(), np.array(cap, float), np.array(free, float),
                                  np.array(free, float), np.zeros(len(jobs), bool), False, rule, 1, fullness)[0]
             assert got == want, (rule, fullness, cap, used, jobs)
+
+
+# -- rules a one-token change broke unseen (mutation review, round 6) --
+def test_los_trace_keeps_the_first_job_of_the_queue():
+    """Algorithm 2 walks back to row 1: job 1 (size 6) is in the best set {6, 4} of 10."""
+    sizes = [6, 3, 4]
+    assert hp.los_trace(sizes, hp.los_matrix(sizes, 10)[1]) == [0, 2]
+    inst = PackingInstance.build([10], [[s] for s in sizes], meta={"name": "los-first"})
+    assert hp.los(inst) == [0, 2]                  # queue order: the DP's set, nothing left to fill
+
+
+def test_los_matrix_takes_a_job_that_fills_the_free_processors_exactly():
+    """A job of exactly the free size is a candidate (0 < s <= n): 5 beats 3."""
+    util, sel = hp.los_matrix([3, 5], 5)
+    assert util[-1].tolist() == [0, 0, 0, 3, 3, 5] and sel[2, 5]
+    assert hp.los(PackingInstance.build([5], [[3], [5]], meta={"name": "los-exact"})) == [1]
+
+
+def test_los_runs_its_dp_on_the_resource_it_is_given():
+    # resource 0: sizes 1, 5, 5 -> {1, 2} fills 10; resource 1: sizes 6, 3, 4 -> {0, 2} fills 10
+    inst = PackingInstance.build([10, 10], [[1, 6], [5, 3], [5, 4]], meta={"name": "los-res"})
+    assert hp.los(inst, resource=0) == [1, 2]
+    assert hp.los(inst, resource=1) == [0, 2]
+
+
+def test_los_refuses_resource_k():
+    inst = PackingInstance.build([10, 10], [[1, 6]], meta={"name": "los-k"})
+    with pytest.raises(ValueError, match=r"option 'resource' must be an integer in 0\.\.1"):
+        hp.los(inst, resource=2)
+
+
+@pytest.mark.parametrize("fullness", ["off", "excess", "scaled"])
+def test_bb_reads_an_empty_job_on_an_empty_machine_as_balanced(fullness):
+    """U + R = 0: the balance measure is 1 (perfect balance, its floor), not 0, so the
+    zero-demand job 1 does not jump ahead of job 0 (5, 5), which balances as well."""
+    inst = PackingInstance.build([10, 10], [[5, 5], [0, 0]], meta={"name": "bb-zero"})
+    assert hp.backfill_balanced(inst, fullness=fullness) == [0, 1]
+
+
+def test_bl_utilisation_tie_goes_to_resource_0_on_a_wide_machine():
+    """Empty machine with K = 16: every resource is equally used, resource 0 counts as the
+    least used (the docstring's rule; a stable sort: numba's quicksort is not stable from 16
+    elements on).  Job 1's largest need is resource 0, job 0's resource 14: BL takes job 1."""
+    k = 16
+    job0, job1 = [1] * k, [1] * k
+    job0[14] = job1[0] = 5
+    inst = PackingInstance.build([10] * k, [job0, job1], meta={"name": "bl-wide"})
+    assert hp.backfill_lowest(inst, window=1, fullness="off")[0] == 1
+
+
+def test_bb_scaled_tie_within_rounding_goes_to_the_earlier_job():
+    """Jobs (1, 4, 0) and (3, 2, 0) on capacity [7, 7, 7] at [4, 1, 7] have the same exact
+    SCALED score, 4/17; computed, 0.23529411764705896 and 0.23529411764705865 (6 units of
+    the last place apart): the tie bound must cover it, so the earlier job is taken."""
+    inst = PackingInstance.build([7, 7, 7], [[1, 4, 0], [3, 2, 0]], [4, 1, 7], meta={"name": "bb-tie"})
+    assert hp.backfill_balanced(inst, fullness="scaled") == [0]

@@ -61,3 +61,18 @@ def test_bad_option_is_one_clear_error():
         first_fit_decreasing(inst, "volume")
     with pytest.raises(ValueError, match="score must be"):
         bin_centric(inst, "cosine")
+
+
+# -- rules a one-token change broke unseen (mutation review, round 6) --
+def test_golden_l2_orders_by_euclidean_norm_not_sum():
+    # sums: j1 1.2 > j0 1.0 > j2 0.8; norms: j0 1.0 > j1 0.85 > j2 0.57
+    inst = EpochsInstance.build([10, 10], [[10, 0], [6, 6], [4, 4]], meta={"name": "g3"})
+    assert first_fit_decreasing(inst, "sum") == [[1, 2], [0]]
+    assert first_fit_decreasing(inst, "l2") == [[0], [1, 2]]
+
+
+def test_golden_bin_centric_scores_against_what_is_left():
+    # after j0 (20, 90) the bin has r = (0.8, 0.1): dot prefers j2 (5, 1): 0.041 over j1 (0, 10): 0.01
+    # (against the full bin (1, 1) j1 would win); j1 then no longer fits
+    inst = EpochsInstance.build([100, 100], [[20, 90], [0, 10], [5, 1]], meta={"name": "g4"})
+    assert bin_centric(inst, "dot") == [[0, 2], [1]]
