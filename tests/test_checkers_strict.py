@@ -346,3 +346,71 @@ def test_a_selection_from_an_empty_queue_says_the_queue_is_empty():
     inst = PackingInstance.build([4], np.zeros((0, 1), np.int64))
     with pytest.raises(InfeasibleSolution, match=r"entry 0 is job 0, and there is no job \(none to choose from\)"):
         check_packing(inst, [0])                                     # "outside 0..-1" before
+
+
+# -- checker rules a one-token change broke unseen, or that only an indirect test caught (mutation review, round 6) --
+def test_a_mapping_with_more_entries_than_tasks_is_refused():
+    inst = MappingInstance.build([[2.0, 4.0], [3.0, 1.0]], ready=[5.0, 0.0], meta={"name": "m"})
+    with pytest.raises(InfeasibleSolution, match="has 3 entries"):
+        check(inst, [0, 1, 1])
+    assert inst.value([0, 1]) == 7.0          # machine 0: ready 5 + 2
+    assert inst.value([1, 1]) == 5.0
+    assert 4.0 <= inst.lower_bound() <= 5.0   # task 0: min(5 + 2, 0 + 4) = 4; optimum 5
+
+
+def test_packing_a_single_late_job_must_fit_extra():
+    inst = PackingInstance.build([10], [[3], [1]], shadow=5.0, extra=[2],
+                                 runtime_past_shadow=[True, False], meta={"name": "p"})
+    with pytest.raises(InfeasibleSolution, match="reservation broken on resource 0: .*need 3 > extra 2"):
+        check(inst, [0])
+    assert check(inst, [1]) == (1,)
+    inst2 = PackingInstance.build([10], [[1], [2]], shadow=5.0, extra=[2],
+                                  runtime_past_shadow=[True, True], meta={"name": "p"})
+    with pytest.raises(InfeasibleSolution, match="need 3 > extra 2"):
+        check(inst2, [0, 1])
+    assert check(inst2, [1]) == (1,)
+
+
+def test_packing_late_jobs_equal_to_extra_pass_and_one_more_fails():
+    inst = PackingInstance.build([10, 10], [[2, 1], [1, 1]], shadow=5.0, extra=[3, 2],
+                                 runtime_past_shadow=[True, True], meta={"name": "p"})
+    assert check(inst, [0, 1]) == (0, 1)
+    tight = PackingInstance.build([10, 10], [[2, 1], [1, 2]], shadow=5.0, extra=[3, 2],
+                                  runtime_past_shadow=[True, True], meta={"name": "p"})
+    with pytest.raises(InfeasibleSolution, match="resource 1"):
+        check(tight, [0, 1])
+
+
+def test_packing_used_counts_against_capacity():
+    inst = PackingInstance.build([10], [[4], [3]], used=[4], meta={"name": "p"})
+    assert check(inst, [0]) == (0,)
+    with pytest.raises(InfeasibleSolution, match="used 4 \\+ selected 7 > capacity 10"):
+        check(inst, [0, 1])
+
+
+def test_epochs_bins_of_unequal_loads():
+    inst = EpochsInstance.build([5], [[1], [1], [1], [5]], meta={"name": "e"})
+    assert check(inst, [[0, 1, 2], [3]]) == ((0, 1, 2), (3,))
+    with pytest.raises(InfeasibleSolution, match="epoch 1 over-commits"):
+        check(inst, [[0], [1, 2, 3]])
+
+
+def test_knapsack_a_repeated_job_and_the_last_license():
+    inst = KnapsackInstance.build([5, 2], [[3, 0], [1, 2], [1, 1]], [1.0, 1.0, 1.0], meta={"name": "k"})
+    with pytest.raises(InfeasibleSolution, match="takes job 0 twice"):
+        check(inst, [0, 0])
+    with pytest.raises(InfeasibleSolution, match="license 1 over-committed: 3 > capacity 2"):
+        check(inst, [1, 2])
+    assert check(inst, [0, 1]) == (0, 1)
+
+
+def test_assignment_checker_edges():
+    inst = AssignmentInstance.build([[1.0, 0.0], [2.0, 3.0]], meta={"name": "a"})
+    with pytest.raises(InfeasibleSolution, match="not eligible"):
+        check(inst, [[0, 1]])
+    with pytest.raises(InfeasibleSolution, match="a machine runs two jobs"):
+        check(inst, [[0, 0], [1, 0]])
+    with pytest.raises(InfeasibleSolution, match="outside 2 jobs x 2 machines"):
+        check(inst, [[2, 0]])
+    assert check(inst, [[1, 1], [0, 0]]) == ((0, 0), (1, 1))
+    assert inst.value([(0, 0), (1, 1)]) == 4.0

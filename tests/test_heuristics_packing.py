@@ -340,3 +340,17 @@ def test_bb_scaled_tie_within_rounding_goes_to_the_earlier_job():
     the last place apart): the tie bound must cover it, so the earlier job is taken."""
     inst = PackingInstance.build([7, 7, 7], [[1, 4, 0], [3, 2, 0]], [4, 1, 7], meta={"name": "bb-tie"})
     assert hp.backfill_balanced(inst, fullness="scaled") == [0]
+
+
+def test_reservation_from_running_frees_the_jobs_ending_at_the_shadow_time():
+    """A head of 4 on a full machine of 10, running jobs of 5, 3 and 2 that
+    end at 3, 3 and 8 (now 1): the head fits at 3 when the first leaves, and
+    the second leaves then too: extra 5 + 3 - 4 = 4."""
+    shadow, extra = reservation_from_running([10], [10], [4], [[5], [3], [2]], [2.0, 2.0, 7.0], now=1.0)
+    assert shadow == 3.0 and extra.tolist() == [4]
+
+
+def test_utilization_weighs_a_job_by_its_mean_share():
+    inst = PackingInstance.build([4, 10], [[2, 5], [4, 0]])
+    assert inst.value([0]) == pytest.approx(0.5) and inst.value([1]) == pytest.approx(0.5)
+    assert inst.value([0, 1]) == pytest.approx(1.0)
