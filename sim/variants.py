@@ -155,7 +155,8 @@ class SlackBackfill(_ArrivalQueue):
        arrival order), each at its earliest fit; where that re-plan would
        push a job past both its deadline and its last plan (an earlier job
        taking its slot after an early end), the last plan compressed
-       instead (:meth:`_base_plan`); those planned now start;
+       instead (:meth:`_base_plan`; not after an overrun, which voids the
+       last plan); those planned now start;
     2. scan the rest of the queue in arrival order; a job c that fits now
        starts if, with c running, the new plan S puts every reserved job j
        no later than ``max(deadline_j, B_j)`` (a job already past its
@@ -249,13 +250,17 @@ class SlackBackfill(_ArrivalQueue):
         the others staying where they are, as conservative backfilling
         does), which moves no job later.  A running job past its estimate
         voids the plan in force (the profile assumed it ends): then B as
-        re-planned."""
+        re-planned.  So does a plan in force that put a job before now: the
+        job could not start there (a running job overran, and may have
+        ended since), and its slot, cut at now, may no longer hold it, so a
+        compression could move it later than B would, behind the jobs
+        reserved after it."""
         tb = self.table
         prof = self._profile(now)
         plan = {j: self._book(prof, j) for j in guarded}
         keep = self._in_force
         if (all(plan[j] <= max(self.deadline[j], keep.get(j, np.inf)) for j in guarded)
-                or any(j not in keep for j in guarded) or self._overrun(now)):
+                or any(j not in keep or keep[j] < now for j in guarded) or self._overrun(now)):
             return plan, prof
         self.compressions += 1
         prof = self._profile(now)

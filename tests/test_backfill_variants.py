@@ -124,6 +124,27 @@ def test_slack_zero_holds_every_promise_when_jobs_end_early():
     assert jobs.loc[69, "start"] <= jobs.loc[69, "promised"] == 125
 
 
+#: job 1 overruns its estimate (33 s, runs 45: as under --no-kill), 8 processors, slack 0
+#: (id, submit, procs, duration, estimate)
+OVERRUN = stream([(1, 14, 4, 45, 33), (4, 14, 8, 1, 32), (6, 14, 7, 57, 39), (2, 48, 1, 34, 45),
+                  (3, 48, 3, 25, 36), (5, 82, 5, 4, 45)])
+
+
+def test_slack_bf_after_an_overrun_starts_the_first_reserved_job_first():
+    """t=14: job 1 starts (estimated end 47); job 4 (8 p) is reserved at 47,
+    job 6 (7 p) at 79.  t=48: job 1 overran: re-planned as if it ended now,
+    4 at 48, 6 at 80; job 2 (1 p) is reserved beside 6 at 80, job 3 (3 p)
+    at 119.  t=59: job 1 ends.  The plan in force put job 4 at 48, before
+    now: void, so the re-plan runs it at 59 (the machine is empty).  It was
+    compressed instead: job 4's slot, cut at now, held 21 s of its 32, so it
+    went behind 6 and 2 (both started at 59) to 155, and started at 116.
+    Then t=60: 6 and 2 start, 3 is planned at 6's estimated end 99; 6
+    overruns to 117, where 3 and 5 (reserved at 105) start together."""
+    jobs = simulate(OVERRUN, [8], "slack-bf", slack_factor=0.0).jobs.set_index("id")
+    assert jobs["start"].to_dict() == {1: 14, 4: 59, 6: 60, 2: 60, 3: 117, 5: 117}
+    assert jobs["promised"].to_dict() == {1: 14, 4: 47, 6: 79, 2: 80, 3: 119, 5: 105}
+
+
 #: exact durations of a 13-job audit stream, 16 processors, killed at the estimate
 #: (id, submit, procs, duration, estimate)
 PASSED_BY = stream([(31, 0, 1, 10, 10), (103, 0, 13, 10, 37), (16, 1, 1, 27, 27), (82, 1, 1, 39, 41),
