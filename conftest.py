@@ -75,7 +75,7 @@ _PYCACHE: list[str] = []
 
 
 def _bytecode_for_the_run(config) -> None:
-    """Under ``PYTHONDONTWRITEBYTECODE`` (set on this project's CI machines)
+    """Under ``PYTHONDONTWRITEBYTECODE`` (set on this project's machines)
     no process of the run kept byte code: each ``epochbench`` command that a
     test starts (several hundred), each worker and each child compiled every
     module it imports from source again, and pytest rewrote every test
