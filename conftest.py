@@ -77,7 +77,7 @@ _PYCACHE: list[str] = []
 def _bytecode_for_the_run(config) -> None:
     """Under ``PYTHONDONTWRITEBYTECODE`` (set on this project's machines)
     no process of the run kept byte code: each ``epochbench`` command that a
-    test starts (several hundred), each worker and each child compiled every
+    test starts, each worker and each child compiled every
     module it imports from source again, and pytest rewrote every test
     module again in each worker (``epochbench list``: 0.83 s a command
     without byte code, 0.44 s with it, on a loaded machine of the CI kind).
