@@ -1,17 +1,8 @@
 """Rules of sim/backfill.py (the [zhang-comparative] section 3 priority
-orders with backfilling) that no existing test pins (found by mutation
-testing).  Expected schedules are worked by hand in each docstring."""
-import pandas as pd
-
+orders with backfilling) that no existing test pins (mutation review,
+round 7).  Expected schedules are worked by hand in each docstring."""
 from epochbench.sim.pool import simulate_pool as simulate
-
-
-def stream(rows):
-    """rows: (id, submit, procs, duration, estimate); estimates exact."""
-    df = pd.DataFrame(rows, columns=["id", "submit", "procs", "duration", "estimate"])
-    df = df.astype({"submit": float, "duration": float, "estimate": float})
-    df["runtime"] = df["duration"]
-    return df.sort_values(["submit", "id"], kind="stable").reset_index(drop=True)
+from test_sim_engine import stream
 
 
 def by_id(res, col):

@@ -1,5 +1,5 @@
-"""Rules of sim/engine.py's job table that no existing test pins (found by
-mutation testing).  Expected values are worked by hand in each docstring."""
+"""Rules of sim/engine.py's job table that no existing test pinned (mutation review,
+round 7).  Expected values are worked by hand in each docstring."""
 import numpy as np
 import pandas as pd
 import pytest
