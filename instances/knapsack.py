@@ -233,7 +233,8 @@ def _numbers(path: Path) -> list[str]:
         raise InstanceError(f"{path}: cannot read ({exc})") from None
 
 
-_INT_TOKEN = re.compile(r"[+-]?\d{1,18}")
+_INT_TOKEN = re.compile(r"[+-]?\d{1,19}")    # then checked against int64's range (19 digits may pass it)
+_INT64 = 2 ** 63
 _NUMBER_TOKEN = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?")
 
 
@@ -254,7 +255,8 @@ def parse_orlib_mkp(path) -> list[tuple[int, int, float, np.ndarray, np.ndarray,
         chunk = tok[pos:pos + count]
         pos += count
         pattern = _INT_TOKEN if conv is int else _NUMBER_TOKEN
-        bad = next((t for t in chunk if not pattern.fullmatch(t)), None)
+        bad = next((t for t in chunk if not pattern.fullmatch(t)
+                    or (conv is int and not -_INT64 <= int(t) < _INT64)), None)
         if bad is not None:
             kind = "an integer within int64" if conv is int else "a number"
             raise InstanceError(f"{path}: {what}: {bad[:40]!r} is not {kind}")
