@@ -33,3 +33,18 @@ def python_child(code: str, *args: str, timeout: float = 300) -> str:
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout.strip()
+
+
+def workers_seen(address: str, n: int) -> bool:
+    """At least ``n`` workers are connected to the Dask scheduler at
+    ``address``.  The question has 10 s to come back, else the answer is
+    no (polled again by :func:`wait_for`): a client's plain
+    ``scheduler_info()`` once waited for its reply for ever (seen once in
+    a fresh-clone CI run, where the test's time limit ended it)."""
+    from distributed import Client
+    with Client(address, timeout="10s", set_as_default=False) as c:
+        try:
+            info = c.sync(c.scheduler.identity, n_workers=-1, callback_timeout=10)
+        except TimeoutError:
+            return False
+        return len(info["workers"]) >= n

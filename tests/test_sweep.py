@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from _processes import kill_group, wait_for
+from _processes import kill_group, wait_for, workers_seen
 
 import crash_experiment as cx
 import epochbench as eb
@@ -62,12 +62,6 @@ def _worker(address: str) -> subprocess.Popen:
                             start_new_session=True)
 
 
-def _workers_seen(address: str, n: int) -> bool:
-    from distributed import Client
-    with Client(address, timeout="10s") as c:
-        return len(c.scheduler_info()["workers"]) >= n
-
-
 def _start_scheduler(info: Path, procs: list) -> str:
     """Start a ``dask scheduler`` on 127.0.0.1 (appended to ``procs``, for the
     caller's ``finally`` to stop) and return its address."""
@@ -85,7 +79,7 @@ def scheduler(tmp_path_factory):
     try:
         address = _start_scheduler(tmp_path_factory.mktemp("dask") / "scheduler.json", procs)
         procs += [_worker(address), _worker(address)]
-        wait_for(lambda: _workers_seen(address, 2), what="two workers")
+        wait_for(lambda: workers_seen(address, 2), what="two workers")
         yield address
     finally:
         for p in procs[::-1]:
@@ -150,7 +144,7 @@ def test_killing_a_worker_mid_sweep_loses_nothing(tmp_path, scheduler, reference
     out = tmp_path / "out"
     extra = _worker(scheduler)
     try:
-        wait_for(lambda: _workers_seen(scheduler, 3), what="a third worker")
+        wait_for(lambda: workers_seen(scheduler, 3), what="a third worker")
         proc = _experiment(out, "--scheduler", scheduler)
         try:
             wait_for(lambda: proc.poll() is not None or _records(out) >= 6, what="six saved runs")
@@ -411,14 +405,14 @@ def test_workers_that_run_other_code_or_none_are_refused_and_sigint_is_given_bac
                                               r"ModuleNotFoundError")):
             odd = _odd_worker(address, tmp_path, site)
             try:
-                wait_for(lambda: _workers_seen(address, 2), what="the odd worker")
+                wait_for(lambda: workers_seen(address, 2), what="the odd worker")
                 with pytest.raises(ValueError, match=needle):
                     sweep(abs, [{"x": 1}], scheduler=address, progress=False)
                 with pytest.raises(ValueError, match=needle):           # before an experiment touches its folder
                     sw.probe_scheduler(address)
             finally:
                 kill_group(odd)
-            wait_for(lambda: not _workers_seen(address, 2), what="the odd worker to leave")
+            wait_for(lambda: not workers_seen(address, 2), what="the odd worker to leave")
         def handlers():
             with Client(address, timeout="10s") as c:
                 return c.run(lambda: repr(signal.getsignal(signal.SIGINT)))

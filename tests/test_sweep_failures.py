@@ -26,7 +26,7 @@ from pathlib import Path
 import cloudpickle
 import pytest
 
-from _processes import kill_group, wait_for
+from _processes import kill_group, wait_for, workers_seen
 
 import epochbench as eb
 from epochbench import cli, sweep as sw
@@ -52,12 +52,6 @@ def _start(args: list[str], cwd: Path) -> subprocess.Popen:
                             stderr=subprocess.DEVNULL, start_new_session=True)
 
 
-def _workers_seen(address: str, n: int) -> bool:
-    from distributed import Client
-    with Client(address, timeout="10s", set_as_default=False) as c:
-        return len(c.scheduler_info()["workers"]) >= n
-
-
 @contextlib.contextmanager
 def _cluster(folder: Path, workers: int = 1, *worker_args: str):
     """A scheduler (``--no-dashboard``) and ``workers`` workers started in
@@ -75,7 +69,7 @@ def _cluster(folder: Path, workers: int = 1, *worker_args: str):
                                  "--dashboard-address", "127.0.0.1:0", "--death-timeout", "20", *worker_args],
                                 folder))
         if workers:
-            wait_for(lambda: _workers_seen(address, workers), what=f"{workers} worker(s)")
+            wait_for(lambda: workers_seen(address, workers), what=f"{workers} worker(s)")
         yield address, sched
     finally:
         for p in procs[::-1]:
