@@ -375,19 +375,19 @@ def _coerce(tab: Columns, names, source) -> None:
     ints = ["id", "procs", *(f"res_{n}" for n in names[1:])]
     for col in ints:
         if col in tab:
-            tab[col] = _as_int(tab[col], col, source)
+            tab[col] = _as_int(tab[col], col, source, ids=tab["id"] if col != "id" else None)
+    ids = tab["id"]
     for col in NARROW_FIELDS:
         if col in tab:
-            tab[col] = _as_int(tab[col], col, source, narrow=True)
+            tab[col] = _as_int(tab[col], col, source, narrow=True, ids=ids)
     for col in ("submit", "runtime", "estimate", "deadline", *(f for f in RAW_FIELDS if f in SWF_FLOAT)):
         if col in tab:
-            tab[col] = _as_float(tab[col], col, source, allow_nan=col in ("estimate", "deadline"))
+            tab[col] = _as_float(tab[col], col, source, allow_nan=col in ("estimate", "deadline"), ids=ids)
     if "licenses" in tab:
         lic = tab["licenses"]
         if lic.dtype.kind != "U" or len(lic) == 0:
             lic = np.array(["" if _missing(v) else str(v) for v in lic], dtype=object)
         tab["licenses"] = lic
-    ids = tab["id"]
     if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():     # increasing ids (the usual case) are distinct
         order = np.argsort(ids, kind="stable")
         dup = order[1:][ids[order[1:]] == ids[order[:-1]]]
@@ -424,7 +424,14 @@ def _numeric(values, name: str = "", source: str = "", *, errors: str = "raise")
 FLOAT_LIMIT = 2.0 ** 53
 
 
-def _as_float(col, name, source, *, allow_nan=False) -> np.ndarray:
+def _at(row: int, ids=None) -> str:
+    """Where a bad value is: the job's place in the input, counted from 1
+    as lines are (a 0-based row matched neither the file's line nor its job
+    count), and its id once the ids are read."""
+    return f"job {row + 1} of the input" + (f" (id {int(ids[row])})" if ids is not None else "")
+
+
+def _as_float(col, name, source, *, allow_nan=False, ids=None) -> np.ndarray:
     arr = _numeric(col, name, source)
     ok = np.abs(arr) <= FLOAT_LIMIT                      # False for NaN and +-inf
     if allow_nan:
@@ -434,19 +441,19 @@ def _as_float(col, name, source, *, allow_nan=False) -> np.ndarray:
         why = " (above 2**53, where a float64 no longer holds every whole number)" if np.isfinite(arr[row]) else ""
         if np.isnan(arr[row]) and str(source).lower().endswith(".csv"):    # pandas fills a short line with NaN
             why = " (the job's field is empty, or its line has fewer fields than the header)"
-        raise InstanceError(f"{source}: column '{name}' has {arr[row]} at row {row}{why}")
+        raise InstanceError(f"{source}: column '{name}' has {arr[row]} at {_at(row, ids)}{why}")
     return arr
 
 
-def _as_int(col, name, source, *, narrow: bool = False) -> np.ndarray:
+def _as_int(col, name, source, *, narrow: bool = False, ids=None) -> np.ndarray:
     col = np.asarray(col)
     if col.dtype.kind in "iu" and not (col.dtype.kind == "u" and col.dtype.itemsize == 8):
         return narrowest_int(col) if narrow else col.astype(np.int64, copy=False)
-    arr = _as_float(col, name, source)
+    arr = _as_float(col, name, source, ids=ids)
     frac = arr != np.round(arr)
     if frac.any():
         raise InstanceError(f"{source}: column '{name}' must hold integers, got {arr[frac][0]} "
-                            f"at row {int(np.argmax(frac))}")
+                            f"at {_at(int(np.argmax(frac)), ids)}")
     out = arr.astype(np.int64)
     return narrowest_int(out) if narrow else out
 

@@ -163,8 +163,22 @@ def test_times_beyond_2_53_are_refused(tmp_path):
     f = tmp_path / "big.swf"
     f.write_text("1 0 0 5 1 -1 -1 1 5 -1 1 -1 -1 -1 -1 -1 -1 -1\n"
                  "2 100000000000000001 0 7 1 -1 -1 1 7 -1 1 -1 -1 -1 -1 -1 -1 -1\n")
-    with pytest.raises(InstanceError, match=r"column 'submit' has 1e\+17 at row 1 \(above 2\*\*53"):
+    with pytest.raises(InstanceError, match=r"column 'submit' has 1e\+17 at job 2 of the input \(id 2\) \(above 2\*\*53"):
         load_workload(f)
+
+
+def test_a_bad_value_is_named_by_the_job_not_a_zero_based_row(tmp_path):
+    """The job is counted from 1 and named by its id (the message said "row
+    3" for the fourth job, on line 5 of the file: neither)."""
+    f = tmp_path / "big.swf"
+    f.write_text("; MaxProcs: 10\n" + "".join(f"{i} {i} -1 {rt} 2 -1 -1 2 {rt} -1 1 1 1 1 1 1 -1 -1\n"
+                                              for i, rt in ((1, 100), (2, 50), (3, 20), (7, "1e300"))))
+    with pytest.raises(InstanceError, match=r"column 'runtime' has 1e\+300 at job 4 of the input \(id 7\)"):
+        load_workload(f)
+    f.write_text("id,submit,runtime,procs\n1,0,5,1\n4,1,5,1.5\n")
+    with pytest.raises(InstanceError, match=r"column 'procs' must hold integers, got 1.5 at job 2 of the input "
+                                            r"\(id 4\)$"):
+        load_workload(f.rename(tmp_path / "frac.csv"))
 
 
 def test_an_unwritable_path_is_named_not_its_temporary_file(tmp_path):
