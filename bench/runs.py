@@ -485,8 +485,10 @@ def _gone(info: dict) -> bool:
     """A running record's process was on this host and is no more: no
     process has its pid, or the one that has it started after the run did
     (the pid was reused: after a container's restart a ``sleep`` held it,
-    and the record read ``running``)."""
-    pid, host = info.get("pid"), (info.get("machine") or {}).get("host")
+    and the record read ``running``).  A record whose ``machine`` is no
+    object (hand-edited) names no host: not known to be gone."""
+    machine = info.get("machine")
+    pid, host = info.get("pid"), machine.get("host") if isinstance(machine, dict) else None
     if not (isinstance(pid, int) and host == socket.gethostname()):
         return False
     return not pid_alive(pid) or _started_after(pid, info.get("started"))

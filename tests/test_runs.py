@@ -256,7 +256,9 @@ def test_runs_says_why_a_record_is_unreadable_and_which_running_run_is_dead(tmp_
                       ("noid", {**base, "id": None, "status": "finished"}),
                       # an OverflowError (a traceback), and pids 0, -1, true read as running
                       *((f"odd{i}", {**base, "id": f"odd{i}", "status": "running", "pid": p})
-                        for i, p in enumerate((10**30, 0, -1, True)))):
+                        for i, p in enumerate((10**30, 0, -1, True))),
+                      # a hand-edited machine that is no object: a traceback; its host is not known
+                      ("oddmachine", {**base, "id": "om", "status": "running", "pid": pid, "machine": "x"})):
         (tmp_path / name).mkdir()
         (tmp_path / name / "run.json").write_text(json.dumps(rec))
     (tmp_path / "x.run.json").write_text("[1]")
@@ -265,6 +267,7 @@ def test_runs_says_why_a_record_is_unreadable_and_which_running_run_is_dead(tmp_
     assert got["gone"]["status"] == "dead" and got["live"]["status"] == "running"
     assert got["reused"]["status"] == "dead"
     assert [got[f"odd{i}"]["status"] for i in range(4)] == ["dead"] * 4
+    assert got["oddmachine"]["status"] == "running"
     assert got["noid"]["status"] == "unreadable" and got["noid"]["error"] == "field 'id' is None, not text"
     assert got["x.run.json"]["error"] == "a JSON list, not an object"
     f = tmp_path / "w.swf"
