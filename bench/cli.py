@@ -385,7 +385,7 @@ def cmd_bench(args) -> int:
     HERE = Path(__file__).resolve().parent / "benchmarks"        # not imported here: pytest loads it as a plug-in
     # no configuration file or conftest from the folders above (a project's pyproject.toml, with a .venv
     # inside it, applied its own addopts and conftest files to the suite): pytest reads none but ours
-    argv = ["--benchmark", "-q", "-c", os.devnull, "--confcutdir", str(HERE), "-p", "no:cacheprovider",
+    argv = ["--benchmark", "-q", "-c", os.devnull, "--confcutdir", str(HERE), "-p", "no:cacheprovider", "-p", "no:xdist",
             "-p", "epochbench.benchmarks.plugin", "-o", "python_files=bench_*.py", "--rootdir", str(HERE), str(HERE)]
     if args.quick:
         argv.append("--quick")
@@ -393,6 +393,7 @@ def cmd_bench(args) -> int:
     rest = ["--run-name" + a[len("--name"):] if a == "--name" or a.startswith("--name=") else a
             for a in args.pytest_args]
     results = _check_bench_name(args.name, rest)
+    _check_pytest_args(rest)
     _check_benchmark_json(rest)
     if args.name:
         argv += ["--run-name", args.name]
@@ -448,15 +449,48 @@ def _no_addopts():
             os.environ["PYTEST_ADDOPTS"] = value
 
 
+#: pytest options that would leave a bench run without its measurements: pytest-xdist's (its
+#: workers disable pytest-benchmark's timing, and each wrote the run's record), pytest-benchmark's
+#: --benchmark-skip (skips every benchmark), and blocking the suite's plug-ins (-p no:...)
+_XDIST = ("-n", "--numprocesses", "--maxprocesses", "--dist", "-d", "--tx", "--looponfail", "-f")
+_SUITE_PLUGINS = ("benchmark", "epochbench.benchmarks.plugin")
+
+
+def _check_pytest_args(rest: list[str]) -> None:
+    """Refuse, in one line before the suite runs, a pytest argument that
+    would run it without its measurements (:data:`_XDIST`,
+    ``--benchmark-skip``, ``-p no:`` one of :data:`_SUITE_PLUGINS`): with
+    ``-n 2`` the workers printed ten tracebacks, or the run was recorded
+    finished with no timing; ``--benchmark-skip`` recorded a finished run
+    with no table.  (pytest-xdist is also blocked for the run, so that a
+    form not matched here is a usage error.)"""
+    for i, a in enumerate(rest):
+        opt = a.split("=", 1)[0]
+        if opt in _XDIST or (a[:2] in ("-n", "-d") and len(a) > 2 and not a.startswith("--")):
+            raise ValueError(f"{a}: the benchmarks run in one process (pytest-xdist's workers would turn "
+                             "pytest-benchmark's timing off); leave it out")
+        if a == "--benchmark-skip":
+            raise ValueError("--benchmark-skip: it skips every benchmark, so the run would measure nothing; "
+                             "-k selects a part of the suite")
+        blocked = rest[i + 1] if a == "-p" and i + 1 < len(rest) else (a[2:] if a.startswith("-p") else "")
+        if blocked.startswith("no:") and blocked[3:] in _SUITE_PLUGINS:
+            raise ValueError(f"-p {blocked}: the suite needs that plug-in to measure and record its runs")
+
+
 def _check_benchmark_json(rest: list[str]) -> None:
     """Refuse, before the suite runs and in one line, a ``--benchmark-json``
     file (passed on to pytest-benchmark) that exists or whose folder cannot
     be written (:func:`epochbench.benchmarks.plugin.json_refusal`; the
-    plug-in refuses it too, for ``pytest --benchmark``)."""
+    plug-in refuses it too, for ``pytest --benchmark``), or the option given
+    twice (pytest-benchmark kept the last and ignored the first without a
+    word)."""
     from epochbench.benchmarks.plugin import json_refusal
-    for i, a in enumerate(rest):
-        path = rest[i + 1] if a == "--benchmark-json" and i + 1 < len(rest) else (
-            a.split("=", 1)[1] if a.startswith("--benchmark-json=") else None)
+    paths = [rest[i + 1] if a == "--benchmark-json" and i + 1 < len(rest) else a.split("=", 1)[1]
+             for i, a in enumerate(rest) if a == "--benchmark-json" or a.startswith("--benchmark-json=")]
+    if len(paths) > 1:
+        raise ValueError(f"--benchmark-json is given {len(paths)} times ({', '.join(map(repr, paths))}); "
+                         "the run writes one file")
+    for path in paths:
         problem = json_refusal(path)
         if problem:
             raise ValueError(problem)

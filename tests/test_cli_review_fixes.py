@@ -325,6 +325,47 @@ def test_a_benchmark_json_file_that_exists_or_cannot_be_written_is_refused_befor
     assert not (tmp_path / "nodir").exists() and not (tmp_path / "results").exists()
 
 
+@pytest.mark.parametrize("args, needle", [
+    (["-n", "2"], "-n: the benchmarks run in one process"),
+    (["-n2"], "-n2: the benchmarks run in one process"),
+    (["--numprocesses=auto"], "--numprocesses=auto: the benchmarks run in one process"),
+    (["--dist", "load"], "--dist: the benchmarks run in one process"),
+    (["--benchmark-skip"], "--benchmark-skip: it skips every benchmark"),
+    (["-p", "no:benchmark"], "-p no:benchmark: the suite needs that plug-in"),
+    (["-pno:epochbench.benchmarks.plugin"], "-p no:epochbench.benchmarks.plugin: the suite needs that plug-in"),
+    (["--benchmark-json", "a.json", "--benchmark-json=b.json"], "--benchmark-json is given 2 times ('a.json', "
+                                                                "'b.json')"),
+    (["--benchmark-json", "sub"], "--benchmark-json sub: is a folder"),
+    (["--benchmark-json="], "--benchmark-json '': needs a file name"),
+])
+def test_pytest_arguments_that_would_leave_a_bench_run_unmeasured_are_refused(monkeypatch, capsys, tmp_path, args,
+                                                                              needle):
+    """``-n 2`` printed ten worker tracebacks and a wrong error (or, without
+    --name, a run recorded finished whose timing pytest-xdist had turned
+    off); --benchmark-skip and blocking the suite's plug-ins recorded runs
+    with nothing measured; a second --benchmark-json silently replaced the
+    first, a folder was said to exist "and be written over", '' to exist."""
+    import pytest as _pytest
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_pytest, "main", lambda argv: pytest.fail("the suite ran"))
+    (tmp_path / "sub").mkdir()
+    assert cli.main(["bench", "--quick", "-k", "knapsack", *args]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "results").exists()
+
+
+def test_the_bench_run_blocks_pytest_xdist(monkeypatch, tmp_path):
+    """A form of an xdist option the check does not know is a usage error, not workers."""
+    import pytest as _pytest
+    seen = []
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_pytest, "main", lambda argv: seen.append(argv) or 0)
+    assert cli.main(["bench", "--quick", "-k", "knapsack"]) == 0
+    argv = seen[0]
+    assert any(a == "-p" and b == "no:xdist" for a, b in zip(argv, argv[1:]))
+
+
 def test_a_failed_bench_runs_record_says_what_failed():
     """``epochbench runs`` shows a failed run's error, but a bench run's
     record had none: the user saw 'failed' and nothing else."""

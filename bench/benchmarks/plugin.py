@@ -92,7 +92,11 @@ def json_refusal(path) -> str | None:
     if path is None:
         return None
     from epochbench import runs
+    if not str(path).strip():
+        return f"--benchmark-json {path!r}: needs a file name"
     file = Path(path)
+    if file.is_dir():
+        return f"--benchmark-json {path}: is a folder; give a file name"
     if file.exists() or file.is_symlink():
         return f"--benchmark-json {path}: exists, and would be written over; remove it or give another file"
     if not file.parent.is_dir():
