@@ -767,10 +767,11 @@ def cmd_compare(args) -> int:
     for t, rows in broken:
         for r in rows.itertuples():
             what = ("gone: measured in A, not in B" if r.gone else
-                    f"median time x{_past(r.time_ratio, 1 + t.limit / 100, '')}" if t.what != "gap" else
+                    f"time x{_past(r.time_ratio, 1 + t.limit / 100, '')}" if t.what != "gap" else
                     f"gaps on {r.gapped_b:g} of {r.solves_b:g} solves (A: {r.gapped_a:g} of {r.solves_a:g})"
                     if r.lost_gaps else f"mean gap {_past(r.d_mean, t.limit, '+')} pp")
-            print(f"FAIL {r.family} {r.method}: {what} (limit {t.what}:{t.limit:g}%)")
+            where = f" on {r.set}" if getattr(r, "set", "") else ""
+            print(f"FAIL {r.family} {r.method}{where}: {what} (limit {t.what}:{t.limit:g}%)")
     compared = ~table["flag"].isin(["disjoint", "new", "gone"])     # measured in both, on common instances
     nothing = bool(thresholds) and not compared.any()
     if nothing:                                  # a guard that compared nothing must not pass

@@ -4,9 +4,13 @@ A and B are two saved runs: an ``epochbench bench`` results folder (its
 ``bench-solves.csv``, one row per solve), a ``score`` CSV (``PREFIX.csv``:
 one row per solve, matched by instance) or a pytest-benchmark JSON file
 (``--benchmark-json`` / ``--benchmark-autosave``: each benchmark's
-``extra_info`` gaps and its timing median).  Per family and method the
-change in mean and max gap (percentage points) and in median decision time
-(ratio B / A) is printed; a change in gap is flagged whenever it is not
+``extra_info`` gaps and its timing median).  Per family, instance set
+and method the change in mean and max gap (percentage points) and in
+decision time is printed: ``B/A`` is the median over the instances both runs
+measured of B's time / A's time (:func:`_paired_ratios`); the instance sets
+are the leaderboards' blocks (:func:`~epochbench.suite.instance_sets`: mapping's
+heuristics on 512 x 16 matrices, its exact methods and the heuristics again
+on 32 x 4 ones), compared and guarded each on its own; a change in gap is flagged whenever it is not
 zero (gaps are deterministic for a seed), a change in time when the ratio
 leaves ``[1 / TIME_NOISE, TIME_NOISE]`` (timings on a shared machine move by
 that much without any change; a ``--fail-on time:X%`` below that band
@@ -41,8 +45,12 @@ import pandas as pd
 
 #: a median-time ratio within [1 / TIME_NOISE, TIME_NOISE] is noise
 TIME_NOISE = 1.25
-#: columns of :func:`load` (``gapped``: solves with a gap, i.e. a solution and a reference)
+#: columns of :func:`load` (``gapped``: solves with a gap, i.e. a solution and a reference), which
+#: adds ``set`` after them: the instance set, as the leaderboards' blocks, "" where a run is not cut
+#: into sets (:func:`compare_runs` cuts both runs by what they measured in common)
 COLUMNS = ["family", "method", "solves", "gapped", "mean_gap", "max_gap", "median_ms"]
+#: the keys of a row of :func:`load` and :func:`compare`
+ROW = ["family", "set", "method"]
 
 
 def _numbers(df: pd.DataFrame, column: str, path: Path, low: float = -np.inf) -> pd.Series:
@@ -122,6 +130,7 @@ def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
                          f"{instance.iloc[row]}{where}")
     out = pd.DataFrame({"family": df["family"].astype(str), "method": df["method"].astype(str), "key": key,
                         "instance": instance, "by_config": "config" in df.columns,
+                        "config": df["config"].astype(str) if "config" in df.columns else np.nan,
                         "gap": _numbers(df, "gap", path, low=0.0),
                         "gap_kind": df["gap_kind"].astype(str).where(df["gap_kind"].notna())
                         if "gap_kind" in df.columns else np.nan,
@@ -161,14 +170,18 @@ def _family_column(df: pd.DataFrame, name: str):
     return np.nan
 
 
+def _with_set(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows if "set" in rows else rows.assign(set="")
+
+
 def _from_solves(rows: pd.DataFrame) -> pd.DataFrame:
     out = []
-    for (fam, method), g in rows.groupby(["family", "method"], sort=False):
+    for (fam, st, method), g in _with_set(rows).groupby(ROW, sort=False):
         gaps = g["gap"].dropna()
-        out.append({"family": fam, "method": method, "solves": len(g), "gapped": len(gaps),
+        out.append({"family": fam, "set": st, "method": method, "solves": len(g), "gapped": len(gaps),
                     "mean_gap": gaps.mean() if len(gaps) else np.nan, "max_gap": gaps.max() if len(gaps) else np.nan,
                     "median_ms": 1000 * float(g["seconds"].median())})
-    return pd.DataFrame(out, columns=COLUMNS)
+    return pd.DataFrame(out, columns=[*COLUMNS, "set"])
 
 
 def _family_of(bench: dict) -> str:
@@ -234,14 +247,14 @@ def _benchmark_rows(path: Path) -> pd.DataFrame:
 
 def _from_benchmarks(df: pd.DataFrame) -> pd.DataFrame:
     out = []
-    for (fam, method), g in df.groupby(["family", "method"], sort=False):
+    for (fam, st, method), g in _with_set(df).groupby(ROW, sort=False):
         mg = g["mean_gap"]
         ok = mg.notna()
-        out.append({"family": fam, "method": method, "solves": int(g["weight"].sum()),
+        out.append({"family": fam, "set": st, "method": method, "solves": int(g["weight"].sum()),
                     "gapped": int(g["weight"][ok].sum()),
                     "mean_gap": float(np.average(mg[ok], weights=g["weight"][ok])) if ok.any() else np.nan,
                     "max_gap": g["max_gap"].max(), "median_ms": float(g["median_ms"].median())})
-    return pd.DataFrame(out, columns=COLUMNS)
+    return pd.DataFrame(out, columns=[*COLUMNS, "set"])
 
 
 def _resolve(path) -> Path:
@@ -415,30 +428,97 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
         raise ValueError(f"A ({a}) is {what_a}, B ({b}) {what_b}: they measure time differently ({time_a}; "
                          f"{time_b}) and name their solves differently; compare two results folders or two "
                          "JSON files")
+    families = []
     if kind_a == "solves" and ra["by_config"].iloc[0] != rb["by_config"].iloc[0]:
         ra, rb = ra.assign(key=ra["instance"]), rb.assign(key=rb["instance"])   # a results folder and a score CSV
+    if kind_a == "solves" and _timing(ra, rb, a, b):                             # the same, or its bench-scores.csv
+        ra, rb, families = _common_families(ra, rb, a, b)
     ra, rb, notes = _shared(ra, rb)
     if kind_a == "solves":
         _same_instances(ra, rb, a, b)
         ra, rb, moved = _moved_references(ra, rb)
         notes = notes.merge(moved, on=["family", "method"], how="outer", sort=False)
+        ra, rb = _instance_sets(ra, rb, notes)
     table = compare(_aggregate(kind_a, ra), _aggregate(kind_b, rb), slower=slower)
     table = table.merge(notes, on=["family", "method"], how="left", sort=False)
+    paired = _paired_ratios(ra, rb, "seconds" if kind_a == "solves" else "median_ms")
+    table = table.merge(paired, on=ROW, how="left", sort=False)
+    table["time_ratio"] = table["paired_ratio"].where(table["paired_ratio"].notna(), table["time_ratio"])
+    table = table.drop(columns=["paired_ratio"])
     timing = _timing(ra, rb, a, b) if kind_a == "solves" else None
     if timing:                                    # medians over rounds against single calls: not compared
         table["time_ratio"] = np.nan
-        table["flag"] = [_flags(r, slower) for r in table.itertuples()]
+    table["flag"] = [_flags(r, slower) for r in table.itertuples()]
     disjoint = table["shared"].eq(0)
     for col in ("d_mean", "d_max", "time_ratio"):
         table.loc[disjoint, col] = np.nan
     table.loc[disjoint, "lost_gaps"] = False
     table.loc[disjoint, "flag"] = "disjoint"
-    table.attrs["notes"] = list(dict.fromkeys(notes_a + notes_b + ([f"gaps compared, times not: {timing}"]
-                                                                   if timing else [])))   # one file: once
+    table.attrs["notes"] = list(dict.fromkeys(notes_a + notes_b + families
+                                              + ([f"gaps compared, times not: {timing}"] if timing else [])))
     table.attrs["untimed"] = timing
     table.attrs["unit"] = "instance" if kind_a == "solves" else "benchmark"
     table.attrs["same"] = same_measurements(a, b)
     return table
+
+
+def _common_families(ra: pd.DataFrame, rb: pd.DataFrame, a, b) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """A results folder against a score CSV: both cut to the families both
+    hold, and a line naming the others.  A score CSV holds the families it
+    scored (``bench-scores.csv``: packing and epochs, whose solves the suite
+    scores in one table; the others keep a row per benchmark): every
+    method of the rest read as gone from B, and a guard failed on them."""
+    both = set(ra["family"]) & set(rb["family"])
+    if not both:
+        raise ValueError(f"A ({a}) holds {', '.join(sorted(set(ra['family'])))} and B ({b}) "
+                         f"{', '.join(sorted(set(rb['family'])))}: no family in common to compare")
+    alone = [(side, sorted(set(r["family"]) - both)) for side, r in (("A", ra), ("B", rb))]
+    lines = [f"{side} ({path}) alone holds {', '.join(fams)}: not compared (a score CSV holds the families it "
+             "scored)" for (side, fams), path in zip(alone, (a, b)) if fams]
+    return ra[ra["family"].isin(both)], rb[rb["family"].isin(both)], lines
+
+
+def _instance_sets(ra: pd.DataFrame, rb: pd.DataFrame, notes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``ra`` and ``rb`` with the instance set of each solve (``set``): the
+    leaderboards' blocks (:func:`epochbench.suite.instance_sets`) of what
+    both runs measured (A's solves, cut by :func:`_shared` to the instances
+    B has too), the same for B's solves of those instances.  Without it a
+    method measured on two sets (mapping's ``minmin`` on 512 x 16 and 32 x
+    4 matrices) was one mean over both: a gap 10 points worse on one set and
+    10 better on the other passed ``--fail-on gap``.  A method the runs
+    measured on nothing in common, new in B or without configurations (a
+    score CSV), and every method of a family of one set, have the set
+    ``""``."""
+    if not (ra["by_config"].all() and rb["by_config"].all()) or ra.empty:
+        return ra.assign(set=""), rb.assign(set="")
+    from .suite import instance_sets
+    apart = set(map(tuple, notes.loc[notes["shared"].eq(0), ["family", "method"]].to_numpy()))
+    label = pd.Series("", index=ra.index, dtype=object)
+    for _, f in ra.groupby("family", sort=False):
+        blocks = instance_sets(f)
+        for name, part in blocks if len(blocks) > 1 else ():        # one set: named nowhere, as on the boards
+            label[part.index] = name
+    ra = ra.assign(set=label.where([(f, m) not in apart for f, m in zip(ra["family"], ra["method"])], ""))
+    sets = ra.drop_duplicates(["family", "method", "key"]).set_index(["family", "method", "key"])["set"]
+    at = pd.MultiIndex.from_frame(rb[["family", "method", "key"]])
+    return ra, rb.assign(set=sets.reindex(at).fillna("").to_numpy())
+
+
+def _paired_ratios(ra: pd.DataFrame, rb: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Per row (:data:`ROW`), ``paired_ratio``: the median over the keys
+    both runs measured with a time above 0 of B's time / A's time.  The
+    ratio of the two medians jumped between clusters of instance sizes: two
+    runs of the same code read x2.25 for a method whose per-instance ratios
+    had a median of 1.16, and a 30 % guard failed 12 methods.  NaN where no
+    key pairs up (the ratio of the medians is used)."""
+    cols = ["family", "set", "method", "key"]
+    if ra.empty or rb.empty or ra["key"].isna().any() or rb["key"].isna().any():
+        return pd.DataFrame(columns=[*ROW, "paired_ratio"])
+    ta, tb = (_with_set(r).groupby(cols, sort=False)[column].median() for r in (ra, rb))
+    pair = pd.concat({"a": ta, "b": tb}, axis=1, join="inner")
+    pair = pair[(pair["a"] > 0) & (pair["b"] > 0)]
+    ratio = (pair["b"] / pair["a"]).groupby(level=[0, 1, 2], sort=False).median()
+    return ratio.rename("paired_ratio").reset_index()
 
 
 def _timing(ra: pd.DataFrame, rb: pd.DataFrame, a, b) -> str | None:
@@ -484,14 +564,15 @@ def same_measurements(a, b) -> str | None:
 
 
 def compare(a: pd.DataFrame, b: pd.DataFrame, slower: float = TIME_NOISE) -> pd.DataFrame:
-    """Per (family, method) in either run: the gaps and times of A and B, the
+    """Per (family, set, method) in either run: the gaps and times of A and B, the
     changes (``d_mean`` and ``d_max`` in percentage points, ``time_ratio`` =
-    B / A), ``lost_gaps`` (:func:`_lost_gaps`), ``gone`` (in A, not in B)
+    B / A of the median times; :func:`compare_runs` makes it the median of
+    the per-instance ratios), ``lost_gaps`` (:func:`_lost_gaps`), ``gone`` (in A, not in B)
     and ``flag``: ``gaps-lost``, ``gap+`` / ``gap-`` (worse / better gap),
     ``slower`` (ratio above ``slower``: :data:`TIME_NOISE`, or a tighter
     time guard's limit, :meth:`Threshold.slower`) / ``faster`` (below
     1 / :data:`TIME_NOISE`), ``new`` / ``gone``."""
-    m = a.merge(b, on=["family", "method"], how="outer", suffixes=("_a", "_b"), sort=False)
+    m = _with_set(a).merge(_with_set(b), on=ROW, how="outer", suffixes=("_a", "_b"), sort=False)
     m["d_mean"] = 100 * (m["mean_gap_b"] - m["mean_gap_a"])
     m["d_max"] = 100 * (m["max_gap_b"] - m["max_gap_a"])
     m["time_ratio"] = m["median_ms_b"] / m["median_ms_a"]
@@ -528,7 +609,9 @@ def _flags(r, slower: float = TIME_NOISE) -> str:
 @dataclass(frozen=True)
 class Threshold:
     """``gap:0.5%``: fail when a method's mean gap grows by more than 0.5
-    percentage points; ``time:20%``: when its median time grows by more than 20 %.
+    percentage points; ``time:20%``: when its time grows by more than 20 %
+    (``time_ratio``: the median of its per-instance ratios B / A).  Each
+    instance set of a method is guarded on its own (:func:`_instance_sets`).
     Either fails a method that is gone from B (nothing measured: worse by
     an unknown amount); a method new in B fails neither.  A value
     without its ``%`` is read as one with it, as it always was, and
@@ -570,15 +653,23 @@ def format_comparison(table: pd.DataFrame) -> str:
 
     def pp(x):
         return "-" if pd.isna(x) else f"{x:+.2f}".replace("-0.00", "+0.00")     # never "-0.00"
+    def block(g):
+        return pd.DataFrame({"method": g["method"], "mean A %": g["mean_gap_a"].map(pct),
+                             "mean B %": g["mean_gap_b"].map(pct), "d mean pp": g["d_mean"].map(pp),
+                             "d max pp": g["d_max"].map(pp),
+                             "ms A": g["median_ms_a"].map(ms_text), "ms B": g["median_ms_b"].map(ms_text),
+                             "B/A": g["time_ratio"].map(lambda x: "-" if pd.isna(x) else f"{x:.2f}"),
+                             "flag": g["flag"]}).to_string(index=False)
     lines = []
-    for fam, g in table.groupby("family", sort=False):
-        shown = pd.DataFrame({"method": g["method"], "mean A %": g["mean_gap_a"].map(pct),
-                              "mean B %": g["mean_gap_b"].map(pct), "d mean pp": g["d_mean"].map(pp),
-                              "d max pp": g["d_max"].map(pp),
-                              "ms A": g["median_ms_a"].map(ms_text), "ms B": g["median_ms_b"].map(ms_text),
-                              "B/A": g["time_ratio"].map(lambda x: "-" if pd.isna(x) else f"{x:.2f}"),
-                              "flag": g["flag"]})
-        lines += [f"{fam}:", shown.to_string(index=False), *_cut_notes(g, table.attrs.get("unit", "instance")), ""]
+    for fam, g in _with_set(table).groupby("family", sort=False):
+        sets = list(dict.fromkeys(g["set"]))
+        lines.append(f"{fam}:")
+        if len(sets) == 1:
+            lines.append(block(g))
+        else:                                             # the leaderboards' blocks, each on its own
+            for st in sets:
+                lines += [f"on {st[:90] or 'no common set'}:", block(g[g["set"] == st])]
+        lines += [*_cut_notes(g.drop_duplicates("method"), table.attrs.get("unit", "instance")), ""]
     return "\n".join(lines).rstrip()
 
 

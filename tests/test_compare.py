@@ -424,3 +424,83 @@ def test_json_files_are_compared_on_benchmarks_and_said_so(tmp_path, capsys):
     assert "ff: compared on the benchmark both runs measured (1 in A alone)" in capsys.readouterr().out
     assert main(["compare", str(tmp_path / "b.json"), str(tmp_path / "c.json")]) == 0
     assert "ff: no benchmark measured in both runs (1 in A, 1 in B): not compared" in capsys.readouterr().out
+
+
+def _timed(folder, seconds):
+    folder.mkdir()
+    pd.DataFrame([{"family": "packing", "config": "c", "instance": f"i{i}", "method": "ff", "kind": "heuristic",
+                   "gap": 0.0, "gap_kind": "optimum", "seconds": t} for i, t in enumerate(seconds)]
+                 ).to_csv(folder / "bench-solves.csv", index=False)
+    return folder
+
+
+def test_the_time_ratio_is_the_median_of_per_instance_ratios(tmp_path, capsys):
+    """The ratio of the two runs' medians jumped between clusters of
+    instance sizes: two runs of the same code read x2.25 for a method whose
+    per-instance ratios had a median of 1.16, and a 30 % guard failed 12
+    methods.  Here one instance of five is 10 times slower: the medians
+    read x10, the instances x1."""
+    from epochbench.compare import compare_runs
+    a = _timed(tmp_path / "a", [0.001, 0.01, 0.01, 0.1, 0.1])
+    b = _timed(tmp_path / "b", [0.001, 0.01, 0.1, 0.1, 0.1])
+    row = compare_runs(a, b).set_index("method").loc["ff"]
+    assert row["median_ms_a"] == pytest.approx(10) and row["median_ms_b"] == pytest.approx(100)
+    assert row["time_ratio"] == pytest.approx(1.0) and row["flag"] == ""
+    assert main(["compare", str(a), str(b), "--fail-on", "time:30%"]) == 0
+    c = _timed(tmp_path / "c", [0.0015, 0.015, 0.015, 0.15, 0.15])      # every instance 1.5 times slower
+    assert compare_runs(a, c).set_index("method").loc["ff", "time_ratio"] == pytest.approx(1.5)
+    capsys.readouterr()
+    assert main(["compare", str(a), str(c), "--fail-on", "time:30%"]) == 1
+    assert "FAIL packing ff: time x1.50 (limit time:30%)" in capsys.readouterr().out
+
+
+def _two_sets(folder, ff_big, ff_small):
+    """mapping's shape: ff alone on the big matrices (config big), ff and
+    cpsat on the small ones (config small): the leaderboard's two blocks."""
+    folder.mkdir()
+    rows = []
+    for i in range(4):
+        rows.append({"family": "mapping", "config": "big", "instance": f"b{i}", "method": "ff", "kind": "heuristic",
+                     "gap": ff_big, "gap_kind": "best known", "seconds": 1e-3})
+        rows += [{"family": "mapping", "config": "small", "instance": f"s{i}", "method": m, "kind": k,
+                  "gap": g, "gap_kind": "optimum", "seconds": 1e-3}
+                 for m, k, g in (("ff", "heuristic", ff_small), ("cpsat", "exact", 0.0))]
+    pd.DataFrame(rows).to_csv(folder / "bench-solves.csv", index=False)
+    return folder
+
+
+def test_each_instance_set_is_compared_and_guarded_on_its_own(tmp_path, capsys):
+    """A method measured on two sets was one mean over both: 10 points
+    worse on one and 10 better on the other read +0.00 and passed
+    ``--fail-on gap``; the leaderboards rank each set on its own."""
+    from epochbench.compare import compare_runs
+    a = _two_sets(tmp_path / "a", 0.10, 0.10)
+    b = _two_sets(tmp_path / "b", 0.20, 0.00)
+    table = compare_runs(a, b).set_index(["set", "method"])
+    assert table.loc[("big", "ff"), "d_mean"] == pytest.approx(10.0)
+    assert table.loc[("small", "ff"), "d_mean"] == pytest.approx(-10.0)
+    assert table.loc[("small", "cpsat"), "flag"] == ""
+    assert main(["compare", str(a), str(b), "--fail-on", "gap:0.5%"]) == 1
+    out = capsys.readouterr().out
+    assert "on big:" in out and "on small:" in out
+    assert "FAIL mapping ff on big: mean gap +10.00 pp (limit gap:0.5%)" in out and "ff on small" not in out
+    c = _two_sets(tmp_path / "c", 0.10, 0.10)
+    assert main(["compare", str(a), str(c), "--fail-on", "gap:0%"]) == 0
+
+
+def test_a_folder_against_a_score_csv_of_some_families_compares_those(tmp_path, capsys):
+    """bench-scores.csv holds the families the suite scores in one table
+    (packing, epochs): every method of the others read as gone from B and
+    failed the guard."""
+    folder = solves(tmp_path / "run", ff_gap=0.05)
+    rows = pd.read_csv(folder / "bench-solves.csv")
+    rows.assign(value=1.0).to_csv(folder / "bench-scores.csv", index=False)
+    _two_sets(tmp_path / "m", 0.1, 0.1)
+    other = pd.read_csv(tmp_path / "m" / "bench-solves.csv")
+    pd.concat([rows, other]).to_csv(folder / "bench-solves.csv", index=False)
+    assert main(["compare", str(folder), str(folder / "bench-scores.csv"), "--fail-on", "gap:0%"]) == 0
+    out, err = capsys.readouterr()
+    assert "mapping" not in out and "gone" not in out
+    assert "alone holds mapping: not compared" in err
+    assert main(["compare", str(tmp_path / "m"), str(folder / "bench-scores.csv")]) == 2
+    assert "holds mapping and B" in capsys.readouterr().err    # packing: nothing in common, one line
