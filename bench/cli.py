@@ -12,11 +12,12 @@ import math
 import os
 import re
 import sys
+import warnings
 import zlib
 from pathlib import Path
 
 from epochbench.instances import InfeasibleSolution, InstanceError
-from epochbench.instances.core import RunStopped
+from epochbench.instances.core import InputNote, RunStopped
 
 from .checks import (OPTION_TYPES, check_params, check_required, nonnegative_float, nonnegative_int,  # noqa: F401
                      positive_float, positive_int, random_count)
@@ -52,7 +53,14 @@ def _add_generate(sub) -> None:
 def cmd_generate(args) -> int:
     from epochbench.instances.generators import GENERATOR_PARAMS, write_generated
     params = {k: getattr(args, k) for k in GENERATOR_PARAMS[args.generator]}
-    folder = write_generated(args.generator, args.out, **params)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", InputNote)
+        folder = write_generated(args.generator, args.out, **params)
+    for w in said:                                   # a note on the input (a fit trace's dropped jobs): one line
+        if issubclass(w.category, InputNote):
+            print(f"epochbench generate: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     manifest = folder / "manifest.json"
     if folder.is_dir() and manifest.exists():
         count = len(json.loads(manifest.read_text())["instances"])

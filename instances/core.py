@@ -24,6 +24,12 @@ class InstanceError(ValueError):
     """Malformed instance or instance file; the message names file and field."""
 
 
+class InputNote(UserWarning):
+    """A warning that the result leaves out or changes part of its input
+    without refusing it (the jobs of a trace that a fit left out because
+    its reader dropped them): the command line says it in one line."""
+
+
 def content(inst) -> bytes:
     """The pickle of an instance's fields (arrays, ``meta``...), without the
     caches an instance keeps beside them: equal before and after a call

@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from epochbench.instances.core import InputNote
 from epochbench.instances.lazy import lazy_module
 
 from .generators import _int
@@ -449,7 +451,10 @@ def hypererlang(n: int = 1000, *, seed=0, fit: str | None = None, params=None, p
     machine (default: the trace's / the parameters'); it must hold the
     largest size.  ``load``: if given, arrivals are rescaled to that
     :func:`~epochbench.instances.workloads.offered_load` (otherwise the fitted rates).
-    ``meta["fit"]`` holds the parameters.  Cost O(n log n) plus the fit."""
+    ``meta["fit"]`` holds the parameters, and ``dropped`` there the jobs of
+    ``fit`` that the reader dropped by reason (a job wider than the trace's
+    machine, a negative runtime: the fit is of the others).  Cost O(n log n)
+    plus the fit."""
     n = _int("n", n, 1)
     if fit is not None and params is not None:
         raise ValueError("hypererlang: give one of fit (a trace) or he_params (fitted parameters), not both")
@@ -461,6 +466,11 @@ def hypererlang(n: int = 1000, *, seed=0, fit: str | None = None, params=None, p
             raise ValueError(f"fit: trace {path} does not exist")
         w = load_workload(path)
         p = fit_trace(w.jobs, int(w.capacity[0]), source=path.name)
+        if w.dropped:         # the reader's drops (too wide, negative runtime): the fit is of the rest, said so
+            p["dropped"] = {str(k): int(v) for k, v in w.dropped.items()}
+            warnings.warn(InputNote(f"fit: {path}: the model is fitted to {len(w.jobs)} of its jobs; its reader "
+                                    "dropped " + ", ".join(f"{k} {v}" for k, v in p["dropped"].items())),
+                          stacklevel=2)
     else:
         p = load_params(KTH_PARAMS if params is None else params)
     nodes = int(p["processors"]) if processors is None else _int("processors", processors, 1)

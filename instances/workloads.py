@@ -857,8 +857,11 @@ def write_workload(out, **params) -> Path:
         out = out / _default_name(stream.meta["params"], params)
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
-    header = {"Version": "2.2", "Computer": f"epochbench workload model {stream.meta['model']}",
-              "Note": "generator parameters " + json.dumps(stream.meta["params"], sort_keys=True)}
+    note = "generator parameters " + json.dumps(stream.meta["params"], sort_keys=True)
+    fit_dropped = (stream.meta.get("fit") or {}).get("dropped") if params.get("fit") else None
+    if fit_dropped:                                  # the jobs of the fitted trace its reader dropped
+        note += "; fitted to the trace without the jobs its reader dropped: " + json.dumps(fit_dropped)
+    header = {"Version": "2.2", "Computer": f"epochbench workload model {stream.meta['model']}", "Note": note}
     resources = ("procs", *(str(c)[4:] for c in stream.jobs.columns if str(c).startswith("res_")))
     w = make_workload(stream.jobs, stream.capacity, resources=resources, source=f"workload {stream.meta['model']}",
                       meta={"header": header, "generator": stream.meta})

@@ -167,6 +167,25 @@ def test_cli_fits_a_trace_and_replays_the_parameters(tmp_path):
     assert len(a) == 200 and a[["submit", "runtime", "procs"]].equals(b[["submit", "runtime", "procs"]])
 
 
+def test_the_jobs_a_fit_trace_loses_on_reading_are_said_and_recorded(tmp_path, capsys):
+    """The model was fitted to the jobs the reader kept (2 of 6 too wide
+    for the trace's machine) without a word on stderr, in the header or in
+    --he-out."""
+    lines = ["; MaxProcs: 4"] + [f"{i} {i} -1 100 {p} -1 -1 {p} 100 -1 1 1 1 1 1 1 -1 -1"
+                                 for i, p in enumerate((6, 6, 4, 4, 2, 2), start=1)]
+    (tmp_path / "t.swf").write_text("\n".join(lines) + "\n")
+    out, params = tmp_path / "w.swf", tmp_path / "he.json"
+    assert main(["generate", "workload", "--model", "hypererlang", "--fit", str(tmp_path / "t.swf"), "--jobs", "20",
+                 "--out", str(out), "--he-out", str(params)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "fitted to 4 of its jobs; its reader dropped too_many_processors 2" in err
+    assert json.loads(params.read_text())["dropped"] == {"too_many_processors": 2}
+    assert 'reader dropped: {"too_many_processors": 2}' in out.read_text()
+    assert main(["generate", "workload", "--model", "hypererlang", "--he-params", str(params), "--jobs", "20",
+                 "--out", str(tmp_path / "again.swf")]) == 0          # the parameters, drops recorded, read back
+    assert capsys.readouterr().err == "" and "dropped" not in (tmp_path / "again.swf").read_text()
+
+
 def test_he_out_never_overwrites_and_a_refused_stream_writes_nothing(tmp_path, capsys):
     def gen(out, he_out):
         return main(["generate", "workload", "--model", "hypererlang", "--jobs", "20", "--out", str(out),
