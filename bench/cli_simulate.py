@@ -486,6 +486,11 @@ def _input_notes(rep: dict) -> list[str]:
         notes.append(f"capacity from: {source} (the file does not give the extra resources' capacity)")
     if rep.get("adjusted"):
         notes.append("estimates changed: " + ", ".join(f"{k} {v}" for k, v in rep["adjusted"].items()))
+    moved = (rep.get("extras") or {}).get("queued_elsewhere")
+    if moved:
+        notes.append(f"queued elsewhere: {moved} job(s) wider than their queue's partition (partitions of "
+                     f"{', '.join(map(str, rep['extras']['partition_sizes']))} processors) ran in another "
+                     "queue's (--lend keeps them in their own)")
     if rep.get("killed_at_estimate"):
         notes.append(f"killed at their estimate: {rep['killed_at_estimate']} job(s) whose runtime exceeds it "
                      f"(--no-kill runs them to the end)")

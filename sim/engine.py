@@ -343,6 +343,8 @@ class SimResult:
     (:func:`epochbench.sim.runner.simulate` given a path, a ``(jobs,
     capacity)`` pair or a workload; empty when nothing was dropped or the
     table was the simulator's already), so that the metrics' subset is said.
+    ``facts``: what the policy says of the run beyond its options (a
+    policy's ``facts()``; empty for most), in the report's ``extras``.
 
     The per-job results are kept as numpy columns (:attr:`table`, a
     :class:`~epochbench.instances.table.Columns` or a DataFrame); :attr:`jobs`
@@ -358,6 +360,7 @@ class SimResult:
     capacity: np.ndarray
     machine: str = "pool"
     dropped: dict = field(default_factory=dict)
+    facts: dict = field(default_factory=dict)
     _jobs: object = field(default=None, init=False, repr=False, compare=False)   # the DataFrame, once built
 
     def summary(self, workload=None, small_threshold: int = 32) -> dict:
@@ -391,8 +394,10 @@ class SimResult:
 
     @property
     def extras(self) -> dict:
-        """Machine-specific results for the report (none on the pool)."""
-        return {}
+        """Machine-specific results for the report; on the pool, what the
+        policy says of the run (``facts``: multi-queue's partition sizes and
+        the jobs it queued elsewhere, :meth:`~epochbench.sim.variants.MultiQueue.facts`)."""
+        return dict(self.facts)
 
     def _machine(self, workload):
         """``workload``, or this run's capacity and resource names (from the

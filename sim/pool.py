@@ -89,7 +89,8 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
                                "last steps on an idle machine chose nothing)") from exc
         passes, used = eng.passes, "generic"
     seconds = time.perf_counter() - t0
-    return SimResult(result_columns(table), pol.name, pol.options(), passes, seconds, used, cap)
+    facts = getattr(pol, "facts", dict)() if used == "generic" else {}
+    return SimResult(result_columns(table), pol.name, pol.options(), passes, seconds, used, cap, facts=facts)
 
 
 #: what only the generic engine takes, as :func:`_no_fast_path` names it

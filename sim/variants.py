@@ -434,7 +434,8 @@ class MultiQueue(_Base):
 
     Without lending (default) a job wider than its queue's partition goes
     to the nearest queue of longer jobs whose partition holds it, else the
-    nearest of shorter jobs; a job wider than every partition is an error.
+    nearest of shorter jobs (counted: :meth:`facts`); a job wider than every
+    partition is an error.
     With ``lend=True`` a queue may also use the idle processors of every
     partition whose own queue is empty at that moment (own processors are
     taken first, then the lenders' in queue order); borrowed processors
@@ -486,6 +487,7 @@ class MultiQueue(_Base):
         self.free = self.sizes.copy()
         self.held: dict[int, np.ndarray] = {}
         self.queues: list[list[int]] = [[] for _ in range(n)]
+        self.moved = 0
         self.steps: list[Step] = []
         if not self.lend and table.n and table.demand[:, 0].max() > self.sizes.max():
             j = int(np.argmax(table.demand[:, 0]))
@@ -507,7 +509,18 @@ class MultiQueue(_Base):
         return int(up[0]) if up.size else int(ok[ok < i][-1])
 
     def arrive(self, job, now):
-        self.queues[self.queue_of(job)].append(job)
+        q = self.queue_of(job)
+        if q != int(np.searchsorted(self.bounds, self.table.estimate[job], side="left")):
+            self.moved += 1
+        self.queues[q].append(job)
+
+    def facts(self) -> dict:
+        """What the run's report says beside the options: the partitions in
+        processors (``partition_sizes``: shares resolved, floored, the rest
+        to the last) and the jobs queued in another queue than their
+        estimate's because they are wider than its partition
+        (``queued_elsewhere``; 0 with lending)."""
+        return {"partition_sizes": [int(x) for x in self.sizes], "queued_elsewhere": int(self.moved)}
 
     def finished(self, job, now):
         self.free += self.held.pop(job)

@@ -202,9 +202,14 @@ def test_multi_queue_golden():
 def test_multi_queue_assignment_and_partitions():
     df = stream([(1, 0, 3, 5, 5), (2, 0, 1, 5, 5), (3, 0, 1, 50, 50)])
     pol = make("multi-queue", queue_bounds=[10.0], partitions=[0.25, 0.75])
-    simulate(df, [4], pol)
+    res = simulate(df, [4], pol)
     assert pol.sizes.tolist() == [1, 3]
     assert [pol.queue_of(j) for j in range(3)] == [1, 0, 1]   # job 1 is too wide for the short partition
+    # said in the report (the shares' sizes and the re-queued job were said nowhere)
+    assert res.extras == {"partition_sizes": [1, 3], "queued_elsewhere": 1}
+    lent = simulate(df, [4], "multi-queue", queue_bounds=[10.0], partitions=[0.25, 0.75], lend=True)
+    assert lent.extras == {"partition_sizes": [1, 3], "queued_elsewhere": 0}
+    assert simulate(df, [4], "easy").extras == {}
     with pytest.raises(ValueError, match=r"largest partition .* \(no lending\): lend idle partitions"):
         simulate(stream([(1, 0, 3, 5, 5)]), [4], "multi-queue", queue_bounds=[10.0], partitions=[2, 2])
     with pytest.raises(ValueError, match="partitions"):
@@ -389,3 +394,15 @@ def test_more_queues_than_processors_blames_the_bounds_not_the_partitions_never_
                                          r"give at most 3 bounds, or partitions$"):
         parse_partitions(None, 4, 5)
     assert parse_partitions(None, 4, 4).tolist() == [1, 1, 1, 1]
+
+
+def test_the_command_line_says_which_jobs_ran_in_another_queue(tmp_path, capsys):
+    from epochbench.cli import main
+    lines = ["; MaxProcs: 10"] + [f"{i} {s} -1 {r} {p} -1 -1 {p} {r} -1 1 1 1 1 1 1 -1 -1"
+                                  for i, s, r, p in ((1, 0, 50, 4), (2, 1, 50, 2), (3, 2, 500, 6), (4, 3, 100, 4))]
+    (tmp_path / "mq.swf").write_text("\n".join(lines) + "\n")
+    assert main(["simulate", "--workload", str(tmp_path / "mq.swf"), "--policy", "multi-queue",
+                 "--queue-bounds", "100", "--partitions", "6,4"]) == 0
+    out = capsys.readouterr().out
+    assert ("queued elsewhere: 1 job(s) wider than their queue's partition (partitions of 6, 4 processors) ran in "
+            "another queue's (--lend keeps them in their own)") in out
