@@ -653,7 +653,7 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     want = ["id", "submit", "runtime", *(f for f in RAW_FIELDS if f in keep or f in
                                          ("alloc_procs", "req_procs", "req_time", "status"))]
     layout = _Layout(want)
-    gz = _gzipped(path)
+    gz = _gzip_input(path)
     if path.stat().st_size <= SWF_SMALL and not kernels_loaded():
         got = _integer_columns(path, layout, want)
         if got is not None:
@@ -824,7 +824,7 @@ def _read_all(path: Path) -> bytes:
     """The whole file, decompressed by the reader the compiled path uses (so
     that a damaged ``.gz`` gets the same message), without a leading UTF-8
     byte-order mark."""
-    if _gzipped(path):
+    if _gzip_input(path):
         with gzip.open(path, "rb") as fh:
             raw = fh.read()
     else:
@@ -864,6 +864,23 @@ class _CRAsSpace(io.RawIOBase):
 def _gzipped(path: Path) -> bool:
     """Whether ``path`` names a gzip file (``.gz``, in any case)."""
     return path.suffix.lower() == ".gz"
+
+
+#: the first two bytes of a gzip file (RFC 1952)
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gzip_input(path: Path) -> bool:
+    """Whether an SWF file to read is gzip: named ``.gz``, or starting with
+    gzip's magic bytes (``gzip -c t.swf > t2.swf`` was refused as "line 1:
+    expected 18 fields, got 3"; no SWF text starts with them)."""
+    if _gzipped(path):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == GZIP_MAGIC
+    except OSError:
+        return False
 
 
 class _Header(dict):
@@ -989,7 +1006,7 @@ def _swf_body(path: Path, src: str, want) -> Columns:
     parts: dict[str, list] = {f: [] for f in want}
     done = 0                                       # job lines read in whole pieces: none of them is bad
     try:
-        with (gzip.open if _gzipped(path) else open)(path, "rb") as fh, warnings.catch_warnings():
+        with (gzip.open if _gzip_input(path) else open)(path, "rb") as fh, warnings.catch_warnings():
             _skip_bom(fh)
             warnings.simplefilter("ignore", pd.errors.ParserWarning)
             # CR read as a space, as the other two readers read it: pandas ends a line at a lone CR, so a CR
@@ -1037,8 +1054,8 @@ def _raise_bad_line(raw: bytes, src: str, exc, skip: int = 0) -> None:
         if len(tokens) != 18:
             raise InstanceError(f"{src}, line {lineno}: expected 18 fields, got {len(tokens)}")
         for k, tok in enumerate(tokens):
-            try:
-                value = float(tok)
+            try:                       # float() takes "1_000", which the readers do not
+                value = float(tok) if "_" not in tok else None
             except ValueError:
                 value = None
             if value is None or not np.isfinite(value) or (SWF_FIELDS[k] not in SWF_FLOAT and (

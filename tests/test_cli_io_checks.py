@@ -493,3 +493,24 @@ def test_bench_options_passed_on_to_pytest_twice_are_refused(tmp_path, capsys, m
     err = capsys.readouterr().err.strip()
     assert needle in err and "\n" not in err
     assert not (tmp_path / "results").exists() and not (tmp_path / "A").exists()
+
+
+def test_an_swf_value_with_an_underscore_is_named_by_its_line(tmp_path):
+    """Python's float() reads "1_000", the readers do not: the bad line was
+    not found and pandas' own message (no line) was all the user saw."""
+    f = tmp_path / "u.swf"
+    f.write_text("; MaxProcs: 10\n1 0 -1 100 2 -1 -1 2 100 -1 1 1 1 1 1 1 -1 -1\n"
+                 "2 1 -1 1_000 2 -1 -1 2 100 -1 1 1 1 1 1 1 -1 -1\n")
+    with pytest.raises(InstanceError, match=r"u\.swf, line 3: field 4 \(runtime\) is not a number: '1_000'$"):
+        load_workload(f)
+
+
+def test_a_gzip_swf_file_not_named_gz_is_read(tmp_path):
+    """It was refused as "line 1: expected 18 fields, got 3"; gzip's magic
+    bytes say what it is (no SWF text starts with them)."""
+    import gzip
+    text = "; MaxProcs: 10\n" + "".join(f"{i} {i} -1 100 2 -1 -1 2 100 -1 1 1 1 1 1 1 -1 -1\n" for i in range(1, 6))
+    (tmp_path / "plain.swf").write_text(text)
+    (tmp_path / "packed.swf").write_bytes(gzip.compress(text.encode()))
+    a, b = load_workload(tmp_path / "plain.swf"), load_workload(tmp_path / "packed.swf")
+    assert a.jobs.equals(b.jobs) and list(b.capacity) == [10]
