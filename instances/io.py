@@ -137,6 +137,11 @@ def check_fields(d: dict, fields: dict[str, str], source: str, *, required=()) -
         if value is not None and not _json_type_ok(value, code):
             raise InstanceError(f"{source}: field 'meta.{key}' must be {_JSON_TYPES[code]}, "
                                 f"got {_json_name(value)}")
+    name = meta.get("name")
+    if isinstance(name, str) and (not name.strip() or not name.isprintable()):
+        # an empty name was scored as an empty instance cell, which compare then refused ("has no instance")
+        raise InstanceError(f"{source}: field 'meta.name' is {name!r}: give the instance a name of printable "
+                            "characters, or leave the field out (a file is then named after itself)")
 
 
 def _json_name(value) -> str:

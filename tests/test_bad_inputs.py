@@ -699,3 +699,21 @@ def test_a_resource_of_capacity_0_is_refused_where_utilization_divides_by_it():
     with pytest.raises(InstanceError, match="field 'capacity' is 0 on resource 1"):
         EpochsInstance.build([10, 0], [[5, 0]], source="z")
     assert PackingInstance.build([0, 10], [[0, 5]], profit=[2.0], objective="profit").value([0]) == 2.0
+
+
+@pytest.mark.parametrize("name", ["", " ", "a\tb"])
+def test_an_instance_with_an_empty_or_blank_name_is_refused(tmp_path, name):
+    from epochbench.instances import InstanceError
+    """It was scored as an empty instance cell, which ``compare`` then
+    refused ("line 2 has no instance"); solve printed ": ff feasible"."""
+    from epochbench.instances.generators import generate
+    from epochbench.instances.io import load_instance, save_instance
+    save_instance(generate("leinberger", n=6, k=2, count=1, seed=1)[0], tmp_path / "x.json")
+    d = json.loads((tmp_path / "x.json").read_text())
+    d["meta"]["name"] = name
+    (tmp_path / "x.json").write_text(json.dumps(d))
+    with pytest.raises(InstanceError, match=r"x\.json: field 'meta\.name' is .*: give the instance a name"):
+        load_instance(tmp_path / "x.json")
+    del d["meta"]["name"]
+    (tmp_path / "x.json").write_text(json.dumps(d))
+    assert load_instance(tmp_path / "x.json").name == "x"             # no name: the file's
