@@ -347,12 +347,26 @@ def _check_one(task: dict, *, func, label, exact, builtin, time_limit, shipped=(
         return _check_instance(task["instance"], func, label, exact, builtin, time_limit)
 
 
+#: the longest failure line (characters); a longer one is cut, "..." marking the cut
+FAILURE_WIDTH = 400
+
+
+def _one_line(text: str, width: int = FAILURE_WIDTH) -> str:
+    """A failure line on one line (runs of white space, line breaks
+    included, as one space) of at most ``width`` characters: a heuristic's
+    exception text with a line break printed over two lines, and one of
+    20,000 characters in full for every instance (161 KB of output)."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def _check_instance(inst, func, label, exact, builtin, time_limit) -> tuple[list[dict], str | None]:
     rows = []
     ref_results = run_methods(inst, [exact] + builtin, time_limit=time_limit)
     res, problem, out = _run_user(func, inst, label)
     problem = (problem or false_claim(inst, res, ref_results, label, exact)
                or (res is not None and wrong_value(inst, out, res, label)) or no_answer(inst, res, ref_results, label))
+    problem = _one_line(problem) if problem else problem
     ours = [res] if res is not None else []
     ref = reference(inst, ref_results + ours)
     if res is None:

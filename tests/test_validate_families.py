@@ -119,6 +119,23 @@ def test_a_heuristic_calling_sys_exit_is_a_failure_of_the_verdict():
     assert not v.ok and "raised SystemExit: 3" in v.failures[0]
 
 
+def test_a_failure_line_is_one_line_of_bounded_length():
+    """An exception text with a line break printed over two lines, and one
+    of 20,000 characters in full for every instance."""
+    from epochbench.validation import FAILURE_WIDTH
+
+    def multi(inst):
+        raise ValueError("first line\nsecond line")
+
+    def huge(inst):
+        raise ValueError("x" * 20_000)
+
+    v = eb.validate(multi, "packing", count=1, seed=0, time_limit=2)
+    assert v.failures[0].endswith("raised ValueError: first line second line")
+    v = eb.validate(huge, "packing", count=1, seed=0, time_limit=2)
+    assert len(v.failures[0]) == FAILURE_WIDTH and v.failures[0].endswith("xxx...")
+
+
 def _zero_demand_then_everything(inst):
     """Broken on purpose: makes the read-only demand array writable, zeroes it, then picks every job."""
     inst.demand.flags.writeable = True
