@@ -652,7 +652,7 @@ PARAM_BOUNDS = {
     "licenses": (1, 10**4), "tasks": (1, 10**7), "jobs": (1, 10**8), "per_class": (1, 10**6),
     "file": (1, 10**3), "first": (1, 10**6), "max_value": (1, 2**40), "decimals": (-1, 12),
     "load": _FRACTION, "p_pow2": _FRACTION, "p_block": _FRACTION, "density": _FRACTION, "busy": _FRACTION,
-    "need": _FRACTION, "ratio_lo": _FRACTION, "ratio_hi": _FRACTION, "tightness": _FRACTION,
+    "need": _FRACTION, "ratio_lo": _FRACTION, "ratio_hi": _FRACTION, "tightness": (_TINY, 1.0),
     "phi": _FRACTION, "omega": (0.0, 1e6), "load_factor": (_TINY, 1e6), "runtime_factor": (_TINY, 1e6),
     "now": (0.0, 1e15), "est_min": (_TINY, 1e15), "est_max": (_TINY, 1e15),
 }

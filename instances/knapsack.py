@@ -205,6 +205,8 @@ def random_mkp(*, n: int = 100, k: int = 5, tightness: float = 0.5, correlation:
     uniform in (0, 1), rounded (``correlated``).  Cost O(count n k)."""
     n, k, count, seed = _int("n", n, 0), _int("k", k, 1), _int("count", count, 0), _int("seed", seed, 0)
     tightness = _fraction("tightness", tightness)
+    if tightness == 0:                  # every capacity 0: an instance whose only packing is the empty one
+        raise ValueError("tightness must be a number in (0, 1]: 0 makes every capacity 0, so that nothing fits")
     _choice("correlation", correlation, CORRELATIONS)
     params = dict(n=n, k=k, tightness=tightness, correlation=correlation, count=count, seed=seed)
     out = []

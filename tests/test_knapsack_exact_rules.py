@@ -6,6 +6,8 @@ import time
 
 import pytest
 
+import epochbench as eb
+
 from epochbench.exact.knapsack import _left, knapsack_cpsat, knapsack_mkp_bb
 from epochbench.instances.knapsack import KnapsackInstance
 
@@ -41,3 +43,15 @@ def test_left_subtracts_the_time_already_spent():
     assert _left(10.0, time.perf_counter() - 4.0) <= 6.0
     assert _left(1.0, time.perf_counter() - 5.0) == 1e-6
     assert _left(-1.0, time.perf_counter()) == -1.0        # passed through for the callee to refuse
+
+
+def test_a_tightness_of_zero_is_refused():
+    """Every capacity came out 0: instances worth 0 whatever a method does
+    (packing refuses a zero capacity; knapsack wrote them without a word)."""
+    from epochbench.instances.knapsack import random_mkp
+    with pytest.raises(ValueError, match="tightness"):
+        random_mkp(n=10, k=2, tightness=0.0, count=1, seed=1)
+    with pytest.raises(ValueError, match="tightness"):
+        eb.generate("mkp", tightness=0)
+    assert all(c.min() >= 1 for c in (i.capacity for i in random_mkp(n=10, k=2, tightness=0.25, count=3, seed=1)))
+
