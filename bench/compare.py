@@ -454,12 +454,28 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
         table.loc[disjoint, col] = np.nan
     table.loc[disjoint, "lost_gaps"] = False
     table.loc[disjoint, "flag"] = "disjoint"
-    table.attrs["notes"] = list(dict.fromkeys(notes_a + notes_b + families
+    table.attrs["notes"] = list(dict.fromkeys(notes_a + notes_b + families + _unfinished(a, b)
                                               + ([f"gaps compared, times not: {timing}"] if timing else [])))
     table.attrs["untimed"] = timing
     table.attrs["unit"] = "instance" if kind_a == "solves" else "benchmark"
     table.attrs["same"] = same_measurements(a, b)
     return table
+
+
+def _unfinished(a, b) -> list[str]:
+    """A line for each of A and B that is a run whose record (``run.json``
+    beside its ``bench-solves.csv``) says it did not finish (``interrupted``,
+    ``failed``, ``running``): its tables hold what it measured before it
+    stopped, and were compared without a word."""
+    from . import runs
+    out = []
+    for side, path in (("A", a), ("B", b)):
+        info = runs.read(_resolve(path).parent / runs.RUN_JSON)
+        status = info.get("status") if isinstance(info, dict) else None
+        if isinstance(status, str) and status != "finished":
+            out.append(f"{side} ({path}) is a run recorded {status!r}: its tables hold what it measured before it "
+                       "stopped")
+    return out
 
 
 def _common_families(ra: pd.DataFrame, rb: pd.DataFrame, a, b) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:

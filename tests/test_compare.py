@@ -504,3 +504,15 @@ def test_a_folder_against_a_score_csv_of_some_families_compares_those(tmp_path, 
     assert "alone holds mapping: not compared" in err
     assert main(["compare", str(tmp_path / "m"), str(folder / "bench-scores.csv")]) == 2
     assert "holds mapping and B" in capsys.readouterr().err    # packing: nothing in common, one line
+
+
+def test_a_run_that_did_not_finish_is_said_so(tmp_path, capsys):
+    """An interrupted or failed run's tables hold what it measured before
+    it stopped; they were compared without a word."""
+    a = solves(tmp_path / "a", ff_gap=0.05)
+    b = solves(tmp_path / "b", ff_gap=0.05)
+    (b / "run.json").write_text(json.dumps({"id": "b", "command": "bench", "status": "interrupted"}))
+    (a / "run.json").write_text(json.dumps({"id": "a", "command": "bench", "status": "finished"}))
+    assert main(["compare", str(a), str(b)]) == 0
+    err = capsys.readouterr().err
+    assert f"B ({b}) is a run recorded 'interrupted'" in err and "A (" not in err
