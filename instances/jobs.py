@@ -1272,7 +1272,8 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
     src = str(path)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        first = _first_line(path)
+        first, second = _first_lines(path, 2)
+        _no_comment_lines(first, second, src)
         info = _json_info(first[len(CSV_TAG):], src, "the header line") if first.startswith(CSV_TAG) else {}
         df = _read_csv(path, skiprows=1 if info else 0)
     elif suffix in (".parquet", ".pq"):
@@ -1321,19 +1322,34 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
                   dropped=info.get("dropped"), owned=True)
 
 
-def _first_line(path: Path) -> str:
-    """The first line of a text file, after a UTF-8 byte-order mark if it
-    has one (as pandas skips it); :class:`InstanceError` naming it when it
-    is missing, a folder, unreadable or not UTF-8."""
+def _first_lines(path: Path, n: int) -> list[str]:
+    """The first ``n`` lines of a text file ("" past its end), after a UTF-8
+    byte-order mark if it has one (as pandas skips it); :class:`InstanceError`
+    naming it when it is missing, a folder, unreadable or not UTF-8."""
     try:
         with path.open(encoding="utf-8-sig") as fh:
-            return fh.readline()
+            return [fh.readline() for _ in range(n)]
     except FileNotFoundError:
         raise InstanceError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise InstanceError(f"{path}: is a folder, expected a file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InstanceError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from None
+
+
+def _no_comment_lines(first: str, second: str, src: str) -> None:
+    """Refuse in one line a CSV job table whose header row is a comment
+    (``# ...``): only one metadata line ``# epochbench {...}`` may come
+    before it.  pandas read the comment as the header and then said only
+    "Expected 1 fields in line 2, saw 5"."""
+    for lineno, line in ((1, first), (2, second)):
+        if lineno == 1 and line.startswith(CSV_TAG):
+            continue
+        if line.lstrip().startswith("#"):
+            raise InstanceError(f"{src}, line {lineno}: a comment line ({' '.join(line.split())[:40]!r}); a CSV job "
+                                f"table starts with its header row, after at most one metadata line "
+                                f"'{CSV_TAG.strip()} {{...}}'")
+        return
 
 
 def _json_info(text, src: str, where: str) -> dict:

@@ -514,3 +514,15 @@ def test_a_gzip_swf_file_not_named_gz_is_read(tmp_path):
     (tmp_path / "packed.swf").write_bytes(gzip.compress(text.encode()))
     a, b = load_workload(tmp_path / "plain.swf"), load_workload(tmp_path / "packed.swf")
     assert a.jobs.equals(b.jobs) and list(b.capacity) == [10]
+
+
+@pytest.mark.parametrize("text, line", [("# hello\nid,submit,runtime,procs\n1,0,10,2\n", 1),
+                                        ('# epochbench {"capacity": [4]}\n# again\nid,submit,runtime,procs\n'
+                                         "1,0,10,2\n", 2)])
+def test_a_csv_comment_line_is_named_not_a_parser_error(tmp_path, text, line):
+    """pandas read the comment as the header and said only "Expected 1
+    fields in line 2, saw 5"."""
+    f = tmp_path / "c.csv"
+    f.write_text(text)
+    with pytest.raises(InstanceError, match=rf"c\.csv, line {line}: a comment line .* starts with its header row"):
+        load_workload(f)
