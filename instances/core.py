@@ -495,7 +495,10 @@ def read_json(path: str | Path, *, kind: bool = True):
     if bad is not None:
         raise InstanceError(f"{path}: field '{bad[0] or '(top)'}' holds {bad[1]}")
     if kind:
-        if not isinstance(data, dict) or "kind" not in data:
+        if not isinstance(data, dict):          # said "field 'kind' missing" of an array
+            what = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(data), "a number")
+            raise InstanceError(f"{path}: a JSON object with 'kind' expected, got {what}")
+        if "kind" not in data:
             raise InstanceError(f"{path}: field 'kind' missing (expected a JSON object with 'kind')")
         if not isinstance(data["kind"], str):
             got = {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "an object",

@@ -717,3 +717,14 @@ def test_an_instance_with_an_empty_or_blank_name_is_refused(tmp_path, name):
     del d["meta"]["name"]
     (tmp_path / "x.json").write_text(json.dumps(d))
     assert load_instance(tmp_path / "x.json").name == "x"             # no name: the file's
+
+
+@pytest.mark.parametrize("text, what", [("[1, 2]", "an array"), ('"x"', "a string"), ("3", "a number"),
+                                        ("null", "null")])
+def test_an_instance_file_that_is_no_json_object_says_what_it_is(tmp_path, text, what):
+    """It said "field 'kind' missing" of an array."""
+    from epochbench.instances import InstanceError
+    from epochbench.instances.io import load_instance
+    (tmp_path / "x.json").write_text(text)
+    with pytest.raises(InstanceError, match=rf"x\.json: a JSON object with 'kind' expected, got {what}$"):
+        load_instance(tmp_path / "x.json")
