@@ -105,7 +105,8 @@ def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
             raw = pd.read_csv(io.BytesIO(data), usecols=names, dtype=str, keep_default_na=False)
             df[names] = raw[names].replace("", np.nan)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
+        said = " ".join(str(exc).split())[:160]       # pandas names the line ("Expected 9 fields in line 3, saw 10")
+        raise ValueError(f"{path}: not a readable CSV ({type(exc).__name__}{': ' + said if said else ''})") from None
     missing = {"family", "method", "gap", "seconds"} - set(df.columns)
     if missing:
         raise ValueError(f"{path}: not a bench-solves.csv (missing columns {sorted(missing)})")

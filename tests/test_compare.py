@@ -516,3 +516,14 @@ def test_a_run_that_did_not_finish_is_said_so(tmp_path, capsys):
     assert main(["compare", str(a), str(b)]) == 0
     err = capsys.readouterr().err
     assert f"B ({b}) is a run recorded 'interrupted'" in err and "A (" not in err
+
+
+def test_a_row_with_an_extra_cell_is_named_by_its_line(tmp_path, capsys):
+    a = solves(tmp_path / "a", ff_gap=0.05)
+    b = solves(tmp_path / "b", ff_gap=0.05)
+    lines = (b / "bench-solves.csv").read_text().splitlines()
+    lines[2] += ",surplus"
+    (b / "bench-solves.csv").write_text("\n".join(lines) + "\n")
+    assert main(["compare", str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert "not a readable CSV (ParserError: " in err and "in line 3" in err and err.count("\n") == 1
