@@ -264,6 +264,9 @@ def _resolve(path) -> Path:
         path = Path("results") / path                      # a run's name (epochbench runs lists them)
     if path.is_dir():
         solves = path / "bench-solves.csv"
+        if not solves.is_file() and (path / "run.json").is_file():    # a run's folder: why it holds none
+            raise ValueError(f"{path}: a run folder without bench-solves.csv: its run scored no gap (only speed "
+                             "benchmarks were selected) or stopped before the end ('epochbench runs' says which)")
         if not solves.is_file():
             raise ValueError(f"{path}: no bench-solves.csv (a results folder of 'epochbench bench')")
         return solves

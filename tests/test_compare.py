@@ -527,3 +527,13 @@ def test_a_row_with_an_extra_cell_is_named_by_its_line(tmp_path, capsys):
     assert main(["compare", str(a), str(b)]) == 2
     err = capsys.readouterr().err
     assert "not a readable CSV (ParserError: " in err and "in line 3" in err and err.count("\n") == 1
+
+
+def test_a_run_folder_without_gaps_says_why(tmp_path, capsys):
+    """A speed-only selection (-k "knapsack and speed") writes run.json and
+    no gap table; compare said the folder was no results folder at all."""
+    a = solves(tmp_path / "a", ff_gap=0.05)
+    (tmp_path / "speed").mkdir()
+    (tmp_path / "speed" / "run.json").write_text(json.dumps({"id": "s", "command": "bench", "status": "finished"}))
+    assert main(["compare", str(a), str(tmp_path / "speed")]) == 2
+    assert "a run folder without bench-solves.csv: its run scored no gap" in capsys.readouterr().err
