@@ -369,3 +369,16 @@ def test_built_in_is_read_from_the_registering_modules_namespace_not_its_file():
     assert not in_package(fake)
     mine = sys._getframe(0)
     assert not in_package(mine) and origin_of(mine.f_code, mine).startswith("module ")
+
+
+def test_a_heuristic_with_a_required_parameter_is_refused_before_the_run():
+    """The command line refuses it up front; eb.validate ran every instance
+    and failed each with the same TypeError."""
+    import functools
+
+    def needs(inst, k):
+        return []
+
+    with pytest.raises(ValueError, match=r"needs: parameter 'k' has no default.*functools\.partial\(needs, k=\.\.\.\)"):
+        eb.validate(needs, "packing", count=1, seed=0, time_limit=2)
+    assert eb.validate(functools.partial(needs, k=1), "packing", count=0, seed=0, time_limit=2).table is not None
