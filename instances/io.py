@@ -138,10 +138,13 @@ def check_fields(d: dict, fields: dict[str, str], source: str, *, required=()) -
             raise InstanceError(f"{source}: field 'meta.{key}' must be {_JSON_TYPES[code]}, "
                                 f"got {_json_name(value)}")
     name = meta.get("name")
-    if isinstance(name, str) and (not name.strip() or not name.isprintable()):
+    if isinstance(name, str) and not name.strip():
         # an empty name was scored as an empty instance cell, which compare then refused ("has no instance")
-        raise InstanceError(f"{source}: field 'meta.name' is {name!r}: give the instance a name of printable "
-                            "characters, or leave the field out (a file is then named after itself)")
+        raise InstanceError(f"{source}: field 'meta.name' is {name!r}: set its meta['name'], or leave the field "
+                            "out of its file (it is then named after the file)")
+    if isinstance(name, str) and not name.isprintable():
+        raise InstanceError(f"{source}: field 'meta.name' {name!r} holds a control or invisible character; "
+                            "rename the instance")
 
 
 def _json_name(value) -> str:
