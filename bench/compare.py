@@ -6,12 +6,13 @@ one row per solve, matched by instance) or a pytest-benchmark JSON file
 (``--benchmark-json`` / ``--benchmark-autosave``: each benchmark's
 ``extra_info`` gaps and its timing median).  Per family, instance set
 and method the change in mean and max gap (percentage points) and in
-decision time is printed: ``B/A`` is the median over the instances both runs
-measured of B's time / A's time (:func:`_paired_ratios`); the instance sets
-are the leaderboards' blocks (:func:`~epochbench.suite.instance_sets`: mapping's
-heuristics on 512 x 16 matrices, its exact methods and the heuristics again
-on 32 x 4 ones), compared and guarded each on its own; a change in gap is flagged whenever it is not
-zero (gaps are deterministic for a seed), a change in time when the ratio
+decision time is printed: ``B/A`` is the median over the instances both
+runs measured of B's time / A's time (:func:`_paired_ratios`); the
+instance sets are the leaderboards' blocks
+(:func:`~epochbench.suite.instance_sets`: mapping's heuristics on 512 x 16
+matrices, its exact methods and the heuristics again on 32 x 4 ones),
+compared and guarded each on its own.  A change in gap is flagged whenever
+it is not zero (gaps are deterministic for a seed), a change in time when the ratio
 leaves ``[1 / TIME_NOISE, TIME_NOISE]`` (timings on a shared machine move by
 that much without any change; a ``--fail-on time:X%`` below that band
 flags ``slower`` from its own limit, so that every FAIL is flagged).
