@@ -496,7 +496,8 @@ def read_json(path: str | Path, *, kind: bool = True):
         raise InstanceError(f"{path}: field '{bad[0] or '(top)'}' holds {bad[1]}")
     if kind:
         if not isinstance(data, dict):          # said "field 'kind' missing" of an array
-            what = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(data), "a number")
+            what = {list: "an array", str: "a string", bool: "a boolean",
+                    type(None): "null"}.get(type(data), "a number")
             raise InstanceError(f"{path}: a JSON object with 'kind' expected, got {what}")
         if "kind" not in data:
             raise InstanceError(f"{path}: field 'kind' missing (expected a JSON object with 'kind')")

@@ -163,7 +163,8 @@ def test_times_beyond_2_53_are_refused(tmp_path):
     f = tmp_path / "big.swf"
     f.write_text("1 0 0 5 1 -1 -1 1 5 -1 1 -1 -1 -1 -1 -1 -1 -1\n"
                  "2 100000000000000001 0 7 1 -1 -1 1 7 -1 1 -1 -1 -1 -1 -1 -1 -1\n")
-    with pytest.raises(InstanceError, match=r"column 'submit' has 1e\+17 at job 2 of the input \(id 2\) \(above 2\*\*53"):
+    with pytest.raises(InstanceError,
+                       match=r"column 'submit' has 1e\+17 at job 2 of the input \(id 2\) \(above 2\*\*53"):
         load_workload(f)
 
 

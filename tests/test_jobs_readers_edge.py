@@ -421,7 +421,8 @@ def test_a_csv_line_shorter_than_its_header_is_said_to_be_so(tmp_path):
     from epochbench.instances.jobs import load_workload
     path = tmp_path / "s.csv"
     path.write_text("id,submit,runtime,procs\n1,0,100\n")
-    with pytest.raises(InstanceError, match=r"column 'procs' has nan at job 1 of the input \(id 1\) \(the job's field is empty, or its "
+    with pytest.raises(InstanceError, match=r"column 'procs' has nan at job 1 of the input \(id 1\) "
+                                            r"\(the job's field is empty, or its "
                                             r"line has fewer fields than the header\)$"):
         load_workload(path)
 
