@@ -238,6 +238,8 @@ def _parse(spec: str, n: int) -> tuple[list[int], bool]:
                 stop = int(b) if b.strip() else n
                 if stop < 0:
                     raise ValueError(f"--tasks: index {stop} is outside 0:{n}")
+                if stop <= start:              # empty, as a slice is: said, not "select no task"
+                    raise ValueError(f"--tasks: range {part} is empty (A:B takes A up to B - 1; B must exceed A)")
                 clipped = clipped or stop > n
                 chosen.extend(range(start, min(stop, n)))
             else:

@@ -237,6 +237,8 @@ def test_select_parses_ranges_and_fields():
     with pytest.raises(ValueError, match=r"--where b=2 matches none of the tasks left \(none of them has b\)$"):
         sw.select([{"a": 1}, {"b": 2}], "0", ["b=2"])
     assert sw.select(tasks, "3:", ["ta=4"]) == [3]
+    with pytest.raises(ValueError, match=r"--tasks: range 5:2 is empty \(A:B takes A up to B - 1"):
+        sw.select(tasks, "0,5:2")                                  # said "select no task", or nothing beside 0
     for spec, where, msg in (("x", (), "--tasks: 'x' is not"), ("9", (), "--tasks: index 9"),
                              (None, ["ta"], "--where: 'ta' is not FIELD=VALUE"),
                              (None, ["ta=5"], r"select no task: --where ta=5 matches none of the tasks "
