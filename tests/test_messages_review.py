@@ -1,6 +1,9 @@
 """Messages a new user met walking the README: each names the way out."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 import epochbench as eb
@@ -114,6 +117,19 @@ def test_no_data_folder_is_recorded_null_and_said_once(monkeypatch):
     bc._say_data(SimpleNamespace(write_line=lines.append), state)
     assert len(lines) == 1 and lines[0].startswith("Reference data: no folder set: 0 benchmark(s) skipped")
     assert lines[0].count("EPOCHBENCH_DATA") == 1
+    bc._no_board(SimpleNamespace(write_line=lines.append), state)          # nothing skipped: no such line
+    assert len(lines) == 1
+
+
+def test_a_run_without_a_board_for_want_of_data_says_so(tmp_path):
+    """``bench -k knapsack`` without the data printed no leaderboard and no word why."""
+    import os
+    env = {**os.environ, "EPOCHBENCH_DATA": str(tmp_path / "none")}
+    (tmp_path / "none").mkdir()
+    proc = subprocess.run([sys.executable, "-m", "epochbench", "bench", "--quick", "-k", "knapsack and not speed"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=170)
+    assert proc.returncode == 0, proc.stderr
+    assert "epochbench: no leaderboard: the selected benchmarks that measure gaps were skipped" in proc.stdout
 
 
 @pytest.mark.parametrize("generator, holds", [("vbp", "vbp"), ("braun", "braun"), ("orlib-assign", "assign/assign100.txt"),

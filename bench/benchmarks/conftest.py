@@ -46,6 +46,15 @@ def _data_state(terminalreporter) -> dict:
             "present": present, "skipped_for_data": len(skipped)}
 
 
+def _no_board(tr, data: dict) -> None:
+    """One line where a run has no leaderboard because the benchmarks that
+    measure gaps were skipped for lack of the reference data (``-k
+    knapsack`` without it printed no board and no word why)."""
+    if data["skipped_for_data"]:
+        tr.write_line("epochbench: no leaderboard: the selected benchmarks that measure gaps were skipped "
+                      "(reference data, below)")
+
+
 def _say_data(tr, data: dict) -> None:
     """One line under the results when the reference data was absent or
     some benchmarks were skipped for lack of it (:func:`_data_state`)."""
@@ -89,6 +98,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     boards = leaderboard()
     tables = {name: rows for name, rows in MODULE_TABLES.items() if rows}
     if not boards and not tables:
+        data = _data_state(terminalreporter)
+        _no_board(terminalreporter, data)
+        _say_data(terminalreporter, data)
         return
     results = _results(config)
     results.mkdir(parents=True, exist_ok=True)
@@ -109,6 +121,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not boards:
         runs.finish(info, results / runs.RUN_JSON, status, exit_status=int(exitstatus),
                     files=[f for f in written if (results / f).exists()], **why)
+        _no_board(terminalreporter, info["data"])
         _say_data(terminalreporter, info["data"])
         return
     _write_csv(with_sets(leaderboard_rows()), results / "bench-solves.csv")
