@@ -202,12 +202,17 @@ class EpochGaps:
         on (the policy's own rule) or an answer without a proof, so a gap to
         it is no gap to the optimum (at a selector's time limit of 1e-4 s,
         977 steps, all unproven, read ``ff_gap`` mean 0 %: FF against
-        itself); ``unproven`` counts them."""
-        fits = [r for r in self.rows if not _nothing_fits(r, self.methods)]
-        if self.exact:
-            fits = [r for r in fits if r["proven"]]
-        out = {"steps": len(self.rows), "unproven": sum(not r["proven"] for r in self.rows),
-               "nothing_fits": len(self.rows) - len(fits)}
+        itself); ``unproven`` counts them (as the selector's own
+        ``selector_stats`` does; 0 under a heuristic policy, whose steps no
+        solver proves) and ``nothing_fits`` the others' steps where nothing
+        fits, so that ``steps`` = ``unproven`` + ``nothing_fits`` + a
+        method's ``count`` + ``undefined`` (an unproven step was counted in
+        ``nothing_fits`` too, and a heuristic policy's every step read
+        unproven)."""
+        counted = [r for r in self.rows if r["proven"]] if self.exact else self.rows
+        fits = [r for r in counted if not _nothing_fits(r, self.methods)]
+        out = {"steps": len(self.rows), "unproven": len(self.rows) - len(counted),
+               "nothing_fits": len(counted) - len(fits)}
         for m in self.methods:
             g = np.array([r[f"{m}_gap"] for r in fits], dtype=float)
             undefined = int(np.isnan(g).sum())

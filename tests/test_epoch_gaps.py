@@ -71,6 +71,15 @@ def test_under_an_exact_selector_the_gaps_are_over_its_proven_steps():
     own = EpochGaps(make("bl-easy"), ("ff",))
     own.rows = [dict(r, proven=False) for r in rows]
     assert own.summary()["ff_gap"]["count"] == 2
+    # every step counted once: an unproven step was counted in nothing_fits too, and a heuristic
+    # policy's steps all read unproven
+    assert s["nothing_fits"] == 0 and own.summary()["unproven"] == 0
+    exact.rows += [{"time": 2.0, "candidates": 2, "started": 0, "reference": 0.0, "proven": True,
+                    "ff_value": 0.0, "ff_gap": 0.0},
+                   {"time": 3.0, "candidates": 2, "started": 0, "reference": 0.0, "proven": False,
+                    "ff_value": 0.0, "ff_gap": 0.0}]
+    s = exact.summary()
+    assert (s["steps"], s["unproven"], s["nothing_fits"], s["ff_gap"]["count"]) == (4, 2, 1, 1)
 
 
 def test_a_gap_against_a_policy_that_started_nothing_is_undefined_not_divided_by_1e9():
