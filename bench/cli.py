@@ -459,28 +459,24 @@ def _no_addopts():
 
 
 #: pytest options that would leave a bench run without its measurements: pytest-xdist's (its
-#: workers disable pytest-benchmark's timing, and each wrote the run's record), pytest-benchmark's
-#: --benchmark-skip (skips every benchmark), and blocking the suite's plug-ins (-p no:...)
+#: workers disable pytest-benchmark's timing, and each wrote the run's record) and blocking the
+#: suite's plug-ins (-p no:...); pytest-benchmark's own (--benchmark-skip too) pass through
 _XDIST = ("-n", "--numprocesses", "--maxprocesses", "--dist", "-d", "--tx", "--looponfail", "-f")
 _SUITE_PLUGINS = ("benchmark", "epochbench.benchmarks.plugin")
 
 
 def _check_pytest_args(rest: list[str]) -> None:
     """Refuse, in one line before the suite runs, a pytest argument that
-    would run it without its measurements (:data:`_XDIST`,
-    ``--benchmark-skip``, ``-p no:`` one of :data:`_SUITE_PLUGINS`): with
-    ``-n 2`` the workers printed ten tracebacks, or the run was recorded
-    finished with no timing; ``--benchmark-skip`` recorded a finished run
-    with no table.  (pytest-xdist is also blocked for the run, so that a
-    form not matched here is a usage error.)"""
+    would run it without its measurements (:data:`_XDIST`, ``-p no:`` one
+    of :data:`_SUITE_PLUGINS`): with ``-n 2`` the workers printed ten
+    tracebacks, or the run was recorded finished with no timing.
+    (pytest-xdist is also blocked for the run, so that a form not matched
+    here is a usage error.)"""
     for i, a in enumerate(rest):
         opt = a.split("=", 1)[0]
         if opt in _XDIST or (a[:2] in ("-n", "-d") and len(a) > 2 and not a.startswith("--")):
             raise ValueError(f"{a}: the benchmarks run in one process (pytest-xdist's workers would turn "
                              "pytest-benchmark's timing off); leave it out")
-        if a == "--benchmark-skip":
-            raise ValueError("--benchmark-skip: it skips every benchmark, so the run would measure nothing; "
-                             "-k selects a part of the suite")
         blocked = rest[i + 1] if a == "-p" and i + 1 < len(rest) else (a[2:] if a.startswith("-p") else "")
         if blocked.startswith("no:") and blocked[3:] in _SUITE_PLUGINS:
             raise ValueError(f"-p {blocked}: the suite needs that plug-in to measure and record its runs")

@@ -330,7 +330,6 @@ def test_a_benchmark_json_file_that_exists_or_cannot_be_written_is_refused_befor
     (["-n2"], "-n2: the benchmarks run in one process"),
     (["--numprocesses=auto"], "--numprocesses=auto: the benchmarks run in one process"),
     (["--dist", "load"], "--dist: the benchmarks run in one process"),
-    (["--benchmark-skip"], "--benchmark-skip: it skips every benchmark"),
     (["-p", "no:benchmark"], "-p no:benchmark: the suite needs that plug-in"),
     (["-pno:epochbench.benchmarks.plugin"], "-p no:epochbench.benchmarks.plugin: the suite needs that plug-in"),
     (["--benchmark-json", "a.json", "--benchmark-json=b.json"], "--benchmark-json is given 2 times ('a.json', "
@@ -342,8 +341,8 @@ def test_pytest_arguments_that_would_leave_a_bench_run_unmeasured_are_refused(mo
                                                                               needle):
     """``-n 2`` printed ten worker tracebacks and a wrong error (or, without
     --name, a run recorded finished whose timing pytest-xdist had turned
-    off); --benchmark-skip and blocking the suite's plug-ins recorded runs
-    with nothing measured; a second --benchmark-json silently replaced the
+    off); blocking the suite's plug-ins recorded runs with nothing
+    measured; a second --benchmark-json silently replaced the
     first, a folder was said to exist "and be written over", '' to exist."""
     import pytest as _pytest
     monkeypatch.chdir(tmp_path)
