@@ -151,6 +151,9 @@ class EpochGaps:
             if get("packing", m).exact:
                 raise ValueError(f"epoch gaps: {m!r} is an exact method; compare heuristics with the run's "
                                  "selector")
+            if get("packing", m).kind == "replay":     # refused at the run's first step, naming that step
+                raise ValueError(f"epoch gaps: {m!r} replays the choice recorded at an epoch, which a live step "
+                                 "has not; the policy's own choice is each step's reference already")
         self.policy, self.methods = policy, methods
         selector = getattr(policy, "selector", None)
         self.exact = selector is not None and get("packing", selector).exact

@@ -237,3 +237,10 @@ def test_started_counts_the_steps_candidates_started_not_the_heads_before_it():
     df = random_stream(np.random.default_rng(6), 120, k=2)
     simulate(df, [16, 16], pol, on_pass=both(count, gaps))
     assert gaps.frame()["started"].tolist() == want
+
+
+def test_a_replay_method_is_refused_before_the_run():
+    """``--epoch-gaps recorded`` was refused only at the run's first step,
+    naming that step (it reads a recorded choice, which a live step has not)."""
+    with pytest.raises(ValueError, match="epoch gaps: 'recorded' replays the choice recorded at an epoch"):
+        EpochGaps(make("bb-easy"), ("ff", "recorded"))
