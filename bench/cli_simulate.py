@@ -147,6 +147,9 @@ def _pool_options(args, options: dict, workload) -> tuple[dict, object]:
     if args.threads is not None:
         _exact_selector("--threads", args.selector)
         kw["selector_options"] = {**kw.get("selector_options", {}), "threads": args.threads}
+        if args.selector == "milp-cbc" and args.threads != 1:      # the report said threads=4 without a word
+            print(f"epochbench simulate: note: --threads {args.threads} has no effect: milp-cbc runs serially (the "
+                  "bundled CBC with -threads stalls now and then past its limit)", file=sys.stderr)
     recorder = None
     from epochbench.instances.checks import first_repeat, split_names
     methods = split_names(args.epoch_gaps or "", "--epoch-gaps")

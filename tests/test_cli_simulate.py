@@ -61,6 +61,16 @@ def test_simulate_oracle_selector(swf, capsys):
     assert report["engine"] == "generic" and report["metrics"]["jobs"] == 4
 
 
+def test_threads_for_the_serial_cbc_selector_are_said_to_do_nothing(swf, capsys):
+    """The report said threads=4 without a word, though CBC runs serially."""
+    assert main(["simulate", "--workload", str(swf), "--policy", "easy", "--selector", "milp-cbc",
+                 "--threads", "4", "--time-limit", "5"]) == 0
+    assert "note: --threads 4 has no effect: milp-cbc runs serially" in capsys.readouterr().err
+    assert main(["simulate", "--workload", str(swf), "--policy", "easy", "--selector", "milp-highs",
+                 "--threads", "2", "--time-limit", "5"]) == 0
+    assert "has no effect" not in capsys.readouterr().err
+
+
 def test_simulate_text_names_the_selector_and_its_fallbacks(swf, capsys):
     """The text report of a run with a selector says so (it read like the
     policy's own run), and how many steps fell back to the policy's rule."""
