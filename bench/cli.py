@@ -1133,23 +1133,48 @@ class Terminated(KeyboardInterrupt):
 class _TermAsInterrupt:
     """While :func:`main` runs in the main thread, SIGTERM raises
     :class:`Terminated` (``seen`` records it: exit status 143, 128 +
-    SIGTERM); :meth:`restore` puts the previous handler back."""
+    SIGTERM); :meth:`restore` puts the previous handler back.
+
+    A signal handler's exception that lands in code Python cannot raise
+    from (a garbage-collection callback, ``__del__``: "Exception ignored
+    in ...") is lost: once in ten SIGTERMs to a Dask experiment the run
+    went on to the end and was recorded ``finished`` with status 0.  Such a
+    lost :class:`Terminated` reaches :data:`sys.unraisablehook`, which has
+    SIGTERM delivered to the main thread again 10 ms later, from another
+    thread (:func:`_thread.interrupt_main`), so that the handler raises at
+    the next point that can."""
 
     def __init__(self):
         import signal
         import threading
-        self.seen, self.installed, self.previous = False, False, None
+        self.seen, self.installed, self.previous, self.hook = False, False, None, None
         if threading.current_thread() is threading.main_thread():
             self.previous, self.installed = signal.signal(signal.SIGTERM, self._raise), True
+            self.hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
 
     def _raise(self, signum, frame):
         self.seen = True
         raise Terminated("stopped by SIGTERM")
 
+    def _unraisable(self, unraisable) -> None:
+        if isinstance(unraisable.exc_value, Terminated) and self.installed:
+            import _thread
+            import signal
+            import threading
+            # from another thread, a moment later: called here, the handler ran at once, inside this hook,
+            # and its exception was lost again
+            again = threading.Timer(0.01, lambda: self.installed and _thread.interrupt_main(signal.SIGTERM))
+            again.daemon = True
+            again.start()
+            return
+        (self.hook or sys.__unraisablehook__)(unraisable)
+
     def restore(self) -> None:
         import signal
         if self.installed:            # None: a handler not set from Python, which reads as the default
             signal.signal(signal.SIGTERM, signal.SIG_DFL if self.previous is None else self.previous)
+            if sys.unraisablehook == self._unraisable:
+                sys.unraisablehook = self.hook
             self.installed = False
 
 
