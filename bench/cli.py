@@ -1139,8 +1139,9 @@ class _TermAsInterrupt:
     from (a garbage-collection callback, ``__del__``: "Exception ignored
     in ...") is lost: once in ten SIGTERMs to a Dask experiment the run
     went on to the end and was recorded ``finished`` with status 0.  Such a
-    lost :class:`Terminated` reaches :data:`sys.unraisablehook`, which has
-    SIGTERM delivered to the main thread again 10 ms later, from another
+    lost :class:`Terminated` (or Ctrl-C's ``KeyboardInterrupt``) reaches
+    :data:`sys.unraisablehook`, which has its signal delivered to the main
+    thread again 10 ms later, from another
     thread (:func:`_thread.interrupt_main`), so that the handler raises at
     the next point that can."""
 
@@ -1157,13 +1158,14 @@ class _TermAsInterrupt:
         raise Terminated("stopped by SIGTERM")
 
     def _unraisable(self, unraisable) -> None:
-        if isinstance(unraisable.exc_value, Terminated) and self.installed:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and self.installed:     # Ctrl-C's too
             import _thread
             import signal
             import threading
+            sig = signal.SIGTERM if isinstance(unraisable.exc_value, Terminated) else signal.SIGINT
             # from another thread, a moment later: called here, the handler ran at once, inside this hook,
             # and its exception was lost again
-            again = threading.Timer(0.01, lambda: self.installed and _thread.interrupt_main(signal.SIGTERM))
+            again = threading.Timer(0.01, lambda: self.installed and _thread.interrupt_main(sig))
             again.daemon = True
             again.start()
             return

@@ -697,3 +697,19 @@ def test_a_sigterm_lost_in_code_python_cannot_raise_from_is_raised_again():
     finally:
         term.restore()
     assert sys.unraisablehook is not term._unraisable
+
+    class DropsCtrlC:
+        def __del__(self):
+            raise KeyboardInterrupt                # as Python's SIGINT handler raises it there
+
+    term = cli._TermAsInterrupt()
+    try:
+        with pytest.raises(KeyboardInterrupt) as got:
+            d = DropsCtrlC()
+            del d
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                time.sleep(0.001)
+        assert not isinstance(got.value, cli.Terminated)
+    finally:
+        term.restore()
