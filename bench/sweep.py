@@ -1289,7 +1289,7 @@ def _remote(call: bytes, task: bytes, raising: bool = False, code: dict | None =
     worker restarted by its nanny from edited files recorded its rows as
     the client's commit)."""
     if code is not None and not _same_code(code, code_here()):
-        line = (f"worker {socket.gethostname()} runs other code ({_code_text(code_here(), code)}) than the client "
+        line = (f"worker {_worker_name()} runs other code ({_code_text(code_here(), code)}) than the client "
                 f"({_code_text(code, code_here())}): it joined or restarted after the check; restart it from this code")
         if raising:
             raise ValueError(line)
@@ -1297,12 +1297,24 @@ def _remote(call: bytes, task: bytes, raising: bool = False, code: dict | None =
     try:
         fn, item = pickle.loads(call), pickle.loads(task)
     except Exception as exc:                                # noqa: BLE001 - reported as the task's failure
-        line = (f"cannot unpickle the task on worker {socket.gethostname()}: {type(exc).__name__}: {exc} "
+        line = (f"cannot unpickle the task on worker {_worker_name()}: {type(exc).__name__}: {exc} "
                 "(the modules it uses must be importable on the workers)")
         if raising:
             raise ValueError(line) from None
         return False, line
     return _on_worker(fn, item, raising)
+
+
+def _worker_name() -> str:
+    """This worker's address (``tcp://10.0.0.5:40321``) with its host's name,
+    or the host's name alone outside a worker: with one worker per core,
+    the host alone named none of them."""
+    host = socket.gethostname()
+    try:
+        from distributed import get_worker
+        return f"{get_worker().address} ({host})"
+    except (ImportError, ValueError):            # not in a worker (get_worker's ValueError)
+        return host
 
 
 def _use_path(path: list[str]) -> None:

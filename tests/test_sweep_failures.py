@@ -289,6 +289,7 @@ def test_a_task_the_workers_cannot_unpickle_says_why_once(bare):
     why = "No module named 'epochbench_no_such_module'"
     assert len(lines) == 2 and lines[0].startswith("6 of 6 tasks failed; first: task") and why in lines[0]
     assert lines[1].startswith("  all of them (tasks 0:6): cannot unpickle the task on worker") and why in lines[1]
+    assert "on worker tcp://127.0.0.1:" in lines[1]          # its address: the host alone named none of them
     assert "https://" not in str(err.value) and err.value.done == 0
     assert err.value.report().count("--- task") == 1                       # one traceback for the six
     with pytest.raises(ValueError, match=f"cannot unpickle the task .*{why}"):
