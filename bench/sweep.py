@@ -1284,15 +1284,16 @@ def _remote(call: bytes, task: bytes, raising: bool = False, code: dict | None =
     A task that cannot be unpickled here (a module it needs is missing) is
     a failure on one line naming the module (with ``raising``, that line as
     a ``ValueError``), and so is one on a worker that runs other code than
-    the client's ``code`` (:func:`code_here`): a worker that joined or was
-    restarted after the sweep's check is asked here, at its first task (a
-    worker restarted by its nanny from edited files recorded its rows as
+    the client's ``code`` (:func:`code_here`; with ``raising``, a
+    :class:`~epochbench.instances.core.RunStopped`): a worker that joined or
+    was restarted after the sweep's check is asked here, at its first task
+    (a worker restarted by its nanny from edited files recorded its rows as
     the client's commit)."""
     if code is not None and not _same_code(code, code_here()):
         line = (f"worker {_worker_name()} runs other code ({_code_text(code_here(), code)}) than the client "
                 f"({_code_text(code, code_here())}): it joined or restarted after the check; restart it from this code")
-        if raising:
-            raise ValueError(line)
+        if raising:              # not bad input (exit status 1, as an experiment's failed tasks give)
+            raise RunStopped(line)
         return False, line
     try:
         fn, item = pickle.loads(call), pickle.loads(task)

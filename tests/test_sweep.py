@@ -437,7 +437,8 @@ def test_a_task_on_a_worker_running_other_code_is_refused_there():
     assert sw._remote(call, task, False, mine) == (True, 3)
     ok, line = sw._remote(call, task, False, other)
     assert not ok and "runs other code" in line and "restart it from this code" in line
-    with pytest.raises(ValueError, match="joined or restarted after the check"):
+    from epochbench.instances.core import RunStopped
+    with pytest.raises(RunStopped, match="joined or restarted after the check"):   # not bad input: status 1
         sw._remote(call, task, True, other)
 
 
