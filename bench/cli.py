@@ -477,6 +477,8 @@ def _check_pytest_args(rest: list[str]) -> None:
         if opt in _XDIST or (a[:2] in ("-n", "-d") and len(a) > 2 and not a.startswith("--")):
             raise ValueError(f"{a}: the benchmarks run in one process (pytest-xdist's workers would turn "
                              "pytest-benchmark's timing off); leave it out")
+        if a == "--noconftest":        # the suite's conftest measures and records: a run 'finished' with no table
+            raise ValueError("--noconftest: the suite's conftest.py measures and records its runs; leave it out")
         blocked = rest[i + 1] if a == "-p" and i + 1 < len(rest) else (a[2:] if a.startswith("-p") else "")
         if blocked.startswith("no:") and blocked[3:] in _SUITE_PLUGINS:
             raise ValueError(f"-p {blocked}: the suite needs that plug-in to measure and record its runs")
@@ -490,7 +492,9 @@ def _check_benchmark_json(rest: list[str]) -> None:
     twice (pytest-benchmark kept the last and ignored the first without a
     word)."""
     from epochbench.benchmarks.plugin import json_refusal
-    paths = [rest[i + 1] if a == "--benchmark-json" and i + 1 < len(rest) else a.split("=", 1)[1]
+    if rest and rest[-1] == "--benchmark-json":        # no file after it: pytest's usage error said it
+        raise ValueError("--benchmark-json needs a file name")
+    paths = [rest[i + 1] if a == "--benchmark-json" else a.split("=", 1)[1]
              for i, a in enumerate(rest) if a == "--benchmark-json" or a.startswith("--benchmark-json=")]
     if len(paths) > 1:
         raise ValueError(f"--benchmark-json is given {len(paths)} times ({', '.join(map(repr, paths))}); "

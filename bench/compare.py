@@ -266,14 +266,27 @@ def _resolve(path) -> Path:
     if path.is_dir():
         solves = path / "bench-solves.csv"
         if not solves.is_file() and (path / "run.json").is_file():    # a run's folder: why it holds none
-            raise ValueError(f"{path}: a run folder without bench-solves.csv: its run scored no gap (only speed "
-                             "benchmarks were selected) or stopped before the end ('epochbench runs' says which)")
+            raise ValueError(_no_solves(path))
         if not solves.is_file():
             raise ValueError(f"{path}: no bench-solves.csv (a results folder of 'epochbench bench')")
         return solves
     if not path.is_file():
         raise ValueError(f"{path}: no such file or folder")
     return path
+
+
+def _no_solves(path: Path) -> str:
+    """Why run folder ``path`` (it has a ``run.json``) holds no
+    ``bench-solves.csv``: a bench run that scored no gap, or another
+    command's run."""
+    from . import runs
+    info = runs.read(path / "run.json") or {}
+    command = info.get("command")
+    if isinstance(command, str) and command != "bench":
+        return (f"{path}: a run folder of 'epochbench {command}', which writes no bench-solves.csv; compare "
+                "takes bench run folders, score CSVs or pytest-benchmark JSON files")
+    return (f"{path}: a run folder without bench-solves.csv: its run scored no gap (only speed benchmarks were "
+            "selected) or stopped before the end ('epochbench runs' says which)")
 
 
 def rows(path) -> tuple[str, pd.DataFrame]:

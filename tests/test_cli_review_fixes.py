@@ -336,6 +336,8 @@ def test_a_benchmark_json_file_that_exists_or_cannot_be_written_is_refused_befor
                                                                 "'b.json')"),
     (["--benchmark-json", "sub"], "--benchmark-json sub: is a folder"),
     (["--benchmark-json="], "--benchmark-json '': needs a file name"),
+    (["--benchmark-json"], "--benchmark-json needs a file name"),             # last: an IndexError traceback
+    (["--noconftest"], "--noconftest: the suite's conftest.py measures and records its runs"),
 ])
 def test_pytest_arguments_that_would_leave_a_bench_run_unmeasured_are_refused(monkeypatch, capsys, tmp_path, args,
                                                                               needle):

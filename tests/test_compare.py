@@ -537,3 +537,7 @@ def test_a_run_folder_without_gaps_says_why(tmp_path, capsys):
     (tmp_path / "speed" / "run.json").write_text(json.dumps({"id": "s", "command": "bench", "status": "finished"}))
     assert main(["compare", str(a), str(tmp_path / "speed")]) == 2
     assert "a run folder without bench-solves.csv: its run scored no gap" in capsys.readouterr().err
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp" / "run.json").write_text(json.dumps({"id": "e", "command": "experiment", "status": "finished"}))
+    assert main(["compare", str(a), str(tmp_path / "exp")]) == 2
+    assert "a run folder of 'epochbench experiment', which writes no bench-solves.csv" in capsys.readouterr().err
