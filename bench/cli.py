@@ -1144,10 +1144,10 @@ class _TermAsInterrupt:
     in ...") is lost: once in ten SIGTERMs to a Dask experiment the run
     went on to the end and was recorded ``finished`` with status 0.  Such a
     lost :class:`Terminated` (or Ctrl-C's ``KeyboardInterrupt``) reaches
-    :data:`sys.unraisablehook`, which has its signal delivered to the main
-    thread again 10 ms later, from another
-    thread (:func:`_thread.interrupt_main`), so that the handler raises at
-    the next point that can."""
+    :data:`sys.unraisablehook`, which has its signal sent to the main
+    thread again 10 ms later, from another thread
+    (:func:`signal.pthread_kill`), so that the handler raises at the next
+    point that can, a blocking wait included."""
 
     def __init__(self):
         import signal
@@ -1163,13 +1163,15 @@ class _TermAsInterrupt:
 
     def _unraisable(self, unraisable) -> None:
         if isinstance(unraisable.exc_value, KeyboardInterrupt) and self.installed:     # Ctrl-C's too
-            import _thread
             import signal
             import threading
             sig = signal.SIGTERM if isinstance(unraisable.exc_value, Terminated) else signal.SIGINT
-            # from another thread, a moment later: called here, the handler ran at once, inside this hook,
-            # and its exception was lost again
-            again = threading.Timer(0.01, lambda: self.installed and _thread.interrupt_main(sig))
+            main = threading.main_thread().ident
+            # a real signal to the main thread, from another thread, a moment later: sent from here, the
+            # handler ran at once, inside this hook, and its exception was lost again; and
+            # _thread.interrupt_main only sets a flag, which a main thread blocked in a wait (a Dask
+            # result) reads when the wait ends (3 s later in a test, where a signal took 0.06 s)
+            again = threading.Timer(0.01, lambda: self.installed and signal.pthread_kill(main, sig))
             again.daemon = True
             again.start()
             return

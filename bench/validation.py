@@ -320,11 +320,16 @@ def _no_required_keywords(func, label: str) -> None:
     fail alike, and the verdict listed the same TypeError for every
     instance."""
     import inspect
-    try:
-        sig = list(inspect.signature(func).parameters.values())[1:]
+    try:      # the function itself, not what a functools.wraps wrapper names (it may supply the keyword)
+        params = list(inspect.signature(func, follow_wrapped=False).parameters.values())
     except (TypeError, ValueError):                # a signature Python cannot read: let through
         return
-    missing = [p.name for p in sig if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    if not positional:           # partial(f, k=1) of f(k, inst): the instance would bind to k
+        raise ValueError(f"{label}: takes no positional parameter for the instance (its parameters: "
+                         f"{', '.join(map(str, params)) or 'none'}); validate calls func(instance)")
+    missing = [p.name for p in params if p is not positional[0] and p.default is p.empty
+               and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     if missing:
         raise ValueError(f"{label}: parameter {missing[0]!r} has no default, and validate calls func(instance); "
                          f"bind it first: functools.partial({getattr(func, '__name__', 'func')}, "

@@ -698,6 +698,20 @@ def test_a_sigterm_lost_in_code_python_cannot_raise_from_is_raised_again():
         term.restore()
     assert sys.unraisablehook is not term._unraisable
 
+    # the main thread blocked in a wait (a Dask result): a flag set for the eval loop waited with it,
+    # a signal ends the wait (a functional bound, 60 s of a 120 s wait, not a speed measure)
+    import threading
+    term = cli._TermAsInterrupt()
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(cli.Terminated):
+            d = Dropper()
+            del d
+            threading.Event().wait(120)
+        assert time.monotonic() - t0 < 60
+    finally:
+        term.restore()
+
     class DropsCtrlC:
         def __del__(self):
             raise KeyboardInterrupt                # as Python's SIGINT handler raises it there

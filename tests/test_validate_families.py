@@ -382,3 +382,15 @@ def test_a_heuristic_with_a_required_parameter_is_refused_before_the_run():
     with pytest.raises(ValueError, match=r"needs: parameter 'k' has no default.*functools\.partial\(needs, k=\.\.\.\)"):
         eb.validate(needs, "packing", count=1, seed=0, time_limit=2)
     assert eb.validate(functools.partial(needs, k=1), "packing", count=0, seed=0, time_limit=2).table is not None
+
+    @functools.wraps(needs)
+    def wrapped(inst):                          # supplies k itself: its signature names needs' k (__wrapped__)
+        return needs(inst, k=2)
+
+    assert eb.validate(wrapped, "packing", count=0, seed=0, time_limit=2).table is not None
+
+    def first_k(k, inst):
+        return []
+
+    with pytest.raises(ValueError, match=r"candidate: takes no positional parameter for the instance \(its parameters: k=1, inst\)"):
+        eb.validate(functools.partial(first_k, k=1), "packing", count=0, seed=0, time_limit=2)
