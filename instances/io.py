@@ -163,7 +163,12 @@ def _json_name(value) -> str:
 
 
 def save_instance(inst, path) -> None:
-    write_json(path, inst.to_dict())
+    """Write ``inst`` to the file ``path``; a ``meta.name`` that reading
+    refuses (blank, or with a control character: :func:`check_fields`) is
+    refused here, before anything is written."""
+    d = inst.to_dict()
+    check_fields({"meta": d.get("meta")}, {}, f"instance {getattr(inst, 'name', '?')}")
+    write_json(path, d)
 
 
 def check(inst, decision):
@@ -213,7 +218,7 @@ def _check_file_name(name) -> None:
     of its own in a family folder: no path separator or control character, not ``.`` or ``..``,
     and not ``manifest`` (the family's own ``manifest.json``: an instance of
     that name was overwritten by it)."""
-    if name == "<unnamed>" or not name:
+    if name == "<unnamed>" or not str(name).strip():     # "   .json" was written, and refused when read
         raise InstanceError("an instance has no name: set its meta['name'] (its file is NAME.json)")
     if "/" in name or "\\" in name or name in (".", ".."):
         raise InstanceError(f"instance name {name!r} is not a valid file name")

@@ -729,3 +729,19 @@ def test_an_instance_file_that_is_no_json_object_says_what_it_is(tmp_path, text,
     (tmp_path / "x.json").write_text(text)
     with pytest.raises(InstanceError, match=rf"x\.json: a JSON object with 'kind' expected, got {what}$"):
         load_instance(tmp_path / "x.json")
+
+
+def test_a_name_that_reading_refuses_is_refused_when_saving(tmp_path):
+    """A blank name was written ('   .json', and one instance file) and then
+    refused when read: a family that could never be read back."""
+    from dataclasses import replace
+
+    import epochbench as eb
+    from epochbench.instances import InstanceError
+    inst = eb.generate("mkp", n=5, k=2, count=1, seed=1)[0]
+    blank = replace(inst, meta={**inst.meta, "name": "   "})
+    with pytest.raises(InstanceError, match="set its meta\\['name'\\]"):
+        eb.save(blank, tmp_path / "x.json")
+    with pytest.raises(InstanceError, match="set its meta\\['name'\\]"):
+        eb.save([blank], tmp_path / "fam")
+    assert not (tmp_path / "x.json").exists() and not (tmp_path / "fam").exists()
