@@ -514,28 +514,35 @@ def _common_families(ra: pd.DataFrame, rb: pd.DataFrame, a, b) -> tuple[pd.DataF
 
 def _instance_sets(ra: pd.DataFrame, rb: pd.DataFrame, notes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``ra`` and ``rb`` with the instance set of each solve (``set``): the
-    leaderboards' blocks (:func:`epochbench.suite.instance_sets`) of what
-    both runs measured (A's solves, cut by :func:`_shared` to the instances
-    B has too), the same for B's solves of those instances.  Without it a
+    leaderboards' blocks (:func:`epochbench.suite.instance_sets`) of the
+    solves of both runs together (each method cut by :func:`_shared` to the
+    instances both runs have, a method of one run whole).  Without it a
     method measured on two sets (mapping's ``minmin`` on 512 x 16 and 32 x
     4 matrices) was one mean over both: a gap 10 points worse on one set and
-    10 better on the other passed ``--fail-on gap``.  A method the runs
-    measured on nothing in common, new in B or without configurations (a
-    score CSV), and every method of a family of one set, have the set
-    ``""``."""
+    10 better on the other passed ``--fail-on gap``.  The blocks are taken
+    from both runs, not from A alone: a run of part of the suite (``-k ff``)
+    has one block for ff's two configurations (blocks merge by the methods
+    that solved them), so the sets, and the guard, depended on which run was
+    A.  A method the runs measured on nothing in common, one without
+    configurations (a score CSV), and every method of a family of one set,
+    have the set ``""``."""
     if not (ra["by_config"].all() and rb["by_config"].all()) or ra.empty:
         return ra.assign(set=""), rb.assign(set="")
     from .suite import instance_sets
     apart = set(map(tuple, notes.loc[notes["shared"].eq(0), ["family", "method"]].to_numpy()))
-    label = pd.Series("", index=ra.index, dtype=object)
-    for _, f in ra.groupby("family", sort=False):
+    keys = ["family", "method", "key"]
+    both = pd.concat([ra, rb], ignore_index=True).drop_duplicates(keys)
+    both = both[[(f, m) not in apart for f, m in zip(both["family"], both["method"])]]
+    label = pd.Series("", index=both.index, dtype=object)
+    for _, f in both.groupby("family", sort=False):
         blocks = instance_sets(f)
         for name, part in blocks if len(blocks) > 1 else ():        # one set: named nowhere, as on the boards
             label[part.index] = name
-    ra = ra.assign(set=label.where([(f, m) not in apart for f, m in zip(ra["family"], ra["method"])], ""))
-    sets = ra.drop_duplicates(["family", "method", "key"]).set_index(["family", "method", "key"])["set"]
-    at = pd.MultiIndex.from_frame(rb[["family", "method", "key"]])
-    return ra, rb.assign(set=sets.reindex(at).fillna("").to_numpy())
+    sets = pd.Series(label.to_numpy(), index=pd.MultiIndex.from_frame(both[keys]))
+
+    def labelled(r):
+        return r.assign(set=sets.reindex(pd.MultiIndex.from_frame(r[keys])).fillna("").to_numpy())
+    return labelled(ra), labelled(rb)
 
 
 def _paired_ratios(ra: pd.DataFrame, rb: pd.DataFrame, column: str) -> pd.DataFrame:

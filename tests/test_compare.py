@@ -541,3 +541,24 @@ def test_a_run_folder_without_gaps_says_why(tmp_path, capsys):
     (tmp_path / "exp" / "run.json").write_text(json.dumps({"id": "e", "command": "experiment", "status": "finished"}))
     assert main(["compare", str(a), str(tmp_path / "exp")]) == 2
     assert "a run folder of 'epochbench experiment', which writes no bench-solves.csv" in capsys.readouterr().err
+
+
+def test_the_sets_do_not_depend_on_which_run_is_a(tmp_path, capsys):
+    """The sets were the blocks of A's solves alone: a run of ff alone (-k
+    ff) has one block for ff's two configurations, so with it as A a gap 10
+    points worse on the small set passed the guard, and the other order
+    failed it.  A method new in B was shown under no set."""
+    from epochbench.compare import compare_runs
+    full = _two_sets(tmp_path / "full", 0.10, 0.10)
+    worse = _two_sets(tmp_path / "worse", 0.10, 0.20)
+    rows = pd.read_csv(full / "bench-solves.csv")
+    (tmp_path / "ffonly").mkdir()
+    rows[rows["method"] == "ff"].to_csv(tmp_path / "ffonly" / "bench-solves.csv", index=False)
+    for a, b in ((tmp_path / "ffonly", worse), (full, worse)):
+        table = compare_runs(a, b).set_index(["set", "method"])
+        assert table.loc[("small", "ff"), "d_mean"] == pytest.approx(10.0), (a, b)
+        assert table.loc[("big", "ff"), "d_mean"] == pytest.approx(0.0)
+        assert main(["compare", str(a), str(b), "--fail-on", "gap:0.5%"]) == 1
+        assert "FAIL mapping ff on small: mean gap +10.00 pp" in capsys.readouterr().out
+    table = compare_runs(tmp_path / "ffonly", worse).set_index("method")
+    assert table.loc["cpsat", "set"] == "small" and table.loc["cpsat", "flag"] == "new"
