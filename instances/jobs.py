@@ -399,9 +399,10 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and value != value)
 
 
-def _numeric(values, name: str = "", source: str = "", *, errors: str = "raise") -> np.ndarray:
+def _numeric(values, name: str = "", source: str = "", *, errors: str = "raise", ids=None) -> np.ndarray:
     """``values`` as float64; text goes through pandas' parser, which raises
-    naming the value (``errors="raise"``) or gives NaN for it (``"coerce"``)."""
+    (``errors="raise"``: an :class:`InstanceError` naming the value and its
+    job, :func:`_at`) or gives NaN for it (``"coerce"``)."""
     arr = np.asarray(values)
     if arr.dtype.kind in "mM" and errors == "raise":     # numpy would read datetimes as microseconds
         what, how = (("dates", "(t - t.min()).dt.total_seconds()") if arr.dtype.kind == "M"
@@ -416,6 +417,12 @@ def _numeric(values, name: str = "", source: str = "", *, errors: str = "raise")
     try:
         return pd.to_numeric(pd.Series(arr), errors=errors).to_numpy(dtype=np.float64, na_value=np.nan)
     except (ValueError, TypeError) as exc:
+        # pandas names a 0-based "position": the job is named as the other value errors name it
+        got = pd.to_numeric(pd.Series(arr), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = np.flatnonzero(np.isnan(got) & ~pd.isna(pd.Series(arr)).to_numpy())
+        if bad.size:
+            raise InstanceError(f"{source}: column '{name}' has {arr[bad[0]]!r}, not a number, at "
+                                f"{_at(int(bad[0]), ids)}") from None
         raise InstanceError(f"{source}: column '{name}' is not numeric ({exc})") from None
 
 
@@ -432,7 +439,7 @@ def _at(row: int, ids=None) -> str:
 
 
 def _as_float(col, name, source, *, allow_nan=False, ids=None) -> np.ndarray:
-    arr = _numeric(col, name, source)
+    arr = _numeric(col, name, source, ids=ids)
     ok = np.abs(arr) <= FLOAT_LIMIT                      # False for NaN and +-inf
     if allow_nan:
         ok |= np.isnan(arr)
@@ -1272,8 +1279,9 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
     src = str(path)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        first, second = _first_lines(path, 2)
-        _no_comment_lines(first, second, src)
+        lines = _first_lines(path, 64)
+        first = lines[0]
+        _no_comment_lines(lines, src)
         info = _json_info(first[len(CSV_TAG):], src, "the header line") if first.startswith(CSV_TAG) else {}
         df = _read_csv(path, skiprows=1 if info else 0)
     elif suffix in (".parquet", ".pq"):
@@ -1337,13 +1345,14 @@ def _first_lines(path: Path, n: int) -> list[str]:
         raise InstanceError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from None
 
 
-def _no_comment_lines(first: str, second: str, src: str) -> None:
-    """Refuse in one line a CSV job table whose header row is a comment
-    (``# ...``): only one metadata line ``# epochbench {...}`` may come
-    before it.  pandas read the comment as the header and then said only
-    "Expected 1 fields in line 2, saw 5"."""
-    for lineno, line in ((1, first), (2, second)):
-        if lineno == 1 and line.startswith(CSV_TAG):
+def _no_comment_lines(lines: list[str], src: str) -> None:
+    """Refuse in one line a CSV job table whose header row (the first line
+    that is not blank, after a first metadata line ``# epochbench {...}``
+    if there is one: pandas skips blank lines) is a comment (``# ...``).
+    pandas read the comment as the header and then said only "Expected 1
+    fields in line 2, saw 5"."""
+    for lineno, line in enumerate(lines, start=1):
+        if (lineno == 1 and line.startswith(CSV_TAG)) or (not line.strip() and line):
             continue
         if line.lstrip().startswith("#"):
             raise InstanceError(f"{src}, line {lineno}: a comment line ({' '.join(line.split())[:40]!r}); a CSV job "

@@ -496,6 +496,19 @@ def test_bench_options_passed_on_to_pytest_twice_are_refused(tmp_path, capsys, m
     assert not (tmp_path / "results").exists() and not (tmp_path / "A").exists()
 
 
+def test_text_in_a_numeric_column_is_named_by_its_job(tmp_path):
+    """pandas said "at position 1", 0-based, where a fraction in the same
+    column was named "job 2 of the input (id 4)"."""
+    f = tmp_path / "t.csv"
+    f.write_text("id,submit,runtime,procs\n1,0,10,2\n4,1,abc,2\n")
+    with pytest.raises(InstanceError, match=r"t\.csv: column 'runtime' has 'abc', not a number, at job 2 of the "
+                                            r"input \(id 4\)$"):
+        load_workload(f)
+    f.write_text("id,submit,runtime,procs\n1,0,10,2\nx,1,5,2\n")
+    with pytest.raises(InstanceError, match=r"column 'id' has 'x', not a number, at job 2 of the input$"):
+        load_workload(f)
+
+
 def test_an_swf_value_with_an_underscore_is_named_by_its_line(tmp_path):
     """Python's float() reads "1_000", the readers do not: the bad line was
     not found and pandas' own message (no line) was all the user saw."""
@@ -519,7 +532,9 @@ def test_a_gzip_swf_file_not_named_gz_is_read(tmp_path):
 
 @pytest.mark.parametrize("text, line", [("# hello\nid,submit,runtime,procs\n1,0,10,2\n", 1),
                                         ('# epochbench {"capacity": [4]}\n# again\nid,submit,runtime,procs\n'
-                                         "1,0,10,2\n", 2)])
+                                         "1,0,10,2\n", 2),
+                                        ('# epochbench {"capacity": [4]}\n\n# c\nid,submit,runtime,procs\n'
+                                         "1,0,10,2\n", 3)])
 def test_a_csv_comment_line_is_named_not_a_parser_error(tmp_path, text, line):
     """pandas read the comment as the header and said only "Expected 1
     fields in line 2, saw 5"."""
