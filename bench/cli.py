@@ -473,6 +473,8 @@ def _check_pytest_args(rest: list[str]) -> None:
     (pytest-xdist is also blocked for the run, so that a form not matched
     here is a usage error.)"""
     for i, a in enumerate(rest):
+        if i and rest[i - 1] in ("-k", "-m"):     # an expression, not an option ("-k -n" is none of xdist's)
+            continue
         opt = a.split("=", 1)[0]
         if opt in _XDIST or (a[:2] in ("-n", "-d") and len(a) > 2 and not a.startswith("--")):
             raise ValueError(f"{a}: the benchmarks run in one process (pytest-xdist's workers would turn "

@@ -363,6 +363,7 @@ def test_the_bench_run_blocks_pytest_xdist(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(_pytest, "main", lambda argv: seen.append(argv) or 0)
     assert cli.main(["bench", "--quick", "-k", "knapsack"]) == 0
+    assert cli.main(["bench", "--quick", "-k", "-nothing"]) == 0      # an expression after -k is no -n option
     argv = seen[0]
     assert any(a == "-p" and b == "no:xdist" for a, b in zip(argv, argv[1:]))
 
