@@ -1,0 +1,110 @@
+"""Backfilling gang scheduling rules that a one-token change broke unseen
+(mutation review, round 9): a job that fits now in two rows goes to the one
+with fewer processors free, a job exactly at its predicted end may move into
+a row reserved from now on, and a job started by a later pass keeps its
+booked interval.
+"""
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+
+from epochbench.sim.gang import simulate_gang
+from epochbench.sim.gang_backfill import RowBackfill
+from epochbench.sim.gang_matrix import Clock, Matrix
+
+
+# ---- Mutation review M9b, gang_backfill._book: the tie-break among rows where a
+# waiting job fits *now* is the best fit (fewest processors free now), as the
+# module docstring of sim/gang_backfill.py says ("of the rows, the one with the
+# earliest such time (ties: the best fit, i.e. fewest processors free now, then
+# the row that runs soonest) takes the reservation").  Mutant G3
+# (``if t <= now`` -> ``if t < now`` in ``f = pf[r, 0, 0] if t <= now else 0``)
+# drops the best fit and falls back to clock order.
+
+
+def stream(rows):
+    """rows: (id, submit, procs, runtime = estimate)."""
+    return pd.DataFrame([dict(id=i, submit=float(s), runtime=float(d), estimate=float(d), procs=p,
+                              duration=float(d)) for i, s, p, d in rows])
+
+
+def test_bgs_books_a_job_that_fits_now_in_the_row_with_fewest_free_processors():
+    """BGS, 4 processors, mpl 2, slice 10 s (row 0 runs [0, 10), [20, 30), ...;
+    row 1 runs [10, 20), [30, 40), ...).
+
+    * t = 0: J1 (3 procs, 100 s) fits now in both empty rows (tie on free
+      processors): clock order, row 0, columns 0-2.  J2 (2 procs) fits now
+      only in row 1 (row 0 has 1 free until 2 x 100): row 1, columns 0-1.
+    * t = 12 (row 1 is running, so clock order is [1, 0]): J3 (1 proc,
+      15 s) fits now in row 0 (1 free) and in row 1 (2 free).  Best fit:
+      row 0, its lowest empty column 3.  Column 3 is empty in row 1 too, so
+      FillMatrix replicates J3 there: it runs 12-20 in row 1 and 20-27 in
+      row 0, ending at 27.
+    * Clock order instead (the mutant) books row 1, column 2; column 2 is
+      J1's in row 0, so there is no replica: 12-20, then 30-37: end 37.
+    """
+    df = stream([(1, 0, 3, 100), (2, 0, 2, 100), (3, 12, 1, 15)])
+    j = simulate_gang(df, [4], "bgs", mpl=2, slice=10.0, check=True).jobs.set_index("id")
+    assert j.loc[1, "start"] == 0 and j.loc[2, "start"] == 10
+    assert j.loc[3, "placed"] == j.loc[3, "promised"] == j.loc[3, "start"] == 12
+    assert j.loc[3, "end"] == 27
+
+
+# ---- Mutation review M9b, gang_backfill.RowBackfill.allows: a job whose
+# predicted end (placed + mpl x estimate) has come holds no time in any
+# row's profile any more, so moving it (CompactMatrix / CollapseMatrix) breaks
+# no reservation and is always allowed ("Moving ``job`` into row ``dst``
+# keeps that row's reservations"; module docstring: CompactMatrix may move a
+# job "only where it does not break that row's reservations").  Mutant G14:
+# ``end <= self.now`` -> ``end < self.now`` asks a job overrunning from
+# exactly its predicted end for free processors in the destination row.
+
+
+def test_a_job_at_its_predicted_end_may_move_into_a_row_reserved_from_now():
+    """4 processors, 2 rows, scale 2.  Job 0 (2 processors) is home in row 0
+    until 10 (its predicted end); job 1 (4 processors) holds row 1's
+    reservation on [10, 20).  At now = 10 job 0 still runs (it overran by
+    0 s): row 1 has 0 processors free now, but job 0 needs no profile time
+    there (its predicted end is not after now), so the move is allowed."""
+    tb = SimpleNamespace(n=2, demand=np.array([[2], [4]]), estimate=np.full(2, 5.0),
+                         promised=np.full(2, np.nan))
+    rb = RowBackfill(tb, n=4, mpl=2, scale=2.0, now=0.0)
+    rb._add(0, 0.0, 10.0, 0, -1)
+    rb.end[0] = 10.0
+    rb._add(1, 10.0, 20.0, 1, -1)
+    rb.advance(10.0)
+    assert rb.free_until(1, 10.0) == 0          # row 1 is full now, by job 1's reservation
+    assert rb.allows(0, 1)
+    rb.advance(10.5)                            # and after its end too
+    assert rb.allows(0, 1)
+
+
+# ---- Mutation review M9b, gang_backfill.RowBackfill.schedule: a job whose
+# reservation came before the pass that starts it (discrete scheduling: the
+# pass runs at the next slice boundary) "keeps its booked interval", so its
+# predicted end, the end whose early release makes the next pass compress
+# (:meth:`RowBackfill.finished`), is reservation + mpl x estimate, not
+# pass time + mpl x estimate.  Mutant G22: ``float(t + self.est[job])`` ->
+# ``float(now + self.est[job])`` (changes 1 of 144 random BGS/MBGS runs,
+# BGS discrete variant 1, and no existing test).
+
+
+def test_a_job_started_after_its_reservation_keeps_its_booked_end():
+    """4 processors, mpl 1, scale 1.  Job 1 (4 processors) holds the row's
+    profile on [0, 3) (it is not in the matrix: the cells are empty).  At
+    now = 0 job 0 (2 processors, estimate 10) is booked at 3: not started.
+    The next pass runs at now = 5 (a slice boundary): the reservation (3) has
+    come, job 0 starts in row 0 and its predicted end is 3 + 10 = 13 (its
+    booked interval [3, 13)), not 5 + 10 = 15."""
+    tb = SimpleNamespace(n=2, demand=np.array([[2], [4]]), estimate=np.array([10.0, 3.0]),
+                         promised=np.full(2, np.nan))
+    rb = RowBackfill(tb, n=4, mpl=1, scale=1.0, now=0.0)
+    rb._add(0, 0.0, 3.0, 1, -1)
+    m, clock = Matrix(4, 1), Clock(1, 0, 0)
+    placed, queue = rb.schedule([0], m, clock)
+    assert placed == [] and queue == [0] and rb.res_t[0] == 3.0 and tb.promised[0] == 3.0
+    rb.advance(5.0)
+    placed, queue = rb.schedule(queue, m, clock)
+    assert placed == [0] and queue == []
+    assert rb.end[0] == 13.0
