@@ -180,7 +180,7 @@ def test_make_workload_extra_resources_deadline_licenses():
     (lambda d: d.assign(id=[1, 1, 2, 3]), "job id 1 occurs more than once"),
     (lambda d: d.assign(submit=[0.0, np.nan, 1.0, 2.0]), "column 'submit'"),
     (lambda d: d.assign(procs=[1.5, 1, 1, 1]), "must hold integers"),
-    (lambda d: d.assign(runtime=["a", "b", "c", "d"]), "not numeric"),
+    (lambda d: d.assign(runtime=["a", "b", "c", "d"]), "has 'a', not a number, at job 1 of the input"),
 ])
 def test_make_workload_rejects_malformed_tables(change, message):
     with pytest.raises(InstanceError, match=message):

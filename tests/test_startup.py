@@ -447,6 +447,10 @@ def test_a_changed_kernel_in_another_file_is_not_run_from_a_stale_cache(tmp_path
     of the event loop that calls it).  The cache folder is emptied when any
     kernel source of the package changed."""
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)     # the children cache beside kpkg's files
+    # and write no byte code: b.py rewritten within one second at the same size ("x * 10", "x * 20") passes
+    # Python's check of a .pyc (whole-second mtime and size), and its old code ran (seen since the test run
+    # keeps byte code, conftest.py)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     pkg = tmp_path / "kpkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
