@@ -819,8 +819,10 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
             except BaseException as exc:
                 if isinstance(exc, KeyboardInterrupt):   # the shutdown's comms closing under the workers: no
                     _silence_distributed()               # screenfuls of "Closed comm" after a Ctrl-C
-                with contextlib.suppress(Exception):     # a close that times out must not hide why it stopped
+                try:                                     # a close that times out must not hide why it stopped
                     client.close(timeout=5)
+                except Exception:                        # noqa: BLE001 - a scheduler gone: the close cannot end
+                    _abandon(client)
                 raise
             client.close()
             ended = True
@@ -833,6 +835,19 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
                     _end(tree)
                 else:
                     cluster.close(timeout=10)
+
+
+def _abandon(client) -> None:
+    """Give up a client whose close failed (its scheduler gone): its loop
+    is stopped here, and it is marked closed, so that its ``__del__`` does
+    not close it again.  The garbage collector runs ``__del__`` at any
+    allocation, also inside distributed's ``LoopRunner`` lock, a lock of the
+    class that is not reentrant: the client's second close waited on it
+    for good (a fresh-clone test run stood 180 s in it, until the test's
+    time limit)."""
+    with contextlib.suppress(Exception):
+        client._loop_runner.stop()
+    client.status = "closed"
 
 
 @contextlib.contextmanager

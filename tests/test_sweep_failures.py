@@ -661,3 +661,22 @@ def test_the_workers_are_all_asked_for_where_distributed_lists_five_by_default()
 
     assert sw._resources(Client(), "tcp://h:1") == {"exclusive": 1}
     assert len(sw._workers(Client())) == 6
+
+
+def test_a_client_whose_close_failed_is_not_closed_again_by_the_garbage_collector():
+    """After the scheduler was lost, close(timeout=5) failed and left the
+    client 'closing'; its __del__, run by the garbage collector inside
+    distributed's LoopRunner lock (a class lock, not reentrant), closed it
+    again and waited on that lock for good (180 s of a fresh-clone run)."""
+    from types import SimpleNamespace
+    stopped = []
+    client = SimpleNamespace(status="closing", _loop_runner=SimpleNamespace(stop=lambda: stopped.append(1)))
+    sw._abandon(client)
+    assert client.status == "closed" and stopped == [1]          # Client.close() returns at once when closed
+    broken = SimpleNamespace(status="closing", _loop_runner=SimpleNamespace(stop=lambda: 1 / 0))
+    sw._abandon(broken)                                          # a loop that will not stop: marked all the same
+    assert broken.status == "closed"
+    import inspect
+
+    from distributed import Client
+    assert '"closed"' in inspect.getsource(Client.close)         # the status that makes close() a no-op
