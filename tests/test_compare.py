@@ -333,16 +333,20 @@ def test_a_gap_that_grew_against_a_weaker_reference_is_a_regression(tmp_path, ca
     assert "FAIL packing ff: mean gap +29.00 pp" in out and "ff: 3 solves' gaps were taken" in out
 
 
+def _scores_kind(path, kind, ref, values):
+    """A knapsack score CSV of greedy-mkp's values against reference ``ref`` of kind ``kind``."""
+    pd.DataFrame([{"family": "knapsack", "instance": f"i{i}", "method": "greedy-mkp", "value": v, "bound": ref,
+                   "gap": (ref - v) / ref, "gap_kind": kind, "status": "feasible", "seconds": 0.01}
+                  for i, v in enumerate(values)]).to_csv(path, index=False)
+    return path
+
+
 def test_score_csvs_take_bs_gap_against_as_reference_when_the_kind_moved(tmp_path, capsys):
     """Score CSVs hold each solve's value and reference: a solve measured
     against a best-known 95 in A and a proven optimum 100 in B is compared
     on A's reference, so an unchanged value is no change and a worse one
     is one."""
-    def scores(path, kind, ref, values):
-        pd.DataFrame([{"family": "knapsack", "instance": f"i{i}", "method": "greedy-mkp", "value": v, "bound": ref,
-                       "gap": (ref - v) / ref, "gap_kind": kind, "status": "feasible", "seconds": 0.01}
-                      for i, v in enumerate(values)]).to_csv(path, index=False)
-        return path
+    scores = _scores_kind
     a = scores(tmp_path / "a.csv", "best known", 95.0, [90.0, 95.0])
     same = scores(tmp_path / "same.csv", "optimum", 100.0, [90.0, 95.0])
     worse = scores(tmp_path / "worse.csv", "optimum", 100.0, [80.0, 95.0])

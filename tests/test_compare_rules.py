@@ -13,6 +13,7 @@ import pytest
 from epochbench.cli import main
 from epochbench.compare import COLUMNS, TIME_NOISE, compare, compare_runs
 from epochbench.suite import format_leaderboard, leaderboard
+from test_compare import _scores_kind as scores, _timed, _two_sets
 
 
 # ---- compare._paired_ratios : the time ratio B/A is the
@@ -22,25 +23,17 @@ from epochbench.suite import format_leaderboard, leaderboard
 # ratio that makes the method read 'slower' and fail a time guard.
 
 
-def _0_timed(folder, seconds):
-    folder.mkdir()
-    pd.DataFrame([{"family": "packing", "config": "c", "instance": f"i{i}", "method": "ff", "kind": "heuristic",
-                   "gap": 0.0, "gap_kind": "optimum", "seconds": t} for i, t in enumerate(seconds)]
-                 ).to_csv(folder / "bench-solves.csv", index=False)
-    return folder
-
-
 def test_an_instance_timed_zero_in_a_has_no_ratio(tmp_path):
-    a = _0_timed(tmp_path / "a", [0.0, 0.0, 0.01])      # two instances below the clock's resolution in A
-    b = _0_timed(tmp_path / "b", [0.01, 0.01, 0.01])
+    a = _timed(tmp_path / "a", [0.0, 0.0, 0.01])      # two instances below the clock's resolution in A
+    b = _timed(tmp_path / "b", [0.01, 0.01, 0.01])
     row = compare_runs(a, b).set_index("method").loc["ff"]
     assert row["time_ratio"] == pytest.approx(1.0)     # the one instance both timed above 0
     assert "slower" not in row["flag"]
 
 
 def test_an_instance_timed_zero_in_b_has_no_ratio(tmp_path):
-    a = _0_timed(tmp_path / "a", [0.01, 0.01, 0.01])
-    b = _0_timed(tmp_path / "b", [0.0, 0.0, 0.01])
+    a = _timed(tmp_path / "a", [0.01, 0.01, 0.01])
+    b = _timed(tmp_path / "b", [0.0, 0.0, 0.01])
     row = compare_runs(a, b).set_index("method").loc["ff"]
     assert row["time_ratio"] == pytest.approx(1.0)
     assert "faster" not in row["flag"]
@@ -53,15 +46,15 @@ def test_an_instance_timed_zero_in_b_has_no_ratio(tmp_path):
 # or exactly 1 / TIME_NOISE is noise, not ``slower`` / ``faster``.
 
 
-def _1_run(ms):
+def _one_row(ms):
     return pd.DataFrame([("packing", "ff", 10, 10, 0.01, 0.02, ms)], columns=COLUMNS)
 
 
 def test_a_ratio_on_the_edge_of_the_noise_band_is_not_flagged():
     assert 5.0 / 4.0 == TIME_NOISE and 4.0 / 5.0 == 1 / TIME_NOISE
-    assert compare(_1_run(4.0), _1_run(5.0)).loc[0, "flag"] == ""
-    assert compare(_1_run(5.0), _1_run(4.0)).loc[0, "flag"] == ""
-    assert compare(_1_run(4.0), _1_run(5.0001)).loc[0, "flag"] == "slower"
+    assert compare(_one_row(4.0), _one_row(5.0)).loc[0, "flag"] == ""
+    assert compare(_one_row(5.0), _one_row(4.0)).loc[0, "flag"] == ""
+    assert compare(_one_row(4.0), _one_row(5.0001)).loc[0, "flag"] == "slower"
 
 
 # ---- compare._flags .  Documented rule (compare's
@@ -70,16 +63,12 @@ def test_a_ratio_on_the_edge_of_the_noise_band_is_not_flagged():
 # a tight time guard narrows the slower side only.
 
 
-def _2_run(ms):
-    return pd.DataFrame([("packing", "ff", 10, 10, 0.01, 0.02, ms)], columns=COLUMNS)
-
-
 def test_a_tight_time_guard_does_not_narrow_the_faster_band():
     ratio = 0.85                                    # inside [1 / 1.25, 1.25]; below 1 / 1.1
     assert 1 / TIME_NOISE < ratio < 1 / 1.1
-    table = compare(_2_run(10.0), _2_run(10.0 * ratio), slower=1.1)     # --fail-on time:10%
+    table = compare(_one_row(10.0), _one_row(10.0 * ratio), slower=1.1)     # --fail-on time:10%
     assert table.loc[0, "flag"] == ""
-    table = compare(_2_run(10.0), _2_run(10.0 * 0.7), slower=1.1)
+    table = compare(_one_row(10.0), _one_row(10.0 * 0.7), slower=1.1)
     assert table.loc[0, "flag"] == "faster"
 
 
@@ -88,20 +77,6 @@ def test_a_tight_time_guard_does_not_narrow_the_faster_band():
 # leaderboards' block, and it is ``""`` for every method of a family of one
 # set and for a run without configurations (a score CSV); a family of one
 # set is one block, named nowhere, as on the boards.
-
-
-def _3_two_sets(folder):
-    """mapping's shape: ff alone on config big, ff and cpsat on config small."""
-    folder.mkdir()
-    rows = []
-    for i in range(4):
-        rows.append({"family": "mapping", "config": "big", "instance": f"b{i}", "method": "ff", "kind": "heuristic",
-                     "gap": 0.1, "gap_kind": "best known", "seconds": 1e-3})
-        rows += [{"family": "mapping", "config": "small", "instance": f"s{i}", "method": m, "kind": k,
-                  "gap": g, "gap_kind": "optimum", "seconds": 1e-3}
-                 for m, k, g in (("ff", "heuristic", 0.1), ("cpsat", "exact", 0.0))]
-    pd.DataFrame(rows).to_csv(folder / "bench-solves.csv", index=False)
-    return folder
 
 
 def test_a_family_of_one_set_has_the_set_named_nowhere(tmp_path):
@@ -116,7 +91,7 @@ def test_a_family_of_one_set_has_the_set_named_nowhere(tmp_path):
 
 def test_a_folder_against_a_score_csv_is_not_cut_into_sets(tmp_path):
     """B is a score CSV (no config column) of the same solves: no set."""
-    folder = _3_two_sets(tmp_path / "run")
+    folder = _two_sets(tmp_path / "run", 0.1, 0.1)
     rows = pd.read_csv(folder / "bench-solves.csv").drop(columns=["config"])
     rows.assign(value=1.0).to_csv(tmp_path / "scores.csv", index=False)
     table = compare_runs(folder, tmp_path / "scores.csv")
@@ -130,7 +105,7 @@ def test_a_folder_against_a_score_csv_is_not_cut_into_sets(tmp_path):
 # instance set of A (each of which would read ``gone``).
 
 
-def _4_two_sets(folder, ff_prefix=""):
+def _two_sets_renamed(folder, ff_prefix=""):
     """mapping's shape: ff alone on config big, ff and cpsat on config small;
     ``ff_prefix`` renames ff's instances (a run of other ff instances)."""
     folder.mkdir()
@@ -147,8 +122,8 @@ def _4_two_sets(folder, ff_prefix=""):
 
 
 def test_a_method_measured_on_nothing_in_common_is_one_disjoint_row(tmp_path, capsys):
-    a = _4_two_sets(tmp_path / "a")
-    b = _4_two_sets(tmp_path / "b", ff_prefix="x")
+    a = _two_sets_renamed(tmp_path / "a")
+    b = _two_sets_renamed(tmp_path / "b", ff_prefix="x")
     table = compare_runs(a, b)
     ff = table[table["method"] == "ff"]
     assert ff["set"].tolist() == [""] and ff["flag"].tolist() == ["disjoint"]
@@ -164,7 +139,7 @@ def test_a_method_measured_on_nothing_in_common_is_one_disjoint_row(tmp_path, ca
 # ``gaps-lost`` and fails no gap guard.
 
 
-def _5_run(folder, ff_instances, ff_gaps):
+def _ff_run(folder, ff_instances, ff_gaps):
     folder.mkdir()
     rows = [{"family": "packing", "config": "c", "instance": i, "method": "ff", "kind": "heuristic",
              "gap": g, "gap_kind": "optimum", "seconds": 1e-4} for i, g in zip(ff_instances, ff_gaps)]
@@ -175,8 +150,8 @@ def _5_run(folder, ff_instances, ff_gaps):
 
 
 def test_a_disjoint_method_is_not_failed_for_lost_gaps(tmp_path, capsys):
-    a = _5_run(tmp_path / "a", ["i0", "i1"], [0.01, 0.01])
-    b = _5_run(tmp_path / "b", ["i2", "i3"], [0.01, np.nan])          # other instances, one without a gap
+    a = _ff_run(tmp_path / "a", ["i0", "i1"], [0.01, 0.01])
+    b = _ff_run(tmp_path / "b", ["i2", "i3"], [0.01, np.nan])          # other instances, one without a gap
     row = compare_runs(a, b).set_index("method").loc["ff"]
     assert row["flag"] == "disjoint" and not row["lost_gaps"]
     assert main(["compare", str(a), str(b), "--fail-on", "gap:0.5%"]) == 0
@@ -189,7 +164,7 @@ def test_a_disjoint_method_is_not_failed_for_lost_gaps(tmp_path, capsys):
 # table of two results folders, never dropped.
 
 
-def _6_folder(folder, methods):
+def _methods_run(folder, methods):
     folder.mkdir()
     pd.DataFrame([{"family": "packing", "config": "c", "instance": f"i{i}", "method": m, "kind": "heuristic",
                    "gap": 0.01, "gap_kind": "optimum", "seconds": 1e-4} for i in range(3) for m in methods]
@@ -198,8 +173,8 @@ def _6_folder(folder, methods):
 
 
 def test_a_method_new_in_b_is_a_row_flagged_new(tmp_path, capsys):
-    a = _6_folder(tmp_path / "a", ["ff"])
-    b = _6_folder(tmp_path / "b", ["ff", "bfd"])
+    a = _methods_run(tmp_path / "a", ["ff"])
+    b = _methods_run(tmp_path / "b", ["ff", "bfd"])
     flags = compare_runs(a, b).set_index("method")["flag"]
     assert flags.to_dict() == {"ff": "", "bfd": "new"}
     assert main(["compare", str(a), str(b)]) == 0
@@ -213,7 +188,7 @@ def test_a_method_new_in_b_is_a_row_flagged_new(tmp_path, capsys):
 # B, by its path) alone holds the rest.
 
 
-def _7_rows(family, config_col=True):
+def _family_rows(family, config_col=True):
     rows = [{"family": family, "config": "c", "instance": f"{family}{i}", "method": "ff", "kind": "heuristic",
              "gap": 0.01, "gap_kind": "optimum", "seconds": 1e-4} for i in range(3)]
     return pd.DataFrame(rows)
@@ -222,9 +197,9 @@ def _7_rows(family, config_col=True):
 def test_the_line_names_the_run_that_alone_holds_a_family(tmp_path):
     folder = tmp_path / "run"
     folder.mkdir()
-    pd.concat([_7_rows("packing"), _7_rows("mapping")]).to_csv(folder / "bench-solves.csv", index=False)
+    pd.concat([_family_rows("packing"), _family_rows("mapping")]).to_csv(folder / "bench-solves.csv", index=False)
     scores = tmp_path / "scores.csv"
-    _7_rows("packing").drop(columns=["config"]).assign(value=1.0).to_csv(scores, index=False)
+    _family_rows("packing").drop(columns=["config"]).assign(value=1.0).to_csv(scores, index=False)
     notes = compare_runs(folder, scores).attrs["notes"]
     assert any(n.startswith(f"A ({folder}) alone holds mapping: not compared") for n in notes), notes
     notes = compare_runs(scores, folder).attrs["notes"]
@@ -238,7 +213,7 @@ def test_the_line_names_the_run_that_alone_holds_a_family(tmp_path):
 # runs is the one without instance names.
 
 
-def _8_scores(path, gap, with_instance=True):
+def _scores_named(path, gap, with_instance=True):
     rows = pd.DataFrame([{"family": "knapsack", "instance": f"k{i}", "method": "greedy", "gap": gap,
                           "seconds": 0.01} for i in range(3)])
     (rows if with_instance else rows.drop(columns=["instance"])).to_csv(path, index=False)
@@ -247,8 +222,8 @@ def _8_scores(path, gap, with_instance=True):
 
 @pytest.mark.parametrize("a_named, b_named", [(True, False), (False, True)])
 def test_a_score_csv_without_instance_names_is_compared_whole(tmp_path, a_named, b_named):
-    a = _8_scores(tmp_path / "a.csv", 0.01, a_named)
-    b = _8_scores(tmp_path / "b.csv", 0.03, b_named)
+    a = _scores_named(tmp_path / "a.csv", 0.01, a_named)
+    b = _scores_named(tmp_path / "b.csv", 0.03, b_named)
     row = compare_runs(a, b).set_index("method").loc["greedy"]
     assert pd.isna(row["shared"]) and row["flag"] == "gap+"
     assert row["d_mean"] == pytest.approx(2.0)
@@ -264,7 +239,7 @@ def test_a_score_csv_without_instance_names_is_compared_whole(tmp_path, a_named,
 # line under the family counts it.
 
 
-def _9_run(folder, gaps, kinds):
+def _kinds_run(folder, gaps, kinds):
     folder.mkdir()
     pd.DataFrame([{"family": "packing", "config": "c", "instance": f"i{i}", "method": "ff", "kind": "heuristic",
                    "gap": g, "gap_kind": k, "seconds": 1e-4} for i, (g, k) in enumerate(zip(gaps, kinds))]
@@ -273,8 +248,8 @@ def _9_run(folder, gaps, kinds):
 
 
 def test_an_equal_gap_against_a_farther_reference_is_left_out_of_both(tmp_path, capsys):
-    a = _9_run(tmp_path / "a", [0.0, 0.05, 0.0, 0.05, 0.0, 0.05], ["best known"] * 4 + ["optimum"] * 2)
-    b = _9_run(tmp_path / "b", [0.0, 0.05, 0.0, 0.05, 0.0, 0.15], ["optimum"] * 6)   # i5: a real change
+    a = _kinds_run(tmp_path / "a", [0.0, 0.05, 0.0, 0.05, 0.0, 0.05], ["best known"] * 4 + ["optimum"] * 2)
+    b = _kinds_run(tmp_path / "b", [0.0, 0.05, 0.0, 0.05, 0.0, 0.15], ["optimum"] * 6)   # i5: a real change
     row = compare_runs(a, b).set_index("method").loc["ff"]
     assert row["moved_refs"] == 4
     assert row["d_mean"] == pytest.approx(5.0)            # over i4, i5: 2.5 % -> 7.5 %
@@ -313,11 +288,6 @@ def test_a_method_on_two_sets_has_its_cut_said_once(tmp_path, capsys):
 def test_a_remeasured_method_has_no_line_for_gaps_left_out(tmp_path, capsys):
     """Score CSVs: B's gaps are taken against A's reference (said); none is
     left out of both, and no line says '0 solves' gaps were ... left out'."""
-    def scores(path, kind, ref, values):
-        pd.DataFrame([{"family": "knapsack", "instance": f"i{i}", "method": "greedy-mkp", "value": v, "bound": ref,
-                       "gap": (ref - v) / ref, "gap_kind": kind, "status": "feasible", "seconds": 0.01}
-                      for i, v in enumerate(values)]).to_csv(path, index=False)
-        return path
     a = scores(tmp_path / "a.csv", "best known", 95.0, [90.0, 95.0])
     b = scores(tmp_path / "b.csv", "optimum", 100.0, [90.0, 95.0])
     assert main(["compare", str(a), str(b)]) == 0
@@ -332,17 +302,9 @@ def test_a_remeasured_method_has_no_line_for_gaps_left_out(tmp_path, capsys):
 # were"; two are "2 solves' gaps were".
 
 
-def _11_run(folder, kinds, gaps):
-    folder.mkdir()
-    pd.DataFrame([{"family": "packing", "config": "c", "instance": f"i{i}", "method": "ff", "kind": "heuristic",
-                   "gap": g, "gap_kind": k, "seconds": 1e-4} for i, (k, g) in enumerate(zip(kinds, gaps))]
-                 ).to_csv(folder / "bench-solves.csv", index=False)
-    return folder
-
-
 def test_one_moved_solve_is_said_in_the_singular(tmp_path, capsys):
-    a = _11_run(tmp_path / "a", ["best known", "optimum", "optimum"], [0.05, 0.0, 0.0])
-    b = _11_run(tmp_path / "b", ["optimum", "optimum", "optimum"], [0.10, 0.0, 0.0])   # i0: farther reference
+    a = _kinds_run(tmp_path / "a", [0.05, 0.0, 0.0], ["best known", "optimum", "optimum"])
+    b = _kinds_run(tmp_path / "b", [0.10, 0.0, 0.0], ["optimum", "optimum", "optimum"])   # i0: farther reference
     assert main(["compare", str(a), str(b)]) == 0
     out = capsys.readouterr().out
     assert "ff: solve's gap was taken against another reference in B (best known -> optimum): " \
@@ -359,7 +321,7 @@ def test_one_moved_solve_is_said_in_the_singular(tmp_path, capsys):
 BIG_12, SMALL_12 = "n512-k16-uniform", "n32-k4-uniform"
 
 
-def _12_rows():
+def _heading_rows():
     rows = []
     for i in range(3):
         rows.append({"family": "mapping", "config": BIG_12, "instance": f"b{i}", "method": "minmin",
@@ -373,20 +335,20 @@ def _12_rows():
 def test_compare_headings_name_each_set_in_full(tmp_path, capsys):
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
-        _12_rows().to_csv(tmp_path / name / "bench-solves.csv", index=False)
+        _heading_rows().to_csv(tmp_path / name / "bench-solves.csv", index=False)
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
     assert f"on {BIG_12}:" in out and f"on {SMALL_12}:" in out
 
 
 def test_leaderboard_headings_name_each_set_in_full():
-    text = format_leaderboard(leaderboard(_12_rows())["mapping"])
+    text = format_leaderboard(leaderboard(_heading_rows())["mapping"])
     assert f"on {BIG_12}:" in text and f"on {SMALL_12}:" in text
 
 
 def test_each_board_block_holds_the_rows_of_its_set():
     """board_blocks: ``(set, rows without the set column)`` per set."""
     from epochbench.suite import board_blocks
-    blocks = board_blocks(leaderboard(_12_rows())["mapping"])
+    blocks = board_blocks(leaderboard(_heading_rows())["mapping"])
     assert [(name, list(t["method"])) for name, t in blocks] == [(BIG_12, ["minmin"]), (SMALL_12, ["cpsat", "minmin"])]
     assert all("set" not in t for _, t in blocks)

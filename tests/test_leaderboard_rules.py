@@ -60,15 +60,15 @@ def test_at_ref_is_written_as_a_percentage():
 # board nor format_leaderboard merges them into one block.
 
 
-def _1_rows():
+def _same_config_rows():
     return pd.DataFrame([{"family": "packing", "config": "c", "instance": f"i{i}", "method": m, "kind": "heuristic",
                           "gap": 0.1, "gap_kind": "optimum", "seconds": 1e-3}
                          for m, insts in (("ff", (0, 1)), ("bfd", (2, 3))) for i in insts])
 
 
 def test_two_blocks_of_one_configuration_keep_distinct_names():
-    names = [name for name, _ in instance_sets(_1_rows())]
+    names = [name for name, _ in instance_sets(_same_config_rows())]
     assert len(names) == 2 and len(set(names)) == 2 and names[0] == "c"
-    board = leaderboard(_1_rows())["packing"]
+    board = leaderboard(_same_config_rows())["packing"]
     assert [len(t) for _, t in board_blocks(board)] == [1, 1]
     assert format_leaderboard(board).count("on c") == 2
