@@ -498,9 +498,13 @@ class MultiQueue(_Base):
                              f"give one partition at least {int(table.demand[j, 0])} "
                              f"({'--partitions' if flags else 'partitions='})")
 
+    def estimate_queue(self, j: int) -> int:
+        """The queue of job row ``j``'s estimate class (``queue_bounds``)."""
+        return int(np.searchsorted(self.bounds, self.table.estimate[j], side="left"))
+
     def queue_of(self, j: int) -> int:
         """The queue of job row ``j`` (class docstring)."""
-        i = int(np.searchsorted(self.bounds, self.table.estimate[j], side="left"))
+        i = self.estimate_queue(j)
         need = self.table.demand[j, 0]
         if self.lend or need <= self.sizes[i]:
             return i
@@ -510,8 +514,7 @@ class MultiQueue(_Base):
 
     def arrive(self, job, now):
         q = self.queue_of(job)
-        if q != int(np.searchsorted(self.bounds, self.table.estimate[job], side="left")):
-            self.moved += 1
+        self.moved += q != self.estimate_queue(job)
         self.queues[q].append(job)
 
     def facts(self) -> dict:
