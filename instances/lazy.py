@@ -269,9 +269,12 @@ def _dispatcher(numba, kernel: LazyKernel):
     read-only), the kernel is compiled without a cache, and a warning on
     stderr says so once (numba raised RuntimeError: no locator available).
     A cache folder is checked against the kernels' sources first
-    (:func:`_fresh_cache`)."""
+    (:func:`_fresh_cache`); the cache is one that several processes can
+    fill at once (:mod:`epochbench.instances.kernel_cache`)."""
     try:
         dispatcher = numba.njit(**kernel.options)(kernel.py_func)
+        from .kernel_cache import checked_cache
+        checked_cache(dispatcher)
         _fresh_cache(dispatcher)
         return dispatcher
     except RuntimeError as exc:
@@ -357,12 +360,14 @@ def _fresh_cache(dispatcher) -> None:
             return
     except OSError:
         pass                                  # no stamp: a new folder, or one of before stamps
+    from .kernel_cache import folder_lock
     try:
-        for f in Path(folder).iterdir():
-            if f.suffix in (".nbi", ".nbc"):
-                f.unlink(missing_ok=True)
         Path(folder).mkdir(parents=True, exist_ok=True)
-        stamp.write_text(digest)
+        with folder_lock(folder):             # not while another process saves a kernel there
+            for f in Path(folder).iterdir():
+                if f.suffix in (".nbi", ".nbc"):
+                    f.unlink(missing_ok=True)
+            stamp.write_text(digest)
     except OSError:
         pass                                  # read-only: numba's own checks are all there is
 

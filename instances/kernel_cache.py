@@ -1,0 +1,111 @@
+"""numba's on-disk cache of compiled kernels, safe for processes that compile at once.
+
+numba's cache (``numba.core.caching``) keeps, per kernel, an index file that
+maps a signature to a numbered data file.  Saving a new signature reads the
+index, takes the first free number, writes the index, then the data, with
+no lock: two processes compiling two signatures of one kernel at once (the
+test workers of ``pytest -n auto``, a Dask sweep's workers on a cold cache)
+can both take number N; the index then names file N for one signature while
+file N holds the other's code.  Every later process that asks for the first
+signature loads the second: a compiled caller fails to type the call
+("Invalid use of type(CPUDispatcher(...)) ... Known signatures"; a fresh-clone
+test run failed 37 tests so), and a call from Python runs the wrong
+specialization (``f(3)`` of ``x // 2`` returned ``1.0``, not ``1``).  The
+race is numba's, open upstream (numba issue 4807 is the same family).
+
+:class:`CheckedFunctionCache` closes it twice:
+
+* a save holds an exclusive lock on the cache folder (:func:`folder_lock`)
+  from reading the index to writing it, and writes the data file before the
+  index names it, so two saves never share a number and an index never names
+  a file not yet written;
+* a load whose compiled signature is not the one asked for (a folder written
+  before this fix, or by a process without it) is a miss: the kernel is
+  compiled again and its save puts the right code in that file.
+
+This module imports numba; :mod:`epochbench.instances.lazy` imports it only
+when it makes the dispatchers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+
+from numba.core import caching, sigutils
+
+#: the lock file in a cache folder that saves take in turn
+LOCK_NAME = "epochbench-kernels.lock"
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str):
+    """Hold an exclusive ``fcntl.flock`` on ``folder``'s :data:`LOCK_NAME`
+    while the block runs (waiting for another process that holds it).
+    Where there is no ``fcntl`` (Windows) or the file cannot be opened (a
+    read-only folder), the block runs without a lock."""
+    try:
+        import fcntl
+        fd = os.open(os.path.join(folder, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o666)
+    except (ImportError, OSError):
+        fd = None
+    try:
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)                      # closing the file releases the lock
+
+
+class LockedIndexDataCacheFile(caching.IndexDataCacheFile):
+    """numba's index and data files of one kernel, saved under
+    :func:`folder_lock`, data file first."""
+
+    def save(self, key, data):
+        """Save the compiled code ``data`` of index key ``key``: its data
+        file (the one the index names for ``key``, else the first number
+        the index does not use), then the index."""
+        with folder_lock(self._cache_path):
+            overloads = self._load_index()
+            name = overloads.get(key)
+            if name is None:
+                used = set(overloads.values())
+                name = next(n for n in map(self._data_name, itertools.count(1)) if n not in used)
+            self._save_data(name, data)
+            if overloads.get(key) != name:
+                overloads[key] = name
+                self._save_index(overloads)
+
+
+class CheckedFunctionCache(caching.FunctionCache):
+    """numba's ``FunctionCache`` with locked saves
+    (:class:`LockedIndexDataCacheFile`) and checked loads: a cached
+    compilation whose signature is not the one asked for is not used."""
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file = LockedIndexDataCacheFile(
+            cache_path=self._cache_path, filename_base=self._impl.filename_base,
+            source_stamp=self._impl.locator.get_source_stamp())
+
+    def _load_overload(self, sig, target_context):
+        cres = super()._load_overload(sig, target_context)
+        if cres is not None and not same_arguments(sig, cres.signature):
+            return None
+        return cres
+
+
+def same_arguments(asked, compiled) -> bool:
+    """Whether the argument types of signature ``compiled`` are those of
+    ``asked`` (a signature or a tuple of argument types)."""
+    args, _ = sigutils.normalize_signature(asked)
+    return tuple(args) == tuple(compiled.args)
+
+
+def checked_cache(dispatcher) -> None:
+    """Give the numba ``dispatcher`` a :class:`CheckedFunctionCache` in
+    place of numba's ``FunctionCache`` (one without a cache keeps none)."""
+    if type(getattr(dispatcher, "_cache", None)) is caching.FunctionCache:
+        dispatcher._cache = CheckedFunctionCache(dispatcher.py_func)

@@ -1,0 +1,89 @@
+"""The compiled kernels' on-disk cache when several processes fill it at
+once (instances/kernel_cache.py).  numba's own save reads a kernel's index,
+takes the first free data-file number and writes the index, with no lock:
+two processes could both take number N, and the index then named for one
+signature the file holding the other's code.  A fresh-clone test run
+(``pytest -n auto``) so failed 37 tests: ``_room`` of sim/profile.py was
+loaded with another signature's code ("Invalid use of type(CPUDispatcher
+(...)) ... Known signatures")."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from _processes import python_child
+
+_KERNEL = '''from epochbench.instances.lazy import njit
+
+
+@njit(cache=True)
+def half(x):
+    return x // 2
+'''
+
+# a save that takes some time between reading the index and writing it: two processes that save at once
+# both read it before either writes
+_SLOW_INDEX = '''
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from numba.core import caching
+read = caching.IndexDataCacheFile._load_index
+def slow(self):
+    found = read(self)
+    time.sleep(1.0)
+    return found
+caching.IndexDataCacheFile._load_index = slow
+from kmod import half
+while time.time() < float(sys.argv[2]):      # both processes compile at once
+    time.sleep(0.005)
+print(repr(half(int(sys.argv[3]) if sys.argv[3] == "3" else float(sys.argv[3]))))
+'''
+
+_BOTH = '''
+import sys
+sys.path.insert(0, sys.argv[1])
+from kmod import half
+print(repr(half(3)), repr(half(3.0)), sum(half.stats.cache_misses.values()))
+'''
+
+
+def _module(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    (tmp_path / "kmod.py").write_text(_KERNEL)
+
+
+def _data_files(tmp_path) -> list:
+    return sorted((tmp_path / "cache").rglob("kmod.half-*.nbc"))
+
+
+def test_two_processes_saving_two_signatures_at_once_take_two_data_files(tmp_path, monkeypatch):
+    """Both processes read the empty index before either writes it; the
+    second waits for the first's lock and so takes data file 2, and a third
+    process loads both signatures from the cache (no compilation) with their
+    own code (x // 2 of an int is an int)."""
+    _module(tmp_path, monkeypatch)
+    start = f"{time.time() + 4:.3f}"
+    procs = [subprocess.Popen([sys.executable, "-c", _SLOW_INDEX, str(tmp_path), start, arg],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for arg in ("3", "3.0")]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outs]
+    assert [out.strip() for out, _ in outs] == ["1", "1.0"]
+    assert len(_data_files(tmp_path)) == 2
+    assert python_child(_BOTH, str(tmp_path)) == "1 1.0 0"
+
+
+def test_a_cached_file_of_another_signature_is_not_used(tmp_path, monkeypatch):
+    """A cache written before the lock, whose index names for the int
+    signature the file of the float one (and the other way round): the int
+    call ran the float code and returned 1.0.  Such a load is a miss; the
+    kernel is compiled again, and its save mends the file."""
+    _module(tmp_path, monkeypatch)
+    assert python_child(_BOTH, str(tmp_path)) == "1 1.0 2"
+    one, two = _data_files(tmp_path)
+    a, b = one.read_bytes(), two.read_bytes()
+    one.write_bytes(b)
+    two.write_bytes(a)
+    assert python_child(_BOTH, str(tmp_path)) == "1 1.0 2"
+    assert python_child(_BOTH, str(tmp_path)) == "1 1.0 0"
