@@ -46,6 +46,7 @@ import json
 import logging
 import os
 import pickle
+import queue
 import re
 import socket
 import sys
@@ -694,8 +695,7 @@ def probe_scheduler(address: str | None = None) -> str | None:
     and one question to each worker."""
     option, resolved = _option(address), check_scheduler(address)
     if resolved is not None:
-        from distributed import Client
-        client = _connect(Client, resolved, option)
+        client = _connect(_client_class(), resolved, option)
         try:
             _check_workers(client, resolved, say_empty=False)     # the sweep says it, once
         finally:
@@ -793,7 +793,8 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
     """Submit the tasks to a Dask client (a local cluster unless ``scheduler``)
     and hand each outcome to ``finish`` as it completes."""
     import dask
-    from distributed import Client, LocalCluster
+    from distributed import LocalCluster
+    Client = _client_class()
 
     # worker processes not daemonic: a task may start processes of its own
     # (they still exit when this process dies: distributed watches the parent)
@@ -835,6 +836,53 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
                     _end(tree)
                 else:
                     cluster.close(timeout=10)
+
+
+_SWEEP_CLIENT: list = []                     # the Client subclass, once distributed is imported
+_COLLECTED = queue.SimpleQueue()              # clients the garbage collector found, for the closer thread
+_CLOSER: list = []                            # that thread
+
+
+def _client_class():
+    """distributed's ``Client`` whose ``__del__`` hands the client to a
+    thread of this module (:func:`_close_collected`), which closes it.
+
+    The garbage collector runs ``__del__`` at any allocation, also while its
+    thread holds distributed's ``LoopRunner`` lock (a lock of the class, not
+    reentrant, held while any client's loop starts or stops): a client not
+    closed by then, closed in ``__del__``, waited on that lock for good
+    (fresh-clone test runs stood 180 s in it, until the test's time limit).
+    The closer thread waits for the lock until the collecting thread lets it
+    go.  ``SimpleQueue.put`` is safe in ``__del__``; the thread is started
+    here, outside the collector (starting a thread takes a lock too)."""
+    if not _SWEEP_CLIENT:
+        from distributed import Client
+
+        class SweepClient(Client):
+            def __del__(self):
+                if sys.is_finalizing():       # no thread runs any more: distributed's own (it stops no loop)
+                    super().__del__()
+                else:
+                    _COLLECTED.put(self)
+        _SWEEP_CLIENT.append(SweepClient)
+    if not (_CLOSER and _CLOSER[0].is_alive()):   # once a process (a forked child has none)
+        _CLOSER[:] = [threading.Thread(target=_close_collected, name="epochbench-client-closer", daemon=True)]
+        _CLOSER[0].start()
+    return _SWEEP_CLIENT[0]
+
+
+def _close_collected() -> None:
+    """Close, one after the other, the clients that the garbage collector
+    found (:func:`_client_class`): ``Client.__del__`` (its close unless the
+    constructor failed early), then :func:`_abandon` if that close failed."""
+    from distributed import Client
+    while True:
+        client = _COLLECTED.get()
+        try:
+            Client.__del__(client)
+        except BaseException:                 # noqa: BLE001 - a scheduler gone: the close cannot end
+            _abandon(client)
+        del client
 
 
 def _abandon(client) -> None:

@@ -41,8 +41,8 @@ def workers_seen(address: str, n: int) -> bool:
     no (polled again by :func:`wait_for`): a client's plain
     ``scheduler_info()`` once waited for its reply for ever (seen once in
     a fresh-clone CI run, where the test's time limit ended it)."""
-    from distributed import Client
-    with Client(address, timeout="10s", set_as_default=False) as c:
+    from epochbench.sweep import _client_class        # a client the garbage collector may find is closed safely
+    with _client_class()(address, timeout="10s", set_as_default=False) as c:
         try:
             info = c.sync(c.scheduler.identity, n_workers=-1, callback_timeout=10)
         except TimeoutError:

@@ -680,3 +680,29 @@ def test_a_client_whose_close_failed_is_not_closed_again_by_the_garbage_collecto
 
     from distributed import Client
     assert '"closed"' in inspect.getsource(Client.close)         # the status that makes close() a no-op
+
+
+def test_a_client_the_garbage_collector_finds_under_the_loop_lock_is_closed_by_another_thread():
+    """A client not closed (its scheduler lost, its close failed), found by
+    the garbage collector while its thread held distributed's LoopRunner
+    lock (a class lock, not reentrant): its ``__del__`` closed it there and
+    waited on that lock for good (a fresh-clone test run stood 180 s in
+    it).  A sweep's client is closed by a thread of its own once the lock
+    is let go.  (``__del__`` is called here as the collector calls it: a
+    running client is not garbage, its loop holds it.)"""
+    from distributed import LocalCluster
+    from distributed.utils import LoopRunner
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster:   # in-process
+        client = sw._client_class()(cluster, set_as_default=False)
+        assert client.status == "running" and client.id in cluster.scheduler.clients
+
+        def collect():
+            with LoopRunner._lock:
+                client.__del__()
+        collector = threading.Thread(target=collect, daemon=True)
+        collector.start()
+        collector.join(30)
+        assert not collector.is_alive(), "__del__ waited on the LoopRunner lock"
+        wait_for(lambda: client.status == "closed" and client.id not in cluster.scheduler.clients, 30,
+                 "the client closed")
+        wait_for(lambda: not client._loop_runner.is_started(), 30, "the client's loop runner stopped")
