@@ -396,7 +396,7 @@ def test_workers_that_run_other_code_or_none_are_refused_and_sigint_is_given_bac
     """Rows of a worker with another version were stamped with the client's
     code; a worker without epochbench gave a 45-line traceback; a worker
     started by hand ignored Ctrl-C for good after a sweep."""
-    from distributed import Client
+    Client = sw._client_class()                         # closed safely if the garbage collector finds it
     procs = []
     try:
         address = _start_scheduler(tmp_path / "scheduler.json", procs)
