@@ -692,7 +692,8 @@ def test_a_client_the_garbage_collector_finds_under_the_loop_lock_is_closed_by_a
     running client is not garbage, its loop holds it.)"""
     from distributed import LocalCluster
     from distributed.utils import LoopRunner
-    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster:   # in-process
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None,     # in-process
+                      scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as cluster:
         client = sw._client_class()(cluster, set_as_default=False)
         assert client.status == "running" and client.id in cluster.scheduler.clients
 
