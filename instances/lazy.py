@@ -364,6 +364,8 @@ def _fresh_cache(dispatcher) -> None:
     try:
         Path(folder).mkdir(parents=True, exist_ok=True)
         with folder_lock(folder):             # not while another process saves a kernel there
+            if stamp.exists() and stamp.read_text() == digest:
+                return                        # another process emptied it just now (and may have saved since)
             for f in Path(folder).iterdir():
                 if f.suffix in (".nbi", ".nbc"):
                     f.unlink(missing_ok=True)

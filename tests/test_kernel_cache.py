@@ -87,3 +87,33 @@ def test_a_cached_file_of_another_signature_is_not_used(tmp_path, monkeypatch):
     two.write_bytes(a)
     assert python_child(_BOTH, str(tmp_path)) == "1 1.0 2"
     assert python_child(_BOTH, str(tmp_path)) == "1 1.0 0"
+
+
+def test_a_cache_folder_another_process_just_emptied_is_not_emptied_again(tmp_path, monkeypatch):
+    """Two processes that start at once both read the old stamp; the second
+    to take the folder's lock found it emptied and stamped by the first, and
+    emptied it again, with the kernels that the first had saved meanwhile
+    (every test worker of a cold run compiled them once more)."""
+    import contextlib
+    import types
+
+    from epochbench.instances import kernel_cache, lazy
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    (folder / lazy.STAMP).write_text("old")
+    saved = folder / "k.f-1.py311.nbi"
+
+    @contextlib.contextmanager
+    def lock_taken_after_the_other_process(path):
+        (folder / lazy.STAMP).write_text(lazy.kernel_sources_digest())     # the other process's work
+        saved.write_bytes(b"a kernel it saved")
+        yield
+    monkeypatch.setattr(kernel_cache, "folder_lock", lock_taken_after_the_other_process)
+    monkeypatch.setattr(lazy, "_CHECKED", set())
+    lazy._fresh_cache(types.SimpleNamespace(_cache=types.SimpleNamespace(cache_path=str(folder))))
+    assert saved.exists()
+    (folder / lazy.STAMP).write_text("old")                                   # a stale folder is emptied
+    monkeypatch.setattr(kernel_cache, "folder_lock", lambda path: contextlib.nullcontext())
+    monkeypatch.setattr(lazy, "_CHECKED", set())
+    lazy._fresh_cache(types.SimpleNamespace(_cache=types.SimpleNamespace(cache_path=str(folder))))
+    assert not saved.exists() and (folder / lazy.STAMP).read_text() == lazy.kernel_sources_digest()
