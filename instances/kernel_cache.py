@@ -79,10 +79,65 @@ class LockedIndexDataCacheFile(caching.IndexDataCacheFile):
                 self._save_index(overloads)
 
 
+def installed_roots() -> tuple:
+    """The folders that packages are installed in (this interpreter's
+    site-packages, the user's too), real paths."""
+    import site
+    import sysconfig
+    paths = {sysconfig.get_paths().get(k) for k in ("purelib", "platlib")}
+    try:
+        paths.update(site.getsitepackages())
+        paths.add(site.getusersitepackages())
+    except AttributeError:                    # a virtualenv's old site.py has neither
+        pass
+    return tuple(sorted(os.path.realpath(p) for p in paths if p))
+
+
+#: the folders of :func:`installed_roots` (a test may set others)
+INSTALLED_ROOTS: tuple | None = None
+
+
+def is_installed(py_file: str) -> bool:
+    """Whether ``py_file`` lies in a folder packages are installed in."""
+    global INSTALLED_ROOTS
+    if INSTALLED_ROOTS is None:
+        INSTALLED_ROOTS = installed_roots()
+    path = os.path.realpath(py_file)
+    return any(path.startswith(root + os.sep) for root in INSTALLED_ROOTS)
+
+
+class InTreeUnlessInstalled(caching.InTreeCacheLocator):
+    """numba's ``__pycache__`` beside the kernel's source, for a source out
+    of site-packages (a checkout, an editable install) only.  An installed
+    package keeps no file of its own in its folders, so that ``pip
+    uninstall`` takes them all: the kernels left behind kept the folder,
+    and ``import epochbench`` then found an empty namespace package, not an
+    ImportError.  Its kernels go to the user's cache (numba's next
+    locator)."""
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if is_installed(py_file):
+            return None
+        return super().from_function(py_func, py_file)
+
+
+class CheckedCacheImpl(caching.CompileResultCacheImpl):
+    """numba's way of keeping compile results, in the folder of the first
+    locator that takes the kernel: ``NUMBA_CACHE_DIR``,
+    :class:`InTreeUnlessInstalled`, then numba's others (the user cache)."""
+
+    _locator_classes = [{caching.InTreeCacheLocator: InTreeUnlessInstalled}.get(c, c)
+                        for c in caching.CompileResultCacheImpl._locator_classes]
+
+
 class CheckedFunctionCache(caching.FunctionCache):
     """numba's ``FunctionCache`` with locked saves
     (:class:`LockedIndexDataCacheFile`) and checked loads: a cached
-    compilation whose signature is not the one asked for is not used."""
+    compilation whose signature is not the one asked for is not used; the
+    folder is chosen by :class:`CheckedCacheImpl`."""
+
+    _impl_class = CheckedCacheImpl
 
     def __init__(self, py_func):
         super().__init__(py_func)

@@ -117,3 +117,32 @@ def test_a_cache_folder_another_process_just_emptied_is_not_emptied_again(tmp_pa
     monkeypatch.setattr(lazy, "_CHECKED", set())
     lazy._fresh_cache(types.SimpleNamespace(_cache=types.SimpleNamespace(cache_path=str(folder))))
     assert not saved.exists() and (folder / lazy.STAMP).read_text() == lazy.kernel_sources_digest()
+
+
+_INSTALLED = '''
+import sys
+sys.path.insert(0, sys.argv[1])
+from epochbench.instances import kernel_cache
+kernel_cache.INSTALLED_ROOTS = (sys.argv[1],)      # kmod.py as if it lay in site-packages
+from kmod import half
+print(repr(half(3)), half.stats.cache_path)
+'''
+
+
+def test_an_installed_package_keeps_its_compiled_kernels_in_the_user_cache(tmp_path, monkeypatch):
+    """The kernels of a package installed in site-packages were cached in
+    its own __pycache__ folders: ``pip uninstall`` left those folders, and
+    ``import epochbench`` then found an empty namespace package instead of
+    failing.  They go to the user's cache; a checkout's stay beside it."""
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "kmod.py").write_text(_KERNEL)
+    value, folder = python_child(_INSTALLED, str(site)).split(" ", 1)
+    assert value == "1" and folder.startswith(str(tmp_path / "user-cache"))
+    assert sorted(p.name for p in site.rglob("*") if p.is_file()) == ["kmod.py"]
+    assert list((tmp_path / "user-cache").rglob("kmod.half-*.nbi"))
+    out = python_child(_INSTALLED.replace("(sys.argv[1],)", "()"), str(site))
+    assert out == f"1 {site / '__pycache__'}" and list((site / "__pycache__").glob("kmod.half-*.nbi"))
