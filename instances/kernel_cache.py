@@ -39,24 +39,65 @@ from numba.core import caching, sigutils
 LOCK_NAME = "epochbench-kernels.lock"
 
 
+_HELD: dict = {}                              # descriptor of a lock file -> pid of the process holding it
+
+
+def _forget_inherited_locks() -> None:
+    """In a forked child: close the lock files held at the fork.  A
+    ``flock`` belongs to the open file, which the child shares: the parent's
+    lock stayed held until the child exited, and the child's own next save
+    waited on it for good."""
+    for fd in list(_HELD):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_forget_inherited_locks)
+
+
 @contextlib.contextmanager
 def folder_lock(folder: str):
     """Hold an exclusive ``fcntl.flock`` on ``folder``'s :data:`LOCK_NAME`
     while the block runs (waiting for another process that holds it).
-    Where there is no ``fcntl`` (Windows) or the file cannot be opened (a
-    read-only folder), the block runs without a lock."""
-    try:
-        import fcntl
-        fd = os.open(os.path.join(folder, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o666)
-    except (ImportError, OSError):
-        fd = None
+    Another user's lock file is opened for reading (``flock`` needs no
+    more).  Where there is no ``fcntl`` (Windows), the file cannot be
+    opened (a read-only folder) or the file system has no ``flock`` (some
+    network file systems: ENOLCK), the block runs without a lock, as
+    numba's own saves do."""
+    fd = _open_lock_file(os.path.join(folder, LOCK_NAME))
+    pid = os.getpid()
     try:
         if fd is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            _HELD[fd] = pid
+            try:
+                import fcntl
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:
+                pass
         yield
     finally:
-        if fd is not None:
+        if fd is not None and _HELD.get(fd) == pid:   # not one that a fork closed
+            del _HELD[fd]
             os.close(fd)                      # closing the file releases the lock
+
+
+def _open_lock_file(path: str) -> int | None:
+    """A descriptor of the lock file ``path`` (made if missing), else None."""
+    try:
+        import fcntl  # noqa: F401 - none on Windows
+    except ImportError:
+        return None
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except PermissionError:
+        pass
+    except OSError:
+        return None
+    try:
+        return os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
 
 
 class LockedIndexDataCacheFile(caching.IndexDataCacheFile):

@@ -8,11 +8,13 @@ loaded with another signature's code ("Invalid use of type(CPUDispatcher
 (...)) ... Known signatures")."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import threading
 import time
 
-from _processes import python_child
+from _processes import python_child, wait_for
 
 _KERNEL = '''from epochbench.instances.lazy import njit
 
@@ -27,6 +29,7 @@ def half(x):
 _SLOW_INDEX = '''
 import sys, time
 sys.path.insert(0, sys.argv[1])
+import pathlib
 from numba.core import caching
 read = caching.IndexDataCacheFile._load_index
 def slow(self):
@@ -35,7 +38,9 @@ def slow(self):
     return found
 caching.IndexDataCacheFile._load_index = slow
 from kmod import half
-while time.time() < float(sys.argv[2]):      # both processes compile at once
+half.compiled()                              # numba loaded: only the compilation is left
+pathlib.Path(sys.argv[2], "ready-" + sys.argv[3]).touch()
+while not pathlib.Path(sys.argv[2], "go").exists():     # both processes compile at once
     time.sleep(0.005)
 print(repr(half(int(sys.argv[3]) if sys.argv[3] == "3" else float(sys.argv[3]))))
 '''
@@ -64,9 +69,13 @@ def test_two_processes_saving_two_signatures_at_once_take_two_data_files(tmp_pat
     process loads both signatures from the cache (no compilation) with their
     own code (x // 2 of an int is an int)."""
     _module(tmp_path, monkeypatch)
-    start = f"{time.time() + 4:.3f}"
-    procs = [subprocess.Popen([sys.executable, "-c", _SLOW_INDEX, str(tmp_path), start, arg],
+    procs = [subprocess.Popen([sys.executable, "-c", _SLOW_INDEX, str(tmp_path), str(tmp_path), arg],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for arg in ("3", "3.0")]
+    try:
+        wait_for(lambda: all((tmp_path / f"ready-{a}").exists() or p.poll() is not None
+                             for a, p in zip(("3", "3.0"), procs)), 120, "both processes ready")
+    finally:
+        (tmp_path / "go").touch()
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outs]
     assert [out.strip() for out, _ in outs] == ["1", "1.0"]
@@ -146,3 +155,81 @@ def test_an_installed_package_keeps_its_compiled_kernels_in_the_user_cache(tmp_p
     assert list((tmp_path / "user-cache").rglob("kmod.half-*.nbi"))
     out = python_child(_INSTALLED.replace("(sys.argv[1],)", "()"), str(site))
     assert out == f"1 {site / '__pycache__'}" and list((site / "__pycache__").glob("kmod.half-*.nbi"))
+
+
+def _locked_elsewhere(path) -> bool:
+    """Another open file of ``path`` cannot take its lock now."""
+    import fcntl
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def test_the_folder_lock_is_taken_on_another_users_file_and_skipped_where_there_is_no_flock(tmp_path, monkeypatch):
+    """Another user's lock file (0644) could not be opened for writing, and
+    the save ran without the lock; a file system without ``flock`` (ENOLCK,
+    some network file systems) made every kernel not yet cached fail to
+    compile, where numba's own save simply took no lock."""
+    import errno
+    import fcntl
+
+    from epochbench.instances import kernel_cache
+    lock = tmp_path / kernel_cache.LOCK_NAME
+    lock.touch()
+    real_open = os.open
+
+    def not_mine(path, flags, *args):
+        if str(path) == str(lock) and flags & os.O_RDWR:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, flags, *args)
+    monkeypatch.setattr(os, "open", not_mine)
+    with kernel_cache.folder_lock(str(tmp_path)):
+        monkeypatch.setattr(os, "open", real_open)
+        assert _locked_elsewhere(lock)
+    assert not _locked_elsewhere(lock)
+
+    def no_locks(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    ran = []
+    with kernel_cache.folder_lock(str(tmp_path)):
+        ran.append(1)
+    assert ran == [1]
+
+
+def test_a_child_forked_while_a_thread_holds_the_folder_lock_does_not_keep_it(tmp_path):
+    """A flock belongs to the open file, which a forked child shares: the
+    parent's lock stayed held until the child exited, and the child's own
+    save waited on it for good."""
+    from epochbench.instances import kernel_cache
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with kernel_cache.folder_lock(str(tmp_path)):
+            held.set()
+            release.wait(30)
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    assert held.wait(30)
+    pid = os.fork()
+    if pid == 0:                                                     # the child: a save of its own
+        try:
+            with kernel_cache.folder_lock(str(tmp_path)):
+                (tmp_path / "child-saved").touch()
+        finally:
+            os._exit(0)
+    time.sleep(0.5)
+    release.set()
+    holder.join(30)
+    try:
+        wait_for(lambda: (tmp_path / "child-saved").exists(), 30, "the child's save")
+    finally:
+        if os.waitpid(pid, os.WNOHANG) == (0, 0):
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+    assert not _locked_elsewhere(tmp_path / kernel_cache.LOCK_NAME)
