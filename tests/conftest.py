@@ -16,12 +16,20 @@
   ends it with no word of which test hung (a one-token change to
   ``wake_time`` or to IMFS's odd path loops forever).  The slowest test
   takes about 13 s on a machine of the CI kind with a cold numba cache.
+* A run started with Ctrl-C ignored (``nohup pytest &``, a background job
+  of a script, some batch systems) takes Python's Ctrl-C handler back:
+  an ignored SIGINT is inherited by every child, and the tests of Ctrl-C
+  (an experiment exits 130, a CBC solve ends) failed, 7 of them.  A
+  handled signal is reset to its default in a child that execs.
 """
 import os
+import signal
 
 import pytest
 
 os.environ.setdefault("EPOCHBENCH_WORKERS", "1")
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 #: what pytest-xdist puts in a worker's environment
 XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
