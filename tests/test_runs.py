@@ -288,7 +288,7 @@ def test_an_experiments_extra_tables_are_written_printed_recorded_and_kept_aside
     out = capsys.readouterr().out
     assert "extra-test-claims:" in out and "extra-test-claims.csv" in out
     assert pd.read_csv("o/extra-test-claims.csv")["rows"].tolist() == [len(pd.read_csv("o/extra-test.csv"))]
-    info = _strict(open("o/extra-test.run.json").read())
+    info = _strict(__import__("pathlib").Path("o/extra-test.run.json").read_text())
     assert "extra-test-claims.csv" in info["files"]
     assert len(list(__import__("pathlib").Path("o").glob("extra-test-claims-*.csv"))) == 1   # the first run's, kept
 
