@@ -24,7 +24,8 @@ race is numba's, open upstream (numba issue 4807 is the same family).
   compiled again and its save puts the right code in that file.
 
 This module imports numba; :mod:`epochbench.instances.lazy` imports it only
-when it makes the dispatchers.
+when it makes the dispatchers, and gives each one with ``cache=True`` a
+:class:`CheckedFunctionCache`.
 """
 
 from __future__ import annotations
@@ -199,9 +200,3 @@ def same_arguments(asked, compiled) -> bool:
     args, _ = sigutils.normalize_signature(asked)
     return tuple(args) == tuple(compiled.args)
 
-
-def checked_cache(dispatcher) -> None:
-    """Give the numba ``dispatcher`` a :class:`CheckedFunctionCache` in
-    place of numba's ``FunctionCache`` (one without a cache keeps none)."""
-    if type(getattr(dispatcher, "_cache", None)) is caching.FunctionCache:
-        dispatcher._cache = CheckedFunctionCache(dispatcher.py_func)

@@ -264,22 +264,32 @@ def load_kernels() -> None:
 
 
 def _dispatcher(numba, kernel: LazyKernel):
-    """``numba.njit(**options)`` of ``kernel``; where numba finds no folder
-    to cache it in (the package's ``__pycache__`` and the user's cache both
-    read-only), the kernel is compiled without a cache, and a warning on
-    stderr says so once (numba raised RuntimeError: no locator available).
-    A cache folder is checked against the kernels' sources first
-    (:func:`_fresh_cache`); the cache is one that several processes can
-    fill at once (:mod:`epochbench.instances.kernel_cache`)."""
-    try:
-        dispatcher = numba.njit(**kernel.options)(kernel.py_func)
-        from .kernel_cache import checked_cache
-        checked_cache(dispatcher)
-        _fresh_cache(dispatcher)
+    """``numba.njit(**options)`` of ``kernel``, its cache (``cache=True``)
+    one that several processes can fill at once
+    (:class:`~epochbench.instances.kernel_cache.CheckedFunctionCache`, given
+    in place of numba's, which ``cache=True`` would make first); where no
+    folder can hold it (the package's ``__pycache__`` and the user's cache
+    both read-only: numba's RuntimeError, no locator available), the kernel
+    is compiled without a cache, and a warning on stderr says so once.  A
+    cache folder is checked against the kernels' sources first
+    (:func:`_fresh_cache`)."""
+    dispatcher = numba.njit(**{**kernel.options, "cache": False})(kernel.py_func)
+    if not kernel.options.get("cache"):
         return dispatcher
+    from .kernel_cache import CheckedFunctionCache
+    try:
+        dispatcher._cache = CheckedFunctionCache(kernel.py_func)      # what numba's enable_caching does
     except RuntimeError as exc:
-        if not kernel.options.get("cache") or "cannot cache" not in str(exc):
+        if "cannot cache" not in str(exc):
             raise
+        _warn_no_cache()
+        return dispatcher
+    _fresh_cache(dispatcher)
+    return dispatcher
+
+
+def _warn_no_cache() -> None:
+    """Say once on stderr that the kernels are compiled without a cache."""
     global _CACHE_WARNED
     if not _CACHE_WARNED:
         _CACHE_WARNED = True
@@ -287,7 +297,6 @@ def _dispatcher(numba, kernel: LazyKernel):
         print("epochbench: warning: numba finds no writable folder for its cache (the package's __pycache__ "
               "nor the user cache); compiled kernels compile again in every process (set NUMBA_CACHE_DIR to a "
               "writable folder)", file=sys.stderr, flush=True)
-    return numba.njit(**{**kernel.options, "cache": False})(kernel.py_func)
 
 
 _CACHE_WARNED = False
