@@ -36,6 +36,11 @@ import os
 
 from numba.core import caching, sigutils
 
+try:
+    import fcntl
+except ImportError:                           # Windows: no flock
+    fcntl = None
+
 #: the lock file in a cache folder that saves take in turn
 LOCK_NAME = "epochbench-kernels.lock"
 
@@ -72,7 +77,6 @@ def folder_lock(folder: str):
         if fd is not None:
             _HELD[fd] = pid
             try:
-                import fcntl
                 fcntl.flock(fd, fcntl.LOCK_EX)
             except OSError:
                 pass
@@ -85,9 +89,7 @@ def folder_lock(folder: str):
 
 def _open_lock_file(path: str) -> int | None:
     """A descriptor of the lock file ``path`` (made if missing), else None."""
-    try:
-        import fcntl  # noqa: F401 - none on Windows
-    except ImportError:
+    if fcntl is None:
         return None
     try:
         return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
