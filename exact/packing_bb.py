@@ -463,10 +463,11 @@ class _Search:
                                      self.stack_bound, self.fit, self.rest, self.words, k, self.lpw,
                                      *self.fixing, stop_at)
             used, spent = int(self.state[kernel.S_NODES]) - before, time.perf_counter() - now
-            if used and spent > 0:           # nodes per second, for the next slice; from a slice of
-                _Search.rate = used / spent  # one node too: a rate set low by a slow slice (the first
-            #                                  call's compilation: 186 nodes/s) kept every later slice at one
-            #                                  node, one kernel call a node (leinberger n = 64, K = 4: 6 ms -> 11)
+            # nodes per second, for the next slice; from a slice of one node too: a rate set low by a slow
+            # slice (the first call's compilation: 186 nodes/s) kept every later slice at one node, one
+            # kernel call a node (leinberger n = 64, K = 4: 6 ms -> 11)
+            if used and spent > 0:
+                _Search.rate = used / spent
             left -= used
             if (finished or left <= 0 or used < k or self.state[kernel.S_BEST] >= stop_at
                     or time.perf_counter() >= self.deadline):
