@@ -5,16 +5,31 @@ JSON of numpy values, a progress line."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 from .checks import OPTION_TYPES
 
 
+#: what a negative number looks like on the command line: float's spellings
+NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|inf(inity)?|nan)$", re.IGNORECASE)
+
+
 class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line on stderr and exit
     status 2: ``epochbench solve: error: argument --time-limit: ...``
-    (argparse's own prints the usage first).  Subparsers inherit it."""
+    (argparse's own prints the usage first).  Subparsers inherit it.
+
+    A value that reads as a negative number in any spelling Python's
+    ``float`` takes (``-1e3``, ``-inf``, ``-nan``) is a value, not an option,
+    so that ``--time-limit -inf`` is refused by the option's own check
+    (argparse's pattern takes only ``-1`` and ``-1.5``: "expected one
+    argument").  No option of this tool looks like a negative number."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
 
     def parse_known_args(self, args=None, namespace=None):
         self._given = set()            # the single-value options seen in this parse (:class:`_Once`)

@@ -745,3 +745,13 @@ def test_a_name_that_reading_refuses_is_refused_when_saving(tmp_path):
     with pytest.raises(InstanceError, match="set its meta\\['name'\\]"):
         eb.save([blank], tmp_path / "fam")
     assert not (tmp_path / "x.json").exists() and not (tmp_path / "fam").exists()
+
+
+@pytest.mark.parametrize("value", ["-inf", "-Infinity", "-1e3", "-nan", "-.5"])
+def test_a_negative_number_in_any_spelling_reaches_the_option_check(value, tmp_path, capsys):
+    """argparse takes only ``-1`` and ``-1.5`` for numbers; ``--time-limit -inf``
+    said "expected one argument", as if the value were missing."""
+    status, err = run_inprocess(["solve", str(instance_file(tmp_path)), "--method", "cpsat", "--time-limit", value],
+                                capsys)
+    assert status == 2
+    assert err.strip() == f"epochbench solve: error: argument --time-limit: must be a positive finite number, got {value}"
