@@ -254,10 +254,14 @@ def cmd_score(args) -> int:
     _all_methods()
     from epochbench.instances.checks import split_names
     methods = split_names(" ".join(args.methods), "--methods")     # "ff cpsat" quoted too, and "ff, bl" unquoted
+    prefix = _score_prefix(args)
+    from epochbench import runs
+    runs.refuse_inputs_among({Path(f"{prefix}{suffix}"): f"--out {args.out}" if args.out else f"the default {prefix}"
+                              for suffix in (".csv", ".parquet", ".run.json")},
+                             [("--reference", ref) for ref in args.reference])
     refs = read_references(args.reference)
     insts = _instances_from(args.dir)
     _say_unused("score", refs, insts)
-    from epochbench import runs
     from epochbench.sweep import SchedulerLost, check_scheduler, local_workers
     scheduler = check_scheduler(args.scheduler)            # where it runs, as resolved (before any work)
     workers = local_workers(args.jobs, scheduler)

@@ -325,6 +325,10 @@ def _simulate(args) -> int:
         raise ValueError("--min-candidates applies with --record-epochs or --epoch-gaps only")
     if args.record_epochs:
         _check_recording_folder(Path(args.record_epochs))
+    if args.out:
+        from .runs import refuse_inputs_among
+        refuse_inputs_among({Path(args.out) / name: f"--out {args.out}" for name in RUN_FILES},
+                            [("--workload", args.workload)])
     workload = None
     if machine != "farm":
         if not args.workload:

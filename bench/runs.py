@@ -375,6 +375,34 @@ def keep_previous(files, provenance_file: Path, run_id: str | None = None) -> li
     return [target for _, target in moved]
 
 
+def refuse_inputs_among(outputs: dict, inputs) -> None:
+    """Refuse a run that would write over one of its own inputs.
+
+    ``outputs``: {path: what writes it (``--out dd``)}; ``inputs``:
+    (option, path given) pairs, a path None where not given.  :func:`keep_previous` moves an output's earlier
+    file aside before the run writes its own, so an input there would be
+    renamed under the run (``simulate --workload dd/jobs.csv --out dd`` took
+    its own workload for an earlier run's table), and the same command run
+    again would read the first run's output as its input.  Raises
+    ``ValueError``, one line, before any work."""
+    for option, given in inputs:
+        if given is None:
+            continue
+        for out, by in outputs.items():
+            if _same_file(Path(given), Path(out)):
+                raise ValueError(f"{option} {given}: is the file this run writes as {Path(out).name} "
+                                 f"({by}); choose another --out (the input is left as it is)")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Both name one file: the same file on disk (links too), or the same
+    absolute path."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:                     # one is missing
+        return a.resolve() == b.resolve()
+
+
 def _renamed_in_record(moved: list[tuple[Path, Path]], provenance_file: Path) -> None:
     """The kept record's ``files`` under their new names: it listed the old
     ones, which belong to the new run from then on.  A record that cannot be
@@ -541,5 +569,5 @@ def format_runs(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["RUN_JSON", "provenance", "write", "finish", "read", "run_folder", "keep_previous", "find_runs",
+__all__ = ["RUN_JSON", "provenance", "write", "finish", "read", "run_folder", "keep_previous", "refuse_inputs_among", "find_runs",
            "format_runs", "check_name", "git_commit", "machine", "stamp", "unique_id"]

@@ -49,6 +49,41 @@ def test_simulate_out_keeps_the_files_of_an_earlier_run(swf, tmp_path, capsys):
     assert not reports[0].name.startswith("report-unrecorded-")
 
 
+@pytest.mark.parametrize("how", ["same path", "symbolic link"])
+def test_simulate_refuses_a_workload_that_is_one_of_its_outputs(how, tmp_path, capsys):
+    """``--workload dd/jobs.csv --out dd`` moved the workload aside as an
+    earlier run's table, and the next run read this run's output."""
+    out = tmp_path / "dd"
+    out.mkdir()
+    jobs = out / "jobs.csv"
+    jobs.write_text("id,submit,runtime,procs,estimate\n1,0,10,4,10\n2,5,10,4,10\n")
+    given = jobs
+    if how == "symbolic link":
+        given = tmp_path / "w.csv"
+        given.symlink_to(jobs)
+    err = _error(capsys, ["simulate", "--workload", str(given), "--policy", "easy", "--out", str(out)])
+    assert err.startswith(f"epochbench simulate: error: --workload {given}: is the file this run writes as "
+                          f"jobs.csv (--out {out})"), err
+    assert sorted(p.name for p in out.iterdir()) == ["jobs.csv"]
+    assert jobs.read_text().endswith("2,5,10,4,10\n")
+
+
+def test_score_refuses_a_reference_file_that_is_one_of_its_outputs(tmp_path, capsys):
+    fam = tmp_path / "fam"
+    assert main(["generate", "leinberger", "--n", "6", "--count", "1", "--out", str(fam)]) == 0
+    ref = fam / "scores.csv"                     # where score writes by default
+    ref.write_text("instance,optimum\nx,1\n")
+    capsys.readouterr()
+    err = _error(capsys, ["score", str(fam), "--methods", "ff", "--reference", str(ref)])
+    assert f"--reference {ref}: is the file this run writes as scores.csv (the default {fam / 'scores'})" in err
+    assert ref.read_text() == "instance,optimum\nx,1\n" and not list(fam.glob("scores*.run.json"))
+    other = tmp_path / "o.csv"
+    other.write_text("instance,optimum\nx,1\n")
+    err = _error(capsys, ["score", str(fam), "--methods", "ff", "--reference", str(other),
+                          "--reference", str(ref.with_name("none.csv")), "--out", str(tmp_path / "o")])
+    assert f"--reference {other}: is the file this run writes as o.csv (--out {tmp_path / 'o'})" in err
+
+
 def test_simulate_text_says_what_the_input_changed(tmp_path, capsys):
     """The machine size from the widest job, estimates set to the runtime and
     jobs killed at their estimate were in --json only."""
