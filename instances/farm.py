@@ -65,6 +65,12 @@ NO_DEADLINE = 0.3
 TABLE1_RATIOS = ((0.40, 0.45), (0.45, 0.50), (0.50, 0.55), (0.55, 0.60))
 
 
+#: the largest heuristic constant: footnote 1's are 0.02 to 10 (800 for a
+#: non-preemptive run); 1e308 overflowed the matrix's sums into inf and NaN,
+#: which the matching then refused as a bad instance
+CONSTANT_MAX = 1e9
+
+
 @dataclass(frozen=True)
 class Constants:
     """Heuristic constants; defaults are [capannini2007] footnote 1 for the
@@ -87,8 +93,8 @@ class Constants:
         for name, f in self.__dataclass_fields__.items():
             v = getattr(self, name)
             if f.type not in (bool, "bool") and not (isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                      and math.isfinite(v) and v >= 0):
-                raise ValueError(f"constant {name}={v!r}: a finite number >= 0")
+                                                      and math.isfinite(v) and 0 <= v <= CONSTANT_MAX):
+                raise ValueError(f"constant {name}={v!r}: a finite number in [0, {CONSTANT_MAX:g}]")
         if self.min > self.max:
             raise ValueError(f"constants min={self.min!r} and max={self.max!r}: min must not exceed max")
 

@@ -463,7 +463,8 @@ for opt, value in (("--mpl", "3"), ("--machines", "3"), ("--slice", "1")):      
 case("options", "simulate-foreign-starvation-limit-on-gang",
      argv_case("simulate", "--workload", "{tmp}/w.swf", "--policy", "gs", "--starvation-limit", "5"),
      "--starvation-limit")
-for value in ("aging=nan", "aging=inf", "aging=-1", "aging=abc", "min=100", "overhead=-5"):
+for value in ("aging=nan", "aging=inf", "aging=-1", "aging=abc", "min=100", "overhead=-5",
+              "base=1e308", "max=1e308", "wait=1e10"):   # 1e308: the matrix overflowed into inf and NaN
     case("options", f"simulate-cs-constant-{value}",
          argv_case("simulate", "--policy", "cs-i-p", "--farm-jobs", "20", "--cs-constant", value),
          value.split("=")[0])
