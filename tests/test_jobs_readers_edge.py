@@ -51,15 +51,52 @@ def test_a_tagged_csv_row_longer_than_the_header_names_its_file_line(tmp_path):
         read_table(path)
 
 
-def test_csv_rows_as_long_as_the_header_or_shorter_read_as_before(tmp_path):
+def test_csv_rows_as_long_as_the_header_read_as_before(tmp_path):
     path = tmp_path / "ok.csv"
-    path.write_text("id,submit,runtime,procs,estimate\n1,0,100,6,100\n2,5,50,2\n")
+    path.write_text("id,submit,runtime,procs,estimate\n1,0,100,6,100\n\n2,5,50,2,\n")
     w = read_table(path, capacity=8)
     assert w.jobs["id"].tolist() == [1, 2] and w.jobs["procs"].tolist() == [6, 2]
-    assert w.jobs["estimate"].tolist() == [100.0, 50.0]     # missing: the runtime
+    assert w.jobs["estimate"].tolist() == [100.0, 50.0]     # empty: the runtime
     quoted = tmp_path / "q.csv"
     quoted.write_text('id,submit,runtime,procs,licenses\n1,0,100,6,"a;b"\n2,5,50,2,\n')
     assert read_table(quoted, capacity=8).jobs["licenses"].tolist() == ["a;b", ""]
+
+
+SHORT = "2,5,50,2"          # a torn row: the estimate's field is missing, not empty
+
+
+@pytest.mark.parametrize("text, line, fields", [
+    (f"id,submit,runtime,procs,estimate\n1,0,100,6,100\n{SHORT}\n3,9,50,2,60\n", 3, 4),
+    (f"id,submit,runtime,procs,estimate\n1,0,100,6,100\n{SHORT}", 3, 4),                # cut at the end of the file
+    (f"id,submit,runtime,procs,estimate\r\n\r\n1,0,100,6,100\r\n{SHORT}\r\n", 4, 4),  # CRLF, a blank line
+    (f'# epochbench {{"capacity": [8]}}\nid,submit,runtime,procs,estimate\n{SHORT}\n', 3, 4),  # tagged
+    (f'id,submit,runtime,procs,estimate,licenses\n1,0,100,6,100,"a,b"\n{SHORT},60\n', 3, 5),   # quoted: by csv
+    ('id,submit,runtime,procs,estimate,licenses\n1,0,100,6,100,"a\nb"\n2,5,50,2,60\n', 4, 5),  # a break in quotes
+])
+@pytest.mark.parametrize("chunk", [1 << 23, 7])
+def test_a_csv_row_shorter_than_the_header_is_an_error_naming_its_line(tmp_path, monkeypatch, text, line, fields,
+                                                                      chunk):
+    """pandas read the missing fields as empty: the torn row ran with its
+    runtime as estimate, said only as an adjusted estimate."""
+    monkeypatch.setattr(jobs_mod, "CSV_CHUNK", chunk)        # 7 bytes: lines cut between steps
+    path = tmp_path / "s.csv"
+    path.write_text(text)
+    header = text.count(",", 0, text.index("\n", text.index("id,"))) + 1
+    with pytest.raises(InstanceError, match=rf"s\.csv, line {line}: {fields} field\(s\), the header has {header}; give "
+                                            r"every field \(an unknown value: an empty field between its commas\)$"):
+        read_table(path, capacity=8)
+
+
+@pytest.mark.parametrize("chunk", [1 << 23, 5, 64])
+def test_the_row_check_reads_every_full_row_across_its_steps(tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(jobs_mod, "CSV_CHUNK", chunk)
+    rows = "".join(f"{i},{i},{10 + i},{1 + i % 4},{20 + i}\n" + ("\n" if i % 7 == 0 else "") for i in range(1, 60))
+    path = tmp_path / "ok.csv"
+    path.write_text("id,submit,runtime,procs,estimate\n" + rows + "60,60,10,1,,")   # too long: pandas' error
+    with pytest.raises(InstanceError, match="Expected 5 fields in line"):
+        read_table(path, capacity=8)
+    path.write_text("id,submit,runtime,procs,estimate\n" + rows + "60,60,10,1,")
+    assert read_table(path, capacity=8).jobs["id"].tolist() == list(range(1, 61))
 
 
 @pytest.mark.parametrize("header", ["id,submit,runtime,estimate,procs,res_mem,res_mem",
@@ -421,9 +458,11 @@ def test_a_csv_line_shorter_than_its_header_is_said_to_be_so(tmp_path):
     from epochbench.instances.jobs import load_workload
     path = tmp_path / "s.csv"
     path.write_text("id,submit,runtime,procs\n1,0,100\n")
+    with pytest.raises(InstanceError, match=r"s\.csv, line 2: 3 field\(s\), the header has 4; "):
+        load_workload(path)
+    path.write_text("id,submit,runtime,procs\n1,0,100,\n")
     with pytest.raises(InstanceError, match=r"column 'procs' has nan at job 1 of the input \(id 1\) "
-                                            r"\(the job's field is empty, or its "
-                                            r"line has fewer fields than the header\)$"):
+                                            r"\(the job's field is empty or nan\)$"):
         load_workload(path)
 
 
