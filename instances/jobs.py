@@ -672,7 +672,7 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     # gzip: a guess at 4x the compressed size, grown when full
     cols = layout.arrays(_job_room(path.stat().st_size * (4 if gz else 1)))
     header, base, pieces = None, 0, []          # pieces: (future, first place, lines)
-    buffers = _Buffers(PARSE_THREADS + 1)
+    buffers, late = _Buffers(PARSE_THREADS + 1), _LateKeys(src)
     with (gzip.open if gz else open)(path, "rb") as fh, ThreadPoolExecutor(PARSE_THREADS) as pool:
         _skip_bom(fh)
         while True:
@@ -681,12 +681,14 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
             header = _swf_header(memoryview(buf)[:end]) if first else header
             if cut:
                 lines = count_newlines(np.frombuffer(buf, np.uint8, cut)) + (0 if buf[cut - 1] == 10 else 1)
+                late.scan(buf, cut, lines)
                 if base + lines > cols[0].shape[1]:                 # gzip guessed short: grow (all idle)
                     _finish(pieces)
                     cols = tuple(_grown(c, base + lines) for c in cols)
                 if first:             # the header's piece: parsed at once, so that the ranges after it
                     rows, ok = layout.parse_into(memoryview(buf)[:cut], *cols, 0)   # start where its jobs end
                     if not ok:
+                        _check_late_keys(path, src)
                         return header, _swf_body(path, src, want)
                     base = rows
                 else:
@@ -697,7 +699,7 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
             if not buffers.more:
                 break
         if not _finish(pieces):
-            return header, _swf_body(path, src, want)
+            return header, _swf_body(path, src, want)      # every piece was scanned (late)
     rows = _close_up(cols, pieces, pieces[0][1] if pieces else base)
     out, iout = cols
     return header if header is not None else _Header(), Columns({f: out[layout.floats.index(f), :rows] if f in SWF_FLOAT
@@ -719,6 +721,7 @@ def _integer_columns(path: Path, layout: "_Layout", want: list) -> tuple[dict, C
     values = parse_integer_text(raw)
     if values is None:
         return None
+    _LateKeys(str(path)).scan(raw, len(raw))
     out, iout = layout.arrays(values.shape[1])
     for i, (f, row) in enumerate(zip(SWF_FIELDS, layout.dest)):
         if row >= 0:
@@ -930,6 +933,56 @@ def _swf_header(raw: bytes) -> dict:
         elif text[1:].strip() and last is not None:
             header[last] += "\n" + text[1:].strip()
     return header
+
+
+class _LateKeys:
+    """Refuses a header field that the reader acts on (:data:`READ_KEYS`) on
+    a ``;`` line after the first job line: the header is read before the
+    jobs, and the readers skip later ``;`` lines, so ``cat a.swf b.swf`` ran
+    on the first file's ``MaxProcs`` without a word when no job id repeated.
+    Other ``;`` lines there (notes) pass.  :meth:`scan` is given the file's
+    text in order, whole lines at a time; a step costs a ``find`` of each
+    ``;`` in it (0.3 ms for 8 MB of job lines), and Python work only for the
+    lines that hold one."""
+
+    _JOB = re.compile(rb"^[ \t\r\x0b\x0c]*[^;\s]", re.M)     # a line that is not a comment or blank
+
+    def __init__(self, src: str):
+        self.src, self.line, self.started = src, 0, False     # line: the lines of the steps before
+
+    def scan(self, data, end: int, lines: int | None = None) -> None:
+        """``data[:end]`` (bytes or bytearray): the next whole lines, of which
+        ``lines`` line breaks (counted here when not given)."""
+        lines = data.count(b"\n", 0, end) if lines is None else lines
+        at = 0
+        if not self.started:
+            job = self._JOB.search(data, 0, end)
+            if job is None:
+                self.line += lines
+                return
+            self.started, at = True, job.start()
+        p = data.find(b";", at, end)
+        while p >= 0:
+            q = data.find(b"\n", p, end)
+            q = end if q < 0 else q
+            m = _KEY.match(bytes(data[p:q]).decode("latin-1").rstrip()) if p == 0 or data[p - 1] == 10 else None
+            if m and m.group(1).lower() in READ_KEYS:
+                lineno = self.line + data.count(b"\n", 0, p) + 1
+                raise InstanceError(f"{self.src}, line {lineno}: header field "
+                                    f"{m.group(1)!r} after the first job line; a header is read before the "
+                                    "jobs only (two traces joined into one file?)")
+            p = data.find(b";", q, end)
+        self.line += lines
+
+
+def _check_late_keys(path: Path, src: str) -> None:
+    """:class:`_LateKeys` over the whole file, a pass of its own (for the
+    reader that pandas runs, which sees no lines)."""
+    late = _LateKeys(src)
+    with (gzip.open if _gzip_input(path) else open)(path, "rb") as fh:
+        _skip_bom(fh)
+        for data, end in _whole_lines(fh):
+            late.scan(data, end)
 
 
 def _misspelt_key(line: str, m) -> str | None:

@@ -144,6 +144,32 @@ def _write(path, data: bytes):
     return path
 
 
+LONG_HEAD = "; Version: 2.2\n" + "".join(f"; Note: line {k} of a long header\n" for k in range(12)) + "; MaxProcs: 16\n"
+
+
+@pytest.mark.parametrize("reader", ["numpy", "compiled", "pandas"])
+@pytest.mark.parametrize("name", ["two.swf", "two.swf.gz"])
+@pytest.mark.parametrize("chunk", [1 << 23, 40])
+def test_a_header_field_after_the_first_job_is_refused_naming_its_line(tmp_path, monkeypatch, reader, name, chunk):
+    """The readers skip ``;`` lines after the first job: two traces joined
+    into one file ran on the first one's MaxProcs without a word."""
+    _force(monkeypatch, reader)
+    monkeypatch.setattr(jobs_mod, "SWF_CHUNK", max(chunk, 450))   # the header in the first piece, the jobs cut
+    monkeypatch.setattr(jobs_mod, "CSV_CHUNK", chunk)              # pandas' pass: the header cut too
+    text = LONG_HEAD + job(1, 4) + "\n; a note\n" + job(2, 3) + "; MaxNodes: 2\n" + job(3, 2)
+    path = _write(tmp_path / name, text.encode())
+    line = text.splitlines().index("; MaxNodes: 2") + 1
+    with pytest.raises(InstanceError, match=rf"{name}, line {line}: header field 'MaxNodes' after the first job "
+                                            r"line; a header is read before the jobs only \(two traces joined"):
+        read_swf(path)
+    ok = _write(tmp_path / f"ok-{name}", (LONG_HEAD + job(1, 4) + ";Note: a note that has a key\n; Foo: 3\n"
+                                          + job(2, 3) + "; MaxProcs is 2 from here on\n").encode())
+    w = read_swf(ok)                                          # notes after the jobs: read as before
+    assert w.capacity.tolist() == [16] and w.jobs["id"].tolist() == [1, 2]
+
+
+
+
 @pytest.mark.parametrize("reader", ["numpy", "compiled", "pandas"])
 @pytest.mark.parametrize("name", ["bom.swf", "bom.swf.gz"])
 def test_an_swf_byte_order_mark_is_skipped(tmp_path, monkeypatch, reader, name):
