@@ -108,3 +108,85 @@ def test_illinois_keeps_a_steep_convex_curve_to_a_few_steps(calibrate):
     cal = calibrate(lambda f: math.exp(3 * f), 1000.0, rtol=1e-3)
     assert cal.converged and cal.factor == pytest.approx(math.log(1000) / 3, rel=1e-3)
     assert cal.simulations <= 7
+
+
+# ---- More of calibrate_rate's search on synthetic q(f) (mutation review): the
+# closest point returned when the runs are spent, the rtol checks after each
+# halving and after bracketing, the bracket the halving loop leaves, the
+# Illinois halving on the low end, and the window of unsorted arrivals.
+
+
+def test_out_of_runs_returns_the_closest_point_not_the_last(calibrate):
+    """Guards against returning the last factor tried instead of the one
+    whose queue is closest to the target ("the closest point found is
+    returned").  q(f) = f^2, target 9, 3 simulations: doubling tries q(1) =
+    1, q(2) = 4, q(4) = 16; the fourth (regula falsi) run is refused.
+    Relative errors 8/9, 5/9, 7/9: f = 2 with q = 4 is the best point."""
+    cal = calibrate(lambda f: f * f, 9.0, max_simulations=3)
+    assert not cal.converged and cal.simulations == 3
+    assert cal.history == [(1.0, 1.0), (2.0, 4.0), (4.0, 16.0)]
+    assert cal.factor == 2.0 and cal.mean_queue == 4.0
+    assert cal.rel_error == pytest.approx(4.0 / 9.0 - 1.0)
+    assert "max_simulations=3" in cal.note
+
+
+def test_halving_stops_at_the_first_factor_within_rtol(calibrate):
+    """Guards against the halving loop going past a factor whose queue is
+    already within rtol.  q(f) = 3 f, target 1, rtol 0.6: q(1) = 3 is too
+    long, f halves; q(0.5) = 1.5 is within 0.6 of 1: stop there (2
+    simulations), not at q(0.25) = 0.75."""
+    cal = calibrate(lambda f: 3.0 * f, 1.0, rtol=0.6)
+    assert cal.converged and cal.simulations == 2 and cal.factor == 0.5
+    assert [f for f, _ in cal.history] == [1.0, 0.5]
+
+
+def test_a_bracket_end_within_rtol_ends_the_search(calibrate):
+    """Guards against starting regula falsi when the factor that closed the
+    bracket is already within rtol.  q(f) = 0.3 f, target 1, rtol 0.25:
+    q(1) = 0.3 and q(2) = 0.6 are too short (0.6 is 0.4 off), q(4) = 1.2
+    ends the doubling and is 0.2 <= 0.25 off: converged at f = 4 after 3
+    simulations (a secant step would try f = 1 / 0.3)."""
+    cal = calibrate(lambda f: 0.3 * f, 1.0, rtol=0.25)
+    assert cal.converged and cal.simulations == 3 and cal.factor == 4.0
+    assert [f for f, _ in cal.history] == [1.0, 2.0, 4.0]
+
+
+def test_halving_narrows_the_bracket_from_above(calibrate):
+    """Guards against the halving loop lowering only the low end and
+    leaving the first guess as the high end.  q(f) = exp(3 f), target 1000
+    (f* = ln(1000) / 3 = 2.3026), rtol 1e-3, first guess 16: q(16), q(8),
+    q(4) are too long, q(2) = 403 too short, so the bracket is [2, 4]
+    (not [2, 16]); regula falsi with the Illinois step then reaches the
+    band in 4 steps: 8 simulations."""
+    cal = calibrate(lambda f: math.exp(3 * f), 1000.0, rtol=1e-3, factor=16.0)
+    assert cal.converged and cal.simulations == 8
+    fs = [f for f, _ in cal.history]
+    assert fs[:4] == [16.0, 8.0, 4.0, 2.0]
+    assert all(2.0 < f < 4.0 for f in fs[4:])
+    assert cal.factor == pytest.approx(math.log(1000) / 3, rel=1e-3)
+
+
+def test_illinois_halves_the_low_end_of_a_concave_curve(calibrate):
+    """Guards against a missing Illinois halving of the low end's residual
+    when the high end moves twice in a row.  q(f) = 1000 (1 - exp(-f)),
+    target 990 (f* = ln 100 = 4.6052), rtol 1e-4: doubling brackets [4, 8]
+    (q = 981.7, 999.7).  The curve is concave in (log f, log q), so the
+    secant lands above f*: 5.5203, then 4.8261 (the high end moved twice:
+    the low end's residual is halved); the next step lands below, 4.5432,
+    and then 4.6107 is within rtol: 8 simulations (plain regula falsi, the
+    low end stuck at 4, needs 10)."""
+    cal = calibrate(lambda f: 1000.0 * (1.0 - math.exp(-f)), 990.0, rtol=1e-4)
+    assert cal.converged and cal.simulations == 8
+    fs = [f for f, _ in cal.history]
+    assert fs[:4] == [1.0, 2.0, 4.0, 8.0]
+    assert fs[4:] == pytest.approx([5.520298391795535, 4.8261295358658005, 4.543239456973988,
+                                    4.610686808056876], rel=1e-9)
+    assert abs(cal.mean_queue - 990.0) <= 1e-4 * 990.0
+
+
+def test_the_window_sorts_the_arrivals_first():
+    """Guards against taking the window's jobs in table order: the window
+    runs between arrivals in arrival order.  Arrivals [4, 0, 2, 1, 3],
+    warmup 0, cooldown 0: from the first arrival (0) to the last (4)."""
+    assert queue_window([4.0, 0.0, 2.0, 1.0, 3.0], 0.0, 0.0) == (0.0, 4.0)
+    assert queue_window([4.0, 0.0, 2.0, 1.0, 3.0], 0.2, 0.2) == (1.0, 3.0)

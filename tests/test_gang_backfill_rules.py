@@ -108,3 +108,62 @@ def test_a_job_started_after_its_reservation_keeps_its_booked_end():
     placed, queue = rb.schedule(queue, m, clock)
     assert placed == [0] and queue == []
     assert rb.end[0] == 13.0
+
+
+# ---- Mutation review, gang_backfill.RowBackfill.moved / allows / free_until:
+# CompactMatrix / CollapseMatrix move a job whose predicted end lies ahead.  Its
+# remaining predicted time [now, end) must leave the source row's profile (+1,
+# processors freed) and enter the destination row's (-1, processors taken);
+# the guard asks for "free processors ... for its whole estimate" in the
+# destination row, i.e. at least the job's demand on [now, end): exactly
+# enough is enough, and a reservation that starts at ``end`` (half-open
+# intervals) is not in the way.
+
+
+def _two_jobs(demands, estimates):
+    return SimpleNamespace(n=len(demands), demand=np.array([[d] for d in demands]),
+                           estimate=np.array(estimates, dtype=float),
+                           promised=np.full(len(demands), np.nan))
+
+
+def test_a_moved_job_frees_its_source_row_and_takes_its_destination_row():
+    """Guards against moving a job's profile time the wrong way (taking it
+    from the destination row and giving it back to the source).  4
+    processors, 2 rows: job 0 (2 processors) is home in row 0 on [0, 10).
+    After the move to row 1, row 0 is empty again (4 free until 10) and row 1
+    has 4 - 2 = 2 free until 10."""
+    rb = RowBackfill(_two_jobs([2], [10.0]), n=4, mpl=2, scale=1.0, now=0.0)
+    rb._add(0, 0.0, 10.0, 0, -1)
+    rb.end[0] = 10.0
+    rb.moved(0, 0, 1)
+    assert rb.free_until(0, 10.0) == 4
+    assert rb.free_until(1, 10.0) == 2
+    assert rb.compress
+
+
+def test_a_row_with_exactly_the_demand_free_allows_the_move():
+    """Guards against the move guard asking for more processors than the
+    job needs.  4 processors, 2 rows: job 0 (2 processors) is home in row 0
+    on [0, 10); job 1 (2 processors) holds row 1 on [0, 10), leaving exactly
+    2 free there: job 0 fits, so the move is allowed."""
+    rb = RowBackfill(_two_jobs([2, 2], [10.0, 10.0]), n=4, mpl=2, scale=1.0, now=0.0)
+    rb._add(0, 0.0, 10.0, 0, -1)
+    rb.end[0] = 10.0
+    rb._add(1, 0.0, 10.0, 1, -1)
+    assert rb.free_until(1, 10.0) == 2
+    assert rb.allows(0, 1)
+
+
+def test_a_reservation_starting_at_the_predicted_end_does_not_block_the_move():
+    """Guards against counting a reservation that starts exactly at the
+    moving job's predicted end as overlapping it.  4 processors, 2 rows: job
+    0 (2 processors) is home in row 0 on [0, 10); job 1 (4 processors) holds
+    row 1 on [10, 20).  Row 1 is all free on [0, 10), so job 0 may move
+    there; on [0, 10.5) it is not."""
+    rb = RowBackfill(_two_jobs([2, 4], [10.0, 10.0]), n=4, mpl=2, scale=1.0, now=0.0)
+    rb._add(0, 0.0, 10.0, 0, -1)
+    rb.end[0] = 10.0
+    rb._add(1, 10.0, 20.0, 1, -1)
+    assert rb.free_until(1, 10.0) == 4
+    assert rb.free_until(1, 10.5) == 0
+    assert rb.allows(0, 1)

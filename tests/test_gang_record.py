@@ -162,3 +162,107 @@ def test_zhang_gang_scores_the_gang_steps():
     assert got.loc["BGS-2", "gap_vs"] == "optimum" and got.loc["BGS-2", "epochs"] == row["gap_epochs"]
     assert got.loc["BGS-2", "gap_sched %"] == pytest.approx(100 * row["gap_schedule"], abs=0.01)
     assert np.isnan(got.loc["GS-2", "gap_sched %"])
+
+
+# ---- Schedule and FillMatrix instances, worked by hand (mutation review: the
+# cases below pin the estimates, the profile resources and the candidates).
+
+
+def stream(rows):
+    """rows: (id, submit, procs, runtime = estimate)."""
+    return pd.DataFrame([dict(id=i, submit=float(s), runtime=float(d), estimate=float(d), procs=p,
+                              duration=float(d)) for i, s, p, d in rows])
+
+
+def schedule_steps(df, policy, mpl, slice=50.0, **kw):
+    rec = GangRecorder(steps=("schedule",))
+    simulate_gang(df, [4], policy, mpl=mpl, slice=slice, recorder=rec, **kw)
+    return rec.instances
+
+
+def test_bgs_instances_carry_the_estimate_times_mpl():
+    """Guards against recording the raw estimates under BGS: a row runs at
+    1/mpl of the machine's speed, so a job's time there is "estimated time x
+    MPL" ([zhang-comparative] section 6.2), the time the profiles use.  4
+    processors, mpl 2: job 1 (2 procs, estimate 10) goes to row 0, job 2
+    (3 procs, estimate 20) to row 1 (row 0 has 2 free until 2 x 10)."""
+    insts = schedule_steps(stream([(1, 0, 2, 10), (2, 0, 3, 20)]), "bgs", mpl=2)
+    assert [(i.meta["row"], i.meta["job_ids"]) for i in insts] == [(0, [1]), (1, [2])]
+    assert list(insts[0].estimate) == [20.0]
+    assert list(insts[1].estimate) == [40.0]
+
+
+def test_a_job_started_by_the_step_frees_its_cells_only_before_its_end():
+    """Guards against giving a started job's processors back on the profile
+    interval that begins at its end (half-open [start, end)).  4 processors,
+    BGS-1: at t = 0 job 1 (2 procs, 10 s) starts and job 2 (4 procs, 20 s)
+    is booked on [10, 30).  Row profile: 2 free on [0, 10) (job 1), 0 on
+    [10, 30) (job 2).  Job 1 back to waiting: 4 free on [0, 10), still 0 on
+    [10, 30), so the profile intervals use 0 and 4 processors."""
+    inst = schedule_steps(stream([(1, 0, 2, 10), (2, 0, 4, 20)]), "bgs", mpl=1)[0]
+    assert inst.meta["time"] == 0.0 and inst.meta["job_ids"] == [1, 2]
+    assert inst.meta["resources"] == ["cells", "profile@0", "profile@10"]
+    assert list(inst.used) == [0, 0, 4]
+    assert inst.demand.tolist() == [[2, 2, 0], [4, 4, 4]]
+    assert choice_of(inst) == [0]
+
+
+def test_a_merged_profile_interval_uses_its_busiest_stretch():
+    """Guards against a merged profile interval taking the least busy of
+    its stretches: the candidates need their processors on all of it, so it
+    uses n - (fewest free).  4 processors, BGS-1: job 1 (2 procs, 10 s) runs
+    from t = 0.  At t = 1 job 2 (3 procs, 20 s) is booked on [10, 30) and
+    job 3 (1 proc, 5 s) starts now, ending at 6.  Job 3 back to waiting,
+    the profile is 2 free on [1, 10), 1 on [10, 30).  Job 2, if started now,
+    would end at 21, job 3 at 6: the intervals [6, 10) and [10, 30) hold the
+    same candidate (job 2), so they merge into profile@6 with 4 - min(2, 1)
+    = 3 used."""
+    insts = schedule_steps(stream([(1, 0, 2, 10), (2, 1, 3, 20), (3, 1, 1, 5)]), "bgs", mpl=1)
+    inst = next(i for i in insts if i.meta["time"] == 1.0)
+    assert inst.meta["job_ids"] == [2, 3]
+    assert inst.meta["resources"] == ["cells", "profile@1", "profile@6"]
+    assert list(inst.used) == [2, 2, 3]
+    assert inst.demand.tolist() == [[3, 3, 3], [1, 1, 0]]
+    assert choice_of(inst) == [1]
+
+
+def test_discrete_bgs_records_a_late_started_job_with_its_booked_end():
+    """Guards against recording a job that the step starts after its
+    reservation came as if it ran from the pass for its whole estimate:
+    it keeps its booked interval.  4 processors, BGS-1, slice 10, discrete
+    (passes at the boundaries): at t = 0 job 1 (4 procs, 3 s) starts, job 2
+    (2 procs, 10 s) is booked on [3, 13), job 3 (4 procs, 5 s) on [13, 18).
+    At the pass at t = 10 job 2 starts with its booked end 13 (not
+    10 + 10 = 20); job 3 would end at 15.  The profile with job 2 back to
+    waiting: 4 free on [10, 13), 0 on [13, 18)."""
+    insts = schedule_steps(stream([(1, 0, 4, 3), (2, 0, 2, 10), (3, 0, 4, 5)]), "bgs", mpl=1,
+                           slice=10.0, discrete=True)
+    inst = next(i for i in insts if i.meta["time"] == 10.0)
+    assert inst.meta["job_ids"] == [2, 3]
+    assert inst.meta["resources"] == ["cells", "profile@10", "profile@13"]
+    assert list(inst.used) == [0, 0, 4]
+    assert inst.demand.tolist() == [[2, 2, 0], [4, 4, 4]]
+    assert choice_of(inst) == [0]
+
+
+def test_fill_lists_only_jobs_whose_columns_are_empty_in_the_row():
+    """Guards against FillMatrix candidates whose columns are taken in the
+    row (a replica keeps its columns).  GS, 4 processors, mpl 2, at t = 0:
+    job 1 (3 procs) takes row 0 columns 0-2, job 2 (2 procs) row 1 columns
+    0-1, job 3 (1 proc) row 0 column 3.  Row 0: job 2's columns 0-1 are
+    job 1's, no candidate.  Row 1: job 1's columns 0-2 overlap job 2's;
+    job 3's column 3 is empty: the one candidate, and it is replicated."""
+    rec = GangRecorder(steps=("fill",))
+    simulate_gang(stream([(1, 0, 3, 100), (2, 0, 2, 100), (3, 0, 1, 100)]), [4], "gs", mpl=2, slice=10.0,
+                  recorder=rec)
+    at0 = [i for i in rec.instances if i.meta["time"] == 0.0]
+    assert [(i.meta["row"], i.meta["job_ids"]) for i in at0] == [(1, [3])]
+    assert choice_of(at0[0]) == [0]
+
+
+def test_limit_keeps_exactly_that_many_instances():
+    """Guards against the limit letting one instance more through."""
+    rec = GangRecorder(limit=3)
+    simulate_gang(busy_stream(1), [16], "gs", mpl=3, slice=50.0, recorder=rec)
+    assert len(rec.instances) == 3
+    assert [i.meta["name"] for i in rec.instances] == ["epoch000000", "epoch000001", "epoch000002"]
