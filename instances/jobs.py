@@ -1292,8 +1292,13 @@ def _swf_header_text(w: Workload) -> str:
 
 
 # ---- CSV and Parquet -------------------------------------------------------------------
+#: the format and the version of the metadata :func:`write_table` writes; a
+#: file that names another format, or a later version, is refused
+TABLE_FORMAT, TABLE_VERSION = "epochbench-workload", 1
+
+
 def _table_meta(w: Workload) -> str:
-    return json.dumps(_plain({"format": "epochbench-workload", "version": 1, "capacity": w.capacity,
+    return json.dumps(_plain({"format": TABLE_FORMAT, "version": TABLE_VERSION, "capacity": w.capacity,
                               "resources": list(w.resources), "dropped": w.dropped, "source": w.source,
                               "meta": w.meta}))
 
@@ -1434,7 +1439,15 @@ def _checked_info(info: dict, where: str) -> dict:
     """``info`` when the fields :func:`read_table` uses have the types
     :func:`write_table` writes, else :class:`InstanceError` naming the field:
     ``capacity`` positive integers, ``resources`` names, ``dropped`` and
-    ``meta.adjusted`` counts by reason, ``meta.kill_at_estimate`` true or false."""
+    ``meta.adjusted`` counts by reason, ``meta.kill_at_estimate`` true or false;
+    ``format`` and ``version``, where given, :data:`TABLE_FORMAT` and at most
+    :data:`TABLE_VERSION` (a later version was read as this one)."""
+    if info.get("format", TABLE_FORMAT) != TABLE_FORMAT:
+        raise InstanceError(f"{where}: 'format' is {info['format']!r}, not {TABLE_FORMAT!r}")
+    version = info.get("version", TABLE_VERSION)
+    if not (_count(version) and 1 <= version <= TABLE_VERSION):
+        raise InstanceError(f"{where}: 'version' is {version!r}; this epochbench reads version "
+                            f"{TABLE_VERSION} (a later one wrote the file?)")
     cap = info.get("capacity")
     if cap is not None:
         items = cap if isinstance(cap, list) else [cap]

@@ -222,6 +222,9 @@ BAD_TAGS = {
     "capacity-huge": '{"capacity": [1e300]}',
     "kill-string": '{"capacity": [4], "meta": {"kill_at_estimate": "false"}}',
     "resources-number": '{"capacity": [4], "resources": [1]}',
+    "version-later": '{"format": "epochbench-workload", "version": 99, "capacity": [4]}',   # read as version 1
+    "version-word": '{"version": "1", "capacity": [4]}',
+    "format-other": '{"format": "someone-elses-table", "version": 1, "capacity": [4]}',
 }
 FILES.update({f"csv-tag-{label}": ("t.csv", f"# epochbench {tag}\nid,submit,runtime,procs\n1,0,5,1\n")
               for label, tag in BAD_TAGS.items()})

@@ -586,3 +586,24 @@ def test_a_time_of_exactly_2_to_the_53_is_read_and_one_past_it_refused():
     assert make_workload(jobs, 4).jobs["submit"].tolist() == [2.0 ** 53]
     with pytest.raises(InstanceError, match=r"column .submit. has .*above 2\*\*53"):
         make_workload({**jobs, "submit": [2.0 ** 53 + 2]}, 4)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_table_of_a_later_format_version_is_refused(tmp_path, suffix):
+    """A job table whose metadata names version 99 was read as version 1."""
+    w = make_workload({"id": [1, 2], "submit": [0, 1], "runtime": [5, 5], "procs": [1, 2]}, [4])
+    path = write_table(w, tmp_path / f"t{suffix}")
+    assert read_table(path).capacity.tolist() == [4]               # as written: version 1
+    if suffix == ".csv":
+        text = path.read_text()
+        assert '"version": 1' in text
+        path.write_text(text.replace('"version": 1', '"version": 99', 1))
+    else:
+        import pyarrow.parquet as pq
+        table = pq.read_table(path)
+        meta = dict(table.schema.metadata)
+        meta[jobs_mod.PARQUET_KEY] = meta[jobs_mod.PARQUET_KEY].replace(b'"version": 1', b'"version": 99', 1)
+        pq.write_table(table.replace_schema_metadata(meta), path)
+    with pytest.raises(InstanceError, match=r"'version' is 99; this epochbench reads version 1 \(a later one "
+                                            r"wrote the file\?\)$"):
+        read_table(path)
