@@ -1122,8 +1122,14 @@ def _raise_bad_line(raw: bytes, src: str, exc, skip: int = 0) -> None:
                     value != round(value) or abs(value) > MAX_NODES)):
                 kind = "a number" if SWF_FIELDS[k] in SWF_FLOAT else f"an integer of at most {MAX_NODES}"
                 raise InstanceError(f"{src}, line {lineno}: field {k + 1} ({SWF_FIELDS[k]}) is not "
-                                    f"{kind}: {tok!r}")
+                                    f"{kind}: {_as_utf8(tok)!r}")
     raise InstanceError(f"{src}: malformed SWF ({exc})")
+
+
+def _as_utf8(text: str) -> str:
+    """A field read as Latin-1 (byte for byte) shown as its UTF-8 text, where
+    it is UTF-8: a no-break space is ``'1\\xa00'``, not ``'1Â\\xa00'``."""
+    return text.encode("latin-1").decode("utf-8", errors="backslashreplace")
 
 
 def _check_declared_resources(header: dict, names: tuple, side: Path, src) -> None:

@@ -607,3 +607,19 @@ def test_a_table_of_a_later_format_version_is_refused(tmp_path, suffix):
     with pytest.raises(InstanceError, match=r"'version' is 99; this epochbench reads version 1 \(a later one "
                                             r"wrote the file\?\)$"):
         read_table(path)
+
+
+@pytest.mark.parametrize("field, shown", [
+    (b"1\xc2\xa000", r"'1\xa000'"),              # a no-break space
+    ("١٠".encode(), "'١٠'"),                      # Arabic-Indic digits
+    (b"\xef\xbb\xbf0", r"'\ufeff0'"),             # a byte-order mark inside the file
+    (b"1\xff0", r"'1\\xff0'"),                    # no UTF-8
+])
+def test_a_bad_swf_field_is_quoted_as_its_utf8_text(tmp_path, monkeypatch, field, shown):
+    """The fields were quoted as Latin-1: 'ï»¿0' for a byte-order mark."""
+    _force(monkeypatch, "pandas")
+    path = tmp_path / "u.swf"
+    path.write_bytes(b"1 0 0 " + field + b" 4 -1 -1 4 200 -1 1 1 1 1 1 -1 -1 -1\n")
+    with pytest.raises(InstanceError) as info:
+        read_swf(path)
+    assert str(info.value) == f"{path}, line 1: field 4 (runtime) is not a number: {shown}"
