@@ -1540,13 +1540,24 @@ def _check_short_rows(path, *, skiprows: int = 0) -> None:
     header, first = None, 0                   # first: the number of the step's first line, from 0
     with open(path, "rb") as fh:
         for data, end in _whole_lines(fh):
-            if data.find(b'"', 0, end) >= 0:
+            if data.find(b'"', _line_start(data, end, skiprows - first), end) >= 0:   # (the JSON tag line has quotes)
                 return _check_short_rows_quoted(path, skiprows)
             buf = np.frombuffer(data, np.uint8, end)
             lines = np.count_nonzero(buf == 10) + (data[end - 1] != 10)
             if header is None or np.count_nonzero(buf == 44) != header * lines:
                 header = _short_lines(path, data, buf, first, skiprows, header)
             first += lines
+
+
+def _line_start(data, end: int, k: int) -> int:
+    """Where line ``k`` (from 0) of ``data[:end]`` starts (``end`` past its
+    lines, 0 for k <= 0)."""
+    at = 0
+    for _ in range(k):
+        at = data.find(b"\n", at, end) + 1
+        if at == 0:
+            return end
+    return at
 
 
 def _whole_lines(fh):

@@ -623,3 +623,16 @@ def test_a_bad_swf_field_is_quoted_as_its_utf8_text(tmp_path, monkeypatch, field
     with pytest.raises(InstanceError) as info:
         read_swf(path)
     assert str(info.value) == f"{path}, line 1: field 4 (runtime) is not a number: {shown}"
+
+
+def test_the_row_check_of_a_written_table_counts_commas_not_rows(tmp_path, monkeypatch):
+    """The JSON line that write_table puts first holds quotes; a quote
+    anywhere sent the whole file to the csv module's reader, row by row."""
+    w = make_workload({"id": [1, 2], "submit": [0, 1], "runtime": [5, 5], "procs": [1, 2]}, [4])
+    path = write_table(w, tmp_path / "t.csv")
+    assert '"' in path.read_text().splitlines()[0]
+    monkeypatch.setattr(jobs_mod, "_check_short_rows_quoted", lambda *a: pytest.fail("read row by row"))
+    assert read_table(path).jobs["id"].tolist() == [1, 2]
+    path.write_text(path.read_text() + "3,2,5\n")
+    with pytest.raises(InstanceError, match=r"t\.csv, line 5: 3 field\(s\), the header has "):
+        read_table(path)
