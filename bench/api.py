@@ -564,9 +564,6 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, *,
         raise ValueError("seed: must be an integer >= 0, got None (seeds are explicit: leave seed out for the "
                          "default, 0)")
     options = python_options(options)                  # as the command line checks its options' text
-    for hook in ("progress", "on_pass"):
-        if options.get(hook) is not None and not callable(options[hook]):
-            raise ValueError(f"{hook}: expected a function, got {options[hook]!r}")
     workload = _read_with(workload, nodes, kill_at_estimate)
     from epochbench.sim.registry import OptionError
     try:

@@ -411,12 +411,19 @@ def _numeric(values, name: str = "", source: str = "", *, errors: str = "raise",
                             f"e.g. {how}")
     if arr.dtype.kind == "b" and errors == "raise":
         raise InstanceError(f"{source}: column '{name}' holds true / false, not numbers")
+    if arr.dtype.kind == "c":      # numpy's cast to float64 drops the imaginary part with only a ComplexWarning
+        raise InstanceError(f"{source}: column '{name}' holds complex numbers ({arr.dtype}); give real numbers")
     if arr.dtype.kind in "iufb":
         return arr.astype(np.float64, copy=False)
     import pandas as pd
     try:
-        return pd.to_numeric(pd.Series(arr), errors=errors).to_numpy(dtype=np.float64, na_value=np.nan)
+        got = pd.to_numeric(pd.Series(arr), errors=errors)
+        if got.dtype.kind == "c":           # Python complex values in an object column
+            raise InstanceError(f"{source}: column '{name}' holds complex numbers ({arr.dtype}); give real numbers")
+        return got.to_numpy(dtype=np.float64, na_value=np.nan)
     except (ValueError, TypeError) as exc:
+        if isinstance(exc, InstanceError):
+            raise
         # pandas names a 0-based "position": the job is named as the other value errors name it
         got = pd.to_numeric(pd.Series(arr), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         bad = np.flatnonzero(np.isnan(got) & ~pd.isna(pd.Series(arr)).to_numpy())

@@ -101,6 +101,39 @@ def declare_options(machine: str, *options: Option) -> None:
         OPTIONS[machine][opt.name] = opt
 
 
+#: the positional arguments each machine's loop gives its hooks
+#: (:func:`check_hooks`): ``progress(arrived, now)`` on every machine, and
+#: ``on_pass`` after each pass as :class:`epochbench.sim.engine.Engine`,
+#: :class:`epochbench.sim.gang.GangSimulator` and :func:`epochbench.sim.farm.simulate_farm` call it
+HOOK_ARGUMENTS = {"progress": dict.fromkeys(MACHINES, ("arrived", "now")),
+                  "on_pass": {"pool": ("time", "machine", "queue", "started"), "gang": ("time", "sim"),
+                              "farm": ("view", "plan")}}
+
+
+def check_hooks(machine: str, options: dict) -> None:
+    """ValueError, before the run, unless each hook of ``options``
+    (:data:`HOOK_ARGUMENTS`) is a function that takes the arguments the
+    machine's loop gives it: a ``lambda: None`` failed in the middle of the
+    run with a TypeError that named neither the hook nor its arguments.
+    A signature Python cannot read is let through."""
+    import inspect
+    for hook, by_machine in HOOK_ARGUMENTS.items():
+        func = options.get(hook)
+        if func is None:
+            continue
+        if not callable(func):
+            raise ValueError(f"{hook}: expected a function, got {func!r}")
+        given = by_machine[machine]
+        try:
+            inspect.signature(func).bind(*given)
+        except TypeError:
+            raise ValueError(f"{hook}: the {machine} machine calls it as {hook}({', '.join(given)}); "
+                             f"{getattr(func, '__name__', type(func).__name__)}{inspect.signature(func)} "
+                             "cannot take that") from None
+        except ValueError:                  # no signature to read (a builtin)
+            continue
+
+
 def number(name: str, value, ok: Callable[[float], bool], what: str, error: type = ValueError) -> float:
     """``value`` as a float when it is a real number (not a bool, not a
     string: the command line converts its text before a policy sees it) and

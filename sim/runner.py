@@ -186,6 +186,7 @@ def simulate(workload=None, policy: str = "easy", *, machine: str | None = None,
     registry.machine_options(machine)
     options = {k: v for k, v in options.items() if v is not None}
     registry.check_applies(machine, policy, options)
+    registry.check_hooks(machine, options)
     return RUNNERS[machine](workload, policy, **options)
 
 

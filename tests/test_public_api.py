@@ -741,6 +741,32 @@ def test_simulate_names_the_argument_of_a_bad_hook_or_selector_limit(kw, message
         eb.simulate(w, "easy", **kw)
 
 
+@pytest.mark.parametrize("policy, kw, message", [
+    ("easy", dict(on_pass=lambda: None), r"^on_pass: the pool machine calls it as on_pass\(time, machine, queue, "
+                                         r"started\); <lambda>\(\) cannot take that$"),
+    ("easy", dict(progress=lambda arrived: None), r"^progress: the pool machine calls it as progress\(arrived, now\); "),
+    ("gs", dict(on_pass=lambda t, m, q, s: None), r"^on_pass: the gang machine calls it as on_pass\(time, sim\); "),
+    (None, dict(on_pass=lambda view: None), r"^on_pass: the farm machine calls it as on_pass\(view, plan\); "),
+])
+def test_simulate_refuses_a_hook_that_cannot_take_its_arguments_before_the_run(policy, kw, message):
+    """on_pass=lambda: None failed mid-run with "<lambda>() takes 0
+    positional arguments but 4 were given", naming neither the hook nor
+    what it is given."""
+    from epochbench.instances.jobs import make_workload
+    w = make_workload({"id": [1, 2], "submit": [0, 1], "runtime": [5, 5], "estimate": [5, 5], "procs": [1, 1]}, [4])
+    calls = []
+    with pytest.raises(ValueError, match=message):
+        if policy is None:
+            eb.simulate(None, "edf", farm_jobs=5, seed=1, progress=lambda *a: calls.append(a), **kw)
+        else:
+            eb.simulate(w, policy, progress=lambda *a: calls.append(a), **kw) if "progress" not in kw else \
+                eb.simulate(w, policy, **kw)
+    assert calls == []                                    # refused before the run
+    seen = []
+    eb.simulate(w, "easy", on_pass=lambda *args: seen.append(len(args)), progress=lambda arrived, now=0: None)
+    assert seen and set(seen) == {4}                      # *args and defaults take them
+
+
 def test_simulate_refuses_seed_none_for_the_farms_stream():
     """seed=None was dropped as "not given": the stream of seed 0, silently
     (eb.generate refuses it)."""

@@ -133,3 +133,18 @@ def test_an_estimate_under_another_systems_name_is_refused(name):
         make_workload(df.assign(**{name: 600.0}), 64)
     kept = make_workload(df.assign(estimate=600.0, **{name: 600.0}), 64)   # beside an estimate: just a column
     assert kept.table[name].tolist() == [600.0] * 3
+
+
+@pytest.mark.parametrize("column", ["runtime", "procs", "submit"])
+@pytest.mark.parametrize("boxed", [False, True])
+def test_complex_numbers_in_a_job_table_are_refused(column, boxed):
+    """numpy's cast dropped the imaginary part with a ComplexWarning only:
+    runtime 5+500j ran as 5."""
+    import pandas as pd
+    from epochbench.instances.jobs import make_workload
+    df = pd.DataFrame({"id": [1, 2], "submit": [0, 1], "runtime": [5, 5], "procs": [1, 2]})
+    values = df[column] + 3j
+    df[column] = values.astype(object) if boxed else values
+    with pytest.raises(InstanceError, match=rf"^memory: column '{column}' holds complex numbers \((complex128|object)\); "
+                                            r"give real numbers$"):
+        make_workload(df, [4])
