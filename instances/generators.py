@@ -761,7 +761,42 @@ def resolved_params(name: str, **params) -> dict:
     for k, v in given.items():
         if _checked_here(spec[k], v):
             spec[k].check(v)
-    return {**{k: p.default for k, p in spec.items()}, **given}
+    full = {**{k: p.default for k, p in spec.items()}, **given}
+    _check_size(name, full)
+    return full
+
+
+#: numbers that generator holds for its parameters (its instances' arrays,
+#: ``count`` of them: :func:`generate` returns them all): the product of the
+#: parameters named, each plus the number after ``+``
+SIZES = {"leinberger": ("count", "n", "k+1"), "mkp": ("count", "n", "k+1"), "los": ("count", "n"),
+         "assign-random": ("count", "n", "machines"), "assign-farm": ("count", "n", "machines+licenses"),
+         "farm-mkp": ("count", "n", "machines+licenses"), "braun-range": ("count", "tasks", "machines"),
+         "workload": ("jobs", "k+5")}
+#: the most numbers a generator call may hold (float64: 8 GB); each
+#: parameter's own bound let ``leinberger(n=10**7, k=10**4)`` ask for 745 GiB
+#: and fail with numpy's MemoryError, and ``count=10**5`` of 8 MB instances
+#: fill the memory one instance after another
+MAX_NUMBERS = 10**9
+
+
+def _check_size(name: str, full: dict) -> None:
+    """ValueError when generator ``name`` would hold more than
+    :data:`MAX_NUMBERS` numbers for the parameters ``full`` (:data:`SIZES`;
+    a parameter that is no whole number is left to the generator's check)."""
+    factors = []
+    for term in SIZES.get(name, ()):
+        names = term.split("+")
+        values = [full[n] for n in names if n in full]
+        if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in values):
+            return
+        factors.append((term.replace("+", " + "), sum(int(v) for v in values)
+                        + sum(int(n) for n in names if n.isdigit())))
+    total = math.prod(v for _, v in factors)
+    if total > MAX_NUMBERS:
+        shown = " x ".join(f"({t})" if "+" in t else t for t, _ in factors)
+        raise ValueError(f"generator {name!r}: {shown} = {total:.3g} numbers (about {8 * total / 2**30:,.0f} GiB), "
+                         f"past the {MAX_NUMBERS:.0e} a call may hold; generate fewer or smaller instances")
 
 
 def _checked_here(param: Param, value) -> bool:

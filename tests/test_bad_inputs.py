@@ -759,3 +759,22 @@ def test_a_negative_number_in_any_spelling_reaches_the_option_check(value, tmp_p
                                 capsys)
     assert status == 2
     assert err.strip() == f"epochbench solve: error: argument --time-limit: must be a positive finite number, got {value}"
+
+
+@pytest.mark.parametrize("gen, params, shown", [
+    ("leinberger", dict(n=10**7, k=10**4), r"count x n x \(k \+ 1\) = 1e\+12 numbers \(about 7,451 GiB\)"),
+    ("leinberger", dict(n=10**4, k=100, count=10**5), r"count x n x \(k \+ 1\) = 1\.01e\+11 numbers"),
+    ("assign-farm", dict(n=10**4, machines=10**4, count=100), r"count x n x \(machines \+ licenses\) = 1e\+10"),
+    ("braun-range", dict(tasks=10**6, machines=10**4), r"count x tasks x machines = 1e\+10"),
+])
+def test_a_generator_call_past_the_memory_is_refused_before_it_allocates(gen, params, shown):
+    """Each parameter's bound held alone: n = 10**7 with k = 10**4 failed in
+    numpy ("Unable to allocate 745 GiB"), and count = 10**5 instances of
+    8 MB each filled the memory one after another."""
+    from epochbench.instances.generators import MAX_NUMBERS, generate, resolved_params
+    with pytest.raises(ValueError, match=rf"^generator '{gen}': {shown}.*, past the 1e\+09 a call may hold; "
+                                         r"generate fewer or smaller instances$"):
+        generate(gen, **params)
+    small = {k: max(1, v // 1000) for k, v in params.items()}      # the same parameters, smaller: accepted
+    assert resolved_params(gen, **small)
+    assert MAX_NUMBERS == 10**9
