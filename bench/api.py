@@ -588,7 +588,7 @@ def _read_with(workload, nodes, kill_at_estimate):
     if "kill_at_estimate" in given and type(kill_at_estimate).__name__ not in ("bool", "bool_"):   # numpy's too
         raise ValueError(f"kill_at_estimate: True or False, got {kill_at_estimate!r}")
     if "nodes" in given and not (is_int(nodes) and nodes >= 1):
-        raise ValueError(f"nodes: a number of processors >= 1, got {nodes!r}")
+        raise ValueError(f"nodes: a whole number of processors >= 1 (an int), got {nodes!r}")
     from epochbench.instances.jobs import load_workload
     return load_workload(workload, **{k: (int(v) if k == "nodes" else bool(v)) for k, v in given.items()})
 

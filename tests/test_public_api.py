@@ -261,7 +261,8 @@ def test_simulate_reads_a_file_with_nodes_and_kill_at_estimate_as_the_command_li
     assert ends() == [[0, 50], [50, 70]]                              # killed at the estimate, 4 nodes
     assert ends(kill_at_estimate=False) == [[0, 100], [100, 120]]
     assert ends(nodes=8) == [[0, 50], [10, 30]]
-    for bad, says in ((dict(nodes=0), "nodes: a number of processors >= 1"),
+    for bad, says in ((dict(nodes=0), "nodes: a whole number of processors >= 1 \\(an int\\), got 0"),
+                      (dict(nodes=64.0), "nodes: a whole number of processors >= 1 \\(an int\\), got 64.0"),
                       (dict(kill_at_estimate="no"), "kill_at_estimate: True or False")):
         with pytest.raises(ValueError, match=says):
             eb.simulate(swf, "easy", **bad)
