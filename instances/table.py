@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+from collections.abc import Iterator
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -64,6 +65,8 @@ class Columns:
         arr = np.asarray(values)
         if arr.ndim == 0 and self._n is not None:
             arr = np.full(self._n, arr[()])
+        if arr.ndim == 0 and arr.dtype == object and isinstance(arr[()], Iterator):
+            raise ValueError(f"column {name!r} is a {type(arr[()]).__name__}; give a list or an array")
         if arr.ndim != 1:
             raise ValueError(f"column {name!r} must be 1-D, got shape {arr.shape}")
         if self._n is not None and arr.shape[0] != self._n and (self._cols.keys() - {name}):
@@ -118,8 +121,15 @@ class Columns:
     # -- conversion ----------------------------------------------------------------------
     @classmethod
     def from_frame(cls, df) -> "Columns":
-        """The columns of a DataFrame as arrays (views where pandas allows)."""
-        return cls({str(c) if not isinstance(c, str) else c: df[c].to_numpy() for c in df.columns})
+        """The columns of a DataFrame as arrays (views where pandas allows);
+        ValueError for a name given twice (pandas returns both columns for
+        it, which read as one 2-D column)."""
+        from .checks import first_repeat
+        names = [str(c) if not isinstance(c, str) else c for c in df.columns]
+        twice = first_repeat(names)
+        if twice is not None:
+            raise ValueError(f"column {twice!r} given twice")
+        return cls({name: df.iloc[:, k].to_numpy() for k, name in enumerate(names)})
 
     def to_frame(self, copy: bool = False):
         """A :class:`pandas.DataFrame` over these arrays (imports pandas);

@@ -148,3 +148,15 @@ def test_complex_numbers_in_a_job_table_are_refused(column, boxed):
     with pytest.raises(InstanceError, match=rf"^memory: column '{column}' holds complex numbers \((complex128|object)\); "
                                             r"give real numbers$"):
         make_workload(df, [4])
+
+
+def test_a_column_named_twice_or_given_as_a_generator_says_so():
+    """pandas returns both columns of a name given twice, which read as one
+    2-D column ("must be 1-D, got shape (2, 2)"); a generator read as a
+    0-d array ("got shape ()")."""
+    df = pd.DataFrame({"id": [1, 2], "submit": [0, 1], "runtime": [5, 5], "procs": [1, 2]})
+    with pytest.raises(ValueError, match=r"^column 'procs' given twice$"):
+        make_workload(pd.concat([df, df[["procs"]]], axis=1), [4])
+    with pytest.raises(ValueError, match=r"^column 'id' is a generator; give a list or an array$"):
+        make_workload({**df.to_dict("list"), "id": (i for i in (1, 2))}, [4])
+    assert make_workload(df, [4]).jobs["procs"].tolist() == [1, 2]
