@@ -1545,15 +1545,19 @@ def _check_short_rows(path, *, skiprows: int = 0) -> None:
     where pandas reads it in 0.3 s; 0.6 s when every line is counted).  A
     file with a quote character after the skipped lines is read by
     :mod:`csv` (a quoted field may hold commas and line breaks)."""
-    header, first = None, 0                   # first: the number of the step's first line, from 0
+    header, fast, first = None, False, 0     # first: the number of the step's first line, from 0
     with open(path, "rb") as fh:
+        _skip_bom(fh)
         for data, end in _whole_lines(fh):
             if data.find(b'"', _line_start(data, end, skiprows - first), end) >= 0:   # (the JSON tag line has quotes)
                 return _check_short_rows_quoted(path, skiprows)
+            if data.find(b"\r", 0, end) >= 0:       # pandas ends a line at a lone CR too
+                data = data[:end].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+                end = len(data)
             buf = np.frombuffer(data, np.uint8, end)
             lines = np.count_nonzero(buf == 10) + (data[end - 1] != 10)
-            if header is None or np.count_nonzero(buf == 44) != header * lines:
-                header = _short_lines(path, data, buf, first, skiprows, header)
+            if not fast or np.count_nonzero(buf == 44) != header * lines:
+                header, fast = _short_lines(path, data, buf, first, skiprows, header, fast)
             first += lines
 
 
@@ -1586,10 +1590,14 @@ def _whole_lines(fh):
             yield data, end
 
 
-def _short_lines(path, data: bytes, buf: np.ndarray, first: int, skiprows: int, header):
+def _short_lines(path, data: bytes, buf: np.ndarray, first: int, skiprows: int, header, fast: bool):
     """One step of :func:`_check_short_rows` (``buf``: its lines, over
     ``data``), line by line: returns the header's commas (found here if
-    ``header`` is None), or raises naming the first short row."""
+    ``header`` is None; empty names at its end do not count, as a
+    spreadsheet writes them: pandas names those columns ``Unnamed: N``, which
+    no reader takes) and whether a step may pass by its count of commas (not
+    when such names were cut off: a row as long as the whole header would
+    make up for a short one), or raises naming the first short row."""
     ends = np.flatnonzero(buf == 10)
     if buf[-1] != 10:
         ends = np.append(ends, len(buf))
@@ -1601,12 +1609,14 @@ def _short_lines(path, data: bytes, buf: np.ndarray, first: int, skiprows: int, 
         filled[x] = bool(data[starts[rows[x]]:ends[rows[x]]].strip())
     rows = rows[filled]
     if header is None and rows.size:
-        header, rows = commas[rows[0]], rows[1:]
+        line = data[starts[rows[0]]:ends[rows[0]]]
+        header, rows = line.rstrip(b" \t,").count(b","), rows[1:]
+        fast = header == line.count(b",")
     short = rows[commas[rows] < header] if rows.size else rows
     if short.size:
         k = short[0]
         _short_row(path, first + k + 1, commas[k] + 1, header + 1)
-    return header
+    return header, fast
 
 
 def _check_short_rows_quoted(path, skiprows: int) -> None:
@@ -1621,6 +1631,8 @@ def _check_short_rows_quoted(path, skiprows: int) -> None:
             if not any(field.strip() for field in row) and len(row) <= 1:
                 continue                     # a blank line
             if header is None:
+                while len(row) > 1 and not row[-1].strip():
+                    row = row[:-1]           # empty names at the end (:func:`_short_lines`)
                 header = len(row)
             elif len(row) < header:
                 _short_row(path, skiprows + reader.line_num, len(row), header)

@@ -102,10 +102,11 @@ def declare_options(machine: str, *options: Option) -> None:
 
 
 #: the positional arguments each machine's loop gives its hooks
-#: (:func:`check_hooks`): ``progress(arrived, now)`` on every machine, and
-#: ``on_pass`` after each pass as :class:`epochbench.sim.engine.Engine`,
-#: :class:`epochbench.sim.gang.GangSimulator` and :func:`epochbench.sim.farm.simulate_farm` call it
-HOOK_ARGUMENTS = {"progress": dict.fromkeys(MACHINES, ("arrived", "now")),
+#: (:func:`check_hooks`), as :class:`epochbench.sim.engine.Engine`,
+#: :class:`epochbench.sim.gang.GangSimulator` and
+#: :func:`epochbench.sim.farm.simulate_farm` call them
+HOOK_ARGUMENTS = {"progress": {"pool": ("arrived", "now"), "gang": ("arrived", "now"),
+                               "farm": ("done", "now", "total")},
                   "on_pass": {"pool": ("time", "machine", "queue", "started"), "gang": ("time", "sim"),
                               "farm": ("view", "plan")}}
 

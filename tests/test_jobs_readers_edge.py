@@ -65,6 +65,20 @@ def test_csv_rows_as_long_as_the_header_read_as_before(tmp_path):
 SHORT = "2,5,50,2"          # a torn row: the estimate's field is missing, not empty
 
 
+@pytest.mark.parametrize("text", [
+    "id,submit,runtime,procs,estimate\r1,0,100,6,100\n2,5,50,2,60\n",        # a lone CR ends a line (pandas)
+    "id,submit,runtime,procs,estimate,\n1,0,100,6,100\n2,5,50,2,60\n",       # a trailing comma in the header
+    "\ufeffid,submit,runtime,procs,estimate\n\n1,0,100,6,100\n  \n2,5,50,2,60",  # BOM, blank lines, no last break
+])
+@pytest.mark.parametrize("chunk", [1 << 23, 6])
+def test_a_csv_that_pandas_reads_whole_passes_the_row_check(tmp_path, monkeypatch, text, chunk):
+    monkeypatch.setattr(jobs_mod, "CSV_CHUNK", chunk)
+    path = tmp_path / "ok.csv"
+    path.write_bytes(text.encode())
+    w = read_table(path, capacity=8)
+    assert w.jobs["id"].tolist() == [1, 2] and w.jobs["estimate"].tolist() == [100.0, 60.0]
+
+
 @pytest.mark.parametrize("text, line, fields", [
     (f"id,submit,runtime,procs,estimate\n1,0,100,6,100\n{SHORT}\n3,9,50,2,60\n", 3, 4),
     (f"id,submit,runtime,procs,estimate\n1,0,100,6,100\n{SHORT}", 3, 4),                # cut at the end of the file
@@ -72,6 +86,9 @@ SHORT = "2,5,50,2"          # a torn row: the estimate's field is missing, not e
     (f'# epochbench {{"capacity": [8]}}\nid,submit,runtime,procs,estimate\n{SHORT}\n', 3, 4),  # tagged
     (f'id,submit,runtime,procs,estimate,licenses\n1,0,100,6,100,"a,b"\n{SHORT},60\n', 3, 5),   # quoted: by csv
     ('id,submit,runtime,procs,estimate,licenses\n1,0,100,6,100,"a\nb"\n2,5,50,2,60\n', 4, 5),  # a break in quotes
+    (f"\ufeff\nid,submit,runtime,procs,estimate\n1,0,100,6,100\n{SHORT}\n", 4, 4),   # a BOM, then a blank line
+    (f"id,submit,runtime,procs,estimate\r1,0,100,6,100\r{SHORT}\r", 3, 4),      # lines ended by CR alone
+    (f"id,submit,runtime,procs,estimate,,\n1,0,100,6,100,,\n1,0,100,6,100,1\n{SHORT}\n", 4, 4),  # empty names
 ])
 @pytest.mark.parametrize("chunk", [1 << 23, 7])
 def test_a_csv_row_shorter_than_the_header_is_an_error_naming_its_line(tmp_path, monkeypatch, text, line, fields,
@@ -81,7 +98,7 @@ def test_a_csv_row_shorter_than_the_header_is_an_error_naming_its_line(tmp_path,
     monkeypatch.setattr(jobs_mod, "CSV_CHUNK", chunk)        # 7 bytes: lines cut between steps
     path = tmp_path / "s.csv"
     path.write_text(text)
-    header = text.count(",", 0, text.index("\n", text.index("id,"))) + 1
+    header = text[text.index("id,"):].split("\n")[0].split("\r")[0].rstrip(",").count(",") + 1
     with pytest.raises(InstanceError, match=rf"s\.csv, line {line}: {fields} field\(s\), the header has {header}; give "
                                             r"every field \(an unknown value: an empty field between its commas\)$"):
         read_table(path, capacity=8)

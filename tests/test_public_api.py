@@ -748,6 +748,8 @@ def test_simulate_names_the_argument_of_a_bad_hook_or_selector_limit(kw, message
     ("easy", dict(progress=lambda arrived: None), r"^progress: the pool machine calls it as progress\(arrived, now\); "),
     ("gs", dict(on_pass=lambda t, m, q, s: None), r"^on_pass: the gang machine calls it as on_pass\(time, sim\); "),
     (None, dict(on_pass=lambda view: None), r"^on_pass: the farm machine calls it as on_pass\(view, plan\); "),
+    (None, dict(progress=lambda arrived, now: None), r"^progress: the farm machine calls it as progress\(done, now, "
+                                                     r"total\); "),
 ])
 def test_simulate_refuses_a_hook_that_cannot_take_its_arguments_before_the_run(policy, kw, message):
     """on_pass=lambda: None failed mid-run with "<lambda>() takes 0
@@ -758,7 +760,7 @@ def test_simulate_refuses_a_hook_that_cannot_take_its_arguments_before_the_run(p
     calls = []
     with pytest.raises(ValueError, match=message):
         if policy is None:
-            eb.simulate(None, "edf", farm_jobs=5, seed=1, progress=lambda *a: calls.append(a), **kw)
+            eb.simulate(None, "edf", farm_jobs=5, seed=1, **{"progress": lambda *a: calls.append(a), **kw})
         else:
             eb.simulate(w, policy, progress=lambda *a: calls.append(a), **kw) if "progress" not in kw else \
                 eb.simulate(w, policy, **kw)
@@ -766,6 +768,9 @@ def test_simulate_refuses_a_hook_that_cannot_take_its_arguments_before_the_run(p
     seen = []
     eb.simulate(w, "easy", on_pass=lambda *args: seen.append(len(args)), progress=lambda arrived, now=0: None)
     assert seen and set(seen) == {4}                      # *args and defaults take them
+    farm = []
+    eb.simulate(None, "edf", farm_jobs=5, seed=1, progress=lambda done, now, total: farm.append(total))
+    assert farm and set(farm) == {5}
 
 
 def test_simulate_refuses_seed_none_for_the_farms_stream():
