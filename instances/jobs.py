@@ -972,7 +972,9 @@ class _LateKeys:
         while p >= 0:
             q = data.find(b"\n", p, end)
             q = end if q < 0 else q
-            m = _KEY.match(bytes(data[p:q]).decode("latin-1").rstrip()) if p == 0 or data[p - 1] == 10 else None
+            start = data.rfind(b"\n", 0, p) + 1
+            line = bytes(data[start:q]).decode("latin-1").rstrip() if not data[start:p].strip() else ""
+            m = _KEY.match(line) or _LOOSE_KEY.match(line)     # indented or in another case, as the header refuses
             if m and m.group(1).lower() in READ_KEYS:
                 lineno = self.line + data.count(b"\n", 0, p) + 1
                 raise InstanceError(f"{self.src}, line {lineno}: header field "

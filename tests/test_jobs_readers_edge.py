@@ -179,6 +179,9 @@ def test_a_header_field_after_the_first_job_is_refused_naming_its_line(tmp_path,
     with pytest.raises(InstanceError, match=rf"{name}, line {line}: header field 'MaxNodes' after the first job "
                                             r"line; a header is read before the jobs only \(two traces joined"):
         read_swf(path)
+    indented = _write(tmp_path / f"in-{name}", (LONG_HEAD + job(1, 4) + "  ;maxprocs: 2\n" + job(2, 3)).encode())
+    with pytest.raises(InstanceError, match=rf"in-{name}, line 16: header field 'maxprocs' after the first job"):
+        read_swf(indented)
     ok = _write(tmp_path / f"ok-{name}", (LONG_HEAD + job(1, 4) + ";Note: a note that has a key\n; Foo: 3\n"
                                           + job(2, 3) + "; MaxProcs is 2 from here on\n").encode())
     w = read_swf(ok)                                          # notes after the jobs: read as before
