@@ -379,8 +379,9 @@ def refuse_inputs_among(outputs: dict, inputs) -> None:
     """Refuse a run that would write over one of its own inputs.
 
     ``outputs``: {path: what writes it (``--out dd``)}; ``inputs``:
-    (option, path given) pairs, a path None where not given.  :func:`keep_previous` moves an output's earlier
-    file aside before the run writes its own, so an input there would be
+    (option, path given) pairs, a path None where not given.
+    :func:`keep_previous` moves an output's earlier file aside before the
+    run writes its own, so an input there would be
     renamed under the run (``simulate --workload dd/jobs.csv --out dd`` took
     its own workload for an earlier run's table), and the same command run
     again would read the first run's output as its input.  Raises
@@ -569,5 +570,5 @@ def format_runs(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["RUN_JSON", "provenance", "write", "finish", "read", "run_folder", "keep_previous", "refuse_inputs_among", "find_runs",
-           "format_runs", "check_name", "git_commit", "machine", "stamp", "unique_id"]
+__all__ = ["RUN_JSON", "provenance", "write", "finish", "read", "run_folder", "keep_previous", "refuse_inputs_among",
+           "find_runs", "format_runs", "check_name", "git_commit", "machine", "stamp", "unique_id"]

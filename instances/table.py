@@ -63,10 +63,10 @@ class Columns:
 
     def __setitem__(self, name: str, values) -> None:
         arr = np.asarray(values)
-        if arr.ndim == 0 and self._n is not None:
-            arr = np.full(self._n, arr[()])
         if arr.ndim == 0 and arr.dtype == object and isinstance(arr[()], Iterator):
             raise ValueError(f"column {name!r} is a {type(arr[()]).__name__}; give a list or an array")
+        if arr.ndim == 0 and self._n is not None:
+            arr = np.full(self._n, arr[()])
         if arr.ndim != 1:
             raise ValueError(f"column {name!r} must be 1-D, got shape {arr.shape}")
         if self._n is not None and arr.shape[0] != self._n and (self._cols.keys() - {name}):
