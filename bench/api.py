@@ -12,6 +12,7 @@ Examples
 from __future__ import annotations
 
 import functools
+import inspect
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -26,12 +27,31 @@ __all__ = ["register", "solve", "score", "validate", "generate", "load", "save",
 def _keywords(func: Callable) -> Callable:
     """``func`` run under :func:`~epochbench.instances.arguments.python_names`:
     a message raised in the layers below names the caller's keyword
-    argument (``selector=``), not the command line's flag (``--selector``)."""
+    argument (``selector=``), not the command line's flag (``--selector``).
+    Arguments its signature cannot take (a keyword it does not have, one
+    missing) are one ``ValueError`` naming the function and its keywords,
+    as the README promises of a bad argument: Python's own TypeError named
+    neither the valid keywords nor a close one (``score(timelimit=5)``)."""
+    sig = inspect.signature(func)
+
     @functools.wraps(func)
     def call(*args, **kwargs):
+        try:
+            sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise ValueError(f"{func.__name__}: {exc}{_takes(sig, kwargs)}") from None
         with python_names():
             return func(*args, **kwargs)
     return call
+
+
+def _takes(sig: inspect.Signature, kwargs: dict) -> str:
+    """``; it takes a, b, c`` (the names of ``sig``), with the one meant
+    where a keyword of ``kwargs`` is close to one of them."""
+    import difflib
+    names = [p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    close = [m[0] for k in kwargs if k not in names for m in [difflib.get_close_matches(k, names, 1)] if m]
+    return f"; it takes {', '.join(names)}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
 @_keywords

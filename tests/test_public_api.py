@@ -805,3 +805,24 @@ def test_validate_table_has_one_column_order_whatever_the_heuristic_did():
     bad = eb.validate(broken, "packing", count=1, seed=1, time_limit=5.0)
     assert not bad.ok and list(bad.table.columns) == list(good.table.columns)
     assert list(good.table.columns)[-2:] == ["short", "seconds"]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda fam: eb.score(fam, "ff", timelimit=5), r"^score: got an unexpected keyword argument 'timelimit'; it takes "
+                                                    r"instances, methods, time_limit, .* \(did you mean 'time_limit'\?\)$"),
+    (lambda fam: eb.save(fam[0], "x.json", overwite=True), r"^save: got an unexpected keyword argument 'overwite'; "
+                                                           r"it takes instance, path, overwrite \(did you mean "),
+    (lambda fam: eb.validate(lambda inst: [], cnt=3), r"^validate: got an unexpected keyword argument 'cnt'; .* "
+                                                       r"\(did you mean 'count'\?\)$"),
+    (lambda fam: eb.register("packing", "x", knd="heuristic"), r"^register: got an unexpected keyword argument 'knd'"),
+    (lambda fam: eb.solve(), r"^solve: missing a required argument: 'instance'; it takes instance, method$"),
+])
+def test_a_keyword_a_face_function_does_not_take_is_one_value_error(call, message, tmp_path, monkeypatch):
+    """The README promises one ValueError for a bad argument; a keyword the
+    function does not have was Python's TypeError, naming neither the
+    valid keywords nor the one meant."""
+    monkeypatch.chdir(tmp_path)
+    fam = eb.generate("leinberger", n=6, k=2, count=1, seed=1)
+    with pytest.raises(ValueError, match=message):
+        call(fam)
+    assert not list(tmp_path.iterdir())
