@@ -46,12 +46,13 @@ def _keywords(func: Callable) -> Callable:
 
 
 def _takes(sig: inspect.Signature, kwargs: dict) -> str:
-    """``; it takes a, b, c`` (the names of ``sig``), with the one meant
-    where a keyword of ``kwargs`` is close to one of them."""
-    import difflib
+    """``; it takes a, b, c`` (the names of ``sig``), with the ones meant
+    (:func:`~epochbench.instances.registry.did_you_mean`) for the first
+    keyword of ``kwargs`` it does not have."""
+    from epochbench.instances.registry import did_you_mean
     names = [p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    close = [m[0] for k in kwargs if k not in names for m in [difflib.get_close_matches(k, names, 1)] if m]
-    return f"; it takes {', '.join(names)}" + (f" (did you mean {close[0]!r}?)" if close else "")
+    wrong = next((k for k in kwargs if k not in names), None)
+    return f"; it takes {', '.join(names)}" + (did_you_mean(wrong, names) if wrong is not None else "")
 
 
 @_keywords
