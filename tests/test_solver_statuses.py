@@ -338,14 +338,19 @@ def test_cbc_is_stopped_at_the_deadline_with_its_best_solution(monkeypatch, shar
     sent SIGINT shortly after the deadline, and answers with its best
     solution and bound (it was killed, which lost both: a longer limit
     could give a worse answer than a shorter one).  The limit leaves CBC time
-    to start and find its first solution on a loaded machine: with 1 s, CBC
-    was sometimes still reading the model when it was stopped (0.5 s: always,
-    at n = 300 and 2,000 alike), and there was no bound to answer with."""
+    to start and find its first solution: with 1 s, CBC was sometimes still
+    reading the model when it was stopped (at 0.5 s: always, at n = 300 and
+    2,000 alike), and there was no bound to answer with.  On a machine so
+    loaded that 3 s is not enough either (that answer, the start without a
+    bound, is honest and checked too), the test tries once more with 12 s."""
     monkeypatch.setattr(_binary, "cbc_seconds", lambda left: 100.0)
     inst = generate("leinberger", n=300, k=8, count=1, seed=3)[0]
-    limit = 3 * LIMIT
-    r, seconds = timed(inst, "milp-cbc", limit)
-    assert seconds <= limit + tolerance(limit, sharing_processes)
+    for limit in (3 * LIMIT, 12 * LIMIT):
+        r, seconds = timed(inst, "milp-cbc", limit)
+        assert seconds <= limit + tolerance(limit, sharing_processes)
+        if r.bound is not None:
+            break
+        assert r.status == "feasible" and "no solver solution in time" in r.info["note"]
     assert r.status == "feasible" and r.bound is not None and r.value >= r.info["start_value"]
     assert "ctrl-c" in r.info["solver_status"].lower()
 
