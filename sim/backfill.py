@@ -59,7 +59,9 @@ def _easy_with(name: str, selector: str, doc: str, fast: int | None = None):
                              f"replace that step: give {args(policy='easy', selector=selector)}")
         EASY.__init__(self, default, selector_options)
 
-    cls = type(f"EASY_{name.replace('-', '_')}", (EASY,), {"__init__": __init__, "__doc__": doc})
+    cls = type(f"EASY_{name.replace('-', '_')}", (EASY,), {"__init__": __init__, "__doc__": doc,
+                                                          "__module__": __name__})
+    globals()[cls.__name__] = cls          # found by name: its objects pickle (a sweep's workers, deepcopy)
     return register_policy(name, fast=fast)(cls)
 
 
@@ -168,6 +170,7 @@ class OrderedBackfill(_ArrivalQueue):
         return self._wake
 
 
-for _name in ORDERS:
-    register_policy(f"{_name}-bf")(type(f"{_name.upper()}Backfill", (OrderedBackfill,), {
-        "order": _name, "__doc__": f"{_name.upper()} priority order with backfilling ([zhang-comparative] section 3)."}))
+for _name in ORDERS:                       # module attributes, named as their classes: their objects pickle
+    globals()[f"{_name.upper()}Backfill"] = register_policy(f"{_name}-bf")(type(f"{_name.upper()}Backfill", (
+        OrderedBackfill,), {"order": _name, "__module__": __name__,
+                            "__doc__": f"{_name.upper()} priority order with backfilling ([zhang-comparative] section 3)."}))

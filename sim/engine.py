@@ -40,6 +40,10 @@ ENGINES = ("auto", "fast", "generic")
 
 
 # ---- job table ---------------------------------------------------------------------
+#: jobs of :meth:`JobTable.rehearsal`: enough for a queue, a backfill and an early end
+REHEARSAL_JOBS = 8
+
+
 @dataclass(frozen=True, eq=False)
 class JobTable:
     """Job stream as arrays, rows in (submit, id) order.
@@ -98,6 +102,29 @@ class JobTable:
         _check(submit, est, dur, demand, capacity)
         n = len(ids)
         return cls(ids, submit, rt, est, dur, demand, res, np.full(n, np.nan), np.full(n, np.nan))
+
+    def rehearsal(self, jobs: int = REHEARSAL_JOBS) -> "JobTable":
+        """A short stream that takes a policy through its usual steps, run
+        before a timed simulation so that the kernels its steps call are
+        loaded (or compiled) first: the first ``jobs`` jobs of this table,
+        all arriving with the first (a queue forms, later jobs backfill),
+        each ending at half its estimate where it may end early (reservations
+        are compressed).  Its own arrays, of this table's dtypes, layouts
+        and write flags (a compiled kernel called with a read-only array is
+        another signature, loaded again); this table is untouched."""
+        k = min(self.n, int(jobs))
+        dur = np.minimum(self.duration[:k], self.estimate[:k] / 2)
+        cols = [(self.ids[:k], self.ids), (np.full(k, self.submit[0] if k else 0.0), self.submit),
+                (dur.copy(), self.runtime), (self.estimate[:k], self.estimate), (dur, self.duration),
+                (self.demand[:k], self.demand)]
+        ids, submit, rt, est, dur, dem = (_flagged_like(np.array(a, dtype=b.dtype), b) for a, b in cols)
+        return JobTable(ids, submit, rt, est, dur, dem, self.resources, np.full(k, np.nan), np.full(k, np.nan))
+
+
+def _flagged_like(a: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """``a`` (a new array), read-only where ``like`` is."""
+    a.flags.writeable = bool(like.flags.writeable)
+    return a
 
 
 def _demand(jobs: Columns, res: tuple, copy: bool) -> np.ndarray:

@@ -11,10 +11,12 @@ from typing import Callable
 import numpy as np
 
 from epochbench.instances.core import MethodFailed
+from epochbench.instances.lazy import kernels_loaded
 from epochbench.instances.table import as_columns
 
 from . import policies
 from .engine import ENGINES, Engine, JobTable, PassHook, Policy, PoolMachine, RunStalled, SimResult, result_columns
+from .profile import CompiledProfile
 
 
 def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str = "auto",
@@ -41,7 +43,10 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
     of jobs arrived so far and the simulated time, and once at the end (both
     engines).  ``seconds`` of the result is the simulation alone: the
     compiled loop is loaded (or compiled) before the clock starts, by a run
-    of the first two jobs; ``engine`` says which ran: ``fast`` (compiled),
+    of the first two jobs, and so are the kernels that one of epochbench's
+    policies calls on the generic engine, by a run of a copy of it on
+    :meth:`~epochbench.sim.engine.JobTable.rehearsal` (a policy of your own
+    is not rehearsed: it might count its calls); ``engine`` says which ran: ``fast`` (compiled),
     ``python`` (its pure-Python twin, for a short EASY stream in a process
     that has not loaded the kernels) or ``generic``.  A twin that runs past
     its time budget gives way to the compiled loop, which is then loaded
@@ -74,6 +79,8 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
         policies.warm_up(pol, table, cap)      # one-time loading is not the simulation's time
     elif table.n:
         getattr(pol, "load_step_methods", lambda: None)()     # nor is the generic engine's (a selector's kernels)
+        if machine is None:
+            _rehearse(pol, table, cap)         # nor the kernels its steps call (the profile's)
     t0 = time.perf_counter()
     if compiled:
         passes, used = policies.run_fast(pol, table, cap, progress), "fast"
@@ -96,6 +103,27 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
 #: what only the generic engine takes, as :func:`_no_fast_path` names it
 _GENERIC_ONLY = {"selector": "selector", "selector_options": "selector options", "on_pass": "on_pass hook",
                  "machine": "machine factory"}
+
+
+def _rehearse(pol: Policy, table: JobTable, cap: np.ndarray) -> None:
+    """Run a copy of ``pol`` on the table's :meth:`~JobTable.rehearsal`
+    stream (no hooks) on the generic engine, so that the compiled kernels
+    its steps call are loaded before the timed run: the backfilling
+    policies of :mod:`epochbench.sim.variants` load the compiled profile on
+    first use, 0.4 to 3.7 s (a cold cache) that ``seconds`` counted as
+    simulation.  Only epochbench's own policies are rehearsed (a policy of
+    the user's might count its calls); a rehearsal that fails is left to
+    the timed run, which reports what went wrong with the whole stream."""
+    import copy
+    if not type(pol).__module__.startswith("epochbench."):
+        return
+    try:
+        tiny = table.rehearsal()
+        Engine(tiny, PoolMachine(tiny, cap), copy.deepcopy(pol), None, None).run()
+    except Exception:          # the timed run raises it again, named for the whole stream
+        pass
+    if kernels_loaded():       # it calls compiled kernels: the profile's growth too, which a long run reaches
+        CompiledProfile.rehearse_growth(table.k)
 
 
 def _no_fast_path(policy, **asked) -> str:

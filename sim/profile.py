@@ -107,6 +107,17 @@ class CompiledProfile:
     def __len__(self) -> int:
         return self.m
 
+    @classmethod
+    def rehearse_growth(cls, k: int) -> None:
+        """Take a profile of ``k`` resources through its arrays filling up
+        (rows merged, then the arrays grown), so that a timed run that gets
+        there does not load those kernels: a rehearsal stream
+        (:meth:`~epochbench.sim.engine.JobTable.rehearsal`) books too few
+        jobs to fill the 64 rows a profile starts with."""
+        prof = cls(np.ones(k, dtype=np.int64), 0.0, rows=4)
+        for t in range(4):
+            prof.add(float(t), float(t) + 0.5, np.ones(k, dtype=np.int64), -1)
+
     def _room(self, rows: int) -> None:
         """At least ``rows`` free rows: equal neighbours merged first, else the arrays doubled."""
         if self.m + rows <= self.pt.shape[0]:
