@@ -546,8 +546,13 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, *,
         ``engine`` then says ``"python"``), ``"fast"`` insists on the
         compiled loop, ``"generic"`` runs the Python engine; the schedules
         are the same (the tests compare them job for job).
-        ``progress(arrived, now)`` and ``on_pass`` are functions.  ``seed``
-        is an integer >= 0 (None is refused).
+        ``progress`` and ``on_pass`` are functions, checked before the run
+        against what each machine's loop passes them: pool
+        ``on_pass(time, machine, queue, started)`` and
+        ``progress(arrived, now)``; gang ``on_pass(time, sim)`` and
+        ``progress(arrived, now)``; farm ``on_pass(view, plan)`` and
+        ``progress(done, now, total)``.  ``seed`` is an integer >= 0 (None
+        is refused).
 
     Returns
     -------

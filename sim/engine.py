@@ -357,8 +357,11 @@ class SimResult:
 
     ``jobs``: one row per job in (submit, id) order with ``id, submit, start,
     end, procs, estimate, runtime, duration``, the ``res_*`` columns and
-    ``promised`` (EASY: the first shadow time computed while the job was the
-    blocked queue head; conservative: its first reservation; NaN otherwise).
+    ``promised`` (EASY and its variants: the first shadow time computed
+    while the job was the blocked queue head; conservative: its first
+    reservation; the ``*-bf`` policies: its place in their first plan,
+    which a later plan may move later; multi-queue with ``lend``: the
+    reservation of a job wider than its partition; NaN otherwise).
     ``passes``: scheduling passes run (one per batch of events with a
     non-empty queue).  ``seconds``: wall time of the simulation proper.
     ``engine``: ``"fast"`` (the compiled loop), ``"python"`` (its
