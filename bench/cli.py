@@ -225,9 +225,10 @@ def _record_stopped(info: dict, path: Path, exc: BaseException) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         said = str(exc).strip()                      # a Ctrl-C's KeyboardInterrupt says nothing
+        status = {"exit_status": runs.stop_status(exc)} if isinstance(exc, KeyboardInterrupt) else {}
         runs.finish(info, path, "interrupted", error=(f"{type(exc).__name__}: {said}" if said else
                                                       "stopped by Ctrl-C" if isinstance(exc, KeyboardInterrupt)
-                                                      else type(exc).__name__)[:500])
+                                                      else type(exc).__name__)[:500], **status)
 
 
 def table_disagreements(table) -> list[str]:
@@ -422,11 +423,13 @@ def cmd_bench(args) -> int:
     from epochbench.benchmarks import plugin           # the module pytest loads (-p), imported first here
     late = any(a == "--name" or a.startswith("--name=") for a in args.pytest_args)    # after a pytest argument
     plugin.NAME_OPTION[0] = "--name" if args.name or late else "--run-name"        # as the user gave it
+    plugin.COMMAND[0] = True                           # a stop's record: this command's status, not pytest's
     try:
         with output_lock(results, option="--results") if results else contextlib.nullcontext(), _no_addopts():
             status = int(pytest.main(argv + rest))
     finally:
         plugin.NAME_OPTION[0] = "--run-name"
+        plugin.COMMAND[0] = False
         for folder in made:                             # left empty unless something was written there
             with contextlib.suppress(OSError):
                 folder.rmdir()

@@ -265,6 +265,13 @@ def finish(info: dict, path: Path, status: str = "finished", **more) -> Path:
     return write(info, path)
 
 
+def stop_status(exc: BaseException) -> int:
+    """The exit status of a command stopped by ``exc``, as its record keeps
+    it (``exit_status``): 143 (128 + SIGTERM) for the command line's
+    SIGTERM, 130 (128 + SIGINT) for Ctrl-C and any other stop."""
+    return 143 if getattr(exc, "signal_name", None) == "SIGTERM" else 130
+
+
 def read(path: Path) -> dict | None:
     """A provenance file, or None when it is missing or unreadable (why: :func:`_read_why`)."""
     return _read_why(path)[0]
@@ -570,5 +577,5 @@ def format_runs(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["RUN_JSON", "provenance", "write", "finish", "read", "run_folder", "keep_previous", "refuse_inputs_among",
+__all__ = ["RUN_JSON", "provenance", "write", "finish", "stop_status", "read", "run_folder", "keep_previous", "refuse_inputs_among",
            "find_runs", "format_runs", "check_name", "git_commit", "machine", "stamp", "unique_id"]

@@ -133,6 +133,7 @@ def test_a_bench_run_is_recorded_from_its_start_and_an_interrupted_one_is_kept(t
     assert (tmp_path / "probe.txt").read_text() == "running\n", stopped.stdout[-2000:] + stopped.stderr[-2000:]
     first = json.loads((results / "run.json").read_text())
     assert first["status"] == "interrupted" and first["command"] == "bench"
+    assert first["exit_status"] == stopped.returncode == 130      # the command's status, not pytest's 2
     done = _bench(tmp_path, results, probe)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert (tmp_path / "probe.txt").read_text() == "running\nrunning\n"
@@ -163,13 +164,14 @@ def test_an_interrupted_experiments_record_is_kept_aside_by_a_run_with_other_opt
         EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:6], _interrupted_at_four, cx.table)
         assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--out", "o1"]) == 130
         first = json.loads((tmp_path / "o1" / f"{name}.run.json").read_text())
-        assert first["status"] == "interrupted"
+        assert first["status"] == "interrupted" and first["exit_status"] == 130
         EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:6], cx.run, cx.table)
         assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--seeds", "3", "--out", "o1"]) == 0
     finally:
         EXPERIMENTS.pop(name, None)
     kept = json.loads((tmp_path / "o1" / f"{name}-{first['id']}.run.json").read_text())
     assert kept == first
+    assert json.loads((tmp_path / "o1" / f"{name}.run.json").read_text())["exit_status"] == 0
     assert {r["status"] for r in runs.find_runs(tmp_path / "o1")} == {"interrupted", "finished"}
 
 
@@ -274,6 +276,24 @@ def test_an_interrupted_bench_exits_130_not_pytests_2_which_is_bad_usage(monkeyp
     assert cli.main(["bench", "--quick", "-k", "knapsack"]) == 130
     assert capsys.readouterr().err.startswith("epochbench bench: interrupted")
     assert plugin.end_status(2) == "interrupted"
+
+
+def test_a_stopped_bench_records_the_commands_exit_status_and_plain_pytest_its_own(monkeypatch):
+    """A bench run stopped by SIGTERM exits 143 and its record said
+    exit_status 2, pytest's status for a stop, which the command never
+    exits with; under plain ``pytest --benchmark`` 2 is the process's."""
+    from types import SimpleNamespace
+
+    from epochbench import cli
+    from epochbench.benchmarks import plugin
+    monkeypatch.setattr(plugin, "_CTRL_C", [])
+    plugin.pytest_keyboard_interrupt(SimpleNamespace(value=cli.Terminated("stopped by SIGTERM")))
+    monkeypatch.setattr(plugin, "COMMAND", [True])
+    assert plugin.recorded_status(2) == 143 and plugin.recorded_status(1) == 1 and plugin.recorded_status(0) == 0
+    plugin.pytest_keyboard_interrupt(SimpleNamespace(value=KeyboardInterrupt()))
+    assert plugin.recorded_status(2) == 130
+    monkeypatch.setattr(plugin, "COMMAND", [False])
+    assert plugin.recorded_status(2) == 2
 
 
 def test_a_bench_stopped_by_sigterm_is_recorded_interrupted_and_exits_143(monkeypatch, capsys, tmp_path):

@@ -378,12 +378,15 @@ def test_the_wrote_line_names_only_the_figures_this_run_wrote(tmp_path, capsys):
 
 def test_an_interrupted_score_records_why_in_words(tmp_path):
     """A Ctrl-C was recorded as 'KeyboardInterrupt:' (its text is empty)."""
-    from epochbench.cli import _record_stopped
-    for exc, said in ((KeyboardInterrupt(), "stopped by Ctrl-C"), (RuntimeError("lost"), "RuntimeError: lost"),
-                      (RuntimeError(), "RuntimeError")):
+    from epochbench.cli import Terminated, _record_stopped
+    for exc, said, status in ((KeyboardInterrupt(), "stopped by Ctrl-C", 130),
+                              (Terminated("stopped by SIGTERM"), "Terminated: stopped by SIGTERM", 143),
+                              (RuntimeError("lost"), "RuntimeError: lost", None), (RuntimeError(), "RuntimeError", None)):
         info = runs.provenance("score", "s1")
         _record_stopped(info, tmp_path / "a.run.json", exc)
-        assert _strict((tmp_path / "a.run.json").read_text())["error"] == said
+        record = _strict((tmp_path / "a.run.json").read_text())
+        assert record["error"] == said
+        assert record.get("exit_status") == status      # the command's status for a stop, as simulate's records
 
 
 def test_an_out_run_into_a_named_runs_folder_keeps_its_files_under_its_id(tmp_path, capsys):

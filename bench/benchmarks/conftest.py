@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from epochbench import runs
-from epochbench.benchmarks.plugin import RUN, RUN_FILES, end_status, failure
+from epochbench.benchmarks.plugin import RUN, RUN_FILES, end_status, failure, recorded_status
 from epochbench.figures import leaderboard_figure
 
 from epochbench.suite import (MODULE_TABLES, STORE, by_generator_and_k, format_leaderboard, leaderboard,
@@ -119,7 +119,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for name, rows in tables.items():
         _write_csv(pd.DataFrame(rows), results / name)
     if not boards:
-        runs.finish(info, results / runs.RUN_JSON, status, exit_status=int(exitstatus),
+        runs.finish(info, results / runs.RUN_JSON, status, exit_status=recorded_status(exitstatus),
                     files=[f for f in written if (results / f).exists()], **why)
         _no_board(terminalreporter, info["data"])
         _say_data(terminalreporter, info["data"])
@@ -134,7 +134,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(format_leaderboard(table))
     figure = leaderboard_figure(boards, results / "leaderboard.png")
     files = [f for f in written if (results / f).exists()]
-    runs.finish(info, results / runs.RUN_JSON, status, exit_status=int(exitstatus), files=files, **why)
+    runs.finish(info, results / runs.RUN_JSON, status, exit_status=recorded_status(exitstatus), files=files, **why)
     tr.write_line("")
     tr.write_line(f"Figure (gap against decision time, Pareto front): {figure}")
     tr.write_line("vs: opt = proven optimum, best = best known value, bound = a valid bound (gap: upper bound)")

@@ -43,12 +43,28 @@ def pytest_keyboard_interrupt(excinfo):
     value = getattr(excinfo, "value", None)
     if type(value) is KeyboardInterrupt or (isinstance(value, KeyboardInterrupt)
                                             and getattr(value, "signal_name", None)):
-        _CTRL_C.append(True)
+        _CTRL_C.append(value)
 
 
 def interrupted() -> bool:
     """Whether the last session was stopped by Ctrl-C (not by a collection error)."""
     return bool(_CTRL_C)
+
+
+#: true while ``epochbench bench`` runs the suite: the command, not pytest,
+#: gives the process its exit status (130 or 143 for a stop, pytest's 2)
+COMMAND = [False]
+
+
+def recorded_status(exitstatus: int) -> int:
+    """The ``exit_status`` a run record keeps: the process's.  pytest's own,
+    except for a stop under ``epochbench bench``, which exits 130 (Ctrl-C)
+    or 143 (SIGTERM: :func:`epochbench.runs.stop_status`) where pytest
+    would exit 2."""
+    if COMMAND[0] and end_status(exitstatus) == "interrupted":
+        from epochbench import runs
+        return runs.stop_status(_CTRL_C[-1])
+    return int(exitstatus)
 
 
 #: the option that named the run folder, as the user typed it: ``epochbench
@@ -291,7 +307,7 @@ def pytest_unconfigure(config):
             from epochbench import runs
             status = config.stash.get(EXIT, 1)
             status_text = end_status(status)
-            runs.finish(info, folder / runs.RUN_JSON, status_text, exit_status=status, files=[],
+            runs.finish(info, folder / runs.RUN_JSON, status_text, exit_status=recorded_status(status), files=[],
                         **(failure(config) if status_text == "failed" else {}))
     finally:
         if held is not None:

@@ -352,12 +352,13 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
             df, table = _write_outputs(name, exp, rows, out, subset, partial, tasks)
         except BaseException as exc:    # the tables and figures too: a run they fail is failed, not left running
             stopped = isinstance(exc, (KeyboardInterrupt, _sw.SchedulerLost))     # not the tasks' fault
+            status = {"exit_status": runs.stop_status(exc)} if isinstance(exc, KeyboardInterrupt) else {}
             runs.finish(info, prov, "interrupted" if stopped else "failed",
-                        error=f"{type(exc).__name__}: {exc}"[:500])
+                        error=f"{type(exc).__name__}: {exc}"[:500], **status)
             raise
         files = sorted(p.name for p in _files_of(name, out) if p.suffix != ".png" or p.name == f"{name}.png"
                        or figures_before.get(p.name) != p.stat().st_mtime_ns)   # figures this run wrote
-        runs.finish(info, prov, rows=len(df), files=files)
+        runs.finish(info, prov, rows=len(df), files=files, exit_status=0)
     return df, table
 
 
