@@ -36,7 +36,7 @@ def _add_generate(sub) -> None:
     gens = p.add_subparsers(dest="generator", required=True, metavar="GENERATOR")
     from epochbench.instances.catalog import first_sentence
     for name, func in GENERATORS.items():
-        doc = plain_text(inspect.getdoc(func))
+        doc = plain_text(inspect.getdoc(func), GENERATOR_PARAMS[name])
         g = gens.add_parser(name, help=first_sentence(doc), description=doc)
         out_help = getattr(WRITERS.get(name), "out_help", "output folder")     # a writer's own output
         g.add_argument("--out", required=True, type=Path, help=out_help)
@@ -622,9 +622,13 @@ def cmd_experiment(args) -> int:
 
 
 def _add_solve(sub) -> None:
-    s = sub.add_parser("solve", help="solve one instance file with one method")
-    s.add_argument("file", type=Path)
-    s.add_argument("--method", required=True)
+    s = sub.add_parser("solve", help="solve one instance file with one method",
+                       description="Solve one instance file (as generate writes them) with one method, check "
+                                   "the answer and print its value, status, bound and time (--json: one JSON "
+                                   "object).")
+    s.add_argument("file", type=Path, help="instance file (JSON, as generate writes them)")
+    s.add_argument("--method", required=True,
+                   help="a method of the instance's family ('epochbench list' lists them)")
     s.add_argument("--time-limit", type=float, default=None,
                    help="seconds: the whole call of an exact method (default 10), or the budget of a heuristic "
                         "that has one (mapping: ga, sa, tabu)")
@@ -663,7 +667,8 @@ def _add_score(sub) -> None:
     c.add_argument("--reference", type=Path, action="append", default=[], metavar="FILE",
                    help="results file of reference values (CSV: instance[, dataset], optimum / best_known / "
                         "lower_bound / upper_bound); repeatable; see below")
-    c.add_argument("-v", "--verbose", action="store_true")
+    c.add_argument("-v", "--verbose", action="store_true",
+                   help="show the progress line on stderr also when it is not a terminal")
     c.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="keyword argument of the methods that take it (repeatable; int, float, true/false or text), e.g. --param window=2")
     _add_sweep_options(c, "$EPOCHBENCH_WORKERS or all cores, one instance per worker at a time")
@@ -675,13 +680,14 @@ def _add_validate(sub) -> None:
                         "instance, returning the family's decision (packing, knapsack: "
                         "job indices; epochs: bins of job indices; assignment: (job, machine) pairs; "
                         "mapping: a machine per task) or a Result")
-    v.add_argument("--family", default="packing", choices=["packing", "epochs", "knapsack", "assignment", "mapping"])
+    v.add_argument("--family", default="packing", choices=["packing", "epochs", "knapsack", "assignment", "mapping"],
+                   help="the family FUNCTION decides (default packing)")
     v.add_argument("--count", type=random_count, default=30,
                    help="random instances besides the edge cases (0: the edge cases alone; default 30)")
-    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--seed", type=int, default=0, help="seed of the random instances (default 0)")
     v.add_argument("--time-limit", type=float, default=10.0, metavar="S",
                    help="seconds per instance for the exact reference (default 10); FUNCTION itself runs "
-                        "without a limit, so a call that never returns stops the run")
+                        "without a limit, so a call that never returns holds the run up until Ctrl-C")
     v.add_argument("--exact", default="cpsat", metavar="METHOD",
                    help="the exact method whose proofs are the reference (default cpsat)")
     v.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -743,7 +749,7 @@ def _add_bench(sub) -> None:
 
 
 def _add_compare(sub) -> None:
-    c = sub.add_parser("compare", help="compare two saved benchmark runs: gap and time per method",
+    c = sub.add_parser("compare", help="compare two saved runs (bench results, score tables): gap and time per method",
                        description="Compare two saved runs (an 'epochbench bench' results folder, a "
                                    "'score' CSV, or a pytest-benchmark JSON file): per family and method the "
                                    "change in mean and "
@@ -803,7 +809,8 @@ def _add_runs(sub) -> None:
                        description="List the runs whose provenance files (run.json, NAME.run.json) lie under "
                                    "the folders given (default: the current folder, four levels down), "
                                    "newest first.")
-    r.add_argument("folders", nargs="*", type=Path, default=[Path(".")], metavar="DIR")
+    r.add_argument("folders", nargs="*", type=Path, default=[Path(".")], metavar="DIR",
+                   help="folders to look in, four levels down (default: the current folder)")
     r.add_argument("--json", action="store_true", help="print the provenance records as one JSON array")
 
 
@@ -854,7 +861,8 @@ COMMAND_TABLE = {
                   _lazy(".cli_simulate", "add_calibrate"), _lazy(".cli_simulate", "cmd_calibrate")),
     "experiment": ("rerun a seed paper's experiment: CSV, PNG and table", _add_experiment, "cmd_experiment"),
     "bench": ("run the benchmark suite (pytest --benchmark) and print its table", _add_bench, "cmd_bench"),
-    "compare": ("compare two saved benchmark runs: gap and time per method", _add_compare, "cmd_compare"),
+    "compare": ("compare two saved runs (bench results, score tables): gap and time per method", _add_compare,
+                "cmd_compare"),
     "runs": ("list saved runs and their provenance (run.json)", _add_runs, "cmd_runs"),
 }
 

@@ -16,6 +16,20 @@ from .checks import OPTION_TYPES
 NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|inf(inity)?|nan)$", re.IGNORECASE)
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, whose lines do not break inside a flag
+    (``--runtime-`` / ``factor``)."""
+
+    def _fill_text(self, text, width, indent):
+        import textwrap
+        text = self._whitespace_matcher.sub(" ", text).strip()
+        return textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
+
+    def _split_lines(self, text, width):
+        import textwrap
+        return textwrap.wrap(self._whitespace_matcher.sub(" ", text).strip(), width, break_on_hyphens=False)
+
+
 class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line on stderr and exit
     status 2: ``epochbench solve: error: argument --time-limit: ...``
@@ -28,6 +42,7 @@ class Parser(argparse.ArgumentParser):
     argument").  No option of this tool looks like a negative number."""
 
     def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = NEGATIVE_NUMBER
 
@@ -171,12 +186,16 @@ _ROLE = __import__("re").compile(r":(?:func|mod|class|data|meth|attr|exc):`~?([^
 _LITERAL = __import__("re").compile(r"``([^`]+)``")
 
 
-def plain_text(doc: str | None) -> str:
+def plain_text(doc: str | None, options=()) -> str:
     """A docstring as help text: reStructuredText roles and literals become
-    plain words (``:func:`~a.b.c``` -> ``c``, double backquotes dropped)."""
+    plain words (``:func:`~a.b.c``` -> ``c``, double backquotes dropped); a
+    literal that is one of ``options`` (parameter names) becomes its flag
+    (``machines`` -> ``--machines``: "a farm of machines machines" read as
+    a typo)."""
     text = _ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1] if m.group(0).startswith((":func:`~", ":mod:`~",
                      ":class:`~", ":data:`~", ":meth:`~", ":attr:`~", ":exc:`~")) else m.group(1), doc or "")
-    return _LITERAL.sub(r"\1", text)
+    names = set(options)
+    return _LITERAL.sub(lambda m: "--" + m.group(1).replace("_", "-") if m.group(1) in names else m.group(1), text)
 
 
 def stdout_to_stderr(on: bool):

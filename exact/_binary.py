@@ -1034,12 +1034,22 @@ def _check_exact(method: str, inst, *, solver_params: dict | None = None, **_) -
     check_solver_params(method, solver_params)
 
 
+def _method_doc(solve, method: str) -> str:
+    """The docstring of ``solve``'s method ``method``, what listings show: the
+    first sentence of ``solve``'s, its ``method`` named ("Best start set of
+    a packing instance with backend cpsat; see solve_packing.").  The first
+    line alone showed "with backend method." or stopped at "with backend"."""
+    from epochbench.instances.catalog import first_sentence
+    said = first_sentence(solve.__doc__).rstrip(".")
+    said = said.replace("``method``", method) if "``method``" in said else f"{said} ({method})"
+    return f"{said}; see {solve.__name__}."
+
+
 def register_exact(family: str, solve) -> dict:
     """Register ``solve(inst, method, *, time_limit, threads, **params)`` as
     the exact methods :data:`METHODS` of ``family``; returns the registered
     functions by name (``{family}_{method}``, e.g. ``packing_milp_highs``)
-    for the caller's namespace.  Each one's docstring is the first line of
-    ``solve``'s plus the method."""
+    for the caller's namespace.  Each one's docstring is :func:`_method_doc`."""
     def make(method: str):
         def method_func(inst, *, time_limit: float, threads: int = 1, **params):
             return solve(inst, method, time_limit=time_limit, threads=threads, **params)
@@ -1047,7 +1057,7 @@ def register_exact(family: str, solve) -> dict:
         method_func.__name__ = method_func.__qualname__ = f"{family}_{method.replace('-', '_')}"
         method_func.__module__ = solve.__module__   # whose namespace holds it: pickled by reference (it was
         # looked up here, failed, and every task of a sweep pickled it by value)
-        method_func.__doc__ = f"{solve.__doc__.splitlines()[0]} [{method}; see {solve.__name__}]"
+        method_func.__doc__ = _method_doc(solve, method)
         method_func.warm_start = True        # takes warm=False (start cold: no heuristic start)
         method_func.warm_up = warm_up_backends(method, *FAMILY_BACKENDS.get(family, ()), family=family)
         method_func.check_params = functools.partial(_check_exact, method)   # before a run (epochbench.methods)

@@ -669,6 +669,6 @@ _registry.declare_options(
     _O("partitions", _number_list("must be sizes > 0, comma-separated", False), None,
        "multi-queue: processors per queue summing to the machine, or shares summing to 1 (default: equal)",
        applies=("multi-queue",)),
-    _O("lend", bool, None, "multi-queue: queues with an empty queue lend their idle processors; a job wider "
+    _O("lend", bool, None, "multi-queue: queues with nothing waiting lend their idle processors; a job wider "
        "than its partition borrows from every partition", flag=True, applies=("multi-queue",)),
 )
