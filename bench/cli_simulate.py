@@ -343,11 +343,14 @@ def _simulate(args) -> int:
         res = simulate(workload, args.policy, machine=machine, **options)
     if progress is not None:
         progress.close()
-    if recorder and "r" in recorder:
+    if recorder and "r" in recorder and recorder["r"].instances:
         recorder["r"].write(args.record_epochs, workload=str(args.workload))
         print(f"recorded {len(recorder['r'].instances)} {RECORDED[machine]} of {res.passes} pass(es) in "
               f"{args.record_epochs}; score them with: epochbench score {args.record_epochs} "
               f"--methods recorded,cpsat", file=sys.stderr)
+    elif recorder and "r" in recorder:      # a valid run (a light load, one job): its report and --out stand
+        print(f"recorded no {RECORDED[machine]} of {res.passes} pass(es): none had >= {args.min_candidates} "
+              f"candidate(s); {args.record_epochs} is not written", file=sys.stderr)
     rep = report(res, workload, source=str(args.workload) if args.workload else None,
                  small_threshold=args.small_threshold)
     gaps = (recorder or {}).get("gaps")

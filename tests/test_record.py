@@ -82,3 +82,17 @@ def test_cli_records_and_scores_epochs(tmp_path, capsys):
     got = table.pivot(index="instance", columns="method", values="value")
     assert (got["recorded"] == got["bb"]).all()  # bb-easy's choices are bb's
     assert (table.loc[table["method"] == "recorded", "gap"] >= 0).all()
+
+
+def test_a_run_with_no_step_to_record_keeps_its_output_and_says_so(tmp_path, capsys):
+    """One job on an idle machine: no selection step, so nothing to record.
+    The run exited 2 (bad usage) and wrote neither --out nor the record;
+    it is a valid run, reported and written, with one line on stderr."""
+    trace = tmp_path / "one.swf"
+    trace.write_text("; MaxProcs: 8\n1 100 -1 50 4 -1 -1 4 60 -1 1 1 1 -1 1 -1 -1 -1\n")
+    rec, out = tmp_path / "re", tmp_path / "o"
+    assert main(["simulate", "--workload", str(trace), "--policy", "easy", "--record-epochs", str(rec),
+                 "--out", str(out), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert f"recorded no selection step(s) of 1 pass(es): none had >= 1 candidate(s); {rec} is not written" in err
+    assert not rec.exists() and (out / "jobs.csv").is_file() and (out / "report.json").is_file()
