@@ -588,7 +588,7 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
         raise InstanceError(f"{src}: cannot read SWF file ({type(exc).__name__}: {exc})") from None
     _check_line_ends(header, src)
     _check_misspelt(header, src)
-    tab, partial = _partial_lines(tab)
+    tab, partial = _partial_lines(tab, src)
     if "status" not in keep:
         del tab["status"]
     for key, value in (("MaxProcs", _header_int(header, "MaxProcs", src)),
@@ -618,7 +618,7 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
 PARTIAL_STATUS = (2, 3, 4)
 
 
-def _partial_lines(tab: Columns) -> tuple[Columns, int]:
+def _partial_lines(tab: Columns, src: str = "<swf>") -> tuple[Columns, int]:
     """``tab`` without the partial executions (status 2, 3, 4) of jobs
     that have a summary line (another status, same job number), and how
     many went.  The SWF definition gives a checkpointed or swapped job as
@@ -637,12 +637,32 @@ def _partial_lines(tab: Columns) -> tuple[Columns, int]:
         return tab, 0
     ids = tab["id"]
     at = np.flatnonzero(part)
-    drop = at[np.isin(ids[at], ids[~part])]
+    summed = np.isin(ids[at], ids[~part])
+    _no_summary(ids[at[~summed]], tab["status"][at[~summed]], src)
+    drop = at[summed]
     if not drop.size:
         return tab, 0
     keep = np.ones(len(ids), bool)
     keep[drop] = False
     return tab.take(np.flatnonzero(keep)), int(drop.size)
+
+
+def _no_summary(ids: np.ndarray, status: np.ndarray, src: str) -> None:
+    """InstanceError naming the first job given by several partial lines
+    (``ids``, ``status``: the partial lines without a summary line) and
+    nothing else: the repeat was refused as "job id 1 occurs more than
+    once", which did not say that the summary line was what was missing."""
+    if ids.size < 2:
+        return
+    order = np.argsort(ids, kind="stable")
+    twice = order[1:][ids[order[1:]] == ids[order[:-1]]]
+    if twice.size:
+        job = int(ids[twice.min()])
+        seen = sorted({int(x) for x in status[ids == job]})
+        raise InstanceError(f"{src}: job id {job} has {int((ids == job).sum())} partial-execution lines (status "
+                            f"{', '.join(map(str, seen))}) and no summary line (a line of another status); the SWF format "
+                            "gives a checkpointed or swapped job's summary line with its partial lines under the "
+                            "same job number")
 
 
 def _or_else(given: np.ndarray, other, *, reuse: bool) -> np.ndarray:

@@ -540,6 +540,18 @@ def test_partial_executions_are_dropped_and_counted_their_summary_line_is_the_jo
 
 
 @pytest.mark.parametrize("reader", ["numpy", "compiled", "pandas"])
+def test_a_job_of_partial_lines_without_its_summary_line_is_named_as_such(tmp_path, monkeypatch, reader):
+    """Two partial lines of job 5 and no summary line: refused, as any
+    repeated id is, but the message said only that the id occurred more than
+    once, not that the summary line was what was missing."""
+    text = PARTIAL_TEXT + _line(5, 40, 30, 2) + _line(5, 90, 30, 3) + _line(6, 50, 10, 1)
+    _force(monkeypatch, reader)
+    with pytest.raises(InstanceError, match=r"job id 5 has 2 partial-execution lines \(status 2, 3\) and no summary "
+                                            r"line \(a line of another status\)"):
+        read_swf(_write(tmp_path / "parts.swf", text.encode()))
+
+
+@pytest.mark.parametrize("reader", ["numpy", "compiled", "pandas"])
 @pytest.mark.parametrize("name", ["cr.swf", "cr.swf.gz"])
 def test_an_swf_whose_lines_end_in_cr_alone_is_refused_in_one_line(tmp_path, monkeypatch, reader, name):
     """The numpy and compiled readers read such a file as one comment line:
