@@ -120,6 +120,12 @@ class JobTable:
         ids, submit, rt, est, dur, dem = (_flagged_like(np.array(a, dtype=b.dtype), b) for a, b in cols)
         return JobTable(ids, submit, rt, est, dur, dem, self.resources, np.full(k, np.nan), np.full(k, np.nan))
 
+    def layout(self) -> tuple:
+        """What the compiled kernels' signatures see of this table: K and
+        each column's write flag (a rehearsal per layout is enough)."""
+        return (self.k, *(a.flags.writeable for a in (self.ids, self.submit, self.runtime, self.estimate,
+                                                       self.duration, self.demand)))
+
 
 def _flagged_like(a: np.ndarray, like: np.ndarray) -> np.ndarray:
     """``a`` (a new array), read-only where ``like`` is."""

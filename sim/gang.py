@@ -588,15 +588,22 @@ def _rehearse(table: JobTable, procs: int, policy: str, options: dict) -> None:
     stream first, so that the kernels its passes call (the rows' compiled
     profiles of bgs and mbgs: 0.6 to 4 s on first use) are loaded before
     the timed run.  A rehearsal that fails is left to the timed run, which
-    reports what went wrong with the whole stream."""
-    if not table.n:
+    reports what went wrong with the whole stream.  Once per process for
+    each policy and table layout (:meth:`~epochbench.sim.engine.JobTable.layout`)."""
+    key = (policy, table.layout())
+    if not table.n or key in _REHEARSED:
         return
     try:
         GangSimulator(table.rehearsal(), procs, policy, **options).run()
     except Exception:          # the timed run raises it again, named for the whole stream
-        pass
+        return
     if kernels_loaded():       # it calls compiled kernels: the profile's growth too, which a long run reaches
         CompiledProfile.rehearse_growth(1)
+    _REHEARSED.add(key)
+
+
+#: what :func:`_rehearse` has rehearsed in this process
+_REHEARSED: set = set()
 
 
 def summarize_gang(result: GangResult, workload, small_threshold: int = 32) -> dict:
