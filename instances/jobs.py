@@ -698,16 +698,18 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
     # plain text: room for every line at once (pages never touched cost no memory);
     # gzip: a guess at 4x the compressed size, grown when full
     cols = layout.arrays(_job_room(path.stat().st_size * (4 if gz else 1)))
-    header, base, pieces = None, 0, []          # pieces: (future, first place, lines)
+    header, base, pieces, read = None, 0, [], 0      # pieces: (future, first place, lines); read: lines before
     buffers, late = _Buffers(PARSE_THREADS + 1), _LateKeys(src)
     with (gzip.open if gz else open)(path, "rb") as fh, ThreadPoolExecutor(PARSE_THREADS) as pool:
         _skip_bom(fh)
         while True:
             buf, end, cut = buffers.fill(fh)
             first = header is None
-            header = _swf_header(memoryview(buf)[:end]) if first else header
+            if first or not header.done:       # a header longer than a piece goes on in the next one
+                header = _swf_header(memoryview(buf)[:cut], header, read + 1, bytes(buf[:min(end, CR_PROBE)]))
             if cut:
                 lines = count_newlines(np.frombuffer(buf, np.uint8, cut)) + (0 if buf[cut - 1] == 10 else 1)
+                read += lines
                 late.scan(buf, cut, lines)
                 if base + lines > cols[0].shape[1]:                 # gzip guessed short: grow (all idle)
                     _finish(pieces)
@@ -716,7 +718,7 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
                     rows, ok = layout.parse_into(memoryview(buf)[:cut], *cols, 0)   # start where its jobs end
                     if not ok:
                         _check_late_keys(path, src)
-                        return header, _swf_body(path, src, want)
+                        return _whole_header(header, path, gz), _swf_body(path, src, want)
                     base = rows
                 else:
                     fut = pool.submit(layout.parse_into, memoryview(buf)[:cut], *cols, base)
@@ -755,6 +757,25 @@ def _integer_columns(path: Path, layout: "_Layout", want: list) -> tuple[dict, C
             (out if f in SWF_FLOAT else iout)[row] = values[i]
     return _swf_header(raw), Columns({f: out[layout.floats.index(f)] if f in SWF_FLOAT
                                       else iout[layout.ints.index(f)] for f in want})
+
+
+def _whole_header(header: _Header, path: Path, gz: bool) -> _Header:
+    """``header`` read on to the first job line when the pieces read so far
+    held none (the readers that stop early: pandas' takes the file)."""
+    if header.done:
+        return header
+    with (gzip.open if gz else open)(path, "rb") as fh:
+        _skip_bom(fh)
+        header, read, rest = None, 0, b""
+        while header is None or not header.done:
+            piece = rest + fh.read(SWF_CHUNK)
+            more = len(piece) > len(rest)
+            cut = piece.rfind(b"\n") + 1 if more else len(piece)
+            header = _swf_header(piece[:cut], header, read + 1, piece[:CR_PROBE])
+            read, rest = read + piece.count(b"\n", 0, cut), piece[cut:]
+            if not more:
+                break
+    return header
 
 
 class _Buffers:
@@ -931,23 +952,33 @@ class _Header(dict):
         self.keyed: dict[str, list[str]] = {}
         self.misspelt: list[tuple[int, str, str]] = []     # (line number, line, field it reads as none of)
         self.cr_only = False          # lines end in CR alone (classic Mac OS): :func:`_check_line_ends`
+        self.done = False             # the first job line was met: no header line follows
+        self.last: str | None = None  # the field an indented ``;`` line continues
 
 
-def _swf_header(raw: bytes) -> dict:
+def _swf_header(raw: bytes, header: _Header | None = None, first_line: int = 1, head: bytes | None = None) -> dict:
     """``; Key: value`` lines before the first job; indented ``;`` lines continue a value.
     A line that spells a field the reader acts on (:data:`READ_KEYS`) otherwise
     (``; maxprocs: 8``, or indented as a continuation: ``;   MaxProcs: 8``)
-    goes to ``header.misspelt`` (:func:`_check_misspelt`)."""
-    header = _Header()
-    head = bytes(raw[:CR_PROBE])
-    header.cr_only = b"\r" in head and b"\n" not in head
-    last = None
-    for lineno, bline in enumerate(io.BytesIO(raw), start=1):   # lazily: stops at the first job line
+    goes to ``header.misspelt`` (:func:`_check_misspelt`).  Given a
+    ``header`` not ``done`` (``raw`` held no job line), ``raw`` is the next
+    whole lines of the file, from line ``first_line``: a header longer than
+    the first piece the reader reads (8 MB) kept only what that piece held,
+    and its later fields were lost without a word.  ``head``: the file's
+    first bytes, where ``raw`` may hold fewer (a first piece cut before a
+    partial line), to tell lines that end in CR alone."""
+    if header is None:
+        header = _Header()
+        head = bytes(raw[:CR_PROBE]) if head is None else head[:CR_PROBE]
+        header.cr_only = b"\r" in head and b"\n" not in head
+    last = header.last
+    for lineno, bline in enumerate(io.BytesIO(raw), start=first_line):   # lazily: stops at the first job line
         line = bline.decode("latin-1").rstrip("\r\n")
         text = line.strip()
         if not text:
             continue
         if not text.startswith(";"):
+            header.done = True
             break
         m = _KEY.match(line.rstrip()) if line.startswith(";") else None
         wrong = _misspelt_key(line, m)
@@ -959,6 +990,7 @@ def _swf_header(raw: bytes) -> dict:
             header.keyed.setdefault(last, []).append(m.group(2))
         elif text[1:].strip() and last is not None:
             header[last] += "\n" + text[1:].strip()
+    header.last = last
     return header
 
 

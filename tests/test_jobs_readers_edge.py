@@ -218,6 +218,26 @@ def test_a_bad_line_after_a_byte_order_mark_keeps_its_number(tmp_path, name):
         read_swf(path)
 
 
+@pytest.mark.parametrize("reader", ["numpy", "compiled", "pandas"])
+@pytest.mark.parametrize("name", ["long.swf", "long.swf.gz"])
+def test_a_header_longer_than_a_piece_is_read_whole(tmp_path, monkeypatch, reader, name):
+    """A header longer than the first piece the reader reads (8 MB; here 64
+    bytes) lost every field after that piece without a word: the machine
+    size came from the widest job, not from MaxProcs; a misspelt field there
+    was not named either."""
+    _force(monkeypatch, reader)
+    monkeypatch.setattr(jobs_mod, "SWF_CHUNK", 64)
+    notes = "".join(f"; Note: a long comment line, number {i}\n" for i in range(12))
+    text = "; Version: 2.2\n" + notes + "; MaxProcs: 16\n;   continued\n" + job(1, 4) + job(2, 3)
+    w = read_swf(_write(tmp_path / name, BOM + text.encode()))
+    assert w.capacity.tolist() == [16] and w.jobs["id"].tolist() == [1, 2]
+    assert w.meta["header"]["MaxProcs"] == "16\ncontinued"
+    misspelt = (text.replace("; MaxProcs: 16", "; maxprocs: 16")).encode()
+    line = text.splitlines().index("; MaxProcs: 16") + 1
+    with pytest.raises(InstanceError, match=rf"line {line}\b"):
+        read_swf(_write(tmp_path / ("bad-" + name), misspelt))
+
+
 def test_a_byte_order_mark_in_a_small_swf_chunk_is_skipped(tmp_path, monkeypatch):
     path = _write(tmp_path / "chunks.swf", BOM + ("; MaxProcs: 10\n" + "".join(job(i, 1 + i % 4)
                                                                             for i in range(1, 40))).encode())
