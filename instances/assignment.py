@@ -98,7 +98,11 @@ class AssignmentInstance:
         return cls(p, meta)
 
     def value(self, pairs) -> float:
+        """Weight of the matching ``pairs`` ((job, machine)), summed in job
+        order (the same pairs, the same value, whatever order they came
+        in).  O(p log p)."""
         a = np.asarray(list(pairs), dtype=np.int64).reshape(-1, 2)
+        a = a[np.lexsort((a[:, 1], a[:, 0]))]
         return float(self.preference[a[:, 0], a[:, 1]].sum())
 
     def max_cardinality(self) -> int:

@@ -83,7 +83,9 @@ class KnapsackInstance:
         return cls(cap, w, prof, meta_dict(meta, source))
 
     def value(self, selected: Sequence[int]) -> float:
-        idx = np.asarray(list(selected), dtype=np.int64)
+        """Profit of the jobs ``selected``, summed in index order (the same
+        set, the same value, whatever order it was picked in).  O(s log s)."""
+        idx = np.sort(np.asarray(list(selected), dtype=np.int64))
         return float(self.profit[idx].sum()) if idx.size else 0.0
 
     def rho(self) -> np.ndarray:

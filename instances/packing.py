@@ -203,7 +203,11 @@ class PackingInstance(_Jobs):
         return share.sum(axis=1) / self.k
 
     def value(self, selected: Sequence[int], objective: str | None = None) -> float:
-        idx = np.asarray(list(selected), dtype=np.int64)
+        """The objective's value of the jobs ``selected``, summed in index
+        order: the same set has the same value whatever order it was picked
+        in (BL's pick order and CP-SAT's sorted set differed in the last
+        place, 0.22866666666666668 against 0.2286666666666667).  O(s log s)."""
+        idx = np.sort(np.asarray(list(selected), dtype=np.int64))
         return float(self.weights(objective)[idx].sum()) if idx.size else 0.0
 
     def with_objective(self, objective: str) -> "PackingInstance":
