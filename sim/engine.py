@@ -112,10 +112,10 @@ class JobTable:
         are compressed).  Its own arrays, of this table's dtypes, layouts
         and write flags (a compiled kernel called with a read-only array is
         another signature, loaded again); this table is untouched."""
-        k = min(self.n, int(jobs))
+        k = max(min(self.n, int(jobs)), 0)
         dur = np.minimum(self.duration[:k], self.estimate[:k] / 2)
         cols = [(self.ids[:k], self.ids), (np.full(k, self.submit[0] if k else 0.0), self.submit),
-                (dur.copy(), self.runtime), (self.estimate[:k], self.estimate), (dur, self.duration),
+                (dur, self.runtime), (self.estimate[:k], self.estimate), (dur, self.duration),
                 (self.demand[:k], self.demand)]
         ids, submit, rt, est, dur, dem = (_flagged_like(np.array(a, dtype=b.dtype), b) for a, b in cols)
         return JobTable(ids, submit, rt, est, dur, dem, self.resources, np.full(k, np.nan), np.full(k, np.nan))

@@ -86,14 +86,12 @@ import numpy as np
 
 from epochbench.instances.arguments import named
 from epochbench.instances.core import InstanceError
-from epochbench.instances.lazy import kernels_loaded
 
 from . import registry as _registry
 from .engine import JobTable, SimResult
 from .gang_backfill import RowBackfill
 from .gang_matrix import (Budget, Clock, Matrix, clean_matrix, collapse_migrating, compact_matrix,
                           fill_matrix, fill_migrating, schedule_gs)
-from .profile import CompiledProfile
 
 GANG_POLICIES = {"gs": (False, False), "bgs": (True, False), "mgs": (False, True), "mbgs": (True, True)}
 DEFAULTS = dict(mpl=5, slice=200.0, switch_overhead=0.0, migration_cost=10.0, migration_limit=64,
@@ -589,16 +587,14 @@ def _rehearse(table: JobTable, procs: int, policy: str, options: dict) -> None:
     profiles of bgs and mbgs: 0.6 to 4 s on first use) are loaded before
     the timed run.  A rehearsal that fails is left to the timed run, which
     reports what went wrong with the whole stream.  Once per process for
-    each policy and table layout (:meth:`~epochbench.sim.engine.JobTable.layout`)."""
-    key = (policy, table.layout())
+    each policy, options and table layout (:meth:`~epochbench.sim.engine.JobTable.layout`)."""
+    key = (policy, tuple(sorted(options.items())), table.layout())
     if not table.n or key in _REHEARSED:
         return
     try:
         GangSimulator(table.rehearsal(), procs, policy, **options).run()
     except Exception:          # the timed run raises it again, named for the whole stream
         return
-    if kernels_loaded():       # it calls compiled kernels: the profile's growth too, which a long run reaches
-        CompiledProfile.rehearse_growth(1)
     _REHEARSED.add(key)
 
 

@@ -97,7 +97,11 @@ class CompiledProfile:
     arrays fill up, so :func:`len` counts breakpoints that :class:`Profile`
     would have merged.  Each operation is O(m K) for m rows."""
 
+    #: profiles made in this process (a rehearsal tells whether a policy books on one)
+    made = 0
+
     def __init__(self, capacity, now: float = -np.inf, rows: int = 64):
+        CompiledProfile.made += 1
         cap = np.asarray(capacity, dtype=np.int64)
         self.capacity = cap
         self.pt = np.empty(max(int(rows), 4))
@@ -117,6 +121,7 @@ class CompiledProfile:
         prof = cls(np.ones(k, dtype=np.int64), 0.0, rows=4)
         for t in range(4):
             prof.add(float(t), float(t) + 0.5, np.ones(k, dtype=np.int64), -1)
+        CompiledProfile.made -= 1          # not one of a policy's
 
     def _room(self, rows: int) -> None:
         """At least ``rows`` free rows: equal neighbours merged first, else the arrays doubled."""

@@ -27,6 +27,7 @@ from epochbench.sim.engine import JobTable
 from epochbench.instances.table import as_columns
 from epochbench.sim.farm import generate_stream
 from epochbench.sim.farm_policies import make_farm_policy
+from epochbench.sim.pool import simulate_pool
 
 _CHILD = """
 import json, sys
@@ -35,47 +36,78 @@ import epochbench as eb
 from epochbench.instances import lazy
 from epochbench.instances.jobs import make_workload
 machine, policy, n = sys.argv[1], sys.argv[2], 60
+runs = json.loads(sys.argv[3]) if len(sys.argv) > 3 else [{}]    # the options of each run, in one process
 
 def loaded():
     return [lazy.kernels_loaded(), sorted((k.py_func.__module__ + "." + k.py_func.__qualname__,
                                            len(k.dispatcher.signatures))
                                           for k in lazy._KERNELS if getattr(k, "dispatcher", None) is not None)]
 
-seen = {}
+seen = []
 
 def spy(cls):                     # the timed run's own object, built right after its clock starts
     init = cls.__init__
     def __init__(self, first, *args, **kwargs):
         init(self, first, *args, **kwargs)
         if first.n == n:
-            seen.setdefault("start", loaded())
+            seen.append(loaded())
     cls.__init__ = __init__
 
-if machine == "farm":
-    from epochbench.sim.farm import _Sim
-    spy(_Sim)
-    eb.simulate(None, policy, farm_jobs=n)
-else:
-    from epochbench.sim.engine import Engine
-    from epochbench.sim.gang import GangSimulator
-    spy(GangSimulator if machine == "gang" else Engine)
-    rng = np.random.default_rng(3)
-    est = rng.integers(20, 400, n).astype(float)
-    jobs = {"id": np.arange(1, n + 1), "submit": np.cumsum(rng.integers(0, 30, n)).astype(float),
-            "runtime": np.floor(est * rng.uniform(0.2, 1.0, n)), "estimate": est,
-            "procs": rng.integers(1, 17, n)}
-    eb.simulate(make_workload(jobs, [16]), policy)
-print(json.dumps({"start": seen["start"], "end": loaded()}))
+from epochbench.sim.engine import Engine
+from epochbench.sim.farm import _Sim
+from epochbench.sim.gang import GangSimulator
+spy({"farm": _Sim, "gang": GangSimulator, "pool": Engine}[machine])
+found = []
+for options in runs:
+    if machine == "farm":
+        eb.simulate(None, policy, farm_jobs=n, **options)
+    else:
+        rng = np.random.default_rng(3)
+        est = rng.integers(20, 400, n).astype(float)
+        jobs = {"id": np.arange(1, n + 1), "submit": np.cumsum(rng.integers(0, 30, n)).astype(float),
+                "runtime": np.floor(est * rng.uniform(0.2, 1.0, n)), "estimate": est,
+                "procs": rng.integers(1, 17, n)}
+        eb.simulate(make_workload(jobs, [16]), policy, **options)
+    found.append({"start": seen[-1], "end": loaded()})
+print(json.dumps(found))
 """
 
 
-@pytest.mark.parametrize("machine, policy", [("pool", "fcfs-bf"), ("pool", "slack-bf"), ("gang", "bgs"),
-                                             ("farm", "cs-i-p")])
-def test_the_timed_run_loads_no_kernel(machine, policy):
-    got = json.loads(python_child(_CHILD, machine, policy).splitlines()[-1])
-    assert got["start"] == got["end"], f"{policy}: kernels loaded while the clock ran"
-    if machine != "farm":
-        assert got["start"][0] is True        # the policy does call compiled kernels: the test can see them
+@pytest.mark.parametrize("machine, policy, runs", [
+    ("pool", "fcfs-bf", [{}]), ("gang", "bgs", [{}]), ("farm", "cs-i-p", [{}]),
+    # an option may take steps the run before did not: an infinite slack factor books nothing
+    ("pool", "slack-bf", [{"slack_factor": float("inf")}, {"slack_factor": 1.0}, {}]),
+    ("pool", "threshold-bf", [{"slowdown_threshold": 1e9}, {"slowdown_threshold": 1.0}])])
+def test_the_timed_run_loads_no_kernel(machine, policy, runs):
+    for k, got in enumerate(json.loads(python_child(_CHILD, machine, policy, json.dumps(runs)).splitlines()[-1])):
+        assert got["start"] == got["end"], f"{policy} {runs[k]}: kernels loaded while the clock ran"
+        if machine != "farm":
+            assert got["start"][0] is True    # the policy does call compiled kernels: the test can see them
+
+
+def test_a_selector_of_the_users_is_not_rehearsed():
+    """A rehearsal runs epochbench's own code only: a selector the user
+    registered was called on the rehearsal's steps too (it may count its
+    calls, print or write)."""
+    from epochbench import register
+    calls = []
+
+    @register("packing", "count-calls-rehearsal", origin="test")
+    def count_calls(inst):
+        calls.append(inst.meta.get("time"))
+        return list(range(len(inst.demand)))[:0]
+
+    rng = np.random.default_rng(1)
+    jobs = {"id": np.arange(1, 31), "submit": np.cumsum(rng.integers(0, 5, 30)).astype(float),
+            "runtime": rng.integers(5, 90, 30).astype(float), "estimate": np.full(30, 100.0),
+            "procs": rng.integers(1, 9, 30)}
+    w = make_workload(jobs, [8])
+    counted = []
+    for _ in range(2):
+        calls.clear()
+        simulate_pool(w.table, w.capacity, "easy", selector="count-calls-rehearsal", engine="generic")
+        counted.append(len(calls))
+    assert counted[0] == counted[1] > 0
 
 
 def test_the_farms_seconds_end_before_its_result_tables_are_built(monkeypatch):
@@ -103,7 +135,7 @@ def _table(n=20, k=2):
     rng = np.random.default_rng(5)
     jobs = {"id": np.arange(1, n + 1), "submit": np.sort(rng.uniform(0, 500, n)), "runtime": rng.uniform(1, 90, n),
             "estimate": np.full(n, 100.0), "procs": rng.integers(1, 9, n), "res_mem": rng.integers(0, 5, n)}
-    w = make_workload({k: v for k, v in jobs.items() if k != "res_mem" or True}, [8, 4])
+    w = make_workload(jobs, [8, 4])
     return JobTable.from_columns(as_columns(w.table), np.asarray(w.capacity))
 
 
