@@ -228,7 +228,7 @@ def leinberger(*, n: int = 64, k: int = 4, dist: str = "uniform", count: int = 1
     ``used`` comes from running jobs of the same model kept while they fit under
     ``floor(load * capacity)`` on every resource (``load`` default: uniform
     0.3..0.8 per instance).  ``meta`` adds ``size`` (processors per queued job),
-    ``load``, ``running`` (count), ``capped``, ``capped_running``.
+    ``meta["load"]``, ``running`` (count), ``capped``, ``capped_running``.
     Cost O(count * (n + running) * K).
     """
     n, k, count, seed = _int("n", n, 0), _int("k", k, 1), _int("count", count, 0), _int("seed", seed, 0)
@@ -539,7 +539,7 @@ def vbp_family(*, n: int | None = None, d: int | None = None, classes=None,
                root: str | None = None, per_class: int | None = None) -> list[EpochsInstance]:
     """The ``classC_n_d_i.vbp`` files under ``root`` (default: ``vbp`` in the data folder)
     filtered by nominal ``n``, ``d`` and ``classes`` (ints, a list, or "1,2,9"),
-    sorted by (class, n, d, i); with ``per_class``, only files ``i < per_class``.
+    sorted by (class, n, d, i); with ``per_class``, only the files whose i is below it.
     A missing folder, or one where nothing matches, is an :class:`InstanceError`."""
     base = Path(root) if root else data_root() / "vbp"
     if not base.is_dir():

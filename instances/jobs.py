@@ -389,10 +389,9 @@ def _coerce(tab: Columns, names, source) -> None:
             lic = np.array(["" if _missing(v) else str(v) for v in lic], dtype=object)
         tab["licenses"] = lic
     if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():     # increasing ids (the usual case) are distinct
-        order = np.argsort(ids, kind="stable")
-        dup = order[1:][ids[order[1:]] == ids[order[:-1]]]
-        if dup.size:
-            raise InstanceError(f"{source}: job id {int(ids[dup.min()])} occurs more than once")
+        job = _first_repeat(ids)
+        if job is not None:
+            raise InstanceError(f"{source}: job id {job} occurs more than once")
 
 
 def _missing(value) -> bool:
@@ -647,22 +646,28 @@ def _partial_lines(tab: Columns, src: str = "<swf>") -> tuple[Columns, int]:
     return tab.take(np.flatnonzero(keep)), int(drop.size)
 
 
+def _first_repeat(ids: np.ndarray) -> int | None:
+    """The id whose second occurrence comes first in ``ids``, or None when
+    they are distinct.  O(n log n)."""
+    if ids.size < 2:
+        return None
+    order = np.argsort(ids, kind="stable")
+    twice = order[1:][ids[order[1:]] == ids[order[:-1]]]
+    return int(ids[twice.min()]) if twice.size else None
+
+
 def _no_summary(ids: np.ndarray, status: np.ndarray, src: str) -> None:
     """InstanceError naming the first job given by several partial lines
     (``ids``, ``status``: the partial lines without a summary line) and
     nothing else: the repeat was refused as "job id 1 occurs more than
     once", which did not say that the summary line was what was missing."""
-    if ids.size < 2:
-        return
-    order = np.argsort(ids, kind="stable")
-    twice = order[1:][ids[order[1:]] == ids[order[:-1]]]
-    if twice.size:
-        job = int(ids[twice.min()])
+    job = _first_repeat(ids)
+    if job is not None:
         seen = sorted({int(x) for x in status[ids == job]})
-        raise InstanceError(f"{src}: job id {job} has {int((ids == job).sum())} partial-execution lines (status "
-                            f"{', '.join(map(str, seen))}) and no summary line (a line of another status); the SWF format "
-                            "gives a checkpointed or swapped job's summary line with its partial lines under the "
-                            "same job number")
+        raise InstanceError(f"{src}: job id {job} has {int((ids == job).sum())} partial-execution lines "
+                            f"(status {', '.join(map(str, seen))}) and no summary line (a line of another status); "
+                            "the SWF format gives a checkpointed or swapped job's summary line with its partial "
+                            "lines under the same job number")
 
 
 def _or_else(given: np.ndarray, other, *, reuse: bool) -> np.ndarray:

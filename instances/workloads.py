@@ -693,7 +693,7 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     Steps, in order: the model with ``jobs`` jobs on ``processors`` nodes
     (default 128; rajaei: 16 only); with ``k`` > 1, :func:`k_resources`
     (``dist``, ``norm``, ``capacity`` units per extra resource); arrivals
-    set to :func:`offered_load` ``load`` on the bottleneck resource (default
+    set to the offered load ``load`` (:func:`offered_load`) on the bottleneck resource (default
     0.7 for the Poisson models; lublin03: the model's own arrival process
     unless ``load`` is given); arrival rate x ``load_factor``; runtimes and
     estimates x ``runtime_factor`` (:func:`scale_runtimes`, arrivals fixed,
@@ -708,7 +708,7 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     the parameters used to that file.  It keeps
     its fitted arrival rates unless ``load`` is given, and its machine is the
     trace's unless ``processors`` is.  ``meta["params"]`` records the values
-    used: ``load`` is the load set (0.7 where defaulted), None only where
+    used: ``meta["params"]["load"]`` is the load set (0.7 where defaulted), None only where
     the model kept its own arrivals; for hypererlang ``fit_source`` names
     the trace the parameters were fitted to (the built-in KTH SP2 fit where
     neither ``fit`` nor ``he_params`` is given).  Cost O(n log n + n K).
