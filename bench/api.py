@@ -339,8 +339,10 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
     Verdict
         ``ok`` (every answer feasible, no false claim, no instance changed),
         ``failures`` (one line each, empty when ``ok``), ``table``
-        (per-instance gaps and times; a gap is NaN for a failed answer or
-        where the reference gives no bound).
+        (per-instance gaps and times; a gap is NaN for an answer that is
+        no decision, or not a feasible one, and where the reference gives no
+        bound; an answer that fails by a false claim alone, a wrong value or
+        a false ``optimal``, keeps the gap of its decision).
 
     Raises
     ------

@@ -366,8 +366,10 @@ class SimResult:
     ``promised`` (EASY and its variants: the first shadow time computed
     while the job was the blocked queue head; conservative: its first
     reservation; the ``*-bf`` policies: its place in their first plan,
-    which a later plan may move later; multi-queue with ``lend``: the
-    reservation of a job wider than its partition; NaN otherwise).
+    which a later plan may move later; multi-queue: the shadow time of its
+    partition's EASY while it was that queue's blocked head, and with
+    ``lend`` the reservation of a job wider than its partition; NaN
+    otherwise).
     ``passes``: scheduling passes run (one per batch of events with a
     non-empty queue).  ``seconds``: wall time of the simulation proper.
     ``engine``: ``"fast"`` (the compiled loop), ``"python"`` (its

@@ -371,7 +371,11 @@ def _std(values: np.ndarray, scratch: np.ndarray) -> float:
 
 
 def summarize(result, workload, small_threshold: int = 32, *, tau: float = TAU) -> dict:
-    """One flat dict of run metrics (JSON-ready floats and ints).
+    """One flat dict of run metrics: Python floats and ints, NaN where a
+    figure is undefined (``large_*`` with no job above ``small_threshold``);
+    ``json.dumps`` writes NaN as the non-standard ``NaN`` (with
+    ``allow_nan=False`` it refuses it), the command line's ``--json`` and
+    ``report.json`` as ``null`` (:func:`epochbench.sim.runner.to_json`).
 
     - ``jobs``; ``makespan`` = t^f_m - first arrival ([zhang-comparative] eq. 1's t^f_m);
     - ``wait_*``, ``response_*``, ``bsld_*`` with ``*`` in mean, median, p90, max, std
