@@ -21,7 +21,7 @@ from epochbench.instances.core import InputNote, RunStopped
 
 from .checks import (OPTION_TYPES, check_params, check_required, nonnegative_float, nonnegative_int,  # noqa: F401
                      positive_float, positive_int, random_count)
-from .cli_args import Parser, _strict_types, once, param_value, parse_params, plain_text, stdout_to_stderr  # noqa: F401
+from .cli_args import Parser, RawDescriptionHelpFormatter, _strict_types, once, param_value, parse_params, plain_text, stdout_to_stderr  # noqa: F401
 from .methods import called_with, check_on, method_params
 
 
@@ -643,7 +643,7 @@ def _add_solve(sub) -> None:
 
 def _add_score(sub) -> None:
     c = sub.add_parser("score", help="score methods on a family folder: CSV, Parquet, summary",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       formatter_class=RawDescriptionHelpFormatter,
                        description="Run METHODS on every instance of DIR, check every answer and measure "
                                    "each gap |ref - value| / |ref|\nagainst the strongest reference: a "
                                    "proven optimum, a best-known value, a valid bound, else 'no bound'\n"

@@ -30,6 +30,14 @@ class HelpFormatter(argparse.HelpFormatter):
         return textwrap.wrap(self._whitespace_matcher.sub(" ", text).strip(), width, break_on_hyphens=False)
 
 
+class RawDescriptionHelpFormatter(HelpFormatter):
+    """:class:`HelpFormatter` that keeps the description's and epilog's
+    own line breaks (argparse's class of that name, with our option help)."""
+
+    def _fill_text(self, text, width, indent):
+        return "".join(indent + line for line in text.splitlines(keepends=True))
+
+
 class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line on stderr and exit
     status 2: ``epochbench solve: error: argument --time-limit: ...``

@@ -36,10 +36,12 @@ def test_every_option_and_argument_has_help():
     assert missing == []
 
 
-def test_no_help_line_breaks_inside_a_flag():
+@pytest.mark.parametrize("columns", ["50", "80", "140"])
+def test_no_help_line_breaks_inside_a_flag_or_a_hyphenated_word(monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", columns)
     for path, parser in _parsers(build_parser("")):
         text = parser.format_help()
-        assert not re.search(r"--[\w-]*\w-\n", text), (path, re.findall(r".*--[\w-]*\w-\n", text))
+        assert not re.search(r"\w-\n", text), (path, re.findall(r".*\w-\n", text))
 
 
 def test_a_generators_parameters_read_as_its_flags():
