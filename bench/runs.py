@@ -272,6 +272,23 @@ def stop_status(exc: BaseException) -> int:
     return 143 if getattr(exc, "signal_name", None) == "SIGTERM" else 130
 
 
+def end_status(exc: BaseException) -> dict:
+    """``{"exit_status": N}`` for a run that ``exc`` ended, with the status
+    the command line exits with (:func:`stop_status` for a stop; 2 for a
+    sweep whose every failure was bad input, 1 for another failed sweep or a
+    run stopped for a reason not its input: a lost scheduler, a user's
+    method), or ``{}`` where the record cannot know it."""
+    from epochbench.instances.core import RunStopped
+    from epochbench.sweep import SweepFailed
+    if isinstance(exc, KeyboardInterrupt):
+        return {"exit_status": stop_status(exc)}
+    if isinstance(exc, SweepFailed):
+        return {"exit_status": 2 if all(f.bad_input for f in exc.failures) else 1}
+    if isinstance(exc, RunStopped):
+        return {"exit_status": 1}
+    return {}
+
+
 def read(path: Path) -> dict | None:
     """A provenance file, or None when it is missing or unreadable (why: :func:`_read_why`)."""
     return _read_why(path)[0]
@@ -577,5 +594,5 @@ def format_runs(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["RUN_JSON", "provenance", "write", "finish", "stop_status", "read", "run_folder", "keep_previous", "refuse_inputs_among",
+__all__ = ["RUN_JSON", "provenance", "write", "finish", "stop_status", "end_status", "read", "run_folder", "keep_previous", "refuse_inputs_among",
            "find_runs", "format_runs", "check_name", "git_commit", "machine", "stamp", "unique_id"]

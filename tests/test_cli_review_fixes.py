@@ -278,6 +278,30 @@ def test_an_interrupted_bench_exits_130_not_pytests_2_which_is_bad_usage(monkeyp
     assert plugin.end_status(2) == "interrupted"
 
 
+def _fails_at_two(task: dict) -> list[dict]:
+    if task["point"] * 2 + task["seed"] == 2:
+        raise RuntimeError("task two broke")
+    return cx.run(task)
+
+
+def test_a_failed_experiments_record_keeps_the_commands_exit_status(tmp_path, monkeypatch, capsys):
+    """A failed experiment exits 1 (2 when every failure is bad input) and
+    its record had no exit_status; so had a score or experiment that lost
+    its scheduler (1)."""
+    from epochbench.sweep import SchedulerLost
+    monkeypatch.chdir(tmp_path)
+    name = "review-fixes-failed"
+    try:
+        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:4], _fails_at_two, cx.table)
+        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--out", "o"]) == 1
+    finally:
+        EXPERIMENTS.pop(name, None)
+    record = json.loads((tmp_path / "o" / f"{name}.run.json").read_text())
+    assert (record["status"], record["exit_status"]) == ("failed", 1)
+    assert runs.end_status(SchedulerLost("tcp://127.0.0.1:1", 2, 4)) == {"exit_status": 1}
+    assert runs.end_status(ValueError("not a stop")) == {}
+
+
 def test_a_stopped_bench_records_the_commands_exit_status_and_plain_pytest_its_own(monkeypatch):
     """A bench run stopped by SIGTERM exits 143 and its record said
     exit_status 2, pytest's status for a stop, which the command never

@@ -352,7 +352,7 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
             df, table = _write_outputs(name, exp, rows, out, subset, partial, tasks)
         except BaseException as exc:    # the tables and figures too: a run they fail is failed, not left running
             stopped = isinstance(exc, (KeyboardInterrupt, _sw.SchedulerLost))     # not the tasks' fault
-            status = {"exit_status": runs.stop_status(exc)} if isinstance(exc, KeyboardInterrupt) else {}
+            status = runs.end_status(exc)
             runs.finish(info, prov, "interrupted" if stopped else "failed",
                         error=f"{type(exc).__name__}: {exc}"[:500], **status)
             raise
