@@ -302,6 +302,20 @@ def test_a_failed_experiments_record_keeps_the_commands_exit_status(tmp_path, mo
     assert runs.end_status(ValueError("not a stop")) == {}
 
 
+def test_seeds_run_are_the_seeds_of_the_tasks_chosen(tmp_path, monkeypatch):
+    """--where seed=1 ran seed 1 alone and the record said seeds_run [0, 1]."""
+    monkeypatch.chdir(tmp_path)
+    name = "review-fixes-seeds"
+    try:
+        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:4], cx.run, cx.table)
+        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--where", "seed=1", "--out", "o"]) == 0
+        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--tasks", "0:1", "--out", "p"]) == 0
+    finally:
+        EXPERIMENTS.pop(name, None)
+    assert json.loads((tmp_path / "o" / f"{name}.run.json").read_text())["seeds_run"] == [1]
+    assert json.loads((tmp_path / "p" / f"{name}.run.json").read_text())["seeds_run"] == [0]
+
+
 def test_a_stopped_bench_records_the_commands_exit_status_and_plain_pytest_its_own(monkeypatch):
     """A bench run stopped by SIGTERM exits 143 and its record said
     exit_status 2, pytest's status for a stop, which the command never

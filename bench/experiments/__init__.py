@@ -322,7 +322,8 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
     with output_lock(out):
         partial = out / f"{name}.partial.jsonl"
         options = run_options(name, opts, len(tasks))
-        options["seeds_run"] = _seeds_of(tasks)       # what --seeds (None: the default) came to
+        # what --seeds (None: the default) came to, on the tasks chosen (--tasks, --where)
+        options["seeds_run"] = _seeds_of(tasks if only is None else [tasks[i] for i in only])
         before = runs.read(prov) or {}
         resuming = (partial.exists() and before.get("status") != "finished"
                     and before.get("experiment") == name and before.get("options") == options["options"])
