@@ -302,6 +302,26 @@ def test_a_failed_experiments_record_keeps_the_commands_exit_status(tmp_path, mo
     assert runs.end_status(ValueError("not a stop")) == {}
 
 
+def test_a_stopped_fresh_run_says_to_resume_without_fresh(tmp_path, monkeypatch, capsys):
+    """'run the same command to resume' was false for a --fresh run: the
+    same command, --fresh again, dropped the saved rows and started over."""
+    from epochbench.experiments import _resume_without_fresh
+    from epochbench.sweep import SchedulerLost
+    monkeypatch.chdir(tmp_path)
+    name = "review-fixes-fresh"
+    try:
+        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:6], _interrupted_at_four, cx.table)
+        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--fresh", "--out", "o"]) == 130
+    finally:
+        EXPERIMENTS.pop(name, None)
+    said = "run it again without --fresh to resume (with --fresh it starts over)"
+    assert said in capsys.readouterr().err
+    assert said in json.loads((tmp_path / "o" / f"{name}.run.json").read_text())["error"]
+    lost = SchedulerLost("tcp://127.0.0.1:1", 2, 4, saved=True)
+    _resume_without_fresh(lost)
+    assert str(lost).endswith(said) and lost.done == 2
+
+
 def test_seeds_run_are_the_seeds_of_the_tasks_chosen(tmp_path, monkeypatch):
     """--where seed=1 ran seed 1 alone and the record said seeds_run [0, 1]."""
     monkeypatch.chdir(tmp_path)

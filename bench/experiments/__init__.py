@@ -271,6 +271,20 @@ def _checked(run, task: dict) -> list[dict]:
     return list(rows)
 
 
+def _resume_without_fresh(exc: BaseException) -> None:
+    """Correct the advice of a stopped ``--fresh`` run: the same command,
+    ``--fresh`` again, drops the rows this run saved and starts over (it
+    said "run the same command to resume")."""
+    said = str(exc.args[0]) if exc.args else ""
+    if RESUME in said:
+        exc.args = (said.replace(RESUME, "run it again without --fresh to resume (with --fresh it starts over)"),
+                    *exc.args[1:])
+
+
+#: the advice that ends a stopped sweep's message (:func:`sweep`, :class:`~epochbench.sweep.SchedulerLost`)
+RESUME = "run the same command to resume"
+
+
 def run_experiment(name: str, opts: Options, provenance: Path | None = None,
                    argv: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run experiment ``name``; write ``OUT/NAME.csv``, ``OUT/NAME.png`` and
@@ -353,6 +367,8 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
             df, table = _write_outputs(name, exp, rows, out, subset, partial, tasks)
         except BaseException as exc:    # the tables and figures too: a run they fail is failed, not left running
             stopped = isinstance(exc, (KeyboardInterrupt, _sw.SchedulerLost))     # not the tasks' fault
+            if stopped and opts.fresh:
+                _resume_without_fresh(exc)
             status = runs.end_status(exc)
             runs.finish(info, prov, "interrupted" if stopped else "failed",
                         error=f"{type(exc).__name__}: {exc}"[:500], **status)
