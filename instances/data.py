@@ -39,6 +39,18 @@ def data_root() -> Path:
     return _checkout_default() or NOT_SET
 
 
+def data_state() -> dict:
+    """Where the reference data is looked for (``root``; None: no folder is
+    set) and whether a data set is there (``present``): what a run's record
+    keeps, since without it the runs measure other instances."""
+    root = data_root()
+    try:                                   # an empty folder holds no data set
+        present = root.is_dir() and any(p.is_dir() for p in root.iterdir())
+    except OSError:                        # not readable: none that a run could read either
+        present = False
+    return {"root": None if root == NOT_SET else str(root), "present": present}
+
+
 def data_hint(path) -> str:
     """The remedy to append to a "no such file" message about ``path``:
     where to set the data folder when ``path`` lies under :func:`data_root`

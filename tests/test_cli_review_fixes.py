@@ -332,7 +332,9 @@ def test_seeds_run_are_the_seeds_of_the_tasks_chosen(tmp_path, monkeypatch):
         assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--tasks", "0:1", "--out", "p"]) == 0
     finally:
         EXPERIMENTS.pop(name, None)
-    assert json.loads((tmp_path / "o" / f"{name}.run.json").read_text())["seeds_run"] == [1]
+    record = json.loads((tmp_path / "o" / f"{name}.run.json").read_text())
+    assert record["seeds_run"] == [1]
+    assert set(record["data"]) == {"root", "present"}        # the data the rows were computed on, as bench's
     assert json.loads((tmp_path / "p" / f"{name}.run.json").read_text())["seeds_run"] == [0]
 
 

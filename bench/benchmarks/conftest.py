@@ -35,15 +35,9 @@ def _data_state(terminalreporter) -> dict:
     how many benchmarks were skipped for lack of it (their skip reasons name
     ``EPOCHBENCH_DATA``): recorded in ``run.json`` and said under the
     leaderboards, since without it they measure other instances."""
-    from epochbench.instances.data import NOT_SET, data_root
-    root = data_root()
+    from epochbench.instances.data import data_state
     skipped = [r for r in terminalreporter.stats.get("skipped", []) if "EPOCHBENCH_DATA" in str(r.longrepr)]
-    try:                                   # an empty folder holds no data set
-        present = root.is_dir() and any(p.is_dir() for p in root.iterdir())
-    except OSError:                        # not readable: none that the benchmarks could read either
-        present = False
-    return {"root": None if root == NOT_SET else str(root),      # none set: null, not the hint's text
-            "present": present, "skipped_for_data": len(skipped)}
+    return {**data_state(), "skipped_for_data": len(skipped)}
 
 
 def _no_board(tr, data: dict) -> None:

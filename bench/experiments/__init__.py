@@ -27,6 +27,7 @@ import pandas as pd
 
 from epochbench import sweep as _sw
 from epochbench.instances.catalog import Catalog, PluginError, modules_of, origin_of, plugins
+from epochbench.instances.data import data_state
 from epochbench.instances.files import atomic_path, output_lock
 
 
@@ -343,6 +344,7 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
                     and before.get("experiment") == name and before.get("options") == options["options"])
         info = runs.provenance("experiment", prov.parent.name if prov.name == runs.RUN_JSON else runs.stamp(),
                                argv=argv, **options)
+        info["data"] = data_state()          # the reference data this process reads (workers: their own)
         stamp = code_stamp(info, exp)
         reused = reusable(partial, tasks, only, opts, stamp)   # refuses rows of other code: nothing changed yet
         if opts.fresh:
