@@ -21,7 +21,8 @@ from epochbench.instances.core import InputNote, RunStopped
 
 from .checks import (OPTION_TYPES, check_params, check_required, nonnegative_float, nonnegative_int,  # noqa: F401
                      positive_float, positive_int, random_count)
-from .cli_args import Parser, RawDescriptionHelpFormatter, _strict_types, once, param_value, parse_params, plain_text, stdout_to_stderr  # noqa: F401
+from .cli_args import (Parser, RawDescriptionHelpFormatter, _strict_types, once, param_value,  # noqa: F401
+                       parse_params, plain_text, stdout_to_stderr)
 from .methods import called_with, check_on, method_params
 
 

@@ -594,5 +594,6 @@ def format_runs(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["RUN_JSON", "provenance", "write", "finish", "stop_status", "end_status", "read", "run_folder", "keep_previous", "refuse_inputs_among",
+__all__ = ["RUN_JSON", "provenance", "write", "finish", "stop_status", "end_status", "read", "run_folder",
+           "keep_previous", "refuse_inputs_among",
            "find_runs", "format_runs", "check_name", "git_commit", "machine", "stamp", "unique_id"]

@@ -44,8 +44,9 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
     compiled loop is loaded (or compiled) before the clock starts, by a run
     of the first two jobs, and so are the kernels that one of epochbench's
     policies calls on the generic engine, by a run of a copy of it on
-    :meth:`~epochbench.sim.engine.JobTable.rehearsal` (a policy of your own
-    is not rehearsed: it might count its calls); ``engine`` says which ran: ``fast`` (compiled),
+    :meth:`~epochbench.sim.engine.JobTable.rehearsal` (a policy or a
+    selector of your own is not rehearsed: it might count its calls);
+    ``engine`` says which ran: ``fast`` (compiled),
     ``python`` (its pure-Python twin, for a short EASY stream in a process
     that has not loaded the kernels) or ``generic``.  A twin that runs past
     its time budget gives way to the compiled loop, which is then loaded
