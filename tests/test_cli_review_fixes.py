@@ -322,6 +322,24 @@ def test_a_stopped_fresh_run_says_to_resume_without_fresh(tmp_path, monkeypatch,
     assert str(lost).endswith(said) and lost.done == 2
 
 
+def _stopped_while_tabling(df):
+    raise KeyboardInterrupt
+
+
+def test_a_run_stopped_while_writing_its_tables_lists_what_it_wrote(tmp_path, monkeypatch):
+    """Stopped after NAME.csv was written: the record said files null, and
+    the next run kept that file aside under a record listing none."""
+    monkeypatch.chdir(tmp_path)
+    name = "review-fixes-tabling"
+    try:
+        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:2], cx.run, _stopped_while_tabling)
+        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--out", "o"]) == 130
+    finally:
+        EXPERIMENTS.pop(name, None)
+    record = json.loads((tmp_path / "o" / f"{name}.run.json").read_text())
+    assert (record["status"], record["files"]) == ("interrupted", [f"{name}.csv"])
+
+
 def test_seeds_run_are_the_seeds_of_the_tasks_chosen(tmp_path, monkeypatch):
     """--where seed=1 ran seed 1 alone and the record said seeds_run [0, 1]."""
     monkeypatch.chdir(tmp_path)

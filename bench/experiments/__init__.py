@@ -356,7 +356,7 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
             if len(kept) > 1:        # stopped while writing them (they were overwritten without a word)
                 print(f"epochbench experiment {name}: the unfinished run's files in {out} are kept as "
                       f"{', '.join(p.name for p in kept)}", file=sys.stderr, flush=True)
-        figures_before = _figure_stamps(name, out)
+        before = _file_stamps(name, out)
         if reused:
             info["reused"] = reuse_record(reused, partial, stamp)
             print(f"epochbench experiment {name}: {reuse_line(reused, len(only or tasks), partial, stamp)}",
@@ -372,11 +372,12 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
             if stopped and opts.fresh:
                 _resume_without_fresh(exc)
             status = runs.end_status(exc)
-            runs.finish(info, prov, "interrupted" if stopped else "failed",
-                        error=f"{type(exc).__name__}: {exc}"[:500], **status)
+            wrote = sorted(p.name for p in _files_of(name, out) if before.get(p.name) != p.stat().st_mtime_ns)
+            runs.finish(info, prov, "interrupted" if stopped else "failed",  # stopped while writing: what it wrote
+                        error=f"{type(exc).__name__}: {exc}"[:500], **({"files": wrote} if wrote else {}), **status)
             raise
         files = sorted(p.name for p in _files_of(name, out) if p.suffix != ".png" or p.name == f"{name}.png"
-                       or figures_before.get(p.name) != p.stat().st_mtime_ns)   # figures this run wrote
+                       or before.get(p.name) != p.stat().st_mtime_ns)   # figures this run wrote
         runs.finish(info, prov, rows=len(df), files=files, exit_status=0)
     return df, table
 
@@ -574,10 +575,11 @@ def _files_of(name: str, out: Path) -> list[Path]:
     return [p for p in fixed if p.exists()] + sorted(set(extra) - set(fixed))
 
 
-def _figure_stamps(name: str, out: Path) -> dict[str, int]:
-    """Modification times of the experiment's figures in ``out`` now (to
-    tell the ones a run writes from those kept from earlier runs)."""
-    return {p.name: p.stat().st_mtime_ns for p in _files_of(name, out) if p.suffix == ".png"}
+def _file_stamps(name: str, out: Path) -> dict[str, int]:
+    """Modification times of the experiment's files in ``out`` now (to tell
+    the ones a run writes from figures kept from earlier runs, and a stopped
+    run's tables from none)."""
+    return {p.name: p.stat().st_mtime_ns for p in _files_of(name, out)}
 
 
 def _keep_previous_run(name: str, out: Path, prov: Path) -> None:
@@ -592,7 +594,7 @@ def _keep_previous_run(name: str, out: Path, prov: Path) -> None:
         if named.get("command") == "experiment" and named.get("experiment") == name:
             prov = out / runs.RUN_JSON
     info = runs.read(prov) or {}
-    listed = [out / f for f in info.get("files", []) if isinstance(f, str) and "/" not in f]
+    listed = [out / f for f in info.get("files") or [] if isinstance(f, str) and "/" not in f]
     fixed = _fixed_files(name, out)
     kept = runs.keep_previous(sorted(set(listed) | set(fixed if listed else _files_of(name, out))), prov)
     if kept:    # said, as score and simulate say it
