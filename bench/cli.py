@@ -593,7 +593,8 @@ def cmd_experiment(args) -> int:
         if all(f.bad_input for f in exc.failures):   # a malformed data file: bad input, said once per error
             print(f"epochbench experiment: error: {exc}", file=sys.stderr)
             return 2
-        then = (f"the other {exc.done} runs are saved; run the same command to rerun the failed ones" if exc.done
+        again = "run it again without --fresh" if args.fresh else "run the same command"   # --fresh drops them
+        then = (f"the other {exc.done} runs are saved; {again} to rerun the failed ones" if exc.done
                 else "no run finished; fix the error and run the same command again")
         print(f"epochbench experiment: {exc.report()}\n{then}", file=sys.stderr)
         return 1

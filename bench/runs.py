@@ -274,19 +274,23 @@ def stop_status(exc: BaseException) -> int:
 
 def end_status(exc: BaseException) -> dict:
     """``{"exit_status": N}`` for a run that ``exc`` ended, with the status
-    the command line exits with (:func:`stop_status` for a stop; 2 for a
-    sweep whose every failure was bad input, 1 for another failed sweep or a
-    run stopped for a reason not its input: a lost scheduler, a user's
-    method), or ``{}`` where the record cannot know it."""
-    from epochbench.instances.core import RunStopped
-    from epochbench.sweep import SweepFailed
+    the command line exits with: :func:`stop_status` for a stop; 2 for a
+    sweep whose every failure was bad input, for bad input and for sizes
+    past the machine (``MemoryError``); 1 for another failed sweep, a run
+    stopped for a reason not its input (a lost scheduler, a user's method)
+    and any other error; ``{}`` for anything else (``SystemExit``)."""
     if isinstance(exc, KeyboardInterrupt):
         return {"exit_status": stop_status(exc)}
+    from epochbench.cli import USER_ERRORS
+    from epochbench.instances.core import RunStopped
+    from epochbench.sweep import SweepFailed
     if isinstance(exc, SweepFailed):
         return {"exit_status": 2 if all(f.bad_input for f in exc.failures) else 1}
     if isinstance(exc, RunStopped):
         return {"exit_status": 1}
-    return {}
+    if isinstance(exc, (*USER_ERRORS, MemoryError)):
+        return {"exit_status": 2}
+    return {"exit_status": 1} if isinstance(exc, Exception) else {}
 
 
 def read(path: Path) -> dict | None:

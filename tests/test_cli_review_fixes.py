@@ -299,7 +299,62 @@ def test_a_failed_experiments_record_keeps_the_commands_exit_status(tmp_path, mo
     record = json.loads((tmp_path / "o" / f"{name}.run.json").read_text())
     assert (record["status"], record["exit_status"]) == ("failed", 1)
     assert runs.end_status(SchedulerLost("tcp://127.0.0.1:1", 2, 4)) == {"exit_status": 1}
-    assert runs.end_status(ValueError("not a stop")) == {}
+    # as main exits: bad input and sizes past the machine 2, any other error 1 (a review)
+    assert runs.end_status(ValueError("bad input")) == runs.end_status(MemoryError()) == {"exit_status": 2}
+    assert runs.end_status(ZeroDivisionError()) == {"exit_status": 1} and runs.end_status(SystemExit(3)) == {}
+
+
+def _bad_table(df):
+    raise ValueError("the table's input is bad")
+
+
+def test_an_experiment_failing_after_its_sweep_records_the_status_it_exits_with(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    name = "review-fixes-bad-table"
+    try:
+        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:2], cx.run, _bad_table)
+        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--out", "o"]) == 2
+    finally:
+        EXPERIMENTS.pop(name, None)
+    record = json.loads((tmp_path / "o" / f"{name}.run.json").read_text())
+    assert (record["status"], record["exit_status"]) == ("failed", 2)
+
+
+def test_a_failed_fresh_run_says_to_rerun_without_fresh(tmp_path, monkeypatch, capsys):
+    """'run the same command to rerun the failed ones': with --fresh again,
+    the saved rows were dropped and every task recomputed (a review)."""
+    monkeypatch.chdir(tmp_path)
+    name = "review-fixes-fresh-failed"
+    try:
+        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:4], _fails_at_two, cx.table)
+        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--fresh", "--out", "o"]) == 1
+    finally:
+        EXPERIMENTS.pop(name, None)
+    assert "the other 3 runs are saved; run it again without --fresh to rerun the failed ones" in \
+        capsys.readouterr().err
+
+
+def _extra_figure_then_stop(df, path):
+    Path(path).with_name(Path(path).stem + "-extra.png").write_bytes(b"figure")
+    raise KeyboardInterrupt
+
+
+def test_a_resumed_run_keeps_aside_the_files_its_stopped_predecessor_listed(tmp_path, monkeypatch):
+    """A stopped run's record lists an extra figure it wrote; the resumed
+    run overwrote it without a word (only the usual files were kept aside)."""
+    monkeypatch.chdir(tmp_path)
+    name = "review-fixes-extra-figure"
+    try:
+        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:2], cx.run, cx.table,
+                                       plot=_extra_figure_then_stop)
+        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--out", "o"]) == 130
+        first = json.loads((tmp_path / "o" / f"{name}.run.json").read_text())
+        assert f"{name}-extra.png" in first["files"]
+        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:2], cx.run, cx.table)
+        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--out", "o"]) == 0
+    finally:
+        EXPERIMENTS.pop(name, None)
+    assert (tmp_path / "o" / f"{name}-extra-{first['id']}.png").read_bytes() == b"figure"
 
 
 def test_a_stopped_fresh_run_says_to_resume_without_fresh(tmp_path, monkeypatch, capsys):

@@ -381,7 +381,7 @@ def test_an_interrupted_score_records_why_in_words(tmp_path):
     from epochbench.cli import Terminated, _record_stopped
     for exc, said, status in ((KeyboardInterrupt(), "stopped by Ctrl-C", 130),
                               (Terminated("stopped by SIGTERM"), "Terminated: stopped by SIGTERM", 143),
-                              (RuntimeError("lost"), "RuntimeError: lost", None), (RuntimeError(), "RuntimeError", None)):
+                              (RuntimeError("lost"), "RuntimeError: lost", 1), (RuntimeError(), "RuntimeError", 1)):
         info = runs.provenance("score", "s1")
         _record_stopped(info, tmp_path / "a.run.json", exc)
         record = _strict((tmp_path / "a.run.json").read_text())

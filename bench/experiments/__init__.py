@@ -339,9 +339,9 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
         options = run_options(name, opts, len(tasks))
         # what --seeds (None: the default) came to, on the tasks chosen (--tasks, --where)
         options["seeds_run"] = _seeds_of(tasks if only is None else [tasks[i] for i in only])
-        before = runs.read(prov) or {}
-        resuming = (partial.exists() and before.get("status") != "finished"
-                    and before.get("experiment") == name and before.get("options") == options["options"])
+        earlier = runs.read(prov) or {}
+        resuming = (partial.exists() and earlier.get("status") != "finished"
+                    and earlier.get("experiment") == name and earlier.get("options") == options["options"])
         info = runs.provenance("experiment", prov.parent.name if prov.name == runs.RUN_JSON else runs.stamp(),
                                argv=argv, **options)
         info["data"] = data_state()          # the reference data this process reads (workers: their own)
@@ -352,7 +352,9 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
         if not resuming:    # a finished run, or an unfinished one with other options: its files are kept aside
             _keep_previous_run(name, out, prov)
         else:   # the unfinished run's record too (the new one names it among the reused runs), and the outputs
-            kept = runs.keep_previous([p for p in _fixed_files(name, out) if p.exists()], prov)   # it wrote
+            listed = [out / f for f in earlier.get("files") or [] if isinstance(f, str) and "/" not in f]
+            kept = runs.keep_previous([p for p in dict.fromkeys([*_fixed_files(name, out), *listed])
+                                       if p.exists()], prov)   # what it wrote (a stop while writing lists them)
             if len(kept) > 1:        # stopped while writing them (they were overwritten without a word)
                 print(f"epochbench experiment {name}: the unfinished run's files in {out} are kept as "
                       f"{', '.join(p.name for p in kept)}", file=sys.stderr, flush=True)
