@@ -226,7 +226,7 @@ def _record_stopped(info: dict, path: Path, exc: BaseException) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         said = str(exc).strip()                      # a Ctrl-C's KeyboardInterrupt says nothing
-        status = runs.end_status(exc)
+        status = runs.exit_status_of(exc)
         runs.finish(info, path, "interrupted", error=(f"{type(exc).__name__}: {said}" if said else
                                                       "stopped by Ctrl-C" if isinstance(exc, KeyboardInterrupt)
                                                       else type(exc).__name__)[:500], **status)

@@ -272,7 +272,7 @@ def stop_status(exc: BaseException) -> int:
     return 143 if getattr(exc, "signal_name", None) == "SIGTERM" else 130
 
 
-def end_status(exc: BaseException) -> dict:
+def exit_status_of(exc: BaseException) -> dict:
     """``{"exit_status": N}`` for a run that ``exc`` ended, with the status
     the command line exits with: :func:`stop_status` for a stop; 2 for a
     sweep whose every failure was bad input, for bad input and for sizes
@@ -598,6 +598,6 @@ def format_runs(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["RUN_JSON", "provenance", "write", "finish", "stop_status", "end_status", "read", "run_folder",
+__all__ = ["RUN_JSON", "provenance", "write", "finish", "stop_status", "exit_status_of", "read", "run_folder",
            "keep_previous", "refuse_inputs_among",
            "find_runs", "format_runs", "check_name", "git_commit", "machine", "stamp", "unique_id"]

@@ -44,11 +44,13 @@ def data_state() -> dict:
     set) and whether a data set is there (``present``): what a run's record
     keeps, since without it the runs measure other instances."""
     root = data_root()
+    if root == NOT_SET:
+        return {"root": None, "present": False}
     try:                                   # an empty folder holds no data set
         present = root.is_dir() and any(p.is_dir() for p in root.iterdir())
     except OSError:                        # not readable: none that a run could read either
         present = False
-    return {"root": None if root == NOT_SET else str(root), "present": present}
+    return {"root": str(root), "present": present}
 
 
 def data_hint(path) -> str:

@@ -298,10 +298,10 @@ def test_a_failed_experiments_record_keeps_the_commands_exit_status(tmp_path, mo
         EXPERIMENTS.pop(name, None)
     record = json.loads((tmp_path / "o" / f"{name}.run.json").read_text())
     assert (record["status"], record["exit_status"]) == ("failed", 1)
-    assert runs.end_status(SchedulerLost("tcp://127.0.0.1:1", 2, 4)) == {"exit_status": 1}
+    assert runs.exit_status_of(SchedulerLost("tcp://127.0.0.1:1", 2, 4)) == {"exit_status": 1}
     # as main exits: bad input and sizes past the machine 2, any other error 1 (a review)
-    assert runs.end_status(ValueError("bad input")) == runs.end_status(MemoryError()) == {"exit_status": 2}
-    assert runs.end_status(ZeroDivisionError()) == {"exit_status": 1} and runs.end_status(SystemExit(3)) == {}
+    assert runs.exit_status_of(ValueError("bad input")) == runs.exit_status_of(MemoryError()) == {"exit_status": 2}
+    assert runs.exit_status_of(ZeroDivisionError()) == {"exit_status": 1} and runs.exit_status_of(SystemExit(3)) == {}
 
 
 def _bad_table(df):

@@ -373,7 +373,7 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
             stopped = isinstance(exc, (KeyboardInterrupt, _sw.SchedulerLost))     # not the tasks' fault
             if stopped and opts.fresh:
                 _resume_without_fresh(exc)
-            status = runs.end_status(exc)
+            status = runs.exit_status_of(exc)
             wrote = sorted(p.name for p in _files_of(name, out) if before.get(p.name) != p.stat().st_mtime_ns)
             runs.finish(info, prov, "interrupted" if stopped else "failed",  # stopped while writing: what it wrote
                         error=f"{type(exc).__name__}: {exc}"[:500], **({"files": wrote} if wrote else {}), **status)
