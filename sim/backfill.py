@@ -171,6 +171,6 @@ class OrderedBackfill(_ArrivalQueue):
 
 
 for _name in ORDERS:                       # module attributes, named as their classes: their objects pickle
-    globals()[f"{_name.upper()}Backfill"] = register_policy(f"{_name}-bf")(type(f"{_name.upper()}Backfill", (
-        OrderedBackfill,), {"order": _name, "__module__": __name__,
-                            "__doc__": f"{_name.upper()} priority order with backfilling ([zhang-comparative] section 3)."}))
+    _doc = f"{_name.upper()} priority order with backfilling ([zhang-comparative] section 3)."
+    globals()[f"{_name.upper()}Backfill"] = register_policy(f"{_name}-bf")(type(
+        f"{_name.upper()}Backfill", (OrderedBackfill,), {"order": _name, "__module__": __name__, "__doc__": _doc}))
