@@ -308,28 +308,29 @@ def _bad_table(df):
     raise ValueError("the table's input is bad")
 
 
-def test_an_experiment_failing_after_its_sweep_records_the_status_it_exits_with(tmp_path, monkeypatch):
+def _experiment_record(tmp_path, monkeypatch, name: str, status: int, *, tasks: int = 2, run=cx.run,
+                       table=cx.table, args: tuple = ()) -> dict:
+    """Run a ``tasks``-task experiment of ``run`` and ``table`` into ``o``
+    (exit ``status``); its record."""
     monkeypatch.chdir(tmp_path)
-    name = "review-fixes-bad-table"
     try:
-        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:2], cx.run, _bad_table)
-        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--out", "o"]) == 2
+        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:tasks], run, table)
+        assert cli.main(["experiment", name, "--quiet", "--workers", "1", *args, "--out", "o"]) == status
     finally:
         EXPERIMENTS.pop(name, None)
-    record = json.loads((tmp_path / "o" / f"{name}.run.json").read_text())
+    return json.loads((tmp_path / "o" / f"{name}.run.json").read_text())
+
+
+def test_an_experiment_failing_after_its_sweep_records_the_status_it_exits_with(tmp_path, monkeypatch):
+    record = _experiment_record(tmp_path, monkeypatch, "review-fixes-bad-table", 2, table=_bad_table)
     assert (record["status"], record["exit_status"]) == ("failed", 2)
 
 
 def test_a_failed_fresh_run_says_to_rerun_without_fresh(tmp_path, monkeypatch, capsys):
     """'run the same command to rerun the failed ones': with --fresh again,
     the saved rows were dropped and every task recomputed (a review)."""
-    monkeypatch.chdir(tmp_path)
-    name = "review-fixes-fresh-failed"
-    try:
-        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:4], _fails_at_two, cx.table)
-        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--fresh", "--out", "o"]) == 1
-    finally:
-        EXPERIMENTS.pop(name, None)
+    _experiment_record(tmp_path, monkeypatch, "review-fixes-fresh-failed", 1, tasks=4, run=_fails_at_two,
+                       args=("--fresh",))
     assert "the other 3 runs are saved; run it again without --fresh to rerun the failed ones" in \
         capsys.readouterr().err
 
@@ -362,16 +363,10 @@ def test_a_stopped_fresh_run_says_to_resume_without_fresh(tmp_path, monkeypatch,
     same command, --fresh again, dropped the saved rows and started over."""
     from epochbench.experiments import _resume_without_fresh
     from epochbench.sweep import SchedulerLost
-    monkeypatch.chdir(tmp_path)
-    name = "review-fixes-fresh"
-    try:
-        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:6], _interrupted_at_four, cx.table)
-        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--fresh", "--out", "o"]) == 130
-    finally:
-        EXPERIMENTS.pop(name, None)
+    record = _experiment_record(tmp_path, monkeypatch, "review-fixes-fresh", 130, tasks=6, run=_interrupted_at_four,
+                                args=("--fresh",))
     said = "run it again without --fresh to resume (with --fresh it starts over)"
-    assert said in capsys.readouterr().err
-    assert said in json.loads((tmp_path / "o" / f"{name}.run.json").read_text())["error"]
+    assert said in capsys.readouterr().err and said in record["error"]
     lost = SchedulerLost("tcp://127.0.0.1:1", 2, 4, saved=True)
     _resume_without_fresh(lost)
     assert str(lost).endswith(said) and lost.done == 2
@@ -384,14 +379,8 @@ def _stopped_while_tabling(df):
 def test_a_run_stopped_while_writing_its_tables_lists_what_it_wrote(tmp_path, monkeypatch):
     """Stopped after NAME.csv was written: the record said files null, and
     the next run kept that file aside under a record listing none."""
-    monkeypatch.chdir(tmp_path)
     name = "review-fixes-tabling"
-    try:
-        EXPERIMENTS[name] = Experiment(name, "test", lambda o: cx.tasks(o)[:2], cx.run, _stopped_while_tabling)
-        assert cli.main(["experiment", name, "--quiet", "--workers", "1", "--out", "o"]) == 130
-    finally:
-        EXPERIMENTS.pop(name, None)
-    record = json.loads((tmp_path / "o" / f"{name}.run.json").read_text())
+    record = _experiment_record(tmp_path, monkeypatch, name, 130, table=_stopped_while_tabling)
     assert (record["status"], record["files"]) == ("interrupted", [f"{name}.csv"])
 
 
