@@ -711,7 +711,8 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
             buf, end, cut = buffers.fill(fh)
             first = header is None
             if first or not header.done:       # a header longer than a piece goes on in the next one
-                header = _swf_header(memoryview(buf)[:cut], header, read + 1, bytes(buf[:min(end, CR_PROBE)]))
+                header = _swf_header(memoryview(buf)[:cut], header, read + 1,
+                                     bytes(buf[:min(end, CR_PROBE)]) if first else None)
             if cut:
                 lines = count_newlines(np.frombuffer(buf, np.uint8, cut)) + (0 if buf[cut - 1] == 10 else 1)
                 read += lines
@@ -723,7 +724,7 @@ def _swf_columns(path: Path, src: str, keep: tuple) -> tuple[dict, Columns]:
                     rows, ok = layout.parse_into(memoryview(buf)[:cut], *cols, 0)   # start where its jobs end
                     if not ok:
                         _check_late_keys(path, src)
-                        return _whole_header(header, path, gz), _swf_body(path, src, want)
+                        return _header_to_end(header, fh, buffers, read), _swf_body(path, src, want)
                     base = rows
                 else:
                     fut = pool.submit(layout.parse_into, memoryview(buf)[:cut], *cols, base)
@@ -764,22 +765,15 @@ def _integer_columns(path: Path, layout: "_Layout", want: list) -> tuple[dict, C
                                       else iout[layout.ints.index(f)] for f in want})
 
 
-def _whole_header(header: _Header, path: Path, gz: bool) -> _Header:
-    """``header`` read on to the first job line when the pieces read so far
-    held none (the readers that stop early: pandas' takes the file)."""
-    if header.done:
-        return header
-    with (gzip.open if gz else open)(path, "rb") as fh:
-        _skip_bom(fh)
-        header, read, rest = None, 0, b""
-        while header is None or not header.done:
-            piece = rest + fh.read(SWF_CHUNK)
-            more = len(piece) > len(rest)
-            cut = piece.rfind(b"\n") + 1 if more else len(piece)
-            header = _swf_header(piece[:cut], header, read + 1, piece[:CR_PROBE])
-            read, rest = read + piece.count(b"\n", 0, cut), piece[cut:]
-            if not more:
-                break
+def _header_to_end(header: _Header, fh, buffers: "_Buffers", read: int) -> _Header:
+    """``header`` read on from ``fh``, piece by piece through ``buffers``
+    (``read``: the lines before), to the first job line, where the pieces
+    read so far held none (the reader gives the file to pandas' after its
+    first piece)."""
+    while not header.done and buffers.more:
+        buf, end, cut = buffers.fill(fh)
+        header = _swf_header(memoryview(buf)[:cut], header, read + 1)
+        read += buf.count(b"\n", 0, cut)
     return header
 
 
