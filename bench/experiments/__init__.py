@@ -352,7 +352,7 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
         if not resuming:    # a finished run, or an unfinished one with other options: its files are kept aside
             _keep_previous_run(name, out, prov)
         else:   # the unfinished run's record too (the new one names it among the reused runs), and the outputs
-            listed = [out / f for f in earlier.get("files") or [] if isinstance(f, str) and "/" not in f]
+            listed = _listed_files(earlier, out)
             kept = runs.keep_previous([p for p in dict.fromkeys([*_fixed_files(name, out), *listed])
                                        if p.exists()], prov)   # what it wrote (a stop while writing lists them)
             if len(kept) > 1:        # stopped while writing them (they were overwritten without a word)
@@ -584,6 +584,12 @@ def _file_stamps(name: str, out: Path) -> dict[str, int]:
     return {p.name: p.stat().st_mtime_ns for p in _files_of(name, out)}
 
 
+def _listed_files(record: dict, out: Path) -> list[Path]:
+    """The files in ``out`` that a run's ``record`` lists as its own (names
+    only: a path elsewhere is none of this folder's)."""
+    return [out / f for f in record.get("files") or [] if isinstance(f, str) and "/" not in f]
+
+
 def _keep_previous_run(name: str, out: Path, prov: Path) -> None:
     """Rename an earlier run's files to ``STEM-RUNID.*``: those its
     provenance lists (figures kept from runs before it are not its own),
@@ -595,8 +601,7 @@ def _keep_previous_run(name: str, out: Path, prov: Path) -> None:
         named = runs.read(out / runs.RUN_JSON) or {}
         if named.get("command") == "experiment" and named.get("experiment") == name:
             prov = out / runs.RUN_JSON
-    info = runs.read(prov) or {}
-    listed = [out / f for f in info.get("files") or [] if isinstance(f, str) and "/" not in f]
+    listed = _listed_files(runs.read(prov) or {}, out)
     fixed = _fixed_files(name, out)
     kept = runs.keep_previous(sorted(set(listed) | set(fixed if listed else _files_of(name, out))), prov)
     if kept:    # said, as score and simulate say it
