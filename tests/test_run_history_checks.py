@@ -144,6 +144,30 @@ def test_rows_stored_without_a_stamp_are_of_unknown_code(capsys):
     assert _info()["reused"]["runs"] == [None]
 
 
+def test_rows_computed_on_other_reference_data_are_refused_and_a_moved_copy_keeps_them(monkeypatch, tmp_path, capsys):
+    for folder in ("d1", "d2"):                                    # the same data set in two folders
+        (tmp_path / folder / "set").mkdir(parents=True)
+        (tmp_path / folder / "set" / "a.txt").write_text("1 2 3\n")
+    EXPERIMENTS[NAME] = Experiment(NAME, TINY.help, _tasks, _run, _table, data=("set",))
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path / "d1"))
+    assert _experiment("--tasks", "1") == 0
+    stamped = json.loads(Path(f"ex/{NAME}.partial.jsonl").read_text())["data"]
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path / "d2"))        # a copy: the same bytes
+    CALLS.clear()
+    assert _experiment("--tasks", "1") == 0 and CALLS == []
+    assert _info()["reused"]["data"] == [stamped]
+    (tmp_path / "d2" / "set" / "a.txt").write_text("1 2 4\n")           # another version of the data set
+    capsys.readouterr()
+    assert _experiment("--tasks", "1") == 2 and CALLS == []            # were reused as the same before
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "computed on other reference data" in err and f"(data {stamped})" in err
+    (tmp_path / "d2" / "set" / "b.txt").write_text("")                    # a file more in its folder: other data too
+    (tmp_path / "d2" / "set" / "a.txt").write_text("1 2 3\n")
+    assert _experiment("--tasks", "1") == 2 and CALLS == []
+    assert _experiment("--tasks", "1", "--resume") == 0 and CALLS == []
+    assert _info()["reused"]["other_code"] is True
+
+
 def test_fresh_without_out_starts_a_new_run_folder_instead_of_resuming(capsys):
     EXPERIMENTS[NAME] = Experiment(NAME, TINY.help, _tasks, _interrupted_at_two, _table)
     assert cli.main(["experiment", NAME, "--quiet", "--workers", "1"]) == 130

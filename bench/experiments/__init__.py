@@ -416,7 +416,32 @@ def code_stamp(info: dict, exp: Experiment | None = None) -> dict:
         stamp["diff"] = info["git_diff"]
     if exp is not None and CATALOG.origin(exp.name) != "builtin":
         stamp["plugin"] = plugin_code(exp)
+    if exp is not None and exp.data:
+        stamp["data"] = data_code(exp)
     return stamp
+
+
+def data_code(exp: Experiment) -> str:
+    """The hash of the reference data ``exp`` reads (each path of
+    ``exp.data`` under :func:`~epochbench.instances.data.data_root`, a
+    folder's files by name; names and bytes): rows computed on another
+    copy of a data set that differs (another folder with other files, a
+    file edited) are rows of other data, while a data folder moved or
+    copied whole keeps its rows.  O(bytes read): 3 MB for KTH."""
+    import hashlib
+    from epochbench.instances.data import data_root
+    digest = hashlib.sha256()
+    root = data_root()
+    for rel in exp.data:
+        path = root / rel
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in files:
+            digest.update(f"{file.relative_to(root).as_posix()}\0".encode())
+            try:
+                digest.update(hashlib.sha256(file.read_bytes()).digest())
+            except OSError:                  # unreadable: the tasks that read it fail by name
+                digest.update(b"unreadable")
+    return digest.hexdigest()[:12]
 
 
 def plugin_code(exp: Experiment) -> str:
@@ -433,11 +458,13 @@ def plugin_code(exp: Experiment) -> str:
 
 
 def _same_code(stamp: dict, code: dict) -> bool:
-    """A record's ``stamp`` names the same commit, changes and version as
-    ``code`` (a record without a stamp names none: it is not known to be the
-    same; a ``+dirty`` one without ``diff``, from before it was recorded,
-    neither)."""
-    return "version" in stamp and all(stamp.get(k) == code.get(k) for k in ("commit", "version", "diff", "plugin"))
+    """A record's ``stamp`` names the same commit, changes, version and
+    reference data (:func:`data_code`) as ``code`` (a record without a
+    stamp names none: it is not known to be the same; a ``+dirty`` one
+    without ``diff``, from before it was recorded, neither; nor one without
+    ``data`` of an experiment that reads data)."""
+    return "version" in stamp and all(stamp.get(k) == code.get(k)
+                                      for k in ("commit", "version", "diff", "plugin", "data"))
 
 
 def reusable(partial: Path, tasks: list[dict], only: list[int] | None, opts: Options,
@@ -467,7 +494,9 @@ def reusable(partial: Path, tasks: list[dict], only: list[int] | None, opts: Opt
     other = sorted(i for i, (_, st) in stored.items() if not _same_code(st, code))
     if other and not opts.resume:
         commits = sorted({_short(stored[i][1]) for i in other})
-        raise ValueError(f"{partial}: {len(other)} of the tasks chosen were computed by other code "
+        how = ("on other reference data" if all(_same_code({**stored[i][1], "data": code.get("data")}, code)
+                                                 for i in other) else "by other code")
+        raise ValueError(f"{partial}: {len(other)} of the tasks chosen were computed {how} "
                          f"({', '.join(commits)}; this is {_short(code)}); "
                          "give --fresh to recompute them or --resume to reuse them")
     return stored
@@ -476,9 +505,11 @@ def reusable(partial: Path, tasks: list[dict], only: list[int] | None, opts: Opt
 def _short(stamp: dict) -> str:
     """``commit 1a2b3c4d``, ``commit 1a2b3c4d+dirty (changes 0f1e2d3c4b5a)``,
     ``version 0.1.0`` (outside a checkout) or ``unknown code``; a plug-in's
-    experiment adds its :func:`plugin_code` in brackets."""
+    experiment adds its :func:`plugin_code` in brackets, an experiment that
+    reads reference data ``(data 0f1e2d3c4b5a)`` (:func:`data_code`)."""
     commit, version = stamp.get("commit"), stamp.get("version")
-    plugin = f" ({stamp['plugin']})" if stamp.get("plugin") else ""
+    plugin = (f" ({stamp['plugin']})" if stamp.get("plugin") else "") + (f" (data {stamp['data']})"
+                                                                          if stamp.get("data") else "")
     if commit:
         sha, _, dirty = commit.partition("+")
         changes = f" (changes {stamp['diff']})" if dirty and stamp.get("diff") else ""
@@ -491,7 +522,9 @@ def reuse_record(reused: dict[int, tuple[list[dict], dict]], partial: Path, code
     (how many), ``indices`` (as ``--tasks`` writes them), ``from`` (the
     partial file's name, beside the provenance), the ``runs``, ``commits``
     and ``versions`` that computed them (None: unknown), the ``changes``
-    (:func:`epochbench.runs.git_diff`) where a dirty tree computed some, and ``other_code``
+    (:func:`epochbench.runs.git_diff`) where a dirty tree computed some, the
+    ``data`` they read (:func:`data_code`) for an experiment that reads
+    reference data, and ``other_code``
     (some came from another commit or version: ``--resume``)."""
     stamps = [st for _, st in reused.values()]
 
@@ -500,6 +533,7 @@ def reuse_record(reused: dict[int, tuple[list[dict], dict]], partial: Path, code
     return {"tasks": len(reused), "indices": _sw.format_indices(reused), "from": partial.name,
             "runs": distinct("run"), "commits": distinct("commit"), "versions": distinct("version"),
             **({"changes": distinct("diff")} if any(st.get("diff") for st in stamps) else {}),
+            **({"data": distinct("data")} if "data" in code else {}),
             "other_code": any(not _same_code(st, code) for st in stamps)}
 
 
