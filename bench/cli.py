@@ -590,14 +590,15 @@ def cmd_experiment(args) -> int:
     try:
         df, table = run_experiment(args.experiment_name, opts, provenance=provenance, argv=sys.argv)
     except SweepFailed as exc:
-        if all(f.bad_input for f in exc.failures):   # a malformed data file: bad input, said once per error
+        status = runs.exit_status_of(exc)["exit_status"]
+        if status == 2:       # every failure bad input (a malformed data file): said once per error
             print(f"epochbench experiment: error: {exc}", file=sys.stderr)
-            return 2
+            return status
         again = "run it again without --fresh" if args.fresh else "run the same command"   # --fresh drops them
         then = (f"the other {exc.done} runs are saved; {again} to rerun the failed ones" if exc.done
                 else "no run finished; fix the error and run the same command again")
         print(f"epochbench experiment: {exc.report()}\n{then}", file=sys.stderr)
-        return 1
+        return status
     print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     out, name = opts.out, args.experiment_name
     extra = extra_files(name)
@@ -964,21 +965,19 @@ def run_command(args) -> int:
     """Run the parsed command; bad input becomes one line and status 2, a
     run that stopped for another reason (:class:`RunStopped`: a user's
     method failed mid-run, the scheduler went away) one line and status 1."""
+    from . import runs
     name = _command_name(args)
     try:
         _check_sweep_options(args)
         with _output_locks(args):
             return COMMANDS[args.command](args)
-    except USER_ERRORS as exc:
-        print(_error_line(name, exc), file=sys.stderr)
-        return 2
-    except RunStopped as exc:                # a user's method failed, a scheduler went away: not bad input
-        print(_error_line(name, exc), file=sys.stderr)
-        return 1
-    except MemoryError as exc:               # sizes past this machine (numpy: "Unable to allocate 745. GiB")
-        print(f"epochbench {name}: error: not enough memory for the sizes asked for "
-              f"({' '.join(str(exc).split()) or 'MemoryError'})", file=sys.stderr)
-        return 2
+    except (*USER_ERRORS, RunStopped, MemoryError) as exc:   # RunStopped: a user's method failed, a scheduler
+        if isinstance(exc, MemoryError):                      # went away; MemoryError: sizes past this machine
+            print(f"epochbench {name}: error: not enough memory for the sizes asked for "   # (numpy: "Unable to
+                  f"({' '.join(str(exc).split()) or 'MemoryError'})", file=sys.stderr)     # allocate 745. GiB")
+        else:
+            print(_error_line(name, exc), file=sys.stderr)
+        return runs.exit_status_of(exc)["exit_status"]          # the statuses run records keep, from one table
 
 
 def _past(value: float, limit: float, sign: str) -> str:

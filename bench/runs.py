@@ -274,7 +274,8 @@ def stop_status(exc: BaseException) -> int:
 
 def exit_status_of(exc: BaseException) -> dict:
     """``{"exit_status": N}`` for a run that ``exc`` ended, with the status
-    the command line exits with: :func:`stop_status` for a stop; 2 for a
+    the command line exits with (its one table: ``run_command`` and
+    ``experiment`` exit with it): :func:`stop_status` for a stop; 2 for a
     sweep whose every failure was bad input, for bad input and for sizes
     past the machine (``MemoryError``); 1 for another failed sweep, a run
     stopped for a reason not its input (a lost scheduler, a user's method)
