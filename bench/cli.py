@@ -264,7 +264,7 @@ def cmd_score(args) -> int:
     refs = read_references(args.reference)
     insts = _instances_from(args.dir)
     _say_unused("score", refs, insts)
-    from epochbench.sweep import SchedulerLost, check_scheduler, local_workers
+    from epochbench.sweep import SchedulerLost, check_scheduler, local_workers, workers_started
     scheduler = check_scheduler(args.scheduler)            # where it runs, as resolved (before any work)
     workers = local_workers(args.jobs, scheduler)
     _say_no_effect("score", {"--threads": args.threads, "--time-limit": args.time_limit}, _entries(insts, methods))
@@ -273,7 +273,8 @@ def cmd_score(args) -> int:
     info = runs.provenance("score", runs.stamp(), methods=methods, time_limit=args.time_limit,
                            threads=args.threads, instances=len(insts), params=list(args.param),
                            references=[str(r) for r in args.reference],
-                           execution={"workers": workers, "scheduler": scheduler})
+                           execution={"workers": workers, "scheduler": scheduler,     # one task per instance
+                                      "workers_started": workers_started(workers, scheduler, len(insts))})
     clash = None
     kinds = dict.fromkeys(inst.kind for inst in insts)
     params = {kind: method_params(kind, methods, parse_params(args.param), insts) for kind in kinds}

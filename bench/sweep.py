@@ -595,6 +595,18 @@ def local_workers(workers: int | None, scheduler: str | None) -> int | None:
     return check_workers(workers) if scheduler is None or workers is not None else None
 
 
+def workers_started(workers: int | None, scheduler: str | None, count: int) -> int | None:
+    """The local worker processes a sweep of ``count`` tasks starts with
+    ``workers`` (:func:`local_workers`) on ``scheduler`` (resolved): 0 when
+    it runs in this process (one worker, or one task or none), else one per
+    task up to ``workers``; None on a scheduler (its workers run it).  What
+    a run record's ``execution.workers_started`` says, beside the
+    ``workers`` asked for."""
+    if scheduler is not None:
+        return None
+    return 0 if workers == 1 or count <= 1 else min(workers or 1, count)
+
+
 def scheduler_of(address: str | None = None) -> str | None:
     """The scheduler a sweep uses: ``address``, else ``$EPOCHBENCH_SCHEDULER``,
     else None (a local cluster); blank values count as none.  Not checked
@@ -777,12 +789,13 @@ def run_tasks(call: Callable[[Any], Any], tasks: list, todo: list[int] | None = 
             failures.append(Failure(i, tasks[i], *value) if isinstance(value, tuple) else Failure(i, tasks[i], value))
         bar.step(tasks[i], ok)
 
-    if scheduler is None and (workers == 1 or len(todo) <= 1):
+    started = workers_started(workers, scheduler, len(todo))
+    if started == 0:
         for i in todo:
             ok, value = _outcome(call, tasks[i], stop_on_error)
             finish(i, ok, value)
     elif todo:
-        _on_dask(call, tasks, todo, min(workers or 1, len(todo)), scheduler, exclusive, bar, finish,
+        _on_dask(call, tasks, todo, started or min(workers or 1, len(todo)), scheduler, exclusive, bar, finish,
                  stop_on_error, option)
     failures.sort(key=lambda f: f.index)
     return results, failures

@@ -79,6 +79,7 @@ def test_a_rerun_of_a_finished_subset_says_what_it_reuses_and_records_it(monkeyp
     assert [line for line in err if line not in kept] == [
         f"epochbench experiment {NAME}: 2 of 3 tasks reused from ex/{NAME}.partial.jsonl "
         f"(run {first['id']}, commit aaaaaaaa+dirty), not recomputed; --fresh recomputes them"]
+    assert _info()["execution"]["workers_started"] == 0         # --workers 1: in this process
     assert _info()["reused"] == {"tasks": 2, "indices": "0:2", "from": f"{NAME}.partial.jsonl",
                                  "runs": [first["id"]], "commits": ["a" * 40 + "+dirty"],
                                  "versions": [first["versions"]["epochbench"]], "other_code": False}

@@ -92,6 +92,8 @@ def reference(tmp_path_factory) -> pd.DataFrame:
     when ``EPOCHBENCH_WORKERS`` is unset: every core; here two workers)."""
     out = tmp_path_factory.mktemp("reference")
     run_experiment(cx.NAME, Options(out=out, jobs=2, progress=False))
+    execution = json.loads((out / f"{cx.NAME}.run.json").read_text())["execution"]
+    assert execution["workers"] == 2 and execution["workers_started"] == min(2, cx.TASKS)
     return pd.read_csv(out / f"{cx.NAME}.csv")
 
 

@@ -391,7 +391,7 @@ def test_provenance_records_the_scheduler_of_the_environment(tmp_path, bare, exp
     df, _ = run_experiment(NAME, Options(out=tmp_path, progress=True, quick=True))
     assert sorted(df["x"]) == [0, 1, 2, 3]
     execution = json.loads((tmp_path / f"{NAME}.run.json").read_text())["execution"]
-    assert execution["scheduler"] == bare and execution["workers"] is None
+    assert execution["scheduler"] == bare and execution["workers"] is None and execution["workers_started"] is None
     assert levels and set(levels) == {(logging.ERROR, logging.CRITICAL)}   # no "Couldn't gather" warnings
     assert logging.getLogger("distributed.client").level == before
     err = capsys.readouterr().err
@@ -450,10 +450,16 @@ def test_score_records_where_it_ran(tmp_path, monkeypatch):
     assert cli.main(["generate", "mkp", "--out", "fam", "--n", "8", "--k", "2", "--count", "2"]) == 0
     monkeypatch.setenv(sw.WORKERS_ENV, "1")
     assert cli.main(["score", "fam", "--methods", "greedy-mkp"]) == 0
-    assert json.loads((tmp_path / "fam" / "scores.run.json").read_text())["execution"] == {"workers": 1,
-                                                                                           "scheduler": None}
+    assert json.loads((tmp_path / "fam" / "scores.run.json").read_text())["execution"] == {
+        "workers": 1, "scheduler": None, "workers_started": 0}               # in the command's own process
     monkeypatch.setenv(sw.SCHEDULER_ENV, "tcp//nowhere:1")             # checked before any solve
     assert cli.main(["score", "fam", "--methods", "greedy-mkp"]) == 2
+
+
+def test_workers_started_counts_the_processes_a_sweep_starts():
+    assert [sw.workers_started(w, None, n) for w, n in [(1, 9), (4, 1), (4, 0), (4, 3), (4, 9), (None, 3)]] == \
+        [0, 0, 0, 3, 4, 1]
+    assert sw.workers_started(None, "tcp://h:1", 9) is None and sw.workers_started(4, "tcp://h:1", 9) is None
 
 
 def _exits(task):

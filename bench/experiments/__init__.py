@@ -359,6 +359,9 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
                 print(f"epochbench experiment {name}: the unfinished run's files in {out} are kept as "
                       f"{', '.join(p.name for p in kept)}", file=sys.stderr, flush=True)
         before = _file_stamps(name, out)
+        ex = info["execution"]        # what the sweep starts for the tasks it computes (not those reused)
+        ex["workers_started"] = _sw.workers_started(ex["workers"], ex["scheduler"],
+                                                    len(tasks if only is None else only) - len(reused))
         if reused:
             info["reused"] = reuse_record(reused, partial, stamp)
             print(f"epochbench experiment {name}: {reuse_line(reused, len(only or tasks), partial, stamp)}",
@@ -565,7 +568,8 @@ def run_options(name: str, opts: Options, count: int) -> dict:
     it runs as resolved: the scheduler, ``$EPOCHBENCH_SCHEDULER``'s when no
     ``--scheduler``; the local workers, ``$EPOCHBENCH_WORKERS`` or every
     core when no ``--workers``, None with a scheduler; a resumed run may use
-    others).  ``ValueError`` naming ``$EPOCHBENCH_WORKERS`` when it is
+    others; :func:`run_experiment` adds ``workers_started``,
+    :func:`epochbench.sweep.workers_started`).  ``ValueError`` naming ``$EPOCHBENCH_WORKERS`` when it is
     needed and not a positive integer."""
     scheduler = _sw.scheduler_of(opts.scheduler)
     workers = _sw.local_workers(opts.jobs, scheduler)
