@@ -52,7 +52,8 @@ MACHINE_RANGE = {"hi": 1000.0, "lo": 10.0}
 CONSISTENCY = ("c", "i", "s")
 HETEROGENEITY = ("hi", "lo")
 BRAUN_NAMES = tuple(f"u_{c}_{th}{mh}.0" for c in CONSISTENCY for th in HETEROGENEITY for mh in HETEROGENEITY)
-_BRAUN_NAME = re.compile(r"^u_([cis])_(hi|lo)(hi|lo)\.\d+$")
+#: ``u_c_hihi.0`` ([braun2001]), ``A.u_i_lolo`` (the larger HCSP sets of Nesmachnow et al.)
+_BRAUN_NAME = re.compile(r"^(?:[A-Za-z]\.)?u_([cis])_(hi|lo)(hi|lo)(?:\.\d+)?$")
 #: tasks x machines of the [braun2001] matrices (REFERENCE.csv's figures are of these)
 BRAUN_SHAPE = (512, 16)
 BRAUN_DATASET = "braun2001"
@@ -62,7 +63,7 @@ MAX_ETC_VALUES = 10**8
 
 @dataclass(frozen=True, eq=False)
 class MappingInstance:
-    etc: np.ndarray    # (t, m) float, > 0
+    etc: np.ndarray    # (t, m) float, >= 0 (not 0 for every task where a machine is ready at 0)
     ready: np.ndarray  # (m,) float, >= 0
     meta: dict = field(default_factory=dict)
 
@@ -79,11 +80,11 @@ class MappingInstance:
         t, m = arr.shape
         if t == 0 or m == 0:
             raise InstanceError(f"{source}: field 'etc' has shape {arr.shape}; need at least one task and one machine")
-        bad = ~np.isfinite(arr) | (arr <= 0)
+        bad = ~np.isfinite(arr) | (arr < 0)     # 0 is a time (public ETC files round small ones to 0.00)
         if bad.any():
             i, j = map(int, np.argwhere(bad)[0])
             raise InstanceError(f"{source}: field 'etc' entry [{i}][{j}] = {float(arr[i, j])!r} "
-                                "is not a positive number")
+                                "is not a number >= 0")
         if ready is None:
             rd = np.zeros(m)
         else:
@@ -100,6 +101,9 @@ class MappingInstance:
         if not np.isfinite(total):             # no makespan, not even the worst schedule's, would be a number
             raise InstanceError(f"{source}: field 'etc': every task on its slowest machine after the latest "
                                 "'ready' time takes longer than a float can hold (1.8e308); scale the times down")
+        if ((arr == 0) & (rd == 0)).any(axis=1).all():
+            raise InstanceError(f"{source}: field 'etc': every task takes 0 on a machine ready at 0, so the "
+                                "optimum makespan is 0 and no gap to it is defined")
         arr.setflags(write=False)
         rd.setflags(write=False)
         return cls(arr, rd, meta_dict(meta, source))
@@ -199,6 +203,8 @@ def dual_bound(etc: np.ndarray, steps: int = 60) -> float:
         if val > best:
             best = val
         work = np.bincount(j, weights=etc[np.arange(t), j], minlength=m)
+        if not work.sum() > 0:                 # every task has a time of 0: no weight improves the bound
+            break
         g = work / work.sum() - 1.0 / m
         w = w * np.exp(eta * g)
         w /= w.sum()
@@ -312,9 +318,12 @@ def _reference(path: str) -> dict[str, dict]:
 
 
 def load_braun(path) -> MappingInstance:
-    """One Braun ETC file: a header line ``t m 0``, then t*m values task-major
-    (value k is ``etc[k // m][k % m]``).  ``meta``: name = file name;
-    consistency and heterogeneity parsed from ``u_{c}_{task}{machine}.N``;
+    """One Braun ETC file: a header line ``t m`` or ``t m c`` (``c`` an
+    integer >= 0, not used: 0 in the files of [braun2001] as this project's
+    data holds them, the consistency code 0/1/2 in the larger HCSP sets),
+    then t*m values >= 0 task-major (value k is ``etc[k // m][k % m]``).
+    ``meta``: name = file name; consistency and heterogeneity parsed from
+    ``u_{c}_{task}{machine}.N`` (or ``A.u_{c}_{task}{machine}``);
     for a Braun matrix (named ``u_*``, 512 x 16: ``dataset`` "braun2001")
     with ``REFERENCE.csv`` beside it, ``reference`` (Min-Min, Max-Min, LP
     bound, best known, Gogos et al.'s two values), ``lp_bound``,
@@ -334,9 +343,10 @@ def load_braun(path) -> MappingInstance:
     except InstanceError:
         raise
     except ValueError:
-        raise InstanceError(f"{path}: line 1: header must be integers 't m 0', got {lines[0]!r}") from None
-    if t < 1 or m < 1 or rest not in ([], [0]):
-        raise InstanceError(f"{path}: line 1: header must be 't m 0' with t, m >= 1, got {lines[0]!r}")
+        raise InstanceError(f"{path}: line 1: header must be integers 't m' or 't m c', got {lines[0]!r}") from None
+    if t < 1 or m < 1 or len(rest) > 1 or any(c < 0 for c in rest):
+        raise InstanceError(f"{path}: line 1: header must be 't m' or 't m c' with t, m >= 1 and c >= 0, "
+                            f"got {lines[0]!r}")
     values = []
     for no, line in enumerate(lines[1:], start=2):
         for tok in line.split():
@@ -346,6 +356,12 @@ def load_braun(path) -> MappingInstance:
                 raise InstanceError(f"{path}: line {no}: {tok!r} is not a number") from None
     if len(values) != t * m:
         raise InstanceError(f"{path}: header says {t} x {m} = {t * m} values, the file has {len(values)}")
+    etc = np.array(values)
+    bad = np.flatnonzero(~(np.isfinite(etc) & (etc >= 0)))
+    if bad.size:                           # named by its line, as a token that is no number is
+        k = int(bad[0])
+        raise InstanceError(f"{path}: line {_line_of_value(lines, k)}: {values[k]!r} (etc[{k // m}][{k % m}]) "
+                            "is not a time >= 0")
     meta = dict(name=path.name, family="mapping", generator="braun", params={"file": f"braun/{path.name}"},
                 seed=None)
     mt = _BRAUN_NAME.match(path.name)
@@ -359,13 +375,26 @@ def load_braun(path) -> MappingInstance:
         if ref is not None:
             meta.update(reference=ref, lp_bound=ref["lp_bound"], best_known=ref["best_known"],
                         ref_source=REFERENCE_CSV)
-    return MappingInstance.build(np.array(values).reshape(t, m), None, meta, source=str(path))
+    return MappingInstance.build(etc.reshape(t, m), None, meta, source=str(path))
+
+
+def _line_of_value(lines: list[str], k: int) -> int:
+    """The line (counted from 1, header included) that holds the value at
+    index ``k`` of an ETC file's values.  O(lines up to it)."""
+    seen = 0
+    for no, line in enumerate(lines[1:], start=2):
+        seen += len(line.split())
+        if seen > k:
+            return no
+    return len(lines)
 
 
 def braun_family(*, root: str | None = None, names: str | Sequence[str] | None = None) -> list[MappingInstance]:
     """The 12 [braun2001] ETC matrices (512 x 16) under ``root``
     (default: ``braun`` in the data folder), in Braun's order c, i, s x hihi, hilo,
-    lohi, lolo; ``names`` picks some, e.g. "u_c_hihi.0,u_i_lolo.0".  From
+    lohi, lolo; ``names`` picks some, e.g. "u_c_hihi.0,u_i_lolo.0", or other
+    files of the same format under ``root`` (the larger HCSP sets'
+    "A.u_i_lolo", 1024 x 32 and 2048 x 64; :func:`load_braun`).  From
     Python, ``names`` may be a list of names too."""
     want = _names(names)
     base = Path(root) if root else data_root() / "braun"

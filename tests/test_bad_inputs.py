@@ -368,7 +368,8 @@ for label, text in VBP.items():
     case("vbp", f"vbp-{label}", generate_from("vbp", "class1/class1_20_2_0.vbp", text))
 case("vbp", "vbp-not-utf8", generate_from("vbp", "class1/class1_20_2_0.vbp", b"2\n10 10\n1\n1 \xff 1\n"))
 BRAUN = {
-    "empty": "", "header-word": "t m 0\n1 2\n", "header-short": "2\n1 2\n", "header-extra": "1 2 5\n1 2\n",
+    "empty": "", "header-word": "t m 0\n1 2\n", "header-short": "2\n1 2\n", "header-extra": "1 2 5 7\n1 2\n",
+    "header-negative": "1 2 -1\n1 2\n",
     "count-short": "2 2 0\n1 2 3\n", "count-long": "1 2 0\n1 2 3\n", "word": "1 2 0\n1 x\n",
     "nan": "1 2 0\nnan 2\n", "inf": "1 2 0\ninf 2\n", "negative": "1 2 0\n-1 2\n", "zero": "1 2 0\n0 2\n",
     "zero-tasks": "0 2 0\n", "absurd-header": "1000000000 1000000000 0\n1 2\n",

@@ -54,8 +54,10 @@ def test_makespan_ignores_idle_machines_and_counts_ready_times():
     ([[1, 2], [3]], None, "'etc'"),
     ([1, 2, 3], None, "t x m"),
     (np.zeros((0, 3)), None, "at least one task"),
-    ([[1, 0]], None, r"entry \[0\]\[1\] = 0.0 is not a positive"),
-    ([[1, float("nan")]], None, "not a positive"),
+    ([[1, -1]], None, r"entry \[0\]\[1\] = -1.0 is not a number >= 0"),
+    ([[1, float("nan")]], None, "not a number >= 0"),
+    ([[1, 0], [0, 2]], None, "every task takes 0 on a machine ready at 0, so the optimum makespan is 0"),
+    ([[1, 0], [0, 2]], [0, 0.0], "optimum makespan is 0"),
     ([[1, 2]], [0], "one entry per machine"),
     ([[1, 2]], [0, -1], r"'ready' entry \[1\]"),
     ([["a", 2]], None, "'etc'"),
@@ -157,15 +159,26 @@ def test_braun_file_reader_errors(tmp_path):
     inst = load_braun(good)
     assert inst.etc.tolist() == [[1.5, 2], [3, 4.25]]
     assert inst.meta["consistency"] == "c" and inst.meta["task_het"] == "hi" and inst.meta["machine_het"] == "lo"
-    for text, msg in [("2 x 0\n1\n2\n3\n4\n", "header must be integers"), ("2 2 7\n1\n2\n3\n4\n", "'t m 0'"),
+    for text, msg in [("2 x 0\n1\n2\n3\n4\n", "header must be integers"), ("2 2 0.5\n1\n2\n3\n4\n", "'t m c'"),
                       ("2 2 0\n1\n2\n3\n", "the file has 3"), ("2 2 0\n1\n2\nabc\n4\n", r"line 4: 'abc'"),
-                      ("2 2 0\n1\n2\n-3\n4\n", "not a positive")]:
+                      ("2 2 0\n1 2\n-3\n4\n", r"line 3: -3.0 \(etc\[1\]\[0\]\) is not a time >= 0"),
+                      ("2 2 -1\n1\n2\n3\n4\n", "c >= 0"), ("2 2 0 1\n1\n2\n3\n4\n", "'t m' or 't m c'")]:
         bad = tmp_path / "bad.0"
         bad.write_text(text)
         with pytest.raises(InstanceError, match=msg):
             load_braun(bad)
     with pytest.raises(InstanceError, match="no such file"):
         load_braun(tmp_path / "missing.0")
+    # the larger HCSP sets (Nesmachnow et al.): the consistency code 1 or 2 in the header, or none;
+    # times rounded to 0.00 (e.g. 1024x32/B.u_c_lolo) are times
+    hcsp = tmp_path / "A.u_i_lolo"
+    hcsp.write_text("2 2 2\n0.00\n1.5\n0.25\n0.50\n")
+    inst = load_braun(hcsp)
+    assert inst.etc.tolist() == [[0, 1.5], [0.25, 0.5]] and inst.meta["consistency"] == "i"
+    assert inst.value([0, 0]) == 0.25 and inst.value([0, 1]) == 0.5 and 0 < inst.lower_bound() <= 0.25
+    hcsp.write_text("2 2\n0.00\n1.5\n0.25\n0.00\n")              # both tasks can take 0: no gap to 0
+    with pytest.raises(InstanceError, match="optimum makespan is 0"):
+        load_braun(hcsp)
     with pytest.raises(InstanceError, match="not found"):
         braun_family(root=str(tmp_path), names="u_i_hihi.0")
 
@@ -588,6 +601,31 @@ def test_exact_models_agree_with_brute_force(seed):
         assert res.bound <= opt * (1 + 1e-9)
     sc = X.scaled(inst)
     assert sc.exact == (seed in (0, 2))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_times_of_zero_are_solved_to_the_brute_force_optimum(seed):
+    """Public ETC files round small times to 0.00: with such entries (and
+    ready times) every exact method proves the brute-force optimum, the LNS
+    and the cheap bound stay valid, and every heuristic's mapping passes the
+    checker at or above it."""
+    from epochbench.instances.registry import names
+    rng = np.random.default_rng(90 + seed)
+    etc = rng.integers(1, 6, size=(6, 3)).astype(float)
+    etc[rng.random(etc.shape) < 0.4] = 0
+    etc[0] = [0, 0, 0] if seed else [2, 3, 4]                            # a task that costs nothing anywhere
+    etc[1] = [4, 5, 6]                                                  # and one that costs everywhere
+    inst = MappingInstance.build(etc, [0, 2, 0] if seed == 1 else None)
+    opt = brute_force(inst)
+    assert opt > 0 and inst.lower_bound() <= opt
+    for method in (*X.METHODS, "lns"):
+        res = solve(inst, method, time_limit=20, threads=1)
+        assert res.status == "optimal" and res.value == pytest.approx(opt), (method, res.info)
+        assert res.bound <= opt * (1 + 1e-9)
+    for method in names("mapping", "heuristic"):
+        res = solve(inst, method, **({"seed": 1} if method in H.METAHEURISTICS else {}))
+        check(inst, res.decision)
+        assert res.value >= opt - 1e-9 and res.value == inst.value(res.decision), method
 
 
 @pytest.mark.parametrize("method", ["milp-highs", "milp-cbc"])
