@@ -54,14 +54,7 @@ def _add_generate(sub) -> None:
 def cmd_generate(args) -> int:
     from epochbench.instances.generators import GENERATOR_PARAMS, write_generated
     params = {k: getattr(args, k) for k in GENERATOR_PARAMS[args.generator]}
-    with warnings.catch_warnings(record=True) as said:
-        warnings.simplefilter("always", InputNote)
-        folder = write_generated(args.generator, args.out, **params)
-    for w in said:                                   # a note on the input (a fit trace's dropped jobs): one line
-        if issubclass(w.category, InputNote):
-            print(f"epochbench generate: {w.message}", file=sys.stderr)
-        else:
-            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    folder = write_generated(args.generator, args.out, **params)   # its notes on the input: _notes_as_lines
     manifest = folder / "manifest.json"
     if folder.is_dir() and manifest.exists():
         count = len(json.loads(manifest.read_text())["instances"])
@@ -970,7 +963,7 @@ def run_command(args) -> int:
     name = _command_name(args)
     try:
         _check_sweep_options(args)
-        with _output_locks(args):
+        with _output_locks(args), _notes_as_lines(name):
             return COMMANDS[args.command](args)
     except (*USER_ERRORS, RunStopped, MemoryError) as exc:   # RunStopped: a user's method failed, a scheduler
         if isinstance(exc, MemoryError):                      # went away; MemoryError: sizes past this machine
@@ -979,6 +972,24 @@ def run_command(args) -> int:
         else:
             print(_error_line(name, exc), file=sys.stderr)
         return runs.exit_status_of(exc)["exit_status"]          # the statuses run records keep, from one table
+
+
+@contextlib.contextmanager
+def _notes_as_lines(name: str):
+    """While a command runs, each :class:`InputNote` (a note on its input:
+    names numbered, jobs a fit left out) is one line on stderr, ``epochbench
+    NAME: ...``, every time it is raised; other warnings show as before."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", InputNote)
+        shown = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, InputNote):
+                print(f"epochbench {name}: {message}", file=sys.stderr, flush=True)
+            else:
+                shown(message, category, filename, lineno, file, line)
+        warnings.showwarning = show
+        yield
 
 
 def _past(value: float, limit: float, sign: str) -> str:

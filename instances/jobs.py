@@ -30,7 +30,9 @@ The other SWF fields are kept under these names (SWF field number in brackets;
 ``partition`` (16), ``prev_job`` (17), ``think_time`` (18).  They are float64
 for times and memory; the integer ones take the narrowest signed integer type
 that holds their values (int8 to int64), so that millions of jobs fit in
-memory.  Any further column passes through, unless it is spelt like an
+memory.  Names in ``user``, ``group``, ``app``, ``queue`` or ``partition``
+(a CSV's text) are numbered as SWF numbers them (:data:`NAME_FIELDS`),
+the names kept in ``meta["names"]``.  Any further column passes through, unless it is spelt like an
 absent ``estimate`` (``estmate``, ``Estimate``, ``user_estimate``), is
 another system's name for it (``walltime``, ``requested_time``,
 ``timelimit``: :data:`ESTIMATE_NAMES`), or is ``req_time`` without
@@ -210,9 +212,12 @@ def _build(jobs, capacity, *, resources, kill_at_estimate, source, meta, dropped
     _no_misspelt_options(tab, source)
     cap = _capacity(capacity, source)
     names = _resource_names(tab, cap, resources, source)
+    numbered = _number_names(tab, source)
     _coerce(tab, names, source)
     tab, drops = _drop(tab, cap, names)
     meta = dict(meta or {})
+    if numbered:                    # number k of a column is the name at k - 1
+        meta["names"] = {**meta.get("names", {}), **numbered}
     adjusted = dict(meta.get("adjusted", {}))
     unknown, floored = _set_estimate(tab)
     if unknown:
@@ -369,9 +374,44 @@ def _resource_names(tab, cap, resources, source) -> tuple:
     return names
 
 
+#: the SWF fields that number people and places: user (12), group (13), app
+#: (14), queue (15), partition (16).  A job table's column of names there (a
+#: Slurm export's user names) is numbered 1, 2, ... in order of first
+#: appearance, as the Parallel Workloads Archive numbers them when it converts
+#: a log; -1 where empty (SWF's unknown).  :func:`_number_names`
+NAME_FIELDS = ("user", "group", "app", "queue", "partition")
+
+
+def _number_names(tab: Columns, source) -> dict[str, list[str]]:
+    """Number the :data:`NAME_FIELDS` columns that hold names (text that is
+    not all numbers) in place; returns the names of each such column in the
+    order numbered (name k - 1 has number k) and says each in one
+    :class:`~epochbench.instances.core.InputNote`.  O(n) per column."""
+    import warnings
+
+    from epochbench.instances.core import InputNote
+    numbered: dict[str, list[str]] = {}
+    for col in NAME_FIELDS:
+        if col not in tab or np.asarray(tab[col]).dtype.kind not in "OUS":
+            continue
+        import pandas as pd
+        text = pd.Series(np.asarray(tab[col]), dtype=object).map(lambda v: "" if _missing(v) else str(v).strip())
+        given = text != ""
+        if pd.to_numeric(text[given], errors="coerce").notna().all():
+            continue                           # numbers written as text: read as numbers (_as_int)
+        codes, uniques = pd.factorize(text.where(given))      # -1 for the empty ones
+        tab[col] = narrowest_int(np.where(codes >= 0, codes + 1, -1).astype(np.int64))
+        numbered[col] = [str(u) for u in uniques]
+        warnings.warn(InputNote(f"{source}: column '{col}' holds names: numbered 1 to {len(uniques)} in order of "
+                                "first appearance, as SWF numbers them" + (", -1 where empty" if not given.all()
+                                                                          else "")), stacklevel=2)
+    return numbered
+
+
 def _coerce(tab: Columns, names, source) -> None:
     """Cast the contract columns in place (new arrays); raise on NaN, text and fractions.
-    The raw SWF integer fields keep a narrower integer type when they have one."""
+    The raw SWF integer fields keep a narrower integer type when they have one
+    (a column of names among :data:`NAME_FIELDS` is numbered first)."""
     ints = ["id", "procs", *(f"res_{n}" for n in names[1:])]
     for col in ints:
         if col in tab:

@@ -544,6 +544,39 @@ def test_text_in_a_numeric_column_is_named_by_its_job(tmp_path):
         load_workload(f)
 
 
+def test_names_in_an_swf_identity_column_are_numbered_as_swf_numbers_them(tmp_path, capsys):
+    """A Slurm export's ``user`` and ``partition`` hold names: they were
+    refused as "not a number".  They are numbered 1, 2, ... in order of first
+    appearance (-1: empty), the names kept in ``meta["names"]``, said in one
+    line; numbers written as text stay numbers, and text in other SWF fields
+    is still refused."""
+    import warnings
+
+    from epochbench.instances.core import InputNote
+    f = tmp_path / "slurm.csv"
+    f.write_text("id,submit,runtime,procs,estimate,user,partition,group\n1,0,10,2,20,bob,batch,7\n"
+                 "2,1,5,1,5,alice,,7\n3,2,7,3,10,bob,debug,8\n")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        w = load_workload(f, nodes=4)
+    assert [str(x.message) for x in said if issubclass(x.category, InputNote)] == [
+        f"{f}: column 'user' holds names: numbered 1 to 2 in order of first appearance, as SWF numbers them",
+        f"{f}: column 'partition' holds names: numbered 1 to 2 in order of first appearance, as SWF numbers "
+        "them, -1 where empty"]
+    assert w.table["user"].tolist() == [1, 2, 1] and w.table["partition"].tolist() == [1, -1, 2]
+    assert w.table["group"].tolist() == [7, 7, 8] and w.table["user"].dtype.kind == "i"
+    assert w.meta["names"] == {"user": ["bob", "alice"], "partition": ["batch", "debug"]}
+    assert main(["simulate", "--workload", str(f), "--policy", "easy", "--nodes", "4"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"epochbench simulate: {f}: column 'user' holds names: numbered 1 to 2 in order of first "
+                   "appearance, as SWF numbers them",
+                   f"epochbench simulate: {f}: column 'partition' holds names: numbered 1 to 2 in order of "
+                   "first appearance, as SWF numbers them, -1 where empty"]
+    f.write_text("id,submit,runtime,procs,status\n1,0,10,2,done\n")
+    with pytest.raises(InstanceError, match=r"column 'status' has 'done', not a number, at job 1"):
+        load_workload(f)
+
+
 def test_an_swf_value_with_an_underscore_is_named_by_its_line(tmp_path):
     """Python's float() reads "1_000", the readers do not: the bad line was
     not found and pandas' own message (no line) was all the user saw."""
