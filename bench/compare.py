@@ -36,7 +36,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -596,8 +595,9 @@ def same_measurements(a, b) -> str | None:
     """``"file"`` when A and B are one saved run (one file, however named:
     a run's name, its folder, its ``bench-solves.csv``, a link), ``"copy"``
     when their files hold the same bytes (a copied run), else None."""
+    from epochbench.runs import same_file
     fa, fb = _resolve(a), _resolve(b)
-    if fa.resolve() == fb.resolve() or os.path.samefile(fa, fb):
+    if same_file(fa, fb):
         return "file"
     if fa.stat().st_size == fb.stat().st_size and fa.read_bytes() == fb.read_bytes():
         return "copy"

@@ -419,12 +419,12 @@ def refuse_inputs_among(outputs: dict, inputs) -> None:
         if given is None:
             continue
         for out, by in outputs.items():
-            if _same_file(Path(given), Path(out)):
+            if same_file(Path(given), Path(out)):
                 raise ValueError(f"{option} {given}: is the file this run writes as {Path(out).name} "
                                  f"({by}); choose another --out (the input is left as it is)")
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
     """Both name one file: the same file on disk (links too), or the same
     absolute path."""
     try:
@@ -599,6 +599,6 @@ def format_runs(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["RUN_JSON", "provenance", "write", "finish", "stop_status", "exit_status_of", "read", "run_folder",
+__all__ = ["RUN_JSON", "provenance", "write", "finish", "stop_status", "exit_status_of", "read", "run_folder", "same_file",
            "keep_previous", "refuse_inputs_among",
            "find_runs", "format_runs", "check_name", "git_commit", "machine", "stamp", "unique_id"]
