@@ -693,7 +693,8 @@ _HELP = {
 
 
 #: a parameter's help where one generator means something else by it
-_HELP_OF = {("vbp", "n"): "nominal item count of the files, 20 or 40",
+_HELP_OF = {("vbp", "n"): "nominal item count in the file names (classC_n_d_i.vbp; the project's data: "
+                          "20 or 40, the full Panigrahy sets up to 500)",
             ("leinberger", "n"): "queue length: jobs waiting at the epoch"}
 
 
