@@ -978,14 +978,19 @@ def run_command(args) -> int:
 def _notes_as_lines(name: str):
     """While a command runs, each :class:`InputNote` (a note on its input:
     names numbered, jobs a fit left out) is one line on stderr, ``epochbench
-    NAME: ...``, every time it is raised; other warnings show as before."""
+    NAME: ...``, once (a sweep's tasks that read the same file in this
+    process say it once); other warnings show as before.  Tasks on worker
+    processes warn there, in Python's form."""
+    said: set[str] = set()
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputNote)
         shown = warnings.showwarning
 
         def show(message, category, filename, lineno, file=None, line=None):
             if issubclass(category, InputNote):
-                print(f"epochbench {name}: {message}", file=sys.stderr, flush=True)
+                if str(message) not in said:
+                    said.add(str(message))
+                    print(f"epochbench {name}: {message}", file=sys.stderr, flush=True)
             else:
                 shown(message, category, filename, lineno, file, line)
         warnings.showwarning = show

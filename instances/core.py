@@ -30,6 +30,17 @@ class InputNote(UserWarning):
     its reader dropped them): the command line says it in one line."""
 
 
+def note(message: str) -> None:
+    """Warn :class:`InputNote` ``message``, attributed to the first caller
+    outside epochbench (not to the line inside it that found it)."""
+    import sys
+    import warnings
+    level, frame = 2, sys._getframe(1)       # stacklevel 2: note's caller
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("epochbench"):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(InputNote(message), stacklevel=level)
+
+
 def content(inst) -> bytes:
     """The pickle of an instance's fields (arrays, ``meta``...), without the
     caches an instance keeps beside them: equal before and after a call

@@ -39,13 +39,12 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from epochbench.instances.core import InputNote
+from epochbench.instances.core import note
 from epochbench.instances.lazy import lazy_module
 
 from .generators import _int
@@ -468,9 +467,8 @@ def hypererlang(n: int = 1000, *, seed=0, fit: str | None = None, params=None, p
         p = fit_trace(w.jobs, int(w.capacity[0]), source=path.name)
         if w.dropped:         # the reader's drops (too wide, negative runtime): the fit is of the rest, said so
             p["dropped"] = {str(k): int(v) for k, v in w.dropped.items()}
-            warnings.warn(InputNote(f"fit: {path}: the model is fitted to {len(w.jobs)} of its jobs; its reader "
-                                    "dropped " + ", ".join(f"{k} {v}" for k, v in p["dropped"].items())),
-                          stacklevel=2)
+            note(f"fit: {path}: the model is fitted to {len(w.jobs)} of its jobs; its reader dropped "
+                 + ", ".join(f"{k} {v}" for k, v in p["dropped"].items()))
     else:
         p = load_params(KTH_PARAMS if params is None else params)
     nodes = int(p["processors"]) if processors is None else _int("processors", processors, 1)

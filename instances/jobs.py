@@ -74,7 +74,7 @@ import numpy as np
 
 from epochbench.instances.arguments import arg
 from epochbench.instances.checks import first_repeat
-from epochbench.instances.core import InstanceError, _plain
+from epochbench.instances.core import InstanceError, _plain, note
 from epochbench.instances.files import atomic_path, write_bytes
 from epochbench.instances.lazy import kernels_loaded
 from epochbench.instances.table import Columns, as_columns, in_arrival_order, narrowest_int
@@ -212,8 +212,10 @@ def _build(jobs, capacity, *, resources, kill_at_estimate, source, meta, dropped
     _no_misspelt_options(tab, source)
     cap = _capacity(capacity, source)
     names = _resource_names(tab, cap, resources, source)
-    numbered = _number_names(tab, source)
-    _coerce(tab, names, source)
+    numbered = _coerce(tab, names, source)
+    for col, said in numbered.items():
+        note(f"{source}: column '{col}' holds names: numbered 1 to {len(said)} in order of first appearance, "
+             "as SWF numbers them" + (", -1 where empty or -1" if (tab[col] < 0).any() else ""))
     tab, drops = _drop(tab, cap, names)
     meta = dict(meta or {})
     if numbered:                    # number k of a column is the name at k - 1
@@ -378,48 +380,50 @@ def _resource_names(tab, cap, resources, source) -> tuple:
 #: (14), queue (15), partition (16).  A job table's column of names there (a
 #: Slurm export's user names) is numbered 1, 2, ... in order of first
 #: appearance, as the Parallel Workloads Archive numbers them when it converts
-#: a log; -1 where empty (SWF's unknown).  :func:`_number_names`
+#: a log; -1 where empty or -1 (SWF's unknown).  :func:`_numbered`
 NAME_FIELDS = ("user", "group", "app", "queue", "partition")
 
 
-def _number_names(tab: Columns, source) -> dict[str, list[str]]:
-    """Number the :data:`NAME_FIELDS` columns that hold names (text that is
-    not all numbers) in place; returns the names of each such column in the
-    order numbered (name k - 1 has number k) and says each in one
-    :class:`~epochbench.instances.core.InputNote`.  O(n) per column."""
-    import warnings
-
-    from epochbench.instances.core import InputNote
-    numbered: dict[str, list[str]] = {}
-    for col in NAME_FIELDS:
-        if col not in tab or np.asarray(tab[col]).dtype.kind not in "OUS":
-            continue
-        import pandas as pd
-        text = pd.Series(np.asarray(tab[col]), dtype=object).map(lambda v: "" if _missing(v) else str(v).strip())
-        given = text != ""
-        if pd.to_numeric(text[given], errors="coerce").notna().all():
-            continue                           # numbers written as text: read as numbers (_as_int)
-        codes, uniques = pd.factorize(text.where(given))      # -1 for the empty ones
-        tab[col] = narrowest_int(np.where(codes >= 0, codes + 1, -1).astype(np.int64))
-        numbered[col] = [str(u) for u in uniques]
-        warnings.warn(InputNote(f"{source}: column '{col}' holds names: numbered 1 to {len(uniques)} in order of "
-                                "first appearance, as SWF numbers them" + (", -1 where empty" if not given.all()
-                                                                          else "")), stacklevel=2)
-    return numbered
+def _numbered(values) -> tuple[np.ndarray, list[str]] | None:
+    """A :data:`NAME_FIELDS` column that the numeric read refused, as
+    numbers: (the numbers, the names in the order numbered: name k - 1 has
+    number k), or None when it holds no text that is not a number (then
+    its refusal stands: a fraction, an infinity).  Missing values (None,
+    NaN, ``pd.NA``), blank text and ``-1`` are -1; bytes are read as UTF-8.
+    O(n)."""
+    import pandas as pd
+    ser = pd.Series(np.asarray(values, dtype=object), dtype=object)
+    miss = ser.isna().to_numpy()
+    text = ser.map(lambda v: None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else
+                   (v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)).strip())
+    words = text[[isinstance(v, (str, bytes)) for v in ser]]
+    if not pd.to_numeric(words[words != ""], errors="coerce").isna().any():
+        return None
+    unknown = miss | (text == "").to_numpy() | (text == "-1").to_numpy()
+    codes, uniques = pd.factorize(text.where(~unknown))
+    return narrowest_int(np.where(codes >= 0, codes + 1, -1).astype(np.int64)), [str(u) for u in uniques]
 
 
-def _coerce(tab: Columns, names, source) -> None:
+def _coerce(tab: Columns, names, source) -> dict[str, list[str]]:
     """Cast the contract columns in place (new arrays); raise on NaN, text and fractions.
-    The raw SWF integer fields keep a narrower integer type when they have one
-    (a column of names among :data:`NAME_FIELDS` is numbered first)."""
+    The raw SWF integer fields keep a narrower integer type when they have one;
+    a column of names among :data:`NAME_FIELDS` is numbered (:func:`_numbered`):
+    returns its names by column."""
     ints = ["id", "procs", *(f"res_{n}" for n in names[1:])]
     for col in ints:
         if col in tab:
             tab[col] = _as_int(tab[col], col, source, ids=tab["id"] if col != "id" else None)
     ids = tab["id"]
+    numbered: dict[str, list[str]] = {}
     for col in NARROW_FIELDS:
         if col in tab:
-            tab[col] = _as_int(tab[col], col, source, narrow=True, ids=ids)
+            try:
+                tab[col] = _as_int(tab[col], col, source, narrow=True, ids=ids)
+            except InstanceError:          # numbers read as before; only text that is no number is named
+                got = _numbered(tab[col]) if col in NAME_FIELDS else None
+                if got is None:
+                    raise
+                tab[col], numbered[col] = got
     for col in ("submit", "runtime", "estimate", "deadline", *(f for f in RAW_FIELDS if f in SWF_FLOAT)):
         if col in tab:
             tab[col] = _as_float(tab[col], col, source, allow_nan=col in ("estimate", "deadline"), ids=ids)
@@ -432,6 +436,7 @@ def _coerce(tab: Columns, names, source) -> None:
         job = _first_repeat(ids)
         if job is not None:
             raise InstanceError(f"{source}: job id {job} occurs more than once")
+    return numbered
 
 
 def _missing(value) -> bool:

@@ -562,7 +562,7 @@ def test_names_in_an_swf_identity_column_are_numbered_as_swf_numbers_them(tmp_pa
     assert [str(x.message) for x in said if issubclass(x.category, InputNote)] == [
         f"{f}: column 'user' holds names: numbered 1 to 2 in order of first appearance, as SWF numbers them",
         f"{f}: column 'partition' holds names: numbered 1 to 2 in order of first appearance, as SWF numbers "
-        "them, -1 where empty"]
+        "them, -1 where empty or -1"]
     assert w.table["user"].tolist() == [1, 2, 1] and w.table["partition"].tolist() == [1, -1, 2]
     assert w.table["group"].tolist() == [7, 7, 8] and w.table["user"].dtype.kind == "i"
     assert w.meta["names"] == {"user": ["bob", "alice"], "partition": ["batch", "debug"]}
@@ -571,10 +571,42 @@ def test_names_in_an_swf_identity_column_are_numbered_as_swf_numbers_them(tmp_pa
     assert err == [f"epochbench simulate: {f}: column 'user' holds names: numbered 1 to 2 in order of first "
                    "appearance, as SWF numbers them",
                    f"epochbench simulate: {f}: column 'partition' holds names: numbered 1 to 2 in order of "
-                   "first appearance, as SWF numbers them, -1 where empty"]
+                   "first appearance, as SWF numbers them, -1 where empty or -1"]
     f.write_text("id,submit,runtime,procs,status\n1,0,10,2,done\n")
     with pytest.raises(InstanceError, match=r"column 'status' has 'done', not a number, at job 1"):
         load_workload(f)
+
+
+@pytest.mark.parametrize("values, numbers, names", [
+    (pd.array(["batch", None, "debug", "debug"], dtype="string"), [1, -1, 2, 2], ["batch", "debug"]),  # pd.NA
+    (pd.array(["batch", None, "debug", "-1"], dtype="string[pyarrow]"), [1, -1, 2, -1], ["batch", "debug"]),
+    ([b"al", b"bo", b"al", b" "], [1, 2, 1, -1], ["al", "bo"]),                       # bytes: UTF-8, blank: -1
+    ([5, "alice", "-1", -1], [1, 2, -1, -1], ["5", "alice"]),                       # beside names, a number is a name
+    ([b"7", b"8", b"7", b"9"], [7, 8, 7, 9], None),                                 # numbers read as before
+    ([True, False, True, True], [1, 0, 1, 1], None),
+])
+def test_names_are_numbered_only_where_the_numbers_were_refused(values, numbers, names):
+    import warnings
+
+    from epochbench.instances.jobs import make_workload
+    jobs = pd.DataFrame({"id": [1, 2, 3, 4], "submit": [0, 1, 2, 3], "runtime": [5] * 4, "procs": [1] * 4,
+                         "queue": pd.Series(values, dtype=values.dtype if hasattr(values, "dtype") else object)})
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        w = make_workload(jobs, 4)
+    assert w.table["queue"].tolist() == numbers and w.meta.get("names", {}).get("queue") == names
+    notes = [x for x in said if "holds names" in str(x.message)]
+    assert len(notes) == (names is not None) and all(x.filename == __file__ for x in notes)   # the caller's line
+
+
+def test_a_note_is_said_once_by_a_command(tmp_path, capsys, monkeypatch):
+    """Tasks of a sweep in the command's process that read the same file
+    said its note once per task."""
+    from epochbench import cli
+    from epochbench.instances.core import note
+    monkeypatch.setitem(cli.COMMANDS, "list", lambda args: [note("f.csv: a note") for _ in range(3)] and 0)
+    assert main(["list"]) == 0
+    assert capsys.readouterr().err == "epochbench list: f.csv: a note\n"
 
 
 def test_an_swf_value_with_an_underscore_is_named_by_its_line(tmp_path):
