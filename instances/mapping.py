@@ -2,7 +2,8 @@
 ([vadhiyar-notes], "application scheduling": the ETC matrix, Min-Min, GA, ...).
 
 An instance is an expected-time-to-compute matrix ``etc`` (t tasks x m
-machines, positive) and the machines' availability times ``ready`` (m,
+machines, >= 0: public ETC files round small times to 0.00; not one whose
+optimum makespan is 0) and the machines' availability times ``ready`` (m,
 default 0).  A decision maps every task to one machine: a tuple of t machine
 indices.  With ``mat(j) = ready[j] + sum of etc[i, j] over the tasks i on j``,
 every task on machine j completes by ``mat(j)``, and the objective is the
@@ -203,7 +204,7 @@ def dual_bound(etc: np.ndarray, steps: int = 60) -> float:
         if val > best:
             best = val
         work = np.bincount(j, weights=etc[np.arange(t), j], minlength=m)
-        if not work.sum() > 0:                 # every task has a time of 0: no weight improves the bound
+        if not work.sum() > 0:                 # each task's cheapest weighted machine takes 0: no step helps
             break
         g = work / work.sum() - 1.0 / m
         w = w * np.exp(eta * g)
@@ -324,7 +325,8 @@ def load_braun(path) -> MappingInstance:
     then t*m values >= 0 task-major (value k is ``etc[k // m][k % m]``).
     ``meta``: name = file name; consistency and heterogeneity parsed from
     ``u_{c}_{task}{machine}.N`` (or ``A.u_{c}_{task}{machine}``);
-    for a Braun matrix (named ``u_*``, 512 x 16: ``dataset`` "braun2001")
+    for a Braun matrix (named as one of :data:`BRAUN_NAMES`, ``u_c_hihi.0``
+    ..., and 512 x 16: ``dataset`` "braun2001")
     with ``REFERENCE.csv`` beside it, ``reference`` (Min-Min, Max-Min, LP
     bound, best known, Gogos et al.'s two values), ``lp_bound``,
     ``best_known`` and ``ref_source``.  Raises :class:`InstanceError` naming file and line."""
@@ -368,7 +370,8 @@ def load_braun(path) -> MappingInstance:
     if mt:
         meta.update(consistency=mt.group(1), task_het=mt.group(2), machine_het=mt.group(3))
     ref_path = path.parent / REFERENCE_CSV
-    if mt and (t, m) == BRAUN_SHAPE:  # a Braun matrix by name and shape; REFERENCE.csv's figures are of these
+    if path.name in BRAUN_NAMES and (t, m) == BRAUN_SHAPE:    # a Braun matrix by name and shape;
+        # REFERENCE.csv's figures are of these
         meta.update(dataset=BRAUN_DATASET)
     if ref_path.is_file() and "dataset" in meta:
         ref = _reference(str(ref_path.resolve())).get(path.name)

@@ -175,6 +175,9 @@ def test_braun_file_reader_errors(tmp_path):
     hcsp.write_text("2 2 2\n0.00\n1.5\n0.25\n0.50\n")
     inst = load_braun(hcsp)
     assert inst.etc.tolist() == [[0, 1.5], [0.25, 0.5]] and inst.meta["consistency"] == "i"
+    for name, braun in (("A.u_c_hihi", False), ("u_c_hihi.0", True)):     # 512 x 16 named as Braun's or not
+        (tmp_path / name).write_text("512 16 1\n" + "1.5\n" * 8192)
+        assert load_braun(tmp_path / name).meta.get("dataset") == ("braun2001" if braun else None), name
     assert inst.value([0, 0]) == 0.25 and inst.value([0, 1]) == 0.5 and 0 < inst.lower_bound() <= 0.25
     hcsp.write_text("2 2\n0.00\n1.5\n0.25\n0.00\n")              # both tasks can take 0: no gap to 0
     with pytest.raises(InstanceError, match="optimum makespan is 0"):

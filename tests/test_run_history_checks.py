@@ -162,11 +162,25 @@ def test_rows_computed_on_other_reference_data_are_refused_and_a_moved_copy_keep
     assert _experiment("--tasks", "1") == 2 and CALLS == []            # were reused as the same before
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "computed on other reference data" in err and f"(data {stamped})" in err
-    (tmp_path / "d2" / "set" / "b.txt").write_text("")                    # a file more in its folder: other data too
     (tmp_path / "d2" / "set" / "a.txt").write_text("1 2 3\n")
+    (tmp_path / "d2" / "set" / ".DS_Store").write_text("x")              # hidden files and backups are no data
+    (tmp_path / "d2" / "set" / "a.txt~").write_text("x")
+    assert _experiment("--tasks", "1") == 0 and CALLS == []
+    (tmp_path / "d2" / "set" / "b.txt").write_text("")                    # a file more in its folder: other data
     assert _experiment("--tasks", "1") == 2 and CALLS == []
     assert _experiment("--tasks", "1", "--resume") == 0 and CALLS == []
     assert _info()["reused"]["other_code"] is True
+
+
+def test_rows_saved_before_data_was_stamped_say_so_when_refused(monkeypatch, tmp_path, capsys):
+    (tmp_path / "set").mkdir()
+    (tmp_path / "set" / "a.txt").write_text("1\n")
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path))
+    assert _experiment("--tasks", "1") == 0                              # read no data: no data stamp
+    EXPERIMENTS[NAME] = Experiment(NAME, TINY.help, _tasks, _run, _table, data=("set",))
+    capsys.readouterr()
+    assert _experiment("--tasks", "1") == 2
+    assert "computed with no record of the reference data they read" in capsys.readouterr().err
 
 
 def test_fresh_without_out_starts_a_new_run_folder_instead_of_resuming(capsys):

@@ -426,25 +426,34 @@ def code_stamp(info: dict, exp: Experiment | None = None) -> dict:
 
 def data_code(exp: Experiment) -> str:
     """The hash of the reference data ``exp`` reads (each path of
-    ``exp.data`` under :func:`~epochbench.instances.data.data_root`, a
-    folder's files by name; names and bytes): rows computed on another
-    copy of a data set that differs (another folder with other files, a
-    file edited) are rows of other data, while a data folder moved or
-    copied whole keeps its rows.  O(bytes read): 3 MB for KTH."""
+    ``exp.data`` under :func:`~epochbench.instances.data.data_root`; a
+    folder's files by name, hidden ones and editor backups (``.*``, ``*~``)
+    left out; names and bytes): rows computed on another copy of a data set
+    that differs (a file edited, one more in a folder the experiment reads)
+    are rows of other data, while a data folder moved or copied whole keeps
+    its rows.  O(bytes read), in pieces: 3 MB for KTH."""
     import hashlib
     from epochbench.instances.data import data_root
     digest = hashlib.sha256()
     root = data_root()
     for rel in exp.data:
         path = root / rel
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not _stray(p.relative_to(path))) \
+            if path.is_dir() else [path]
         for file in files:
             digest.update(f"{file.relative_to(root).as_posix()}\0".encode())
             try:
-                digest.update(hashlib.sha256(file.read_bytes()).digest())
+                with open(file, "rb") as fh:
+                    digest.update(hashlib.file_digest(fh, "sha256").digest())
             except OSError:                  # unreadable: the tasks that read it fail by name
                 digest.update(b"unreadable")
     return digest.hexdigest()[:12]
+
+
+def _stray(rel: Path) -> bool:
+    """A hidden file or folder (``.DS_Store``, ``.git``) or an editor's
+    backup (``name~``): not data a task reads."""
+    return any(part.startswith(".") or part.endswith("~") for part in rel.parts)
 
 
 def plugin_code(exp: Experiment) -> str:
@@ -497,8 +506,10 @@ def reusable(partial: Path, tasks: list[dict], only: list[int] | None, opts: Opt
     other = sorted(i for i, (_, st) in stored.items() if not _same_code(st, code))
     if other and not opts.resume:
         commits = sorted({_short(stored[i][1]) for i in other})
-        how = ("on other reference data" if all(_same_code({**stored[i][1], "data": code.get("data")}, code)
-                                                 for i in other) else "by other code")
+        how = "by other code"
+        if all(_same_code({**stored[i][1], "data": code.get("data")}, code) for i in other):   # the data alone
+            how = ("on other reference data" if all("data" in stored[i][1] for i in other)
+                   else "with no record of the reference data they read")
         raise ValueError(f"{partial}: {len(other)} of the tasks chosen were computed {how} "
                          f"({', '.join(commits)}; this is {_short(code)}); "
                          "give --fresh to recompute them or --resume to reuse them")
