@@ -959,13 +959,13 @@ def run_command(args) -> int:
     """Run the parsed command; bad input becomes one line and status 2, a
     run that stopped for another reason (:class:`RunStopped`: a user's
     method failed mid-run, the scheduler went away) one line and status 1."""
-    from . import runs
     name = _command_name(args)
     try:
         _check_sweep_options(args)
         with _output_locks(args), _notes_as_lines(name):
             return COMMANDS[args.command](args)
     except (*USER_ERRORS, RunStopped, MemoryError) as exc:   # RunStopped: a user's method failed, a scheduler
+        from . import runs                                    # (here: 19 ms of imports a run needs no more)
         if isinstance(exc, MemoryError):                      # went away; MemoryError: sizes past this machine
             print(f"epochbench {name}: error: not enough memory for the sizes asked for "   # (numpy: "Unable to
                   f"({' '.join(str(exc).split()) or 'MemoryError'})", file=sys.stderr)     # allocate 745. GiB")
