@@ -609,6 +609,41 @@ def test_a_note_is_said_once_by_a_command(tmp_path, capsys, monkeypatch):
     assert capsys.readouterr().err == "epochbench list: f.csv: a note\n"
 
 
+def test_a_note_is_one_line_under_a_filter_that_makes_warnings_errors(capsys, monkeypatch):
+    """``python -W error`` turned a note into a traceback."""
+    import warnings
+
+    from epochbench import cli
+    from epochbench.instances.core import note
+    monkeypatch.setitem(cli.COMMANDS, "list", lambda args: note("f.csv: a note") or 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["list"]) == 0
+    assert capsys.readouterr().err == "epochbench list: f.csv: a note\n"
+
+
+def _queue_jobs(values):
+    return pd.DataFrame({"id": [1, 2, 3, 4], "submit": [0, 1, 2, 3], "runtime": [5] * 4, "procs": [1] * 4,
+                         "queue": pd.Series(values, dtype=object)})
+
+
+def test_a_column_of_numbers_with_a_blank_is_refused_not_numbered():
+    from epochbench.instances.jobs import make_workload
+    with pytest.raises(InstanceError, match="column 'queue' has nan at job 2"):
+        make_workload(_queue_jobs(["7", "", "8", "7"]), 4)
+
+
+def test_names_numbered_add_to_the_names_meta_holds_and_none_add_no_key():
+    import warnings
+
+    from epochbench.instances.jobs import make_workload
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        w = make_workload(_queue_jobs(["a", "b", "a", "b"]), 4, meta={"names": {"user": ["bob"]}})
+    assert w.meta["names"] == {"user": ["bob"], "queue": ["a", "b"]}
+    assert "names" not in make_workload(_queue_jobs([1, 2, 1, 2]), 4).meta
+
+
 def test_an_swf_value_with_an_underscore_is_named_by_its_line(tmp_path):
     """Python's float() reads "1_000", the readers do not: the bad line was
     not found and pandas' own message (no line) was all the user saw."""

@@ -237,3 +237,14 @@ def test_the_braun_figure_of_two_methods_is_laid_out(tmp_path):
         warnings.simplefilter("error")
         braun_plot(df, tmp_path / "b.png")
     assert (tmp_path / "b.png").stat().st_size > 0
+
+
+def test_the_braun_experiments_data_stamp_covers_its_reference_values(monkeypatch, tmp_path):
+    from epochbench.experiments import data_code, load_experiments
+    exp = load_experiments()["braun"]
+    (tmp_path / "braun").mkdir()
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(tmp_path))
+    (tmp_path / "braun" / "REFERENCE.csv").write_text("name,lp_bound\nu_c_hihi.0,1\n")
+    before = data_code(exp)
+    (tmp_path / "braun" / "REFERENCE.csv").write_text("name,lp_bound\nu_c_hihi.0,2\n")
+    assert data_code(exp) != before

@@ -606,6 +606,20 @@ def test_exact_models_agree_with_brute_force(seed):
     assert sc.exact == (seed in (0, 2))
 
 
+def test_zero_times_on_machines_ready_later_are_an_instance_with_a_positive_optimum():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                       # and dual_bound says no numpy warning
+        inst = MappingInstance.build([[0, 2], [0, 3]], [1, 0])
+        assert inst.value([0, 0]) == 1 and 0 <= inst.lower_bound() <= 1
+
+
+def test_a_small_matrix_named_as_brauns_is_not_tagged_braun2001(tmp_path):
+    f = tmp_path / "u_c_hilo.0"
+    f.write_text("2 2 0\n1.5\n2\n3\n4.25\n")
+    assert "dataset" not in load_braun(f).meta
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_times_of_zero_are_solved_to_the_brute_force_optimum(seed):
     """Public ETC files round small times to 0.00: with such entries (and

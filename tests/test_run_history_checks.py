@@ -183,6 +183,62 @@ def test_rows_saved_before_data_was_stamped_say_so_when_refused(monkeypatch, tmp
     assert "computed with no record of the reference data they read" in capsys.readouterr().err
 
 
+def _data_experiment(monkeypatch, root):
+    (root / "set").mkdir(parents=True, exist_ok=True)
+    (root / "set" / "a.txt").write_text("1\n")
+    monkeypatch.setenv("EPOCHBENCH_DATA", str(root))
+
+
+def test_workers_started_counts_only_the_tasks_computed(capsys):
+    """Reused rows and tasks not chosen start no worker."""
+    def exp(*more):
+        return cli.main(["experiment", NAME, "--quiet", "--out", "ex", *more])
+    assert exp("--workers", "2", "--tasks", "0") == 0          # one task chosen of 4: in this process
+    assert _info()["execution"]["workers_started"] == 0
+    assert exp("--workers", "1", "--tasks", "1") == 0
+    assert exp("--workers", "2", "--tasks", "0:3") == 0        # 2 of 3 reused: one task computed
+    info = _info()
+    assert info["reused"]["tasks"] == 2 and info["execution"]["workers_started"] == 0
+
+
+def test_rows_with_and_without_a_data_stamp_are_said_to_have_no_record(monkeypatch, tmp_path, capsys):
+    _data_experiment(monkeypatch, tmp_path / "d")
+    assert _experiment("--tasks", "0") == 0                                   # read no data: no stamp
+    EXPERIMENTS[NAME] = Experiment(NAME, TINY.help, _tasks, _run, _table, data=("set",))
+    assert _experiment("--tasks", "1") == 0                                   # stamped with the data
+    (tmp_path / "d" / "set" / "a.txt").write_text("2\n")
+    capsys.readouterr()
+    assert _experiment("--tasks", "0:2") == 2
+    assert "2 of the tasks chosen were computed with no record of the reference data they read" in \
+        capsys.readouterr().err
+
+
+def test_rows_of_other_code_beside_rows_of_other_data_are_of_other_code(monkeypatch, tmp_path, capsys):
+    _data_experiment(monkeypatch, tmp_path / "d")
+    EXPERIMENTS[NAME] = Experiment(NAME, TINY.help, _tasks, _run, _table, data=("set",))
+    _commit(monkeypatch, "a" * 40)
+    assert _experiment("--tasks", "0") == 0
+    _commit(monkeypatch, "b" * 40)
+    assert _experiment("--tasks", "1") == 0
+    (tmp_path / "d" / "set" / "a.txt").write_text("2\n")
+    capsys.readouterr()
+    assert _experiment("--tasks", "0:2") == 2
+    assert "2 of the tasks chosen were computed by other code" in capsys.readouterr().err
+
+
+def test_data_code_hashes_a_data_folder_inside_a_hidden_folder_and_file_names(monkeypatch, tmp_path):
+    from epochbench.experiments import data_code
+    root = tmp_path / ".cache" / "data"                       # only what lies under the data set's folder is stray
+    _data_experiment(monkeypatch, root)
+    exp = Experiment(NAME, TINY.help, _tasks, _run, _table, data=("set",))
+    before = data_code(exp)
+    (root / "set" / "a.txt").write_text("2\n")
+    assert data_code(exp) != before
+    before = data_code(exp)
+    (root / "set" / "a.txt").rename(root / "set" / "b.txt")  # the same bytes under another name
+    assert data_code(exp) != before
+
+
 def test_fresh_without_out_starts_a_new_run_folder_instead_of_resuming(capsys):
     EXPERIMENTS[NAME] = Experiment(NAME, TINY.help, _tasks, _interrupted_at_two, _table)
     assert cli.main(["experiment", NAME, "--quiet", "--workers", "1"]) == 130
