@@ -200,6 +200,17 @@ class PoolMachine:
     def fits(self, job: int) -> bool:
         return bool((self.table.demand[job] <= self.free).all())
 
+    def fitting(self, jobs: Sequence[int]) -> list[int]:
+        """The rows of ``jobs``, in their order, that could start now: one
+        numpy test for all, O(len(jobs) K), where a :meth:`fits` per job
+        costs a microsecond or two each.  A backfill scan needs no others:
+        within a pass the free resources only fall, so a job that does not
+        fit at its start fits at no later point of it (:func:`fitting`)."""
+        if not len(jobs):
+            return []
+        rows = np.asarray(jobs, dtype=np.int64)
+        return rows[(self.table.demand[rows] <= self.free).all(axis=1)].tolist()
+
     def start(self, job: int, now: float) -> float:
         if not self.fits(job):
             raise RuntimeError(f"job row {job} does not fit: needs {self.table.demand[job].tolist()}, "
@@ -218,6 +229,16 @@ class PoolMachine:
 
 # ---- policy ------------------------------------------------------------------------
 StartFn = Callable[[int], None]
+
+
+def fitting(machine: Machine, jobs: Sequence[int]) -> Sequence[int]:
+    """The jobs of ``jobs`` that ``machine`` could start now, in order,
+    through its ``fitting`` where it has one (:meth:`PoolMachine.fitting`),
+    else all of them (the caller asks :meth:`Machine.fits` of each).  A
+    scan that starts jobs in one pass may skip the others: no job ends
+    within a pass, so none of them fits later in it."""
+    many = getattr(machine, "fitting", None)
+    return many(jobs) if many is not None else jobs
 
 
 class Policy(ABC):

@@ -49,7 +49,7 @@ from epochbench.instances.arguments import named, on_command_line
 
 from . import registry as _registry
 from .engine import StartFn, wake_time
-from .policies import EASY, Step, _ArrivalQueue, _Base, register_policy
+from .policies import EASY, Step, _ArrivalQueue, _Base, easy_backfill, register_policy
 from .profile import CompiledProfile
 
 
@@ -89,23 +89,11 @@ class _EASYOrdered(EASY):
         else:
             self.step = Step(now, machine.free.copy(), cands, shadow, extra.copy())
             done = self._scan(cands, now, machine, start, shadow, extra)
-        self._q = [j for j in q if j not in done]
+        self._q = [j for j in q if j not in done] if done else q
 
     def _scan(self, cands, now, machine, start, shadow, extra) -> set:
         """EASY's backfill rule over ``cands`` in the given order."""
-        tb, done = self.table, set()
-        for j in cands:
-            if not machine.fits(j):
-                continue
-            if now + tb.estimate[j] <= shadow:
-                pass
-            elif (tb.demand[j] <= extra).all():
-                extra = extra - tb.demand[j]
-            else:
-                continue
-            start(j)
-            done.add(j)
-        return done
+        return easy_backfill(self.table, machine, cands, now, shadow, extra, start)
 
 
 @register_policy("easy-sjf")
