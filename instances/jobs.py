@@ -393,9 +393,9 @@ def _numbered(values) -> tuple[np.ndarray, list[str]] | None:
     O(n)."""
     import pandas as pd
     ser = pd.Series(np.asarray(values, dtype=object), dtype=object)
-    miss = ser.isna().to_numpy()
-    text = ser.map(lambda v: None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else
-                   (v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)).strip())
+    miss = ser.isna().to_numpy()                  # None, NaN, pd.NA, NaT
+    text = pd.Series([None if gone else (v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)).strip()
+                      for v, gone in zip(ser, miss)], dtype=object)
     words = text[[isinstance(v, (str, bytes)) for v in ser]]
     if not pd.to_numeric(words[words != ""], errors="coerce").isna().any():
         return None
