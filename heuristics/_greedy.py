@@ -22,8 +22,34 @@ FCFS, FF, BESTFIT, WORSTFIT, BB, BL = range(6)
 #: worstfit's sums of K terms tie on most epochs)
 TIE = 2.220446049250313e-16
 #: how the fullness modifier f = 1 - mean(U + R) enters the BB / BL score
-#: (:data:`epochbench.heuristics.packing.FULLNESS` names them)
+#: (:data:`FULLNESS` names them)
 OFF, EXCESS, SCALED = range(3)
+
+#: BB / BL fullness readings, by what they compute (:func:`balance_score`):
+#: ``scaled`` measure x availability ([leinberger1999]'s modifier, the default), ``excess``
+#: (measure - 1) x availability (epochbench's earlier reading), ``off`` the measure alone
+FULLNESS = {"scaled": SCALED, "excess": EXCESS, "off": OFF}
+DEFAULT_FULLNESS = "scaled"
+
+
+def fullness_mode(fullness) -> int:
+    """Kernel code of a fullness reading: a name of :data:`FULLNESS`, or a
+    bool (True: the default reading, False: ``off``)."""
+    if isinstance(fullness, (bool, np.bool_)):
+        fullness = DEFAULT_FULLNESS if fullness else "off"
+    if fullness not in FULLNESS:
+        raise ValueError(f"option 'fullness' must be one of {sorted(FULLNESS)} or a bool, got {fullness!r}")
+    return FULLNESS[fullness]
+
+
+def window_code(window, k: int) -> int:
+    """BL's window as the kernel takes it: [leinberger1999]'s w, clipped to K (w >= K
+    flags every resource as low, so every job matches, as w = 0 does)."""
+    if isinstance(window, bool) or not isinstance(window, (int, float, np.integer, np.floating)) \
+            or int(window) != window or window < 0:
+        raise ValueError(f"option 'window' must be an integer >= 0 (the paper's w, 0 <= w <= K - 1; w = 0 and "
+                         f"any w >= K check no resource), got {window!r}")
+    return min(int(window), k)
 
 
 @njit(cache=True)
@@ -86,7 +112,8 @@ def lowest_score(used, share, low, window, fullness):
     utilisation (the paper defines K_j only when one resource is below the
     others; on an empty machine resource 0 counts as the least utilised, so
     the result can depend on the order the resources are listed).
-    O(K window)."""
+    Allocates nothing, so that the compiled event loop calls it too
+    (:mod:`epochbench.sim.greedy_fast`).  O(K window)."""
     k = used.shape[0]
     if window == 0:
         miss = 0
@@ -96,15 +123,16 @@ def lowest_score(used, share, low, window, fullness):
             if share[i] > share[best]:
                 best = i
         miss = 0 if low[best] else 1
-    else:
-        taken = np.zeros(k, dtype=np.bool_)
+    else:  # the window largest in the order (share descending, index ascending), no scratch array
         miss = 0
+        prev = -1
         for _ in range(window):
             best = -1
             for i in range(k):
-                if not taken[i] and (best < 0 or share[i] > share[best]):
+                after = prev < 0 or share[i] < share[prev] or (share[i] == share[prev] and i > prev)
+                if after and (best < 0 or share[i] > share[best]):
                     best = i
-            taken[best] = True
+            prev = best
             if not low[best]:
                 miss += 1
     mis = miss / window if window > 0 else 0.0

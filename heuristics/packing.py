@@ -18,36 +18,11 @@ from epochbench.instances.packing import epochs_by  # noqa: F401  (re-exported)
 from epochbench.instances.registry import register
 
 from . import _greedy
+# BB's and BL's options, read where the compiled event loop reads them too (epochbench.sim.greedy_fast)
+from ._greedy import DEFAULT_FULLNESS, FULLNESS, fullness_mode, window_code as _window  # noqa: F401
 
 
 # ---- greedy rules (compiled kernel in heuristics/_greedy.py) ---------------------
-#: BB / BL fullness readings, by what they compute (:func:`epochbench.heuristics._greedy.balance_score`):
-#: ``scaled`` measure x availability ([leinberger1999]'s modifier, the default), ``excess``
-#: (measure - 1) x availability (epochbench's earlier reading), ``off`` the measure alone
-FULLNESS = {"scaled": _greedy.SCALED, "excess": _greedy.EXCESS, "off": _greedy.OFF}
-DEFAULT_FULLNESS = "scaled"
-
-
-def fullness_mode(fullness) -> int:
-    """Kernel code of a fullness reading: a name of :data:`FULLNESS`, or a
-    bool (True: the default reading, False: ``off``)."""
-    if isinstance(fullness, (bool, np.bool_)):
-        fullness = DEFAULT_FULLNESS if fullness else "off"
-    if fullness not in FULLNESS:
-        raise ValueError(f"option 'fullness' must be one of {sorted(FULLNESS)} or a bool, got {fullness!r}")
-    return FULLNESS[fullness]
-
-
-def _window(window, k: int) -> int:
-    """BL's window as the kernel takes it: [leinberger1999]'s w, clipped to K (w >= K
-    flags every resource as low, so every job matches, as w = 0 does)."""
-    if isinstance(window, bool) or not isinstance(window, (int, float, np.integer, np.floating)) \
-            or int(window) != window or window < 0:
-        raise ValueError(f"option 'window' must be an integer >= 0 (the paper's w, 0 <= w <= K - 1; w = 0 and "
-                         f"any w >= K check no resource), got {window!r}")
-    return min(int(window), k)
-
-
 def _resource(resource, k: int) -> int:
     """LOS's resource, checked: an integer in 0..K-1."""
     if isinstance(resource, bool) or not isinstance(resource, (int, np.integer)) or not 0 <= resource < k:

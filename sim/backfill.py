@@ -7,7 +7,9 @@ ff-easy        [leinberger1999] section 3: EASY whose backfill step is first fit
                resources.  EASY's own rule *is* first fit in queue order
                (tests/test_sim_engine.py), so this is ``easy`` (fast path).
 bl-easy        EASY whose backfill step is the BL packing heuristic ([leinberger1999]
-               section 2.2), on the candidates with the head's reservation.
+               section 2.2), on the candidates with the head's reservation;
+               fast path :mod:`epochbench.sim.greedy_fast` (K >= 1, the
+               heuristic's own options).
 bb-easy        the same with BB ([leinberger1999] section 2.2).
 los            [vadhiyar-notes] "LOS": EASY whose backfill step is the LOS dynamic
                program with the head's reservation (shadow time, extra);
@@ -32,9 +34,10 @@ wfit-bf        the jobs before it; a job starts when its slot is now.  Orders:
                the first plan's start, is no bound on its start).
 =============  ==================================================================
 
-The ``*-easy`` and ``los`` policies call a packing heuristic of
-``epochbench.instances.registry`` at each backfill step, so every such step is a packing
-instance that ``--record-epochs`` can save and score.
+On the generic engine the ``*-easy`` and ``los`` policies call a packing
+heuristic of ``epochbench.instances.registry`` at each backfill step, so every such
+step is a packing instance that ``--record-epochs`` can save and score; their
+compiled loops make the same choices without building the instance.
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ import numpy as np
 
 from epochbench.instances.arguments import args
 from epochbench.instances.lazy import njit
+from .greedy_fast import BB_RULE, BL_RULE
 from .los_fast import LOS_RULE
 from .engine import wake_time
 from .policies import CONS_RULE, EASY, EASY_RULE, Conservative, _ArrivalQueue, register_policy
@@ -84,8 +88,10 @@ class FFCons(Conservative):
 
 
 
-BLEASY = _easy_with("bl-easy", "bl", "BL-EASY ([leinberger1999] section 3): EASY backfilled by the BL heuristic.")
-BBEASY = _easy_with("bb-easy", "bb", "BB-EASY ([leinberger1999] section 3): EASY backfilled by the BB heuristic.")
+BLEASY = _easy_with("bl-easy", "bl", "BL-EASY ([leinberger1999] section 3): EASY backfilled by the BL heuristic.",
+                    fast=BL_RULE)
+BBEASY = _easy_with("bb-easy", "bb", "BB-EASY ([leinberger1999] section 3): EASY backfilled by the BB heuristic.",
+                    fast=BB_RULE)
 LOS = _easy_with("los", "los", "LOS ([vadhiyar-notes]): EASY whose backfill step is the LOS dynamic program "
                                "with the head's reservation.", fast=LOS_RULE)
 

@@ -72,6 +72,8 @@ from epochbench.instances.lazy import intrinsic, kernels_loaded, njit, readonly
 from . import easy_python as _easy_python
 from . import registry as _registry
 from .engine import JobTable, Policy, StartFn, fitting, packing_instance, wake_time
+from .greedy_fast import (BB_RULE, BL_RULE, OPTIONS as GREEDY_OPTIONS, OUT as GREEDY_OUT, fast_options, greedy_select,
+                          greedy_stats, greedy_work)
 from .los_fast import LOS_RULE, OUT as LOS_OUT, OVERFLOW as LOS_OVERFLOW, los_grown, los_select, los_stats, los_work
 from .profile import (INLINE, JIT, Profile, _below_back, _below_from, _covers, _high_bit, _locate, _room_from, p_add,
                       p_advance, p_book, p_find, p_find_before, p_find_between, p_init, p_move_at, p_release,
@@ -83,6 +85,9 @@ DAY = 86400.0
 FCFS_RULE, NONFCFS_RULE, EASY_RULE, CONS_RULE = 0, 1, 2, 3
 _FCFS, _NONFCFS, _EASY, _CONS = FCFS_RULE, NONFCFS_RULE, EASY_RULE, CONS_RULE
 _LOS = LOS_RULE  # EASY backfilled by the LOS DP (epochbench.sim.los_fast)
+_BL, _BB = BL_RULE, BB_RULE  # EASY backfilled by BL / BB (epochbench.sim.greedy_fast)
+#: the rules that run EASY's pass, with their own backfill step
+EASY_LIKE = (_EASY, _LOS, _BL, _BB)
 #: policy name -> its rule in the compiled loop, for the policies that have
 #: one (declared by ``register_policy(name, fast=RULE)`` where the policy is defined)
 FAST_CODES: dict[str, int] = {}
@@ -538,6 +543,23 @@ class Conservative(_ArrivalQueue):
 # ---- compiled fast path ----------------------------------------------------------------
 
 
+def fast_takes_options(name: str, options: dict | None, k: int) -> bool:
+    """Whether the compiled loop runs policy ``name`` with these selector
+    ``options`` on K = ``k`` resources: none given, or BL's and BB's own
+    options with values the heuristic takes (:func:`epochbench.sim.greedy_fast.fast_options`)."""
+    if not options:
+        return True
+    code = FAST_CODES.get(name)
+    return code in (_BL, _BB) and fast_options(code, options, k) is not None
+
+
+def fast_option_names(name: str) -> tuple:
+    """The selector options the compiled loop takes for policy ``name``
+    (BL's and BB's own; none for the others)."""
+    code = FAST_CODES.get(name)
+    return tuple(GREEDY_OPTIONS[code]) if code in (_BL, _BB) else ()
+
+
 def python_route(policy: Policy, table: JobTable) -> bool:
     """Whether :func:`run_fast` would run ``policy`` on ``table`` in the
     loop's pure-Python twin (EASY, one resource, a short stream, compiled
@@ -579,10 +601,16 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
     limit = float(getattr(policy, "starvation_limit", DAY))
     rows = rows_needed(n) if code == _CONS else 1
     lw, lbits = los_work(n, code == _LOS, los_words)
+    greedy = code in (_BL, _BB)
+    opts = fast_options(code, policy.selector_options, k) if greedy else (1, 0)
+    if opts is None:
+        raise ValueError(f"policy {policy.name!r}: its selector options {policy.selector_options} have no "
+                         "compiled form (see fast_takes_options)")
+    gi, gf, glow = greedy_work(n, k, capacity, greedy, *opts)
     work = (np.array(capacity, dtype=np.int64),            # free
             np.empty(n + 1), np.empty(n + 1, np.int64),      # heap: times, jobs
             np.empty(n + 1, np.int64), np.zeros(n, np.bool_),  # queue, queued flags
-            np.empty(n + 1 if code in (_EASY, _LOS) else 1, np.int64),  # EASY running list
+            np.empty(n + 1 if code in EASY_LIKE else 1, np.int64),  # EASY running list
             *_profile(table, rows),                          # conservative profile
             np.full(n if code == _CONS else 1, np.nan),      # reservations
             np.array([-np.inf, np.inf, np.inf, np.inf]),     # state (see _compress)
@@ -591,7 +619,8 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
             np.full(3 * k if code == _CONS else 1, -1, np.int64),  # vacated maxima (see _compress)
             *_run_tables(table, code == _CONS),              # vacated runs (see _compress)
             *_buckets(table, capacity, code == _NONFCFS and k == 1 and int(capacity[0]) <= BUCKET_MAX),
-            lw, lbits)                                        # LOS work, bitsets
+            lw, lbits,                                        # LOS work, bitsets
+            gi, gf, glow)                                     # BL / BB work
     prog = np.zeros(2)
     # read-only views, whatever the caller's arrays are: one compiled version of the loop (readonly)
     args = (code, *map(readonly, (table.submit, table.duration, table.estimate, table.ids, table.demand)),
@@ -603,6 +632,8 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
         return run_fast(policy, table, capacity, progress, every, los_grown(lw, lbits))
     if code == _LOS:
         policy.selector_stats = los_stats(lw)  # as the generic policy reports them
+    elif code in (_BL, _BB):
+        policy.selector_stats = greedy_stats(gi)
     return passes
 
 
@@ -849,11 +880,35 @@ def _los_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
 
 
 @njit(**JIT)
+def _easy_like(code):
+    return code == _EASY or code == _LOS or code == _BL or code == _BB
+
+
+@njit(**JIT)
+def _greedy_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
+                   run, rn, ht, hj, hn, extra, code, gi, gf, glow):
+    """Start the picks of :func:`epochbench.sim.greedy_fast.greedy_select`
+    (BL or BB) among the jobs behind the head q[qh], in pick order, and drop
+    them from the queue (they fit: the heuristic took them in turn out of
+    copies of ``free`` and ``extra``).  Returns (qt, rn, hn)."""
+    m = greedy_select(now, shadow, q, qh + 1, qt, dem, est, free, extra, code, gi, gf, glow)
+    if m == 0:
+        return qt, rn, hn
+    for b in range(m):
+        j = gi[GREEDY_OUT + b]
+        hn = _begin(j, now, dem, dur, free, start, inq, ht, hj, hn)
+        rn = _run_add(run, rn, j, start, est, ids)
+    return _compact(q, qh + 1, qt, inq), rn, hn
+
+
+@njit(**JIT)
 def _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
-               run, rn, ht, hj, hn, extra, los, lw, lbits):
-    """One EASY pass; with ``los`` the backfill step first starts the LOS set
-    (:func:`_los_starts`), then scans the rest as EASY does (the first fit
-    of :func:`epochbench.heuristics.packing.los`)."""
+               run, rn, ht, hj, hn, extra, code, lw, lbits, gi, gf, glow):
+    """One EASY pass of rule ``code`` (:data:`EASY_LIKE`); with LOS the
+    backfill step first starts the LOS set (:func:`_los_starts`), then scans
+    the rest as EASY does (the first fit of
+    :func:`epochbench.heuristics.packing.los`); with BL or BB it starts the
+    heuristic's picks (:func:`_greedy_starts`) and nothing else."""
     p = qh
     while p < qt and _fits(dem, q[p], free):
         j = q[p]
@@ -869,7 +924,11 @@ def _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
         extra[r] -= dem[h, r]
     if np.isnan(promised[h]):
         promised[h] = shadow
-    if los:
+    if code == _BL or code == _BB:
+        qt, rn, hn = _greedy_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
+                                    run, rn, ht, hj, hn, extra, code, gi, gf, glow)
+        return qh, qt, rn, hn
+    if code == _LOS:
         qt, rn, hn = _los_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
                                  run, rn, ht, hj, hn, extra, lw, lbits)
         if free.shape[0] == 1:
@@ -1605,7 +1664,7 @@ def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, st
 @njit(nogil=True, **JIT)
 def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
           free, ht, hj, q, inq, run, pt, pf, pdem, res, cf, ci, extra, vm, vr, wait, jb, bh, bs, off, blk,
-          lw, lbits, prog):
+          lw, lbits, gi, gf, glow, prog):
     """The whole simulation: finishes, then arrivals, then one pass per event
     time, as :class:`epochbench.sim.engine.Engine` does."""
     n, k = dem.shape
@@ -1625,7 +1684,7 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
             j, hn = _pop(ht, hj, hn)
             for r in range(k):
                 free[r] += dem[j, r]
-            if code == _EASY or code == _LOS:
+            if _easy_like(code):
                 rn = _run_del(run, rn, j, start, est, ids)
             elif code == _CONS and now < start[j] + est[j]:
                 m = p_release(pt, pf, m, start[j] + est[j], pdem, j)
@@ -1664,9 +1723,9 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
             dead += ns
             if 2 * dead > qt - qh:
                 qt, dead = _compact(q, qh, qt, inq), 0
-        elif code == _EASY or code == _LOS:
+        elif _easy_like(code):
             qh, qt, rn, hn = _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start,
-                                        promised, run, rn, ht, hj, hn, extra, code == _LOS, lw, lbits)
+                                        promised, run, rn, ht, hj, hn, extra, code, lw, lbits, gi, gf, glow)
             if lw[LOS_OVERFLOW]:
                 break  # LOS work arrays too small: run_fast runs again with larger ones
         else:

@@ -63,7 +63,8 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
     else:
         pol = policy
     fast_ok = (isinstance(policy, str) and policy in policies.FAST_CODES and selector is None
-               and not selector_options and on_pass is None and machine is None)
+               and policies.fast_takes_options(policy, selector_options, cap.shape[0])
+               and on_pass is None and machine is None)
     if engine == "fast" and not fast_ok:
         raise ValueError(_no_fast_path(policy, selector=selector, selector_options=selector_options,
                                        on_pass=on_pass, machine=machine))
@@ -171,6 +172,9 @@ def _no_fast_path(policy, **asked) -> str:
     if policy not in policies.FAST_CODES:
         return (f"engine='fast': policy {policy!r} has no compiled loop (fast path); those with one: "
                 f"{', '.join(policies.FAST_CODES)} (leave engine='auto' for the generic engine)")
-    given = [_GENERIC_ONLY[name] for name, value in asked.items() if value]
+    own = policies.fast_option_names(policy)
+    given = [_GENERIC_ONLY[name] if name != "selector_options" or not own
+             else f"selector options but its heuristic's own ({', '.join(own)}) with values the heuristic takes"
+             for name, value in asked.items() if value]
     return (f"engine='fast' (the compiled fast path) of policy {policy!r} takes no {' or '.join(given)}; leave "
             "engine='auto' for the generic engine, which does")

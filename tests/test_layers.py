@@ -3,8 +3,9 @@ import one way, no cycles, and no old top-level names.
 
 Layers, lowest first: ``epochbench.instances`` <- ``epochbench.heuristics``,
 ``epochbench.exact`` (never each other) <- ``epochbench.sim`` (reaches
-methods through the registry, never importing heuristics or exact) <- the
-application layer (every other ``epochbench.*`` module, from ``bench/``).
+methods through the registry; its compiled loop imports the BL and BB
+scores of ``epochbench.heuristics._greedy`` only, so that both engines
+compute the same numbers) <- the application layer (every other ``epochbench.*`` module, from ``bench/``).
 Every import counts for the layer rule, at module level or inside a
 function; cycles are looked for among module-level imports.  The files are
 parsed, not imported.
@@ -98,6 +99,16 @@ def test_every_module_is_found():
     assert {"epochbench", "epochbench.cli", "epochbench.instances.registry", "epochbench.sim.engine",
             "epochbench.heuristics.packing", "epochbench.exact.packing", "epochbench.experiments",
             "epochbench.benchmarks.plugin"} <= set(MODULES)
+
+
+def test_sim_imports_no_method_but_the_greedy_scores():
+    """``sim`` reaches methods by name through the registry; the one module of
+    a method layer it imports is the greedy heuristics' compiled scores
+    (BL-EASY and BB-EASY's compiled loop, sim/greedy_fast.py)."""
+    seen = {(target, f"{path.relative_to(ROOT)}:{line}")
+            for module, path in MODULES.items() if _layer(module)[1] == "epochbench.sim"
+            for target, line, _ in _imports(module, path) if _layer(target)[0] == 1}
+    assert {t for t, _ in seen} == {"epochbench.heuristics._greedy"}, sorted(seen)
 
 
 def test_imports_point_down_the_layers():

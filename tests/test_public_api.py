@@ -494,9 +494,10 @@ def test_a_meta_that_is_no_dict_is_one_line_naming_it(meta):
 
 
 def test_a_runs_step_methods_are_loaded_before_its_clock(monkeypatch):
-    """A generic-engine policy's selector (bb-easy's BB kernel) and the
-    farm's knapsack and matcher loaded inside the run's clock: 0.45 s of
-    bb-easy's first run of 0.47 s was loading."""
+    """A generic-engine policy's selector (EASY backfilled by BB, as
+    bb-easy ran before its compiled loop) and the farm's knapsack and
+    matcher loaded inside the run's clock: 0.45 s of bb-easy's first run of
+    0.47 s was loading."""
     from epochbench.instances import registry
     from epochbench.instances.jobs import make_workload
     loaded = []
@@ -504,7 +505,7 @@ def test_a_runs_step_methods_are_loaded_before_its_clock(monkeypatch):
     monkeypatch.setattr(registry, "load", lambda family, name: (loaded.append((family, name)), real(family, name)))
     jobs = {"id": [1, 2, 3], "submit": [0, 1, 2], "runtime": [50, 30, 40], "estimate": [60, 40, 40],
             "procs": [48, 32, 16]}
-    eb.simulate(make_workload(jobs, [64]), "bb-easy")
+    eb.simulate(make_workload(jobs, [64]), "easy", selector="bb")
     assert loaded == [("packing", "bb")]
     loaded.clear()
     eb.simulate(None, "cs-ni-np", machine="farm", farm_jobs=10)

@@ -18,7 +18,7 @@ from epochbench.sim.profile import (CompiledProfile, Profile, p_add, p_advance, 
                                     _below_back, _below_from, _locate, _room_from, _run_end, p_find_between, p_init,
                                     p_move, p_move_at, p_release, rows_needed)
 
-POLICIES = ["fcfs", "nonfcfs", "easy", "conservative", "los"]  # los: EASY backfilled by the LOS DP (sim/los_fast.py)
+POLICIES = ["fcfs", "nonfcfs", "easy", "conservative", "los", "bl-easy", "bb-easy"]  # los, bl-easy, bb-easy: EASY backfilled by the LOS DP, BL, BB (sim/los_fast.py, sim/greedy_fast.py)
 
 
 def stream(rows, k=1):
