@@ -102,7 +102,7 @@ class CompiledProfile:
 
     def __init__(self, capacity, now: float = -np.inf, rows: int = 64):
         CompiledProfile.made += 1
-        cap = np.asarray(capacity, dtype=np.int64)
+        cap = np.array(capacity, dtype=np.int64)   # a writable copy, as every array given to the kernels here
         self.capacity = cap
         self.pt = np.empty(max(int(rows), 4))
         self.pf = np.empty((self.pt.shape[0], cap.shape[0]), dtype=np.int64)
@@ -113,14 +113,18 @@ class CompiledProfile:
 
     @classmethod
     def rehearse_growth(cls, k: int) -> None:
-        """Take a profile of ``k`` resources through its arrays filling up
-        (rows merged, then the arrays grown), so that a timed run that gets
-        there does not load those kernels: a rehearsal stream
+        """Take a profile of ``k`` resources through a search and its arrays
+        filling up (rows merged, then the arrays grown), so that a timed run
+        that gets there does not load those kernels: a rehearsal stream
         (:meth:`~epochbench.sim.engine.JobTable.rehearsal`) books too few
-        jobs to fill the 64 rows a profile starts with."""
+        jobs to fill the 64 rows a profile starts with, and may not reach a
+        step that books on a profile at all (slack-bf's compression).  The
+        kernels see the same array types whatever the table's arrays are:
+        the methods below give them writable copies."""
         prof = cls(np.ones(k, dtype=np.int64), 0.0, rows=4)
         for t in range(4):
             prof.add(float(t), float(t) + 0.5, np.ones(k, dtype=np.int64), -1)
+        prof.find(np.ones(k, dtype=np.int64), 1.0)
         CompiledProfile.made -= 1          # not one of a policy's
 
     def _room(self, rows: int) -> None:
@@ -141,12 +145,12 @@ class CompiledProfile:
     def add(self, t0: float, t1: float, demand, sign: int) -> None:
         """Add ``sign * demand`` to the free capacity on ``[t0, t1)``."""
         self._room(2)
-        dem = np.asarray(demand, dtype=np.int64).reshape(1, -1)
+        dem = np.array(demand, dtype=np.int64).reshape(1, -1)
         self.m = p_add(self.pt, self.pf, self.m, float(t0), float(t1), dem, 0, int(sign))
 
     def find(self, demand, estimate: float) -> float:
         """Earliest breakpoint time t with ``free >= demand`` on all of ``[t, t + estimate)``."""
-        dem = np.asarray(demand, dtype=np.int64).reshape(1, -1)
+        dem = np.array(demand, dtype=np.int64).reshape(1, -1)
         i = p_find(self.pt, self.pf, self.m, dem, 0, float(estimate))
         if i < 0:
             raise ValueError(f"demand {dem[0].tolist()} never fits in capacity {self.capacity.tolist()}")
