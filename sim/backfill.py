@@ -161,16 +161,24 @@ class OrderedBackfill(_ArrivalQueue):
         run_end = np.maximum(tb.start[running] + tb.estimate[running], now)
         rebuild(now, order, running, run_end, tb.demand, tb.estimate, machine.capacity,
                 self._pt, self._pf, self._res)
-        started = set()
-        for j in order:
-            j = int(j)
-            if np.isnan(tb.promised[j]):
-                tb.promised[j] = self._res[j]
-            if self._res[j] <= now and machine.fits(j):
+        # numpy over the queue, Python only for the jobs planned now (measured: the per-job loop
+        # was 60 % of fcfs-bf's time on an 8,000-job stream at load 1.3; starting does not touch
+        # promised, so setting every promise first is the same)
+        res = self._res[order]
+        first = np.isnan(tb.promised[order])
+        if first.any():
+            tb.promised[order[first]] = res[first]
+        started, left = set(), np.ones(order.shape[0], dtype=bool)
+        for p in np.flatnonzero(res <= now).tolist():
+            j = int(order[p])
+            if machine.fits(j):
                 start(j)
                 started.add(j)
-        self._q = [j for j in self._q if j not in started]
-        self._wake = wake_time(now, (self._res[j] for j in self._q))
+                left[p] = False
+        if started:
+            self._q = [j for j in self._q if j not in started]
+            res = res[left]
+        self._wake = wake_time(now, [float(res.min())] if res.size else [])
 
     def wakeup(self):
         return self._wake
