@@ -112,7 +112,7 @@ def lowest_score(used, share, low, window, fullness):
     utilisation (the paper defines K_j only when one resource is below the
     others; on an empty machine resource 0 counts as the least utilised, so
     the result can depend on the order the resources are listed).
-    Allocates nothing, so that the compiled event loop calls it too
+    ``window`` is at most K (:func:`window_code` clips it).  Allocates nothing, so that the compiled event loop calls it too
     (:mod:`epochbench.sim.greedy_fast`).  O(K window)."""
     k = used.shape[0]
     if window == 0:

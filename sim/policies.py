@@ -597,6 +597,8 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
     code = FAST_CODES[policy.name]
     n, k = table.n, table.k
     if n == 0:
+        if code in (_LOS, _BL, _BB):                 # as the generic policy reports an empty run
+            policy.selector_stats = {"steps": 0, "unproven": 0, "fallback": 0}
         return 0
     limit = float(getattr(policy, "starvation_limit", DAY))
     rows = rows_needed(n) if code == _CONS else 1

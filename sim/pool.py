@@ -62,12 +62,13 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
         raise ValueError("give selector and options to the Policy object, not to simulate()")
     else:
         pol = policy
-    fast_ok = (isinstance(policy, str) and policy in policies.FAST_CODES and selector is None
-               and policies.fast_takes_options(policy, selector_options, cap.shape[0])
+    held = getattr(pol, "selector_options", None)     # as the policy holds them: a dict, whatever was given
+    options_ok = isinstance(policy, str) and policies.fast_takes_options(policy, held, cap.shape[0])
+    fast_ok = (isinstance(policy, str) and policy in policies.FAST_CODES and selector is None and options_ok
                and on_pass is None and machine is None)
     if engine == "fast" and not fast_ok:
-        raise ValueError(_no_fast_path(policy, selector=selector, selector_options=selector_options,
-                                       on_pass=on_pass, machine=machine))
+        raise ValueError(_no_fast_path(policy, selector=selector, on_pass=on_pass, machine=machine,
+                                       selector_options=None if options_ok else selector_options))
     compiled = fast_ok and engine != "generic"
     if compiled and table.n and engine == "auto" and policies.python_route(pol, table):
         t0 = time.perf_counter()                 # the compiled loop's pure-Python twin: nothing to load

@@ -289,7 +289,7 @@ class SlackBackfill(_ArrivalQueue):
         builds, booked by :func:`~epochbench.sim.backfill.rebuild` in one
         compiled call (the same profile operations as :meth:`_book` on a
         :class:`~epochbench.sim.profile.CompiledProfile`, without a Python
-        call per operation: slack-bf on KTH about 10 s -> 2 s, the same
+        call per operation: slack-bf on KTH 21 s -> 7 s, the same
         schedules).  O((r + q) m K) for r running jobs."""
         tb = self.table
         running = list(self.machine.running())
