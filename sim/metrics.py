@@ -201,13 +201,19 @@ def utilization(result, workload, column: str = "procs", *, out: np.ndarray | No
     """rho = sum_i n_i t^e_i / (N x t^f_m), [zhang-comparative] eq. 1, time measured from the
     first arrival; for ``column = "res_<name>"`` the same with that resource's
     amounts and capacity.  NaN for an empty or zero-length run.  ``out``: a
-    float64 work array (as long) that may hold the converted amounts."""
+    float64 work array (as long) that may hold the converted amounts and
+    their products.
+
+    The sum is numpy's pairwise sum of the products, in one order on every
+    machine.  ``np.dot`` (BLAS) splits a long sum between its threads, so
+    its last bits changed with the machine's core count and
+    ``OPENBLAS_NUM_THREADS`` (KTH: 1 and 2 threads differed)."""
     if len(result) == 0:
         return float("nan")
     cap = _capacity(workload)
     k = 0 if column == "procs" else 1 + _resources(workload, len(cap))[1:].index(column[4:])
     _, span = _horizon(result)
-    work = float(np.dot(_col(result, column, out), _col(result, "duration")))
+    work = float(np.sum(np.multiply(_col(result, column, out), _col(result, "duration"), out=out)))
     return work / float(cap[k] * span) if span > 0 else float("nan")
 
 

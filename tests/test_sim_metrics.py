@@ -303,3 +303,35 @@ def test_the_job_table_has_the_readme_columns():
                                "promised", "wait", "response", "bsld", "weight", "weighted_response",
                                "out_of_order"]
     assert t.set_index("id")["out_of_order"].tolist() == [False, False, True]   # job 3 backfills before job 2
+
+
+_SAME_BITS = """
+import numpy as np, pandas as pd
+from epochbench.sim.metrics import summarize, utilization
+r = np.random.default_rng(5)
+n = 200_000
+submit = np.sort(r.random(n) * 1e7)
+start = submit + r.random(n) * 1e4
+duration = r.random(n) * 1e5
+res = pd.DataFrame({"id": np.arange(n), "submit": submit, "start": start, "end": start + duration,
+                    "procs": r.integers(1, 64, n), "duration": duration, "estimate": duration,
+                    "runtime": duration, "res_mem": r.integers(1, 1000, n)})
+cap = [4096, 100_000]
+class W:
+    capacity = np.array(cap)
+    resources = ("procs", "mem")
+print(utilization(res, [4096]).hex(), utilization(res, W, "res_mem").hex(), summarize(res, [4096])["utilization"].hex())
+"""
+
+
+@pytest.mark.parametrize("threads", ["2", "4"])
+def test_utilization_has_the_same_bits_whatever_blas_threads(threads):
+    """np.dot split the sum between OpenBLAS's threads: its last bits changed with the core count
+    (200,000 jobs: 1 and 2 threads differed); the pairwise sum is one order everywhere."""
+    import os
+    import subprocess
+    import sys
+    runs = [subprocess.run([sys.executable, "-c", _SAME_BITS], capture_output=True, text=True, check=True,
+                           env={**os.environ, "OPENBLAS_NUM_THREADS": t, "OMP_NUM_THREADS": t}).stdout
+            for t in ("1", threads)]
+    assert runs[0] == runs[1] and len(runs[0].split()) == 3
