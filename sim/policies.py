@@ -646,7 +646,8 @@ def run_python(table: JobTable, capacity: np.ndarray, progress=None) -> int | No
     returns the passes, or None when its time budget ran out (nothing written)."""
     done = _easy_python.easy_python(table.submit.tolist(), table.duration.tolist(), table.estimate.tolist(),
                                     table.ids.tolist(), table.demand[:, 0].tolist(), int(capacity[0]),
-                                    _easy_python.PY_BUDGET_S)
+                                    _easy_python.PY_BUDGET_S,
+                                    keep=bool(np.all(table.duration <= table.estimate)))
     if done is None:
         return None
     start, promised, passes, last = done

@@ -469,3 +469,23 @@ def test_a_changed_kernel_in_another_file_is_not_run_from_a_stale_cache(tmp_path
     script = _RUN.replace("from kpkg.a import outer", edit + "from kpkg.a import outer")
     assert python_child(script, str(tmp_path)) == "21"                               # its old code
     assert python_child(_RUN, str(tmp_path)) == "31"
+
+
+@pytest.mark.parametrize("few", [0, 10**9])
+def test_the_pure_python_easy_takes_started_jobs_out_of_the_queue_either_way(monkeypatch, few):
+    """A pass deletes its few backfilled jobs one by one and filters out many (``_FEW_STARTS``):
+    both ways give the compiled loop's schedule, on streams of small jobs where passes start dozens."""
+    load_kernels()
+    monkeypatch.setattr(easy_module, "_FEW_STARTS", few)
+    rng = np.random.default_rng(21)
+    for trial in range(12):
+        cap = int(rng.choice([64, 256]))
+        w = _stream(rng, int(rng.integers(200, 800)), 4, bool(trial % 2))
+        w = make_workload(w.table.assign(procs=np.where(rng.random(len(w.table)) < 0.1, cap, w.table["procs"])),
+                          [cap], kill_at_estimate=bool(trial % 2))
+        compiled = _table(w)
+        passes = run_fast(make("easy"), compiled, w.capacity)
+        start, promised, py_passes, _ = easy_module.easy_python(*_twin_args(_table(w), cap))
+        assert py_passes == passes, trial
+        assert np.array_equal(np.array(start), compiled.start, equal_nan=True), trial
+        assert np.array_equal(np.array(promised), compiled.promised, equal_nan=True), trial
