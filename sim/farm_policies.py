@@ -79,6 +79,7 @@ from epochbench.instances.registry import solve
 
 from . import registry as _registry
 from .farm import FarmPolicy, FarmStream, FarmView
+from .farm_names import POLICIES          # the policies and options, in the registry
 
 if TYPE_CHECKING:
     from epochbench.instances.assignment import AssignmentInstance
@@ -475,46 +476,6 @@ class FarmBackfill(FarmPolicy):
         raise RuntimeError(f"{self.name}: job {head} fits nowhere even on an empty farm")
 
 
-POLICIES = ("cs-i-p", "cs-i-np", "cs-ni-p", "cs-ni-np", "edf", "easy", "bf-rm", "bf-unrm")
-
-
-def _cs(name: str):
-    _, inc, pre = name.split("-")
-
-    def make(**kw) -> FarmPolicy:
-        return ConvergentScheduling(inc == "i", pre == "p", **{k: v for k, v in kw.items() if v is not None})
-    return make
-
-
-def _plain(factory):
-    def make(**kw) -> FarmPolicy:
-        if any(v is not None for v in kw.values()):
-            raise ValueError(f"this policy takes no options, got {sorted(kw)}")
-        return factory()
-    return make
-
-
-#: name -> (factory of the policy object from its options, one-line rule)
-_FARM = {
-    "cs-i-p": (_cs("cs-i-p"), "convergent scheduling, incremental matching (IMFS), preemptive ([capannini2007] sections 4-5)"),
-    "cs-i-np": (_cs("cs-i-np"), ("convergent scheduling, incremental matching, non-preemptive ([capannini2007] sections 4-5): "
-                                "IMFS from an empty plan, as the running jobs' machines are not matched, so its "
-                                "schedules can equal cs-ni-np's; cs-i-p keeps a previous plan")),
-    "cs-ni-p": (_cs("cs-ni-p"), "convergent scheduling, non-incremental matching (MFS), preemptive ([capannini2007] sections 4-5)"),
-    "cs-ni-np": (_cs("cs-ni-np"), "convergent scheduling, non-incremental matching, non-preemptive ([capannini2007] sections 4-5)"),
-    "edf": (_plain(EDF), "earliest deadline first ([capannini2007] section 6)"),
-    "easy": (_plain(lambda: FarmBackfill("fcfs")), "EASY backfilling on the farm, FCFS order ([capannini2007] section 6)"),
-    "bf-rm": (_plain(lambda: FarmBackfill("cs", keep_reservation=False)),
-              "backfilling in CS priority order, reservation removed at each event ([capannini2007] section 6)"),
-    "bf-unrm": (_plain(lambda: FarmBackfill("cs", keep_reservation=True)),
-                "backfilling in CS priority order, reservation kept ([capannini2007] section 6)"),
-}
-assert tuple(_FARM) == POLICIES
-for _name, (_make, _rule) in _FARM.items():
-    _make.__name__ = _name.replace("-", "_")
-    _registry.register_policy("farm", _name, _make, rule=_rule)
-
-
 def make_farm_policy(name: str, **kw) -> FarmPolicy:
     """A farm policy object by name (:data:`POLICIES`, through the policy
     registry); CS options ``matcher``, ``knapsack``, ``exact_time_limit``,
@@ -527,28 +488,6 @@ def make_farm_policy(name: str, **kw) -> FarmPolicy:
         return spec.make(**kw)
     except ValueError as exc:
         raise ValueError(f"policy {name!r}: {exc}") from None
-
-
-_O = _registry.Option
-_CS = ("cs-i-p", "cs-i-np", "cs-ni-p", "cs-ni-np")
-_registry.declare_options(
-    "farm",
-    _O("farm_jobs", int, 1500, "jobs in the generated stream (default 1500)"),
-    _O("machines", int, 150, "machines (default 150)"),
-    _O("licenses", int, 20, "license types (default 20)"),
-    _O("interarrival", float, 10.0, "mean inter-arrival time (default 10)"),
-    _O("seed", int, 0, "stream seed (default 0)"),
-    _O("matcher", str, None, "CS matching: mis, mfs, imfs or an exact assignment method (hungarian, cpsat); "
-       "default imfs for cs-i-*, mfs for cs-ni-*", applies=_CS),
-    _O("mkp", str, "greedy-mkp", "CS license knapsack method (default greedy-mkp; exact: cpsat, milp-highs)",
-       applies=_CS),
-    _O("exact_time_limit", float, 1.0, "seconds per exact call (default 1)", applies=_CS),
-    _O("cs_constant", str, None, "CS: override a footnote-1 constant (repeatable), e.g. aging=0.002, "
-       "literal_fbar=1 (the deadline heuristic's f-bar exactly as printed in the seed)", repeat=True,
-       metavar="KEY=VALUE", applies=_CS),
-    _O("oracle_every", int, 0, "CS: every K-th pass, also solve the knapsack and the matching exactly and "
-       "record the per-epoch gaps (default 0: never)", applies=_CS),
-)
 
 
 __all__ = ["license_knapsack", "ConvergentScheduling", "EDF", "FarmBackfill", "POLICIES", "make_farm_policy"]

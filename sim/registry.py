@@ -7,7 +7,11 @@ help, the policies an option applies to), once; the simulator face
 and the command line's ``simulate`` options all read them here.  The
 catalog completes itself: the modules that define policies are imported on
 the first lookup, then plug-ins of the entry-point group
-``epochbench.policies`` (``MACHINE:NAME = module:factory``).
+``epochbench.policies`` (``MACHINE:NAME = module:factory``).  The gang and
+farm machines declare theirs in modules of names and options alone
+(:mod:`epochbench.sim.gang_names`, :mod:`epochbench.sim.farm_names`), so
+that a command that lists them or parses their options does not import
+the machines.
 """
 from __future__ import annotations
 
@@ -74,7 +78,7 @@ def _plugin_policy(ep) -> None:
 #: every policy by ``(machine, name)``
 POLICIES: Catalog[PolicySpec] = Catalog(
     "policy", [module("epochbench.sim.policies"), module("epochbench.sim.backfill"), module("epochbench.sim.variants"),
-               module("epochbench.sim.gang"), module("epochbench.sim.farm_policies"),
+               module("epochbench.sim.gang_names"), module("epochbench.sim.farm_names"),
                plugins("epochbench.policies", _plugin_policy)],
     describe_key=lambda k: f"{k[1]!r} on machine {k[0]!r}")
 

@@ -364,15 +364,21 @@ def test_a_short_simulate_imports_neither_numpy_ma_nor_difflib(tmp_path):
     ``epochbench.runs`` (importlib.metadata and inspect: 19 ms, 7 % of the
     whole command on KTH, where issue 18 wants it below a pure-Python
     script's time), which the command line imports to map an error's
-    exit status, not for every command."""
+    exit status, not for every command.  Nor the gang and farm machines
+    (their matrices, the farm model and CS: 10 to 20 ms): the parser and
+    the policy list read their names and options from
+    :mod:`epochbench.sim.gang_names` and :mod:`epochbench.sim.farm_names`."""
     from epochbench.instances.jobs import write_swf
     w = _stream(np.random.default_rng(1), 50, 16, True)
     trace = write_swf(w, tmp_path / "s.swf")
     code = ("import sys\nfrom epochbench.cli import main\n"
             f"main(['simulate', '--workload', {str(trace)!r}, '--policy', 'easy', '--json', '--quiet'])\n"
-            "print('MODS', 'numpy.ma' in sys.modules, 'difflib' in sys.modules, 'epochbench.runs' in sys.modules)")
+            "print('MODS', 'numpy.ma' in sys.modules, 'difflib' in sys.modules, 'epochbench.runs' in sys.modules)\n"
+            "print('MACHINES', sorted(m for m in sys.modules if m.startswith(('epochbench.sim.gang', "
+            "'epochbench.sim.farm', 'epochbench.instances.farm'))))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert "MODS False False False" in done.stdout, done.stdout[-500:] + done.stderr[-2000:]
+    assert "MACHINES ['epochbench.sim.farm_names', 'epochbench.sim.gang_names']" in done.stdout, done.stdout[-500:]
 
 
 def test_a_python_twin_past_its_budget_gives_way_to_a_compiled_loop_loaded_before_the_clock(monkeypatch):
