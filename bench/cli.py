@@ -980,7 +980,8 @@ def _notes_as_lines(name: str):
     names numbered, jobs a fit left out) is one line on stderr, ``epochbench
     NAME: ...``, once (a sweep's tasks that read the same file in this
     process say it once); other warnings show as before.  Tasks on worker
-    processes warn there, in Python's form."""
+    processes send theirs back with their outcomes, and they are said here
+    (:func:`epochbench.sweep._on_worker`)."""
     said: set[str] = set()
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputNote)

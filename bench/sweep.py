@@ -1027,8 +1027,9 @@ def _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_er
         for fut in as_completed(futures, loop=client.loop):
             i = futures[fut]
             try:
-                ok, value = fut.result()
+                ok, value, *notes = fut.result()
             except Exception as exc:           # lost too many workers, or the scheduler
+                _say_notes(getattr(exc, "_input_notes", ()))
                 if _lost(client, exc):
                     raise
                 if type(exc).__name__ == "KilledWorker":
@@ -1039,6 +1040,8 @@ def _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_er
                     raise
                 else:
                     ok, value = False, traceback.format_exc()
+            else:
+                _say_notes(notes[0] if notes else ())
             done += 1
             finish(i, ok, value)
             fut.release()
@@ -1221,13 +1224,67 @@ def _keywords(call, task):
         return call(task)
 
 
-def _on_worker(call, task, raising: bool = False) -> tuple[bool, Any]:
+def _on_worker(call, task, raising: bool = False) -> tuple:
     """:func:`_outcome` on a worker, what the task prints going to the
     worker's stderr: a local worker's stdout is the command's, and a
     heuristic's prints came before its report (``score``'s table,
-    ``validate``'s verdict)."""
-    with contextlib.redirect_stdout(sys.stderr):
-        return _outcome(call, task, raising)
+    ``validate``'s verdict).  The notes on its input that the task raised
+    (:class:`~epochbench.instances.core.InputNote`) travel back with its
+    outcome, a third item ``(ok, value, notes)`` present only when there
+    are some, and an exception raised to the client carries them
+    (``_input_notes``): :func:`_sweep_on` says them in the caller's process,
+    where the command line prints each once as its own line.  On the
+    worker they printed in Python's warning form, in the worker's log or
+    mixed into the command's stderr."""
+    _catch_notes()
+    notes: list[str] = []
+    _TASK.notes = notes
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            ok, value = _outcome(call, task, raising)
+    except Exception as exc:
+        if notes:
+            exc._input_notes = tuple(notes)
+        raise
+    finally:
+        _TASK.notes = None
+    return (ok, value, tuple(notes)) if notes else (ok, value)
+
+
+#: the task running in this thread of a worker: ``notes``, the list its notes go to (None: none runs)
+_TASK = threading.local()
+_HOOK_LOCK = threading.Lock()
+
+
+def _catch_notes() -> None:
+    """Make ``warnings.showwarning`` hand an :class:`InputNote` raised in a
+    thread running a task (:func:`_on_worker`) to that task's list, every
+    other warning to the function it replaces.  A thread-local list, not
+    ``warnings.catch_warnings``: that swaps process-wide state, and the
+    tasks of a worker with several threads would restore each other's.
+    Installed again where something replaced it since."""
+    import warnings
+    from epochbench.instances.core import InputNote
+    with _HOOK_LOCK:
+        shown = warnings.showwarning
+        if getattr(shown, "_task_notes", False):
+            return
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            notes = getattr(_TASK, "notes", None)
+            if notes is not None and issubclass(category, InputNote):
+                notes.append(str(message))
+            else:
+                shown(message, category, filename, lineno, file, line)
+        show._task_notes = True
+        warnings.showwarning = show
+
+
+def _say_notes(notes) -> None:
+    """Raise again, in this process, the notes a task raised on a worker."""
+    from epochbench.instances.core import note
+    for text in notes:
+        note(text)
 
 
 def _outcome(call, task, raising: bool = False) -> tuple[bool, Any]:

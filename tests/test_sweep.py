@@ -495,3 +495,43 @@ def test_a_ctrl_c_is_not_hidden_by_a_client_close_that_times_out(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         run_tasks(abs, [1, 2, 3], workers=2, progress=False, on_result=stop)
     assert timed_out
+
+
+def _noting(task: int) -> int:
+    """A task that notes something on its input (two texts among the tasks)."""
+    from epochbench.instances.core import note
+    note(f"input note {task % 2}")
+    if task < 0:
+        raise ValueError("refused after its note")
+    return task
+
+
+def test_a_task_on_a_worker_sends_its_notes_back_instead_of_printing_them(capfd):
+    """:func:`sw._on_worker`: the notes go with the outcome (and with an exception raised to the client),
+    other warnings show as before, and a thread running no task is not affected."""
+    import warnings
+    from epochbench.instances.core import InputNote
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        assert sw._on_worker(_noting, 3) == (True, 3, ("input note 1",))
+        assert sw._on_worker(abs, -2) == (True, 2)                        # no notes: two items, as before
+        with pytest.raises(ValueError, match="refused after its note") as err:
+            sw._on_worker(_noting, -1, raising=True)
+        assert err.value._input_notes == ("input note 1",)
+        warnings.warn("not a note")
+        _noting(4)                                                        # outside a task: a warning
+    assert [(w.category, str(w.message)) for w in got] == [(UserWarning, "not a note"), (InputNote, "input note 0")]
+    assert "input note" not in capfd.readouterr().err
+
+
+def test_notes_raised_on_local_workers_are_said_in_the_callers_process():
+    """They printed in Python's form on the workers, and neither the command line's one line nor a
+    caller's warning filters saw them."""
+    import warnings
+    from epochbench.instances.core import InputNote
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        done, failures = sw.run_tasks(_noting, [0, 1, 2, 3], workers=2, progress=False)
+    assert not failures and done == {0: 0, 1: 1, 2: 2, 3: 3}
+    said = [str(w.message) for w in got if issubclass(w.category, InputNote)]
+    assert set(said) == {"input note 0", "input note 1"}
