@@ -207,7 +207,9 @@ def utilization(result, workload, column: str = "procs", *, out: np.ndarray | No
     The sum is numpy's pairwise sum of the products, in one order on every
     machine.  ``np.dot`` (BLAS) splits a long sum between its threads, so
     its last bits changed with the machine's core count and
-    ``OPENBLAS_NUM_THREADS`` (KTH: 1 and 2 threads differed)."""
+    ``OPENBLAS_NUM_THREADS`` (200,000 jobs of fractional durations: 1 and
+    2 threads differed; whole-second work, as KTH's, sums exactly either
+    way)."""
     if len(result) == 0:
         return float("nan")
     cap = _capacity(workload)
