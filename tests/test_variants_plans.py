@@ -177,3 +177,20 @@ def test_priority_order_passes_equal_the_job_by_job_pass(seed):
     cap = [16] * (1 + seed % 2)
     _same(df, cap, FCFSBackfill(), FCFSJobByJob())
     _same(df, cap, SJFBackfill(), SJFJobByJob())
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_fcfs_extending_its_plan_gives_the_plan_of_the_whole_queue(seed):
+    """fcfs-bf books only the jobs arrived since the last pass while that plan holds: every job
+    ended at its estimate, none runs past it, every slot due started.  Streams whose estimates are
+    exact (every pass extends), mostly exact, and with overruns, on K = 1 and 2: the schedules of
+    the whole queue planned at every pass, and the extending passes counted."""
+    rng = np.random.default_rng(100 + seed)
+    k = 1 + seed % 2
+    df = random_stream(rng, 300, k=k, overrun=seed % 4 == 3)
+    exact = rng.random(len(df)) < (1.0, 0.95, 0.7, 0.9)[seed % 4]
+    df = df.assign(duration=np.where(exact, df["estimate"], df["duration"]))
+    df = df.assign(runtime=df["duration"])
+    pol = _same(df, [16] * k, FCFSBackfill(), FCFSJobByJob())
+    passes = simulate(df, [16] * k, pol).passes
+    assert pol.extended > 0 and (seed % 4 or pol.extended >= passes - 1), (pol.extended, passes)
