@@ -49,7 +49,7 @@ from .greedy_fast import BB_RULE, BL_RULE
 from .los_fast import LOS_RULE
 from .engine import wake_time
 from .policies import CONS_RULE, EASY, EASY_RULE, Conservative, _ArrivalQueue, register_policy
-from .profile import JIT, p_add, p_advance, p_book, p_find, p_init, rows_needed
+from .profile import INLINE, JIT, p_add, p_advance, p_book, p_find, p_init, rows_needed
 
 
 def _easy_with(name: str, selector: str, doc: str, fast: int | None = None):
@@ -106,7 +106,14 @@ def rebuild(now, order, running, run_end, dem, est, capacity, pt, pf, res):
     m = p_init(pt, pf, capacity, now)
     for a in range(running.shape[0]):
         m = p_add(pt, pf, m, now, run_end[a], dem, running[a], -1)
-    for b in range(order.shape[0]):
+    return _book_order(order, 0, dem, est, pt, pf, m, res)
+
+
+@njit(**INLINE)
+def _book_order(order, first, dem, est, pt, pf, m, res):
+    """Book ``order[first:]`` one by one, each job at its earliest fit
+    (``res[j]``); returns the profile's rows."""
+    for b in range(first, order.shape[0]):
         j = order[b]
         i = p_find(pt, pf, m, dem, j, est[j])
         res[j] = pt[i]
@@ -140,12 +147,7 @@ def plan_queue(now, order, planned, running, start, dem, est, capacity, pt, pf, 
         planned = 0
     else:
         m = p_advance(pt, pf, m, now, False)
-    for b in range(planned, order.shape[0]):
-        j = order[b]
-        i = p_find(pt, pf, m, dem, j, est[j])
-        res[j] = pt[i]
-        m = p_book(pt, pf, m, i, est[j], dem, j)
-    return m, not overrun, whole
+    return _book_order(order, planned, dem, est, pt, pf, m, res), not overrun, whole
 
 
 def _fcfs_key(tb, rows, free):
