@@ -106,19 +106,25 @@ def rebuild(now, order, running, run_end, dem, est, capacity, pt, pf, res):
     m = p_init(pt, pf, capacity, now)
     for a in range(running.shape[0]):
         m = p_add(pt, pf, m, now, run_end[a], dem, running[a], -1)
-    return _book_order(order, 0, dem, est, pt, pf, m, res)
+    return _book_order(order, 0, dem, est, pt, pf, m, res)[0]
 
 
 @njit(**INLINE)
 def _book_order(order, first, dem, est, pt, pf, m, res):
     """Book ``order[first:]`` one by one, each job at its earliest fit
-    (``res[j]``); returns the profile's rows."""
+    (``res[j]``); returns the profile's rows and whether a slot had no
+    width (``t + estimate == t`` in floating point: an estimate below half
+    a step of the times, as 1e-300 s, or 6e-8 s at Unix-epoch times).  Such
+    a booking leaves a second row at its time that still shows the job's
+    resources free, which later jobs of the same plan can take."""
+    flat = False
     for b in range(first, order.shape[0]):
         j = order[b]
         i = p_find(pt, pf, m, dem, j, est[j])
         res[j] = pt[i]
+        flat = flat or pt[i] + est[j] == pt[i]
         m = p_book(pt, pf, m, i, est[j], dem, j)
-    return m
+    return m, flat
 
 
 @njit(**JIT)
@@ -131,8 +137,11 @@ def plan_queue(now, order, planned, running, start, dem, est, capacity, pt, pf, 
     jobs, each busy until ``max(start + estimate, now)``: :func:`rebuild`.
     (A job running past its estimate is expected to end now, as in EASY; a
     job booked now that then does not fit waits for the next event.)
-    Returns (rows, whether no job runs past its estimate, whether it
-    planned the whole order).  O(q m K) for the q jobs booked."""
+    Returns (rows, whether the plan can be extended at a later pass: no
+    job runs past its estimate and no slot had no width (:func:`_book_order`:
+    a plan of the whole queue makes its extra rows again, and a later
+    extension would not see the ones now forgotten), whether it planned the
+    whole order).  O(q m K) for the q jobs booked."""
     overrun = False
     for a in range(running.shape[0]):
         if start[running[a]] + est[running[a]] < now:
@@ -147,7 +156,8 @@ def plan_queue(now, order, planned, running, start, dem, est, capacity, pt, pf, 
         planned = 0
     else:
         m = p_advance(pt, pf, m, now, False)
-    return _book_order(order, planned, dem, est, pt, pf, m, res), not overrun, whole
+    m, flat = _book_order(order, planned, dem, est, pt, pf, m, res)
+    return m, not (overrun or flat), whole
 
 
 def _fcfs_key(tb, rows, free):
@@ -210,10 +220,12 @@ class OrderedBackfill(_ArrivalQueue):
         fit from now on, and the new jobs come after all of them in FCFS
         order, as in a plan of the whole queue.  On a stream whose estimates
         are exact, every pass but the first extends.  (Either of the last two
-        conditions would do alone: a job due now does not fit only while one
-        runs past its estimate, and that job's resources count as free from
-        now on in either plan; the tests' mutants of both at once fail.)
-        One compiled call a pass (:func:`plan_queue`)."""
+        conditions would do alone where every slot has a width: a job due now
+        then does not fit only while one runs past its estimate, and that
+        job's resources count as free from now on in either plan; the tests'
+        mutants of both at once fail.  A plan with a slot of no width, an
+        estimate lost in the time it is added to, is never extended:
+        :func:`plan_queue`.)  One compiled call a pass."""
         tb = self.table
         running = np.asarray(machine.running(), dtype=np.int64)
         queue = np.asarray(self._q, dtype=np.int64)

@@ -15,7 +15,7 @@ from epochbench.sim.pool import simulate_pool as simulate
 from epochbench.sim.variants import MultiQueue, SlackBackfill, ThresholdBackfill
 from epochbench.sim.policies import Step
 
-from test_sim_engine import random_stream
+from test_sim_engine import random_stream, stream
 
 
 class _PlanByProfile:
@@ -194,3 +194,22 @@ def test_fcfs_extending_its_plan_gives_the_plan_of_the_whole_queue(seed):
     pol = _same(df, [16] * k, FCFSBackfill(), FCFSJobByJob())
     passes = simulate(df, [16] * k, pol).passes
     assert pol.extended > 0 and (seed % 4 or pol.extended >= passes - 1), (pol.extended, passes)
+
+
+@pytest.mark.parametrize("tiny", [1e-300, 5e-324, 1e-9])
+def test_fcfs_does_not_extend_a_plan_with_a_slot_of_no_width(tiny):
+    """An estimate lost in the time it is added to (``t + e == t``) books a slot of no width, which
+    leaves a second row at its time showing the job's resources free: a plan of the whole queue makes
+    that row again at every pass, an extension had forgotten it (job 4 started at 2, not at 1; found
+    by a review's fuzzing: 188 of 7,000 streams with such estimates differed).  1e-9 at t = 1e9 too."""
+    base = 1e9 if tiny == 1e-9 else 0.0
+    rows = [(1, base, 3, 1.0, 1.0), (2, base, 1, tiny, tiny), (3, base, 3, 1.0, 1.0), (4, base + 1, 1, tiny, tiny)]
+    df = stream(rows)
+    _same(df, [3], FCFSBackfill(), FCFSJobByJob())
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        df = random_stream(rng, 120, cap=4)
+        small = rng.random(len(df)) < 0.3
+        est = np.where(small, tiny, df["estimate"])
+        df = df.assign(estimate=est, duration=np.where(small, tiny, est), submit=df["submit"] + base)
+        _same(df.assign(runtime=df["duration"]), [4], FCFSBackfill(), FCFSJobByJob())
