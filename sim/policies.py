@@ -75,6 +75,7 @@ from .engine import JobTable, Policy, StartFn, fitting, packing_instance, wake_t
 from .greedy_fast import (BB_RULE, BL_RULE, OPTIONS as GREEDY_OPTIONS, OUT as GREEDY_OUT, fast_options, greedy_select,
                           greedy_stats, greedy_work)
 from .los_fast import LOS_RULE, OUT as LOS_OUT, OVERFLOW as LOS_OVERFLOW, los_grown, los_select, los_stats, los_work
+from .scan_fast import SCAN_RULES, SJF_RULE, XFACTOR_RULE, scan_order, scan_work
 from .profile import (INLINE, JIT, Profile, _below_back, _below_from, _covers, _high_bit, _locate, _room_from, p_add,
                       p_advance, p_book, p_find, p_find_before, p_find_between, p_init, p_move_at, p_release,
                       rows_needed)
@@ -86,8 +87,9 @@ FCFS_RULE, NONFCFS_RULE, EASY_RULE, CONS_RULE = 0, 1, 2, 3
 _FCFS, _NONFCFS, _EASY, _CONS = FCFS_RULE, NONFCFS_RULE, EASY_RULE, CONS_RULE
 _LOS = LOS_RULE  # EASY backfilled by the LOS DP (epochbench.sim.los_fast)
 _BL, _BB = BL_RULE, BB_RULE  # EASY backfilled by BL / BB (epochbench.sim.greedy_fast)
+_SJF, _XF = SJF_RULE, XFACTOR_RULE  # EASY scanned by estimate / expected slowdown (epochbench.sim.scan_fast)
 #: the rules that run EASY's pass, with their own backfill step
-EASY_LIKE = (_EASY, _LOS, _BL, _BB)
+EASY_LIKE = (_EASY, _LOS, _BL, _BB, _SJF, _XF)
 #: policy name -> its rule in the compiled loop, for the policies that have
 #: one (declared by ``register_policy(name, fast=RULE)`` where the policy is defined)
 FAST_CODES: dict[str, int] = {}
@@ -622,7 +624,8 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
             *_run_tables(table, code == _CONS),              # vacated runs (see _compress)
             *_buckets(table, capacity, code == _NONFCFS and k == 1 and int(capacity[0]) <= BUCKET_MAX),
             lw, lbits,                                        # LOS work, bitsets
-            gi, gf, glow)                                     # BL / BB work
+            gi, gf, glow,                                     # BL / BB work
+            *scan_work(n, code in SCAN_RULES))                # easy-sjf / easy-xfactor scan
     prog = np.zeros(2)
     # read-only views, whatever the caller's arrays are: one compiled version of the loop (readonly)
     args = (code, *map(readonly, (table.submit, table.duration, table.estimate, table.ids, table.demand)),
@@ -884,7 +887,7 @@ def _los_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
 
 @njit(**JIT)
 def _easy_like(code):
-    return code == _EASY or code == _LOS or code == _BL or code == _BB
+    return code == _EASY or code == _LOS or code == _BL or code == _BB or code == _SJF or code == _XF
 
 
 @njit(**JIT)
@@ -905,13 +908,46 @@ def _greedy_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
 
 
 @njit(**JIT)
+def _ordered_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
+                    run, rn, ht, hj, hn, extra, code, submit, so, sk):
+    """EASY's backfill rule over the jobs behind the head q[qh] in the
+    order of rule ``code`` (:func:`epochbench.sim.scan_fast.scan_order`
+    lists those that may start, sorted); drop the started ones from the
+    queue.  Returns (qt, rn, hn)."""
+    if free[0] <= 0:
+        return qt, rn, hn  # procs >= 1: nothing fits, no need to list the queue
+    c = scan_order(now, shadow, q, qh + 1, qt, dem, est, submit, free, extra, code, so, sk)
+    started = False
+    for b in range(c):
+        if free[0] <= 0:
+            break  # procs >= 1: nothing more fits
+        j = so[b]
+        if not _fits(dem, j, free):
+            continue
+        if now + est[j] <= shadow:
+            pass
+        elif _fits(dem, j, extra):
+            for r in range(free.shape[0]):
+                extra[r] -= dem[j, r]
+        else:
+            continue
+        hn = _begin(j, now, dem, dur, free, start, inq, ht, hj, hn)
+        rn = _run_add(run, rn, j, start, est, ids)
+        started = True
+    if started:
+        qt = _compact(q, qh + 1, qt, inq)
+    return qt, rn, hn
+
+
+@njit(**JIT)
 def _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
-               run, rn, ht, hj, hn, extra, code, lw, lbits, gi, gf, glow):
+               run, rn, ht, hj, hn, extra, code, lw, lbits, gi, gf, glow, submit, so, sk):
     """One EASY pass of rule ``code`` (:data:`EASY_LIKE`); with LOS the
     backfill step first starts the LOS set (:func:`_los_starts`), then scans
     the rest as EASY does (the first fit of
     :func:`epochbench.heuristics.packing.los`); with BL or BB it starts the
-    heuristic's picks (:func:`_greedy_starts`) and nothing else."""
+    heuristic's picks (:func:`_greedy_starts`) and nothing else; easy-sjf and
+    easy-xfactor scan in their order (:func:`_ordered_starts`)."""
     p = qh
     while p < qt and _fits(dem, q[p], free):
         j = q[p]
@@ -930,6 +966,10 @@ def _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
     if code == _BL or code == _BB:
         qt, rn, hn = _greedy_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
                                     run, rn, ht, hj, hn, extra, code, gi, gf, glow)
+        return qh, qt, rn, hn
+    if code == _SJF or code == _XF:
+        qt, rn, hn = _ordered_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
+                                     run, rn, ht, hj, hn, extra, code, submit, so, sk)
         return qh, qt, rn, hn
     if code == _LOS:
         qt, rn, hn = _los_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
@@ -1667,7 +1707,7 @@ def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, st
 @njit(nogil=True, **JIT)
 def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
           free, ht, hj, q, inq, run, pt, pf, pdem, res, cf, ci, extra, vm, vr, wait, jb, bh, bs, off, blk,
-          lw, lbits, gi, gf, glow, prog):
+          lw, lbits, gi, gf, glow, so, sk, prog):
     """The whole simulation: finishes, then arrivals, then one pass per event
     time, as :class:`epochbench.sim.engine.Engine` does."""
     n, k = dem.shape
@@ -1728,7 +1768,8 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
                 qt, dead = _compact(q, qh, qt, inq), 0
         elif _easy_like(code):
             qh, qt, rn, hn = _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start,
-                                        promised, run, rn, ht, hj, hn, extra, code, lw, lbits, gi, gf, glow)
+                                        promised, run, rn, ht, hj, hn, extra, code, lw, lbits, gi, gf, glow,
+                                        submit, so, sk)
             if lw[LOS_OVERFLOW]:
                 break  # LOS work arrays too small: run_fast runs again with larger ones
         else:

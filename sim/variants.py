@@ -1,4 +1,6 @@
-"""[vadhiyar-notes]'s backfilling variants ("Backfilling Variants"), generic engine.
+"""[vadhiyar-notes]'s backfilling variants ("Backfilling Variants"), generic engine
+(``easy-sjf`` and ``easy-xfactor`` also run on the compiled loop,
+:mod:`epochbench.sim.scan_fast`, with the same schedules).
 
 ==============  =================================================================
 name            rule
@@ -50,6 +52,7 @@ from epochbench.instances.arguments import named, on_command_line
 from . import registry as _registry
 from .engine import StartFn, wake_time
 from .policies import EASY, Step, _ArrivalQueue, _Base, easy_backfill, register_policy
+from .scan_fast import SJF_RULE, XFACTOR_RULE
 from .backfill import rebuild
 from .profile import CompiledProfile
 
@@ -97,7 +100,7 @@ class _EASYOrdered(EASY):
         return easy_backfill(self.table, machine, cands, now, shadow, extra, start)
 
 
-@register_policy("easy-sjf")
+@register_policy("easy-sjf", fast=SJF_RULE)
 class EASYSJF(_EASYOrdered):
     """EASY backfilling scanned by estimated runtime, shortest first ([vadhiyar-notes]
     "Backfilling Variants" 1: "by estimated runtime"); ties in arrival order.
@@ -110,7 +113,7 @@ class EASYSJF(_EASYOrdered):
         return c[np.lexsort((c, self.table.estimate[c]))].tolist()
 
 
-@register_policy("easy-xfactor")
+@register_policy("easy-xfactor", fast=XFACTOR_RULE)
 class EASYXFactor(_EASYOrdered):
     """EASY backfilling scanned by expected slowdown (:func:`expected_slowdown`,
     [vadhiyar-notes] "Backfilling Variants" 1: "by estimated slowdown"), largest first;

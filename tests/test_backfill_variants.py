@@ -9,10 +9,11 @@ from epochbench.sim.policies import make
 from test_sim_engine import random_stream, stream
 
 
-def starts(df, cap, policy, **kw):
-    """Start time by job id."""
-    res = simulate(df, cap, policy, **kw)
-    assert res.engine == "generic"
+def starts(df, cap, policy, engine="generic", **kw):
+    """Start time by job id, on the engine named (easy-sjf and easy-xfactor
+    also run compiled: tests/test_scan_fast.py)."""
+    res = simulate(df, cap, policy, engine=engine, **kw)
+    assert res.engine == engine
     return dict(zip(res.jobs["id"].tolist(), res.jobs["start"].tolist()))
 
 
@@ -22,7 +23,8 @@ SCAN = stream([(1, 0, 2, 30, 30), (2, 0, 2, 10, 10), (3, 0, 4, 5, 5), (4, 1, 2, 
                (5, 2, 2, 8, 8), (6, 10, 2, 2, 2)])
 
 
-def test_scan_order_golden_easy_sjf_xfactor():
+@pytest.mark.parametrize("engine", ["fast", "generic"])
+def test_scan_order_golden_easy_sjf_xfactor(engine):
     """4 processors.  t=0: jobs 1 (2 p, to 30) and 2 (2 p, to 10) start; the
     head 3 (4 p) is blocked, shadow 30 (job 1's end), extra 0.  t=10: job 2
     ends, 2 processors free, candidates 4 (est 19), 5 (est 8), 6 (est 2), all
@@ -37,8 +39,8 @@ def test_scan_order_golden_easy_sjf_xfactor():
       6 (18-20); t=20: 4 ends too late; t=30: 3; t=35: 4.
     """
     assert starts(SCAN, [4], "easy", engine="generic") == {1: 0, 2: 0, 3: 30, 4: 10, 5: 35, 6: 35}
-    assert starts(SCAN, [4], "easy-sjf") == {1: 0, 2: 0, 3: 30, 4: 35, 5: 12, 6: 10}
-    assert starts(SCAN, [4], "easy-xfactor") == {1: 0, 2: 0, 3: 30, 4: 35, 5: 10, 6: 18}
+    assert starts(SCAN, [4], "easy-sjf", engine=engine) == {1: 0, 2: 0, 3: 30, 4: 35, 5: 12, 6: 10}
+    assert starts(SCAN, [4], "easy-xfactor", engine=engine) == {1: 0, 2: 0, 3: 30, 4: 35, 5: 10, 6: 18}
 
 
 @pytest.mark.parametrize("policy", ["easy-sjf", "easy-xfactor"])

@@ -12,19 +12,21 @@ def starts(df, cap, policy, **kw) -> dict:
     return dict(zip(res.jobs["id"].tolist(), res.jobs["start"].tolist()))
 
 
+@pytest.mark.parametrize("engine", ["fast", "generic"])
 @pytest.mark.parametrize("policy", ["easy-sjf", "easy-xfactor"])
-def test_ordered_easy_backfills_a_job_ending_exactly_at_the_shadow_time(policy):
+def test_ordered_easy_backfills_a_job_ending_exactly_at_the_shadow_time(policy, engine):
     """Rule (_EASYOrdered._scan): a candidate with now + estimate <= shadow
     backfills (the bound is inclusive, as in EASY).  4 nodes: job 1 (3 nodes)
     runs 0-10; head job 2 (4 nodes) is reserved at 10 with extra 0; job 3
     (1 node, 9 s) arriving at 1 ends exactly at 10, so it starts at 1.  With
     a strict bound it would need the (empty) extra and wait until 20."""
     df = stream([(1, 0, 3, 10, 10), (2, 1, 4, 10, 10), (3, 1, 1, 9, 9)])
-    assert starts(df, [4], policy) == {1: 0, 2: 10, 3: 1}
+    assert starts(df, [4], policy, engine=engine) == {1: 0, 2: 10, 3: 1}
 
 
+@pytest.mark.parametrize("engine", ["fast", "generic"])
 @pytest.mark.parametrize("policy", ["easy-sjf", "easy-xfactor"])
-def test_ordered_easy_spends_the_extra_nodes_once(policy):
+def test_ordered_easy_spends_the_extra_nodes_once(policy, engine):
     """Rule (_EASYOrdered._scan): a backfilled job running past the shadow
     time uses up its share of ``extra``.  4 nodes: job 1 (2) runs 0-10; head
     job 2 (3) is reserved at 10 with extra 1.  Jobs 3 and 4 (1 node, 100 s,
@@ -33,7 +35,7 @@ def test_ordered_easy_spends_the_extra_nodes_once(policy):
     so it waits until the head ends (20).  Without the decrement job 4 starts
     at 1 and the head slips to 101."""
     df = stream([(1, 0, 2, 10, 10), (2, 1, 3, 10, 10), (3, 1, 1, 100, 100), (4, 1, 1, 100, 100)])
-    assert starts(df, [4], policy) == {1: 0, 2: 10, 3: 1, 4: 20}
+    assert starts(df, [4], policy, engine=engine) == {1: 0, 2: 10, 3: 1, 4: 20}
 
 
 def test_slack_bf_reserves_no_job_of_infinite_slack():

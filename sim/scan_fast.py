@@ -1,0 +1,138 @@
+"""EASY scanned in another order on the compiled event loop: ``easy-sjf`` and
+``easy-xfactor``.
+
+``easy-sjf`` and ``easy-xfactor`` (:mod:`epochbench.sim.variants`,
+[vadhiyar-notes] "Backfilling Variants" 1) are EASY whose backfill scan takes
+the queue behind the head by estimated runtime, shortest first, or by
+expected slowdown ``(now - submit + estimate) / estimate``, largest first;
+ties in arrival order.  The head and its reservation are EASY's.  The
+compiled loop of :mod:`epochbench.sim.policies` runs them as EASY's pass
+(rules :data:`SJF_RULE`, :data:`XFACTOR_RULE`) whose scan reads the jobs
+that :func:`scan_order` lists, so that the two engines give identical
+schedules (tests/test_scan_fast.py):
+
+* only a job that fits in what is free now and ends by the shadow time or
+  fits in ``extra`` can start in the pass (both only fall as jobs start),
+  as the generic engine's :func:`~epochbench.sim.policies.backfill_candidates`
+  finds them; on a busy machine they are a few of the queue;
+* those are sorted by ``(key, row)``: the key is the estimate (sjf) or
+  minus the expected slowdown (xfactor), computed as
+  :func:`~epochbench.sim.variants.expected_slowdown` does, the same
+  floating-point operations in the same order; rows are in arrival order,
+  which is numpy's ``lexsort((rows, key))`` of the generic policy.
+
+The generic engine sorted the whole queue at every pass in numpy (O(q log
+q) plus Python per pass); here a pass reads the queue once and sorts the
+few jobs that may start.  The kernels allocate nothing
+(:data:`epochbench.sim.profile.JIT`): the work arrays come from
+:func:`scan_work`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from epochbench.instances.lazy import njit
+from .profile import JIT
+
+#: rule codes in the compiled event loop (after fcfs 0, nonfcfs 1, easy 2,
+#: conservative 3, los 4, bl-easy 5, bb-easy 6)
+SJF_RULE, XFACTOR_RULE = 7, 8
+#: the rules whose backfill scan is ordered by :func:`scan_order`
+SCAN_RULES = (SJF_RULE, XFACTOR_RULE)
+
+
+def scan_work(n: int, used: bool) -> tuple:
+    """Work arrays of :func:`scan_order` for ``n`` jobs: the rows listed
+    (int64) and their keys (float64); placeholders when not ``used``."""
+    size = n if used else 1
+    return np.empty(size, np.int64), np.empty(size)
+
+
+@njit(**JIT)
+def _key(code, now, j, submit, est):
+    """Sort key of job j: its estimate (sjf), or minus its expected slowdown
+    (xfactor), as numpy computes ``-((now - submit + est) / est)``."""
+    if code == SJF_RULE:
+        return est[j]
+    return -((now - submit[j] + est[j]) / est[j])
+
+
+@njit(**JIT)
+def _ahead(keys, order, a, b):
+    """Entry a sorts before entry b: smaller key, then smaller row; a NaN key
+    last (as numpy's sorts place it; an estimate is finite and > 0, so no
+    key is NaN today)."""
+    ka, kb = keys[a], keys[b]
+    if ka != ka:
+        return kb != kb and order[a] < order[b]
+    if kb != kb or ka < kb:
+        return True
+    return ka == kb and order[a] < order[b]
+
+
+@njit(**JIT)
+def _swap(keys, order, a, b):
+    keys[a], keys[b] = keys[b], keys[a]
+    order[a], order[b] = order[b], order[a]
+
+
+@njit(**JIT)
+def _sift(keys, order, i, n):
+    """Sift entry i down the max-heap of entries [0, n)."""
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            return
+        if c + 1 < n and _ahead(keys, order, c, c + 1):
+            c += 1
+        if not _ahead(keys, order, i, c):
+            return
+        _swap(keys, order, i, c)
+        i = c
+
+
+@njit(**JIT)
+def _sort(keys, order, n):
+    """Sort entries [0, n) by (key, row) in place: insertion for a few,
+    heapsort above (O(n log n), no allocation).  The order is total (rows
+    differ), so both give the one answer."""
+    if n <= 16:
+        for i in range(1, n):
+            k = i
+            while k > 0 and _ahead(keys, order, k, k - 1):
+                _swap(keys, order, k, k - 1)
+                k -= 1
+        return
+    for i in range(n // 2 - 1, -1, -1):
+        _sift(keys, order, i, n)
+    for end in range(n - 1, 0, -1):
+        _swap(keys, order, 0, end)
+        _sift(keys, order, 0, end)
+
+
+@njit(**JIT)
+def _fits_all(dem, j, free):
+    for r in range(free.shape[0]):
+        if dem[j, r] > free[r]:
+            return False
+    return True
+
+
+@njit(**JIT)
+def scan_order(now, shadow, q, lo, hi, dem, est, submit, free, extra, code, order, keys):
+    """List in ``order[0:c]`` the jobs of ``q[lo:hi]`` (the queue behind the
+    head) that may start in this pass, sorted for rule ``code``; returns c.
+    A job may start when it fits in ``free`` and ends by ``shadow`` or fits
+    in ``extra``.  O(q K + c log c)."""
+    c = 0
+    for p in range(lo, hi):
+        j = q[p]
+        if not _fits_all(dem, j, free):
+            continue
+        if not now + est[j] <= shadow and not _fits_all(dem, j, extra):
+            continue
+        order[c] = j
+        keys[c] = _key(code, now, j, submit, est)
+        c += 1
+    _sort(keys, order, c)
+    return c
