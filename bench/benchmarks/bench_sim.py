@@ -1,5 +1,5 @@
-"""Simulator speed: EASY, conservative, FCFS and Non-FCFS over the KTH SP2
-trace, and EASY on a 250,000-job stream (jobs per second and peak memory in
+"""Simulator speed: EASY, conservative, FCFS, Non-FCFS and EASY's two other
+scan orders (easy-sjf, easy-xfactor) over the KTH SP2 trace, and EASY on a 250,000-job stream (jobs per second and peak memory in
 ``extra_info``).  Run with ``pytest --benchmark``; ``--quick`` skips the
 250k stream."""
 from __future__ import annotations
@@ -40,7 +40,7 @@ def resampled(workload, n: int, seed: int = 0):
     return make_workload(jobs, workload.capacity, source=f"resampled KTH x{n}")
 
 
-@pytest.mark.parametrize("policy", ["easy", "conservative", "fcfs", "nonfcfs"])
+@pytest.mark.parametrize("policy", ["easy", "conservative", "fcfs", "nonfcfs", "easy-sjf", "easy-xfactor"])
 def test_kth(benchmark, kth, policy, request):
     simulate(kth.jobs.head(200), kth.capacity, policy)  # compile / warm up
     rounds = bench_rounds(request.config, 5, lambda: simulate(kth.jobs, kth.capacity, policy))
