@@ -98,7 +98,7 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
                                "last steps on an idle machine chose nothing)") from exc
         passes, used = eng.passes, "generic"
     seconds = time.perf_counter() - t0
-    facts = getattr(pol, "facts", dict)() if used == "generic" else {}
+    facts = getattr(pol, "facts", dict)()      # multi-queue's, on either engine (run_fast resets it too)
     return SimResult(result_columns(table), pol.name, pol.options(), passes, seconds, used, cap, facts=facts)
 
 

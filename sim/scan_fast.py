@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from epochbench.instances.lazy import njit
+from .loop_events import _fits
 from .profile import JIT
 
 #: rule codes in the compiled event loop (after fcfs 0, nonfcfs 1, easy 2,
@@ -111,14 +112,6 @@ def _sort(keys, order, n):
 
 
 @njit(**JIT)
-def _fits_all(dem, j, free):
-    for r in range(free.shape[0]):
-        if dem[j, r] > free[r]:
-            return False
-    return True
-
-
-@njit(**JIT)
 def scan_order(now, shadow, q, lo, hi, dem, est, submit, free, extra, code, order, keys):
     """List in ``order[0:c]`` the jobs of ``q[lo:hi]`` (the queue behind the
     head) that may start in this pass, sorted for rule ``code``; returns c.
@@ -127,9 +120,9 @@ def scan_order(now, shadow, q, lo, hi, dem, est, submit, free, extra, code, orde
     c = 0
     for p in range(lo, hi):
         j = q[p]
-        if not _fits_all(dem, j, free):
+        if not _fits(dem, j, free):
             continue
-        if not now + est[j] <= shadow and not _fits_all(dem, j, extra):
+        if not now + est[j] <= shadow and not _fits(dem, j, extra):
             continue
         order[c] = j
         keys[c] = _key(code, now, j, submit, est)

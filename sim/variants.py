@@ -1,6 +1,7 @@
 """[vadhiyar-notes]'s backfilling variants ("Backfilling Variants"), generic engine
-(``easy-sjf`` and ``easy-xfactor`` also run on the compiled loop,
-:mod:`epochbench.sim.scan_fast`, with the same schedules).
+(``easy-sjf``, ``easy-xfactor`` and ``multi-queue`` also run compiled, with
+the same schedules: :mod:`epochbench.sim.scan_fast`,
+:mod:`epochbench.sim.multiqueue_fast`).
 
 ==============  =================================================================
 name            rule
@@ -52,6 +53,7 @@ from epochbench.instances.arguments import named, on_command_line
 from . import registry as _registry
 from .engine import StartFn, wake_time
 from .policies import EASY, Step, _ArrivalQueue, _Base, easy_backfill, register_policy
+from .multiqueue_fast import MQ_RULE
 from .scan_fast import SJF_RULE, XFACTOR_RULE
 from .backfill import rebuild
 from .profile import CompiledProfile
@@ -439,7 +441,7 @@ def parse_partitions(partitions, procs: int, queues: int) -> np.ndarray:
     return sizes
 
 
-@register_policy("multi-queue")
+@register_policy("multi-queue", fast=MQ_RULE)
 class MultiQueue(_Base):
     """Multiple-queue backfilling ([vadhiyar-notes] "Backfilling Variants" 3).
 
@@ -474,7 +476,8 @@ class MultiQueue(_Base):
     candidates: the processors its jobs may take (own and lent), its head's
     reservation, the candidates no wider than the partition (with lending a
     wider job may take more; it is left out of the instance).  No selector.
-    Cost O(q + r log r) per queue and pass.
+    Cost O(q + r log r) per queue and pass.  Without a hook the compiled
+    loop runs it (:mod:`epochbench.sim.multiqueue_fast`, the same schedules).
     """
 
     def __init__(self, queue_bounds=(3600.0,), partitions=None, lend: bool = False, selector=None,

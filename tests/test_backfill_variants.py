@@ -10,8 +10,9 @@ from test_sim_engine import random_stream, stream
 
 
 def starts(df, cap, policy, engine="generic", **kw):
-    """Start time by job id, on the engine named (easy-sjf and easy-xfactor
-    also run compiled: tests/test_scan_fast.py)."""
+    """Start time by job id, on the engine named (easy-sjf, easy-xfactor and
+    multi-queue also run compiled: tests/test_scan_fast.py,
+    tests/test_multiqueue_fast.py)."""
     res = simulate(df, cap, policy, engine=engine, **kw)
     assert res.engine == engine
     return dict(zip(res.jobs["id"].tolist(), res.jobs["start"].tolist()))
@@ -188,7 +189,8 @@ MULTI = stream([(1, 0, 2, 50, 50), (2, 0, 2, 40, 40), (3, 1, 1, 5, 5), (4, 1, 2,
                 (6, 2, 1, 30, 30)])
 
 
-def test_multi_queue_golden():
+@pytest.mark.parametrize("engine", ["fast", "generic"])
+def test_multi_queue_golden(engine):
     """4 processors, queues est <= 10 s (partition 2) and > 10 s (partition 2).
     No lending: t=0: job 1 takes the long partition, job 2 waits (shadow 50);
     t=1: job 3 (short) starts, job 4 (2 p) waits, shadow 6, extra 0; t=2:
@@ -197,8 +199,9 @@ def test_multi_queue_golden():
     its 2 processors (0-40); the short jobs wait for them: t=40: job 3,
     job 5 backfills (43 <= 45); t=45: job 4; t=50: job 6."""
     kw = dict(queue_bounds=[10.0], partitions=[2, 2])
-    assert starts(MULTI, [4], "multi-queue", **kw) == {1: 0, 2: 50, 3: 1, 4: 6, 5: 2, 6: 90}
-    assert starts(MULTI, [4], "multi-queue", lend=True, **kw) == {1: 0, 2: 0, 3: 40, 4: 45, 5: 40, 6: 50}
+    assert starts(MULTI, [4], "multi-queue", engine=engine, **kw) == {1: 0, 2: 50, 3: 1, 4: 6, 5: 2, 6: 90}
+    assert starts(MULTI, [4], "multi-queue", engine=engine, lend=True, **kw) == {1: 0, 2: 0, 3: 40, 4: 45, 5: 40,
+                                                                                 6: 50}
 
 
 def test_multi_queue_assignment_and_partitions():

@@ -1,0 +1,115 @@
+"""Kernels that every rule of the compiled event loop shares
+(:func:`epochbench.sim.policies.run_fast`): the heap of job ends, starting a
+job, dropping started jobs from a queue, and the list of running jobs sorted
+by expected end that EASY's reservations read.  Modules of one rule
+(:mod:`epochbench.sim.multiqueue_fast`) import them from here, and the loop
+too, so that imports run one way.  They allocate nothing
+(:data:`epochbench.sim.profile.JIT`)."""
+from __future__ import annotations
+
+from epochbench.instances.lazy import njit
+from .profile import JIT
+
+
+@njit(**JIT)
+def _fits(dem, j, free):
+    for r in range(free.shape[0]):
+        if dem[j, r] > free[r]:
+            return False
+    return True
+
+
+@njit(**JIT)
+def _push(ht, hj, hn, t, j):
+    """Binary min-heap on time; returns the new size."""
+    i = hn
+    while i > 0:
+        p = (i - 1) // 2
+        if ht[p] <= t:
+            break
+        ht[i] = ht[p]
+        hj[i] = hj[p]
+        i = p
+    ht[i] = t
+    hj[i] = j
+    return hn + 1
+
+
+@njit(**JIT)
+def _pop(ht, hj, hn):
+    """Remove the root; returns (job, new size)."""
+    top = hj[0]
+    hn -= 1
+    t, j = ht[hn], hj[hn]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= hn:
+            break
+        if c + 1 < hn and ht[c + 1] < ht[c]:
+            c += 1
+        if ht[c] >= t:
+            break
+        ht[i] = ht[c]
+        hj[i] = hj[c]
+        i = c
+    if hn > 0:
+        ht[i] = t
+        hj[i] = j
+    return top, hn
+
+
+@njit(**JIT)
+def _begin(j, now, dem, dur, free, start, inq, ht, hj, hn):
+    start[j] = now
+    inq[j] = False
+    for r in range(free.shape[0]):
+        free[r] -= dem[j, r]
+    return _push(ht, hj, hn, now + dur[j], j)
+
+
+@njit(**JIT)
+def _compact(q, p0, qt, inq):
+    """Drop the started jobs from q[p0:qt]; returns the new tail."""
+    w = p0
+    for p in range(p0, qt):
+        if inq[q[p]]:
+            q[w] = q[p]
+            w += 1
+    return w
+
+
+# -- EASY: running jobs sorted by (start + estimate, id) --
+@njit(**JIT)
+def _run_pos(run, rn, e, jid, start, est, ids):
+    lo, hi = 0, rn
+    while lo < hi:
+        mid = (lo + hi) // 2
+        k = run[mid]
+        ek = start[k] + est[k]
+        if ek < e or (ek == e and ids[k] < jid):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(**JIT)
+def _run_add(run, rn, j, start, est, ids):
+    p = _run_pos(run, rn, start[j] + est[j], ids[j], start, est, ids)
+    for a in range(rn, p, -1):
+        run[a] = run[a - 1]
+    run[p] = j
+    return rn + 1
+
+
+@njit(**JIT)
+def _run_del(run, rn, j, start, est, ids):
+    p = _run_pos(run, rn, start[j] + est[j], ids[j], start, est, ids)
+    while run[p] != j:
+        p += 1
+    for a in range(p, rn - 1):
+        run[a] = run[a + 1]
+    return rn - 1
+
+
