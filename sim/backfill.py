@@ -49,7 +49,7 @@ from .greedy_fast import BB_RULE, BL_RULE
 from .los_fast import LOS_RULE
 from .engine import wake_time
 from .policies import CONS_RULE, EASY, EASY_RULE, Conservative, _ArrivalQueue, register_policy
-from .profile import INLINE, JIT, p_add, p_advance, p_book, p_find, p_init, rows_needed
+from .profile import JIT, _book_order, p_add, p_advance, p_init, rows_needed
 
 
 def _easy_with(name: str, selector: str, doc: str, fast: int | None = None):
@@ -98,43 +98,13 @@ LOS = _easy_with("los", "los", "LOS ([vadhiyar-notes]): EASY whose backfill step
 
 # ---- [zhang-comparative] section 3: priority orders with backfilling -------------------------------
 @njit(**JIT)
-def rebuild(now, order, running, run_end, dem, est, capacity, pt, pf, res):
-    """Book ``order`` (job rows, priority order) one by one at its earliest
-    fit in the profile of the ``running`` jobs (each busy until
-    ``run_end``; none if that is now); ``res[j]`` = the slot found.
-    O(q m K) for q queued jobs and m breakpoints."""
-    m = p_init(pt, pf, capacity, now)
-    for a in range(running.shape[0]):
-        m = p_add(pt, pf, m, now, run_end[a], dem, running[a], -1)
-    return _book_order(order, 0, dem, est, pt, pf, m, res)[0]
-
-
-@njit(**INLINE)
-def _book_order(order, first, dem, est, pt, pf, m, res):
-    """Book ``order[first:]`` one by one, each job at its earliest fit
-    (``res[j]``); returns the profile's rows and whether a slot had no
-    width (``t + estimate == t`` in floating point: an estimate below half
-    a step of the times, as 1e-300 s, or 6e-8 s at Unix-epoch times).  Such
-    a booking leaves a second row at its time that still shows the job's
-    resources free, which later jobs of the same plan can take."""
-    flat = False
-    for b in range(first, order.shape[0]):
-        j = order[b]
-        i = p_find(pt, pf, m, dem, j, est[j])
-        res[j] = pt[i]
-        flat = flat or pt[i] + est[j] == pt[i]
-        m = p_book(pt, pf, m, i, est[j], dem, j)
-    return m, flat
-
-
-@njit(**JIT)
 def plan_queue(now, order, planned, running, start, dem, est, capacity, pt, pf, res, m):
     """Plan ``order`` (job rows, priority order), each job at its earliest
     fit from now on.  With ``m`` > 0 and no ``running`` job past its
     estimate, only ``order[planned:]`` is booked, after what the profile of
     ``m`` rows left at an earlier pass holds (the rows before now
     forgotten); else the whole of it is, on the profile of the running
-    jobs, each busy until ``max(start + estimate, now)``: :func:`rebuild`.
+    jobs, each busy until ``max(start + estimate, now)``: :func:`~epochbench.sim.profile.rebuild`.
     (A job running past its estimate is expected to end now, as in EASY; a
     job booked now that then does not fit waits for the next event.)
     Returns (rows, whether the plan can be extended at a later pass: no

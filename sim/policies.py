@@ -83,6 +83,7 @@ from .profile import (INLINE, JIT, Profile, _below_back, _below_from, _covers, _
                       p_advance, p_book, p_find, p_find_before, p_find_between, p_init, p_move_at, p_release,
                       rows_needed)
 from .scan_fast import SCAN_RULES, SJF_RULE, XFACTOR_RULE, scan_order, scan_work
+from .slack_fast import OVERFLOW as SLACK_OVERFLOW, SLACK_RULES, slack_grown, slack_loop, slack_work
 
 POLICIES: dict[str, type] = {}
 DAY = 86400.0
@@ -604,7 +605,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
     :func:`epochbench.sim.pool.simulate_pool`.)"""
     code = FAST_CODES[policy.name]
     n, k = table.n, table.k
-    if code == _MQ:                                   # its partitions, and the stream checked, as the generic engine does
+    if code == _MQ or code in SLACK_RULES:            # its options checked on the machine, as the generic engine does
         policy.reset(table, SimpleNamespace(capacity=np.asarray(capacity, dtype=np.int64)))
     if n == 0:
         if code in (_LOS, _BL, _BB):                 # as the generic policy reports an empty run
@@ -612,6 +613,8 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
         return 0
     if code == _MQ:
         return _run_mq(policy, table, capacity, progress, every)
+    if code in SLACK_RULES:
+        return _run_slack(policy, table, capacity, progress, every)
     limit = float(getattr(policy, "starvation_limit", DAY))
     rows = rows_needed(n) if code == _CONS else 1
     lw, lbits = los_work(n, code == _LOS, los_words)
@@ -683,6 +686,26 @@ def _run_mq(policy: Policy, table: JobTable, capacity: np.ndarray, progress, eve
             np.zeros(n, np.bool_), np.empty(n + 1, np.int64),     # queued flags, running list
             *mq_work(policy, table), prog)
     return _drive(mq_loop, args, prog, progress, every)
+
+
+def _run_slack(policy: Policy, table: JobTable, capacity: np.ndarray, progress, every: float,
+               rows: int | None = None) -> int:
+    """slack-bf's and threshold-bf's own compiled loop
+    (:func:`epochbench.sim.slack_fast.slack_loop`); a run whose plans
+    outgrow the profile's rows starts again with more."""
+    n = table.n
+    prog = np.zeros(2)
+    work = slack_work(policy, table, capacity, rows)
+    args = (*map(readonly, (table.submit, table.duration, table.estimate, table.ids, table.demand)),
+            np.array(capacity, dtype=np.int64), table.start, table.promised, np.array(capacity, dtype=np.int64),
+            np.empty(n + 1), np.empty(n + 1, np.int64), np.zeros(n, np.bool_),   # heap: times, jobs; queued flags
+            *work, prog)
+    passes = _drive(slack_loop, args, prog, progress, every)
+    if work[-1][SLACK_OVERFLOW]:
+        table.start[:] = np.nan
+        table.promised[:] = np.nan
+        return _run_slack(policy, table, capacity, progress, every, slack_grown(work[-1], work[2].shape[0]))
+    return passes
 
 
 def _drive(loop, args, prog, progress, every) -> int:

@@ -694,3 +694,33 @@ def p_release(pt, pf, m, t1, dem, j):
     for a in range(k):
         _take(pf, a, dem, j, 1)
     return m
+
+
+@njit(**JIT)
+def rebuild(now, order, running, run_end, dem, est, capacity, pt, pf, res):
+    """Book ``order`` (job rows, priority order) one by one at its earliest
+    fit in the profile of the ``running`` jobs (each busy until
+    ``run_end``; none if that is now); ``res[j]`` = the slot found.
+    O(q m K) for q queued jobs and m breakpoints."""
+    m = p_init(pt, pf, capacity, now)
+    for a in range(running.shape[0]):
+        m = p_add(pt, pf, m, now, run_end[a], dem, running[a], -1)
+    return _book_order(order, 0, dem, est, pt, pf, m, res)[0]
+
+
+@njit(**INLINE)
+def _book_order(order, first, dem, est, pt, pf, m, res):
+    """Book ``order[first:]`` one by one, each job at its earliest fit
+    (``res[j]``); returns the profile's rows and whether a slot had no
+    width (``t + estimate == t`` in floating point: an estimate below half
+    a step of the times, as 1e-300 s, or 6e-8 s at Unix-epoch times).  Such
+    a booking leaves a second row at its time that still shows the job's
+    resources free, which later jobs of the same plan can take."""
+    flat = False
+    for b in range(first, order.shape[0]):
+        j = order[b]
+        i = p_find(pt, pf, m, dem, j, est[j])
+        res[j] = pt[i]
+        flat = flat or pt[i] + est[j] == pt[i]
+        m = p_book(pt, pf, m, i, est[j], dem, j)
+    return m, flat

@@ -1,7 +1,7 @@
 """[vadhiyar-notes]'s backfilling variants ("Backfilling Variants"), generic engine
-(``easy-sjf``, ``easy-xfactor`` and ``multi-queue`` also run compiled, with
-the same schedules: :mod:`epochbench.sim.scan_fast`,
-:mod:`epochbench.sim.multiqueue_fast`).
+(each also runs compiled, with the same schedules, unless a hook or
+recorder asks for the generic engine: :mod:`epochbench.sim.scan_fast`,
+:mod:`epochbench.sim.slack_fast`, :mod:`epochbench.sim.multiqueue_fast`).
 
 ==============  =================================================================
 name            rule
@@ -55,7 +55,8 @@ from .engine import StartFn, wake_time
 from .policies import EASY, Step, _ArrivalQueue, _Base, easy_backfill, register_policy
 from .multiqueue_fast import MQ_RULE
 from .scan_fast import SJF_RULE, XFACTOR_RULE
-from .backfill import rebuild
+from .slack_fast import SLACK_RULE, THRESHOLD_RULE
+from .profile import rebuild
 from .profile import CompiledProfile
 
 
@@ -132,7 +133,7 @@ class EASYXFactor(_EASYOrdered):
 
 
 # ---- (2) slack-based backfilling ---------------------------------------------------------
-@register_policy("slack-bf")
+@register_policy("slack-bf", fast=SLACK_RULE)
 class SlackBackfill(_ArrivalQueue):
     """Slack-based (dynamic) backfilling ([vadhiyar-notes] "Backfilling Variants" 2).
 
@@ -166,7 +167,9 @@ class SlackBackfill(_ArrivalQueue):
     another slot no later than its promise.  ``slack_factor = inf``: no
     guarantees (first fit in arrival order).  ``tb.promised`` holds the
     promise.  Cost O(q^2 (m + q)) per pass for q queued jobs and m
-    profile breakpoints (a plan per candidate that fits now).
+    profile breakpoints (a plan per candidate that fits now).  Without a
+    hook the compiled loop runs it (:mod:`epochbench.sim.slack_fast`, the
+    same schedules).
     """
 
     has_selector = False
@@ -291,7 +294,7 @@ class SlackBackfill(_ArrivalQueue):
     def _plan(self, now: float, jobs: list, starting: int | None = None) -> dict:
         """Earliest fit of ``jobs`` in order, after the running jobs (and job
         ``starting`` as if it started now): the profile :meth:`_profile`
-        builds, booked by :func:`~epochbench.sim.backfill.rebuild` in one
+        builds, booked by :func:`~epochbench.sim.profile.rebuild` in one
         compiled call (the same profile operations as :meth:`_book` on a
         :class:`~epochbench.sim.profile.CompiledProfile`, without a Python
         call per operation: slack-bf on KTH 21 s -> 7 s, the same
@@ -373,7 +376,7 @@ class SlackBackfill(_ArrivalQueue):
         return self._wake
 
 
-@register_policy("threshold-bf")
+@register_policy("threshold-bf", fast=THRESHOLD_RULE)
 class ThresholdBackfill(SlackBackfill):
     """Reservations only for jobs whose expected slowdown exceeds a threshold
     ([vadhiyar-notes] "Backfilling Variants" 2, "e.g. reservations to only those jobs

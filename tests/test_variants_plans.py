@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from epochbench.sim.backfill import FCFSBackfill, SJFBackfill, rebuild  # noqa: F401  (registers them)
+from epochbench.sim.backfill import FCFSBackfill, SJFBackfill  # noqa: F401  (registers them)
+from epochbench.sim.profile import rebuild
 from epochbench.sim.engine import wake_time
 from epochbench.sim.pool import simulate_pool as simulate
 from epochbench.sim.variants import MultiQueue, SlackBackfill, ThresholdBackfill
