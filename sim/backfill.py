@@ -1,4 +1,6 @@
-"""More space-sharing policies on the generic engine (issue 4 item 2).
+"""More space-sharing policies on the generic engine (issue 4 item 2); each
+also runs on a compiled loop with the same schedules (the ``*-bf`` orders:
+:mod:`epochbench.sim.orders_fast`).
 
 =============  ==================================================================
 name           rule
@@ -44,12 +46,12 @@ from __future__ import annotations
 import numpy as np
 
 from epochbench.instances.arguments import args
-from epochbench.instances.lazy import njit
 from .greedy_fast import BB_RULE, BL_RULE
 from .los_fast import LOS_RULE
 from .engine import wake_time
 from .policies import CONS_RULE, EASY, EASY_RULE, Conservative, _ArrivalQueue, register_policy
-from .profile import JIT, _book_order, p_add, p_advance, p_init, rows_needed
+from .orders_fast import ORDERS_RULE, plan_queue
+from .profile import rows_needed
 
 
 def _easy_with(name: str, selector: str, doc: str, fast: int | None = None):
@@ -97,39 +99,6 @@ LOS = _easy_with("los", "los", "LOS ([vadhiyar-notes]): EASY whose backfill step
 
 
 # ---- [zhang-comparative] section 3: priority orders with backfilling -------------------------------
-@njit(**JIT)
-def plan_queue(now, order, planned, running, start, dem, est, capacity, pt, pf, res, m):
-    """Plan ``order`` (job rows, priority order), each job at its earliest
-    fit from now on.  With ``m`` > 0 and no ``running`` job past its
-    estimate, only ``order[planned:]`` is booked, after what the profile of
-    ``m`` rows left at an earlier pass holds (the rows before now
-    forgotten); else the whole of it is, on the profile of the running
-    jobs, each busy until ``max(start + estimate, now)``: :func:`~epochbench.sim.profile.rebuild`.
-    (A job running past its estimate is expected to end now, as in EASY; a
-    job booked now that then does not fit waits for the next event.)
-    Returns (rows, whether the plan can be extended at a later pass: no
-    job runs past its estimate and no slot had no width (:func:`_book_order`:
-    a plan of the whole queue makes its extra rows again, and a later
-    extension would not see the ones now forgotten), whether it planned the
-    whole order).  O(q m K) for the q jobs booked."""
-    overrun = False
-    for a in range(running.shape[0]):
-        if start[running[a]] + est[running[a]] < now:
-            overrun = True
-            break
-    whole = m == 0 or overrun
-    if whole:
-        m = p_init(pt, pf, capacity, now)
-        for a in range(running.shape[0]):
-            r = running[a]
-            m = p_add(pt, pf, m, now, max(start[r] + est[r], now), dem, r, -1)
-        planned = 0
-    else:
-        m = p_advance(pt, pf, m, now, False)
-    m, flat = _book_order(order, planned, dem, est, pt, pf, m, res)
-    return m, not (overrun or flat), whole
-
-
 def _fcfs_key(tb, rows, free):
     return rows
 
@@ -241,6 +210,6 @@ class OrderedBackfill(_ArrivalQueue):
 
 for _name in ORDERS:                       # module attributes, named as their classes: their objects pickle
     _doc = f"{_name.upper()} priority order with backfilling ([zhang-comparative] section 3)."
-    globals()[f"{_name.upper()}Backfill"] = register_policy(f"{_name}-bf")(type(
+    globals()[f"{_name.upper()}Backfill"] = register_policy(f"{_name}-bf", fast=ORDERS_RULE[_name])(type(
         f"{_name.upper()}Backfill", (OrderedBackfill,), {"order": _name, "extends": _name == "fcfs",
                                                          "__module__": __name__, "__doc__": _doc}))

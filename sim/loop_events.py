@@ -1,7 +1,9 @@
-"""Kernels that every rule of the compiled event loop shares
+"""Kernels that the rules of the compiled event loops share
 (:func:`epochbench.sim.policies.run_fast`): the heap of job ends, starting a
-job, dropping started jobs from a queue, and the list of running jobs sorted
-by expected end that EASY's reservations read.  Modules of one rule
+job, dropping started jobs from a queue, the list of running jobs sorted
+by expected end that EASY's reservations read, an unordered set of the
+running jobs (for plans, whose profile does not depend on the order the
+running jobs are added in), and a sort of jobs by a key, then row.  Modules of one rule
 (:mod:`epochbench.sim.multiqueue_fast`) import them from here, and the loop
 too, so that imports run one way.  They allocate nothing
 (:data:`epochbench.sim.profile.JIT`)."""
@@ -113,3 +115,72 @@ def _run_del(run, rn, j, start, est, ids):
     return rn - 1
 
 
+# -- the running jobs as an unordered set: ``runj[:rn]``, ``rpos[j]`` = j's place --
+@njit(**JIT)
+def _set_add(runj, rpos, rn, j):
+    runj[rn], rpos[j] = j, rn
+    return rn + 1
+
+
+@njit(**JIT)
+def _set_del(runj, rpos, rn, j):
+    """Drop job j (the last entry takes its place)."""
+    a, rn = rpos[j], rn - 1
+    runj[a] = runj[rn]
+    rpos[runj[a]] = a
+    rpos[j] = -1
+    return rn
+
+
+# -- jobs sorted by (key, row) --
+@njit(**JIT)
+def _ahead(keys, order, a, b):
+    """Entry a sorts before entry b: smaller key, then smaller row; a NaN key
+    last (as numpy's sorts place it; an estimate is finite and > 0, so no
+    key is NaN today)."""
+    ka, kb = keys[a], keys[b]
+    if ka != ka:
+        return kb != kb and order[a] < order[b]
+    if kb != kb or ka < kb:
+        return True
+    return ka == kb and order[a] < order[b]
+
+
+@njit(**JIT)
+def _swap(keys, order, a, b):
+    keys[a], keys[b] = keys[b], keys[a]
+    order[a], order[b] = order[b], order[a]
+
+
+@njit(**JIT)
+def _sift(keys, order, i, n):
+    """Sift entry i down the max-heap of entries [0, n)."""
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            return
+        if c + 1 < n and _ahead(keys, order, c, c + 1):
+            c += 1
+        if not _ahead(keys, order, i, c):
+            return
+        _swap(keys, order, i, c)
+        i = c
+
+
+@njit(**JIT)
+def sort_by_key(keys, order, n):
+    """Sort entries [0, n) by (key, row) in place: insertion for a few,
+    heapsort above (O(n log n), no allocation).  The order is total (rows
+    differ), so both give the one answer."""
+    if n <= 16:
+        for i in range(1, n):
+            k = i
+            while k > 0 and _ahead(keys, order, k, k - 1):
+                _swap(keys, order, k, k - 1)
+                k -= 1
+        return
+    for i in range(n // 2 - 1, -1, -1):
+        _sift(keys, order, i, n)
+    for end in range(n - 1, 0, -1):
+        _swap(keys, order, 0, end)
+        _sift(keys, order, 0, end)

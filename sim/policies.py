@@ -79,6 +79,7 @@ from .greedy_fast import (BB_RULE, BL_RULE, OPTIONS as GREEDY_OPTIONS, OUT as GR
 from .los_fast import LOS_RULE, OUT as LOS_OUT, OVERFLOW as LOS_OVERFLOW, los_grown, los_select, los_stats, los_work
 from .loop_events import _begin, _compact, _fits, _pop, _run_add, _run_del
 from .multiqueue_fast import MQ_RULE, mq_loop, mq_work
+from .orders_fast import ORDERS_RULE, orders_loop, orders_work
 from .profile import (INLINE, JIT, Profile, _below_back, _below_from, _covers, _high_bit, _locate, _room_from, p_add,
                       p_advance, p_book, p_find, p_find_before, p_find_between, p_init, p_move_at, p_release,
                       rows_needed)
@@ -615,6 +616,8 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
         return _run_mq(policy, table, capacity, progress, every)
     if code in SLACK_RULES:
         return _run_slack(policy, table, capacity, progress, every)
+    if code in ORDERS_RULE.values():
+        return _run_orders(code, table, capacity, progress, every)
     limit = float(getattr(policy, "starvation_limit", DAY))
     rows = rows_needed(n) if code == _CONS else 1
     lw, lbits = los_work(n, code == _LOS, los_words)
@@ -686,6 +689,17 @@ def _run_mq(policy: Policy, table: JobTable, capacity: np.ndarray, progress, eve
             np.zeros(n, np.bool_), np.empty(n + 1, np.int64),     # queued flags, running list
             *mq_work(policy, table), prog)
     return _drive(mq_loop, args, prog, progress, every)
+
+
+def _run_orders(code: int, table: JobTable, capacity: np.ndarray, progress, every: float) -> int:
+    """The priority orders' own compiled loop (:func:`epochbench.sim.orders_fast.orders_loop`)."""
+    n = table.n
+    prog = np.zeros(2)
+    args = (code, *map(readonly, (table.submit, table.duration, table.estimate, table.ids, table.demand)),
+            np.array(capacity, dtype=np.int64), table.start, table.promised, np.array(capacity, dtype=np.int64),
+            np.empty(n + 1), np.empty(n + 1, np.int64), np.zeros(n, np.bool_),   # heap: times, jobs; queued flags
+            *orders_work(table), prog)
+    return _drive(orders_loop, args, prog, progress, every)
 
 
 def _run_slack(policy: Policy, table: JobTable, capacity: np.ndarray, progress, every: float,

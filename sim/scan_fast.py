@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from epochbench.instances.lazy import njit
-from .loop_events import _fits
+from .loop_events import _fits, sort_by_key
 from .profile import JIT
 
 #: rule codes in the compiled event loop (after fcfs 0, nonfcfs 1, easy 2,
@@ -59,59 +59,6 @@ def _key(code, now, j, submit, est):
 
 
 @njit(**JIT)
-def _ahead(keys, order, a, b):
-    """Entry a sorts before entry b: smaller key, then smaller row; a NaN key
-    last (as numpy's sorts place it; an estimate is finite and > 0, so no
-    key is NaN today)."""
-    ka, kb = keys[a], keys[b]
-    if ka != ka:
-        return kb != kb and order[a] < order[b]
-    if kb != kb or ka < kb:
-        return True
-    return ka == kb and order[a] < order[b]
-
-
-@njit(**JIT)
-def _swap(keys, order, a, b):
-    keys[a], keys[b] = keys[b], keys[a]
-    order[a], order[b] = order[b], order[a]
-
-
-@njit(**JIT)
-def _sift(keys, order, i, n):
-    """Sift entry i down the max-heap of entries [0, n)."""
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            return
-        if c + 1 < n and _ahead(keys, order, c, c + 1):
-            c += 1
-        if not _ahead(keys, order, i, c):
-            return
-        _swap(keys, order, i, c)
-        i = c
-
-
-@njit(**JIT)
-def _sort(keys, order, n):
-    """Sort entries [0, n) by (key, row) in place: insertion for a few,
-    heapsort above (O(n log n), no allocation).  The order is total (rows
-    differ), so both give the one answer."""
-    if n <= 16:
-        for i in range(1, n):
-            k = i
-            while k > 0 and _ahead(keys, order, k, k - 1):
-                _swap(keys, order, k, k - 1)
-                k -= 1
-        return
-    for i in range(n // 2 - 1, -1, -1):
-        _sift(keys, order, i, n)
-    for end in range(n - 1, 0, -1):
-        _swap(keys, order, 0, end)
-        _sift(keys, order, 0, end)
-
-
-@njit(**JIT)
 def scan_order(now, shadow, q, lo, hi, dem, est, submit, free, extra, code, order, keys):
     """List in ``order[0:c]`` the jobs of ``q[lo:hi]`` (the queue behind the
     head) that may start in this pass, sorted for rule ``code``; returns c.
@@ -127,5 +74,5 @@ def scan_order(now, shadow, q, lo, hi, dem, est, submit, free, extra, code, orde
         order[c] = j
         keys[c] = _key(code, now, j, submit, est)
         c += 1
-    _sort(keys, order, c)
+    sort_by_key(keys, order, c)
     return c

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from epochbench.instances.lazy import njit
-from .loop_events import _begin, _fits, _pop
+from .loop_events import _begin, _fits, _pop, _set_add, _set_del
 from .profile import JIT, p_add, p_book, p_find, p_init, rebuild
 
 #: rule codes in the compiled event loop (after fcfs 0 ... multi-queue 9)
@@ -82,23 +82,6 @@ def slack_grown(sc, rows: int) -> int:
 
 #: flags of ``mark``
 SEEN, RESERVED = 1, 2
-
-
-@njit(**JIT)
-def _run_add(runj, rend, rpos, rn, j, end):
-    runj[rn], rend[rn], rpos[j] = j, end, rn
-    return rn + 1
-
-
-@njit(**JIT)
-def _run_del(runj, rend, rpos, rn, j):
-    """Drop job j from the running set (its last entry takes its place: the
-    order of the running jobs changes no plan, the profile is the same)."""
-    a, rn = rpos[j], rn - 1
-    runj[a], rend[a] = runj[rn], rend[rn]
-    rpos[runj[a]] = a
-    rpos[j] = -1
-    return rn
 
 
 @njit(**JIT)
@@ -190,7 +173,7 @@ def _trial(now, order, r, runj, rend, rn, dem, est, capacity, pt, pf, trial, dea
 @njit(**JIT)
 def _start(j, now, dem, dur, free, start, inq, ht, hj, hn, runj, rend, rpos, rn, est):
     hn = _begin(j, now, dem, dur, free, start, inq, ht, hj, hn)
-    return hn, _run_add(runj, rend, rpos, rn, j, max(start[j] + est[j], now))
+    return hn, _set_add(runj, rpos, rn, j)
 
 
 @njit(**JIT)
@@ -293,7 +276,7 @@ def slack_loop(submit, dur, est, ids, dem, capacity, start, promised, free, ht, 
             j, hn = _pop(ht, hj, hn)
             for r in range(free.shape[0]):
                 free[r] += dem[j, r]
-            rn = _run_del(runj, rend, rpos, rn, j)
+            rn = _set_del(runj, rpos, rn, j)
         while ai < n and submit[ai] == now:
             inq[ai] = True
             q[qt] = ai

@@ -67,10 +67,17 @@ def test_swapped_solve_arguments_get_a_short_message(inst):
 def test_engine_fast_names_what_has_no_compiled_loop():
     jobs = ({"id": np.arange(1, 4), "submit": np.array([0., 1, 2]), "runtime": np.array([10.] * 3),
              "procs": np.array([64] * 3)}, 64)
-    with pytest.raises(ValueError, match=r"^engine='fast': policy 'sjf-bf' has no compiled loop \(fast path\); those "
-                                         r"with one: fcfs, .*easy, conservative.* \(leave engine='auto' for the "
-                                         r"generic engine\)"):
-        eb.simulate(jobs, "sjf-bf", engine="fast")
+    from epochbench.sim import policies, registry as sreg
+    sreg.POLICIES.complete()
+    state = sreg.POLICIES.snapshot()
+    try:                                             # every built-in pool policy has one: a user's has not
+        sreg.register_policy("pool", "test-mine", lambda **kw: policies.make("easy"), origin="test")
+        with pytest.raises(ValueError, match=r"^engine='fast': policy 'test-mine' has no compiled loop \(fast "
+                                             r"path\); those with one: fcfs, .*easy, conservative.* \(leave "
+                                             r"engine='auto' for the generic engine\)"):
+            eb.simulate(jobs, "test-mine", engine="fast")
+    finally:
+        sreg.POLICIES.restore(state)
     with pytest.raises(ValueError, match=r"^engine='fast' \(the compiled fast path\) of policy 'easy' takes no "
                                          r"selector; leave engine='auto'"):
         eb.simulate(jobs, "easy", engine="fast", selector="ff")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from epochbench.instances.data import data_root
-from epochbench.sim import policies, scan_fast
+from epochbench.sim import loop_events, policies, scan_fast
 from epochbench.sim.pool import simulate_pool as simulate
 from epochbench.sim.variants import EASYSJF, EASYXFactor
 
@@ -74,7 +74,7 @@ def test_the_sort_orders_by_key_then_row():
         keys = rng.choice([-1.5, 0.0, 2.0, np.inf, -np.inf, 7.25], n).astype(np.float64)
         rows = rng.permutation(n).astype(np.int64)
         want = sorted(zip(keys.tolist(), rows.tolist()))
-        scan_fast._sort(keys, rows, n)
+        loop_events.sort_by_key(keys, rows, n)
         assert list(zip(keys.tolist(), rows.tolist())) == want
 
 

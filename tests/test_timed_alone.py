@@ -74,9 +74,9 @@ print(json.dumps(found))
 
 
 @pytest.mark.parametrize("machine, policy, runs", [
-    ("pool", "fcfs-bf", [{}]), ("gang", "bgs", [{}]), ("farm", "cs-i-p", [{}]),
-    # an option may take steps the run before did not: an infinite slack factor books nothing
-    # (on the generic engine, which hooks use: by default these two run compiled, loaded before the clock)
+    # the pool policies on the generic engine, which hooks use (by default they run compiled, loaded
+    # before the clock); an option may take steps the run before did not: an infinite slack factor books nothing
+    ("pool", "fcfs-bf", [{"engine": "generic"}]), ("gang", "bgs", [{}]), ("farm", "cs-i-p", [{}]),
     ("pool", "slack-bf", [{"slack_factor": float("inf"), "engine": "generic"},
                           {"slack_factor": 1.0, "engine": "generic"}, {"engine": "generic"}]),
     ("pool", "threshold-bf", [{"slowdown_threshold": 1e9, "engine": "generic"},
@@ -159,8 +159,8 @@ def test_a_rehearsal_is_the_first_jobs_at_once_ending_early_in_arrays_like_the_t
     assert t.rehearsal(100).n == t.n
 
 
-@pytest.mark.parametrize("name", sorted(policies.FAST_CODES) + ["fcfs-bf", "sjf-bf", "bfit-bf", "wfit-bf",
-                                                                 "slack-bf", "threshold-bf", "multi-queue"])
+@pytest.mark.parametrize("name", sorted(set(policies.FAST_CODES) | {"fcfs-bf", "sjf-bf", "bfit-bf", "wfit-bf",
+                                                                     "slack-bf", "threshold-bf", "multi-queue"}))
 def test_every_pool_policy_pickles_and_copies(name):
     """What a rehearsal copies and a sweep sends: the classes made in a loop
     (fcfs-bf and its kin, bl-easy, bb-easy) were named after module ``abc``
