@@ -9,8 +9,10 @@ too, so that imports run one way.  They allocate nothing
 (:data:`epochbench.sim.profile.JIT`)."""
 from __future__ import annotations
 
+import numpy as np
+
 from epochbench.instances.lazy import njit
-from .profile import JIT
+from .profile import INLINE, JIT
 
 
 @njit(**JIT)
@@ -113,6 +115,50 @@ def _run_del(run, rn, j, start, est, ids):
     for a in range(p, rn - 1):
         run[a] = run[a + 1]
     return rn - 1
+
+
+@njit(**JIT)
+def _shadow(now, h, run, rn, dem, free, start, est, acc):
+    """Shadow time of head h; ``acc`` ends as the free capacity at it."""
+    k = free.shape[0]
+    for r in range(k):
+        acc[r] = free[r]
+    shadow = np.inf
+    found = False
+    for p in range(rn):
+        j = run[p]
+        key = max(start[j] + est[j], now)
+        if found and key != shadow:
+            break
+        for r in range(k):
+            acc[r] += dem[j, r]
+        if not found and _fits(dem, h, acc):
+            shadow = key
+            found = True
+    return shadow
+
+
+@njit(**INLINE)
+def _easy_head(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised, run, rn, ht, hj, hn, extra):
+    """EASY's pass up to its backfill step: start jobs from the head while
+    they fit, then reserve the blocked head (its shadow time; ``extra``
+    ends as what is left beside it).  Returns (qh, rn, hn, shadow); the
+    shadow is NaN when the queue emptied."""
+    p = qh
+    while p < qt and _fits(dem, q[p], free):
+        j = q[p]
+        hn = _begin(j, now, dem, dur, free, start, inq, ht, hj, hn)
+        rn = _run_add(run, rn, j, start, est, ids)
+        p += 1
+    if p == qt:
+        return p, rn, hn, np.nan
+    h = q[p]
+    shadow = _shadow(now, h, run, rn, dem, free, start, est, extra)
+    for r in range(free.shape[0]):
+        extra[r] -= dem[h, r]
+    if np.isnan(promised[h]):
+        promised[h] = shadow
+    return p, rn, hn, shadow
 
 
 # -- the running jobs as an unordered set: ``runj[:rn]``, ``rpos[j]`` = j's place --

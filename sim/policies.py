@@ -77,13 +77,13 @@ from .engine import JobTable, Policy, StartFn, fitting, packing_instance, wake_t
 from .greedy_fast import (BB_RULE, BL_RULE, OPTIONS as GREEDY_OPTIONS, OUT as GREEDY_OUT, fast_options, greedy_select,
                           greedy_stats, greedy_work)
 from .los_fast import LOS_RULE, OUT as LOS_OUT, OVERFLOW as LOS_OVERFLOW, los_grown, los_select, los_stats, los_work
-from .loop_events import _begin, _compact, _fits, _pop, _run_add, _run_del
+from .loop_events import _begin, _compact, _easy_head, _fits, _pop, _run_add, _run_del
 from .multiqueue_fast import MQ_RULE, mq_loop, mq_work
 from .orders_fast import ORDERS_RULE, orders_loop, orders_work
 from .profile import (INLINE, JIT, Profile, _below_back, _below_from, _covers, _high_bit, _locate, _room_from, p_add,
                       p_advance, p_book, p_find, p_find_before, p_find_between, p_init, p_move_at, p_release,
                       rows_needed)
-from .scan_fast import SCAN_RULES, SJF_RULE, XFACTOR_RULE, scan_order, scan_work
+from .scan_fast import SCAN_RULES, scan_loop, scan_work
 from .slack_fast import OVERFLOW as SLACK_OVERFLOW, SLACK_RULES, slack_grown, slack_loop, slack_work
 
 POLICIES: dict[str, type] = {}
@@ -93,10 +93,9 @@ FCFS_RULE, NONFCFS_RULE, EASY_RULE, CONS_RULE = 0, 1, 2, 3
 _FCFS, _NONFCFS, _EASY, _CONS = FCFS_RULE, NONFCFS_RULE, EASY_RULE, CONS_RULE
 _LOS = LOS_RULE  # EASY backfilled by the LOS DP (epochbench.sim.los_fast)
 _BL, _BB = BL_RULE, BB_RULE  # EASY backfilled by BL / BB (epochbench.sim.greedy_fast)
-_SJF, _XF = SJF_RULE, XFACTOR_RULE  # EASY scanned by estimate / expected slowdown (epochbench.sim.scan_fast)
 _MQ = MQ_RULE  # a queue per estimate class, EASY on each partition (epochbench.sim.multiqueue_fast)
 #: the rules that run EASY's pass, with their own backfill step
-EASY_LIKE = (_EASY, _LOS, _BL, _BB, _SJF, _XF)
+EASY_LIKE = (_EASY, _LOS, _BL, _BB)
 #: policy name -> its rule in the compiled loop, for the policies that have
 #: one (declared by ``register_policy(name, fast=RULE)`` where the policy is defined)
 FAST_CODES: dict[str, int] = {}
@@ -618,6 +617,8 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
         return _run_slack(policy, table, capacity, progress, every)
     if code in ORDERS_RULE.values():
         return _run_orders(code, table, capacity, progress, every)
+    if code in SCAN_RULES:
+        return _run_scan(code, table, capacity, progress, every)
     limit = float(getattr(policy, "starvation_limit", DAY))
     rows = rows_needed(n) if code == _CONS else 1
     lw, lbits = los_work(n, code == _LOS, los_words)
@@ -640,8 +641,7 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
             *_run_tables(table, code == _CONS),              # vacated runs (see _compress)
             *_buckets(table, capacity, code == _NONFCFS and k == 1 and int(capacity[0]) <= BUCKET_MAX),
             lw, lbits,                                        # LOS work, bitsets
-            gi, gf, glow,                                     # BL / BB work
-            *scan_work(n, code in SCAN_RULES))                # easy-sjf / easy-xfactor scan
+            gi, gf, glow)                                     # BL / BB work
     prog = np.zeros(2)
     # read-only views, whatever the caller's arrays are: one compiled version of the loop (readonly)
     args = (code, *map(readonly, (table.submit, table.duration, table.estimate, table.ids, table.demand)),
@@ -689,6 +689,21 @@ def _run_mq(policy: Policy, table: JobTable, capacity: np.ndarray, progress, eve
             np.zeros(n, np.bool_), np.empty(n + 1, np.int64),     # queued flags, running list
             *mq_work(policy, table), prog)
     return _drive(mq_loop, args, prog, progress, every)
+
+
+def _run_scan(code: int, table: JobTable, capacity: np.ndarray, progress, every: float) -> int:
+    """easy-sjf's and easy-xfactor's own compiled loop
+    (:func:`epochbench.sim.scan_fast.scan_loop`): in :func:`_loop` their
+    pass slowed EASY's and conservative's by a few per cent."""
+    n = table.n
+    prog = np.zeros(2)
+    args = (code, *map(readonly, (table.submit, table.duration, table.estimate, table.ids, table.demand)),
+            table.start, table.promised, np.array(capacity, dtype=np.int64),
+            np.empty(n + 1), np.empty(n + 1, np.int64),           # heap: times, jobs
+            np.empty(n + 1, np.int64), np.zeros(n, np.bool_),     # queue, queued flags
+            np.empty(n + 1, np.int64), np.empty(table.k, np.int64),   # running list, extra
+            *scan_work(n, True), prog)
+    return _drive(scan_loop, args, prog, progress, every)
 
 
 def _run_orders(code: int, table: JobTable, capacity: np.ndarray, progress, every: float) -> int:
@@ -800,27 +815,6 @@ def _buckets(table: JobTable, capacity, used: bool) -> tuple:
 
 
 @njit(**JIT)
-def _shadow(now, h, run, rn, dem, free, start, est, acc):
-    """Shadow time of head h; ``acc`` ends as the free capacity at it."""
-    k = free.shape[0]
-    for r in range(k):
-        acc[r] = free[r]
-    shadow = np.inf
-    found = False
-    for p in range(rn):
-        j = run[p]
-        key = max(start[j] + est[j], now)
-        if found and key != shadow:
-            break
-        for r in range(k):
-            acc[r] += dem[j, r]
-        if not found and _fits(dem, h, acc):
-            shadow = key
-            found = True
-    return shadow
-
-
-@njit(**JIT)
 def _los_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
                 run, rn, ht, hj, hn, extra, lw, lbits):
     """Start the set of :func:`epochbench.sim.los_fast.los_select` among the
@@ -847,7 +841,7 @@ def _los_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
 
 @njit(**JIT)
 def _easy_like(code):
-    return code == _EASY or code == _LOS or code == _BL or code == _BB or code == _SJF or code == _XF
+    return code == _EASY or code == _LOS or code == _BL or code == _BB
 
 
 @njit(**JIT)
@@ -868,81 +862,9 @@ def _greedy_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
 
 
 @njit(**JIT)
-def _ordered_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
-                    run, rn, ht, hj, hn, extra, code, submit, so, sk):
-    """EASY's backfill rule over the jobs behind the head q[qh] in the
-    order of rule ``code`` (:func:`epochbench.sim.scan_fast.scan_order`
-    lists those that may start, sorted); drop the started ones from the
-    queue.  Returns (qt, rn, hn)."""
-    if free[0] <= 0:
-        return qt, rn, hn  # procs >= 1: nothing fits, no need to list the queue
-    c = scan_order(now, shadow, q, qh + 1, qt, dem, est, submit, free, extra, code, so, sk)
-    started = False
-    for b in range(c):
-        if free[0] <= 0:
-            break  # procs >= 1: nothing more fits
-        j = so[b]
-        if not _fits(dem, j, free):
-            continue
-        if now + est[j] <= shadow:
-            pass
-        elif _fits(dem, j, extra):
-            for r in range(free.shape[0]):
-                extra[r] -= dem[j, r]
-        else:
-            continue
-        hn = _begin(j, now, dem, dur, free, start, inq, ht, hj, hn)
-        rn = _run_add(run, rn, j, start, est, ids)
-        started = True
-    if started:
-        qt = _compact(q, qh + 1, qt, inq)
-    return qt, rn, hn
-
-
-@njit(**INLINE)
-def _easy_head(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised, run, rn, ht, hj, hn, extra):
-    """EASY's pass up to its backfill step: start jobs from the head while
-    they fit, then reserve the blocked head (its shadow time; ``extra``
-    ends as what is left beside it).  Returns (qh, rn, hn, shadow); the
-    shadow is NaN when the queue emptied."""
-    p = qh
-    while p < qt and _fits(dem, q[p], free):
-        j = q[p]
-        hn = _begin(j, now, dem, dur, free, start, inq, ht, hj, hn)
-        rn = _run_add(run, rn, j, start, est, ids)
-        p += 1
-    if p == qt:
-        return p, rn, hn, np.nan
-    h = q[p]
-    shadow = _shadow(now, h, run, rn, dem, free, start, est, extra)
-    for r in range(free.shape[0]):
-        extra[r] -= dem[h, r]
-    if np.isnan(promised[h]):
-        promised[h] = shadow
-    return p, rn, hn, shadow
-
-
-@njit(**JIT)
-def _ordered_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
-                  run, rn, ht, hj, hn, extra, code, submit, so, sk):
-    """One pass of easy-sjf or easy-xfactor (rule ``code``): EASY's head
-    (:func:`_easy_head`), then the scan in the rule's order
-    (:func:`_ordered_starts`).  Apart from :func:`_easy_pass`, whose
-    arguments these three arrays would lengthen: EASY on a 250,000-job
-    stream ran 7 % slower with them."""
-    qh, rn, hn, shadow = _easy_head(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
-                                    run, rn, ht, hj, hn, extra)
-    if qh < qt:
-        qt, rn, hn = _ordered_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
-                                     run, rn, ht, hj, hn, extra, code, submit, so, sk)
-    return qh, qt, rn, hn
-
-
-@njit(**JIT)
 def _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
                run, rn, ht, hj, hn, extra, code, lw, lbits, gi, gf, glow):
-    """One EASY pass of rule ``code`` (:data:`EASY_LIKE`, but easy-sjf and
-    easy-xfactor: :func:`_ordered_pass`); with LOS the
+    """One EASY pass of rule ``code`` (:data:`EASY_LIKE`); with LOS the
     backfill step first starts the LOS set (:func:`_los_starts`), then scans
     the rest as EASY does (the first fit of
     :func:`epochbench.heuristics.packing.los`); with BL or BB it starts the
@@ -1691,7 +1613,7 @@ def _cons_pass(now, q, qh, qt, fresh, cf, ci, inq, dem, pdem, dur, est, free, st
 @njit(nogil=True, **JIT)
 def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
           free, ht, hj, q, inq, run, pt, pf, pdem, res, cf, ci, extra, vm, vr, wait, jb, bh, bs, off, blk,
-          lw, lbits, gi, gf, glow, so, sk, prog):
+          lw, lbits, gi, gf, glow, prog):
     """The whole simulation: finishes, then arrivals, then one pass per event
     time, as :class:`epochbench.sim.engine.Engine` does."""
     n, k = dem.shape
@@ -1750,9 +1672,6 @@ def _loop(code, submit, dur, est, ids, dem, limit, start, promised,
             dead += ns
             if 2 * dead > qt - qh:
                 qt, dead = _compact(q, qh, qt, inq), 0
-        elif code == _SJF or code == _XF:
-            qh, qt, rn, hn = _ordered_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start,
-                                           promised, run, rn, ht, hj, hn, extra, code, submit, so, sk)
         elif _easy_like(code):
             qh, qt, rn, hn = _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start,
                                         promised, run, rn, ht, hj, hn, extra, code, lw, lbits, gi, gf, glow)

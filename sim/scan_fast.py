@@ -6,10 +6,12 @@
 the queue behind the head by estimated runtime, shortest first, or by
 expected slowdown ``(now - submit + estimate) / estimate``, largest first;
 ties in arrival order.  The head and its reservation are EASY's.  The
-compiled loop of :mod:`epochbench.sim.policies` runs them as EASY's pass
-(rules :data:`SJF_RULE`, :data:`XFACTOR_RULE`) whose scan reads the jobs
-that :func:`scan_order` lists, so that the two engines give identical
-schedules (tests/test_scan_fast.py):
+compiled loop runs them as EASY's pass (rules :data:`SJF_RULE`,
+:data:`XFACTOR_RULE`) whose scan reads the jobs that :func:`scan_order`
+lists, so that the two engines give identical
+schedules (tests/test_scan_fast.py), in a loop of their own (:func:`scan_loop`:
+their pass inside the shared loop made EASY's and conservative's a few per
+cent slower):
 
 * only a job that fits in what is free now and ends by the shadow time or
   fits in ``extra`` can start in the pass (both only fall as jobs start),
@@ -32,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from epochbench.instances.lazy import njit
-from .loop_events import _fits, sort_by_key
+from .loop_events import _begin, _compact, _easy_head, _fits, _pop, _run_add, _run_del, sort_by_key
 from .profile import JIT
 
 #: rule codes in the compiled event loop (after fcfs 0, nonfcfs 1, easy 2,
@@ -76,3 +78,79 @@ def scan_order(now, shadow, q, lo, hi, dem, est, submit, free, extra, code, orde
         c += 1
     sort_by_key(keys, order, c)
     return c
+
+
+@njit(**JIT)
+def _ordered_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
+                    run, rn, ht, hj, hn, extra, code, submit, so, sk):
+    """EASY's backfill rule over the jobs behind the head q[qh] in the
+    order of rule ``code`` (:func:`epochbench.sim.scan_fast.scan_order`
+    lists those that may start, sorted); drop the started ones from the
+    queue.  Returns (qt, rn, hn)."""
+    if free[0] <= 0:
+        return qt, rn, hn  # procs >= 1: nothing fits, no need to list the queue
+    c = scan_order(now, shadow, q, qh + 1, qt, dem, est, submit, free, extra, code, so, sk)
+    started = False
+    for b in range(c):
+        if free[0] <= 0:
+            break  # procs >= 1: nothing more fits
+        j = so[b]
+        if not _fits(dem, j, free):
+            continue
+        if now + est[j] <= shadow:
+            pass
+        elif _fits(dem, j, extra):
+            for r in range(free.shape[0]):
+                extra[r] -= dem[j, r]
+        else:
+            continue
+        hn = _begin(j, now, dem, dur, free, start, inq, ht, hj, hn)
+        rn = _run_add(run, rn, j, start, est, ids)
+        started = True
+    if started:
+        qt = _compact(q, qh + 1, qt, inq)
+    return qt, rn, hn
+
+
+@njit(**JIT)
+def _ordered_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
+                  run, rn, ht, hj, hn, extra, code, submit, so, sk):
+    """One pass of easy-sjf or easy-xfactor (rule ``code``): EASY's head
+    (:func:`_easy_head`), then the scan in the rule's order
+    (:func:`_ordered_starts`)."""
+    qh, rn, hn, shadow = _easy_head(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
+                                    run, rn, ht, hj, hn, extra)
+    if qh < qt:
+        qt, rn, hn = _ordered_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start,
+                                     run, rn, ht, hj, hn, extra, code, submit, so, sk)
+    return qh, qt, rn, hn
+
+
+@njit(nogil=True, **JIT)
+def scan_loop(code, submit, dur, est, ids, dem, start, promised, free, ht, hj, q, inq, run, extra, so, sk, prog):
+    """The whole simulation, as :func:`epochbench.sim.policies._loop` runs
+    EASY: at each event time the jobs that end, then the arrivals, then one
+    pass if a job waits (:func:`_ordered_pass`).  Returns the passes."""
+    n = dem.shape[0]
+    hn = qh = qt = rn = ai = passes = 0
+    while ai < n or hn > 0:
+        now = ht[0] if hn > 0 else np.inf
+        if ai < n and submit[ai] < now:
+            now = submit[ai]
+        prog[0], prog[1] = ai, now  # read by run_fast's progress thread
+        while hn > 0 and ht[0] == now:
+            j, hn = _pop(ht, hj, hn)
+            for r in range(free.shape[0]):
+                free[r] += dem[j, r]
+            rn = _run_del(run, rn, j, start, est, ids)
+        while ai < n and submit[ai] == now:
+            inq[ai] = True
+            q[qt] = ai
+            qt += 1
+            ai += 1
+        if qt == qh:
+            continue  # empty queue: no pass
+        passes += 1
+        qh, qt, rn, hn = _ordered_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
+                                       run, rn, ht, hj, hn, extra, code, submit, so, sk)
+    return passes
