@@ -161,6 +161,57 @@ def _easy_head(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised, r
     return p, rn, hn, shadow
 
 
+@njit(**INLINE)
+def easy_admits(j, now, shadow, dem, est, free, extra):
+    """EASY's backfill rule for job j: it fits now and ends by the
+    ``shadow`` time, or fits in ``extra`` too, which it then uses up."""
+    if not _fits(dem, j, free):
+        return False
+    if now + est[j] <= shadow:
+        return True
+    if not _fits(dem, j, extra):
+        return False
+    for r in range(free.shape[0]):
+        extra[r] -= dem[j, r]
+    return True
+
+
+# -- the steps of an event loop that its rules share (the loops of the rule modules) --
+@njit(**INLINE)
+def next_event(ht, hn, submit, ai, wake, prog):
+    """The next event time: the earliest job end, arrival or planned start
+    (``wake``; inf: none); reported in ``prog`` for run_fast's progress thread."""
+    now = ht[0] if hn > 0 else np.inf
+    if ai < submit.shape[0] and submit[ai] < now:
+        now = submit[ai]
+    if wake < now:
+        now = wake
+    prog[0], prog[1] = ai, now
+    return now
+
+
+@njit(**INLINE)
+def end_one(now, ht, hj, hn, dem, free):
+    """Pop a job that ends at ``now`` (the caller checks ``ht[0] == now``)
+    and give its resources back.  Returns (job, hn)."""
+    j, hn = _pop(ht, hj, hn)
+    for r in range(free.shape[0]):
+        free[r] += dem[j, r]
+    return j, hn
+
+
+@njit(**INLINE)
+def arrive_all(now, submit, ai, inq, q, qt):
+    """Append the jobs that arrive at ``now`` to the queue ``q[:qt]`` in
+    arrival order.  Returns (ai, qt)."""
+    while ai < submit.shape[0] and submit[ai] == now:
+        inq[ai] = True
+        q[qt] = ai
+        qt += 1
+        ai += 1
+    return ai, qt
+
+
 # -- the running jobs as an unordered set: ``runj[:rn]``, ``rpos[j]`` = j's place --
 @njit(**JIT)
 def _set_add(runj, rpos, rn, j):

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from epochbench.instances.lazy import njit
-from .loop_events import _begin, _compact, _pop, _run_add, _run_del
+from .loop_events import _begin, _compact, _run_add, _run_del, end_one, next_event
 from .profile import JIT
 
 #: rule code in the compiled event loop (after fcfs 0 ... easy-xfactor 8)
@@ -250,13 +250,9 @@ def mq_loop(submit, dur, est, ids, dem, start, promised, free, ht, hj, inq, run,
     n = dem.shape[0]
     hn = rn = ai = passes = 0
     while ai < n or hn > 0:
-        now = ht[0] if hn > 0 else np.inf
-        if ai < n and submit[ai] < now:
-            now = submit[ai]
-        prog[0], prog[1] = ai, now  # read by run_fast's progress thread
+        now = next_event(ht, hn, submit, ai, np.inf, prog)
         while hn > 0 and ht[0] == now:
-            j, hn = _pop(ht, hj, hn)
-            free[0] += dem[j, 0]
+            j, hn = end_one(now, ht, hj, hn, dem, free)
             rn = _run_del(run, rn, j, start, est, ids)
             mq_finish(j, mqs, mqc, mqj, mqh, mqf)
         while ai < n and submit[ai] == now:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from epochbench.instances.lazy import njit
-from .loop_events import _begin, _fits, _pop, _set_add, _set_del, sort_by_key
+from .loop_events import _begin, _compact, _fits, _set_add, _set_del, arrive_all, end_one, next_event, sort_by_key
 from .profile import JIT, _book_order, p_add, p_advance, p_init, rows_needed
 
 #: rule codes in the compiled event loop (after fcfs 0 ... threshold-bf 11), by order
@@ -124,24 +124,13 @@ def orders_loop(code, submit, dur, est, ids, dem, capacity, start, promised, fre
     hn = qt = rn = ai = passes = rows = planned = 0
     wake = np.inf
     while ai < n or hn > 0 or wake < np.inf:
-        now = ht[0] if hn > 0 else np.inf
-        if ai < n and submit[ai] < now:
-            now = submit[ai]
-        if wake < now:
-            now = wake
-        prog[0], prog[1] = ai, now  # read by run_fast's progress thread
+        now = next_event(ht, hn, submit, ai, wake, prog)
         while hn > 0 and ht[0] == now:
-            j, hn = _pop(ht, hj, hn)
-            for r in range(free.shape[0]):
-                free[r] += dem[j, r]
+            j, hn = end_one(now, ht, hj, hn, dem, free)
             rn = _set_del(runj, rpos, rn, j)
             if extends and now != start[j] + est[j]:
                 rows = 0  # its resources free at another time than planned
-        while ai < n and submit[ai] == now:
-            inq[ai] = True
-            q[qt] = ai
-            qt += 1
-            ai += 1
+        ai, qt = arrive_all(now, submit, ai, inq, q, qt)
         if qt == 0:
             continue  # empty queue: no pass
         passes += 1
@@ -164,15 +153,10 @@ def orders_loop(code, submit, dur, est, ids, dem, capacity, start, promised, fre
                     started += 1
         if started < due:
             rows = 0  # a slot of the plan that was not there
-        w = 0
+        qt = planned = _compact(q, 0, qt, inq)
         wake = np.inf
         for p in range(qt):
-            j = q[p]
-            if inq[j]:
-                q[w] = j
-                w += 1
-                wake = min(wake, res[j])
-        qt = planned = w
+            wake = min(wake, res[q[p]])
         if not wake > now:
             wake = np.inf
     return passes

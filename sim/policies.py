@@ -77,7 +77,7 @@ from .engine import JobTable, Policy, StartFn, fitting, packing_instance, wake_t
 from .greedy_fast import (BB_RULE, BL_RULE, OPTIONS as GREEDY_OPTIONS, OUT as GREEDY_OUT, fast_options, greedy_select,
                           greedy_stats, greedy_work)
 from .los_fast import LOS_RULE, OUT as LOS_OUT, OVERFLOW as LOS_OVERFLOW, los_grown, los_select, los_stats, los_work
-from .loop_events import _begin, _compact, _easy_head, _fits, _pop, _run_add, _run_del
+from .loop_events import _begin, _compact, _easy_head, _fits, _pop, _run_add, _run_del, easy_admits
 from .multiqueue_fast import MQ_RULE, mq_loop, mq_work
 from .orders_fast import ORDERS_RULE, orders_loop, orders_work
 from .profile import (INLINE, JIT, Profile, _below_back, _below_from, _covers, _high_bit, _locate, _room_from, p_add,
@@ -887,14 +887,7 @@ def _easy_pass(now, q, qh, qt, inq, dem, dur, est, ids, free, start, promised,
         if free[0] <= 0:
             break  # procs >= 1: nothing more fits
         j = q[p]
-        if not _fits(dem, j, free):
-            continue
-        if now + est[j] <= shadow:
-            pass
-        elif _fits(dem, j, extra):
-            for r in range(free.shape[0]):
-                extra[r] -= dem[j, r]
-        else:
+        if not easy_admits(j, now, shadow, dem, est, free, extra):
             continue
         hn = _begin(j, now, dem, dur, free, start, inq, ht, hj, hn)
         rn = _run_add(run, rn, j, start, est, ids)

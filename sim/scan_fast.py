@@ -34,7 +34,8 @@ from __future__ import annotations
 import numpy as np
 
 from epochbench.instances.lazy import njit
-from .loop_events import _begin, _compact, _easy_head, _fits, _pop, _run_add, _run_del, sort_by_key
+from .loop_events import (_begin, _compact, _easy_head, _fits, _run_add, _run_del, arrive_all, easy_admits, end_one,
+                          next_event, sort_by_key)
 from .profile import JIT
 
 #: rule codes in the compiled event loop (after fcfs 0, nonfcfs 1, easy 2,
@@ -95,14 +96,7 @@ def _ordered_starts(now, shadow, q, qh, qt, inq, dem, dur, est, ids, free, start
         if free[0] <= 0:
             break  # procs >= 1: nothing more fits
         j = so[b]
-        if not _fits(dem, j, free):
-            continue
-        if now + est[j] <= shadow:
-            pass
-        elif _fits(dem, j, extra):
-            for r in range(free.shape[0]):
-                extra[r] -= dem[j, r]
-        else:
+        if not easy_admits(j, now, shadow, dem, est, free, extra):
             continue
         hn = _begin(j, now, dem, dur, free, start, inq, ht, hj, hn)
         rn = _run_add(run, rn, j, start, est, ids)
@@ -134,20 +128,11 @@ def scan_loop(code, submit, dur, est, ids, dem, start, promised, free, ht, hj, q
     n = dem.shape[0]
     hn = qh = qt = rn = ai = passes = 0
     while ai < n or hn > 0:
-        now = ht[0] if hn > 0 else np.inf
-        if ai < n and submit[ai] < now:
-            now = submit[ai]
-        prog[0], prog[1] = ai, now  # read by run_fast's progress thread
+        now = next_event(ht, hn, submit, ai, np.inf, prog)
         while hn > 0 and ht[0] == now:
-            j, hn = _pop(ht, hj, hn)
-            for r in range(free.shape[0]):
-                free[r] += dem[j, r]
+            j, hn = end_one(now, ht, hj, hn, dem, free)
             rn = _run_del(run, rn, j, start, est, ids)
-        while ai < n and submit[ai] == now:
-            inq[ai] = True
-            q[qt] = ai
-            qt += 1
-            ai += 1
+        ai, qt = arrive_all(now, submit, ai, inq, q, qt)
         if qt == qh:
             continue  # empty queue: no pass
         passes += 1

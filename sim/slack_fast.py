@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from epochbench.instances.lazy import njit
-from .loop_events import _begin, _fits, _pop, _set_add, _set_del
+from .loop_events import _begin, _compact, _fits, _set_add, _set_del, arrive_all, end_one, next_event
 from .profile import JIT, p_add, p_book, p_find, p_init, rebuild
 
 #: rule codes in the compiled event loop (after fcfs 0 ... multi-queue 9)
@@ -236,12 +236,7 @@ def _slack_pass(now, q, qt, resv, rv, order, runj, rend, rpos, rn, dem, dur, est
         j = resv[b]
         if inq[j] and plan[j] <= now and _fits(dem, j, free):
             hn, rn = _start(j, now, dem, dur, free, start, inq, ht, hj, hn, runj, rend, rpos, rn, est)
-    w = 0
-    for p in range(qt):
-        if inq[q[p]]:
-            q[w] = q[p]
-            w += 1
-    qt = w
+    qt = _compact(q, 0, qt, inq)
     w = 0
     wake = np.inf
     for b in range(rv):
@@ -266,22 +261,11 @@ def slack_loop(submit, dur, est, ids, dem, capacity, start, promised, free, ht, 
     hn = qt = rv = rn = ai = passes = 0
     wake = np.inf
     while ai < n or hn > 0 or wake < np.inf:
-        now = ht[0] if hn > 0 else np.inf
-        if ai < n and submit[ai] < now:
-            now = submit[ai]
-        if wake < now:
-            now = wake
-        prog[0], prog[1] = ai, now  # read by run_fast's progress thread
+        now = next_event(ht, hn, submit, ai, wake, prog)
         while hn > 0 and ht[0] == now:
-            j, hn = _pop(ht, hj, hn)
-            for r in range(free.shape[0]):
-                free[r] += dem[j, r]
+            j, hn = end_one(now, ht, hj, hn, dem, free)
             rn = _set_del(runj, rpos, rn, j)
-        while ai < n and submit[ai] == now:
-            inq[ai] = True
-            q[qt] = ai
-            qt += 1
-            ai += 1
+        ai, qt = arrive_all(now, submit, ai, inq, q, qt)
         if qt == 0:
             continue  # empty queue: no pass (the plan's wake-up is kept)
         passes += 1
