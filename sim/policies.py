@@ -611,14 +611,8 @@ def run_fast(policy: Policy, table: JobTable, capacity: np.ndarray, progress=Non
         if code in (_LOS, _BL, _BB):                 # as the generic policy reports an empty run
             policy.selector_stats = {"steps": 0, "unproven": 0, "fallback": 0}
         return 0
-    if code == _MQ:
-        return _run_mq(policy, table, capacity, progress, every)
-    if code in SLACK_RULES:
-        return _run_slack(policy, table, capacity, progress, every)
-    if code in ORDERS_RULE.values():
-        return _run_orders(code, table, capacity, progress, every)
-    if code in SCAN_RULES:
-        return _run_scan(code, table, capacity, progress, every)
+    if code in OWN_LOOPS:                            # a rule with a compiled loop of its own
+        return OWN_LOOPS[code](policy, code, table, capacity, progress, every)
     limit = float(getattr(policy, "starvation_limit", DAY))
     rows = rows_needed(n) if code == _CONS else 1
     lw, lbits = los_work(n, code == _LOS, los_words)
@@ -677,7 +671,7 @@ def run_python(table: JobTable, capacity: np.ndarray, progress=None) -> int | No
     return passes
 
 
-def _run_mq(policy: Policy, table: JobTable, capacity: np.ndarray, progress, every: float) -> int:
+def _run_mq(policy: Policy, code: int, table: JobTable, capacity: np.ndarray, progress, every: float) -> int:
     """multi-queue's own compiled loop (:func:`epochbench.sim.multiqueue_fast.mq_loop`):
     kept apart from :func:`_loop`, whose conservative passes ran 10 % slower
     with its branches in (on a 250,000-job stream)."""
@@ -691,7 +685,7 @@ def _run_mq(policy: Policy, table: JobTable, capacity: np.ndarray, progress, eve
     return _drive(mq_loop, args, prog, progress, every)
 
 
-def _run_scan(code: int, table: JobTable, capacity: np.ndarray, progress, every: float) -> int:
+def _run_scan(policy: Policy, code: int, table: JobTable, capacity: np.ndarray, progress, every: float) -> int:
     """easy-sjf's and easy-xfactor's own compiled loop
     (:func:`epochbench.sim.scan_fast.scan_loop`): in :func:`_loop` their
     pass slowed EASY's and conservative's by a few per cent."""
@@ -706,7 +700,7 @@ def _run_scan(code: int, table: JobTable, capacity: np.ndarray, progress, every:
     return _drive(scan_loop, args, prog, progress, every)
 
 
-def _run_orders(code: int, table: JobTable, capacity: np.ndarray, progress, every: float) -> int:
+def _run_orders(policy: Policy, code: int, table: JobTable, capacity: np.ndarray, progress, every: float) -> int:
     """The priority orders' own compiled loop (:func:`epochbench.sim.orders_fast.orders_loop`)."""
     n = table.n
     prog = np.zeros(2)
@@ -717,7 +711,7 @@ def _run_orders(code: int, table: JobTable, capacity: np.ndarray, progress, ever
     return _drive(orders_loop, args, prog, progress, every)
 
 
-def _run_slack(policy: Policy, table: JobTable, capacity: np.ndarray, progress, every: float,
+def _run_slack(policy: Policy, code: int, table: JobTable, capacity: np.ndarray, progress, every: float,
                rows: int | None = None) -> int:
     """slack-bf's and threshold-bf's own compiled loop
     (:func:`epochbench.sim.slack_fast.slack_loop`); a run whose plans
@@ -733,8 +727,14 @@ def _run_slack(policy: Policy, table: JobTable, capacity: np.ndarray, progress, 
     if work[-1][SLACK_OVERFLOW]:
         table.start[:] = np.nan
         table.promised[:] = np.nan
-        return _run_slack(policy, table, capacity, progress, every, slack_grown(work[-1], work[2].shape[0]))
+        return _run_slack(policy, code, table, capacity, progress, every, slack_grown(work[-1], work[2].shape[0]))
     return passes
+
+
+#: the rules that run in a compiled loop of their own (kept apart from :func:`_loop`,
+#: whose EASY and conservative passes their branches slowed), and what runs each
+OWN_LOOPS = {_MQ: _run_mq, **{c: _run_slack for c in SLACK_RULES}, **{c: _run_orders for c in ORDERS_RULE.values()},
+             **{c: _run_scan for c in SCAN_RULES}}
 
 
 def _drive(loop, args, prog, progress, every) -> int:
