@@ -3,10 +3,11 @@
 ``multi-queue`` (:class:`epochbench.sim.variants.MultiQueue`, [vadhiyar-notes]
 "Backfilling Variants" 3) keeps a queue per estimate class, each running EASY
 on its own partition of the processors, optionally borrowing the idle
-processors of partitions whose queue is empty (``lend``).  The compiled loop
-of :mod:`epochbench.sim.policies` runs it as rule :data:`MQ_RULE` with the
-generic policy's rules, step for step, so that the two engines give
-identical schedules (tests/test_multiqueue_fast.py):
+processors of partitions whose queue is empty (``lend``).  Its own compiled
+loop (:func:`mq_loop`, rule :data:`MQ_RULE` of
+:func:`epochbench.sim.policies.run_fast`) follows the generic policy's
+rules step for step, so that the two engines give identical schedules
+(tests/test_multiqueue_fast.py):
 
 * each job's queue is fixed at arrival (:meth:`MultiQueue.queue_of`), so it
   is computed for all jobs before the run (:func:`mq_work`), and each queue

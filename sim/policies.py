@@ -696,7 +696,7 @@ def _run_scan(policy: Policy, code: int, table: JobTable, capacity: np.ndarray, 
             np.empty(n + 1), np.empty(n + 1, np.int64),           # heap: times, jobs
             np.empty(n + 1, np.int64), np.zeros(n, np.bool_),     # queue, queued flags
             np.empty(n + 1, np.int64), np.empty(table.k, np.int64),   # running list, extra
-            *scan_work(n, True), prog)
+            *scan_work(n), prog)
     return _drive(scan_loop, args, prog, progress, every)
 
 

@@ -45,11 +45,10 @@ SJF_RULE, XFACTOR_RULE = 7, 8
 SCAN_RULES = (SJF_RULE, XFACTOR_RULE)
 
 
-def scan_work(n: int, used: bool) -> tuple:
+def scan_work(n: int) -> tuple:
     """Work arrays of :func:`scan_order` for ``n`` jobs: the rows listed
-    (int64) and their keys (float64); placeholders when not ``used``."""
-    size = n if used else 1
-    return np.empty(size, np.int64), np.empty(size)
+    (int64) and their keys (float64)."""
+    return np.empty(max(n, 1), np.int64), np.empty(max(n, 1))
 
 
 @njit(**JIT)

@@ -32,7 +32,7 @@ def generic_list(policy, now, shadow, dem, est, submit, free, extra):
 
 def kernel_list(policy, now, shadow, dem, est, submit, free, extra):
     q = len(est)
-    order, keys = scan_fast.scan_work(q, True)
+    order, keys = scan_fast.scan_work(q)
     c = scan_fast.scan_order(now, shadow, np.arange(q, dtype=np.int64), 0, q, dem, est, submit,
                              free, extra, RULES[policy][0], order, keys)
     return order[:c].tolist()
