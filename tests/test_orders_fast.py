@@ -11,7 +11,8 @@ from epochbench.instances.data import data_root
 from epochbench.sim import backfill, orders_fast, policies
 from epochbench.sim.pool import simulate_pool as simulate
 
-from test_sim_engine import random_stream, same_schedule, stream
+from test_sim_engine import random_stream, same_schedule
+from test_variants_plans import lost_estimate_streams
 
 KTH = data_root() / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
 POLICIES = ["fcfs-bf", "sjf-bf", "bfit-bf", "wfit-bf"]
@@ -54,17 +55,9 @@ def test_whole_streams_equal_the_generic_engine(policy, seed):
 @pytest.mark.parametrize("tiny", [1e-300, 1e-9])
 def test_estimates_lost_in_the_time_equal_the_generic_engine(tiny):
     """Slots of no width (t + e == t), which fcfs-bf never extends a plan with."""
-    base = 1e9 if tiny == 1e-9 else 0.0
-    same_schedule(stream([(1, base, 3, 1.0, 1.0), (2, base, 1, tiny, tiny), (3, base, 3, 1.0, 1.0),
-                          (4, base + 1, 1, tiny, tiny)]), [3], "fcfs-bf")
-    rng = np.random.default_rng(7)
-    for _ in range(10):
-        df = random_stream(rng, 120, cap=4)
-        small = rng.random(len(df)) < 0.3
-        est = np.where(small, tiny, df["estimate"])
-        df = df.assign(estimate=est, duration=np.where(small, tiny, est), submit=df["submit"] + base)
+    for df, cap in lost_estimate_streams(tiny, 10):
         for policy in POLICIES:
-            same_schedule(df.assign(runtime=df["duration"]), [4], policy)
+            same_schedule(df, cap, policy)
 
 
 @pytest.mark.parametrize("policy", POLICIES)
