@@ -162,13 +162,29 @@ def _fits_int64(rows: np.ndarray, count: int, base) -> bool:
     return count * top + low <= INT64_MAX
 
 
-def exact_loads(matrix: np.ndarray, idx: tuple[int, ...], base: np.ndarray | None = None) -> np.ndarray:
+def subset_sums_fit(holder, name: str, matrix: np.ndarray, base: np.ndarray | None = None) -> bool:
+    """Whether every sum of distinct rows of ``matrix`` plus ``base`` provably
+    fits int64 (:func:`_fits_int64` over the whole matrix, any number of its
+    rows), cached as ``holder.__dict__["_sums_fit_" + name]``: a read-only
+    instance checked again and again (a simulated step's four solves), whose
+    arrays never change.  O(matrix.size) once."""
+    key = "_sums_fit_" + name
+    fit = holder.__dict__.get(key)
+    if fit is None:
+        fit = _fits_int64(matrix, matrix.shape[0], base)
+        holder.__dict__[key] = fit
+    return fit
+
+
+def exact_loads(matrix: np.ndarray, idx: tuple[int, ...], base: np.ndarray | None = None, *,
+                fits: bool = False) -> np.ndarray:
     """``base + matrix[idx].sum(axis=0)``, exact.
 
     int64 when :func:`_fits_int64` proves that no partial sum can wrap (the
     usual case), else an object array of Python integers.  Compare the
     result with a capacity as it is: numpy compares an int64 or Python-int
-    array with an int64 one exactly.
+    array with an int64 one exactly.  ``fits=True``: the caller proved it
+    for every set of rows (:func:`subset_sums_fit`), not proved again here.
 
     Notes
     -----
@@ -176,7 +192,7 @@ def exact_loads(matrix: np.ndarray, idx: tuple[int, ...], base: np.ndarray | Non
     taken only for magnitudes near 2**63 / len(idx).
     """
     rows = matrix[np.asarray(idx, dtype=np.intp)] if idx else matrix[:0]
-    if _fits_int64(rows, len(idx), base):
+    if fits or _fits_int64(rows, len(idx), base):
         load = rows.sum(axis=0, dtype=np.int64)
         return load if base is None else load + base.astype(np.int64)
     load = rows.astype(object).sum(axis=0) if idx else np.zeros(matrix.shape[1], dtype=np.int64).astype(object)
@@ -196,8 +212,9 @@ def exact_bin_loads(matrix: np.ndarray, bins: tuple[tuple[int, ...], ...]) -> np
 
 def over(load: np.ndarray, capacity: np.ndarray) -> int | None:
     """First resource on which ``load`` exceeds ``capacity`` (None if none)."""
-    bad = np.flatnonzero(np.asarray(load > capacity, dtype=bool))
-    return int(bad[0]) if bad.size else None
+    bad = np.asarray(load > capacity, dtype=bool).ravel()
+    first = int(bad.argmax()) if bad.size else 0      # the first True (argmax: a third of flatnonzero's time)
+    return first if bad.size and bad[first] else None
 
 
 def is_int(value) -> bool:
@@ -247,5 +264,5 @@ def with_article(noun: str) -> str:
     return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
-__all__ = ["SEQUENCES", "short", "index", "indices", "distinct", "exact_loads", "exact_bin_loads", "over",
+__all__ = ["SEQUENCES", "short", "index", "indices", "distinct", "subset_sums_fit", "exact_loads", "exact_bin_loads", "over",
            "is_int", "is_number", "with_article"]

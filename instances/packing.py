@@ -29,7 +29,7 @@ from .core import (
     profit_vector,
 )
 from . import io as _io
-from .checks import SEQUENCES, distinct, exact_bin_loads, exact_loads, indices, over, short
+from .checks import SEQUENCES, distinct, exact_bin_loads, exact_loads, indices, over, short, subset_sums_fit
 
 OBJECTIVES = ("utilization", "count", "profit")
 
@@ -322,7 +322,7 @@ def check_packing(inst: PackingInstance, selected) -> tuple[int, ...]:
     name = inst.name
     sel = indices(selected, inst.n, f"{name}: selection")
     distinct(sel, f"{name}: selection", "starts")
-    load = exact_loads(inst.demand, sel, inst.used)
+    load = exact_loads(inst.demand, sel, inst.used, fits=subset_sums_fit(inst, "demand_used", inst.demand, inst.used))
     r = over(load, inst.capacity)
     if r is not None:
         raise InfeasibleSolution(
@@ -331,7 +331,7 @@ def check_packing(inst: PackingInstance, selected) -> tuple[int, ...]:
     res = inst.reservation
     if res is not None and sel:
         late = tuple(j for j in sel if res.past_shadow[j])
-        ext = exact_loads(inst.demand, late)
+        ext = exact_loads(inst.demand, late, fits=subset_sums_fit(inst, "demand", inst.demand))
         r = over(ext, res.extra)
         if r is not None:
             raise InfeasibleSolution(

@@ -389,18 +389,20 @@ def as_result(inst, method: str, out, seconds: float, describe: bool = True) -> 
     set, a dict, a generator, a string, None) is an
     :class:`~epochbench.instances.core.InfeasibleSolution`."""
     if isinstance(out, Result):
-        res = replace(out, seconds=seconds)       # the time measured here, never the method's own figure
+        given, info = out.decision, out.info
     elif isinstance(out, SEQUENCES):
-        res = Result(inst.kind, method, tuple(out), 0.0, "feasible", seconds)
+        given, info = tuple(out), {}
     else:
         raise InfeasibleSolution(f"{inst.name}: {method} returned {short(out, 40)} ({type(out).__name__}), not a "
                                  "decision (a list, tuple, range or numpy array)")
-    decision = check(inst, res.decision)
-    info = res.info
+    decision = check(inst, given)
     if describe and hasattr(inst, "describe"):  # family-specific figures of a decision, e.g. a matching's cardinality
         info = {**info, **inst.describe(decision)}
-    return replace(res, family=inst.kind, method=method, decision=decision,
-                   value=inst.value(decision), info=info)
+    fields = dict(family=inst.kind, method=method, decision=decision, value=inst.value(decision),
+                  seconds=seconds, info=info)   # the time measured here, never the method's own figure
+    if isinstance(out, Result):  # one Result made (and checked) per call: a simulated step makes four
+        return replace(out, **fields)
+    return Result(status="feasible", **fields)
 
 
 #: an exact method's wall-time limit when none is given (seconds)
@@ -620,11 +622,15 @@ def _no_proof(res: Result) -> Result:
     ``validate``; ``infeasible`` beside a checked decision read as such in
     ``score``).  The entries :func:`solve` writes itself (:data:`SOLVE_INFO`)
     are dropped from the heuristic's own ``info``: an ``info["claimed"]``
-    of its own said a status it never returned."""
+    of its own said a status it never returned.  ``info["bound_kind"]`` is
+    ``"none"``, as :func:`_unbounded` says of any result without a bound
+    (set here in the same copy: one Result made, not two)."""
     info = {k: v for k, v in res.info.items() if k not in SOLVE_INFO}
     if res.status != "feasible":
         info["claimed"] = res.status
-    if res.status == "feasible" and res.bound is None and len(info) == len(res.info):
+    kept = len(info) == len(res.info)
+    info["bound_kind"] = "none"
+    if res.status == "feasible" and res.bound is None and kept and res.info.get("bound_kind") == "none":
         return res
     return replace(res, status="feasible", bound=None, info=info)
 
