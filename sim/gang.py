@@ -25,11 +25,20 @@ Machine model ([zhang-comparative] section 5)
 
 Scheduling events (section 5.2)
     Every arrival and departure is a scheduling event that recomputes the
-    matrix.  *Continuous* scheduling (default) recomputes it at once: the
-    current slice is cut short, the new matrix takes effect immediately in the
-    row whose slice is running (jobs new to that row switch in now; the slice
-    keeps its end, so events never hold the clock on one row), and if that
-    row is now empty the next non-empty row starts a fresh slice.
+    matrix.  *Continuous* scheduling (default) recomputes it at once, and the
+    new matrix takes effect immediately in the row whose slice is running:
+    jobs new to that row switch in now (paying the context switch), jobs gone
+    from it stop now, and if that row is now empty the next non-empty row
+    starts a fresh slice.  The paper says the current slice "is cut short"
+    and warns that continuous scheduling thrashes when events are frequent,
+    "because context switches are more frequent"; it does not say which row
+    runs after the cut.  Here the slice of the running row keeps its end: a
+    fresh slice of that row at every event would let a stream of events hold
+    the clock on one row, and moving on to the next row at every event would
+    make the rotation follow the event rate.  So the context switches an
+    event causes are those of the jobs that enter the running row, and the
+    thrashing the paper warns of shows only as far as events put new jobs
+    into the running row.
     *Discrete* scheduling (``discrete=True``) recomputes it only at slice
     boundaries (a grid of ``slice`` seconds from the first arrival): a job
     that ends leaves its cells idle until the boundary, an arriving job waits
@@ -65,7 +74,11 @@ Capacity loss (eq. 3)
     row (e_ij; the cells of a job that ended inside a discrete slice count
     from its end, the H_ij term), context switches (T C n_j, the part that
     elapsed before the job was stopped) and migrations (eqs. 4/5), over
-    ``N x t^f_m``.  Eq. (3) as printed has no delta; eq. (2) and the text
+    ``N x t^f_m``.  Migrations are an addition: eq. (3) as printed comes
+    before section 6 brings them in, but their node-seconds are lost to the
+    machine as a switch's are, and with them utilization plus
+    ``capacity_lost_any_time`` (delta = 1 everywhere) is exactly 1.  Eq. (3)
+    as printed has no delta; eq. (2) and the text
     ("loss of capacity when (i) it has jobs waiting") have it, and without it
     every idle node-second of a lightly loaded machine would count, so that
     kappa = 1 - rho at every load, against figure 20.  ``GangResult.kappa``
