@@ -370,8 +370,13 @@ def compact_matrix(m: Matrix, clock: Clock, guard: Guard | None = None) -> int:
     i only, its columns are empty in row j, row j is at least as populated as
     row i (jobs go from less to more populated rows, so every move raises
     sum(used^2) and the loop ends), the clock rule allows it and, for BGS,
-    ``guard`` (the destination row's reservations) allows it.  Returns the
-    number of moves.  O(mpl^2 x jobs) per round."""
+    ``guard`` (the destination row's reservations) allows it.  The jobs of
+    row i are taken in the row's order: the GS loop names none, and the
+    smallest-first order of section 6.4 is read as CollapseMatrix-2's (the
+    migration paragraph it stands in; :func:`collapse_migrating`), though
+    the paper also calls CollapseMatrix-2 "the same as CollapseMatrix-1";
+    this step is CollapseMatrix-1 of MGS and MBGS too.  Returns the number
+    of moves.  O(mpl^2 x jobs) per round."""
     moves = 0
     while True:
         changed = False
@@ -422,7 +427,10 @@ def fill_matrix(m: Matrix, clock: Clock, order: Iterable[int] | None = None) -> 
     round replicates a job at most once.  Rows only lose empty cells during
     the step, so a job that found no row in one round finds none later: each
     round after the first retries only the jobs replicated in the round
-    before (same result, less work).  Returns the replicas added.
+    before (same result, less work).  Returns the replicas added.  This is
+    FillMatrix-1 of MGS and MBGS too, in starting time order; section 6.4's
+    "first-come first-serve order" belongs to the expansion with migration,
+    FillMatrix-2 (:func:`fill_migrating`).
     O(jobs x mpl) for the first round, O(replicas x mpl) for the others."""
     jobs = [j for j in (m.order if order is None else order) if j in m.home]
     added = 0
