@@ -100,7 +100,10 @@ class Constants:
 
     @classmethod
     def non_preemptive(cls, **kw) -> "Constants":
-        return cls(overhead=800.0, **kw)
+        """Footnote 1's constants of a CS version without preemption
+        (``overhead`` 800 where the preemptive versions have 8), with ``kw``
+        over them, ``overhead`` included."""
+        return cls(**{"overhead": 800.0, **kw})
 
     @classmethod
     def parse(cls, items, preemptive: bool = True) -> "Constants":

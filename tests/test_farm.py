@@ -122,6 +122,15 @@ def test_input_wait_overhead_aging():
     assert fm.Constants.non_preemptive().overhead == 800.0
 
 
+def test_non_preemptive_overhead_can_be_overridden():
+    """Footnote 1 sets Delta to 800 for the versions without preemption; a
+    --cs-constant overhead=... replaces it (it raised a TypeError: the
+    keyword twice)."""
+    assert fm.Constants.parse(["overhead=5"], preemptive=False).overhead == 5.0
+    assert fm.Constants.parse(["aging=0.5"], preemptive=False).overhead == 800.0
+    assert fm.Constants.non_preemptive(overhead=3.0, aging=0.5) == fm.Constants(overhead=3.0, aging=0.5)
+
+
 @pytest.mark.parametrize("seed,c", [(1, fm.Constants()), (2, fm.Constants(literal_fbar=True)),
                                     (3, fm.Constants.non_preemptive()), (4, fm.Constants(k=2.0))])
 def test_preference_matrix_sums_the_heuristics_and_zeroes_ineligible(seed, c):
