@@ -54,7 +54,12 @@
   order) and flexible backfilling with CS priorities (``bf-rm``: queue by
   the CS priority ``c-bar_i`` of 4.2, reservation for the first job
   recomputed at every event; ``bf-unrm``: the reserved job keeps its
-  reservation through events until it starts).  The reservation is the
+  reservation through events until it starts: it stays at the head whatever
+  the priorities say, but the time and machine of its reservation are
+  found again at each event, as EASY's are, so that a job ending before its
+  estimate moves them earlier; the paper's "maintains the first queued job
+  reservation" is read as the job, since a time kept past the earliest one
+  would only let backfilled jobs delay the head).  The reservation is the
   earliest estimated time an eligible machine and the head's licenses are
   free together; a later job starts now on a free machine if it ends (by
   estimate) before that time or leaves the reserved machine and the
