@@ -16,9 +16,9 @@ from epochbench.experiments import zhang_gang as zg
 # ---- capannini-mkp: [capannini2007] table 1 ------------------------------------------------------------
 @pytest.fixture(scope="module")
 def mkp_table():
-    quick = [t for t in mkp.tasks(Options(quick=True)) if t["seed"] == 0]    # one event per license ratio
+    quick = [t for t in mkp.tasks(Options(quick=True)) if t["seed"] == 0]    # one stream per license ratio
     assert len(quick) == 4
-    rows = [r for t in quick for r in mkp.run({**t, "time_limit": 0.5})]
+    rows = [r for t in quick for r in mkp.run({**t, "time_limit": 0.5, "jobs": 300})]
     return mkp.table(pd.DataFrame(rows))
 
 
