@@ -41,12 +41,13 @@ FCFS_BF, SJF_BF, BFIT_BF, WFIT_BF = (ORDERS_RULE[x] for x in ("fcfs", "sjf", "bf
 
 def orders_work(table) -> tuple:
     """Work arrays of :func:`orders_loop`: the queue, the order, its keys
-    (float: SJF; int: BFit, WFit), the running set, the profile, the plan."""
+    (float: SJF; int: BFit, WFit), the running set, the profile, the plan,
+    the last pass's order of the jobs it left queued."""
     n, k = table.n, table.k
     rows = rows_needed(n)
     return (np.empty(n + 1, np.int64), np.empty(n + 1, np.int64), np.empty(n + 1), np.empty(n + 1, np.int64),
             np.empty(n + 1, np.int64), np.full(n, -1, np.int64),
-            np.empty(rows), np.empty((rows, k), np.int64), np.full(n, np.nan))
+            np.empty(rows), np.empty((rows, k), np.int64), np.full(n, np.nan), np.empty(n + 1, np.int64))
 
 
 @njit(**JIT)
@@ -83,6 +84,38 @@ def plan_queue(now, order, planned, running, start, dem, est, capacity, pt, pf, 
 
 
 @njit(**JIT)
+def _keep_head(now, order, qt, prev, kept, dem, est, pt, pf, res, rows):
+    """How many jobs at the head of ``order[:qt]`` keep the slots the last
+    plan gave them, and the rows of that plan's profile with the others'
+    slots given back (0 and 0: plan the whole queue).  ``rows`` > 0 says
+    that every job ended at its estimate since that plan and every job it
+    planned now started (:meth:`epochbench.sim.backfill.OrderedBackfill._plan`'s
+    conditions); then the jobs that ``order`` shares at its head with
+    ``prev`` (the last order less the jobs it started) keep their slots,
+    as a plan of the whole queue would give them: for such a job, every
+    earlier start from now on was full already in that plan, which held
+    the running jobs, the jobs started since (running where it booked
+    them) and the jobs before it, all of them in the new plan too; and its
+    slot still fits, since the last plan held all of these and it with no
+    capacity below zero.  The jobs after the shared head leave the profile
+    and are booked again (:func:`plan_queue` from ``planned``); equal
+    neighbouring rows are merged.  The generic policy plans the whole
+    queue at every pass (tests/test_orders_fast.py compares the two).
+    O(q + r m K) for the r jobs taken out."""
+    if rows == 0:
+        return 0, 0
+    shared, top = 0, min(qt, kept)
+    while shared < top and order[shared] == prev[shared]:
+        shared += 1
+    for p in range(shared, kept):
+        j = prev[p]
+        rows = p_add(pt, pf, rows, res[j], res[j] + est[j], dem, j, 1)
+    if shared < kept:
+        rows = p_advance(pt, pf, rows, now, True)
+    return shared, rows
+
+
+@njit(**JIT)
 def _order(code, q, qt, order, keys, ikeys, dem, est, free):
     """``order[:qt]``: the queue ``q[:qt]`` (arrival order) in priority
     order ``code``, ties by row."""
@@ -114,29 +147,31 @@ def _order(code, q, qt, order, keys, ikeys, dem, est, free):
 
 @njit(nogil=True, **JIT)
 def orders_loop(code, submit, dur, est, ids, dem, capacity, start, promised, free, ht, hj, inq,
-                q, order, keys, ikeys, runj, rpos, pt, pf, res, prog):
+                q, order, keys, ikeys, runj, rpos, pt, pf, res, prev, prog):
     """The whole simulation, as :func:`epochbench.sim.policies._loop` runs
     the other rules: at each event time (a job end, an arrival, or a start
     a plan asked for) the jobs that end, then the arrivals, then one pass
     if a job waits (:meth:`OrderedBackfill.schedule`).  Returns the passes."""
     n = dem.shape[0]
     extends = code == FCFS_BF
-    hn = qt = rn = ai = passes = rows = planned = 0
+    hn = qt = rn = ai = passes = rows = planned = kept = 0  # kept: the jobs in prev
     wake = np.inf
     while ai < n or hn > 0 or wake < np.inf:
         now = next_event(ht, hn, submit, ai, wake, prog)
         while hn > 0 and ht[0] == now:
             j, hn = end_one(now, ht, hj, hn, dem, free)
             rn = _set_del(runj, rpos, rn, j)
-            if extends and now != start[j] + est[j]:
+            if now != start[j] + est[j]:
                 rows = 0  # its resources free at another time than planned
         ai, qt = arrive_all(now, submit, ai, inq, q, qt)
         if qt == 0:
             continue  # empty queue: no pass
         passes += 1
         _order(code, q, qt, order, keys, ikeys, dem, est, free)
+        if not extends:
+            planned, rows = _keep_head(now, order, qt, prev, kept, dem, est, pt, pf, res, rows)
         m, holds, whole = plan_queue(now, order[:qt], planned, runj[:rn], start, dem, est, capacity, pt, pf, res,
-                                     rows if extends else 0)
+                                     rows)
         rows = m if holds else 0
         due = started = 0
         for p in range(qt):
@@ -153,6 +188,11 @@ def orders_loop(code, submit, dur, est, ids, dem, capacity, start, promised, fre
                     started += 1
         if started < due:
             rows = 0  # a slot of the plan that was not there
+        kept = 0
+        for p in range(qt):
+            if inq[order[p]]:
+                prev[kept] = order[p]
+                kept += 1
         qt = planned = _compact(q, 0, qt, inq)
         wake = np.inf
         for p in range(qt):
