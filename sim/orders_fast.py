@@ -17,7 +17,10 @@ give identical schedules (tests/test_orders_fast.py):
 * the plan (:func:`plan_queue`); FCFS extends the last pass's plan with the
   jobs arrived since while it holds (every job ended at its estimate, none
   runs past it, every job planned by the last pass started, no slot had no
-  width);
+  width); under the same conditions the other orders keep the slots of the
+  jobs their order shares at its head with the last one and book the rest
+  again (:func:`_keep_head`), where the generic policy plans the whole
+  queue: the same slots;
 * promises (a job's first planned start), the jobs planned now started in
   priority order while they fit, a pass asked for at the earliest planned
   start of the jobs left.
