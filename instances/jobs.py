@@ -1581,11 +1581,17 @@ def _checked_info(info: dict, where: str) -> dict:
 
 
 def _arrow_column(col) -> np.ndarray:
-    """One Parquet column as numpy: numbers as they are (nulls as NaN), text as str objects."""
+    """One Parquet column as numpy: numbers as they are (nulls as NaN),
+    dates and durations as numpy's datetime64 / timedelta64 (which a column
+    read as numbers refuses by name, :func:`_numeric`: as Python objects they
+    read as microseconds), times of day as ``datetime.time`` objects (refused
+    the same way, as text that is not a number), text as str objects."""
     import pyarrow as pa
     if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_boolean(col.type):
         if col.null_count:
             return col.to_numpy().astype(np.float64) if not pa.types.is_floating(col.type) else col.to_numpy()
+        return col.to_numpy()
+    if pa.types.is_timestamp(col.type) or pa.types.is_date(col.type) or pa.types.is_duration(col.type):
         return col.to_numpy()
     return np.array(col.to_pylist(), dtype=object)
 

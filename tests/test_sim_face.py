@@ -176,6 +176,28 @@ def test_dates_durations_and_booleans_are_no_numbers_of_a_job_table(column, valu
         eb.simulate((df, 64), "easy")
 
 
+@pytest.mark.parametrize("column, value, says", [
+    ("submit", "dates", "column 'submit' holds dates"), ("runtime", "durations", "column 'runtime' holds durations"),
+    ("estimate", "durations", "column 'estimate' holds durations")])
+def test_dates_and_durations_of_a_parquet_workload_are_no_numbers(tmp_path, column, value, says):
+    """The Parquet reader gave such columns as Python objects, read as
+    microseconds: a 5 s gap between submits became 5,000,000 s, without a
+    word.  A date column the simulator does not read is no harm."""
+    import pandas as pd
+
+    import epochbench as eb
+    df = pd.DataFrame({"id": range(1, 4), "submit": [0.0, 5.0, 6.0], "runtime": [10.0, 10.0, 5.0],
+                       "estimate": [20.0, 20.0, 5.0], "procs": [4, 8, 2]})
+    ok = df.assign(when=pd.to_datetime(df["submit"], unit="s"))
+    ok.to_parquet(tmp_path / "ok.parquet")
+    assert eb.simulate(str(tmp_path / "ok.parquet"), "easy", nodes=8).summary()["jobs"] == 3
+    df[column] = (pd.to_datetime(df[column], unit="s") if value == "dates"
+                  else pd.to_timedelta(df[column], unit="s"))
+    df.to_parquet(tmp_path / "bad.parquet")
+    with pytest.raises(ValueError, match=says):
+        eb.simulate(str(tmp_path / "bad.parquet"), "easy", nodes=8)
+
+
 def test_a_negative_small_job_threshold_is_refused():
     import numpy as np
 
