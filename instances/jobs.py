@@ -1408,6 +1408,12 @@ def _swf_header_text(w: Workload) -> str:
 TABLE_FORMAT, TABLE_VERSION = "epochbench-workload", 1
 
 
+#: the keys of a job table's metadata (:func:`write_table`; :func:`read_table` refuses others)
+TABLE_KEYS = ("format", "version", "capacity", "resources", "dropped", "source", "meta")
+#: keys of a workload's ``meta`` that a table's metadata may hold by mistake at its top
+META_KEYS = ("kill_at_estimate", "adjusted", "names", "header", "capacity_from")
+
+
 def _table_meta(w: Workload) -> str:
     return json.dumps(_plain({"format": TABLE_FORMAT, "version": TABLE_VERSION, "capacity": w.capacity,
                               "resources": list(w.resources), "dropped": w.dropped, "source": w.source,
@@ -1552,7 +1558,16 @@ def _checked_info(info: dict, where: str) -> dict:
     ``capacity`` positive integers, ``resources`` names, ``dropped`` and
     ``meta.adjusted`` counts by reason, ``meta.kill_at_estimate`` true or false;
     ``format`` and ``version``, where given, :data:`TABLE_FORMAT` and at most
-    :data:`TABLE_VERSION` (a later version was read as this one)."""
+    :data:`TABLE_VERSION` (a later version was read as this one).  A key
+    :func:`write_table` never writes (:data:`TABLE_KEYS`) is refused by
+    name: a ``kill_at_estimate`` there, not in ``meta``, was ignored, and
+    the jobs were killed at their estimates all the same."""
+    unknown = [k for k in info if k not in TABLE_KEYS]
+    if unknown:
+        hint = "; the workload's own settings (kill_at_estimate, ...) go in 'meta'" if any(
+            k in META_KEYS for k in unknown) else ""
+        raise InstanceError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))} (the keys are "
+                            f"{', '.join(TABLE_KEYS)}){hint}")
     if info.get("format", TABLE_FORMAT) != TABLE_FORMAT:
         raise InstanceError(f"{where}: 'format' is {info['format']!r}, not {TABLE_FORMAT!r}")
     version = info.get("version", TABLE_VERSION)

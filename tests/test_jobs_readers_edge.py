@@ -688,3 +688,26 @@ def test_the_row_check_of_a_written_table_counts_commas_not_rows(tmp_path, monke
     path.write_text(path.read_text() + "3,2,5\n")
     with pytest.raises(InstanceError, match=r"t\.csv, line 5: 3 field\(s\), the header has "):
         read_table(path)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_table_metadata_key_it_never_writes_is_refused_by_name(tmp_path, suffix):
+    """A ``kill_at_estimate: false`` at the top of the metadata, not in
+    ``meta``, was ignored: the jobs were killed at their estimates, exit 0."""
+    w = make_workload({"id": [1, 2], "submit": [0.0, 1.0], "runtime": [10.0, 10.0], "estimate": [5.0, 5.0],
+                       "procs": [4, 8]}, [8], kill_at_estimate=False)
+    path = save_workload(w, tmp_path / f"w{suffix}")
+    assert read_table(path).kill_at_estimate is False        # in meta, where write_table puts it
+    if suffix == ".csv":
+        head, rest = path.read_text().split("\n", 1)
+        path.write_text(head[:-1] + ', "kill_at_estimate": false, "bogus": 1}\n' + rest)
+    else:
+        import json
+
+        import pyarrow.parquet as pq
+        table = pq.read_table(path)
+        info = json.loads(table.schema.metadata[b"epochbench"])
+        info["kill_at_estimate"] = False
+        pq.write_table(table.replace_schema_metadata({b"epochbench": json.dumps(info).encode()}), path)
+    with pytest.raises(InstanceError, match=r"unknown key\(s\) 'kill_at_estimate'.* go in 'meta'"):
+        read_table(path)
