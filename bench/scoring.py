@@ -40,6 +40,7 @@ a reference file (:func:`read_references`) in the data set's units, as
 from __future__ import annotations
 
 import csv
+import difflib
 import functools
 import math
 import os
@@ -122,9 +123,11 @@ def _missing(x) -> bool:
 # ---- reference values named on the command line ---------------------------------------
 @dataclass(frozen=True)
 class ReferenceFile:
-    """Rows of one results file: ``(dataset or None, instance) -> {column: value}``."""
+    """Rows of one results file: ``(dataset or None, instance) -> {column: value}``;
+    ``ignored``: its columns that are not read (said in :meth:`unused`)."""
     path: str
     rows: dict
+    ignored: tuple = ()
 
     def key(self, inst) -> tuple | None:
         """The row for ``inst``: the one naming its data set (``meta["dataset"]``)
@@ -146,6 +149,9 @@ class ReferenceFile:
         nothing (a ``lower_bound`` of a maximising family, an
         ``upper_bound`` of a minimising one, in the data set's sense)."""
         src, out = Path(self.path).name, []
+        if self.ignored:
+            out.append(f"{src}: column(s) {', '.join(map(repr, self.ignored))} not read (the columns read: "
+                       f"{', '.join(('instance', 'dataset', *REFERENCE_COLUMNS))})")
         keys = {self.key(inst): inst for inst in instances}
         orphans = [name if ds is None else f"{ds}/{name}" for ds, name in self.rows if (ds, name) not in keys]
         if orphans:
@@ -160,8 +166,9 @@ def read_reference_file(path) -> ReferenceFile:
     """Read a results file: CSV (or tab-separated) with a column ``instance``,
     optional ``dataset``, and one or more of :data:`REFERENCE_COLUMNS`, values
     in the data set's units; empty cells mean "not known", other columns are
-    ignored (a byte-order mark, as spreadsheets write one, too), but for one
-    that is a known column misspelt (``bestknown``).  Raises
+    not read (``ignored``, said in :meth:`ReferenceFile.unused`; a
+    byte-order mark, as spreadsheets write one, is skipped), but for one
+    that is a known column misspelt (``bestknown``, ``optimun``: refused).  Raises
     :class:`~epochbench.instances.InstanceError` naming the file, line and
     column of anything malformed: a row with more or fewer cells than the header, a
     lower bound above an upper bound, a file without rows, a known column
@@ -216,17 +223,23 @@ def read_reference_file(path) -> ReferenceFile:
         rows[(ds, name)] = vals
     if not rows:
         raise InstanceError(f"{path}: no rows under the header")
-    return ReferenceFile(str(path), rows)
+    read = ("instance", "dataset", *REFERENCE_COLUMNS)
+    return ReferenceFile(str(path), rows, tuple(f for f in fields if f not in read))
 
 
 def _misspelt(path, fields) -> None:
     """InstanceError for a column that is one of the known ones but for
-    case, spaces, ``-`` or ``_`` (``bestknown``, ``Optimum``): other
-    columns are ignored, so such a column's values would be lost without
-    a word."""
+    case, spaces, ``-`` or ``_`` (``bestknown``, ``Optimum``), or a close
+    match of one the file lacks (``optimun``): other columns are not read
+    (:meth:`ReferenceFile.unused` names them), so such a column's values
+    would be lost."""
     known = {re.sub(r"[^a-z0-9]", "", c): c for c in ("instance", "dataset", *REFERENCE_COLUMNS)}
     for f in fields:
-        want = known.get(re.sub(r"[^a-z0-9]", "", f.lower()))
+        key = re.sub(r"[^a-z0-9]", "", f.lower())
+        want = known.get(key)
+        if want is None and key:   # a typo of one the file lacks (optimun): a close match, difflib's ratio >= 0.8
+            close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.8)
+            want = known[close[0]] if close and known[close[0]] not in fields else None
         if want is not None and want != f:
             raise InstanceError(f"{path}: column {f!r} is not read; did you mean {want!r}?")
 

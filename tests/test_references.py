@@ -248,7 +248,9 @@ def test_score_uses_a_reference_file_named_on_the_command_line(tmp_path, capsys)
     assert main(["score", str(folder), "--methods", "ff", "--reference", str(ref),
                  "--out", str(tmp_path / "s")]) == 0
     err = capsys.readouterr().err.strip().splitlines()   # the row of another data set is used nowhere: said so
-    assert err == [f"epochbench score: mine.csv: 1 of 3 row(s) name no instance here (elsewhere/{names[2]}): "
+    assert err == ["epochbench score: mine.csv: column(s) 'notes' not read (the columns read: instance, dataset, "
+                   "optimum, best_known, lower_bound, upper_bound)",
+                   f"epochbench score: mine.csv: 1 of 3 row(s) name no instance here (elsewhere/{names[2]}): "
                    "ignored"]
     t = pd.read_csv(tmp_path / "s.csv").set_index("instance")
     # ff beats the file's 0.01: its checked value is the best known now, the gap measured against it
@@ -548,3 +550,23 @@ def test_validate_reports_a_false_bound():
     assert not any(f.startswith("edge-nothing-fits") for f in v.failures)
     honest = validate(claims_optimal_honestly, "packing", count=2, seed=1, time_limit=5.0)
     assert honest.ok, honest.failures
+
+
+@pytest.mark.parametrize("header, says", [
+    ("instance,optimun", "column 'optimun' is not read; did you mean 'optimum'"),
+    ("instance,best_knwon", "column 'best_knwon' is not read; did you mean 'best_known'")])
+def test_a_reference_column_spelt_close_to_a_missing_one_is_refused(tmp_path, header, says):
+    """A typo of a known column was dropped as one not read, exit 0."""
+    ref = tmp_path / "r.csv"
+    ref.write_text(f"{header}\na,0.5\n")
+    with pytest.raises(InstanceError, match=says):
+        read_reference_file(ref)
+
+
+def test_a_reference_file_says_which_columns_it_does_not_read(tmp_path):
+    ref = tmp_path / "r.csv"
+    ref.write_text("instance,optimum,optimun,notes\na,0.5,0.7,x\n")     # optimum is there: optimun is another column
+    got = read_reference_file(ref)
+    assert got.ignored == ("optimun", "notes")
+    assert got.unused([])[0] == ("r.csv: column(s) 'optimun', 'notes' not read (the columns read: instance, dataset, "
+                                 "optimum, best_known, lower_bound, upper_bound)")
