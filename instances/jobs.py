@@ -1600,7 +1600,9 @@ def _arrow_column(col) -> np.ndarray:
     dates and durations as numpy's datetime64 / timedelta64 (which a column
     read as numbers refuses by name, :func:`_numeric`: as Python objects they
     read as microseconds), times of day as ``datetime.time`` objects (refused
-    the same way, as text that is not a number), text as str objects."""
+    the same way, as text that is not a number), lists and records as
+    Python objects, one a row (a column read as numbers names the first),
+    text as str objects."""
     import pyarrow as pa
     if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_boolean(col.type):
         if col.null_count:
@@ -1608,7 +1610,13 @@ def _arrow_column(col) -> np.ndarray:
         return col.to_numpy()
     if pa.types.is_timestamp(col.type) or pa.types.is_date(col.type) or pa.types.is_duration(col.type):
         return col.to_numpy()
-    return np.array(col.to_pylist(), dtype=object)
+    values = col.to_pylist()
+    if pa.types.is_nested(col.type):    # lists of one length: numpy would make a 2-D array, refused unnamed
+        out = np.empty(len(values), dtype=object)
+        for i, v in enumerate(values):
+            out[i] = v
+        return out
+    return np.array(values, dtype=object)
 
 
 def _read_csv(path, **kw) -> Columns:

@@ -230,3 +230,14 @@ def test_an_empty_workload_in_memory_is_refused_as_an_empty_file_is(tmp_path, ma
     too_wide = {"id": [1], "submit": [0.0], "runtime": [5.0], "procs": [9], "estimate": [5.0]}   # every job dropped
     with pytest.raises(InstanceError, match=r"^memory: no runnable jobs \(too_many_processors 1 dropped\)"):
         eb.simulate((too_wide, [4]), policy, machine=machine)
+
+
+def test_a_parquet_column_of_lists_is_refused_naming_its_file(tmp_path):
+    """Lists of one length became a 2-D column, refused without the file's name."""
+    import pandas as pd
+
+    import epochbench as eb
+    pd.DataFrame({"id": [1, 2], "submit": [0, 5], "runtime": [[1, 2], [3, 4]], "estimate": [20, 20],
+                  "procs": [4, 8]}).to_parquet(tmp_path / "lists.parquet")
+    with pytest.raises(ValueError, match=r"lists.parquet: column 'runtime' has \[1, 2\], not a number, at job 1"):
+        eb.simulate(str(tmp_path / "lists.parquet"), "easy", nodes=8)
