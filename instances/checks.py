@@ -264,5 +264,5 @@ def with_article(noun: str) -> str:
     return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
-__all__ = ["SEQUENCES", "short", "index", "indices", "distinct", "subset_sums_fit", "exact_loads", "exact_bin_loads", "over",
-           "is_int", "is_number", "with_article"]
+__all__ = ["SEQUENCES", "short", "index", "indices", "distinct", "subset_sums_fit", "exact_loads", "exact_bin_loads",
+           "over", "is_int", "is_number", "with_article"]
