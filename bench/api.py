@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -117,8 +118,9 @@ def _instance(obj, what: str = "instance"):
     from epochbench.instances.core import InstanceError
     from epochbench.instances.io import families
     if getattr(obj, "kind", None) not in families() or not hasattr(obj, "to_dict"):
+        hint = "; a file? epochbench.load(path) reads one" if isinstance(obj, (str, os.PathLike)) else ""
         raise ValueError(f"{what}: expected an epochbench instance ({', '.join(families())}), "
-                         f"got {type(obj).__name__}")
+                         f"got {type(obj).__name__}{hint}")
     try:
         return type(obj).from_dict(obj.to_dict(), source=f"{what} {getattr(obj, 'name', '')}".strip())
     except InstanceError:

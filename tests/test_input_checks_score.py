@@ -185,6 +185,8 @@ def test_api_score_takes_one_reference_path(fam, tmp_path):
     (lambda f: eb.score([1, 2], ["ff"]), r"instances\[0\]: expected an epochbench instance"),
     (lambda f: eb.score(f[0], ["ff"]), r"instances: expected a list of instances"),
     (lambda f: eb.save({"a": 1}, "x.json"), r"instance: expected an epochbench instance .*got dict"),
+    (lambda f: eb.solve("x.json", "ff"), r"instance: expected an epochbench instance .*got str; a file\? "
+                                         r"epochbench.load\(path\) reads one"),
     (lambda f: eb.solve(f[0], "ff", foo=1), r"packing method 'ff' has no parameter 'foo'; it accepts: none"),
     (lambda f: eb.solve(f[0], "bl", windw=1), r"it accepts: window, fullness"),
     (lambda f: eb.solve(f[0], "cpsat", time_limit=0), r"time_limit: must be a positive finite number, got 0"),
