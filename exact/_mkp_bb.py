@@ -45,8 +45,9 @@ References
 ----------
 .. [chvatal1983] V. Chvatal. Linear Programming. W. H. Freeman, 1983 (chapter 8: upper-bounded
    variables).
-.. [leinberger1999] W. Leinberger, G. Karypis, V. Kumar. Job Scheduling in the presence of
-   Multiple Resource Requirements. Supercomputing 1999.
+.. [leinberger1999] W. Leinberger, G. Karypis, V. Kumar. Job Scheduling in the Presence of
+   Multiple Resource Requirements. Technical Report TR 99-025 (revised May 27, 1999), Department
+   of Computer Science and Engineering, University of Minnesota, 1999.
 .. [martello1990] S. Martello, P. Toth. Knapsack Problems: Algorithms and Computer
    Implementations. John Wiley & Sons, 1990.
 .. [kellerer2004] H. Kellerer, U. Pferschy, D. Pisinger. Knapsack Problems. Springer, 2004.

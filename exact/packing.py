@@ -77,8 +77,9 @@ def packing_candidates(inst: PackingInstance) -> np.ndarray:
 
 
 def packing_model(inst: PackingInstance, cand: np.ndarray) -> BinaryModel:
-    """0-1 multidimensional knapsack over ``cand`` ([leinberger1999] section 2: start
-    the set of queued jobs that best fills the K resources; [vadhiyar-notes] LOS
+    """0-1 multidimensional knapsack over ``cand`` (start the set of queued jobs that
+    best fills the K resources: epochbench's statement of [leinberger1999]
+    section 1's working set "which fully utilizes all of the resources"; [vadhiyar-notes] LOS
     "Freedom from starvation": jobs running past the shadow time fit in
     ``extra``).  Rows that can never bind are left out.  Cost O(n K)."""
     w = inst.weights()[cand]

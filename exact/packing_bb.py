@@ -1,8 +1,10 @@
 """``mkp-bb``: an exact packing oracle by branch-and-bound, fast enough to run
 at every epoch of a simulated stream.
 
-A packing step ([leinberger1999] section 2: start the set of queued jobs that
-best fills the K resources) is a 0-1 multidimensional knapsack: one row per
+A packing step (start the set of queued jobs that best fills the K
+resources: epochbench's statement of the working set "which fully utilizes
+all of the resources" of [leinberger1999] section 1, whose heuristics
+balance the resources instead) is a 0-1 multidimensional knapsack: one row per
 resource (``demand @ x <= capacity - used``) and, with a reservation for the
 blocked queue head ([vadhiyar-notes] LOS, "Freedom from starvation"), one row
 per resource over the jobs that would still run at the shadow time
@@ -92,8 +94,9 @@ References
    Implementations. John Wiley & Sons, 1990.
 .. [kellerer2004] H. Kellerer, U. Pferschy, D. Pisinger. Knapsack Problems. Springer, 2004.
    https://doi.org/10.1007/978-3-540-24777-7.
-.. [leinberger1999] W. Leinberger, G. Karypis, V. Kumar. Job Scheduling in the presence of
-   Multiple Resource Requirements. Supercomputing 1999.
+.. [leinberger1999] W. Leinberger, G. Karypis, V. Kumar. Job Scheduling in the Presence of
+   Multiple Resource Requirements. Technical Report TR 99-025 (revised May 27, 1999), Department
+   of Computer Science and Engineering, University of Minnesota, 1999.
 .. [nemhauser1988] G. L. Nemhauser, L. A. Wolsey. Integer and Combinatorial Optimization.
    John Wiley & Sons, 1988.
 .. [vimont2008] Y. Vimont, S. Boussier, M. Vasquez. Reduced costs propagation in an efficient

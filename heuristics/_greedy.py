@@ -84,8 +84,11 @@ def balance_score(used, share, fullness):
     score 0, which nothing can beat (empty 100/100 machine, jobs (100, 90)
     and (1, 1): EXCESS starts the 1 % job and blocks the 95 % one; SCALED
     starts the large one).  As availability falls every SCALED score tends
-    to 0 and the fullest job wins; the paper's "BB approaches FF" holds for
-    EXCESS (ties go to queue order) and only roughly for SCALED.  O(K)."""
+    to 0 and the fullest job wins: the paper's "BB approaches FF" holds for
+    EXCESS (ties go to queue order), not for SCALED, which on a nearly full
+    machine starts the job that fills it most (capacity (100, 100), used
+    (80, 80), queue (10, 10), (15, 15): SCALED starts the second, EXCESS,
+    OFF and FF the first).  O(K)."""
     k = used.shape[0]
     mx = 0.0
     sm = 0.0
@@ -111,7 +114,9 @@ def lowest_score(used, share, low, window, fullness):
     requirements go to the lower resource index, and so do ties in
     utilisation (the paper defines K_j only when one resource is below the
     others; on an empty machine resource 0 counts as the least utilised, so
-    the result can depend on the order the resources are listed).
+    the result can depend on the order the resources are listed; the
+    K-extended workload's whole units make ties between requirements
+    common, :func:`epochbench.instances.generators.k_requirements`).
     ``window`` is at most K (:func:`window_code` clips it).  Allocates nothing, so that the compiled event loop calls it too
     (:mod:`epochbench.sim.greedy_fast`).  O(K window)."""
     k = used.shape[0]

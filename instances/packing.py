@@ -455,7 +455,12 @@ def _positive_capacity(cap: np.ndarray, source: str) -> None:
 def epochs_by(packer, name: str | None = None):
     """Turn a packing heuristic into an ``epochs`` solver: each epoch starts
     what ``packer`` picks from the jobs left on an empty machine ([leinberger1999]
-    fig. 1).  A ``time_limit`` is the whole plan's: each epoch's call gets
+    fig. 1).  The packer sees every job left: ``ff`` so derived is the
+    figure's FCFS/FF (the first job left always fits an empty machine and
+    comes first), but ``bb`` and ``bl`` pick among all of them, head
+    included, where the paper's FCFS/BB and FCFS/BL would start the head
+    first (fig. 1 with ``bb``: 3 epochs under ``scaled``, 2, UNC's, under
+    ``excess`` and ``off``).  A ``time_limit`` is the whole plan's: each epoch's call gets
     what is left of it, at least :data:`MIN_EPOCH_TIME_LIMIT` (0.01 s) once
     it is spent, so a plan finished after its budget runs past it by about
     that per epoch (a heuristic's plan: ``solve`` records no overrun for it).  Raises ``ValueError`` if it ever picks nothing, and

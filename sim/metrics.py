@@ -52,6 +52,11 @@ def requirement(result, workload=None, *, out: np.ndarray | None = None) -> np.n
     """The resource requirement of each job in node equivalents: ``procs`` for
     K = 1; for K > 1, N x the mean over the K resources of the fraction of each
     that the job holds (so a job holding all of every resource weighs N).
+    [leinberger1999] section 3.2 weighs a job by "its resource requirement"
+    without saying how K of them combine; the mean share is the packing
+    objective's measure (:meth:`~epochbench.instances.packing.PackingInstance.weights`),
+    and the largest share (the workload's job size) or the processors alone
+    move BB's and BL's measured gains by up to about 2 points.
     ``out``: a float64 work array (as long) that may hold the converted ``procs``."""
     procs = _col(result, "procs", out)
     if workload is None:
