@@ -295,14 +295,17 @@ def cmd_score(args) -> int:
         table.to_parquet(tmp, index=False)
     failed = table[table["status"] == "error"]
     status = 1 if len(failed) or clash else 0
+    lines = _failure_lines(failed)
+    why = {"error": "; ".join([*([f"{len(failed)} failed solve(s), first: {lines[0]}"] if lines else []),
+                               *([f"{len(clash)} disagreement(s), first: {clash[0]}"] if clash else [])])}
     runs.finish(info, prov, "finished" if status == 0 else "failed", exit_status=status, rows=len(table),
                 failed=len(failed), disagreements=len(clash or ()),
-                files=[f"{out.name}.csv", f"{out.name}.parquet"])
+                files=[f"{out.name}.csv", f"{out.name}.parquet"], **(why if status else {}))
     print(format_table(summarize(table)))
     print(f"wrote {out}.csv and {out}.parquet ({len(table)} rows), provenance {prov}")
     if kept:
         print(f"the previous run's files are kept as {', '.join(p.name for p in kept)}")
-    for line in _failure_lines(failed):
+    for line in lines:
         print(f"epochbench score: {line}", file=sys.stderr)
     for message in clash or ():
         print(f"epochbench score: {message}", file=sys.stderr)

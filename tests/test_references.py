@@ -126,6 +126,9 @@ def test_a_disagreement_costs_its_instance_not_the_run(tmp_path, capsys):
     bad, good = t[t.instance == names[1]], t[t.instance != names[1]]
     assert (bad.error.str.startswith("disagreement: ")).all() and (bad.gap == "").all()
     assert (good.error == "").all() and (good.gap != "").all()
+    record = json.loads((tmp_path / "s.run.json").read_text())     # 'epochbench runs' prints its error
+    assert record["status"] == "failed" and record["disagreements"] == 1
+    assert record["error"].startswith(f"1 disagreement(s), first: disagreement: {names[1]}: ")
     from epochbench.instances import read_family
     with pytest.raises(SolverDisagreement) as caught:
         score(read_family(folder), ["ff"], references=[tmp_path / "bad.csv"])
