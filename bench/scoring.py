@@ -70,6 +70,8 @@ FLOAT_COLUMNS = ("value", "bound", "gap", "family_value", "family_bound", "cardi
                  "seconds")
 #: columns of a reference file besides ``instance`` and ``dataset``
 REFERENCE_COLUMNS = ("optimum", "best_known", "lower_bound", "upper_bound")
+#: the columns a reference file is read by (:func:`read_reference_file`)
+READ_COLUMNS = ("instance", "dataset", *REFERENCE_COLUMNS)
 TOL = 1e-6
 
 
@@ -151,7 +153,7 @@ class ReferenceFile:
         src, out = Path(self.path).name, []
         if self.ignored:
             out.append(f"{src}: column(s) {', '.join(map(repr, self.ignored))} not read (the columns read: "
-                       f"{', '.join(('instance', 'dataset', *REFERENCE_COLUMNS))})")
+                       f"{', '.join(READ_COLUMNS)})")
         keys = {self.key(inst): inst for inst in instances}
         orphans = [name if ds is None else f"{ds}/{name}" for ds, name in self.rows if (ds, name) not in keys]
         if orphans:
@@ -188,7 +190,7 @@ def read_reference_file(path) -> ReferenceFile:
     fields = [f.strip() for f in (reader.fieldnames or [])]
     reader.fieldnames = fields
     _misspelt(path, fields)
-    twice = first_repeat(f for f in fields if f in ("instance", "dataset", *REFERENCE_COLUMNS))
+    twice = first_repeat(f for f in fields if f in READ_COLUMNS)
     if twice is not None:                 # DictReader keeps the last: the first value would be lost
         raise InstanceError(f"{path}: column {twice!r} given twice")
     if "instance" not in fields:
@@ -223,8 +225,7 @@ def read_reference_file(path) -> ReferenceFile:
         rows[(ds, name)] = vals
     if not rows:
         raise InstanceError(f"{path}: no rows under the header")
-    read = ("instance", "dataset", *REFERENCE_COLUMNS)
-    return ReferenceFile(str(path), rows, tuple(f for f in fields if f not in read))
+    return ReferenceFile(str(path), rows, tuple(f for f in fields if f not in READ_COLUMNS))
 
 
 def _misspelt(path, fields) -> None:
@@ -233,7 +234,7 @@ def _misspelt(path, fields) -> None:
     match of one the file lacks (``optimun``): other columns are not read
     (:meth:`ReferenceFile.unused` names them), so such a column's values
     would be lost."""
-    known = {re.sub(r"[^a-z0-9]", "", c): c for c in ("instance", "dataset", *REFERENCE_COLUMNS)}
+    known = {re.sub(r"[^a-z0-9]", "", c): c for c in READ_COLUMNS}
     for f in fields:
         key = re.sub(r"[^a-z0-9]", "", f.lower())
         want = known.get(key)

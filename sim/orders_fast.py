@@ -192,7 +192,7 @@ def orders_loop(code, submit, dur, est, ids, dem, capacity, start, promised, fre
         if started < due:
             rows = 0  # a slot of the plan that was not there
         kept = 0
-        for p in range(qt):
+        for p in range(qt if not extends else 0):   # FCFS extends its plan instead (plan_queue)
             if inq[order[p]]:
                 prev[kept] = order[p]
                 kept += 1
