@@ -12,8 +12,11 @@ from pathlib import Path
 from .checks import OPTION_TYPES
 
 
-#: what a negative number looks like on the command line: float's spellings
-NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|inf(inity)?|nan)$", re.IGNORECASE)
+#: a number as float spells it, without its sign
+_NUMBER = r"(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|inf(inity)?|nan)"
+#: what a negative number looks like on the command line: float's spellings,
+#: or a comma-separated list of numbers whose first is negative (``-2,10``)
+NEGATIVE_NUMBER = re.compile(rf"^-{_NUMBER}(,[+-]?{_NUMBER})*$", re.IGNORECASE)
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -44,10 +47,10 @@ class Parser(argparse.ArgumentParser):
     (argparse's own prints the usage first).  Subparsers inherit it.
 
     A value that reads as a negative number in any spelling Python's
-    ``float`` takes (``-1e3``, ``-inf``, ``-nan``) is a value, not an option,
-    so that ``--time-limit -inf`` is refused by the option's own check
-    (argparse's pattern takes only ``-1`` and ``-1.5``: "expected one
-    argument").  No option of this tool looks like a negative number."""
+    ``float`` takes (``-1e3``, ``-inf``, ``-nan``), or a list of them
+    (``--partitions -2,10``), is a value, not an option, so that
+    ``--time-limit -inf`` is refused by the option's own check (argparse's
+    pattern takes only ``-1`` and ``-1.5``: "expected one argument").  No option of this tool looks like a negative number."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", HelpFormatter)

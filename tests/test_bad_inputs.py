@@ -762,6 +762,17 @@ def test_a_negative_number_in_any_spelling_reaches_the_option_check(value, tmp_p
     assert err.strip() == f"epochbench solve: error: argument --time-limit: must be a positive finite number, got {value}"
 
 
+@pytest.mark.parametrize("value", ["-2,10", "-0.5,1.5", "-1e3,+2"])
+def test_a_list_of_numbers_led_by_a_negative_one_reaches_the_option_check(value, capsys):
+    """``--partitions -2,10`` said "expected one argument" (argparse read it
+    as an option); ``--partitions=-2,10`` gave the option's own message."""
+    status, err = run_inprocess(["simulate", "--workload", "x.swf", "--policy", "multi-queue",
+                                 "--partitions", value], capsys)
+    assert status == 2
+    assert err.strip() == (f"epochbench simulate: error: argument --partitions: must be sizes > 0, "
+                           f"comma-separated, got {value}")
+
+
 @pytest.mark.parametrize("gen, params, shown", [
     ("leinberger", dict(n=10**7, k=10**4), r"count x n x \(k \+ 1\) = 1e\+12 numbers \(about 7,451 GiB\)"),
     ("leinberger", dict(n=10**4, k=100, count=10**5), r"count x n x \(k \+ 1\) = 1\.01e\+11 numbers"),
