@@ -38,7 +38,13 @@ Scheduling events (section 5.2)
     make the rotation follow the event rate.  So the context switches an
     event causes are those of the jobs that enter the running row, and the
     thrashing the paper warns of shows only as far as events put new jobs
-    into the running row.
+    into the running row.  With ``cut_slice=True`` an event cuts the running
+    slice short instead, and the next row in the rotation starts a fresh
+    slice at the event (an event at a slice boundary steps the rotation once):
+    the rotation then follows the event rate, and each event switches in the
+    jobs of the next row, so the thrashing the paper warns of can be
+    measured (``capacity_loss_switch`` with ``switch_overhead`` > 0; the
+    ``slices`` count of ``GangResult.stats`` counts the cut slices too).
     *Discrete* scheduling (``discrete=True``) recomputes it only at slice
     boundaries (a grid of ``slice`` seconds from the first arrival): a job
     that ends leaves its cells idle until the boundary, an arriving job waits
@@ -146,7 +152,7 @@ class GangSimulator:
 
     def __init__(self, table: JobTable, n: int, policy: str, *, mpl: int, slice: float,
                  switch_overhead: float, migration_cost: float, migration_limit, discrete: bool,
-                 variant: int, trace: bool = False, check: bool = False,
+                 variant: int, cut_slice: bool = False, trace: bool = False, check: bool = False,
                  on_pass: Callable | None = None, recorder=None, progress: Callable | None = None):
         self.tb, self.n, self.policy = table, int(n), policy
         self.progress = progress     # progress(arrived, now): a view, it changes nothing
@@ -155,7 +161,7 @@ class GangSimulator:
         self.switch = self.C * self.T
         self.cost = float(migration_cost)
         self.Q = math.inf if migration_limit is None else float(migration_limit)
-        self.discrete, self.variant = bool(discrete), int(variant)
+        self.discrete, self.variant, self.cut = bool(discrete), int(variant), bool(cut_slice)
         self.check, self.on_pass = check, on_pass
         self.recorder = recorder     # sim.record.GangRecorder: reads the state, never changes it
         self.trace = [] if trace else None
@@ -244,7 +250,7 @@ class GangSimulator:
                 elif done:
                     self._refresh()
             else:
-                if boundary:
+                if boundary or (event and self.cut):   # cut_slice: the event ends the running slice
                     self._boundary(t)
                 if event:
                     self._pass(t)
@@ -462,6 +468,8 @@ class GangSimulator:
         jobs.attrs["capacity_loss"] = kappa["capacity_loss"]
         options = {"mpl": self.mpl, "slice": self.T, "switch_overhead": self.C, "discrete": self.discrete,
                    "variant": self.variant}
+        if self.cut:
+            options["cut_slice"] = True
         if self.migrating:
             options.update(migration_cost=self.cost,
                            migration_limit=None if self.Q == math.inf else int(self.Q))
@@ -513,7 +521,8 @@ def _real(name: str, value, what: str, *, integer: bool = False, inf: bool = Fal
     _registry.number(name, value, ok, what, error=InstanceError)
 
 
-def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant, discrete) -> None:
+def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant, discrete,
+             cut_slice=False) -> None:
     if policy not in GANG_POLICIES:
         raise InstanceError(f"{named('policy')}: no gang policy {policy!r}; known: {', '.join(GANG_POLICIES)}")
     _real("mpl", mpl, "the multiprogramming level must be an integer >= 1", integer=True)
@@ -525,6 +534,11 @@ def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limi
     _real("variant", variant, "1, 2 or 3 ([zhang-comparative] figures 11/12/23)", integer=True)
     if not isinstance(discrete, (bool, np.bool_)):
         raise InstanceError(f"{named('discrete')}: True or False, got {discrete!r}")
+    if not isinstance(cut_slice, (bool, np.bool_)):
+        raise InstanceError(f"{named('cut_slice')}: True or False, got {cut_slice!r}")
+    if cut_slice and discrete:
+        raise InstanceError(f"{named('cut_slice')}: applies to continuous scheduling; discrete scheduling lets "
+                            "every slice run to its end")
     if int(mpl) != mpl or not 1 <= mpl:
         raise InstanceError(f"{named('mpl')}: the multiprogramming level must be an integer >= 1, got {mpl!r}")
     if mpl > MAX_MPL:
@@ -553,7 +567,7 @@ def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limi
 def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int = 5, slice: float = 200.0,
                   switch_overhead: float = 0.0, migration_cost: float = 10.0,
                   migration_limit: int | None = 64, discrete: bool = False, variant: int = 3,
-                  trace: bool = False, check: bool = False, on_pass: Callable | None = None,
+                  cut_slice: bool = False, trace: bool = False, check: bool = False, on_pass: Callable | None = None,
                   recorder=None, progress: Callable | None = None) -> GangResult:
     """Replay ``jobs`` (the column contract of :mod:`epochbench.instances.jobs`) under gang
     scheduling policy ``gs``, ``bgs``, ``mgs`` or ``mbgs`` on ``capacity``
@@ -564,7 +578,9 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
     ``migration_cost``: C of eqs. (4)/(5) in seconds ([zhang-comparative] figure 25: 10);
     ``migration_limit``: Q, tasks migrated per slice ([zhang-comparative]: 64; None = no
     limit); ``discrete``: schedule only at slice boundaries; ``variant``:
-    which steps run (module docstring).  ``trace``: keep the trace of
+    which steps run; ``cut_slice``: under continuous scheduling, every
+    arrival or departure cuts the running slice short and the next row
+    starts a fresh one (module docstring).  ``trace``: keep the trace of
     placements and running rows (and visit every slice boundary);
     ``check``: assert the matrix invariants after every pass and the clock
     rule at every dispatch (slow; for tests).  ``on_pass(t, sim)``: hook
@@ -575,7 +591,7 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
     progress line).  See the module docstring for the model; cost
     O(events x (mpl^2 x jobs in the matrix)).
     """
-    _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant, discrete)
+    _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant, discrete, cut_slice)
     cap = np.asarray(capacity, dtype=np.int64).reshape(-1)
     if cap.shape[0] != 1:
         raise InstanceError(f"capacity: gang scheduling takes processors only (one entry), got {cap.tolist()}")
@@ -583,7 +599,7 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
     _slices(table, float(slice))
     options = dict(mpl=int(mpl), slice=float(slice), switch_overhead=float(switch_overhead) + 0.0,
                    migration_cost=float(migration_cost) + 0.0, migration_limit=migration_limit, discrete=discrete,
-                   variant=int(variant))
+                   variant=int(variant), cut_slice=bool(cut_slice))
     _rehearse(table, int(cap[0]), policy, options)
     sim = GangSimulator(table, int(cap[0]), policy, trace=trace, check=check, on_pass=on_pass, recorder=recorder,
                         progress=progress, **options)

@@ -13,7 +13,7 @@ from . import registry as _registry
 GANG_POLICIES = {"gs": (False, False), "bgs": (True, False), "mgs": (False, True), "mbgs": (True, True)}
 #: the options' defaults (:func:`epochbench.sim.gang.simulate_gang` takes them too)
 DEFAULTS = dict(mpl=5, slice=200.0, switch_overhead=0.0, migration_cost=10.0, migration_limit=64,
-                discrete=False, variant=3)
+                discrete=False, variant=3, cut_slice=False)
 
 _RULES = {"gs": "gang scheduling: the Ousterhout matrix, best fit into rows ([zhang-comparative] section 6.1)",
           "bgs": "gang scheduling with backfilling of each row ([zhang-comparative] section 6.2)",
@@ -42,6 +42,8 @@ _registry.declare_options(
     _O("migration_limit", int, DEFAULTS["migration_limit"],
        "mgs/mbgs: tasks migrated per slice, -1 = no limit (default 64)", applies=("mgs", "mbgs")),
     _O("discrete", bool, False, "schedule at slice boundaries only", flag=True),
+    _O("cut_slice", bool, False, "continuous scheduling: every arrival or departure cuts the running slice short "
+       "and the next row starts a fresh one (default: the running row keeps its slice end)", flag=True),
     _O("variant", int, DEFAULTS["variant"], "steps run: 1 Schedule+Fill, 2 +Clean, 3 all (mgs/mbgs: 2 = GS+FillMatrix-2)",
        choices=(1, 2, 3)),
 )

@@ -322,6 +322,47 @@ def test_gang_scheduling_alternates_rows():
     assert (r.jobs["executed"] == r.jobs["duration"]).all()
 
 
+def test_cut_slice_starts_the_next_row_at_every_event():
+    """Section 5.2: at an arrival or departure "the current time slice is
+    cut short".  Two 4-way jobs of 30 s on 4 processors, MPL 2, slice 10,
+    J2 arriving at 2.  The default keeps row 0's slice to 10 (J1: 0-10,
+    20-30, 40-50; J2: 10-20, 30-40, 50-60).  ``cut_slice``: J1's arrival
+    steps the rotation to row 1, where J1 is placed; J2's arrival at 2 cuts
+    that slice and row 0 (J2) starts a fresh one: J2 runs 2-12, 22-32,
+    42-52; J1 0-2, 12-22, 32-42 and, after J2's departure cuts the slice at
+    52, 52-60, entering execution once more."""
+    df = stream([(1, 0, 4, 30), (2, 2, 4, 30)])
+    keep = simulate_gang(df, [4], "gs", mpl=2, slice=10, check=True)
+    assert keep.jobs["start"].tolist() == [0, 10] and keep.jobs["end"].tolist() == [50, 60]
+    cut = simulate_gang(df, [4], "gs", mpl=2, slice=10, cut_slice=True, check=True, trace=True)
+    assert cut.jobs["start"].tolist() == [0, 2] and cut.jobs["end"].tolist() == [60, 52]
+    assert cut.jobs["switches"].tolist() == [4, 3] and keep.jobs["switches"].tolist() == [3, 3]
+    assert [(x[1], x[4]) for x in cut.trace if x[0] == "run"] == [
+        (0, (0,)), (2, (1,)), (12, (0,)), (22, (1,)), (32, (0,)), (42, (1,)), (52, (0,))]
+    assert (cut.jobs["executed"] == cut.jobs["duration"]).all()
+    assert cut.options["cut_slice"] is True and "cut_slice" not in keep.options
+
+
+def test_cut_slice_switches_more_often_as_the_events_come_faster():
+    """The paper's warning: with frequent events continuous scheduling
+    thrashes, "because context switches are more frequent".  On one stream,
+    each policy with ``cut_slice`` switches jobs in more often than with the
+    slice kept, and loses more capacity to the switches; every run keeps
+    the matrix invariants and the clock rule (``check``)."""
+    rng = np.random.default_rng(7)
+    n = 80
+    df = stream([(i + 1, float(s), int(p), float(d)) for i, (s, p, d) in
+                 enumerate(zip(np.cumsum(rng.integers(0, 15, n)), rng.integers(1, 9, n), rng.integers(20, 300, n)))])
+    for pol in ("gs", "bgs", "mgs", "mbgs"):
+        kw = dict(mpl=3, slice=50, switch_overhead=0.05, check=True)
+        keep = simulate_gang(df, [8], pol, **kw)
+        cut = simulate_gang(df, [8], pol, cut_slice=True, **kw)
+        assert cut.jobs["end"].notna().all()
+        assert (cut.jobs["executed"] >= cut.jobs["duration"] + cut.jobs["penalty"] - 1e-9).all()
+        assert cut.jobs["switches"].sum() > keep.jobs["switches"].sum(), pol
+        assert cut.kappa["capacity_lost_any_time_switch"] > keep.kappa["capacity_lost_any_time_switch"], pol
+
+
 def test_mpl1_gs_is_fcfs_and_bgs1_is_conservative_on_a_small_stream():
     df = stream([(1, 0, 6, 30, 40), (2, 1, 6, 10, 20), (3, 2, 12, 10, 10), (4, 3, 4, 15, 15),
                  (5, 3, 4, 30, 30), (6, 50, 16, 5, 5)])
@@ -402,6 +443,8 @@ def test_empty_stream_and_options():
     (dict(mpl="3"), "mpl: .* got '3'"), (dict(slice="200"), "slice: .* got '200'"),
     (dict(switch_overhead="0"), "switch_overhead"), (dict(migration_cost=True), "migration_cost"),
     (dict(discrete="no"), "discrete: True or False, got 'no'"),
+    (dict(cut_slice="yes"), "cut_slice: True or False, got 'yes'"),
+    (dict(cut_slice=True, discrete=True), "cut_slice: applies to continuous scheduling"),
     # NaN and ints beyond a float raised raw errors; 1.5 tasks and variant=True were converted
     (dict(mpl=float("nan")), "mpl: .* got nan"), (dict(slice=10**400), "slice: .* got 1000"),
     (dict(migration_cost=10**400), "migration_cost"), (dict(policy="mgs", migration_limit=10**400), "migration_limit"),
@@ -441,10 +484,12 @@ def test_cli_options():
     args = p.parse_args(["simulate", "--policy", "mgs", "--mpl", "3", "--slice", "60", "--switch-overhead", "0.01",
                          "--migration-cost", "5", "--migration-limit", "0", "--discrete", "--variant", "2"])
     assert _machine_options(args, "gang") == dict(mpl=3, slice=60.0, switch_overhead=0.01, migration_cost=5.0,
-                                                  migration_limit=0, discrete=True, variant=2)
+                                                  migration_limit=0, discrete=True, variant=2, cut_slice=False)
     args = p.parse_args(["simulate", "--policy", "gs"])
     assert _machine_options(args, "gang") == dict(mpl=5, slice=200.0, switch_overhead=0.0, migration_cost=10.0,
-                                                  migration_limit=64, discrete=False, variant=3)
+                                                  migration_limit=64, discrete=False, variant=3, cut_slice=False)
+    args = p.parse_args(["simulate", "--policy", "bgs", "--cut-slice"])
+    assert _machine_options(args, "gang")["cut_slice"] is True
 
 def test_bgs_without_cleanmatrix_keeps_its_reservations():
     """Variant 1 (Schedule + FillMatrix, [zhang-comparative] figure 12 line 1)
