@@ -35,8 +35,9 @@ def _plain(cls: str, *args, **kwargs):
 _FARM = {
     "cs-i-p": (_cs("cs-i-p"), "convergent scheduling, incremental matching (IMFS), preemptive ([capannini2007] sections 4-5)"),
     "cs-i-np": (_cs("cs-i-np"), ("convergent scheduling, incremental matching, non-preemptive ([capannini2007] sections 4-5): "
-                                "IMFS from an empty plan, as the running jobs' machines are not matched, so its "
-                                "schedules can equal cs-ni-np's; cs-i-p keeps a previous plan")),
+                                "IMFS from an empty plan, as the running jobs' machines are not matched, which reaches "
+                                "MFS's optimum, so its schedules are cs-ni-np's but for ties between matchings of "
+                                "equal weight; cs-i-p keeps a previous plan")),
     "cs-ni-p": (_cs("cs-ni-p"), "convergent scheduling, non-incremental matching (MFS), preemptive ([capannini2007] sections 4-5)"),
     "cs-ni-np": (_cs("cs-ni-np"), "convergent scheduling, non-incremental matching, non-preemptive ([capannini2007] sections 4-5)"),
     "edf": (_plain("EDF"), "earliest deadline first ([capannini2007] section 6)"),

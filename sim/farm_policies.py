@@ -33,7 +33,9 @@
   In the non-preemptive versions the previous plan holds only running jobs,
   whose machines are not in the matching, so IMFS receives no previous
   plan (``previous`` is empty) and cs-i-np's matching is IMFS started from
-  scratch: the "incremental" part is exercised by cs-i-p only.
+  scratch, which reaches MFS's lexicographic optimum (cs-i-np and cs-ni-np
+  differ only where matchings of equal weight tie): the "incremental" part
+  is exercised by cs-i-p only.
   ``oracle_every=K`` solves every K-th epoch's knapsack (``cpsat``) and
   matching (``hungarian``) exactly as well and records the gaps in
   ``stats`` (issue 8 "per-epoch"): only against a proven optimum

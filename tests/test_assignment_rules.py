@@ -21,11 +21,11 @@ def test_mis_ties_go_to_the_lower_job_then_machine_among_nine_entries():
 
 
 def test_imfs_layer_keeps_the_first_row_on_a_gain_tie():
-    """_layered: a machine takes a later row of its layer only for a strictly
-    larger gain, so on a tie the lower job stays its parent; from an empty
-    plan on a complete matrix IMFS then takes MIS's choices (module
-    docstring).  All-ones 2 x 2: first odd path job 0 -> machine 0, then
-    job 1 -> machine 1, as MIS."""
+    """_longest_tree: a machine takes another row only for a gain larger by
+    more than the tolerance, so on a tie the first row to reach it stays
+    its parent.  All-ones 2 x 2: first odd path job 0 -> machine 0, then
+    job 1 -> machine 1 (the path job 1 -> machine 0 -> job 0 -> machine 1
+    gains as much), as MIS."""
     inst = AssignmentInstance.build(np.ones((2, 2)))
     r = imfs(inst, previous=[])
     assert r.decision == ((0, 0), (1, 1))
