@@ -22,17 +22,19 @@ share per machine a job may run on, 22 to 33 at most on the generated farms'
 states, where anti-aging times age reaches about 96).
 
 What to expect against the paper (measured at full size, 3 seeds): EDF has
-fewer late jobs than every CS version up to Ta = 12 (Ta = 4: cs-i-p 69.8 %,
-EDF 50.2 %; Ta = 8: 51.6 %, 16.4 %), the preemptive CS versions win only
+fewer late jobs than every CS version up to Ta = 12 (Ta = 4: cs-i-p 69.1 %,
+EDF 50.2 %; Ta = 8: 49.9 %, 16.4 %), the preemptive CS versions win only
 at Ta = 20 (a quick run: the non-preemptive ones still trail EDF there,
 6.2 % against 2.7 %).  The paper's figure 4 has CS ahead.  Almost all of the
 difference is AA: deadline jobs under CS wait about 4,800 time units at Ta
 = 4, so AA x age is near 96, and CS orders jobs by age like EASY and BF-rm
 (late 63.8 % and 61.3 % at Ta = 8).  With AA = 0 (the ``aging=0`` arm) cs-i-p
-has 51.4 % and 18.0 % late at Ta = 4 and 8, level with EDF, and fewer from
-Ta = 12 on (1.7 % against 6.0 %).  (Measured again after preemptive CS
-passes ran at every ending with nothing queued; before, cs-i-p had 51.8 %
-at Ta = 8 and the aging=0 arm 17.7 %.)  The paper does not say in which unit
+has 50.6 % and 16.9 % late at Ta = 4 and 8, level with EDF, and fewer from
+Ta = 12 on (1.5 % against 6.0 %).  (cs-i-p and its aging=0 arm measured
+again, seeds 0-2, after IMFS took the paper's longest path tree; before,
+69.8 % and 51.6 % at Ta = 4 and 8, the arm 51.4 %, 18.0 % and 1.7 %.  And
+earlier, after preemptive CS passes ran at every ending with nothing
+queued; before that, cs-i-p had 51.8 % at Ta = 8 and the arm 17.7 %.)  The paper does not say in which unit
 AA's age is counted, nor how deadlines and licence requests are drawn
 beyond "Deadline [25 - 150]" and "License needed by a job 20%" (ours:
 slack over the estimate, each licence with probability 0.2; see
