@@ -963,13 +963,46 @@ def true_bound(model: BinaryModel, out: Outcome) -> tuple[float | None, float]:
     return b / model.scale + sign * slack, slack
 
 
+def against(value: float, bound: float, sense: str) -> str:
+    """Where a proved ``bound`` stands against a checked solution of
+    objective ``value``: ``"meets"`` (equal to 1e-12 of the larger,
+    relative: objectives of 1e-12 and less are objectives too; the solution
+    is optimal), ``"open"`` (on the side where a bound belongs, beyond
+    that) or ``"refuted"`` (on the other side, which no valid bound can be:
+    the solver, or the code that proved the bound, erred)."""
+    tol = 1e-12 * max(abs(value), abs(bound))
+    past = value - bound if sense == "max" else bound - value   # > 0: the solution beats the bound
+    if past > tol:
+        return "refuted"
+    return "meets" if past >= -tol else "open"
+
+
+def refuted(info: dict | None, bound: float, value: float, who: str = "the solver") -> None:
+    """Say in ``info["withdrawn"]`` (as :func:`epochbench.instances.registry.honest`
+    does of a claim it withdraws) that ``who``'s bound was refuted by a
+    checked solution of objective ``value``, so nothing is proved."""
+    if info is not None:
+        why = f"{who}'s bound {bound!r} is beaten by a checked solution of value {value!r}; nothing is proved"
+        before = info.get("withdrawn")
+        if not before:
+            info["withdrawn"] = why
+        elif why not in before:                  # a method that meets it again at every turn says it once
+            info["withdrawn"] = f"{before}; {why}"
+
+
 def proven(status: str, value: float, bound: float | None, sense: str,
-           slack: float = 0.0) -> tuple[str, float | None]:
+           slack: float = 0.0, info: dict | None = None) -> tuple[str, float | None]:
     """``(status, bound)`` of a solution of objective ``value`` given the
     solver's ``status`` and a *proved* ``bound`` (``None``: nothing proved).
 
     ``optimal`` only when the solver proved it or the bound meets the value
-    (to 1e-12 relative); the bound is then the value.  The solver's proof
+    (:func:`against`); the bound is then the value.  A bound that a checked
+    solution beats (below ``value`` for ``sense="max"``) proves nothing, and
+    neither does the solver's ``optimal`` beside it: the result is
+    ``feasible`` without a bound, and ``info["withdrawn"]`` says why (a
+    solver's answer worse than the start it was given, which the start
+    replaced, beside a bound at that answer's value, had been called
+    optimal at the start's).  The solver's proof
     counts only when the model's objective scaling could hide at most
     ``slack`` (:func:`true_bound`) of at most :data:`TRUSTED_SLACK` of the
     value (or the bound): a proof on a coarsely rounded objective is one for the rounded
@@ -980,9 +1013,11 @@ def proven(status: str, value: float, bound: float | None, sense: str,
         status = "feasible"
     if bound is None:
         return status, (value if status == "optimal" else None)
-    tol = 1e-12 * max(abs(value), abs(bound))   # relative: objectives of 1e-12 and less are objectives too
-    meets = bound <= value + tol if sense == "max" else bound >= value - tol
-    if status == "optimal" or meets:
+    where = against(value, bound, sense)
+    if where == "refuted":
+        refuted(info, bound, value)
+        return "feasible", None
+    if status == "optimal" or where == "meets":
         return "optimal", value
     return status, bound
 

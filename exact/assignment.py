@@ -155,7 +155,7 @@ def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float
             pairs, status = tuple(sorted(start)), "feasible"
             info["note"] = f"the solver's answer was lighter than the start ({origin}); the start is returned"
     value = inst.value(pairs)
-    status, bound = proven(status, value, bound, "max", slack)
+    status, bound = proven(status, value, bound, "max", slack, info=info)
     info["bound_kind"] = "none" if bound is None else "solver"
     return Result(inst.kind, method, pairs, value, status, time.perf_counter() - t0, bound, info)
 

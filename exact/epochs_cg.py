@@ -84,7 +84,7 @@ from epochbench.instances.lazy import lazy_module
 from epochbench.instances.packing import EpochsInstance
 from epochbench.instances.registry import forwards, register
 
-from ._binary import _highs_scheduler, warm_up_backends
+from ._binary import _highs_scheduler, against, refuted, warm_up_backends
 from .packing import conflict_clique, conflicts, epochs_lower_bound, ffd_bins, ffd_order
 from .packing_bb import dantzig_rows
 from .starts import START_SHARE, best_start, start_info
@@ -431,13 +431,19 @@ def column_generation(inst: EpochsInstance, *, time_limit: float, threads: int =
                                            seed, smoothing, cg)
     else:
         lb_cg = None
-    bound = max(lb, lb_cg or 0)
     bins = tuple(tuple(sorted(int(j) for j in b)) for b in best if len(b))
-    status = "optimal" if len(bins) <= bound else "feasible"
+    if lb_cg is not None and against(float(len(bins)), float(lb_cg), "min") == "refuted":
+        refuted(info, float(lb_cg), float(len(bins)), "the pattern LP")   # the packing's own bound stays
+        lb_cg = None
+    bound = max(lb, lb_cg or 0)
+    where = against(float(len(bins)), float(bound), "min")
+    if where == "refuted":      # the packing's lower bound beaten: it erred, nothing is proved
+        refuted(info, float(bound), float(len(bins)), "the lower bound")
+    status = "optimal" if where == "meets" else "feasible"
     kind = "pattern" if lb_cg is not None and lb_cg > lb else "combinatorial"
-    info.update(cg, types=len(mult), bound_kind=kind)
+    info.update(cg, types=len(mult), bound_kind=kind if where != "refuted" else "none")
     return Result(inst.kind, "cg", bins, float(len(bins)), status, time.perf_counter() - t0,
-                  float(len(bins)) if status == "optimal" else float(bound), info)
+                  float(len(bins)) if status == "optimal" else None if where == "refuted" else float(bound), info)
 
 
 def _price(dem, cap, copies, need, y, points, until, cg, exact=True) -> tuple[list, list]:

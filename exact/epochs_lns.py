@@ -33,7 +33,7 @@ from epochbench.instances.lazy import lazy_module
 from epochbench.instances.packing import EpochsInstance
 from epochbench.instances.registry import forwards, register
 
-from ._binary import cpsat_solve, time_left, warm_up_backends
+from ._binary import against, cpsat_solve, refuted, time_left, warm_up_backends
 from .packing import conflict_clique, conflicts, epochs_lower_bound, ffd_bins, ffd_order
 from .starts import START_SHARE, best_start
 
@@ -159,10 +159,13 @@ def lns(inst: EpochsInstance, *, time_limit: float, threads: int = 1, seed: int 
             stall, k = 0, min(int(max_bins), k + 1)
     packing = [sorted(b) for b in packing if b]
     value = float(len(packing))
-    status = "optimal" if value <= lb else "feasible"
-    info.update(repairs=repairs, removed=removed, bound_kind="combinatorial")
+    where = against(value, float(lb), "min")
+    if where == "refuted":      # the packing's lower bound beaten: it erred, nothing is proved
+        refuted(info, float(lb), value, "the lower bound")
+    status = "optimal" if where == "meets" else "feasible"
+    info.update(repairs=repairs, removed=removed, bound_kind="combinatorial" if where != "refuted" else "none")
     return Result(inst.kind, "lns", tuple(tuple(b) for b in packing), value, status, time.perf_counter() - t0,
-                  value if status == "optimal" else float(lb), info)
+                  value if status == "optimal" else None if where == "refuted" else float(lb), info)
 
 
 def _check_lns(inst, *, bins=3, max_bins=8, repair_s=0.2, **_) -> None:

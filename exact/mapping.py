@@ -71,6 +71,7 @@ from epochbench.instances.lazy import njit
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import forwards, register
 
+from ._binary import against, refuted
 from ._binary import (CBC_MARGIN_S, HIGHS_ROW_CHUNK, _highs_scheduler, cbc_info, cpsat_safeguard, cpsat_solve,
                       deadline_after, highs_outcome, highs_seconds, quiet_highs, run_cbc, time_left, warm_up_backends)
 from .starts import START_SHARE, best_start
@@ -1239,14 +1240,21 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
     if assign is None:
         assign = start
     value = inst.value(assign)
+    solver = details.get("solver", method)
     if value > start_value:  # never worse than the start the solver was given
+        if status == "optimal":  # an optimum worse than a checked mapping: the claim falls with its bound
+            refuted(info, value if bound is None else bound, start_value, solver)
+            status, bound, by_solver = "feasible", None, False
         assign, value = start, start_value
+    if bound is not None and against(value, bound, "min") == "refuted":
+        refuted(info, bound, value, solver)  # the lower bound of the instance stays
+        status, bound, by_solver = "feasible", None, False
     by_solver = status == "optimal" or (by_solver and bound is not None and bound > lb)
     details["bound_kind"] = "solver" if by_solver else "combinatorial"
     bound = lb if bound is None else max(bound, lb)
     if status == "optimal" and details.get("scaling") == "floor" and value > bound * (1 + 1e-9):
         status = "feasible"  # proven for the rounded data only
-    if status == "optimal" or value <= bound * (1 + 1e-12):
+    if status == "optimal" or against(value, bound, "min") == "meets":
         status, bound = "optimal", value
     elif status == "timeout":
         status = "feasible"  # the start mapping is a solution

@@ -64,7 +64,7 @@ from epochbench.instances.core import Result
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import forwards, register
 
-from ._binary import time_left, warm_up_backends
+from ._binary import against, refuted, time_left, warm_up_backends
 from .mapping import (METHODS, WEIGHTED, Relaxation, Scaled, _allowed, _cpsat, _descent, check_hint, lp_relaxation,
                       scaled, start_mapping)
 from .starts import START_SHARE
@@ -613,7 +613,11 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
                 k, sweeps = k_min, sweeps + 1
             else:                                               # then a long hop from the best mapping
                 a, k, sweeps, hops = _kick(best, m, rng), k_min, 0, hops + 1
-    status = "optimal" if best_value <= bound * (1 + 1e-12) else "feasible"
+    where = against(best_value, bound, "min")
+    if where == "refuted":      # a solver's bound above a checked mapping proves nothing: the instance's own stays
+        refuted(info, bound, best_value, "the LP relaxation or the first phase's solver")
+        bound, lp, where = lb, None, against(best_value, lb, "min")
+    status = "optimal" if where == "meets" else "feasible"
     info.update(repairs=repairs, improved=improved, long_hops=hops, proven_repairs=len(proven), kernels=kernels,
                 related_share=float(related_share) if rc is not None else 0.0,
                 skipped=skipped, machines=[k_min, k_max], repair_s=repair_s,

@@ -38,6 +38,7 @@ from ._binary import (  # noqa: F401  (public names re-exported: they were defin
     BACKENDS, INT_LIMIT, METHODS, MILP_INT_LIMIT, BinaryModel, Outcome, integer_objective, milp_weight_scale,
     profit_scale, no_solution, no_time, proven, register_exact, run_model, status_info, true_bound,
 )
+from ._binary import against, refuted
 from .starts import START_SHARE, best_start, better, given_start, start_info
 
 _optimize = lazy_module("scipy.optimize")   # loaded on first use
@@ -163,7 +164,7 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
     if worse:
         sel, value, status = tuple(sorted(int(j) for j in start.decision)), float(start.value), "feasible"
         info["note"] = note.format(start.method)
-    status, bound = proven(status, value, bound, "max", slack)
+    status, bound = proven(status, value, bound, "max", slack, info=info)
     if status == "timeout":   # no answer, no bound (bound_kind none)
         bound = None
     return Result(inst.kind, method, sel, value, status, time.perf_counter() - t0, bound,
@@ -494,7 +495,7 @@ def solve_epochs(inst: EpochsInstance, method: str, *, time_limit: float, thread
     if time.perf_counter() - t0 > time_limit + overrun_tolerance(time_limit):   # what took the time
         info["phases"] = {k: round(v, 4) for k, v in phases.items()}
     kind = "solver" if out.status == "optimal" or (bound is not None and bound > lb) else "combinatorial"
-    bound = float(lb) if bound is None else max(float(lb), bound)
+    solver_bound, bound = bound, float(lb) if bound is None else max(float(lb), bound)
     if out.x is None:
         if out.status == "infeasible":  # cannot happen: the FFD packing is feasible
             raise RuntimeError(f"{inst.name}: {method} calls the epochs model infeasible")
@@ -507,7 +508,10 @@ def solve_epochs(inst: EpochsInstance, method: str, *, time_limit: float, thread
                 bins[b].append(int(order[i]))
         bins, status = _bins_tuple(bins), out.status
     value = float(len(bins))
-    status, bound = proven(status, value, bound, "min")
+    if solver_bound is not None and against(value, solver_bound, "min") == "refuted":
+        refuted(info, solver_bound, value, out.info.get("solver", method))   # the packing's own lower bound stays
+        bound, kind, status = float(lb), "combinatorial", "feasible"
+    status, bound = proven(status, value, bound, "min", info=info)
     return Result(inst.kind, method, bins, value, status, time.perf_counter() - t0, bound,
                   {**info, "bound_kind": kind})
 

@@ -358,7 +358,7 @@ def _outcome(inst, run: "_Search | _Ladder", cand: np.ndarray, start: Result | N
     out = Outcome(status, best_x, raw, "int", {"solver": "mkp-bb"})
     bound, slack = true_bound(model, out)
     info.update({k: v for k, v in status_info(model, out, slack).items() if k not in info})
-    status, bound = proven(status, value, bound, "max", slack)
+    status, bound = proven(status, value, bound, "max", slack, info=info)
     return sel, value, status, bound, info
 
 
@@ -395,7 +395,7 @@ def _take_turns(inst, run: "_Search | _Ladder", cand: np.ndarray, start: Result 
                             start=Result(inst.kind, "mkp-bb", sel, value, "feasible", 0.0, bound))
         turns, cp_seconds, cp_work = turns + 1, cp_seconds + res.seconds, cp_work + turn
         cp_bound = _least(cp_bound, res.bound)
-        status, best = proven(res.status, float(res.value), _least(bound, cp_bound), "max")
+        status, best = proven(res.status, float(res.value), _least(bound, cp_bound), "max", info=info)
         if status == "optimal":
             info.update({"finished_by": "cpsat", "cpsat_status": res.status, "branches": res.info.get("branches"),
                          "turns": turns, "cpsat_seconds": cp_seconds})
@@ -406,7 +406,7 @@ def _take_turns(inst, run: "_Search | _Ladder", cand: np.ndarray, start: Result 
         while not done and run.state[kernel.S_NODES] < until and time.perf_counter() < deadline:
             done = run.step(min(NODE_CHUNK, until - int(run.state[kernel.S_NODES])))
         sel, value, status, bound, info = _outcome(inst, run, cand, start, done)
-        status, bound = proven(status, value, _least(bound, cp_bound), "max")
+        status, bound = proven(status, value, _least(bound, cp_bound), "max", info=info)
         info.update({"turns": turns, "cpsat_seconds": cp_seconds})
         if status == "optimal" or time.perf_counter() >= deadline:
             return _result(inst, sel, value, status, bound, info, t0)

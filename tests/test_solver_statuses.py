@@ -196,6 +196,62 @@ def test_proven_promotes_only_on_a_proved_bound():
     assert _binary.proven("feasible", 5.0, 5.0, "min") == ("optimal", 5.0)
 
 
+def test_proven_refuses_a_bound_a_checked_solution_beats():
+    """A bound below a checked solution's value (max) or above it (min) is
+    refuted, and an ``optimal`` beside it with it: it was taken as 'meeting'
+    the value, and the solution called optimal."""
+    info = {}
+    assert _binary.proven("optimal", 5.0, 4.0, "max", info=info) == ("feasible", None)
+    assert "bound 4.0 is beaten by a checked solution of value 5.0" in info["withdrawn"]
+    assert _binary.proven("feasible", 5.0, 6.0, "min") == ("feasible", None)
+    assert _binary.proven("feasible", 5.0, 5.0 - 1e-13, "max") == ("optimal", 5.0)     # rounding meets it
+    assert [_binary.against(5.0, b, "max") for b in (4.0, 5.0, 6.0)] == ["refuted", "meets", "open"]
+    assert [_binary.against(5.0, b, "min") for b in (4.0, 5.0, 6.0)] == ["open", "meets", "refuted"]
+    _binary.proven("optimal", 5.0, 4.0, "max", info=info)
+    assert info["withdrawn"].count("beaten") == 1                                      # said once
+
+
+def worse_than_start_backend(method: str):
+    """A backend that claims an optimum for selecting nothing (objective 0),
+    with that value as its bound: worse than the start it was given."""
+    def backend(model, deadline, threads, seed):
+        return _binary.Outcome("optimal", np.zeros(model.n_vars, dtype=np.int64), 0.0, "int",
+                               {"solver": method, "solver_status": "OPTIMAL"})
+    return backend
+
+
+@pytest.mark.parametrize("family", ["packing", "knapsack", "assignment"])
+def test_an_optimum_worse_than_the_start_proves_nothing(monkeypatch, family):
+    """The solver's answer, worse than the start, is replaced by the start;
+    its bound at its own value lay below the start's, and was read as
+    meeting it: the start was reported optimal (knapsack 8,083 against an
+    optimum of 8,122), and score measured every gap against it."""
+    inst = instance(family)
+    monkeypatch.setitem(_binary.BACKENDS, "cpsat", worse_than_start_backend("cpsat"))
+    r = solve(inst, "cpsat", time_limit=5.0, threads=1)
+    assert (r.status, r.bound) == ("feasible", None) and r.value > 0
+    assert "is beaten by a checked solution" in r.info["withdrawn"] and r.info["bound_kind"] == "none"
+
+
+@pytest.mark.parametrize("claim", ["optimal", "feasible"])
+def test_a_mapping_bound_above_a_checked_makespan_proves_nothing(monkeypatch, claim):
+    """The MILP's answer (every task on machine 0, far worse than the start)
+    with its makespan as the 'lower bound': the start was kept, and called
+    optimal.  Now the solver's bound falls and the instance's own lower
+    bound stays."""
+    inst = instance("mapping")
+
+    def fake(inst_, method, start, lb, deadline, threads, seed, ww, wp):
+        worse = np.zeros(inst_.n, dtype=np.int64)
+        return claim, worse, inst_.value(worse), {"solver": "FAKE"}
+
+    monkeypatch.setattr(em, "_milp", fake)
+    r = solve(inst, "milp-highs", time_limit=5.0, threads=1)
+    assert r.status == "feasible" and r.info["bound_kind"] == "combinatorial"
+    assert r.bound == pytest.approx(inst.lower_bound()) and r.value > r.bound
+    assert "FAKE's bound" in r.info["withdrawn"]
+
+
 def test_registry_withdraws_inconsistent_exact_claims(monkeypatch):
     inst = instance("packing")
     claims = {"false-optimal": ("optimal", 123.0), "wrong-side": ("feasible", 0.0), "fine": ("feasible", None)}
