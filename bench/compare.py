@@ -11,7 +11,10 @@ runs measured of B's time / A's time (:func:`_paired_ratios`); the
 instance sets are the leaderboards' blocks
 (:func:`~epochbench.suite.instance_sets`: mapping's heuristics on 512 x 16
 matrices, its exact methods and the heuristics again on 32 x 4 ones),
-compared and guarded each on its own.  A change in gap is flagged whenever
+compared and guarded each on its own; a method's gaps are compared on
+the instances where both runs have one (a gap in one run alone, where the
+other had no reference or no answer, is said and left out:
+:func:`_paired_gaps`; one lost in B is flagged).  A change in gap is flagged whenever
 it is not zero (gaps are deterministic for a seed), a change in time when the ratio
 leaves ``[1 / TIME_NOISE, TIME_NOISE]`` (timings on a shared machine move by
 that much without any change; a ``--fail-on time:X%`` below that band
@@ -456,8 +459,14 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
         ra, rb, moved = _moved_references(ra, rb)
         notes = notes.merge(moved, on=["family", "method"], how="outer", sort=False)
         ra, rb = _instance_sets(ra, rb, notes)
+        ra, rb, paired = _paired_gaps(ra, rb)
     table = compare(_aggregate(kind_a, ra), _aggregate(kind_b, rb), slower=slower)
     table = table.merge(notes, on=["family", "method"], how="left", sort=False)
+    if kind_a == "solves" and not paired.empty:
+        table = table.merge(paired, on=ROW, how="left", sort=False)
+        table["lost_gaps"] = table["lost_gaps"] | table["lost_n"].fillna(0).gt(0)
+        table["gapped_a"] += table["lost_n"].fillna(0)          # the counts as measured, not as compared
+        table["gapped_b"] += table["gained_n"].fillna(0)
     paired = _paired_ratios(ra, rb, "seconds" if kind_a == "solves" else "median_ms")
     table = table.merge(paired, on=ROW, how="left", sort=False)
     table["time_ratio"] = table["paired_ratio"].where(table["paired_ratio"].notna(), table["time_ratio"])
@@ -477,6 +486,37 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
     table.attrs["unit"] = "instance" if kind_a == "solves" else "benchmark"
     table.attrs["same"] = same_measurements(a, b)
     return table
+
+
+def _paired_gaps(ra: pd.DataFrame, rb: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``ra`` and ``rb`` with each method's gaps cut to the instances where
+    both runs have one, so that the means compare one set: a solve that
+    has a gap in B alone (A had no reference for it, or no solution) is
+    left out of B's mean (``gained_n``), one that has it in A alone out of
+    A's (``lost_n``, which flags ``gaps-lost`` as before).  Without it a
+    heuristic whose answers did not change was failed by ``--fail-on gap``
+    when B's references covered an instance more (its mean over two
+    instances against A's over one: +6.15 pp).  Returns the counts per
+    (family, set, method); nothing is cut where a run does not name its
+    instances."""
+    empty = pd.DataFrame(columns=[*ROW, "gained_n", "lost_n"])
+    if ra.empty or rb.empty or ra["key"].isna().any() or rb["key"].isna().any():
+        return ra, rb, empty
+    keys = [*ROW, "key"]
+    pair = (ra[keys + ["gap"]].drop_duplicates(keys)
+            .merge(rb[keys + ["gap"]].drop_duplicates(keys), on=keys, suffixes=("_a", "_b")))
+    gained = pair[pair["gap_a"].isna() & pair["gap_b"].notna()]
+    lost = pair[pair["gap_a"].notna() & pair["gap_b"].isna()]
+    if gained.empty and lost.empty:
+        return ra, rb, empty
+
+    def cut(r: pd.DataFrame, drop: pd.DataFrame) -> pd.DataFrame:
+        if drop.empty:
+            return r
+        hit = pd.MultiIndex.from_frame(r[keys]).isin(pd.MultiIndex.from_frame(drop[keys]))
+        return r.assign(gap=r["gap"].mask(hit))
+    counts = pd.concat([gained[ROW].assign(gained_n=1, lost_n=0), lost[ROW].assign(gained_n=0, lost_n=1)])
+    return cut(ra, lost), cut(rb, gained), counts.groupby(ROW, sort=False, as_index=False)[["gained_n", "lost_n"]].sum()
 
 
 def _unfinished(a, b) -> list[str]:
@@ -729,6 +769,12 @@ def _cut_notes(g: pd.DataFrame, unit: str = "instance") -> list[str]:
                 what = "solve's gap was" if count == 1 else f"{count:g} solves' gaps were"
                 out.append(f"  {r.method}: {what} taken against another reference in B "
                            f"({r.moved_kinds}): {then}")
+        for count, side, other in ((getattr(r, "gained_n", np.nan), "B", "A"),
+                                   (getattr(r, "lost_n", np.nan), "A", "B")):
+            if pd.notna(count) and count > 0:
+                what = "solve has a gap" if count == 1 else f"{count:g} solves have a gap"
+                out.append(f"  {r.method}: {what} in {side} alone (no reference or no answer in {other}): "
+                           f"left out of {side}'s mean")
         if pd.isna(r.shared) or (r.only_a == 0 and r.only_b == 0):
             continue
         if r.shared == 0:

@@ -375,6 +375,31 @@ def test_score_csvs_take_bs_gap_against_as_reference_when_the_kind_moved(tmp_pat
     assert "-15.00" in capsys.readouterr().out       # 110 -> 95 against A's 100: +10 % -> -5 %
 
 
+def test_a_gap_in_one_run_alone_is_left_out_of_its_mean(tmp_path, capsys):
+    """A score CSV without a reference for instance i1 (a cut exact
+    solve), then one with it: ff's values did not change, but its mean
+    over two instances (30 %) against A's over one (10 %) failed the gap
+    guard (+20 pp).  Each method's means are taken where both runs have a
+    gap; a gap B has alone is said and not held against it, one A has
+    alone still fails as lost, with the counts as measured."""
+    def scores(path, refs):
+        pd.DataFrame([{"family": "knapsack", "instance": f"i{i}", "method": "ff", "value": v, "bound": r,
+                       "gap": None if r is None else (r - v) / r, "gap_kind": None if r is None else "optimum",
+                       "status": "feasible", "seconds": 0.01}
+                      for i, (v, r) in enumerate(zip([90.0, 50.0], refs))]).to_csv(path, index=False)
+        return path
+    a = scores(tmp_path / "a.csv", [100.0, None])
+    b = scores(tmp_path / "b.csv", [100.0, 100.0])
+    assert main(["compare", str(a), str(b), "--fail-on", "gap:0.5%"]) == 0
+    out = capsys.readouterr().out
+    assert "gap+" not in out and "ff: solve has a gap in B alone (no reference or no answer in A): " \
+                                 "left out of B's mean" in out
+    assert main(["compare", str(b), str(a), "--fail-on", "gap:0.5%"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL knapsack ff: gaps on 1 of 2 solves (A: 2 of 2)" in out and "gaps-lost" in out
+    assert "ff: solve has a gap in A alone" in out
+
+
 @pytest.mark.parametrize("column, line", [("instance", 3), ("method", 4), ("family", 5), ("config", 3)])
 def test_a_row_with_a_blank_key_is_refused_naming_its_line(tmp_path, capsys, column, line):
     """A blank instance turned off the matching of instances for the whole
