@@ -44,6 +44,19 @@ def test_epochs_reference_uses_the_trivial_lower_bound():
     assert ref2.bound == 2 and ref2.kind == "optimum"  # a solution meets the bound
 
 
+def test_a_bound_is_met_only_within_the_claim_tolerance():
+    """A checked solution 1.25 above a lower bound of 1.4e6 (8.8e-7 of it)
+    met the bound at the scorer's 1e-6 and was called the optimum, with a
+    gap of 0; the bound is the reference now, and a solution within the
+    registry's tolerance of a claim (1e-9) still meets it."""
+    def ref(value, bound):
+        return reference(pk(), [res("ff", value, "feasible"), res("cpsat", value, "feasible", bound)])
+    near = ref(0.9, 0.9 * (1 + 8.8e-7))
+    assert near.kind == "bound" and near.bound == 0.9 * (1 + 8.8e-7)
+    met = ref(0.9, 0.9 + 1e-11)
+    assert met.kind == "optimum" and met.bound == 0.9
+
+
 def test_disagreeing_proofs_are_an_error():
     with pytest.raises(SolverDisagreement):
         reference(pk(), [res("cpsat", 1.0, "optimal", 1.0), res("milp-cbc", 0.9, "optimal", 0.9)])
