@@ -1237,6 +1237,8 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
     if method in ("cpsat", "bnp"):
         details["scaling"] = "exact" if sc.exact else "floor"
         details["scale"] = sc.scale
+        if sc.exact and bound is not None and bound * sc.scale <= lb_int + _TOL:
+            by_solver = False   # the instance's lower bound rounded up to the makespans' grid: combinatorial
     if assign is None:
         assign = start
     value = inst.value(assign)

@@ -1057,3 +1057,24 @@ def test_cpsat_reaches_an_optimum_that_meets_the_cheap_bound():
     assert inst.lower_bound() == 13.0 and solve(inst, "minmin").value == 14.0
     r = solve(inst, "cpsat", time_limit=10.0, threads=1, seed=0)
     assert (r.status, r.value, r.bound) == ("optimal", 13.0, 13.0)
+
+
+def test_bnp_bound_at_the_instance_lower_bound_is_combinatorial(monkeypatch):
+    """A branch-and-price that proved nothing past the instance's lower
+    bound (rounded up to the makespans' grid) said ``bound_kind: solver``
+    with 0 nodes; the bound is the instance's, combinatorial.  A bound above
+    it is the solver's."""
+    import math
+
+    from epochbench.exact import mapping as em
+    from epochbench.instances.generators import generate as gen
+    inst = gen("braun-range", tasks=24, machines=4, seed=1)[0]
+    sc = em.scaled(inst)
+    assert sc.exact
+    lb_int = math.ceil(inst.lower_bound() * sc.scale * (1 - 1e-12) - 1e-9)
+    for raw, kind in ((lb_int, "combinatorial"), (lb_int + 1, "solver")):
+        monkeypatch.setattr(em, "_bnp", lambda inst_, sc_, first, lo, deadline, threads, improve=None, raw=raw:
+                            ("feasible", first, raw, {"solver": "bnp", "nodes": 0}))
+        r = solve(inst, "bnp", time_limit=5.0, threads=1, presolve=0)
+        assert r.status == "feasible" and r.info["bound_kind"] == kind, raw
+        assert r.bound == pytest.approx(raw / sc.scale)
