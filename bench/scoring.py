@@ -741,10 +741,12 @@ def summary_kinds(table: pd.DataFrame) -> pd.Series:
 def at_reference_share(gap: pd.Series, missed: pd.Series, short: pd.Series | None = None) -> float:
     """Share of instances at the reference (gap <= 1e-9, and not ``short``
     of the family's first objective, :func:`gap_fields`) among those with a
-    gap or ``missed`` (no answer, or one that failed: not at the reference);
-    NaN when no instance has a gap."""
+    gap or ``missed`` (no answer where there was a reference, or one that
+    failed: not at the reference); NaN when no instance has either (0 for a
+    method that answered none, as on the leaderboards: it printed "-" in
+    ``score`` where they print 0 %)."""
     has = gap.notna()
-    if not has.any():
+    if not (has | missed).any():
         return math.nan
     at = (gap <= 1e-9) & has
     if short is not None:
@@ -771,7 +773,8 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     on the leaderboards)."""
     def agg(df):
         g = df["gap"].astype(float)
-        missed = df["value"].isna() if "value" in df else pd.Series(False, index=df.index)
+        missed = (df["value"].isna() & ~df["gap_kind"].isin(NO_GAP_KINDS) if "value" in df
+                  else pd.Series(False, index=df.index))         # no answer, though there was a reference
         short = df["short"].fillna(False).astype(bool) if "short" in df else None
         out = {
             "instances": len(df),

@@ -42,6 +42,21 @@ def test_the_summary_counts_the_solves_without_a_decision():
     assert s.loc["a", "mean_gap"] == 0.0 and s.loc["a", "instances"] == 2
 
 
+def test_a_method_that_answered_none_is_at_the_reference_on_none():
+    """The share at the reference counts an unanswered solve with a
+    reference as not at it: 0 for a method that answered none (``score``
+    printed "-", the leaderboards 0 %); without a reference it says
+    nothing (NaN)."""
+    nan = float("nan")
+    table = pd.DataFrame({"family": ["packing"] * 6, "method": ["a", "a", "b", "b", "c", "c"],
+                          "value": [nan, nan, 0.4, nan, nan, nan], "gap": [nan, nan, 0.0, nan, nan, nan],
+                          "gap_kind": ["bound"] * 4 + ["no bound"] * 2, "beats_reference": [False] * 6,
+                          "seconds": [0.1] * 6})
+    s = summarize(table).set_index("method")
+    assert s.loc["a", "at_bound"] == 0.0 and s.loc["b", "at_bound"] == 0.5
+    assert pd.isna(s.loc["c", "at_bound"])
+
+
 def test_simulate_time_limit_sets_the_oracle_steps_limit(tmp_path, capsys):
     f = tmp_path / "w.swf"
     f.write_text(SWF)
