@@ -265,7 +265,37 @@ def test_a_heuristics_own_info_cannot_say_what_solve_says(inst):
     def claims(i):
         return Result("packing", "x", (), 0.0, "optimal", 0.0, info={"claimed": "feasible"})
 
+    def says_none_already(i):       # its own bound_kind beside the entries solve writes
+        return Result("packing", "x", (), 0.0, "feasible", 0.0, info={"claimed": "optimal", "bound_kind": "none"})
+
+    def bounds_itself(i):           # a heuristic's bound, beside a bound_kind that says none
+        return Result("packing", "x", (), 0.0, "feasible", 0.0, bound=5.0, info={"bound_kind": "none"})
+
     eb.register("packing", "test-says-too-much")(says_too_much)
     eb.register("packing", "test-claims")(claims)
+    eb.register("packing", "test-says-none-already")(says_none_already)
+    eb.register("packing", "test-bounds-itself")(bounds_itself)
     assert eb.solve(inst, "test-says-too-much").info == {"mine": 1, "bound_kind": "none"}
     assert eb.solve(inst, "test-claims").info["claimed"] == "optimal"
+    assert eb.solve(inst, "test-says-none-already").info == {"bound_kind": "none"}
+    r = eb.solve(inst, "test-bounds-itself")
+    assert r.bound is None and r.status == "feasible" and r.info == {"bound_kind": "none"}
+
+
+def test_a_method_cannot_write_the_familys_describe_figures():
+    """``info`` holds the family's describe figures (knapsack: the license
+    usage), computed from the decision; a method's own entry of that name
+    does not stand, and ``describe=False`` leaves them out."""
+    from epochbench.instances.knapsack import KnapsackInstance
+    from epochbench.instances.registry import solve
+    knap = KnapsackInstance.build([3, 2], [[1, 1], [2, 0]], [1.5, 2.0])
+
+    def usage(i):
+        return Result("knapsack", "x", (0,), 0.0, "feasible", 0.0, info={"license_usage": 7.0})
+
+    eb.register("knapsack", "test-usage")(usage)
+    r = solve(knap, "test-usage")
+    assert r.info["license_usage"] == pytest.approx(knap.describe((0,))["license_usage"])
+    assert r.info["license_usage"] != 7.0
+    assert "license_usage" not in solve(knap, "greedy-mkp", describe=False).info
+    assert "license_usage" in solve(knap, "greedy-mkp").info
