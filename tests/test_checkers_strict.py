@@ -250,6 +250,18 @@ def test_large_but_safe_sums_stay_exact():
         check(res, (0, 1))
 
 
+def test_a_sum_past_int64_through_what_is_used_is_refused():
+    """The capacity in use counts in the exact sum: 2**62 used plus a job of
+    2**62 is 2**63, past a capacity of 2**63 - 1, where int64 wraps to a
+    negative load that fits (the int64 tests above had nothing in use)."""
+    cap = 2**63 - 1
+    inst = PackingInstance.build([cap], [[2**62]], [2**62], meta={"name": "used"})
+    assert _wraps([[2**62], [2**62]])[0] < 0                 # what unchecked numpy would sum
+    with pytest.raises(InfeasibleSolution, match=f"{2**62} \\+ selected {2**62} > capacity {cap}"):
+        check(inst, (0,))
+    assert check(inst, ()) == ()
+
+
 # ---- load time: NaN, inf, booleans and huge numbers -----------------------------------------------
 def _packing_dict():
     inst = PackingInstance.build([10, 8], [[2, 1], [3, 3], [1, 2]], [1, 1], estimate=[5.0, 6.0, 7.0],
