@@ -690,24 +690,27 @@ def test_the_row_check_of_a_written_table_counts_commas_not_rows(tmp_path, monke
         read_table(path)
 
 
+@pytest.mark.parametrize("key", ["kill_at_estimate", "adjusted", "names", "header", "capacity_from"])
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
-def test_a_table_metadata_key_it_never_writes_is_refused_by_name(tmp_path, suffix):
+def test_a_table_metadata_key_it_never_writes_is_refused_by_name(tmp_path, suffix, key):
     """A ``kill_at_estimate: false`` at the top of the metadata, not in
-    ``meta``, was ignored: the jobs were killed at their estimates, exit 0."""
+    ``meta``, was ignored: the jobs were killed at their estimates, exit 0.
+    Each of ``meta``'s keys at the top is refused with the hint, also after
+    an unknown key that has none."""
     w = make_workload({"id": [1, 2], "submit": [0.0, 1.0], "runtime": [10.0, 10.0], "estimate": [5.0, 5.0],
                        "procs": [4, 8]}, [8], kill_at_estimate=False)
     path = save_workload(w, tmp_path / f"w{suffix}")
     assert read_table(path).kill_at_estimate is False        # in meta, where write_table puts it
     if suffix == ".csv":
         head, rest = path.read_text().split("\n", 1)
-        path.write_text(head[:-1] + ', "kill_at_estimate": false, "bogus": 1}\n' + rest)
+        path.write_text(head[:-1] + f', "bogus": 1, "{key}": false}}\n' + rest)
     else:
         import json
 
         import pyarrow.parquet as pq
         table = pq.read_table(path)
         info = json.loads(table.schema.metadata[b"epochbench"])
-        info["kill_at_estimate"] = False
+        info[key] = False
         pq.write_table(table.replace_schema_metadata({b"epochbench": json.dumps(info).encode()}), path)
-    with pytest.raises(InstanceError, match=r"unknown key\(s\) 'kill_at_estimate'.* go in 'meta'"):
+    with pytest.raises(InstanceError, match=rf"unknown key\(s\) .*'{key}'.* go in 'meta'"):
         read_table(path)

@@ -232,12 +232,33 @@ def test_an_empty_workload_in_memory_is_refused_as_an_empty_file_is(tmp_path, ma
         eb.simulate((too_wide, [4]), policy, machine=machine)
 
 
-def test_a_parquet_column_of_lists_is_refused_naming_its_file(tmp_path):
-    """Lists of one length became a 2-D column, refused without the file's name."""
-    import pandas as pd
+@pytest.mark.parametrize("kind", ["list", "large_list", "fixed_size_list"])
+def test_a_parquet_column_of_lists_is_refused_naming_its_file(tmp_path, kind):
+    """Lists of one length became a 2-D column, refused without the file's
+    name; so were Arrow's large and fixed-size lists."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     import epochbench as eb
-    pd.DataFrame({"id": [1, 2], "submit": [0, 5], "runtime": [[1, 2], [3, 4]], "estimate": [20, 20],
-                  "procs": [4, 8]}).to_parquet(tmp_path / "lists.parquet")
+    item = {"list": pa.list_(pa.int64()), "large_list": pa.large_list(pa.int64()),
+            "fixed_size_list": pa.list_(pa.int64(), 2)}[kind]
+    pq.write_table(pa.table({"id": [1, 2], "submit": [0, 5], "runtime": pa.array([[1, 2], [3, 4]], type=item),
+                             "estimate": [20, 20], "procs": [4, 8]}), tmp_path / "lists.parquet")
     with pytest.raises(ValueError, match=r"lists.parquet: column 'runtime' has \[1, 2\], not a number, at job 1"):
         eb.simulate(str(tmp_path / "lists.parquet"), "easy", nodes=8)
+
+
+def test_an_arrow_date_column_of_a_parquet_workload_is_no_number(tmp_path):
+    """A ``date32`` submit column (days, no time of day) is refused as a
+    date, as pandas' datetime columns are."""
+    import datetime
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import epochbench as eb
+    day = datetime.date(2020, 1, 1)
+    pq.write_table(pa.table({"id": [1, 2], "submit": pa.array([day, day], type=pa.date32()), "runtime": [10, 10],
+                             "estimate": [20, 20], "procs": [4, 8]}), tmp_path / "d.parquet")
+    with pytest.raises(ValueError, match="column 'submit' holds dates"):
+        eb.simulate(str(tmp_path / "d.parquet"), "easy", nodes=8)
