@@ -557,13 +557,25 @@ def test_validate_reports_a_false_bound():
 
 @pytest.mark.parametrize("header, says", [
     ("instance,optimun", "column 'optimun' is not read; did you mean 'optimum'"),
-    ("instance,best_knwon", "column 'best_knwon' is not read; did you mean 'best_known'")])
+    ("instance,best_knwon", "column 'best_knwon' is not read; did you mean 'best_known'"),
+    ("instance,datset,optimum", "column 'datset' is not read; did you mean 'dataset'")])
 def test_a_reference_column_spelt_close_to_a_missing_one_is_refused(tmp_path, header, says):
     """A typo of a known column was dropped as one not read, exit 0."""
     ref = tmp_path / "r.csv"
     ref.write_text(f"{header}\na,0.5\n")
     with pytest.raises(InstanceError, match=says):
         read_reference_file(ref)
+
+
+@pytest.mark.parametrize("column", ["optimal", "optimumvalue"])
+def test_a_column_less_close_than_the_cutoff_is_only_not_read(tmp_path, column):
+    """Only a close match (difflib's ratio >= 0.8) is refused as a typo:
+    ``optimal`` (0.71) and ``optimumvalue`` (0.74) are other columns, read
+    past and named as not read."""
+    ref = tmp_path / "r.csv"
+    ref.write_text(f"instance,{column},best_known\na,1,1\n")
+    got = read_reference_file(ref)
+    assert got.ignored == (column,)
 
 
 def test_a_reference_file_says_which_columns_it_does_not_read(tmp_path):
