@@ -129,6 +129,14 @@ def test_a_disagreement_costs_its_instance_not_the_run(tmp_path, capsys):
     record = json.loads((tmp_path / "s.run.json").read_text())     # 'epochbench runs' prints its error
     assert record["status"] == "failed" and record["disagreements"] == 1
     assert record["error"].startswith(f"1 disagreement(s), first: disagreement: {names[1]}: ")
+    # two refuted instances: the record names the first, as printed first
+    (tmp_path / "bad2.csv").write_text(f"instance,optimum\n{names[0]},0.0001\n{names[2]},0.0001\n")
+    assert main(["score", str(folder), "--methods", "ff", "--reference", str(tmp_path / "bad2.csv"),
+                 "--out", str(tmp_path / "s2")]) == 1
+    first = capsys.readouterr().err.strip().splitlines()[0]
+    record = json.loads((tmp_path / "s2.run.json").read_text())
+    assert record["error"] == f"2 disagreement(s), first: {first.removeprefix('epochbench score: ')}"
+    assert names[0] in record["error"]
     from epochbench.instances import read_family
     with pytest.raises(SolverDisagreement) as caught:
         score(read_family(folder), ["ff"], references=[tmp_path / "bad.csv"])

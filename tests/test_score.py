@@ -140,9 +140,13 @@ def test_a_method_that_raises_costs_its_rows_not_the_run(tmp_path, capsys):
     def broken(inst):
         raise RuntimeError("kaput")
 
+    def broken_too(inst):
+        raise ValueError("other")
+
     state = registry.METHODS.snapshot()
     try:
         registry.register("packing", "test-broken")(broken)
+        registry.register("packing", "test-broken-too")(broken_too)
         folder = tmp_path / "f"
         folder.mkdir()
         for i in range(2):
@@ -160,6 +164,15 @@ def test_a_method_that_raises_costs_its_rows_not_the_run(tmp_path, capsys):
         assert (written.loc[written.method == "ff", "gap"].notna()).all()
         prov = json.loads((tmp_path / "s.run.json").read_text())       # the record says it failed
         assert (prov["status"], prov["exit_status"], prov["failed"]) == ("failed", 1, 2)
+        # the record counts the failed solves, not their lines, and quotes the first line printed
+        assert main(["score", str(folder), "--methods", "ff,test-broken,test-broken-too",
+                     "--out", str(tmp_path / "s3")]) == 1
+        first = capsys.readouterr().err.strip().splitlines()[0].removeprefix("epochbench score: ")
+        prov = json.loads((tmp_path / "s3.run.json").read_text())
+        assert prov["error"] == f"4 failed solve(s), first: {first}"
+        assert first == "test-broken failed on 2 instances (p0, p1): RuntimeError: kaput"
+        assert main(["score", str(folder), "--methods", "ff", "--out", str(tmp_path / "s4")]) == 0
+        assert "error" not in json.loads((tmp_path / "s4.run.json").read_text())    # a run that did not fail
     finally:
         registry.METHODS.restore(state)
 
