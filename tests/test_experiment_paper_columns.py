@@ -49,6 +49,86 @@ def test_capannini_mkp_paper_values_are_table_1(mkp_table):
     assert mkp_table[["sml", "avg", "bst", "paper_sml", "paper_avg", "paper_bst"]].max().max() <= 1.0
 
 
+def _mkp_rows():
+    """Hand-made rows of one ratio: seed 0 with three epochs (cpsat optimal
+    at 10, cut at 9 with bound 12, optimal at 8; greedy-mkp 9, 8, 8), and
+    seed 1, a stream that solved no knapsack."""
+    rows = []
+    for e, (status, value, bound, usage, ms, g_value, g_usage, g_ms) in enumerate(
+            [("optimal", 10.0, 10.0, 0.9, 100.0, 9.0, 0.85, 1.0),
+             ("timeout", 9.0, 12.0, 0.8, 200.0, 8.0, 0.7, 2.0),
+             ("optimal", 8.0, 8.0, 0.6, 300.0, 8.0, 0.6, 3.0)]):
+        base = {"ratio": "40-45", "seed": 0, "jobs": 10, "epoch": e, "items": 5, "critical": 2, "empty": False}
+        rows.append({**base, "method": "cpsat", "value": value, "bound": bound, "status": status, "usage": usage,
+                     "ms": ms})
+        rows.append({**base, "method": "greedy-mkp", "value": g_value, "bound": None, "status": "feasible",
+                     "usage": g_usage, "ms": g_ms})
+    rows += [{"ratio": "40-45", "seed": 1, "jobs": 10, "epoch": 0, "items": 0, "critical": 0, "method": m,
+              "empty": True} for m in ("cpsat", "greedy-mkp")]
+    return pd.DataFrame(rows)
+
+
+def test_capannini_mkp_table_by_hand():
+    """Gaps against CP-SAT's optimum, or its bound where it was cut (the
+    gap of a cut epoch is to the bound); Sml / Avg / Bst are the least,
+    mean and largest usage; the unproven epochs and the streams that
+    solved nothing are counted; times are shares of CP-SAT's."""
+    t = mkp.table(_mkp_rows()).set_index("method")
+    ex, g = t.loc["exact (cpsat)"], t.loc["greedy-mkp"]
+    assert ex["gap"] == pytest.approx((0 + 3 / 12 + 0) / 3)
+    assert g["gap"] == pytest.approx((1 / 10 + 4 / 12 + 0) / 3)
+    assert (g["sml"], g["avg"], g["bst"]) == pytest.approx((0.6, (0.85 + 0.7 + 0.6) / 3, 0.85))
+    assert (ex["sml"], ex["bst"]) == pytest.approx((0.6, 0.9))
+    assert ex["unproven"] == g["unproven"] == 1
+    assert ex["empty"] == g["empty"] == 1 and ex["runs"] == g["runs"] == 3
+    assert g["time_share"] == pytest.approx(2.0 / 200.0) and ex["time_ms"] == pytest.approx(200.0)
+
+
+def test_capannini_mkp_epochs_are_the_middles_of_the_run(monkeypatch):
+    """The run of the task's license ratio range under the recording cs-i-p
+    (incremental, preemptive); of its 10 knapsacks, 2 epochs are the middles
+    of the two halves (2 and 7); a run that solved none gives none, and
+    ``run`` marks the stream empty; a heuristic's time is in ms."""
+    from epochbench.sim import farm
+    seen = {}
+
+    def fake_stream(**kw):
+        seen["stream"] = kw
+        return "stream"
+
+    def fake_sim(stream, pol):
+        seen["policy"] = pol
+        pol.knapsacks = list(range(seen.get("count", 10)))
+
+    monkeypatch.setattr(farm, "generate_stream", fake_stream)
+    monkeypatch.setattr(farm, "simulate_farm", fake_sim)
+    task = {"jobs": 50, "seed": 3, "ratio_lo": 0.40, "ratio_hi": 0.45, "epochs": 2, "time_limit": 0.5}
+    assert mkp.epochs_of(task) == [2, 7]
+    assert seen["stream"]["ratio"] == (0.40, 0.45) and seen["stream"]["jobs"] == 50
+    assert seen["policy"].incremental and seen["policy"].preemptive
+    seen["count"] = 0
+    assert mkp.epochs_of(task) == []
+    rows = mkp.run(task)
+    assert len(rows) == len(mkp.METHODS) and all(r["empty"] for r in rows)
+
+
+def test_capannini_mkp_times_are_milliseconds(monkeypatch):
+    """``ms`` is a thousand times the seconds the registry measured."""
+    from epochbench.instances import registry
+    from epochbench.instances.core import Result
+    from epochbench.instances.generators import generate
+    inst = generate("farm-mkp", count=1, seed=2, n=20)[0]
+    monkeypatch.setattr(mkp, "epochs_of", lambda task: [inst])
+
+    def fake_solve(i, m, **kw):
+        return Result("knapsack", m, (), 0.0, "optimal" if m == "cpsat" else "feasible", 0.002,
+                      0.0 if m == "cpsat" else None, {"license_usage": 0.5})
+
+    monkeypatch.setattr(registry, "solve", fake_solve)
+    rows = mkp.run({"jobs": 50, "seed": 0, "ratio_lo": 0.40, "ratio_hi": 0.45, "epochs": 1, "time_limit": 0.5})
+    assert [r["ms"] for r in rows] == pytest.approx([2.0] * len(mkp.METHODS))
+
+
 # ---- rajaei: [rajaei-dadfar] tables 5 and 6 --------------------------------------------------------------
 @pytest.fixture(scope="module")
 def rajaei_table():
