@@ -71,9 +71,9 @@ from epochbench.instances.lazy import njit
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import forwards, register
 
-from ._binary import against, refuted
-from ._binary import (CBC_MARGIN_S, HIGHS_ROW_CHUNK, _highs_scheduler, cbc_info, cpsat_safeguard, cpsat_solve,
-                      deadline_after, highs_outcome, highs_seconds, quiet_highs, run_cbc, time_left, warm_up_backends)
+from ._binary import (CBC_MARGIN_S, HIGHS_ROW_CHUNK, _highs_scheduler, against, cbc_info, cpsat_safeguard,
+                      cpsat_solve, deadline_after, highs_outcome, highs_seconds, quiet_highs, refuted, run_cbc,
+                      time_left, warm_up_backends)
 from .starts import START_SHARE, best_start
 
 # the solvers load on first use (see epochbench.instances.lazy)
