@@ -504,6 +504,9 @@ def _input_notes(rep: dict) -> list[str]:
     if rep.get("killed_at_estimate"):
         notes.append(f"killed at their estimate: {rep['killed_at_estimate']} job(s) whose runtime exceeds it "
                      f"(--no-kill runs them to the end)")
+    if rep.get("unused"):
+        notes.append("not read: " + ", ".join(f"{k} (given on {v} job(s))" for k, v in rep["unused"].items())
+                     + f" (the {rep['machine']} machine's policies use neither deadlines nor licenses)")
     selector = _selector_note(rep)
     if selector:
         notes.append(selector)

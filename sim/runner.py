@@ -24,7 +24,7 @@ from .engine import SimResult
 #: top-level keys of every ``report.json`` (machine-specific content under ``extras``)
 REPORT_KEYS = ("machine", "workload", "policy", "options", "engine", "capacity", "jobs", "dropped",
                "kill_at_estimate", "seconds", "jobs_per_second", "passes", "metrics", "extras",
-               "adjusted", "killed_at_estimate", "capacity_from", "small_threshold", "tau")
+               "adjusted", "killed_at_estimate", "capacity_from", "small_threshold", "tau", "unused")
 
 
 class NoEffect(UserWarning):
@@ -200,7 +200,10 @@ def report(result: SimResult, workload=None, *, metrics: dict | None = None, sou
     came from (``capacity_from``, when the workload says), and the small
     jobs' threshold (processors) and the bounded slowdown's ``tau`` (s),
     None on the farm, whose figures use neither (its slowdown is
-    unbounded, [capannini2007] section 6)."""
+    unbounded, [capannini2007] section 6); ``unused``: the workload's
+    columns that the contract names and this machine does not read, with
+    the jobs that give them a value (``deadline``, ``licenses``: a
+    deadline of 5 s on a job that ended at 10 passed without a word)."""
     from .metrics import TAU
     metrics = result.summary(workload, small_threshold) if metrics is None else metrics
     meta = getattr(workload, "meta", None) or {}
@@ -215,7 +218,29 @@ def report(result: SimResult, workload=None, *, metrics: dict | None = None, sou
             "adjusted": dict(meta.get("adjusted") or {}), "killed_at_estimate": _killed(workload),
             "capacity_from": meta.get("capacity_from"),
             **({"small_threshold": None, "tau": None} if result.machine == "farm" else
-               {"small_threshold": int(small_threshold), "tau": TAU})}
+               {"small_threshold": int(small_threshold), "tau": TAU}),
+            "unused": _unused(workload)}
+
+
+#: the job table's optional columns that no simulation of a workload reads (the farm's jobs carry their
+#: own deadlines and licenses: it takes no workload), and how a job says it has none
+UNREAD = {"deadline": lambda col: ~np.isnan(np.asarray(col, dtype=float)),
+          "licenses": lambda col: np.asarray(np.asarray(col) != "", dtype=bool)}
+
+
+def _unused(workload) -> dict:
+    """Per column of :data:`UNREAD` that ``workload`` gives a value on some
+    job, how many jobs it does (empty without a workload)."""
+    jobs = getattr(workload, "table", None)
+    if jobs is None:
+        return {}
+    out = {}
+    for name, given in UNREAD.items():
+        if name in jobs:
+            n = int(given(jobs[name]).sum())
+            if n:
+                out[name] = n
+    return out
 
 
 def _killed(workload) -> int | None:

@@ -262,3 +262,26 @@ def test_an_arrow_date_column_of_a_parquet_workload_is_no_number(tmp_path):
                              "estimate": [20, 20], "procs": [4, 8]}), tmp_path / "d.parquet")
     with pytest.raises(ValueError, match="column 'submit' holds dates"):
         eb.simulate(str(tmp_path / "d.parquet"), "easy", nodes=8)
+
+
+@pytest.mark.parametrize("policy", ["easy", "gs"])
+def test_deadlines_and_licenses_of_a_workload_are_said_not_read(tmp_path, capsys, policy):
+    """A workload's ``deadline`` and ``licenses`` columns (the job table's
+    contract) change no run of the pool or gang machine: a deadline of 5 s
+    on a job that ended at 10 passed without a word.  The report's
+    ``unused`` counts the jobs that give them, and the text says so."""
+    import json
+
+    from epochbench.cli import main
+    path = tmp_path / "dl.csv"
+    path.write_text("id,submit,runtime,procs,estimate,deadline,licenses\n1,0,10,4,20,5,a\n2,0,10,8,20,,\n"
+                    "3,1,10,8,20,30,\n")
+    assert main(["simulate", "--workload", str(path), "--policy", policy, "--nodes", "8", "--out",
+                 str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert "not read: deadline (given on 2 job(s)), licenses (given on 1 job(s))" in out
+    assert json.loads((tmp_path / "o" / "report.json").read_text())["unused"] == {"deadline": 2, "licenses": 1}
+    plain = tmp_path / "plain.csv"
+    plain.write_text("id,submit,runtime,procs,estimate\n1,0,10,4,20\n")
+    assert main(["simulate", "--workload", str(plain), "--policy", policy, "--nodes", "8", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["unused"] == {}
