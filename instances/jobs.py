@@ -217,6 +217,7 @@ def _build(jobs, capacity, *, resources, kill_at_estimate, source, meta, dropped
         note(f"{source}: column '{col}' holds names: numbered 1 to {len(said)} in order of first appearance, "
              "as SWF numbers them" + (", -1 where empty or -1" if (tab[col] < 0).any() else ""))
     tab, drops = _drop(tab, cap, names)
+    _fractions_kept(tab, source)
     meta = dict(meta or {})
     if numbered:                    # number k of a column is the name at k - 1
         meta["names"] = {**meta.get("names", {}), **numbered}
@@ -501,6 +502,37 @@ def _as_float(col, name, source, *, allow_nan=False, ids=None) -> np.ndarray:
             why = " (the job's field is empty or nan)"   # a line with fewer fields: refused first (_check_short_rows)
         raise InstanceError(f"{source}: column '{name}' has {arr[row]} at {_at(row, ids)}{why}")
     return arr
+
+
+#: the end time past which a float64 keeps less than a microsecond (its step is 2**-19 s at 2**33 s,
+#: 272 years): fractions of a second are lost when the simulation adds a duration to a start there
+FRACTION_LIMIT = 2.0 ** 33
+
+
+def _fractions_kept(tab: Columns, source) -> None:
+    """InstanceError when the jobs' end times reach past :data:`FRACTION_LIMIT`
+    (last submit plus the longest runtime or estimate) and a time or
+    duration has a fraction of a second, naming the first: the simulation
+    keeps absolute times, so at a submit of 1e12 s a runtime of 10.00003 s
+    ran as 10.0, and the metrics mixed the two (utilization 1.000003, a
+    bounded slowdown below 1), exit 0.  Whole seconds stay exact up to 2**53
+    (:data:`FLOAT_LIMIT`), and Unix times (about 1.7e9 s) are far below
+    the limit.  O(n)."""
+    if not len(tab["submit"]):
+        return
+    cols = [c for c in ("submit", "runtime", "estimate") if c in tab]      # an estimate is optional
+    longest = max(float(np.nanmax(tab[c])) if np.isfinite(tab[c]).any() else 0.0 for c in cols[1:])
+    reach = float(tab["submit"].max()) + longest
+    if not reach > FRACTION_LIMIT:
+        return
+    for col in cols:
+        arr = tab[col]
+        frac = np.isfinite(arr) & (arr != np.floor(arr))
+        if frac.any():
+            row = int(np.argmax(frac))
+            raise InstanceError(f"{source}: column '{col}' has {arr[row]} at {_at(row, tab['id'])}, a fraction of "
+                                f"a second, and the jobs reach {reach:.4g} s, past 2**33 s, where the simulation's "
+                                "times keep less than a microsecond; shift the submit times to start near 0")
 
 
 def _as_int(col, name, source, *, narrow: bool = False, ids=None) -> np.ndarray:

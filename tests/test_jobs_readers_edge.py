@@ -714,3 +714,22 @@ def test_a_table_metadata_key_it_never_writes_is_refused_by_name(tmp_path, suffi
         pq.write_table(table.replace_schema_metadata({b"epochbench": json.dumps(info).encode()}), path)
     with pytest.raises(InstanceError, match=rf"unknown key\(s\) .*'{key}'.* go in 'meta'"):
         read_table(path)
+
+
+def test_fractions_of_a_second_past_2_33_seconds_are_refused(tmp_path):
+    """At a submit of 1e12 s a runtime of 10.00003 s ran as 10.0: the
+    metrics mixed the two (utilization 1.000003, a bounded slowdown below 1)
+    and exit 0.  Whole seconds there are exact, and so are fractions at Unix
+    times."""
+    def swf(submit, runtime):
+        line = f"{{}} {submit} -1 {runtime} 8 -1 -1 8 20 -1 1 1 1 1 1 1 -1 -1"
+        path = tmp_path / f"t{submit}-{runtime}.swf"
+        path.write_text("; MaxProcs: 8\n" + "\n".join(line.format(i) for i in (1, 2, 3)) + "\n")
+        return path
+    with pytest.raises(InstanceError, match=r"column 'runtime' has 10\.00003 at job 1 .* a fraction of a second, "
+                                             r"and the jobs reach 1e\+12 s, past 2\*\*33 s"):
+        load_workload(swf(10**12, 10.00003))
+    assert len(load_workload(swf(10**12, 10)).jobs) == 3
+    assert len(load_workload(swf(1_700_000_000, 10.00003)).jobs) == 3
+    with pytest.raises(InstanceError, match="column 'submit' has 8589934592.5"):
+        make_workload({"id": [1], "submit": [2.0**33 + 0.5], "runtime": [5.0], "procs": [1]}, [4])
