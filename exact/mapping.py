@@ -1244,9 +1244,9 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
     value = inst.value(assign)
     solver = details.get("solver", method)
     if value > start_value:  # never worse than the start the solver was given
-        if status == "optimal":  # an optimum worse than a checked mapping: the claim falls with its bound
-            refuted(info, value if bound is None else bound, start_value, solver)
-            status, bound, by_solver = "feasible", None, False
+        if status == "optimal" and against(start_value, value, "min") != "meets":  # not a tie by rounding
+            bound = value if bound is None else bound    # still a bound: the check below refutes it, or not
+            status = "feasible"
         assign, value = start, start_value
     if bound is not None and against(value, bound, "min") == "refuted":
         refuted(info, bound, value, solver)  # the lower bound of the instance stays
