@@ -503,20 +503,23 @@ def _paired_gaps(ra: pd.DataFrame, rb: pd.DataFrame) -> tuple[pd.DataFrame, pd.D
     if ra.empty or rb.empty or ra["key"].isna().any() or rb["key"].isna().any():
         return ra, rb, empty
     keys = [*ROW, "key"]
-    pair = (ra[keys + ["gap"]].drop_duplicates(keys)
-            .merge(rb[keys + ["gap"]].drop_duplicates(keys), on=keys, suffixes=("_a", "_b")))
-    gained = pair[pair["gap_a"].isna() & pair["gap_b"].notna()]
-    lost = pair[pair["gap_a"].notna() & pair["gap_b"].isna()]
+    # a key may hold several rows (a results folder's configs against a score CSV's instance): it has a
+    # gap in a run if any of its rows has one
+    has_a, has_b = (r.groupby(keys, sort=False)["gap"].agg(lambda g: bool(g.notna().any())) for r in (ra, rb))
+    common = has_a.index.intersection(has_b.index)
+    has_a, has_b = (h.reindex(common).to_numpy(dtype=bool) for h in (has_a, has_b))
+    gained, lost = common[~has_a & has_b], common[has_a & ~has_b]
     if gained.empty and lost.empty:
         return ra, rb, empty
 
-    def cut(r: pd.DataFrame, drop: pd.DataFrame) -> pd.DataFrame:
-        if drop.empty:
-            return r
-        hit = pd.MultiIndex.from_frame(r[keys]).isin(pd.MultiIndex.from_frame(drop[keys]))
-        return r.assign(gap=r["gap"].mask(hit))
-    counts = pd.concat([gained[ROW].assign(gained_n=1, lost_n=0), lost[ROW].assign(gained_n=0, lost_n=1)])
-    return cut(ra, lost), cut(rb, gained), counts.groupby(ROW, sort=False, as_index=False)[["gained_n", "lost_n"]].sum()
+    def cut(r: pd.DataFrame, drop: pd.Index, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """``r`` without the gaps of the keys ``drop``, and per ROW how many gaps that took out."""
+        hit = pd.MultiIndex.from_frame(r[keys]).isin(drop) & r["gap"].notna().to_numpy()
+        return r.assign(gap=r["gap"].mask(hit)), r[hit].groupby(ROW, sort=False).size().rename(name).reset_index()
+    ra, lost_n = cut(ra, lost, "lost_n")
+    rb, gained_n = cut(rb, gained, "gained_n")
+    counts = lost_n.merge(gained_n, on=ROW, how="outer", sort=False).fillna(0)
+    return ra, rb, counts.astype({"gained_n": int, "lost_n": int})
 
 
 def _unfinished(a, b) -> list[str]:

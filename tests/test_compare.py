@@ -400,6 +400,25 @@ def test_a_gap_in_one_run_alone_is_left_out_of_its_mean(tmp_path, capsys):
     assert "ff: solve has a gap in A alone" in out
 
 
+def test_a_gap_lost_on_an_instance_of_several_configurations_counts_each_solve(tmp_path, capsys):
+    """A results folder (configurations c1, c2 of instances i0, i1) against
+    a score CSV without a reference for i0: i0's key holds two solves of A,
+    and both gaps are left out and counted (it said 3 of 4 and one solve)."""
+    run = tmp_path / "a"
+    run.mkdir()
+    pd.DataFrame([{"family": "knapsack", "config": c, "instance": i, "method": "ff", "gap": 0.1,
+                   "gap_kind": "optimum", "seconds": 0.01} for c in ("c1", "c2") for i in ("i0", "i1")]).to_csv(
+        run / "bench-solves.csv", index=False)
+    pd.DataFrame([{"family": "knapsack", "instance": "i0", "method": "ff", "value": 90.0, "bound": None, "gap": None,
+                   "gap_kind": None, "status": "feasible", "seconds": 0.01},
+                  {"family": "knapsack", "instance": "i1", "method": "ff", "value": 90.0, "bound": 100.0, "gap": 0.1,
+                   "gap_kind": "optimum", "status": "feasible", "seconds": 0.01}]).to_csv(tmp_path / "b.csv",
+                                                                                          index=False)
+    assert main(["compare", str(run / "bench-solves.csv"), str(tmp_path / "b.csv"), "--fail-on", "gap:0.5%"]) == 1
+    out = capsys.readouterr().out
+    assert "ff: 2 solves have a gap in A alone" in out and "gaps on 1 of 2 solves (A: 4 of 4)" in out
+
+
 @pytest.mark.parametrize("column, line", [("instance", 3), ("method", 4), ("family", 5), ("config", 3)])
 def test_a_row_with_a_blank_key_is_refused_naming_its_line(tmp_path, capsys, column, line):
     """A blank instance turned off the matching of instances for the whole
