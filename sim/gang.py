@@ -250,8 +250,8 @@ class GangSimulator:
                 elif done:
                     self._refresh()
             else:
-                if boundary or (event and self.cut):   # cut_slice: the event ends the running slice
-                    self._boundary(t)
+                if boundary or (self.cut and (done or arrived)):   # cut_slice: an arrival or departure
+                    self._boundary(t)                                # ends the running slice (not a reservation)
                 if event:
                     self._pass(t)
                 self._dispatch(t)

@@ -363,6 +363,36 @@ def test_cut_slice_switches_more_often_as_the_events_come_faster():
         assert cut.kappa["capacity_lost_any_time_switch"] > keep.kappa["capacity_lost_any_time_switch"], pol
 
 
+def test_cut_slice_cuts_at_arrivals_and_departures_only(monkeypatch):
+    """A backfilling reservation falling due is a scheduling event of bgs
+    and mbgs, but neither an arrival nor a departure: it does not cut the
+    slice (it did, 2 and 3 times on this stream)."""
+    from epochbench.sim import gang as g
+    rng = np.random.default_rng(7)
+    n = 80
+    df = stream([(i + 1, float(s), int(p), float(d), float(d) * 1.5) for i, (s, p, d) in
+                 enumerate(zip(np.cumsum(rng.integers(0, 15, n)), rng.integers(1, 9, n), rng.integers(20, 300, n)))])
+    cuts, ends = [], []
+    boundary, finish = g.GangSimulator._boundary, g.GangSimulator._finish
+
+    def cut(self, t):
+        cuts.append((t, self.slice_end))
+        return boundary(self, t)
+
+    def fin(self, j, t):
+        ends.append(t)
+        return finish(self, j, t)
+
+    monkeypatch.setattr(g.GangSimulator, "_boundary", cut)
+    monkeypatch.setattr(g.GangSimulator, "_finish", fin)
+    for pol in ("bgs", "mbgs"):
+        cuts.clear()
+        ends.clear()
+        simulate_gang(df, [8], pol, mpl=3, slice=50, cut_slice=True, check=True)
+        events = set(df["submit"]) | set(ends)
+        assert [t for t, end in cuts if t < end and t not in events] == [], pol
+
+
 def test_mpl1_gs_is_fcfs_and_bgs1_is_conservative_on_a_small_stream():
     df = stream([(1, 0, 6, 30, 40), (2, 1, 6, 10, 20), (3, 2, 12, 10, 10), (4, 3, 4, 15, 15),
                  (5, 3, 4, 30, 30), (6, 50, 16, 5, 5)])
