@@ -79,7 +79,10 @@ def _first_best(values: np.ndarray, k: int) -> int:
     less than k**2 ulps of 1 from its exact value, so scores equal in exact
     arithmetic tie and go to the lowest index, as the docstrings promise
     (two exact scores that differ do so by at least 1 / C**2 for integer
-    demands on capacities all C, 1e-12 at C = 1e6, far above that).  The
+    demands on capacities all C, 1e-12 at C = 1e6, far above that; with
+    unequal capacities the least difference is 1 / lcm(C_r**2), which for
+    large coprime capacities can fall below it, and two such scores then
+    tie).  The
     rows are summed by numpy row by row, not by a BLAS matrix-vector
     product, whose kernels may round equal rows differently (by block and
     tail code paths, which differ between CPUs): the same picks on every
