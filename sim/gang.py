@@ -38,9 +38,10 @@ Scheduling events (section 5.2)
     make the rotation follow the event rate.  So the context switches an
     event causes are those of the jobs that enter the running row, and the
     thrashing the paper warns of shows only as far as events put new jobs
-    into the running row.  With ``cut_slice=True`` an event cuts the running
-    slice short instead, and the next row in the rotation starts a fresh
-    slice at the event (an event at a slice boundary steps the rotation once):
+    into the running row.  With ``cut_slice=True`` an arrival or departure
+    (the paper's events; not a backfilling reservation falling due) cuts the
+    running slice short instead, and the next row in the rotation starts a
+    fresh slice at it (one at a slice boundary steps the rotation once):
     the rotation then follows the event rate, and each event switches in the
     jobs of the next row, so the thrashing the paper warns of can be
     measured (``capacity_loss_switch`` with ``switch_overhead`` > 0; the
