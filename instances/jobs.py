@@ -1680,8 +1680,9 @@ def _read_csv(path, **kw) -> Columns:
         raise InstanceError(f"{path}: is a folder, expected a file") from None
     except OSError as exc:
         raise InstanceError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if "licenses" in df.columns:
-        df["licenses"] = df["licenses"].fillna("").astype(str)
+    if "licenses" in df.columns:    # an all-empty column reads as float NaN, which fillna("") warns of (pandas 3)
+        lic = df["licenses"].astype(object)
+        df["licenses"] = lic.where(lic.notna(), "").astype(str)
     return Columns.from_frame(df)
 
 

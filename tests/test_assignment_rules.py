@@ -52,3 +52,15 @@ def test_hungarian_is_optimal_on_small_integers():
     r = hungarian(inst, time_limit=1.0)
     assert r.decision == ((0, 0), (1, 1))
     assert r.status == "optimal" and r.bound == 7.0 == r.value
+
+
+def test_imfs_tree_keeps_the_first_parent_on_a_tie_lost_in_rounding():
+    """With job 0 on machine 0 inherited, machine 1 is reached from job 1
+    directly (0.3) and along job 1 -> machine 0 -> job 0 -> machine 1
+    (0.2 - 0.1 + 0.2, which floating point makes 0.30000000000000004): a
+    tie, so the first parent stays (the tolerance of ``_longest_tree``),
+    and job 1 takes machine 1 beside the inherited pair."""
+    inst = AssignmentInstance.build([[0.1, 0.2], [0.2, 0.3]])
+    assert 0.2 - 0.1 + 0.2 > 0.3
+    r = imfs(inst, previous=[(0, 0)], max_even=0)
+    assert r.decision == ((0, 0), (1, 1)) and r.info["augmentations"] == 1

@@ -762,7 +762,7 @@ def test_a_negative_number_in_any_spelling_reaches_the_option_check(value, tmp_p
     assert err.strip() == f"epochbench solve: error: argument --time-limit: must be a positive finite number, got {value}"
 
 
-@pytest.mark.parametrize("value", ["-2,10", "-0.5,1.5", "-1e3,+2"])
+@pytest.mark.parametrize("value", ["-2,10", "-0.5,1.5", "-1e3,+2", "-2,10,5"])
 def test_a_list_of_numbers_led_by_a_negative_one_reaches_the_option_check(value, capsys):
     """``--partitions -2,10`` said "expected one argument" (argparse read it
     as an option); ``--partitions=-2,10`` gave the option's own message."""

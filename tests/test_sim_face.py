@@ -281,7 +281,7 @@ def test_deadlines_and_licenses_of_a_workload_are_said_not_read(tmp_path, capsys
     out = capsys.readouterr().out
     assert "not read: deadline (given on 2 job(s)), licenses (given on 1 job(s))" in out
     assert json.loads((tmp_path / "o" / "report.json").read_text())["unused"] == {"deadline": 2, "licenses": 1}
-    plain = tmp_path / "plain.csv"
-    plain.write_text("id,submit,runtime,procs,estimate\n1,0,10,4,20\n")
+    plain = tmp_path / "plain.csv"          # the columns there, with no job giving them
+    plain.write_text("id,submit,runtime,procs,estimate,deadline,licenses\n1,0,10,4,20,,\n")
     assert main(["simulate", "--workload", str(plain), "--policy", policy, "--nodes", "8", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["unused"] == {}

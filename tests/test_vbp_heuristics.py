@@ -119,3 +119,12 @@ def test_bin_centric_breaks_exact_ties_by_index(seed):
     inst = EpochsInstance.build(cap, dem, meta={"name": f"t{seed}"})
     for score in ("dot", "l2"):
         assert bin_centric(inst, score) == _exact_bin_centric(inst, score), score
+
+
+def test_bin_centric_tells_apart_scores_a_billionth_apart():
+    """The tie tolerance is rounding (K^2 ulps), not a margin: on a capacity
+    of 1e10, items of 5e9 and 5e9 + 1 score 0.5 and 0.5 + 1e-10, and the
+    larger goes first."""
+    inst = EpochsInstance.build([10**10], [[5 * 10**9], [5 * 10**9 + 1]], meta={"name": "near"})
+    assert bin_centric(inst, "dot") == [[1], [0]]
+    assert bin_centric(inst, "l2") == [[1], [0]]
