@@ -383,10 +383,12 @@ def test_a_gap_in_one_run_alone_is_left_out_of_its_mean(tmp_path, capsys):
     gap; a gap B has alone is said and not held against it, one A has
     alone still fails as lost, with the counts as measured."""
     def scores(path, refs):
-        pd.DataFrame([{"family": "knapsack", "instance": f"i{i}", "method": "ff", "value": v, "bound": r,
-                       "gap": None if r is None else (r - v) / r, "gap_kind": None if r is None else "optimum",
-                       "status": "feasible", "seconds": 0.01}
-                      for i, (v, r) in enumerate(zip([90.0, 50.0], refs))]).to_csv(path, index=False)
+        rows = [{"family": "knapsack", "instance": f"i{i}", "method": "ff", "value": v, "bound": r,
+                 "gap": None if r is None else (r - v) / r, "gap_kind": None if r is None else "optimum",
+                 "status": "feasible", "seconds": 0.01} for i, (v, r) in enumerate(zip([90.0, 50.0], refs))]
+        rows.append({"family": "knapsack", "instance": "i0", "method": "bb", "value": 95.0, "bound": 100.0,
+                     "gap": 0.05, "gap_kind": "optimum", "status": "feasible", "seconds": 0.01})  # in both
+        pd.DataFrame(rows).to_csv(path, index=False)
         return path
     a = scores(tmp_path / "a.csv", [100.0, None])
     b = scores(tmp_path / "b.csv", [100.0, 100.0])
@@ -394,6 +396,7 @@ def test_a_gap_in_one_run_alone_is_left_out_of_its_mean(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "gap+" not in out and "ff: solve has a gap in B alone (no reference or no answer in A): " \
                                  "left out of B's mean" in out
+    assert "bb: " not in out and "alone" not in out.replace("ff: solve has a gap in B alone", "")
     assert main(["compare", str(b), str(a), "--fail-on", "gap:0.5%"]) == 1
     out = capsys.readouterr().out
     assert "FAIL knapsack ff: gaps on 1 of 2 solves (A: 2 of 2)" in out and "gaps-lost" in out

@@ -865,3 +865,74 @@ def test_a_mapping_optimum_a_rounding_above_its_start_stays_proved(column, machi
     r = solve(inst, method, time_limit=5.0, threads=1)
     assert r.status == "optimal" and r.value == pytest.approx(optimum) and "withdrawn" not in r.info
     assert r.bound == r.value
+
+
+# ---- a bound that a checked solution beats, by fault injection (mutation review) --------------------
+@pytest.mark.parametrize("module, method", [("epochs_cg", "cg"), ("epochs_lns", "lns")])
+def test_an_epochs_lower_bound_above_a_checked_packing_proves_nothing(monkeypatch, module, method):
+    """cg and the epochs lns met their packing against the combinatorial
+    bound with ``<=``: a bound above the packing (a defect in the bound's
+    code) called it optimal.  Now it is refuted: feasible, no bound."""
+    import importlib
+    mod = importlib.import_module(f"epochbench.exact.{module}")
+    inst = instance("epochs")
+    monkeypatch.setattr(mod, "epochs_lower_bound", lambda *a, **k: 10**6)
+    r = solve(inst, method, time_limit=0.5, threads=1)
+    assert (r.status, r.bound) == ("feasible", None) and r.info["bound_kind"] == "none"
+    assert "the lower bound's bound 1000000" in r.info["withdrawn"]
+    direct = (mod.column_generation if method == "cg" else mod.lns)(inst, time_limit=0.5, threads=1)
+    assert (direct.status, direct.bound, direct.info["bound_kind"]) == ("feasible", None, "none")  # not left
+    #                                                                      to the registry's consistency check
+
+
+def test_an_epochs_solver_bound_above_its_packing_leaves_the_combinatorial_one(monkeypatch):
+    """CP-SAT's bound on the number of epochs above the packing it returned:
+    refuted; the packing's own lower bound stays, and says so."""
+    real = _binary.BACKENDS["cpsat"]
+
+    def liar(model, deadline, threads, seed):
+        out = real(model, deadline, threads, seed)
+        out.status, out.bound = "feasible", out.bound + 1000
+        return out
+
+    monkeypatch.setitem(_binary.BACKENDS, "cpsat", liar)
+    inst = instance("epochs")
+    r = solve(inst, "cpsat", time_limit=5.0, threads=1, pattern_bound=False)
+    assert r.status == "feasible" and r.info["bound_kind"] == "combinatorial"
+    assert r.bound == r.info["lower_bound"] < r.value and "is beaten by a checked solution" in r.info["withdrawn"]
+
+
+def test_a_mapping_optimum_with_a_bound_above_it_proves_nothing(monkeypatch):
+    """The MILP claims its answer optimal, with a 'lower bound' twice its
+    makespan: the claim and the bound fall together; the instance's own
+    lower bound stays."""
+    inst = instance("mapping")
+
+    def fake(inst_, method, start, lb, deadline, threads, seed, ww, wp):
+        return "optimal", start, 2 * inst_.value(start), {"solver": "FAKE"}
+
+    monkeypatch.setattr(em, "_milp", fake)
+    r = solve(inst, "milp-highs", time_limit=5.0, threads=1)
+    assert r.status == "feasible" and r.info["bound_kind"] == "combinatorial"
+    assert r.bound == pytest.approx(inst.lower_bound()) and "FAKE's bound" in r.info["withdrawn"]
+
+
+@pytest.mark.parametrize("meets", [False, True])
+def test_an_lns_lp_bound_above_its_mapping_leaves_the_instances_bound(monkeypatch, meets):
+    """The mapping lns's LP bound above its best mapping is refuted: its
+    status comes from the instance's lower bound alone, optimal where that
+    meets the mapping (4 equal tasks on 2 equal machines)."""
+    from dataclasses import replace
+
+    from epochbench.exact import mapping_lns
+    from epochbench.instances.mapping import MappingInstance
+    real = mapping_lns.lp_relaxation
+    monkeypatch.setattr(mapping_lns, "lp_relaxation", lambda inst_, *a, **k: replace(real(inst_, *a, **k),
+                                                                                      bound=1e9))
+    inst = (MappingInstance.build(np.ones((4, 2)), meta={"name": "even"}) if meets else instance("mapping"))
+    r = solve(inst, "lns", time_limit=1.0, threads=1)
+    assert r.info["bound_kind"] == "combinatorial" and "LP relaxation" in r.info["withdrawn"]
+    if meets:
+        assert (r.status, r.value, r.bound) == ("optimal", 2.0, 2.0)
+    else:
+        assert r.status == "feasible" and r.bound == pytest.approx(inst.lower_bound()) and r.bound < r.value
