@@ -1247,6 +1247,7 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
         if status == "optimal" and against(start_value, value, "min") != "meets":  # not a tie by rounding
             bound = value if bound is None else bound    # still a bound: the check below refutes it, or not
             status = "feasible"
+            info["note"] = f"{solver}'s optimum was worse than the start ({origin}); the start is returned"
         assign, value = start, start_value
     if bound is not None and against(value, bound, "min") == "refuted":
         refuted(info, bound, value, solver)  # the lower bound of the instance stays

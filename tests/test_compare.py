@@ -397,6 +397,9 @@ def test_a_gap_in_one_run_alone_is_left_out_of_its_mean(tmp_path, capsys):
     assert "gap+" not in out and "ff: solve has a gap in B alone (no reference or no answer in A): " \
                                  "left out of B's mean" in out
     assert "bb: " not in out and "alone" not in out.replace("ff: solve has a gap in B alone", "")
+    from epochbench.compare import compare_runs
+    row = compare_runs(a, b).set_index("method").loc["ff"]
+    assert (row["gapped_a"], row["gapped_b"], row["gained_n"]) == (1, 2, 1)     # as measured
     assert main(["compare", str(b), str(a), "--fail-on", "gap:0.5%"]) == 1
     out = capsys.readouterr().out
     assert "FAIL knapsack ff: gaps on 1 of 2 solves (A: 2 of 2)" in out and "gaps-lost" in out

@@ -55,6 +55,8 @@ def test_a_bound_is_met_only_within_the_claim_tolerance():
     assert near.kind == "bound" and near.bound == 0.9 * (1 + 8.8e-7)
     met = ref(0.9, 0.9 + 1e-11)
     assert met.kind == "optimum" and met.bound == 0.9
+    small = ref(1e-3, 1e-3 + 5e-10)           # objectives below 1: the tolerance is absolute there
+    assert small.kind == "optimum"
 
 
 def test_disagreeing_proofs_are_an_error():

@@ -201,6 +201,8 @@ def test_proven_refuses_a_bound_a_checked_solution_beats():
     refuted, and an ``optimal`` beside it with it: it was taken as 'meeting'
     the value, and the solution called optimal."""
     info = {}
+    assert _binary.against(1.0, 1.0 - 1e-10, "max") == _binary.against(1.0, 1.0 + 1e-10, "min") == "refuted"
+    assert _binary.against(0.0, 0.0, "max") == _binary.against(0.0, 0.0, "min") == "meets"
     assert _binary.proven("optimal", 5.0, 4.0, "max", info=info) == ("feasible", None)
     assert "bound 4.0 is beaten by a checked solution of value 5.0" in info["withdrawn"]
     assert _binary.proven("feasible", 5.0, 6.0, "min") == ("feasible", None)
@@ -936,3 +938,28 @@ def test_an_lns_lp_bound_above_its_mapping_leaves_the_instances_bound(monkeypatc
         assert (r.status, r.value, r.bound) == ("optimal", 2.0, 2.0)
     else:
         assert r.status == "feasible" and r.bound == pytest.approx(inst.lower_bound()) and r.bound < r.value
+
+
+def test_a_mapping_optimum_worse_than_the_start_keeps_a_bound_below_it(monkeypatch):
+    """An optimum worse than the start (the solver's error, or a proof on
+    floor-scaled data) is no optimum, but its bound, below the start's
+    makespan, is still one: the start comes back, feasible, with that bound
+    and a note."""
+    inst = instance("mapping")
+    seen = {}
+
+    def fake(inst_, method, start, lb, deadline, threads, seed, ww, wp):
+        seen["b"] = (inst_.lower_bound() + inst_.value(start)) / 2
+        return "optimal", np.zeros(inst_.n, dtype=np.int64), seen["b"], {"solver": "FAKE"}
+
+    monkeypatch.setattr(em, "_milp", fake)
+    r = solve(inst, "milp-highs", time_limit=5.0, threads=1)
+    assert r.status == "feasible" and r.bound == pytest.approx(seen["b"]) and r.info["bound_kind"] == "solver"
+    assert "FAKE's optimum was worse than the start" in r.info["note"] and "withdrawn" not in r.info
+
+
+@pytest.mark.parametrize("module, method", [("epochs_cg", "cg"), ("epochs_lns", "lns")])
+def test_a_normal_epochs_solve_withdraws_nothing(module, method):
+    inst = instance("epochs")
+    r = solve(inst, method, time_limit=2.0, threads=1)
+    assert "withdrawn" not in r.info and r.bound is not None
