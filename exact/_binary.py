@@ -40,6 +40,8 @@ import numpy as np
 from epochbench.instances.lazy import lazy_module
 from epochbench.instances.registry import forwards, register
 
+from .starts import better
+
 # the solvers load on first use: registering or listing methods imports none of them
 highspy = lazy_module("highspy")
 pulp = lazy_module("pulp")
@@ -969,12 +971,11 @@ def against(value: float, bound: float, sense: str) -> str:
     relative: objectives of 1e-12 and less are objectives too; the solution
     is optimal), ``"open"`` (on the side where a bound belongs, beyond
     that) or ``"refuted"`` (on the other side, which no valid bound can be:
-    the solver, or the code that proved the bound, erred)."""
-    tol = 1e-12 * max(abs(value), abs(bound))
-    past = value - bound if sense == "max" else bound - value   # > 0: the solution beats the bound
-    if past > tol:
+    the solver, or the code that proved the bound, erred).  The tolerance
+    is :func:`~epochbench.exact.starts.better`'s."""
+    if better(value, bound, sense):               # the solution beats the bound
         return "refuted"
-    return "meets" if past >= -tol else "open"
+    return "open" if better(bound, value, sense) else "meets"
 
 
 def refuted(info: dict | None, bound: float, value: float, who: str = "the solver") -> None:
