@@ -426,8 +426,8 @@ def better(a: float, b: float, sense: str) -> bool:
     return a > b + slack if sense == "max" else a < b - slack
 
 
-def _same(a: float, b: float) -> bool:
-    return abs(a - b) <= TOL * max(1.0, abs(a), abs(b))
+def _same(a: float, b: float, tol: float = TOL) -> bool:
+    return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
 
 
 def reference(inst, results: list[Result], files=()) -> Reference:
@@ -465,8 +465,7 @@ def reference(inst, results: list[Result], files=()) -> Reference:
         bk = {"best_known": v, "best_known_source": src, "known_optimum": known}
     # a bound met within the registry's tolerance of a method's own claim, not TOL: at TOL a makespan of
     # 1.4e6 met a lower bound 1.25 below it, and was called the optimum with a gap of 0
-    met = [src for v, src in claims.bounds
-           if best is not None and abs(v - best[0]) <= CLAIM_TOL * max(1.0, abs(v), abs(best[0]))]
+    met = [src for v, src in claims.bounds if best is not None and _same(v, best[0], CLAIM_TOL)]
     _bounds_hold(inst.name, claims, sense)
     _under_ceiling(inst, claims)
     for r in results:
