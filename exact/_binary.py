@@ -464,7 +464,8 @@ def _cpsat(model: BinaryModel, deadline: float, threads: int, seed: int, params:
         bound = float(s.best_objective_bound)
         if status == "optimal" and abs(float(s.objective_value) - bound) >= 0.5:
             status = "feasible"  # stopped by a gap limit (params): OPTIMAL, its bound short of the solution
-    return Outcome(status, vals, bound, "int", {"solver": "CP-SAT", "solver_status": s.status_name(code),
+    return Outcome(status, vals, bound, "int", {"solver": "CP-SAT", "threads": int(s.parameters.num_workers),
+                                                "solver_status": s.status_name(code),
                                                 "branches": int(s.num_branches)})
 
 
@@ -909,6 +910,7 @@ def _highs(model: BinaryModel, deadline: float, threads: int, seed: int) -> Outc
     with quiet_highs():
         h.run()
     status, bound, details = highs_outcome(h)
+    details["threads"] = int(threads)
     if bound is not None and model.sense == "max":
         bound = -bound
     vals = None

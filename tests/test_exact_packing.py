@@ -189,6 +189,14 @@ def test_seed000_figure1_unc_two_epochs(method):
     assert r.info["solver"] in ("CP-SAT", "CBC", "HiGHS")
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_threads_used_are_recorded(method):
+    """Every backend says how many threads it ran with (CBC always one)."""
+    r = solve(PackingInstance.build([10], [[4], [5], [6]]), method, time_limit=LIMIT, threads=2)
+    assert r.status == "optimal"
+    assert r.info["threads"] == (1 if r.info["solver"] == "CBC" else 2)
+
+
 # ---- brute force: packing -------------------------------------------------------------
 PACK_CASES = [(seed, k, res, obj) for seed, (k, res, obj) in enumerate(
     itertools.product((1, 2, 3), (False, True), ("utilization", "count", "profit")))]
