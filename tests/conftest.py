@@ -16,12 +16,19 @@
   ends it with no word of which test hung (a one-token change to
   ``wake_time`` or to IMFS's odd path loops forever).  The slowest test
   takes about 13 s on a machine of the CI kind with a cold numba cache.
+  pytest-timeout's signal is handled only between Python bytecodes, so a
+  compiled kernel that loops forever is not stopped by it: ``HARD_GRACE``
+  seconds later the test's process is ended outright with every thread's
+  traceback on stderr (:func:`faulthandler.dump_traceback_later`, whose
+  watchdog is a C thread that needs no GIL); under ``pytest -n`` the run
+  goes on and names the test whose worker crashed.
 * A run started with Ctrl-C ignored (``nohup pytest &``, a background job
   of a script, some batch systems) takes Python's Ctrl-C handler back:
   an ignored SIGINT is inherited by every child, and the tests of Ctrl-C
   (an experiment exits 130, a CBC solve ends) failed, 7 of them.  A
   handled signal is reset to its default in a child that execs.
 """
+import faulthandler
 import os
 import signal
 
@@ -38,6 +45,15 @@ XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_X
 #: seconds a test may run before it counts as hung (``pytest.mark.timeout`` overrides it)
 HANG = 180
 TESTS = os.path.dirname(os.path.abspath(__file__))
+#: seconds past a test's timeout after which its process is ended (a hang in compiled code)
+HARD_GRACE = 60
+
+
+def hard_stop(seconds: float) -> None:
+    """End this process ``seconds`` from now, all threads' tracebacks on
+    stderr first, whatever holds the GIL (cancelled by
+    :func:`faulthandler.cancel_dump_traceback_later`)."""
+    faulthandler.dump_traceback_later(seconds, exit=True)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -45,6 +61,21 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if str(item.path).startswith(TESTS + os.sep) and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(HANG))
+
+
+@pytest.fixture(autouse=True)
+def _hard_stop(request):
+    """:func:`hard_stop` at the test's timeout plus ``HARD_GRACE``."""
+    marker = request.node.get_closest_marker("timeout")
+    limit = (marker.args[0] if marker.args else marker.kwargs.get("timeout")) if marker else None
+    if not limit or limit <= 0:
+        yield
+        return
+    hard_stop(limit + HARD_GRACE)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(autouse=True)
