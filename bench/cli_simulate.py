@@ -75,7 +75,8 @@ def add_simulate(sub) -> None:
     m.add_argument("--selector", help="packing method choosing each start set (oracle policy), e.g. cpsat")
     m.add_argument("--time-limit", type=positive_float, metavar="S",
                    help="with an exact --selector: seconds per oracle step, the whole call (default: the method's, "
-                        "10); a step not solved in time falls back to the policy's own rule")
+                        "10); a step not solved in time falls back to the policy's own rule, as does one whose "
+                        "unproven answer is worse than that rule's")
     m.add_argument("--threads", type=int, metavar="N",
                    help="with an exact --selector: solver threads per oracle step (default 1)")
     m.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -529,7 +530,10 @@ def _selector_note(rep: dict) -> str:
         if stats.get("unproven"):
             line += f", {stats['unproven']} without a proven optimum"
         if stats.get("fallback"):
-            line += f", of which {stats['fallback']} fell back to {rep['policy']}'s own rule (no answer in time)"
+            worse = int(stats.get("rule_better", 0))
+            why = [f"{stats['fallback'] - worse} with no answer in time"] if stats["fallback"] > worse else []
+            why += [f"{worse} where the rule did better than the unproven answer"] if worse else []
+            line += f", of which {stats['fallback']} fell back to {rep['policy']}'s own rule ({'; '.join(why)})"
     return line
 
 

@@ -137,9 +137,9 @@ def greedy_stats(gi: np.ndarray) -> dict:
     Returns
     -------
     dict
-        ``steps``, ``unproven``, ``fallback``.
+        ``steps``, ``unproven``, ``fallback``, ``rule_better``.
     """
-    return {"steps": int(gi[STEPS]), "unproven": 0, "fallback": 0}
+    return {"steps": int(gi[STEPS]), "unproven": 0, "fallback": 0, "rule_better": 0}
 
 
 @njit(**JIT)

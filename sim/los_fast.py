@@ -115,9 +115,9 @@ def los_stats(lw: np.ndarray) -> dict:
     Returns
     -------
     dict
-        ``steps``, ``unproven``, ``fallback``.
+        ``steps``, ``unproven``, ``fallback``, ``rule_better``.
     """
-    return {"steps": int(lw[STEPS]), "unproven": 0, "fallback": 0}
+    return {"steps": int(lw[STEPS]), "unproven": 0, "fallback": 0, "rule_better": 0}
 
 
 def los_grown(lw: np.ndarray, bits: np.ndarray) -> int:

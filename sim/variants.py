@@ -92,7 +92,7 @@ class _EASYOrdered(EASY):
         cands = self.order(now, q[1:])
         if self.selector is not None:
             done = self._choose(now, machine, cands, start,
-                                lambda: self._scan(cands, now, machine, start, shadow, extra), shadow, extra)
+                                lambda mc, st: self._scan(cands, now, mc, st, shadow, extra), shadow, extra)
         else:
             self.step = Step(now, machine.free.copy(), cands, shadow, extra.copy())
             done = self._scan(cands, now, machine, start, shadow, extra)

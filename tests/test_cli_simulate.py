@@ -84,7 +84,13 @@ def test_simulate_text_names_the_selector_and_its_fallbacks(swf, capsys):
     rep = {"policy": "easy", "options": {"selector": "cpsat", "selector_options": {"time_limit": 0.001},
                                          "selector_stats": {"steps": 92, "unproven": 15, "fallback": 9}}}
     assert _selector_note(rep) == ("selector: cpsat time_limit=0.001; 92 step(s) given to it, 15 without a proven "
-                                   "optimum, of which 9 fell back to easy's own rule (no answer in time)")
+                                   "optimum, of which 9 fell back to easy's own rule (9 with no answer in time)")
+    rep["options"]["selector_stats"].update(fallback=11, rule_better=4)
+    assert _selector_note(rep).endswith("of which 11 fell back to easy's own rule (7 with no answer in time; "
+                                        "4 where the rule did better than the unproven answer)")
+    rep["options"]["selector_stats"].update(fallback=4, rule_better=4)
+    assert _selector_note(rep).endswith("of which 4 fell back to easy's own rule (4 where the rule did better "
+                                        "than the unproven answer)")
     assert _selector_note({"policy": "easy", "options": {"selector": None}}) == ""
     assert main(["simulate", "--workload", str(swf), "--policy", "easy"]) == 0
     assert "selector" not in capsys.readouterr().out
