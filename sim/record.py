@@ -160,15 +160,19 @@ class EpochGaps:
         self.min_candidates = max(int(min_candidates), 1)
         self.rows: list[dict] = []
         self._unproven = 0
+        self.skipped = 0            # selection steps with fewer than min_candidates candidates
+        self.contradicted = 0       # steps claimed optimal that a method beat
 
     def __call__(self, now, machine, queue, started) -> None:
-        from epochbench.instances.registry import solve
         stats = getattr(self.policy, "selector_stats", None) or {}
         unproven = int(stats.get("unproven", 0))
         proven = self.exact and unproven == self._unproven
         self._unproven = unproven
         step = self.policy.step
-        if step is None or len(step.candidates) < self.min_candidates:
+        if step is None:
+            return
+        if len(step.candidates) < self.min_candidates:
+            self.skipped += bool(step.candidates)    # a step without candidates decides nothing: no step
             return
         if getattr(step, "instance", None) is not None:     # the selector's own instance of this step
             inst, choice = step.instance, _choice(step, started)
@@ -178,10 +182,30 @@ class EpochGaps:
         row = {"time": float(now), "candidates": len(step.candidates), "started": len(choice),
                "reference": ref, "proven": bool(proven)}
         for m in self.methods:
-            value = solve(inst, m, describe=False).value
+            value = self._solve(inst, m, now, step)
             row[f"{m}_value"] = value
             row[f"{m}_gap"] = _signed_gap(ref, value)
+        if proven and any(row[f"{m}_value"] > ref + GAP_TOL * max(1.0, abs(ref)) for m in self.methods):
+            row["proven"] = False           # a method beat the "optimum": the claim is refuted
+            self.contradicted += 1
         self.rows.append(row)
+
+    def _solve(self, inst, method: str, now: float, step) -> float:
+        """``method``'s value on the step; a plug-in method that fails (raises,
+        or answers what the checker refuses) is one line naming it and the
+        step (:class:`~epochbench.instances.core.MethodFailed`), as a
+        failing selector is."""
+        from epochbench.instances.core import MethodFailed
+        from epochbench.instances.registry import get, solve
+        try:
+            return solve(inst, method, describe=False).value
+        except Exception as exc:
+            if get("packing", method).origin == "builtin":
+                raise
+            why = " ".join(str(exc).split()) or type(exc).__name__
+            raise MethodFailed(f"epoch gaps: method {method!r} failed at step {len(self.rows) + 1} of policy "
+                               f"{self.policy.name!r}, time {now:g}, on {len(step.candidates)} candidate job(s): "
+                               f"{type(exc).__name__}: {why}") from exc
 
     def frame(self):
         """The recorded steps as a DataFrame, one row per step."""
@@ -211,11 +235,17 @@ class EpochGaps:
         fits, so that ``steps`` = ``unproven`` + ``nothing_fits`` + a
         method's ``count`` + ``undefined`` (an unproven step was counted in
         ``nothing_fits`` too, and a heuristic policy's every step read
-        unproven)."""
+        unproven).  ``contradicted``: steps the selector called optimal where
+        a method did better (a plug-in's claim refuted; counted in
+        ``unproven``); ``skipped``: selection steps left out for having
+        fewer than ``min_candidates`` candidates, at least one (not in
+        ``steps``; a selector's ``selector_stats`` counts ``steps`` +
+        ``skipped``)."""
         counted = [r for r in self.rows if r["proven"]] if self.exact else self.rows
         fits = [r for r in counted if not _nothing_fits(r, self.methods)]
         out = {"steps": len(self.rows), "unproven": len(self.rows) - len(counted),
-               "nothing_fits": len(counted) - len(fits)}
+               "nothing_fits": len(counted) - len(fits), "contradicted": self.contradicted,
+               "skipped": self.skipped, "min_candidates": self.min_candidates}
         for m in self.methods:
             g = np.array([r[f"{m}_gap"] for r in fits], dtype=float)
             undefined = int(np.isnan(g).sum())

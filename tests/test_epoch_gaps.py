@@ -244,3 +244,86 @@ def test_a_replay_method_is_refused_before_the_run():
     naming that step (it reads a recorded choice, which a live step has not)."""
     with pytest.raises(ValueError, match="epoch gaps: 'recorded' replays the choice recorded at an epoch"):
         EpochGaps(make("bb-easy"), ("ff", "recorded"))
+
+
+# ---- from a review of the oracle's numbers ----------------------------------------------------------
+def test_a_plugin_method_that_fails_is_one_line_naming_it_and_the_step(tmp_path, capsys):
+    """A plug-in heuristic in ``--epoch-gaps`` that raised gave a 43-line
+    traceback; one whose answer the checker refused gave status 2 (bad
+    input) without naming it.  Both are one line naming the method, the
+    step and the time, status 1, as a failing selector is."""
+    from epochbench.instances import registry
+    from epochbench.instances.core import MethodFailed
+
+    def raises(inst):
+        raise RuntimeError("boom")
+
+    def overfills(inst):
+        return list(range(inst.n))                         # every candidate: over capacity
+    registry.register("packing", "test-gaps-raises", origin="test")(raises)
+    registry.register("packing", "test-gaps-overfills", origin="test")(overfills)
+    df = random_stream(np.random.default_rng(8), 80, k=1)
+    for name, why in (("test-gaps-raises", "RuntimeError: boom"), ("test-gaps-overfills", "InfeasibleSolution")):
+        pol = make("easy")
+        with pytest.raises(MethodFailed, match=rf"^epoch gaps: method '{name}' failed at step 1 of policy 'easy', "
+                                               rf"time \S+, on \d+ candidate job\(s\): {why}"):
+            simulate(df, [16], pol, on_pass=EpochGaps(pol, ("ff", name)))
+    trace = tmp_path / "s.csv"
+    df.to_csv(trace, index=False)
+    assert main(["simulate", "--workload", str(trace), "--nodes", "16", "--policy", "easy", "--epoch-gaps",
+                 "ff,test-gaps-raises", "--quiet"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "epoch gaps: method 'test-gaps-raises' failed at step 1" in err
+
+
+def test_steps_left_out_by_min_candidates_are_counted():
+    """``--min-candidates`` left steps out of ``steps`` without a word (the
+    selector's own count was higher); ``skipped`` counts them."""
+    df = random_stream(np.random.default_rng(91), 150, k=1)
+    pol = make("easy")
+    every, some = EpochGaps(pol, ("ff",)), EpochGaps(pol, ("ff",), min_candidates=4)
+    simulate(df, [16], pol, on_pass=both(every, some), engine="generic")
+    a, b = every.summary(), some.summary()
+    assert a["skipped"] == 0 and a["min_candidates"] == 1 and b["min_candidates"] == 4
+    assert 0 < b["skipped"] and b["steps"] + b["skipped"] == a["steps"]
+    assert b["skipped"] == int((every.frame()["candidates"] < 4).sum())
+    pol = make("easy", selector="mkp-bb")
+    gaps = EpochGaps(pol, ("ff",), min_candidates=4)
+    simulate(df, [16], pol, on_pass=gaps)
+    s = gaps.summary()
+    assert s["skipped"] > 0 and s["steps"] + s["skipped"] == pol.selector_stats["steps"]
+
+
+def test_an_optimum_a_method_beats_is_no_proof():
+    """A plug-in exact selector that calls FF's answer optimal: the steps
+    where BB does better are not proven (its gaps read a mean of -16 % and
+    97 % optimal in a review's run)."""
+    from epochbench.instances import registry
+    from epochbench.instances.core import Result
+    from epochbench.instances.registry import solve
+
+    def liar(inst, *, time_limit, threads=1):
+        r = solve(inst, "ff")
+        return Result("packing", "liar", r.decision, r.value, "optimal", 0.0, bound=r.value)
+    registry.register("packing", "test-gaps-liar", kind="exact", origin="test")(liar)
+    df = random_stream(np.random.default_rng(93), 150, k=2)
+    pol = make("easy", selector="test-gaps-liar")
+    gaps = EpochGaps(pol, ("ff", "bb"))
+    simulate(df, [16, 16], pol, on_pass=gaps)
+    frame, s = gaps.frame(), gaps.summary()
+    beaten = frame["bb_value"] > frame["reference"] + 1e-9 * frame["reference"].abs().clip(lower=1.0)
+    assert beaten.any() and s["contradicted"] == int(beaten.sum())
+    assert not frame.loc[beaten, "proven"].any() and frame.loc[~beaten, "proven"].all()
+    assert s["unproven"] == s["contradicted"] and s["bb_gap"]["count"] > 0
+    assert (frame.loc[frame["proven"], "bb_gap"] >= -1e-9).all()
+
+
+def test_the_runs_seconds_leave_the_hooks_time_out():
+    """``seconds`` times the simulation alone: a hook's own time (here
+    0.02 s a pass) is not in it."""
+    import time as _time
+    df = random_stream(np.random.default_rng(94), 60, k=1)
+    base = simulate(df, [16], "easy", engine="generic")
+    slow = simulate(df, [16], "easy", on_pass=lambda *a: _time.sleep(0.02))
+    assert slow.passes == base.passes > 10
+    assert slow.seconds < 0.02 * slow.passes / 2          # the hook alone slept 0.02 x passes
