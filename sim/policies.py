@@ -152,7 +152,10 @@ class Step:
     queue order) with ``free`` left; EASY adds the head's ``shadow`` and
     ``extra``.  :func:`epochbench.sim.engine.packing_instance` turns it into an instance;
     ``instance`` is that instance when the policy's selector solved it (None otherwise), so
-    that a hook reads the step without building it again."""
+    that a hook reads the step without building it again; ``outcome`` what
+    an exact selector made of it (its status, ``optimal`` or ``feasible``,
+    or ``fallback`` / ``rule_better`` when the policy's own rule decided;
+    None otherwise)."""
 
     now: float
     free: np.ndarray
@@ -160,6 +163,7 @@ class Step:
     shadow: float | None = None
     extra: np.ndarray | None = None
     instance: object = None
+    outcome: str | None = None
 
 
 def _method(name: str):
@@ -233,14 +237,18 @@ class _Base(Policy):
                 raise             # ours: a ValueError refuses the input (LOS's table over its limit)
             raise MethodFailed(_failed_step(self, now, cands, stats["steps"] + 1, exc)) from exc
         stats["steps"] += 1
+        if method.exact:
+            self.step.outcome = res.status
         if method.exact and res.status != "optimal":
             stats["unproven"] += 1
             if not res.decision and res.status in ("timeout", "infeasible"):
                 stats["fallback"] += 1
+                self.step.outcome = "fallback"
                 return fallback(machine, start)
             if _rule_is_better(inst, res.decision, cands, machine, fallback):
                 stats["fallback"] += 1
                 stats["rule_better"] += 1
+                self.step.outcome = "rule_better"
                 return fallback(machine, start)
         picked = [cands[i] for i in res.decision]
         for j in picked:

@@ -29,7 +29,13 @@ class EpochRecorder:
     """``on_pass`` hook recording ``policy``'s selection steps.
 
     ``min_candidates``: skip steps with fewer candidates (a step with none
-    has nothing to decide); ``limit``: stop recording after that many."""
+    has nothing to decide); ``limit``: stop recording after that many.
+    Each instance's ``meta`` also holds the selector's options
+    (``selector_options``, when given: a replay of the choice needs them)
+    and, under an exact selector, ``selector_status`` (``optimal``,
+    ``feasible``, or ``fallback`` / ``rule_better`` where the policy's own
+    rule decided: :class:`~epochbench.sim.policies.Step`); the manifest's
+    params hold the policy's ``options``."""
 
     def __init__(self, policy: Policy, *, label: str = "", min_candidates: int = 1,
                  limit: int | None = None):
@@ -51,6 +57,10 @@ class EpochRecorder:
         meta = {"name": f"{self.label}epoch{len(self.instances):06d}", "choice": None,   # filled in below
                 "policy": self.policy.name, "selector": getattr(self.policy, "selector", None),
                 "time": float(now), "job_ids": [int(tb.ids[j]) for j in step.candidates]}
+        if getattr(self.policy, "selector_options", None):   # a replay of the choice needs them (fullness=excess)
+            meta["selector_options"] = dict(self.policy.selector_options)
+        if getattr(step, "outcome", None) is not None:      # an exact selector's: proven, or not, or the rule's
+            meta["selector_status"] = step.outcome
         inst, choice = step_instance(self.policy, now, machine, started, meta)
         inst.meta["choice"] = choice
         self.instances.append(inst)
@@ -61,8 +71,10 @@ class EpochRecorder:
         if not self.instances:
             raise ValueError(f"policy {self.policy.name!r} made no selection step with "
                              f">= {self.min_candidates} candidate(s): nothing to record")
+        options = {k: v for k, v in self.policy.options().items() if k != "selector_stats"}
         return write_family(folder, self.instances, generator="record-epochs",
-                            params={"policy": self.policy.name, "passes": self.passes, **params})
+                            params={"policy": self.policy.name, "options": options, "passes": self.passes,
+                                    **params})
 
 
 def step_instance(policy: Policy, now: float, machine, started, meta: dict) -> tuple:

@@ -96,3 +96,36 @@ def test_a_run_with_no_step_to_record_keeps_its_output_and_says_so(tmp_path, cap
     err = capsys.readouterr().err
     assert f"recorded no selection step(s) of 1 pass(es): none had >= 1 candidate(s); {rec} is not written" in err
     assert not rec.exists() and (out / "jobs.csv").is_file() and (out / "report.json").is_file()
+
+
+def test_a_recording_keeps_the_options_its_choices_were_made_with(tmp_path):
+    """``bb-easy --param fullness=excess``: 40 of 1,492 recorded steps did not
+    replay with ``bb``, and the options were stored nowhere; an exact
+    selector's steps did not say which were proven or fell back."""
+    import json
+    from epochbench.instances import registry
+    from epochbench.instances.core import Result
+    df = random_stream(np.random.default_rng(72), 120, k=2)
+    rec = record("bb-easy", df, [16, 16], selector_options={"fullness": "excess"})
+    for inst in rec.instances:
+        assert inst.meta["selector_options"] == {"fullness": "excess"} and "selector_status" not in inst.meta
+        assert list(solve(inst, "bb", fullness="excess").decision) == choice_of(inst), inst.name
+    folder = rec.write(tmp_path / "r", workload="w")
+    params = json.loads((folder / "manifest.json").read_text())["params"]
+    assert params["options"] == {"selector": "bb", "selector_options": {"fullness": "excess"}}
+    assert read_family(folder)[0].meta["selector_options"] == {"fullness": "excess"}
+    # an exact selector that proves every other step and answers the rest with nothing
+    calls = [0]
+
+    def halves(inst, *, time_limit, threads=1):
+        calls[0] += 1
+        if calls[0] % 2:
+            return solve(inst, "cpsat", time_limit=time_limit, threads=threads)
+        return Result("packing", "halves", (), 0.0, "feasible", 0.0)
+    registry.register("packing", "test-record-halves", kind="exact", origin="test")(halves)
+    rec = record("easy", df, [16, 16], selector="test-record-halves")
+    seen = {inst.meta["selector_status"] for inst in rec.instances}
+    assert seen <= {"optimal", "feasible", "rule_better"} and {"optimal", "rule_better"} <= seen
+    for inst in rec.instances:
+        if inst.meta["selector_status"] == "rule_better":      # EASY's own rule started, which is FF here
+            assert list(solve(inst, "ff").decision) == choice_of(inst)
