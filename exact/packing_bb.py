@@ -155,6 +155,10 @@ HAND_OVER_PARAMS = {"add_cg_cuts": False, "add_mir_cuts": False, "add_zero_half_
 #: cheaper (leinberger n = 64, 30 epochs: K = 2 median 0.3 ms without, 0.4 with; K = 3 1.7 and 1.9;
 #: K = 4 15.2 and 7.8)
 LP_ROWS = 4
+#: ... and up to this many rows: past it a node's LP costs more than it prunes (leinberger n = 20,
+#: seeds 1-2: K = 128 10 ms without against 24 with, K = 256 16 against 113, K = 1,000 51 against
+#: 235), and at K = 10,000 one node's LP took 14 s, with no look at the clock inside it
+LP_MAX_ROWS = 64
 #: 64-bit words of the one-row subset-sum bound (rows with a residual above 64 x this use the plain one)
 REACH_WORDS = 256
 
@@ -162,20 +166,21 @@ REACH_WORDS = 256
 def dantzig_rows(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The Dantzig rows of the search (:func:`epochbench.exact._mkp_bb.search`):
     each row of ``a`` alone, then the surrogate row (the rows weighted by
-    ``1 / b_i``), with ``dz_map`` (how each one's capacity follows from the
+    ``1 / b_i``), with ``dz_map`` (those weights: the surrogate row's
+    capacity is the residual weighted so, a row of ``a`` has its own
     residual) and ``dz_order`` (items by ``c_j / dz_rj``, descending, ties in
     item order).  O(m n log n)."""
     bf = np.maximum(b, 1).astype(float)
     dz = np.vstack([a.astype(float), (a / bf[:, None]).sum(axis=0)[None, :]])
-    dz_map = np.vstack([np.eye(a.shape[0]), (1.0 / bf)[None, :]])
+    dz_map = 1.0 / bf
     ratio = np.divide(c[None, :], dz, out=np.full(dz.shape, np.inf), where=dz > 0)
     return dz, dz_map, np.argsort(-ratio, axis=1, kind="stable")
 
 
 def _node_lp(m: int) -> bool:
-    """Whether the search of m rows bounds its nodes by the LP (:data:`LP_ROWS`;
-    a one-row LP is Dantzig's bound)."""
-    return 0 < LP_ROWS <= m and m > 1
+    """Whether the search of m rows bounds its nodes by the LP (:data:`LP_ROWS`
+    to :data:`LP_MAX_ROWS`; a one-row LP is Dantzig's bound)."""
+    return 0 < LP_ROWS <= m <= LP_MAX_ROWS and m > 1
 
 
 def mkp_arrays(inst: PackingInstance, cand: np.ndarray) -> dict:
@@ -195,9 +200,9 @@ def mkp_arrays(inst: PackingInstance, cand: np.ndarray) -> dict:
         that can bind), ``b`` (m), ``c`` (n int64 objective in the model's
         integer units), ``u`` (m int64 multipliers of the capacity bound,
         valid: ``c <= u @ a``), ``use_cap``, ``dz`` / ``dz_order`` /
-        ``dz_map`` (the Dantzig rows, their item orders by ratio, and how
-        their capacity follows from the residual; no rows when the node LP
-        replaces them), ``nxt`` (the next item
+        ``dz_map`` (the Dantzig rows, their item orders by ratio, and the
+        surrogate row's weights of the residual, :func:`dantzig_rows`; no
+        rows when the node LP replaces them), ``nxt`` (the next item
         not identical to each one), ``order`` (positions in ``cand`` of the
         items, in branching order) and ``model``
         (:func:`~epochbench.exact.packing.packing_model`: scale, exactness).
@@ -247,7 +252,7 @@ def mkp_arrays(inst: PackingInstance, cand: np.ndarray) -> dict:
     last = np.flatnonzero(~np.append(same[1:], False))             # the last item of each run
     nxt = last[np.searchsorted(last, np.arange(n))] + 1
     if _node_lp(a.shape[0]):       # the node LP replaces the Dantzig rows (:class:`_Search`)
-        dz, dz_map, dz_order = np.zeros((0, n)), np.zeros((0, a.shape[0])), np.zeros((0, n), dtype=np.int64)
+        dz, dz_map, dz_order = np.zeros((0, n)), np.zeros(a.shape[0]), np.zeros((0, n), dtype=np.int64)
     else:
         dz, dz_map, dz_order = dantzig_rows(a, b, c)
     return {"a": a, "b": b, "c": c, "u": u, "use_cap": use_cap, "dz": dz, "dz_order": dz_order,
@@ -425,13 +430,12 @@ class _Search:
     bound, -1 until the root is evaluated), the incumbent ``best_x``, the
     current vector, residual and stacks, and the scratch arrays."""
 
-    #: nodes per second of the last slice of :meth:`step` (any search: a first guess for the next one's)
-    rate = 20_000.0
-
     def __init__(self, p: dict, best: int = 0, deadline: float = math.inf):
         from . import _mkp_bb as kernel
         n, m = p["c"].shape[0], p["a"].shape[0]
         self.p, self.deadline = p, deadline
+        #: nodes per second of this search's last slice of :meth:`step` (None: none run yet)
+        self.rate: float | None = None
         self.state = np.zeros(kernel.STATE_SIZE, dtype=np.int64)
         self.state[kernel.S_MODE], self.state[kernel.S_BEST], self.state[kernel.S_ROOT] = kernel.ENTER, best, -1
         self.res, self.x, self.best_x = p["b"].copy(), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
@@ -448,18 +452,22 @@ class _Search:
         """Up to ``nodes`` more nodes, fewer when the incumbent reaches
         ``stop`` or the clock passes ``deadline``; True when the search is
         finished.  The kernel runs in slices of about :data:`SLICE_S`
-        seconds (sized by the node rate seen so far, :attr:`rate`) with a
-        look at the clock between them: a node costs 1 us at n = 64 and
-        200 us at n = 300 with the node LP, so a fixed count overruns a
-        short limit.  The kernel resumes exactly where a slice stopped, so
-        the nodes explored are the same as in one call, unless the
-        deadline cuts them short."""
+        seconds (sized by this search's node rate, :attr:`rate`, and by the
+        time left; its first slice is one node) with a look at the clock
+        between them: a node costs 1 us at n = 64 and 200 us at n = 300
+        with the node LP, and 60 ms at K = 10,000, so a fixed count
+        overruns a short limit (a rate carried over from an earlier, easier
+        search ran 96 such nodes at once: 400 s on a limit of 1 s).  The
+        kernel resumes exactly where a slice stopped, so the nodes explored
+        are the same as in one call, unless the deadline cuts them short."""
         from . import _mkp_bb as kernel
         p, left = self.p, int(nodes)
         stop_at = kernel.NEVER if stop is None else stop
         while True:
             now = time.perf_counter()
-            k = left if math.isinf(self.deadline) else max(1, min(left, int(SLICE_S * _Search.rate)))
+            k = left
+            if not math.isinf(self.deadline):
+                k = 1 if self.rate is None else max(1, min(left, int(min(SLICE_S, self.deadline - now) * self.rate)))
             before = int(self.state[kernel.S_NODES])
             finished = kernel.search(p["a"], p["c"], p["u"], p["use_cap"], *self.dz, p["nxt"], self.state,
                                      self.res, self.x, self.best_x, self.stack_j, self.stack_stage,
@@ -470,7 +478,7 @@ class _Search:
             # slice (the first call's compilation: 186 nodes/s) kept every later slice at one node, one
             # kernel call a node (leinberger n = 64, K = 4: 6 ms -> 11)
             if used and spent > 0:
-                _Search.rate = used / spent
+                self.rate = used / spent
             left -= used
             if (finished or left <= 0 or used < k or self.state[kernel.S_BEST] >= stop_at
                     or time.perf_counter() >= self.deadline):

@@ -422,17 +422,68 @@ def test_a_slow_slice_does_not_leave_the_search_one_node_a_call(monkeypatch):
     186 nodes/s, every later slice was one node, one kernel call a node, for
     the rest of the process (the oracle's median at n = 64, K = 4 went from
     6 ms to 11).  The nodes explored are the same however the search is
-    sliced."""
+    sliced.  (Each search now measures its own rate from a first slice of
+    one node; here that first slice is made slow.)"""
+    import time
     inst = leinberger(n=64, k=4, dist="uniform", count=10, seed=1)[9]
     whole = pb.solve_packing_bb(inst, time_limit=math.inf)
     real, calls = kernel.search, []
 
     def counted(*args):
+        if not calls:
+            time.sleep(0.05)                         # as a compilation would: 20 nodes/s
         calls.append(1)
         return real(*args)
     monkeypatch.setattr(kernel, "search", counted)
-    monkeypatch.setattr(pb._Search, "rate", 186.0)
     r = pb.solve_packing_bb(inst, time_limit=60.0)
     assert r.status == whole.status == "optimal" and r.value == whole.value
     assert r.info["nodes"] == whole.info["nodes"] > 1000
     assert 4 * len(calls) < r.info["nodes"], len(calls)
+
+
+# ---- many resources (a review: 400 s on a limit of 1 s at K = 10,000) ---------------------------------
+def test_many_rows_keep_dantzig_rows_linear_and_no_node_lp():
+    """The surrogate row's weights are a vector (an m x m identity held the
+    rows' own capacities: 800 MB and O(m^2) a node at K = 10,000), and past
+    LP_MAX_ROWS rows the nodes take the Dantzig bounds, not the LP."""
+    inst = leinberger(n=12, k=500, count=1, seed=3)[0]
+    p = pb.mkp_arrays(inst, packing_candidates(inst))
+    m = p["a"].shape[0]
+    assert m > pb.LP_MAX_ROWS and not pb._node_lp(m) and pb._node_lp(pb.LP_MAX_ROWS)
+    assert p["dz_map"].shape == (m,) and p["dz"].shape[0] == m + 1
+    dz, dz_map, _ = pb.dantzig_rows(p["a"], p["b"], p["c"])
+    assert np.array_equal(dz_map, 1.0 / np.maximum(p["b"], 1))
+
+
+def test_many_rows_match_brute_force():
+    """K = 2,000, n = 12: the search alone proves the optimum (all 4,096 subsets checked)."""
+    inst = leinberger(n=12, k=2000, count=1, seed=4)[0]
+    r = solve(inst, "mkp-bb", time_limit=60.0, nodes=None)
+    assert r.status == "optimal" and abs(r.value - brute(inst)) <= 1e-9
+    check_packing(inst, r.decision)
+
+
+def test_a_search_sizes_its_first_slice_by_its_own_rate(monkeypatch):
+    """A search's first slice is one node, whatever an earlier search ran
+    at (a class-wide rate from an easy search sized the first slice of a
+    slow one at 96 nodes of 4 s each)."""
+    easy = leinberger(n=40, k=2, count=1, seed=1)[0]
+    first = pb._Search(pb.mkp_arrays(easy, packing_candidates(easy)), deadline=math.inf)
+    first.step(10**6)
+    slices = []
+    real = kernel.search
+
+    def spy(*args):
+        slices.append(args[18])                      # k: the nodes this call may explore
+        return real(*args)
+    monkeypatch.setattr(kernel, "search", spy)
+    inst = leinberger(n=40, k=8, count=1, seed=2)[0]
+    run = pb._Search(pb.mkp_arrays(inst, packing_candidates(inst)), deadline=time_now() + 30.0)
+    assert run.rate is None
+    run.step(10**6)
+    assert slices[0] == 1 and run.rate is not None and len(slices) >= 2
+
+
+def time_now() -> float:
+    import time
+    return time.perf_counter()
