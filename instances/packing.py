@@ -463,10 +463,11 @@ def epochs_by(packer, name: str | None = None):
     ``excess`` and ``off``).  A ``time_limit`` is the whole plan's: each epoch's call gets
     what is left of it, at least :data:`MIN_EPOCH_TIME_LIMIT` (0.01 s) once
     it is spent, so a plan finished after its budget runs past it by about
-    that per epoch (a heuristic's plan: ``solve`` records no overrun for it).  Raises ``ValueError`` if it ever picks nothing, and
-    :class:`~epochbench.instances.core.InfeasibleSolution` if it picks an
-    index outside the jobs left or one twice; the messages name ``packer``
-    by ``name`` (its registered name) when given."""
+    that per epoch (a heuristic's plan: ``solve`` records no overrun for it).  Raises
+    :class:`~epochbench.instances.core.InfeasibleSolution` if it ever picks
+    nothing (the plan would never end: the method's failure, not a bad
+    argument), or an index outside the jobs left, or one twice; the
+    messages name ``packer`` by ``name`` (its registered name) when given."""
     own = getattr(packer, "__name__", None) or type(packer).__name__  # any callable: a partial, an object
     label = name or own
     def solve(inst: "EpochsInstance", **params) -> list[list[int]]:
@@ -484,8 +485,8 @@ def epochs_by(packer, name: str | None = None):
             picked = indices(picked, remaining.size, where)     # the packer's own indices, 0..left - 1
             distinct(picked, where, "starts")
             if not len(picked):
-                raise ValueError(f"{inst.name}: {label} started nothing with "
-                                 f"{remaining.size} jobs left")
+                raise InfeasibleSolution(f"{inst.name}: {label} started nothing with "
+                                         f"{remaining.size} jobs left")
             bins.append([int(remaining[i]) for i in picked])
             remaining = np.delete(remaining, list(picked))
         return bins

@@ -759,8 +759,8 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
                          f"whole seconds ({args(**{k: v for k, v in asked.items() if v is not None})}): the "
                          "offered load is undefined; ask a lower load or more jobs")
     meta = dict(base.meta)
-    meta.update(generator="workload", seed=seed,
-                params=dict(model=model, jobs=n, seed=seed, processors=int(cap[0]), k=int(k), dist=dist,
+    meta.update(generator="workload", seed=int(seed),           # a numpy seed: meta must stay JSON
+                params=dict(model=model, jobs=int(n), seed=int(seed), processors=int(cap[0]), k=int(k), dist=dist,
                             norm=norm, capacity=int(capacity), load=_load_used(model, load, target),
                             load_factor=lf,
                             runtime_factor=rf, estimates=estimates, omega=float(omega), phi=float(phi),

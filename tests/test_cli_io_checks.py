@@ -251,6 +251,12 @@ def test_a_packing_heuristic_picking_outside_the_jobs_left_is_named():
             eb.solve(inst, "test-picks-outside")
         with pytest.raises(InfeasibleSolution, match="test-picks-twice's selection of the .* starts job 0 twice"):
             eb.solve(inst, "test-picks-twice")
+
+        @eb.register("packing", "test-picks-nothing")       # the method's failure, not a bad argument
+        def picks_nothing(inst):                             # (a ValueError, which solve keeps for those)
+            return []
+        with pytest.raises(InfeasibleSolution, match=r"test-picks-nothing started nothing with \d+ jobs left"):
+            eb.solve(inst, "test-picks-nothing")
     finally:
         registry.METHODS.restore(state)
 

@@ -258,3 +258,12 @@ def test_a_seed_given_as_none_is_refused_not_read_as_seed_0(name, kw):
     default, zero = eb.generate(name, **kw), eb.generate(name, seed=np.int64(0), **kw)   # left out: the default
     names = (lambda g: [i.name for i in g]) if isinstance(default, list) else (lambda g: g.jobs.to_dict("list"))
     assert names(default) == names(zero)
+
+
+def test_a_workload_from_numpy_scalars_has_the_same_json_meta():
+    """A numpy seed stayed np.int64 in the workload's meta: ``json.dumps``
+    refused it (the instance generators already made it an int)."""
+    import json
+    a = eb.generate("workload", model="feitelson96", jobs=np.int64(50), seed=np.int64(1), load=np.float64(0.7))
+    b = eb.generate("workload", model="feitelson96", jobs=50, seed=1, load=0.7)
+    assert json.dumps(a.meta) == json.dumps(b.meta) and type(a.meta["seed"]) is int
