@@ -197,9 +197,12 @@ def queue_over_time(result, grid=None):
 
 
 def _horizon(result) -> tuple[float, float]:
-    """(first arrival, t^f_m - first arrival): [zhang-comparative] eq. 1 puts the first arrival at t = 0."""
-    t0 = float(np.min(result["submit"]))
-    return t0, float(np.max(result["end"])) - t0
+    """(first arrival, t^f_m - first arrival): [zhang-comparative] eq. 1 puts the first arrival at t = 0.
+    A job that never ended (NaN) leaves no t^f_m: NaN, from a DataFrame as from
+    Columns (pandas' ``max`` skipped the NaN, and a DataFrame's utilization
+    counted the unrun job's work over the others' span: 1.0 where Columns gave NaN)."""
+    t0 = float(np.min(np.asarray(result["submit"], dtype=float)))
+    return t0, float(np.max(np.asarray(result["end"], dtype=float))) - t0
 
 
 def utilization(result, workload, column: str = "procs", *, out: np.ndarray | None = None) -> float:

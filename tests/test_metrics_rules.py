@@ -59,3 +59,16 @@ def test_capacity_loss_is_measured_from_the_first_arrival_on_both_paths(monkeypa
     res = _result([(1, 0, 0, 10, 3, 10), (2, 2, 10, 20, 2, 10)], shift=1000.0)
     assert capacity_loss(res, [4]) == pytest.approx(8 / 80)
     assert summarize(res, [4])["capacity_loss"] == pytest.approx(8 / 80)
+
+
+def test_utilization_of_a_job_that_never_ran_is_nan_from_a_dataframe_too():
+    """(mutation review) pandas' ``max`` skipped the unrun job's NaN end: a
+    DataFrame's utilization read 1.0 where the same table as Columns read NaN."""
+    import numpy as np
+    from epochbench.instances.table import as_columns
+    df = pd.DataFrame({"id": [1, 2, 3], "submit": [0.0, 0.0, 5.0], "start": [0.0, np.nan, 10.0],
+                       "end": [10.0, np.nan, 20.0], "procs": [2, 2, 4], "duration": [10.0, 10.0, 10.0]})
+    assert np.isnan(M.utilization(df, 4)) and np.isnan(M.utilization(as_columns(df), 4))
+    assert np.isnan(capacity_loss(df, 4))
+    done = df.dropna()
+    assert M.utilization(done, 4) == M.utilization(as_columns(done), 4) == (20 + 40) / (4 * 20)
