@@ -68,6 +68,7 @@ import math
 import os
 import re
 import zlib
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -1215,6 +1216,8 @@ def _swf_body(path: Path, src: str, want) -> Columns:
                 ok = np.isfinite(arr[:, :18]).all() and np.isnan(arr[:, 18]).all()
                 if not ok or np.any(arr[:, ints] != np.round(arr[:, ints])) or np.any(np.abs(arr[:, ints]) > MAX_NODES):
                     _raise_bad_line(_read_all(path), src, None, done)
+                if np.any(np.abs(arr[:, ints]) == MAX_NODES):   # 2**53 as read: the text may say 2**53 + 1,
+                    _raise_bad_line(_read_all(path), src, None, done, only_bad=True)   # which float64 rounds so
                 for f in want:
                     k = SWF_FIELDS.index(f)
                     parts[f].append(arr[:, k].copy() if f in SWF_FLOAT else arr[:, k].astype(np.int64))
@@ -1233,10 +1236,13 @@ def _swf_body(path: Path, src: str, want) -> Columns:
 _SPACES = str.maketrans("\t\r\x0b\x0c", "    ")
 
 
-def _raise_bad_line(raw: bytes, src: str, exc, skip: int = 0) -> None:
+def _raise_bad_line(raw: bytes, src: str, exc, skip: int = 0, only_bad: bool = False) -> None:
     """Slow path: find the first malformed job line and raise naming it;
     the first ``skip`` job lines are known good and only counted (a bad
-    line near the end of 2 million took 81 s when each was checked).  Lines
+    line near the end of 2 million took 81 s when each was checked); with
+    ``only_bad``, return when there is none.  Integer fields are read
+    exactly (:class:`decimal.Decimal`): float64 reads 9007199254740993 as
+    2**53, which passed as an id of 9007199254740992.  Lines
     are counted at LF and fields split at spaces, tabs, CRs, vertical tabs
     and form feeds, as the readers read them (:class:`_CRAsSpace`): a form
     feed is no line break, and a cp1252 ellipsis (0x85) neither a line
@@ -1251,15 +1257,22 @@ def _raise_bad_line(raw: bytes, src: str, exc, skip: int = 0) -> None:
         if len(tokens) != 18:
             raise InstanceError(f"{src}, line {lineno}: expected 18 fields, got {len(tokens)}")
         for k, tok in enumerate(tokens):
-            try:                       # float() takes "1_000", which the readers do not
-                value = float(tok) if "_" not in tok else None
-            except ValueError:
+            integer = SWF_FIELDS[k] not in SWF_FLOAT
+            try:                       # float() and Decimal() take "1_000", which the readers do not
+                value = None if "_" in tok else Decimal(tok) if integer else float(tok)
+            except (ValueError, ArithmeticError):
                 value = None
-            if value is None or not np.isfinite(value) or (SWF_FIELDS[k] not in SWF_FLOAT and (
-                    value != round(value) or abs(value) > MAX_NODES)):
+            if integer:
+                bad = (value is None or not value.is_finite() or value != value.to_integral_value()
+                       or abs(value) > MAX_NODES)
+            else:
+                bad = value is None or not np.isfinite(value)
+            if bad:
                 kind = "a number" if SWF_FIELDS[k] in SWF_FLOAT else f"an integer of at most {MAX_NODES}"
                 raise InstanceError(f"{src}, line {lineno}: field {k + 1} ({SWF_FIELDS[k]}) is not "
                                     f"{kind}: {_as_utf8(tok)!r}")
+    if only_bad:
+        return
     raise InstanceError(f"{src}: malformed SWF ({exc})")
 
 

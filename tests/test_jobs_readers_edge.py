@@ -733,3 +733,22 @@ def test_fractions_of_a_second_past_2_33_seconds_are_refused(tmp_path):
     assert len(load_workload(swf(1_700_000_000, 10.00003)).jobs) == 3
     with pytest.raises(InstanceError, match="column 'submit' has 8589934592.5"):
         make_workload({"id": [1], "submit": [2.0**33 + 0.5], "runtime": [5.0], "procs": [1]}, [4])
+
+
+@pytest.mark.parametrize("ident,ok", [("9007199254740993", False), ("9007199254740992", True),
+                                      ("9007199254740991", True), ("-9007199254740993", False)])
+def test_an_integer_field_past_2_53_is_refused_not_rounded(tmp_path, ident, ok):
+    """(mutation review) The general SWF path reads fields as float64, where
+    9007199254740993 is 2**53: it passed as id 9007199254740992 (and two such
+    ids as a duplicate).  Integer fields at 2**53 are checked on their text."""
+    path = tmp_path / "big.swf"
+    path.write_text(f"; MaxProcs: 8\n{ident} 0 0 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1\n"
+                    "2 0 0 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    for read in (lambda: read_swf(path), lambda: jobs_mod._swf_body(path, str(path), ("id",))):
+        if ok:
+            ids = np.asarray(read().jobs["id"] if hasattr(read(), "jobs") else read()["id"])
+            assert int(ident) in ids.tolist()
+        else:
+            with pytest.raises(InstanceError, match=rf"line 2: field 1 \(id\) is not an integer of at most "
+                                                    rf"9007199254740992: '{ident}'"):
+                read()
