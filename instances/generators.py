@@ -181,7 +181,9 @@ def _choice(name, value, choices):
     """``value`` if it is one of ``choices``; an unhashable value (a list, a
     numpy array, whose ``==`` answers elementwise) never is."""
     if not isinstance(value, Hashable) or value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {_short(value)}")
+        from .registry import did_you_mean
+        hint = did_you_mean(value, [c for c in choices if isinstance(c, str)]) if isinstance(value, str) else ""
+        raise ValueError(f"{name} must be one of {choices}, got {_short(value)}{hint}")
     return value
 
 
@@ -764,7 +766,9 @@ def resolved_params(name: str, **params) -> dict:
     mean "default"); unknown names raise ``ValueError`` listing the known ones."""
     load_generators()
     if name not in GENERATORS:
-        raise ValueError(f"unknown generator {name!r}; known: {', '.join(sorted(GENERATORS))}")
+        from .registry import did_you_mean
+        raise ValueError(f"unknown generator {name!r}{did_you_mean(name, sorted(GENERATORS))}; known: "
+                         f"{', '.join(sorted(GENERATORS))}")
     spec = GENERATOR_PARAMS[name]
     unknown = sorted(set(params) - set(spec))
     if unknown:

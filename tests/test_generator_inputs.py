@@ -267,3 +267,13 @@ def test_a_workload_from_numpy_scalars_has_the_same_json_meta():
     a = eb.generate("workload", model="feitelson96", jobs=np.int64(50), seed=np.int64(1), load=np.float64(0.7))
     b = eb.generate("workload", model="feitelson96", jobs=50, seed=1, load=0.7)
     assert json.dumps(a.meta) == json.dumps(b.meta) and type(a.meta["seed"]) is int
+
+
+def test_a_misspelt_generator_or_choice_is_named_with_its_likely_spelling():
+    """(API review) methods and policies had "did you mean"; generators and their choices did not."""
+    with pytest.raises(ValueError, match=r"unknown generator 'leinbergr' \(did you mean 'leinberger'\?\); known: "):
+        eb.generate("leinbergr")
+    with pytest.raises(ValueError, match=r"model must be one of .*, got 'lublin3' \(did you mean 'lublin03'\?\)$"):
+        eb.generate("workload", model="lublin3")
+    with pytest.raises(ValueError, match=r"model must be one of .*, got 'zzz'$"):
+        eb.generate("workload", model="zzz")
