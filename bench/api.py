@@ -601,8 +601,10 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, *,
     except OptionError as exc:                         # the policy's own list; this call's keywords too
         if "unknown option" not in str(exc):
             raise
-        raise OptionError(f"{exc}; and, for any policy, machine, engine (pool), on_pass, progress, nodes and "
-                          "kill_at_estimate (a workload read from a file)") from None
+        more = OptionError(f"{exc.args[0]}; and, for any policy, machine, engine (pool), on_pass, progress, nodes "
+                           "and kill_at_estimate (a workload read from a file)")
+        more.hint = exc.hint
+        raise more from None
 
 
 def _read_with(workload, nodes, kill_at_estimate):

@@ -266,6 +266,9 @@ def get(family: str, name: str) -> Method:
     """The method ``name`` of ``family``, importing built-in modules and
     plug-ins as needed; :class:`UnknownMethod` (a ``KeyError`` and a
     ``ValueError``) listing the family's methods otherwise."""
+    if not isinstance(name, str):              # a function passed where its registered name belongs
+        raise UnknownMethod(f"expected the name of a registered {family} method, got {type(name).__name__} "
+                            f"{name!r}; register a function with eb.register({family!r}, NAME) and pass NAME")
     m = METHODS.find((family, name))
     if m is None:
         known = names(family)

@@ -128,7 +128,10 @@ def make(name: str, **options) -> Policy:
     try:
         return spec.make(**options)
     except TypeError as exc:
-        err = _registry.unknown_option(exc, "pool", name, ("selector", "selector_options"))
+        hint = ("; an option of its selection step's packing method goes in selector_options (e.g. "
+                "selector_options={'window': 2}; --param window=2 on the command line)"
+                if getattr(spec.make, "has_selector", False) else "")
+        err = _registry.unknown_option(exc, "pool", name, ("selector", "selector_options"), hint)
         if err is None:
             raise
         raise err from None

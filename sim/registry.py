@@ -188,7 +188,13 @@ def switch(name: str, value) -> bool:
 class OptionError(ValueError, TypeError):
     """An option a policy does not take: a ``ValueError`` (the command line
     prints it in one line) that is also the ``TypeError`` an unexpected
-    keyword used to raise."""
+    keyword used to raise.  ``hint``: where the option may belong, said
+    after the message (and after what a caller adds to it)."""
+
+    hint = ""
+
+    def __str__(self) -> str:
+        return super().__str__() + self.hint
 
 
 def check_applies(machine: str, policy: str, options: dict) -> None:
@@ -203,16 +209,18 @@ def check_applies(machine: str, policy: str, options: dict) -> None:
             raise OptionError(f"{arg(key)} applies to policy {', '.join(opt.applies)} only, not {policy!r}")
 
 
-def unknown_option(exc: TypeError, machine: str, policy: str, also=()) -> OptionError | None:
+def unknown_option(exc: TypeError, machine: str, policy: str, also=(), hint: str = "") -> OptionError | None:
     """The one-line :class:`OptionError` for a ``TypeError`` that says a policy's
     runner got an unexpected keyword (naming it and the options that
-    ``policy`` takes: ``also`` and the machine's declared ones that apply);
-    None for any other ``TypeError``."""
+    ``policy`` takes: ``also`` and the machine's declared ones that apply,
+    then ``hint``); None for any other ``TypeError``."""
     if "unexpected keyword argument" not in str(exc):
         return None
     name = str(exc).rpartition(" argument ")[2]
     known = [*also, *(o.name for o in OPTIONS[machine].values() if not o.applies or policy in o.applies)]
-    return OptionError(f"policy {policy!r} ({machine}): unknown option {name}; it takes {', '.join(known) or 'none'}")
+    err = OptionError(f"policy {policy!r} ({machine}): unknown option {name}; it takes {', '.join(known) or 'none'}")
+    err.hint = hint                        # said last, after any list a caller adds (bench.api)
+    return err
 
 
 class UnknownPolicy(KeyError, ValueError):

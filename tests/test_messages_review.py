@@ -145,3 +145,23 @@ def test_no_data_folder_is_said_without_a_placeholder_glued_into_a_path(generato
         eb.generate(generator)
     assert str(exc.value) == ("no data folder: set EPOCHBENCH_DATA or pass epochbench --data DIR (the folder that "
                               f"holds {holds})")
+
+
+def test_a_selectors_option_given_to_the_policy_says_where_it_goes(tmp_path):
+    """(API review) ``eb.simulate(w, "bl-easy", window=1)`` named no
+    ``selector_options``; a function given as ``selector`` read "no method
+    <function ...>", not that its registered name is asked for."""
+    path = tmp_path / "w.swf"
+    path.write_text(SWF)
+    with pytest.raises(ValueError) as exc:
+        eb.simulate(path, "bl-easy", nodes=16, window=1)
+    assert str(exc.value).endswith("kill_at_estimate (a workload read from a file); an option of its selection "
+                                   "step's packing method goes in selector_options (e.g. selector_options="
+                                   "{'window': 2}; --param window=2 on the command line)")
+    with pytest.raises(ValueError) as exc:                  # no selection step: no such hint
+        eb.simulate(path, "conservative", nodes=16, window=1)
+    assert "selector_options (e.g." not in str(exc.value)
+    with pytest.raises(ValueError, match=r"selector=.*: expected the name of a registered packing method, got "
+                                         r"function .*; register a function with eb.register\('packing', NAME\) "
+                                         r"and pass NAME$"):
+        eb.simulate(path, "easy", nodes=16, selector=lambda inst: [])
