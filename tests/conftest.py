@@ -19,9 +19,10 @@
   pytest-timeout's signal is handled only between Python bytecodes, so a
   compiled kernel that loops forever is not stopped by it: ``HARD_GRACE``
   seconds later the test's process is ended outright with every thread's
-  traceback on stderr (:func:`faulthandler.dump_traceback_later`, whose
-  watchdog is a C thread that needs no GIL); under ``pytest -n`` the run
-  goes on and names the test whose worker crashed.
+  traceback on the real stderr, not pytest's capture of it
+  (:func:`faulthandler.dump_traceback_later`, whose watchdog is a C thread
+  that needs no GIL); under ``pytest -n`` the run goes on and names the
+  test whose worker crashed.
 * A run started with Ctrl-C ignored (``nohup pytest &``, a background job
   of a script, some batch systems) takes Python's Ctrl-C handler back:
   an ignored SIGINT is inherited by every child, and the tests of Ctrl-C
@@ -49,11 +50,22 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 HARD_GRACE = 60
 
 
-def hard_stop(seconds: float) -> None:
+def hard_stop(seconds: float, fd: int = 2) -> None:
     """End this process ``seconds`` from now, all threads' tracebacks on
-    stderr first, whatever holds the GIL (cancelled by
+    file descriptor ``fd`` first, whatever holds the GIL (cancelled by
     :func:`faulthandler.cancel_dump_traceback_later`)."""
-    faulthandler.dump_traceback_later(seconds, exit=True)
+    faulthandler.dump_traceback_later(seconds, exit=True, file=fd)
+
+
+def _real_stderr(config) -> int:
+    """The process's own stderr while pytest captures file descriptor 2
+    (its saved copy; pytest's ``targetfd_save``): the captured one is a
+    temporary file that dies with the process, and a hard stop printed
+    nothing anywhere."""
+    capman = config.pluginmanager.getplugin("capturemanager")
+    err = getattr(getattr(capman, "_global_capturing", None), "err", None)
+    fd = getattr(err, "targetfd_save", None)
+    return fd if isinstance(fd, int) else 2
 
 
 def pytest_collection_modifyitems(config, items):
@@ -71,7 +83,7 @@ def _hard_stop(request):
     if not limit or limit <= 0:
         yield
         return
-    hard_stop(limit + HARD_GRACE)
+    hard_stop(limit + HARD_GRACE, _real_stderr(request.config))
     try:
         yield
     finally:

@@ -38,3 +38,15 @@ def test_a_kernel_that_never_returns_is_stopped_with_its_traceback():
     proc = subprocess.run([sys.executable, "-c", SPIN], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and proc.stdout.split() == ["spinning"], (proc.stdout, proc.stderr[-2000:])
     assert proc.stderr.startswith("Timeout (0:00:02)!") and 'File "<string>"' in proc.stderr, proc.stderr[-2000:]
+
+
+def test_the_hard_stop_writes_where_pytest_does_not_capture(request):
+    """With pytest capturing file descriptor 2, a stop's tracebacks went to
+    the capture's temporary file, which dies with the process: nothing was
+    printed.  The stop writes to the saved copy of the real stderr."""
+    from conftest import _real_stderr
+    fd = _real_stderr(request.config)
+    if request.config.getoption("capture") == "fd":
+        assert fd != 2 and os.path.sameopenfile(fd, fd) and not os.path.samestat(os.fstat(fd), os.fstat(2))
+    else:
+        assert fd == 2
