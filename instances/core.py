@@ -493,7 +493,9 @@ def read_json(path: str | Path, *, kind: bool = True):
     except FileNotFoundError:
         raise InstanceError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise InstanceError(f"{path}: is a folder, expected a JSON file") from None
+        hint = ("; a family folder (manifest.json) is read whole by read_family, or scored by eb.score(folder)"
+                if (path / "manifest.json").is_file() else "")
+        raise InstanceError(f"{path}: is a folder, expected a JSON file{hint}") from None
     except OSError as exc:
         raise InstanceError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
@@ -511,7 +513,9 @@ def read_json(path: str | Path, *, kind: bool = True):
                     type(None): "null"}.get(type(data), "a number")
             raise InstanceError(f"{path}: a JSON object with 'kind' expected, got {what}")
         if "kind" not in data:
-            raise InstanceError(f"{path}: field 'kind' missing (expected a JSON object with 'kind')")
+            hint = ("; this is a family folder's manifest: read the folder with read_family, or score it with "
+                    "eb.score(folder)" if "instances" in data and "generator" in data else "")
+            raise InstanceError(f"{path}: field 'kind' missing (expected a JSON object with 'kind'){hint}")
         if not isinstance(data["kind"], str):
             got = {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "an object",
                    type(None): "null"}.get(type(data["kind"]), "something else")

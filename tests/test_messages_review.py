@@ -165,3 +165,18 @@ def test_a_selectors_option_given_to_the_policy_says_where_it_goes(tmp_path):
                                          r"function .*; register a function with eb.register\('packing', NAME\) "
                                          r"and pass NAME$"):
         eb.simulate(path, "easy", nodes=16, selector=lambda inst: [])
+
+
+def test_loading_a_family_folder_or_its_manifest_says_how_to_read_a_family(tmp_path):
+    """(API review) ``eb.load`` of a manifest said only "field 'kind' missing"."""
+    from epochbench.instances.core import InstanceError
+    eb.save(eb.generate("leinberger", n=6, k=2, count=2, seed=1), tmp_path / "fam")
+    with pytest.raises(InstanceError, match=r"manifest.json: field 'kind' missing \(expected a JSON object with "
+                                            r"'kind'\); this is a family folder's manifest: read the folder with "
+                                            r"read_family, or score it with eb.score\(folder\)$"):
+        eb.load(tmp_path / "fam" / "manifest.json")
+    with pytest.raises(InstanceError, match=r"fam: is a folder, expected a JSON file; a family folder"):
+        eb.load(tmp_path / "fam")
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(InstanceError, match=r"plain: is a folder, expected a JSON file$"):
+        eb.load(tmp_path / "plain")
