@@ -286,6 +286,23 @@ class Policy(ABC):
     def options(self) -> dict:
         return {}
 
+    def settings(self) -> dict:
+        """:meth:`options` without the counts a run keeps there (a selector's
+        ``selector_stats``): what the policy was asked to do."""
+        return {k: v for k, v in self.options().items() if k != "selector_stats"}
+
+
+def positions(candidates, started) -> list[int]:
+    """The positions in ``candidates`` of the jobs ``started`` (in start
+    order; a job not among them is left out).  O(q) numpy work for q
+    candidates, a dict of the started ones only."""
+    if not len(started):
+        return []
+    cand = np.asarray(candidates, dtype=np.int64)
+    pos = np.flatnonzero(np.isin(cand, np.fromiter(started, dtype=np.int64, count=len(started))))
+    where = dict(zip(cand[pos].tolist(), pos.tolist()))
+    return [where[j] for j in started if j in where]
+
 
 def wake_time(now: float, planned) -> float:
     """The pass a plan asks for after a pass at ``now`` (:meth:`Policy.wakeup`):

@@ -74,7 +74,7 @@ from epochbench.instances.lazy import intrinsic, kernels_loaded, njit, readonly
 
 from . import easy_python as _easy_python
 from . import registry as _registry
-from .engine import JobTable, PoolMachine, Policy, StartFn, fitting, packing_instance, wake_time
+from .engine import JobTable, PoolMachine, Policy, StartFn, fitting, packing_instance, positions, wake_time
 from .greedy_fast import (BB_RULE, BL_RULE, OPTIONS as GREEDY_OPTIONS, OUT as GREEDY_OUT, fast_options, greedy_select,
                           greedy_stats, greedy_work)
 from .los_fast import LOS_RULE, OUT as LOS_OUT, OVERFLOW as LOS_OVERFLOW, los_grown, los_select, los_stats, los_work
@@ -248,7 +248,7 @@ class _Base(Policy):
                 stats["fallback"] += 1
                 self.step.outcome = "fallback"
                 return fallback(machine, start)
-            if _rule_is_better(inst, res.decision, cands, machine, fallback):
+            if _rule_is_better(self.table, inst, res.decision, cands, machine, fallback):
                 stats["fallback"] += 1
                 stats["rule_better"] += 1
                 self.step.outcome = "rule_better"
@@ -264,27 +264,31 @@ class _DryPool:
     ``fitting``), over a copy of its free resources: the rule's choice
     without starting anything."""
 
-    def __init__(self, machine):
-        self.table, self.capacity, self.free = machine.table, machine.capacity, machine.free.copy()
+    def __init__(self, table, machine):
+        self.table, self.capacity, self.free = table, machine.capacity, machine.free.copy()
 
     fits = PoolMachine.fits
     fitting = PoolMachine.fitting
 
 
-def _rule_is_better(inst, decision, cands, machine, fallback) -> bool:
+def _rule_is_better(table, inst, decision, cands, machine, fallback) -> bool:
     """Whether the policy's own rule (``fallback``, run dry on
     :class:`_DryPool`) reaches a higher value on the step ``inst`` than the
     selector's ``decision`` (positions in ``cands``), by more than rounding
-    (ties keep the selector's answer).  O(the rule's own pass)."""
-    dry, started = _DryPool(machine), []
+    (ties keep the selector's answer).  Only on a :class:`PoolMachine`: a
+    machine model of the caller's may decide ``fits`` otherwise, which a
+    dry run could not follow (False there: the selector's answer is kept,
+    as it always was).  O(the rule's own pass)."""
+    if getattr(type(machine), "fits", None) is not PoolMachine.fits or not hasattr(machine, "free"):
+        return False
+    dry, started = _DryPool(table, machine), []
 
     def start(j: int) -> None:
-        dry.free -= dry.table.demand[j]
+        dry.free -= table.demand[j]
         started.append(j)
 
     fallback(dry, start)
-    where = {j: i for i, j in enumerate(cands)}
-    own, got = inst.value([where[j] for j in started]), inst.value(list(decision))
+    own, got = inst.value(positions(cands, started)), inst.value(list(decision))
     return own > got + 1e-9 * max(1.0, abs(got))
 
 

@@ -156,8 +156,7 @@ def _options_key(pol: Policy) -> str:
     """The policy's options as one hashable text (its selector's running
     counts left out)."""
     import json
-    options = {k: v for k, v in pol.options().items() if k != "selector_stats"}
-    return json.dumps(options, sort_keys=True, default=repr)
+    return json.dumps(pol.settings(), sort_keys=True, default=repr)
 
 
 #: what :func:`_rehearse` has rehearsed in this process

@@ -22,7 +22,7 @@ import numpy as np
 from epochbench.instances.checks import recorded_choice
 from epochbench.instances.io import write_family
 
-from .engine import Policy, packing_instance
+from .engine import Policy, packing_instance, positions
 
 
 class EpochRecorder:
@@ -71,10 +71,9 @@ class EpochRecorder:
         if not self.instances:
             raise ValueError(f"policy {self.policy.name!r} made no selection step with "
                              f">= {self.min_candidates} candidate(s): nothing to record")
-        options = {k: v for k, v in self.policy.options().items() if k != "selector_stats"}
         return write_family(folder, self.instances, generator="record-epochs",
-                            params={"policy": self.policy.name, "options": options, "passes": self.passes,
-                                    **params})
+                            params={"policy": self.policy.name, "options": self.policy.settings(),
+                                    "passes": self.passes, **params})
 
 
 def step_instance(policy: Policy, now: float, machine, started, meta: dict) -> tuple:
@@ -89,13 +88,8 @@ def step_instance(policy: Policy, now: float, machine, started, meta: dict) -> t
 
 def _choice(step, started) -> list[int]:
     """The candidate positions of the jobs ``started`` at ``step`` (in start
-    order).  O(q) numpy work for q candidates, a dict of the started ones only."""
-    if not started:
-        return []
-    cand = np.asarray(step.candidates, dtype=np.int64)
-    pos = np.flatnonzero(np.isin(cand, np.fromiter(started, dtype=np.int64, count=len(started))))
-    where = dict(zip(cand[pos].tolist(), pos.tolist()))
-    return [where[j] for j in started if j in where]
+    order): :func:`~epochbench.sim.engine.positions`."""
+    return positions(step.candidates, started)
 
 
 def choice_of(inst) -> list[int]:

@@ -247,7 +247,7 @@ def test_a_replay_method_is_refused_before_the_run():
 
 
 # ---- from a review of the oracle's numbers ----------------------------------------------------------
-def test_a_plugin_method_that_fails_is_one_line_naming_it_and_the_step(tmp_path, capsys):
+def test_a_plugin_method_that_fails_is_one_line_naming_it_and_the_step(tmp_path, capsys, own_methods):
     """A plug-in heuristic in ``--epoch-gaps`` that raised gave a 43-line
     traceback; one whose answer the checker refused gave status 2 (bad
     input) without naming it.  Both are one line naming the method, the
@@ -294,7 +294,7 @@ def test_steps_left_out_by_min_candidates_are_counted():
     assert s["skipped"] > 0 and s["steps"] + s["skipped"] == pol.selector_stats["steps"]
 
 
-def test_an_optimum_a_method_beats_is_no_proof():
+def test_an_optimum_a_method_beats_is_no_proof(own_methods):
     """A plug-in exact selector that calls FF's answer optimal: the steps
     where BB does better are not proven (its gaps read a mean of -16 % and
     97 % optimal in a review's run)."""
@@ -327,3 +327,13 @@ def test_the_runs_seconds_leave_the_hooks_time_out():
     slow = simulate(df, [16], "easy", on_pass=lambda *a: _time.sleep(0.02))
     assert slow.passes == base.passes > 10
     assert slow.seconds < 0.02 * slow.passes / 2          # the hook alone slept 0.02 x passes
+
+
+@pytest.fixture
+def own_methods():
+    """Methods a test registers are gone after it (tests/test_warm_starts.py
+    checks the exact methods registered in its process)."""
+    from epochbench.instances import registry
+    state = registry.METHODS.snapshot()
+    yield
+    registry.METHODS.restore(state)

@@ -98,7 +98,7 @@ def test_a_run_with_no_step_to_record_keeps_its_output_and_says_so(tmp_path, cap
     assert not rec.exists() and (out / "jobs.csv").is_file() and (out / "report.json").is_file()
 
 
-def test_a_recording_keeps_the_options_its_choices_were_made_with(tmp_path):
+def test_a_recording_keeps_the_options_its_choices_were_made_with(tmp_path, own_methods):
     """``bb-easy --param fullness=excess``: 40 of 1,492 recorded steps did not
     replay with ``bb``, and the options were stored nowhere; an exact
     selector's steps did not say which were proven or fell back."""
@@ -129,3 +129,13 @@ def test_a_recording_keeps_the_options_its_choices_were_made_with(tmp_path):
     for inst in rec.instances:
         if inst.meta["selector_status"] == "rule_better":      # EASY's own rule started, which is FF here
             assert list(solve(inst, "ff").decision) == choice_of(inst)
+
+
+@pytest.fixture
+def own_methods():
+    """Methods a test registers are gone after it (tests/test_warm_starts.py
+    checks the exact methods registered in its process)."""
+    from epochbench.instances import registry
+    state = registry.METHODS.snapshot()
+    yield
+    registry.METHODS.restore(state)

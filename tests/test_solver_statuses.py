@@ -26,6 +26,8 @@ import pandas as pd
 import pytest
 
 from epochbench.exact import _binary, mapping as em
+from epochbench.exact import mapping_lns  # noqa: F401  imported here, before a test patches em._cpsat: it keeps
+#                                          the function it imports, and kept the fake for the rest of the process
 from epochbench.instances.assignment import load_orlib_assign
 from epochbench.instances.core import Result, json_text
 from epochbench.instances.data import data_root
@@ -512,7 +514,7 @@ def test_exact_selector_without_time_falls_back_to_the_policy(policy):
 
 
 @pytest.mark.parametrize("policy", ["fcfs", "nonfcfs", "easy", "easy-sjf"])
-def test_an_unproven_answer_worse_than_the_policys_rule_is_not_started(policy):
+def test_an_unproven_answer_worse_than_the_policys_rule_is_not_started(policy, own_methods):
     """(review: with a short time limit the oracle started answers below
     EASY's own on 21 of 64 unproven steps) An exact selector that answers
     every step with nothing, unproven: the policy's own rule is started
@@ -534,13 +536,12 @@ def test_a_tie_with_the_rule_keeps_the_selectors_answer():
     from types import SimpleNamespace
 
     from epochbench.instances.packing import PackingInstance
+    from epochbench.sim.engine import PoolMachine
     from epochbench.sim.policies import _rule_is_better
     inst = PackingInstance.build([10], [[4], [6], [5], [5]])
     assert inst.value([2, 3]) == inst.value([0, 1])
-
-    class Tb:
-        demand = np.array([[4], [6], [5], [5]])
-    machine = SimpleNamespace(table=Tb, capacity=np.array([10]), free=np.array([10]))
+    table = SimpleNamespace(demand=np.array([[4], [6], [5], [5]]))
+    machine = PoolMachine(table, [10])
 
     def rule(mc, start):                      # first fit in order: jobs 0 and 1
         done = set()
@@ -549,9 +550,61 @@ def test_a_tie_with_the_rule_keeps_the_selectors_answer():
                 start(j)
                 done.add(j)
         return done
-    assert not _rule_is_better(inst, [2, 3], [0, 1, 2, 3], machine, rule)     # equal: the selector's
-    assert _rule_is_better(inst, [2], [0, 1, 2, 3], machine, rule)            # 5 < 10
+    assert not _rule_is_better(table, inst, [2, 3], [0, 1, 2, 3], machine, rule)     # equal: the selector's
+    assert _rule_is_better(table, inst, [2], [0, 1, 2, 3], machine, rule)            # 5 < 10
+    other = SimpleNamespace(capacity=machine.capacity, free=machine.free, fits=lambda j: True)
+    assert not _rule_is_better(table, inst, [2], [0, 1, 2, 3], other, rule)          # not a pool: not judged
     assert machine.free.tolist() == [10]                                       # nothing started
+
+
+def test_an_unproven_answer_is_never_started_below_easys_own_choice(own_methods):
+    """(diff review: every selector above answered nothing) Poor non-empty
+    answers (the single candidate of least value) give way to EASY's rule,
+    which is FF on the step; good ones (BB's) are kept where they do at
+    least as well.  Either way no step starts less than FF would have."""
+    from epochbench.instances.packing import check_packing
+    from epochbench.sim.policies import make
+    from epochbench.sim.pool import simulate_pool as simulate
+    from epochbench.sim.record import EpochGaps
+
+    def least(inst, *, time_limit, threads=1):
+        ok = [j for j in range(inst.n) if _passes(check_packing, inst, [j])]
+        pick = [min(ok, key=lambda j: inst.value([j]))] if ok else []
+        return Result("packing", "x", tuple(pick), inst.value(pick), "feasible", 0.0)
+
+    def bb(inst, *, time_limit, threads=1):
+        r = solve(inst, "bb")
+        return Result("packing", "x", r.decision, r.value, "feasible", 0.0)
+    registry.register("packing", "test-least-exact", kind="exact", origin="test")(least)
+    registry.register("packing", "test-bb-exact", kind="exact", origin="test")(bb)
+    df = busy_stream(11, n=80)
+    for name in ("test-least-exact", "test-bb-exact"):
+        pol = make("easy", selector=name)
+        gaps = EpochGaps(pol, ("ff",))
+        simulate(df, [16], pol, on_pass=gaps)
+        stats, frame = pol.selector_stats, gaps.frame()
+        assert (frame["reference"] >= frame["ff_value"] - 1e-9).all(), name
+        if name == "test-least-exact":
+            assert stats["rule_better"] > 0
+        else:
+            assert 0 <= stats["rule_better"] < stats["steps"] and (frame["reference"] > frame["ff_value"]).any()
+
+
+@pytest.fixture
+def own_methods():
+    """Methods a test registers are gone after it (a registry check of the
+    exact methods, tests/test_warm_starts.py, saw them in the same process)."""
+    state = registry.METHODS.snapshot()
+    yield
+    registry.METHODS.restore(state)
+
+
+def _passes(check, *args) -> bool:
+    try:
+        check(*args)
+    except AssertionError:
+        return False
+    return True
 
 
 def test_exact_selector_with_time_counts_no_fallback():
@@ -1006,3 +1059,40 @@ def test_a_normal_epochs_solve_withdraws_nothing(module, method):
     inst = instance("epochs")
     r = solve(inst, method, time_limit=2.0, threads=1)
     assert "withdrawn" not in r.info and r.bound is not None
+
+
+def test_a_machine_model_of_ones_own_keeps_the_selectors_unproven_answers(own_methods):
+    """(diff review) The dry run of the policy's rule read ``machine.table``
+    and pool's ``fits``: a caller's machine model without them failed with
+    AttributeError.  On such a machine the selector's answer stands, as before."""
+    from epochbench.sim.engine import PoolMachine
+    from epochbench.sim.pool import simulate_pool as simulate
+
+    class Own:
+        def __init__(self, table, capacity):
+            self._m = PoolMachine(table, capacity)
+            self.capacity = self._m.capacity
+
+        free = property(lambda self: self._m.free)
+
+        def fits(self, j):
+            return self._m.fits(j)
+
+        def start(self, j, now):
+            return self._m.start(j, now)
+
+        def finish(self, j, now):
+            self._m.finish(j, now)
+
+        def running(self):
+            return self._m.running()
+
+    def ff_unproven(inst, *, time_limit, threads=1):
+        r = solve(inst, "ff")
+        return Result("packing", "x", r.decision, r.value, "feasible", 0.0)
+    registry.register("packing", "test-ff-unproven", kind="exact", origin="test")(ff_unproven)
+    df = busy_stream(3, n=40)
+    res = simulate(df, [16], "easy", machine=Own, selector="test-ff-unproven")
+    stats = res.options["selector_stats"]
+    assert stats["unproven"] == stats["steps"] > 0 and stats["rule_better"] == 0
+    pd.testing.assert_frame_equal(res.jobs, simulate(df, [16], "easy", engine="generic").jobs)   # FF is EASY's step
