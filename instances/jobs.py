@@ -1187,6 +1187,9 @@ def _header_int(header: dict, key: str, src: str = "<swf>") -> int | None:
 
 #: job lines that the general SWF path parses at a time (memory: 19 float64 columns of this many)
 PANDAS_ROWS = 1 << 18
+#: 2**52: from here on a float64 holds no fraction, so an integer field read as float64 from this
+#: size on is checked on its text (a fraction, or 2**53 + 1, would pass as a whole number)
+EXACT_FRACTION = 2**52
 
 
 def _swf_body(path: Path, src: str, want) -> Columns:
@@ -1216,8 +1219,9 @@ def _swf_body(path: Path, src: str, want) -> Columns:
                 ok = np.isfinite(arr[:, :18]).all() and np.isnan(arr[:, 18]).all()
                 if not ok or np.any(arr[:, ints] != np.round(arr[:, ints])) or np.any(np.abs(arr[:, ints]) > MAX_NODES):
                     _raise_bad_line(_read_all(path), src, None, done)
-                if np.any(np.abs(arr[:, ints]) == MAX_NODES):   # 2**53 as read: the text may say 2**53 + 1,
-                    _raise_bad_line(_read_all(path), src, None, done, only_bad=True)   # which float64 rounds so
+                if np.any(np.abs(arr[:, ints]) >= EXACT_FRACTION):   # from 2**52 on float64 drops a fraction,
+                    # and 2**53 + 1 reads as 2**53: this piece's lines checked on their text
+                    _raise_bad_line(_read_all(path), src, None, done, only_bad=True, lines=len(arr))
                 for f in want:
                     k = SWF_FIELDS.index(f)
                     parts[f].append(arr[:, k].copy() if f in SWF_FLOAT else arr[:, k].astype(np.int64))
@@ -1236,13 +1240,16 @@ def _swf_body(path: Path, src: str, want) -> Columns:
 _SPACES = str.maketrans("\t\r\x0b\x0c", "    ")
 
 
-def _raise_bad_line(raw: bytes, src: str, exc, skip: int = 0, only_bad: bool = False) -> None:
+def _raise_bad_line(raw: bytes, src: str, exc, skip: int = 0, only_bad: bool = False,
+                    lines: int | None = None) -> None:
     """Slow path: find the first malformed job line and raise naming it;
     the first ``skip`` job lines are known good and only counted (a bad
-    line near the end of 2 million took 81 s when each was checked); with
-    ``only_bad``, return when there is none.  Integer fields are read
+    line near the end of 2 million took 81 s when each was checked), and
+    only ``lines`` job lines after them are checked when given; with
+    ``only_bad``, return when none is bad.  Integer fields are read
     exactly (:class:`decimal.Decimal`): float64 reads 9007199254740993 as
-    2**53, which passed as an id of 9007199254740992.  Lines
+    2**53, which passed as an id of 9007199254740992, and
+    4503599627370496.5 as a whole number.  Lines
     are counted at LF and fields split at spaces, tabs, CRs, vertical tabs
     and form feeds, as the readers read them (:class:`_CRAsSpace`): a form
     feed is no line break, and a cp1252 ellipsis (0x85) neither a line
@@ -1254,6 +1261,10 @@ def _raise_bad_line(raw: bytes, src: str, exc, skip: int = 0, only_bad: bool = F
         if skip > 0:
             skip -= 1
             continue
+        if lines is not None:
+            if lines <= 0:
+                break
+            lines -= 1
         if len(tokens) != 18:
             raise InstanceError(f"{src}, line {lineno}: expected 18 fields, got {len(tokens)}")
         for k, tok in enumerate(tokens):
