@@ -208,7 +208,8 @@ def _horizon(result) -> tuple[float, float]:
 def utilization(result, workload, column: str = "procs", *, out: np.ndarray | None = None) -> float:
     """rho = sum_i n_i t^e_i / (N x t^f_m), [zhang-comparative] eq. 1, time measured from the
     first arrival; for ``column = "res_<name>"`` the same with that resource's
-    amounts and capacity.  NaN for an empty or zero-length run.  ``out``: a
+    amounts and capacity.  NaN for an empty or zero-length run, and for one
+    with a job that never ended (no t^f_m).  ``out``: a
     float64 work array (as long) that may hold the converted amounts and
     their products.
 
