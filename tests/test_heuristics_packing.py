@@ -205,9 +205,11 @@ def test_los_is_exact_for_one_resource(inst):
     assert solve(inst, "los").value == pytest.approx(brute_force(inst))
 
 
-def test_epochs_by_reports_a_job_larger_than_the_machine():
+def test_epochs_by_reports_a_heuristic_that_starts_nothing():
+    """The plan would never end: the method's failure (InfeasibleSolution), not a bad argument."""
+    from epochbench.instances.core import InfeasibleSolution
     inst = EpochsInstance.build([4], [[1], [2]], meta={"name": "e"})
-    with pytest.raises(ValueError):
+    with pytest.raises(InfeasibleSolution, match="e: <lambda> started nothing with 2 jobs left"):
         hp.epochs_by(lambda p: [])(inst)
 
 

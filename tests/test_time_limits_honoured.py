@@ -66,8 +66,8 @@ def test_mkp_bb_search_slices_stop_at_the_deadline(monkeypatch):
     p = packing_bb.mkp_arrays(inst, ep.packing_candidates(inst))
     free = packing_bb._Search(p)
     free.step(500)                                               # (it measures a node rate of its own)
-    monkeypatch.setattr(packing_bb._Search, "rate", 1000.0)      # slices of 2 nodes
     late = packing_bb._Search(p, deadline=time.perf_counter() - 1.0)
+    late.rate = 1000.0                                           # slices of 2 nodes (each search has its own rate)
     late.step(500)
     from epochbench.exact import _mkp_bb as kernel
     assert late.state[kernel.S_NODES] < free.state[kernel.S_NODES]
@@ -80,9 +80,9 @@ def test_mkp_bb_slices_explore_the_same_nodes_as_one_call(monkeypatch):
     from epochbench.exact import _mkp_bb as kernel
     whole = packing_bb._Search(p)
     whole.step(3000)
-    monkeypatch.setattr(packing_bb._Search, "rate", 10.0)        # slices of a node or so
     monkeypatch.setattr(packing_bb, "SLICE_S", 0.5)
     sliced = packing_bb._Search(p, deadline=time.perf_counter() + 3600)
+    sliced.rate = 10.0                                           # slices of 5 nodes, then by the rate measured
     sliced.step(3000)
     assert (sliced.state == whole.state).all() and (sliced.best_x == whole.best_x).all()
 
