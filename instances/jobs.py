@@ -68,7 +68,6 @@ import math
 import os
 import re
 import zlib
-from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -1254,6 +1253,7 @@ def _raise_bad_line(raw: bytes, src: str, exc, skip: int = 0, only_bad: bool = F
     and form feeds, as the readers read them (:class:`_CRAsSpace`): a form
     feed is no line break, and a cp1252 ellipsis (0x85) neither a line
     break nor a space."""
+    from decimal import Decimal            # here: its import is 8 ms of every command's start-up
     for lineno, line in enumerate(raw.decode("latin-1").split("\n"), start=1):
         tokens = [t for t in line.split(";", 1)[0].translate(_SPACES).split(" ") if t]
         if not tokens:
