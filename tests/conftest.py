@@ -98,6 +98,16 @@ def _children_are_not_xdist_workers(monkeypatch):
 
 
 @pytest.fixture
+def own_methods():
+    """Methods a test registers are gone after it: a registry check of the
+    exact methods (tests/test_warm_starts.py) saw them in the same process."""
+    from epochbench.instances import registry
+    state = registry.METHODS.snapshot()
+    yield
+    registry.METHODS.restore(state)
+
+
+@pytest.fixture
 def sharing_processes(request) -> int:
     """Test processes sharing this machine: the xdist workers under ``pytest -n``, else 1."""
     return int(getattr(request.config, "workerinput", {}).get("workercount", 1))

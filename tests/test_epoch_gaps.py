@@ -327,13 +327,3 @@ def test_the_runs_seconds_leave_the_hooks_time_out():
     slow = simulate(df, [16], "easy", on_pass=lambda *a: _time.sleep(0.02))
     assert slow.passes == base.passes > 10
     assert slow.seconds < 0.02 * slow.passes / 2          # the hook alone slept 0.02 x passes
-
-
-@pytest.fixture
-def own_methods():
-    """Methods a test registers are gone after it (tests/test_warm_starts.py
-    checks the exact methods registered in its process)."""
-    from epochbench.instances import registry
-    state = registry.METHODS.snapshot()
-    yield
-    registry.METHODS.restore(state)

@@ -129,13 +129,3 @@ def test_a_recording_keeps_the_options_its_choices_were_made_with(tmp_path, own_
     for inst in rec.instances:
         if inst.meta["selector_status"] == "rule_better":      # EASY's own rule started, which is FF here
             assert list(solve(inst, "ff").decision) == choice_of(inst)
-
-
-@pytest.fixture
-def own_methods():
-    """Methods a test registers are gone after it (tests/test_warm_starts.py
-    checks the exact methods registered in its process)."""
-    from epochbench.instances import registry
-    state = registry.METHODS.snapshot()
-    yield
-    registry.METHODS.restore(state)

@@ -590,15 +590,6 @@ def test_an_unproven_answer_is_never_started_below_easys_own_choice(own_methods)
             assert 0 <= stats["rule_better"] < stats["steps"] and (frame["reference"] > frame["ff_value"]).any()
 
 
-@pytest.fixture
-def own_methods():
-    """Methods a test registers are gone after it (a registry check of the
-    exact methods, tests/test_warm_starts.py, saw them in the same process)."""
-    state = registry.METHODS.snapshot()
-    yield
-    registry.METHODS.restore(state)
-
-
 def _passes(check, *args) -> bool:
     try:
         check(*args)
