@@ -165,6 +165,7 @@ class GangSimulator:
         self.discrete, self.variant, self.cut = bool(discrete), int(variant), bool(cut_slice)
         self.check, self.on_pass = check, on_pass
         self.recorder = recorder     # sim.record.GangRecorder: reads the state, never changes it
+        self.hook_seconds = 0.0      # wall time in the recorder and on_pass: not the simulation's
         self.trace = [] if trace else None
         self.m = Matrix(self.n, self.mpl)
         self.clock = Clock(self.mpl)
@@ -409,26 +410,35 @@ class GangSimulator:
         if self.migrating and v == 3:
             self._migrated(collapse_migrating(m, clock, self.budget, self.cost, guard))  # CollapseMatrix-2
             self._schedule(t)                         # Schedule-2
-        before = self.recorder.before_fill(self) if self.recorder is not None else None
+        before = self._hook(self.recorder.before_fill, self) if self.recorder is not None else None
         fill_matrix(m, clock)                         # FillMatrix / FillMatrix-1
         if before is not None:
-            self.recorder.fill(t, self, before)
+            self._hook(self.recorder.fill, t, self, before)
         if self.migrating:
             self._migrated(fill_migrating(m, clock, self.budget, self.cost))  # FillMatrix-2
         if self.check:
             m.grid()
         if self.on_pass is not None:
-            self.on_pass(t, self)
+            self._hook(self.on_pass, t, self)
+
+    def _hook(self, f, *args):
+        """``f(*args)`` (a recorder's or ``on_pass``'s call), its wall time in
+        :attr:`hook_seconds`: a run's ``seconds`` times the simulation alone."""
+        t0 = time.perf_counter()
+        try:
+            return f(*args)
+        finally:
+            self.hook_seconds += time.perf_counter() - t0
 
     def _schedule(self, t: float) -> None:
-        before = self.recorder.before_schedule(self) if self.recorder is not None else None
+        before = self._hook(self.recorder.before_schedule, self) if self.recorder is not None else None
         if self.guard is None:
             placed = schedule_gs(self.m, self.clock, self.queue, self.procs)
         else:
             placed, keep = self.guard.schedule(list(self.queue), self.m, self.clock)
             self.queue = deque(keep)
         if before is not None:
-            self.recorder.schedule(t, self, before, placed)
+            self._hook(self.recorder.schedule, t, self, before, placed)
         for j in placed:
             self.placed[j] = t
             if self.trace is not None:
@@ -606,7 +616,7 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
                         progress=progress, **options)
     t0 = time.perf_counter()
     sim.run()
-    return sim.result(time.perf_counter() - t0, cap)
+    return sim.result(time.perf_counter() - t0 - sim.hook_seconds, cap)   # the hooks' time is not the run's
 
 
 def _rehearse(table: JobTable, procs: int, policy: str, options: dict) -> None:

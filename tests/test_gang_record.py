@@ -266,3 +266,21 @@ def test_limit_keeps_exactly_that_many_instances():
     simulate_gang(busy_stream(1), [16], "gs", mpl=3, slice=50.0, recorder=rec)
     assert len(rec.instances) == 3
     assert [i.meta["name"] for i in rec.instances] == ["epoch000000", "epoch000001", "epoch000002"]
+
+
+def test_a_gang_runs_seconds_leave_the_recorder_and_hook_out(monkeypatch):
+    """``seconds`` times the simulation alone: a recorder's and an
+    ``on_pass`` hook's time are not in it (each slept 0.01 s a call here)."""
+    import time as _time
+    df = busy_stream(5, n=30)
+    calls = [0]
+
+    def slow(*args):
+        calls[0] += 1
+        _time.sleep(0.01)
+    rec = GangRecorder()
+    for name in ("before_schedule", "before_fill"):            # the recorder's reads, slowed
+        real = getattr(rec, name)
+        monkeypatch.setattr(rec, name, lambda sim, real=real: (slow(), real(sim))[1])
+    res = simulate_gang(df, [16], "bgs", mpl=3, slice=50.0, recorder=rec, on_pass=slow)
+    assert calls[0] > 20 and res.seconds < 0.01 * calls[0] / 2
