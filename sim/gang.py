@@ -108,7 +108,7 @@ from epochbench.instances.arguments import named
 from epochbench.instances.core import InstanceError
 
 from . import registry as _registry
-from .engine import JobTable, SimResult
+from .engine import HookTimer, JobTable, SimResult
 from .gang_backfill import RowBackfill
 from .gang_matrix import (Budget, Clock, Matrix, clean_matrix, collapse_migrating, compact_matrix,
                           fill_matrix, fill_migrating, schedule_gs)
@@ -165,7 +165,7 @@ class GangSimulator:
         self.discrete, self.variant, self.cut = bool(discrete), int(variant), bool(cut_slice)
         self.check, self.on_pass = check, on_pass
         self.recorder = recorder     # sim.record.GangRecorder: reads the state, never changes it
-        self.hook_seconds = 0.0      # wall time in the recorder and on_pass: not the simulation's
+        self.hooks = HookTimer()     # the recorder's and on_pass's calls: their time is not the simulation's
         self.trace = [] if trace else None
         self.m = Matrix(self.n, self.mpl)
         self.clock = Clock(self.mpl)
@@ -410,35 +410,26 @@ class GangSimulator:
         if self.migrating and v == 3:
             self._migrated(collapse_migrating(m, clock, self.budget, self.cost, guard))  # CollapseMatrix-2
             self._schedule(t)                         # Schedule-2
-        before = self._hook(self.recorder.before_fill, self) if self.recorder is not None else None
+        before = self.hooks(self.recorder.before_fill, self) if self.recorder is not None else None
         fill_matrix(m, clock)                         # FillMatrix / FillMatrix-1
         if before is not None:
-            self._hook(self.recorder.fill, t, self, before)
+            self.hooks(self.recorder.fill, t, self, before)
         if self.migrating:
             self._migrated(fill_migrating(m, clock, self.budget, self.cost))  # FillMatrix-2
         if self.check:
             m.grid()
         if self.on_pass is not None:
-            self._hook(self.on_pass, t, self)
-
-    def _hook(self, f, *args):
-        """``f(*args)`` (a recorder's or ``on_pass``'s call), its wall time in
-        :attr:`hook_seconds`: a run's ``seconds`` times the simulation alone."""
-        t0 = time.perf_counter()
-        try:
-            return f(*args)
-        finally:
-            self.hook_seconds += time.perf_counter() - t0
+            self.hooks(self.on_pass, t, self)
 
     def _schedule(self, t: float) -> None:
-        before = self._hook(self.recorder.before_schedule, self) if self.recorder is not None else None
+        before = self.hooks(self.recorder.before_schedule, self) if self.recorder is not None else None
         if self.guard is None:
             placed = schedule_gs(self.m, self.clock, self.queue, self.procs)
         else:
             placed, keep = self.guard.schedule(list(self.queue), self.m, self.clock)
             self.queue = deque(keep)
         if before is not None:
-            self._hook(self.recorder.schedule, t, self, before, placed)
+            self.hooks(self.recorder.schedule, t, self, before, placed)
         for j in placed:
             self.placed[j] = t
             if self.trace is not None:
@@ -616,7 +607,7 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
                         progress=progress, **options)
     t0 = time.perf_counter()
     sim.run()
-    return sim.result(time.perf_counter() - t0 - sim.hook_seconds, cap)   # the hooks' time is not the run's
+    return sim.result(time.perf_counter() - t0 - sim.hooks.seconds, cap)   # the hooks' time is not the run's
 
 
 def _rehearse(table: JobTable, procs: int, policy: str, options: dict) -> None:

@@ -41,7 +41,7 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
     ``progress(arrived, now)``: called about twice a second with the number
     of jobs arrived so far and the simulated time, and once at the end (both
     engines).  ``seconds`` of the result is the simulation alone (not the
-    ``on_pass`` hook's time: :attr:`Engine.hook_seconds`): the
+    ``on_pass`` hook's time: :class:`~epochbench.sim.engine.HookTimer`): the
     compiled loop is loaded (or compiled) before the clock starts, by a run
     of the first two jobs, and so are the kernels that one of epochbench's
     policies calls on the generic engine, by a run of a copy of it on
@@ -98,7 +98,7 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
             raise MethodFailed(f"selector {pol.selector!r} of policy {pol.name!r}: {exc} (the selector's "
                                "last steps on an idle machine chose nothing)") from exc
         passes, used = eng.passes, "generic"
-    seconds = time.perf_counter() - t0 - (0.0 if compiled else eng.hook_seconds)   # the hook's time is not the run's
+    seconds = time.perf_counter() - t0 - (0.0 if compiled else eng.hooks.seconds)   # the hook's time is not the run's
     facts = getattr(pol, "facts", dict)()      # multi-queue's, on either engine (run_fast resets it too)
     return SimResult(result_columns(table), pol.name, pol.options(), passes, seconds, used, cap, facts=facts)
 
