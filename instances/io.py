@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .checks import is_number as _is_number
-from .core import InfeasibleSolution, InstanceError, json_file_text, read_json, write_json
+from .core import DECISION_KEYS, InfeasibleSolution, InstanceError, json_file_text, read_json, write_json
 from .files import write_text
 
 FAMILIES: dict[str, type] = {}
@@ -23,6 +23,7 @@ CHECKERS: dict[str, object] = {}
 def register_family(kind: str, cls: type, checker) -> None:
     FAMILIES[kind] = cls
     CHECKERS[kind] = checker
+    DECISION_KEYS.setdefault(kind, "decision")     # a Result of that family is accepted
 
 
 #: the modules of the built-in families, by name: each imports this module and

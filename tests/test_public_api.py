@@ -604,10 +604,15 @@ GOOD = dict(family="packing", method="mine", decision=(0,), value=1.0, status="f
     ("value", float("inf"), "value must be a number, finite or NaN (no decision), or None (solve computes it), "
                             "got inf"),
     ("value", True, "value must be a number, finite or NaN (no decision), or None (solve computes it), got True"),
-    ("seconds", "1s", "seconds must be a number (the wall time), got '1s'"),
+    ("seconds", "1s", "seconds must be a finite number >= 0 (the wall time), got '1s'"),
+    ("seconds", -1, "seconds must be a finite number >= 0 (the wall time), got -1"),
+    ("seconds", float("nan"), "seconds must be a finite number >= 0 (the wall time), got nan"),
+    ("seconds", float("inf"), "seconds must be a finite number >= 0 (the wall time), got inf"),
     ("bound", "9", "bound must be a number or None, got '9'"),
     ("info", ["note"], "info must be a dict, got list"),
     ("family", "", "family must be a non-empty string, got ''"),
+    ("family", "pakcing", "family must be one of ('packing', 'epochs', 'knapsack', 'assignment', 'mapping'), "
+                          "got 'pakcing'"),
     ("method", None, "method must be a non-empty string, got None"),
 ])
 def test_a_result_a_user_makes_is_checked_field_by_field(field, bad, says):
@@ -616,6 +621,18 @@ def test_a_result_a_user_makes_is_checked_field_by_field(field, bad, says):
     with pytest.raises(ValueError) as exc:
         eb.Result(**{**GOOD, field: bad})
     assert str(exc.value) == says
+
+
+def test_a_results_decision_is_made_tuples_all_the_way_down():
+    """A list decision stayed a list inside a frozen Result (changeable after
+    its check, unequal to the same decision as a tuple)."""
+    bins = [[0, 2], np.array([1])]
+    res = eb.Result(**{**GOOD, "family": "epochs", "decision": bins})
+    bins[0].append(5)
+    assert res.decision == ((0, 2), (1,))
+    assert res == eb.Result(**{**GOOD, "family": "epochs", "decision": ((0, 2), (1,))})
+    same = (3, 1)
+    assert eb.Result(**{**GOOD, "decision": same}).decision is same        # a hashable tuple as given
 
 
 def test_the_results_the_library_makes_still_pass_the_check():
