@@ -121,6 +121,10 @@ def generate_stream(*, jobs: int = 1500, machines: int = 150, licenses: int = 20
     i.i.d. exponential with mean ``interarrival``), deadlines shifted with
     them.  A job no machine can run is redrawn (none at the default sizes).
     O(N M L)."""
+    from epochbench.instances.generators import PARAM_BOUNDS     # 8 ms of imports a farm run needs only here
+    top = PARAM_BOUNDS["seed"][1]
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed > top:
+        raise ValueError(f"seed must lie in [0, {top}], got {seed}")     # as every generator's seed
     try:
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     except (ValueError, TypeError) as exc:            # numpy: "expected non-negative integer", no name

@@ -233,6 +233,15 @@ def test_a_bad_seed_of_the_farm_stream_is_named():
         eb.simulate(None, "edf", seed=-1)
 
 
+def test_the_farm_streams_seed_has_the_generators_bounds():
+    """generate refused a seed past 2**63 - 1 where the farm's stream took it."""
+    import epochbench as eb
+    with pytest.raises(ValueError, match=r"^seed must lie in \[0, 9223372036854775807\], got 9223372036854775808$"):
+        eb.simulate(None, "edf", seed=2**63)
+    with pytest.raises(ValueError, match=r"^seed must lie in \[0, 9223372036854775807\]"):
+        eb.generate("leinberger", n=3, k=1, seed=2**63)
+
+
 def test_farm_options_from_python_are_checked_as_the_command_line_checks_them():
     """eb.simulate ran oracle_every=-1 without an oracle, took True for 1 and
     '2' for 2, ran farm_jobs=0 (an empty stream, NaN metrics) and raised raw
