@@ -39,13 +39,15 @@ def test_the_time_is_measured_around_the_call_not_reported_by_the_method(inst):
         time.sleep(0.05)
         return Result("packing", "x", (), 0.0, "feasible", 1e-9)
 
-    def negative(i):
-        return Result("packing", "x", (), 0.0, "feasible", -5.0)
+    def not_timed(i):
+        return Result("packing", "x", (), 0.0, "feasible", None)
 
     eb.register("packing", "test-says-fast")(slow_but_says_fast)
-    eb.register("packing", "test-negative-time")(negative)
+    eb.register("packing", "test-not-timed")(not_timed)
     assert eb.solve(inst, "test-says-fast").seconds >= 0.05
-    assert 0 <= eb.solve(inst, "test-negative-time").seconds < 1
+    assert 0 <= eb.solve(inst, "test-not-timed").seconds < 1
+    with pytest.raises(ValueError, match="seconds must be a finite number >= 0"):   # no time, not a wrong one
+        Result("packing", "x", (), 0.0, "feasible", -5.0)
 
 
 def test_failed_instances_count_as_not_at_the_reference():
