@@ -402,6 +402,8 @@ class GangSimulator:
         self.passes += 1
         m, clock, guard, v = self.m, self.clock, self.guard, self.variant
         self.budget.moved = set()
+        if guard is not None:
+            self._hold_slipped(t)                     # before CompactMatrix reads the profiles
         if v >= 2:
             clean_matrix(m)                           # CleanMatrix / ClearMatrix
         if v == 3 or (self.migrating and v >= 2):
@@ -420,6 +422,26 @@ class GangSimulator:
             m.grid()
         if self.on_pass is not None:
             self.hooks(self.on_pass, t, self)
+
+    def _hold_slipped(self, t: float) -> None:
+        """BGS / MBGS: a job still running at its predicted end (``mpl x
+        estimate`` after its placement) that has not yet done its estimate's
+        work got less than its row's share of the time (a slice's wait, its
+        context switches, a migration: the prediction, not the user's
+        estimate, was wrong); it keeps its processors in its row's profile
+        until it ends (:meth:`~epochbench.sim.gang_backfill.RowBackfill.hold`).
+        A job past its own estimate overran it, and is read as conservative
+        backfilling reads an overrun on the whole machine (its processors
+        free from its predicted end; a job booked on them waits for the next
+        event), so that MPL 1 stays conservative step by step.  Work done:
+        the duration less what remains, and the running stretch since the
+        switch (within the finish tolerance of 4 ulp)."""
+        late = self.guard.overdue()
+        if not late:
+            return
+        est, dur, rem, run = self.tb.estimate, self.tb.duration, self.remaining, self.running
+        tol = 4 * math.ulp(t)
+        self.guard.hold([j for j in late if dur[j] - rem[j] + max(0.0, t - run.get(j, t)) + tol < est[j]], self.m)
 
     def _schedule(self, t: float) -> None:
         before = self.hooks(self.recorder.before_schedule, self) if self.recorder is not None else None

@@ -38,8 +38,19 @@ jobs.  The Schedule step is conservative backfilling ([zhang-comparative] sectio
   first booking, so ``placed - promised`` shows each slip.  Context
   switches slip a job the same way, at any mpl: each entry into execution
   costs ``switch_overhead`` of its slice, so with exact estimates a job can
-  run past ``mpl x estimate`` and be noticed as overrun (BGS re-books at the
-  next pass; MBGS at once, in its second Schedule step);
+  run past ``mpl x estimate``;
+* a job still running at its predicted end without having done its
+  estimate's work (a slip of the model, above) keeps its processors in its
+  row's profile until it ends (:meth:`RowBackfill.hold`, at the next pass,
+  which books the queue again): the paper does not say what a slip does to
+  the reservations, and a profile that showed those processors free booked
+  jobs into a row where they could not start, to wait for the next event
+  while another row had room (12 nodes, MPL 3, 10 s slices: a 4-node job
+  arriving at 64 waited to 81 and ran 100-105; GS ran it 70-75, BGS now
+  does too).  A job past its own estimate (an overrun of the user's
+  estimate) is read as :class:`epochbench.sim.policies.Conservative` reads
+  an overrun: its processors free from its predicted end, a job booked on
+  them waiting for the next event;
 * CompactMatrix may move a job to another row only where it does not break
   that row's reservations (:meth:`RowBackfill.allows`); FillMatrix ignores
   the reservations (replicas are temporary: CleanMatrix removes them at the
@@ -83,10 +94,16 @@ def _book(pt, pf, m, dem, est, jobs, res_t, res_r, promised, order, now):
         for q in range(order.shape[0]):
             r = order[q]
             i = p_find(pt[r], pf[r], m[r], dem, j, e)
+            if i < 0:
+                continue  # no room before jobs past their predicted end leave this row (hold_overruns)
             t = pt[r, i]
             f = pf[r, 0, 0] if t <= now else 0
             if best_r < 0 or t < best_t or (t == best_t and f < best_f):
                 best_r, best_i, best_t, best_f = r, i, t, f
+        if best_r < 0:  # no row has room before such a job leaves: booked again at its end's compression
+            res_t[j] = np.inf
+            res_r[j] = -1
+            continue
         m[best_r] = p_book(pt[best_r], pf[best_r], m[best_r], best_i, e, dem, j)
         res_t[j] = best_t
         res_r[j] = best_r
@@ -151,6 +168,26 @@ class RowBackfill:
         m, pt = int(self.m[r]), self.pt[r]
         i1 = max(int(np.searchsorted(pt[:m], t1, side="left")), 1)
         return int(self.pf[r, :i1, 0].min())
+
+    def overdue(self) -> list[int]:
+        """Jobs still in the matrix at or past their predicted end (and not
+        held yet: :meth:`hold`).  O(jobs in the matrix)."""
+        now = self.now
+        return [j for j, end in self.end.items() if end <= now]
+
+    def hold(self, jobs, m: Matrix) -> None:
+        """``jobs`` (still in the matrix past their predicted end) keep their
+        processors in their home rows' profiles until they end: each booking
+        becomes ``[now, inf)`` (the end is not known any more), and the
+        queue is booked again.  Without it the profile showed those
+        processors free from the predicted end on, so a job was booked into
+        that row, could not start, and waited for the next event while
+        another row had room.  O(len(jobs) x m)."""
+        now = self.now
+        for job in jobs:
+            self._add(m.home[job], now, np.inf, job, -1)
+            self.end[job] = np.inf
+            self.compress = True
 
     def finished(self, job: int, row: int, now: float) -> None:
         """``job`` (home ``row``) ended at ``now``: release the rest of its

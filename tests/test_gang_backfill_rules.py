@@ -167,3 +167,60 @@ def test_a_reservation_starting_at_the_predicted_end_does_not_block_the_move():
     assert rb.free_until(1, 10.0) == 4
     assert rb.free_until(1, 10.5) == 0
     assert rb.allows(0, 1)
+
+
+# ---- Paper-fidelity review: a job still running at its predicted end (mpl x
+# estimate after its placement: time slices and switches can make it later)
+# vanished from its row's profile while it still held the processors.  Jobs
+# were then booked into that row at once, could not start, and waited for the
+# next event while another row had room.
+
+
+def test_a_job_past_its_predicted_end_keeps_its_rows_processors():
+    """12 processors, MPL 3, slices of 10 s, exact estimates.  Row 0: job 0
+    (12 processors).  Row 1: job 1 (7, ends at 21) and job 3 (2).  Row 2:
+    job 2 (7) and job 4 (4 processors, 11 s, placed at 30: predicted end
+    30 + 3 x 11 = 63, it ends at 81).  Job 5 (4 processors, 5 s) arrives at
+    64: row 2 has 1 processor free, row 1 has 10.  It was booked into row 2
+    (its profile showed 5 free after 63), waited to 81 and ran 100-105; it
+    now goes to row 1 at once and runs 70-75, as under GS."""
+    df = stream([(0, 0, 12, 10000), (1, 1, 7, 20), (2, 2, 7, 10000), (3, 3, 2, 10000), (4, 30, 4, 11),
+                 (5, 64, 4, 5)])
+    for policy in ("gs", "bgs", "mbgs"):
+        j = simulate_gang(df, [12], policy, mpl=3, slice=10.0, check=True).jobs.set_index("id")
+        assert j.loc[4, "placed"] == 30 and j.loc[4, "end"] > 64          # past 63, still running at 64
+        assert (j.loc[5, "placed"], j.loc[5, "start"], j.loc[5, "end"]) == (64, 70, 75), policy
+
+
+def test_a_held_job_books_its_row_until_it_ends():
+    """RowBackfill.hold: the job's processors leave its row's profile from
+    now on (no end known); a move into a row without that room from now on
+    is refused; its end gives them back and compresses the queue."""
+    tb = _two_jobs([2, 4], [5.0, 5.0])
+    rb = RowBackfill(tb, n=4, mpl=2, scale=2.0, now=0.0)
+    m = Matrix(4, 2)
+    m.place(0, 2, 0)
+    rb._add(0, 0.0, 10.0, 0, -1)
+    rb.end[0] = 10.0
+    rb._add(1, 30.0, 40.0, 1, -1)                # row 1: a reservation of all 4 on [30, 40)
+    rb.advance(12.0)
+    assert rb.overdue() == [0] and rb.free_until(0, 1e9) == 4
+    rb.hold(rb.overdue(), m)
+    assert rb.end[0] == np.inf and rb.compress and rb.overdue() == []
+    assert rb.free_until(0, 1e12) == 2           # held from now on, however far
+    assert not rb.allows(0, 1)                   # row 1 is full on [30, 40): the held job cannot move there
+    rb.compress = False
+    rb.advance(15.0)
+    rb.finished(0, 0, 15.0)
+    assert rb.compress and rb.free_until(0, 1e12) == 4
+
+
+def test_a_job_past_its_own_estimate_is_not_held():
+    """An overrun of the user's estimate (runtime 9 > estimate 4) is read as
+    conservative backfilling reads one: MPL 1 gives conservative's schedule."""
+    from epochbench.sim.pool import simulate_pool
+    df = pd.DataFrame(dict(id=[1, 2, 3], submit=[0.0, 1.0, 2.0], runtime=[9.0, 3.0, 2.0], estimate=[4.0, 3.0, 2.0],
+                           procs=[3, 2, 1], duration=[9.0, 3.0, 2.0]))
+    a = simulate_pool(df, [4], "conservative").jobs
+    b = simulate_gang(df, [4], "bgs", mpl=1, slice=7.0, check=True).jobs
+    pd.testing.assert_frame_equal(a[["id", "start", "end", "promised"]], b[["id", "start", "end", "promised"]])

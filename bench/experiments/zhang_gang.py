@@ -73,7 +73,13 @@ jobs move either way between two rows equally full, as the paper's loop
 does (:func:`epochbench.sim.gang_matrix._row_pairs`): on lublin03 that
 changed 0 to 15 jobs' starts of a run, on a 1,500-job hyper-Erlang stream
 at load 0.85 (MPL 5) 910 under GS (mean wait 1,222 -> 854 s) and 711 under
-BGS (407 -> 458 s), as a review measured.
+BGS (407 -> 458 s), as a review measured.  They were also measured before a
+BGS / MBGS job still running at its predicted end kept its row's
+processors (:meth:`epochbench.sim.gang_backfill.RowBackfill.hold`): on the
+quick ``zhang-gang-he`` run that moved the mean bounded slowdown of 38 of
+48 BGS / MBGS rows (median change 0, from -29 % to +51 %); of the claims,
+``bgs<bf sld`` went from 1 to 0.67 at 5 % overhead (MPL 2, 3, 5) and from
+0.67 to 1 at overhead 0 (MPL 3).
 
 Per-epoch gaps (issue: the gang steps are packing decisions too): every
 gang run at overhead 0 records its row-filling steps
