@@ -582,10 +582,15 @@ def p_find_between(pt, pf, m, dem, j, e, r, i, hi):
 @njit(**INLINE)
 def p_book(pt, pf, m, i, e, dem, j):
     """Book job j on [pt[i], pt[i] + e), row i as found by :func:`p_find`;
-    O(m K) without a search."""
-    if m + 1 > pt.shape[0]:
-        return p_add(pt, pf, m, pt[i], pt[i] + e, dem, j, -1)
+    O(m K) without a search.  A window lost in its start's time (pt[i] + e
+    == pt[i]) books nothing, as in :meth:`Profile.add`: a row of no width
+    holding the job would stay apart from its equal neighbours (the sweep
+    cannot merge it) and fill the arrays."""
     t1 = pt[i] + e
+    if not t1 > pt[i]:
+        return m
+    if m + 1 > pt.shape[0]:
+        return p_add(pt, pf, m, pt[i], t1, dem, j, -1)
     k = i + 1
     while k < m and pt[k] < t1:
         k += 1
@@ -640,7 +645,8 @@ def p_move_at(pt, pf, m, i, r, e, dem, j, ir):
     job back begin (-1 on the rare path through :func:`p_add`).
     O(log m + rows changed) plus the block moves."""
     t1, r1 = pt[i] + e, r + e
-    if m + 3 > pt.shape[0]:  # rare: p_add sweeps first
+    if m + 3 > pt.shape[0] or not (t1 > pt[i] and r1 > r):  # rare: p_add sweeps first; a window lost
+        # in its start's time (t + e == t) is no interval, which p_add leaves alone (as Profile.add)
         m = p_add(pt, pf, m, pt[i], t1, dem, j, -1)
         return p_add(pt, pf, m, r, r1, dem, j, 1), -1
     lo, hi = min(t1, r), max(t1, r)  # t1 == r: one breakpoint
