@@ -71,9 +71,9 @@ from epochbench.instances.lazy import njit
 from epochbench.instances.mapping import MappingInstance
 from epochbench.instances.registry import forwards, register
 
-from ._binary import (CBC_MARGIN_S, HIGHS_ROW_CHUNK, _highs_scheduler, against, cbc_info, cpsat_safeguard,
-                      cpsat_solve, deadline_after, highs_outcome, highs_seconds, quiet_highs, refuted, run_cbc,
-                      time_left, warm_up_backends)
+from ._binary import (CBC_MARGIN_S, HIGHS_MIP_OPTIONS, HIGHS_ROW_CHUNK, _highs_scheduler, against, cbc_info,
+                      cpsat_safeguard, cpsat_solve, deadline_after, highs_outcome, highs_seconds, quiet_highs,
+                      refuted, run_cbc, time_left, warm_up_backends)
 from .starts import START_SHARE, best_start
 
 # the solvers load on first use (see epochbench.instances.lazy)
@@ -942,7 +942,7 @@ def run_highs(model: MilpModel, deadline: float, threads: int, seed: int, where:
     if cols.size:
         h.setSolution(int(cols.size), cols.astype(np.int32), vals)
     for name, value in (("mip_rel_gap", 0.0), ("threads", int(threads)), ("random_seed", int(seed)),
-                        ("time_limit", highs_seconds(time_left(deadline)))):
+                        ("time_limit", highs_seconds(time_left(deadline))), *HIGHS_MIP_OPTIONS):
         h.setOptionValue(name, value)
     _highs_scheduler(int(threads))
     with quiet_highs():

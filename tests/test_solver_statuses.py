@@ -1087,3 +1087,18 @@ def test_a_machine_model_of_ones_own_keeps_the_selectors_unproven_answers(own_me
     stats = res.options["selector_stats"]
     assert stats["unproven"] == stats["steps"] > 0 and stats["rule_better"] == 0
     pd.testing.assert_frame_equal(res.jobs, simulate(df, [16], "easy", engine="generic").jobs)   # FF is EASY's step
+
+
+def test_highs_proves_the_optimum_of_an_epoch_its_presolve_got_wrong():
+    """A packing epoch of 60 jobs and 66 resources (utilization, every
+    coefficient below 40; tests/data, from a fuzzing review): HiGHS 1.12
+    with presolve's parallel rows and columns rule reported 0.6128 as
+    proven optimal; CP-SAT, CBC and mkp-bb prove 0.6498.  The rule is off
+    (``_binary.HIGHS_MIP_OPTIONS``)."""
+    import epochbench as eb
+    inst = eb.load(Path(__file__).parent / "data" / "highs_parallel_columns.json")
+    highs = eb.solve(inst, "milp-highs", time_limit=30, threads=1)
+    ref = eb.solve(inst, "cpsat", time_limit=30, threads=1)
+    assert ref.status == "optimal" and ref.value == pytest.approx(0.6497524048123802, rel=1e-12)
+    assert highs.status == "optimal" and highs.value == pytest.approx(ref.value, rel=1e-12)
+    assert ("presolve_rule_off", 1 << 13) in _binary.HIGHS_MIP_OPTIONS
