@@ -25,7 +25,11 @@ bfit-bf        earliest fit in the availability profile of the running jobs and
 wfit-bf        the jobs before it; a job starts when its slot is now.  Orders:
                FCFS (arrival), SJF (estimate), BFit (jobs that fit now first,
                smallest leftover first, then the others by smallest excess
-               over what is free; recomputed at every event), WFit (size,
+               over what is free at the event; recomputed at every event, as
+               the paper says the queue "has to be reordered after each
+               scheduling event", not again after each start within one:
+               the packing heuristic ``bestfit`` re-ranks after each pick,
+               and the two can differ), WFit (size,
                smallest first).  Lower-priority jobs never delay higher ones
                in the plan of one event ([zhang-comparative]: "does not incur a
                delay on the start time of job i for that particular schedule"),
