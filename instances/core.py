@@ -198,21 +198,27 @@ def _frozen(decision):
     every level (an epochs decision's bins, an assignment's pairs): a
     :class:`Result` is frozen, and a list inside it could still be changed
     after it was checked (and compare unequal to the same decision as a
-    tuple).  Anything else is left for the
-    family's checker to judge.  A hashable tuple is returned as it is (a
-    hash of a tuple of numbers is C work; a mapping's 2,048 tasks took
-    0.3 ms element by element)."""
-    if type(decision) is tuple:
-        try:
-            hash(decision)
-            return decision
-        except TypeError:
-            pass
+    tuple).  Anything else is left for the family's checker to judge.
+    O(size of the decision)."""
     if isinstance(decision, np.ndarray):
         decision = decision.tolist()
-    if isinstance(decision, (list, tuple, range)):
-        return tuple(_frozen(x) for x in decision)
-    return decision
+    if not isinstance(decision, _NESTED):
+        return decision
+    if not any(issubclass(t, _NESTED) for t in set(map(type, decision))):   # flat: the types read in C
+        return decision if type(decision) is tuple else tuple(decision)
+    return tuple(_frozen(x) for x in decision)
+
+
+_NESTED = (list, tuple, range, np.ndarray)
+
+
+def _finite(x) -> bool:
+    """``x`` (a number) is finite as a float (an int past a float's range is
+    not: JSON could not hold it, and ``math.isfinite`` raises on it)."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
 
 
 def check_result(res: Result) -> None:
@@ -236,12 +242,12 @@ def check_result(res: Result) -> None:
             raise ValueError(f"{name} must be a non-empty string, got {given!r}")
     if res.family not in DECISION_KEYS:
         raise ValueError(f"family must be one of {tuple(DECISION_KEYS)}, got {res.family!r}")
-    if res.value is not None and (not _number(res.value) or math.isinf(res.value)):
+    if res.value is not None and (not _number(res.value) or not (_finite(res.value) or res.value != res.value)):
         raise ValueError(f"value must be a number, finite or NaN (no decision), or None (solve computes it), "
                          f"got {res.value!r}")
     if res.status not in STATUSES:
         raise ValueError(f"status must be one of {STATUSES}, got {res.status!r}")
-    if res.seconds is not None and not (_number(res.seconds) and math.isfinite(res.seconds) and res.seconds >= 0):
+    if res.seconds is not None and not (_number(res.seconds) and _finite(res.seconds) and res.seconds >= 0):
         raise ValueError(f"seconds must be a finite number >= 0 (the wall time), got {res.seconds!r}")
     if res.bound is not None and not _number(res.bound):
         raise ValueError(f"bound must be a number or None, got {res.bound!r}")

@@ -608,6 +608,9 @@ GOOD = dict(family="packing", method="mine", decision=(0,), value=1.0, status="f
     ("seconds", -1, "seconds must be a finite number >= 0 (the wall time), got -1"),
     ("seconds", float("nan"), "seconds must be a finite number >= 0 (the wall time), got nan"),
     ("seconds", float("inf"), "seconds must be a finite number >= 0 (the wall time), got inf"),
+    ("seconds", 10**400, f"seconds must be a finite number >= 0 (the wall time), got {10**400}"),   # no OverflowError
+    ("value", -10**400, "value must be a number, finite or NaN (no decision), or None (solve computes it), "
+                        f"got {-10**400}"),
     ("bound", "9", "bound must be a number or None, got '9'"),
     ("info", ["note"], "info must be a dict, got list"),
     ("family", "", "family must be a non-empty string, got ''"),
@@ -632,7 +635,8 @@ def test_a_results_decision_is_made_tuples_all_the_way_down():
     assert res.decision == ((0, 2), (1,))
     assert res == eb.Result(**{**GOOD, "family": "epochs", "decision": ((0, 2), (1,))})
     same = (3, 1)
-    assert eb.Result(**{**GOOD, "decision": same}).decision is same        # a hashable tuple as given
+    assert eb.Result(**{**GOOD, "decision": same}).decision is same        # a flat tuple as given
+    assert eb.Result(**{**GOOD, "family": "epochs", "decision": (range(0, 2), range(2, 3))}).decision == ((0, 1), (2,))
 
 
 def test_the_results_the_library_makes_still_pass_the_check():
