@@ -192,6 +192,7 @@ class GangSimulator:
         self.pending = False
         self.budget = Budget(self.Q)
         self.guard = None
+        self.overran: set[int] = set()   # BGS / MBGS: jobs read as past their own estimate (_hold_slipped)
         self.passes = 0
         self.t0 = math.nan
         self.lost = dict(idle=0.0, switch=0.0, migration=0.0)      # while jobs wait (delta = 1)
@@ -368,6 +369,7 @@ class GangSimulator:
         self.remaining[j] = 0.0
         self.end[j] = t
         home = self.m.home[j]
+        self.overran.discard(j)
         self.m.remove(j)
         self.clock.forget(j)
         if self.guard is not None:
@@ -433,15 +435,23 @@ class GangSimulator:
         A job past its own estimate overran it, and is read as conservative
         backfilling reads an overrun on the whole machine (its processors
         free from its predicted end; a job booked on them waits for the next
-        event), so that MPL 1 stays conservative step by step.  Work done:
-        the duration less what remains, and the running stretch since the
-        switch (within the finish tolerance of 4 ulp)."""
-        late = self.guard.overdue()
+        event), so that MPL 1 stays conservative step by step; once read so,
+        it is never held (a migration's penalty, added to what remains, made
+        such a job read as short of its estimate again).  Work done: the
+        duration less what remains, and the running stretch since the switch
+        (within the finish tolerance of 4 ulp)."""
+        late = [j for j in self.guard.overdue() if j not in self.overran]
         if not late:
             return
         est, dur, rem, run = self.tb.estimate, self.tb.duration, self.remaining, self.running
         tol = 4 * math.ulp(t)
-        self.guard.hold([j for j in late if dur[j] - rem[j] + max(0.0, t - run.get(j, t)) + tol < est[j]], self.m)
+        slipped = []
+        for j in late:
+            if dur[j] - rem[j] + max(0.0, t - run.get(j, t)) + tol < est[j]:
+                slipped.append(j)
+            else:
+                self.overran.add(j)   # for good: a migration's penalty, added to what remains, is no work undone
+        self.guard.hold(slipped, self.m)
 
     def _schedule(self, t: float) -> None:
         before = self.hooks(self.recorder.before_schedule, self) if self.recorder is not None else None

@@ -95,7 +95,7 @@ def _book(pt, pf, m, dem, est, jobs, res_t, res_r, promised, order, now):
             r = order[q]
             i = p_find(pt[r], pf[r], m[r], dem, j, e)
             if i < 0:
-                continue  # no room before jobs past their predicted end leave this row (hold_overruns)
+                continue  # no room before jobs past their predicted end leave this row (RowBackfill.hold)
             t = pt[r, i]
             f = pf[r, 0, 0] if t <= now else 0
             if best_r < 0 or t < best_t or (t == best_t and f < best_f):

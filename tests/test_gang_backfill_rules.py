@@ -224,3 +224,35 @@ def test_a_job_past_its_own_estimate_is_not_held():
     a = simulate_pool(df, [4], "conservative").jobs
     b = simulate_gang(df, [4], "bgs", mpl=1, slice=7.0, check=True).jobs
     pd.testing.assert_frame_equal(a[["id", "start", "end", "promised"]], b[["id", "start", "end", "promised"]])
+
+
+def test_a_job_read_past_its_estimate_is_not_held_after_a_migration():
+    """Job 11 (estimate 8.87, runtime 29.55) was read as past its own
+    estimate at two passes, migrated (a penalty of 10 s added to what
+    remains), and was then read as short of its estimate and held on
+    [now, inf) to its end (a diff review's fuzzing: 6 of 2,000 runs).
+    Once read as an overrun, a job stays one."""
+    rows = [(0, 0.0, 5.009568614039, 2.50478430702, 7), (1, 0.0, 2.301417424361, 1.15070871218, 7),
+            (2, 6.179777266837, 2.725144302712, 4.087716454068, 1), (3, 6.179777266837, 126.187354441447, 63.093677220724, 3),
+            (4, 11.879517283829, 7.483191582877, 14.966383165753, 7), (5, 12.237900034965, 0.610371108075, 1.831113324225, 4),
+            (6, 21.754033838146, 13.071948598197, 13.071948598197, 2), (7, 23.098513727557, 1.029391278324, 0.823513022659, 3),
+            (8, 23.098513727557, 15.261188501587, 45.78356550476, 8), (9, 23.098513727557, 1.479770925119, 1.479770925119, 2),
+            (10, 23.098513727557, 9.076578176638, 9.076578176638, 6), (11, 23.098513727557, 29.552896424557, 8.865868927367, 2),
+            (12, 23.898252798947, 14.940839000681, 4.482251700204, 5), (13, 25.622798230538, 53.615238720355, 26.807619360178, 1),
+            (14, 25.622798230538, 0.538152276717, 1.614456830151, 3), (15, 25.622798230538, 6.338497229267, 5.070797783414, 5),
+            (16, 30.411506050545, 1.477779774887, 0.5, 5), (17, 30.411506050545, 53.527198944707, 80.29079841706, 1),
+            (18, 30.411506050545, 3.679907211139, 3.679907211139, 1), (19, 30.411506050545, 1.481553312217, 0.740776656108, 1)]
+    df = pd.DataFrame(rows, columns=["id", "submit", "runtime", "estimate", "procs"])
+    df["duration"] = df["runtime"]
+    held, read_over = [], []
+
+    def watch(t, sim):
+        if sim.guard.end.get(11) == np.inf:
+            held.append(t)
+        if 11 in sim.overran:
+            read_over.append(t)
+
+    r = simulate_gang(df, [8], "mbgs", mpl=3, slice=1.0, switch_overhead=0.0, migration_cost=10.0,
+                      migration_limit=64, variant=2, check=True, on_pass=watch)
+    assert read_over and r.jobs.set_index("id").loc[11, "penalty"] > 0   # read as an overrun, and migrated
+    assert held == []
