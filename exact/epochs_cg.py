@@ -84,7 +84,7 @@ from epochbench.instances.lazy import lazy_module
 from epochbench.instances.packing import EpochsInstance
 from epochbench.instances.registry import forwards, register
 
-from ._binary import _highs_scheduler, against, refuted, warm_up_backends
+from ._binary import HIGHS_MIP_OPTIONS, _highs_scheduler, against, refuted, warm_up_backends
 from .packing import conflict_clique, conflicts, epochs_lower_bound, ffd_bins, ffd_order
 from .packing_bb import dantzig_rows
 from .starts import START_SHARE, best_start, start_info
@@ -319,6 +319,9 @@ class Master:
         h.changeColsIntegrality(ncol, cols, np.full(ncol, highspy.HighsVarType.kInteger))
         self.use_dominance(False)
         h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
+        lp_options = [(name, h.getOptionValue(name)[1]) for name, _ in HIGHS_MIP_OPTIONS]
+        for name, value in HIGHS_MIP_OPTIONS:      # as every HiGHS MILP run (its presolve's rule 13)
+            h.setOptionValue(name, value)
         try:
             where = {c.tobytes(): i for i, c in enumerate(self.columns)}
             x0 = np.zeros(off + ncol)
@@ -336,6 +339,8 @@ class Master:
         finally:
             h.changeColsIntegrality(ncol, cols, np.full(ncol, highspy.HighsVarType.kContinuous))
             h.setOptionValue("time_limit", highspy.kHighsInf)
+            for name, value in lp_options:
+                h.setOptionValue(name, value)
 
 
 def _bins_to_patterns(bins, type_of: np.ndarray, t: int) -> list[np.ndarray]:

@@ -1535,8 +1535,8 @@ def _runs_from(pt, pf, m, vr, wait, c, ci, b, e, t):
     if not _vr_before(vr, c, b, e, t):
         return np.inf
     y = _len_bucket(e)
-    a = vr[2 + c, b, y]
-    return min(vr[c, b, y], a - e - max(abs(a), e) * ROUNDING)
+    a = vr[2 + c, b, y]  # +inf: no cut run recorded (inf - inf would be NaN)
+    return min(vr[c, b, y], a - e - max(abs(a), e) * ROUNDING if a < np.inf else np.inf)
 
 
 @njit(**JIT)
