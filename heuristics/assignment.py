@@ -59,6 +59,7 @@ from __future__ import annotations
 import numpy as np
 
 from epochbench.instances.assignment import AssignmentInstance
+from epochbench.instances.checks import check_count
 from epochbench.instances.core import Result
 from epochbench.instances.lazy import njit
 from epochbench.instances.registry import register
@@ -448,6 +449,9 @@ def imfs(inst: AssignmentInstance, previous=None, max_even: int | None = None) -
        Framework for Large Computing Farms. Proceedings of the ACM/IEEE Conference on Supercomputing
        (SC '07), Reno, 2007. https://doi.org/10.1145/1362622.1362686.
     """
+    if max_even is not None:
+        check_count("imfs", "max_even", max_even, 0)   # -5 and 1.5 ran as given
+
     p = np.asarray(inst.preference, dtype=np.float64)  # read-only: the kernels never write p
     n, m = p.shape
     prev = inst.previous() if previous is None else _previous_pairs(previous)

@@ -333,7 +333,7 @@ def ga(inst: MappingInstance, *, population: int = 200, max_iter: int = 1000, pa
     """
     t0 = time.perf_counter()                       # the first population (Min-Min's seed) counts too
     _check_ga(inst, population=population, time_limit=time_limit, max_iter=max_iter, patience=patience,
-              crossover_rate=crossover_rate, mutation_rate=mutation_rate, seeded=seeded, seed=seed)
+              crossover_rate=crossover_rate, mutation_rate=mutation_rate, seeded=seeded, seed=seed, stats=stats)
     rng = _rng(seed)
     t, m = inst.etc.shape
     P, max_iter, patience = int(population), int(max_iter), int(patience)
@@ -441,9 +441,17 @@ def _check_seed(name: str, seed) -> None:
         raise ValueError(f"{name}: option 'seed' must be an integer >= 0 or a numpy Generator, got {seed!r}")
 
 
+def _check_stats(name: str, stats) -> None:
+    """A dict (the search writes its figures into it at the end) or None:
+    anything else failed only after the whole search had run."""
+    if stats is not None and not isinstance(stats, dict):
+        raise ValueError(f"{name}: option 'stats' must be a dict (it receives the search's figures) or None, "
+                         f"got {type(stats).__name__}")
+
+
 # ---- parameter checks before a run (``check_params`` hooks, :mod:`epochbench.methods`) ----
 def _check_ga(inst, population=200, time_limit=None, max_iter=1000, patience=150, crossover_rate=0.6,
-              mutation_rate=0.4, seeded=True, seed=0, **_) -> None:
+              mutation_rate=0.4, seeded=True, seed=0, stats=None, **_) -> None:
     check_count("ga", "population", population, 2)   # its kind before int(): NaN, None, a string
     _check_budget("ga", time_limit)
     check_count("ga", "max_iter", max_iter, 0)
@@ -452,24 +460,28 @@ def _check_ga(inst, population=200, time_limit=None, max_iter=1000, patience=150
     check_share("ga", "mutation_rate", mutation_rate)
     check_flag("ga", "seeded", seeded)
     _check_seed("ga", seed)
+    _check_stats("ga", stats)
 
 
 def _check_sa(inst, init="random", cooling=0.9, time_limit=None, max_iter=100_000, patience=150, seed=0,
-              **_) -> None:
+              stats=None, **_) -> None:
     if not is_number(cooling) or not 0.0 < float(cooling) < 1.0:   # a string is no number
         raise ValueError(f"sa: option 'cooling' must lie in (0, 1), got {cooling!r}")
     _check_budget("sa", time_limit)
     check_count("sa", "max_iter", max_iter, 0)
     check_count("sa", "patience", patience, 0)
     _check_seed("sa", seed)
+    _check_stats("sa", stats)
     _init_method(init)
 
 
-def _check_tabu(inst, init="random", time_limit=None, hops=1200, max_tries=1000, seed=0, **_) -> None:
+def _check_tabu(inst, init="random", time_limit=None, hops=1200, max_tries=1000, seed=0, stats=None,
+                **_) -> None:
     _check_budget("tabu", time_limit)
     check_count("tabu", "hops", hops, 0)
     check_count("tabu", "max_tries", max_tries, 1)
     _check_seed("tabu", seed)
+    _check_stats("tabu", stats)
     _init_method(init)
 
 # ---- simulated annealing -------------------------------------------------------------------
@@ -542,7 +554,7 @@ def sa(inst: MappingInstance, *, init: str = "random", cooling: float = 0.9, pat
     """
     t0 = time.perf_counter()                       # the start mapping counts against time_limit
     _check_sa(inst, init=init, cooling=cooling, time_limit=time_limit, max_iter=max_iter, patience=patience,
-              seed=seed)
+              seed=seed, stats=stats)
     max_iter, patience = int(max_iter), int(patience)
     rng = _rng(seed)
     etc, ready = _arrays(inst)
@@ -647,7 +659,7 @@ def tabu(inst: MappingInstance, *, hops: int = 1200, init: str = "random", max_t
        https://doi.org/10.1006/jpdc.2000.1714.
     """
     t0 = time.perf_counter()                       # the start mapping counts against time_limit
-    _check_tabu(inst, init=init, hops=hops, max_tries=max_tries, seed=seed, time_limit=time_limit)
+    _check_tabu(inst, init=init, hops=hops, max_tries=max_tries, seed=seed, time_limit=time_limit, stats=stats)
     hops, max_tries = int(hops), int(max_tries)
     rng = _rng(seed)
     etc, ready = _arrays(inst)
