@@ -89,10 +89,8 @@ def _gang(workload, policy, **options) -> SimResult:
     jobs, cap, dropped = _jobs_and_capacity(workload)
     jobs = jobs.to_frame() if hasattr(jobs, "to_frame") and not hasattr(jobs, "iloc") else jobs
     limit = options.get("migration_limit", 64)
-    if isinstance(limit, numbers.Real) and not isinstance(limit, bool) and limit < 0:
-        if limit != -1:   # -1 alone means no limit, as on the command line (-2 ran as no limit)
-            raise ValueError(f"{arg('migration_limit')}: tasks per slice >= 0, or -1 for no limit, got {limit!r}")
-        options["migration_limit"] = None
+    if isinstance(limit, numbers.Real) and not isinstance(limit, bool) and limit < 0:   # -1: no limit (the others:
+        options["migration_limit"] = None                                                # simulate_gang says)
     if options.pop("selector", None):
         raise ValueError(f"{arg('selector')} applies to the space-shared policies only")
     import inspect

@@ -25,11 +25,3 @@ def test_imfs_max_even_is_a_whole_number(bad):
     with pytest.raises(ValueError, match=rf"imfs: option 'max_even' must be an integer >= 0, got {bad}"):
         eb.solve(inst, "imfs", max_even=bad)
     assert eb.solve(inst, "imfs", max_even=2).value == eb.solve(inst, "imfs").value
-
-
-def test_a_gang_migration_limit_below_minus_one_is_refused():
-    """-2 ran as no limit (only -1 means that, as on the command line)."""
-    w = ({"id": [1, 2], "submit": [0.0, 1.0], "runtime": [5.0, 3.0], "procs": [1, 8]}, 8)
-    with pytest.raises(ValueError, match=r"tasks per slice >= 0, or -1 for no limit, got -2"):
-        eb.simulate(w, "mgs", machine="gang", migration_limit=-2)
-    assert eb.simulate(w, "mgs", machine="gang", migration_limit=-1).options["migration_limit"] is None
