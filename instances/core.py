@@ -215,10 +215,7 @@ _NESTED = (list, tuple, range, np.ndarray)
 def _finite(x) -> bool:
     """``x`` (a number) is finite as a float (an int past a float's range is
     not: JSON could not hold it, and ``math.isfinite`` raises on it)."""
-    try:
-        return math.isfinite(x)
-    except OverflowError:
-        return False
+    return _fits_float(x) and math.isfinite(x)
 
 
 def check_result(res: Result) -> None:
