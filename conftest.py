@@ -56,18 +56,9 @@ def pytest_xdist_auto_num_workers(config):
     return usable_cpus()
 
 
-#: compiles (or loads) the compiled event loop for one resource or two, on a
-#: three-job stream; run by :func:`pytest_configure` once per version
-_LOOP_VERSION = """
-import numpy as np
-from epochbench.instances.jobs import make_workload
-from epochbench.sim.pool import simulate_pool
-k = {k}
-jobs = {{"id": np.arange(1, 4), "submit": np.zeros(3), "runtime": np.ones(3), "procs": np.ones(3, np.int64)}}
-jobs.update({{f"res_r{{i}}": np.ones(3, np.int64) for i in range(1, k)}})
-w = make_workload(jobs, [4] * k)
-simulate_pool(w.table, w.capacity, "conservative", engine="fast")
-"""
+#: compiles (or loads) the kernels that the tests run, one half per process (tests/kernel_warmup.py)
+_WARMUP = Path(__file__).resolve().parent / "tests" / "kernel_warmup.py"
+_WARMUP_HALVES = ("sim", "rest")
 
 
 #: the run's byte-code folder (:func:`_bytecode_for_the_run`), removed when the run ends
@@ -108,12 +99,15 @@ def pytest_unconfigure(config):
 
 def pytest_configure(config):
     """Keep the run's byte code (:func:`_bytecode_for_the_run`).  Before
-    xdist starts its workers: compile the two versions of the
-    compiled event loop that the tests run (one resource, several), one
-    process each and at once (about 40 s each with a cold cache: a fresh
-    clone).  Otherwise each worker compiles both itself, the same work twice
-    on the same CPUs (the fresh-clone CI spent about 110 s more than a warm
-    run).  Nothing is asserted: a failure here is the tests' to report."""
+    xdist starts its workers: compile the kernels that the tests run, in
+    two processes at once, one half of them each
+    (``tests/kernel_warmup.py``: about 120 and 130 s with a cold cache, a
+    fresh clone; 5 s warm).  Otherwise each worker compiles a kernel on
+    demand, and the two often compiled the same one at once: the
+    fresh-clone run spent about 210 s more than a warm one (701 against
+    487 s), 80 s of it here on the shared event loop alone.  Nothing is
+    asserted: a failure here is the tests' to report
+    (``tests/test_kernel_warmup.py``)."""
     import subprocess
     import sys
     _bytecode_for_the_run(config)
@@ -121,11 +115,11 @@ def pytest_configure(config):
         return                                     # a worker, or one process: it compiles as it goes
     if config.getoption("--benchmark", default=False) or config.getoption("--collect-only", default=False):
         return
-    procs = [subprocess.Popen([sys.executable, "-c", _LOOP_VERSION.format(k=k)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL) for k in (1, 2)]
+    procs = [subprocess.Popen([sys.executable, str(_WARMUP), half], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) for half in _WARMUP_HALVES]
     for p in procs:
         try:
-            p.wait(timeout=300)
+            p.wait(timeout=400)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()

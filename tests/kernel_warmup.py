@@ -1,0 +1,141 @@
+"""Compile (or load) the compiled kernels that the tests run, ahead of them.
+
+``pytest -n auto`` runs this file twice at once, one half of the kernels
+each (:data:`HALVES`), before its workers start (the root conftest's
+:func:`pytest_configure`).  On a cold numba cache (a fresh clone) the
+kernels cost about 230 s of one CPU to compile; compiled on demand, the
+two test workers often compiled the same kernel at the same time (they
+start on neighbouring tests of one file), and the fresh-clone run spent
+about 210 s more than a warm one (701 against 487 s on a machine of the CI
+kind).  The two halves take about 120 and 130 s cold (they share the
+profile's helpers, compiled by whichever comes first), 5 s warm.
+
+The kernels are reached through the public face on tiny inputs, as a user
+reaches them: each pool policy with the compiled loop (``engine="fast"``)
+on one resource and on two, the gang and farm machines, and each method of
+each family.  A kernel signature that only a test asks for is compiled by
+that test, as before.  Failures are printed and the run goes on: the
+tests report what is broken (``test_kernel_warmup.py`` runs every part).
+
+Usage: ``python tests/kernel_warmup.py HALF`` (``sim`` or ``rest``), or
+``python tests/kernel_warmup.py --part NAME ...``.
+"""
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+
+import numpy as np
+
+#: the pool policies that run on a compiled loop of their own (not the shared event loop)
+OWN_LOOPS = ("fcfs-bf", "sjf-bf", "bfit-bf", "wfit-bf", "easy-sjf", "easy-xfactor", "slack-bf", "threshold-bf",
+             "multi-queue")
+
+#: a small instance of each family: (generator, parameters)
+FAMILY_INSTANCES = {
+    "packing": ("leinberger", dict(n=16, k=2, count=1, seed=1)),
+    "knapsack": ("farm-mkp", dict(n=12, seed=1)),
+    "assignment": ("assign-random", dict(n=8, seed=1)),
+    "epochs": ("fig1", {}),
+    "mapping": ("braun-range", dict(tasks=16, machines=4, seed=1)),
+}
+
+
+def _stream(k: int, largest: int = 3, n: int = 24, seed: int = 0):
+    """A random stream of ``n`` jobs on 4 processors and ``k - 1`` more
+    resources of 4 units, at most ``largest`` processors a job."""
+    from epochbench.instances.jobs import make_workload
+    rng = np.random.default_rng(seed)
+    jobs = {"id": np.arange(1, n + 1), "submit": np.sort(rng.integers(0, 50, n)).astype(float),
+            "runtime": rng.integers(1, 30, n).astype(float),
+            "procs": rng.integers(1, largest + 1, n).astype(np.int64)}
+    jobs.update({f"res_r{i}": rng.integers(0, 4, n).astype(np.int64) for i in range(1, k)})
+    return make_workload(jobs, [4] * k)
+
+
+def pool(own: bool) -> list[str]:
+    """Each pool policy of the shared event loop (``own`` False) or with a
+    loop of its own (True), compiled, on one resource and on two."""
+    from epochbench.sim.pool import simulate_pool
+    from epochbench.sim.registry import policy_names
+    done = []
+    for k in (1, 2):
+        for name in policy_names("pool"):
+            if (name in OWN_LOOPS) != own or (name == "multi-queue" and k > 1):   # partitions split processors only
+                continue
+            w = _stream(k, largest=1 if name == "multi-queue" else 3)      # no job wider than a partition
+            simulate_pool(w.table, w.capacity, name, engine="fast")
+            done.append(f"{name} k={k}")
+    return done
+
+
+def machine(name: str) -> list[str]:
+    """Each policy of the gang or farm machine on a short stream."""
+    import epochbench as eb
+    from epochbench.sim.registry import policy_names
+    done = []
+    for policy in policy_names(name):
+        if name == "farm":
+            eb.simulate(None, policy, "farm", farm_jobs=40, machines=10, licenses=5)
+        else:
+            eb.simulate(eb.generate("workload", jobs=60, seed=1, processors=16), policy, name)
+        done.append(policy)
+    return done
+
+
+def family(name: str) -> list[str]:
+    """Each method of family ``name`` on one small instance (exact ones
+    with a 1 s limit and one thread); the replay method needs a recorded
+    choice and is left out."""
+    import epochbench as eb
+    from epochbench.suite import methods_for
+    generator, params = FAMILY_INSTANCES[name]
+    inst = eb.generate(generator, **params)[0]
+    done = []
+    for method in methods_for(name):
+        if method == "recorded":
+            continue
+        try:
+            eb.solve(inst, method, time_limit=1.0, threads=1)
+        except TypeError:                           # a heuristic that takes no time limit
+            eb.solve(inst, method)
+        done.append(method)
+    return done
+
+
+PARTS = {
+    "pool": lambda: pool(own=False),
+    "pool-own": lambda: pool(own=True),
+    "gang": lambda: machine("gang"),
+    "farm": lambda: machine("farm"),
+    **{f"family-{name}": (lambda name=name: family(name)) for name in FAMILY_INSTANCES},
+}
+#: the two halves run at once, about equal in compile time on a cold cache
+HALVES = {
+    "sim": ("pool", "gang"),
+    "rest": ("pool-own", "family-packing", "family-knapsack", "family-assignment", "farm", "family-epochs",
+             "family-mapping"),
+}
+
+
+def run(parts, out=sys.stdout) -> int:
+    """Run ``parts`` in order, a line each; the number that failed."""
+    failed = 0
+    for part in parts:
+        t = time.perf_counter()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                what = PARTS[part]()
+            print(f"{part}: {time.perf_counter() - t:.1f} s ({len(what)} runs)", file=out, flush=True)
+        except Exception as exc:                      # the tests report it; the other parts still warm up
+            failed += 1
+            print(f"{part}: failed: {type(exc).__name__}: {exc}", file=out, flush=True)
+    return failed
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    parts = args[1:] if args[:1] == ["--part"] else [p for half in args for p in HALVES[half]]
+    sys.exit(1 if run(parts) else 0)
