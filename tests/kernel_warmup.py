@@ -85,17 +85,15 @@ def machine(name: str) -> list[str]:
 
 
 def family(name: str) -> list[str]:
-    """Each method of family ``name`` on one small instance (exact ones
-    with a 1 s limit and one thread); the replay method needs a recorded
-    choice and is left out."""
+    """Each built-in method of family ``name`` on one small instance (exact
+    ones with a 1 s limit and one thread); the replay method needs a
+    recorded choice and is left out, as are methods that tests register."""
     import epochbench as eb
-    from epochbench.suite import methods_for
+    from epochbench.instances.registry import methods
     generator, params = FAMILY_INSTANCES[name]
     inst = eb.generate(generator, **params)[0]
     done = []
-    for method in methods_for(name):
-        if method == "recorded":
-            continue
+    for method in [m.name for m in methods(name) if m.origin == "builtin" and m.kind != "replay"]:
         try:
             eb.solve(inst, method, time_limit=1.0, threads=1)
         except TypeError:                           # a heuristic that takes no time limit
