@@ -99,13 +99,12 @@ def pytest_unconfigure(config):
 
 def pytest_configure(config):
     """Keep the run's byte code (:func:`_bytecode_for_the_run`).  Before
-    xdist starts its workers: compile the kernels that the tests run, in
-    two processes at once, one half of them each
-    (``tests/kernel_warmup.py``: about 120 and 130 s with a cold cache, a
-    fresh clone; 5 s warm).  Otherwise each worker compiles a kernel on
-    demand, and the two often compiled the same one at once: the
-    fresh-clone run spent about 210 s more than a warm one (701 against
-    487 s), 80 s of it here on the shared event loop alone.  Nothing is
+    xdist starts its workers: compile (or load) the kernels that the tests
+    run, in two processes at once, one half each (``tests/kernel_warmup.py``:
+    about 120 and 130 s with a cold cache, a fresh clone; a few seconds
+    warm).  It compiled the shared event loop only, and the workers compiled
+    the rest on demand, between tests; on one machine, back to back, a
+    fresh-clone CI run took 628 s so and 579 s this way.  Nothing is
     asserted: a failure here is the tests' to report
     (``tests/test_kernel_warmup.py``)."""
     import subprocess

@@ -3,17 +3,17 @@
 ``pytest -n auto`` runs this file twice at once, one half of the kernels
 each (:data:`HALVES`), before its workers start (the root conftest's
 :func:`pytest_configure`).  On a cold numba cache (a fresh clone) the
-kernels cost about 230 s of one CPU to compile; compiled on demand, the
-two test workers often compiled the same kernel at the same time (they
-start on neighbouring tests of one file), and the fresh-clone run spent
-about 210 s more than a warm one (701 against 487 s on a machine of the CI
-kind).  The two halves take about 120 and 130 s cold (they share the
-profile's helpers, compiled by whichever comes first), 5 s warm.
+kernels cost about 230 s of one CPU to compile, and the fresh-clone run
+took about 210 s more than a warm one when the workers compiled them on
+demand.  The two halves take about 120 and 130 s cold (they share the
+profile's helpers, compiled by whichever comes first), a few seconds warm.
+On one machine, back to back, fresh-clone CI took 628 s before and 579 s
+with this warm-up.
 
 The kernels are reached through the public face on tiny inputs, as a user
 reaches them: each pool policy with the compiled loop (``engine="fast"``)
-on one resource and on two, the gang and farm machines, and each method of
-each family.  A kernel signature that only a test asks for is compiled by
+on one resource and on two, the gang and farm machines, and each built-in
+method of each family.  A kernel signature that only a test asks for is compiled by
 that test, as before.  Failures are printed and the run goes on: the
 tests report what is broken (``test_kernel_warmup.py`` runs every part).
 
