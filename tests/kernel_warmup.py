@@ -13,9 +13,10 @@ with this warm-up.
 The kernels are reached through the public face on tiny inputs, as a user
 reaches them: each pool policy with the compiled loop (``engine="fast"``)
 on one resource and on two, the gang and farm machines, and each built-in
-method of each family.  A kernel signature that only a test asks for is compiled by
-that test, as before.  Failures are printed and the run goes on: the
-tests report what is broken (``test_kernel_warmup.py`` runs every part).
+method of each family.  A kernel signature that only a test asks for is
+compiled by that test, as before.  Failures are printed and the run goes
+on: the tests report what is broken (``test_kernel_warmup.py`` runs both
+halves as the conftest does).
 
 Usage: ``python tests/kernel_warmup.py HALF`` (``sim`` or ``rest``), or
 ``python tests/kernel_warmup.py --part NAME ...``.
@@ -97,10 +98,7 @@ def family(name: str) -> list[str]:
     inst = eb.generate(generator, **params)[0]
     done = []
     for method in [m.name for m in methods(name) if m.origin == "builtin" and m.kind != "replay"]:
-        try:
-            eb.solve(inst, method, time_limit=1.0, threads=1)
-        except TypeError:                           # a heuristic that takes no time limit
-            eb.solve(inst, method)
+        eb.solve(inst, method, time_limit=1.0, threads=1)
         done.append(method)
     return done
 
