@@ -103,8 +103,10 @@ def pytest_configure(config):
     run, in two processes at once, one half each (``tests/kernel_warmup.py``:
     about 120 and 130 s with a cold cache, a fresh clone; a few seconds
     warm).  It compiled the shared event loop only, and the workers compiled
-    the rest on demand, between tests: on one machine, back to back,
-    fresh-clone CI took 628 s that way and 579 s with this warm-up.  Nothing is
+    the rest on demand, between tests: on one machine within an hour,
+    fresh-clone CI took 628 s that way and 579, 697 and 623 s with this
+    warm-up (the machine's speed drifts; pytest's own time went 503 s ->
+    404, 471 and 451 s).  Nothing is
     asserted: a failure here is the tests' to report
     (``tests/test_kernel_warmup.py``)."""
     import subprocess

@@ -7,8 +7,9 @@ kernels cost about 230 s of one CPU to compile, and the fresh-clone run
 took about 210 s more than a warm one when the workers compiled them on
 demand.  The two halves take about 120 and 130 s cold (they share the
 profile's helpers, compiled by whichever comes first), a few seconds warm.
-On one machine, back to back, fresh-clone CI took 628 s before and 579 s
-with this warm-up.
+On one machine within an hour, fresh-clone CI took 628 s before and 579,
+697 and 623 s with this warm-up (the machine's speed drifts; pytest's own
+time went 503 s -> 404, 471 and 451 s).
 
 The kernels are reached through the public face on tiny inputs, as a user
 reaches them: each pool policy with the compiled loop (``engine="fast"``)
