@@ -30,10 +30,6 @@ import warnings
 
 import numpy as np
 
-#: the pool policies that run on a compiled loop of their own (not the shared event loop)
-OWN_LOOPS = ("fcfs-bf", "sjf-bf", "bfit-bf", "wfit-bf", "easy-sjf", "easy-xfactor", "slack-bf", "threshold-bf",
-             "multi-queue")
-
 #: a small instance of each family: (generator, parameters)
 FAMILY_INSTANCES = {
     "packing": ("leinberger", dict(n=16, k=2, count=1, seed=1)),
@@ -56,18 +52,31 @@ def _stream(k: int, largest: int = 3, n: int = 24, seed: int = 0):
     return make_workload(jobs, [4] * k)
 
 
+def compiled_pool_policies() -> list[str]:
+    """The pool policies with a compiled loop (:data:`~epochbench.sim.policies.FAST_CODES`;
+    the registry loads them all first): not those a test registers."""
+    from epochbench.sim.policies import FAST_CODES
+    from epochbench.sim.registry import policy_names
+    return [name for name in policy_names("pool") if name in FAST_CODES]
+
+
+def own_loop(name: str) -> bool:
+    """Whether pool policy ``name`` runs a compiled loop of its own
+    (:data:`~epochbench.sim.policies.OWN_LOOPS`), not the shared event loop."""
+    from epochbench.sim.policies import FAST_CODES, OWN_LOOPS
+    return FAST_CODES[name] in OWN_LOOPS
+
+
 def pool(own: bool) -> list[str]:
     """Each pool policy of the shared event loop (``own`` False) or with a
     loop of its own (True), compiled, on one resource and on two (the
     policies with a compiled loop: not those a test registers)."""
-    from epochbench.sim.policies import FAST_CODES
     from epochbench.sim.pool import simulate_pool
-    from epochbench.sim.registry import policy_names
-    names = [name for name in policy_names("pool") if name in FAST_CODES]     # the registry loads them all first
+    names = [name for name in compiled_pool_policies() if own_loop(name) == own]
     done = []
     for k in (1, 2):
         for name in names:
-            if (name in OWN_LOOPS) != own or (name == "multi-queue" and k > 1):   # partitions split processors only
+            if name == "multi-queue" and k > 1:                          # partitions split processors only
                 continue
             w = _stream(k, largest=1 if name == "multi-queue" else 3)      # no job wider than a partition
             simulate_pool(w.table, w.capacity, name, engine="fast")
@@ -79,12 +88,11 @@ def machine(name: str) -> list[str]:
     """Each policy of the gang or farm machine on a short stream."""
     import epochbench as eb
     from epochbench.sim.registry import policy_names
+    stream = None if name == "farm" else eb.generate("workload", jobs=60, seed=1, processors=16)
+    options = dict(farm_jobs=40, machines=10, licenses=5) if name == "farm" else {}   # the farm makes its own
     done = []
     for policy in policy_names(name):
-        if name == "farm":
-            eb.simulate(None, policy, "farm", farm_jobs=40, machines=10, licenses=5)
-        else:
-            eb.simulate(eb.generate("workload", jobs=60, seed=1, processors=16), policy, name)
+        eb.simulate(stream, policy, name, **options)
         done.append(policy)
     return done
 

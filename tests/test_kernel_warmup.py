@@ -19,7 +19,7 @@ def test_both_halves_run_every_part_and_reach_every_pool_policy():
     assert sorted(runs) == sorted(warmup.PARTS), res.stdout
     pool = set(policy_names("pool"))
     assert set(FAST_CODES) == pool                        # every built-in pool policy has a compiled loop
-    own = pool & set(warmup.OWN_LOOPS)
+    own = {name for name in pool if warmup.own_loop(name)}
     # one resource and two each, but multi-queue (its partitions split processors only) on one
     assert int(runs["pool"]) == 2 * len(pool - own) and int(runs["pool-own"]) == 2 * len(own) - 1
     assert sorted(p for half in warmup.HALVES.values() for p in half) == sorted(warmup.PARTS)
