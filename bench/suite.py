@@ -107,18 +107,23 @@ class Store:
         plug-in's exact method is solved only when its benchmark is
         selected: one that crashed or claimed falsely failed the built-in
         benchmarks it was never asked for), one task
-        per solve through :func:`epochbench.sweep.run_tasks`: on a local
+        per solve through :func:`epochbench.sweep.run_tasks`: the first in
+        this process for :data:`LOCAL_FIRST_S` seconds, the rest on a local
         cluster of ``$EPOCHBENCH_WORKERS`` or every core (in this process
-        for one solve or one worker), or on the Dask scheduler of
-        ``$EPOCHBENCH_SCHEDULER``; each solve has a worker to itself."""
+        for one solve or one worker); all on the Dask scheduler of
+        ``$EPOCHBENCH_SCHEDULER`` when one is set.  Each solve has a worker
+        (or this process) to itself."""
         from .sweep import run_tasks
         self.configs[cfg.id] = cfg
         per = self.results.setdefault(cfg.id, {})
         tasks = [{"instance": inst, "method": m} for inst in cfg.instances() for m in methods_for(cfg.family)
                  if get(cfg.family, m).exact and get(cfg.family, m).origin == "builtin"
                  and m not in per.get(inst.name, {})]
-        done, _ = run_tasks(functools.partial(_exact_solve, time_limit=cfg.time_limit), tasks, workers=None,
+        call = functools.partial(_exact_solve, time_limit=cfg.time_limit)
+        done = _solved_here_first(call, tasks)
+        more, _ = run_tasks(call, tasks, [i for i in range(len(tasks)) if i not in done], workers=None,
                             progress=False, stop_on_error=True, exclusive=True)
+        done.update(more)
         for i, task in enumerate(tasks):
             per.setdefault(task["instance"].name, {})[task["method"]] = done[i]
 
@@ -195,6 +200,35 @@ class Store:
             if cfg is not None:
                 out.setdefault(cfg.family, set()).add(method)
         return {f: sorted(ms) for f, ms in out.items()}
+
+
+#: seconds of reference solves that :meth:`Store.ensure_reference` runs in
+#: this process before it hands the rest to a local cluster: starting one
+#: (a worker per core, each importing the library) took about 4 s of a 13 s
+#: ``bench --quick -k`` run of one packing heuristic, whose 12 reference
+#: solves take well under a second in this process (8.7 s in all that way)
+LOCAL_FIRST_S = 2.0
+
+
+def _solved_here_first(call, tasks: list) -> dict:
+    """``{i: call(tasks[i])}`` for the first tasks, run in this process one
+    after the other until :data:`LOCAL_FIRST_S` seconds have passed (at
+    most one solve's time limit more); none when a scheduler is set
+    (``$EPOCHBENCH_SCHEDULER``: the solves are that scheduler's).  An
+    exception a solve raises propagates, as with ``stop_on_error``."""
+    import time
+
+    from .sweep import run_tasks, scheduler_of
+    done: dict = {}
+    if scheduler_of(None) is not None:
+        return done
+    t0 = time.perf_counter()
+    for i in range(len(tasks)):
+        if time.perf_counter() - t0 >= LOCAL_FIRST_S:
+            break
+        got, _ = run_tasks(call, tasks, [i], workers=1, progress=False, stop_on_error=True, exclusive=True)
+        done.update(got)
+    return done
 
 
 def _exact_solve(task: dict, *, time_limit: float):
