@@ -496,10 +496,11 @@ def test_broken_plugins_warn_once_each_and_list_still_works(tmp_path, monkeypatc
     assert "plugfirst" in out and "[entry point brokenplug_mod:first]" in out
 
 
-def test_a_run_with_other_options_keeps_the_earlier_runs_files_and_rows(tmp_path):
+def test_a_run_with_other_options_keeps_the_earlier_runs_files_and_rows(tmp_path, monkeypatch):
     """A finished subset run, then a whole run on the same folder: the subset
     run's files are renamed, not overwritten; the whole run reuses its rows
     (same tasks) and then drops only its own tasks' records."""
+    monkeypatch.setattr(cx, "SLEEP", 0.0)   # in this process, nothing to interrupt: 4 s of sleep saved
     out = tmp_path / "o"
     run_experiment(cx.NAME, Options(out=out, jobs=1, progress=False, tasks="0:3"))
     first = pd.read_csv(out / f"{cx.NAME}.csv")

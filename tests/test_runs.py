@@ -21,6 +21,7 @@ SMALL = Experiment("runs-test", "test experiment (run folders)", lambda o: cx.ta
 @pytest.fixture(autouse=True)
 def _experiments(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cx, "SLEEP", 0.0)   # its tasks' sleep is for the kill tests; these run in this process
     EXPERIMENTS[SMALL.name] = SMALL
     yield
     EXPERIMENTS.pop(SMALL.name, None)
