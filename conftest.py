@@ -118,27 +118,9 @@ def pytest_configure(config):
         return
     procs = [subprocess.Popen([sys.executable, str(_WARMUP), half], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL) for half in _WARMUP_HALVES]
-    if not sys.dont_write_bytecode:
-        procs.append(_collect_once(config))
     for p in procs:
         try:
             p.wait(timeout=400)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
-
-
-def _collect_once(config):
-    """A process that collects the run's tests once (``--collect-only``,
-    without xdist), so that the workers find the test modules already
-    rewritten by pytest's assertion rewriting, and every module they import
-    compiled, in the run's byte-code folder (:func:`_bytecode_for_the_run`):
-    each worker collects the whole selection, and the two rewrote and
-    compiled it at the same time, about 30 s of CPU each (6.6 s once the
-    folder holds it; measured with ``pytest --collect-only`` twice on one
-    folder).  It runs beside the kernel warm-up."""
-    import subprocess
-    import sys
-    args = ["-m", "pytest", "--collect-only", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", *config.args]
-    return subprocess.Popen([sys.executable, *args], cwd=config.invocation_params.dir, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
