@@ -84,6 +84,27 @@ def test_capannini_mkp_table_by_hand():
     assert g["time_share"] == pytest.approx(2.0 / 200.0) and ex["time_ms"] == pytest.approx(200.0)
 
 
+def test_capannini_mkp_table_keeps_a_ratio_whose_streams_solved_nothing():
+    """A ratio whose every stream solved no knapsack keeps its rows (runs 0,
+    no figures, its streams counted in ``empty``) beside a ratio with
+    figures; a run where no stream solved one is a table of such rows (it
+    was a KeyError on the missing ``bound`` column, and the ratio of empty
+    streams was left out)."""
+    empty = [{"ratio": "45-50", "seed": s, "jobs": 10, "epoch": 0, "items": 0, "critical": 0, "method": m,
+              "empty": True} for s in (0, 1) for m in mkp.METHODS]
+    t = mkp.table(pd.concat([_mkp_rows(), pd.DataFrame(empty)], ignore_index=True)).set_index(["ratio", "method"])
+    assert t.loc[("40-45", "greedy-mkp"), "runs"] == 3 and t.loc[("40-45", "greedy-mkp"), "empty"] == 1
+    names = ["exact (cpsat)" if m == mkp.EXACT else m for m in mkp.METHODS]
+    for name in names:
+        row = t.loc[("45-50", name)]
+        assert row["runs"] == 0 and row["empty"] == 2 and row["unproven"] == 0
+        assert row[["time_ms", "sml", "avg", "bst", "gap", "time_share"]].isna().all()
+    alone = mkp.table(pd.DataFrame(empty)).set_index(["ratio", "method"])
+    assert sorted(alone.index) == sorted(("45-50", n) for n in names)
+    assert (alone["runs"] == 0).all() and (alone["empty"] == 2).all()
+    assert list(alone.reset_index().columns) == list(mkp.table(_mkp_rows()).columns)
+
+
 def test_capannini_mkp_epochs_are_the_middles_of_the_run(monkeypatch):
     """The run of the task's license ratio range under the recording cs-i-p
     (incremental, preemptive); of its 10 knapsacks, 2 epochs are the middles

@@ -172,26 +172,42 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
     """[capannini2007] table 1 per (license ratio, method), plus gap and time share,
     with the paper's values next to ours (``paper_*``, empty where the paper has
     no row).  ``sml`` / ``avg`` / ``bst`` (critical-license usage) and ``gap``
-    are fractions, not per cent, like the paper's."""
-    full = df[~df["empty"].astype(bool)].copy()
+    are fractions, not per cent, like the paper's.  A ratio whose streams
+    solved no knapsack keeps its rows: ``runs`` 0, no figures, its streams
+    counted in ``empty`` (every stream empty was a KeyError, and a ratio of
+    empty streams among others was left out of the table)."""
+    full = _solved_rows(df)
     ex = full[full["method"] == EXACT].set_index(["ratio", "seed", "epoch"])
     ref = ex["bound"].where(ex["status"] != "optimal", ex["value"])
     full["ref"] = [ref.get(key, np.nan) for key in zip(full["ratio"], full["seed"], full["epoch"])]
     full["gap"] = (full["ref"] - full["value"]) / full["ref"]
     ex_ms = ex["ms"].groupby(level="ratio").mean()
+    proven = (ex["status"] == "optimal").groupby(level="ratio").agg(["size", "sum"])
     out = []
-    for (ratio, method), g in full.groupby(["ratio", "method"], sort=True):
+    for (ratio, method), _ in df.groupby(["ratio", "method"], sort=True):
+        g = full[(full["ratio"] == ratio) & (full["method"] == method)]
         out.append({"ratio": ratio, "method": "exact (cpsat)" if method == EXACT else method, "runs": len(g),
                     "time_ms": g["ms"].mean(), "sml": g["usage"].min(), "avg": g["usage"].mean(),
                     "bst": g["usage"].max(), "gap": g["gap"].mean(),
-                    "time_share": g["ms"].mean() / ex_ms[ratio],
-                    "unproven": int((ex.loc[ratio, "status"] != "optimal").sum()),
+                    "time_share": g["ms"].mean() / ex_ms.get(ratio, np.nan),
+                    "unproven": int(proven["size"].get(ratio, 0) - proven["sum"].get(ratio, 0)),
                     **paper_values(ratio, method)})
     empty = df[df["empty"].astype(bool) & (df["method"] == EXACT)].groupby("ratio").size()
     res = pd.DataFrame(out)
     res["empty"] = res["ratio"].map(empty).fillna(0).astype(int)
     paper = ["paper_method", *PAPER_COLUMNS]          # added columns last: the earlier ones keep their places
     return res[[c for c in res.columns if c not in paper] + paper]
+
+
+def _solved_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of solved knapsacks, with every column :func:`run` writes
+    for them (rows of empty streams alone have none of the solve's)."""
+    full = df[~df["empty"].astype(bool)].copy()
+    for col in ("value", "bound", "usage", "ms"):
+        full[col] = pd.to_numeric(full[col], errors="coerce") if col in full else pd.Series(np.nan, index=full.index)
+    if "status" not in full:
+        full["status"] = pd.Series("", index=full.index, dtype=object)
+    return full
 
 
 def plot(df: pd.DataFrame, path) -> None:
