@@ -214,7 +214,8 @@ def _records_of(path: Path) -> int:
 
 
 # ---- subsets -------------------------------------------------------------------------------------
-def test_tasks_and_where_select_a_subset_that_a_full_run_reuses(tmp_path, reference, capsys):
+def test_tasks_and_where_select_a_subset_that_a_full_run_reuses(tmp_path, reference, capsys, monkeypatch):
+    monkeypatch.setattr(cx, "SLEEP", 0.0)   # every run here is in this process: nothing to interrupt
     out = tmp_path / "out"
     df, _ = run_experiment(cx.NAME, Options(out=out, jobs=1, progress=False, tasks="0:4,10"))
     assert sorted(set(df["task"])) == [0, 1, 2, 3, 10]
