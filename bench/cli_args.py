@@ -165,32 +165,63 @@ class _Progress:
     only on a terminal, after 2 s, refreshed at most twice a second however
     often the simulator calls it, with an ETA from the share done; off with
     ``--quiet``.  ``what``: what is counted (``arrived``: the pool and the
-    gang count arrivals, the farm counts finished jobs)."""
+    gang count arrivals, the farm counts finished jobs).  When the
+    simulator has not called it :data:`QUIET_S` seconds after it was made,
+    a line says what the wait is (:data:`WAITING`): the compiled kernels
+    loading, which a first run after installing compiles (the shared event
+    loop of EASY and conservative backfilling: about a minute on one core of
+    a 2-core machine), where the screen stayed blank."""
+
+    #: seconds without a call after which :data:`WAITING` is shown
+    QUIET_S = 3.0
+    #: what a wait before the simulation's first call is
+    WAITING = "  loading the compiled simulation kernels (a first run after installing compiles them: a minute or two) ..."
 
     def __init__(self, total: int, enabled: bool, what: str = "arrived"):
+        import threading
         import time
         self.total, self.enabled, self.clock, self.what = total, enabled, time.perf_counter, what
         self.t0 = self.clock()
         self.due = self.t0 + 2.0
-        self.shown = False
+        self.shown = self.called = False
+        self.width = 0                              # of the line on the screen, written over by the next
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(self.QUIET_S, self._waiting) if enabled else None
+        if self.timer is not None:
+            self.timer.daemon = True
+            self.timer.start()
+
+    def _waiting(self) -> None:
+        with self.lock:
+            if not self.called:
+                self._show(self.WAITING)
+
+    def _show(self, text: str) -> None:
+        print("\r" + text.ljust(self.width), end="", file=sys.stderr, flush=True)
+        self.width, self.shown = len(text), True
 
     def __call__(self, count: int, now: float, total: int | None = None) -> None:
         if not self.enabled:
             return
+        self.called = True
         t = self.clock()
         if t < self.due:
             return
         self.due = t + 0.5
-        self.shown = True
         total = self.total if total is None else total
         share = count / max(total, 1)
         eta = f", ETA {(t - self.t0) * (1 - share) / share:,.0f} s" if 0 < share < 1 else ""
-        print(f"\r  {count:,}/{total:,} jobs {self.what} ({100 * share:.0f}%), simulated t = {now:,.0f} s, "
-              f"{t - self.t0:,.0f} s elapsed{eta}   ", end="", file=sys.stderr, flush=True)
+        with self.lock:
+            self._show(f"  {count:,}/{total:,} jobs {self.what} ({100 * share:.0f}%), simulated t = {now:,.0f} s, "
+                       f"{t - self.t0:,.0f} s elapsed{eta}   ")
 
     def close(self) -> None:
-        if self.shown:
-            print(file=sys.stderr)
+        if self.timer is not None:
+            self.timer.cancel()
+        with self.lock:
+            self.called = True
+            if self.shown:
+                print(file=sys.stderr)
 
 
 _ROLE = __import__("re").compile(r":(?:func|mod|class|data|meth|attr|exc):`~?([^`]+)`")

@@ -340,10 +340,12 @@ def _simulate(args) -> int:
             kw["fields"] = ()          # the raw SWF fields no simulation reads: not kept in memory
         workload = load_workload(args.workload, **kw)
     options, (progress, recorder) = MACHINE_ARGS[machine](args, _machine_options(args, machine), workload)
-    with stdout_to_stderr(args.json), _notes("simulate"):   # a selector's prints must not corrupt the JSON
-        res = simulate(workload, args.policy, machine=machine, **options)
-    if progress is not None:
-        progress.close()
+    try:
+        with stdout_to_stderr(args.json), _notes("simulate"):   # a selector's prints must not corrupt the JSON
+            res = simulate(workload, args.policy, machine=machine, **options)
+    finally:
+        if progress is not None:
+            progress.close()              # its line ended (an error's line starts on a fresh one), its timer off
     if recorder and "r" in recorder and recorder["r"].instances:
         recorder["r"].write(args.record_epochs, workload=str(args.workload))
         print(f"recorded {len(recorder['r'].instances)} {RECORDED[machine]} of {res.passes} pass(es) in "

@@ -115,6 +115,37 @@ def test_the_progress_line_is_throttled_and_has_an_eta(monkeypatch, capsys):
     assert "100/100" in lines[-1] and "ETA" not in lines[-1]
 
 
+def test_a_wait_before_the_first_progress_call_is_said_once_and_written_over(monkeypatch, capsys):
+    """Nothing called the line QUIET_S seconds after it was made (the compiled
+    loop loading: compiled on a first run, about a minute for conservative):
+    one line says so; the first progress line writes over all of it, and
+    close ends the line.  A call before then, or a line that is off, says
+    nothing of a wait."""
+    import time
+
+    from epochbench.cli_args import _Progress
+    monkeypatch.setattr(_Progress, "QUIET_S", 0.05)
+    p = _Progress(100, True)
+    time.sleep(0.3)
+    p.due = 0.0
+    p(50, 10.0)
+    p.close()
+    err = capsys.readouterr().err
+    parts = err.split("\r")
+    assert err.count(_Progress.WAITING.strip()) == 1 and parts[1].rstrip() == _Progress.WAITING.rstrip()
+    assert "50/100 jobs arrived" in parts[2] and len(parts[2].rstrip("\n")) >= len(_Progress.WAITING)
+    assert err.endswith("\n") and err.count("\n") == 1
+    monkeypatch.setattr(_Progress, "QUIET_S", 0.2)
+    quick = _Progress(100, True)
+    quick(1, 0.0)                              # the simulation runs: before 2 s, nothing to show yet
+    time.sleep(0.4)
+    quick.close()
+    off = _Progress(100, False)
+    assert off.timer is None
+    off.close()
+    assert capsys.readouterr().err == ""
+
+
 def test_the_farms_per_epoch_oracle_gaps_are_in_the_text_output(capsys):
     assert main(["simulate", "--machine", "farm", "--policy", "cs-i-p", "--farm-jobs", "40", "--interarrival", "4",
                  "--oracle-every", "5", "--quiet"]) == 0
