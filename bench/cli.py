@@ -396,8 +396,10 @@ def cmd_bench(args) -> int:
     HERE = Path(__file__).resolve().parent / "benchmarks"        # not imported here: pytest loads it as a plug-in
     # no configuration file or conftest from the folders above (a project's pyproject.toml, with a .venv
     # inside it, applied its own addopts and conftest files to the suite): pytest reads none but ours
+    # (nor hypothesis's plug-in: the suite has no property tests, and loading it took 1.5 s of a 6.7 s
+    # `bench --quick -k` run of one heuristic)
     argv = ["--benchmark", "-q", "-c", os.devnull, "--confcutdir", str(HERE), "-p", "no:cacheprovider",
-            "-p", "no:xdist",
+            "-p", "no:xdist", "-p", "no:hypothesispytest",
             "-p", "epochbench.benchmarks.plugin", "-o", "python_files=bench_*.py", "--rootdir", str(HERE), str(HERE)]
     if args.quick:
         argv.append("--quick")
