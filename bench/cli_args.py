@@ -174,8 +174,8 @@ class _Progress:
 
     #: seconds without a call after which :data:`WAITING` is shown
     QUIET_S = 3.0
-    #: what a wait before the simulation's first call is
-    WAITING = "  loading the compiled simulation kernels (a first run after installing compiles them: a minute or two) ..."
+    #: what a wait before the simulation's first call is (within 80 columns: a wrapped line is not written over)
+    WAITING = "  loading the compiled kernels (a first run compiles them: a minute or two) ..."
 
     def __init__(self, total: int, enabled: bool, what: str = "arrived"):
         import threading
