@@ -104,7 +104,8 @@ def _budget_label(method: str, quick: bool) -> str:
 def braun_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per method: mean gap to the LP bound and to the best known over the 12
     matrices (metaheuristics: mean over seeds, and the best seed per matrix),
-    instances where the method beats Min-Min, mean seconds, the matrices an
+    instances where the method beats Min-Min (empty when the rows hold no
+    Min-Min run: a subset, ``--where method=ga``), mean seconds, the matrices an
     exact method proved optimal within its budget (``proven``; none of the
     heuristics proves anything: empty), our rank and Braun et al.'s rank."""
     per = df.groupby(["method", "instance"], sort=False)
@@ -119,7 +120,8 @@ def braun_table(df: pd.DataFrame) -> pd.DataFrame:
                      "seeds": int(df.loc[df["method"] == m, "seed"].nunique()) if m in META else 1,
                      "gap_lp_mean": g["gap_lp"].mean(), "gap_best_mean": g["gap_best"].mean(),
                      "gap_best_bestseed": b["gap_best"].mean(), "gap_best_max": g["gap_best"].max(),
-                     "beats_minmin": int((ms < mm.reindex(ms.index) * (1 - 1e-12)).sum()),
+                     "beats_minmin": int((ms < mm.reindex(ms.index) * (1 - 1e-12)).sum()) if len(mm)
+                     else np.nan,                               # Min-Min not run (a subset): no count
                      "seconds_mean": g["seconds"].mean(),
                      "proven": int((df.loc[df["method"] == m, "status"] == "optimal").sum()) if m in EXACT
                      else np.nan,
@@ -216,7 +218,8 @@ def exact_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per (size, method): proven count and time (exact methods); mean and
     max gap to the optimum (or best bound) for every method.  Per size, a
     row ``any exact``: instances proven by at least one exact method and
-    the fastest proof's time; ``conflicts`` counts instances where two
+    the fastest proof's time (a size that none proved: ``proven`` 0, no
+    time); ``conflicts`` counts instances where two
     proofs disagree on the optimum (relative 1e-6)."""
     ref = {}
     for inst, g in df.groupby("instance"):
@@ -233,13 +236,15 @@ def exact_table(df: pd.DataFrame) -> pd.DataFrame:
                      "median_s": float(g["seconds"].median()), "max_s": float(g["seconds"].max()),
                      "mean_gap": g["gap"].mean(), "max_gap": g["gap"].max(),
                      "unproven": int((~g["proven_ref"]).sum())})
-    for size, g in df[(df["kind"] == "exact") & (df["status"] == "optimal")].groupby("size", sort=False):
-        per = g.groupby("instance")
+    proofs = df[(df["kind"] == "exact") & (df["status"] == "optimal")]
+    for size in dict.fromkeys(df.loc[df["kind"] == "exact", "size"]):   # a size no method proved: proven 0
+        per = proofs[proofs["size"] == size].groupby("instance")
         fastest = per["seconds"].min()
         spread = (per["value"].max() - per["value"].min()) / per["value"].min()
         rows.append({"size": size, "method": "any exact", "instances": int(df.loc[df["size"] == size,
                                                                                   "instance"].nunique()),
-                     "proven": len(fastest), "median_s": float(fastest.median()), "max_s": float(fastest.max()),
+                     "proven": len(fastest), "median_s": float(fastest.median()) if len(fastest) else np.nan,
+                     "max_s": float(fastest.max()) if len(fastest) else np.nan,
                      "conflicts": int((spread > 1e-6).sum())})
     return pd.DataFrame(rows)
 

@@ -203,9 +203,12 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
     runs = runs.assign(**{"unproven steps": runs.reindex(columns=list(UNPROVEN_STEPS), fill_value=0).sum(axis=1),
                           "mkp left out": runs.reindex(columns=["mkp_oracle_unproven", "mkp_gap_vs_bound_n"],
                                                        fill_value=0).sum(axis=1)})
-    g = runs.groupby(["ta", "policy"], sort=True)
-    out = g.agg(runs=("seed", "size"), **{v: (k, "mean") for k, v in cols.items()},
-                **{c: (c, "sum") for c in ("unproven steps", "mkp left out")}).reset_index()
+    if runs.empty:    # only fig. 8's pass times (``--where kind=scale``): the run columns are absent
+        out = pd.DataFrame(columns=["ta", "policy", "runs", *cols.values(), "unproven steps", "mkp left out"])
+    else:
+        g = runs.groupby(["ta", "policy"], sort=True)
+        out = g.agg(runs=("seed", "size"), **{v: (k, "mean") for k, v in cols.items()},
+                    **{c: (c, "sum") for c in ("unproven steps", "mkp left out")}).reset_index()
     for c in ("late %", "machine use %", "license use %", "mkp gap %", "match gap %", "card gap %"):
         out[c] = 100 * out[c]
     out["ta"] = out["ta"].astype(str)
@@ -291,10 +294,10 @@ def _workload_panel(ax, runs: pd.DataFrame) -> None:
 
     from .plotting import plain_ticks
 
-    sel = runs[(runs["policy"] == "cs-i-p") & (runs["seed"] == runs["seed"].min())]
-    tas = sorted(sel["ta"].unique())
+    sel = runs[(runs["policy"] == "cs-i-p") & (runs["seed"] == runs["seed"].min())] if len(runs) else None
+    tas = sorted(sel["ta"].unique()) if sel is not None else []     # none: fig. 8's pass times alone
     cmap = plt.get_cmap("viridis")
-    for i, (ta, g) in enumerate(sel.groupby("ta")):
+    for i, (ta, g) in enumerate(sel.groupby("ta") if sel is not None else ()):
         ser = np.array([int(x) for x in str(g["workload_series"].iloc[0]).split()], dtype=float)
         if not ser.size:
             continue

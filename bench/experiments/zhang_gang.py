@@ -493,28 +493,29 @@ def plot(df: pd.DataFrame, path) -> None:
         bf = cont[cont["config"] == "BF"]
         overs = sorted(set(cont["overhead"]))
         out = Path(path) if stream == c["stream"].iloc[0] else Path(path).with_name(f"{Path(path).stem}-{stream}.png")
-        with style():
-            fig, axes = figure(3, len(overs), width=PAGE, panel=2.05, sharey="row", sharex=True)
-            for k, over in enumerate(overs):
-                g = cont[(cont["overhead"] == over) & cont["policy"].isin(["gs", "bgs"])]
-                for r, (ycol, name, scale) in enumerate(rows):
-                    ax = axes[r][k]
-                    _line(ax, bf, ycol, "BF", scale)
-                    for cfg in [x for x in STYLE if x in set(g["config"])]:
-                        _line(ax, g[g["config"] == cfg], ycol, cfg, scale)
-                    if r == 0:
-                        ax.axhline(20, **SLD20)
-                    ax.set_ylabel(name)
-                    if r < 2:
-                        value_scale(ax, cs[ycol] / scale, label=name)
-                    else:
-                        u = np.linspace(np.floor(10 * cont["utilization"].min()) / 10, 1.0, 11)
-                        ax.plot(u, 100 * (1 - u), **KAPPA)
-                        ax.set_ylim(0, max(1.3 * float(100 * cont[ycol].max()), 5.0))
-                    ax.set_title(f"overhead {over:.0%}" if r == 0 else "")
-            _finish(fig, axes, cs["reps"], ("sld20", "kappa"), outer=True)
-            save(fig, out, "[zhang-comparative] figs. 15, 17, 20: slowdown, wait and capacity loss per "
-                           f"context-switch overhead ({stream}, {int(df['nodes'].iloc[0])} nodes, T = {SLICE:g} s)")
+        if overs:     # continuous configs run (only discrete ones, --where discrete=True: fig. 21 alone)
+            with style():
+                fig, axes = figure(3, len(overs), width=PAGE, panel=2.05, sharey="row", sharex=True)
+                for k, over in enumerate(overs):
+                    g = cont[(cont["overhead"] == over) & cont["policy"].isin(["gs", "bgs"])]
+                    for r, (ycol, name, scale) in enumerate(rows):
+                        ax = axes[r][k]
+                        _line(ax, bf, ycol, "BF", scale)
+                        for cfg in [x for x in STYLE if x in set(g["config"])]:
+                            _line(ax, g[g["config"] == cfg], ycol, cfg, scale)
+                        if r == 0:
+                            ax.axhline(20, **SLD20)
+                        ax.set_ylabel(name)
+                        if r < 2:
+                            value_scale(ax, cs[ycol] / scale, label=name)
+                        else:
+                            u = np.linspace(np.floor(10 * cont["utilization"].min()) / 10, 1.0, 11)
+                            ax.plot(u, 100 * (1 - u), **KAPPA)
+                            ax.set_ylim(0, max(1.3 * float(100 * cont[ycol].max()), 5.0))
+                        ax.set_title(f"overhead {over:.0%}" if r == 0 else "")
+                _finish(fig, axes, cs["reps"], ("sld20", "kappa"), outer=True)
+                save(fig, out, "[zhang-comparative] figs. 15, 17, 20: slowdown, wait and capacity loss per "
+                               f"context-switch overhead ({stream}, {int(df['nodes'].iloc[0])} nodes, T = {SLICE:g} s)")
         _extra(cs, Path(out).with_name(f"{Path(out).stem}-extra.png"), stream)
 
 
