@@ -1336,9 +1336,13 @@ def _swf_capacity(tab, header, names, nodes) -> tuple[np.ndarray, str]:
 
 def _largest(tab, column: str) -> int:
     """The largest amount of ``column`` among jobs that pass the runtime and
-    processor rules (at least 1): the machine size when nothing else gives it."""
+    processor rules (at least 1): the machine size when nothing else gives it.
+    An amount beyond :data:`MAX_NODES` is left to the column's own check,
+    which names the job (a procs of 1e20 was read as the capacity, and
+    refused as "capacity must be positive integers", ``--nodes`` or not)."""
     num = {c: _numeric(tab[c], errors="coerce") for c in ("submit", "runtime", "procs", column)}
-    runnable = (num["submit"] >= 0) & (num["runtime"] >= 0) & (num["procs"] >= 1) & np.isfinite(num[column])
+    runnable = ((num["submit"] >= 0) & (num["runtime"] >= 0) & (num["procs"] >= 1) & np.isfinite(num[column])
+                & (num[column] <= MAX_NODES))
     return max(int(num[column][runnable].max(initial=1)), 1)
 
 

@@ -773,3 +773,20 @@ def test_the_text_check_of_large_integer_fields_reads_one_piece_at_a_time(tmp_pa
     with pytest.raises(InstanceError, match=r"line 8: field 1 \(id\) is not an integer .*'4503599627370497.5'"):
         jobs_mod._swf_body(path, str(path), ("id",))
     assert seen == [(0, 3), (6, 2)]               # (lines skipped, lines checked) of pieces 1 and 3
+
+
+# ---- a job wider than any capacity, in a file that gives none ---------------------------------
+@pytest.mark.parametrize("nodes", [None, 8])
+def test_a_procs_beyond_2_53_is_named_as_that_jobs_not_as_the_capacity(tmp_path, nodes):
+    """The capacity guessed from the widest job took the 1e20 of job 1 and
+    was refused as "capacity must be positive integers", whatever ``nodes``
+    said: the job's own value is named, as a file with a capacity of its own
+    names it; a wide job within 2**53 still sets the guessed capacity."""
+    path = tmp_path / "w.csv"
+    path.write_text("id,submit,runtime,procs,estimate\n1,0,10,99999999999999999999,10\n2,1,5,4,10\n")
+    said = r"column 'procs' has 1e\+20 at job 1 of the input \(id 1\) \(above 2\*\*53"
+    with pytest.raises(InstanceError, match=said):
+        read_table(path, nodes=nodes)
+    path.write_text("id,submit,runtime,procs,estimate\n1,0,10,4096,10\n2,1,5,4,10\n")
+    w = read_table(path, nodes=nodes)
+    assert list(w.capacity) == [nodes or 4096] and len(w) == (1 if nodes else 2)
