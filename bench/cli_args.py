@@ -178,16 +178,18 @@ class _Progress:
     WAITING = "  loading the compiled kernels (a first run compiles them: a minute or two) ..."
 
     def __init__(self, total: int, enabled: bool, what: str = "arrived"):
-        import threading
+        import contextlib
         import time
         self.total, self.enabled, self.clock, self.what = total, enabled, time.perf_counter, what
         self.t0 = self.clock()
         self.due = self.t0 + 2.0
         self.shown = self.called = False
         self.width = 0                              # of the line on the screen, written over by the next
-        self.lock = threading.Lock()
-        self.timer = threading.Timer(self.QUIET_S, self._waiting) if enabled else None
-        if self.timer is not None:
+        self.lock, self.timer = contextlib.nullcontext(), None
+        if enabled:                                 # (threading not imported by a command that shows none)
+            import threading
+            self.lock = threading.Lock()
+            self.timer = threading.Timer(self.QUIET_S, self._waiting)
             self.timer.daemon = True
             self.timer.start()
 
