@@ -126,6 +126,10 @@ def integer_objective(weights: np.ndarray, exact_scale: int | None, n: int):
         exact = bool(np.all(np.abs(ws - np.rint(ws)) <= 1e-14 * np.maximum(np.abs(ws), 1.0)))
         return _rounded(ws), float(exact_scale), exact
     product = top * max(n, 1)
+    if not math.isfinite(INT_LIMIT / product):     # no float scale reaches the integers (it overflowed deep inside)
+        raise ValueError(f"the objective's largest weight {top!r} is too small for an exact method, which scales "
+                         f"the weights onto integers up to 2**50 (largest weight x {max(n, 1)} items must be at "
+                         f"least {INT_LIMIT / np.finfo(float).max:.1e}); scale the weights up")
     if math.isfinite(product):
         scale = float(2 ** math.floor(math.log2(INT_LIMIT / product)))
     else:                                          # n weights near the float limit: their product overflows

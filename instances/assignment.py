@@ -117,14 +117,29 @@ class AssignmentInstance:
         return [tuple(p) for p in self.meta.get("previous") or []]
 
     def to_dict(self) -> dict:
-        return {"kind": "assignment", "preference": self.preference, "meta": self.meta}
+        """The instance as JSON fields; with no job, ``machines`` too (the
+        matrix of 0 rows is ``[]`` in JSON, which keeps no width: a 0 x 3
+        instance came back 0 x 0)."""
+        out = {"kind": "assignment", "preference": self.preference, "meta": self.meta}
+        if self.n == 0:
+            out["machines"] = self.k
+        return out
 
     @classmethod
     def from_dict(cls, d: dict, source="<dict>") -> "AssignmentInstance":
         if d.get("kind") != "assignment":
             raise InstanceError(f"{source}: field 'kind' is {d.get('kind')!r}, expected 'assignment'")
-        _io.check_fields(d, {"preference": "matrix"}, source, required=("preference",))
-        return cls.build(d["preference"], d.get("meta"), source=source)
+        _io.check_fields(d, {"preference": "matrix", "machines": "number"}, source, required=("preference",))
+        pref, m = d["preference"], d.get("machines")
+        if m is not None:
+            if not (isinstance(m, int) and m >= 0):
+                raise InstanceError(f"{source}: field 'machines' must be an integer >= 0, got {m!r}")
+            width = len(pref[0]) if len(pref) else m
+            if width != m:
+                raise InstanceError(f"{source}: field 'machines' is {m}, but the rows of 'preference' have {width}")
+            if not len(pref):
+                pref = np.zeros((0, m))
+        return cls.build(pref, d.get("meta"), source=source)
 
 
 def _pairs(value, shape, where) -> list[list[int]]:

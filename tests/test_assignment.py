@@ -327,3 +327,24 @@ def test_hungarians_warm_up_loads_the_start_heuristics_kernels():
             "names = ('_mis_pick_kernel', '_mfs_kernel', '_imfs_kernel')\n"
             "print([n for n in names if not getattr(h, n).signatures])\n")
     assert python_child(code) == "[]"
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (0, 0), (3, 0), (2, 3)])
+def test_an_assignment_of_no_job_keeps_its_machines_through_save_and_load(tmp_path, shape):
+    """A 0 x 3 matrix is ``[]`` in JSON: the file says ``machines`` beside it
+    (0 x 3 came back 0 x 0); other shapes are written as before."""
+    import epochbench as eb
+    inst = AssignmentInstance.build(np.ones(shape), meta={"name": "a"})
+    eb.save(inst, tmp_path / "a.json")
+    back = eb.load(tmp_path / "a.json")
+    assert back.preference.shape == shape and back.k == shape[1] and back.meta == inst.meta
+    assert ("machines" in json.loads((tmp_path / "a.json").read_text())) == (shape[0] == 0)
+
+
+@pytest.mark.parametrize("value, said", [(-1, "must be an integer >= 0, got -1"), (2.5, "must be an integer >= 0"),
+                                         (True, "must be a number, got a boolean")])
+def test_a_machines_field_that_is_no_count_is_refused(value, said):
+    with pytest.raises(InstanceError, match=f"x.json: field 'machines' {said}"):
+        AssignmentInstance.from_dict({"kind": "assignment", "preference": [], "machines": value}, "x.json")
+    with pytest.raises(InstanceError, match="field 'machines' is 4, but the rows of 'preference' have 2"):
+        AssignmentInstance.from_dict({"kind": "assignment", "preference": [[1, 2]], "machines": 4}, "x.json")

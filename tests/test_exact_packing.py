@@ -503,3 +503,25 @@ def test_a_solver_calling_packing_infeasible_without_a_start_gives_a_timeout(mon
     inst = PackingInstance.build([10], [[6], [5]])
     r = ep.solve_packing(inst, "cpsat", time_limit=5.0, warm=False)
     assert r.status == "timeout" and r.bound is None and r.decision == ()
+
+
+def test_weights_too_small_to_scale_onto_integers_are_one_clear_error():
+    """Objective weights whose largest times the items is below about
+    6e-294: no float scale brings them onto the integers that CP-SAT, the
+    MILPs and mkp-bb solve over (an OverflowError from deep inside); one
+    ValueError saying what to do.  The heuristics still answer, and weights
+    of 1e-300 still solve."""
+    import epochbench as eb
+    from epochbench.instances.assignment import AssignmentInstance
+    from epochbench.instances.knapsack import KnapsackInstance
+    tiny = [(AssignmentInstance.build([[1e-305]]), ("cpsat", "milp-highs", "milp-cbc")),
+            (KnapsackInstance.build([10], [[1], [2]], [1e-310, 5e-324]), ("cpsat", "milp-highs", "mkp-bb")),
+            (PackingInstance.build([5], [[1], [2]], profit=[1e-310, 5e-324], objective="profit"), ("cpsat", "mkp-bb"))]
+    said = r"largest weight .* too small for an exact method.*scale the weights up"
+    for inst, methods in tiny:
+        for m in methods:
+            with pytest.raises(ValueError, match=said):
+                eb.solve(inst, m, time_limit=2, threads=1)
+    assert eb.solve(tiny[1][0], "greedy-mkp").value == pytest.approx(1e-310, rel=1e-9, abs=0)
+    small = AssignmentInstance.build([[1e-300, 2e-300], [3e-300, 1e-300]])
+    assert {eb.solve(small, m, time_limit=2, threads=1).status for m in ("cpsat", "milp-highs")} == {"optimal"}
