@@ -32,7 +32,7 @@ from epochbench.instances.registry import register
 
 from ._binary import (BinaryModel, integer_objective, milp_weight_scale, no_solution, profit_scale, proven,
                       register_exact, run_model, status_info, true_bound, warm_up_backends)
-from .starts import START_SHARE, best_start, better
+from .starts import START_SHARE, beats, best_start, better
 
 
 @register("assignment", "hungarian", kind="exact")
@@ -67,7 +67,7 @@ def hungarian(inst: AssignmentInstance, *, time_limit: float = 0.0, threads: int
     if not exact:
         info["note"] = note
         heur = best_start(inst, budget=START_SHARE * time_limit, accept=lambda r: len(r.decision) == nu)
-        if heur is not None and better(float(heur.value), value, "max"):  # never worse than a heuristic
+        if heur is not None and beats(float(heur.value), value, "max"):  # never worse than a heuristic
             pairs, value = tuple(sorted(tuple(map(int, pq)) for pq in heur.decision)), float(heur.value)
             info["note"] += f"; the heuristic {heur.method}'s heavier matching is returned"
     return Result(inst.kind, "hungarian", pairs, value, "optimal" if exact else "feasible",
@@ -151,8 +151,9 @@ def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float
     else:
         pairs = tuple(sorted((int(i), int(k)) for i, k in keys[out.x.astype(bool)]))
         status = out.status
-        if better(inst.value(tuple(start)), inst.value(pairs), "max"):
-            pairs, status = tuple(sorted(start)), "feasible"
+        if beats(inst.value(tuple(start)), inst.value(pairs), "max"):   # a tie but for rounding keeps the proof
+            tie = not better(inst.value(tuple(start)), inst.value(pairs), "max")
+            pairs, status = tuple(sorted(start)), status if tie else "feasible"
             info["note"] = f"the solver's answer was lighter than the start ({origin}); the start is returned"
     value = inst.value(pairs)
     status, bound = proven(status, value, bound, "max", slack, info=info)

@@ -68,10 +68,10 @@ from epochbench.instances.checks import check_positive, indices
 from epochbench.instances.core import InfeasibleSolution, Result
 from epochbench.instances.lazy import lazy_module
 from epochbench.instances.lazy import njit
-from epochbench.instances.mapping import MappingInstance
+from epochbench.instances.mapping import MappingInstance, makespan_lower_bound
 from epochbench.instances.registry import forwards, register
 
-from ._binary import (CBC_MARGIN_S, HIGHS_MIP_OPTIONS, HIGHS_ROW_CHUNK, _highs_scheduler, against, cbc_info,
+from ._binary import (CBC_MARGIN_S, HIGHS_MIP_OPTIONS, HIGHS_ROW_CHUNK, MEETS_RTOL, _highs_scheduler, against, cbc_info,
                       cpsat_safeguard, cpsat_solve, deadline_after, highs_outcome, highs_seconds, quiet_highs,
                       refuted, run_cbc, time_left, warm_up_backends)
 from .starts import START_SHARE, best_start
@@ -135,6 +135,13 @@ def scaled(inst: MappingInstance, limit: int = INT_LIMIT) -> Scaled:
 
 
 # ---- start mapping, bounds -----------------------------------------------------------------
+def meets_lower_bound(value: float, lb: float) -> bool:
+    """A mapping of makespan ``value`` meets the lower bound ``lb`` (it is
+    optimal), to :data:`~epochbench.exact._binary.MEETS_RTOL`: the start's
+    test, the LNS's stop."""
+    return value <= lb + MEETS_RTOL * abs(lb)
+
+
 def minmin_start(inst: MappingInstance) -> np.ndarray:
     """Min-Min ([vadhiyar-notes]) in plain numpy, for the hint: lowest task index,
     then lowest machine index, on ties (heuristics/mapping.py has the fast
@@ -766,8 +773,13 @@ def _bnp(inst, sc: Scaled, start: np.ndarray, lo: int, deadline: float, threads:
 
 def _scaled_lower_bound(sc: Scaled) -> int:
     """An integer lower bound on the optimum of the integer data (the
-    instance's cheap bounds on ``E``, ``R``; relative 1e-9 off for rounding)."""
-    lb = MappingInstance.build(sc.etc.astype(float), sc.ready.astype(float)).lower_bound()
+    instance's cheap bounds on ``E``, ``R``; relative 1e-9 off for rounding).
+    On the arrays, not through an instance: data floored onto a coarse grid
+    can have every task taking 0 on a machine ready at 0, which no instance
+    holds (found by a fuzzing review: ``bnp`` raised ``InstanceError`` on
+    an instance of entries 1e-9 to 1e15 whenever its presolve proved
+    nothing)."""
+    lb = makespan_lower_bound(sc.etc.astype(float), sc.ready.astype(float))
     return max(int(math.ceil(lb * (1 - 1e-9) - 1e-6)), 0)
 
 
@@ -1188,7 +1200,7 @@ def solve_mapping(inst: MappingInstance, method: str, *, time_limit: float, thre
     lb = inst.lower_bound()
     start_value = inst.value(start)
     info = {"start_makespan": start_value, "lower_bound": lb, "start": origin}
-    if start_value <= lb * (1 + 1e-12):
+    if meets_lower_bound(start_value, lb):
         return Result(inst.kind, method, tuple(start.tolist()), start_value, "optimal",
                       time.perf_counter() - t0, start_value, {**info, "solver": "none", "bound_kind": "combinatorial",
                                                                "note": "start meets the lower bound"})

@@ -66,7 +66,7 @@ from epochbench.instances.registry import forwards, register
 
 from ._binary import against, refuted, time_left, warm_up_backends
 from .mapping import (METHODS, WEIGHTED, Relaxation, Scaled, _allowed, _cpsat, _descent, check_hint, lp_relaxation,
-                      scaled, start_mapping)
+                      meets_lower_bound, scaled, start_mapping)
 from .starts import START_SHARE
 
 #: repairs without improvement before a long hop
@@ -538,7 +538,7 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     info = {"start": origin, "start_makespan": inst.value(a), "lp_bound": lp, "lower_bound": lb}
     price = relax.weights if prices == "lp" and relax is not None else None     # None: 1 / m each
     info["prices"] = "lp" if price is not None else "uniform"
-    if first and m > 1 and inst.value(a) > bound * (1 + 1e-12) and time_left(deadline) > 0:
+    if first and m > 1 and not meets_lower_bound(inst.value(a), bound) and time_left(deadline) > 0:
         seconds = min(float(first_share) * float(time_limit), time_left(deadline))
         got, info["first"], pre_bound = _first_phase(inst, first, a, relax, reduce, seconds, threads, seed,
                                                      first_work_weight, price)
@@ -562,7 +562,7 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     rc = None                                                   # LP reduced costs, for related neighbourhoods
     if relax is not None and related_share > 0:
         rc = _reduced_costs(inst, relax)
-    while m > 1 and best_value > bound * (1 + 1e-12) and time_left(deadline) > 0:
+    while m > 1 and not meets_lower_bound(best_value, bound) and time_left(deadline) > 0:
         if weights is not None and time.perf_counter() >= tail_at:  # the tail: makespan alone, from the best
             weights, proven, a, k, stall, sweeps = None, set(), best.copy(), k_min, 0, 0
             info["tail_from_repair"] = repairs

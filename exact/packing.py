@@ -39,7 +39,7 @@ from ._binary import (  # noqa: F401  (public names re-exported: they were defin
     profit_scale, no_solution, no_time, proven, register_exact, run_model, status_info, true_bound,
 )
 from ._binary import against, refuted
-from .starts import START_SHARE, best_start, better, given_start, start_info
+from .starts import START_SHARE, beats, best_start, better, given_start, start_info
 
 _optimize = lazy_module("scipy.optimize")   # loaded on first use
 _sparse = lazy_module("scipy.sparse")
@@ -153,7 +153,7 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
     if out.x is not None:
         sel = tuple(int(j) for j in sorted(cand[out.x.astype(bool)]))
         value, status = inst.value(sel), out.status
-        worse = start is not None and better(float(start.value), value, "max")
+        worse = start is not None and beats(float(start.value), value, "max")
         note = "the solver's answer was worse than the start ({}); the start is returned"
     elif start is not None:
         worse, note = True, no_solution(out) + "; the start ({})"
@@ -161,8 +161,10 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
         status = "timeout" if out.status == "infeasible" else out.status
         return Result(inst.kind, method, (), 0.0, status, time.perf_counter() - t0, None,
                       {**info, "bound_kind": "none"})
-    if worse:
-        sel, value, status = tuple(sorted(int(j) for j in start.decision)), float(start.value), "feasible"
+    if worse:   # the start's value; a proof stands where the answer ties with the start but for rounding
+        tie = out.x is not None and not better(float(start.value), value, "max")
+        sel, value = tuple(sorted(int(j) for j in start.decision)), float(start.value)
+        status = status if tie else "feasible"
         info["note"] = note.format(start.method)
     status, bound = proven(status, value, bound, "max", slack, info=info)
     if status == "timeout":   # no answer, no bound (bound_kind none)

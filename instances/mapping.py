@@ -157,10 +157,7 @@ class MappingInstance:
         ``sum_i min_j w_j etc[i, j]`` for weights ``w`` on the simplex (any such
         ``w`` gives a bound: ``sum_j w_j mat(j) <= C``), ``w`` improved by
         exponentiated-gradient steps.  :mod:`epochbench.exact.mapping` has the LP itself."""
-        etc, ready = self.etc, self.ready
-        lb1 = float((etc + ready).min(axis=1).max())
-        lb2 = water_level(ready, float(etc.min(axis=1).sum()))
-        return max(lb1, lb2, dual_bound(etc))
+        return makespan_lower_bound(self.etc, self.ready)
 
     # ---- JSON -------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -175,6 +172,16 @@ class MappingInstance:
         if not isinstance(meta, dict):
             raise InstanceError(f"{source}: field 'meta' must be an object")
         return cls.build(d["etc"], d.get("ready"), meta, source=source)
+
+
+def makespan_lower_bound(etc: np.ndarray, ready: np.ndarray) -> float:
+    """:meth:`MappingInstance.lower_bound` of the matrix ``etc`` (t x m,
+    t >= 1) and the ready times ``ready`` (m), any such arrays: also those
+    that no instance holds (the exact methods' rounded integer data, where
+    every task may take 0 on a machine ready at 0)."""
+    lb1 = float((etc + ready).min(axis=1).max())
+    lb2 = water_level(ready, float(etc.min(axis=1).sum()))
+    return max(lb1, lb2, dual_bound(etc))
 
 
 def water_level(ready: np.ndarray, work: float) -> float:
@@ -419,6 +426,8 @@ def _names(names) -> list[str]:
         return list(BRAUN_NAMES)
     if isinstance(names, str):
         want = split_names(names, "names")
+        if not want:           # blanks only: no name, which returned no instance, silently
+            raise ValueError(f"names: no file name in {names!r} (leave it out for all 12)")
     elif isinstance(names, (list, tuple)) and all(isinstance(s, str) for s in names):
         want = list(names)
     else:
