@@ -177,7 +177,10 @@ def solve(instance, method: str, **params) -> Result:
         ``AssertionError``, not a ``ValueError``: the method erred, not the
         caller; catch it by name).
     epochbench.instances.core.MethodFailed
-        A registered method of a user's called ``sys.exit``.
+        A registered method of a user's called ``sys.exit``, or a method
+        changed the instance it was given
+        (:class:`~epochbench.instances.core.InstanceChanged`, also a
+        ``ValueError`` as it was before).
 
     Notes
     -----
@@ -577,7 +580,8 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, *,
         candidate jobs).
     epochbench.sim.engine.RunStalled
         The run ended with jobs that never started (a selector that chose
-        nothing on an idle machine).
+        nothing on an idle machine: then also a ``MethodFailed`` naming the
+        selector, :class:`epochbench.sim.pool.SelectorStalled`).
 
     Notes
     -----
@@ -587,14 +591,17 @@ def simulate(workload=None, policy: str = "easy", machine: str | None = None, *,
     from epochbench.sim.runner import simulate as _simulate
 
     from .checks import python_options
+    selector = None
     if options.get("selector_options") is not None:     # the policy is made only to name its step then
-        _selector_options(options.get("selector") or _implied_selector(policy, machine),
-                          options["selector_options"])
+        selector = options.get("selector") or _implied_selector(policy, machine)
+        _selector_options(selector, options["selector_options"])
     if "seed" in options and options["seed"] is None:   # None is "not given" below: the default seed, silently
         raise ValueError("seed: must be an integer >= 0, got None (seeds are explicit: leave seed out for the "
                          "default, 0)")
     options = python_options(options)                  # as the command line checks its options' text
     workload = _read_with(workload, nodes, kill_at_estimate)
+    if selector is not None:
+        _selector_values(selector, options["selector_options"], workload)
     from epochbench.sim.registry import OptionError
     try:
         return _simulate(workload, policy, machine=machine, **options)
@@ -637,6 +644,23 @@ def _implied_selector(policy, machine) -> str | None:
         return getattr(make(policy), "selector", None)
     except (ValueError, TypeError, KeyError):
         return None
+
+
+def _selector_values(selector, opts, workload) -> None:
+    """ValueError unless the packing method ``selector``'s ``check_params``
+    hook takes ``opts`` on a one-job epoch with the workload's resources
+    (as ``simulate --param`` checks them): a value only the hook refuses
+    (BL's ``window=-1``, LOS's ``resource`` beyond K) failed at the first
+    backfill step, or never when no step had candidates."""
+    from epochbench.instances.packing import PackingInstance
+
+    from .methods import check_on
+    cap = getattr(workload, "capacity", None)          # a FarmStream has none: no selector either
+    k = 0 if cap is None else len(cap)
+    params = {key: v for key, v in opts.items() if key not in ("time_limit", "threads")}
+    if k and params:
+        epoch = PackingInstance.build([2] * k, [[1] * k], meta={"name": f"an epoch of the workload's K = {k}"})
+        check_on("packing", selector, params, [epoch], prefix="selector_options: ")
 
 
 def _selector_options(selector, opts) -> None:

@@ -426,8 +426,9 @@ def timed_checked(benchmark, method, insts: list, rounds: int, warmup_rounds: in
     benchmark.pedantic(call, setup=setup, rounds=rounds, iterations=1, warmup_rounds=warmup_rounds)
     for inst in insts:
         if content(copies[inst.name][0]) != copies[inst.name][1]:
-            raise ValueError(f"{inst.name}: method {method.name!r} ({method.origin}) changed the instance it "
-                             "was given in a timed round")
+            from epochbench.instances.core import InstanceChanged
+            raise InstanceChanged(f"{inst.name}: method {method.name!r} ({method.origin}) changed the instance it "
+                                  "was given in a timed round")
     for inst, out in zip(used, answers):
         try:
             as_result(inst, method.name, out, 0.0, describe=False)

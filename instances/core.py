@@ -124,6 +124,14 @@ class MethodFailed(RunStopped):
     (the cause is chained)."""
 
 
+class InstanceChanged(MethodFailed, ValueError):
+    """A method changed the instance it was given (its answer would be
+    checked against other data than it was asked about): the method's
+    fault, a :class:`MethodFailed`, as ``epochbench.solve`` documents a
+    method's errors; also the ``ValueError`` it was raised as before, so
+    that code catching that still does."""
+
+
 @dataclass(frozen=True)
 class Result:
     """What a method decided on one instance.

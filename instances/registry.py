@@ -21,7 +21,7 @@ from typing import Callable
 
 from .catalog import Catalog, PluginError, in_package, modules_of, origin_of, plugins
 from .checks import SEQUENCES, short, with_article
-from .core import InfeasibleSolution, MethodFailed, Result, content, handed
+from .core import InfeasibleSolution, InstanceChanged, MethodFailed, Result, content, handed
 from .io import check, families
 
 
@@ -568,7 +568,7 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
         raise MethodFailed(f"{inst.name}: method {method!r} ({m.origin}) raised SystemExit({exc.code!r})") from None
     seconds = time.perf_counter() - t0
     if before is not None and content(given) != before:
-        raise ValueError(f"{inst.name}: method {method!r} ({m.origin}) changed the instance it was given")
+        raise InstanceChanged(f"{inst.name}: method {method!r} ({m.origin}) changed the instance it was given")
     if m.exact:
         out = _overrun(out, DEFAULT_TIME_LIMIT if time_limit is None else time_limit, seconds)
     if m.exact and isinstance(out, Result) and out.status in ("infeasible", "timeout") and not out.decision:
@@ -576,7 +576,28 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
         out = _refuted(inst, out)
         return _unbounded(replace(out, family=inst.kind, method=method, seconds=seconds, value=math.nan, bound=None))
     res = as_result(inst, method, out, seconds, describe)
-    return _unbounded(_kind_said(honest(res, getattr(inst, "sense", "max"))) if m.exact else _no_proof(res))
+    if not m.exact:
+        return _unbounded(_no_proof(res))
+    return _unbounded(_kind_said(honest(_value_said(res, out), getattr(inst, "sense", "max"))))
+
+
+def _value_said(res: Result, out) -> Result:
+    """An exact method's checked result ``res`` with its ``optimal``
+    withdrawn (``feasible``, ``info["withdrawn"]``) when the method claimed
+    it without a bound, for a value (``out.value``) that its decision is not
+    worth (beyond :data:`CLAIM_TOL`, relative): the claim was about another
+    solution (a plug-in that claimed ``optimal`` at 0.99 for a decision
+    worth 0.37 was certified optimal at 0.37).  A claim with a bound is
+    judged on that bound (:func:`honest`); the value a method returns is
+    otherwise replaced by its decision's, as a heuristic's is."""
+    said = out.value if isinstance(out, Result) else None
+    if res.status != "optimal" or out.bound is not None or not isinstance(said, numbers.Real) \
+            or isinstance(said, bool) or not math.isfinite(said):
+        return res
+    if abs(float(said) - res.value) <= CLAIM_TOL * max(1.0, abs(res.value)):
+        return res
+    why = f"optimal claimed for a value {float(said)!r} that the decision is not worth ({res.value!r})"
+    return replace(res, status="feasible", bound=None, info={**res.info, "withdrawn": why})
 
 
 def _kind_said(res: Result) -> Result:

@@ -529,17 +529,22 @@ MAX_SLICE = 1e9
 MAX_MIGRATION_SLICES, MAX_MIGRATION_S = 1000, 1e4
 
 
-def _slices(table: JobTable, slice: float) -> None:
+def _slices(table: JobTable, slice: float, switch_overhead: float = 0.0) -> None:
     """InstanceError when ``slice`` would cut the stream's span (first to
     last arrival, plus the longest job) into more than :data:`MAX_SLICES`
-    slices (a slice of 1e-9 s hung a 300-job run)."""
+    slices (a slice of 1e-9 s hung a 300-job run).  A job runs for the
+    part of a slice that the switch overhead leaves, so the slices are
+    counted at that length: a 6-job run under an overhead of 0.999999
+    (within [0, 1)) ran for more than 10 minutes (a review of the library)."""
     if len(table.submit) == 0:
         return
     span = float(table.submit.max() - table.submit.min() + table.duration.max())
-    if span / slice > MAX_SLICES:
-        raise InstanceError(f"{named('slice')}: {slice:g} s cuts this stream's {span:.3g} s into about "
-                            f"{span / slice:.2g} slices, more than {MAX_SLICES:.0e} (hours of simulation); take a "
-                            "longer slice")
+    work = slice * (1.0 - switch_overhead)
+    if not span / work <= MAX_SLICES:
+        at = "" if switch_overhead == 0 else f" ({work:.3g} s of work after a switch overhead of {switch_overhead!r})"
+        raise InstanceError(f"{named('slice')}: {slice:g} s{at} cuts this stream's {span:.3g} s into about "
+                            f"{span / work:.2g} slices, more than {MAX_SLICES:.0e} (hours of simulation); take a "
+                            "longer slice" + ("" if switch_overhead == 0 else " or a smaller overhead"))
 
 
 def _real(name: str, value, what: str, *, integer: bool = False, inf: bool = False) -> None:
@@ -598,6 +603,23 @@ def _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limi
         raise InstanceError(f"{named('variant')}: migration policies take variant 2 (GS + FillMatrix-2) or 3 (all steps)")
 
 
+#: what a ``recorder`` of :func:`simulate_gang` is called with (:class:`epochbench.sim.record.GangRecorder`)
+RECORDER_METHODS = ("before_fill", "fill", "before_schedule", "schedule")
+
+
+def _hooks(trace, check, recorder) -> None:
+    """InstanceError for a ``trace`` or ``check`` that is not a bool, or a
+    ``recorder`` without :data:`RECORDER_METHODS` (``trace="no"`` was
+    taken as true, ``recorder=3`` raised AttributeError in the run)."""
+    for name, value in (("trace", trace), ("check", check)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise InstanceError(f"{named(name)}: True or False, got {value!r}")
+    lacks = [m for m in RECORDER_METHODS if not callable(getattr(recorder, m, None))]
+    if recorder is not None and lacks:
+        raise InstanceError(f"recorder: a GangRecorder (epochbench.sim.record) or None, got {recorder!r}, "
+                            f"which has no {', '.join(lacks)}")
+
+
 def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int = 5, slice: float = 200.0,
                   switch_overhead: float = 0.0, migration_cost: float = 10.0,
                   migration_limit: int | None = 64, discrete: bool = False, variant: int = 3,
@@ -626,11 +648,12 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
     O(events x (mpl^2 x jobs in the matrix)).
     """
     _options(policy, mpl, slice, switch_overhead, migration_cost, migration_limit, variant, discrete, cut_slice)
+    _hooks(trace, check, recorder)
     cap = np.asarray(capacity, dtype=np.int64).reshape(-1)
     if cap.shape[0] != 1:
         raise InstanceError(f"capacity: gang scheduling takes processors only (one entry), got {cap.tolist()}")
     table = JobTable.from_frame(jobs, cap)
-    _slices(table, float(slice))
+    _slices(table, float(slice), float(switch_overhead))
     options = dict(mpl=int(mpl), slice=float(slice), switch_overhead=float(switch_overhead) + 0.0,
                    migration_cost=float(migration_cost) + 0.0, migration_limit=migration_limit, discrete=discrete,
                    variant=int(variant), cut_slice=bool(cut_slice))

@@ -18,6 +18,20 @@ from .engine import ENGINES, Engine, JobTable, PassHook, Policy, PoolMachine, Ru
 from .profile import CompiledProfile
 
 
+class SelectorStalled(MethodFailed, RunStalled):
+    """A run with a selector stalled (:class:`~epochbench.sim.engine.RunStalled`):
+    the selector's last steps on an idle machine chose nothing.  Both the
+    selector's fault (:class:`~epochbench.instances.core.MethodFailed`, which
+    names it) and a stalled run, so that either ``except`` catches it, as
+    :func:`epochbench.simulate` documents both.  ``queued`` and ``now`` are
+    the stalled run's."""
+
+    def __init__(self, message: str, stalled: RunStalled | None = None):   # None: as unpickling calls it
+        RuntimeError.__init__(self, message)
+        if stalled is not None:
+            self.queued, self.now = stalled.queued, stalled.now
+
+
 def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str = "auto",
              selector: str | None = None, selector_options: dict | None = None,
              on_pass: PassHook | None = None, machine: Callable | None = None,
@@ -95,8 +109,8 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
         except RunStalled as exc:
             if getattr(pol, "selector", None) is None:
                 raise
-            raise MethodFailed(f"selector {pol.selector!r} of policy {pol.name!r}: {exc} (the selector's "
-                               "last steps on an idle machine chose nothing)") from exc
+            raise SelectorStalled(f"selector {pol.selector!r} of policy {pol.name!r}: {exc} (the selector's "
+                                  "last steps on an idle machine chose nothing)", exc) from exc
         passes, used = eng.passes, "generic"
     seconds = time.perf_counter() - t0 - (0.0 if compiled else eng.hooks.seconds)   # the hook's time is not the run's
     facts = getattr(pol, "facts", dict)()      # multi-queue's, on either engine (run_fast resets it too)
