@@ -115,18 +115,21 @@ def cmd_solve(args) -> int:
         res = _solve_one(solve, inst, m, args.method, params)  # the family's checker has passed it
     out = res.to_dict()                                      # info["bound_kind"] "none" when nothing is proved
     out["instance"] = inst.name
-    from .scoring import SolverDisagreement, Units, gap_fields, read_references, reference
+    from .scoring import Reference, SolverDisagreement, Units, gap_fields, read_references, reference
     out["checked"] = not math.isnan(res.value)   # NaN: no decision (a timeout or infeasible status without one)
     refs = read_references(args.reference)
     _say_unused("solve", refs, [inst])
+    clash = None
     try:
         known = reference(inst, [res], refs)
     except SolverDisagreement as exc:   # the checked solution refutes a claimed optimum or bound: show both
-        known, out["reference"] = None, {"disagreement": str(exc)}
-    else:
-        g = gap_fields(inst, res, known)
-        out["reference"] = {k: g[k] for k in ("value", "bound", "gap", "gap_kind", "ref_source", "beats_reference",
-                                              "units")}   # value and bound in the data set's units
+        known, clash = None, str(exc)
+    # value and bound in the data set's units; on a disagreement no reference, as a score row has none
+    g = gap_fields(inst, res, known if clash is None else Reference(None, "no bound", ""))
+    out["reference"] = {k: g[k] for k in ("value", "bound", "gap", "gap_kind", "ref_source", "beats_reference",
+                                          "units")}
+    if clash is not None:
+        out["reference"]["disagreement"] = clash
     if args.json:
         from epochbench.instances.core import json_text
         print(json_text(out))
@@ -793,6 +796,7 @@ def cmd_compare(args) -> int:
     for t, rows in broken:
         for r in rows.itertuples():
             what = ("gone: measured in A, not in B" if r.gone else
+                    "no time in B: every solve failed" if t.what != "gap" and getattr(r, "lost_time", False) else
                     f"time x{_past(r.time_ratio, 1 + t.limit / 100, '')}" if t.what != "gap" else
                     f"gaps on {r.gapped_b:g} of {r.solves_b:g} solves (A: {r.gapped_a:g} of {r.solves_a:g})"
                     if r.lost_gaps else f"mean gap {_past(r.d_mean, t.limit, '+')} pp")

@@ -188,12 +188,25 @@ def _from_solves(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=[*COLUMNS, "set"])
 
 
-def _family_of(bench: dict) -> str:
+def _family_of(bench: dict, where: str = "benchmark") -> str:
+    """The benchmark's family: ``extra_info.family``, else the first word of
+    its group or name.  A field of another JSON type than a string is a
+    ValueError naming ``where`` and the field (a family ``True`` or
+    ``{"x": 1}`` was compared as one)."""
     info = bench.get("extra_info") or {}
     if "family" in info:
-        return str(info["family"])
-    group = bench.get("group") or bench.get("name", "")
+        return _text(info["family"], where, "extra_info.family")
+    key = "group" if bench.get("group") else "name"
+    group = _text(bench.get(key, ""), where, key, empty_ok=True)
     return re.split(r"[-\[_ ]", group, maxsplit=1)[0] or "?"
+
+
+def _text(value, where: str, what: str, empty_ok: bool = False) -> str:
+    """``value`` as a string; ValueError naming ``where`` and ``what`` for
+    another JSON type (or an empty string, unless ``empty_ok``)."""
+    if not isinstance(value, str) or not (value or empty_ok):
+        raise ValueError(f"{where}: {what} {value!r} is not a name (a non-empty string)")
+    return value
 
 
 def _number(value, where: str, what: str, low: float = 0.0, none_ok: bool = True) -> float:
@@ -213,6 +226,8 @@ def _benchmark_rows(path: Path) -> pd.DataFrame:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:                     # arrays or objects nested thousands deep
+        raise ValueError(f"{path}: not a pytest-benchmark file (JSON nested too deep to read)") from None
     except UnicodeDecodeError:                 # a Parquet or PNG file given: the message named no file
         raise ValueError(f"{path}: not a text file (a pytest-benchmark JSON file, a bench-solves.csv or a score "
                          "CSV, or a results folder)") from None
@@ -234,9 +249,13 @@ def _benchmark_rows(path: Path) -> pd.DataFrame:
         median = stats.get("median")
         if median is not None and not (isinstance(median, (int, float)) and not isinstance(median, bool)):
             raise ValueError(f"{where}: stats.median {median!r} is not a number")
-        weight = info.get("instances") or info.get("problems") or 1
-        rows.append({"family": _family_of(b), "method": str(method), "key": str(b.get("name", i)),
-                     "weight": _number(weight, where, "extra_info.instances", low=1, none_ok=False),
+        method = _text(method, where, "extra_info.method")
+        field = next((k for k in ("instances", "problems") if info.get(k) is not None), None)
+        weight = _number(info[field], where, f"extra_info.{field}", low=1, none_ok=False) if field else 1.0
+        if not weight.is_integer():
+            raise ValueError(f"{where}: extra_info.{field} {info[field]!r} is not a whole number of instances")
+        rows.append({"family": _family_of(b, where), "method": method, "key": str(b.get("name", i)),
+                     "weight": weight,
                      "mean_gap": _number(info.get("mean_gap", info.get("mean_gap_best")), where, "extra_info.mean_gap"),
                      "max_gap": _number(info.get("max_gap"), where, "extra_info.max_gap"),
                      "median_ms": 1000 * _number(median, where, "stats.median")})
@@ -651,8 +670,9 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, slower: float = TIME_NOISE) -> pd.
     """Per (family, set, method) in either run: the gaps and times of A and B, the
     changes (``d_mean`` and ``d_max`` in percentage points, ``time_ratio`` =
     B / A of the median times; :func:`compare_runs` makes it the median of
-    the per-instance ratios), ``lost_gaps`` (:func:`_lost_gaps`), ``gone`` (in A, not in B)
-    and ``flag``: ``gaps-lost``, ``gap+`` / ``gap-`` (worse / better gap),
+    the per-instance ratios), ``lost_gaps`` (:func:`_lost_gaps`), ``gone`` (in A, not in B),
+    ``lost_time`` (in both, timed in A, with no time in B: every solve of B
+    failed) and ``flag``: ``gaps-lost``, ``time-lost``, ``gap+`` / ``gap-`` (worse / better gap),
     ``slower`` (ratio above ``slower``: :data:`TIME_NOISE`, or a tighter
     time guard's limit, :meth:`Threshold.slower`) / ``faster`` (below
     1 / :data:`TIME_NOISE`), ``new`` / ``gone``."""
@@ -662,6 +682,7 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, slower: float = TIME_NOISE) -> pd.
     m["time_ratio"] = m["median_ms_b"] / m["median_ms_a"]
     m["lost_gaps"] = _lost_gaps(m)
     m["gone"] = (m["solves_a"].notna() & m["solves_b"].isna()).astype(bool)
+    m["lost_time"] = (m["median_ms_a"].notna() & m["median_ms_b"].isna() & ~m["gone"]).astype(bool)
     m["flag"] = [_flags(r, slower) for r in m.itertuples()]
     return m
 
@@ -681,6 +702,8 @@ def _flags(r, slower: float = TIME_NOISE) -> str:
     if pd.isna(r.solves_b):
         return "gone"
     out = ["gaps-lost"] if r.lost_gaps else []
+    if r.lost_time:
+        out.append("time-lost")
     if abs(r.d_mean) > 1e-9 or abs(r.d_max) > 1e-9:
         out.append("gap+" if (r.d_mean > 1e-9 or (abs(r.d_mean) <= 1e-9 and r.d_max > 0)) else "gap-")
     if r.time_ratio > slower:
@@ -697,7 +720,9 @@ class Threshold:
     (``time_ratio``: the median of its per-instance ratios B / A).  Each
     instance set of a method is guarded on its own (:func:`_instance_sets`).
     Either fails a method that is gone from B (nothing measured: worse by
-    an unknown amount); a method new in B fails neither.  A value
+    an unknown amount), and a time guard one that B measured with no time
+    (``lost_time``: every solve failed), as a gap guard fails one that lost
+    gaps; a method new in B fails neither.  A value
     without its ``%`` is read as one with it, as it always was, and
     :attr:`note` says so (``gap:0.5`` could be meant as a fraction)."""
 
@@ -725,7 +750,8 @@ class Threshold:
         gone = table["gone"] if "gone" in table else table["solves_b"].isna() & table["solves_a"].notna()
         if self.what == "gap":   # a method that lost gaps is worse by an unknown amount: it fails too
             return table[(table["d_mean"] > self.limit + 1e-9) | table["lost_gaps"] | gone]
-        return table[(table["time_ratio"] > self.slower()) | gone]
+        lost = table["lost_time"] if "lost_time" in table else False
+        return table[(table["time_ratio"] > self.slower()) | gone | lost]
 
 
 def format_comparison(table: pd.DataFrame) -> str:

@@ -536,6 +536,8 @@ def _read_why(path: Path) -> tuple[dict | None, str]:
         data = json.loads(text)
     except ValueError as exc:
         return None, f"not JSON ({exc})"
+    except RecursionError:                     # arrays or objects nested thousands deep
+        return None, "not a run record (JSON nested too deep to read)"
     return (data, "") if isinstance(data, dict) else (None, f"a JSON {type(data).__name__}, not an object")
 
 

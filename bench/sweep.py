@@ -439,8 +439,8 @@ def drop_records(path: Path, tasks: list[dict]) -> None:
         try:
             if _key(json.loads(line)["task"]) in mine:
                 continue
-        except (ValueError, KeyError, TypeError):
-            continue  # a line cut short by a kill
+        except (ValueError, KeyError, TypeError, RecursionError):
+            continue  # a line cut short by a kill (or nested too deep to be a record)
         keep.append(line)
     if not keep:
         path.unlink()
@@ -488,7 +488,7 @@ def _record(line: bytes) -> dict | None:
     no task's rows); read by :func:`load_stamped` and :func:`repair_tail`."""
     try:
         rec = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):        # RecursionError: nested too deep to be a record
         return None
     ok = (isinstance(rec, dict) and isinstance(rec.get("task"), dict) and isinstance(rec.get("rows"), list)
           and all(isinstance(r, dict) for r in rec["rows"]))

@@ -272,7 +272,7 @@ def _json_but_no_object(text: str) -> bool:
     ``null``): read as a file name, it said "cannot read [1,2]"."""
     try:
         return not isinstance(json.loads(text), dict)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 
@@ -298,6 +298,8 @@ def load_params(spec) -> dict:
             d = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{source}: not JSON ({exc.msg})") from None
+        except RecursionError:
+            raise ValueError(f"{source}: not the parameters fit_trace writes (JSON nested too deep)") from None
     if not isinstance(d, dict) or not d.get("classes"):
         raise ValueError(f"{source}: field 'classes' missing or empty")
     try:
