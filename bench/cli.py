@@ -158,11 +158,20 @@ def _solve_one(solve, inst, m, method: str, params: dict):
     built-in) method raises becomes one line naming the method, status 1
     (:class:`~epochbench.instances.core.MethodFailed`), as a ``sys.exit`` in
     it does and as ``score`` and ``validate`` report it (it printed a
-    traceback).  A decision the checker refuses stays that error."""
+    traceback).  So does a decision of such a method that the checker
+    refuses, named after the method (the checker's message named only the
+    instance, status 2, read as bad input; the README counts a user's
+    method that failed as status 1)."""
     from epochbench.instances.core import MethodFailed
     try:
         return solve(inst, method, **params)
-    except (InfeasibleSolution, RunStopped):
+    except InfeasibleSolution as exc:
+        if m.origin == "builtin":
+            raise
+        text = " ".join(str(exc).split()).removeprefix(f"{inst.name}: ")
+        raise MethodFailed(f"{inst.name}: method {method!r} ({m.origin}) returned a decision the checker "
+                           f"refuses: {text}") from exc
+    except RunStopped:
         raise
     except Exception as exc:
         if m.origin == "builtin":

@@ -56,7 +56,7 @@ import numpy as np
 
 from .catalog import Catalog, modules_of, origin_of, plugins
 from .checks import first_repeat, is_int as _is_int, is_number as _is_number, short as _short, split_names
-from .core import InstanceError
+from .core import InstanceError, MethodFailed
 from .data import absent, data_root
 from .io import write_family
 from .packing import EpochsInstance, PackingInstance, reservation_from_running
@@ -737,7 +737,6 @@ def register_generator(name: str, func: Callable, *, help: dict | None = None, c
     ``module NAME``: :func:`~epochbench.instances.catalog.origin_of`) is
     what a clash of names says registered it."""
     origin = origin or origin_of(func, sys._getframe(1))
-    CATALOG.add(name, func, origin=origin)           # a different function under a taken name raises
     spec = {}
     for p in inspect.signature(func).parameters.values():
         if p.kind is inspect.Parameter.KEYWORD_ONLY:
@@ -748,6 +747,9 @@ def register_generator(name: str, func: Callable, *, help: dict | None = None, c
             spec[p.name] = Param(p.default, typ, (help or {}).get(p.name) or _HELP.get(p.name, ""),
                                  (choices or {}).get(p.name) or _CHOICES.get(p.name),
                                  _bounds(name, p.name), p.name)
+    # registered only once its parameters are known: a plug-in refused above left a generator without
+    # them, and every `generate` raised KeyError (a review of plug-ins)
+    CATALOG.add(name, func, origin=origin)           # a different function under a taken name raises
     GENERATOR_PARAMS[name] = spec
     if write is not None:
         WRITERS[name] = write
@@ -831,7 +833,31 @@ def _checked_here(param: Param, value) -> bool:
 def generate(name: str, **params) -> list:
     """Instances of generator ``name`` (see :data:`GENERATORS`)."""
     full = resolved_params(name, **params)
-    return GENERATORS[name](**full)
+    return _called(name, full)
+
+
+def _called(name: str, full: dict):
+    """``GENERATORS[name](**full)``; a plug-in's failure in one line naming it
+    (:class:`~epochbench.instances.core.MethodFailed`): it raised (a
+    ``ValueError``, a refused value, is raised as it is, named), or, for a
+    generator of a family of instances, returned anything but a list of
+    them (``[1, 2]`` or None ended in an AttributeError or TypeError deep
+    in the writer, and ``eb.generate`` returned it)."""
+    origin = CATALOG.origin(name)
+    if origin == "builtin":
+        return GENERATORS[name](**full)
+    try:
+        out = GENERATORS[name](**full)
+    except ValueError as exc:
+        raise ValueError(f"generator {name!r} ({origin}): {exc}") from exc
+    except Exception as exc:
+        raise MethodFailed(f"generator {name!r} ({origin}) raised {type(exc).__name__}: {exc}") from exc
+    if name not in WRITERS and not (isinstance(out, (list, tuple))
+                                    and all(callable(getattr(x, "to_dict", None)) and hasattr(x, "kind")
+                                            for x in out)):
+        raise MethodFailed(f"generator {name!r} ({origin}) returned {_short(out, 40)} ({type(out).__name__}), "
+                           "not a list of instances")
+    return list(out) if name not in WRITERS else out
 
 
 def write_generated(name: str, out, **params) -> Path:
@@ -844,7 +870,7 @@ def write_generated(name: str, out, **params) -> Path:
     if "root" in full and full["root"] is None:      # a data set read from the data folder: which one
         from .data import data_root
         data = str(Path(data_root()).resolve())
-    return write_family(out, GENERATORS[name](**full), generator=name, params=full, data_folder=data)
+    return write_family(out, _called(name, full), generator=name, params=full, data_folder=data)
 
 
 def _bound(x) -> str:

@@ -126,22 +126,16 @@ def make(name: str, **options) -> Policy:
     spec = _registry.get_policy("pool", name)
     _registry.check_applies("pool", name, options)
     try:
-        return spec.make(**options)
+        return _registry.made("pool", name, options, lambda p: isinstance(p, Policy),
+                              "a pool Policy (epochbench.sim.engine.Policy)")
     except TypeError as exc:
         hint = ("; an option of its selection step's packing method goes in selector_options (e.g. "
                 "selector_options={'window': 2}; --param window=2 on the command line)"
                 if getattr(spec.make, "has_selector", False) else "")
-        err = _registry.unknown_option(exc, "pool", name, ("selector", "selector_options"), hint)
+        err = _registry.unknown_option(exc.__cause__ or exc, "pool", name, ("selector", "selector_options"), hint)
         if err is None:
             raise
         raise err from None
-    except ValueError:
-        raise                                        # a refused option value: the caller's
-    except Exception as exc:                         # a plug-in's factory failed: one line naming it
-        origin = _registry.POLICIES.origin(("pool", name))
-        if origin == "builtin":
-            raise
-        raise MethodFailed(f"policy {name!r} ({origin}): its factory raised {type(exc).__name__}: {exc}") from None
 
 
 _registry.declare_options("pool", _registry.Option(

@@ -77,6 +77,8 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
         raise ValueError("give selector and options to the Policy object, not to simulate()")
     else:
         pol = policy
+    # the name it was asked for and registered under (a plug-in's factory may return a built-in's object)
+    label = policy if isinstance(policy, str) else pol.name
     held = getattr(pol, "selector_options", None)     # as the policy holds them: a dict, whatever was given
     options_ok = isinstance(policy, str) and policies.fast_takes_options(policy, held, cap.shape[0])
     fast_ok = (isinstance(policy, str) and policy in policies.FAST_CODES and selector is None and options_ok
@@ -89,7 +91,7 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
         t0 = time.perf_counter()                 # the compiled loop's pure-Python twin: nothing to load
         passes = policies.run_python(table, cap, progress)
         if passes is not None:
-            return SimResult(result_columns(table), pol.name, pol.options(), passes, time.perf_counter() - t0,
+            return SimResult(result_columns(table), label, pol.options(), passes, time.perf_counter() - t0,
                              "python", cap)
         # past its time budget (nothing written): the compiled loop, loaded first and timed alone
     if compiled and table.n:
@@ -114,7 +116,7 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
         passes, used = eng.passes, "generic"
     seconds = time.perf_counter() - t0 - (0.0 if compiled else eng.hooks.seconds)   # the hook's time is not the run's
     facts = getattr(pol, "facts", dict)()      # multi-queue's, on either engine (run_fast resets it too)
-    return SimResult(result_columns(table), pol.name, pol.options(), passes, seconds, used, cap, facts=facts)
+    return SimResult(result_columns(table), label, pol.options(), passes, seconds, used, cap, facts=facts)
 
 
 #: what only the generic engine takes, as :func:`_no_fast_path` names it

@@ -95,6 +95,32 @@ def register_policy(machine: str, name: str, make: Callable[..., Any], *, rule: 
     return POLICIES.add((machine, name), spec, origin=origin, same=lambda old, new: old.make is new.make)
 
 
+def made(machine: str, name: str, options: dict, ok: Callable[[Any], bool], what: str):
+    """``make(**options)`` of policy ``name`` of ``machine``, a plug-in's
+    failure said in one line naming it (:class:`~epochbench.instances.core.MethodFailed`):
+    its factory raised, or returned what ``ok`` refuses (``what`` says what
+    it should be; a factory returning 42 ended in an AttributeError deep in
+    the run).  A ``ValueError`` or ``TypeError`` (a refused option: the
+    caller's) is raised as it is, named after a plug-in's policy."""
+    from epochbench.instances.core import MethodFailed
+    from epochbench.instances.checks import short
+    origin = POLICIES.origin((machine, name))
+    try:
+        obj = get_policy(machine, name).make(**options)
+    except (ValueError, TypeError) as exc:
+        if origin == "builtin":
+            raise
+        raise (TypeError if isinstance(exc, TypeError) else ValueError)(f"policy {name!r} ({origin}): {exc}") from exc
+    except Exception as exc:                         # a plug-in's factory failed: one line naming it
+        if origin == "builtin":
+            raise
+        raise MethodFailed(f"policy {name!r} ({origin}): its factory raised {type(exc).__name__}: {exc}") from None
+    if not ok(obj):
+        raise MethodFailed(f"policy {name!r} ({origin}): its factory returned {short(obj, 40)} "
+                           f"({type(obj).__name__}), not {what}")
+    return obj
+
+
 def declare_options(machine: str, *options: Option) -> None:
     """Declare options of ``machine``'s policies (a name declared twice must
     be the same declaration)."""

@@ -100,7 +100,10 @@ def _gang(workload, policy, **options) -> SimResult:
         own = [p for p in takes if p not in ("on_pass", "progress")]
         raise registry.OptionError(f"policy {policy!r} (gang): unknown option {unknown[0]!r}; it takes "
                                    f"{', '.join(own)}")
-    return _with_dropped(simulate_gang(jobs, cap, registry.get_policy("gang", policy).make(), **options), dropped)
+    from .gang import GANG_POLICIES
+    name = registry.made("gang", policy, {}, lambda p: isinstance(p, str) and p in GANG_POLICIES,
+                         f"the name of a gang policy ({', '.join(GANG_POLICIES)})")
+    return _with_dropped(simulate_gang(jobs, cap, name, **options), dropped)
 
 
 _STREAM = {"farm_jobs": "jobs", "machines": "machines", "licenses": "licenses", "interarrival": "interarrival",
@@ -134,7 +137,9 @@ def _farm(workload, policy, *, on_pass=None, progress=None, **options) -> SimRes
                              if o.name not in _STREAM)]
         raise registry.OptionError(f"policy {policy!r} (farm): unknown option {sorted(options)[0]!r}; it takes "
                                    f"{', '.join(dict.fromkeys(known))}")
-    made = registry.get_policy("farm", policy).make(**kw)
+    from .farm import FarmPolicy
+    made = registry.made("farm", policy, kw, lambda p: isinstance(p, FarmPolicy),
+                         "a farm policy (epochbench.sim.farm.FarmPolicy)")
     if limit_given and not made.exact_steps():
         warnings.warn(NoEffect(f"{arg('exact_time_limit')} has no effect: it limits a CS policy's exact steps "
                                f"(an exact {arg('matcher')} or {arg('mkp')}, or {arg('oracle_every')}), and "

@@ -27,6 +27,7 @@ import pandas as pd
 
 from epochbench import sweep as _sw
 from epochbench.instances.catalog import Catalog, PluginError, modules_of, origin_of, plugins
+from epochbench.instances.core import MethodFailed
 from epochbench.instances.data import data_state
 from epochbench.instances.files import atomic_path, output_lock
 
@@ -84,6 +85,8 @@ def _plugin_experiment(ep) -> None:
     exp = ep.load()
     if not isinstance(exp, Experiment):
         raise PluginError(f"{ep.value} is a {type(exp).__name__}, not an Experiment")
+    if exp.name != ep.name:        # `experiment NAME` found nothing under the entry point's name
+        raise PluginError(f"entry point name {ep.name!r} is not its experiment's name {exp.name!r}")
     register(exp, origin=f"entry point {ep.value}")
 
 
@@ -101,8 +104,24 @@ def register(exp: Experiment, origin: str | None = None) -> Experiment:
     register it, else ``module NAME``:
     :func:`~epochbench.instances.catalog.origin_of`)."""
     origin = origin or origin_of(exp.run, sys._getframe(1))
-    CATALOG.add(exp.name, exp, same=lambda old, new: old.run is new.run, origin=origin)
+    check_experiment_name(exp.name)
+    # the same experiment registered again (its module imported twice); another one under a taken name
+    # is refused, even one that reuses a built-in's run (it silently replaced that experiment's tasks)
+    CATALOG.add(exp.name, exp, same=lambda old, new: old == new, origin=origin)
     return exp
+
+
+#: an experiment's name: it names files (NAME.csv, NAME.run.json) and is a word of the command line
+EXPERIMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def check_experiment_name(name) -> None:
+    """ValueError unless ``name`` suits an experiment (:data:`EXPERIMENT_NAME`,
+    and not ``list``, which lists them): ``../evil`` wrote its files beside
+    the folder ``--out`` named."""
+    if not isinstance(name, str) or not EXPERIMENT_NAME.fullmatch(name) or name == "list":
+        raise ValueError(f"experiment name: letters, digits, '.', '_' and '-', starting with a letter or digit, "
+                         f"and not 'list' (the listing); got {name!r}")
 
 
 def load_experiments() -> dict[str, Experiment]:
@@ -322,7 +341,10 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
         raise ValueError(f"unknown experiment {name!r}; known: {', '.join(sorted(exps)) or 'none'}")
     exp = exps[name]
     _check_data(exp)
-    tasks = exp.tasks(opts)
+    tasks = _own(exp, "tasks", opts)
+    if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
+        raise MethodFailed(f"experiment {name!r} ({CATALOG.origin(name)}): its tasks() returned "
+                           f"{type(tasks).__name__}, not a list of dicts")
     if not tasks:
         raise ValueError(f"experiment {name!r} has no runs for these options")
     subset = opts.tasks is not None or bool(opts.where)          # --tasks "" is refused by select
@@ -392,17 +414,44 @@ def _write_outputs(name: str, exp, rows: list[dict], out: Path, subset: bool, pa
     a finished sweep's ``rows``; returns the rows and the table as frames."""
     df = pd.DataFrame(rows)
     _write_csv(df, out / f"{name}.csv")
-    table = exp.table(df)
+    table = _table(exp, "table", df)
     _write_csv(table, out / f"{name}-table.csv")
-    for file, make in zip(extra_files(name), exp.extra.values()):
-        _write_csv(make(df), out / file)
+    for (key, make), file in zip(exp.extra.items(), extra_files(name)):
+        _write_csv(_table(exp, f"extra[{key!r}]", df, make), out / file)
     if exp.plot is not None:
         import matplotlib
         matplotlib.use("Agg")
-        exp.plot(df, out / f"{name}.png")
+        _own(exp, "plot", df, out / f"{name}.png")
     if not subset:   # complete: NAME.csv holds this run's rows; other task lists' rows stay
         _sw.drop_records(partial, tasks)     # last: a table or figure that fails leaves them for a rerun
     return df, table
+
+
+def _own(exp: Experiment, what: str, *args, func: Callable | None = None):
+    """``exp.<what>(*args)`` (or ``func``); a plug-in experiment's failure
+    is one line naming it (:class:`~epochbench.instances.core.MethodFailed`),
+    not a traceback from inside it.  A ``ValueError`` (options it refuses)
+    stays the caller's, named after the experiment."""
+    func = func or getattr(exp, what)
+    origin = CATALOG.origin(exp.name)
+    if origin == "builtin":
+        return func(*args)
+    try:
+        return func(*args)
+    except ValueError as exc:
+        raise ValueError(f"experiment {exp.name!r} ({origin}): {exc}") from exc
+    except Exception as exc:
+        raise MethodFailed(f"experiment {exp.name!r} ({origin}): its {what}() raised {type(exc).__name__}: "
+                           f"{exc}") from exc
+
+
+def _table(exp: Experiment, what: str, df: pd.DataFrame, func: Callable | None = None) -> pd.DataFrame:
+    """A table of ``exp`` (:func:`_own`), refused in one line unless a DataFrame."""
+    table = _own(exp, what, df, func=func)
+    if not isinstance(table, pd.DataFrame):
+        raise MethodFailed(f"experiment {exp.name!r} ({CATALOG.origin(exp.name)}): its {what}() returned "
+                           f"{type(table).__name__}, not a DataFrame")
+    return table
 
 
 def code_stamp(info: dict, exp: Experiment | None = None) -> dict:
