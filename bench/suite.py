@@ -69,6 +69,14 @@ def configs(quick: bool) -> list[Config]:
     return out
 
 
+def plugin_heuristics(family: str) -> list[str]:
+    """The heuristics of ``family`` that plug-ins registered, in registry
+    order: the benchmark modules that name the built-ins they measure
+    (knapsack, mapping, assignment) measure these beside them, as the
+    README promises of a plug-in (they were never collected)."""
+    return [n for n in names(family, "heuristic") if get(family, n).origin != "builtin"]
+
+
 def methods_for(family: str) -> list[str]:
     """Exact methods first (they set the reference), then heuristics."""
     exact = [m for m in EXACT_ORDER if m in names(family, "exact")]

@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from epochbench.scoring import gap_of
-from epochbench.suite import instance_record, median_seconds, record, rows_writer, rounds as bench_rounds, time_rounds
+from epochbench.suite import (instance_record, median_seconds, plugin_heuristics, record, rows_writer,
+                              rounds as bench_rounds, time_rounds)
 from epochbench.instances.assignment import lexicographic_matching
 from epochbench.instances.generators import generate
 from epochbench.instances.registry import get, solve
@@ -31,7 +32,8 @@ COUNT = 5
 CASES = {  # case -> (method, event)
     "mis": ("mis", "none"), "mfs": ("mfs", "none"), "hungarian": ("hungarian", "none"),
     "imfs (no event)": ("imfs", "none"), "imfs (arrive)": ("imfs", "arrive"),
-    "imfs (leave)": ("imfs", "leave"), "mfs (arrive)": ("mfs", "arrive"), "mfs (leave)": ("mfs", "leave")}
+    "imfs (leave)": ("imfs", "leave"), "mfs (arrive)": ("mfs", "arrive"), "mfs (leave)": ("mfs", "leave"),
+    **{name: (name, "none") for name in plugin_heuristics("assignment")}}      # a plug-in's, beside them
 GENERATORS = {"assign-farm": {}, "assign-random": {"density": 0.5}}
 #: the seeds and time limits of this module's benchmarks, recorded in the run's ``run.json``
 SEED, DENSE_SEED, EXACT_S = 1, 2, 60.0
@@ -95,7 +97,7 @@ def test_gap_and_time_per_size(benchmark, gen, size, case, request):
     ROWS.append({"test": "gap per size", **info})
 
 
-@pytest.mark.parametrize("method", ["mfs", "mis", "hungarian"])
+@pytest.mark.parametrize("method", ["mfs", "mis", "hungarian", *plugin_heuristics("assignment")])
 def test_dense_150(benchmark, method, request):
     """Complete 150 x 150 matrices (every pair eligible, preferences 1..100)."""
     insts = generate("assign-random", n=150, machines=150, count=3, seed=DENSE_SEED)

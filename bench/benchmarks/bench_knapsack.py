@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from epochbench.scoring import gap_of
-from epochbench.suite import instance_record, median_seconds, record, rows_writer, rounds as bench_rounds, time_rounds
+from epochbench.suite import (instance_record, median_seconds, plugin_heuristics, record, rows_writer,
+                              rounds as bench_rounds, time_rounds)
 from epochbench.instances.data import data_root
 from epochbench.instances.generators import generate
 from epochbench.instances.knapsack import load_mknapcb
@@ -38,7 +39,7 @@ def mknapcb1():
     return load_mknapcb(MKNAPCB1)
 
 
-@pytest.mark.parametrize("method", ["greedy-mkp", "greedy-ratio"])
+@pytest.mark.parametrize("method", ["greedy-mkp", "greedy-ratio", *plugin_heuristics("knapsack")])
 def test_greedy_speed_n1000_l40(benchmark, method, request):
     """[capannini2007] section 6 MKP sizes: 1000 jobs, 40 licenses (ratio 40-45 %)."""
     insts = generate("farm-mkp", n=1000, machines=100, licenses=40, count=3, seed=SPEED_SEED)
@@ -56,7 +57,7 @@ def test_greedy_speed_n1000_l40(benchmark, method, request):
                  "items": float(np.mean([i.n for i in insts]))})
 
 
-@pytest.mark.parametrize("method", ["greedy-mkp", "greedy-ratio"])
+@pytest.mark.parametrize("method", ["greedy-mkp", "greedy-ratio", *plugin_heuristics("knapsack")])
 def test_greedy_gap_on_mknapcb1(benchmark, mknapcb1, method, request):
     """Gap to the best known values (Chu & Beasley GA, mkcbres.txt) on all 30
     problems, by :func:`epochbench.scoring.gap_of` (``beats``: problems where the

@@ -16,7 +16,8 @@ import pytest
 
 from epochbench.experiments.braun import GREEDY, exact_run, exact_table
 from epochbench.scoring import better, gap_of
-from epochbench.suite import instance_record, median_seconds, record, rows_writer, rounds as bench_rounds, time_rounds
+from epochbench.suite import (instance_record, median_seconds, plugin_heuristics, record, rows_writer,
+                              rounds as bench_rounds, time_rounds)
 from epochbench.instances.data import data_root
 from epochbench.instances.mapping import BRAUN_NAMES, braun_family, braun_range
 from epochbench.instances.registry import get, solve
@@ -44,7 +45,7 @@ def big():
                        seed=STAND_IN_SEED), "braun-range"
 
 
-@pytest.mark.parametrize("method", GREEDY + ("sa", "tabu"))
+@pytest.mark.parametrize("method", GREEDY + ("sa", "tabu", *plugin_heuristics("mapping")))
 def test_heuristic_512x16(benchmark, big, method, request):
     insts, source = big
     func = get("mapping", method).func
