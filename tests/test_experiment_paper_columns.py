@@ -304,3 +304,36 @@ def test_zhang_gang_figure_25_shows_wait_and_capacity_loss_too(tmp_path, monkeyp
     assert set(fig25) == {"fig. 25: slowdown (MPL 5)", "fig. 25: wait (MPL 5)", "fig. 25: capacity loss (MPL 5)"}
     for ax in fig25.values():
         assert {"MGS-5", "MBGS-5", "GS-5", "BGS-5"} <= {line.get_label() for line in ax.get_lines()}
+
+
+def test_zhang_gang_claims_compare_bgs_with_gs_without_bf():
+    """A run of BGS and GS alone (no BF task) had every share empty, BGS
+    against GS included, though both ran at every point (a review)."""
+    base = {"stream": "kth", "overhead": 0.0, "discrete": False, "seed": 0, "offered_load": 0.5,
+            "capacity_loss": 0.1, "bsld_std": 1.0, "wait_std": 1.0, "small_bsld_mean": 1.0, "large_bsld_mean": 1.0,
+            "small_wait_mean": 1.0, "large_wait_mean": 1.0, "utilization": 0.5}
+    rows = []
+    for p, (b, s) in zip((0.4, 0.6, 0.8), ((14.9, 112.0), (30.5, 394.0), (64.4, 1928.0))):
+        rows += [{**base, "config": "BGS-2", "policy": "bgs", "mpl": 2, "point": p, "bsld_mean": b, "wait_mean": b},
+                 {**base, "config": "GS-2", "policy": "gs", "mpl": 2, "point": p, "bsld_mean": s, "wait_mean": s}]
+    c = zg.claims(pd.DataFrame(rows)).set_index("mpl").loc[2]
+    assert c["points"] == 3 and c["bgs<gs sld"] == 1.0 and c["bgs<gs wait"] == 1.0
+    assert c["points bf"] == 0 and pd.isna(c["bgs<bf sld"])
+
+
+def test_oracle_table_pools_the_seeds_epochs():
+    """With several seeds each gap figure was the unweighted mean of the
+    per-seed figures, "gap_max" included (26 % for a max of 61 %)."""
+    from epochbench.experiments.oracle import table
+    common = {"k": 2, "policy": "bb-easy", "unproven": 0, "nothing_fits": 0, "wait": 10.0, "bsld": 2.0,
+              "utilization": 0.5}
+    rows = pd.DataFrame([
+        {**common, "seed": 0, "epochs": 3, "gap_mean": 0.1, "gap_median": 0.1, "gap_p90": 0.18, "gap_max": 0.2,
+         "optimal_share": 1 / 3, "gaps": "0 0.1 0.2"},
+        {**common, "seed": 1, "epochs": 1, "gap_mean": 0.6, "gap_median": 0.6, "gap_p90": 0.6, "gap_max": 0.6,
+         "optimal_share": 0.0, "gaps": "0.6"}])
+    t = table(rows).iloc[0]
+    assert t["epochs"] == 4 and t["gap_max %"] == 60.0 and t["gap_mean %"] == 22.5
+    assert t["gap_median %"] == 15.0 and t["gap_p90 %"] == 48.0 and t["optimal_share %"] == 25.0
+    one = table(rows.iloc[:1]).iloc[0]                 # one seed: its own figures, as before
+    assert (one["gap_median %"], one["gap_p90 %"], one["gap_max %"]) == (10.0, 18.0, 20.0)
