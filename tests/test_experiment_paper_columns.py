@@ -337,3 +337,17 @@ def test_oracle_table_pools_the_seeds_epochs():
     assert t["gap_median %"] == 15.0 and t["gap_p90 %"] == 48.0 and t["optimal_share %"] == 25.0
     one = table(rows.iloc[:1]).iloc[0]                 # one seed: its own figures, as before
     assert (one["gap_median %"], one["gap_p90 %"], one["gap_max %"]) == (10.0, 18.0, 20.0)
+
+
+def test_a_legend_title_wider_than_its_figure_is_wrapped():
+    """oracle's legend title was cut at both edges on a one-column figure."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from epochbench.experiments.plotting import COLUMN, PAGE, legend, proxy
+    text = "box: quartiles of the epochs; n: epochs scored; opt.: share where the selector was optimal"
+    for width, lines in ((COLUMN, 2), (PAGE, 1)):
+        fig = plt.figure(figsize=(width, 2.8))
+        leg = legend(fig, [proxy("median")], title=text)
+        assert leg.get_title().get_text().count("\n") + 1 == lines
+        plt.close(fig)

@@ -114,6 +114,8 @@ def legend(fig, handles=None, labels=None, *, title: str | None = None, ncol: in
 
     Without ``handles``, every labelled artist of every panel, deduplicated
     by label (first one wins); ``ncol`` by default as many columns as fit.
+    A ``title`` wider than the figure is wrapped to its width (``oracle``'s
+    was cut at both edges on a one-column figure).
     """
     if handles is None:
         seen: dict = {}
@@ -126,6 +128,8 @@ def legend(fig, handles=None, labels=None, *, title: str | None = None, ncol: in
         labels = [h.get_label() for h in handles]
     if not handles:
         return None
+    if title:
+        title = _wrap(title, int(fig.get_figwidth() * 72 / (0.55 * RC["legend.title_fontsize"])))
     ncol = ncol or _columns(labels + ([title] if title and len(labels) == 1 else []), fig.get_figwidth())
     return fig.legend(handles, labels, loc=loc, ncol=ncol, title=title)
 
