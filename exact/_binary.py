@@ -1022,8 +1022,24 @@ def refuted(info: dict | None, bound: float, value: float, who: str = "the solve
             info["withdrawn"] = f"{before}; {why}"
 
 
+def grid_of(model: BinaryModel, out: Outcome) -> float | None:
+    """The scale that puts the objective on whole numbers exactly (the
+    model's, where :func:`true_bound` rounds the bound onto that grid), for
+    :func:`proven`; None where it does not (an inexact or float objective)."""
+    return model.scale if model.exact and out.units != "float" else None
+
+
+def on_grid_meets(value: float, bound: float, sense: str, grid: float) -> bool:
+    """A solution of objective ``value`` meets ``bound`` on the whole-number
+    grid of the objective (``value * grid`` and ``bound * grid`` rounded to
+    integers, compared exactly): what :func:`against`'s relative tolerance
+    cannot tell at 1e15, where it spans about a hundred units."""
+    v, b = round(value * grid), round(bound * grid)
+    return v >= b if sense == "max" else v <= b
+
+
 def proven(status: str, value: float, bound: float | None, sense: str,
-           slack: float = 0.0, info: dict | None = None) -> tuple[str, float | None]:
+           slack: float = 0.0, info: dict | None = None, grid: float | None = None) -> tuple[str, float | None]:
     """``(status, bound)`` of a solution of objective ``value`` given the
     solver's ``status`` and a *proved* ``bound`` (``None``: nothing proved).
 
@@ -1040,7 +1056,10 @@ def proven(status: str, value: float, bound: float | None, sense: str,
     value (or the bound): a proof on a coarsely rounded objective is one for the rounded
     data, so the status is then ``feasible`` with the widened bound.
     Otherwise the status stays (``feasible``) and the bound is passed
-    through; without a proved bound there is none (never a made-up one)."""
+    through; without a proved bound there is none (never a made-up one).
+    ``grid`` (:func:`grid_of`): where the objective is on whole numbers, a
+    bound that the solver did not call optimal meets the value only on that
+    grid exactly (:func:`on_grid_meets`)."""
     if status == "optimal" and slack > TRUSTED_SLACK * max(1.0, abs(value), abs(bound or 0.0)):
         status = "feasible"
     if bound is None:
@@ -1049,6 +1068,8 @@ def proven(status: str, value: float, bound: float | None, sense: str,
     if where == "refuted":
         refuted(info, bound, value)
         return "feasible", None
+    if where == "meets" and status != "optimal" and grid and not on_grid_meets(value, bound, sense, grid):
+        where = "open"
     if status == "optimal" or where == "meets":
         return "optimal", value
     return status, bound

@@ -30,7 +30,7 @@ from epochbench.instances.assignment import AssignmentInstance, lexicographic_ma
 from epochbench.instances.core import Result
 from epochbench.instances.registry import register
 
-from ._binary import (BinaryModel, integer_objective, milp_weight_scale, no_solution, profit_scale, proven,
+from ._binary import (BinaryModel, grid_of, integer_objective, milp_weight_scale, no_solution, profit_scale, proven,
                       register_exact, run_model, status_info, true_bound, warm_up_backends)
 from .starts import START_SHARE, beats, best_start, better
 
@@ -151,12 +151,14 @@ def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float
     else:
         pairs = tuple(sorted((int(i), int(k)) for i, k in keys[out.x.astype(bool)]))
         status = out.status
-        if beats(inst.value(tuple(start)), inst.value(pairs), "max"):   # a tie but for rounding keeps the proof
+        grid = grid_of(model, out)
+        a, b = inst.value(tuple(start)), inst.value(pairs)
+        if beats(a, b, "max") if grid is None else round(a * grid) > round(b * grid):   # a tie keeps the proof
             tie = not better(inst.value(tuple(start)), inst.value(pairs), "max")
             pairs, status = tuple(sorted(start)), status if tie else "feasible"
             info["note"] = f"the solver's answer was lighter than the start ({origin}); the start is returned"
     value = inst.value(pairs)
-    status, bound = proven(status, value, bound, "max", slack, info=info)
+    status, bound = proven(status, value, bound, "max", slack, info=info, grid=grid_of(model, out))
     info["bound_kind"] = "none" if bound is None else "solver"
     return Result(inst.kind, method, pairs, value, status, time.perf_counter() - t0, bound, info)
 

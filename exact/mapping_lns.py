@@ -66,7 +66,7 @@ from epochbench.instances.registry import forwards, register
 
 from ._binary import against, refuted, time_left, warm_up_backends
 from .mapping import (METHODS, WEIGHTED, Relaxation, Scaled, _allowed, _cpsat, _descent, check_hint, lp_relaxation,
-                      meets_lower_bound, scaled, start_mapping)
+                      decimal_grid, meets, scaled, start_mapping)
 from .starts import START_SHARE
 
 #: repairs without improvement before a long hop
@@ -538,7 +538,8 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     info = {"start": origin, "start_makespan": inst.value(a), "lp_bound": lp, "lower_bound": lb}
     price = relax.weights if prices == "lp" and relax is not None else None     # None: 1 / m each
     info["prices"] = "lp" if price is not None else "uniform"
-    if first and m > 1 and not meets_lower_bound(inst.value(a), bound) and time_left(deadline) > 0:
+    grid = decimal_grid(inst)
+    if first and m > 1 and not meets(inst.value(a), bound, grid) and time_left(deadline) > 0:
         seconds = min(float(first_share) * float(time_limit), time_left(deadline))
         got, info["first"], pre_bound = _first_phase(inst, first, a, relax, reduce, seconds, threads, seed,
                                                      first_work_weight, price)
@@ -562,7 +563,7 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     rc = None                                                   # LP reduced costs, for related neighbourhoods
     if relax is not None and related_share > 0:
         rc = _reduced_costs(inst, relax)
-    while m > 1 and not meets_lower_bound(best_value, bound) and time_left(deadline) > 0:
+    while m > 1 and not meets(best_value, bound, grid) and time_left(deadline) > 0:
         if weights is not None and time.perf_counter() >= tail_at:  # the tail: makespan alone, from the best
             weights, proven, a, k, stall, sweeps = None, set(), best.copy(), k_min, 0, 0
             info["tail_from_repair"] = repairs
@@ -617,7 +618,7 @@ def lns(inst: MappingInstance, *, time_limit: float, threads: int = 1, seed: int
     if where == "refuted":      # a solver's bound above a checked mapping proves nothing: the instance's own stays
         refuted(info, bound, best_value, "the LP relaxation or the first phase's solver")
         bound, lp, where = lb, None, against(best_value, lb, "min")
-    status = "optimal" if where == "meets" else "feasible"
+    status = "optimal" if where == "meets" and meets(best_value, bound, grid) else "feasible"
     info.update(repairs=repairs, improved=improved, long_hops=hops, proven_repairs=len(proven), kernels=kernels,
                 related_share=float(related_share) if rc is not None else 0.0,
                 skipped=skipped, machines=[k_min, k_max], repair_s=repair_s,

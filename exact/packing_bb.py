@@ -114,7 +114,7 @@ from epochbench.instances.core import Result
 from epochbench.instances.packing import PackingInstance
 from epochbench.instances.registry import forwards, register
 
-from ._binary import Outcome, proven, status_info, true_bound, warm_up_backends
+from ._binary import Outcome, grid_of, proven, status_info, true_bound, warm_up_backends
 from .packing import _column_sums, objective_scale, packing_candidates, packing_model, solve_packing
 from .starts import START_SHARE, best_start, given_start, start_info
 
@@ -363,7 +363,7 @@ def _outcome(inst, run: "_Search | _Ladder", cand: np.ndarray, start: Result | N
     out = Outcome(status, best_x, raw, "int", {"solver": "mkp-bb"})
     bound, slack = true_bound(model, out)
     info.update({k: v for k, v in status_info(model, out, slack).items() if k not in info})
-    status, bound = proven(status, value, bound, "max", slack, info=info)
+    status, bound = proven(status, value, bound, "max", slack, info=info, grid=grid_of(model, out))
     return sel, value, status, bound, info
 
 

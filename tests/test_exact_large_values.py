@@ -21,6 +21,22 @@ def _brute_mapping(inst):
 
 
 @pytest.mark.parametrize("method", MAPPING_EXACT)
+def test_mapping_start_50_above_the_bound_at_1e15_is_not_optimal(method):
+    # within 2**-43 of the bound, relative: only the data's whole-number grid tells them apart
+    inst = MappingInstance.build([[1e15, 1e15 + 1], [1e15 + 1, 1e15 + 50]])
+    assert inst.lower_bound() == _brute_mapping(inst) == 1e15 + 1
+    r = eb.solve(inst, method, time_limit=5, threads=1)
+    assert r.value == 1e15 + 1 and r.status == "optimal"
+
+
+def test_a_tie_but_for_rounding_keeps_the_solvers_answer():
+    # 0.1 + 0.2 is 0.30000000000000004: on the objective's grid (tenths) the start ties with CP-SAT's (2,)
+    inst = KnapsackInstance.build([2], [[1], [1], [2]], [0.1, 0.2, 0.3])
+    r = eb.solve(inst, "cpsat", time_limit=5, threads=1)
+    assert r.status == "optimal" and r.value == pytest.approx(0.3) and "note" not in r.info
+
+
+@pytest.mark.parametrize("method", MAPPING_EXACT)
 def test_mapping_start_a_unit_above_the_bound_at_1e15_is_not_optimal(method):
     # Min-Min's start (0, 1) is 1e15 + 999; the optimum (1, 0) is 1e15 + 1, the lower bound's value:
     # within 1e-12 of each other, which the start's test took for a tie
