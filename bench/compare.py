@@ -497,7 +497,7 @@ def compare_runs(a, b, slower: float = TIME_NOISE) -> pd.DataFrame:
     disjoint = table["shared"].eq(0)
     for col in ("d_mean", "d_max", "time_ratio"):
         table.loc[disjoint, col] = np.nan
-    table.loc[disjoint, "lost_gaps"] = False
+    table.loc[disjoint, ["lost_gaps", "lost_time"]] = False      # not compared: no guard fails on them
     table.loc[disjoint, "flag"] = "disjoint"
     table.attrs["notes"] = list(dict.fromkeys(notes_a + notes_b + families + _unfinished(a, b)
                                               + ([f"gaps compared, times not: {timing}"] if timing else [])))

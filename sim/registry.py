@@ -100,20 +100,22 @@ def made(machine: str, name: str, options: dict, ok: Callable[[Any], bool], what
     failure said in one line naming it (:class:`~epochbench.instances.core.MethodFailed`):
     its factory raised, or returned what ``ok`` refuses (``what`` says what
     it should be; a factory returning 42 ended in an AttributeError deep in
-    the run).  A ``ValueError`` or ``TypeError`` (a refused option: the
-    caller's) is raised as it is, named after a plug-in's policy."""
+    the run).  A ``ValueError`` (an option value refused, an
+    :class:`OptionError` too: the caller's) stays one, and a ``TypeError``
+    for an unexpected keyword (an option it does not take) one, named after
+    the plug-in's policy; any other ``TypeError`` is its failure."""
     from epochbench.instances.core import MethodFailed
     from epochbench.instances.checks import short
     origin = POLICIES.origin((machine, name))
     try:
         obj = get_policy(machine, name).make(**options)
-    except (ValueError, TypeError) as exc:
-        if origin == "builtin":
-            raise
-        raise (TypeError if isinstance(exc, TypeError) else ValueError)(f"policy {name!r} ({origin}): {exc}") from exc
     except Exception as exc:                         # a plug-in's factory failed: one line naming it
         if origin == "builtin":
             raise
+        if isinstance(exc, ValueError):
+            raise ValueError(f"policy {name!r} ({origin}): {exc}") from exc
+        if isinstance(exc, TypeError) and "unexpected keyword argument" in str(exc):
+            raise TypeError(f"policy {name!r} ({origin}): {exc}") from exc
         raise MethodFailed(f"policy {name!r} ({origin}): its factory raised {type(exc).__name__}: {exc}") from None
     if not ok(obj):
         raise MethodFailed(f"policy {name!r} ({origin}): its factory returned {short(obj, 40)} "

@@ -74,13 +74,14 @@ def test_a_deeply_nested_store_line_is_a_torn_line_and_he_params_one_error():
 
 
 # ---- 2: a time guard and a method with no time in B ---------------------------------------------------
-def _scores(path, ff_failed):
-    """A score CSV of 4 instances, ff and cpsat; ``ff_failed``: ff's rows are error rows (no time)."""
+def _scores(path, ff_failed, ff_on="i"):
+    """A score CSV of 4 instances, ff and cpsat; ``ff_failed``: ff's rows are error rows (no time);
+    ``ff_on``: the prefix of ff's instances' names (another: ff measured on other instances)."""
     rows = []
     for i in range(4):
         ff = ({"status": "error", "error": "RuntimeError: boom", "gap": float("nan"), "seconds": float("nan")}
               if ff_failed else {"status": "feasible", "error": "", "gap": 0.05, "seconds": 1e-4})
-        rows += [{"family": "packing", "instance": f"i{i}", "method": "ff", "gap_kind": "optimum", **ff},
+        rows += [{"family": "packing", "instance": f"{ff_on}{i}", "method": "ff", "gap_kind": "optimum", **ff},
                  {"family": "packing", "instance": f"i{i}", "method": "cpsat", "gap_kind": "optimum",
                   "status": "optimal", "error": "", "gap": 0.0, "seconds": 0.01}]
     pd.DataFrame(rows).to_csv(path, index=False)
@@ -94,6 +95,10 @@ def test_a_time_guard_fails_a_method_that_lost_all_its_times(tmp_path, capsys):
     row = next(line for line in out.splitlines() if line.split()[:1] == ["ff"])
     assert "time-lost" in row and "FAIL packing ff: no time in B: every solve failed (limit time:20%)" in out
     assert cli.main(["compare", str(a), str(a), "--fail-on", "time:20%"]) == 0
+    other = _scores(tmp_path / "other.csv", True, ff_on="j")     # ff on other instances: disjoint, not compared
+    capsys.readouterr()
+    assert cli.main(["compare", str(a), str(other), "--fail-on", "time:20%"]) == 0
+    assert "FAIL" not in capsys.readouterr().out
 
 
 # ---- 3: benchmark JSON of the wrong types ----------------------------------------------------------------
@@ -166,6 +171,27 @@ def test_a_stalled_selector_is_both_method_failed_and_run_stalled(registry):
 
 
 # ---- 7: a method's faults ----------------------------------------------------------------------------------
+def test_a_plugin_policys_option_error_stays_a_value_error_and_its_bug_is_its_failure(registry):
+    from epochbench.sim import policies, registry as sreg
+    state = sreg.POLICIES.snapshot()
+
+    def buggy(*, selector=None, selector_options=None):
+        return len(5)
+    try:
+        sreg.register_policy("pool", "test-passes-foo", lambda **kw: policies.make("fcfs", foo=1),
+                             origin="entry point x:y")
+        sreg.register_policy("pool", "test-buggy", buggy, origin="entry point x:z")
+        with pytest.raises(ValueError, match=r"^policy 'test-passes-foo' \(entry point x:y\): .*unknown option"):
+            eb.simulate(_workload(), "test-passes-foo")
+        with pytest.raises(MethodFailed, match=r"^policy 'test-buggy' \(entry point x:z\): its factory raised "
+                                               r"TypeError"):
+            eb.simulate(_workload(), "test-buggy")
+        with pytest.raises(ValueError, match="unknown option 'bar'"):        # an option it does not take
+            eb.simulate(_workload(), "test-buggy", bar=1)
+    finally:
+        sreg.POLICIES.restore(state)
+
+
 def test_a_method_that_changes_its_instance_failed(registry):
     def mutates(inst):
         inst.meta["x"] = 1
