@@ -40,7 +40,7 @@ import numpy as np
 from epochbench.instances.lazy import lazy_module
 from epochbench.instances.registry import forwards, register
 
-from .starts import better
+from .starts import beats, better
 
 # the solvers load on first use: registering or listing methods imports none of them
 highspy = lazy_module("highspy")
@@ -1036,6 +1036,18 @@ def on_grid_meets(value: float, bound: float, sense: str, grid: float) -> bool:
     cannot tell at 1e15, where it spans about a hundred units."""
     v, b = round(value * grid), round(bound * grid)
     return v >= b if sense == "max" else v <= b
+
+
+def beats_on(grid: float | None, a: float, b: float, sense: str) -> bool:
+    """A checked decision of value ``a`` is better than one of value ``b``:
+    by a step of the objective's whole-number ``grid`` where it has one
+    (:func:`grid_of`; a sum that differs in its last bit is the same value),
+    else by any amount (:func:`~epochbench.exact.starts.beats`).  How an
+    exact method keeps the better of its start and the solver's answer."""
+    if grid is None:
+        return beats(a, b, sense)
+    ra, rb = round(a * grid), round(b * grid)
+    return ra > rb if sense == "max" else ra < rb
 
 
 def proven(status: str, value: float, bound: float | None, sense: str,

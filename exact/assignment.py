@@ -30,8 +30,8 @@ from epochbench.instances.assignment import AssignmentInstance, lexicographic_ma
 from epochbench.instances.core import Result
 from epochbench.instances.registry import register
 
-from ._binary import (BinaryModel, grid_of, integer_objective, milp_weight_scale, no_solution, profit_scale, proven,
-                      register_exact, run_model, status_info, true_bound, warm_up_backends)
+from ._binary import (BinaryModel, beats_on, grid_of, integer_objective, milp_weight_scale, no_solution,
+                      profit_scale, proven, register_exact, run_model, status_info, true_bound, warm_up_backends)
 from .starts import START_SHARE, beats, best_start, better
 
 
@@ -151,10 +151,9 @@ def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float
     else:
         pairs = tuple(sorted((int(i), int(k)) for i, k in keys[out.x.astype(bool)]))
         status = out.status
-        grid = grid_of(model, out)
         a, b = inst.value(tuple(start)), inst.value(pairs)
-        if beats(a, b, "max") if grid is None else round(a * grid) > round(b * grid):   # a tie keeps the proof
-            tie = not better(inst.value(tuple(start)), inst.value(pairs), "max")
+        if beats_on(grid_of(model, out), a, b, "max"):          # a tie but for rounding keeps the proof
+            tie = not better(a, b, "max")
             pairs, status = tuple(sorted(start)), status if tie else "feasible"
             info["note"] = f"the solver's answer was lighter than the start ({origin}); the start is returned"
     value = inst.value(pairs)

@@ -71,9 +71,9 @@ from epochbench.instances.lazy import njit
 from epochbench.instances.mapping import MappingInstance, makespan_lower_bound
 from epochbench.instances.registry import forwards, register
 
-from ._binary import (CBC_MARGIN_S, HIGHS_MIP_OPTIONS, HIGHS_ROW_CHUNK, MEETS_RTOL, _highs_scheduler, against, cbc_info,
-                      cpsat_safeguard, cpsat_solve, deadline_after, highs_outcome, highs_seconds, quiet_highs,
-                      refuted, run_cbc, time_left, warm_up_backends)
+from ._binary import (CBC_MARGIN_S, HIGHS_MIP_OPTIONS, HIGHS_ROW_CHUNK, MEETS_RTOL, _highs_scheduler, against,
+                      cbc_info, cpsat_safeguard, cpsat_solve, deadline_after, highs_outcome, highs_seconds,
+                      on_grid_meets, quiet_highs, refuted, run_cbc, time_left, warm_up_backends)
 from .starts import START_SHARE, best_start
 
 # the solvers load on first use (see epochbench.instances.lazy)
@@ -156,7 +156,7 @@ def meets(value: float, bound: float, grid: float | None) -> bool:
         return False
     if grid is None or max(abs(value), abs(bound)) * grid >= 2.0**52:
         return True
-    return round(value * grid) <= round(bound * grid)
+    return on_grid_meets(value, bound, "min", grid)
 
 
 def minmin_start(inst: MappingInstance) -> np.ndarray:

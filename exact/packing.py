@@ -38,8 +38,8 @@ from ._binary import (  # noqa: F401  (public names re-exported: they were defin
     BACKENDS, INT_LIMIT, METHODS, MILP_INT_LIMIT, BinaryModel, Outcome, integer_objective, milp_weight_scale,
     profit_scale, no_solution, no_time, proven, register_exact, run_model, status_info, true_bound,
 )
-from ._binary import against, grid_of, refuted
-from .starts import START_SHARE, beats, best_start, better, given_start, start_info
+from ._binary import against, beats_on, grid_of, refuted
+from .starts import START_SHARE, best_start, better, given_start, start_info
 
 _optimize = lazy_module("scipy.optimize")   # loaded on first use
 _sparse = lazy_module("scipy.sparse")
@@ -115,15 +115,6 @@ def _column_sums(dem: np.ndarray) -> np.ndarray:
     return dem.sum(axis=0)
 
 
-def _beats_on(grid: float | None, a: float, b: float) -> bool:
-    """A checked start of value ``a`` is better than the solver's answer of
-    value ``b`` (maximised): by a step of the objective's whole-number
-    ``grid`` where it has one (:func:`~epochbench.exact._binary.grid_of`; a
-    sum that differs in its last bit is the same value, and the solver's
-    answer stays), else by any amount (:func:`~epochbench.exact.starts.beats`)."""
-    return beats(a, b, "max") if grid is None else round(a * grid) > round(b * grid)
-
-
 def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, threads: int = 1,
                   seed: int = 0, start: Result | None = None, warm: bool = True,
                   solver_params: dict | None = None) -> Result:
@@ -162,7 +153,7 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
     if out.x is not None:
         sel = tuple(int(j) for j in sorted(cand[out.x.astype(bool)]))
         value, status = inst.value(sel), out.status
-        worse = start is not None and _beats_on(grid_of(model, out), float(start.value), value)
+        worse = start is not None and beats_on(grid_of(model, out), float(start.value), value, "max")
         note = "the solver's answer was worse than the start ({}); the start is returned"
     elif start is not None:
         worse, note = True, no_solution(out) + "; the start ({})"
