@@ -165,6 +165,72 @@ def plugins(group: str, register: Callable[[Any], None]) -> Source:
     return load
 
 
+def plugin_call(label: str, origin: str, call: Callable[[], Any], *, doing: str = "it",
+                ok: Callable[[Any], bool] | None = None, wanted: str = "", keywords: bool = False) -> Any:
+    """``call()``, code of a plug-in's when ``origin`` is not ``"builtin"``:
+    what it does wrong is one line naming it (``label``, such as
+    ``"policy 'mine'"``, and ``origin``), not a traceback from inside it.
+
+    Parameters
+    ----------
+    label, origin : str
+        What is called, and whose it is (:meth:`Catalog.origin`).
+    call : callable
+        Takes no argument.
+    doing : str
+        Says what was called in the message (``"its factory"``).
+    ok : callable, optional
+        ``ok(result)``: whether the result is what the caller needs
+        (``wanted`` says what that is).
+    keywords : bool
+        Whether a ``TypeError`` for an unexpected keyword is the caller's (an
+        option the plug-in does not take).
+
+    Returns
+    -------
+    object
+        What ``call()`` returned.
+
+    Raises
+    ------
+    ValueError
+        A value refused (the caller's to mend), named; a ``TypeError`` for
+        an unexpected keyword with ``keywords``, the same way.
+    MethodFailed
+        Anything else it raised, or a result that ``ok`` refuses (a factory
+        returning 42 ended in an AttributeError deep in the run).
+
+    Notes
+    -----
+    A built-in's call is made as it is, at no cost.  The three places that
+    run plug-in code (the policy factories, the generators, the
+    experiments' hooks) share this one wording.
+    """
+    if origin == "builtin":
+        return call()
+    from .checks import short
+    from .core import MethodFailed
+    name = f"{label} ({origin})"
+    try:
+        out = call()
+    except ValueError as exc:
+        raise ValueError(f"{name}: {_one_line(exc)}") from exc
+    except TypeError as exc:
+        if keywords and "unexpected keyword argument" in str(exc):
+            raise TypeError(f"{name}: {_one_line(exc)}") from exc
+        raise MethodFailed(f"{name}: {doing} raised TypeError: {_one_line(exc)}") from exc
+    except Exception as exc:
+        raise MethodFailed(f"{name}: {doing} raised {type(exc).__name__}: {_one_line(exc)}") from exc
+    if ok is not None and not ok(out):
+        raise MethodFailed(f"{name}: {doing} returned {short(out, 40)} ({type(out).__name__}), not {wanted}")
+    return out
+
+
+def _one_line(exc: BaseException) -> str:
+    """``str(exc)`` with its runs of white space (line ends too) as one space."""
+    return " ".join(str(exc).split())
+
+
 class Catalog(Generic[T]):
     """Entries of one kind, by key, completed lazily from ordered sources.
 

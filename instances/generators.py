@@ -54,9 +54,9 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .catalog import Catalog, modules_of, origin_of, plugins
+from .catalog import Catalog, modules_of, origin_of, plugin_call, plugins
 from .checks import first_repeat, is_int as _is_int, is_number as _is_number, short as _short, split_names
-from .core import InstanceError, MethodFailed
+from .core import InstanceError
 from .data import absent, data_root
 from .io import write_family
 from .packing import EpochsInstance, PackingInstance, reservation_from_running
@@ -838,26 +838,22 @@ def generate(name: str, **params) -> list:
 
 def _called(name: str, full: dict):
     """``GENERATORS[name](**full)``; a plug-in's failure in one line naming it
-    (:class:`~epochbench.instances.core.MethodFailed`): it raised (a
+    (:func:`~epochbench.instances.catalog.plugin_call`): it raised (a
     ``ValueError``, a refused value, is raised as it is, named), or, for a
     generator of a family of instances, returned anything but a list of
     them (``[1, 2]`` or None ended in an AttributeError or TypeError deep
     in the writer, and ``eb.generate`` returned it)."""
-    origin = CATALOG.origin(name)
-    if origin == "builtin":
-        return GENERATORS[name](**full)
-    try:
-        out = GENERATORS[name](**full)
-    except ValueError as exc:
-        raise ValueError(f"generator {name!r} ({origin}): {exc}") from exc
-    except Exception as exc:
-        raise MethodFailed(f"generator {name!r} ({origin}) raised {type(exc).__name__}: {exc}") from exc
-    if name not in WRITERS and not (isinstance(out, (list, tuple))
-                                    and all(callable(getattr(x, "to_dict", None)) and hasattr(x, "kind")
-                                            for x in out)):
-        raise MethodFailed(f"generator {name!r} ({origin}) returned {_short(out, 40)} ({type(out).__name__}), "
-                           "not a list of instances")
-    return list(out) if name not in WRITERS else out
+    func = GENERATORS[name]
+    ok = None if name in WRITERS else _instances
+    out = plugin_call(f"generator {name!r}", CATALOG.origin(name), lambda: func(**full), ok=ok,
+                      wanted="a list of instances")
+    return list(out) if ok is not None else out
+
+
+def _instances(out) -> bool:
+    """Whether ``out`` is a list (or tuple) of instances."""
+    return isinstance(out, (list, tuple)) and all(callable(getattr(x, "to_dict", None)) and hasattr(x, "kind")
+                                                  for x in out)
 
 
 def write_generated(name: str, out, **params) -> Path:

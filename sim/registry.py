@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from epochbench.instances.arguments import arg, named
-from epochbench.instances.catalog import Catalog, PluginError, first_sentence, module, plugins
+from epochbench.instances.catalog import Catalog, PluginError, first_sentence, module, plugin_call, plugins
 
 #: the machine models: space-shared K-resource pool, gang-scheduling matrix, farm with licenses
 MACHINES = ("pool", "gang", "farm")
@@ -97,30 +97,15 @@ def register_policy(machine: str, name: str, make: Callable[..., Any], *, rule: 
 
 def made(machine: str, name: str, options: dict, ok: Callable[[Any], bool], what: str):
     """``make(**options)`` of policy ``name`` of ``machine``, a plug-in's
-    failure said in one line naming it (:class:`~epochbench.instances.core.MethodFailed`):
+    failure said in one line naming it (:func:`~epochbench.instances.catalog.plugin_call`):
     its factory raised, or returned what ``ok`` refuses (``what`` says what
-    it should be; a factory returning 42 ended in an AttributeError deep in
-    the run).  A ``ValueError`` (an option value refused, an
+    it should be).  A ``ValueError`` (an option value refused, an
     :class:`OptionError` too: the caller's) stays one, and a ``TypeError``
     for an unexpected keyword (an option it does not take) one, named after
     the plug-in's policy; any other ``TypeError`` is its failure."""
-    from epochbench.instances.core import MethodFailed
-    from epochbench.instances.checks import short
-    origin = POLICIES.origin((machine, name))
-    try:
-        obj = get_policy(machine, name).make(**options)
-    except Exception as exc:                         # a plug-in's factory failed: one line naming it
-        if origin == "builtin":
-            raise
-        if isinstance(exc, ValueError):
-            raise ValueError(f"policy {name!r} ({origin}): {exc}") from exc
-        if isinstance(exc, TypeError) and "unexpected keyword argument" in str(exc):
-            raise TypeError(f"policy {name!r} ({origin}): {exc}") from exc
-        raise MethodFailed(f"policy {name!r} ({origin}): its factory raised {type(exc).__name__}: {exc}") from None
-    if not ok(obj):
-        raise MethodFailed(f"policy {name!r} ({origin}): its factory returned {short(obj, 40)} "
-                           f"({type(obj).__name__}), not {what}")
-    return obj
+    make = get_policy(machine, name).make
+    return plugin_call(f"policy {name!r}", POLICIES.origin((machine, name)), lambda: make(**options),
+                       doing="its factory", ok=ok, wanted=what, keywords=True)
 
 
 def declare_options(machine: str, *options: Option) -> None:

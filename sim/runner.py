@@ -78,6 +78,14 @@ def _pool(workload, policy, *, record=None, **options) -> SimResult:
     return _with_dropped(simulate_pool(jobs, cap, policy, **options), dropped)
 
 
+def _asked(result: SimResult, policy: str) -> SimResult:
+    """``result`` recorded under ``policy``, the name the run was asked for:
+    a plug-in's factory returns a built-in gang policy's name or a farm
+    policy named after its own rule (as the pool's ``label``)."""
+    result.policy = policy
+    return result
+
+
 def _with_dropped(result: SimResult, dropped: dict) -> SimResult:
     """``result`` with ``dropped`` (the jobs the workload rules left out) recorded."""
     result.dropped = dict(dropped)
@@ -103,7 +111,7 @@ def _gang(workload, policy, **options) -> SimResult:
     from .gang import GANG_POLICIES
     name = registry.made("gang", policy, {}, lambda p: isinstance(p, str) and p in GANG_POLICIES,
                          f"the name of a gang policy ({', '.join(GANG_POLICIES)})")
-    return _with_dropped(simulate_gang(jobs, cap, name, **options), dropped)
+    return _asked(_with_dropped(simulate_gang(jobs, cap, name, **options), dropped), policy)
 
 
 _STREAM = {"farm_jobs": "jobs", "machines": "machines", "licenses": "licenses", "interarrival": "interarrival",
@@ -144,7 +152,7 @@ def _farm(workload, policy, *, on_pass=None, progress=None, **options) -> SimRes
         warnings.warn(NoEffect(f"{arg('exact_time_limit')} has no effect: it limits a CS policy's exact steps "
                                f"(an exact {arg('matcher')} or {arg('mkp')}, or {arg('oracle_every')}), and "
                                f"{policy} with {made.matcher} and {made.knapsack} has none"), stacklevel=3)
-    return simulate_farm(stream, made, on_pass=on_pass, progress=progress)
+    return _asked(simulate_farm(stream, made, on_pass=on_pass, progress=progress), policy)
 
 
 #: the machine runners: ``run(workload, policy, **options) -> SimResult``

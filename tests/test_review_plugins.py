@@ -6,8 +6,8 @@ tests/test_plugin_package.py.
 1. A generator plug-in refused at registration left a half-registered
    generator: every ``generate`` raised KeyError.
 2. A policy factory that returns no policy, or raises a ``ValueError``, is
-   one line naming the plug-in; a run is recorded under the name it was
-   asked for.
+   one line naming the plug-in (one line when its message has several); a
+   run, on every machine, is recorded under the name it was asked for.
 3. ``solve`` with a user's method whose decision the checker refuses: the
    method's failure (status 1, named), not bad input (status 2).
 4. A plug-in experiment cannot replace a built-in one (even with its run),
@@ -94,6 +94,27 @@ def test_a_policy_factorys_value_error_names_it_and_its_run_is_recorded_under_it
     assert (run.jobs["start"].tolist() == eb.simulate(_workload(), "fcfs").jobs["start"].tolist())
 
 
+@pytest.mark.parametrize("machine,builtin,options", [("gang", "bgs", {}), ("farm", "edf", {"farm_jobs": 6})])
+def test_a_gang_or_farm_plugins_run_is_recorded_under_its_name(restored, machine, builtin, options):
+    """A plug-in that returns a built-in gang policy's name, or a farm
+    policy of its own, was recorded under the built-in's name."""
+    make = sreg.get_policy(machine, builtin).make
+    sreg.register_policy(machine, "test-again", lambda **kw: make(**kw), origin="entry point mylab:again")
+    workload = None if machine == "farm" else _workload()
+    run, ref = (eb.simulate(workload, name, machine=machine, **options) for name in ("test-again", builtin))
+    assert run.policy == "test-again" and ref.policy == builtin
+    assert run.jobs["start"].tolist() == ref.jobs["start"].tolist()
+
+
+def test_a_plugins_error_of_several_lines_is_said_in_one(restored):
+    def refuses(**kw):
+        raise ValueError("first line\n  second line")
+    sreg.register_policy("pool", "test-lines", refuses, origin="entry point mylab:lines")
+    with pytest.raises(ValueError, match=r"^policy 'test-lines' \(entry point mylab:lines\): first line second "
+                                         r"line$"):
+        policies.make("test-lines")
+
+
 # ---- 3 ------------------------------------------------------------------------------------------------
 def test_solve_with_a_users_refused_decision_is_its_failure(restored, tmp_path, capsys):
     eb.register("packing", "test-twice")(lambda inst: [0, 0])
@@ -139,7 +160,7 @@ def test_a_plugin_generator_that_fails_is_named(restored, tmp_path, capsys, retu
             raise returns
         return returns
     gen.register_generator("test-bad", bad, origin="entry point mylab:bad")
-    with pytest.raises(MethodFailed, match=r"^generator 'test-bad' \(entry point mylab:bad\) " + match):
+    with pytest.raises(MethodFailed, match=r"^generator 'test-bad' \(entry point mylab:bad\): it " + match):
         eb.generate("test-bad")
     assert cli.main(["generate", "test-bad", "--out", str(tmp_path / "g")]) == 1
     assert capsys.readouterr().err.count("\n") == 1 and not (tmp_path / "g").exists()

@@ -26,8 +26,7 @@ from typing import Callable
 import pandas as pd
 
 from epochbench import sweep as _sw
-from epochbench.instances.catalog import Catalog, PluginError, modules_of, origin_of, plugins
-from epochbench.instances.core import MethodFailed
+from epochbench.instances.catalog import Catalog, PluginError, modules_of, origin_of, plugin_call, plugins
 from epochbench.instances.data import data_state
 from epochbench.instances.files import atomic_path, output_lock
 
@@ -341,10 +340,8 @@ def run_experiment(name: str, opts: Options, provenance: Path | None = None,
         raise ValueError(f"unknown experiment {name!r}; known: {', '.join(sorted(exps)) or 'none'}")
     exp = exps[name]
     _check_data(exp)
-    tasks = _own(exp, "tasks", opts)
-    if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
-        raise MethodFailed(f"experiment {name!r} ({CATALOG.origin(name)}): its tasks() returned "
-                           f"{type(tasks).__name__}, not a list of dicts")
+    tasks = _own(exp, "tasks", opts, ok=lambda t: isinstance(t, list) and all(isinstance(x, dict) for x in t),
+                 wanted="a list of dicts")
     if not tasks:
         raise ValueError(f"experiment {name!r} has no runs for these options")
     subset = opts.tasks is not None or bool(opts.where)          # --tasks "" is refused by select
@@ -427,31 +424,21 @@ def _write_outputs(name: str, exp, rows: list[dict], out: Path, subset: bool, pa
     return df, table
 
 
-def _own(exp: Experiment, what: str, *args, func: Callable | None = None):
+def _own(exp: Experiment, what: str, *args, func: Callable | None = None, ok: Callable | None = None,
+         wanted: str = ""):
     """``exp.<what>(*args)`` (or ``func``); a plug-in experiment's failure
-    is one line naming it (:class:`~epochbench.instances.core.MethodFailed`),
-    not a traceback from inside it.  A ``ValueError`` (options it refuses)
-    stays the caller's, named after the experiment."""
+    is one line naming it (:func:`~epochbench.instances.catalog.plugin_call`),
+    not a traceback from inside it: it raised, or returned what ``ok``
+    refuses.  A ``ValueError`` (options it refuses) stays the caller's,
+    named after the experiment."""
     func = func or getattr(exp, what)
-    origin = CATALOG.origin(exp.name)
-    if origin == "builtin":
-        return func(*args)
-    try:
-        return func(*args)
-    except ValueError as exc:
-        raise ValueError(f"experiment {exp.name!r} ({origin}): {exc}") from exc
-    except Exception as exc:
-        raise MethodFailed(f"experiment {exp.name!r} ({origin}): its {what}() raised {type(exc).__name__}: "
-                           f"{exc}") from exc
+    return plugin_call(f"experiment {exp.name!r}", CATALOG.origin(exp.name), lambda: func(*args),
+                       doing=f"its {what}()", ok=ok, wanted=wanted)
 
 
 def _table(exp: Experiment, what: str, df: pd.DataFrame, func: Callable | None = None) -> pd.DataFrame:
     """A table of ``exp`` (:func:`_own`), refused in one line unless a DataFrame."""
-    table = _own(exp, what, df, func=func)
-    if not isinstance(table, pd.DataFrame):
-        raise MethodFailed(f"experiment {exp.name!r} ({CATALOG.origin(exp.name)}): its {what}() returned "
-                           f"{type(table).__name__}, not a DataFrame")
-    return table
+    return _own(exp, what, df, func=func, ok=lambda t: isinstance(t, pd.DataFrame), wanted="a DataFrame")
 
 
 def code_stamp(info: dict, exp: Experiment | None = None) -> dict:
