@@ -255,6 +255,7 @@ class Catalog(Generic[T]):
         self._done = 0                       # sources[:_done] have been loaded
         self._describe = describe_key
         self._lock = threading.Lock()        # guards _done (not held while a source imports)
+        self._running = threading.local()    # .sources: the sources this thread is inside (_load_next)
 
     # -- registering -------------------------------------------------------
     def add(self, key: Hashable, entry: T, *, origin: str = "builtin", same=None) -> T:
@@ -282,12 +283,21 @@ class Catalog(Generic[T]):
         each ran, so no source is skipped (``_done += 1`` from both skipped
         the next one: a Dask worker's two threads lost knapsack's ``cpsat``).
         No lock is held while a source runs, so that an import that looks
-        something up cannot wait on another thread's."""
+        something up cannot wait on another thread's.  A lookup or listing
+        from inside the source that this thread is loading (a plug-in that
+        lists the catalog while it imports) sees what is registered so far:
+        the source was run again from inside itself, and warned that the
+        plug-in was skipped while its outer run registered it."""
         with self._lock:
             i = self._done
-        if i >= len(self._sources):
+        inside = self._running.__dict__.setdefault("sources", set())
+        if i >= len(self._sources) or i in inside:
             return False
-        self._sources[i]()                   # raises: not counted, retried next time
+        inside.add(i)
+        try:
+            self._sources[i]()               # raises: not counted, retried next time
+        finally:
+            inside.discard(i)
         with self._lock:
             self._done = max(self._done, i + 1)
         return True

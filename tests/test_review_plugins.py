@@ -15,6 +15,8 @@ tests/test_plugin_package.py.
    point's name.
 5. A plug-in generator or experiment that raises or returns garbage is one
    line naming it.
+6. A plug-in that lists its catalog while it imports was said skipped (it
+   was registered).
 """
 from __future__ import annotations
 
@@ -25,7 +27,8 @@ import epochbench as eb
 from epochbench import cli
 from epochbench.experiments import CATALOG as EXPS, Experiment, _plugin_experiment, load_experiments, register
 from epochbench.instances import generators as gen
-from epochbench.instances.catalog import PluginError
+from epochbench.instances import catalog
+from epochbench.instances.catalog import Catalog, PluginError
 from epochbench.instances.core import MethodFailed
 from epochbench.instances.jobs import make_workload
 from epochbench.instances.registry import METHODS
@@ -181,3 +184,27 @@ def test_a_plugin_experiment_that_fails_is_one_line_naming_it(restored, tmp_path
     assert "Traceback" not in err
     if part == "table":                                                  # the rows are kept, the record says why
         assert pd.read_csv(tmp_path / "e" / "test-fails.csv")["x"].tolist() == [0]
+
+
+# ---- 6 ------------------------------------------------------------------------------------------------
+def test_a_plugin_that_lists_its_catalog_while_it_imports_is_not_said_skipped(monkeypatch, capsys):
+    """Its listing ran the plug-in source again from inside itself: the
+    entry point, half-imported, failed there and was said "skipped" while
+    the outer run registered it (a source without an import to stop it
+    recursed for ever)."""
+    cat = Catalog("thing", [lambda: cat.add("builtin", 0)])
+    seen, loads = [], []
+
+    def imports():                       # the plug-in module's import: registers, lists, registers
+        loads.append(1)
+        cat.add("mine", 1, origin="entry point mylab:mine")
+        seen.append(sorted(cat.keys()))
+        assert cat.find("theirs") is None
+        cat.add("mine-too", 2, origin="entry point mylab:mine")
+        return None
+
+    monkeypatch.setattr(catalog, "entry_points", lambda group: [_EP("mine", "mylab:mine", imports)])
+    cat.add_source(catalog.plugins("test.group", lambda ep: ep.load()))
+    assert cat.keys() == ["builtin", "mine", "mine-too"]
+    assert seen == [["builtin", "mine"]] and loads == [1]
+    assert "skipped" not in capsys.readouterr().err
