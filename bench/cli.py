@@ -594,12 +594,15 @@ def cmd_experiment(args) -> int:
             return (info.get("experiment") == args.experiment_name and info.get("options") == want
                     and (folder / f"{args.experiment_name}.partial.jsonl").exists())
 
-        folder = runs.run_folder(Path("results"), args.experiment_name, args.name,
-                                 None if args.fresh else resumable)     # --fresh: a new run folder
+        folder, held = runs.claim_run_folder(Path("results"), args.experiment_name, args.name,
+                                             None if args.fresh else resumable)     # --fresh: a new run folder
         opts = dataclasses.replace(opts, out=folder)
         provenance = folder / runs.RUN_JSON
+    else:
+        held = contextlib.ExitStack()
     try:
-        df, table = run_experiment(args.experiment_name, opts, provenance=provenance, argv=sys.argv)
+        with held:          # a run folder of its own, held from its choice on: two runs never pick one
+            df, table = run_experiment(args.experiment_name, opts, provenance=provenance, argv=sys.argv)
     except SweepFailed as exc:
         status = runs.exit_status_of(exc)["exit_status"]
         if status == 2:       # every failure bad input (a malformed data file): said once per error

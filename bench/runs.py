@@ -362,6 +362,47 @@ def run_folder(root: Path, command: str, name: str | None = None, resumable=None
     return folder
 
 
+def claim_run_folder(root: Path, command: str, name: str | None = None, resumable=None,
+                     option: str = "--name") -> tuple[Path, contextlib.ExitStack]:
+    """The folder of a new run (:func:`run_folder`), held for it:
+    ``(folder, stack)``, ``stack`` holding its output lock
+    (:func:`~epochbench.instances.files.output_lock`) until it is closed.
+
+    Two runs started in the same second pick one new name: the one that
+    locks it second gives way to the next name (``-2``), as does one that
+    finds the new folder written by a run that has ended (a folder is never
+    shared).  ``option`` names the folder's option in messages.
+
+    Raises
+    ------
+    ValueError
+        ``name`` taken (before or meanwhile), the folder cannot be written
+        (:func:`unwritable`), or no free name.
+    OutputBusy
+        ``name`` held by a running run.
+    """
+    from epochbench.instances.files import LOCK_NAME, OutputBusy, output_lock
+    for _ in range(100):
+        folder = run_folder(root, command, name, resumable)
+        resumed = resumable is not None and folder.exists() and resumable(folder)
+        problem = unwritable(folder)
+        if problem:
+            raise ValueError(f"run folder {problem}")
+        held = contextlib.ExitStack()
+        try:
+            held.enter_context(output_lock(folder, option=option))
+        except OutputBusy:
+            if name is not None:
+                raise
+            continue                             # a run started in the same second holds it: the next name
+        if resumed or not any(p.name != LOCK_NAME for p in folder.iterdir()):
+            return folder, held
+        held.close()                             # another run made it and is done with it: never shared
+        if name is not None:
+            raise ValueError(f"{option}: run folder {folder} exists; choose another name (runs are never overwritten)")
+    raise ValueError(f"no free run folder under {Path(root).resolve()}")
+
+
 def previous_id(provenance_file: Path, files) -> str:
     """The run id of the run that wrote ``files`` (its provenance file's
     ``id``), else ``unrecorded-`` and the stamp of the newest file's

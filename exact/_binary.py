@@ -1112,7 +1112,7 @@ def warm_up_backends(*backends: str, family: str | None = None):
     starts, so that a method's first timed call pays neither for importing
     its solver (the solvers load on first use) nor for the compiled kernels
     of the family's start heuristics (:func:`~epochbench.exact.starts.warm_up_starts`)."""
-    import importlib
+    from epochbench.instances.lazy import import_module
     done = []
 
     def warm_up() -> None:
@@ -1120,7 +1120,7 @@ def warm_up_backends(*backends: str, family: str | None = None):
             return
         for backend in backends:
             for name in BACKEND_MODULES[backend]:
-                importlib.import_module(name)
+                import_module(name)
         if family is not None:
             from .starts import warm_up_starts
             warm_up_starts(family)

@@ -43,7 +43,7 @@ class LazyModule:
         """The real module (imported now if it was not yet)."""
         module = object.__getattribute__(self, "_module")
         if module is None:
-            module = importlib.import_module(object.__getattribute__(self, "_name"))
+            module = import_module(object.__getattribute__(self, "_name"))
             object.__setattr__(self, "_module", module)
         return module
 
@@ -53,6 +53,34 @@ class LazyModule:
     def __repr__(self) -> str:
         state = "loaded" if object.__getattribute__(self, "_module") is not None else "not loaded"
         return f"<lazy module {object.__getattribute__(self, '_name')!r} ({state})>"
+
+
+def import_module(name: str) -> ModuleType:
+    """``importlib.import_module(name)``, where a Ctrl-C that lands while the
+    module initialises stays a ``KeyboardInterrupt`` (:func:`interrupt_behind`):
+    how the solver back-ends are loaded (:class:`LazyModule`, the methods'
+    warm-ups)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise interrupt_behind(exc) or exc
+
+
+def interrupt_behind(exc: BaseException) -> BaseException | None:
+    """The ``KeyboardInterrupt`` (Ctrl-C, or SIGTERM as the command line
+    raises it) that ``exc`` was raised from, if any, else None.  A
+    compiled extension built with pybind11 (OR-Tools' CP-SAT, highspy)
+    turns a Ctrl-C that lands while it initialises into
+    ``ImportError("initialization failed")`` raised from it: read as the
+    solver's failure, a command went on solving, recorded its run as failed
+    and exited 1 (a review of interrupted runs)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def lazy_module(name: str) -> LazyModule:

@@ -165,41 +165,31 @@ def _claim(config, given: str | None, name: str | None):
     holds its lock (:func:`epochbench.instances.files.output_lock`) until
     :func:`pytest_unconfigure`: two runs never write into one folder.  A
     run folder of its own under ``./results`` that another run took first
-    (two started in the same second) gives way to the next name; a
-    ``--results DIR`` or ``--run-name`` that another run holds is a usage
-    error naming the option.  An xdist worker holds nothing (its
-    controller does)."""
+    (two started in the same second) gives way to the next name
+    (:func:`epochbench.runs.claim_run_folder`); a ``--results DIR`` or
+    ``--run-name`` that another run holds is a usage error naming the
+    option.  An xdist worker holds nothing (its controller does)."""
     import contextlib
 
     import pytest
 
     from epochbench import runs
-    from epochbench.instances.files import LOCK_NAME, OutputBusy, OutputError, output_lock
-    for _ in range(100):
-        try:
-            folder = Path(given).resolve() if given else runs.run_folder(Path("results").resolve(), "bench", name)
-        except ValueError as exc:
-            raise pytest.UsageError(str(exc).replace("--name", NAME_OPTION[0])) from None
+    from epochbench.instances.files import OutputError, output_lock
+    if hasattr(config, "workerinput"):
+        return (Path(given).resolve() if given else runs.run_folder(Path("results").resolve(), "bench", name),
+                contextlib.ExitStack())
+    try:
+        if not given:
+            return runs.claim_run_folder(Path("results").resolve(), "bench", name, option=NAME_OPTION[0])
+        folder = Path(given).resolve()
         problem = runs.unwritable(folder)
         if problem:
-            raise pytest.UsageError(f"{'--results' if given else 'results folder'} {problem}")
+            raise pytest.UsageError(f"--results {problem}")
         held = contextlib.ExitStack()
-        if hasattr(config, "workerinput"):
-            return folder, held
-        try:
-            held.enter_context(output_lock(folder, option="--results" if given else NAME_OPTION[0]))
-        except OutputBusy as exc:
-            if given or name:
-                raise pytest.UsageError(str(exc)) from None
-            continue                          # a run started in the same second holds it: the next name
-        except OutputError as exc:
-            raise pytest.UsageError(str(exc)) from None
-        if given or not any(p.name != LOCK_NAME for p in folder.iterdir()):
-            return folder, held
-        held.close()                          # another run made it and is done with it: never shared
-        if name:
-            raise pytest.UsageError(f"{NAME_OPTION[0]}: run folder {folder} exists; choose another name")
-    raise pytest.UsageError(f"no free run folder under {Path('results').resolve()}")
+        held.enter_context(output_lock(folder, option="--results"))
+        return folder, held
+    except (ValueError, OutputError) as exc:          # OutputBusy is an OutputError
+        raise pytest.UsageError(str(exc).replace("--name", NAME_OPTION[0])) from None
 
 
 def end_status(exitstatus: int) -> str:
