@@ -346,14 +346,17 @@ def _simulate(args) -> int:
     finally:
         if progress is not None:
             progress.close()              # its line ended (an error's line starts on a fresh one), its timer off
-    if recorder and "r" in recorder and recorder["r"].instances:
-        recorder["r"].write(args.record_epochs, workload=str(args.workload))
-        print(f"recorded {len(recorder['r'].instances)} {RECORDED[machine]} of {res.passes} pass(es) in "
+    rec = (recorder or {}).get("r")
+    idle = getattr(rec, "nothing_fits", 0)          # steps where no candidate fit: not recorded
+    idle = f" ({idle} where no candidate fit left out)" if idle else ""
+    if rec is not None and rec.instances:
+        rec.write(args.record_epochs, workload=str(args.workload))
+        print(f"recorded {len(rec.instances)} {RECORDED[machine]} of {res.passes} pass(es){idle} in "
               f"{args.record_epochs}; score them with: epochbench score {args.record_epochs} "
               f"--methods recorded,cpsat", file=sys.stderr)
-    elif recorder and "r" in recorder:      # a valid run (a light load, one job): its report and --out stand
+    elif rec is not None:                   # a valid run (a light load, one job): its report and --out stand
         print(f"recorded no {RECORDED[machine]} of {res.passes} pass(es): none had >= {args.min_candidates} "
-              f"candidate(s); {args.record_epochs} is not written", file=sys.stderr)
+              f"candidate(s){idle}; {args.record_epochs} is not written", file=sys.stderr)
     rep = report(res, workload, source=str(args.workload) if args.workload else None,
                  small_threshold=args.small_threshold)
     gaps = (recorder or {}).get("gaps")

@@ -340,6 +340,18 @@ def check_packing(inst: PackingInstance, selected) -> tuple[int, ...]:
     return sel
 
 
+def fits_any(inst: PackingInstance) -> bool:
+    """Whether some job of ``inst`` alone is a feasible start
+    (:func:`check_packing`): it fits in ``capacity - used`` and, past the
+    shadow time, in ``extra``.  Where none does, every decision is the empty
+    one: a simulated step with nothing to decide.  O(n K)."""
+    fits = (inst.demand <= inst.free).all(axis=1)
+    res = inst.reservation
+    if res is not None:
+        fits &= ~np.asarray(res.past_shadow, dtype=bool) | (inst.demand <= res.extra).all(axis=1)
+    return bool(fits.any())
+
+
 def check_epochs(inst: EpochsInstance, bins) -> tuple[tuple[int, ...], ...]:
     """Raise :class:`InfeasibleSolution` unless ``bins`` runs every job exactly
     once and every bin fits in ``capacity``.

@@ -21,6 +21,7 @@ import numpy as np
 
 from epochbench.instances.checks import recorded_choice
 from epochbench.instances.io import write_family
+from epochbench.instances.packing import fits_any
 
 from .engine import Policy, packing_instance, positions
 
@@ -29,7 +30,12 @@ class EpochRecorder:
     """``on_pass`` hook recording ``policy``'s selection steps.
 
     ``min_candidates``: skip steps with fewer candidates (a step with none
-    has nothing to decide); ``limit``: stop recording after that many.
+    has nothing to decide); ``limit``: stop recording after that many.  A
+    step where no candidate fits (:func:`~epochbench.instances.packing.fits_any`)
+    is not recorded either, and counted in ``nothing_fits``: every method's
+    decision there is the empty one, which ``score`` counted at the
+    optimum for each (on a loaded stream, most steps), as ``--epoch-gaps``
+    does not.
     Each instance's ``meta`` also holds the selector's options
     (``selector_options``, when given: a replay of the choice needs them)
     and, under an exact selector, ``selector_status`` (``optimal``,
@@ -44,7 +50,7 @@ class EpochRecorder:
         self.policy, self.label = policy, label
         self.min_candidates, self.limit = min_candidates, limit
         self.instances: list = []
-        self.passes = 0
+        self.passes = self.nothing_fits = 0
 
     def __call__(self, now, machine, queue, started) -> None:
         self.passes += 1
@@ -62,18 +68,21 @@ class EpochRecorder:
         if getattr(step, "outcome", None) is not None:      # an exact selector's: proven, or not, or the rule's
             meta["selector_status"] = step.outcome
         inst, choice = step_instance(self.policy, now, machine, started, meta)
+        if not fits_any(inst):
+            self.nothing_fits += 1
+            return
         inst.meta["choice"] = choice
         self.instances.append(inst)
 
     def write(self, folder, **params) -> Path:
         """The recorded steps as a family folder (``manifest.json`` + one
-        JSON file per step)."""
+        JSON file per step; its params count ``nothing_fits``)."""
         if not self.instances:
             raise ValueError(f"policy {self.policy.name!r} made no selection step with "
-                             f">= {self.min_candidates} candidate(s): nothing to record")
+                             f">= {self.min_candidates} candidate(s) where one fits: nothing to record")
         return write_family(folder, self.instances, generator="record-epochs",
                             params={"policy": self.policy.name, "options": self.policy.settings(),
-                                    "passes": self.passes, **params})
+                                    "passes": self.passes, "nothing_fits": self.nothing_fits, **params})
 
 
 def step_instance(policy: Policy, now: float, machine, started, meta: dict) -> tuple:

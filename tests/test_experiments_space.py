@@ -78,6 +78,6 @@ def test_oracle_leaves_epochs_scored_only_against_a_bound_out_of_its_gaps(monkey
 
     monkeypatch.setattr(registry, "solve", cut_short)
     r = oracle.run({"k": 1, "policy": "ff-easy", "seed": 0, "jobs": 120, "time_limit": 0.5, "max_epochs": 20})[0]
-    decide = r["recorded"] - r["nothing_fits"]                  # the sample is drawn from these
+    decide = r["recorded"]            # the steps with a decision (nothing_fits: not recorded): the sample's
     sampled = len(range(0, decide, -(-decide // 20)))
     assert r["unproven"] > 0 and r["epochs"] + r["unproven"] == sampled

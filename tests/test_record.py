@@ -129,3 +129,30 @@ def test_a_recording_keeps_the_options_its_choices_were_made_with(tmp_path, own_
     for inst in rec.instances:
         if inst.meta["selector_status"] == "rule_better":      # EASY's own rule started, which is FF here
             assert list(solve(inst, "ff").decision) == choice_of(inst)
+
+
+def test_a_step_where_no_candidate_fits_is_not_recorded_but_counted(tmp_path, capsys):
+    """A review's stream on 20 nodes: at t = 3 and t = 22 no candidate fits
+    (every decision is the empty one), and ``score`` counted those steps at
+    the optimum for every method: ff's mean gap 10 % and 75 % at the bound
+    over 4 recorded steps, where ``--epoch-gaps`` says 20 % and 50 % over
+    the 2 steps with a decision."""
+    trace = tmp_path / "s5.swf"
+    rows = [(1, 0, 1000, 10), (2, 1, 100, 20), (3, 2, 10, 6), (4, 2, 10, 5), (5, 2, 10, 5), (6, 3, 5, 15)]
+    trace.write_text("; MaxProcs: 20\n" + "".join(f"{i} {s} -1 {r} {p} -1 -1 {p} {r} -1 1 1 1 -1 1 -1 -1 -1\n"
+                                                  for i, s, r, p in rows))
+    rec, out = tmp_path / "ep", tmp_path / "o"
+    assert main(["simulate", "--workload", str(trace), "--policy", "easy", "--selector", "cpsat",
+                 "--epoch-gaps", "ff", "--record-epochs", str(rec), "--out", str(out), "--quiet"]) == 0
+    assert "(2 where no candidate fit left out)" in capsys.readouterr().err
+    import json
+    gaps = json.loads((out / "report.json").read_text())["extras"]["epoch_gaps"]
+    assert gaps["nothing_fits"] == 2 and gaps["ff_gap"]["count"] == 2
+    fam = read_family(rec)
+    assert len(fam) == 2 and [inst.meta["time"] for inst in fam] == [2.0, 12.0]
+    assert json.loads((rec / "manifest.json").read_text())["params"]["nothing_fits"] == 2
+    assert main(["score", str(rec), "--methods", "recorded,ff,cpsat", "--time-limit", "5", "--threads", "1"]) == 0
+    table = pd.read_csv(rec / "scores.csv")
+    ff = table[table["method"] == "ff"]
+    assert len(ff) == 2 and ff["gap"].mean() == pytest.approx(gaps["ff_gap"]["mean"])
+    assert (ff["gap"] <= 1e-9).mean() == pytest.approx(gaps["ff_gap"]["optimal_share"])

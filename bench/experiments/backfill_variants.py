@@ -14,8 +14,9 @@ one partition, which it could not run without lending).
 Metrics (:func:`epochbench.sim.metrics.summarize`): mean wait, mean bounded slowdown
 (tau = 10 s), utilization.  Per-epoch gap: every selection step of the
 policies that have one (the EASY family and multi-queue: the queue step with
-the most candidates) is recorded as a packing instance with the policy's
-choice (:class:`epochbench.sim.record.EpochRecorder`); an even sample of at most
+the most candidates) where a candidate fits is recorded as a packing
+instance with the policy's choice (:class:`epochbench.sim.record.EpochRecorder`;
+a step where none fits has no decision, and counted as optimal); an even sample of at most
 ``max_epochs`` steps is scored: the choice (``recorded``) against CP-SAT
 (``time_limit`` s, one thread), objective the step's utilization.  Only
 steps whose reference is a proven optimum enter the gap; the others are
