@@ -320,7 +320,10 @@ def farm_assignment(*, n: int = 150, machines: int = 150, licenses: int = 20, bu
             if event == "arrive":
                 new = _farm.generate_farm(rng, jobs=1, machines=machines, licenses=licenses, busy=0.0,
                                           now=state.now).jobs
-                new = replace(new, ids=np.array([int(state.jobs.ids.max(initial=-1)) + 1]))
+                age = state.now - new.submit                 # a generated job has waited: this one arrives now,
+                new = replace(new, ids=np.array([int(state.jobs.ids.max(initial=-1)) + 1]),    # its deadline
+                              submit=_farm._frozen(new.submit + age, float),               # as far after it
+                              deadline=_farm._frozen(new.deadline + age, float))
                 state = state.with_jobs(state.jobs.concat(new))
                 meta.update(event="arrive", job=n)
             else:

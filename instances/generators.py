@@ -671,7 +671,10 @@ PARAM_BOUNDS = {
     "now": (0.0, 1e15), "est_min": (_TINY, 1e15), "est_max": (_TINY, 1e15),
 }
 #: generator -> {parameter: (lo, hi)} where it differs from :data:`PARAM_BOUNDS`
-GENERATOR_BOUNDS = {"workload": {"load": (_TINY, 100.0)}}
+GENERATOR_BOUNDS = {"workload": {"load": (_TINY, 100.0),
+                                  # a job stream's units: what its files and the simulator hold exactly
+                                  # (MAX_NODES, 2**53; 2**62 passed here and the writer refused it)
+                                  "capacity": (1, 2**53)}}
 
 
 def _bounds(generator: str, name: str):

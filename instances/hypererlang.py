@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -276,6 +277,14 @@ def _json_but_no_object(text: str) -> bool:
         return False
 
 
+def _whole(x) -> bool:
+    """Whether ``x`` (read from JSON) is an integer: not a bool, a float
+    only when whole (``2.0``; a size of 1.5 was cut to 1 processor)."""
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    return isinstance(x, numbers.Integral) or (isinstance(x, numbers.Real) and float(x).is_integer())
+
+
 def load_params(spec) -> dict:
     """Model parameters from a dict, a JSON string or a JSON file (as written
     by :func:`fit_trace`); checks every class.  Errors name the source and
@@ -308,14 +317,19 @@ def load_params(spec) -> dict:
         raise ValueError(f"{source}: field 'processors' missing or not an integer") from None
     for i, c in enumerate(d["classes"]):
         where = f"{source}: classes[{i}]"
-        for key in ("interarrival", "runtime", "sizes", "probs"):
+        for key in ("cls", "interarrival", "runtime", "sizes", "probs"):
             if key not in c:
                 raise ValueError(f"{where}: field {key!r} missing")
+        if not _whole(c["cls"]):
+            raise ValueError(f"{where}: 'cls' (the class number, the jobs' job_class) must be an integer, "
+                             f"got {c['cls']!r}")
         HyperErlang.from_dict(c["interarrival"], f"{where}.interarrival")
         HyperErlang.from_dict(c["runtime"], f"{where}.runtime")
         sizes, probs = np.asarray(c["sizes"]), np.asarray(c["probs"], dtype=float)
-        if sizes.shape != probs.shape or not sizes.size or sizes.min() < 1 or sizes.max() > processors:
-            raise ValueError(f"{where}: 'sizes' must lie in 1..{processors}, one 'probs' entry each")
+        if sizes.shape != probs.shape or not sizes.size or not all(map(_whole, sizes.tolist())) \
+                or sizes.min() < 1 or sizes.max() > processors:
+            raise ValueError(f"{where}: 'sizes' must lie in 1..{processors} (whole numbers of processors), "
+                             "one 'probs' entry each")
         if probs.min() < 0 or abs(probs.sum() - 1) > 1e-6:
             raise ValueError(f"{where}: 'probs' must be >= 0 and sum to 1")
     return d

@@ -357,7 +357,7 @@ def _capacity(capacity, source) -> np.ndarray:
             or np.any(cap < 1):
         raise InstanceError(f"{source}: capacity must be one or more positive integers, got {capacity!r}")
     if np.any(cap > MAX_NODES):
-        raise InstanceError(f"{source}: capacity {capacity!r} is beyond {MAX_NODES} (2**53) units")
+        raise InstanceError(f"{source}: capacity {cap.tolist()} is beyond {MAX_NODES} (2**53) units")
     cap = cap.astype(np.int64)
     cap.setflags(write=False)
     return cap

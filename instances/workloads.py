@@ -626,8 +626,9 @@ def phi_estimates(jobs: pd.DataFrame, phi: float, *, seed=0) -> pd.DataFrame:
     (:func:`_new_estimates`), as a trace's requested times are: on jobs of
     a few seconds that bends the ratio's distribution (lublin03's
     interactive jobs, 44 % of them at most 10 s: 4.3 % of the jobs, not 8 %,
-    end in [0.9, 1) of their estimate at phi = 0.2; on feitelson96's,
-    300 s and longer, it stays flat).  A new table; O(n)."""
+    end in [0.9, 1) of their estimate at phi = 0.2; feitelson96's, 2.4 %
+    of them at most 10 s, bend it less: 7.7 % and 7.9 % on two seeds of
+    100,000 jobs).  A new table; O(n)."""
     phi = float(phi)
     if not 0.0 <= phi <= 1.0:
         raise ValueError(f"phi must lie in [0, 1], got {phi!r}")

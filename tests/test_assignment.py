@@ -348,3 +348,30 @@ def test_a_machines_field_that_is_no_count_is_refused(value, said):
         AssignmentInstance.from_dict({"kind": "assignment", "preference": [], "machines": value}, "x.json")
     with pytest.raises(InstanceError, match="field 'machines' is 4, but the rows of 'preference' have 2"):
         AssignmentInstance.from_dict({"kind": "assignment", "preference": [[1, 2]], "machines": 4}, "x.json")
+
+
+def test_the_job_that_arrives_in_an_assign_farm_event_arrives_now(monkeypatch):
+    """A review: the arriving job was drawn like the waiting ones, with
+    ``submit = now - Exp(10)`` (985.65 at now = 1000), so it came with an
+    age that the anti-aging term rewards and a deadline moved as early.
+    It arrives at the event; its deadline keeps its distance."""
+    from epochbench.instances import assignment as amod, farm as fmod
+    seen, drawn = [], []
+    real_from, real_gen = amod.from_farm, fmod.generate_farm
+
+    def capture(state, constants=None, meta=None):
+        seen.append(state)
+        return real_from(state, constants, meta)
+
+    def generate(rng, **kw):
+        state = real_gen(rng, **kw)
+        drawn.append(state.jobs)
+        return state
+
+    monkeypatch.setattr(amod, "from_farm", capture)
+    monkeypatch.setattr(fmod, "generate_farm", generate)
+    amod.farm_assignment(n=12, machines=10, licenses=3, event="arrive", count=3, seed=5)
+    for state, new in zip(seen, drawn[1::2]):                # each instance: its farm, then the arriving job
+        assert state.jobs.submit[-1] == state.now and state.jobs.ids[-1] == 12
+        assert np.array_equal(state.jobs.deadline[-1] - state.jobs.submit[-1], new.deadline[0] - new.submit[0],
+                              equal_nan=True)

@@ -277,3 +277,22 @@ def test_a_misspelt_generator_or_choice_is_named_with_its_likely_spelling():
         eb.generate("workload", model="lublin3")
     with pytest.raises(ValueError, match=r"model must be one of .*, got 'zzz'$"):
         eb.generate("workload", model="zzz")
+
+
+def test_a_workload_capacity_its_files_cannot_hold_is_refused_as_a_parameter(tmp_path, capsys):
+    """A review: ``generate workload --capacity 2**62`` passed the parameter's
+    bounds, and the writer then refused it with a numpy array repr; the
+    bound is the job stream's, 2**53, for every way to the generator."""
+    from epochbench import cli
+    import epochbench as eb
+    with pytest.raises(ValueError, match=r"capacity must lie in \[1, 9007199254740992\]"):
+        eb.generate("workload", model="feitelson96", jobs=10, k=3, capacity=2**62)
+    out = tmp_path / "w.csv"
+    with pytest.raises(SystemExit) as stop:                      # argparse's own exit: a usage error
+        cli.main(["generate", "workload", "--model", "feitelson96", "--jobs", "10", "--k", "3",
+                  "--capacity", str(2**53 + 1), "--out", str(out)])
+    assert stop.value.code == 2
+    assert "must lie in [1, 9007199254740992]" in capsys.readouterr().err and not out.exists()
+    assert cli.main(["generate", "workload", "--model", "feitelson96", "--jobs", "10", "--k", "3",
+                     "--capacity", str(2**53), "--out", str(out)]) == 0
+    assert leinberger(n=5, k=2, count=1, capacity=[7, 2**62])[0].capacity.tolist() == [7, 2**62]   # instances: 2**62

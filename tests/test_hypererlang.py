@@ -2,6 +2,7 @@
 2.1 after [jann1997]): three-moment fits, parameter recovery from a
 sample, the fit to KTH, and ``generate workload --model hypererlang``."""
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -326,3 +327,21 @@ def test_fit_moments_fallback_says_whether_it_matches_the_cv():
     assert (exact.order, exact.matched) == (2, 2)
     off = fit_moments(1.0, 1.45, 1.45 ** 2)            # CV 0.671 against Erlang(2)'s 0.707: 5 % off
     assert (off.order, off.matched) == (2, 1) and off.mean == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("change,needle", [(lambda c: c.pop("cls"), "field 'cls' missing"),
+                                           (lambda c: c.update(cls=True), "'cls' (the class number"),
+                                           (lambda c: c.update(cls=1.5), "'cls' (the class number"),
+                                           (lambda c: c.update(sizes=[1.5, 2.7][:len(c["sizes"])]),
+                                            "(whole numbers of processors)")])
+def test_load_params_names_a_class_number_or_size_that_is_no_integer(change, needle):
+    """A review: without ``cls`` every ``generate`` ended in a bare
+    ``KeyError: 'cls'`` (the command printed ``error: cls``); sizes of 1.5
+    and 2.7 processors were cut to 1 and 2."""
+    params = _two_classes(processors=4)
+    change(params["classes"][0])
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        load_params(params)
+    fit = _two_classes(processors=4)
+    fit["classes"][0].update(cls=np.int64(0), sizes=[np.int64(1), 2.0], probs=[0.5, 0.5])   # whole numbers
+    assert load_params(fit) is fit
