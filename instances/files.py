@@ -168,12 +168,12 @@ def output_lock(folder, option: str = "--out"):
     unlocked: the next run takes it).  A run that ends, normally or by an
     exception, removes the lock file while it still holds it, and the
     folder too when this call made it and nothing was written into it (a
-    run that failed on its input); a run that opened the old file just
+    run that failed on its input), with the parents it made; a run that opened the old file just
     before takes the lock again on the new one (:func:`_take`), so two runs
     never hold one folder.  Without ``fcntl`` (Windows) nothing is locked.
     """
     folder = Path(folder)
-    made = not folder.exists()
+    made = [p for p in (folder, *folder.parents) if not p.exists()]    # deepest first
     if folder.exists() and not folder.is_dir():
         raise OutputError(not_a_folder(folder))
     try:
@@ -205,9 +205,11 @@ def output_lock(folder, option: str = "--out"):
         with contextlib.suppress(OSError):
             lock.unlink()                              # while still held: see _take
         os.close(fd)                                   # releases the flock
-        if made:                                       # a run that wrote nothing leaves nothing
-            with contextlib.suppress(OSError):
-                folder.rmdir()                         # only when empty
+        for p in made:                                 # a run that wrote nothing leaves nothing: the folder
+            try:                                       # and the parents this call made (results/ of a run
+                p.rmdir()                              # folder), each only when empty
+            except OSError:
+                break
 
 
 def in_use(folder) -> bool:
