@@ -347,7 +347,7 @@ def _simulate(args) -> int:
         if progress is not None:
             progress.close()              # its line ended (an error's line starts on a fresh one), its timer off
     rec = (recorder or {}).get("r")
-    idle = getattr(rec, "nothing_fits", 0)          # steps where no candidate fit: not recorded
+    idle = rec.nothing_fits if rec is not None else 0          # steps where no candidate fit: not recorded
     idle = f" ({idle} where no candidate fit left out)" if idle else ""
     if rec is not None and rec.instances:
         rec.write(args.record_epochs, workload=str(args.workload))

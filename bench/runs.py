@@ -395,7 +395,9 @@ def claim_run_folder(root: Path, command: str, name: str | None = None, resumabl
             if name is not None:
                 raise
             continue                             # a run started in the same second holds it: the next name
-        if resumed or not any(p.name != LOCK_NAME for p in folder.iterdir()):
+        if resumed and resumable(folder):        # asked again, held: another run may have ended it meanwhile
+            return folder, held
+        if not resumed and not any(p.name != LOCK_NAME for p in folder.iterdir()):
             return folder, held
         held.close()                             # another run made it and is done with it: never shared
         if name is not None:

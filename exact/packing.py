@@ -31,7 +31,7 @@ import numpy as np
 
 from epochbench.instances.core import Result
 from epochbench.instances.lazy import lazy_module
-from epochbench.instances.packing import EpochsInstance, PackingInstance
+from epochbench.instances.packing import EpochsInstance, PackingInstance, fits_alone
 from epochbench.instances.registry import overrun_tolerance
 
 from ._binary import (  # noqa: F401  (public names re-exported: they were defined here)
@@ -69,12 +69,7 @@ def _utilization_coefs(inst: PackingInstance, cand: np.ndarray, scale: int) -> l
 def packing_candidates(inst: PackingInstance) -> np.ndarray:
     """Jobs that fit alone (in ``free`` and, if flagged past the shadow, in
     ``extra``) and have a positive weight; the others are never selected."""
-    w = inst.weights()
-    ok = np.all(inst.demand <= inst.free, axis=1) & (w > 0)
-    if inst.reservation is not None:
-        past = np.asarray(inst.reservation.past_shadow, dtype=bool)
-        ok &= ~past | np.all(inst.demand <= inst.reservation.extra, axis=1)
-    return np.nonzero(ok)[0]
+    return np.nonzero(fits_alone(inst) & (inst.weights() > 0))[0]
 
 
 def packing_model(inst: PackingInstance, cand: np.ndarray) -> BinaryModel:

@@ -225,7 +225,8 @@ def lexicographic_matching(p: np.ndarray) -> list[tuple[int, int]]:
     is ``|M| BIG + w(M)`` over its eligible pairs ``M``.  Exact for integer
     ``p`` while ``min(n, m) (BIG + max p) < 2**53``; for floats up to that
     sum's rounding.  O((n + m)^3)."""
-    from scipy.optimize import linear_sum_assignment   # lazy: SciPy only when used
+    from .lazy import import_module                    # lazy: SciPy only when used; a Ctrl-C while its
+    linear_sum_assignment = import_module("scipy.optimize").linear_sum_assignment   # HiGHS loads: an interrupt
     p = np.asarray(p, dtype=float)
     elig = p > 0
     if not elig.any():

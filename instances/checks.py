@@ -229,12 +229,17 @@ def is_number(value) -> bool:
     return is_int(value) or isinstance(value, (float, np.floating))
 
 
+def is_whole(value) -> bool:
+    """A whole number: a Python or numpy integer, or a finite float with no
+    fraction (``1e3``, ``2.0`` as JSON or ``--param`` give them); no bool."""
+    return is_int(value) or (is_number(value) and math.isfinite(value) and float(value).is_integer())
+
+
 def check_count(name: str, option: str, value, low: int) -> None:
     """ValueError unless ``value`` is a whole number of iterations, hops,
     draws or machines, at least ``low`` (a whole float such as ``1e3`` too,
     as ``--param`` reads it); the message names method ``name`` and its option."""
-    whole = is_int(value) or (is_number(value) and math.isfinite(value) and float(value).is_integer())
-    if not whole or value < low:
+    if not is_whole(value) or value < low:
         raise ValueError(f"{name}: option {option!r} must be an integer >= {low}, got {value!r}")
 
 

@@ -316,6 +316,9 @@ def json_text(obj: Any, **kw) -> str:
     return json.dumps(strict_plain(obj), allow_nan=False, **kw)
 
 
+#: the largest machine size (nodes, or units of a resource) a workload may declare: the
+#: whole numbers a float64 holds, what job files and the simulator's times carry exactly
+MAX_NODES = 2**53
 #: the int64 range every integer field must fit in (the checkers sum exactly: ``epochbench.instances.checks``)
 INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 

@@ -56,7 +56,7 @@ import numpy as np
 
 from .catalog import Catalog, modules_of, origin_of, plugin_call, plugins
 from .checks import first_repeat, is_int as _is_int, is_number as _is_number, short as _short, split_names
-from .core import InstanceError
+from .core import MAX_NODES, InstanceError
 from .data import absent, data_root
 from .io import write_family
 from .packing import EpochsInstance, PackingInstance, reservation_from_running
@@ -673,8 +673,8 @@ PARAM_BOUNDS = {
 #: generator -> {parameter: (lo, hi)} where it differs from :data:`PARAM_BOUNDS`
 GENERATOR_BOUNDS = {"workload": {"load": (_TINY, 100.0),
                                   # a job stream's units: what its files and the simulator hold exactly
-                                  # (MAX_NODES, 2**53; 2**62 passed here and the writer refused it)
-                                  "capacity": (1, 2**53)}}
+                                  # (2**62 passed here and the writer refused it)
+                                  "capacity": (1, MAX_NODES)}}
 
 
 def _bounds(generator: str, name: str):

@@ -39,12 +39,12 @@ from __future__ import annotations
 
 import json
 import math
-import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from epochbench.instances.checks import is_whole
 from epochbench.instances.core import note
 from epochbench.instances.lazy import lazy_module
 
@@ -277,14 +277,6 @@ def _json_but_no_object(text: str) -> bool:
         return False
 
 
-def _whole(x) -> bool:
-    """Whether ``x`` (read from JSON) is an integer: not a bool, a float
-    only when whole (``2.0``; a size of 1.5 was cut to 1 processor)."""
-    if isinstance(x, (bool, np.bool_)):
-        return False
-    return isinstance(x, numbers.Integral) or (isinstance(x, numbers.Real) and float(x).is_integer())
-
-
 def load_params(spec) -> dict:
     """Model parameters from a dict, a JSON string or a JSON file (as written
     by :func:`fit_trace`); checks every class.  Errors name the source and
@@ -311,22 +303,21 @@ def load_params(spec) -> dict:
             raise ValueError(f"{source}: not the parameters fit_trace writes (JSON nested too deep)") from None
     if not isinstance(d, dict) or not d.get("classes"):
         raise ValueError(f"{source}: field 'classes' missing or empty")
-    try:
-        processors = int(d["processors"])
-    except (KeyError, TypeError, ValueError):
-        raise ValueError(f"{source}: field 'processors' missing or not an integer") from None
+    processors = d.get("processors")
+    if not is_whole(processors) or processors < 1:      # 4.7 was kept as 4.7, True read as 1
+        raise ValueError(f"{source}: field 'processors' missing or not a whole number >= 1, got {processors!r}")
     for i, c in enumerate(d["classes"]):
         where = f"{source}: classes[{i}]"
         for key in ("cls", "interarrival", "runtime", "sizes", "probs"):
             if key not in c:
                 raise ValueError(f"{where}: field {key!r} missing")
-        if not _whole(c["cls"]):
+        if not is_whole(c["cls"]):
             raise ValueError(f"{where}: 'cls' (the class number, the jobs' job_class) must be an integer, "
                              f"got {c['cls']!r}")
         HyperErlang.from_dict(c["interarrival"], f"{where}.interarrival")
         HyperErlang.from_dict(c["runtime"], f"{where}.runtime")
         sizes, probs = np.asarray(c["sizes"]), np.asarray(c["probs"], dtype=float)
-        if sizes.shape != probs.shape or not sizes.size or not all(map(_whole, sizes.tolist())) \
+        if sizes.shape != probs.shape or not sizes.size or not all(map(is_whole, sizes.tolist())) \
                 or sizes.min() < 1 or sizes.max() > processors:
             raise ValueError(f"{where}: 'sizes' must lie in 1..{processors} (whole numbers of processors), "
                              "one 'probs' entry each")

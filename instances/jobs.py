@@ -74,7 +74,7 @@ import numpy as np
 
 from epochbench.instances.arguments import arg
 from epochbench.instances.checks import first_repeat
-from epochbench.instances.core import InstanceError, _plain, note
+from epochbench.instances.core import MAX_NODES, InstanceError, _plain, note
 from epochbench.instances.files import atomic_path, write_bytes
 from epochbench.instances.lazy import kernels_loaded
 from epochbench.instances.table import Columns, as_columns, in_arrival_order, narrowest_int
@@ -1161,8 +1161,6 @@ def _check_misspelt(header: dict, src: str) -> None:
                             "after ';')")
 
 
-#: the largest machine size (nodes, or units of a resource) a workload may declare
-MAX_NODES = 2**53
 
 
 def _header_int(header: dict, key: str, src: str = "<swf>") -> int | None:

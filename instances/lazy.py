@@ -13,6 +13,7 @@ import functools
 import importlib
 import importlib.util
 import os
+import sys
 import threading
 import types
 from types import ModuleType
@@ -55,11 +56,21 @@ class LazyModule:
         return f"<lazy module {object.__getattribute__(self, '_name')!r} ({state})>"
 
 
+#: modules whose import loads a compiled extension inside a bare ``except``
+#: (PuLP: ``try: import highspy except: ...``), where a Ctrl-C would be
+#: swallowed: :func:`import_module` loads those first, itself (when installed)
+_LOADS_QUIETLY = {"pulp": ("highspy",)}
+
+
 def import_module(name: str) -> ModuleType:
     """``importlib.import_module(name)``, where a Ctrl-C that lands while the
     module initialises stays a ``KeyboardInterrupt`` (:func:`interrupt_behind`):
     how the solver back-ends are loaded (:class:`LazyModule`, the methods'
-    warm-ups)."""
+    warm-ups).  What the module would load inside a bare ``except``
+    (:data:`_LOADS_QUIETLY`) is loaded first, the same way."""
+    for first in _LOADS_QUIETLY.get(name.partition(".")[0], ()):
+        if first not in sys.modules and importlib.util.find_spec(first) is not None:
+            import_module(first)
     try:
         return importlib.import_module(name)
     except ImportError as exc:

@@ -340,16 +340,22 @@ def check_packing(inst: PackingInstance, selected) -> tuple[int, ...]:
     return sel
 
 
-def fits_any(inst: PackingInstance) -> bool:
-    """Whether some job of ``inst`` alone is a feasible start
+def fits_alone(inst: PackingInstance) -> np.ndarray:
+    """Per job of ``inst``, whether it alone is a feasible start
     (:func:`check_packing`): it fits in ``capacity - used`` and, past the
-    shadow time, in ``extra``.  Where none does, every decision is the empty
-    one: a simulated step with nothing to decide.  O(n K)."""
+    shadow time, in ``extra``.  O(n K)."""
     fits = (inst.demand <= inst.free).all(axis=1)
     res = inst.reservation
     if res is not None:
         fits &= ~np.asarray(res.past_shadow, dtype=bool) | (inst.demand <= res.extra).all(axis=1)
-    return bool(fits.any())
+    return fits
+
+
+def fits_any(inst: PackingInstance) -> bool:
+    """Whether some job of ``inst`` alone is a feasible start (:func:`fits_alone`).
+    Where none is, every decision is the empty one: a simulated step with
+    nothing to decide.  O(n K)."""
+    return bool(fits_alone(inst).any())
 
 
 def check_epochs(inst: EpochsInstance, bins) -> tuple[tuple[int, ...], ...]:

@@ -529,16 +529,22 @@ MAX_SLICE = 1e9
 MAX_MIGRATION_SLICES, MAX_MIGRATION_S = 1000, 1e4
 
 
-def _slices(table: JobTable, slice: float, switch_overhead: float = 0.0) -> None:
-    """InstanceError when ``slice`` would cut the stream's span (first to
-    last arrival, plus the longest job) into more than :data:`MAX_SLICES`
-    slices (a slice of 1e-9 s hung a 300-job run).  A job runs for the
-    part of a slice that the switch overhead leaves, so the slices are
-    counted at that length: a 6-job run under an overhead of 0.999999
-    (within [0, 1)) ran for more than 10 minutes (a review of the library)."""
+def _slices(table: JobTable, slice: float, switch_overhead: float = 0.0, processors: int = 0) -> None:
+    """InstanceError when ``slice`` would cut the stream's span into more
+    than :data:`MAX_SLICES` slices (a slice of 1e-9 s hung a 300-job run).
+    The span is at least the first to the last arrival plus the longest
+    job, and at least the work over the ``processors`` (a queue: 20 jobs
+    of 100 s on one processor run 2,000 s, where the first bound said 100
+    and let a slice of 1e-5 s run for about an hour: a review of the gang
+    machine).  A job runs for the part of a slice that the switch overhead
+    leaves, so the slices are counted at that length: a 6-job run under an
+    overhead of 0.999999 (within [0, 1)) ran for more than 10 minutes (a
+    review of the library)."""
     if len(table.submit) == 0:
         return
     span = float(table.submit.max() - table.submit.min() + table.duration.max())
+    if processors > 0:
+        span = max(span, float(np.dot(table.demand[:, 0].astype(np.float64), table.duration)) / processors)
     work = slice * (1.0 - switch_overhead)
     if not span / work <= MAX_SLICES:
         at = "" if switch_overhead == 0 else f" ({work:.3g} s of work after a switch overhead of {switch_overhead!r})"
@@ -653,7 +659,7 @@ def simulate_gang(jobs: pd.DataFrame, capacity, policy: str = "gs", *, mpl: int 
     if cap.shape[0] != 1:
         raise InstanceError(f"capacity: gang scheduling takes processors only (one entry), got {cap.tolist()}")
     table = JobTable.from_frame(jobs, cap)
-    _slices(table, float(slice), float(switch_overhead))
+    _slices(table, float(slice), float(switch_overhead), int(cap[0]))
     options = dict(mpl=int(mpl), slice=float(slice), switch_overhead=float(switch_overhead) + 0.0,
                    migration_cost=float(migration_cost) + 0.0, migration_limit=migration_limit, discrete=discrete,
                    variant=int(variant), cut_slice=bool(cut_slice))

@@ -346,7 +346,9 @@ class GangRecorder:
     fewer candidates; ``every``: keep one in ``every`` of the steps that have
     something to decide (an even sample of a long run; ``seen`` counts them);
     ``limit``: stop after that many instances; ``steps``: which steps to
-    record.  Recording reads the simulator's state only: the
+    record.  A kept step where no candidate fits the row's profile
+    (:func:`~epochbench.instances.packing.fits_any`) is counted in
+    ``nothing_fits``, not recorded (as :class:`EpochRecorder`).  Recording reads the simulator's state only: the
     schedule is bit-identical with and without it (tests/test_gang_record.py).
     Cost per step O(rows x candidates x (profile intervals + columns)).
     """
@@ -364,7 +366,7 @@ class GangRecorder:
             raise ValueError(f"every: keep one step in every k >= 1, got {every!r}")
         self.every, self.seen = int(every), 0
         self.instances: list = []
-        self.policy = None
+        self.policy, self.nothing_fits = None, 0
 
     def _full(self) -> bool:
         return self.limit is not None and len(self.instances) >= self.limit
@@ -382,9 +384,12 @@ class GangRecorder:
                 "step": step, "row": int(r), "mpl": sim.mpl, "time": float(t),
                 "job_ids": [int(sim.tb.ids[j]) for j in cands], "resources": resources}
         procs = np.array([sim.procs[j] for j in cands], dtype=np.int64)
-        self.instances.append(PackingInstance.build(capacity, demand, used, estimate=estimate, profit=procs,
-                                                    objective="profit", meta=meta,
-                                                    source=f"gang {step} step at t={t:g}"))
+        inst = PackingInstance.build(capacity, demand, used, estimate=estimate, profit=procs, objective="profit",
+                                     meta=meta, source=f"gang {step} step at t={t:g}")
+        if not fits_any(inst):               # a BGS row whose reservations block every candidate
+            self.nothing_fits += 1           # (as EpochRecorder: no decision, not recorded)
+            return
+        self.instances.append(inst)
 
     # ---- Schedule ----------------------------------------------------------------------
     def before_schedule(self, sim):
@@ -471,7 +476,7 @@ class GangRecorder:
                              f">= {self.min_candidates} candidate(s): nothing to record")
         return write_family(folder, self.instances, generator="record-epochs",
                             params={"policy": self.policy, "machine": "gang", "steps": list(self.steps),
-                                    **params})
+                                    "nothing_fits": self.nothing_fits, **params})
 
 
 __all__ = ["EpochGaps", "EpochRecorder", "GangRecorder", "both", "choice_of", "step_instance"]

@@ -640,3 +640,14 @@ def test_a_reservation_drops_only_the_replicas_it_needs():
     m = Matrix.from_grid([[1, 1, 2, 2], [1, 1, 2, 2]])
     _make_room(m, 1, 2)
     assert m.grid().tolist() == [[1, 1, 2, 2], [E, E, 2, 2]]
+
+
+def test_the_slice_limit_counts_the_work_a_queue_makes_wait():
+    """A review: 20 jobs of 100 s on one processor run 2,000 s, and the
+    limit counted the span as the first to the last arrival plus the
+    longest job (100 s), so a slice of 1e-5 s (2e8 slices, about an hour)
+    was accepted.  The work over the processors bounds the span too."""
+    df = stream([(i, 0, 1, 100) for i in range(1, 21)])
+    with pytest.raises(InstanceError, match=r"cuts this stream's 2e\+03 s into about 2e\+08 slices"):
+        simulate_gang(df, [1], "gs", mpl=2, slice=1e-5)
+    assert simulate_gang(df, [1], "gs", mpl=2, slice=1.0).jobs["end"].max() == 2000

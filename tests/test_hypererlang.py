@@ -342,6 +342,9 @@ def test_load_params_names_a_class_number_or_size_that_is_no_integer(change, nee
     change(params["classes"][0])
     with pytest.raises(ValueError, match=re.escape(needle)):
         load_params(params)
+    for bad in (4.7, True, "4", 0):
+        with pytest.raises(ValueError, match="field 'processors' missing or not a whole number >= 1"):
+            load_params({**_two_classes(processors=4), "processors": bad})
     fit = _two_classes(processors=4)
     fit["classes"][0].update(cls=np.int64(0), sizes=[np.int64(1), 2.0], probs=[0.5, 0.5])   # whole numbers
     assert load_params(fit) is fit

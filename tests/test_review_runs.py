@@ -56,46 +56,71 @@ def test_an_import_error_of_its_own_is_left_as_it_is(tmp_path, monkeypatch):
     assert interrupt_behind(ValueError("x")) is None
 
 
-def test_a_ctrl_c_while_cp_sat_first_loads_ends_the_command_as_interrupted(tmp_path):
-    """The review's injection, in a process of its own: a real SIGINT at the
-    moment OR-Tools' CP-SAT extension imports its nested module."""
-    script = textwrap.dedent("""
+_INJECT = textwrap.dedent("""
         import importlib.abc, os, signal, sys
 
         class Hook(importlib.abc.MetaPathFinder):
             fired = False
 
             def find_spec(self, name, path, target=None):
-                if name == "ortools.util.python.sorted_interval_list" and not Hook.fired:
+                if name == TARGET and not Hook.fired:
                     Hook.fired = True
                     os.kill(os.getpid(), signal.SIGINT)
                 return None
 
+        TARGET = sys.argv.pop(1)
         sys.meta_path.insert(0, Hook())
         from epochbench.cli import main
         code = main(sys.argv[1:])
         print("fired" if Hook.fired else "not fired", file=sys.stderr)
         sys.exit(code)
         """)
-    (tmp_path / "inject.py").write_text(script)
+
+
+def _interrupted_at(tmp_path, target: str, *argv: str) -> subprocess.CompletedProcess:
+    """``epochbench ARGV`` in a process of its own, sent a real SIGINT at the
+    moment module ``target`` is first looked for (skipped when it never is)."""
+    (tmp_path / "inject.py").write_text(_INJECT)
+    proc = subprocess.run([sys.executable, str(tmp_path / "inject.py"), target, *argv], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+    if "not fired" in proc.stderr:
+        pytest.skip(f"{target} is no longer imported on this path: nothing to inject")
+    return proc
+
+
+@pytest.fixture
+def family(tmp_path):
     fam = tmp_path / "fam"
     assert cli.main(["generate", "leinberger", "--out", str(fam), "--n", "8", "--k", "2", "--count", "1",
                      "--seed", "1"]) == 0
-    proc = subprocess.run([sys.executable, str(tmp_path / "inject.py"), "score", str(fam), "--methods", "ff,cpsat",
-                           "--workers", "1", "--time-limit", "2"], capture_output=True, text=True, timeout=120,
-                          cwd=tmp_path)
-    if "not fired" in proc.stderr:
-        pytest.skip("OR-Tools no longer imports sorted_interval_list while it initialises: nothing to inject")
+    return fam
+
+
+def test_a_ctrl_c_while_cp_sat_first_loads_ends_the_command_as_interrupted(tmp_path, family):
+    """The review's injection: OR-Tools' CP-SAT extension imports its nested module."""
+    proc = _interrupted_at(tmp_path, "ortools.util.python.sorted_interval_list", "score", str(family),
+                           "--methods", "ff,cpsat", "--workers", "1", "--time-limit", "2")
     assert proc.returncode == 130, proc.stderr
-    assert not list(fam.glob("scores*.csv"))
-    records = [r for r in runs.find_runs(fam) if r.get("command") == "score"]
+    assert not list(family.glob("scores*.csv"))
+    records = [r for r in runs.find_runs(family) if r.get("command") == "score"]
     assert [r["status"] for r in records] == ["interrupted"]
+
+
+@pytest.mark.parametrize("method", ["milp-cbc", "milp-highs"])
+def test_a_ctrl_c_while_pulp_loads_highspy_ends_the_command_as_interrupted(tmp_path, family, method):
+    """PuLP imports highspy inside a bare ``except``: a Ctrl-C there was
+    swallowed, and ``solve`` ran to its answer (a diff review)."""
+    inst = next(family.glob("leinberger-*.json"))
+    proc = _interrupted_at(tmp_path, "highspy._core", "solve", str(inst), "--method", method, "--time-limit", "5")
+    assert proc.returncode == 130 and "interrupted" in proc.stderr, proc.stderr
 
 
 # ---- 2 ------------------------------------------------------------------------------------------------
 def test_a_run_folder_another_run_holds_gives_way_to_the_next_name(tmp_path, monkeypatch):
-    """Another process holds the folder a run started in the same second
-    picks (``results/rajaei-STAMP``): this one takes ``-2``."""
+    """Two runs started in the same second both chose ``results/rajaei-STAMP``
+    while it did not exist; the other locked it first: this one takes
+    ``-2``.  A ``--name`` that another run holds is its own error."""
+    from epochbench.instances.files import OutputBusy
     monkeypatch.setattr(runs, "stamp", lambda when=None: "20261204-004252")
     taken = tmp_path / "results" / "rajaei-20261204-004252"
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
@@ -105,12 +130,21 @@ def test_a_run_folder_another_run_holds_gives_way_to_the_next_name(tmp_path, mon
             print("held", flush=True)
             time.sleep(60)
         """)], stdout=subprocess.PIPE, text=True)
+    choose, calls = runs.run_folder, []
+
+    def chosen_before_it_was_made(root, command, name=None, resumable=None):
+        calls.append(name)
+        return taken if len(calls) == 1 else choose(root, command, name, resumable)
+
     try:
         assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(runs, "run_folder", chosen_before_it_was_made)
         folder, held = runs.claim_run_folder(tmp_path / "results", "rajaei")
         with held:
             assert folder == tmp_path / "results" / "rajaei-20261204-004252-2" and folder.is_dir()
-        with pytest.raises(ValueError, match="in use|held|another"):
+        assert len(calls) == 2                                      # the held one was tried, then the next
+        calls.clear()
+        with pytest.raises(OutputBusy):
             runs.claim_run_folder(tmp_path / "results", "rajaei", name="rajaei-20261204-004252")
     finally:
         holder.kill()

@@ -16,7 +16,8 @@ Metrics (:func:`epochbench.sim.metrics.summarize`): mean wait, mean bounded slow
 policies that have one (the EASY family and multi-queue: the queue step with
 the most candidates) where a candidate fits is recorded as a packing
 instance with the policy's choice (:class:`epochbench.sim.record.EpochRecorder`;
-a step where none fits has no decision, and counted as optimal); an even sample of at most
+a step where none fits has no decision, which would count as optimal: the
+rows' ``nothing_fits`` counts those); an even sample of at most
 ``max_epochs`` steps is scored: the choice (``recorded``) against CP-SAT
 (``time_limit`` s, one thread), objective the step's utilization.  Only
 steps whose reference is a proven optimum enter the gap; the others are
@@ -120,7 +121,8 @@ def run(task: dict) -> list[dict]:
     g = epoch_gaps(rec.instances if rec else [], task["max_epochs"], task["time_limit"])
     return [{**task, "nodes": int(wl.capacity[0]), "offered_load": offered, "wait": m["wait_mean"],
              "bsld": m["bsld_mean"], "utilization": m["utilization"], "passes": res.passes,
-             "recorded": len(rec.instances) if rec else 0, "sim_seconds": res.seconds, **g}]
+             "recorded": len(rec.instances) if rec else 0, "nothing_fits": rec.nothing_fits if rec else 0,
+             "sim_seconds": res.seconds, **g}]
 
 
 def table(df: pd.DataFrame) -> pd.DataFrame:
