@@ -199,7 +199,7 @@ def test_a_clash_of_plugin_generators_or_experiments_names_the_plugin_not_builti
     from epochbench.instances import generators as gen
     gen.load_generators()
     load_experiments()
-    gstate, estate = gen.CATALOG.snapshot(), EXPS.snapshot()
+    gstate, estate, params = gen.CATALOG.snapshot(), EXPS.snapshot(), dict(gen.GENERATOR_PARAMS)
 
     def mygen(*, n: int = 3, seed: int = 0):
         return []
@@ -217,6 +217,8 @@ def test_a_clash_of_plugin_generators_or_experiments_names_the_plugin_not_builti
     finally:
         gen.CATALOG.restore(gstate)
         EXPS.restore(estate)
+        gen.GENERATOR_PARAMS.clear()                 # its parameters too: a later test found 'test-mygen'
+        gen.GENERATOR_PARAMS.update(params)          # among them and no such generator
 
 
 def test_a_plugins_epochs_method_replaces_the_one_derived_from_its_packing_heuristic(monkeypatch):
