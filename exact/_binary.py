@@ -1044,10 +1044,7 @@ def beats_on(grid: float | None, a: float, b: float, sense: str) -> bool:
     (:func:`grid_of`; a sum that differs in its last bit is the same value),
     else by any amount (:func:`~epochbench.exact.starts.beats`).  How an
     exact method keeps the better of its start and the solver's answer."""
-    if grid is None:
-        return beats(a, b, sense)
-    ra, rb = round(a * grid), round(b * grid)
-    return ra > rb if sense == "max" else ra < rb
+    return beats(a, b, sense) if grid is None else not on_grid_meets(b, a, sense, grid)
 
 
 def proven(status: str, value: float, bound: float | None, sense: str,

@@ -144,6 +144,7 @@ def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float
     model, keys = assignment_model(p, nu, start)
     out = run_model(model, method, time_limit - (time.perf_counter() - t0), threads, seed)
     bound, slack = true_bound(model, out)
+    grid = grid_of(model, out)
     info = {**status_info(model, out, slack), "start": origin}
     if out.x is None:  # no solution in time: the start matching, nothing proved
         pairs, status = tuple(sorted(start)), "feasible"
@@ -152,12 +153,12 @@ def solve_assignment(inst: AssignmentInstance, method: str, *, time_limit: float
         pairs = tuple(sorted((int(i), int(k)) for i, k in keys[out.x.astype(bool)]))
         status = out.status
         a, b = inst.value(tuple(start)), inst.value(pairs)
-        if beats_on(grid_of(model, out), a, b, "max"):          # a tie but for rounding keeps the proof
+        if beats_on(grid, a, b, "max"):                          # a tie but for rounding keeps the proof
             tie = not better(a, b, "max")
             pairs, status = tuple(sorted(start)), status if tie else "feasible"
             info["note"] = f"the solver's answer was lighter than the start ({origin}); the start is returned"
     value = inst.value(pairs)
-    status, bound = proven(status, value, bound, "max", slack, info=info, grid=grid_of(model, out))
+    status, bound = proven(status, value, bound, "max", slack, info=info, grid=grid)
     info["bound_kind"] = "none" if bound is None else "solver"
     return Result(inst.kind, method, pairs, value, status, time.perf_counter() - t0, bound, info)
 

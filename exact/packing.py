@@ -141,6 +141,7 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
         model.hint = np.array([int(int(j) in chosen) for j in cand], dtype=np.int64)
     out = run_model(model, method, time_limit - (time.perf_counter() - t0), threads, seed, solver_params)
     bound, slack = true_bound(model, out)
+    grid = grid_of(model, out)
     info = {**status_info(model, out, slack), **start_info(start)}
     if out.status == "infeasible":  # () is feasible: the solver erred (CBC did on profits near 1e15)
         info["solver_error"] = (f"{out.info.get('solver', method)} called the model infeasible, but selecting "
@@ -148,7 +149,7 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
     if out.x is not None:
         sel = tuple(int(j) for j in sorted(cand[out.x.astype(bool)]))
         value, status = inst.value(sel), out.status
-        worse = start is not None and beats_on(grid_of(model, out), float(start.value), value, "max")
+        worse = start is not None and beats_on(grid, float(start.value), value, "max")
         note = "the solver's answer was worse than the start ({}); the start is returned"
     elif start is not None:
         worse, note = True, no_solution(out) + "; the start ({})"
@@ -161,7 +162,7 @@ def solve_packing(inst: PackingInstance, method: str, *, time_limit: float, thre
         sel, value = tuple(sorted(int(j) for j in start.decision)), float(start.value)
         status = status if tie else "feasible"
         info["note"] = note.format(start.method)
-    status, bound = proven(status, value, bound, "max", slack, info=info, grid=grid_of(model, out))
+    status, bound = proven(status, value, bound, "max", slack, info=info, grid=grid)
     if status == "timeout":   # no answer, no bound (bound_kind none)
         bound = None
     return Result(inst.kind, method, sel, value, status, time.perf_counter() - t0, bound,

@@ -215,11 +215,9 @@ def plugin_call(label: str, origin: str, call: Callable[[], Any], *, doing: str 
         out = call()
     except ValueError as exc:
         raise ValueError(f"{name}: {_one_line(exc)}") from exc
-    except TypeError as exc:
-        if keywords and "unexpected keyword argument" in str(exc):
-            raise TypeError(f"{name}: {_one_line(exc)}") from exc
-        raise MethodFailed(f"{name}: {doing} raised TypeError: {_one_line(exc)}") from exc
     except Exception as exc:
+        if keywords and isinstance(exc, TypeError) and "unexpected keyword argument" in str(exc):
+            raise TypeError(f"{name}: {_one_line(exc)}") from exc
         raise MethodFailed(f"{name}: {doing} raised {type(exc).__name__}: {_one_line(exc)}") from exc
     if ok is not None and not ok(out):
         raise MethodFailed(f"{name}: {doing} returned {short(out, 40)} ({type(out).__name__}), not {wanted}")
