@@ -843,10 +843,11 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
         finally:      # not sys.exc_info(): a sweep run from a caller's except block would read as stopped
             if cluster is not None:
                 if not ended:
-                    tree = _worker_trees(cluster)
+                    workers, started = _worker_trees(cluster)
+                    _end(started, wait=0)    # first: a worker waiting on one (CBC) held the close 4 s
                     with contextlib.suppress(Exception):
                         cluster.close(timeout=10)
-                    _end(tree)
+                    _end(workers + started)
                 else:
                     cluster.close(timeout=10)
 
@@ -938,32 +939,42 @@ def _deferred_interrupts():
             held[signum](signum, frame)            # raises KeyboardInterrupt (or Terminated) here
 
 
-def _worker_trees(cluster) -> list:
-    """A local cluster's worker processes and their descendants (the
-    processes their tasks started: CBC), as ``psutil`` processes; not the
-    other children of this process (multiprocessing's resource tracker, a
-    user's own)."""
+def _worker_trees(cluster) -> tuple[list, list]:
+    """A local cluster's worker processes and, apart, their descendants
+    (the processes their tasks started: CBC), as ``psutil`` processes; not
+    the other children of this process (multiprocessing's resource
+    tracker, a user's own).
+
+    A stopped sweep ends the descendants before it closes the cluster: a
+    worker whose task waits on one closes only when the nanny gives up on
+    it (SIGTERM to ``validate`` whose two tasks each wait on a process:
+    the close took 4.0 s and the command ended 5.3 s after the signal;
+    0.44 s with the descendants ended first)."""
+    workers: list = []
+    started: list = []
     try:
         import psutil
-        out = []
         for nanny in list(getattr(cluster, "workers", {}).values()):
             pid = getattr(getattr(getattr(nanny, "process", None), "process", None), "pid", None)
             if pid is not None:
                 with contextlib.suppress(psutil.Error):
                     worker = psutil.Process(pid)
-                    out += [worker, *worker.children(recursive=True)]
-        return out
+                    below = worker.children(recursive=True)
+                    workers.append(worker)
+                    started += below
     except Exception:                                    # noqa: BLE001 - best effort
-        return []
+        pass
+    return workers, started
 
 
 def _end(procs: list, wait: float = 3.0) -> None:
-    """Kill those of ``procs`` still running after a stopped sweep closed
-    its local cluster: a solver a worker had started (CBC, a subprocess)
-    outlived its worker, re-parented, and ran on to its own time limit
-    (SIGTERM to a ``score`` left them; Ctrl-C reaches the whole process
-    group, so it never did).  psutil checks each is the same process (its
-    start time), not a later one that took its number."""
+    """Kill those of ``procs`` still running, and wait up to ``wait``
+    seconds for them to go: a stopped sweep's local cluster, before and
+    after its close (:func:`_worker_trees`).  A solver a worker had started
+    (CBC, a subprocess) outlived its worker, re-parented, and ran on to its
+    own time limit (SIGTERM to a ``score`` left them; Ctrl-C reaches the
+    whole process group, so it never did).  psutil checks each is the same
+    process (its start time), not a later one that took its number."""
     try:
         import psutil
         alive = [p for p in procs if p.is_running()]

@@ -645,6 +645,31 @@ def test_sigterm_stops_a_sweep_like_ctrl_c_and_ends_the_processes_its_tasks_star
 
 
 @posix_only
+def test_a_stopped_local_clusters_workers_and_the_processes_their_tasks_started_are_told_apart():
+    """A stopped sweep ends what the tasks started before it closes its
+    local cluster (a worker waiting on such a process held the close 4 s),
+    and the workers after: ``_worker_trees`` gives the two apart."""
+    from types import SimpleNamespace
+
+    from epochbench import sweep as sw
+    code = "import subprocess, sys, time\nsubprocess.Popen(['sleep', '60'])\nprint('up', flush=True)\ntime.sleep(60)\n"
+    worker = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert worker.stdout.readline().strip() == "up"
+        cluster = SimpleNamespace(workers={"w": SimpleNamespace(process=SimpleNamespace(process=worker))})
+        workers, started = sw._worker_trees(cluster)
+        assert [p.pid for p in workers] == [worker.pid]
+        assert len(started) == 1 and started[0].name() == "sleep" and started[0].ppid() == worker.pid
+        sw._end(started, wait=0)
+        _wait_for(lambda: not _alive(started[0].pid), timeout=10, what="the task's process to end")
+        assert worker.poll() is None                                          # the worker itself is left
+        assert sw._worker_trees(SimpleNamespace()) == ([], [])                # no workers: nothing
+    finally:
+        worker.kill()
+        worker.wait()
+
+
+@posix_only
 def test_ctrl_c_stops_a_long_compiled_simulation_run_without_progress():
     """The compiled loop ran in the calling thread when no progress was
     asked for, which held off every signal handler until it returned: an
