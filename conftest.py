@@ -97,6 +97,20 @@ def pytest_unconfigure(config):
         shutil.rmtree(_PYCACHE.pop(), ignore_errors=True)
 
 
+def _collect_once(config):
+    """Meanwhile a third process collects the run's tests (``--collect-only``,
+    no workers): the byte code of every module the test files import and
+    pytest's rewritten test modules are then in the run's folder
+    (:func:`_bytecode_for_the_run`) when the workers collect, instead of
+    each worker compiling them all at once, side by side.  Measured with a
+    fresh byte-code folder: one collection took 17.7 s, 12.7 s after the
+    warm-up's imports, 4.0 s with that of an earlier collection."""
+    import subprocess
+    import sys
+    return subprocess.Popen([sys.executable, "-m", "pytest", "--collect-only", "-q", *config.args],
+                            cwd=config.invocation_params.dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def pytest_configure(config):
     """Keep the run's byte code (:func:`_bytecode_for_the_run`).  Before
     xdist starts its workers: compile (or load) the kernels that the tests
@@ -118,6 +132,7 @@ def pytest_configure(config):
         return
     procs = [subprocess.Popen([sys.executable, str(_WARMUP), half], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL) for half in _WARMUP_HALVES]
+    procs.append(_collect_once(config))
     for p in procs:
         try:
             p.wait(timeout=400)
