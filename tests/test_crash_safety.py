@@ -665,6 +665,12 @@ def test_a_stopped_local_clusters_workers_and_the_processes_their_tasks_started_
         assert worker.poll() is None                                          # the worker itself is left
         assert sw._worker_trees(SimpleNamespace()) == ([], [])                # no workers: nothing
     finally:
+        import contextlib
+
+        import psutil
+        with contextlib.suppress(psutil.Error):
+            for child in psutil.Process(worker.pid).children(recursive=True):
+                child.kill()
         worker.kill()
         worker.wait()
 
