@@ -436,7 +436,9 @@ def _coerce(tab: Columns, names, source) -> dict[str, list[str]]:
     if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():     # increasing ids (the usual case) are distinct
         job = _first_repeat(ids)
         if job is not None:
-            raise InstanceError(f"{source}: job id {job} occurs more than once")
+            first, second = np.flatnonzero(ids == job)[:2] + 1
+            raise InstanceError(f"{source}: job id {job} occurs more than once (jobs {first} and {second} of "
+                                "the input)")
     return numbered
 
 
@@ -665,6 +667,7 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
     _check_line_ends(header, src)
     _check_misspelt(header, src)
     tab, partial = _partial_lines(tab, src)
+    _check_distinct_lines(tab["id"], path, src)
     if "status" not in keep:
         del tab["status"]
     for key, value in (("MaxProcs", _header_int(header, "MaxProcs", src)),
@@ -731,6 +734,45 @@ def _first_repeat(ids: np.ndarray) -> int | None:
     order = np.argsort(ids, kind="stable")
     twice = order[1:][ids[order[1:]] == ids[order[:-1]]]
     return int(ids[twice.min()]) if twice.size else None
+
+
+def _check_distinct_lines(ids: np.ndarray, path: Path, src: str) -> None:
+    """InstanceError naming the first repeated job number of the SWF file
+    ``path`` (``ids``: its jobs once the partial executions are dropped) and
+    the two lines that give it (:func:`_swf_job_lines`): the row of a job
+    in the parsed columns is not its line (header, comments and partial
+    lines come between).  Increasing ids, the usual case, cost one
+    comparison pass."""
+    if len(ids) < 2 or (ids[1:] > ids[:-1]).all():
+        return
+    job = _first_repeat(ids)
+    if job is not None:
+        lines = _swf_job_lines(path, job, 2)
+        raise InstanceError(f"{src}: job id {job} occurs more than once (lines {' and '.join(map(str, lines))})")
+
+
+def _swf_job_lines(path: Path, job: int, n: int) -> list[int]:
+    """The numbers (from 1, a line per newline as the parser counts them) of
+    the first ``n`` lines of the SWF file ``path`` that give job ``job`` as a
+    job of its own: not a partial execution (status 2 to 4), which the
+    reader has dropped once its job has a summary line.  For an error
+    message: one pass in Python over the lines, up to the n-th such line."""
+    found: list[int] = []
+    with (gzip.open if _gzip_input(path) else open)(path, "rb") as fh:
+        _skip_bom(fh)
+        for lineno, line in enumerate(fh, start=1):
+            tokens = line.split(b";", 1)[0].split()
+            if len(tokens) < 11:
+                continue
+            try:
+                number, status = float(tokens[0]), float(tokens[10])
+            except ValueError:
+                continue
+            if number == job and status not in PARTIAL_STATUS:
+                found.append(lineno)
+                if len(found) == n:
+                    break
+    return found
 
 
 def _no_summary(ids: np.ndarray, status: np.ndarray, src: str) -> None:
@@ -1350,10 +1392,12 @@ def _sidecar(path: Path) -> Path:
 
 def _merge_sidecar(tab: Columns, side: Path, src) -> Columns:
     """``tab`` with the columns of the sidecar file ``side`` joined by id,
-    when it exists; it must hold no id that is not a job of ``src``, and a
-    row for every job when it holds resource columns (``res_*``: a job
-    without its demand; other columns may leave a job out, NaN)
-    (:class:`InstanceError`, one line, naming the ids otherwise)."""
+    when it exists; it must hold no id that is not a job of ``src``, no id
+    twice, values that the job table's checks take (:func:`_coerce`: a
+    resource an integer, a deadline a number), and a row for every job when
+    it holds resource columns (``res_*``: a job without its demand; other
+    columns may leave a job out, NaN) (:class:`InstanceError`, one line,
+    naming the sidecar and the value or ids otherwise)."""
     if not side.exists():
         return tab
     import pandas as pd
@@ -1370,6 +1414,9 @@ def _merge_sidecar(tab: Columns, side: Path, src) -> Columns:
         row = int(np.argmax(bad))
         raise InstanceError(f"{side}: id {extra['id'].iloc[row]} (row {row}) is not an integer")
     extra["id"] = ids.astype(np.int64)
+    # its values are checked here, as the job table's are, so that a bad one is named against this file
+    _coerce(Columns.from_frame(extra), ("procs", *(str(c)[4:] for c in extra.columns if str(c).startswith("res_"))),
+            str(side))
     unknown = np.setdiff1d(extra["id"].to_numpy(), np.asarray(df["id"], dtype=np.int64))
     if unknown.size:
         raise InstanceError(f"{side}: id(s) {unknown[:5].tolist()} are not jobs of {src}")

@@ -1,6 +1,7 @@
 """Edge cases of the workload readers of instances/jobs.py: CSV rows longer
 than the header, a UTF-8 byte-order mark before an SWF (or tagged CSV)
-file, upper-case file suffixes and a sidecar ``.extra.csv`` lacking jobs."""
+file, upper-case file suffixes, a sidecar ``.extra.csv`` lacking jobs or holding a
+bad value, and where a repeated job id is."""
 from __future__ import annotations
 
 import gzip
@@ -790,3 +791,41 @@ def test_a_procs_beyond_2_53_is_named_as_that_jobs_not_as_the_capacity(tmp_path,
     path.write_text("id,submit,runtime,procs,estimate\n1,0,10,4096,10\n2,1,5,4,10\n")
     w = read_table(path, nodes=nodes)
     assert list(w.capacity) == [nodes or 4096] and len(w) == (1 if nodes else 2)
+
+
+@pytest.mark.parametrize("rows, message", [
+    ("1,5\n2,abc\n", r"sc\.swf\.extra\.csv: column 'res_mem' has 'abc', not a number, at job 2 of the input \(id 2\)$"),
+    ("1,5\n2,1.5\n", r"sc\.swf\.extra\.csv: column 'res_mem' must hold integers, got 1\.5 at job 2 of the input"),
+    ("1,5\n2,\n", r"sc\.swf\.extra\.csv: column 'res_mem' has nan at job 2 of the input \(id 2\)"),
+    ("1,5\n2,5\n1,6\n", r"sc\.swf\.extra\.csv: job id 1 occurs more than once \(jobs 1 and 3 of the input\)$"),
+])
+def test_a_bad_sidecar_value_is_named_against_the_sidecar(tmp_path, rows, message):
+    """A value of the sidecar that the job table's checks refuse names the
+    sidecar, not the SWF file, which holds no such column."""
+    path = tmp_path / "sc.swf"
+    path.write_text("; MaxProcs: 10\n" + job(1, 2) + job(2, 2))
+    (tmp_path / "sc.swf.extra.csv").write_text("id,res_mem\n" + rows)
+    with pytest.raises(InstanceError, match=message):
+        read_swf(path)
+
+
+# ---- 5. a repeated job number: where ------------------------------------------------------
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_repeated_swf_job_number_names_its_two_lines(tmp_path, gz):
+    """The lines, counted as the file's: the header, a comment, a blank line
+    and a partial execution (status 2, dropped with its summary line) come
+    between the jobs."""
+    lines = ["; MaxProcs: 10\n", job(5, 2), "; a comment\n", job(7, 2).replace(" 1 1 1 1 1 -1", " 2 1 1 1 1 -1"),
+             job(7, 2), "\n", job(6, 2), job(7, 2)]
+    text = "".join(lines).encode()
+    path = tmp_path / ("r.swf.gz" if gz else "r.swf")
+    path.write_bytes(gzip.compress(text) if gz else text)
+    with pytest.raises(InstanceError, match=r"r\.swf(\.gz)?: job id 7 occurs more than once \(lines 5 and 8\)$"):
+        read_swf(path)
+
+
+def test_a_repeated_job_id_of_a_table_names_both_jobs(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("id,submit,runtime,procs\n3,0,10,2\n4,1,10,2\n3,2,10,2\n")
+    with pytest.raises(InstanceError, match=r"r\.csv: job id 3 occurs more than once \(jobs 1 and 3 of the input\)$"):
+        read_table(path)
