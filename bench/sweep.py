@@ -74,6 +74,10 @@ WORKERS_ENV = "EPOCHBENCH_WORKERS"
 EXCLUSIVE = "exclusive"
 #: seconds a scheduler has to answer (the connection and Dask's handshake)
 CONNECT_TIMEOUT = 20.0
+#: of those, the seconds left after Dask's own connection timeout, so that its
+#: error (a port that refuses) comes back before the whole wait ends (a service
+#: that accepts and never answers); at most half of :data:`CONNECT_TIMEOUT`
+CONNECT_GRACE = 2.0
 #: what an address that answers but is no scheduler usually is
 PORT_HINT = "a Dask scheduler listens on port 8786 by default; 8787 is its dashboard"
 
@@ -1156,20 +1160,23 @@ def _connect(Client, address: str, option: str = "--scheduler"):
     The client is made in a daemon thread joined with that deadline (Dask
     bounds the connection, not the handshake after it: a web server would
     hang it for good); one that does not return is left to die with the
-    process.  Any exception of the connection (a service that speaks first
+    process.  Dask's own timeout is :data:`CONNECT_GRACE` seconds shorter,
+    so that the whole wait is the deadline the message gives (it was that
+    deadline plus the grace).  Any exception of the connection (a service that speaks first
     makes Dask read its banner as frame lengths: ``MemoryError``) is the
     ``ValueError``; ``KeyboardInterrupt`` goes on."""
     box: dict[str, Any] = {}
+    dask_timeout = max(CONNECT_TIMEOUT - CONNECT_GRACE, CONNECT_TIMEOUT / 2)
 
     def connect() -> None:
         try:
-            box["client"] = Client(address, timeout=f"{CONNECT_TIMEOUT}s", set_as_default=False)
+            box["client"] = Client(address, timeout=f"{dask_timeout}s", set_as_default=False)
         except BaseException as exc:   # noqa: BLE001 - handed to the calling thread
             box["error"] = exc
 
     thread = threading.Thread(target=connect, name="epochbench-connect", daemon=True)
     thread.start()
-    thread.join(CONNECT_TIMEOUT + 2)
+    thread.join(CONNECT_TIMEOUT)
     if thread.is_alive():
         raise ValueError(f"{_naming(option, address)}: no Dask scheduler answered within {CONNECT_TIMEOUT:g} s "
                          f"(a web server or another service? {PORT_HINT})")
