@@ -3,8 +3,10 @@ the validators of numeric options (argparse ``type`` functions, one-line
 messages), the solver limits, and a method's keyword parameters against
 its signature (names, kinds of value, the options that set some of them).
 
-This module imports nothing else of the package: :mod:`epochbench.methods`
-and the command-line modules build on it, in that order.
+This module imports nothing else of the package but the solver limits of
+:mod:`epochbench.instances.core` (which :func:`~epochbench.instances.registry.solve`
+checks too): :mod:`epochbench.methods` and the command-line modules build on
+it, in that order.
 """
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import inspect
 import math
 import numbers
 import os
+
+from epochbench.instances.core import MAX_THREADS, check_threads  # noqa: F401 (MAX_THREADS: the library's name)
 
 
 def method_function(func):
@@ -25,11 +29,6 @@ def method_function(func):
     return method_function(inner) if callable(inner) else func
 
 
-#: the most solver threads a call may ask for (CP-SAT refuses some 10,000 as
-#: an invalid model; HiGHS with 12,000 ran far past its time limit)
-MAX_THREADS = 1024
-
-
 def check_limits(time_limit=None, threads=None) -> None:
     """ValueError unless ``time_limit`` (seconds) is a positive finite number
     and ``threads`` an integer in [1, :data:`MAX_THREADS`], as the command
@@ -37,9 +36,8 @@ def check_limits(time_limit=None, threads=None) -> None:
     if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
                                    or not math.isfinite(time_limit) or time_limit <= 0):
         raise ValueError(f"time_limit: must be a positive finite number, got {time_limit!r}")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, numbers.Integral)
-                                or not 1 <= threads <= MAX_THREADS):
-        raise ValueError(f"threads: must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
+    if threads is not None:
+        check_threads(threads)
 
 
 def _number(text: str, kind: type, ok, what: str):

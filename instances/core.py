@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import numbers
 import pickle
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
@@ -18,6 +19,19 @@ from typing import Any
 import numpy as np
 
 STATUSES = ("optimal", "feasible", "infeasible", "timeout")
+
+#: the most solver threads a call may ask for (CP-SAT refuses some 10,000 as
+#: an invalid model; HiGHS with 12,000 ran far past its time limit)
+MAX_THREADS = 1024
+
+
+def check_threads(threads) -> int:
+    """``threads`` as an ``int`` when it is an integer (not a bool) from 1
+    to :data:`MAX_THREADS`; ValueError, one line, otherwise (0, -1 and 2.5
+    reached the solvers, which took them for their defaults or rounded)."""
+    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or not 1 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads: must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
+    return int(threads)
 
 
 class InstanceError(ValueError):

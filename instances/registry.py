@@ -21,7 +21,7 @@ from typing import Callable
 
 from .catalog import Catalog, PluginError, in_package, modules_of, origin_of, plugins
 from .checks import SEQUENCES, short, with_article
-from .core import InfeasibleSolution, InstanceChanged, MethodFailed, Result, content, handed
+from .core import InfeasibleSolution, InstanceChanged, MethodFailed, Result, check_threads, content, handed
 from .io import check, families
 
 
@@ -535,7 +535,8 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     ``infeasible`` or ``timeout``, is kept in ``info["claimed"]``);
     a result without a bound has ``info["bound_kind"] = "none"``.  A time
     limit that is not a number >= 0 (NaN, negative, a bool) is a ValueError,
-    whatever the method.  A registered (not built-in) method that raises
+    whatever the method, and so are ``threads`` other than an integer from 1
+    to :data:`~epochbench.instances.core.MAX_THREADS`.  A registered (not built-in) method that raises
     ``SystemExit`` raises :class:`~epochbench.instances.core.MethodFailed`
     instead (from its call or its ``warm_up`` hook): a ``sys.exit`` in a
     heuristic fails that heuristic, not the
@@ -549,8 +550,7 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
         raise ValueError(f"time_limit must be a number of seconds >= 0, got {time_limit!r}")
     if time_limit is not None:
         time_limit = float(time_limit)  # a numpy number or a Fraction reaches every method as a float
-    if isinstance(threads, numbers.Integral) and not isinstance(threads, bool):
-        threads = int(threads)
+    threads = check_threads(threads)
     try:
         _load(m)                                      # a compiled kernel loads before the clock starts
         given, before = _given(m, inst)

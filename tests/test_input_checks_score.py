@@ -208,6 +208,17 @@ def test_api_bad_arguments_are_one_line_value_errors(fam, tmp_path, monkeypatch,
     assert not (tmp_path / "x.json").exists()
 
 
+@pytest.mark.parametrize("threads", [0, -1, 2.5, "2", True, 20000])
+@pytest.mark.parametrize("method", ["cpsat", "ff"])
+def test_registry_solve_refuses_bad_threads_as_the_api_does(fam, method, threads):
+    """The library's lower layer (what the simulators and a plug-in call)
+    refuses them too: CP-SAT took 0 and -1 for its default and 2.5 ran."""
+    from epochbench.instances import registry
+    with pytest.raises(ValueError, match=rf"^threads: must be an integer from 1 to 1024, got {re.escape(repr(threads))}$"):
+        registry.solve(fam[0], method, time_limit=1, threads=threads)
+    assert registry.solve(fam[0], method, time_limit=5, threads=np.int64(2)).status in ("optimal", "feasible")
+
+
 def test_api_solve_keeps_python_objects_the_cli_cannot_give(fam):
     start = eb.solve(fam[0], "ff")
     assert eb.solve(fam[0], "cpsat", start=start, time_limit=5).status == "optimal"
