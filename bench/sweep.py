@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from epochbench.instances.arguments import arg, in_python, named
+from epochbench.instances.catalog import WARNED
 from epochbench.instances.core import RunStopped
 from epochbench.instances.files import atomic_path
 
@@ -826,7 +827,8 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
                                            resources={EXCLUSIVE: 1},
                                            silence_logs=logging.CRITICAL)
                 client = Client(cluster)
-                client.run(_use_path, list(sys.path))   # what this process can import, they can
+                client.run(_use_path, list(sys.path), sorted(WARNED))   # what this process can import, they
+                # can; the plug-in warnings it gave, they do not give again
                 work = functools.partial(_on_worker, call, raising=stop_on_error)
                 jobs = {i: (work, tasks[i]) for i in todo}
             else:
@@ -1469,10 +1471,15 @@ def _worker_name() -> str:
         return host
 
 
-def _use_path(path: list[str]) -> None:
+def _use_path(path: list[str], warned: list[str] = ()) -> None:
     """On each local worker: import from the client's ``sys.path`` too (a
-    user's module found through the current directory or a test's path)."""
+    user's module found through the current directory or a test's path),
+    and take the plug-in warnings the client gave (``warned``) as given:
+    the worker shares its terminal, where each showed once per worker
+    besides the client's.  A warning only the workers meet (a catalog the
+    client never loaded) is still given by each."""
     sys.path[:] = list(dict.fromkeys(list(path) + sys.path))
+    WARNED.update(warned)
 
 
 #: a worker's SIGINT handler before :func:`_worker_code` set it aside (restored after the sweep)

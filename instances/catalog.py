@@ -145,11 +145,18 @@ def origin_of(func, frame) -> str:
     return f"module {module}"
 
 
+#: the plug-in warnings this process has given; a local Dask worker is handed
+#: its client's (:func:`epochbench.sweep`), so that a sweep on two workers gives
+#: each once, not three times
+WARNED: set[str] = set()
+
+
 def plugins(group: str, register: Callable[[Any], None]) -> Source:
     """A source loading every entry point of ``group`` with ``register(ep)``;
     one that fails (its import raises or calls ``sys.exit``, its name is
-    taken) is skipped with one warning on stderr naming it, and every other
-    entry stays usable."""
+    taken) is skipped with one warning on stderr naming it (unless this
+    process gave it already, :data:`WARNED`), and every other entry stays
+    usable."""
     def load() -> None:
         for ep in entry_points(group=group):
             try:
@@ -159,8 +166,10 @@ def plugins(group: str, register: Callable[[Any], None]) -> Source:
                     f"SystemExit({exc.code!r}) on import" if isinstance(exc, SystemExit)    # it ended every command
                     else f"{type(exc).__name__}: {exc}")
                 first = reason.splitlines()[0] if reason else type(exc).__name__
-                print(f"epochbench: warning: plug-in entry point '{ep.name} = {ep.value}' ({group}): {first}; "
-                      "skipped", file=sys.stderr)
+                line = f"epochbench: warning: plug-in entry point '{ep.name} = {ep.value}' ({group}): {first}; skipped"
+                if line not in WARNED:
+                    WARNED.add(line)
+                    print(line, file=sys.stderr)
     load.__qualname__ = f"plugins({group!r})"
     return load
 

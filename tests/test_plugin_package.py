@@ -101,6 +101,11 @@ def test_an_entry_point_named_after_an_exact_method_or_an_unknown_family_is_skip
     assert "'cpsat = userplug:largest_first'" in err and "already exists" in err
     assert "'pakcing:foo = userplug:largest_first'" in err and "unknown family 'pakcing'" in err
     assert "pakcing" not in out and "largest" in out
+    # a sweep on two local workers: each warning once, not once more per worker (they share the terminal)
+    code, out, err = run(env, tmp, "validate", "userplug:largest_first", "--count", "2", "--workers", "2",
+                         "--time-limit", "5")
+    assert code == 0, err + out
+    assert err.count("'cpsat = userplug:largest_first'") == 1 and err.count("'pakcing:foo = ") == 1, err
 
 
 def test_a_plugin_selector_that_fails_mid_simulation_is_one_line_with_status_1(plugin_env):
