@@ -1415,8 +1415,9 @@ def _merge_sidecar(tab: Columns, side: Path, src) -> Columns:
         raise InstanceError(f"{side}: id {extra['id'].iloc[row]} (row {row}) is not an integer")
     extra["id"] = ids.astype(np.int64)
     # its values are checked here, as the job table's are, so that a bad one is named against this file
-    _coerce(Columns.from_frame(extra), ("procs", *(str(c)[4:] for c in extra.columns if str(c).startswith("res_"))),
-            str(side))
+    # (licenses: any text, read row by row: not twice)
+    _coerce(Columns.from_frame(extra.drop(columns=["licenses"], errors="ignore")),
+            ("procs", *(str(c)[4:] for c in extra.columns if str(c).startswith("res_"))), str(side))
     unknown = np.setdiff1d(extra["id"].to_numpy(), np.asarray(df["id"], dtype=np.int64))
     if unknown.size:
         raise InstanceError(f"{side}: id(s) {unknown[:5].tolist()} are not jobs of {src}")
