@@ -748,7 +748,8 @@ def _check_distinct_lines(ids: np.ndarray, path: Path, src: str) -> None:
     job = _first_repeat(ids)
     if job is not None:
         lines = _swf_job_lines(path, job, 2)
-        raise InstanceError(f"{src}: job id {job} occurs more than once (lines {' and '.join(map(str, lines))})")
+        where = f" (lines {lines[0]} and {lines[1]})" if len(lines) == 2 else ""   # (a file changed meanwhile)
+        raise InstanceError(f"{src}: job id {job} occurs more than once{where}")
 
 
 def _swf_job_lines(path: Path, job: int, n: int) -> list[int]:
