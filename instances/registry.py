@@ -536,7 +536,7 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     a result without a bound has ``info["bound_kind"] = "none"``.  A time
     limit that is not a number >= 0 (NaN, negative, a bool) is a ValueError,
     whatever the method, and so are ``threads`` other than an integer from 1
-    to :data:`~epochbench.instances.core.MAX_THREADS`.  A registered (not built-in) method that raises
+    to :data:`~epochbench.instances.core.MAX_THREADS` (None: 1, the default).  A registered (not built-in) method that raises
     ``SystemExit`` raises :class:`~epochbench.instances.core.MethodFailed`
     instead (from its call or its ``warm_up`` hook): a ``sys.exit`` in a
     heuristic fails that heuristic, not the
@@ -550,7 +550,7 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
         raise ValueError(f"time_limit must be a number of seconds >= 0, got {time_limit!r}")
     if time_limit is not None:
         time_limit = float(time_limit)  # a numpy number or a Fraction reaches every method as a float
-    threads = check_threads(threads)
+    threads = 1 if threads is None else check_threads(threads)    # None: the default, as for time_limit
     try:
         _load(m)                                      # a compiled kernel loads before the clock starts
         given, before = _given(m, inst)

@@ -216,7 +216,8 @@ def test_registry_solve_refuses_bad_threads_as_the_api_does(fam, method, threads
     from epochbench.instances import registry
     with pytest.raises(ValueError, match=rf"^threads: must be an integer from 1 to 1024, got {re.escape(repr(threads))}$"):
         registry.solve(fam[0], method, time_limit=1, threads=threads)
-    assert registry.solve(fam[0], method, time_limit=5, threads=np.int64(2)).status in ("optimal", "feasible")
+    for fine in (np.int64(2), None):                 # None: the default, as time_limit=None is
+        assert registry.solve(fam[0], method, time_limit=5, threads=fine).status in ("optimal", "feasible")
 
 
 def test_api_solve_keeps_python_objects_the_cli_cannot_give(fam):
