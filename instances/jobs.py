@@ -433,12 +433,10 @@ def _coerce(tab: Columns, names, source) -> dict[str, list[str]]:
         if lic.dtype.kind != "U" or len(lic) == 0:
             lic = np.array(["" if _missing(v) else str(v) for v in lic], dtype=object)
         tab["licenses"] = lic
-    if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():     # increasing ids (the usual case) are distinct
-        job = _first_repeat(ids)
-        if job is not None:
-            first, second = np.flatnonzero(ids == job)[:2] + 1
-            raise InstanceError(f"{source}: job id {job} occurs more than once (jobs {first} and {second} of "
-                                "the input)")
+    job = _repeated_id(ids)
+    if job is not None:
+        first, second = np.flatnonzero(ids == job)[:2] + 1
+        raise InstanceError(f"{source}: job id {job} occurs more than once (jobs {first} and {second} of the input)")
     return numbered
 
 
@@ -726,6 +724,14 @@ def _partial_lines(tab: Columns, src: str = "<swf>") -> tuple[Columns, int]:
     return tab.take(np.flatnonzero(keep)), int(drop.size)
 
 
+def _repeated_id(ids: np.ndarray) -> int | None:
+    """:func:`_first_repeat`, after one comparison pass: increasing ids, the
+    usual case, are distinct."""
+    if len(ids) < 2 or (ids[1:] > ids[:-1]).all():
+        return None
+    return _first_repeat(ids)
+
+
 def _first_repeat(ids: np.ndarray) -> int | None:
     """The id whose second occurrence comes first in ``ids``, or None when
     they are distinct.  O(n log n)."""
@@ -741,11 +747,8 @@ def _check_distinct_lines(ids: np.ndarray, path: Path, src: str) -> None:
     ``path`` (``ids``: its jobs once the partial executions are dropped) and
     the two lines that give it (:func:`_swf_job_lines`): the row of a job
     in the parsed columns is not its line (header, comments and partial
-    lines come between).  Increasing ids, the usual case, cost one
-    comparison pass."""
-    if len(ids) < 2 or (ids[1:] > ids[:-1]).all():
-        return
-    job = _first_repeat(ids)
+    lines come between)."""
+    job = _repeated_id(ids)
     if job is not None:
         lines = _swf_job_lines(path, job, 2)
         where = f" (lines {lines[0]} and {lines[1]})" if len(lines) == 2 else ""   # (a file changed meanwhile)
