@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import epochbench as eb
 from epochbench.instances.registry import solve, takes_time_limit
@@ -124,3 +125,52 @@ def test_an_epochs_plan_past_its_budget_gives_each_epoch_a_positive_time_limit(r
     solve(inst, "test-exact-pick", time_limit=30.0)              # within the budget: what is left of it
     least = packing.MIN_EPOCH_TIME_LIMIT
     assert all(least < t <= 30.0 for t in limits) and limits == sorted(limits, reverse=True)
+
+
+_TIMED_CALLS_CHILD = """
+import gc, json, sys
+from numba.core.dispatcher import Dispatcher
+import epochbench as eb
+from epochbench.instances import registry
+
+def loaded():
+    return {id(d): (d.py_func.__module__ + "." + d.py_func.__qualname__, len(d.signatures))
+            for d in gc.get_objects() if isinstance(d, Dispatcher) and d.py_func.__module__.startswith("epochbench")}
+
+family, (generator, params), limit = sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3])
+options = json.loads(sys.argv[4])                 # a method's parameters, where it takes some
+inst = eb.generate(generator, **params)[0]
+found = {}
+for m in registry.methods(family):
+    if m.origin != "builtin" or m.kind == "replay":
+        continue
+    registry.load(family, m.name)                 # what solve loads before its clock starts
+    before = loaded()
+    eb.solve(inst, m.name, time_limit=limit, threads=1, **options.get(m.name, {}))
+    found[m.name] = sorted(name for key, (name, n) in loaded().items() if n > before.get(key, ("", 0))[1])
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.parametrize("family, instance", [
+    ("packing", ("leinberger", dict(n=16, k=2, count=1, seed=1))),
+    ("knapsack", ("farm-mkp", dict(n=12, seed=1))),
+    ("assignment", ("assign-random", dict(n=8, seed=1))),
+    ("epochs", ("fig1", {})),
+    # bnp prices columns on this one (its knapsack kernels: without a CP-SAT presolve, which
+    # can prove it first), and tabu with a limit descends in parts
+    ("mapping", ("braun-range", dict(tasks=30, machines=5, count=1, seed=4))),
+])
+def test_a_timed_call_loads_no_kernel(family, instance):
+    """Every built-in method of ``family``, each called with a time limit in
+    one fresh process after what ``solve`` loads before its clock starts
+    (its ``warm_up`` hook, or one untimed call on the tiny instance): the
+    timed call compiles or loads no kernel.  Two did: bnp's pricing
+    knapsacks (0.8 s on a 0.3 s limit with an empty cache, and a feasible
+    answer where a warm call proves the optimum) and tabu's descent in parts,
+    which only a call with a limit runs (0.74 s on 0.05 s, and another answer
+    than the same seed's next call).  Nothing here reads a clock."""
+    from _processes import python_child
+    options = {"bnp": {"presolve": 0}} if family == "mapping" else {}
+    found = json.loads(python_child(_TIMED_CALLS_CHILD, family, json.dumps(instance), "0.5", json.dumps(options)))
+    assert found and not {m: k for m, k in found.items() if k}, found
