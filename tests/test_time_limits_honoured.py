@@ -130,6 +130,27 @@ def test_highs_model_gives_up_once_the_deadline_has_passed():
     assert out.status == "optimal" and out.x.tolist() == [0, 1, 1] and out.bound == pytest.approx(5.0)
 
 
+def test_highs_runs_without_presolve_where_its_presolve_would_outlast_the_limit(monkeypatch):
+    """HiGHS's dominated-columns pass does not look at the clock (a 19,675-job
+    packing epoch: 20 s on a 1 s limit).  Where its work (the rows' nonzeros
+    squared) is above the rate times the seconds left, milp-highs runs
+    without presolve and says so; the answer is still proven and the same.
+    Below the floor, as every benchmark epoch is, presolve runs as before.
+    The rate is lowered here so that a small epoch stands for a large one."""
+    inst = generate("leinberger", n=24, k=4, count=1, seed=2)[0]
+    model = _binary.BinaryModel(3, "max", [1, 2, 3])
+    model.add_row([0, 1, 2], [1, 1, 1], None, 2)
+    model.add_row([0, 2], [1, 1], None, 1)
+    assert _binary._presolve_work(model) == 9 + 4
+    plain = solve(inst, "milp-highs", time_limit=10, threads=1)
+    assert "highs_presolve" not in plain.info
+    monkeypatch.setattr(_binary, "HIGHS_PRESOLVE_FLOOR", 0)
+    monkeypatch.setattr(_binary, "HIGHS_PRESOLVE_RATE", 1e-3)
+    off = solve(inst, "milp-highs", time_limit=10, threads=1)
+    assert off.info["highs_presolve"].startswith("off: its dominated-columns pass")
+    assert off.status == plain.status == "optimal" and off.value == pytest.approx(plain.value)
+
+
 def test_epochs_skips_heuristics_pattern_bound_and_model_when_time_is_gone(monkeypatch):
     """A limit already spent by FFD and the bounds: no start heuristics,
     no pattern LP, no model; the FFD packing comes back, feasible, with
