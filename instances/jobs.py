@@ -333,6 +333,7 @@ def _no_misspelt_options(tab, source) -> None:
                             "reads (without it every estimate is the runtime): add estimate (req_time where > 0, "
                             "as the SWF reader takes it) or drop req_time")
     others = _others(tab)
+    _no_misspelt_resources(others, source)
     if others:
         import difflib                            # only a table with unknown columns pays for it
     for c in others:
@@ -344,6 +345,21 @@ def _no_misspelt_options(tab, source) -> None:
         if close:
             raise InstanceError(f"{source}: column {c!r} is not one epochbench reads, and {close[0]!r} is absent: "
                                 f"rename it {close[0]!r} (or drop it, or give it another name)")
+
+
+def _no_misspelt_resources(columns, source) -> None:
+    """Refuse a column that reads as a resource column once spaces, case and
+    hyphens are set aside (`` res_mem``, ``Res_mem``, ``res-mem``): only
+    ``res_<name>`` as written is one, so its resource would be left out of
+    the run, silently (a review found the jobs then shared memory they
+    could not)."""
+    for c in columns:
+        if not isinstance(c, str) or c.startswith("res_"):
+            continue
+        meant = c.strip().lower().replace("-", "_").replace(" ", "_")
+        if meant.startswith("res_"):
+            raise InstanceError(f"{source}: column {c!r} is not one epochbench reads; a resource column is named "
+                                f"res_<name> exactly: rename it {meant!r} (or give it another name)")
 
 
 def _capacity(capacity, source) -> np.ndarray:
@@ -1412,6 +1428,7 @@ def _merge_sidecar(tab: Columns, side: Path, src) -> Columns:
     clash = [c for c in extra.columns if c in df.columns and c != "id"]
     if clash:
         raise InstanceError(f"{side}: column(s) {clash} are fields of {src}; a sidecar holds only extra columns")
+    _no_misspelt_resources(extra.columns, side)
     ids = _numeric(extra["id"], errors="coerce")
     bad = ~(np.isfinite(ids) & (ids == np.round(ids)))
     if bad.any():

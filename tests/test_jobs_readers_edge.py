@@ -829,3 +829,28 @@ def test_a_repeated_job_id_of_a_table_names_both_jobs(tmp_path):
     path.write_text("id,submit,runtime,procs\n3,0,10,2\n4,1,10,2\n3,2,10,2\n")
     with pytest.raises(InstanceError, match=r"r\.csv: job id 3 occurs more than once \(jobs 1 and 3 of the input\)$"):
         read_table(path)
+
+
+# ---- 5. a resource column misspelt -------------------------------------------------------------
+@pytest.mark.parametrize("name", [" res_mem", "Res_mem", "RES_MEM", "res-mem", "res mem"])
+def test_a_resource_column_spelt_otherwise_is_refused_not_left_out(tmp_path, name):
+    """Only ``res_<name>`` as written is a resource column: `` res_mem`` or
+    ``Res_mem`` was read as an unknown column and left out, and two jobs
+    that cannot share memory ran side by side, without a word.  The same
+    in a sidecar, named against the sidecar."""
+    table = tmp_path / "r.csv"
+    table.write_text(f"id,submit,runtime,procs,estimate,{name}\n1,0,10,2,10,8\n2,1,10,2,10,8\n")
+    with pytest.raises(InstanceError, match=rf"r\.csv: column '{name}' is not one epochbench reads; a resource "
+                                            r"column is named res_<name> exactly: rename it 'res_mem'"):
+        read_table(table)
+    path = tmp_path / "sc.swf"
+    path.write_text("; MaxProcs: 10\n" + "".join(job(i, 2) for i in (1, 2)))
+    (tmp_path / "sc.swf.extra.csv").write_text(f"id,{name}\n1,5\n2,5\n")
+    with pytest.raises(InstanceError, match=rf"sc\.swf\.extra\.csv: column '{name}' is not one epochbench reads"):
+        read_swf(path)
+
+
+def test_a_column_that_only_starts_like_a_resource_is_left_alone(tmp_path):
+    table = tmp_path / "r.csv"
+    table.write_text("id,submit,runtime,procs,estimate,resolution,res_mem\n1,0,10,2,10,3,8\n2,1,10,2,10,3,8\n")
+    assert read_table(table).capacity.tolist() == [2, 8]
