@@ -145,7 +145,10 @@ def _solve_rows(path: Path) -> tuple[pd.DataFrame, list[str]]:
                         # one checked call that gave the answer (a score CSV, bench-scores.csv: its value)
                         "timing": "call" if "value" in df.columns or "config" not in df.columns else "rounds",
                         "digest": df["instance_digest"] if "instance_digest" in df.columns else np.nan})
-    return out, [torn] if torn else []
+    unnamed = [] if "instance" in df.columns else [   # compared whole (compare_runs), said: not silently
+        f"{path} names no instances: its methods are compared on all of each run's solves, not on the instances "
+        "both measured (a count that differs is no change of gap)"]
+    return out, ([torn] if torn else []) + unnamed
 
 
 def _no_blank_keys(df: pd.DataFrame, path: Path) -> None:

@@ -224,9 +224,15 @@ def _scores_named(path, gap, with_instance=True):
 def test_a_score_csv_without_instance_names_is_compared_whole(tmp_path, a_named, b_named):
     a = _scores_named(tmp_path / "a.csv", 0.01, a_named)
     b = _scores_named(tmp_path / "b.csv", 0.03, b_named)
-    row = compare_runs(a, b).set_index("method").loc["greedy"]
+    table = compare_runs(a, b)
+    row = table.set_index("method").loc["greedy"]
     assert pd.isna(row["shared"]) and row["flag"] == "gap+"
     assert row["d_mean"] == pytest.approx(2.0)
+    # said, not silent: a review's B, one instance short and unnamed, read as a gain without a word
+    unnamed = b if a_named else a
+    assert table.attrs["notes"] == [f"{unnamed} names no instances: its methods are compared on all of each "
+                                    "run's solves, not on the instances both measured (a count that differs "
+                                    "is no change of gap)"]
 
 
 # ---- compare._moved_references .  Rule (README, compare:
