@@ -1050,8 +1050,11 @@ def _check_sweep_options(args) -> None:
 
 def _folder_of(path: Path) -> Path:
     """The folder an ``--out`` writes into: itself, or its parent when it
-    names a file (has a suffix and is not an existing folder)."""
-    return path.parent if path.suffix and not path.is_dir() else path
+    names a file (has a suffix, or is a name like ``.swf`` that pathlib
+    gives none, and is not an existing folder: ``--out .swf`` made a folder
+    ``.swf`` to lock, then refused to write the file there, "already exists")."""
+    dotted = path.name.startswith(".") and path.name not in (".", "..")
+    return path.parent if (path.suffix or dotted) and not path.is_dir() else path
 
 
 def _score_prefix(args) -> Path:

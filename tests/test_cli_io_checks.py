@@ -683,3 +683,12 @@ def test_a_csv_comment_line_is_named_not_a_parser_error(tmp_path, text, line):
     f.write_text(text)
     with pytest.raises(InstanceError, match=rf"c\.csv, line {line}: a comment line .* starts with its header row"):
         load_workload(f)
+
+
+def test_a_workload_named_like_a_dotfile_is_written_as_a_file(tmp_path, monkeypatch):
+    """``--out .swf`` (pathlib gives that name no suffix) made a folder
+    ``.swf`` to lock, then refused to write the workload there: ".swf:
+    already exists" in an empty folder."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["generate", "workload", "--jobs", "20", "--out", ".swf"]) == 0
+    assert (tmp_path / ".swf").is_file() and (tmp_path / ".swf").read_text().count("\n") > 20
