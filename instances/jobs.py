@@ -533,12 +533,18 @@ def _fractions_kept(tab: Columns, source) -> None:
     ran as 10.0, and the metrics mixed the two (utilization 1.000003, a
     bounded slowdown below 1), exit 0.  Whole seconds stay exact up to 2**53
     (:data:`FLOAT_LIMIT`), and Unix times (about 1.7e9 s) are far below
-    the limit.  O(n)."""
+    the limit; ends that reach past 2**53 are refused too (each value was
+    checked, not their sum: a runtime of 5,001 s ended 5,000 s after its
+    start, bounded slowdown 0.9998).  O(n)."""
     if not len(tab["submit"]):
         return
     cols = [c for c in ("submit", "runtime", "estimate") if c in tab]      # an estimate is optional
     longest = max(float(np.nanmax(tab[c])) if np.isfinite(tab[c]).any() else 0.0 for c in cols[1:])
     reach = float(tab["submit"].max()) + longest
+    if reach > FLOAT_LIMIT:      # each value is within it, their sum not: an end rounded (a slowdown below 1)
+        raise InstanceError(f"{source}: the jobs reach {reach:.17g} s (the last submit plus the longest runtime "
+                            "or estimate), past 2**53 s, where a float64 no longer holds every whole second; "
+                            "shift the submit times to start near 0")
     if not reach > FRACTION_LIMIT:
         return
     for col in cols:

@@ -737,6 +737,18 @@ def test_fractions_of_a_second_past_2_33_seconds_are_refused(tmp_path):
         make_workload({"id": [1], "submit": [2.0**33 + 0.5], "runtime": [5.0], "procs": [1]}, [4])
 
 
+def test_ends_past_2_53_seconds_are_refused_though_each_value_is_within(tmp_path):
+    """Each value passed the 2**53 check, their sum did not: a runtime of
+    5,001 s from a submit near 2**53 ended 5,000 s after its start (bounded
+    slowdown 0.9998), exit 0.  The last whole second that fits is kept."""
+    def jobs(submit, runtime):
+        return {"id": [1, 2], "submit": [0.0, submit], "runtime": [5.0, runtime], "procs": [1, 1]}
+    with pytest.raises(InstanceError, match=r"t: the jobs reach 9007199254744994 s \(the last submit plus the "
+                                            r"longest runtime or estimate\), past 2\*\*53 s"):
+        make_workload(jobs(2.0**53 - 1000 + 1, 5001.0), [4], source="t")
+    assert make_workload(jobs(2.0**53 - 5001, 5001.0), [4]).jobs["runtime"].tolist() == [5, 5001]
+
+
 @pytest.mark.parametrize("ident,ok", [("9007199254740993", False), ("9007199254740992", True),
                                       ("9007199254740991", True), ("-9007199254740993", False),
                                       ("4503599627370496.5", False), ("9007199254740990.5", False),
