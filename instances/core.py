@@ -172,7 +172,9 @@ class Result:
     a number or None (one that is not finite proves nothing: ``solve``
     withdraws it), ``info`` a dict (None is taken as ``{}``).  The decision
     is the family's checker's to judge; its lists and numpy arrays are made
-    tuples, at every level.
+    tuples, at every level.  A result is hashable (a set of results, a dict
+    keyed by them): its hash leaves ``info`` out, which a dict cannot enter;
+    equality compares every field.
     """
 
     family: str
@@ -182,7 +184,7 @@ class Result:
     status: str
     seconds: float
     bound: float | None = None
-    info: dict = field(default_factory=dict)
+    info: dict = field(default_factory=dict, hash=False)     # unhashable: every result was (TypeError)
 
     def __post_init__(self):
         if self.info is None:

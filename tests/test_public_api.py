@@ -848,3 +848,16 @@ def test_a_keyword_a_face_function_does_not_take_is_one_value_error(call, messag
     with pytest.raises(ValueError, match=message):
         call(fam)
     assert not list(tmp_path.iterdir())
+
+
+def test_a_result_is_hashable_and_equal_results_hash_alike():
+    """``hash(result)`` raised TypeError (the frozen dataclass hashed its
+    ``info`` dict): no set of results, no dict keyed by them."""
+    import epochbench as eb
+    a = eb.Result("packing", "m", (0,), 1.0, "feasible", 0.1, None, {"note": "x"})
+    b = eb.Result("packing", "m", (0,), 1.0, "feasible", 0.1, None, {"note": "x"})
+    c = eb.Result("packing", "m", (0,), 1.0, "feasible", 0.1, None, {"note": "y"})
+    assert hash(a) == hash(b) and len({a, b}) == 1
+    assert a != c and len({a, c}) == 2
+    inst = eb.generate("leinberger", n=8, k=2, count=1, seed=1)[0]
+    assert len({eb.solve(inst, "ff"), eb.solve(inst, "bl")}) == 2
