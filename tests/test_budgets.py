@@ -172,5 +172,5 @@ def test_a_timed_call_loads_no_kernel(family, instance):
     than the same seed's next call).  Nothing here reads a clock."""
     from _processes import python_child
     options = {"bnp": {"presolve": 0}} if family == "mapping" else {}
-    found = json.loads(python_child(_TIMED_CALLS_CHILD, family, json.dumps(instance), "0.5", json.dumps(options)))
+    found = json.loads(python_child(_TIMED_CALLS_CHILD, family, json.dumps(instance), "0.2", json.dumps(options)))
     assert found and not {m: k for m, k in found.items() if k}, found
