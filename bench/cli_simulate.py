@@ -405,23 +405,31 @@ def _keep_previous_run(out: Path) -> list[Path]:
     ``STEM-RUNID.*`` (:func:`epochbench.bench.runs.keep_previous`), so that
     nothing is overwritten silently.  The run id of an earlier simulation is
     the stamp of its ``report.json`` (the time it was written); files that
-    no simulation wrote (no such report beside them) are kept as
-    ``STEM-unrecorded-STAMP.*``.  Returns the new paths."""
+    no simulation wrote (no such report beside them, or an ``epoch_gaps.csv``
+    beside a report of a run without epoch gaps: a user's own, which took
+    that run's stamp) are kept as ``STEM-unrecorded-STAMP.*``.  Returns the
+    new paths."""
     from .runs import keep_previous
     if not out.is_dir():
         return []
-    return keep_previous([out / name for name in RUN_FILES], out / ".simulate.run.json", _report_id(out))
+    rid, wrote = _previous_run(out)
+    foreign = [out / name for name in RUN_FILES if rid is not None and name not in wrote]
+    return keep_previous([out / name for name in RUN_FILES], out / ".simulate.run.json", rid, foreign)
 
 
-def _report_id(out: Path) -> str | None:
+def _previous_run(out: Path) -> tuple[str | None, tuple[str, ...]]:
     """The stamp of ``out/report.json`` when a simulation wrote it (a JSON
-    object with its ``policy`` and ``metrics``), else None."""
+    object with its ``policy`` and ``metrics``), else None; and the files of
+    :data:`RUN_FILES` that simulation wrote (``epoch_gaps.csv`` where its
+    report has their summary)."""
     from .runs import read, stamp
     rep = out / "report.json"
     data = read(rep)                      # a JSON object, or None
-    if data is not None and "policy" in data and "metrics" in data:
-        return stamp(rep.stat().st_mtime)
-    return None
+    if data is None or "policy" not in data or "metrics" not in data:
+        return None, ()
+    extras = data.get("extras")
+    gaps = isinstance(extras, dict) and "epoch_gaps" in extras
+    return stamp(rep.stat().st_mtime), ("jobs.csv", "report.json", *(("epoch_gaps.csv",) if gaps else ()))
 
 
 def _print_extras(extras: dict, shown: dict | None = None) -> None:

@@ -413,15 +413,22 @@ def previous_id(provenance_file: Path, files) -> str:
     info = read(provenance_file)
     if info and isinstance(info.get("id"), str) and _ID.match(info["id"]):
         return info["id"]
+    return _unrecorded_id(files)
+
+
+def _unrecorded_id(files) -> str:
+    """``unrecorded-`` and the stamp of the newest of ``files``' modification times."""
     times = [Path(f).stat().st_mtime for f in files if Path(f).exists()]
     return "unrecorded-" + (stamp(max(times)) if times else stamp())
 
 
-def keep_previous(files, provenance_file: Path, run_id: str | None = None) -> list[Path]:
+def keep_previous(files, provenance_file: Path, run_id: str | None = None, foreign=()) -> list[Path]:
     """Rename the files of an earlier run that a new run is about to write:
     ``STEM.SUFFIX`` becomes ``STEM-RUNID.SUFFIX`` (the provenance file too;
     ``run_id``: the earlier run's id when the caller knows it without a
-    provenance file, else :func:`previous_id`).  The earlier provenance
+    provenance file, else :func:`previous_id`); those of ``foreign`` (files
+    the caller knows that run did not write: a user's own) take their own
+    ``unrecorded-STAMP``, never that run's id.  The earlier provenance
     file is kept aside even when none of ``files`` is there: the record of
     a run that was interrupted, killed or failed before it wrote anything
     is history too, never overwritten.  All or none: when one rename fails
@@ -432,11 +439,12 @@ def keep_previous(files, provenance_file: Path, run_id: str | None = None) -> li
     there = [f for f in files + [Path(provenance_file)] if f.exists()]
     if not there:
         return []
-    rid = run_id or previous_id(provenance_file, there)
+    foreign = {Path(f) for f in foreign}
+    rid = run_id or previous_id(provenance_file, [f for f in there if f not in foreign])
     moved: list[tuple[Path, Path]] = []
     try:
         for f in there:
-            target = _renamed(f, rid)
+            target = _renamed(f, _unrecorded_id([f]) if f in foreign else rid)
             os.replace(f, target)
             moved.append((f, target))
     except OSError:

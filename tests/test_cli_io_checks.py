@@ -49,6 +49,21 @@ def test_simulate_out_keeps_the_files_of_an_earlier_run(swf, tmp_path, capsys):
     assert not reports[0].name.startswith("report-unrecorded-")
 
 
+def test_a_users_epoch_gaps_beside_a_run_without_them_is_kept_as_unrecorded(swf, tmp_path):
+    """A run that wrote no epoch gaps, then a user's own ``epoch_gaps.csv``
+    put beside its files: a second run kept that file under the first run's
+    stamp, as if the run had written it.  It is ``unrecorded`` now; the
+    run's own two files keep its stamp."""
+    out = tmp_path / "run"
+    assert main(["simulate", "--workload", str(swf), "--policy", "easy", "--out", str(out), "--quiet"]) == 0
+    (out / "epoch_gaps.csv").write_text("mine\n")
+    assert main(["simulate", "--workload", str(swf), "--policy", "easy", "--out", str(out), "--quiet"]) == 0
+    mine = list(out.glob("epoch_gaps-*.csv"))
+    assert len(mine) == 1 and mine[0].name.startswith("epoch_gaps-unrecorded-") and mine[0].read_text() == "mine\n"
+    stamps = {p.name.split("-", 1)[1].rsplit(".", 1)[0] for p in (*out.glob("jobs-*.csv"), *out.glob("report-*.json"))}
+    assert len(stamps) == 1 and not stamps.pop().startswith("unrecorded")
+
+
 @pytest.mark.parametrize("how", ["same path", "symbolic link"])
 def test_simulate_refuses_a_workload_that_is_one_of_its_outputs(how, tmp_path, capsys):
     """``--workload dd/jobs.csv --out dd`` moved the workload aside as an
