@@ -95,6 +95,9 @@ class Constants:
             if f.type not in (bool, "bool") and not (isinstance(v, (int, float)) and not isinstance(v, bool)
                                                       and math.isfinite(v) and 0 <= v <= CONSTANT_MAX):
                 raise ValueError(f"constant {name}={v!r}: a finite number in [0, {CONSTANT_MAX:g}]")
+        if not self.base > 0:     # with aging and wait 0 too, eligible entries read 0, "not eligible": a crash
+            raise ValueError(f"constant base={self.base!r}: a number in (0, {CONSTANT_MAX:g}], the value an "
+                             "eligible entry starts from (0 marks an entry that is not eligible)")
         if self.min > self.max:
             raise ValueError(f"constants min={self.min!r} and max={self.max!r}: min must not exceed max")
 

@@ -175,3 +175,17 @@ def test_take_concat_advance_and_validation():
     with pytest.raises(InstanceError, match="jobs.cpus"):
         small_state(estimate=[1.0, 1.0], cpus=[1])
     assert fm.previous_pairs(s) == [[0, 1]]
+
+
+def test_a_base_of_zero_is_refused_since_zero_marks_an_entry_not_eligible():
+    """``base`` is where an eligible entry starts; 0 means "not eligible".
+    With base, aging and wait at 0 a run stopped on a 28-line traceback
+    ("nothing runs and nothing arrives", jobs queued): eligible jobs read as
+    ineligible.  Every other constant may still be 0."""
+    with pytest.raises(ValueError, match=r"constant base=0\.0: a number in \(0, 1e\+09\], the value an eligible "
+                                         r"entry starts from \(0 marks an entry that is not eligible\)"):
+        fm.Constants(base=0.0)
+    with pytest.raises(ValueError, match="constant base=0"):
+        fm.Constants.parse("base=0,aging=0,wait=0")
+    zero = {f: 0.0 for f in ("max", "min", "k", "input", "overhead", "aging", "licenses", "wait")}
+    assert fm.Constants(**zero).base == 0.1
