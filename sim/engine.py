@@ -404,6 +404,7 @@ class Engine:
         started: list[int] = []
 
         def start(j: int) -> None:
+            _check_start(self.policy, self.table, self.machine, j, now)
             heapq.heappush(heap, (self.machine.start(j, now), j))
             self.table.start[j] = now
             started.append(j)
@@ -411,6 +412,27 @@ class Engine:
         self.policy.schedule(now, self.machine, start)
         if self.on_pass is not None:
             self.hooks(self.on_pass, now, self.machine, queue, started)
+
+
+def _check_start(policy, table: JobTable, machine: Machine, j, now: float) -> None:
+    """A policy's ``start(j)`` checked before the machine takes it: ``j`` a
+    job row of the table, arrived, not started before, fitting; else
+    :class:`~epochbench.instances.core.MethodFailed`, one line naming the
+    policy (a plug-in policy that started a job before its submit time ran
+    to exit 0 with a negative wait in the metrics, and one started twice
+    stopped on a KeyError at its second end)."""
+    from epochbench.instances.core import MethodFailed
+    who = f"policy {getattr(policy, 'name', type(policy).__name__)!r} at time {now:g}"
+    if isinstance(j, (bool, np.bool_)) or not isinstance(j, (int, np.integer)) or not 0 <= j < table.n:
+        raise MethodFailed(f"{who}: started {j!r}, not a job row (0 to {table.n - 1})")
+    job = f"job row {int(j)} (id {int(table.ids[j])})"
+    if not np.isnan(table.start[j]):
+        raise MethodFailed(f"{who}: started {job} a second time (it started at {table.start[j]:g})")
+    if table.submit[j] > now:
+        raise MethodFailed(f"{who}: started {job} before it arrived (submit {table.submit[j]:g})")
+    if not machine.fits(j):
+        raise MethodFailed(f"{who}: started {job}, which does not fit: it needs "
+                           f"{table.demand[j].tolist()}, {getattr(machine, 'free', np.array([])).tolist()} free")
 
 
 # ---- result ------------------------------------------------------------------------

@@ -731,3 +731,44 @@ def test_huge_machines_run_or_refuse_in_one_line():
     for engine in ("fast", "generic"):
         with pytest.raises(ValueError, match="los: its dynamic-programming"):
             simulate(df, [c], "los", engine=engine)
+
+
+class _Rogue(policies.FCFS):
+    """FCFS, then one wrong start chosen by ``how``."""
+    name = "rogue"
+
+    def __init__(self, how):
+        super().__init__()
+        self.how = how
+
+    def schedule(self, now, machine, start):
+        if self.how == "future" and now == 0:
+            start(self.table.n - 1)                  # submitted at 5
+        elif self.how == "twice" and len(self):
+            j = self.queue()[0]
+            start(j)
+            start(j)
+        elif self.how == "row" and len(self):
+            start(99)
+        elif self.how == "over" and len(self) > 1:
+            for j in list(self.queue()):
+                start(j)
+        super().schedule(now, machine, start)
+
+
+@pytest.mark.parametrize("how, said", [
+    ("future", r"policy 'rogue' at time 0: started job row 3 \(id 4\) before it arrived \(submit 5\)$"),
+    ("twice", r"policy 'rogue' at time 0: started job row 0 \(id 1\) a second time \(it started at 0\)$"),
+    ("row", r"policy 'rogue' at time 0: started 99, not a job row \(0 to 3\)$"),
+    ("over", r"policy 'rogue' at time 0: started job row 2 \(id 3\), which does not fit: it needs \[4\], \[0\] free$"),
+])
+def test_a_policys_wrong_start_is_refused_in_one_line(how, said):
+    """The generic engine checks each start a policy makes.  A plug-in policy
+    that started a job before its submit time ran to exit 0 with a wait of
+    -5 s and a response shorter than the runtime in the metrics; one started
+    twice stopped on a KeyError at its second end; a row past the table, an
+    IndexError."""
+    from epochbench.instances.core import MethodFailed
+    jobs = stream([(1, 0, 2, 30, 30), (2, 0, 2, 10, 10), (3, 0, 4, 20, 20), (4, 5, 2, 10, 10)])
+    with pytest.raises(MethodFailed, match=said):
+        simulate(jobs, [4], _Rogue(how), engine="generic")
