@@ -46,7 +46,7 @@ import numpy as np
 
 from epochbench.instances import farm as _farm
 from epochbench.instances.arguments import arg
-from epochbench.instances.core import InstanceError
+from epochbench.instances.core import InstanceError, RunStopped
 
 from .engine import SimResult
 
@@ -247,8 +247,20 @@ class FarmPolicy:
         return {}
 
 
-class PlanError(RuntimeError):
-    """A policy returned a plan the farm cannot run."""
+class PlanError(RunStopped):
+    """A policy returned a plan the farm cannot run: one line naming the
+    policy, exit status 1 on the command line (a plug-in's bad plan ended
+    in a traceback), a ``RuntimeError`` as before."""
+
+
+def _index(value, what: str, policy) -> int:
+    """``value`` of a plan as a job or machine index: a whole number (a
+    float such as 3.7 was cut to 3 without a word), else :class:`PlanError`."""
+    whole = isinstance(value, (int, np.integer)) or (isinstance(value, (float, np.floating))
+                                                      and float(value).is_integer())
+    if isinstance(value, (bool, np.bool_)) or not whole:
+        raise PlanError(f"{policy.name}: {what} {value!r} in its plan is not an index (a whole number)")
+    return int(value)
 
 
 # ---- the simulator ---------------------------------------------------------------------------
@@ -279,7 +291,7 @@ class _Sim:
         out: dict[int, int] = {}
         used_m: dict[int, int] = {}
         for i, m in plan.items():
-            i, m = int(i), int(m)
+            i, m = _index(i, "job", policy), _index(m, "machine", policy)
             if not 0 <= i < st.n or self.status[i] not in (QUEUED, RUNNING):
                 raise PlanError(f"{policy.name}: job {i} is not in the system at t={self.now}")
             if not 0 <= m < st.m:

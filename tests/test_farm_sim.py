@@ -160,11 +160,24 @@ def test_equal_times_finishes_then_arrivals_then_one_pass():
     (lambda v: {0: 5}, "outside"),
     (lambda v: {0: 0, 1: 1}, "license 0 used 2 times"),
     (lambda v: {7: 0}, "not in the system"),
+    # a float was cut to a whole number without a word (0.7: machine 0, 0.5: job 0)
+    (lambda v: {0: 0.7}, r"machine 0\.7 in its plan is not an index \(a whole number\)"),
+    (lambda v: {0.5: 0}, r"job 0\.5 in its plan is not an index"),
+    (lambda v: {0: True}, r"machine True in its plan is not an index"),
 ])
 def test_engine_rejects_infeasible_plans(bad, msg):
+    from epochbench.instances.core import RunStopped
     s = stream([100.0, 100.0], [0.0, 0.0], licenses=[[1], [1]], copies=[1])
-    with pytest.raises(PlanError, match=msg):
+    with pytest.raises(PlanError, match=msg) as info:
         simulate_farm(s, Fixed(bad))
+    assert isinstance(info.value, RunStopped)        # one line and exit 1 on the command line, no traceback
+
+
+def test_a_plan_of_whole_floats_runs_as_its_ints():
+    s = stream([100.0, 100.0], [0.0, 0.0], licenses=[[1], [0]], copies=[1])
+    whole = simulate_farm(s, Fixed(lambda v: {float(j): 0.0 for j in v.jobs[:1]}))
+    ints = simulate_farm(s, Fixed(lambda v: {int(j): 0 for j in v.jobs[:1]}))
+    assert whole.jobs.equals(ints.jobs)
 
 
 def test_engine_rejects_ineligible_machine_and_interrupting_a_non_preemptive_job():
