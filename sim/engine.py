@@ -32,7 +32,7 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from epochbench.instances.core import RunStopped
+from epochbench.instances.core import MethodFailed, RunStopped
 from epochbench.instances.table import Columns, as_columns, in_arrival_order
 
 RESOURCE_PREFIX = "res_"
@@ -421,7 +421,6 @@ def _check_start(policy, table: JobTable, machine: Machine, j, now: float) -> No
     policy (a plug-in policy that started a job before its submit time ran
     to exit 0 with a negative wait in the metrics, and one started twice
     stopped on a KeyError at its second end)."""
-    from epochbench.instances.core import MethodFailed
     who = f"policy {getattr(policy, 'name', type(policy).__name__)!r} at time {now:g}"
     if isinstance(j, (bool, np.bool_)) or not isinstance(j, (int, np.integer)) or not 0 <= j < table.n:
         raise MethodFailed(f"{who}: started {j!r}, not a job row (0 to {table.n - 1})")
