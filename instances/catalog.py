@@ -10,6 +10,7 @@ heavy is imported before it is needed.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -236,6 +237,86 @@ def plugin_call(label: str, origin: str, call: Callable[[], Any], *, doing: str 
 def _one_line(exc: BaseException) -> str:
     """``str(exc)`` with its runs of white space (line ends too) as one space."""
     return " ".join(str(exc).split())
+
+
+def guarded(obj: Any, label: str, origin: str) -> Any:
+    """``obj`` as epochbench calls it, when a plug-in made it (``origin``
+    not ``"builtin"``; a built-in's is returned as it is): each of its
+    methods that raises is one line naming it (:class:`PluginObject`).
+
+    Parameters
+    ----------
+    obj : object
+        What a plug-in's factory returned (a simulator's policy).
+    label, origin : str
+        As :func:`plugin_call` takes them.
+
+    Returns
+    -------
+    object
+        ``obj`` itself, or a :class:`PluginObject` around it.
+    """
+    return obj if origin == "builtin" else PluginObject(obj, f"{label} ({origin})")
+
+
+class PluginObject:
+    """A plug-in's object as a simulator's loop calls it: a method of it that
+    raises (or calls ``sys.exit``) raises
+    :class:`~epochbench.instances.core.MethodFailed`, one line naming the
+    plug-in and the method (a pool policy whose ``schedule`` divided by zero
+    ended the command in a traceback), with the cause chained.  What
+    epochbench itself refused inside such a call (a
+    :class:`~epochbench.instances.core.RunStopped`: a start the machine
+    checked, a selector's failure) passes as it is, already one line, and so
+    does a ``KeyboardInterrupt``.
+
+    Attributes are read from the object and written to it (a farm run sets
+    a policy's ``untimed``); ``len()`` is the object's, guarded too.  Other
+    protocols (copying, pickling, ``repr``) see the wrapper.
+
+    Notes
+    -----
+    Cost: one ``functools.partial`` a method read, and a ``try`` a call.
+    """
+
+    __slots__ = ("_plugin_obj", "_plugin_name")
+
+    def __init__(self, obj: Any, name: str) -> None:
+        object.__setattr__(self, "_plugin_obj", obj)
+        object.__setattr__(self, "_plugin_name", name)
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        obj = object.__getattribute__(self, "_plugin_obj")      # AttributeError, not a loop, before __init__
+        value = getattr(obj, attr)
+        if not callable(value) or isinstance(value, type):
+            return value
+        return functools.partial(_guarded_call, self._plugin_name, attr, value)
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        if attr in PluginObject.__slots__:      # copying sets them
+            object.__setattr__(self, attr, value)
+        else:
+            setattr(self._plugin_obj, attr, value)
+
+    def __len__(self) -> int:
+        return _guarded_call(self._plugin_name, "__len__", len, self._plugin_obj)
+
+    def __repr__(self) -> str:
+        return f"<{self._plugin_name}: {type(self._plugin_obj).__name__}>"
+
+
+def _guarded_call(name: str, attr: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``call(*args, **kwargs)``, a method ``attr`` of plug-in ``name``
+    (:class:`PluginObject`)."""
+    from .core import MethodFailed, RunStopped
+    try:
+        return call(*args, **kwargs)
+    except RunStopped:
+        raise
+    except (Exception, SystemExit) as exc:
+        raise MethodFailed(f"{name}: its {attr} raised {type(exc).__name__}: {_one_line(exc)}") from exc
 
 
 class Catalog(Generic[T]):

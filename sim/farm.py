@@ -39,6 +39,7 @@ on the machine it left (the Input heuristic's ``input_location``).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -46,6 +47,7 @@ import numpy as np
 
 from epochbench.instances import farm as _farm
 from epochbench.instances.arguments import arg
+from epochbench.instances.checks import short
 from epochbench.instances.core import InstanceError, RunStopped
 
 from .engine import SimResult
@@ -286,7 +288,11 @@ class _Sim:
         self.passes = 0
 
     def check(self, plan: dict, policy: FarmPolicy) -> dict[int, int]:
-        """Reject a plan the farm cannot run (see :class:`PlanError`)."""
+        """Reject a plan the farm cannot run (see :class:`PlanError`): a plan
+        that is no mapping too (a list or None ended in an AttributeError)."""
+        if not isinstance(plan, Mapping):
+            raise PlanError(f"{policy.name}: its plan is {type(plan).__name__} {short(plan, 40)}, not a mapping "
+                            "{job: machine}")
         st = self.stream
         out: dict[int, int] = {}
         used_m: dict[int, int] = {}

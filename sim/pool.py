@@ -155,8 +155,10 @@ def _rehearse(pol: Policy, table: JobTable, cap: np.ndarray) -> None:
 
 def _rehearsable(pol: Policy) -> bool:
     """``pol`` and its selector are epochbench's own (a user's code might
-    count its calls, print or write)."""
-    if not type(pol).__module__.startswith("epochbench."):
+    count its calls, print or write; a plug-in's factory may return one of
+    epochbench's, which comes guarded: :class:`~epochbench.instances.catalog.PluginObject`)."""
+    from epochbench.instances.catalog import PluginObject
+    if isinstance(pol, PluginObject) or not type(pol).__module__.startswith("epochbench."):
         return False
     selector = getattr(pol, "selector", None)
     if selector is None:

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from epochbench.instances.arguments import arg, named
-from epochbench.instances.catalog import Catalog, PluginError, first_sentence, module, plugin_call, plugins
+from epochbench.instances.catalog import (Catalog, PluginError, first_sentence, guarded, module, plugin_call,
+                                           plugins)
 
 #: the machine models: space-shared K-resource pool, gang-scheduling matrix, farm with licenses
 MACHINES = ("pool", "gang", "farm")
@@ -102,10 +103,15 @@ def made(machine: str, name: str, options: dict, ok: Callable[[Any], bool], what
     it should be).  A ``ValueError`` (an option value refused, an
     :class:`OptionError` too: the caller's) stays one, and a ``TypeError``
     for an unexpected keyword (an option it does not take) one, named after
-    the plug-in's policy; any other ``TypeError`` is its failure."""
-    make = get_policy(machine, name).make
-    return plugin_call(f"policy {name!r}", POLICIES.origin((machine, name)), lambda: make(**options),
-                       doing="its factory", ok=ok, wanted=what, keywords=True)
+    the plug-in's policy; any other ``TypeError`` is its failure.  A
+    plug-in's policy object comes back guarded
+    (:func:`~epochbench.instances.catalog.guarded`): a method of it that
+    raises in the run is one line naming it too (a gang plug-in returns a
+    built-in policy's name: nothing of its own runs in the loop)."""
+    make, origin = get_policy(machine, name).make, POLICIES.origin((machine, name))
+    out = plugin_call(f"policy {name!r}", origin, lambda: make(**options), doing="its factory", ok=ok, wanted=what,
+                      keywords=True)
+    return out if isinstance(out, str) else guarded(out, f"policy {name!r}", origin)
 
 
 def declare_options(machine: str, *options: Option) -> None:

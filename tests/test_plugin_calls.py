@@ -1,0 +1,197 @@
+"""A plug-in's code called inside a simulation's loop fails in one line
+naming it, exit status 1 on the command line (each case fails on the code
+before its fix, where it ended in a traceback, or in exit status 2 as if
+the command line were wrong; two tests hold what did not change: a working
+plug-in's run, and the engine's own check of a start):
+
+1. a pool policy a plug-in's factory made, whose ``schedule``, ``arrive``
+   or ``__len__`` raises (or calls ``sys.exit``); what epochbench refused
+   inside such a call (a start the engine checked) still reads as before;
+2. a farm policy whose ``plan`` raises, or returns a list or None (a
+   built-in path too: the farm checks every plan);
+3. a CS policy's ``matcher`` or ``mkp`` that is a user's method and raises
+   or gives a decision the checker refuses.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import epochbench as eb
+from epochbench import cli
+from epochbench.instances.catalog import PluginObject, guarded
+from epochbench.instances.core import MethodFailed
+from epochbench.instances.jobs import make_workload
+from epochbench.sim import registry as sreg
+from epochbench.sim.engine import Policy
+from epochbench.sim.farm import PlanError
+from epochbench.sim.pool import simulate_pool
+
+
+@pytest.fixture
+def restored():
+    """The policies and methods a test registers leave with it."""
+    from epochbench.instances.registry import METHODS
+    sreg.POLICIES.complete()
+    states = [(c, c.snapshot()) for c in (sreg.POLICIES, METHODS)]
+    yield
+    for c, s in states:
+        c.restore(s)
+
+
+def _workload():
+    return make_workload({"id": [1, 2, 3], "submit": [0, 1, 2], "runtime": [5, 5, 5], "estimate": [5, 5, 5],
+                          "procs": [2, 2, 2]}, [4])
+
+
+class _Fifo(Policy):
+    """A first-come-first-served pool policy whose step ``fail`` raises
+    ``error`` (none: it works)."""
+    name = "fifo"
+
+    def __init__(self, fail=None, error=None):
+        self.fail, self.error, self.q = fail, error, []
+
+    def _maybe(self, step):
+        if self.fail == step:
+            raise self.error
+
+    def arrive(self, job, now):
+        self._maybe("arrive")
+        self.q.append(job)
+
+    def queue(self):
+        return list(self.q)
+
+    def __len__(self):
+        self._maybe("__len__")
+        return len(self.q)
+
+    def schedule(self, now, machine, start):
+        self._maybe("schedule")
+        while self.q and machine.fits(self.q[0]):
+            start(self.q.pop(0))
+
+
+# ---- 1 ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("step,error,said", [
+    ("schedule", ZeroDivisionError("division by zero"), "ZeroDivisionError: division by zero"),
+    ("schedule", ValueError("bad\nstate"), "ValueError: bad state"),
+    ("schedule", SystemExit(3), "SystemExit: 3"),
+    ("arrive", KeyError(7), "KeyError: 7"),
+    ("__len__", RuntimeError("lost count"), "RuntimeError: lost count")])
+def test_a_plugin_pool_policy_that_raises_is_named(restored, step, error, said):
+    sreg.register_policy("pool", "test-fifo", lambda **kw: _Fifo(step, error), origin="entry point lab:fifo")
+    with pytest.raises(MethodFailed) as caught:
+        eb.simulate(_workload(), "test-fifo")
+    assert str(caught.value) == f"policy 'test-fifo' (entry point lab:fifo): its {step} raised {said}"
+    assert caught.value.__cause__ is error
+
+
+def test_a_plugin_pool_policy_that_works_runs_as_the_same_code_given_directly(restored):
+    sreg.register_policy("pool", "test-fifo", lambda **kw: _Fifo(), origin="entry point lab:fifo")
+    run = eb.simulate(_workload(), "test-fifo")
+    w = _workload()
+    direct = simulate_pool(w.table, w.capacity, _Fifo())
+    assert run.policy == "test-fifo" and run.engine == "generic"
+    assert run.jobs["start"].tolist() == direct.jobs["start"].tolist() == eb.simulate(_workload(), "fcfs").jobs[
+        "start"].tolist()
+
+
+def test_a_start_refused_inside_a_plugins_schedule_reads_as_the_engines(restored):
+    class Early(_Fifo):
+        def schedule(self, now, machine, start):
+            start(2)                       # job row 2 arrives at time 2
+    sreg.register_policy("pool", "test-early", lambda **kw: Early(), origin="entry point lab:early")
+    with pytest.raises(MethodFailed) as caught:
+        eb.simulate(_workload(), "test-early")
+    assert "its schedule raised" not in str(caught.value) and "before it arrived" in str(caught.value)
+
+
+def test_a_plugin_pool_policy_that_raises_on_the_command_line(restored, tmp_path, capsys):
+    sreg.register_policy("pool", "test-fifo", lambda **kw: _Fifo("schedule", ZeroDivisionError("x")),
+                         origin="entry point lab:fifo")
+    csv = tmp_path / "jobs.csv"
+    csv.write_text("id,submit,runtime,estimate,procs\n1,0,5,5,2\n2,1,5,5,2\n")
+    status = cli.main(["simulate", "--workload", str(csv), "--nodes", "4", "--policy", "test-fifo",
+                       "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 1
+    assert err == ["epochbench simulate: error: policy 'test-fifo' (entry point lab:fifo): its schedule raised "
+                   "ZeroDivisionError: x"]
+
+
+def test_a_keyboard_interrupt_in_a_plugin_passes_as_it_is():
+    class Stop:
+        def go(self):
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        guarded(Stop(), "policy 'x'", "entry point lab:x").go()
+
+
+def test_a_guarded_object_reads_and_writes_the_plugins_attributes():
+    class Plain:
+        untimed = 0.0
+        def add(self, x):
+            self.untimed += x
+            return self.untimed
+    obj = Plain()
+    g = guarded(obj, "policy 'x'", "entry point lab:x")
+    assert isinstance(g, PluginObject) and guarded(obj, "policy 'x'", "builtin") is obj
+    g.untimed = 1.5
+    assert obj.untimed == 1.5 and g.add(1.0) == 2.5 and g.untimed == 2.5
+    with pytest.raises(AttributeError):
+        g.missing
+    import copy
+    assert isinstance(copy.deepcopy(g), PluginObject)
+
+
+# ---- 2 ------------------------------------------------------------------------------------------------
+def _edf_subclass(plan):
+    edf = type(sreg.get_policy("farm", "edf").make())
+
+    class Mine(edf):
+        pass
+    Mine.plan = plan
+    return Mine
+
+
+def test_a_plugin_farm_policy_that_raises_is_named(restored):
+    def plan(self, view):
+        return {}["nothing"]
+    sreg.register_policy("farm", "test-plan", lambda **kw: _edf_subclass(plan)(), origin="entry point lab:plan")
+    with pytest.raises(MethodFailed, match=r"^policy 'test-plan' \(entry point lab:plan\): its plan raised "
+                                           r"KeyError: 'nothing'$"):
+        eb.simulate(None, "test-plan", farm_jobs=5)
+
+
+@pytest.mark.parametrize("plan,said", [([1, 2], "list [1, 2]"), (None, "NoneType None")])
+def test_a_farm_plan_that_is_no_mapping_is_refused(restored, plan, said):
+    sreg.register_policy("farm", "test-plan", lambda **kw: _edf_subclass(lambda self, view: plan)(),
+                         origin="entry point lab:plan")
+    with pytest.raises(PlanError, match=rf"^edf: its plan is {re.escape(said)}, not a mapping \{{job: machine\}}$"):
+        eb.simulate(None, "test-plan", farm_jobs=5)
+
+
+# ---- 3 ------------------------------------------------------------------------------------------------
+def test_a_users_matcher_that_raises_is_named(restored):
+    @eb.register("assignment", "test-boom")
+    def boom(inst):
+        return 1 / 0
+    with pytest.raises(MethodFailed, match=r"^matcher 'test-boom' of policy 'cs-i-p' failed on step "
+                                           r"'cs-i-p-match-0': ZeroDivisionError: division by zero$"):
+        eb.simulate(None, "cs-i-p", farm_jobs=10, matcher="test-boom")
+
+
+def test_a_users_mkp_whose_decision_is_refused_is_named_exit_status_1(restored, tmp_path, monkeypatch, capsys):
+    @eb.register("knapsack", "test-outside")
+    def outside(inst):
+        return [len(inst.profit)]          # no such item
+    monkeypatch.chdir(tmp_path)
+    status = cli.main(["simulate", "--machine", "farm", "--policy", "cs-i-p", "--farm-jobs", "40", "--machines",
+                       "10", "--licenses", "2", "--interarrival", "1", "--mkp", "test-outside"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 1 and len(err) == 1
+    assert err[0].startswith("epochbench simulate: error: mkp 'test-outside' of policy 'cs-i-p' failed on step "
+                             "'cs-i-p-mkp-") and "InfeasibleSolution" in err[0]
