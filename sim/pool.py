@@ -104,6 +104,7 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
     if compiled:
         passes, used = policies.run_fast(pol, table, cap, progress), "fast"
     else:
+        given = _given(table) if machine is None else None    # for the check after the run, as it was
         mach = (machine or PoolMachine)(table, cap)
         eng = Engine(table, mach, pol, on_pass, progress)
         try:
@@ -114,9 +115,87 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
             raise SelectorStalled(f"selector {pol.selector!r} of policy {pol.name!r}: {exc} (the selector's "
                                   "last steps on an idle machine chose nothing)", exc) from exc
         passes, used = eng.passes, "generic"
+        if given is not None:
+            _checked(label, table, cap, given)
     seconds = time.perf_counter() - t0 - (0.0 if compiled else eng.hooks.seconds)   # the hook's time is not the run's
     facts = getattr(pol, "facts", dict)()      # multi-queue's, on either engine (run_fast resets it too)
     return SimResult(result_columns(table), label, pol.options(), passes, seconds, used, cap, facts=facts)
+
+
+def _given(table: JobTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Copies of what a run on the generic engine must not change (submit
+    times, durations, demands), for :func:`_checked`."""
+    return table.submit.copy(), table.duration.copy(), table.demand.copy()
+
+
+def _checked(label: str, table: JobTable, cap: np.ndarray, given: tuple) -> None:
+    """:class:`~epochbench.instances.core.MethodFailed` naming policy ``label``
+    when its run on the generic engine is no valid schedule of the stream as
+    given (:func:`schedule_fault`).  The engine checks each start against the
+    machine's free resources, which the policy sees and could change: a
+    plug-in that set ``machine.free`` high ran 264 processors' worth of jobs
+    on 128 nodes, and one whose ``len()`` said 0 ended with no job started,
+    both exit status 0.  O(n log n + n K), next to the engine's Python work
+    per event."""
+    submit, duration, demand = given
+    if not (np.array_equal(table.submit, submit) and np.array_equal(table.duration, duration)
+            and np.array_equal(table.demand, demand)):
+        raise MethodFailed(f"policy {label!r}: its run changed the job table (submit times, durations or demands)")
+    fault = schedule_fault(submit, duration, demand, cap, table.start, table.ids)
+    if fault is not None:
+        raise MethodFailed(f"policy {label!r}: its run is no valid schedule: {fault}")
+
+
+def schedule_fault(submit, duration, demand, capacity, start, ids=None) -> str | None:
+    """What makes ``start`` no schedule of a pool of ``capacity``, checked
+    from the stream alone (no engine, no policy); None when it is one.
+
+    Parameters
+    ----------
+    submit, duration : numpy.ndarray
+        Per job (n): when it arrives and how long it holds its demand.
+    demand : numpy.ndarray
+        n x K, the resources each job holds.
+    capacity : numpy.ndarray
+        K.
+    start : numpy.ndarray
+        Per job: when it started (NaN: never).
+    ids : numpy.ndarray, optional
+        The jobs' ids, for the message (default: the rows).
+
+    Returns
+    -------
+    str or None
+        The first fault found, in one line: a job never started, started
+        before it arrived, or a time at which the jobs running hold more of a
+        resource than the pool has (a job holds ``[start, start +
+        duration)``: jobs ending at a time free their resources for the jobs
+        starting then).
+
+    Notes
+    -----
+    Cost: O(n log n + n K), a sort of the 2n start and end events and a
+    running sum.
+    """
+    ids = np.arange(len(submit)) if ids is None else ids
+    never = np.flatnonzero(np.isnan(start))
+    if never.size:
+        return f"{never.size} job(s) never started (first id {ids[never[0]]})"
+    early = np.flatnonzero(start < submit)
+    if early.size:
+        j = early[0]
+        return f"{early.size} job(s) started before they arrived (first id {ids[j]}: start {start[j]:g}, submit {submit[j]:g})"
+    n = len(start)
+    times = np.concatenate([start + duration, start])
+    order = np.lexsort((np.repeat([0, 1], n), times))         # at equal times the ends first
+    held = np.cumsum(np.concatenate([-demand, demand])[order], axis=0)
+    over = np.flatnonzero((held > capacity).any(axis=1))
+    if not over.size:
+        return None
+    e = over[0]
+    r = int(np.flatnonzero(held[e] > capacity)[0])
+    return (f"at time {times[order[e]]:g} the jobs running hold {int(held[e, r])} of resource {r} "
+            f"(capacity {int(capacity[r])}), from the start of job id {ids[order[e] - n]}")
 
 
 #: what only the generic engine takes, as :func:`_no_fast_path` names it

@@ -195,3 +195,56 @@ def test_a_users_mkp_whose_decision_is_refused_is_named_exit_status_1(restored, 
     assert status == 1 and len(err) == 1
     assert err[0].startswith("epochbench simulate: error: mkp 'test-outside' of policy 'cs-i-p' failed on step "
                              "'cs-i-p-mkp-") and "InfeasibleSolution" in err[0]
+
+
+# ---- 4 ------------------------------------------------------------------------------------------------
+class _Cheat(_Fifo):
+    """Starts jobs past what the machine has (``free``: it sets the
+    machine's free resources high first), or hides its queue (``len0``)."""
+
+    def __init__(self, how):
+        super().__init__()
+        self.how = how
+
+    def __len__(self):
+        return 0 if self.how == "len0" else len(self.q)
+
+    def schedule(self, now, machine, start):
+        if self.how == "free":
+            machine.free[:] = 10**9
+        super().schedule(now, machine, start)
+
+
+@pytest.mark.parametrize("how,said", [
+    ("free", "its run is no valid schedule: at time 2 the jobs running hold 6 of resource 0 (capacity 4), from "
+             "the start of job id 3"),
+    ("len0", "its run is no valid schedule: 3 job(s) never started (first id 1)")])
+def test_a_run_that_is_no_schedule_of_the_stream_is_refused(restored, how, said):
+    """A plug-in that changed what the engine checks starts against ran to
+    exit status 0 (264 processors busy on 128 nodes in the review; every
+    job left unstarted, with every metric empty)."""
+    sreg.register_policy("pool", "test-cheat", lambda **kw: _Cheat(how), origin="entry point lab:cheat")
+    with pytest.raises(MethodFailed) as caught:
+        eb.simulate(_workload(), "test-cheat")
+    assert str(caught.value) == f"policy 'test-cheat': {said}"
+
+
+def test_schedule_fault_from_the_stream_alone():
+    import numpy as np
+    from epochbench.sim.pool import schedule_fault
+    submit = np.array([0.0, 0.0, 1.0, 1.0])
+    duration = np.array([2.0, 3.0, 0.0, 1.0])
+    demand = np.array([[2, 1], [2, 0], [4, 1], [2, 1]])
+    cap = np.array([4, 2])
+    ok = np.array([0.0, 0.0, 3.0, 2.0])        # job 2 starts at 3, when job 1 ends (no width: holds nothing)
+    assert schedule_fault(submit, duration, demand, cap, ok) is None
+    assert schedule_fault(submit, duration, demand, cap, np.array([0.0, 0.0, 3.0, 3.0])) is None   # end == start
+    assert schedule_fault(submit, duration, demand, cap, np.array([0.0, 0.0, 3.0, 1.5])) == (
+        "at time 1.5 the jobs running hold 6 of resource 0 (capacity 4), from the start of job id 3")
+    assert schedule_fault(submit, duration, demand, cap, np.array([0.0, 0.0, 0.5, 2.0])) == (
+        "1 job(s) started before they arrived (first id 2: start 0.5, submit 1)")
+    assert schedule_fault(submit, duration, demand, cap, np.array([0.0, np.nan, 3.0, 2.0]), np.array([7, 8, 9, 10])) \
+        == "1 job(s) never started (first id 8)"
+    two = np.array([[1, 2], [1, 1], [1, 0], [1, 0]])
+    assert schedule_fault(submit, duration, two, cap, np.array([0.0, 0.0, 3.0, 2.0])) == (
+        "at time 0 the jobs running hold 3 of resource 1 (capacity 2), from the start of job id 1")
