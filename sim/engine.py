@@ -377,9 +377,9 @@ class Engine:
         n, ai = tb.n, 0
         clock = time.perf_counter
         due = clock() + self.every
-        while ai < n or heap or pol.wakeup() < np.inf:
-            now = min(heap[0][0] if heap else np.inf, tb.submit[ai] if ai < n else np.inf,
-                      pol.wakeup())
+        wake = _wakeup(pol, -np.inf)
+        while ai < n or heap or wake < np.inf:
+            now = min(heap[0][0] if heap else np.inf, tb.submit[ai] if ai < n else np.inf, wake)
             while heap and heap[0][0] == now:
                 j = heapq.heappop(heap)[1]
                 m.finish(j, now)
@@ -391,6 +391,7 @@ class Engine:
             if self.progress is not None and clock() > due:
                 self.progress(ai, now)
                 due = clock() + self.every
+            wake = _wakeup(pol, now)
         if self.progress is not None:
             self.progress(ai, now if n else 0.0)  # the final state, always reported
         if len(pol):
@@ -412,6 +413,24 @@ class Engine:
         self.policy.schedule(now, self.machine, start)
         if self.on_pass is not None:
             self.hooks(self.on_pass, now, self.machine, queue, started)
+
+
+def _wakeup(policy, now: float) -> float:
+    """``policy.wakeup()`` after the loop's step at ``now`` (-inf: before
+    the first); :class:`~epochbench.instances.core.MethodFailed` naming the
+    policy unless it is later than now (``inf``: none).  A policy of the
+    user's whose ``wakeup`` returned a time in the past turned the clock
+    back, past every event, and the run never ended; a string ended in a
+    numpy traceback."""
+    wake = policy.wakeup()
+    try:
+        later = bool(wake > now)
+    except TypeError:
+        later = False
+    if not later:
+        raise MethodFailed(f"policy {getattr(policy, 'name', type(policy).__name__)!r} at time {now:g}: wakeup() "
+                           f"returned {wake!r}, not a time after now (a number; inf: no pass needed)")
+    return wake
 
 
 def _check_start(policy, table: JobTable, machine: Machine, j, now: float) -> None:

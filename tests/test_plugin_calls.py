@@ -248,3 +248,35 @@ def test_schedule_fault_from_the_stream_alone():
     two = np.array([[1, 2], [1, 1], [1, 0], [1, 0]])
     assert schedule_fault(submit, duration, two, cap, np.array([0.0, 0.0, 3.0, 2.0])) == (
         "at time 0 the jobs running hold 3 of resource 1 (capacity 2), from the start of job id 1")
+
+
+class _Waker(_Fifo):
+    """Asks for a pass at ``wake`` while jobs wait."""
+
+    def __init__(self, wake):
+        super().__init__()
+        self.wake = wake
+
+    def wakeup(self):
+        return self.wake if self.q else float("inf")
+
+
+@pytest.mark.parametrize("wake", [-100.0, 1.0, "soon", float("nan")])
+def test_a_wakeup_that_is_not_after_now_is_refused(wake):
+    """A time in the past turned the clock back past every event: the run
+    never ended (the time now: a second pass at the same time, for ever);
+    a string ended in a numpy traceback."""
+    w = make_workload({"id": [1, 2], "submit": [0, 1], "runtime": [5, 5], "estimate": [5, 5], "procs": [4, 4]}, [4])
+    with pytest.raises(MethodFailed, match=rf"^policy 'fifo' at time 1: wakeup\(\) returned "
+                                           rf"{re.escape(repr(wake))}, not a time after now"):
+        simulate_pool(w.table, w.capacity, _Waker(wake))        # the old code: no end (the suite's timeout)
+
+
+def test_a_farm_policy_cannot_change_eligibility(restored):
+    def plan(self, view):
+        view.eligible[:] = True
+        return {}
+    sreg.register_policy("farm", "test-elig", lambda **kw: _edf_subclass(plan)(), origin="entry point lab:elig")
+    with pytest.raises(MethodFailed, match=r"^policy 'test-elig' \(entry point lab:elig\): its plan raised "
+                                           r"ValueError: assignment destination is read-only$"):
+        eb.simulate(None, "test-elig", farm_jobs=5)
