@@ -279,7 +279,7 @@ class _Sim:
         self.input_location = np.array(stream.jobs.input_location, dtype=np.int64)
         self.eligible = eligible_matrix(stream.machines, stream.jobs)
         self.eligible.flags.writeable = False    # a policy sees it (FarmView.eligible): one that set it
-        # all True had its jobs placed on machines without their CPUs or licence types, and ran on
+        # all True had its jobs placed on machines without their CPUs or licence types
         self.speed = np.zeros(n)                      # work seconds per second on its machine
         self.finish_at = np.full(n, np.inf)
         self.first_start = np.full(n, np.nan)
