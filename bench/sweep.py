@@ -1312,10 +1312,12 @@ def _outcome(call, task, raising: bool = False) -> tuple[bool, Any]:
     when it raises (a failure is a result, so that Dask does not retry it as
     a lost task; bad input: an ``InstanceError``, :class:`Failure`);
     ``raising``: the exception goes on to the client instead."""
-    from epochbench.instances.core import InstanceError
+    from epochbench.instances.core import InstanceError, MethodFailed
     try:
         return True, call(task)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:     # sys.exit in a task (an experiment's run): its failure, not the
+        if raising and isinstance(exc, SystemExit):   # command's end with the task's status and no word
+            raise MethodFailed(f"a task called sys.exit({exc.code!r})") from exc
         if raising:
             raise
         return False, (traceback.format_exc(), isinstance(exc, InstanceError))

@@ -207,8 +207,9 @@ def plugin_call(label: str, origin: str, call: Callable[[], Any], *, doing: str 
         A value refused (the caller's to mend), named; a ``TypeError`` for
         an unexpected keyword with ``keywords``, the same way.
     MethodFailed
-        Anything else it raised, or a result that ``ok`` refuses (a factory
-        returning 42 ended in an AttributeError deep in the run).
+        Anything else it raised (``SystemExit`` too), or a result that ``ok``
+        refuses (a factory returning 42 ended in an AttributeError deep in
+        the run).
 
     Notes
     -----
@@ -225,7 +226,7 @@ def plugin_call(label: str, origin: str, call: Callable[[], Any], *, doing: str 
         out = call()
     except ValueError as exc:
         raise ValueError(f"{name}: {_one_line(exc)}") from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:   # sys.exit in a plug-in: its failure (it ended the command, silently)
         if keywords and isinstance(exc, TypeError) and "unexpected keyword argument" in str(exc):
             raise TypeError(f"{name}: {_one_line(exc)}") from exc
         raise MethodFailed(f"{name}: {doing} raised {type(exc).__name__}: {_one_line(exc)}") from exc

@@ -280,3 +280,57 @@ def test_a_farm_policy_cannot_change_eligibility(restored):
     with pytest.raises(MethodFailed, match=r"^policy 'test-elig' \(entry point lab:elig\): its plan raised "
                                            r"ValueError: assignment destination is read-only$"):
         eb.simulate(None, "test-elig", farm_jobs=5)
+
+
+# ---- 5 ------------------------------------------------------------------------------------------------
+def _exits(*args, **kwargs):
+    raise SystemExit(5)
+
+
+@pytest.fixture
+def catalogs_restored():
+    """The generators and experiments a test registers leave with it."""
+    from epochbench.experiments import CATALOG as EXPS, load_experiments
+    from epochbench.instances import generators as gen
+    gen.load_generators()
+    load_experiments()
+    states = [(c, c.snapshot()) for c in (gen.CATALOG, EXPS)]
+    params = dict(gen.GENERATOR_PARAMS)
+    yield
+    for c, s in states:
+        c.restore(s)
+    gen.GENERATOR_PARAMS.clear()
+    gen.GENERATOR_PARAMS.update(params)
+
+
+def test_sys_exit_in_a_policy_factory_or_a_generator_is_its_failure(restored, catalogs_restored, tmp_path, capsys):
+    """It ended the command with the plug-in's own status and no word."""
+    from epochbench.instances import generators as gen
+    sreg.register_policy("pool", "test-exits", _exits, origin="entry point lab:exits")
+    with pytest.raises(MethodFailed, match=r"^policy 'test-exits' \(entry point lab:exits\): its factory raised "
+                                           r"SystemExit: 5$"):
+        eb.simulate(_workload(), "test-exits")
+
+    def exits(*, count: int = 1):
+        raise SystemExit(5)
+    gen.register_generator("test-exits", exits, origin="entry point lab:gexits")
+    assert cli.main(["generate", "test-exits", "--out", str(tmp_path / "g")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["epochbench generate test-exits: error: generator 'test-exits' (entry point lab:gexits): it raised "
+                   "SystemExit: 5"]
+
+
+def test_sys_exit_in_an_experiments_run_is_that_tasks_failure(catalogs_restored, tmp_path, capsys):
+    """With --workers 1 (the task in the command's process) it ended the
+    command with status 5, nothing said, the run record's exit status
+    empty."""
+    import json
+    from epochbench.experiments import Experiment, register
+    register(Experiment("test-exits", "mine", lambda opts: [{"i": 0}, {"i": 1}],
+                        lambda task: _exits() if task["i"] else [{"x": 0}], lambda df: df),
+             origin="entry point lab:EXITS")
+    status = cli.main(["experiment", "test-exits", "--workers", "1", "--out", str(tmp_path / "e"), "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 1 and "SystemExit: 5" in err
+    record = json.loads(next((tmp_path / "e").glob("*.run.json")).read_text())
+    assert record["exit_status"] == 1
