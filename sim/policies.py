@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+import os
 from collections import deque
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -623,7 +624,25 @@ def python_route(policy: Policy, table: JobTable) -> bool:
     loop's pure-Python twin (EASY, one resource, a short stream, compiled
     kernels not loaded yet: loading them costs more than the run)."""
     return (FAST_CODES[policy.name] == _EASY and table.k == 1 and table.n <= _easy_python.PY_MAX_JOBS
-            and not kernels_loaded())
+            and not loop_ready())
+
+
+def loop_ready() -> bool:
+    """Whether the compiled event loop runs at no start-up cost now: the
+    kernels are loaded and the loop itself is compiled in this process, or
+    its compiled code is in the kernel cache (to load, not to compile).
+    Loaded kernels alone are not enough: a process that ran a compiled
+    heuristic first (the README's Library example: ``eb.solve(..., "ff")``,
+    then a 6-job EASY run) took the compiled loop, and on a fresh
+    installation compiled it, about a minute, where the pure-Python twin
+    takes a millisecond.  (numba's cache index of the loop, read through
+    its dispatcher; should that change, loaded kernels decide as before.)"""
+    if not kernels_loaded():
+        return False
+    try:                                       # _loop: the dispatcher load_kernels put in the namespace
+        return bool(_loop.signatures) or os.path.exists(_loop._cache._cache_file._index_path)
+    except AttributeError:
+        return True
 
 
 def warm_up(policy: Policy, table: JobTable, capacity: np.ndarray) -> None:

@@ -495,3 +495,30 @@ def test_the_pure_python_easy_takes_started_jobs_out_of_the_queue_either_way(mon
         assert py_passes == passes, trial
         assert np.array_equal(np.array(start), compiled.start, equal_nan=True), trial
         assert np.array_equal(np.array(promised), compiled.promised, equal_nan=True), trial
+
+
+def test_loaded_kernels_alone_do_not_send_a_short_easy_run_to_the_compiled_loop(monkeypatch, tmp_path):
+    """A process that ran a compiled heuristic first (the README's Library
+    example) took the compiled loop for a 6-job EASY run, and on a fresh
+    installation compiled it: about a minute, where the twin takes a
+    millisecond.  The loop counts as ready once compiled in the process or
+    in the kernel cache."""
+    from types import SimpleNamespace
+    from epochbench.instances.lazy import load_kernels
+    from epochbench.sim import policies
+    load_kernels()
+    from epochbench.sim.engine import JobTable
+    w = make_workload({"id": [1, 2], "submit": [0, 1], "runtime": [5, 5], "estimate": [5, 5], "procs": [2, 2]}, [4])
+    table = JobTable.from_columns(w.table, w.capacity)
+    easy = policies.make("easy")
+    index = tmp_path / "policies._loop-1.py311.nbi"
+    fake = SimpleNamespace(signatures=[], _cache=SimpleNamespace(_cache_file=SimpleNamespace(_index_path=str(index))))
+    monkeypatch.setattr(policies, "_loop", fake)
+    assert not policies.loop_ready() and policies.python_route(easy, table)
+    index.write_bytes(b"")                                     # cached: loading it is cheap
+    assert policies.loop_ready() and not policies.python_route(easy, table)
+    index.unlink()
+    fake.signatures = ["compiled here"]
+    assert policies.loop_ready()
+    monkeypatch.setattr(policies, "_loop", SimpleNamespace(signatures=[]))   # no cache to read: as before
+    assert policies.loop_ready()
