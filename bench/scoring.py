@@ -805,7 +805,17 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def percent(x) -> str:
-    return "-" if pd.isna(x) else f"{100 * x:.2f}%"
+    """A gap in percent with 2 decimals; one that is not 0 never reads
+    "0.00%" ("<0.01%"): a mean gap of 0.003 % read as none beside an
+    at-reference share under 100 %."""
+    if pd.isna(x):
+        return "-"
+    if x == 0:
+        return "0.00%"                          # -0.0 too
+    text = f"{100 * x:.2f}%"
+    if text in ("0.00%", "-0.00%"):
+        return "<0.01%" if x > 0 else ">-0.01%"
+    return text
 
 
 def share_text(x) -> str:

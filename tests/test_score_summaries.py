@@ -168,6 +168,14 @@ def test_a_share_short_of_all_or_above_none_never_reads_100_or_0_percent():
     assert shown(pd.DataFrame({"at_bound": [1330 / 1331]}))["at_bound"].tolist() == ["99.9%"]
 
 
+def test_a_gap_that_is_not_zero_never_reads_0_00_percent():
+    """A mean gap under 0.005 % printed as 0.00 % beside an at-reference share under 100 %."""
+    from epochbench.scoring import percent
+    assert percent(3e-5) == "<0.01%" and percent(-3e-5) == ">-0.01%"
+    assert percent(0.0) == percent(-0.0) == "0.00%" and percent(0.125) == "12.50%"
+    assert percent(5e-5) == "0.01%" and percent(float("nan")) == "-"
+
+
 class _Rounds:
     """A stand-in for pytest-benchmark's fixture: ``pedantic`` calls the
     setup and the function for every warm-up and timed round."""
