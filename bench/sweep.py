@@ -517,13 +517,33 @@ def append_record(log, task: dict, rows: list[dict], stamp: dict | None = None) 
 def rows_of(run: Callable[[dict], Any], task: dict, timing: bool = False) -> list[dict]:
     """``run(task)`` as a list of rows (a single dict becomes one row); with
     ``timing``, each row gets the ``host`` and ``cpu`` that ran it."""
-    rows = run(task)
-    rows = [rows] if isinstance(rows, dict) else list(rows)
+    rows = as_rows(run(task))
     if timing:
         from .runs import cpu_name
         where = {"host": socket.gethostname(), "cpu": cpu_name()}
         rows = [{**r, **where} for r in rows]
     return rows
+
+
+def as_rows(rows) -> list[dict]:
+    """What a task's ``run`` returned as a list of rows: a dict is one row,
+    else an iterable of dicts (not a string, not a mapping).  Anything else
+    is a ``TypeError`` saying what it returned, that task's failure: a list
+    of numbers ended the whole command in a traceback from inside the
+    table's column types, and None failed as "'NoneType' object is not
+    iterable", naming nothing."""
+    from collections.abc import Iterable, Mapping
+    if isinstance(rows, dict):
+        return [rows]
+    from epochbench.instances.checks import short
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+        raise TypeError(f"run() returned {short(rows, 40)} ({type(rows).__name__}), not a row (a dict) or a list "
+                        "of rows")
+    out = list(rows)
+    for row in out:
+        if not isinstance(row, dict):
+            raise TypeError(f"run() returned a row that is {short(row, 40)} ({type(row).__name__}), not a dict")
+    return out
 
 
 def _label(task) -> str:

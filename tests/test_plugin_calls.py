@@ -334,3 +334,21 @@ def test_sys_exit_in_an_experiments_run_is_that_tasks_failure(catalogs_restored,
     assert status == 1 and "SystemExit: 5" in err
     record = json.loads(next((tmp_path / "e").glob("*.run.json")).read_text())
     assert record["exit_status"] == 1
+
+
+@pytest.mark.parametrize("returned,said", [([1, 2], "run() returned a row that is 1 (int), not a dict"),
+                                           (None, "run() returned None (NoneType), not a row (a dict) or a list "
+                                                  "of rows")])
+def test_an_experiments_run_returning_no_rows_is_that_tasks_failure(catalogs_restored, tmp_path, capsys, returned,
+                                                                     said):
+    """A list of numbers ended the whole command in a traceback from the
+    table's column types; None failed as "'NoneType' object is not
+    iterable"."""
+    from epochbench.experiments import Experiment, register
+    register(Experiment("test-norows", "mine", lambda opts: [{"i": 0}, {"i": 1}],
+                        lambda task: returned if task["i"] else [{"x": 0}], lambda df: df),
+             origin="entry point lab:NOROWS")
+    status = cli.main(["experiment", "test-norows", "--workers", "1", "--out", str(tmp_path / "e"), "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 1 and f"first: task {{'i': 1}} failed: TypeError: {said}" in err   # then the task's traceback,
+    assert (tmp_path / "e" / "test-norows.partial.jsonl").exists()                      # the other run kept

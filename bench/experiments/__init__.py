@@ -285,9 +285,7 @@ def _checked(run, task: dict) -> list[dict]:
         rows = run(task)
     except Exception as exc:
         raise RuntimeError(f"task {task!r} failed: {type(exc).__name__}: {exc}") from exc
-    if isinstance(rows, dict):
-        rows = [rows]
-    return list(rows)
+    return _sw.as_rows(rows)
 
 
 def _resume_without_fresh(exc: BaseException) -> None:
