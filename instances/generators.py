@@ -848,9 +848,41 @@ def _called(name: str, full: dict):
     in the writer, and ``eb.generate`` returned it)."""
     func = GENERATORS[name]
     ok = None if name in WRITERS else _instances
-    out = plugin_call(f"generator {name!r}", CATALOG.origin(name), lambda: func(**full), ok=ok,
-                      wanted="a list of instances")
-    return list(out) if ok is not None else out
+    origin = CATALOG.origin(name)
+    out = plugin_call(f"generator {name!r}", origin, lambda: func(**full), ok=ok, wanted="a list of instances")
+    if ok is None:
+        return out
+    if origin != "builtin":
+        _checked_instances(f"generator {name!r} ({origin})", out)
+    return list(out)
+
+
+def _checked_instances(label: str, out) -> None:
+    """:class:`~epochbench.instances.core.MethodFailed` naming the plug-in
+    generator ``label`` unless each instance it made reads back as its
+    family's file reader would read it (its family's ``from_dict`` of its
+    ``to_dict``), has a name, and all are of one family: an instance made
+    with the bare dataclass constructor (a demand of -5) was written, exit
+    status 0, and refused by every command that read it; one without a name
+    was said to be the user's error (exit status 2), the generator unnamed.
+    O(size of the instances), for plug-ins only."""
+    from .core import MethodFailed
+    from .io import families
+    kinds = sorted({str(inst.kind) for inst in out})
+    if len(kinds) > 1:
+        raise MethodFailed(f"{label}: it returned instances of {len(kinds)} families ({', '.join(kinds)}); a "
+                           "family folder holds one")
+    for i, inst in enumerate(out):
+        name = getattr(inst, "meta", {}).get("name") if isinstance(getattr(inst, "meta", None), dict) else None
+        if not isinstance(name, str) or not name.strip():
+            raise MethodFailed(f"{label}: its instance {i} has no name (set meta['name'])")
+        if inst.kind not in families():
+            raise MethodFailed(f"{label}: its instance {name!r} is of kind {inst.kind!r}, which no family has")
+        try:
+            families()[inst.kind].from_dict(inst.to_dict(), source=name)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise MethodFailed(f"{label}: its instance {name!r} is not one its family reads: "
+                               f"{' '.join(str(exc).split())}") from exc
 
 
 def _instances(out) -> bool:

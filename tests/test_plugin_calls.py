@@ -352,3 +352,35 @@ def test_an_experiments_run_returning_no_rows_is_that_tasks_failure(catalogs_res
     err = capsys.readouterr().err
     assert status == 1 and f"first: task {{'i': 1}} failed: TypeError: {said}" in err   # then the task's traceback,
     assert (tmp_path / "e" / "test-norows.partial.jsonl").exists()                      # the other run kept
+
+
+def _bare(meta):
+    import numpy as np
+    from epochbench.instances.packing import PackingInstance
+    good = eb.generate("leinberger", n=2, k=1, count=1, seed=0)[0]
+    return PackingInstance(capacity=good.capacity, demand=np.array([[-5], [2]]), used=good.used,
+                           estimate=good.estimate, profit=good.profit, reservation=None, objective=good.objective,
+                           meta=meta)
+
+
+@pytest.mark.parametrize("make,said", [
+    (lambda: [_bare({"name": "neg"})], "its instance 'neg' is not one its family reads: "),
+    (lambda: [_bare({})], "its instance 0 has no name (set meta['name'])"),
+    (lambda: [eb.generate("leinberger", n=2, k=1, count=1, seed=0)[0],
+              eb.generate("braun-range", count=1, tasks=4, machines=2, task_het="hi", machine_het="hi", consistency="i")[0]],
+     "it returned instances of 2 families (mapping, packing); a family folder holds one")])
+def test_a_plugin_generators_instances_are_checked_as_files_would_be(catalogs_restored, tmp_path, make, said):
+    """An instance made with the bare constructor (a demand of -5) was
+    written, exit status 0, and refused by every command that read it; one
+    without a name was the user's error (exit 2), the generator unnamed; two
+    families were written into one folder."""
+    from epochbench.instances import generators as gen
+
+    def made(*, count: int = 1):
+        return make()
+    gen.register_generator("test-made", made, origin="entry point lab:made")
+    with pytest.raises(MethodFailed) as caught:
+        eb.generate("test-made")
+    assert str(caught.value).startswith(f"generator 'test-made' (entry point lab:made): {said}")
+    assert cli.main(["generate", "test-made", "--out", str(tmp_path / "g")]) == 1
+    assert not (tmp_path / "g").exists()
