@@ -72,7 +72,10 @@ def check_on(kind: str, name: str, params: dict, instances=(), *, cli: bool = Fa
     """Run method ``name``'s ``check_params`` hook (if it has one) with
     ``params`` on each of ``instances`` of family ``kind``; its ValueError
     becomes one line naming the parameters (``--param NAME=VALUE`` with
-    ``cli``), the method and the instance.  Nothing is solved."""
+    ``cli``), the method and the instance.  Anything else a user's hook
+    raises (``SystemExit`` too) is its failure:
+    :class:`~epochbench.instances.core.MethodFailed`, one line (a
+    ``ZeroDivisionError`` was a traceback).  Nothing is solved."""
     from epochbench.instances.registry import get
     method = get(kind, name)
     hook, origin = getattr(method_function(method.func), "check_params", None), method.origin
@@ -83,16 +86,18 @@ def check_on(kind: str, name: str, params: dict, instances=(), *, cli: bool = Fa
             continue
         try:
             hook(inst, **params)
-        except SystemExit as exc:   # a user's hook: its failure, as the method's own (registry.solve)
-            if origin == "builtin":
-                raise
-            raise ValueError(f"{prefix}{kind} method {name!r} on {inst.name}: its check_params hook raised "
-                             f"SystemExit({exc.code!r})") from None
         except ValueError as exc:
             given = " ".join(f"{k}={v}" for k, v in params.items())
             where = f"--param {given}: " if cli else prefix
             text = str(exc).removeprefix(f"{inst.name}: ")        # the instance is named once
             raise ValueError(f"{where}{kind} method {name!r} on {inst.name}: {text}") from None
+        except (Exception, SystemExit) as exc:   # a user's hook: its failure, as the method's own
+            if origin == "builtin":              # (registry.solve): a traceback, or exit 2 for sys.exit
+                raise
+            from epochbench.instances.core import MethodFailed
+            why = " ".join(str(exc).split())
+            raise MethodFailed(f"{prefix}{kind} method {name!r} ({origin}) on {inst.name}: its check_params hook "
+                               f"raised {type(exc).__name__}{': ' + why if why else ''}") from exc
 
 
 def check_method(kind: str, name: str, params: dict, instances=(), *, prefix: str = "",

@@ -172,7 +172,8 @@ def test_sys_exit_in_a_users_warm_up_or_check_params_hook_fails_that_method(inst
 
     checked.check_params = lambda i, **params: sys.exit(3)
     eb.register("packing", "test-exits-check")(checked)
-    with pytest.raises(ValueError, match=r"method 'test-exits-check' on .*check_params hook raised SystemExit\(3\)"):
+    with pytest.raises(MethodFailed, match=r"method 'test-exits-check' \(.*\) on .*check_params hook raised "
+                                           r"SystemExit: 3$"):            # its failure (exit 1), not bad input
         eb.score([inst], ["test-exits-check"], params={"packing": {"test-exits-check": {"size": 2}}})
 
 

@@ -384,3 +384,18 @@ def test_a_plugin_generators_instances_are_checked_as_files_would_be(catalogs_re
     assert str(caught.value).startswith(f"generator 'test-made' (entry point lab:made): {said}")
     assert cli.main(["generate", "test-made", "--out", str(tmp_path / "g")]) == 1
     assert not (tmp_path / "g").exists()
+
+
+def test_a_users_check_params_hook_that_raises_is_its_failure(own_methods, tmp_path, capsys):
+    """A ZeroDivisionError in it was a traceback (solve, score)."""
+    def hooked(inst, size=1):
+        return []
+    hooked.check_params = lambda inst, **params: 1 / 0
+    eb.register("packing", "test-hooked")(hooked)
+    inst = eb.generate("leinberger", n=4, k=1, count=1, seed=0)[0]
+    eb.save(inst, tmp_path / "i.json")
+    status = cli.main(["solve", str(tmp_path / "i.json"), "--method", "test-hooked", "--param", "size=2"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 1 and len(err) == 1
+    assert err[0].endswith("packing method 'test-hooked' (module test_plugin_calls) on leinberger-K1-uniform-n4-s0000-000: its "
+                           "check_params hook raised ZeroDivisionError: division by zero")
