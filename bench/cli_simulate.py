@@ -620,10 +620,12 @@ def cmd_calibrate(args) -> int:
     options = {name: getattr(args, name) for name in own if getattr(args, name, None) not in (None, [])}
     from epochbench.sim.policies import make
     # every option of calibrate's as the policy runs it, defaults too (not los' inner selector: no option here)
-    ran = {k: v for k, v in make(args.policy, **options).options().items() if k in own}
+    with stdout_to_stderr(True):
+        ran = {k: v for k, v in make(args.policy, **options).options().items() if k in own}
     try:
-        cal = calibrate_rate(w.jobs, w.capacity, args.target, args.policy, rtol=args.rtol, warmup=args.warmup,
-                             **options)
+        with stdout_to_stderr(True):    # a policy's prints must not corrupt the JSON on stdout
+            cal = calibrate_rate(w.jobs, w.capacity, args.target, args.policy, rtol=args.rtol, warmup=args.warmup,
+                                 **options)
     except ValueError as exc:
         if not w.dropped:
             raise

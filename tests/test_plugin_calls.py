@@ -399,3 +399,20 @@ def test_a_users_check_params_hook_that_raises_is_its_failure(own_methods, tmp_p
     assert status == 1 and len(err) == 1
     assert err[0].endswith("packing method 'test-hooked' (module test_plugin_calls) on leinberger-K1-uniform-n4-s0000-000: its "
                            "check_params hook raised ZeroDivisionError: division by zero")
+
+
+def test_a_policys_prints_do_not_corrupt_calibrates_json(restored, tmp_path, capsys):
+    """``calibrate``'s stdout began "POLICY SAYS" before its JSON (``simulate
+    --json`` already sent such prints to stderr)."""
+    import json
+    from epochbench.instances.workloads import write_workload
+
+    class Loud(_Fifo):
+        def schedule(self, now, machine, start):
+            print("POLICY SAYS", now)
+            super().schedule(now, machine, start)
+    sreg.register_policy("pool", "test-loud", lambda **kw: Loud(), origin="entry point lab:loud")
+    src = write_workload(tmp_path / "w.swf", model="feitelson96", jobs=300, seed=4)
+    cli.main(["calibrate", str(src), "--target", "4", "--policy", "test-loud"])
+    out, err = capsys.readouterr()
+    assert json.loads(out)["target"] == 4 and "POLICY SAYS" in err
