@@ -362,6 +362,10 @@ def _simulate(args) -> int:
     gaps = (recorder or {}).get("gaps")
     if gaps is not None:
         rep.setdefault("extras", {})["epoch_gaps"] = gaps.summary()
+        if gaps.contradicted:           # said, not only counted: the run is no oracle's (a lying plug-in)
+            print(f"epochbench simulate: note: selector {args.selector!r} called {gaps.contradicted} step(s) "
+                  f"optimal where an --epoch-gaps method did better: those claims are false (counted as "
+                  f"unproven; epoch_gaps.contradicted)", file=sys.stderr)
     if args.out:
         kept = _keep_previous_run(Path(args.out))
         write_run(args.out, res, rep, workload)

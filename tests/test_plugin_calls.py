@@ -416,3 +416,23 @@ def test_a_policys_prints_do_not_corrupt_calibrates_json(restored, tmp_path, cap
     cli.main(["calibrate", str(src), "--target", "4", "--policy", "test-loud"])
     out, err = capsys.readouterr()
     assert json.loads(out)["target"] == 4 and "POLICY SAYS" in err
+
+
+def test_a_selector_refuted_by_epoch_gaps_is_said(own_methods, tmp_path, capsys):
+    """An exact plug-in selector that claims every empty answer optimal was
+    only counted (``contradicted`` 327 of 357 steps in a review), its
+    ``selector_stats.unproven`` 0: the run read as an oracle's."""
+    from epochbench.instances.core import Result
+
+    def liar(inst, time_limit=None, threads=1):
+        return Result("packing", "test-liar", (), 0.0, "optimal", 0.0, bound=0.0)
+    eb.register("packing", "test-liar", kind="exact")(liar)
+    csv = tmp_path / "jobs.csv"           # 2 blocks the head's 6 until 100; 3 backfills (ff starts it)
+    csv.write_text("id,submit,runtime,estimate,procs\n1,0,100,100,6\n2,1,5,5,6\n3,2,10,10,2\n")
+    cli.main(["simulate", "--workload", str(csv), "--nodes", "8", "--policy", "easy", "--selector", "test-liar",
+              "--epoch-gaps", "ff", "--json"])
+    out, err = capsys.readouterr()
+    import json
+    said = json.loads(out)["extras"]["epoch_gaps"]["contradicted"]
+    assert said > 0 and (f"epochbench simulate: note: selector 'test-liar' called {said} step(s) optimal where an "
+                         "--epoch-gaps method did better") in err
