@@ -122,3 +122,23 @@ def registry_restored():
     yield
     METHODS.restore(state)
 
+
+
+@pytest.fixture
+def catalogs_restored():
+    """Every catalog a plug-in test adds to (generators, experiments,
+    policies, methods) as it was before the test."""
+    from epochbench.experiments import CATALOG as EXPS, load_experiments
+    from epochbench.instances import generators as gen
+    from epochbench.instances.registry import METHODS
+    from epochbench.sim import registry as sreg
+    gen.load_generators()
+    load_experiments()
+    sreg.POLICIES.complete()
+    states = [(c, c.snapshot()) for c in (gen.CATALOG, EXPS, sreg.POLICIES, METHODS)]
+    params = dict(gen.GENERATOR_PARAMS)
+    yield
+    for c, s in states:
+        c.restore(s)
+    gen.GENERATOR_PARAMS.clear()
+    gen.GENERATOR_PARAMS.update(params)

@@ -30,14 +30,9 @@ from epochbench.sim.pool import simulate_pool
 
 
 @pytest.fixture
-def restored():
-    """The policies and methods a test registers leave with it."""
-    from epochbench.instances.registry import METHODS
-    sreg.POLICIES.complete()
-    states = [(c, c.snapshot()) for c in (sreg.POLICIES, METHODS)]
+def restored(catalogs_restored):
+    """The policies and methods a test registers leave with it (conftest's fixture)."""
     yield
-    for c, s in states:
-        c.restore(s)
 
 
 def _workload():
@@ -285,22 +280,6 @@ def test_a_farm_policy_cannot_change_eligibility(restored):
 # ---- 5 ------------------------------------------------------------------------------------------------
 def _exits(*args, **kwargs):
     raise SystemExit(5)
-
-
-@pytest.fixture
-def catalogs_restored():
-    """The generators and experiments a test registers leave with it."""
-    from epochbench.experiments import CATALOG as EXPS, load_experiments
-    from epochbench.instances import generators as gen
-    gen.load_generators()
-    load_experiments()
-    states = [(c, c.snapshot()) for c in (gen.CATALOG, EXPS)]
-    params = dict(gen.GENERATOR_PARAMS)
-    yield
-    for c, s in states:
-        c.restore(s)
-    gen.GENERATOR_PARAMS.clear()
-    gen.GENERATOR_PARAMS.update(params)
 
 
 def test_sys_exit_in_a_policy_factory_or_a_generator_is_its_failure(restored, catalogs_restored, tmp_path, capsys):

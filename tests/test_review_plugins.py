@@ -25,13 +25,12 @@ import pytest
 
 import epochbench as eb
 from epochbench import cli
-from epochbench.experiments import CATALOG as EXPS, Experiment, _plugin_experiment, load_experiments, register
+from epochbench.experiments import Experiment, _plugin_experiment, load_experiments, register
 from epochbench.instances import generators as gen
 from epochbench.instances import catalog
 from epochbench.instances.catalog import Catalog, PluginError
 from epochbench.instances.core import MethodFailed
 from epochbench.instances.jobs import make_workload
-from epochbench.instances.registry import METHODS
 from epochbench.sim import policies, registry as sreg
 
 
@@ -45,18 +44,9 @@ class _EP:
 
 
 @pytest.fixture
-def restored():
-    """Every catalog these tests add to, as it was."""
-    gen.load_generators()
-    load_experiments()
-    sreg.POLICIES.complete()
-    states = [(c, c.snapshot()) for c in (gen.CATALOG, EXPS, sreg.POLICIES, METHODS)]
-    params = dict(gen.GENERATOR_PARAMS)
+def restored(catalogs_restored):
+    """Every catalog these tests add to, as it was (conftest's fixture)."""
     yield
-    for c, s in states:
-        c.restore(s)
-    gen.GENERATOR_PARAMS.clear()
-    gen.GENERATOR_PARAMS.update(params)
 
 
 def _workload():
