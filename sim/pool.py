@@ -184,7 +184,8 @@ def schedule_fault(submit, duration, demand, capacity, start, ids=None) -> str |
     early = np.flatnonzero(start < submit)
     if early.size:
         j = early[0]
-        return f"{early.size} job(s) started before they arrived (first id {ids[j]}: start {start[j]:g}, submit {submit[j]:g})"
+        return (f"{early.size} job(s) started before they arrived (first id {ids[j]}: start {start[j]:g}, "
+                f"submit {submit[j]:g})")
     n = len(start)
     times = np.concatenate([start + duration, start])
     order = np.lexsort((np.repeat([0, 1], n), times))         # at equal times the ends first

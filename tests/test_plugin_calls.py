@@ -29,15 +29,10 @@ from epochbench.sim.farm import PlanError
 from epochbench.sim.pool import simulate_pool
 
 
-@pytest.fixture
-def restored(catalogs_restored):
-    """The policies and methods a test registers leave with it (conftest's fixture)."""
-    yield
-
-
-def _workload():
-    return make_workload({"id": [1, 2, 3], "submit": [0, 1, 2], "runtime": [5, 5, 5], "estimate": [5, 5, 5],
-                          "procs": [2, 2, 2]}, [4])
+def _workload(jobs: int = 3, procs: int = 2, nodes: int = 4):
+    """``jobs`` jobs of ``procs`` processors, one a second, 5 s each."""
+    return make_workload({"id": range(1, jobs + 1), "submit": range(jobs), "runtime": [5] * jobs,
+                          "estimate": [5] * jobs, "procs": [procs] * jobs}, [nodes])
 
 
 class _Fifo(Policy):
@@ -76,7 +71,7 @@ class _Fifo(Policy):
     ("schedule", SystemExit(3), "SystemExit: 3"),
     ("arrive", KeyError(7), "KeyError: 7"),
     ("__len__", RuntimeError("lost count"), "RuntimeError: lost count")])
-def test_a_plugin_pool_policy_that_raises_is_named(restored, step, error, said):
+def test_a_plugin_pool_policy_that_raises_is_named(catalogs_restored, step, error, said):
     sreg.register_policy("pool", "test-fifo", lambda **kw: _Fifo(step, error), origin="entry point lab:fifo")
     with pytest.raises(MethodFailed) as caught:
         eb.simulate(_workload(), "test-fifo")
@@ -84,7 +79,7 @@ def test_a_plugin_pool_policy_that_raises_is_named(restored, step, error, said):
     assert caught.value.__cause__ is error
 
 
-def test_a_plugin_pool_policy_that_works_runs_as_the_same_code_given_directly(restored):
+def test_a_plugin_pool_policy_that_works_runs_as_the_same_code_given_directly(catalogs_restored):
     sreg.register_policy("pool", "test-fifo", lambda **kw: _Fifo(), origin="entry point lab:fifo")
     run = eb.simulate(_workload(), "test-fifo")
     w = _workload()
@@ -94,7 +89,7 @@ def test_a_plugin_pool_policy_that_works_runs_as_the_same_code_given_directly(re
         "start"].tolist()
 
 
-def test_a_start_refused_inside_a_plugins_schedule_reads_as_the_engines(restored):
+def test_a_start_refused_inside_a_plugins_schedule_reads_as_the_engines(catalogs_restored):
     class Early(_Fifo):
         def schedule(self, now, machine, start):
             start(2)                       # job row 2 arrives at time 2
@@ -104,7 +99,7 @@ def test_a_start_refused_inside_a_plugins_schedule_reads_as_the_engines(restored
     assert "its schedule raised" not in str(caught.value) and "before it arrived" in str(caught.value)
 
 
-def test_a_plugin_pool_policy_that_raises_on_the_command_line(restored, tmp_path, capsys):
+def test_a_plugin_pool_policy_that_raises_on_the_command_line(catalogs_restored, tmp_path, capsys):
     sreg.register_policy("pool", "test-fifo", lambda **kw: _Fifo("schedule", ZeroDivisionError("x")),
                          origin="entry point lab:fifo")
     csv = tmp_path / "jobs.csv"
@@ -152,7 +147,7 @@ def _edf_subclass(plan):
     return Mine
 
 
-def test_a_plugin_farm_policy_that_raises_is_named(restored):
+def test_a_plugin_farm_policy_that_raises_is_named(catalogs_restored):
     def plan(self, view):
         return {}["nothing"]
     sreg.register_policy("farm", "test-plan", lambda **kw: _edf_subclass(plan)(), origin="entry point lab:plan")
@@ -162,7 +157,7 @@ def test_a_plugin_farm_policy_that_raises_is_named(restored):
 
 
 @pytest.mark.parametrize("plan,said", [([1, 2], "list [1, 2]"), (None, "NoneType None")])
-def test_a_farm_plan_that_is_no_mapping_is_refused(restored, plan, said):
+def test_a_farm_plan_that_is_no_mapping_is_refused(catalogs_restored, plan, said):
     sreg.register_policy("farm", "test-plan", lambda **kw: _edf_subclass(lambda self, view: plan)(),
                          origin="entry point lab:plan")
     with pytest.raises(PlanError, match=rf"^edf: its plan is {re.escape(said)}, not a mapping \{{job: machine\}}$"):
@@ -170,7 +165,7 @@ def test_a_farm_plan_that_is_no_mapping_is_refused(restored, plan, said):
 
 
 # ---- 3 ------------------------------------------------------------------------------------------------
-def test_a_users_matcher_that_raises_is_named(restored):
+def test_a_users_matcher_that_raises_is_named(catalogs_restored):
     @eb.register("assignment", "test-boom")
     def boom(inst):
         return 1 / 0
@@ -179,7 +174,7 @@ def test_a_users_matcher_that_raises_is_named(restored):
         eb.simulate(None, "cs-i-p", farm_jobs=10, matcher="test-boom")
 
 
-def test_a_users_mkp_whose_decision_is_refused_is_named_exit_status_1(restored, tmp_path, monkeypatch, capsys):
+def test_a_users_mkp_whose_decision_is_refused_is_named_exit_status_1(catalogs_restored, tmp_path, monkeypatch, capsys):
     @eb.register("knapsack", "test-outside")
     def outside(inst):
         return [len(inst.profit)]          # no such item
@@ -214,7 +209,7 @@ class _Cheat(_Fifo):
     ("free", "its run is no valid schedule: at time 2 the jobs running hold 6 of resource 0 (capacity 4), from "
              "the start of job id 3"),
     ("len0", "its run is no valid schedule: 3 job(s) never started (first id 1)")])
-def test_a_run_that_is_no_schedule_of_the_stream_is_refused(restored, how, said):
+def test_a_run_that_is_no_schedule_of_the_stream_is_refused(catalogs_restored, how, said):
     """A plug-in that changed what the engine checks starts against ran to
     exit status 0 (264 processors busy on 128 nodes in the review; every
     job left unstarted, with every metric empty)."""
@@ -267,7 +262,7 @@ def test_a_wakeup_that_is_not_after_now_is_refused(wake):
         simulate_pool(w.table, w.capacity, _Waker(wake))        # the old code: no end (the suite's timeout)
 
 
-def test_a_farm_policy_cannot_change_eligibility(restored):
+def test_a_farm_policy_cannot_change_eligibility(catalogs_restored):
     def plan(self, view):
         view.eligible[:] = True
         return {}
@@ -282,7 +277,7 @@ def _exits(*args, **kwargs):
     raise SystemExit(5)
 
 
-def test_sys_exit_in_a_policy_factory_or_a_generator_is_its_failure(restored, catalogs_restored, tmp_path, capsys):
+def test_sys_exit_in_a_policy_factory_or_a_generator_is_its_failure(catalogs_restored, tmp_path, capsys):
     """It ended the command with the plug-in's own status and no word."""
     from epochbench.instances import generators as gen
     sreg.register_policy("pool", "test-exits", _exits, origin="entry point lab:exits")
@@ -346,7 +341,8 @@ def _bare(meta):
     (lambda: [_bare({"name": "neg"})], "its instance 'neg' is not one its family reads: "),
     (lambda: [_bare({})], "its instance 0 has no name (set meta['name'])"),
     (lambda: [eb.generate("leinberger", n=2, k=1, count=1, seed=0)[0],
-              eb.generate("braun-range", count=1, tasks=4, machines=2, task_het="hi", machine_het="hi", consistency="i")[0]],
+              eb.generate("braun-range", count=1, tasks=4, machines=2, task_het="hi", machine_het="hi",
+                          consistency="i")[0]],
      "it returned instances of 2 families (mapping, packing); a family folder holds one")])
 def test_a_plugin_generators_instances_are_checked_as_files_would_be(catalogs_restored, tmp_path, make, said):
     """An instance made with the bare constructor (a demand of -5) was
@@ -376,11 +372,12 @@ def test_a_users_check_params_hook_that_raises_is_its_failure(own_methods, tmp_p
     status = cli.main(["solve", str(tmp_path / "i.json"), "--method", "test-hooked", "--param", "size=2"])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 1 and len(err) == 1
-    assert err[0].endswith("packing method 'test-hooked' (module test_plugin_calls) on leinberger-K1-uniform-n4-s0000-000: its "
-                           "check_params hook raised ZeroDivisionError: division by zero")
+    assert err[0].endswith("packing method 'test-hooked' (module test_plugin_calls) on "
+                           "leinberger-K1-uniform-n4-s0000-000: its check_params hook raised ZeroDivisionError: "
+                           "division by zero")
 
 
-def test_a_policys_prints_do_not_corrupt_calibrates_json(restored, tmp_path, capsys):
+def test_a_policys_prints_do_not_corrupt_calibrates_json(catalogs_restored, tmp_path, capsys):
     """``calibrate``'s stdout began "POLICY SAYS" before its JSON (``simulate
     --json`` already sent such prints to stderr)."""
     import json
