@@ -200,7 +200,24 @@ def simulate(workload=None, policy: str = "easy", *, machine: str | None = None,
     options = {k: v for k, v in options.items() if v is not None}
     registry.check_applies(machine, policy, options)
     registry.check_hooks(machine, options)
-    return RUNNERS[machine](workload, policy, **options)
+    return _reportable(RUNNERS[machine](workload, policy, **options), machine, policy)
+
+
+def _reportable(result: SimResult, machine: str, policy: str) -> SimResult:
+    """``result``, unless a plug-in policy's ``options()`` returned what a
+    report cannot hold (strict JSON): then
+    :class:`~epochbench.instances.core.MethodFailed`, one line naming it
+    (``simulate --json`` and ``--out`` ended in a traceback after the run)."""
+    origin = registry.POLICIES.origin((machine, policy))
+    if origin == "builtin":
+        return result
+    from epochbench.instances.core import MethodFailed, json_text
+    try:
+        json_text(result.options)
+    except (TypeError, ValueError) as exc:
+        raise MethodFailed(f"policy {policy!r} ({origin}): its options() returned what a report cannot hold: "
+                           f"{' '.join(str(exc).split())}") from exc
+    return result
 
 
 def report(result: SimResult, workload=None, *, metrics: dict | None = None, source: str | None = None,

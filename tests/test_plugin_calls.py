@@ -412,3 +412,14 @@ def test_a_selector_refuted_by_epoch_gaps_is_said(own_methods, tmp_path, capsys)
     said = json.loads(out)["extras"]["epoch_gaps"]["contradicted"]
     assert said > 0 and (f"epochbench simulate: note: selector 'test-liar' called {said} step(s) optimal where an "
                          "--epoch-gaps method did better") in err
+
+
+def test_a_plugin_policys_options_must_be_reportable(catalogs_restored):
+    """``simulate --json`` and ``--out`` ended in a traceback after the run."""
+    class Odd(_Fifo):
+        def options(self):
+            return {"x": object()}
+    sreg.register_policy("pool", "test-odd", lambda **kw: Odd(), origin="entry point lab:odd")
+    with pytest.raises(MethodFailed, match=r"^policy 'test-odd' \(entry point lab:odd\): its options\(\) returned "
+                                           r"what a report cannot hold: Object of type object is not JSON"):
+        eb.simulate(_workload(), "test-odd")
