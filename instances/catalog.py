@@ -310,14 +310,30 @@ class PluginObject:
 
 def _guarded_call(name: str, attr: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``call(*args, **kwargs)``, a method ``attr`` of plug-in ``name``
-    (:class:`PluginObject`)."""
+    (:class:`PluginObject`).  A ``ValueError`` from ``reset`` stays one,
+    named (as a factory's, :func:`plugin_call`): that is where a policy
+    checks its options against the stream (multi-queue's partitions), the
+    caller's input to mend."""
     from .core import MethodFailed, RunStopped
     try:
         return call(*args, **kwargs)
     except RunStopped:
         raise
+    except ValueError as exc:
+        if attr == "reset":
+            raise ValueError(f"{name}: {_one_line(exc)}") from exc
+        raise MethodFailed(f"{name}: its {attr} raised {type(exc).__name__}: {_one_line(exc)}") from exc
     except (Exception, SystemExit) as exc:
         raise MethodFailed(f"{name}: its {attr} raised {type(exc).__name__}: {_one_line(exc)}") from exc
+
+
+def plugin_label(obj: Any) -> str | None:
+    """How a message names ``obj`` when a plug-in made it (a
+    :class:`PluginObject`: ``policy 'mine' (entry point lab:mine)``), else
+    None: a caller's own check of what it did names the plug-in, not the
+    object's ``name`` (a plug-in returning a built-in EASY read ``policy
+    'easy'``)."""
+    return obj._plugin_name if isinstance(obj, PluginObject) else None
 
 
 class Catalog(Generic[T]):

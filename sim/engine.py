@@ -32,6 +32,7 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from epochbench.instances.catalog import plugin_label
 from epochbench.instances.core import MethodFailed, RunStopped
 from epochbench.instances.table import Columns, as_columns, in_arrival_order
 
@@ -428,9 +429,15 @@ def _wakeup(policy, now: float) -> float:
     except TypeError:
         later = False
     if not later:
-        raise MethodFailed(f"policy {getattr(policy, 'name', type(policy).__name__)!r} at time {now:g}: wakeup() "
-                           f"returned {wake!r}, not a time after now (a number; inf: no pass needed)")
+        raise MethodFailed(f"{_who(policy)} at time {now:g}: wakeup() returned {wake!r}, not a time after now (a "
+                           "number; inf: no pass needed)")
     return wake
+
+
+def _who(policy) -> str:
+    """The policy as an engine's message names it: the plug-in that made it
+    (:func:`~epochbench.instances.catalog.plugin_label`), else its name."""
+    return plugin_label(policy) or f"policy {getattr(policy, 'name', type(policy).__name__)!r}"
 
 
 def _check_start(policy, table: JobTable, machine: Machine, j, now: float) -> None:
@@ -440,7 +447,7 @@ def _check_start(policy, table: JobTable, machine: Machine, j, now: float) -> No
     policy (a plug-in policy that started a job before its submit time ran
     to exit 0 with a negative wait in the metrics, and one started twice
     stopped on a KeyError at its second end)."""
-    who = f"policy {getattr(policy, 'name', type(policy).__name__)!r} at time {now:g}"
+    who = f"{_who(policy)} at time {now:g}"
     if isinstance(j, (bool, np.bool_)) or not isinstance(j, (int, np.integer)) or not 0 <= j < table.n:
         raise MethodFailed(f"{who}: started {j!r}, not a job row (0 to {table.n - 1})")
     job = f"job row {int(j)} (id {int(table.ids[j])})"

@@ -159,6 +159,14 @@ def generate_stream(*, jobs: int = 1500, machines: int = 150, licenses: int = 20
 
 
 # ---- what a policy sees ------------------------------------------------------------------------
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (read-only itself): numpy refuses to make
+    such a view writable again, as it would an array that owns its data."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
 class FarmView:
     """The farm at a scheduling pass (read-only for policies).
 
@@ -177,7 +185,8 @@ class FarmView:
         self.running_on = sim.machine_of[self.jobs]
         self.machine_job = sim.machine_job.copy()
         self.license_free = sim.stream.copies - sim.lic_used
-        self.eligible = sim.eligible
+        self.eligible = _read_only(sim.eligible)   # one that set it all True (a plug-in) had its jobs placed
+        # on machines without their CPUs or licence types; a view of a read-only array cannot be made writable
         self.passes = sim.passes
         self._state = None
 
@@ -278,8 +287,7 @@ class _Sim:
         self.lic_used = np.zeros(stream.copies.shape[0], dtype=np.int64)
         self.input_location = np.array(stream.jobs.input_location, dtype=np.int64)
         self.eligible = eligible_matrix(stream.machines, stream.jobs)
-        self.eligible.flags.writeable = False    # a policy sees it (FarmView.eligible): one that set it
-        # all True had its jobs placed on machines without their CPUs or licence types
+        self.eligible.flags.writeable = False    # what check() reads; a policy gets a view of it
         self.speed = np.zeros(n)                      # work seconds per second on its machine
         self.finish_at = np.full(n, np.inf)
         self.first_start = np.full(n, np.nan)

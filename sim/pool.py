@@ -10,6 +10,7 @@ from typing import Callable
 
 import numpy as np
 
+from epochbench.instances.catalog import plugin_label
 from epochbench.instances.core import MethodFailed
 from epochbench.instances.table import as_columns
 
@@ -100,11 +101,11 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
         getattr(pol, "load_step_methods", lambda: None)()     # nor is the generic engine's (a selector's kernels)
         if machine is None:
             _rehearse(pol, table, cap)         # nor the kernels its steps call (the profile's)
+    given = _given(table) if not compiled and machine is None else None   # for the check after the run
     t0 = time.perf_counter()
     if compiled:
         passes, used = policies.run_fast(pol, table, cap, progress), "fast"
     else:
-        given = _given(table) if machine is None else None    # for the check after the run, as it was
         mach = (machine or PoolMachine)(table, cap)
         eng = Engine(table, mach, pol, on_pass, progress)
         try:
@@ -115,9 +116,9 @@ def simulate_pool(jobs, capacity, policy: str | Policy = "easy", *, engine: str 
             raise SelectorStalled(f"selector {pol.selector!r} of policy {pol.name!r}: {exc} (the selector's "
                                   "last steps on an idle machine chose nothing)", exc) from exc
         passes, used = eng.passes, "generic"
-        if given is not None:
-            _checked(label, table, cap, given)
     seconds = time.perf_counter() - t0 - (0.0 if compiled else eng.hooks.seconds)   # the hook's time is not the run's
+    if given is not None:                      # checked outside the run's time
+        _checked(plugin_label(pol) or f"policy {label!r}", table, cap, given)
     facts = getattr(pol, "facts", dict)()      # multi-queue's, on either engine (run_fast resets it too)
     return SimResult(result_columns(table), label, pol.options(), passes, seconds, used, cap, facts=facts)
 
@@ -128,8 +129,8 @@ def _given(table: JobTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return table.submit.copy(), table.duration.copy(), table.demand.copy()
 
 
-def _checked(label: str, table: JobTable, cap: np.ndarray, given: tuple) -> None:
-    """:class:`~epochbench.instances.core.MethodFailed` naming policy ``label``
+def _checked(who: str, table: JobTable, cap: np.ndarray, given: tuple) -> None:
+    """:class:`~epochbench.instances.core.MethodFailed` naming the policy (``who``)
     when its run on the generic engine is no valid schedule of the stream as
     given (:func:`schedule_fault`).  The engine checks each start against the
     machine's free resources, which the policy sees and could change: a
@@ -140,10 +141,10 @@ def _checked(label: str, table: JobTable, cap: np.ndarray, given: tuple) -> None
     submit, duration, demand = given
     if not (np.array_equal(table.submit, submit) and np.array_equal(table.duration, duration)
             and np.array_equal(table.demand, demand)):
-        raise MethodFailed(f"policy {label!r}: its run changed the job table (submit times, durations or demands)")
+        raise MethodFailed(f"{who}: its run changed the job table (submit times, durations or demands)")
     fault = schedule_fault(submit, duration, demand, cap, table.start, table.ids)
     if fault is not None:
-        raise MethodFailed(f"policy {label!r}: its run is no valid schedule: {fault}")
+        raise MethodFailed(f"{who}: its run is no valid schedule: {fault}")
 
 
 def schedule_fault(submit, duration, demand, capacity, start, ids=None) -> str | None:

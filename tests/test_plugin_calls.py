@@ -120,13 +120,17 @@ def test_a_keyboard_interrupt_in_a_plugin_passes_as_it_is():
         guarded(Stop(), "policy 'x'", "entry point lab:x").go()
 
 
+class _Plain:
+    """A plug-in's object with an attribute the caller sets (a farm policy's ``untimed``)."""
+    untimed = 0.0
+
+    def add(self, x):
+        self.untimed += x
+        return self.untimed
+
+
 def test_a_guarded_object_reads_and_writes_the_plugins_attributes():
-    class Plain:
-        untimed = 0.0
-        def add(self, x):
-            self.untimed += x
-            return self.untimed
-    obj = Plain()
+    obj = _Plain()
     g = guarded(obj, "policy 'x'", "entry point lab:x")
     assert isinstance(g, PluginObject) and guarded(obj, "policy 'x'", "builtin") is obj
     g.untimed = 1.5
@@ -134,7 +138,9 @@ def test_a_guarded_object_reads_and_writes_the_plugins_attributes():
     with pytest.raises(AttributeError):
         g.missing
     import copy
-    assert isinstance(copy.deepcopy(g), PluginObject)
+    import pickle
+    for twin in (copy.deepcopy(g), pickle.loads(pickle.dumps(g))):    # as a Dask worker gets it: still works
+        assert isinstance(twin, PluginObject) and twin.add(0.5) == 3.0 and obj.untimed == 2.5
 
 
 # ---- 2 ------------------------------------------------------------------------------------------------
@@ -216,7 +222,7 @@ def test_a_run_that_is_no_schedule_of_the_stream_is_refused(catalogs_restored, h
     sreg.register_policy("pool", "test-cheat", lambda **kw: _Cheat(how), origin="entry point lab:cheat")
     with pytest.raises(MethodFailed) as caught:
         eb.simulate(_workload(), "test-cheat")
-    assert str(caught.value) == f"policy 'test-cheat': {said}"
+    assert str(caught.value) == f"policy 'test-cheat' (entry point lab:cheat): {said}"
 
 
 def test_schedule_fault_from_the_stream_alone():
@@ -262,14 +268,36 @@ def test_a_wakeup_that_is_not_after_now_is_refused(wake):
         simulate_pool(w.table, w.capacity, _Waker(wake))        # the old code: no end (the suite's timeout)
 
 
-def test_a_farm_policy_cannot_change_eligibility(catalogs_restored):
+@pytest.mark.parametrize("how,said", [("set", "assignment destination is read-only"),
+                                      ("flag", "cannot set WRITEABLE flag to True of this array")])
+def test_a_farm_policy_cannot_change_eligibility(catalogs_restored, how, said):
     def plan(self, view):
+        if how == "flag":
+            view.eligible.flags.writeable = True
         view.eligible[:] = True
         return {}
     sreg.register_policy("farm", "test-elig", lambda **kw: _edf_subclass(plan)(), origin="entry point lab:elig")
-    with pytest.raises(MethodFailed, match=r"^policy 'test-elig' \(entry point lab:elig\): its plan raised "
-                                           r"ValueError: assignment destination is read-only$"):
+    with pytest.raises(MethodFailed, match=rf"^policy 'test-elig' \(entry point lab:elig\): its plan raised "
+                                           rf"ValueError: {said}$"):
         eb.simulate(None, "test-elig", farm_jobs=5)
+
+
+def test_a_plugin_policys_value_error_in_reset_is_the_callers_input(catalogs_restored):
+    """A plug-in wrapping multi-queue, given partitions that a job does not
+    fit, read as the plug-in's bug (exit status 1), where the built-in's
+    refusal is the caller's input (2)."""
+    from epochbench.sim import variants
+    sreg.register_policy("pool", "test-mq", lambda **kw: variants.MultiQueue(**kw), origin="entry point lab:mq")
+    with pytest.raises(ValueError, match=r"^policy 'test-mq' \(entry point lab:mq\): partitions: job id 1 ") as caught:
+        eb.simulate(_workload(jobs=2, procs=16, nodes=16), "test-mq")
+    assert not isinstance(caught.value, MethodFailed)
+
+
+def test_the_engines_own_refusals_name_the_plugin(catalogs_restored):
+    """A plug-in returning a built-in's object read as ``policy 'fifo'``."""
+    sreg.register_policy("pool", "test-waker", lambda **kw: _Waker(-1.0), origin="entry point lab:waker")
+    with pytest.raises(MethodFailed, match=r"^policy 'test-waker' \(entry point lab:waker\) at time 1: wakeup"):
+        eb.simulate(_workload(jobs=2, procs=4), "test-waker")
 
 
 # ---- 5 ------------------------------------------------------------------------------------------------

@@ -281,11 +281,13 @@ def _pdeathsig(sig: int) -> bool:
 
 
 def _checked(run, task: dict) -> list[dict]:
+    """``run(task)`` as rows (:func:`~epochbench.sweep.as_rows`); what it
+    raises, ``sys.exit`` too (it ended the command with the task's own
+    status), or rows that are none, is that task's failure, named."""
     try:
-        rows = run(task)
-    except Exception as exc:
+        return _sw.as_rows(run(task))
+    except (Exception, SystemExit) as exc:
         raise RuntimeError(f"task {task!r} failed: {type(exc).__name__}: {exc}") from exc
-    return _sw.as_rows(rows)
 
 
 def _resume_without_fresh(exc: BaseException) -> None:
