@@ -591,6 +591,23 @@ def solve(inst, method: str, *, time_limit: float | None = None, threads: int = 
     return _unbounded(_kind_said(honest(_value_said(res, out), getattr(inst, "sense", "max"))))
 
 
+def solve_step(inst, method: str, where: Callable[[], str], **options) -> Result:
+    """:func:`solve` for one step of a longer run (a simulator's matcher,
+    an epoch's gap): a user's or a plug-in's method that fails (raises, or
+    answers what the checker refuses) stops the run with
+    :class:`~epochbench.instances.core.MethodFailed`, one line, ``where()``
+    (what called it and at which step) then the exception's type and
+    message, the cause chained; a built-in's failure is raised as it is.
+    ``options`` go to :func:`solve`."""
+    try:
+        return solve(inst, method, **options)
+    except Exception as exc:
+        if get(inst.kind, method).origin == "builtin":
+            raise
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        raise MethodFailed(f"{where()}: {type(exc).__name__}: {why}") from exc
+
+
 def _value_said(res: Result, out) -> Result:
     """An exact method's checked result ``res`` with its ``optimal``
     withdrawn (``feasible``, ``info["withdrawn"]``) when the method claimed

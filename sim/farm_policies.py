@@ -80,9 +80,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from epochbench.instances import farm as _farm
-from epochbench.instances.core import MethodFailed, gap
+from epochbench.instances.core import gap
 from epochbench.instances.lazy import lazy_module
-from epochbench.instances.registry import solve
+from epochbench.instances.registry import solve, solve_step
 
 from . import registry as _registry
 from .farm import FarmPolicy, FarmStream, FarmView
@@ -232,7 +232,7 @@ class ConvergentScheduling(FarmPolicy):
         timed out without a solution does not discard every item: the step
         falls back to ``greedy-mkp``, the policy's own rule (counted in
         ``stats["knapsack_fallback"]``)."""
-        res = self._solved(inst, "knapsack", self.knapsack, "mkp", self._exact_kw(self.knapsack, "knapsack"))
+        res = self._solved(inst, self.knapsack, "mkp", self._exact_kw(self.knapsack, "knapsack"))
         if not res.decision and res.status in ("timeout", "infeasible"):
             self.stats["knapsack_fallback"] += 1
             res = solve(inst, "greedy-mkp", describe=False)
@@ -240,21 +240,14 @@ class ConvergentScheduling(FarmPolicy):
             self._unproven(res, "knapsack", self.knapsack, "knapsack_unproven")
         return res
 
-    def _solved(self, inst, family: str, method: str, role: str, kw: dict):
+    def _solved(self, inst, method: str, role: str, kw: dict):
         """``solve(inst, method)`` for one of the policy's steps; a user's
         method that raises or gives a decision the checker refuses stops the
         run with one line naming it, its role (``matcher``, ``mkp``) and the
         step (a traceback, or an ``InfeasibleSolution`` read as bad input,
         exit status 2), as a pool selector's failure does."""
-        from epochbench.instances.registry import get
-        try:
-            return solve(inst, method, describe=False, **kw)
-        except Exception as exc:
-            if get(family, method).origin == "builtin":
-                raise
-            why = " ".join(str(exc).split()) or type(exc).__name__
-            raise MethodFailed(f"{role} {method!r} of policy {self.name!r} failed on step {inst.meta.get('name')!r}: "
-                               f"{type(exc).__name__}: {why}") from exc
+        return solve_step(inst, method, lambda: f"{role} {method!r} of policy {self.name!r} failed on step "
+                                                f"{inst.meta.get('name')!r}", describe=False, **kw)
 
     def _unproven(self, res, family: str, method: str, key: str) -> None:
         """Count in ``stats[key]`` an exact step's answer that its time
@@ -270,7 +263,7 @@ class ConvergentScheduling(FarmPolicy):
         kw = self._exact_kw(matcher, "assignment")
         if matcher == "imfs":
             kw["previous"] = prev or []
-        res = self._solved(inst, "assignment", matcher, "matcher", kw)
+        res = self._solved(inst, matcher, "matcher", kw)
         if not res.decision and res.status in ("timeout", "infeasible"):
             self.stats["match_fallback"] += 1
             res = self._match(inst, "imfs" if self.incremental else "mfs", prev)

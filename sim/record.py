@@ -210,17 +210,10 @@ class EpochGaps:
         or answers what the checker refuses) is one line naming it and the
         step (:class:`~epochbench.instances.core.MethodFailed`), as a
         failing selector is."""
-        from epochbench.instances.core import MethodFailed
-        from epochbench.instances.registry import get, solve
-        try:
-            return solve(inst, method, describe=False).value
-        except Exception as exc:
-            if get("packing", method).origin == "builtin":
-                raise
-            why = " ".join(str(exc).split()) or type(exc).__name__
-            raise MethodFailed(f"epoch gaps: method {method!r} failed at step {len(self.rows) + 1} of policy "
-                               f"{self.policy.name!r}, time {now:g}, on {len(step.candidates)} candidate job(s): "
-                               f"{type(exc).__name__}: {why}") from exc
+        from epochbench.instances.registry import solve_step
+        return solve_step(inst, method, lambda: (f"epoch gaps: method {method!r} failed at step {len(self.rows) + 1} "
+                                                 f"of policy {self.policy.name!r}, time {now:g}, on "
+                                                 f"{len(step.candidates)} candidate job(s)"), describe=False).value
 
     def frame(self):
         """The recorded steps as a DataFrame, one row per step; ``counted``:
