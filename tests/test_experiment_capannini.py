@@ -107,8 +107,8 @@ def test_exact_steps_cut_short_are_counted_in_the_rows_and_the_table(monkeypatch
     exact and nothing said so; one without a solution fell back to the
     greedy and the row did not say that either."""
     from dataclasses import replace
-    from epochbench.sim import farm_policies as fp
-    real, calls = fp.solve, {"n": 0, "match": 0}
+    from epochbench.instances import registry
+    real, calls = registry.solve, {"n": 0, "match": 0}     # the steps' solves (registry.solve_step's)
 
     def cut_short(inst, method, **kw):          # every other exact knapsack: no solution; the rest unproven
         res = real(inst, method, **kw)
@@ -122,14 +122,14 @@ def test_exact_steps_cut_short_are_counted_in_the_rows_and_the_table(monkeypatch
             return replace(res, status="timeout", decision=(), bound=None)
         return replace(res, status="feasible", bound=None)
 
-    monkeypatch.setattr(fp, "solve", cut_short)
+    monkeypatch.setattr(registry, "solve", cut_short)
     monkeypatch.setattr(cap, "_WARMED", {cap.EXACT})          # no untimed warm-up run: count the row's steps only
     busy = {**_task(cap.EXACT), "ta": 1}                     # licences contended: knapsacks in most epochs
     (row,) = cap.run(busy)
     assert calls["n"] > 1 and row["knapsack_fallback"] == (calls["n"] + 1) // 2
     assert row["knapsack_unproven"] == calls["n"] // 2 and row["match_fallback"] == 0
     assert calls["match"] > 0 and row["match_unproven"] == calls["match"]     # a KeyError before
-    monkeypatch.setattr(fp, "solve", real)
+    monkeypatch.setattr(registry, "solve", real)
     rows = [row, *cap.run({**busy, "policy": "edf"})]
     t = cap.table(pd.DataFrame(rows)).set_index("policy")
     assert t.loc[cap.EXACT, "unproven steps"] == calls["n"] + calls["match"] and t.loc["edf", "unproven steps"] == 0
