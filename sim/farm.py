@@ -444,8 +444,9 @@ def simulate_farm(stream: FarmStream, policy: FarmPolicy, *, on_pass: Callable |
         t = min(tf, ta)
         if not np.isfinite(t):
             stuck = np.nonzero(sim.status == QUEUED)[0]
+            why = getattr(policy, "why_stuck", lambda: None)()          # a policy may know (CS: a user's matcher)
             raise PlanError(f"{policy.name}: nothing runs and nothing arrives at t={sim.now}, "
-                            f"{stuck.size} job(s) queued (first {stuck[:5].tolist()})")
+                            f"{stuck.size} job(s) queued (first {stuck[:5].tolist()})" + (f"; {why}" if why else ""))
         dt = t - sim.now
         if dt > 0:
             insys = np.nonzero((sim.status == QUEUED) | (sim.status == RUNNING))[0]

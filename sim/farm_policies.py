@@ -167,6 +167,7 @@ class ConvergentScheduling(FarmPolicy):
         self.stats = {"knapsacks": 0, "discarded": 0, "blocked": 0, "mkp_gap": [], "mkp_gap_vs_bound": [],
                       "mkp_oracle_unproven": 0, "knapsack_fallback": 0, "match_fallback": 0, "knapsack_unproven": 0,
                       "match_unproven": 0, "match_gap": [], "match_card_gap": []}
+        self._chose_none = None
 
     def _exact_kw(self, method: str, family: str) -> dict:
         from epochbench.instances.registry import cold, get
@@ -174,6 +175,7 @@ class ConvergentScheduling(FarmPolicy):
         return cold(m, {"time_limit": self.exact_time_limit, "threads": self.threads}) if m.exact else {}
 
     def plan(self, view: FarmView) -> dict[int, int]:
+        self._chose_none = None
         state = view.state()
         p = _farm.preference_matrix(state, self.constants, ok=view.eligible[view.jobs])
         run = state.jobs.running_on
@@ -199,6 +201,8 @@ class ConvergentScheduling(FarmPolicy):
                 capacity[crit], lic[items][:, crit].astype(np.int64), profit[items],
                 {"name": f"{self.name}-mkp-{view.passes}"})
             res = self._knapsack(inst)
+            if not res.decision:
+                self._chose_none = ("mkp", res.method, items.size)
             keep = np.zeros(items.size, dtype=bool)
             keep[list(res.decision)] = True
             sub[items[~keep]] = 0.0
@@ -216,6 +220,8 @@ class ConvergentScheduling(FarmPolicy):
         inst = _assignment_module.AssignmentInstance.build(
             sub, {"name": f"{self.name}-match-{view.passes}", "previous": prev})
         res = self._match(inst, self.matcher, prev)
+        if not res.decision and (sub > 0).any():
+            self._chose_none = ("matcher", res.method, int((sub > 0).any(axis=1).sum()))
         if self._oracle(view):
             with self._measuring():
                 ex = solve(inst, "hungarian")
@@ -226,6 +232,17 @@ class ConvergentScheduling(FarmPolicy):
         for k, c in res.decision:
             plan[int(view.jobs[rows[k]])] = int(cols[c])
         return plan
+
+    def why_stuck(self) -> str | None:
+        """Why a farm with jobs queued and nothing running is stuck, as far
+        as this policy knows (:func:`~epochbench.sim.farm.simulate_farm`
+        adds it to its line): the last pass's knapsack or matcher chose none
+        of the jobs it was given.  Only a user's method does that while a
+        job can run (the built-in ones keep or pair at least one)."""
+        if self._chose_none is None:
+            return None
+        role, method, n = self._chose_none
+        return f"its last pass's {role} {method!r} chose none of the {n} job(s) it was given"
 
     def _knapsack(self, inst: KnapsackInstance):
         """The license knapsack by ``self.knapsack``.  An exact method that

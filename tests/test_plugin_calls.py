@@ -193,6 +193,25 @@ def test_a_users_mkp_whose_decision_is_refused_is_named_exit_status_1(catalogs_r
                              "'cs-i-p-mkp-") and "InfeasibleSolution" in err[0]
 
 
+@pytest.mark.parametrize("role,family,options", [
+    ("matcher", "assignment", dict(farm_jobs=10, matcher="test-none")),
+    ("mkp", "knapsack", dict(farm_jobs=40, machines=10, licenses=2, interarrival=1, mkp="test-none")),
+])
+def test_a_users_step_method_that_chooses_nothing_is_named_when_the_farm_stops(catalogs_restored, role, family,
+                                                                              options):
+    """A user's matcher that pairs nothing (or a knapsack that keeps
+    nothing) is a feasible answer, so the run goes on until nothing runs;
+    the farm's line then says which step chose none (it named only the
+    policy)."""
+    @eb.register(family, "test-none")
+    def none(inst):
+        return []
+    with pytest.raises(PlanError, match=rf"^cs-i-p: nothing runs and nothing arrives at t=.*, \d+ job\(s\) queued "
+                                        rf".*; its last pass's {role} 'test-none' chose none of the \d+ job\(s\) "
+                                        rf"it was given$"):
+        eb.simulate(None, "cs-i-p", **options)
+
+
 # ---- 4 ------------------------------------------------------------------------------------------------
 class _Cheat(_Fifo):
     """Starts jobs past what the machine has (``free``: it sets the
