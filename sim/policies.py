@@ -70,7 +70,6 @@ import numpy as np
 
 from epochbench.instances import registry
 from epochbench.instances.catalog import first_sentence
-from epochbench.instances.core import InfeasibleSolution, MethodFailed
 from epochbench.instances.lazy import intrinsic, kernels_loaded, njit, readonly
 
 from . import easy_python as _easy_python
@@ -228,12 +227,10 @@ class _Base(Policy):
         self.step.instance = inst
         stats = self.selector_stats
         method = registry.get("packing", self.selector)
-        try:
-            res = registry.solve(inst, self.selector, **registry.cold(method, self.selector_options))
-        except Exception as exc:  # a user's selector: its bug or a refused decision, named with its step
-            if method.origin == "builtin":
-                raise             # ours: a ValueError refuses the input (LOS's table over its limit)
-            raise MethodFailed(_failed_step(self, now, cands, stats["steps"] + 1, exc)) from exc
+        # a user's selector that fails (its bug, a refused decision) stops the run, named with its step;
+        # a built-in's failure is raised as it is (a ValueError refuses the input: LOS's table over its limit)
+        res = registry.solve_step(inst, self.selector, lambda: _failed_step(self, now, cands, stats["steps"] + 1),
+                                  **registry.cold(method, self.selector_options))
         stats["steps"] += 1
         if method.exact:
             self.step.outcome = res.status
@@ -287,16 +284,14 @@ def _rule_is_better(table, inst, decision, cands, machine, fallback) -> bool:
     return own > got + 1e-9 * max(1.0, abs(got))
 
 
-def _failed_step(policy, now, cands, step, exc) -> str:
-    """One line on a selector that failed: which, where, its candidates (the
-    decision's indices are positions in that list) and why."""
+def _failed_step(policy, now, cands, step) -> str:
+    """Where a selector failed, for :func:`~epochbench.instances.registry.solve_step`'s
+    line (it adds why): which, at which step and time, and its candidates
+    (the decision's indices are positions in that list)."""
     from epochbench.instances.checks import short
     ids = [int(policy.table.ids[c]) for c in cands]
-    why = " ".join(str(exc).split()) or type(exc).__name__
-    if not isinstance(exc, (InfeasibleSolution, ValueError)):
-        why = f"{type(exc).__name__}: {why}"
     return (f"selector {policy.selector!r} failed at step {step} of policy {policy.name!r}, time {now:g}, "
-            f"on {len(ids)} candidate job(s) {short(ids, 80)} (a decision's index i is the i-th of them): {why}")
+            f"on {len(ids)} candidate job(s) {short(ids, 80)} (a decision's index i is the i-th of them)")
 
 
 class _ArrivalQueue(_Base):
