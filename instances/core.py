@@ -198,7 +198,9 @@ class Result:
 
     def to_dict(self) -> dict:
         """The result as plain JSON values (``value`` / ``bound`` None where
-        missing); the decision under its family's key (:data:`DECISION_KEYS`)."""
+        missing, as is a NaN or infinity in ``info``: a plug-in's may hold
+        one, and ``json.dumps(..., allow_nan=False)`` holds); the decision
+        under its family's key (:data:`DECISION_KEYS`)."""
         key = DECISION_KEYS.get(self.family, "decision")
         return {
             "family": self.family,
@@ -208,7 +210,7 @@ class Result:
             "bound": _num(self.bound),
             "seconds": self.seconds,
             key: _plain(self.decision),
-            **({"info": _plain(self.info)} if self.info else {}),
+            **({"info": strict_plain(self.info)} if self.info else {}),
         }
 
 
