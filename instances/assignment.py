@@ -53,6 +53,27 @@ EVENTS = ("none", "arrive", "leave")
 
 @dataclass(frozen=True, eq=False)
 class AssignmentInstance:
+    """Jobs matched to machines ([capannini2007] section 5): the family
+    ``assignment``, maximising the number of pairs, then their weight.
+    Made by :meth:`build` (which validates), a generator or
+    :func:`epochbench.load`; frozen, its array read-only.
+
+    Parameters
+    ----------
+    preference : (n, m) float array
+        Job-machine preferences, finite and >= 0; 0 marks a pair that is
+        not eligible.
+    meta : dict
+        ``name``, optional ``previous`` (the previous plan's pairs, which
+        IMFS keeps), ``cost`` (a cost-minimising data set's units) and any
+        other JSON values.
+
+    Notes
+    -----
+    ``kind`` is ``"assignment"``, ``sense`` ``"max"``; the decision is a
+    tuple of ``(job, machine)`` pairs (:func:`check_assignment`).
+    """
+
     preference: np.ndarray  # (n, m) float, 0 = not eligible
     meta: dict = field(default_factory=dict)
 
@@ -127,6 +148,9 @@ class AssignmentInstance:
 
     @classmethod
     def from_dict(cls, d: dict, source="<dict>") -> "AssignmentInstance":
+        """The instance of a file's fields ``d`` (its ``to_dict``, lists or
+        arrays), validated as :meth:`build` does; every error names
+        ``source`` and the field (:class:`~epochbench.instances.core.InstanceError`)."""
         if d.get("kind") != "assignment":
             raise InstanceError(f"{source}: field 'kind' is {d.get('kind')!r}, expected 'assignment'")
         _io.check_fields(d, {"preference": "matrix", "machines": "number"}, source, required=("preference",))

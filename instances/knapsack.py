@@ -44,6 +44,30 @@ from .generators import _children, _choice, _fraction, _int, register_generator
 
 @dataclass(frozen=True, eq=False)
 class KnapsackInstance:
+    """The license knapsack of convergent scheduling ([capannini2007]
+    section 4.2): which jobs keep their licences (the family ``knapsack``, a
+    0-1 multidimensional knapsack, maximising the profit).  Made by
+    :meth:`build` (which validates: ``build(capacity, weights, profit)``),
+    a generator or :func:`epochbench.load`; frozen, its
+    arrays read-only.
+
+    Parameters
+    ----------
+    capacity : (L,) int64 array
+        Copies of each licence.
+    weights : (n, L) int64 array
+        The copies each job needs.
+    profit : (n,) float array
+        Each job's profit.
+    meta : dict
+        ``name`` and any other JSON values (``optimum``, ``best_known``).
+
+    Notes
+    -----
+    ``kind`` is ``"knapsack"``, ``sense`` ``"max"``; the decision is a
+    tuple of the item indices kept.
+    """
+
     capacity: np.ndarray  # (L,) int
     weights: np.ndarray   # (n, L) int
     profit: np.ndarray    # (n,) float
@@ -98,11 +122,19 @@ class KnapsackInstance:
         return {"license_usage": license_usage(self, selected)}
 
     def to_dict(self) -> dict:
+        """The instance as the fields of its file (:func:`epochbench.save`
+        writes them as JSON): arrays stay numpy arrays, so ``json.dumps`` of
+        this dict needs them as lists first
+        (:func:`epochbench.instances.core.json_text` does that); ``from_dict``
+        reads either back.  O(size)."""
         return {"kind": "knapsack", "capacity": self.capacity, "weights": self.weights,
                 "profit": self.profit, "meta": self.meta}
 
     @classmethod
     def from_dict(cls, d: dict, source="<dict>") -> "KnapsackInstance":
+        """The instance of a file's fields ``d`` (its ``to_dict``, lists or
+        arrays), validated as :meth:`build` does; every error names
+        ``source`` and the field (:class:`~epochbench.instances.core.InstanceError`)."""
         if d.get("kind") != "knapsack":
             raise InstanceError(f"{source}: field 'kind' is {d.get('kind')!r}, expected 'knapsack'")
         _io.check_fields(d, {"capacity": "array", "weights": "matrix", "profit": "array"}, source,

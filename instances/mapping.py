@@ -64,6 +64,27 @@ MAX_ETC_VALUES = 10**8
 
 @dataclass(frozen=True, eq=False)
 class MappingInstance:
+    """Independent tasks mapped to machines to minimise the makespan
+    ([vadhiyar-notes]; [braun2001]): the family ``mapping``.  Made by
+    :meth:`build` (which validates), a generator or
+    :func:`epochbench.load`; frozen, its arrays read-only.
+
+    Parameters
+    ----------
+    etc : (t, m) float array
+        Expected time to compute each task on each machine, >= 0.
+    ready : (m,) float array
+        When each machine is free, >= 0 (zeros by default).
+    meta : dict
+        ``name`` and any other JSON values (``optimum``, ``lower_bound``).
+
+    Notes
+    -----
+    ``kind`` is ``"mapping"``, ``sense`` ``"min"``; the decision is a tuple
+    giving each task's machine; :meth:`lower_bound` is the bound scoring
+    falls back on.
+    """
+
     etc: np.ndarray    # (t, m) float, >= 0 (not 0 for every task where a machine is ready at 0)
     ready: np.ndarray  # (m,) float, >= 0
     meta: dict = field(default_factory=dict)
@@ -161,10 +182,18 @@ class MappingInstance:
 
     # ---- JSON -------------------------------------------------------------------
     def to_dict(self) -> dict:
+        """The instance as the fields of its file (:func:`epochbench.save`
+        writes them as JSON): arrays stay numpy arrays, so ``json.dumps`` of
+        this dict needs them as lists first
+        (:func:`epochbench.instances.core.json_text` does that); ``from_dict``
+        reads either back.  O(size)."""
         return {"kind": "mapping", "etc": self.etc, "ready": self.ready, "meta": self.meta}
 
     @classmethod
     def from_dict(cls, d: dict, source="<dict>") -> "MappingInstance":
+        """The instance of a file's fields ``d`` (its ``to_dict``, lists or
+        arrays), validated as :meth:`build` does; every error names
+        ``source`` and the field (:class:`~epochbench.instances.core.InstanceError`)."""
         if d.get("kind") != "mapping":
             raise InstanceError(f"{source}: field 'kind' is {d.get('kind')!r}, expected 'mapping'")
         _io.check_fields(d, {"etc": "matrix", "ready": "array"}, source, required=("etc",))

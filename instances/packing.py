@@ -93,6 +93,40 @@ class _Jobs:
 
 @dataclass(frozen=True, eq=False)
 class PackingInstance(_Jobs):
+    """One scheduling epoch's start decision: which of the waiting jobs to
+    start now on the free part of the machine (the family ``packing``,
+    maximising).  Made by :meth:`build` (which validates), a generator or
+    :func:`epochbench.load`; frozen, its arrays read-only.
+
+    Parameters
+    ----------
+    capacity : (K,) int64 array
+        The machine's size per resource (processors first).
+    demand : (n, K) int64 array
+        Each waiting job's need per resource.
+    used : (K,) int64 array
+        What running jobs hold; the free part is ``capacity - used``.
+    estimate : (n,) float array or None
+        The jobs' runtime estimates (LOS and the reservation read them).
+    profit : (n,) float array or None
+        Each job's profit: needed by the objective ``"profit"``.
+    reservation : Reservation or None
+        EASY's head-of-queue reservation: jobs flagged past the shadow time
+        fit together in ``extra`` (:class:`Reservation`).
+    objective : {"utilization", "count", "profit"}
+        What a selection is worth (:meth:`weights`): the mean share of the
+        machine it uses, the number of jobs, or their profit.
+    meta : dict
+        ``name`` and any other JSON values (``optimum``, ``upper_bound``,
+        ``dataset``: what :func:`~epochbench.bench.scoring.reference` reads).
+
+    Notes
+    -----
+    ``kind`` is ``"packing"``, ``sense`` ``"max"``; ``n`` jobs, ``k``
+    resources.  A decision is a tuple of job indices
+    (:func:`~epochbench.instances.packing.check_packing`).
+    """
+
     capacity: np.ndarray
     demand: np.ndarray
     used: np.ndarray
@@ -215,6 +249,11 @@ class PackingInstance(_Jobs):
 
     # ---- JSON -----------------------------------------------------------------
     def to_dict(self) -> dict:
+        """The instance as the fields of its file (:func:`epochbench.save`
+        writes them as JSON): arrays stay numpy arrays, so ``json.dumps`` of
+        this dict needs them as lists first
+        (:func:`epochbench.instances.core.json_text` does that); ``from_dict``
+        reads either back.  O(size)."""
         d = {"kind": "packing", "capacity": self.capacity, "used": self.used,
              "demand": self.demand, "objective": self.objective}
         if self.estimate is not None:
@@ -230,6 +269,9 @@ class PackingInstance(_Jobs):
 
     @classmethod
     def from_dict(cls, d: dict, source="<dict>") -> "PackingInstance":
+        """The instance of a file's fields ``d`` (its ``to_dict``, lists or
+        arrays), validated as :meth:`build` does; every error names
+        ``source`` and the field (:class:`~epochbench.instances.core.InstanceError`)."""
         _expect_kind(d, "packing", source)
         _io.check_fields(d, PACKING_FIELDS, source, required=("capacity", "demand"))
         now = d.get("now")
@@ -241,6 +283,27 @@ class PackingInstance(_Jobs):
 
 @dataclass(frozen=True, eq=False)
 class EpochsInstance(_Jobs):
+    """Jobs to run in the fewest epochs (the family ``epochs``, minimising:
+    vector bin packing), each epoch a set of jobs that fit the machine
+    together.  Made by :meth:`build` (which validates), a generator or
+    :func:`epochbench.load`; frozen, its arrays read-only.
+
+    Parameters
+    ----------
+    capacity : (K,) int64 array
+        The machine's size per resource; every entry positive.
+    demand : (n, K) int64 array
+        Each job's need per resource; no row above ``capacity``.
+    meta : dict
+        ``name`` and any other JSON values (``optimum``, ``lower_bound``).
+
+    Notes
+    -----
+    ``kind`` is ``"epochs"``, ``sense`` ``"min"``; the decision is a tuple
+    of bins, each a tuple of job indices; :meth:`lower_bound` is the
+    volume bound scoring falls back on.
+    """
+
     capacity: np.ndarray
     demand: np.ndarray
     meta: dict = field(default_factory=dict)
@@ -282,10 +345,18 @@ class EpochsInstance(_Jobs):
         return float(len(bins))
 
     def to_dict(self) -> dict:
+        """The instance as the fields of its file (:func:`epochbench.save`
+        writes them as JSON): arrays stay numpy arrays, so ``json.dumps`` of
+        this dict needs them as lists first
+        (:func:`epochbench.instances.core.json_text` does that); ``from_dict``
+        reads either back.  O(size)."""
         return {"kind": "epochs", "capacity": self.capacity, "demand": self.demand, "meta": self.meta}
 
     @classmethod
     def from_dict(cls, d: dict, source="<dict>") -> "EpochsInstance":
+        """The instance of a file's fields ``d`` (its ``to_dict``, lists or
+        arrays), validated as :meth:`build` does; every error names
+        ``source`` and the field (:class:`~epochbench.instances.core.InstanceError`)."""
         _expect_kind(d, "epochs", source)
         _io.check_fields(d, EPOCHS_FIELDS, source, required=("capacity", "demand"))
         return cls.build(d["capacity"], d["demand"], d.get("meta"), source=source)

@@ -507,8 +507,10 @@ class SimResult:
 
     def summary(self, workload=None, small_threshold: int = 32) -> dict:
         """The run's metrics (:func:`epochbench.sim.metrics.summarize`: wait,
-        bounded slowdown, utilization, capacity loss, ...); machines with
-        other metrics override it."""
+        bounded slowdown, utilization, capacity loss, ...; NaN where a figure
+        is undefined, such as ``small_*`` when no job has at most
+        ``small_threshold`` processors); machines with other metrics
+        override it."""
         from .metrics import summarize
         return summarize(self.table, self._machine(workload), small_threshold=small_threshold)
 

@@ -389,7 +389,8 @@ def _std(values: np.ndarray, scratch: np.ndarray) -> float:
 
 def summarize(result, workload, small_threshold: int = 32, *, tau: float = TAU) -> dict:
     """One flat dict of run metrics: Python floats and ints, NaN where a
-    figure is undefined (``large_*`` with no job above ``small_threshold``);
+    figure is undefined (``small_*`` / ``large_*`` with no job on that side
+    of ``small_threshold``: ``small_threshold=0`` leaves no small job);
     ``json.dumps`` writes NaN as the non-standard ``NaN`` (with
     ``allow_nan=False`` it refuses it), the command line's ``--json`` and
     ``report.json`` as ``null`` (:func:`epochbench.sim.runner.to_json`).
