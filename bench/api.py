@@ -353,6 +353,10 @@ def validate(func: Callable, family: str = "packing", *, count: int = 30, seed: 
     ------
     ValueError
         A bad argument, before anything runs.
+    MethodFailed
+        ``exact`` is a user's method and failed on an instance: it raised,
+        or gave a decision the checker refuses (``func``'s own failures are
+        the verdict's, not raised).
 
     Notes
     -----

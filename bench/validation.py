@@ -21,7 +21,7 @@ import pandas as pd
 from epochbench.instances import EpochsInstance, InfeasibleSolution, PackingInstance
 from epochbench.instances.checks import is_int
 from epochbench.instances.core import Result, content, handed
-from epochbench.instances.registry import as_result, methods, snapshot, using
+from epochbench.instances.registry import as_result, methods, snapshot, solve_step, using
 
 from .checks import MAX_COUNT
 from .scoring import (at_reference_share, better, comparable, gap_fields, gap_vs, milliseconds, reference,
@@ -385,7 +385,11 @@ def _one_line(text: str, width: int = FAILURE_WIDTH) -> str:
 
 def _check_instance(inst, func, label, exact, builtin, time_limit) -> tuple[list[dict], str | None]:
     rows = []
-    ref_results = run_methods(inst, [exact] + builtin, time_limit=time_limit)
+    # the reference first: a user's exact method that fails stops the validation in one line naming it
+    # (an InfeasibleSolution came out of validate, which says it raises ValueError only for bad arguments)
+    ref_results = [solve_step(inst, exact, lambda: f"the exact reference {exact!r} failed on instance {inst.name!r}",
+                              time_limit=time_limit, threads=1)]
+    ref_results += run_methods(inst, builtin, time_limit=time_limit)
     res, problem, out = _run_user(func, inst, label)
     problem = (problem or false_claim(inst, res, ref_results, label, exact)
                or (res is not None and wrong_value(inst, out, res, label)) or no_answer(inst, res, ref_results, label))

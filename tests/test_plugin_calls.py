@@ -470,3 +470,16 @@ def test_a_plugin_policys_options_must_be_reportable(catalogs_restored):
     with pytest.raises(MethodFailed, match=r"^policy 'test-odd' \(entry point lab:odd\): its options\(\) returned "
                                            r"what a report cannot hold: Object of type object is not JSON"):
         eb.simulate(_workload(), "test-odd")
+
+
+def test_a_users_exact_reference_that_fails_stops_validate_in_one_line(catalogs_restored):
+    """``eb.validate(..., exact=PLUGIN)`` whose reference answers a decision
+    the checker refuses (a review: job 0 of an empty queue) raised
+    ``InfeasibleSolution`` out of validate, which lists ValueError only."""
+    @eb.register("packing", "test-ex-lie", kind="exact")
+    def lie(inst, *, time_limit, threads):
+        return eb.Result("packing", "test-ex-lie", (0,), None, "optimal", None, bound=0.0115)
+    with pytest.raises(MethodFailed, match=r"^the exact reference 'test-ex-lie' failed on instance '.+': "
+                                           r"InfeasibleSolution: .*job 0") as err:
+        eb.validate(lambda inst: [], count=1, exact="test-ex-lie", time_limit=5)
+    assert "\n" not in str(err.value)
