@@ -170,8 +170,12 @@ class Result:
     one of :data:`STATUSES`, ``seconds`` a finite number >= 0 (or None: ``solve``
     measures the time itself and replaces a method's own figure), ``bound``
     a number or None (one that is not finite proves nothing: ``solve``
-    withdraws it), ``info`` a dict (None is taken as ``{}``).  The decision
-    is the family's checker's to judge; its lists and numpy arrays are made
+    withdraws it), ``info`` a dict (None is taken as ``{}``).  Whether the
+    fields agree is not checked here, but by ``solve`` on what a method
+    returns (:func:`~epochbench.instances.registry.honest`): an ``optimal``
+    without a bound gets ``bound = value``, one whose bound is not its value
+    is withdrawn to ``feasible`` (``info["withdrawn"]``); scoring counts
+    only an exact method's claims as proofs.  The decision is the family's checker's to judge; its lists and numpy arrays are made
     tuples, at every level.  A result is hashable (a set of results, a dict
     keyed by them): its hash leaves ``info`` out, which a dict cannot enter;
     equality compares every field.
