@@ -392,6 +392,9 @@ def as_result(inst, method: str, out, seconds: float, describe: bool = True) -> 
     set, a dict, a generator, a string, None) is an
     :class:`~epochbench.instances.core.InfeasibleSolution`."""
     if isinstance(out, Result):
+        if out.family != inst.kind:      # else its decision's shape was blamed ("selection entry 0 is (0,)")
+            raise InfeasibleSolution(f"{inst.name}: {method} returned a Result of family {out.family!r} for a "
+                                     f"{inst.kind} instance")
         given, info = out.decision, out.info
     elif isinstance(out, SEQUENCES):
         given, info = tuple(out), {}

@@ -483,3 +483,16 @@ def test_a_users_exact_reference_that_fails_stops_validate_in_one_line(catalogs_
                                            r"InfeasibleSolution: .*job 0") as err:
         eb.validate(lambda inst: [], count=1, exact="test-ex-lie", time_limit=5)
     assert "\n" not in str(err.value)
+
+
+def test_a_result_of_another_family_is_refused_as_such(registry_restored):
+    """A plug-in that returned an epochs Result for a packing instance was
+    told its decision's shape was wrong (a review)."""
+    @eb.register("packing", "test-wrong-family")
+    def wrong(inst):
+        return eb.Result("epochs", "test-wrong-family", ((0,),), 1.0, "feasible", 0.0)
+    inst = eb.generate("leinberger", n=4, k=1, count=1, seed=1)[0]
+    from epochbench.instances.core import InfeasibleSolution
+    with pytest.raises(InfeasibleSolution,
+                       match=r": test-wrong-family returned a Result of family 'epochs' for a packing instance$"):
+        eb.solve(inst, "test-wrong-family")
