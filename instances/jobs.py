@@ -53,7 +53,10 @@ that, counted as ``partial_execution``; the summary line is the job.
 Files: SWF (``.swf``, ``.swf.gz``) carries the 18 fields; extra resources,
 deadlines, licenses and other columns go to a sidecar ``<path>.extra.csv``
 keyed by ``id`` and the extra capacities to the header keys
-``EpochbenchResources`` / ``EpochbenchCapacity``.  CSV keeps capacity,
+``EpochbenchResources`` / ``EpochbenchCapacity`` (``procs mem`` / ``64
+100``: one whole number per name, procs first, each name once, the
+processors as ``MaxProcs`` says; refused by name otherwise; a resource the
+sidecar adds undeclared takes its largest job's amount).  CSV keeps capacity,
 resources, dropped counts and meta as JSON on a first line ``# epochbench
 {...}``; Parquet keeps the same JSON under the schema metadata key
 ``epochbench``.  Suffixes are matched in any case (``T.SWF.GZ``, ``C1.CSV``), and a
@@ -476,6 +479,13 @@ def _numeric(values, name: str = "", source: str = "", *, errors: str = "raise",
         raise InstanceError(f"{source}: column '{name}' holds complex numbers ({arr.dtype}); give real numbers")
     if arr.dtype.kind in "iufb":
         return arr.astype(np.float64, copy=False)
+    if arr.dtype == object and errors == "raise":
+        # true / false beside an empty cell or None: not a boolean column, and pandas reads them as 1 / 0
+        # (an estimate of True ran a 50 s job for 1 s, exit 0)
+        row = next((i for i, v in enumerate(arr.ravel()) if isinstance(v, (bool, np.bool_))), None)
+        if row is not None:
+            raise InstanceError(f"{source}: column '{name}' holds true / false, not numbers "
+                                f"({arr.ravel()[row]!r} at {_at(row, ids)})")
     import pandas as pd
     try:
         got = pd.to_numeric(pd.Series(arr), errors=errors)
@@ -704,8 +714,9 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
             del tab[f]
     tab = _merge_sidecar(tab, _sidecar(path), src)
     names = ("procs", *(c[4:] for c in tab.columns if c.startswith("res_")))
+    _declared_capacity(header, src)          # its fields pair up, before the resources they name are looked for
     _check_declared_resources(header, names, _sidecar(path), src)
-    cap, cap_from = _swf_capacity(tab, header, names, nodes)
+    cap, cap_from = _swf_capacity(tab, header, names, nodes, src)
     meta = {"header": header, "capacity_from": cap_from,
             "MaxProcs": _header_int(header, "MaxProcs"), "MaxNodes": _header_int(header, "MaxNodes")}
     return _build(tab, cap, resources=names, kill_at_estimate=kill_at_estimate, source=src, meta=meta,
@@ -1384,20 +1395,58 @@ def _check_declared_resources(header: dict, names: tuple, side: Path, src) -> No
                         f"column {', '.join(missing)}")
 
 
-def _swf_capacity(tab, header, names, nodes) -> tuple[np.ndarray, str]:
-    """Machine size by the issue 3 rule; extra capacities from the header or the largest job."""
+def _swf_capacity(tab, header, names, nodes, src="") -> tuple[np.ndarray, str]:
+    """Machine size by the issue 3 rule (``nodes``, else ``MaxProcs``, else
+    ``MaxNodes``, else what ``EpochbenchCapacity`` gives processors, else
+    the largest job); each other resource's capacity from the header
+    (:func:`_declared_capacity`), else the largest job's amount (said in
+    the second item, ``capacity_from``).  InstanceError naming the header
+    field when ``MaxProcs`` / ``MaxNodes`` and ``EpochbenchCapacity``
+    disagree on the processors (without ``nodes``, which sets them)."""
+    declared = _declared_capacity(header, src)
     for cap_from, value in (("nodes", nodes), ("MaxProcs", _header_int(header, "MaxProcs")),
-                            ("MaxNodes", _header_int(header, "MaxNodes")), ("largest_job", -1)):
+                            ("MaxNodes", _header_int(header, "MaxNodes")),
+                            ("EpochbenchCapacity", declared.get("procs")), ("largest_job", -1)):
         if value is not None:
             break
+    if cap_from in ("MaxProcs", "MaxNodes") and declared and declared["procs"] != value:
+        raise InstanceError(f"{src}: header fields {cap_from} ({value}) and EpochbenchCapacity (procs "
+                            f"{declared['procs']}) disagree on the machine's processors (--nodes sets them)")
     if value == -1:
         value = _largest(tab, "procs")
-    extra = header.get("EpochbenchCapacity", "").split()[1:]
-    if len(names) > 1 and (header.get("EpochbenchResources", "").split()[1:] != list(names[1:])
-                           or len(extra) != len(names) - 1):
-        extra = [_largest(tab, f"res_{n}") for n in names[1:]]
-        cap_from += "; extra resources: largest_job"
+    guessed = [n for n in names[1:] if n not in declared]
+    extra = [declared[n] if n in declared else _largest(tab, f"res_{n}") for n in names[1:]]
+    if guessed:
+        cap_from += ("; extra resources: largest_job" if len(guessed) == len(names) - 1
+                     else f"; largest_job for {', '.join(guessed)}")
     return np.array([int(value), *map(int, extra)], dtype=np.int64), cap_from
+
+
+def _declared_capacity(header: dict, src) -> dict:
+    """``{resource: capacity}`` that the header fields ``EpochbenchResources``
+    (``procs NAME...``) and ``EpochbenchCapacity`` (``P C...``) declare,
+    ``{}`` without ``EpochbenchCapacity``; InstanceError naming the field
+    when they do not pair up: a value that is no whole number in
+    1..MAX_NODES, a count that differs, a name twice, no ``procs`` first
+    (a malformed header was ignored, and the largest job's amount taken as
+    the capacity, exit 0).  O(K)."""
+    if "EpochbenchCapacity" not in header:
+        return {}
+    words, names = header["EpochbenchCapacity"].split(), header.get("EpochbenchResources", "").split()
+    if not names:
+        raise InstanceError(f"{src}: header field EpochbenchCapacity without EpochbenchResources, which names the "
+                            "resources it gives the capacity of ('; EpochbenchResources: procs NAME...')")
+    if names[0] != "procs" or first_repeat(names) is not None:
+        why = f"names {first_repeat(names)!r} twice" if names[0] == "procs" else "does not start with procs"
+        raise InstanceError(f"{src}: header field EpochbenchResources ({' '.join(names)}) {why}")
+    if len(words) != len(names):
+        raise InstanceError(f"{src}: header field EpochbenchCapacity has {len(words)} value(s) for the "
+                            f"{len(names)} resources of EpochbenchResources ({' '.join(names)})")
+    for name, word in zip(names, words):
+        if not (word.isdigit() and word.isascii() and 0 < int(word) <= MAX_NODES):
+            raise InstanceError(f"{src}: header field EpochbenchCapacity gives {name} {word!r}, not a whole number "
+                                f"in 1..{MAX_NODES}")
+    return {name: int(word) for name, word in zip(names, words)}
 
 
 def _largest(tab, column: str) -> int:
@@ -1590,8 +1639,9 @@ def read_table(path, *, nodes: int | None = None, capacity=None, resources=None,
         lines = _first_lines(path, 64)
         first = lines[0]
         _no_comment_lines(lines, src)
-        info = _json_info(first[len(CSV_TAG):], src, "the header line") if first.startswith(CSV_TAG) else {}
-        df = _read_csv(path, skiprows=1 if info else 0)
+        tagged = first.startswith(CSV_TAG)
+        info = _json_info(first[len(CSV_TAG):], src, "the header line") if tagged else {}
+        df = _read_csv(path, skiprows=1 if tagged else 0)     # the tag line even when its object is empty ({})
     elif suffix in (".parquet", ".pq"):
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -1737,6 +1787,8 @@ def _arrow_column(col) -> np.ndarray:
     Python objects, one a row (a column read as numbers names the first),
     text as str objects."""
     import pyarrow as pa
+    if pa.types.is_boolean(col.type) and col.null_count:     # as floats, true / false would pass as 1 / 0
+        return np.array(col.to_pylist(), dtype=object)
     if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_boolean(col.type):
         if col.null_count:
             return col.to_numpy().astype(np.float64) if not pa.types.is_floating(col.type) else col.to_numpy()

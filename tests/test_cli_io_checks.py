@@ -604,8 +604,7 @@ def test_names_in_an_swf_identity_column_are_numbered_as_swf_numbers_them(tmp_pa
     ([b"al", b"bo", b"al", b" "], [1, 2, 1, -1], ["al", "bo"]),                       # bytes: UTF-8, blank: -1
     ([5, "alice", "-1", -1], [1, 2, -1, -1], ["5", "alice"]),                       # beside names, a number is a name
     ([b"7", b"8", b"7", b"9"], [7, 8, 7, 9], None),                                 # numbers read as before
-    ([True, False, True, True], [1, 0, 1, 1], None),
-])
+])                      # true / false are no numbers, a column of them refused whatever its dtype (test_sim_face.py)
 def test_names_are_numbered_only_where_the_numbers_were_refused(values, numbers, names):
     import warnings
 

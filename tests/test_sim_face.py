@@ -2,6 +2,7 @@
 options declared once and read by the command line, one report and one
 writer with the same keys on every machine."""
 import json
+import re
 import subprocess
 import sys
 
@@ -316,3 +317,90 @@ def test_deadlines_and_licenses_of_a_workload_are_said_not_read(tmp_path, capsys
     plain.write_text("id,submit,runtime,procs,estimate,deadline,licenses\n1,0,10,4,20,,\n")
     assert main(["simulate", "--workload", str(plain), "--policy", policy, "--nodes", "8", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["unused"] == {}
+
+
+@pytest.mark.parametrize("how", ["csv", "parquet", "frame"])
+def test_true_false_beside_an_empty_cell_is_no_number(tmp_path, how):
+    """True / False with an empty cell (None) in the same column is no
+    boolean column, and was read as 1 / 0: an estimate of True killed a
+    50 s job after 1 s, exit 0 (a review; a column of booleans alone was
+    refused)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import epochbench as eb
+    from epochbench.instances.jobs import load_workload
+    cols = {"id": [1, 2, 3], "submit": [0.0, 5.0, 9.0], "runtime": [50.0, 30.0, 40.0],
+            "estimate": [True, None, True], "procs": [32, 48, 16]}
+    says = r"column 'estimate' holds true / false, not numbers \(True at job 1 of the input \(id 1\)\)"
+    if how == "csv":
+        path = tmp_path / "w.csv"
+        path.write_text("id,submit,runtime,estimate,procs\n1,0,50,True,32\n2,5,30,,48\n3,9,40,True,16\n")
+        with pytest.raises(ValueError, match=says):
+            load_workload(path)
+    elif how == "parquet":
+        path = tmp_path / "w.parquet"
+        pq.write_table(pa.table({**cols, "estimate": pa.array(cols["estimate"])}), path)
+        with pytest.raises(ValueError, match=says):
+            load_workload(path)
+    else:
+        with pytest.raises(ValueError, match=says):
+            eb.simulate((pd.DataFrame(cols), 64), "easy")
+        # an SWF field's column of Python booleans (object dtype) is refused as a boolean column is
+        frame = pd.DataFrame({**cols, "estimate": [60.0, 40.0, 40.0], "queue": pd.Series([True, False, True],
+                                                                                         dtype=object)})
+        with pytest.raises(ValueError, match=r"column 'queue' holds true / false, not numbers"):
+            eb.simulate((frame, 64), "easy")
+
+
+def test_a_csv_tag_with_an_empty_object_is_the_tag_line(tmp_path):
+    """``# epochbench {}`` was taken for the header (skipped only when its
+    object held something): a parser error about line 2."""
+    from epochbench.instances.jobs import load_workload
+    path = tmp_path / "e.csv"
+    path.write_text("# epochbench {}\nid,submit,runtime,procs\n1,0,50,32\n")
+    w = load_workload(path)
+    assert len(w.jobs) == 1 and list(w.capacity) == [32]
+
+
+_SWF_JOBS = ("1 0 -1 100 8 -1 -1 8 120 -1 1 1 1 1 1 -1 -1 -1\n"
+             "2 1 -1 100 8 -1 -1 8 120 -1 1 1 1 1 1 -1 -1 -1\n")
+
+
+@pytest.mark.parametrize("resources, capacity, says", [
+    ("procs mem", "64 abc", r"header field EpochbenchCapacity gives mem 'abc', not a whole number in 1\.\.\d+"),
+    ("procs mem", "64 100.5", r"header field EpochbenchCapacity gives mem '100\.5', not a whole number"),
+    ("procs mem", "64 0", r"header field EpochbenchCapacity gives mem '0', not a whole number"),
+    ("procs mem", "64", r"header field EpochbenchCapacity has 1 value\(s\) for the 2 resources of "
+                        r"EpochbenchResources \(procs mem\)"),
+    ("procs mem", "64 100 7", r"header field EpochbenchCapacity has 3 value\(s\) for the 2 resources"),
+    ("procs mem mem", "64 100 100", r"header field EpochbenchResources \(procs mem mem\) names 'mem' twice"),
+    ("mem procs", "100 64", r"header field EpochbenchResources \(mem procs\) does not start with procs"),
+    ("procs mem", "32 100", r"header fields MaxProcs \(64\) and EpochbenchCapacity \(procs 32\) disagree"),
+    (None, "64 100", r"header field EpochbenchCapacity without EpochbenchResources"),
+])
+def test_a_malformed_capacity_header_of_an_swf_file_is_refused_by_name(tmp_path, resources, capacity, says):
+    """A value that is no number was an int() error naming neither file nor
+    field; a count that differs or a name twice was ignored, and the
+    largest job's amount (50) became the capacity of mem declared 100, exit
+    0 (a review)."""
+    from epochbench.instances.jobs import load_workload
+    path = tmp_path / "r.swf"
+    head = "; MaxProcs: 64\n" + (f"; EpochbenchResources: {resources}\n" if resources else "")
+    path.write_text(head + f"; EpochbenchCapacity: {capacity}\n" + _SWF_JOBS)
+    (tmp_path / "r.swf.extra.csv").write_text("id,res_mem\n1,50\n2,50\n")
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: {says}"):
+        load_workload(path)
+
+
+def test_an_swf_capacity_header_gives_each_declared_resource_its_capacity(tmp_path):
+    """A resource the sidecar adds without declaring it takes the largest
+    job's amount, the declared ones theirs (any mismatch sent every
+    resource to the largest job); without MaxProcs the header's processors."""
+    from epochbench.instances.jobs import load_workload
+    path = tmp_path / "r.swf"
+    path.write_text("; EpochbenchResources: procs mem\n; EpochbenchCapacity: 64 100\n" + _SWF_JOBS)
+    (tmp_path / "r.swf.extra.csv").write_text("id,res_mem,res_gpu\n1,50,3\n2,50,2\n")
+    w = load_workload(path)
+    assert list(w.capacity) == [64, 100, 3] and w.meta["capacity_from"] == "EpochbenchCapacity; largest_job for gpu"
