@@ -34,10 +34,20 @@ def check_limits(time_limit=None, threads=None) -> None:
     and ``threads`` an integer in [1, :data:`MAX_THREADS`], as the command
     line's ``--time-limit`` and ``--threads`` require; None (not given) passes."""
     if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
-                                   or not math.isfinite(time_limit) or time_limit <= 0):
-        raise ValueError(f"time_limit: must be a positive finite number, got {time_limit!r}")
+                                   or not _finite_real(time_limit) or time_limit <= 0):
+        from epochbench.instances.checks import short
+        raise ValueError(f"time_limit: must be a positive finite number, got {short(time_limit, 40)}")
     if threads is not None:
         check_threads(threads)
+
+
+def _finite_real(x) -> bool:
+    """``math.isfinite(x)``, False for an integer too large for a float
+    (``10**400`` raised OverflowError out of a check of bad input)."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
 
 
 def _number(text: str, kind: type, ok, what: str):

@@ -110,16 +110,25 @@ def offered_load(jobs: pd.DataFrame, capacity) -> float:
     return float(((demand * t[:, None]).sum(axis=0) / cap).max() / span)
 
 
-def scale_arrivals(jobs: pd.DataFrame, factor: float) -> pd.DataFrame:
+def scale_arrivals(jobs: pd.DataFrame, factor: float, *, name: str | None = None) -> pd.DataFrame:
     """Multiply the arrival rate by ``factor``: every gap to the first arrival
     is divided by it ([zhang-comparative] §2.1; [leinberger1999] §3.1's load control).  The same
-    jobs in the same order; times are not rounded.  O(n)."""
+    jobs in the same order; times are not rounded.  ValueError naming
+    ``name`` (default: the factor) when the arrivals would reach past 2**53 s,
+    where a float64 no longer holds every whole second (a load of 1e-300
+    was refused by the job table's check of an internal column).  O(n)."""
     factor = _positive("factor", factor)
     _require(jobs, "submit")
     out = jobs.copy()
     submit = out["submit"].to_numpy(dtype=np.float64)
     t0 = submit.min() if len(submit) else 0.0
-    out["submit"] = t0 + (submit - t0) / factor
+    with np.errstate(over="ignore"):
+        out["submit"] = t0 + (submit - t0) / factor
+    last = float(out["submit"].max()) if len(submit) else 0.0
+    if not abs(last) <= 2.0 ** 53:
+        said = name or f"factor {factor:g}"
+        raise ValueError(f"{said}: spreads the {len(submit)} arrivals over {last - t0:.3g} s, past 2**53 s, where a "
+                         "float64 no longer holds every whole second; give a larger one")
     return out
 
 
@@ -144,7 +153,7 @@ def set_load(jobs: pd.DataFrame, capacity, load: float) -> pd.DataFrame:
     now = offered_load(jobs, capacity)
     if not math.isfinite(now):
         return jobs.copy()
-    return scale_arrivals(jobs, load / now)
+    return scale_arrivals(jobs, load / now, name=f"load {load:g}")
 
 
 

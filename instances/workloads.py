@@ -749,7 +749,7 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
         if reload:
             df = set_load(df, cap, target)
     if lf != 1.0 and (model != "lublin03" or reload):
-        df = scale_arrivals(df, lf)
+        df = scale_arrivals(df, lf, name=f"load_factor {lf:g}")
     if rf != 1.0:
         df = scale_runtimes(df, rf)
     df = with_estimates(df, estimates, omega=omega, phi=phi, seed=rngs[3])

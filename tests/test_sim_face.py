@@ -404,3 +404,12 @@ def test_an_swf_capacity_header_gives_each_declared_resource_its_capacity(tmp_pa
     (tmp_path / "r.swf.extra.csv").write_text("id,res_mem,res_gpu\n1,50,3\n2,50,2\n")
     w = load_workload(path)
     assert list(w.capacity) == [64, 100, 3] and w.meta["capacity_from"] == "EpochbenchCapacity; largest_job for gpu"
+
+
+def test_a_load_that_spreads_arrivals_past_float_precision_is_named(tmp_path):
+    """``--load 1e-300`` passed its range check, then was refused by the job
+    table's check of the submit column (8.17e+301), never naming the load."""
+    import epochbench as eb
+    with pytest.raises(ValueError, match=r"^load 1e-300: spreads the 20 arrivals over .* s, past 2\*\*53 s"):
+        eb.generate("workload", jobs=20, seed=1, load=1e-300)
+    assert main(["generate", "workload", "--out", str(tmp_path / "g.swf"), "--jobs", "20", "--load", "1e-9"]) == 0
