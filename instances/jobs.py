@@ -385,6 +385,8 @@ def _capacity(capacity, source) -> np.ndarray:
 def _resource_names(tab, cap, resources, source) -> tuple:
     res_cols = [c for c in tab.columns if isinstance(c, str) and c.startswith("res_")]
     names = ("procs", *(c[4:] for c in res_cols)) if resources is None else tuple(resources)
+    if first_repeat(names) is not None:        # one res_ column read as two resources (a review)
+        raise InstanceError(f"{source}: resources {list(names)} name {first_repeat(names)!r} twice")
     if names[0] != "procs" or len(names) != len(cap):
         raise InstanceError(f"{source}: resources {names} must start with 'procs' and match "
                             f"capacity {cap.tolist()} (res_ columns: {res_cols})")
@@ -1775,6 +1777,9 @@ def _checked_info(info: dict, where: str) -> dict:
     kill = meta.get("kill_at_estimate", True)
     if not isinstance(kill, bool):
         raise InstanceError(f"{where}: 'meta.kill_at_estimate' must be true or false, got {kill!r}")
+    said = meta.get("capacity_from", "metadata")         # a report prints it as where the capacity came from
+    if not (isinstance(said, str) and said.strip()):
+        raise InstanceError(f"{where}: 'meta.capacity_from' must be a non-empty text, got {said!r}")
     return info
 
 

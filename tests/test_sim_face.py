@@ -413,3 +413,20 @@ def test_a_load_that_spreads_arrivals_past_float_precision_is_named(tmp_path):
     with pytest.raises(ValueError, match=r"^load 1e-300: spreads the 20 arrivals over .* s, past 2\*\*53 s"):
         eb.generate("workload", jobs=20, seed=1, load=1e-300)
     assert main(["generate", "workload", "--out", str(tmp_path / "g.swf"), "--jobs", "20", "--load", "1e-9"]) == 0
+
+
+@pytest.mark.parametrize("tag, says", [
+    ('{"capacity": [64, 30, 30], "resources": ["procs", "mem", "mem"]}', r"resources \['procs', 'mem', 'mem'\] name "
+                                                                          r"'mem' twice"),
+    ('{"capacity": [64], "meta": {"capacity_from": 5}}', r"'meta.capacity_from' must be a non-empty text, got 5"),
+])
+def test_a_csv_tag_naming_a_resource_twice_or_a_capacity_source_that_is_no_text_is_refused(tmp_path, tag, says):
+    """A resource named twice was read as two (capacity [64, 30, 30] from
+    one res_mem column) and refused later as "capacity has K = 3 entries";
+    a capacity_from of 5 was printed as where the capacity came from."""
+    from epochbench.instances.jobs import load_workload
+    path = tmp_path / "m.csv"
+    path.write_text(f"# epochbench {tag}\nid,submit,runtime,procs,res_mem\n1,0,5,2,3\n"
+                    if "mem" in tag else f"# epochbench {tag}\nid,submit,runtime,procs\n1,0,5,2\n")
+    with pytest.raises(ValueError, match=says):
+        load_workload(path)
