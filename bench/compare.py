@@ -757,21 +757,27 @@ class Threshold:
         return table[(table["time_ratio"] > self.slower()) | gone | lost]
 
 
+def _fixed(x: float, sign: str) -> str:
+    """``x`` with two decimals, or in powers of ten from 1e6 on (a gap of
+    1e300 in a file printed 300 digits a cell, and the table broke)."""
+    return f"{x:{sign}.2f}" if abs(x) < 1e6 else f"{x:{sign}.3g}"
+
+
 def format_comparison(table: pd.DataFrame) -> str:
     """The comparison as text (one block per family, under 100 columns;
     times as the leaderboards write them, :func:`epochbench.suite.ms_text`)."""
     from .suite import ms_text
     def pct(x):
-        return "-" if pd.isna(x) else f"{100 * x:.2f}"
+        return "-" if pd.isna(x) else _fixed(100 * x, "")
 
     def pp(x):
-        return "-" if pd.isna(x) else f"{x:+.2f}".replace("-0.00", "+0.00")     # never "-0.00"
+        return "-" if pd.isna(x) else _fixed(x, "+").replace("-0.00", "+0.00")     # never "-0.00"
     def block(g):
         return pd.DataFrame({"method": g["method"], "mean A %": g["mean_gap_a"].map(pct),
                              "mean B %": g["mean_gap_b"].map(pct), "d mean pp": g["d_mean"].map(pp),
                              "d max pp": g["d_max"].map(pp),
                              "ms A": g["median_ms_a"].map(ms_text), "ms B": g["median_ms_b"].map(ms_text),
-                             "B/A": g["time_ratio"].map(lambda x: "-" if pd.isna(x) else f"{x:.2f}"),
+                             "B/A": g["time_ratio"].map(lambda x: "-" if pd.isna(x) else _fixed(x, "")),
                              "flag": g["flag"]}).to_string(index=False)
     lines = []
     for fam, g in _with_set(table).groupby("family", sort=False):

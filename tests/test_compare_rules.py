@@ -358,3 +358,14 @@ def test_each_board_block_holds_the_rows_of_its_set():
     blocks = board_blocks(leaderboard(_heading_rows())["mapping"])
     assert [(name, list(t["method"])) for name, t in blocks] == [(BIG_12, ["minmin"]), (SMALL_12, ["cpsat", "minmin"])]
     assert all("set" not in t for _, t in blocks)
+
+
+def test_a_huge_gap_or_ratio_prints_in_powers_of_ten(tmp_path):
+    """A gap of 1e300 in a file printed 300 digits in each of three cells,
+    and the table broke (a review)."""
+    from epochbench.compare import format_comparison
+    table = compare(pd.DataFrame([("packing", "ff", 10, 10, 0.01, 0.02, 1.0)], columns=COLUMNS),
+                    pd.DataFrame([("packing", "ff", 10, 10, 1e300, 1e300, 5e7)], columns=COLUMNS))
+    text = format_comparison(table)
+    assert max(map(len, text.splitlines())) < 100, text
+    assert "1e+302" in text and "+1e+302" in text and "5e+07" in text, text
