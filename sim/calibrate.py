@@ -223,9 +223,10 @@ def calibrate_rate(jobs: pd.DataFrame, capacity, target: float, policy: str = "e
                 if last == 1 and math.isfinite(rl):
                     rl /= 2.0
                 last = 1
-        return done(False, f"q jumps from {q(lo):.4g} to {q(hi):.4g} between "
-                           f"factors {lo:.6g} and {hi:.6g} (a start time moves and the schedule after it "
-                           f"changes): no rate within rtol for this stream; best point returned")
+        digits = min(17, max(4, 2 + math.ceil(-math.log10(rtol))))     # finer than rtol: "from 11.1 to 11.1" said nothing
+        return done(False, f"q jumps from {q(lo):.{digits}g} to {q(hi):.{digits}g} (target {target:.{digits}g}, "
+                           f"rtol {rtol:g}) between factors {lo:.6g} and {hi:.6g} (a start time moves and the "
+                           f"schedule after it changes): no rate within rtol for this stream; best point returned")
     except _OutOfRuns:
         return done(False, f"max_simulations={max_simulations} reached; best point returned")
 

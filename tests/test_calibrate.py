@@ -104,10 +104,13 @@ def test_a_jump_it_cannot_cross_is_said_with_the_queue_lengths_it_measured():
     s = workload(model="lublin03", jobs=400, seed=3)                # the old note was wrong on this one
     cal = calibrate_rate(s.jobs, s.capacity, 16, "easy", rtol=1e-9, max_simulations=60)
     assert not cal.converged
-    m = re.search(r"q jumps from (\S+) to (\S+) between factors (\S+) and (\S+) ", cal.note)
+    m = re.search(r"q jumps from (\S+) to (\S+) \(target 16, rtol 1e-09\) between factors (\S+) and (\S+) ",
+                  cal.note)
     assert m, cal.note
-    measured = {f"{f:.6g}": f"{v:.4g}" for f, v in cal.history}
+    # to 11 significant digits, finer than rtol (at 4 a review read "jumps from 11.1 to 11.1" at rtol 1e-6)
+    measured = {f"{f:.6g}": f"{v:.11g}" for f, v in cal.history}
     assert measured[m.group(3)] == m.group(1) and measured[m.group(4)] == m.group(2), (cal.note, cal.history)
+    assert m.group(1) != m.group(2)
 
 
 def test_a_stream_that_runs_past_its_estimates_is_not_calibrated_into_swf(tmp_path, capsys):
