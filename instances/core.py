@@ -175,8 +175,9 @@ class Result:
     returns (:func:`~epochbench.instances.registry.honest`): an ``optimal``
     without a bound gets ``bound = value``, one whose bound is not its value
     is withdrawn to ``feasible`` (``info["withdrawn"]``); scoring counts
-    only an exact method's claims as proofs.  The decision is the family's checker's to judge; its lists and numpy arrays are made
-    tuples, at every level.  A result is hashable (a set of results, a dict
+    only an exact method's claims as proofs.  The decision is the family's
+    checker's to judge; its lists and numpy arrays are made tuples, at
+    every level.  A result is hashable (a set of results, a dict
     keyed by them): its hash leaves ``info`` out, which a dict cannot enter;
     equality compares every field.
     """

@@ -484,7 +484,7 @@ def _numeric(values, name: str = "", source: str = "", *, errors: str = "raise",
     if arr.dtype == object and errors == "raise":
         # true / false beside an empty cell or None: not a boolean column, and pandas reads them as 1 / 0
         # (an estimate of True ran a 50 s job for 1 s, exit 0)
-        row = next((i for i, v in enumerate(arr.ravel()) if isinstance(v, (bool, np.bool_))), None)
+        row = next((i for i, v in enumerate(arr.ravel().tolist()) if type(v) is bool), None)   # np.bool_ -> bool
         if row is not None:
             raise InstanceError(f"{source}: column '{name}' holds true / false, not numbers "
                                 f"({arr.ravel()[row]!r} at {_at(row, ids)})")
@@ -716,7 +716,6 @@ def read_swf(path, *, nodes: int | None = None, kill_at_estimate: bool = True,
             del tab[f]
     tab = _merge_sidecar(tab, _sidecar(path), src)
     names = ("procs", *(c[4:] for c in tab.columns if c.startswith("res_")))
-    _declared_capacity(header, src)          # its fields pair up, before the resources they name are looked for
     _check_declared_resources(header, names, _sidecar(path), src)
     cap, cap_from = _swf_capacity(tab, header, names, nodes, src)
     meta = {"header": header, "capacity_from": cap_from,
@@ -1379,7 +1378,7 @@ def _check_declared_resources(header: dict, names: tuple, side: Path, src) -> No
     every resource it has, so a sidecar adding one belongs to another
     stream (a stale copy was merged as a resource of this one);
     ``InstanceError`` naming the missing sidecar or columns otherwise."""
-    declared = header.get("EpochbenchResources", "").split()[1:]
+    declared = _declared_resources(header, src)[1:]
     missing = [f"res_{n}" for n in declared if n not in names[1:]]
     undeclared = [f"res_{n}" for n in names[1:] if n not in declared]
     if undeclared and "epochbench: written from" in header.get("Note", ""):   # its writer declares them all
@@ -1413,7 +1412,7 @@ def _swf_capacity(tab, header, names, nodes, src="") -> tuple[np.ndarray, str]:
             break
     if cap_from in ("MaxProcs", "MaxNodes") and declared and declared["procs"] != value:
         raise InstanceError(f"{src}: header fields {cap_from} ({value}) and EpochbenchCapacity (procs "
-                            f"{declared['procs']}) disagree on the machine's processors (--nodes sets them)")
+                            f"{declared['procs']}) disagree on the machine's processors ({arg('nodes')} sets them)")
     if value == -1:
         value = _largest(tab, "procs")
     guessed = [n for n in names[1:] if n not in declared]
@@ -1424,6 +1423,17 @@ def _swf_capacity(tab, header, names, nodes, src="") -> tuple[np.ndarray, str]:
     return np.array([int(value), *map(int, extra)], dtype=np.int64), cap_from
 
 
+def _declared_resources(header: dict, src) -> list[str]:
+    """The names of the header field ``EpochbenchResources`` (``procs
+    NAME...``; [] without it); InstanceError naming the field when procs is
+    not first or a name comes twice (``mem gpu`` dropped mem unsaid)."""
+    names = header.get("EpochbenchResources", "").split()
+    if names and (names[0] != "procs" or first_repeat(names) is not None):
+        why = f"names {first_repeat(names)!r} twice" if names[0] == "procs" else "does not start with procs"
+        raise InstanceError(f"{src}: header field EpochbenchResources ({' '.join(names)}) {why}")
+    return names
+
+
 def _declared_capacity(header: dict, src) -> dict:
     """``{resource: capacity}`` that the header fields ``EpochbenchResources``
     (``procs NAME...``) and ``EpochbenchCapacity`` (``P C...``) declare,
@@ -1432,15 +1442,13 @@ def _declared_capacity(header: dict, src) -> dict:
     1..MAX_NODES, a count that differs, a name twice, no ``procs`` first
     (a malformed header was ignored, and the largest job's amount taken as
     the capacity, exit 0).  O(K)."""
+    names = _declared_resources(header, src)
     if "EpochbenchCapacity" not in header:
         return {}
-    words, names = header["EpochbenchCapacity"].split(), header.get("EpochbenchResources", "").split()
+    words = header["EpochbenchCapacity"].split()
     if not names:
         raise InstanceError(f"{src}: header field EpochbenchCapacity without EpochbenchResources, which names the "
                             "resources it gives the capacity of ('; EpochbenchResources: procs NAME...')")
-    if names[0] != "procs" or first_repeat(names) is not None:
-        why = f"names {first_repeat(names)!r} twice" if names[0] == "procs" else "does not start with procs"
-        raise InstanceError(f"{src}: header field EpochbenchResources ({' '.join(names)}) {why}")
     if len(words) != len(names):
         raise InstanceError(f"{src}: header field EpochbenchCapacity has {len(words)} value(s) for the "
                             f"{len(names)} resources of EpochbenchResources ({' '.join(names)})")
@@ -1777,14 +1785,16 @@ def _checked_info(info: dict, where: str) -> dict:
     kill = meta.get("kill_at_estimate", True)
     if not isinstance(kill, bool):
         raise InstanceError(f"{where}: 'meta.kill_at_estimate' must be true or false, got {kill!r}")
-    said = meta.get("capacity_from", "metadata")         # a report prints it as where the capacity came from
-    if not (isinstance(said, str) and said.strip()):
-        raise InstanceError(f"{where}: 'meta.capacity_from' must be a non-empty text, got {said!r}")
+    said = meta.get("capacity_from")       # a report prints it as where the capacity came from: text, or not said
+    if "capacity_from" in meta and not (isinstance(said, str) and said.strip()):
+        del meta["capacity_from"]          # (a 5 was printed so; refusing it refused files epochbench had written)
     return info
 
 
 def _arrow_column(col) -> np.ndarray:
-    """One Parquet column as numpy: numbers as they are (nulls as NaN),
+    """One Parquet column as numpy: numbers as they are (nulls as NaN;
+    booleans with nulls as Python objects, which a column read as numbers
+    refuses, as it refuses one of booleans alone),
     dates and durations as numpy's datetime64 / timedelta64 (which a column
     read as numbers refuses by name, :func:`_numeric`: as Python objects they
     read as microseconds), times of day as ``datetime.time`` objects (refused

@@ -153,7 +153,8 @@ def set_load(jobs: pd.DataFrame, capacity, load: float) -> pd.DataFrame:
     now = offered_load(jobs, capacity)
     if not math.isfinite(now):
         return jobs.copy()
-    return scale_arrivals(jobs, load / now, name=f"load {load:g}")
+    from epochbench.instances.arguments import arg
+    return scale_arrivals(jobs, load / now, name=arg("load", load))
 
 
 

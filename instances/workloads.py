@@ -51,7 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
-from epochbench.instances.arguments import args
+from epochbench.instances.arguments import arg, args
 from epochbench.instances.lazy import lazy_module
 
 from .generators import (DISTS, NORMS, _bool, _choice, _fraction, _int, _real, draw_sizes, feitelson_runtimes,
@@ -751,13 +751,18 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
         if reload:
             df = set_load(df, cap, target)
     if lf != 1.0 and (model != "lublin03" or reload):
-        df = scale_arrivals(df, lf, name=f"load_factor {lf:g}")
+        df = scale_arrivals(df, lf, name=arg("load_factor", load_factor))
     if rf != 1.0:
         df = scale_runtimes(df, rf)
     df = with_estimates(df, estimates, omega=omega, phi=phi, seed=rngs[3])
     df = _round_times(df)
+    asked = {"load": load, "load_factor": None if lf == 1.0 else load_factor}
+    last = float(df["submit"].max()) if n else 0.0
+    if not last <= 2.0 ** 53:    # lublin03 rates its arrivals in its own model (the job table's check named submit)
+        raise ValueError(f"{args(**{k: v for k, v in asked.items() if v is not None})}: spreads the {n} arrivals "
+                         f"over {last:.3g} s, past 2**53 s, where a float64 no longer holds every whole second; "
+                         "give a larger one")
     if n > 1 and not df["submit"].max() > df["submit"].min():
-        asked = {"load": load, "load_factor": None if lf == 1.0 else load_factor}
         raise ValueError(f"every one of the {n} arrivals falls at time {df['submit'].iloc[0]:g} once times are "
                          f"whole seconds ({args(**{k: v for k, v in asked.items() if v is not None})}): the "
                          "offered load is undefined; ask a lower load or more jobs")

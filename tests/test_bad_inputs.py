@@ -509,7 +509,7 @@ for gen, opt, value in sorted(GEN_OPTS):
     case("options", f"generate-{gen}{opt}-{value}", argv_case("generate", gen, "--out", "{tmp}/o", opt, value), opt)
 # a load so small that the arrivals pass the float limit: numpy's overflow warning came before the line
 case("options", "generate-workload-load-tiny", argv_case("generate", "workload", "--out", "{tmp}/o", "--load", "1e-300"),
-     "load 1e-300: spreads the 1000 arrivals")                 # the option named (it named column 'submit')
+     "--load 1e-300: spreads the 1000 arrivals")               # the option named (it named column 'submit')
 
 
 def _numeric_params():

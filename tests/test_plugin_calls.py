@@ -496,3 +496,28 @@ def test_a_result_of_another_family_is_refused_as_such(registry_restored):
     with pytest.raises(InfeasibleSolution,
                        match=r": test-wrong-family returned a Result of family 'epochs' for a packing instance$"):
         eb.solve(inst, "test-wrong-family")
+
+
+def test_a_users_selector_whose_decision_is_refused_names_the_refusal_as_the_other_steps_do(catalogs_restored):
+    """The pool selector's step goes through ``registry.solve_step`` as the
+    epoch gaps' and the CS policies' steps do: a refused decision names its
+    type there too (the selector's line had dropped it)."""
+    @eb.register("packing", "test-twice")
+    def twice(inst):
+        return [0, 0] if inst.n else []
+    jobs = {"id": range(1, 5), "submit": [0, 1, 2, 3], "runtime": [50, 30, 40, 10], "estimate": [60, 40, 40, 20],
+            "procs": [48, 32, 16, 8]}
+    with pytest.raises(MethodFailed, match=r"^selector 'test-twice' failed at step 1 of policy 'easy', time \d+, on "
+                                           r"\d+ candidate job\(s\) \[\d.*\] \(a decision's index i is the i-th of "
+                                           r"them\): InfeasibleSolution: easy@\d+: selection starts job 0 twice$"):
+        eb.simulate(make_workload(jobs, [64]), "easy", selector="test-twice")
+
+
+def test_many_resources_are_added_without_a_warning_each():
+    """k_resources inserted one column at a time; past 100 pandas warned at
+    each (about 1,800 lines of PerformanceWarning at k = 1,000)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = eb.generate("workload", jobs=20, seed=1, k=300)
+    assert [c for c in s.jobs.columns if c.startswith("res_")] == [f"res_{r}" for r in range(1, 300)]

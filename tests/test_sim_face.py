@@ -379,6 +379,8 @@ _SWF_JOBS = ("1 0 -1 100 8 -1 -1 8 120 -1 1 1 1 1 1 -1 -1 -1\n"
     ("mem procs", "100 64", r"header field EpochbenchResources \(mem procs\) does not start with procs"),
     ("procs mem", "32 100", r"header fields MaxProcs \(64\) and EpochbenchCapacity \(procs 32\) disagree"),
     (None, "64 100", r"header field EpochbenchCapacity without EpochbenchResources"),
+    ("mem", None, r"header field EpochbenchResources \(mem\) does not start with procs"),        # without a capacity
+    ("procs mem mem", None, r"header field EpochbenchResources \(procs mem mem\) names 'mem' twice"),
 ])
 def test_a_malformed_capacity_header_of_an_swf_file_is_refused_by_name(tmp_path, resources, capacity, says):
     """A value that is no number was an int() error naming neither file nor
@@ -388,7 +390,7 @@ def test_a_malformed_capacity_header_of_an_swf_file_is_refused_by_name(tmp_path,
     from epochbench.instances.jobs import load_workload
     path = tmp_path / "r.swf"
     head = "; MaxProcs: 64\n" + (f"; EpochbenchResources: {resources}\n" if resources else "")
-    path.write_text(head + f"; EpochbenchCapacity: {capacity}\n" + _SWF_JOBS)
+    path.write_text(head + (f"; EpochbenchCapacity: {capacity}\n" if capacity else "") + _SWF_JOBS)
     (tmp_path / "r.swf.extra.csv").write_text("id,res_mem\n1,50\n2,50\n")
     with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: {says}"):
         load_workload(path)
@@ -404,29 +406,40 @@ def test_an_swf_capacity_header_gives_each_declared_resource_its_capacity(tmp_pa
     (tmp_path / "r.swf.extra.csv").write_text("id,res_mem,res_gpu\n1,50,3\n2,50,2\n")
     w = load_workload(path)
     assert list(w.capacity) == [64, 100, 3] and w.meta["capacity_from"] == "EpochbenchCapacity; largest_job for gpu"
+    path.write_text("; MaxNodes: 32\n; EpochbenchResources: procs mem\n; EpochbenchCapacity: 64 100\n" + _SWF_JOBS)
+    with pytest.raises(ValueError, match=r"header fields MaxNodes \(32\) and EpochbenchCapacity \(procs 64\) "
+                                         r"disagree on the machine's processors \((--nodes|nodes=) sets them\)"):
+        load_workload(path)
 
 
 def test_a_load_that_spreads_arrivals_past_float_precision_is_named(tmp_path):
     """``--load 1e-300`` passed its range check, then was refused by the job
     table's check of the submit column (8.17e+301), never naming the load."""
     import epochbench as eb
-    with pytest.raises(ValueError, match=r"^load 1e-300: spreads the 20 arrivals over .* s, past 2\*\*53 s"):
-        eb.generate("workload", jobs=20, seed=1, load=1e-300)
+    for model in ("feitelson96", "lublin03"):      # lublin03 rates its arrivals in its own model: it returned 1e302
+        with pytest.raises(ValueError, match=r"^load=1e-300: spreads the 20 arrivals over .* s, past 2\*\*53 s"):
+            eb.generate("workload", model=model, jobs=20, seed=1, load=1e-300)
+    with pytest.raises(ValueError, match=r"^load_factor=1e-300: spreads the 20 arrivals"):
+        eb.generate("workload", model="lublin03", jobs=20, seed=1, load_factor=1e-300)
     assert main(["generate", "workload", "--out", str(tmp_path / "g.swf"), "--jobs", "20", "--load", "1e-9"]) == 0
+    with pytest.raises(ValueError, match=r"^time_limit: must be a positive finite number, got 1000"):   # not an
+        eb.solve(eb.generate("leinberger", n=4, k=1, count=1)[0], "cpsat", time_limit=10**400)     # OverflowError
 
 
-@pytest.mark.parametrize("tag, says", [
-    ('{"capacity": [64, 30, 30], "resources": ["procs", "mem", "mem"]}', r"resources \['procs', 'mem', 'mem'\] name "
-                                                                          r"'mem' twice"),
-    ('{"capacity": [64], "meta": {"capacity_from": 5}}', r"'meta.capacity_from' must be a non-empty text, got 5"),
-])
-def test_a_csv_tag_naming_a_resource_twice_or_a_capacity_source_that_is_no_text_is_refused(tmp_path, tag, says):
+def test_a_csv_tag_naming_a_resource_twice_is_refused_and_a_capacity_source_that_is_no_text_is_not_said(tmp_path):
     """A resource named twice was read as two (capacity [64, 30, 30] from
     one res_mem column) and refused later as "capacity has K = 3 entries";
-    a capacity_from of 5 was printed as where the capacity came from."""
-    from epochbench.instances.jobs import load_workload
+    a capacity_from of 5 was printed as where the capacity came from (it is
+    dropped: metadata; a file epochbench wrote with None there still reads)."""
+    from epochbench.instances.jobs import load_workload, make_workload, save_workload
     path = tmp_path / "m.csv"
-    path.write_text(f"# epochbench {tag}\nid,submit,runtime,procs,res_mem\n1,0,5,2,3\n"
-                    if "mem" in tag else f"# epochbench {tag}\nid,submit,runtime,procs\n1,0,5,2\n")
-    with pytest.raises(ValueError, match=says):
+    path.write_text('# epochbench {"capacity": [64, 30, 30], "resources": ["procs", "mem", "mem"]}\n'
+                    "id,submit,runtime,procs,res_mem\n1,0,5,2,3\n")
+    with pytest.raises(ValueError, match=r"resources \['procs', 'mem', 'mem'\] name 'mem' twice"):
         load_workload(path)
+    path.write_text('# epochbench {"capacity": [64], "meta": {"capacity_from": 5}}\nid,submit,runtime,procs\n1,0,5,2\n')
+    assert load_workload(path).meta["capacity_from"] == "metadata"
+    jobs = {"id": [1], "submit": [0.0], "runtime": [5.0], "procs": [2]}
+    for suffix in (".csv", ".parquet"):
+        saved = save_workload(make_workload(jobs, 4, meta={"capacity_from": None}), tmp_path / f"a{suffix}")
+        assert load_workload(saved).meta["capacity_from"] == "metadata"
