@@ -114,9 +114,8 @@ def scale_arrivals(jobs: pd.DataFrame, factor: float, *, name: str | None = None
     """Multiply the arrival rate by ``factor``: every gap to the first arrival
     is divided by it ([zhang-comparative] §2.1; [leinberger1999] §3.1's load control).  The same
     jobs in the same order; times are not rounded.  ValueError naming
-    ``name`` (default: the factor) when the arrivals would reach past 2**53 s,
-    where a float64 no longer holds every whole second (a load of 1e-300
-    was refused by the job table's check of an internal column).  O(n)."""
+    ``name`` (default: the factor) when the arrivals would reach past 2**53 s
+    (:func:`arrivals_fit`).  O(n)."""
     factor = _positive("factor", factor)
     _require(jobs, "submit")
     out = jobs.copy()
@@ -124,12 +123,19 @@ def scale_arrivals(jobs: pd.DataFrame, factor: float, *, name: str | None = None
     t0 = submit.min() if len(submit) else 0.0
     with np.errstate(over="ignore"):
         out["submit"] = t0 + (submit - t0) / factor
-    last = float(out["submit"].max()) if len(submit) else 0.0
-    if not abs(last) <= 2.0 ** 53:
-        said = name or f"factor {factor:g}"
-        raise ValueError(f"{said}: spreads the {len(submit)} arrivals over {last - t0:.3g} s, past 2**53 s, where a "
-                         "float64 no longer holds every whole second; give a larger one")
+    arrivals_fit(out["submit"].to_numpy(), name or f"factor {factor:g}")
     return out
+
+
+def arrivals_fit(submit: np.ndarray, said: str) -> None:
+    """ValueError naming ``said`` (the option that set the arrival rate)
+    when the arrival times ``submit`` reach past 2**53 s, where a float64
+    no longer holds every whole second (a load of 1e-300 was refused by the
+    job table's check of an internal column).  O(n)."""
+    last = float(np.max(submit)) if len(submit) else 0.0
+    if not abs(last) <= 2.0 ** 53:
+        raise ValueError(f"{said}: spreads the {len(submit)} arrivals over {last - float(np.min(submit)):.3g} s, past "
+                         "2**53 s, where a float64 no longer holds every whole second; give a larger one")
 
 
 def scale_runtimes(jobs: pd.DataFrame, factor: float) -> pd.DataFrame:

@@ -57,7 +57,7 @@ from epochbench.instances.lazy import lazy_module
 from .generators import (DISTS, NORMS, _bool, _choice, _fraction, _int, _real, draw_sizes, feitelson_runtimes,
                          feitelson_size_pmf, k_requirements, register_generator)
 from .streams import (Stream, _children, _demand_columns, _frame, _positive, _require, _rng, _round_times,
-                      _work_time, offered_load, scale_arrivals, scale_runtimes, set_load)
+                      _work_time, arrivals_fit, offered_load, scale_arrivals, scale_runtimes, set_load)
 from .hypererlang import hypererlang
 
 pd = lazy_module("pandas")   # loaded on first use: listing the generators does not import it
@@ -757,11 +757,8 @@ def workload(*, model: str = "feitelson96", jobs: int = 1000, seed: int = 0, pro
     df = with_estimates(df, estimates, omega=omega, phi=phi, seed=rngs[3])
     df = _round_times(df)
     asked = {"load": load, "load_factor": None if lf == 1.0 else load_factor}
-    last = float(df["submit"].max()) if n else 0.0
-    if not last <= 2.0 ** 53:    # lublin03 rates its arrivals in its own model (the job table's check named submit)
-        raise ValueError(f"{args(**{k: v for k, v in asked.items() if v is not None})}: spreads the {n} arrivals "
-                         f"over {last:.3g} s, past 2**53 s, where a float64 no longer holds every whole second; "
-                         "give a larger one")
+    # lublin03 rates its arrivals in its own model, not through scale_arrivals
+    arrivals_fit(df["submit"].to_numpy(), args(**{k: v for k, v in asked.items() if v is not None}))
     if n > 1 and not df["submit"].max() > df["submit"].min():
         raise ValueError(f"every one of the {n} arrivals falls at time {df['submit'].iloc[0]:g} once times are "
                          f"whole seconds ({args(**{k: v for k, v in asked.items() if v is not None})}): the "
