@@ -15,12 +15,13 @@ the machines.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from epochbench.instances.arguments import arg, named
-from epochbench.instances.catalog import (Catalog, PluginError, first_sentence, guarded, module, plugin_call,
-                                           plugins)
+from epochbench.instances.catalog import (Catalog, PluginError, first_sentence, guarded, in_package, module,
+                                           plugin_call, plugins)
 
 #: the machine models: space-shared K-resource pool, gang-scheduling matrix, farm with licenses
 MACHINES = ("pool", "gang", "farm")
@@ -76,11 +77,14 @@ def _plugin_policy(ep) -> None:
     register_policy(machine, name, factory, rule=first_sentence(factory.__doc__), origin=f"entry point {ep.value}")
 
 
+#: the modules that register the built-in policies, loaded before the plug-ins
+_BUILTIN_MODULES = [module("epochbench.sim.policies"), module("epochbench.sim.backfill"),
+                    module("epochbench.sim.variants"), module("epochbench.sim.gang_names"),
+                    module("epochbench.sim.farm_names")]
+
 #: every policy by ``(machine, name)``
 POLICIES: Catalog[PolicySpec] = Catalog(
-    "policy", [module("epochbench.sim.policies"), module("epochbench.sim.backfill"), module("epochbench.sim.variants"),
-               module("epochbench.sim.gang_names"), module("epochbench.sim.farm_names"),
-               plugins("epochbench.policies", _plugin_policy)],
+    "policy", [*_BUILTIN_MODULES, plugins("epochbench.policies", _plugin_policy)],
     describe_key=lambda k: f"{k[1]!r} on machine {k[0]!r}")
 
 #: options by machine, in declaration order
@@ -89,9 +93,15 @@ OPTIONS: dict[str, dict[str, Option]] = {m: {} for m in MACHINES}
 
 def register_policy(machine: str, name: str, make: Callable[..., Any], *, rule: str = "",
                     origin: str = "builtin") -> PolicySpec:
-    """Register policy ``name`` of ``machine`` built by ``make(**options)``."""
+    """Register policy ``name`` of ``machine`` built by ``make(**options)``.
+    Called from outside epochbench, it loads the built-in policies' modules
+    first, so that a built-in's name is refused now: before, the catalog
+    took the newcomer, and the built-in's module then failed to load at
+    the first lookup, with every policy it defines."""
     if machine not in MACHINES:
         raise ValueError(f"machine must be one of {', '.join(MACHINES)}, got {machine!r}")
+    if not in_package(sys._getframe(1)):
+        POLICIES.load_through(_BUILTIN_MODULES[-1])
     spec = PolicySpec(machine, name, make, rule)
     return POLICIES.add((machine, name), spec, origin=origin, same=lambda old, new: old.make is new.make)
 

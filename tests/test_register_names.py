@@ -28,6 +28,25 @@ fam = eb.generate("leinberger", n=6, k=2, count=1, seed=1)
 print(eb.solve(fam[0], "ff").method, eb.solve(fam[0], "bb").status, eb.solve(fam[0], "cpsat", time_limit=5).status)
 """
 
+#: the same for a simulator policy and an experiment, registered under a built-in's name first thing
+FRESH_OTHERS = """
+from epochbench.sim import registry
+from epochbench import experiments
+def make(**options):
+    return None
+mine = experiments.Experiment("rajaei", "mine", tasks=lambda o: [], run=lambda t: [], table=lambda d: d)
+for what, call in (("policy", lambda: registry.register_policy("pool", "easy", make)),
+                   ("experiment", lambda: experiments.register(mine))):
+    try:
+        call()
+        print("accepted", what)
+    except ValueError as exc:
+        print("refused", what, exc)
+import epochbench as eb
+w = eb.generate("workload", jobs=20, seed=1, processors=8)
+print(eb.simulate(w, "easy").summary()["jobs"], experiments.load_experiments()["rajaei"] is not mine)
+"""
+
 
 def test_a_builtin_name_is_refused_before_any_lookup_and_the_registry_stays_usable():
     proc = subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True, timeout=300)
@@ -36,6 +55,17 @@ def test_a_builtin_name_is_refused_before_any_lookup_and_the_registry_stays_usab
     assert lines[:5] == ["refused packing ff", "refused packing cpsat", "refused epochs cg", "refused mapping minmin",
                          "refused epochs bb"]
     assert lines[5] == "ff feasible optimal"
+
+
+def test_a_builtin_policy_or_experiment_name_is_refused_before_any_lookup():
+    """As methods: the catalog had taken the newcomer, and the module of
+    the built-in then failed to load (``easy`` and every policy of its
+    module gone; ``experiment rajaei``: "already registered by module")."""
+    proc = subprocess.run([sys.executable, "-c", FRESH_OTHERS], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines == ["refused policy policy 'easy' on machine 'pool' already registered by builtin",
+                     "refused experiment experiment 'rajaei' already registered by builtin", "20 True"], lines
 
 
 def test_any_callable_is_a_method_and_anything_else_is_refused():

@@ -26,7 +26,8 @@ from typing import Callable
 import pandas as pd
 
 from epochbench import sweep as _sw
-from epochbench.instances.catalog import Catalog, PluginError, modules_of, origin_of, plugin_call, plugins
+from epochbench.instances.catalog import (Catalog, PluginError, in_package, modules_of, origin_of, plugin_call,
+                                           plugins)
 from epochbench.instances.data import data_state
 from epochbench.instances.files import atomic_path, output_lock
 
@@ -89,10 +90,11 @@ def _plugin_experiment(ep) -> None:
     register(exp, origin=f"entry point {ep.value}")
 
 
-#: every experiment by name, completed on lookup: the modules of this package
-#: (each registers its experiments), then plug-ins
+#: the built-in experiments: every module of this package (each registers its own)
+_BUILTIN = modules_of(__name__)
+#: every experiment by name, completed on lookup: the built-in ones, then plug-ins
 CATALOG: Catalog[Experiment] = Catalog(
-    "experiment", [modules_of(__name__), plugins("epochbench.experiments", _plugin_experiment)])
+    "experiment", [_BUILTIN, plugins("epochbench.experiments", _plugin_experiment)])
 #: the experiments registered so far (:func:`load_experiments` completes it)
 EXPERIMENTS: dict[str, Experiment] = CATALOG._items
 
@@ -101,9 +103,15 @@ def register(exp: Experiment, origin: str | None = None) -> Experiment:
     """Register ``exp`` under its name (``origin``: what a clash of names
     says registered it; default ``builtin`` where epochbench's own modules
     register it, else ``module NAME``:
-    :func:`~epochbench.instances.catalog.origin_of`)."""
-    origin = origin or origin_of(exp.run, sys._getframe(1))
+    :func:`~epochbench.instances.catalog.origin_of`).  Called from outside
+    epochbench, it loads the built-in experiments first, so that a
+    built-in's name is refused now: before, the catalog took the newcomer,
+    and the built-in's module then failed to load at the first lookup."""
+    frame = sys._getframe(1)
+    origin = origin or origin_of(exp.run, frame)
     check_experiment_name(exp.name)
+    if not in_package(frame):
+        CATALOG.load_through(_BUILTIN)
     # the same experiment registered again (its module imported twice); another one under a taken name
     # is refused, even one that reuses a built-in's run (it silently replaced that experiment's tasks)
     CATALOG.add(exp.name, exp, same=lambda old, new: old == new, origin=origin)
