@@ -385,6 +385,10 @@ def _capacity(capacity, source) -> np.ndarray:
 def _resource_names(tab, cap, resources, source) -> tuple:
     res_cols = [c for c in tab.columns if isinstance(c, str) and c.startswith("res_")]
     names = ("procs", *(c[4:] for c in res_cols)) if resources is None else tuple(resources)
+    blank = [n for n in names if not isinstance(n, str) or not n.strip()]
+    if blank:                                  # a column 'res_' was a resource named '' (a review)
+        raise InstanceError(f"{source}: a resource's name must be text that is not blank, got {blank[0]!r} "
+                            f"(resources {list(names)}; a column res_NAME names resource NAME)")
     if first_repeat(names) is not None:        # one res_ column read as two resources (a review)
         raise InstanceError(f"{source}: resources {list(names)} name {first_repeat(names)!r} twice")
     if names[0] != "procs" or len(names) != len(cap):
@@ -402,7 +406,8 @@ def _resource_names(tab, cap, resources, source) -> tuple:
 #: (14), queue (15), partition (16).  A job table's column of names there (a
 #: Slurm export's user names) is numbered 1, 2, ... in order of first
 #: appearance, as the Parallel Workloads Archive numbers them when it converts
-#: a log; -1 where empty or -1 (SWF's unknown).  :func:`_numbered`
+#: a log; -1 where empty or -1 (SWF's unknown), in a column of numbers too.
+#: :func:`_numbered`, :func:`_unknown_as_minus_one`
 NAME_FIELDS = ("user", "group", "app", "queue", "partition")
 
 
@@ -426,6 +431,19 @@ def _numbered(values) -> tuple[np.ndarray, list[str]] | None:
     return narrowest_int(np.where(codes >= 0, codes + 1, -1).astype(np.int64)), [str(u) for u in uniques]
 
 
+def _unknown_as_minus_one(values) -> tuple[np.ndarray, int] | None:
+    """A :data:`NAME_FIELDS` column of numbers with missing values (None,
+    NaN, ``pd.NA``, blank text) as -1 there, SWF's unknown, as
+    :func:`_numbered` reads them among names, and how many were missing;
+    None when nothing is missing (its refusal stands). O(n)."""
+    import pandas as pd
+    ser = pd.Series(np.asarray(values, dtype=object), dtype=object)
+    miss = ser.isna().to_numpy() | np.array([isinstance(v, str) and not v.strip() for v in ser], dtype=bool)
+    if not miss.any():
+        return None
+    return np.where(miss, -1, ser.to_numpy()).astype(object), int(miss.sum())
+
+
 def _coerce(tab: Columns, names, source) -> dict[str, list[str]]:
     """Cast the contract columns in place (new arrays); raise on NaN, text and fractions.
     The raw SWF integer fields keep a narrower integer type when they have one;
@@ -443,6 +461,12 @@ def _coerce(tab: Columns, names, source) -> dict[str, list[str]]:
                 tab[col] = _as_int(tab[col], col, source, narrow=True, ids=ids)
             except InstanceError:          # numbers read as before; only text that is no number is named
                 got = _numbered(tab[col]) if col in NAME_FIELDS else None
+                unknown = _unknown_as_minus_one(tab[col]) if got is None and col in NAME_FIELDS else None
+                if unknown is not None:    # numbers with empty cells: -1 there, as among names (a review)
+                    filled, empty = unknown
+                    tab[col] = _as_int(filled, col, source, narrow=True, ids=ids)
+                    note(f"{source}: column '{col}' has {empty} empty cell(s): -1 there, SWF's unknown")
+                    continue
                 if got is None:
                     raise
                 tab[col], numbered[col] = got

@@ -565,6 +565,27 @@ def test_text_in_a_numeric_column_is_named_by_its_job(tmp_path):
         load_workload(f)
 
 
+def test_an_empty_cell_among_numbers_in_an_identity_column_is_unknown_as_among_names(tmp_path):
+    """A ``user`` column of numbers with an empty cell was refused ("must
+    hold integers"), while among names the same cell became -1: it is -1
+    (SWF's unknown) both ways, said in one line; a fraction is still refused."""
+    import warnings
+
+    from epochbench.instances.core import InputNote
+    f = tmp_path / "u.csv"
+    f.write_text("id,submit,runtime,procs,user,group\n1,0,10,2,3,\n2,1,5,1,,\n3,2,5,1,3,4\n")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        w = load_workload(f, nodes=4)
+    assert w.table["user"].tolist() == [3, -1, 3] and w.table["group"].tolist() == [-1, -1, 4]
+    assert [str(x.message) for x in said if issubclass(x.category, InputNote)] == [
+        f"{f}: column 'user' has 1 empty cell(s): -1 there, SWF's unknown",
+        f"{f}: column 'group' has 2 empty cell(s): -1 there, SWF's unknown"]
+    f.write_text("id,submit,runtime,procs,user\n1,0,10,2,3.5\n2,1,5,1,\n")
+    with pytest.raises(InstanceError, match=r"column 'user' must hold integers, got 3.5 at job 1"):
+        load_workload(f, nodes=4)
+
+
 def test_names_in_an_swf_identity_column_are_numbered_as_swf_numbers_them(tmp_path, capsys):
     """A Slurm export's ``user`` and ``partition`` hold names: they were
     refused as "not a number".  They are numbered 1, 2, ... in order of first
@@ -647,10 +668,14 @@ def _queue_jobs(values):
                          "queue": pd.Series(values, dtype=object)})
 
 
-def test_a_column_of_numbers_with_a_blank_is_refused_not_numbered():
+def test_a_column_of_numbers_with_a_blank_is_not_numbered_and_the_blank_is_unknown():
+    """Not read as names (7 and 8 stay 7 and 8); the blank is -1, SWF's
+    unknown, as among names (it was refused: "has nan at job 2")."""
+    from epochbench.instances.core import InputNote
     from epochbench.instances.jobs import make_workload
-    with pytest.raises(InstanceError, match="column 'queue' has nan at job 2"):
-        make_workload(_queue_jobs(["7", "", "8", "7"]), 4)
+    with pytest.warns(InputNote, match=r"^memory: column 'queue' has 1 empty cell\(s\): -1 there, SWF's unknown$"):
+        w = make_workload(_queue_jobs(["7", "", "8", "7"]), 4)
+    assert w.table["queue"].tolist() == [7, -1, 8, 7] and "names" not in w.meta
 
 
 def test_names_numbered_add_to_the_names_meta_holds_and_none_add_no_key():

@@ -450,3 +450,16 @@ def test_a_csv_tag_naming_a_resource_twice_is_refused_and_a_capacity_source_that
     for suffix in (".csv", ".parquet"):
         saved = save_workload(make_workload(jobs, 4, meta={"capacity_from": None}), tmp_path / f"a{suffix}")
         assert load_workload(saved).meta["capacity_from"] == "metadata"
+
+
+@pytest.mark.parametrize("column", ["res_", "res_ "])
+def test_a_resource_column_without_a_name_is_refused(tmp_path, column):
+    """A column ``res_`` was read as a resource named '' and ran (a review)."""
+    from epochbench.instances.jobs import load_workload, make_workload
+    path = tmp_path / "w.csv"
+    path.write_text(f"id,submit,runtime,procs,{column}\n1,0,10,2,1\n2,1,5,1,0\n")
+    with pytest.raises(ValueError, match=r"w\.csv: a resource's name must be text that is not blank, got '\s?'"):
+        load_workload(path)
+    jobs = {"id": [1], "submit": [0.0], "runtime": [5.0], "procs": [2], "res_mem": [1]}
+    with pytest.raises(ValueError, match=r"a resource's name must be text that is not blank, got None"):
+        make_workload(jobs, [4, 2], resources=["procs", None])
