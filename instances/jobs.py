@@ -1281,7 +1281,7 @@ def _header_int(header: dict, key: str, src: str = "<swf>") -> int | None:
     if not words or words[0] == "-1":
         return None
     if not re.fullmatch(r"\d+", words[0]) or int(words[0]) == 0:
-        raise InstanceError(f"{src}: header field {key!r} = {words[0]!r} is not a positive integer "
+        raise InstanceError(f"{src}: header field {key!r} = {_as_utf8(words[0])!r} is not a positive integer "
                             "(-1 or no field: unknown)")
     return int(words[0])
 
@@ -1389,6 +1389,24 @@ def _raise_bad_line(raw: bytes, src: str, exc, skip: int = 0, only_bad: bool = F
     raise InstanceError(f"{src}: malformed SWF ({exc})")
 
 
+def _header_text(value: str) -> str:
+    """A header field's value, read byte for byte as Latin-1 (so that a
+    header is written back as it was read), as its text: UTF-8 where its
+    bytes are UTF-8 (a resource ``mém`` or ``gpu₂`` that
+    :func:`_swf_header_text` wrote), else Latin-1, as files that wrote a
+    name such as ``mém`` in Latin-1 read.  O(len)."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return value
+
+
+def _utf8_in_header(text: str) -> str:
+    """``text`` as the header's Latin-1 string of its UTF-8 bytes, the form
+    :func:`save_swf` writes byte for byte (:func:`_header_text` reads it)."""
+    return text.encode("utf-8").decode("latin-1")
+
+
 def _as_utf8(text: str) -> str:
     """A field read as Latin-1 (byte for byte) shown as its UTF-8 text, where
     it is UTF-8: a no-break space is ``'1\\xa00'``, not ``'1Â\\xa00'``."""
@@ -1451,7 +1469,7 @@ def _declared_resources(header: dict, src) -> list[str]:
     """The names of the header field ``EpochbenchResources`` (``procs
     NAME...``; [] without it); InstanceError naming the field when procs is
     not first or a name comes twice (``mem gpu`` dropped mem unsaid)."""
-    names = header.get("EpochbenchResources", "").split()
+    names = _header_text(header.get("EpochbenchResources", "")).split()
     if names and (names[0] != "procs" or first_repeat(names) is not None):
         why = f"names {first_repeat(names)!r} twice" if names[0] == "procs" else "does not start with procs"
         raise InstanceError(f"{src}: header field EpochbenchResources ({' '.join(names)}) {why}")
@@ -1469,7 +1487,7 @@ def _declared_capacity(header: dict, src) -> dict:
     names = _declared_resources(header, src)
     if "EpochbenchCapacity" not in header:
         return {}
-    words = header["EpochbenchCapacity"].split()
+    words = _header_text(header["EpochbenchCapacity"]).split()
     if not names:
         raise InstanceError(f"{src}: header field EpochbenchCapacity without EpochbenchResources, which names the "
                             "resources it gives the capacity of ('; EpochbenchResources: procs NAME...')")
@@ -1605,9 +1623,9 @@ def _swf_header_text(w: Workload) -> str:
     header["MaxNodes"] = header["MaxProcs"] = str(w.nodes)
     header.pop("EpochbenchResources", None), header.pop("EpochbenchCapacity", None)
     if len(w.resources) > 1:
-        header["EpochbenchResources"] = " ".join(w.resources)
+        header["EpochbenchResources"] = _utf8_in_header(" ".join(w.resources))   # 'gpu₂' was written 'gpu?'
         header["EpochbenchCapacity"] = " ".join(map(str, w.capacity.tolist()))
-    notes.append(f"epochbench: written from {w.source}")
+    notes.append(_utf8_in_header(f"epochbench: written from {w.source}"))
     if w.dropped:
         notes.append("epochbench: dropped on reading: " + ", ".join(f"{k}={v}" for k, v in w.dropped.items()))
     header["Note"] = "\n".join(notes)

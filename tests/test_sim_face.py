@@ -463,3 +463,28 @@ def test_a_resource_column_without_a_name_is_refused(tmp_path, column):
     jobs = {"id": [1], "submit": [0.0], "runtime": [5.0], "procs": [2], "res_mem": [1]}
     with pytest.raises(ValueError, match=r"a resource's name must be text that is not blank, got None"):
         make_workload(jobs, [4, 2], resources=["procs", None])
+
+
+def test_resources_named_outside_ascii_come_back_from_an_swf_file_and_header_values_show_as_written(tmp_path):
+    """``gpu₂`` was written into the SWF header as ``gpu?``, so a file
+    epochbench wrote was refused on reading ("a sidecar of another
+    stream?"); a header value was shown as its Latin-1 reading
+    (``'12Ã©'``).  A header in Latin-1 (``m\\xe9m``) still reads."""
+    from epochbench.instances.jobs import load_workload, make_workload, save_workload
+    jobs = {"id": [1, 2], "submit": [0.0, 1.0], "runtime": [5.0, 3.0], "procs": [2, 1], "res_mém": [1, 2],
+            "res_gpu₂": [0, 1]}
+    w = make_workload(jobs, [4, 2, 2], source="données/ω.csv")
+    back = load_workload(save_workload(w, tmp_path / "u.swf"))
+    assert back.resources == ("procs", "mém", "gpu₂") and back.capacity.tolist() == [4, 2, 2]
+    again = load_workload(save_workload(back, tmp_path / "v.swf"))
+    assert again.resources == back.resources
+    assert "written from données/ω.csv" in (tmp_path / "u.swf").read_bytes().decode("utf-8")
+    bad = tmp_path / "h.swf"
+    bad.write_bytes("; MaxProcs: 12é\n1 0 -1 100 2 -1 -1 2 100 -1 1 1 1 1 1 1 -1 -1\n".encode())
+    with pytest.raises(ValueError, match="header field 'MaxProcs' = '12é' is not a positive integer"):
+        load_workload(bad)
+    old = tmp_path / "l.swf"
+    old.write_bytes(b"; MaxProcs: 4\n; EpochbenchResources: procs m\xe9m\n; EpochbenchCapacity: 4 2\n"
+                    b"1 0 -1 100 2 -1 -1 2 100 -1 1 1 1 1 1 1 -1 -1\n")
+    (tmp_path / "l.swf.extra.csv").write_text("id,res_mém\n1,1\n", encoding="utf-8")
+    assert load_workload(old).resources == ("procs", "mém")
