@@ -1095,11 +1095,13 @@ def _sweep_on(client, scheduler, jobs, tasks, exclusive, bar, finish, stop_on_er
 
 #: seconds between two looks at a scheduler's worker count during a sweep (:func:`_watch_workers`)
 WATCH_EVERY = 5.0
+#: seconds a look may go unanswered before the sweep says that the scheduler is silent (:func:`_watch_workers`)
+SILENT_AFTER = 60.0
 
 
 @contextlib.contextmanager
 def _watch_workers(client, scheduler: str, left: Callable[[], int], every: float = WATCH_EVERY,
-                   needs: dict | None = None):
+                   needs: dict | None = None, silent_after: float = SILENT_AFTER):
     """While the block runs, say on stderr (once each time it happens) that
     ``scheduler`` has no worker left that can take the tasks, with the
     ``left()`` tasks waiting for one, and that such workers joined again: a
@@ -1109,7 +1111,11 @@ def _watch_workers(client, scheduler: str, left: Callable[[], int], every: float
     for (``exclusive``); then only workers that declare them count: a timed
     sweep whose ``exclusive`` workers left waited in silence beside workers
     that could take none of its tasks.  A thread asks the scheduler every
-    ``every`` seconds (its totals only, without ``needs``: a small message)."""
+    ``every`` seconds (its totals only, without ``needs``: a small message),
+    each look in a thread of its own: a scheduler that stops answering
+    (stopped, or its machine swapping) is said once ``silent_after``
+    seconds pass without an answer, and again when it answers: such a
+    sweep waited in silence, the watcher's look hung with it."""
     stop = threading.Event()
     having = "" if not needs else f" with the resource {', '.join(map(repr, needs))}"
 
@@ -1120,20 +1126,35 @@ def _watch_workers(client, scheduler: str, left: Callable[[], int], every: float
         workers = _workers(client).values()
         return sum(all(k in (w.get("resources") or {}) for k in needs) for w in workers)
 
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
     def watch() -> None:
         empty = False                               # none at the start: the start's check said so
         with contextlib.suppress(Exception):
             empty = usable() == 0
+        look, answered, silent = None, time.monotonic(), False
         while not stop.wait(every):
-            with contextlib.suppress(Exception):
-                count = usable()
-                if count == 0 and not empty:
-                    print(f"epochbench: warning: {scheduler} has no worker{having} left: {left()} task(s) wait "
-                          "until one joins (Ctrl-C stops the run)", file=sys.stderr, flush=True)
-                elif count and empty:
-                    print(f"epochbench: {scheduler}: {count} worker(s){having} now; the sweep goes on",
-                          file=sys.stderr, flush=True)
-                empty = count == 0
+            if look is None:
+                look = _Look(usable)
+            if not look.done.wait(0 if silent else min(every, silent_after)):
+                if not silent and time.monotonic() - answered >= silent_after:
+                    say(f"epochbench: warning: {scheduler} has not answered for {silent_after:g} s (stopped, or "
+                        f"its machine overloaded?): {left()} task(s) wait for it (Ctrl-C stops the run)")
+                    silent = True
+                continue
+            count, look, answered = look.count, None, time.monotonic()
+            if silent:
+                say(f"epochbench: {scheduler} answers again; the sweep goes on")
+                silent = False
+            if count is None:                       # the look failed: the run's own waits say why
+                continue
+            if count == 0 and not empty:
+                say(f"epochbench: warning: {scheduler} has no worker{having} left: {left()} task(s) wait "
+                    "until one joins (Ctrl-C stops the run)")
+            elif count and empty:
+                say(f"epochbench: {scheduler}: {count} worker(s){having} now; the sweep goes on")
+            empty = count == 0
     thread = threading.Thread(target=watch, name="epochbench-watch-workers", daemon=True)
     thread.start()
     try:
@@ -1141,6 +1162,25 @@ def _watch_workers(client, scheduler: str, left: Callable[[], int], every: float
     finally:
         stop.set()
         thread.join(timeout=every + 1)
+
+
+class _Look:
+    """``ask()`` run in a daemon thread of its own: ``done`` is set when it
+    returns, ``count`` its answer (None where it raised).  A look that never
+    returns (a scheduler that stopped answering) is left to die with the
+    process."""
+
+    def __init__(self, ask: Callable[[], int]) -> None:
+        self.done, self.count = threading.Event(), None
+
+        def run() -> None:
+            try:
+                self.count = ask()
+            except Exception:                       # noqa: BLE001 - counted as no answer of use
+                pass
+            finally:
+                self.done.set()
+        threading.Thread(target=run, name="epochbench-look", daemon=True).start()
 
 
 def _totals(client) -> dict:

@@ -580,6 +580,34 @@ def test_a_sweep_whose_workers_all_left_says_so(capsys):
                    "stops the run)", "epochbench: tcp://h:1: 1 worker(s) now; the sweep goes on"]
 
 
+def test_a_scheduler_that_stops_answering_is_said_and_so_is_its_return(capsys):
+    """A stopped scheduler (SIGSTOP, a swapping machine) hung the watcher's
+    look with the sweep: the run waited without a word."""
+    frozen, looks = threading.Event(), []
+
+    class Client:
+        def scheduler_info(self, n_workers=-1):
+            looks.append(n_workers)
+            if len(looks) == 2:                     # the first look of the watch: no answer until released
+                frozen.wait(30)
+            return {"n_workers": 1}
+
+    said = []
+    with sw._watch_workers(Client(), "tcp://h:1", lambda: 4, every=0.01, silent_after=0.05):
+        end = time.monotonic() + 30
+        while not any("has not answered" in line for line in said) and time.monotonic() < end:
+            said += capsys.readouterr().err.splitlines()
+            time.sleep(0.01)
+        frozen.set()
+        while len(looks) < 4 and time.monotonic() < end:
+            time.sleep(0.01)
+        time.sleep(0.05)
+    said += capsys.readouterr().err.splitlines()
+    assert said == ["epochbench: warning: tcp://h:1 has not answered for 0.05 s (stopped, or its machine "
+                    "overloaded?): 4 task(s) wait for it (Ctrl-C stops the run)",
+                    "epochbench: tcp://h:1 answers again; the sweep goes on"], said
+
+
 @pytest.mark.parametrize("start", [0, 2])
 def test_a_timed_sweep_whose_exclusive_workers_left_says_so_and_a_start_without_workers_is_said_once(
         capsys, start):
