@@ -108,6 +108,18 @@ def test_conservative_table4(engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_conservative_compresses_once_per_early_end_in_queue_order(engine):
+    """The README's rule (a review found it): Job2 ends at 1, 9 before its
+    estimate; the compression moves Job3 to 8 (Job4's reservation [5, 8)
+    still holds processors), then Job4 to 1.  The slot Job4 left is not
+    offered to Job3 again: no job ends early after that, so Job3 starts at
+    8 with the machine idle on [5, 8), where EASY starts it at 5."""
+    df = stream([(1, 0, 2, 5), (2, 0, 2, 1, 10), (3, 0, 4, 2), (4, 0, 2, 3)])
+    assert starts(simulate(df, [4], "conservative", engine=engine)) == {1: 0, 2: 0, 3: 8, 4: 1}
+    assert starts(simulate(df, [4], "easy", engine=engine))[3] == 5
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_fcfs_blocks_behind_the_head_seed002(engine):
     """[vadhiyar-notes] figure 1: a 64-node job runs on 128 nodes; the queued 128-node
     job blocks the 32-node job behind it, which would fit."""
