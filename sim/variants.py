@@ -518,8 +518,8 @@ class MultiQueue(_Base):
     def reset(self, table, machine):
         super().reset(table, machine)
         if table.k != 1:
-            raise ValueError(f"multi-queue: partitions split processors only; the stream has "
-                             f"resources {list(table.resources)}")
+            raise ValueError(f"multi-queue: partitions split processors only; the stream has {table.k} resources "
+                             f"(procs and the columns {', '.join(table.resources)})")
         n = self.bounds.size + 1
         self.sizes = parse_partitions(self.partitions, int(machine.capacity[0]), n)
         self.free = self.sizes.copy()

@@ -64,7 +64,8 @@ def test_the_tiny_warm_up_run_keeps_the_partitions_given():
 
 @pytest.mark.parametrize("engine", ["fast", "generic"])
 def test_errors_are_the_generic_engines(engine):
-    with pytest.raises(ValueError, match="partitions split processors only"):
+    with pytest.raises(ValueError, match=r"partitions split processors only; the stream has 2 resources \(procs and "
+                                         r"the columns res_1\)$"):     # it named the column as a resource
         simulate(random_stream(np.random.default_rng(1), 20, k=2), [16, 16], "multi-queue", engine=engine)
     with pytest.raises(ValueError, match=r"largest partition 8 \(no lending\)"):
         simulate(stream([(1, 0, 12, 5, 5)]), [16], "multi-queue", engine=engine)
