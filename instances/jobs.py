@@ -438,7 +438,7 @@ def _unknown_as_minus_one(values) -> tuple[np.ndarray, int] | None:
     None when nothing is missing (its refusal stands). O(n)."""
     import pandas as pd
     ser = pd.Series(np.asarray(values, dtype=object), dtype=object)
-    miss = ser.isna().to_numpy() | np.array([isinstance(v, str) and not v.strip() for v in ser], dtype=bool)
+    miss = ser.isna().to_numpy() | np.array([isinstance(v, (str, bytes)) and not v.strip() for v in ser], dtype=bool)
     if not miss.any():
         return None
     return np.where(miss, -1, ser.to_numpy()).astype(object), int(miss.sum())
@@ -662,12 +662,15 @@ def _ordered(tab: Columns, names) -> Columns:
 
 
 # ---- SWF ------------------------------------------------------------------------------
-_KEY = re.compile(r"^;\s{0,2}(\w+):\s*(.*?)\s*$")
+_KEY = re.compile(r"^;\s{0,2}(\w+):\s*(.*?)\s*$", re.ASCII)   # ASCII: \xa0, \x85 are bytes of UTF-8 text
+#: the whitespace of a header line: a line is read byte for byte as Latin-1, where str.strip()
+#: would also take \xa0 and \x85, the last byte of a UTF-8 'à' or 'Å' (a review)
+ASCII_SPACE = " \t\n\r\f\v"
 #: the header fields the reader acts on (machine size, extra resources), by their lower-case spelling
 READ_KEYS = {k.lower(): k for k in ("MaxProcs", "MaxNodes", "EpochbenchResources", "EpochbenchCapacity")}
 #: a ``;`` line that holds nothing but a word, a colon and one value, however indented
 #: (``;   MaxProcs: 8``); a line of text that goes on (``;   MaxProcs: 8 on partition 1``) is a note
-_LOOSE_KEY = re.compile(r"^\s*;\s*(\w+)\s*:\s*\S*\s*$")
+_LOOSE_KEY = re.compile(r"^\s*;\s*(\w+)\s*:\s*\S*\s*$", re.ASCII)
 #: bytes of SWF text parsed per step: memory stays O(this), not O(file)
 SWF_CHUNK = 1 << 23
 
@@ -1154,13 +1157,13 @@ def _swf_header(raw: bytes, header: _Header | None = None, first_line: int = 1, 
     last = header.last
     for lineno, bline in enumerate(io.BytesIO(raw), start=first_line):   # lazily: stops at the first job line
         line = bline.decode("latin-1").rstrip("\r\n")
-        text = line.strip()
+        text = line.strip(ASCII_SPACE)      # not str.strip(): \xa0 and \x85 are bytes of UTF-8 text here
         if not text:
             continue
         if not text.startswith(";"):
             header.done = True
             break
-        m = _KEY.match(line.rstrip()) if line.startswith(";") else None
+        m = _KEY.match(line.rstrip(ASCII_SPACE)) if line.startswith(";") else None
         wrong = _misspelt_key(line, m)
         if wrong:
             header.misspelt.append((lineno, line.rstrip(), wrong))
@@ -1168,8 +1171,8 @@ def _swf_header(raw: bytes, header: _Header | None = None, first_line: int = 1, 
             last = m.group(1)
             header[last] = f"{header[last]}\n{m.group(2)}" if last in header else m.group(2)
             header.keyed.setdefault(last, []).append(m.group(2))
-        elif text[1:].strip() and last is not None:
-            header[last] += "\n" + text[1:].strip()
+        elif text[1:].strip(ASCII_SPACE) and last is not None:
+            header[last] += "\n" + text[1:].strip(ASCII_SPACE)
     header.last = last
     return header
 
@@ -1205,7 +1208,7 @@ class _LateKeys:
             q = data.find(b"\n", p, end)
             q = end if q < 0 else q
             start = data.rfind(b"\n", 0, p) + 1
-            line = bytes(data[start:q]).decode("latin-1").rstrip() if not data[start:p].strip() else ""
+            line = bytes(data[start:q]).decode("latin-1").rstrip(ASCII_SPACE) if not data[start:p].strip() else ""
             m = _KEY.match(line) or _LOOSE_KEY.match(line)     # indented or in another case, as the header refuses
             if m and m.group(1).lower() in READ_KEYS:
                 lineno = self.line + data.count(b"\n", 0, p) + 1
@@ -1403,8 +1406,14 @@ def _header_text(value: str) -> str:
 
 def _utf8_in_header(text: str) -> str:
     """``text`` as the header's Latin-1 string of its UTF-8 bytes, the form
-    :func:`save_swf` writes byte for byte (:func:`_header_text` reads it)."""
-    return text.encode("utf-8").decode("latin-1")
+    :func:`save_swf` writes byte for byte (:func:`_header_text` reads it);
+    a file name's bytes that are not UTF-8 (``surrogateescape``) as they
+    were, any other character UTF-8 cannot hold as ``?``."""
+    try:
+        data = text.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError:
+        data = text.encode("utf-8", errors="replace")
+    return data.decode("latin-1")
 
 
 def _as_utf8(text: str) -> str:

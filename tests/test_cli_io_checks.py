@@ -673,9 +673,10 @@ def test_a_column_of_numbers_with_a_blank_is_not_numbered_and_the_blank_is_unkno
     unknown, as among names (it was refused: "has nan at job 2")."""
     from epochbench.instances.core import InputNote
     from epochbench.instances.jobs import make_workload
-    with pytest.warns(InputNote, match=r"^memory: column 'queue' has 1 empty cell\(s\): -1 there, SWF's unknown$"):
-        w = make_workload(_queue_jobs(["7", "", "8", "7"]), 4)
-    assert w.table["queue"].tolist() == [7, -1, 8, 7] and "names" not in w.meta
+    for values in (["7", "", "8", "7"], [b"7", b"", b"8", b"7"]):
+        with pytest.warns(InputNote, match=r"^memory: column 'queue' has 1 empty cell\(s\): -1 there, SWF's unknown$"):
+            w = make_workload(_queue_jobs(values), 4)
+        assert w.table["queue"].tolist() == [7, -1, 8, 7] and "names" not in w.meta
 
 
 def test_names_numbered_add_to_the_names_meta_holds_and_none_add_no_key():

@@ -472,13 +472,18 @@ def test_resources_named_outside_ascii_come_back_from_an_swf_file_and_header_val
     (``'12Ã©'``).  A header in Latin-1 (``m\\xe9m``) still reads."""
     from epochbench.instances.jobs import load_workload, make_workload, save_workload
     jobs = {"id": [1, 2], "submit": [0.0, 1.0], "runtime": [5.0, 3.0], "procs": [2, 1], "res_mém": [1, 2],
-            "res_gpu₂": [0, 1]}
-    w = make_workload(jobs, [4, 2, 2], source="données/ω.csv")
+            "res_gpu₂": [0, 1], "res_à": [1, 0]}       # à ends in byte \xa0, which str.strip() took (a review)
+    w = make_workload(jobs, [4, 2, 2, 2], source="données/ω.csv")
     back = load_workload(save_workload(w, tmp_path / "u.swf"))
-    assert back.resources == ("procs", "mém", "gpu₂") and back.capacity.tolist() == [4, 2, 2]
+    assert back.resources == ("procs", "mém", "gpu₂", "à") and back.capacity.tolist() == [4, 2, 2, 2]
     again = load_workload(save_workload(back, tmp_path / "v.swf"))
     assert again.resources == back.resources
     assert "written from données/ω.csv" in (tmp_path / "u.swf").read_bytes().decode("utf-8")
+    odd = make_workload({k: jobs[k] for k in ("id", "submit", "runtime", "procs")}, [4], source="w\udce9.csv")
+    assert b"written from w\xe9.csv\n" in save_workload(odd, tmp_path / "o.swf").read_bytes()   # it raised
+    head = "; Installation: Jülich Å\n; Computer: x\xa0\n".encode()       # written back byte for byte
+    (tmp_path / "j.swf").write_bytes(head + b"; MaxProcs: 4\n1 0 -1 100 2 -1 -1 2 100 -1 1 1 1 1 1 1 -1 -1\n")
+    assert head in save_workload(load_workload(tmp_path / "j.swf"), tmp_path / "k.swf").read_bytes()
     bad = tmp_path / "h.swf"
     bad.write_bytes("; MaxProcs: 12é\n1 0 -1 100 2 -1 -1 2 100 -1 1 1 1 1 1 1 -1 -1\n".encode())
     with pytest.raises(ValueError, match="header field 'MaxProcs' = '12é' is not a positive integer"):
