@@ -62,6 +62,7 @@ from __future__ import annotations
 import bisect
 import copy
 import os
+import sys
 from collections import deque
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -69,7 +70,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from epochbench.instances import registry
-from epochbench.instances.catalog import first_sentence
+from epochbench.instances.catalog import first_sentence, in_package
 from epochbench.instances.lazy import intrinsic, kernels_loaded, njit, readonly
 
 from . import easy_python as _easy_python
@@ -106,14 +107,21 @@ def register_policy(name: str, *, fast: int | None = None):
     """Class decorator: make a pool policy available by ``name`` (in the
     policy registry :mod:`epochbench.sim.registry`, machine ``pool``);
     ``fast``: its rule in the compiled loop (:data:`FAST_CODES`), when its
-    default selection is that rule exactly."""
+    default selection is that rule exactly.  Used from outside epochbench,
+    it loads the built-in policies first, so that a built-in's name is
+    refused at once (as :func:`epochbench.sim.registry.register_policy`),
+    and it touches this module's tables only once the registry took the
+    class."""
+    ours = in_package(sys._getframe(1))
+
     def deco(cls):
+        if not ours:
+            _registry.load_builtins()
+        _registry.register_policy("pool", name, cls, rule=first_sentence(cls.__doc__))
         cls.name = name
         POLICIES[name] = cls
         if fast is not None:
             FAST_CODES[name] = fast
-        rule = first_sentence(cls.__doc__)
-        _registry.register_policy("pool", name, cls, rule=rule)
         return cls
     return deco
 

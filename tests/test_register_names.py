@@ -34,8 +34,14 @@ from epochbench.sim import registry
 from epochbench import experiments
 def make(**options):
     return None
+class Mine:
+    "Mine."
 mine = experiments.Experiment("rajaei", "mine", tasks=lambda o: [], run=lambda t: [], table=lambda d: d)
-for what, call in (("policy", lambda: registry.register_policy("pool", "easy", make)),
+def by_decorator():
+    from epochbench.sim import policies
+    policies.register_policy("easy-sjf")(Mine)    # the pool policies' class decorator
+for what, call in (("policy", by_decorator),
+                   ("policy", lambda: registry.register_policy("pool", "easy", make)),
                    ("experiment", lambda: experiments.register(mine))):
     try:
         call()
@@ -44,7 +50,9 @@ for what, call in (("policy", lambda: registry.register_policy("pool", "easy", m
         print("refused", what, exc)
 import epochbench as eb
 w = eb.generate("workload", jobs=20, seed=1, processors=8)
-print(eb.simulate(w, "easy").summary()["jobs"], experiments.load_experiments()["rajaei"] is not mine)
+from epochbench.sim import policies
+print(eb.simulate(w, "easy").summary()["jobs"], eb.simulate(w, "easy-sjf").summary()["jobs"],
+      experiments.load_experiments()["rajaei"] is not mine, policies.POLICIES["easy-sjf"] is not Mine)
 """
 
 
@@ -64,8 +72,9 @@ def test_a_builtin_policy_or_experiment_name_is_refused_before_any_lookup():
     proc = subprocess.run([sys.executable, "-c", FRESH_OTHERS], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines == ["refused policy policy 'easy' on machine 'pool' already registered by builtin",
-                     "refused experiment experiment 'rajaei' already registered by builtin", "20 True"], lines
+    assert lines == ["refused policy policy 'easy-sjf' on machine 'pool' already registered by builtin",
+                     "refused policy policy 'easy' on machine 'pool' already registered by builtin",
+                     "refused experiment experiment 'rajaei' already registered by builtin", "20 20 True True"], lines
 
 
 def test_any_callable_is_a_method_and_anything_else_is_refused():
