@@ -1101,7 +1101,7 @@ SILENT_AFTER = 60.0
 
 @contextlib.contextmanager
 def _watch_workers(client, scheduler: str, left: Callable[[], int], every: float = WATCH_EVERY,
-                   needs: dict | None = None, silent_after: float = SILENT_AFTER):
+                   needs: dict | None = None, silent_after: float | None = None):
     """While the block runs, say on stderr (once each time it happens) that
     ``scheduler`` has no worker left that can take the tasks, with the
     ``left()`` tasks waiting for one, and that such workers joined again: a
@@ -1114,9 +1114,11 @@ def _watch_workers(client, scheduler: str, left: Callable[[], int], every: float
     ``every`` seconds (its totals only, without ``needs``: a small message),
     each look in a thread of its own: a scheduler that stops answering
     (stopped, or its machine swapping) is said once ``silent_after``
-    seconds pass without an answer, and again when it answers: such a
-    sweep waited in silence, the watcher's look hung with it."""
+    seconds pass without an answer (the first look's too), and again when
+    it answers (a look that fails is no answer): such a sweep waited in
+    silence, the watcher's look hung with it."""
     stop = threading.Event()
+    silent_after = SILENT_AFTER if silent_after is None else silent_after
     having = "" if not needs else f" with the resource {', '.join(map(repr, needs))}"
 
     def usable() -> int:
@@ -1130,31 +1132,33 @@ def _watch_workers(client, scheduler: str, left: Callable[[], int], every: float
         print(line, file=sys.stderr, flush=True)
 
     def watch() -> None:
-        empty = False                               # none at the start: the start's check said so
-        with contextlib.suppress(Exception):
-            empty = usable() == 0
-        look, answered, silent = None, time.monotonic(), False
-        while not stop.wait(every):
-            if look is None:
-                look = _Look(usable)
+        look, answered, silent, empty = _Look(usable), time.monotonic(), False, None
+        while True:
             if not look.done.wait(0 if silent else min(every, silent_after)):
                 if not silent and time.monotonic() - answered >= silent_after:
                     say(f"epochbench: warning: {scheduler} has not answered for {silent_after:g} s (stopped, or "
                         f"its machine overloaded?): {left()} task(s) wait for it (Ctrl-C stops the run)")
                     silent = True
+                if stop.wait(every):
+                    return
                 continue
-            count, look, answered = look.count, None, time.monotonic()
-            if silent:
-                say(f"epochbench: {scheduler} answers again; the sweep goes on")
-                silent = False
-            if count is None:                       # the look failed: the run's own waits say why
-                continue
-            if count == 0 and not empty:
-                say(f"epochbench: warning: {scheduler} has no worker{having} left: {left()} task(s) wait "
-                    "until one joins (Ctrl-C stops the run)")
-            elif count and empty:
-                say(f"epochbench: {scheduler}: {count} worker(s){having} now; the sweep goes on")
-            empty = count == 0
+            count = look.count                      # None: the look failed (the run's own waits say why)
+            if count is not None:
+                answered = time.monotonic()
+                if silent:
+                    say(f"epochbench: {scheduler} answers again; the sweep goes on")
+                    silent = False
+                if empty is not None and count == 0 and not empty:
+                    say(f"epochbench: warning: {scheduler} has no worker{having} left: {left()} task(s) wait "
+                        "until one joins (Ctrl-C stops the run)")
+                elif empty is not None and count and empty:
+                    say(f"epochbench: {scheduler}: {count} worker(s){having} now; the sweep goes on")
+                empty = count == 0
+            elif empty is None:
+                empty = False                       # none at the start: the start's check said so
+            if stop.wait(every):
+                return
+            look = _Look(usable)
     thread = threading.Thread(target=watch, name="epochbench-watch-workers", daemon=True)
     thread.start()
     try:

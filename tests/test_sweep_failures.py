@@ -580,16 +580,22 @@ def test_a_sweep_whose_workers_all_left_says_so(capsys):
                    "stops the run)", "epochbench: tcp://h:1: 1 worker(s) now; the sweep goes on"]
 
 
-def test_a_scheduler_that_stops_answering_is_said_and_so_is_its_return(capsys):
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_scheduler_that_stops_answering_is_said_and_so_is_its_return(capsys, fails):
     """A stopped scheduler (SIGSTOP, a swapping machine) hung the watcher's
-    look with the sweep: the run waited without a word."""
+    look with the sweep: the run waited without a word.  A look that then
+    fails (the scheduler gone) is no answer: it said "answers again"."""
     frozen, looks = threading.Event(), []
 
     class Client:
         def scheduler_info(self, n_workers=-1):
             looks.append(n_workers)
-            if len(looks) == 2:                     # the first look of the watch: no answer until released
+            if len(looks) == 2:                     # the second look: no answer until released
                 frozen.wait(30)
+                if fails:
+                    raise OSError("the scheduler is gone")
+            elif fails and len(looks) > 2:
+                raise OSError("the scheduler is gone")
             return {"n_workers": 1}
 
     said = []
@@ -605,7 +611,7 @@ def test_a_scheduler_that_stops_answering_is_said_and_so_is_its_return(capsys):
     said += capsys.readouterr().err.splitlines()
     assert said == ["epochbench: warning: tcp://h:1 has not answered for 0.05 s (stopped, or its machine "
                     "overloaded?): 4 task(s) wait for it (Ctrl-C stops the run)",
-                    "epochbench: tcp://h:1 answers again; the sweep goes on"], said
+                    *([] if fails else ["epochbench: tcp://h:1 answers again; the sweep goes on"])], said
 
 
 @pytest.mark.parametrize("start", [0, 2])
