@@ -70,7 +70,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from epochbench.instances import registry
-from epochbench.instances.catalog import first_sentence, in_package
+from epochbench.instances.catalog import first_sentence, in_package, origin_of
 from epochbench.instances.lazy import intrinsic, kernels_loaded, njit, readonly
 
 from . import easy_python as _easy_python
@@ -112,12 +112,13 @@ def register_policy(name: str, *, fast: int | None = None):
     refused at once (as :func:`epochbench.sim.registry.register_policy`),
     and it touches this module's tables only once the registry took the
     class."""
-    ours = in_package(sys._getframe(1))
+    frame = sys._getframe(1)
+    ours = in_package(frame)
 
     def deco(cls):
         if not ours:
             _registry.load_builtins()
-        _registry.register_policy("pool", name, cls, rule=first_sentence(cls.__doc__))
+        _registry.register_policy("pool", name, cls, rule=first_sentence(cls.__doc__), origin=origin_of(cls, frame))
         cls.name = name
         POLICIES[name] = cls
         if fast is not None:

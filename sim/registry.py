@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from epochbench.instances.arguments import arg, named
 from epochbench.instances.catalog import (Catalog, PluginError, first_sentence, guarded, in_package, module,
-                                           plugin_call, plugins)
+                                           origin_of, plugin_call, plugins)
 
 #: the machine models: space-shared K-resource pool, gang-scheduling matrix, farm with licenses
 MACHINES = ("pool", "gang", "farm")
@@ -92,15 +92,20 @@ OPTIONS: dict[str, dict[str, Option]] = {m: {} for m in MACHINES}
 
 
 def register_policy(machine: str, name: str, make: Callable[..., Any], *, rule: str = "",
-                    origin: str = "builtin") -> PolicySpec:
+                    origin: str | None = None) -> PolicySpec:
     """Register policy ``name`` of ``machine`` built by ``make(**options)``.
     Called from outside epochbench, it loads the built-in policies' modules
     first, so that a built-in's name is refused now: before, the catalog
     took the newcomer, and the built-in's module then failed to load at
-    the first lookup, with every policy it defines."""
+    the first lookup, with every policy it defines.  ``origin`` (default:
+    ``builtin`` where epochbench's own modules register it, else ``module
+    NAME``: :func:`~epochbench.instances.catalog.origin_of`) is what a clash
+    of names says registered it (a plug-in's own was said to be built in)."""
     if machine not in MACHINES:
         raise ValueError(f"machine must be one of {', '.join(MACHINES)}, got {machine!r}")
-    if not in_package(sys._getframe(1)):
+    frame = sys._getframe(1)
+    origin = origin or origin_of(make, frame)
+    if not in_package(frame):
         load_builtins()
     spec = PolicySpec(machine, name, make, rule)
     return POLICIES.add((machine, name), spec, origin=origin, same=lambda old, new: old.make is new.make)
