@@ -662,7 +662,10 @@ def _ordered(tab: Columns, names) -> Columns:
 
 
 # ---- SWF ------------------------------------------------------------------------------
-_KEY = re.compile(r"^;\s{0,2}(\w+):\s*(.*?)\s*$", re.ASCII)   # ASCII: \xa0, \x85 are bytes of UTF-8 text
+#: whitespace in a header line's pattern: ASCII's alone (\xa0, \x85 are bytes of UTF-8 text there);
+#: a key's letters stay Unicode's, as before
+_WS = r"[ \t\n\r\f\v]"
+_KEY = re.compile(rf"^;{_WS}{{0,2}}(\w+):{_WS}*(.*?){_WS}*$")
 #: the whitespace of a header line: a line is read byte for byte as Latin-1, where str.strip()
 #: would also take \xa0 and \x85, the last byte of a UTF-8 'à' or 'Å' (a review)
 ASCII_SPACE = " \t\n\r\f\v"
@@ -670,7 +673,7 @@ ASCII_SPACE = " \t\n\r\f\v"
 READ_KEYS = {k.lower(): k for k in ("MaxProcs", "MaxNodes", "EpochbenchResources", "EpochbenchCapacity")}
 #: a ``;`` line that holds nothing but a word, a colon and one value, however indented
 #: (``;   MaxProcs: 8``); a line of text that goes on (``;   MaxProcs: 8 on partition 1``) is a note
-_LOOSE_KEY = re.compile(r"^\s*;\s*(\w+)\s*:\s*\S*\s*$", re.ASCII)
+_LOOSE_KEY = re.compile(rf"^{_WS}*;{_WS}*(\w+){_WS}*:{_WS}*[^ \t\n\r\f\v]*{_WS}*$")
 #: bytes of SWF text parsed per step: memory stays O(this), not O(file)
 SWF_CHUNK = 1 << 23
 
