@@ -120,7 +120,7 @@ def _exact() -> None:
 #: built-in ones before the plug-ins, so that a plug-in cannot take a
 #: built-in name that a later source would register)
 METHODS: Catalog[Method] = Catalog("method", [_heuristics, _exact, _plugins],
-                                   describe_key=lambda k: f"{k[1]!r} for family {k[0]!r}")
+                                   describe_key=lambda k: f"{k[1]!r} for family {k[0]!r}", builtin=2)
 #: the catalog's dict of methods (tests patch single entries in it)
 _REGISTRY = METHODS._items
 
@@ -250,7 +250,7 @@ def _check_exact_signature(family: str, name: str, func) -> None:
 def _load_builtins() -> None:
     """Import every built-in method module (cheap: no solver is imported
     before a solve), so that a name check sees all of them."""
-    METHODS.load_through(_exact)
+    METHODS.load_builtins()
 
 
 class UnknownMethod(KeyError, ValueError):

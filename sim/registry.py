@@ -77,15 +77,12 @@ def _plugin_policy(ep) -> None:
     register_policy(machine, name, factory, rule=first_sentence(factory.__doc__), origin=f"entry point {ep.value}")
 
 
-#: the modules that register the built-in policies, loaded before the plug-ins
-_BUILTIN_MODULES = [module("epochbench.sim.policies"), module("epochbench.sim.backfill"),
-                    module("epochbench.sim.variants"), module("epochbench.sim.gang_names"),
-                    module("epochbench.sim.farm_names")]
-
-#: every policy by ``(machine, name)``
+#: every policy by ``(machine, name)``: the built-in policies' modules, then plug-ins
 POLICIES: Catalog[PolicySpec] = Catalog(
-    "policy", [*_BUILTIN_MODULES, plugins("epochbench.policies", _plugin_policy)],
-    describe_key=lambda k: f"{k[1]!r} on machine {k[0]!r}")
+    "policy", [module("epochbench.sim.policies"), module("epochbench.sim.backfill"), module("epochbench.sim.variants"),
+               module("epochbench.sim.gang_names"), module("epochbench.sim.farm_names"),
+               plugins("epochbench.policies", _plugin_policy)],
+    describe_key=lambda k: f"{k[1]!r} on machine {k[0]!r}", builtin=5)
 
 #: options by machine, in declaration order
 OPTIONS: dict[str, dict[str, Option]] = {m: {} for m in MACHINES}
@@ -112,10 +109,10 @@ def register_policy(machine: str, name: str, make: Callable[..., Any], *, rule: 
 
 
 def load_builtins() -> None:
-    """Load the built-in policies' modules (a module that is loading goes
-    on with what it has), so that a registration from outside epochbench
-    sees every built-in name."""
-    POLICIES.load_through(_BUILTIN_MODULES[-1])
+    """Load the built-in policies' modules, so that a registration from
+    outside epochbench sees every built-in name (:meth:`Catalog.load_builtins
+    <epochbench.instances.catalog.Catalog.load_builtins>`)."""
+    POLICIES.load_builtins()
 
 
 def made(machine: str, name: str, options: dict, ok: Callable[[Any], bool], what: str):

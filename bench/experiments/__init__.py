@@ -90,11 +90,10 @@ def _plugin_experiment(ep) -> None:
     register(exp, origin=f"entry point {ep.value}")
 
 
-#: the built-in experiments: every module of this package (each registers its own)
-_BUILTIN = modules_of(__name__)
-#: every experiment by name, completed on lookup: the built-in ones, then plug-ins
+#: every experiment by name, completed on lookup: the modules of this package
+#: (each registers its experiments: the built-in ones), then plug-ins
 CATALOG: Catalog[Experiment] = Catalog(
-    "experiment", [_BUILTIN, plugins("epochbench.experiments", _plugin_experiment)])
+    "experiment", [modules_of(__name__), plugins("epochbench.experiments", _plugin_experiment)], builtin=1)
 #: the experiments registered so far (:func:`load_experiments` completes it)
 EXPERIMENTS: dict[str, Experiment] = CATALOG._items
 
@@ -111,7 +110,7 @@ def register(exp: Experiment, origin: str | None = None) -> Experiment:
     origin = origin or origin_of(exp.run, frame)
     check_experiment_name(exp.name)
     if not in_package(frame):
-        CATALOG.load_through(_BUILTIN)
+        CATALOG.load_builtins()
     # the same experiment registered again (its module imported twice); another one under a taken name
     # is refused, even one that reuses a built-in's run (it silently replaced that experiment's tasks)
     CATALOG.add(exp.name, exp, same=lambda old, new: old == new, origin=origin)
