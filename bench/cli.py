@@ -112,7 +112,7 @@ def cmd_solve(args) -> int:
     check_on(inst.kind, args.method, given, [inst], cli=True)     # a value the method refuses on inst: exit 2
     params.update(given)
     with stdout_to_stderr(args.json):                        # a method's prints must not corrupt the JSON
-        res = _solve_one(solve, inst, m, args.method, params)  # the family's checker has passed it
+        res = _solve_one(solve, inst, m, args.method, params, args.file)  # the family's checker has passed it
     out = res.to_dict()                                      # info["bound_kind"] "none" when nothing is proved
     out["instance"] = inst.name
     from .scoring import Reference, SolverDisagreement, Units, gap_fields, read_references, reference
@@ -153,8 +153,11 @@ def cmd_solve(args) -> int:
     return 0
 
 
-def _solve_one(solve, inst, m, method: str, params: dict):
-    """``solve(inst, method, **params)``; an exception a registered (not
+def _solve_one(solve, inst, m, method: str, params: dict, file=None):
+    """``solve(inst, method, **params)``; a built-in method's refusal of
+    the instance (a ``ValueError``: weights too small to scale onto
+    integers) names ``file`` and the method, as bad input does (exit 2;
+    it named neither).  An exception a registered (not
     built-in) method raises becomes one line naming the method, status 1
     (:class:`~epochbench.instances.core.MethodFailed`), as a ``sys.exit`` in
     it does and as ``score`` and ``validate`` report it (it printed a
@@ -175,6 +178,8 @@ def _solve_one(solve, inst, m, method: str, params: dict):
         raise
     except Exception as exc:
         if m.origin == "builtin":
+            if file is not None and type(exc) is ValueError:
+                raise ValueError(f"{file}: method {method!r} cannot solve this instance: {exc}") from exc
             raise
         text = " ".join(str(exc).split())
         raise MethodFailed(f"{inst.name}: method {method!r} ({m.origin}) raised {type(exc).__name__}"

@@ -668,3 +668,18 @@ def test_bench_checks_the_scheduler_of_its_reference_solves_before_the_suite(tmp
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "EPOCHBENCH_SCHEDULER" in err and "cannot connect" in err
     assert not (tmp_path / "results").exists()
+
+
+def test_an_instance_a_builtin_exact_method_cannot_solve_is_named_by_file_and_method(tmp_path, capsys):
+    """Profits too small to scale onto integers: ``solve`` refuses with one
+    line and status 2, as before, and the line now names the file and the
+    method, as the README says bad input's line does (it named neither)."""
+    f = tmp_path / "tiny.json"
+    f.write_text('{"kind": "knapsack", "capacity": [10], "weights": [[3], [4], [5]], '
+                 '"profit": [1e-300, 2e-300, 1.5e-300]}')
+    assert cli.main(["solve", str(f), "--method", "cpsat", "--time-limit", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith(f"epochbench solve: error: {f}: method 'cpsat' cannot solve this instance: ")
+    assert "too small for an exact method" in err[0]
+    assert cli.main(["solve", str(f), "--method", "greedy-mkp"]) == 0      # a heuristic still answers
