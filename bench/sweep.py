@@ -840,7 +840,7 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
         cluster, ended = None, False
         try:
             if scheduler is None:
-                with _deferred_interrupts():      # a cluster half started is closed by no one (see there)
+                with _deferred_interrupts(), _sigint_kept_from_new_processes():   # see there
                     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                            host="127.0.0.1", dashboard_address=None,
                                            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
@@ -963,6 +963,38 @@ def _deferred_interrupts():
         if came:
             signum, frame = came[0]
             held[signum](signum, frame)            # raises KeyboardInterrupt (or Terminated) here
+
+
+@contextlib.contextmanager
+def _sigint_kept_from_new_processes():
+    """Block SIGINT in this thread while the block runs, so that the threads
+    it starts (distributed's IO loop, and from there the threads that start
+    the worker processes) and the processes they start inherit it blocked.
+    A Ctrl-C at a terminal reaches every process of its group: a worker
+    still starting (importing, connecting to the scheduler) died of it with
+    a traceback on this command's stderr, a screenful for each worker, in
+    the first seconds of a local sweep.  The workers are stopped by this
+    process instead, as later in the sweep (where they ignore SIGINT,
+    :func:`_worker_code`).  This thread gets the signal when the block ends
+    (a pending one then, kept by :func:`_deferred_interrupts`).  Only in the
+    main thread, where Python handles signals; elsewhere, and where the
+    platform has no ``pthread_sigmask``, the block runs as it is.
+
+    multiprocessing's resource tracker is started first, here: the thread
+    that starts it is left with SIGINT unblocked (``ensure_running``
+    unblocks what it blocked around the start), and that was distributed's
+    IO loop, the thread the workers are started from."""
+    import signal
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    from multiprocessing import resource_tracker
+    resource_tracker.ensure_running()
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _worker_trees(cluster) -> tuple[list, list]:

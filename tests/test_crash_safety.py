@@ -9,6 +9,7 @@ a ``finally``.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -435,6 +436,48 @@ def test_an_interrupt_while_a_local_cluster_starts_waits_until_it_has_started():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:5] == ["inside", "after KeyboardInterrupt", "inside", "after Terminated",
                                            "True True"], proc.stdout + proc.stderr
+
+
+def _starting_workers(proc: subprocess.Popen) -> list:
+    """The worker processes of ``proc``'s local cluster (spawned by
+    multiprocessing; not its resource tracker) that have got as far as
+    importing numpy: Python runs in them, with its SIGINT handler (before
+    it, the signal's default ends a process without a word)."""
+    import psutil
+    try:
+        kids = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    found = []
+    for kid in kids:
+        with contextlib.suppress(psutil.Error, OSError):
+            if "spawn_main" in " ".join(kid.cmdline()) and "_multiarray_umath" in Path(
+                    f"/proc/{kid.pid}/maps").read_text():
+                found.append(kid)
+    return found
+
+
+@posix_only
+def test_ctrl_c_while_the_local_workers_start_is_one_line_and_ends_them(tmp_path):
+    """A Ctrl-C at a terminal reaches every process of the group: the
+    workers of a local sweep, still importing, each died of it with a
+    traceback on the command's stderr (a screenful each, in the first
+    seconds of every local sweep).  They are started with SIGINT blocked
+    now, and the command stops them: one line, status 130, no worker left."""
+    import psutil
+    proc = _experiment(tmp_path / "out", "--jobs", "2")
+    try:
+        _wait_for(lambda: proc.poll() is not None or _starting_workers(proc), timeout=60, what="a worker process")
+        workers = _starting_workers(proc)
+        assert workers and proc.poll() is None
+        os.killpg(proc.pid, signal.SIGINT)                      # Ctrl-C: the whole group, workers included
+        _, err = proc.communicate(timeout=60)
+    finally:
+        _stop(proc)
+    assert proc.returncode == 130, err
+    assert len(err.splitlines()) == 1 and err.startswith("epochbench experiment: interrupted"), err
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, alive
 
 
 def test_keyboard_interrupt_elsewhere_is_one_plain_line(monkeypatch, capsys):
