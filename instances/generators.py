@@ -121,18 +121,42 @@ def k_requirements(rng: np.random.Generator, sizes, processors: int, capacity, d
     (3,000 jobs at load 0.98, the seven extra resources reversed: 19.4 ->
     14.3 %, 11.4 -> 19.0 %, 29.8 -> 22.1 % for seeds 1 to 3; FF and BB
     unchanged); a finer ``capacity`` (10**6 units) removes the ties and
-    that dependence."""
+    that dependence.
+
+    A draw equal to its job's normaliser (the largest, with "max"; every
+    draw at K = 1) asks exactly ``ceil(size * capacity / processors)``,
+    in integers, whatever the capacity; the others are the ceiling of a
+    float product, exact to the unit below 2**53 units."""
     _choice("dist", dist, DISTS)
     _choice("norm", norm, NORMS)
     cap = np.asarray(capacity, dtype=np.int64)
     shape = (len(sizes), len(cap))
     r = 1.0 - rng.random(shape) if dist == "uniform" else rng.exponential(1.0, shape)
     scale = r.max(axis=1, keepdims=True) if norm == "max" else r.mean(axis=1, keepdims=True)
-    share = r / scale * (np.asarray(sizes, dtype=float) / processors)[:, None]
-    # 1e-12 below: float error must not round up a whole amount (7 / 100 * 100 = 7.000000000000001 asked
-    # for 8 units, a job of 7 processors for 8 on a machine of 100)
-    raw = np.maximum(np.ceil(share * cap * (1 - 1e-12)), 1).astype(np.int64)
+    size = np.asarray(sizes, dtype=float)
+    share = r / scale * (size / processors)[:, None]
+    # taken down by 2**-50 of itself, more than the product's few roundings: float error must not round
+    # up a whole amount (7 / 100 * 100 = 7.000000000000001 asked for 8 units, a job of 7 processors for
+    # 8 on a machine of 100).  It was 1e-12 of itself, a whole unit and more from 10**12 units on: a
+    # quarter of 2**62 units asked for 1,152,921 units too few
+    raw = np.maximum(np.ceil(share * cap * (1 - 2.0 ** -50)), 1).astype(np.int64)
+    whole = _whole_shares(size, processors, cap)
+    if whole is not None:
+        raw = np.where(r == scale, whole, raw)
     return np.minimum(raw, cap), (raw > cap).sum(axis=1)
+
+
+def _whole_shares(size: np.ndarray, processors: int, cap: np.ndarray) -> np.ndarray | None:
+    """``ceil(size * cap / processors)`` per job and resource in int64
+    (``size`` a column of whole processor counts, at most ``processors``),
+    without the product overflowing: ``(cap // P) * size + ceil((cap % P)
+    * size / P)``.  None where a size is not such a count (the float product
+    then stands)."""
+    if not (np.all(size == np.floor(size)) and np.all((size >= 1) & (size <= processors))):
+        return None
+    s = size.astype(np.int64)[:, None]
+    q, rem = np.divmod(cap, np.int64(processors))
+    return np.maximum(q * s + (rem * s + processors - 1) // processors, 1)
 
 
 def _fill(rng, target, draw, batch: int = 32, max_misses: int = 32):

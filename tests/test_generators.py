@@ -377,6 +377,28 @@ def test_k_requirements_a_whole_share_is_not_rounded_up():
         assert demand.max(axis=1).tolist() == [7, 7, 7] and capped.tolist() == [0, 0, 0]
 
 
+@pytest.mark.parametrize("capacity", [10**6, 10**12, 10**15, 2**53 + 1, 2**62])
+def test_k_requirements_the_largest_share_is_exact_at_any_capacity(capacity):
+    """A job's largest draw (norm "max"; every draw at K = 1) asks exactly
+    ceil(size * capacity / processors).  The float guard against rounding a
+    whole amount up took 1e-12 of the product away: from 10**12 units on,
+    that was a unit or more (a quarter of 2**62 units asked for 1,152,921
+    too few), and at 10**9 units one draw in about 1,500 was a unit short.
+    The other draws are the ceiling of their float product, never above the
+    largest."""
+    sizes = np.arange(1, 129)
+    exact = [-(-(int(s) * capacity) // 128) for s in sizes]
+    for k, dist in ((1, "uniform"), (2, "exponential"), (4, "uniform")):
+        demand, capped = k_requirements(np.random.default_rng(k), sizes, 128, [capacity] * k, dist, "max")
+        assert demand.max(axis=1).tolist() == exact and not capped.any()
+    demand, _ = k_requirements(np.random.default_rng(0), sizes, 128, [capacity, 10**6], "uniform", "max")
+    assert (demand >= 1).all() and (demand[:, 1] <= -(-sizes * 10**6 // 128)).all()
+    (inst,) = leinberger(n=50, k=1, count=1, seed=1, capacity=capacity, processors=128)
+    per = capacity // 128
+    if capacity % 128 == 0:                                # a whole number of processors' worth each
+        assert all(int(d) % per == 0 for d in np.asarray(inst.demand).ravel())
+
+
 def test_leinberger_background_fills_up_to_the_target_inclusive():
     for inst in leinberger(n=2, k=1, count=10, seed=0, capacity=4, processors=4, load=0.5):
         assert inst.used.tolist() == [2]
