@@ -1351,7 +1351,9 @@ def _on_worker(call, task, raising: bool = False) -> tuple:
     (``_input_notes``): :func:`_sweep_on` says them in the caller's process,
     where the command line prints each once as its own line.  On the
     worker they printed in Python's warning form, in the worker's log or
-    mixed into the command's stderr."""
+    mixed into the command's stderr.  SIGINT is unblocked in the task's
+    thread first (:func:`_unblock_sigint`)."""
+    _unblock_sigint()
     _catch_notes()
     notes: list[str] = []
     _TASK.notes = notes
@@ -1592,7 +1594,22 @@ def _worker_code(stamp: bool) -> dict | None:
     import signal
     if threading.current_thread() is threading.main_thread() and not _SIGINT_BEFORE:
         _SIGINT_BEFORE.append(signal.signal(signal.SIGINT, signal.SIG_IGN))
-    return code_here() if stamp else None
+    _unblock_sigint()                  # a local worker started with it blocked: now ignored, so a Ctrl-C
+    return code_here() if stamp else None     # held while it started is dropped
+
+
+def _unblock_sigint() -> None:
+    """Unblock SIGINT in this thread of a worker.  A local cluster's workers
+    start with it blocked (:func:`_sigint_kept_from_new_processes`), and a
+    blocked signal is inherited by the threads they start and, across
+    ``exec``, by the processes their tasks start: CBC then never got the
+    SIGINT with which its time limit stops it
+    (:class:`~epochbench.exact._pulp_solvers.TimedCBC`; it was killed
+    after the grace period, its incumbent and bound lost).  A no-op where
+    it is not blocked, or where the platform has no ``pthread_sigmask``."""
+    import signal
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _restore_sigint() -> None:

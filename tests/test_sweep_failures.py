@@ -484,6 +484,41 @@ def test_a_task_that_kills_its_workers_is_named_in_one_line(stop):
             assert failures[0].line() == f"task 1 n=1: WorkerDied: {sw.died(1)}"
 
 
+#: a child that answers SIGINT with a handler of its own, as CBC does when TimedCBC stops it
+_HANDLES_SIGINT = ("import signal, sys, time\n"
+                   "signal.signal(signal.SIGINT, lambda *a: (print('stopped', flush=True), sys.exit(0)))\n"
+                   "print('ready', flush=True)\n"
+                   "time.sleep(60)\n"
+                   "print('not stopped', flush=True)\n")
+
+
+def _stops_a_child_with_sigint(task: dict) -> dict:
+    """A task that starts a child, as TimedCBC starts CBC, and stops it with SIGINT."""
+    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    child = subprocess.Popen([sys.executable, "-c", _HANDLES_SIGINT], stdout=subprocess.PIPE, text=True)
+    try:
+        child.stdout.readline()
+        child.send_signal(signal.SIGINT)
+        out = child.communicate(timeout=30)[0].strip()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    return {"n": task["n"], "blocked": blocked, "child": out}
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signal masks")
+def test_a_process_a_local_workers_task_starts_gets_sigint():
+    """A local cluster's workers start with SIGINT blocked (a terminal's
+    Ctrl-C while they start is the command's to handle); a task's thread
+    unblocks it, so that a process the task starts is stopped by SIGINT:
+    CBC, whose time limit TimedCBC ends with one, was killed after the
+    grace period instead, its incumbent and bound lost."""
+    done, failures = sw.run_tasks(_stops_a_child_with_sigint, [{"n": 0}, {"n": 1}], workers=2, progress=False)
+    assert not failures, [f.line() for f in failures]
+    assert [done[i] for i in (0, 1)] == [{"n": i, "blocked": False, "child": "stopped"} for i in (0, 1)]
+
+
 def test_a_task_is_named_by_its_instance():
     inst = eb.generate("leinberger", count=1, seed=1)[0]
     assert sw._label({"instance": inst, "k": 2}) == f"instance={inst.name} k=2"
