@@ -54,6 +54,7 @@ import threading
 import time
 import traceback
 import types
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -837,14 +838,14 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
     # worker processes not daemonic: a task may start processes of its own
     # (they still exit when this process dies: distributed watches the parent)
     with dask.config.set({"distributed.worker.daemon": False, "logging.distributed": "error"}), _quiet_logs():
-        cluster, ended = None, False
+        cluster, ended, tag = None, False, f"{os.getpid()}-{uuid.uuid4().hex}"
         try:
             if scheduler is None:
                 with _deferred_interrupts(), _sigint_kept_from_new_processes():   # see there
                     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                            host="127.0.0.1", dashboard_address=None,
                                            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-                                           resources={EXCLUSIVE: 1},
+                                           resources={EXCLUSIVE: 1}, env={SWEEP_TAG: tag},
                                            silence_logs=logging.CRITICAL)
                 client = Client(cluster)
                 client.run(_use_path, list(sys.path), sorted(WARNED))   # what this process can import, they
@@ -874,6 +875,7 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
                     with contextlib.suppress(Exception):
                         cluster.close(timeout=10)
                     _end(workers + started)
+                    _end(_tagged(tag))       # those a task started after the look above, re-parented by now
                 else:
                     cluster.close(timeout=10)
 
@@ -1025,14 +1027,40 @@ def _worker_trees(cluster) -> tuple[list, list]:
     return workers, started
 
 
+#: the environment variable that marks a local cluster's workers, and so every process their tasks
+#: start (:func:`_tagged`)
+SWEEP_TAG = "EPOCHBENCH_SWEEP"
+
+
+def _tagged(tag: str) -> list:
+    """The processes of this user whose environment says ``SWEEP_TAG=tag``:
+    a stopped local sweep's workers and whatever their tasks started,
+    re-parented or not.  :func:`_worker_trees` sees only the processes that
+    exist when it looks; a task still building its model then started CBC
+    a moment later, and that CBC outlived its worker and ran to its own
+    time limit (a Ctrl-C 4.5 s into ``score --methods milp-cbc,cpsat
+    --time-limit 60 --workers 2`` left two, 3 times in 4)."""
+    found: list = []
+    try:
+        import psutil
+        for p in psutil.process_iter():
+            with contextlib.suppress(psutil.Error, OSError):
+                if p.pid != os.getpid() and p.environ().get(SWEEP_TAG) == tag:
+                    found.append(p)
+    except Exception:                                    # noqa: BLE001 - best effort
+        pass
+    return found
+
+
 def _end(procs: list, wait: float = 3.0) -> None:
     """Kill those of ``procs`` still running, and wait up to ``wait``
     seconds for them to go: a stopped sweep's local cluster, before and
     after its close (:func:`_worker_trees`).  A solver a worker had started
     (CBC, a subprocess) outlived its worker, re-parented, and ran on to its
-    own time limit (SIGTERM to a ``score`` left them; Ctrl-C reaches the
-    whole process group, so it never did).  psutil checks each is the same
-    process (its start time), not a later one that took its number."""
+    own time limit (SIGTERM to a ``score`` left them; so did a Ctrl-C, which
+    reaches the whole process group, for a CBC started after it:
+    :func:`_tagged`).  psutil checks each is the same process (its start
+    time), not a later one that took its number."""
     try:
         import psutil
         alive = [p for p in procs if p.is_running()]

@@ -48,3 +48,16 @@ def workers_seen(address: str, n: int) -> bool:
         except TimeoutError:
             return False
         return len(info["workers"]) >= n
+
+
+def start_a_child_late(task: dict) -> int:
+    """A sweep's task that writes ``task["mark"]`` when it runs, then after
+    ``task["after"]`` seconds starts a child that sleeps for two minutes,
+    writes its pid to ``task["child"]`` and waits on it."""
+    from pathlib import Path
+    Path(task["mark"]).write_text(str(os.getpid()))
+    time.sleep(task["after"])
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)   # holds no pipe of the test's
+    Path(task["child"]).write_text(str(child.pid))
+    return child.wait()

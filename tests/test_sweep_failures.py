@@ -519,6 +519,58 @@ def test_a_process_a_local_workers_task_starts_gets_sigint():
     assert [done[i] for i in (0, 1)] == [{"n": i, "blocked": False, "child": "stopped"} for i in (0, 1)]
 
 
+#: a sweep on a local cluster whose two tasks each start a child 1.5 s after they begin; the
+#: process interrupts itself (as Ctrl-C would) as soon as both tasks run
+_STOPPED_BEFORE_THE_CHILDREN = """
+import os, signal, sys, threading, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+import _processes
+from epochbench import sweep as sw
+if __name__ == "__main__":
+    d = Path(sys.argv[1])
+    tasks = [{"mark": str(d / f"mark{i}"), "child": str(d / f"child{i}"), "after": 1.5} for i in range(2)]
+    def stop():
+        while not all(Path(t["mark"]).exists() for t in tasks):
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=stop, daemon=True).start()
+    try:
+        sw.run_tasks(_processes.start_a_child_late, tasks, workers=2, progress=False)
+    except KeyboardInterrupt:
+        print("interrupted")
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_process_a_task_starts_after_the_stop_began_is_ended_too(tmp_path):
+    """A stopped local sweep ends the processes its tasks started; those it
+    looked for were the ones alive when the stop began, so a task still
+    building its model started CBC a moment later, and that CBC outlived
+    its worker and ran to its own time limit (a Ctrl-C 4.5 s into a ``score``
+    of milp-cbc with a 60 s limit left two, 3 times in 4).  The workers
+    carry a tag in their environment, which every process they start
+    inherits; the stop ends whatever carries it."""
+    import psutil
+    script = tmp_path / "stopped.py"
+    script.write_text(_STOPPED_BEFORE_THE_CHILDREN)
+    tests = str(Path(__file__).resolve().parent)
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path), tests], capture_output=True, text=True,
+                          timeout=150)
+    pids = [int((tmp_path / f"child{i}").read_text()) for i in range(2) if (tmp_path / f"child{i}").exists()]
+    alive = []
+    for pid in pids:
+        with contextlib.suppress(psutil.Error):
+            child = psutil.Process(pid)
+            if child.status() != psutil.STATUS_ZOMBIE and "time.sleep(120)" in " ".join(child.cmdline()):
+                alive.append(child)
+    for child in alive:
+        child.kill()
+    assert proc.stdout.strip() == "interrupted", proc.stdout + proc.stderr[-2000:]
+    assert len(pids) == 2, "the tasks were stopped before they started their children: nothing was tested"
+    assert not alive, f"{len(alive)} process(es) a task started outlived the stopped sweep"
+
+
 def test_a_task_is_named_by_its_instance():
     inst = eb.generate("leinberger", count=1, seed=1)[0]
     assert sw._label({"instance": inst, "k": 2}) == f"instance={inst.name} k=2"
