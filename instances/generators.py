@@ -150,9 +150,10 @@ def _whole_shares(size: np.ndarray, processors: int, cap: np.ndarray) -> np.ndar
     """``ceil(size * cap / processors)`` per job and resource in int64
     (``size`` a column of whole processor counts, at most ``processors``),
     without the product overflowing: ``(cap // P) * size + ceil((cap % P)
-    * size / P)``.  None where a size is not such a count (the float product
-    then stands)."""
-    if not (np.all(size == np.floor(size)) and np.all((size >= 1) & (size <= processors))):
+    * size / P)``.  None where a size is not such a count, or P is above
+    2**31 (``(cap % P) * size`` could pass int64): the float product then
+    stands."""
+    if processors > 2**31 or not (np.all(size == np.floor(size)) and np.all((size >= 1) & (size <= processors))):
         return None
     s = size.astype(np.int64)[:, None]
     q, rem = np.divmod(cap, np.int64(processors))
