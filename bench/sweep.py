@@ -869,13 +869,14 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
             ended = True
         finally:      # not sys.exc_info(): a sweep run from a caller's except block would read as stopped
             if cluster is not None:
-                if not ended:
-                    workers, started = _worker_trees(cluster)
-                    _end(started, wait=0)    # first: a worker waiting on one (CBC) held the close 4 s
-                    with contextlib.suppress(Exception):
-                        cluster.close(timeout=10)
-                    _end(workers + started)
-                    _end(_tagged(tag))       # those a task started after the look above, re-parented by now
+                if not ended:                # a second Ctrl-C or SIGTERM waits for the end of it (it cut
+                    with _deferred_interrupts():     # the clean-up short, and left CBC running)
+                        workers, started = _worker_trees(cluster)
+                        _end(started, wait=0)    # first: a worker waiting on one (CBC) held the close 4 s
+                        with contextlib.suppress(Exception):
+                            cluster.close(timeout=10)
+                        _end(workers + started)
+                        _end(_tagged(tag))       # those a task started after the look above, re-parented
                 else:
                     cluster.close(timeout=10)
 

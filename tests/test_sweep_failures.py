@@ -520,7 +520,7 @@ def test_a_process_a_local_workers_task_starts_gets_sigint():
 
 
 #: a sweep on a local cluster whose two tasks each start a child 1.5 s after they begin; the
-#: process interrupts itself (as Ctrl-C would) as soon as both tasks run
+#: process interrupts itself (as Ctrl-C would) as soon as both tasks run, and again 0.5 s later
 _STOPPED_BEFORE_THE_CHILDREN = """
 import os, signal, sys, threading, time
 from pathlib import Path
@@ -533,6 +533,8 @@ if __name__ == "__main__":
     def stop():
         while not all(Path(t["mark"]).exists() for t in tasks):
             time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.5)
         os.kill(os.getpid(), signal.SIGINT)
     threading.Thread(target=stop, daemon=True).start()
     try:
@@ -550,22 +552,24 @@ def test_a_process_a_task_starts_after_the_stop_began_is_ended_too(tmp_path):
     its worker and ran to its own time limit (a Ctrl-C 4.5 s into a ``score``
     of milp-cbc with a 60 s limit left two, 3 times in 4).  The workers
     carry a tag in their environment, which every process they start
-    inherits; the stop ends whatever carries it."""
+    inherits; the stop ends whatever carries it.  A second Ctrl-C waits
+    until the clean-up ends: it cut it short, before that search."""
     import psutil
     script = tmp_path / "stopped.py"
     script.write_text(_STOPPED_BEFORE_THE_CHILDREN)
     tests = str(Path(__file__).resolve().parent)
-    proc = subprocess.run([sys.executable, str(script), str(tmp_path), tests], capture_output=True, text=True,
-                          timeout=150)
-    pids = [int((tmp_path / f"child{i}").read_text()) for i in range(2) if (tmp_path / f"child{i}").exists()]
     alive = []
-    for pid in pids:
-        with contextlib.suppress(psutil.Error):
-            child = psutil.Process(pid)
-            if child.status() != psutil.STATUS_ZOMBIE and "time.sleep(120)" in " ".join(child.cmdline()):
-                alive.append(child)
-    for child in alive:
-        child.kill()
+    try:
+        proc = subprocess.run([sys.executable, str(script), str(tmp_path), tests], capture_output=True, text=True,
+                              timeout=150)
+    finally:                                   # the children never outlive the test, whatever happened
+        pids = [int((tmp_path / f"child{i}").read_text()) for i in range(2) if (tmp_path / f"child{i}").exists()]
+        for pid in pids:
+            with contextlib.suppress(psutil.Error):
+                child = psutil.Process(pid)
+                if child.status() != psutil.STATUS_ZOMBIE and "time.sleep(120)" in " ".join(child.cmdline()):
+                    alive.append(child)
+                    child.kill()
     assert proc.stdout.strip() == "interrupted", proc.stdout + proc.stderr[-2000:]
     assert len(pids) == 2, "the tasks were stopped before they started their children: nothing was tested"
     assert not alive, f"{len(alive)} process(es) a task started outlived the stopped sweep"
