@@ -61,3 +61,8 @@ def start_a_child_late(task: dict) -> int:
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)   # holds no pipe of the test's
     Path(task["child"]).write_text(str(child.pid))
     return child.wait()
+
+
+def late_child_rows(task: dict) -> list[dict]:
+    """:func:`start_a_child_late` as an experiment's task: its rows."""
+    return [{"code": start_a_child_late(task)}]

@@ -521,6 +521,7 @@ def test_a_process_a_local_workers_task_starts_gets_sigint():
 
 #: a sweep on a local cluster whose two tasks each start a child 1.5 s after they begin; the
 #: process interrupts itself (as Ctrl-C would) as soon as both tasks run, and again 0.5 s later
+#: (with the process pool: as soon as both children run)
 _STOPPED_BEFORE_THE_CHILDREN = """
 import os, signal, sys, threading, time
 from pathlib import Path
@@ -528,24 +529,31 @@ sys.path.insert(0, sys.argv[2])
 import _processes
 from epochbench import sweep as sw
 if __name__ == "__main__":
-    d = Path(sys.argv[1])
-    tasks = [{"mark": str(d / f"mark{i}"), "child": str(d / f"child{i}"), "after": 1.5} for i in range(2)]
+    d, pool = Path(sys.argv[1]), sys.argv[3] == "pool"
+    # the pool's workers are terminated at once: its tasks' children start before the stop
+    tasks = [{"mark": str(d / f"mark{i}"), "child": str(d / f"child{i}"), "after": 0.0 if pool else 1.5}
+             for i in range(2)]
     def stop():
-        while not all(Path(t["mark"]).exists() for t in tasks):
+        while not all(Path(t["child" if pool else "mark"]).exists() for t in tasks):
             time.sleep(0.02)
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.5)
         os.kill(os.getpid(), signal.SIGINT)
     threading.Thread(target=stop, daemon=True).start()
     try:
-        sw.run_tasks(_processes.start_a_child_late, tasks, workers=2, progress=False)
+        if pool:                                 # the experiments' former process pool
+            from epochbench.experiments import sweep
+            sweep(_processes.late_child_rows, tasks, jobs=2, pool=True, progress=False)
+        else:
+            sw.run_tasks(_processes.start_a_child_late, tasks, workers=2, progress=False)
     except KeyboardInterrupt:
         print("interrupted")
 """
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_a_process_a_task_starts_after_the_stop_began_is_ended_too(tmp_path):
+@pytest.mark.parametrize("where", ["dask", "pool"])
+def test_a_process_a_task_starts_after_the_stop_began_is_ended_too(tmp_path, where):
     """A stopped local sweep ends the processes its tasks started; those it
     looked for were the ones alive when the stop began, so a task still
     building its model started CBC a moment later, and that CBC outlived
@@ -553,15 +561,17 @@ def test_a_process_a_task_starts_after_the_stop_began_is_ended_too(tmp_path):
     of milp-cbc with a 60 s limit left two, 3 times in 4).  The workers
     carry a tag in their environment, which every process they start
     inherits; the stop ends whatever carries it.  A second Ctrl-C waits
-    until the clean-up ends: it cut it short, before that search."""
+    until the clean-up ends: it cut it short, before that search.  The
+    experiments' former process pool (``pool=True``) terminated its workers
+    and left their processes so too."""
     import psutil
     script = tmp_path / "stopped.py"
     script.write_text(_STOPPED_BEFORE_THE_CHILDREN)
     tests = str(Path(__file__).resolve().parent)
     alive = []
     try:
-        proc = subprocess.run([sys.executable, str(script), str(tmp_path), tests], capture_output=True, text=True,
-                              timeout=150)
+        proc = subprocess.run([sys.executable, str(script), str(tmp_path), tests, where], capture_output=True,
+                              text=True, timeout=150)
     finally:                                   # the children never outlive the test, whatever happened
         pids = [int((tmp_path / f"child{i}").read_text()) for i in range(2) if (tmp_path / f"child{i}").exists()]
         for pid in pids:

@@ -18,6 +18,7 @@ import os
 import re
 import sys
 import time
+import uuid
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -228,31 +229,40 @@ def _in_pool(run, tasks: list[dict], todo: list[int], workers: int, finish) -> N
     ``finish(i, rows, done)`` as each completes.  The workers ignore SIGINT
     (the parent decides) and die with the parent (:func:`_worker_init`); on
     any exception, Ctrl-C included, pending tasks are cancelled and the
-    workers are terminated before the exception goes on."""
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(os.getpid(),))
+    workers are terminated before the exception goes on, and so are the
+    processes their tasks started (CBC): they carry the pool's tag in their
+    environment (:func:`epochbench.sweep._tagged`; terminated workers left
+    them running to their own time limits).  A second Ctrl-C or SIGTERM
+    waits until that clean-up ends."""
+    tag = f"{os.getpid()}-{uuid.uuid4().hex}"
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(os.getpid(), tag))
     try:
         futures = {pool.submit(_checked, run, tasks[i]): i for i in todo}
         for done, fut in enumerate(as_completed(futures), 1):
             finish(futures[fut], fut.result(), done)
     except BaseException:
-        procs = list((getattr(pool, "_processes", None) or {}).values())
-        manager = getattr(pool, "_executor_manager_thread", None)
-        pool.shutdown(wait=False, cancel_futures=True)
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            p.join(5)
-        if manager is not None:
-            # let the pool's manager thread see the dead workers and close its
-            # wake-up pipe now; otherwise the exit hook of concurrent.futures
-            # may write into that pipe as it closes (EBADF noise on 3.11)
-            manager.join(5)
+        with _sw._deferred_interrupts():
+            procs = list((getattr(pool, "_processes", None) or {}).values())
+            manager = getattr(pool, "_executor_manager_thread", None)
+            pool.shutdown(wait=False, cancel_futures=True)
+            for p in procs:
+                p.terminate()
+            for p in procs:
+                p.join(5)
+            if manager is not None:
+                # let the pool's manager thread see the dead workers and close its
+                # wake-up pipe now; otherwise the exit hook of concurrent.futures
+                # may write into that pipe as it closes (EBADF noise on 3.11)
+                manager.join(5)
+            _sw._end(_sw._tagged(tag))
         raise
     pool.shutdown()
 
 
-def _worker_init(parent: int) -> None:
-    """Pool initializer: ignore SIGINT and die with the parent process.
+def _worker_init(parent: int, tag: str | None = None) -> None:
+    """Pool initializer: ignore SIGINT and die with the parent process;
+    ``tag``, the pool's, goes into the environment that the processes its
+    tasks start inherit (``epochbench.sweep.SWEEP_TAG``).
 
     On Linux ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` has the kernel kill the
     worker when the parent dies (``kill -9`` included); elsewhere a daemon
@@ -262,6 +272,8 @@ def _worker_init(parent: int) -> None:
     import threading
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if tag is not None:
+        os.environ[_sw.SWEEP_TAG] = tag
     if _pdeathsig(signal.SIGKILL):
         if os.getppid() != parent:                     # the parent died before prctl
             os._exit(1)
