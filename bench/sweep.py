@@ -838,7 +838,7 @@ def _on_dask(call, tasks, todo, workers, scheduler, exclusive, bar, finish, stop
     # worker processes not daemonic: a task may start processes of its own
     # (they still exit when this process dies: distributed watches the parent)
     with dask.config.set({"distributed.worker.daemon": False, "logging.distributed": "error"}), _quiet_logs():
-        cluster, ended, tag = None, False, f"{os.getpid()}-{uuid.uuid4().hex}"
+        cluster, ended, tag = None, False, sweep_tag()
         try:
             if scheduler is None:
                 with _deferred_interrupts(), _sigint_kept_from_new_processes():   # see there
@@ -1031,6 +1031,12 @@ def _worker_trees(cluster) -> tuple[list, list]:
 #: the environment variable that marks a local cluster's workers, and so every process their tasks
 #: start (:func:`_tagged`)
 SWEEP_TAG = "EPOCHBENCH_SWEEP"
+
+
+def sweep_tag() -> str:
+    """A new value for :data:`SWEEP_TAG`, one per pool of workers: this
+    process's id and a random part, so that no other sweep's match it."""
+    return f"{os.getpid()}-{uuid.uuid4().hex}"
 
 
 def _tagged(tag: str) -> list:

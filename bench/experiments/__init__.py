@@ -18,7 +18,6 @@ import os
 import re
 import sys
 import time
-import uuid
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,7 +233,7 @@ def _in_pool(run, tasks: list[dict], todo: list[int], workers: int, finish) -> N
     environment (:func:`epochbench.sweep._tagged`; terminated workers left
     them running to their own time limits).  A second Ctrl-C or SIGTERM
     waits until that clean-up ends."""
-    tag = f"{os.getpid()}-{uuid.uuid4().hex}"
+    tag = _sw.sweep_tag()
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(os.getpid(), tag))
     try:
         futures = {pool.submit(_checked, run, tasks[i]): i for i in todo}
